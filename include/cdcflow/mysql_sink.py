@@ -1,0 +1,292 @@
+"""Writing to a MySQL-compatible downstream (MySQL, MariaDB, TiDB) with pymysql.
+
+Row changes arrive compacted to one final image per key, so every statement
+is idempotent: `REPLACE INTO … VALUES (…),(…)` for rows that exist at the
+end of the segment, `DELETE … WHERE key IN (…)` for rows that do not.
+Replaying a segment after a crash writes the same final images again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Iterable
+
+import pymysql
+
+from .errors import CdcflowError
+from .row_codec import decode_image, quote_ident, sql_literal
+
+log = logging.getLogger(__name__)
+
+# Sessions that write rows: UTC so TIMESTAMP literals (decoded in UTC) mean the same
+# instant, and backslash escapes on because literals are escaped that way.
+DML_SESSION = (
+    "SET SESSION time_zone = '+00:00'",
+    "SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION'",
+    "SET SESSION foreign_key_checks = 0",
+    "SET SESSION unique_checks = 1",
+)
+RETRYABLE_MYSQL_ERRORS = {1205, 1213, 2002, 2003, 2006, 2013, 1040, 1053, 8002, 9007}
+MAX_STATEMENT_BYTES = 4 * 1024 * 1024
+
+
+def qualified(schema: str, table: str) -> str:
+    return f"{quote_ident(schema)}.{quote_ident(table)}"
+
+
+def valid_key(conn, schema: str, table: str) -> list[str] | None:
+    """The columns of the table's primary key, else of a unique key whose columns are all
+    NOT NULL (a 'valid index'); None when the table has neither or does not exist."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT s.INDEX_NAME, s.COLUMN_NAME, c.IS_NULLABLE FROM information_schema.STATISTICS s "
+            "JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = s.TABLE_SCHEMA "
+            "AND c.TABLE_NAME = s.TABLE_NAME AND c.COLUMN_NAME = s.COLUMN_NAME "
+            "WHERE s.TABLE_SCHEMA = %s AND s.TABLE_NAME = %s AND s.NON_UNIQUE = 0 "
+            "AND s.SUB_PART IS NULL ORDER BY s.INDEX_NAME = 'PRIMARY' DESC, s.INDEX_NAME, s.SEQ_IN_INDEX",
+            (schema, table),
+        )
+        indexes: dict[str, list[tuple[str, str]]] = {}
+        for name, col, nullable in cur.fetchall():
+            indexes.setdefault(name, []).append((col, nullable))
+    for cols in indexes.values():
+        if all(n == "NO" for _, n in cols):
+            return [c for c, _ in cols]
+    return None
+
+
+def table_exists(conn, schema: str, table: str) -> bool:
+    with conn.cursor() as cur:
+        cur.execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA=%s AND TABLE_NAME=%s",
+                    (schema, table))
+        return cur.fetchone() is not None
+
+
+def _error_code(e: Exception) -> int | None:
+    args = getattr(e, "args", ())
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def is_retryable(e: Exception) -> bool:
+    return isinstance(e, pymysql.err.OperationalError) and _error_code(e) in RETRYABLE_MYSQL_ERRORS \
+        or isinstance(e, (ConnectionError, TimeoutError))
+
+
+class RowWriter:
+    """Batches final row images into multi-row statements on one connection."""
+
+    def __init__(self, conn, batch_rows: int, max_bytes: int = MAX_STATEMENT_BYTES):
+        self.conn = conn
+        self.batch_rows = batch_rows
+        self.max_bytes = max_bytes
+        self.rows_written = 0
+        self.statements = 0
+
+    def _run(self, sql: str, what: str) -> None:
+        for attempt in range(5):
+            try:
+                with self.conn.cursor() as cur:
+                    cur.execute(sql)
+                self.statements += 1
+                return
+            except pymysql.err.OperationalError as e:
+                # deadlocks between partitions that touch the same unique values: retry
+                if _error_code(e) in (1205, 1213) and attempt < 4:
+                    time.sleep(0.05 * (attempt + 1))
+                    continue
+                raise SinkError(what, e) from None
+            except pymysql.MySQLError as e:
+                raise SinkError(what, e) from None
+
+    def delete_keys(self, schema: str, table: str, key: list[str], images: list[dict]) -> None:
+        target = qualified(schema, table)
+        if len(key) == 1:
+            head = f"DELETE FROM {target} WHERE {quote_ident(key[0])} IN ("
+            tuples = [sql_literal(img[key[0]]) for img in images]
+        else:
+            head = f"DELETE FROM {target} WHERE ({', '.join(quote_ident(k) for k in key)}) IN ("
+            tuples = ["(" + ", ".join(sql_literal(img[k]) for k in key) + ")" for img in images]
+        for chunk in self._chunks(tuples, len(head)):
+            self._run(head + ", ".join(chunk) + ")", f"DELETE from {schema}.{table}")
+            self.rows_written += len(chunk)
+
+    def replace_rows(self, schema: str, table: str, columns: tuple[str, ...], images: list[dict]) -> None:
+        head = f"REPLACE INTO {qualified(schema, table)} ({', '.join(quote_ident(c) for c in columns)}) VALUES "
+        tuples = ["(" + ", ".join(sql_literal(img[c]) for c in columns) + ")" for img in images]
+        for chunk in self._chunks(tuples, len(head)):
+            self._run(head + ",".join(chunk), f"REPLACE into {schema}.{table}")
+            self.rows_written += len(chunk)
+
+    def _chunks(self, items: list[str], head_len: int) -> Iterable[list[str]]:
+        chunk, size = [], head_len
+        for it in items:
+            if chunk and (len(chunk) >= self.batch_rows or size + len(it) + 2 > self.max_bytes):
+                yield chunk
+                chunk, size = [], head_len
+            chunk.append(it)
+            size += len(it) + 2
+        if chunk:
+            yield chunk
+
+
+class SinkError(Exception):
+    """A downstream error, carried out of Spark workers as text the driver can parse."""
+
+    MARK = "CDCFLOW_SINK_ERROR:"
+
+    def __init__(self, what: str, cause: Exception):
+        self.what = what
+        self.code = _error_code(cause)
+        self.text = str(cause.args[1]) if len(getattr(cause, "args", ())) > 1 else str(cause)
+        self.retryable = is_retryable(cause)
+        payload = json.dumps({"what": what, "code": self.code, "text": self.text, "retryable": self.retryable})
+        super().__init__(self.MARK + payload + ":END")
+
+    @classmethod
+    def parse(cls, text: str) -> dict | None:
+        i = text.find(cls.MARK)
+        if i < 0:
+            return None
+        j = text.find(":END", i)
+        try:
+            return json.loads(text[i + len(cls.MARK): j])
+        except ValueError:
+            return None
+
+
+def connect(sink: dict, **kw):
+    """A DML session on the downstream described by plain parameters (picklable for Spark)."""
+    conn = pymysql.connect(host=sink["host"], port=sink["port"], user=sink["user"], password=sink["password"],
+                           charset="utf8mb4", autocommit=True, connect_timeout=10, **kw)
+    with conn.cursor() as cur:
+        for stmt in DML_SESSION:
+            cur.execute(stmt)
+    return conn
+
+
+def apply_partition(rows, sink: dict, batch_rows: int, keys: dict[str, list[str]]):
+    """Spark mapPartitions body: rows are final images (schema, table, kind 'D'|'U', image).
+
+    Why this converges even when rows exchange unique-key values across partitions:
+    every row touched in the segment is written with its final image, and those images
+    are one consistent snapshot of the upstream, so no two final images share a unique
+    value.  A REPLACE therefore only ever removes a row whose final image is elsewhere
+    (a stale value another partition is about to overwrite or has already deleted), and a
+    DELETE only removes a key that has no final image.  Whatever order partitions run
+    in, each key ends with its final image or absent, which is the upstream's state.
+    Deletes go first inside a partition: a key that only changed case (or trailing
+    spaces) under a case-insensitive collation is partitioned with its old spelling,
+    and its old image must go before the new one is written.
+    """
+    deletes: dict[tuple[str, str], list] = {}
+    upserts: dict[tuple[str, str, tuple], list] = {}
+    for r in rows:
+        img = decode_image(r["image"])
+        if r["kind"] == "D":
+            deletes.setdefault((r["schema"], r["table"]), []).append(img)
+        else:
+            upserts.setdefault((r["schema"], r["table"], tuple(img)), []).append(img)
+    if not deletes and not upserts:
+        return iter([(0, 0)])
+    conn = _connect_with_retry(sink)
+    try:
+        w = RowWriter(conn, batch_rows)
+        for (schema, table), images in deletes.items():
+            w.delete_keys(schema, table, keys[f"{schema}.{table}"], images)
+        for (schema, table, cols), images in upserts.items():
+            w.replace_rows(schema, table, cols, images)
+        return iter([(w.rows_written, w.statements)])
+    finally:
+        conn.close()
+
+
+def _connect_with_retry(sink: dict, attempts: int = 3):
+    for i in range(attempts):
+        try:
+            return connect(sink)
+        except pymysql.MySQLError as e:
+            if i == attempts - 1:
+                raise SinkError(f"connect to downstream {sink['host']}:{sink['port']}", e) from None
+            time.sleep(0.5 * (i + 1))
+
+
+def apply_ordered(conn, schema: str, table: str, changes: Iterable[dict]) -> int:
+    """Changes of a table without a valid index (force-replicate): one by one, in commit order.
+
+    No compaction is possible without a key, so UPDATE and DELETE match the whole old
+    row NULL-safely and touch one row (LIMIT 1), which keeps duplicate rows right.
+    """
+    n = 0
+    target = qualified(schema, table)
+    with conn.cursor() as cur:
+        for ch in changes:
+            before, after = decode_image(ch["before"]), decode_image(ch["after"])
+            if ch["op"] == "insert":
+                sql = (f"INSERT INTO {target} ({', '.join(quote_ident(c) for c in after)}) VALUES ("
+                       + ", ".join(sql_literal(v) for v in after.values()) + ")")
+            else:
+                where = " AND ".join(f"{quote_ident(c)} <=> {sql_literal(v)}" for c, v in before.items())
+                if ch["op"] == "delete":
+                    sql = f"DELETE FROM {target} WHERE {where} LIMIT 1"
+                else:
+                    sets = ", ".join(f"{quote_ident(c)} = {sql_literal(v)}" for c, v in after.items())
+                    sql = f"UPDATE {target} SET {sets} WHERE {where} LIMIT 1"
+            try:
+                cur.execute(sql)
+            except pymysql.MySQLError as e:
+                raise SinkError(f"{ch['op'].upper()} on {schema}.{table} (no valid index)", e) from None
+            n += 1
+    return n
+
+
+# --- DDL ------------------------------------------------------------------------------------
+
+# Errors a DDL gets when it already ran before a crash and runs again: tolerated only
+# for the DDL the metadata store marks as sent but not yet checkpointed.
+REPLAYED_DDL_ERRORS = {
+    1007: "database exists", 1008: "database doesn't exist", 1050: "table exists",
+    1051: "unknown table", 1054: "unknown column", 1060: "duplicate column", 1061: "duplicate key name",
+    1091: "can't drop; check that it exists", 1146: "table doesn't exist", 1176: "key doesn't exist",
+    1826: "duplicate foreign key", 4031: "unknown partition",
+}
+
+
+def execute_ddl(conn, query: str, default_schema: str | None, sql_mode: str | None, replay: bool) -> str:
+    """Run one DDL as the upstream session ran it: same default schema, same SQL mode.
+
+    Returns 'applied', or 'already applied' when this is the replay of a DDL that the
+    downstream had executed before a crash (the error says so, and only then).
+    """
+    with conn.cursor() as cur:
+        cur.execute("SET SESSION time_zone = '+00:00'")
+        if sql_mode is not None:
+            _set_sql_mode(cur, sql_mode)
+        if default_schema:
+            try:
+                cur.execute(f"USE {quote_ident(default_schema)}")
+            except pymysql.MySQLError:
+                pass  # the schema may be the one this DDL creates or was dropped; the DDL names its targets
+        try:
+            cur.execute(query)
+            return "applied"
+        except pymysql.MySQLError as e:
+            if replay and _error_code(e) in REPLAYED_DDL_ERRORS:
+                return "already applied"
+            raise
+
+
+def _set_sql_mode(cur, sql_mode: str) -> None:
+    try:
+        cur.execute("SET SESSION sql_mode = %s", (sql_mode,))
+    except pymysql.MySQLError:
+        # a mode this server does not know (MySQL 8 dropped NO_AUTO_CREATE_USER): keep the rest
+        known = []
+        for m in [m for m in sql_mode.split(",") if m]:
+            try:
+                cur.execute("SET SESSION sql_mode = %s", (",".join(known + [m]),))
+                known.append(m)
+            except pymysql.MySQLError:
+                continue
+        cur.execute("SET SESSION sql_mode = %s", (",".join(known),))

@@ -1,0 +1,139 @@
+"""Row images as JSON text, exact for every MySQL value the binlog reader returns.
+
+JSON has no bytes, decimals or temporal types, so those travel as one-key
+objects ({"b": base64}, {"d": "1.50"}, ...).  The encoding is canonical
+(same value, same text), so a key column's JSON text can serve as the key
+when Spark groups changes per row.  `sql_literal` turns a decoded value into
+the literal the downstream parses back to the same value.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import json
+import math
+
+from pymysql.converters import escape_string
+
+
+def _encode_value(v):
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        if math.isnan(v) or math.isinf(v):
+            return {"f": repr(v)}
+        return v
+    if isinstance(v, decimal.Decimal):
+        return {"d": str(v)}
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return {"b": base64.b64encode(bytes(v)).decode("ascii")}
+    if isinstance(v, dt.datetime):
+        return {"dt": v.strftime("%Y-%m-%d %H:%M:%S.%f")}
+    if isinstance(v, dt.date):
+        return {"da": v.isoformat()}
+    if isinstance(v, dt.timedelta):
+        return {"t": format_time(v)}
+    if isinstance(v, (set, frozenset)):
+        return {"set": sorted(str(x) for x in v)}
+    if isinstance(v, (dict, list)):
+        return {"j": json.dumps(v, separators=(",", ":"), ensure_ascii=False, default=str)}
+    raise TypeError(f"cannot encode a {type(v).__name__} value in a row image")
+
+
+def format_time(v: dt.timedelta) -> str:
+    """MySQL TIME text: sign, hours beyond 24, microseconds."""
+    us = v.days * 86_400_000_000 + v.seconds * 1_000_000 + v.microseconds
+    sign = "-" if us < 0 else ""
+    us = abs(us)
+    h, rem = divmod(us, 3_600_000_000)
+    m, rem = divmod(rem, 60_000_000)
+    s, frac = divmod(rem, 1_000_000)
+    return f"{sign}{h:02d}:{m:02d}:{s:02d}.{frac:06d}"
+
+
+def encode_image(row: dict | None) -> str | None:
+    if row is None:
+        return None
+    return json.dumps({k: _encode_value(v) for k, v in row.items()}, separators=(",", ":"), ensure_ascii=False)
+
+
+class _Tagged:
+    """A decoded value that must be written as a specific SQL literal."""
+
+    __slots__ = ("literal",)
+
+    def __init__(self, literal: str):
+        self.literal = literal
+
+    def __eq__(self, other):
+        return isinstance(other, _Tagged) and other.literal == self.literal
+
+    def __hash__(self):
+        return hash(self.literal)
+
+    def __repr__(self):
+        return f"SQL({self.literal})"
+
+
+def _decode_value(v):
+    if not isinstance(v, dict):
+        return v
+    (tag, x), = v.items()
+    if tag == "d":
+        return decimal.Decimal(x)
+    if tag == "b":
+        return base64.b64decode(x)
+    if tag == "dt":
+        return dt.datetime.strptime(x, "%Y-%m-%d %H:%M:%S.%f")
+    if tag == "da":
+        return dt.date.fromisoformat(x)
+    if tag == "t":
+        return _Tagged(_quote(x))
+    if tag == "set":
+        return _Tagged(_quote(",".join(x)))
+    if tag == "j":
+        return _Tagged(_quote(x))
+    if tag == "f":
+        return float(x)
+    raise ValueError(f"unknown row-image tag {tag!r}")
+
+
+def decode_image(text: str | None) -> dict | None:
+    if text is None:
+        return None
+    return {k: _decode_value(v) for k, v in json.loads(text).items()}
+
+
+def _quote(s: str) -> str:
+    return "'" + escape_string(s) + "'"
+
+
+def sql_literal(v) -> str:
+    """The SQL literal for a decoded value (the session must not use NO_BACKSLASH_ESCAPES)."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, _Tagged):
+        return v.literal
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    if isinstance(v, str):
+        return _quote(v)
+    if isinstance(v, (bytes, bytearray)):
+        return "X'" + bytes(v).hex() + "'" if v else "''"
+    if isinstance(v, dt.datetime):
+        return "'" + v.strftime("%Y-%m-%d %H:%M:%S.%f") + "'"
+    if isinstance(v, dt.date):
+        return "'" + v.isoformat() + "'"
+    raise TypeError(f"no SQL literal for a {type(v).__name__} value")
+
+
+def quote_ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"

@@ -1,0 +1,77 @@
+"""The stage functions of one cycle.  The DAG's Spark jobs, `cdcflow changefeed run` and the
+tests all call exactly these."""
+
+from __future__ import annotations
+
+import time
+
+from ..errors import CdcflowError
+from .apply import apply as _apply
+from .barrier import barrier as _barrier
+from .cycle import Cycle, recording
+from .filter import filter_events as _filter
+from .finish import finish
+from .prepare import prepare
+from .pull import pull as _pull
+
+STAGES = ("pull", "filter", "barrier", "apply")
+_FUNCS = {"pull": _pull, "filter": _filter, "barrier": _barrier, "apply": _apply}
+
+
+def run_stage(name: str, spark, changefeed_id: str, run_id: str) -> dict:
+    if name not in _FUNCS:
+        raise CdcflowError(f"unknown stage {name!r}; stages are {', '.join(STAGES)}")
+    cycle = Cycle.load(changefeed_id, run_id)
+    with recording(cycle, name):
+        cycle.renew_lease()
+        result = _FUNCS[name](spark, cycle)
+    from .. import metastore
+
+    metastore.update_run(changefeed_id, run_id, stats={name: result})
+    return result
+
+
+def pull(spark, changefeed_id: str, run_id: str) -> dict:
+    return run_stage("pull", spark, changefeed_id, run_id)
+
+
+def filter_events(spark, changefeed_id: str, run_id: str) -> dict:
+    return run_stage("filter", spark, changefeed_id, run_id)
+
+
+def barrier(spark, changefeed_id: str, run_id: str) -> dict:
+    return run_stage("barrier", spark, changefeed_id, run_id)
+
+
+def apply(spark, changefeed_id: str, run_id: str) -> dict:
+    return run_stage("apply", spark, changefeed_id, run_id)
+
+
+def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False) -> dict:
+    """One catch-up cycle in this process: prepare, the four Spark stages, finish."""
+    t0 = time.time()
+    prep = prepare(changefeed_id, dry_run=dry_run)
+    if prep["skip"]:
+        return {"skipped": True, "reason": prep["reason"], "state": prep["state"]}
+    run_id = prep["run_id"]
+    results: dict = {"run_id": run_id}
+    failure = None
+    try:
+        if spark is None:
+            from ..spark_session import get_session
+
+            cfg = Cycle.load(changefeed_id, run_id).config
+            spark = get_session(f"cdcflow-{changefeed_id}", cfg.spark_master, cfg.shuffle_partitions)
+        for name in STAGES:
+            results[name] = run_stage(name, spark, changefeed_id, run_id)
+    except CdcflowError as e:
+        failure = e
+    finally:
+        results["finish"] = finish(changefeed_id, run_id)
+    results["seconds"] = round(time.time() - t0, 3)
+    if failure is not None:
+        raise failure
+    return results
+
+
+__all__ = ["STAGES", "prepare", "pull", "filter_events", "barrier", "apply", "finish", "run_stage", "run_cycle"]

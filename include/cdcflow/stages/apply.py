@@ -1,0 +1,159 @@
+"""apply: segment by segment, the rows (compacted, in parallel), then the DDL, then the checkpoint."""
+
+from __future__ import annotations
+
+import time
+
+from .. import metastore, mysql_sink
+from ..errors import CdcflowError
+from .cycle import Cycle
+
+
+def _json_path(col: str) -> str:
+    if "'" in col or "\\\\" in col:
+        raise CdcflowError(f"key column name {col!r} cannot be addressed in a JSON path",
+                           hint="exclude the table with a filter rule, or rename the column upstream")
+    return f"$['{col}']"
+
+
+def _key_expr(image_col: str, keys: dict[tuple[str, str], list[str]]):
+    """The key of a row image as canonical text: the JSON of its key columns' values."""
+    from pyspark.sql import functions as F
+
+    expr = None
+    for (schema, table), cols in keys.items():
+        value = F.to_json(F.array(*[F.get_json_object(F.col(image_col), _json_path(c)) for c in cols]))
+        cond = (F.col("schema") == schema) & (F.col("table") == table)
+        expr = F.when(cond, value) if expr is None else expr.when(cond, value)
+    return expr
+
+
+def compact(df, keys: dict[tuple[str, str], list[str]]):
+    """One final image per (table, key): an UPDATE that changes the key is a DELETE of the old
+    key and an upsert of the new one (seed 002's split), ordered DELETE first in its row."""
+    from pyspark.sql import functions as F
+
+    kb, ka = _key_expr("before", keys), _key_expr("after", keys)
+    imgs = df.select("schema", "table", "commit_ts", "seq", "op", "before", "after",
+                     kb.alias("kb"), ka.alias("ka"))
+    is_del = F.col("op") == "delete"
+    main = imgs.select("schema", "table", F.coalesce("ka", "kb").alias("key"), "commit_ts", "seq",
+                       F.lit(1).alias("sub"), F.when(is_del, "D").otherwise("U").alias("kind"),
+                       F.when(is_del, F.col("before")).otherwise(F.col("after")).alias("image"))
+    old = imgs.where((F.col("op") == "update") & (F.col("kb") != F.col("ka"))).select(
+        "schema", "table", F.col("kb").alias("key"), "commit_ts", "seq", F.lit(0).alias("sub"),
+        F.lit("D").alias("kind"), F.col("before").alias("image"))
+    return (main.unionByName(old)
+            .groupBy("schema", "table", "key")
+            .agg(F.max_by(F.struct("kind", "image"), F.struct("commit_ts", "seq", "sub")).alias("last"))
+            .select("schema", "table", "key", "last.kind", "last.image"))
+
+
+def _apply_rows(spark, cycle: Cycle, rows_df, conn, sink: dict, stats: dict) -> None:
+    from pyspark.sql import functions as F
+
+    opts = cycle.sink_options
+    tables = [(r["schema"], r["table"]) for r in rows_df.select("schema", "table").distinct().collect()]
+    keys, unkeyed = {}, []
+    for t in tables:
+        k = mysql_sink.valid_key(conn, *t)
+        if k:
+            keys[t] = k
+        elif not mysql_sink.table_exists(conn, *t):
+            raise CdcflowError(
+                f"table {t[0]}.{t[1]} does not exist downstream", code="CDCFLOW:ErrTableNotExists",
+                retryable=True,
+                hint="the downstream must hold every replicated table as of the start-ts: load a snapshot, "
+                     "or exclude the table with a filter rule",
+            )
+        else:
+            unkeyed.append(t)
+    if keys:
+        n = max(1, opts.worker_count)
+        spark.conf.set("spark.sql.shuffle.partitions", str(n))
+        keyed_rows = rows_df
+        if unkeyed:
+            keyed = spark.createDataFrame(list(keys), "schema string, table string")
+            keyed_rows = rows_df.join(F.broadcast(keyed), ["schema", "table"], "left_semi")
+        final = compact(keyed_rows, keys)
+        part_key = F.lower(F.rtrim(F.col("key")))
+        key_names = {f"{s}.{t}": cols for (s, t), cols in keys.items()}
+        batch = opts.max_txn_row
+        results = (final.repartition(n, "schema", "table", part_key).rdd
+                   .mapPartitions(lambda it: mysql_sink.apply_partition(it, sink, batch, key_names))
+                   .collect())
+        stats["rows_written"] += sum(r[0] for r in results)
+        stats["statements"] += sum(r[1] for r in results)
+    for s, t in unkeyed:
+        if not cycle.config.force_replicate:
+            cycle.event("rows skipped", table=f"{s}.{t}",
+                        why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
+            stats["skipped_tables"].append(f"{s}.{t}")
+            continue
+        changes = (rows_df.where((F.col("schema") == s) & (F.col("table") == t))
+                   .orderBy("commit_ts", "seq").select("op", "before", "after").toLocalIterator())
+        stats["rows_written"] += mysql_sink.apply_ordered(conn, s, t, changes)
+
+
+def apply(spark, cycle: Cycle) -> dict:
+    from pyspark.sql import functions as F
+
+    run = cycle.run()
+    segments = cycle.folder.read_json("barrier.json")
+    sink = {"host": cycle.sink.host, "port": cycle.sink.port, "user": cycle.sink.user,
+            "password": cycle.sink.password}
+    rows = spark.read.parquet(cycle.folder.path("filtered"))
+    stats = {"rows_in": 0, "rows_written": 0, "statements": 0, "ddl_applied": 0, "skipped_tables": []}
+    t0 = time.time()
+    try:
+        conn = mysql_sink.connect(sink)
+    except Exception as e:
+        raise CdcflowError(f"cannot connect to the downstream {cycle.sink.redacted()}: {e}",
+                           code="CDCFLOW:ErrDownstreamUnreachable", retryable=True,
+                           hint="the checkpoint has not moved; the next cycle retries") from None
+    try:
+        for seg in segments:
+            feed = cycle.feed()
+            cycle.renew_lease()
+            lo = max(seg["lo"], feed.checkpoint_ts)
+            if seg["rows"] and lo < seg["hi"]:
+                seg_rows = rows.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= seg["hi"]))
+                stats["rows_in"] += seg["rows"]
+                if not run.dry_run:
+                    try:
+                        _apply_rows(spark, cycle, seg_rows, conn, sink, stats)
+                    except CdcflowError as e:
+                        raise e.with_context(ts=seg["hi"])
+            if run.dry_run:
+                continue
+            ddl = seg["ddl"]
+            if ddl is None:
+                metastore.advance_checkpoint(cycle.cid, seg["hi"], seg["pos_after"])
+                continue
+            if feed.checkpoint_ts >= ddl["commit_ts"]:
+                continue  # applied by an earlier attempt of this cycle
+            # The checkpoint reaches the barrier before the DDL runs (seed 004), so a crash
+            # after the DDL never replays older rows against the new table structure.
+            metastore.advance_checkpoint(cycle.cid, ddl["commit_ts"] - 1, seg["pos_before"])
+            replay = cycle.feed().ddl_in_flight_ts == ddl["commit_ts"]
+            metastore.update_feed(cycle.cid, ddl_in_flight_ts=ddl["commit_ts"])
+            try:
+                outcome = mysql_sink.execute_ddl(conn, ddl["query"], ddl["default_schema"], ddl["sql_mode"], replay)
+            except Exception as e:
+                raise CdcflowError(
+                    f"the downstream rejected DDL {ddl['name']}: {e}", ts=ddl["commit_ts"], statement=ddl["query"],
+                    code="CDCFLOW:ErrExecDDLFailed", retryable=mysql_sink.is_retryable(e),
+                    hint="fix the downstream so it accepts the statement, or skip it with "
+                         f"`cdcflow changefeed skip-ddl -c {cycle.cid} --commit-ts {ddl['commit_ts']}`",
+                ) from None
+            metastore.advance_checkpoint(cycle.cid, ddl["commit_ts"], seg["pos_after"])
+            stats["ddl_applied"] += 1
+            cycle.event("ddl applied", commit_ts=ddl["commit_ts"], name=ddl["name"], outcome=outcome)
+    finally:
+        conn.close()
+    secs = time.time() - t0
+    stats["apply_seconds"] = round(secs, 3)
+    stats["rows_per_second"] = round(stats["rows_in"] / secs, 1) if secs > 0 else None
+    feed = cycle.feed()
+    cycle.event("applied", **stats, checkpoint_before=run.start_ts, checkpoint_after=feed.checkpoint_ts)
+    return stats

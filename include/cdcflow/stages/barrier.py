@@ -1,0 +1,44 @@
+"""barrier: the DDL barrier ts list and the DML segments between barriers (seed 004).
+
+A segment is (lo, hi]: its row changes, then the DDL at hi (if any), then the
+checkpoint moves to hi.  Every DDL blocks the rows of every table after it,
+as TiCDC's owner does.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from .cycle import Cycle
+
+
+def build_segments(start_ts: int, ddls: list[dict], resolved_ts: int, end_pos: dict) -> list[dict]:
+    segments, lo = [], start_ts
+    for d in sorted(ddls, key=lambda d: d["commit_ts"]):
+        segments.append({"lo": lo, "hi": d["commit_ts"], "ddl": d, "pos_before": d["start_pos"],
+                         "pos_after": d["end_pos"]})
+        lo = d["commit_ts"]
+    segments.append({"lo": lo, "hi": max(resolved_ts, lo), "ddl": None, "pos_before": None, "pos_after": end_pos})
+    return segments
+
+
+def barrier(spark, cycle: Cycle) -> dict:
+    from pyspark.sql import functions as F
+
+    window = cycle.folder.read_json("window.json")
+    ddls = cycle.folder.read_json("ddl.json")["kept"]
+    segments = build_segments(window["start_ts"], ddls, window["resolved_ts"], window["end_pos"])
+    # rows per segment from per-transaction counts; a DDL is a transaction of its own, so
+    # no row shares its ts and (lo, hi] holds exactly the rows before the barrier
+    his = [s["hi"] for s in segments]
+    for seg in segments:
+        seg["rows"] = 0
+    for r in (spark.read.parquet(cycle.folder.path("filtered"))
+              .groupBy("commit_ts").agg(F.count("*").alias("n")).collect()):
+        i = bisect.bisect_left(his, r["commit_ts"])
+        if i < len(segments):
+            segments[i]["rows"] += r["n"]
+    cycle.folder.write_json("barrier.json", segments)
+    cycle.event("barriers", barriers=[s["hi"] for s in segments if s["ddl"]], segments=len(segments),
+                rows=[s["rows"] for s in segments])
+    return {"segments": len(segments), "barriers": sum(1 for s in segments if s["ddl"])}

@@ -1,0 +1,117 @@
+"""What every stage of one cycle needs: the spec, its config, the state, the run and its folder."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+import traceback
+from dataclasses import dataclass
+from functools import cached_property
+
+from .. import metastore
+from ..errors import CdcflowError
+from ..event_store import RunFolder
+from ..home import Spec, load_spec
+
+log = logging.getLogger("cdcflow")
+
+
+@dataclass
+class Cycle:
+    spec: Spec
+    run_id: str
+
+    @classmethod
+    def load(cls, changefeed_id: str, run_id: str) -> "Cycle":
+        return cls(load_spec(changefeed_id), run_id)
+
+    @property
+    def cid(self) -> str:
+        return self.spec.id
+
+    @cached_property
+    def config(self):
+        return self.spec.config()
+
+    @cached_property
+    def source(self):
+        from ..uri import parse_source_uri
+
+        return parse_source_uri(self.spec.source_uri)
+
+    @cached_property
+    def sink(self):
+        from ..uri import parse_sink_uri
+
+        return parse_sink_uri(self.spec.sink_uri)
+
+    @cached_property
+    def sink_options(self):
+        from ..config import merge_sink_options
+
+        return merge_sink_options(self.config.sink, dict(self.sink.params))
+
+    @cached_property
+    def folder(self) -> RunFolder:
+        return RunFolder(self.config.event_store, self.cid, self.run_id)
+
+    def feed(self) -> metastore.FeedState:
+        return metastore.get_feed(self.cid)
+
+    def run(self) -> metastore.RunState:
+        return metastore.get_run(self.cid, self.run_id)
+
+    def renew_lease(self) -> None:
+        owner = metastore.lease_owner_for(self.run_id)
+        if not metastore.acquire_lease(self.cid, owner, self.run_id):
+            raise CdcflowError(
+                f"another cycle holds the lease ({metastore.lease_holder(self.cid)})",
+                changefeed=self.cid, code="CDCFLOW:ErrLeaseHeld", retryable=True,
+                hint="two cycles of one changefeed never overlap; this one will run when the other ends",
+            )
+
+    def event(self, what: str, **fields) -> None:
+        """A structured log line: what moved, with numbers."""
+        fields = {"changefeed": self.cid, "run": self.run_id, "event": what, **fields}
+        log.info(json.dumps(fields, default=str, sort_keys=False))
+
+
+def as_cdcflow_error(e: BaseException, cid: str, stage: str) -> CdcflowError:
+    if isinstance(e, CdcflowError):
+        return e.with_context(changefeed=cid)
+    from ..mysql_sink import SinkError, is_retryable
+
+    parsed = SinkError.parse(str(e))
+    if parsed:
+        return CdcflowError(
+            f"stage {stage}: {parsed['what']} failed on the downstream: "
+            f"({parsed['code']}) {parsed['text']}",
+            changefeed=cid, code="CDCFLOW:ErrMySQLTxnError", retryable=bool(parsed["retryable"]),
+            hint="the checkpoint has not passed these rows; fix the downstream and the next cycle retries"
+            if parsed["retryable"] else "fix the downstream table, then resume the changefeed",
+        )
+    retry = is_retryable(e)
+    return CdcflowError(
+        f"stage {stage} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+        changefeed=cid, code="CDCFLOW:ErrStageFailed", retryable=retry or not isinstance(e, (ValueError, TypeError)),
+        hint="run `cdcflow changefeed run -c %s --debug` for the full trace" % cid,
+    )
+
+
+@contextlib.contextmanager
+def recording(cycle: Cycle, stage: str):
+    """Time a stage, and record any error on the run before it propagates."""
+    t0 = time.time()
+    try:
+        yield
+    except BaseException as e:  # noqa: BLE001 - re-raised as the one error type
+        err = as_cdcflow_error(e, cycle.cid, stage)
+        metastore.update_run(cycle.cid, cycle.run_id, error=json.dumps(err.to_dict()),
+                             stats={f"{stage}_seconds": round(time.time() - t0, 3),
+                                    "failed_stage": stage, "trace": traceback.format_exc()[-4000:]})
+        if err is e:
+            raise
+        raise err from e
+    metastore.update_run(cycle.cid, cycle.run_id, stats={f"{stage}_seconds": round(time.time() - t0, 3)})

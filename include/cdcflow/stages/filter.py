@@ -1,0 +1,76 @@
+"""filter: the table filter and the DDL allow list.
+
+DDL events are few, so they are classified in the driver; row events stay in
+Spark and are kept by a join against the (small) set of tables that pass.
+"""
+
+from __future__ import annotations
+
+from ..ddl_classify import classify
+from ..errors import CdcflowError
+from ..table_filter import TableFilter
+from .cycle import Cycle
+
+
+def ddl_decision(info, tf: TableFilter) -> tuple[bool, str]:
+    """Whether a classified DDL is replicated by the table filter, and why (for the log)."""
+    if info.kind != "ddl":
+        return False, "not a DDL"
+    if not info.allowed:
+        return False, f"{info.statement_name} is not in the DDL allow list"
+    if info.is_schema_level:
+        ok = info.schema is not None and tf.match_schema(info.schema)
+        return ok, "schema matches the filter" if ok else f"schema {info.schema} is filtered out"
+    if info.renames:
+        olds = [old for old, _ in info.renames]
+        ok = all(tf.match_table(o.schema, o.table) for o in olds)
+        return ok, "old names match the filter" if ok else "old names are filtered out"
+    first = info.tables[0]
+    ok = tf.match_table(first.schema, first.table)
+    return ok, f"{first.schema}.{first.table} " + ("matches the filter" if ok else "is filtered out")
+
+
+def filter_events(spark, cycle: Cycle) -> dict:
+    from pyspark.sql import functions as F
+
+    window = cycle.folder.read_json("window.json")
+    cfg = cycle.config
+    tf = TableFilter(list(cfg.rules), case_sensitive=cfg.case_sensitive)
+    raw = spark.read.parquet(cycle.folder.path("raw"))
+    if window["aborted_ts"]:
+        raw = raw.where(~F.col("commit_ts").isin(window["aborted_ts"]))
+
+    kept_ddl, skipped_ddl = [], []
+    for r in raw.where(F.col("op") == "ddl").orderBy("commit_ts", "seq").collect():
+        try:
+            info = classify(r["ddl_query"], r["ddl_schema"], r["sql_mode"] or "")
+        except CdcflowError as e:
+            raise e.with_context(changefeed=cycle.cid, ts=r["commit_ts"])
+        keep, why = ddl_decision(info, tf)
+        entry = {
+            "commit_ts": r["commit_ts"], "query": r["ddl_query"], "default_schema": r["ddl_schema"],
+            "sql_mode": r["sql_mode"], "type": info.type, "name": info.statement_name,
+            "tables": [[t.schema, t.table] for t in info.tables], "why": why,
+            "start_pos": {"file": r["start_file"], "pos": r["start_pos"], "gtid": None},
+            "end_pos": {"file": r["end_file"], "pos": r["end_pos"], "gtid": r["gtid"]},
+        }
+        (kept_ddl if keep else skipped_ddl).append(entry)
+        cycle.event("ddl kept" if keep else "ddl skipped", commit_ts=r["commit_ts"], name=info.statement_name,
+                    why=why)
+
+    dml = raw.where(F.col("op") != "ddl")
+    tables = [(r["schema"], r["table"]) for r in dml.select("schema", "table").distinct().collect()]
+    keep_tables = [t for t in tables if tf.match_table(*t)]
+    if keep_tables:
+        keep_df = spark.createDataFrame(keep_tables, "schema string, table string")
+        kept = dml.join(F.broadcast(keep_df), ["schema", "table"], "left_semi")
+    else:
+        kept = dml.limit(0)
+    kept.write.mode("overwrite").parquet(cycle.folder.path("filtered"))
+    counts = {
+        "kept_ddl": len(kept_ddl), "skipped_ddl": len(skipped_ddl),
+        "tables": len(tables), "kept_tables": len(keep_tables),
+    }
+    cycle.folder.write_json("ddl.json", {"kept": kept_ddl, "skipped": skipped_ddl})
+    cycle.event("filtered", **counts, dropped_tables=sorted(f"{s}.{t}" for s, t in set(tables) - set(keep_tables)))
+    return counts

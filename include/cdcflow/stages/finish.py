@@ -1,0 +1,76 @@
+"""finish: the state transition, garbage collection of the cycle's events, the lease."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from .. import metastore, states, tso
+from ..errors import CdcflowError
+from .cycle import Cycle
+
+
+def record_error(cid: str, err: CdcflowError) -> str:
+    """Warning for a retryable error (fails after changefeed-error-stuck-duration without
+    progress), failed for any other.  Returns the new state."""
+    feed = metastore.get_feed(cid)
+    if feed.state in states.IDLE_REASONS:
+        return feed.state
+    now = time.time()
+    if err.retryable:
+        try:
+            from ..home import load_spec
+
+            stuck = load_spec(cid).config().error_stuck_seconds
+        except CdcflowError:
+            stuck = 1800
+        since = feed.error_since if feed.state == states.WARNING and feed.error_since else now
+        event = "stuck_timeout" if feed.state == states.WARNING and now - feed.last_progress_at > stuck \
+            else "retryable_error"
+    else:
+        since, event = now, "fatal_error"
+    new, _ = states.next_state(feed.state, event, cid)
+    metastore.update_feed(cid, state=new, error=err.to_dict(), error_since=since,
+                          state_since=now if new != feed.state else feed.state_since)
+    return new
+
+
+def finish(changefeed_id: str, run_id: str, error: str | None = None) -> dict:
+    cycle = Cycle.load(changefeed_id, run_id)
+    try:
+        run = cycle.run()
+    except CdcflowError:
+        return {"state": cycle.feed().state, "skipped": True}  # prepare skipped this cycle
+    feed_before = cycle.feed()
+    err = None
+    if run.error:
+        d = json.loads(run.error)
+        err = CdcflowError(d["message"], code=d["code"], retryable=d["retryable"])
+    elif error:
+        err = CdcflowError(error, changefeed=changefeed_id, retryable=True)
+    try:
+        if err is not None:
+            state = record_error(changefeed_id, err)
+            metastore.update_run(changefeed_id, run_id, status="failed", ended_at=time.time())
+        else:
+            feed = cycle.feed()
+            state = feed.state
+            if not run.dry_run:
+                if run.target_ts and feed.checkpoint_ts >= run.target_ts:
+                    state, _ = states.next_state(feed.state, "target_reached", changefeed_id)
+                elif feed.state == states.WARNING and feed.checkpoint_ts > run.start_ts:
+                    state, _ = states.next_state(feed.state, "progress", changefeed_id)
+                if state != feed.state:
+                    metastore.update_feed(changefeed_id, state=state, state_since=time.time())
+                if state in (states.NORMAL, states.FINISHED):
+                    metastore.update_feed(changefeed_id, error=None, error_since=None)
+            metastore.update_run(changefeed_id, run_id, status="done", ended_at=time.time())
+            cycle.folder.remove()  # every event of this cycle is below the checkpoint now
+    finally:
+        metastore.release_lease(changefeed_id, run_id)
+    feed = cycle.feed()
+    result = {"state": state, "checkpoint_before": feed_before.checkpoint_ts if run is None else run.start_ts,
+              "checkpoint_ts": feed.checkpoint_ts, "checkpoint_time": tso.to_text(feed.checkpoint_ts),
+              "error": str(err) if err else None}
+    cycle.event("finished", **result)
+    return result

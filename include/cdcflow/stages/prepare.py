@@ -1,0 +1,70 @@
+"""prepare: decide whether this cycle runs, take the lease, fix the window."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from .. import metastore, states, tso
+from ..binlog_source import Position, available_logs, head_position
+from ..errors import CdcflowError
+from .cycle import Cycle, as_cdcflow_error
+
+
+def new_run_id() -> str:
+    return time.strftime("cli__%Y%m%dT%H%M%S", time.gmtime()) + "_" + uuid.uuid4().hex[:6]
+
+
+def prepare(changefeed_id: str, run_id: str | None = None, *, dry_run: bool = False) -> dict:
+    run_id = run_id or new_run_id()
+    cycle = Cycle.load(changefeed_id, run_id)
+    feed = cycle.feed()
+    if feed.state in states.IDLE_REASONS:
+        reason = f"changefeed {changefeed_id} does nothing this cycle: {states.IDLE_REASONS[feed.state]}"
+        cycle.event("skip", state=feed.state, reason=reason)
+        return {"run_id": run_id, "skip": True, "reason": reason, "state": feed.state}
+    cycle.config  # a config that no longer parses fails here, before any lease is taken
+
+    cycle.renew_lease()
+    try:
+        start = Position.from_dict(feed.checkpoint_pos)
+        try:
+            conn = cycle.source.connect()
+        except Exception as e:
+            raise CdcflowError(f"cannot connect to the upstream {cycle.source.redacted()}: {e}",
+                               code="CDCFLOW:ErrUpstreamUnreachable", retryable=True,
+                               hint="the next cycle retries; check that the upstream runs") from None
+        try:
+            logs = available_logs(conn)
+            head = head_position(conn)
+        finally:
+            conn.close()
+        if start.file not in logs:
+            raise CdcflowError(
+                f"the upstream no longer has binlog {start.file} that the checkpoint "
+                f"{feed.checkpoint_ts} needs (oldest kept: {logs[0] if logs else 'none'})",
+                code="CDCFLOW:ErrSnapshotLostByGC", retryable=False,
+                hint="the changes since the checkpoint are lost upstream: re-create the changefeed from a "
+                     "fresh copy of the data, and keep binlogs longer (binlog_expire_logs_seconds)",
+            )
+        head_tso = tso.now()
+        target = cycle.spec.target_ts or 0
+        metastore.start_run(changefeed_id, run_id, feed.checkpoint_ts, feed.checkpoint_pos, target, dry_run)
+        metastore.update_run(changefeed_id, run_id, stats={"head": head.to_dict(), "head_tso": head_tso})
+    except BaseException as e:
+        metastore.release_lease(changefeed_id, run_id)
+        err = as_cdcflow_error(e, changefeed_id, "prepare")
+        _record_prepare_failure(changefeed_id, err)
+        if err is e:
+            raise
+        raise err from e
+    cycle.event("window", checkpoint_ts=feed.checkpoint_ts, start=start.to_dict(), head=head.to_dict(),
+                target_ts=target, dry_run=dry_run)
+    return {"run_id": run_id, "skip": False, "reason": None, "state": feed.state,
+            "checkpoint_ts": feed.checkpoint_ts}
+
+
+def _record_prepare_failure(cid: str, err: CdcflowError) -> None:
+    from .finish import record_error
+
+    record_error(cid, err)
