@@ -1,0 +1,41 @@
+"""Shared fixtures: a pair of real MariaDB servers, a local Spark session and a
+private CDCFLOW_HOME."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cdcflow.testing.mariadb import MariaDB, start_pair
+
+
+@pytest.fixture(scope="session")
+def mariadb_pair(tmp_path_factory) -> tuple[MariaDB, MariaDB]:
+    """(upstream with a ROW binlog, downstream), on free ports, for the whole
+    session.  Tests share them: each test works in schemas of its own."""
+    up, down = start_pair(tmp_path_factory.mktemp("mariadb"))
+    try:
+        yield up, down
+    finally:
+        up.stop()
+        down.stop()
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from cdcflow.spark_session import get_session
+
+    session = get_session("cdcflow-test")
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+@pytest.fixture
+def cdcflow_home(tmp_path, monkeypatch) -> Path:
+    home = tmp_path / "cdcflow-home"
+    home.mkdir()
+    monkeypatch.setenv("CDCFLOW_HOME", str(home))
+    return home
