@@ -151,7 +151,7 @@ class BinlogReader:
         from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
         settings = {"host": self.uri.host, "port": self.uri.port, "user": self.uri.user,
-                    "passwd": self.uri.password, "charset": "utf8mb4"}
+                    "password": self.uri.password, "charset": "utf8mb4"}
         return BinLogStreamReader(
             connection_settings=settings,
             server_id=self.server_id,
@@ -161,7 +161,7 @@ class BinlogReader:
             log_pos=self.start.pos,
             only_events=[QueryEvent, XidEvent, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent,
                          MariadbGtidEvent, GtidEvent, RotateEvent],
-            is_mariadb=True,
+            is_mariadb=False,  # True ignores log_file/log_pos (GTID-only dump); file+pos works on both
             enable_logging=False,
         )
 
@@ -272,3 +272,61 @@ class BinlogReader:
         if trx_ts is not None:
             # the stream ended inside a transaction: its rows must not be applied yet
             self.aborted_ts.add(trx_ts)
+
+
+def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None = None) -> Position:
+    """The transaction boundary at which a changefeed starting at `ts` begins reading.
+
+    A binlog records no TSO, only each event's time in seconds, so the boundary is the
+    one before the first transaction whose time is after `ts`.  A ts older than the
+    oldest binlog the upstream still holds cannot be served (ErrStartTsBeforeGC).
+    """
+    from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication.event import GtidEvent, MariadbGtidEvent, QueryEvent, RotateEvent, XidEvent
+
+    conn = uri.connect()
+    try:
+        logs = available_logs(conn)
+        head = head_position(conn)
+    finally:
+        conn.close()
+    settings = {"host": uri.host, "port": uri.port, "user": uri.user, "password": uri.password, "charset": "utf8mb4"}
+    stream = BinLogStreamReader(
+        connection_settings=settings, server_id=server_id, resume_stream=True, blocking=False,
+        log_file=logs[0], log_pos=4, is_mariadb=False, enable_logging=False,
+        only_events=[QueryEvent, XidEvent, MariadbGtidEvent, GtidEvent, RotateEvent],
+    )
+    cur_file, boundary, first_time = logs[0], Position(logs[0], 4), None
+    in_trx = False
+    try:
+        for ev in stream:
+            if isinstance(ev, RotateEvent):
+                cur_file = ev.next_binlog
+                if not in_trx and ev.position == 4:
+                    boundary = Position(cur_file, 4)
+                continue
+            if ev.timestamp and first_time is None:
+                first_time = ev.timestamp
+                if tso.compose(first_time * 1000) > ts:
+                    raise CdcflowError(
+                        f"start-ts {ts} ({tso.to_text(ts)}) is older than the oldest change the upstream "
+                        f"still holds (binlog {logs[0]} starts at {tso.to_text(tso.compose(first_time * 1000))})",
+                        changefeed=changefeed, code="CDCFLOW:ErrStartTsBeforeGC",
+                        hint="choose a later start-ts, or keep binlogs longer (binlog_expire_logs_seconds)",
+                    )
+            if (cur_file, ev.packet.log_pos - ev.event_size) >= head.key() and not in_trx:
+                break
+            if isinstance(ev, (MariadbGtidEvent, GtidEvent)) or (
+                    isinstance(ev, QueryEvent) and ev.query.strip().upper() == "BEGIN"):
+                if not in_trx and tso.compose(ev.timestamp * 1000) > ts:
+                    return boundary
+                in_trx = True
+                continue
+            if isinstance(ev, XidEvent) or (isinstance(ev, QueryEvent) and ev.query.strip().upper() != "BEGIN"):
+                if not in_trx and tso.compose(ev.timestamp * 1000) > ts:
+                    return boundary
+                in_trx = False
+                boundary = Position(cur_file, ev.packet.log_pos)
+    finally:
+        stream.close()
+    return head

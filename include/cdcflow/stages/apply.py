@@ -23,7 +23,7 @@ def _key_expr(image_col: str, keys: dict[tuple[str, str], list[str]]):
     expr = None
     for (schema, table), cols in keys.items():
         value = F.to_json(F.array(*[F.get_json_object(F.col(image_col), _json_path(c)) for c in cols]))
-        cond = (F.col("schema") == schema) & (F.col("table") == table)
+        cond = (F.col("schema") == schema) & (F.col("table") == table) & F.col(image_col).isNotNull()
         expr = F.when(cond, value) if expr is None else expr.when(cond, value)
     return expr
 

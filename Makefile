@@ -1,0 +1,53 @@
+# Set-up from nothing: apt packages, a virtual environment, pinned Python packages.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.cdcflow-installed
+export AIRFLOW__CORE__LOAD_EXAMPLES := False
+
+.PHONY: setup system-packages test demo bench dag-test airflow-bootstrap clean
+
+setup: system-packages $(STAMP)
+
+system-packages:
+	@if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then \
+	  echo "installing mariadb-server"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server mariadb-client >/dev/null; \
+	fi
+	@if ! command -v java >/dev/null 2>&1; then \
+	  echo "installing a Java runtime for Spark"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
+	fi
+
+# The Spark provider depends on pyspark-client (Spark Connect only), which shares the
+# `pyspark` package folder with the full pyspark: reinstalling pyspark last restores it.
+$(STAMP): requirements.txt constraints.txt pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip wheel
+	$(PIP) install -q -c constraints.txt -r requirements.txt
+	$(PIP) install -q --no-deps --force-reinstall -c constraints.txt pyspark
+	$(PIP) install -q --no-deps -e .
+	$(PY) -c "import pyspark, sys; sys.exit(pyspark.__version__ != '4.3.0')"
+	touch $(STAMP)
+
+test: setup
+	$(VENV)/bin/pytest -q -p no:cacheprovider
+
+demo: setup
+	$(PY) -m cdcflow.demo
+
+bench: setup
+	$(PY) -m cdcflow.bench
+
+# Run one cycle of a changefeed through Airflow: make dag-test CF=<changefeed id>
+dag-test: setup
+	@test -n "$(CF)" || (echo "usage: make dag-test CF=<changefeed id>"; exit 2)
+	$(PY) -m cdcflow.airflow_local dags-test changefeed__$(CF)
+
+airflow-bootstrap: setup
+	$(PY) -m cdcflow.airflow_local bootstrap
+
+clean:
+	rm -rf .local build *.egg-info

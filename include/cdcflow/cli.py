@@ -1,0 +1,247 @@
+"""`cdcflow` — the command line, shaped like TiCDC's `cdc cli changefeed`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import traceback
+
+from . import metastore, tso
+from .errors import CdcflowError
+
+
+def _emit(data) -> None:
+    print(json.dumps(data, indent=2, default=str))
+
+
+def _ts_arg(text: str) -> int:
+    try:
+        return tso.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def cmd_create(a) -> int:
+    from .binlog_source import check_upstream, head_position, position_for_ts
+    from .config import parse_config
+    from .home import Spec, save_spec, spec_exists
+    from .uri import default_server_id, parse_sink_uri, parse_source_uri, validate_changefeed_id
+
+    cid = validate_changefeed_id(a.changefeed_id)
+    if spec_exists(cid):
+        raise CdcflowError(f"changefeed {cid} already exists", code="CDCFLOW:ErrChangeFeedAlreadyExists",
+                           hint="choose another --changefeed-id, or remove the old one first")
+    source, sink = parse_source_uri(a.source_uri), parse_sink_uri(a.sink_uri)
+    config_text = ""
+    if a.config:
+        try:
+            with open(a.config, encoding="utf-8") as f:
+                config_text = f.read()
+        except OSError as e:
+            raise CdcflowError(f"cannot read config file {a.config}: {e.strerror}") from None
+    cfg = parse_config(config_text, source=a.config or "<config>")
+    from .config import merge_sink_options
+
+    merge_sink_options(cfg.sink, dict(sink.params))
+    check_upstream(source, cid)
+    server_id = source.server_id or default_server_id(cid)
+    if a.start_ts:
+        start_ts = a.start_ts
+        pos = position_for_ts(source, server_id, start_ts, cid)
+    else:
+        conn = source.connect()
+        try:
+            pos = head_position(conn)
+        finally:
+            conn.close()
+        start_ts = tso.now()
+    if a.target_ts and a.target_ts <= start_ts:
+        raise CdcflowError(f"target-ts {a.target_ts} is not after start-ts {start_ts}",
+                           changefeed=cid, hint="give a --target-ts later than the start")
+    spec = Spec(id=cid, source_uri=a.source_uri, sink_uri=a.sink_uri, config_text=config_text,
+                start_ts=start_ts, target_ts=a.target_ts or 0)
+    save_spec(spec)
+    metastore.create_feed(cid, start_ts, pos.to_dict())
+    print("Create changefeed successfully!")
+    print(f"ID: {cid}")
+    _emit({"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": start_ts,
+           "target_ts": a.target_ts or 0, "start_position": pos.to_dict(), "server_id": server_id,
+           "config": cfg.to_dict()})
+    return 0
+
+
+def _status(cid: str) -> dict:
+    feed = metastore.get_feed(cid)
+    return {
+        "id": cid, "namespace": "default", "state": feed.state,
+        "checkpoint_tso": feed.checkpoint_ts, "checkpoint_time": tso.to_text(feed.checkpoint_ts),
+        "error": feed.error,
+    }
+
+
+def cmd_query(a) -> int:
+    from .home import load_spec
+    from .uri import parse_sink_uri, parse_source_uri
+
+    spec = load_spec(a.changefeed_id)
+    status = _status(spec.id)
+    if a.simple:
+        _emit(status)
+        return 0
+    feed = metastore.get_feed(spec.id)
+    runs = metastore.recent_runs(spec.id, limit=5)
+    status.update({
+        "upstream": parse_source_uri(spec.source_uri).redacted(),
+        "sink_uri": parse_sink_uri(spec.sink_uri).redacted(),
+        "start_ts": spec.start_ts, "target_ts": spec.target_ts,
+        "checkpoint_position": feed.checkpoint_pos, "resolved_ts": feed.resolved_ts,
+        "config": spec.config().to_dict(),
+        "last_runs": [{"run_id": r.run_id, "status": r.status, "started_at": r.started_at,
+                       "ended_at": r.ended_at, "error": json.loads(r.error)["message"] if r.error else None}
+                      for r in runs],
+    })
+    _emit(status)
+    return 0
+
+
+def cmd_list(a) -> int:
+    from .home import list_specs
+
+    out = []
+    for spec in list_specs():
+        try:
+            s = _status(spec.id)
+        except CdcflowError:
+            continue
+        if not a.all and s["state"] in ("finished", "removed"):
+            continue
+        out.append({"id": spec.id, "namespace": "default",
+                    "summary": {"state": s["state"], "tso": s["checkpoint_tso"],
+                                "checkpoint": s["checkpoint_time"], "error": s["error"]}})
+    _emit(out)
+    return 0
+
+
+def cmd_remove(a) -> int:
+    from .event_store import RunFolder
+    from .home import delete_spec, load_spec
+
+    spec = load_spec(a.changefeed_id)
+    folder = RunFolder(spec.config().event_store, spec.id, "x")
+    metastore.delete_feed(spec.id)
+    delete_spec(spec.id)
+    _remove_tree(folder)
+    print(f"Changefeed {spec.id} removed.")
+    return 0
+
+
+def _remove_tree(folder) -> None:
+    import pyarrow.fs as pafs
+
+    parent = folder.root.rsplit("/", 1)[0]
+    if folder.fs.get_file_info(parent).type != pafs.FileType.NotFound:
+        folder.fs.delete_dir(parent)
+
+
+def cmd_run(a) -> int:
+    from .stages import run_cycle
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    for noisy in ("py4j", "pyspark"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    result = run_cycle(a.changefeed_id, dry_run=a.dry_run)
+    _emit(result)
+    return 0
+
+
+def cmd_pause(a) -> int:
+    return _transition(a.changefeed_id, "pause")
+
+
+def cmd_resume(a) -> int:
+    return _transition(a.changefeed_id, "resume")
+
+
+def _transition(cid: str, event: str) -> int:
+    import time
+
+    from . import states
+    from .home import load_spec
+
+    load_spec(cid)
+    feed = metastore.get_feed(cid)
+    new, _ = states.next_state(feed.state, event, cid)
+    values = {"state": new, "state_since": time.time()}
+    if event == "resume":
+        values.update(error=None, error_since=None, last_progress_at=time.time())
+    metastore.update_feed(cid, **values)
+    print(f"Changefeed {cid}: {feed.state} -> {new}")
+    return 0
+
+
+def cmd_tso(a) -> int:
+    print(tso.now())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="cdcflow", description="TiCDC-style changefeeds run as Spark jobs")
+    p.add_argument("--debug", action="store_true", help="show the full trace of an error")
+    top = p.add_subparsers(dest="group", required=True)
+    cf = top.add_parser("changefeed", help="manage changefeeds").add_subparsers(dest="command", required=True)
+
+    c = cf.add_parser("create", help="create a changefeed")
+    c.add_argument("--changefeed-id", "-c", required=True)
+    c.add_argument("--source-uri", required=True, help="mysql://user:password@host:port/ (binlog upstream)")
+    c.add_argument("--sink-uri", required=True, help="mysql://… or tidb://… downstream")
+    c.add_argument("--config", help="TiCDC changefeed config (TOML)")
+    c.add_argument("--start-ts", type=_ts_arg, help="TSO or date-time; default: the upstream's current position")
+    c.add_argument("--target-ts", type=_ts_arg, help="TSO or date-time at which the changefeed finishes")
+    c.set_defaults(func=cmd_create)
+
+    for name, func, helptext in (("query", cmd_query, "show a changefeed's status"),
+                                 ("remove", cmd_remove, "remove a changefeed"),
+                                 ("run", cmd_run, "run one catch-up cycle in this process"),
+                                 ("pause", cmd_pause, "stop a changefeed (state stopped)"),
+                                 ("resume", cmd_resume, "resume a stopped or failed changefeed")):
+        s = cf.add_parser(name, help=helptext)
+        s.add_argument("--changefeed-id", "-c", required=True)
+        s.set_defaults(func=func)
+        if name == "query":
+            s.add_argument("--simple", "-s", action="store_true", help="only id, state, checkpoint and error")
+        if name == "run":
+            s.add_argument("--dry-run", action="store_true", help="report what would be applied, apply nothing")
+    ls = cf.add_parser("list", help="list changefeeds")
+    ls.add_argument("--all", "-a", action="store_true", help="include finished and removed ones")
+    ls.set_defaults(func=cmd_list)
+
+    t = top.add_parser("tso", help="timestamps").add_subparsers(dest="command", required=True)
+    t.add_parser("query", help="print the current TSO").set_defaults(func=cmd_tso)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except CdcflowError as e:
+        if args.debug:
+            traceback.print_exc()
+        print(f"Error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("Error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - anything else is a bug; still one line unless --debug
+        if args.debug:
+            traceback.print_exc()
+        cid = getattr(args, "changefeed_id", None)
+        where = f"changefeed {cid}: " if cid else ""
+        print(f"Error: {where}{type(e).__name__}: {e} (run with --debug for the trace)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

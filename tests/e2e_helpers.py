@@ -1,0 +1,42 @@
+"""Helpers for end-to-end tests: create a changefeed on the shared MariaDB pair, run cycles."""
+
+from __future__ import annotations
+
+import json
+
+from cdcflow import cli
+from cdcflow.testing.compare import compare
+
+
+def create_changefeed(capsys, up, down, cid: str, config: str = "", *extra: str) -> dict:
+    args = ["changefeed", "create", "-c", cid, "--source-uri", up.uri, "--sink-uri", down.uri]
+    if config:
+        path = _write_config(cid, config)
+        args += ["--config", str(path)]
+    capsys.readouterr()
+    rc = cli.main(args + list(extra))
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    return json.loads(out.out.split("\n", 2)[2])
+
+
+def _write_config(cid: str, text: str):
+    from cdcflow.home import home
+
+    path = home() / f"{cid}.toml"
+    path.write_text(text)
+    return path
+
+
+def query(capsys, cid: str) -> dict:
+    capsys.readouterr()
+    rc = cli.main(["changefeed", "query", "-c", cid])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    return json.loads(out.out)
+
+
+def assert_consistent(up, down, schemas: list[str]) -> None:
+    with up.connect() as u, down.connect() as d:
+        diffs = compare(u, d, schemas=schemas)
+    assert not diffs, "\n".join(str(x) for x in diffs)

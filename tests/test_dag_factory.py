@@ -1,0 +1,350 @@
+"""The Airflow side: dags/changefeeds.py through a real DagBag, the trigger form,
+the task chain and its spark-submit tasks, airflow_settings.yaml and its
+bootstrap, and the exit codes of the spark-submit entry point."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    from airflow_env import REPO, use_airflow
+except ImportError:  # tests/ imported as a package
+    from tests.airflow_env import REPO, use_airflow
+
+from cdcflow.errors import CdcflowError
+from cdcflow.home import Spec, save_spec
+
+CHAIN = ["prepare", "pull", "filter", "barrier", "apply", "finish"]
+SPARK_STAGES = ["pull", "filter", "barrier", "apply"]
+RUN_ID_TEMPLATE = "{{ ti.xcom_pull(task_ids='prepare', key='run_id') }}"
+
+FEEDS = {
+    # id: (config text, the DAG's schedule)
+    "orders": ('[cdcflow]\nschedule = "*/10 * * * *"\n', "*/10 * * * *"),
+    "audit": ('[cdcflow]\nschedule = "none"\n', None),
+}
+
+
+@pytest.fixture(scope="module")
+def airflow(tmp_path_factory):
+    return use_airflow(tmp_path_factory.mktemp("airflow"))
+
+
+@pytest.fixture(scope="module")
+def feeds_home(tmp_path_factory, airflow):
+    home = tmp_path_factory.mktemp("cdcflow-home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CDCFLOW_HOME", str(home))
+        for cid, (config_text, _) in FEEDS.items():
+            save_spec(Spec(id=cid, source_uri="mysql://u@127.0.0.1:3306", sink_uri="mysql://u@127.0.0.1:4000",
+                           config_text=config_text))
+        # a spec whose config no longer parses must not take the others down
+        save_spec(Spec(id="broken", source_uri="mysql://u@h:1", sink_uri="mysql://u@h:2",
+                       config_text='[cdcflow]\nschedul = "@daily"\n'))
+        yield home
+
+
+@pytest.fixture(scope="module")
+def dagbag(airflow, feeds_home):
+    from airflow.dag_processing.dagbag import DagBag
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CDCFLOW_HOME", str(feeds_home))
+        return DagBag(dag_folder=str(REPO / "dags"))
+
+
+# DagBag.get_dag() looks the DAG up in Airflow's database too; .dags needs none.
+
+
+def test_one_dag_per_spec_and_no_import_errors(dagbag):
+    assert dagbag.import_errors == {}
+    assert sorted(dagbag.dag_ids) == sorted(f"changefeed__{cid}" for cid in FEEDS)
+
+
+@pytest.mark.parametrize("cid", sorted(FEEDS))
+def test_dag_settings(dagbag, cid):
+    dag = dagbag.dags[f"changefeed__{cid}"]
+    assert dag.schedule == FEEDS[cid][1]
+    assert dag.timetable.can_be_scheduled is (FEEDS[cid][1] is not None)
+    assert dag.max_active_runs == 1
+    assert dag.catchup is False
+    assert set(dag.tags) == {"cdcflow"}
+
+
+def test_trigger_form_params(dagbag):
+    from airflow.sdk.definitions.param import ParamValidationError
+
+    params = dagbag.dags["changefeed__orders"].params
+    assert params.get_param("mode").schema["enum"] == ["catch-up", "backfill", "dry-run"]
+    assert params["mode"] == "catch-up"
+    assert params["start_ts"] is None and params["target_ts"] is None
+    with pytest.raises(ParamValidationError):
+        params.get_param("mode").resolve("replay")
+    for name in ("start_ts", "target_ts"):
+        param = params.get_param(name)
+        assert param.resolve("2026-11-22 10:00:00") == "2026-11-22 10:00:00"
+        assert param.resolve("450000000000000000") == "450000000000000000"
+        assert param.resolve(None) is None
+
+
+def test_task_chain(dagbag):
+    dag = dagbag.dags["changefeed__orders"]
+    assert sorted(dag.task_ids) == sorted(CHAIN)
+    for upstream, downstream in zip(CHAIN, CHAIN[1:]):
+        assert dag.get_task(upstream).downstream_task_ids == {downstream}
+    assert dag.get_task("prepare").upstream_task_ids == set()
+    assert dag.get_task("finish").downstream_task_ids == set()
+
+
+def test_prepare_skips_only_the_stages_and_finish_always_runs(dagbag):
+    from airflow.providers.standard.operators.python import PythonOperator, ShortCircuitOperator
+    from airflow.sdk import TriggerRule
+
+    dag = dagbag.dags["changefeed__orders"]
+    prepare = dag.get_task("prepare")
+    assert isinstance(prepare, ShortCircuitOperator)
+    # False: skipping pull lets the trigger rules decide the rest, so all_done finish still runs
+    assert prepare.ignore_downstream_trigger_rules is False
+    finish = dag.get_task("finish")
+    assert isinstance(finish, PythonOperator)
+    assert finish.trigger_rule == TriggerRule.ALL_DONE
+    for stage in SPARK_STAGES:
+        assert dag.get_task(stage).trigger_rule == TriggerRule.ALL_SUCCESS
+
+
+@pytest.mark.parametrize("stage", SPARK_STAGES)
+def test_spark_tasks(dagbag, feeds_home, stage):
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+    task = dagbag.dags["changefeed__orders"].get_task(stage)
+    assert isinstance(task, SparkSubmitOperator)
+    assert task.application == str(REPO / "jobs" / f"{stage}.py")
+    assert Path(task.application).is_file()
+    assert task.application_args == ["--changefeed-id", "orders", "--run-id", RUN_ID_TEMPLATE]
+    assert task._conn_id == "spark_default"
+    assert task.pool == "cdcflow_spark"
+    env = task.env_vars
+    assert env["CDCFLOW_HOME"] == str(feeds_home)
+    assert env["PYSPARK_PYTHON"] == sys.executable
+    # the hook runs a bare `spark-submit`, found on the PATH it gives Popen
+    found = shutil.which("spark-submit", path=env["PATH"])
+    assert found == str(Path(sys.executable).parent / "spark-submit")
+
+
+def test_jobs_are_thin_entry_points():
+    for stage in SPARK_STAGES:
+        text = (REPO / "jobs" / f"{stage}.py").read_text()
+        assert f'sys.exit(job_entry.main("{stage}"))' in text
+        assert len([line for line in text.splitlines() if line.strip()]) == 3
+
+
+def test_dags_survive_serialization(dagbag):
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    dag = dagbag.dags["changefeed__orders"]
+    back = DagSerialization.from_dict(DagSerialization.to_dict(dag))
+    assert sorted(back.task_ids) == sorted(CHAIN)
+    assert back.get_task("pull").application_args[-1] == RUN_ID_TEMPLATE
+    assert back.params["mode"] == "catch-up"
+    assert back.max_active_runs == 1
+
+
+def test_home_comes_from_the_airflow_variable_without_cdcflow_home(airflow, tmp_path, monkeypatch):
+    from cdcflow_airflow import use_cdcflow_home
+
+    monkeypatch.delenv("CDCFLOW_HOME", raising=False)
+    monkeypatch.setenv("AIRFLOW_VAR_CDCFLOW_HOME", str(tmp_path / "from-variable"))
+    assert use_cdcflow_home() == str(tmp_path / "from-variable")
+    monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path / "from-env"))
+    assert use_cdcflow_home() == str(tmp_path / "from-env")
+
+
+# -- trigger parameters -> stages.prepare, and the failure summary of finish
+
+
+@pytest.mark.parametrize(
+    "params, expected",
+    [
+        ({"mode": "catch-up"}, {"start_ts": None, "target_ts": None, "dry_run": False}),
+        ({"mode": "catch-up", "start_ts": "", "target_ts": "12345"}, {"start_ts": None, "target_ts": 12345, "dry_run": False}),
+        ({"mode": "backfill", "start_ts": "1970-01-01 00:00:01"}, {"start_ts": 1000 << 18, "target_ts": None, "dry_run": False}),
+        ({"mode": "dry-run"}, {"start_ts": None, "target_ts": None, "dry_run": True}),
+        ({"mode": "dry-run", "start_ts": "77"}, {"start_ts": 77, "target_ts": None, "dry_run": True}),
+    ],
+)
+def test_cycle_request(airflow, params, expected):
+    from cdcflow_airflow.cycle_tasks import cycle_request
+
+    assert cycle_request("orders", params) == expected
+
+
+@pytest.mark.parametrize(
+    "params, names",
+    [
+        ({"mode": "backfill"}, "backfill needs start_ts"),
+        ({"mode": "catch-up", "start_ts": "5"}, "start_ts is only used by mode backfill"),
+        ({"mode": "backfill", "start_ts": "yesterday"}, "trigger parameter start_ts"),
+        ({"mode": "catch-up", "target_ts": "soon"}, "trigger parameter target_ts"),
+        ({"mode": "replay"}, "mode='replay'"),
+    ],
+)
+def test_cycle_request_errors_name_the_parameter(airflow, params, names):
+    from cdcflow.errors import ConfigError
+    from cdcflow_airflow.cycle_tasks import cycle_request
+
+    with pytest.raises(ConfigError) as e:
+        cycle_request("orders", params)
+    assert names in str(e.value) and "changefeed orders" in str(e.value)
+
+
+def test_failure_message_names_the_failed_tasks_only(airflow):
+    from cdcflow_airflow.cycle_tasks import failure_message
+
+    ok = {"prepare": "success", "pull": "success", "filter": "success", "barrier": "success", "apply": "success"}
+    assert failure_message(ok) is None
+    skipped = {"prepare": "success", "pull": "skipped", "filter": "skipped", "barrier": "skipped", "apply": "skipped"}
+    assert failure_message(skipped) is None
+    failed = {**ok, "filter": "failed", "barrier": "upstream_failed", "apply": "upstream_failed"}
+    message = failure_message(failed)
+    assert "filter" in message and "barrier" not in message and "apply" not in message
+    assert "prepare" in failure_message({"prepare": "failed", "pull": "upstream_failed"})
+
+
+# -- airflow_settings.yaml and its bootstrap
+
+
+def test_settings_file_is_astro_format_with_spark_pool_and_home():
+    from cdcflow import airflow_bootstrap as boot
+
+    settings = boot.load_settings(REPO / "airflow_settings.yaml")
+    (conn,) = settings["connections"]
+    assert conn["conn_id"] == "spark_default"
+    assert boot.connection_record(conn) == {"conn_type": "spark", "host": "local[*]",
+                                            "extra": json.dumps({"deploy-mode": "client"})}
+    (pool,) = settings["pools"]
+    assert boot.pool_command(pool, "airflow")[:5] == ["airflow", "pools", "set", "cdcflow_spark", "2"]
+    (var,) = settings["variables"]
+    assert boot.variable_command(var, "airflow")[:4] == ["airflow", "variables", "set", "cdcflow_home"]
+
+
+def test_spark_connection_resolves_to_local_master(airflow, monkeypatch):
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+    from cdcflow import airflow_bootstrap as boot
+
+    (conn,) = boot.load_settings(REPO / "airflow_settings.yaml")["connections"]
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(boot.connection_record(conn)))
+    resolved = SparkSubmitHook(conn_id="spark_default")._resolve_connection()
+    assert resolved["master"] == "local[*]"
+    assert resolved["deploy_mode"] == "client"
+    assert resolved["spark_binary"] == "spark-submit"
+
+
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("airflow: []\n", "no `airflow:` mapping"),
+        ("airflow:\n  pools:\n    - pool_name: p\n      pool_slot: two\n", "pool p: pool_slot"),
+        ("airflow:\n  connections:\n    - conn_id: c\n      conn_host: h\n", "connection c: conn_type"),
+        ("airflow: [unclosed\n", "not valid YAML"),
+    ],
+)
+def test_bad_settings_are_named(tmp_path, text, names):
+    from cdcflow import airflow_bootstrap as boot
+    from cdcflow.errors import ConfigError
+
+    path = tmp_path / "airflow_settings.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        boot.apply(boot.load_settings(path), cli="/nonexistent/airflow", dry_run=True)
+    assert names in str(e.value)
+
+
+def test_bootstrap_applies_settings_idempotently(airflow):
+    airflow.migrate_db()
+    cli = str(Path(sys.executable).parent / "airflow")
+    env = {k: v for k, v in os.environ.items() if k != "AIRFLOW_CONN_SPARK_DEFAULT"}
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-m", "cdcflow.airflow_bootstrap", str(REPO / "airflow_settings.yaml")],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+    conn = json.loads(subprocess.run([cli, "connections", "get", "spark_default", "-o", "json"], env=env,
+                                     capture_output=True, text=True, check=True).stdout)
+    assert [(c["conn_type"], c["host"], c["extra_dejson"]) for c in conn] == [("spark", "local[*]", {"deploy-mode": "client"})]
+    pools = json.loads(subprocess.run([cli, "pools", "get", "cdcflow_spark", "-o", "json"], env=env,
+                                      capture_output=True, text=True, check=True).stdout)
+    assert [(p["pool"], int(p["slots"])) for p in pools] == [("cdcflow_spark", 2)]
+    value = subprocess.run([cli, "variables", "get", "cdcflow_home"], env=env,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert value == "~/.cdcflow"
+
+
+# -- the spark-submit entry point's exit codes
+
+
+def _fake_stage(outcome):
+    def run_stage(name, spark, changefeed_id, run_id):
+        assert spark.range(2).count() == 2  # the session it was given works
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return {"stage": name, "changefeed": changefeed_id, "run_id": run_id, **outcome}
+
+    return run_stage
+
+
+@pytest.fixture
+def stage_outcome(monkeypatch):
+    import logging
+
+    import cdcflow.stages
+
+    # py4j logs at INFO while the interpreter exits, after pytest closed the
+    # stream Airflow's logging setup writes to
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+
+    def use(outcome):
+        monkeypatch.setattr(cdcflow.stages, "run_stage", _fake_stage(outcome), raising=False)
+
+    return use
+
+
+ARGS = ["--changefeed-id", "orders", "--run-id", "r7"]
+
+
+def test_job_entry_prints_the_result_as_one_json_line(stage_outcome, capsys):
+    from cdcflow import job_entry
+
+    stage_outcome({"events": 3})
+    assert job_entry.main("pull", ARGS) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert json.loads(out[-1]) == {"stage": "pull", "changefeed": "orders", "run_id": "r7", "events": 3}
+
+
+def test_job_entry_maps_a_cdcflow_error_to_exit_2_and_one_line(stage_outcome, capsys):
+    from cdcflow import job_entry
+
+    stage_outcome(CdcflowError("DDL not allowed", changefeed="orders", ts=42, statement="ALTER TABLE t\n  ADD x int",
+                               hint="add a filter rule"))
+    assert job_entry.main("filter", ARGS) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.strip() == "changefeed orders, commit ts 42: DDL not allowed [statement: ALTER TABLE t ADD x int] — add a filter rule"
+
+    assert job_entry.main("filter", ARGS + ["--debug"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.strip().splitlines()[-1].startswith("changefeed orders, commit ts 42:")
+
+
+def test_job_entry_maps_any_other_error_to_exit_1(stage_outcome, capsys):
+    from cdcflow import job_entry
+
+    stage_outcome(KeyError("checkpoint"))
+    assert job_entry.main("apply", ARGS) == 1
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last == "changefeed orders: stage apply failed: KeyError: 'checkpoint'"
