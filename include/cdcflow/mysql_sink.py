@@ -166,8 +166,9 @@ def connect(sink: dict, **kw):
     return conn
 
 
-def apply_partition(rows, sink: dict, batch_rows: int, keys: dict[str, list[str]]):
-    """Spark mapPartitions body: rows are final images (schema, table, kind 'D'|'U', image).
+def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]]):
+    """Spark mapInArrow body: changes sorted by (schema, table, key, commit order) in; the
+    last one per key is written; one batch of (rows, statements) counts out.
 
     Why this converges even when rows exchange unique-key values across partitions:
     every row touched in the segment is written with its final image, and those images
@@ -177,29 +178,67 @@ def apply_partition(rows, sink: dict, batch_rows: int, keys: dict[str, list[str]
     DELETE only removes a key that has no final image.  Whatever order partitions run
     in, each key ends with its final image or absent, which is the upstream's state.
     Deletes go first inside a partition: a key that only changed case (or trailing
-    spaces) under a case-insensitive collation is partitioned with its old spelling,
-    and its old image must go before the new one is written.
+    spaces) under a case-insensitive collation shares its old spelling's partition,
+    and the old image must go before the new one is written.
     """
-    deletes: dict[tuple[str, str], list] = {}
-    upserts: dict[tuple[str, str, tuple], list] = {}
-    for r in rows:
-        img = decode_image(r["image"])
-        if r["kind"] == "D":
-            deletes.setdefault((r["schema"], r["table"]), []).append(img)
-        else:
-            upserts.setdefault((r["schema"], r["table"], tuple(img)), []).append(img)
-    if not deletes and not upserts:
-        return iter([(0, 0)])
-    conn = _connect_with_retry(sink)
+    import pyarrow as pa
+
+    from .compaction import final_changes
+
+    def rows():
+        for b in batches:
+            d = b.to_pydict()
+            yield from zip(d["schema"], d["table"], d["part"], d["key"], d["kind"], d["image"])
+
+    conn = None
     try:
-        w = RowWriter(conn, batch_rows)
-        for (schema, table), images in deletes.items():
-            w.delete_keys(schema, table, keys[f"{schema}.{table}"], images)
-        for (schema, table, cols), images in upserts.items():
-            w.replace_rows(schema, table, cols, images)
-        return iter([(w.rows_written, w.statements)])
+        conn = _connect_with_retry(sink)
+        w = StreamingWriter(RowWriter(conn, batch_rows), keys)
+        for schema, table, _part, _key, kind, image in final_changes(rows()):
+            w.add(schema, table, kind, decode_image(image))
+        w.close()
+        written, statements = w.writer.rows_written, w.writer.statements
     finally:
-        conn.close()
+        if conn is not None:
+            conn.close()
+    yield pa.RecordBatch.from_pydict({"rows": [written], "statements": [statements]})
+
+
+class StreamingWriter:
+    """Pending multi-row statements, flushed when full; a table's pending DELETEs always go
+    out before any of its upserts, so memory stays bounded by the batch size."""
+
+    def __init__(self, writer: RowWriter, keys: dict[str, list[str]]):
+        self.writer = writer
+        self.keys = keys
+        self.deletes: dict[tuple[str, str], list] = {}
+        self.upserts: dict[tuple[str, str, tuple], list] = {}
+
+    def add(self, schema: str, table: str, kind: str, img: dict) -> None:
+        if kind == "D":
+            pending = self.deletes.setdefault((schema, table), [])
+            pending.append(img)
+            if len(pending) >= self.writer.batch_rows:
+                self._flush_deletes(schema, table)
+        else:
+            cols = tuple(img)
+            pending = self.upserts.setdefault((schema, table, cols), [])
+            pending.append(img)
+            if len(pending) >= self.writer.batch_rows:
+                self._flush_deletes(schema, table)
+                self.writer.replace_rows(schema, table, cols, self.upserts.pop((schema, table, cols)))
+
+    def _flush_deletes(self, schema: str, table: str) -> None:
+        images = self.deletes.pop((schema, table), None)
+        if images:
+            self.writer.delete_keys(schema, table, self.keys[f"{schema}.{table}"], images)
+
+    def close(self) -> None:
+        for schema, table in list(self.deletes):
+            self._flush_deletes(schema, table)
+        for (schema, table, cols), images in list(self.upserts.items()):
+            self.writer.replace_rows(schema, table, cols, images)
+        self.upserts.clear()
 
 
 def _connect_with_retry(sink: dict, attempts: int = 3):

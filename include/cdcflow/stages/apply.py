@@ -9,56 +9,18 @@ from ..errors import CdcflowError
 from .cycle import Cycle
 
 
-def _json_path(col: str) -> str:
-    if "'" in col or "\\\\" in col:
-        raise CdcflowError(f"key column name {col!r} cannot be addressed in a JSON path",
-                           hint="exclude the table with a filter rule, or rename the column upstream")
-    return f"$['{col}']"
-
-
-def _key_expr(image_col: str, keys: dict[tuple[str, str], list[str]]):
-    """The key of a row image as canonical text: the JSON of its key columns' values."""
+def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], conn, sink: dict,
+                stats: dict) -> None:
     from pyspark.sql import functions as F
 
-    expr = None
-    for (schema, table), cols in keys.items():
-        value = F.to_json(F.array(*[F.get_json_object(F.col(image_col), _json_path(c)) for c in cols]))
-        cond = (F.col("schema") == schema) & (F.col("table") == table) & F.col(image_col).isNotNull()
-        expr = F.when(cond, value) if expr is None else expr.when(cond, value)
-    return expr
-
-
-def compact(df, keys: dict[tuple[str, str], list[str]]):
-    """One final image per (table, key): an UPDATE that changes the key is a DELETE of the old
-    key and an upsert of the new one (seed 002's split), ordered DELETE first in its row."""
-    from pyspark.sql import functions as F
-
-    kb, ka = _key_expr("before", keys), _key_expr("after", keys)
-    imgs = df.select("schema", "table", "commit_ts", "seq", "op", "before", "after",
-                     kb.alias("kb"), ka.alias("ka"))
-    is_del = F.col("op") == "delete"
-    main = imgs.select("schema", "table", F.coalesce("ka", "kb").alias("key"), "commit_ts", "seq",
-                       F.lit(1).alias("sub"), F.when(is_del, "D").otherwise("U").alias("kind"),
-                       F.when(is_del, F.col("before")).otherwise(F.col("after")).alias("image"))
-    old = imgs.where((F.col("op") == "update") & (F.col("kb") != F.col("ka"))).select(
-        "schema", "table", F.col("kb").alias("key"), "commit_ts", "seq", F.lit(0).alias("sub"),
-        F.lit("D").alias("kind"), F.col("before").alias("image"))
-    return (main.unionByName(old)
-            .groupBy("schema", "table", "key")
-            .agg(F.max_by(F.struct("kind", "image"), F.struct("commit_ts", "seq", "sub")).alias("last"))
-            .select("schema", "table", "key", "last.kind", "last.image"))
-
-
-def _apply_rows(spark, cycle: Cycle, rows_df, conn, sink: dict, stats: dict) -> None:
-    from pyspark.sql import functions as F
+    from ..compaction import KEYED_SCHEMA, keyed_changes
 
     opts = cycle.sink_options
-    tables = [(r["schema"], r["table"]) for r in rows_df.select("schema", "table").distinct().collect()]
     keys, unkeyed = {}, []
     for t in tables:
         k = mysql_sink.valid_key(conn, *t)
         if k:
-            keys[t] = k
+            keys[f"{t[0]}.{t[1]}"] = k
         elif not mysql_sink.table_exists(conn, *t):
             raise CdcflowError(
                 f"table {t[0]}.{t[1]} does not exist downstream", code="CDCFLOW:ErrTableNotExists",
@@ -70,20 +32,20 @@ def _apply_rows(spark, cycle: Cycle, rows_df, conn, sink: dict, stats: dict) -> 
             unkeyed.append(t)
     if keys:
         n = max(1, opts.worker_count)
-        spark.conf.set("spark.sql.shuffle.partitions", str(n))
         keyed_rows = rows_df
         if unkeyed:
-            keyed = spark.createDataFrame(list(keys), "schema string, table string")
+            keyed = spark.createDataFrame([k.split(".", 1) for k in keys], "schema string, table string")
             keyed_rows = rows_df.join(F.broadcast(keyed), ["schema", "table"], "left_semi")
-        final = compact(keyed_rows, keys)
-        part_key = F.lower(F.rtrim(F.col("key")))
-        key_names = {f"{s}.{t}": cols for (s, t), cols in keys.items()}
         batch = opts.max_txn_row
-        results = (final.repartition(n, "schema", "table", part_key).rdd
-                   .mapPartitions(lambda it: mysql_sink.apply_partition(it, sink, batch, key_names))
-                   .collect())
-        stats["rows_written"] += sum(r[0] for r in results)
-        stats["statements"] += sum(r[1] for r in results)
+        counts = (keyed_rows.select("schema", "table", "commit_ts", "seq", "op", "before", "after")
+                  .mapInArrow(lambda it: keyed_changes(it, keys), KEYED_SCHEMA)
+                  .repartition(n, "schema", "table", "part")
+                  .sortWithinPartitions("schema", "table", "part", "key", "commit_ts", "seq", "sub")
+                  .mapInArrow(lambda it: mysql_sink.apply_partition(it, sink, batch, keys),
+                              "rows long, statements long")
+                  .collect())
+        stats["rows_written"] += sum(r["rows"] for r in counts)
+        stats["statements"] += sum(r["statements"] for r in counts)
     for s, t in unkeyed:
         if not cycle.config.force_replicate:
             cycle.event("rows skipped", table=f"{s}.{t}",
@@ -121,7 +83,8 @@ def apply(spark, cycle: Cycle) -> dict:
                 stats["rows_in"] += seg["rows"]
                 if not run.dry_run:
                     try:
-                        _apply_rows(spark, cycle, seg_rows, conn, sink, stats)
+                        _apply_rows(spark, cycle, seg_rows, [tuple(t) for t in seg["tables"]], conn, sink,
+                                    stats)
                     except CdcflowError as e:
                         raise e.with_context(ts=seg["hi"])
             if run.dry_run:

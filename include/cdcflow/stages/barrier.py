@@ -31,13 +31,17 @@ def barrier(spark, cycle: Cycle) -> dict:
     # rows per segment from per-transaction counts; a DDL is a transaction of its own, so
     # no row shares its ts and (lo, hi] holds exactly the rows before the barrier
     his = [s["hi"] for s in segments]
+    tables: list[set] = [set() for _ in segments]
     for seg in segments:
         seg["rows"] = 0
     for r in (spark.read.parquet(cycle.folder.path("filtered"))
-              .groupBy("commit_ts").agg(F.count("*").alias("n")).collect()):
+              .groupBy("commit_ts", "schema", "table").agg(F.count("*").alias("n")).collect()):
         i = bisect.bisect_left(his, r["commit_ts"])
         if i < len(segments):
             segments[i]["rows"] += r["n"]
+            tables[i].add((r["schema"], r["table"]))
+    for seg, ts in zip(segments, tables):
+        seg["tables"] = sorted(ts)
     cycle.folder.write_json("barrier.json", segments)
     cycle.event("barriers", barriers=[s["hi"] for s in segments if s["ddl"]], segments=len(segments),
                 rows=[s["rows"] for s in segments])

@@ -1,0 +1,95 @@
+"""Compaction of a segment's row changes to one final image per key, in Arrow batches.
+
+Spark only moves and sorts rows: `keyed_changes` (mapInArrow) gives each change its
+key, `final_images` (mapInArrow, after a hash partition and a sort by key and commit
+order) keeps the last change of each key.  Parsing the JSON images once in Python
+is much cheaper than asking Spark SQL to extract key fields from them per row.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterator
+
+import pyarrow as pa
+
+KEYED_SCHEMA = "schema string, table string, key string, part string, commit_ts long, seq long, sub int, " \
+               "kind string, image string"
+_KEYED_ARROW = pa.schema([("schema", pa.string()), ("table", pa.string()), ("key", pa.string()),
+                          ("part", pa.string()), ("commit_ts", pa.int64()), ("seq", pa.int64()),
+                          ("sub", pa.int32()), ("kind", pa.string()), ("image", pa.string())])
+
+
+def key_of(image: dict, cols: list[str]) -> str:
+    return json.dumps([image[c] for c in cols], separators=(",", ":"), ensure_ascii=False)
+
+
+def partition_text(key: str) -> str:
+    """What the partitioner hashes: a key that only changes case or trailing spaces under a
+    case-insensitive (PAD SPACE) collation must land in the partition of its old spelling."""
+    return key.lower().rstrip()
+
+
+def keyed_changes(batches: Iterator[pa.RecordBatch], keys: dict[str, list[str]]) -> Iterator[pa.RecordBatch]:
+    """Each change with its key; an UPDATE that changes the key becomes a DELETE of the old
+    key (sub 0) and an upsert of the new one (sub 1): seed 002's split, DELETE first."""
+    for batch in batches:
+        out = {f: [] for f in _KEYED_ARROW.names}
+
+        def add(schema, table, key, ts, seq, sub, kind, image):
+            out["schema"].append(schema)
+            out["table"].append(table)
+            out["key"].append(key)
+            out["part"].append(partition_text(key))
+            out["commit_ts"].append(ts)
+            out["seq"].append(seq)
+            out["sub"].append(sub)
+            out["kind"].append(kind)
+            out["image"].append(image)
+
+        cols = batch.to_pydict()
+        for schema, table, ts, seq, op, before, after in zip(cols["schema"], cols["table"], cols["commit_ts"],
+                                                             cols["seq"], cols["op"], cols["before"], cols["after"]):
+            kc = keys[f"{schema}.{table}"]
+            if op == "insert":
+                add(schema, table, key_of(json.loads(after), kc), ts, seq, 1, "U", after)
+            elif op == "delete":
+                add(schema, table, key_of(json.loads(before), kc), ts, seq, 1, "D", before)
+            else:
+                kb, ka = key_of(json.loads(before), kc), key_of(json.loads(after), kc)
+                if kb != ka:
+                    add(schema, table, kb, ts, seq, 0, "D", before)
+                add(schema, table, ka, ts, seq, 1, "U", after)
+        yield pa.RecordBatch.from_pydict(out, schema=_KEYED_ARROW)
+
+
+def final_changes(rows: Iterator[tuple]) -> Iterator[tuple]:
+    """Rows (schema, table, part, key, kind, image) sorted by (schema, table, part, key, commit
+    order) in; the last change of each key out, and within one `part` (spellings of a key
+    that a case-insensitive collation treats as equal) the DELETEs before the upserts."""
+    group: list[tuple] = []  # the last change of each key seen so far in the current part
+    prev = None
+    for r in rows:
+        if prev is not None and (r[0], r[1], r[3]) != (prev[0], prev[1], prev[3]):
+            yield from _close_part(group, prev)
+            group.append(prev)
+        prev = r
+    if prev is not None:
+        yield from _close_part(group, prev)
+        group.append(prev)
+    yield from _deletes_first(group)
+
+
+def _close_part(group: list[tuple], nxt: tuple) -> Iterator[tuple]:
+    """Flush the group when `nxt` starts another part."""
+    if group and (nxt[0], nxt[1], nxt[2]) != (group[0][0], group[0][1], group[0][2]):
+        yield from _deletes_first(group)
+        group.clear()
+
+
+def _deletes_first(group: list[tuple]) -> Iterator[tuple]:
+    if len(group) == 1:
+        yield group[0]
+        return
+    yield from (r for r in group if r[4] == "D")
+    yield from (r for r in group if r[4] != "D")
