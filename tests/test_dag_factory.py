@@ -166,6 +166,36 @@ def test_home_comes_from_the_airflow_variable_without_cdcflow_home(airflow, tmp_
     assert use_cdcflow_home() == str(tmp_path / "from-env")
 
 
+# -- what the DAG calls in cdcflow.stages
+
+
+def test_spark_tasks_are_the_library_stages(airflow):
+    from cdcflow import stages
+    from cdcflow_airflow.operators import SPARK_STAGES as DAG_STAGES
+
+    assert tuple(DAG_STAGES) == tuple(stages.STAGES)
+
+
+def test_prepare_takes_what_the_trigger_form_sends(airflow):
+    import inspect
+
+    from cdcflow import stages
+
+    params = inspect.signature(stages.prepare).parameters
+    for name in ("start_ts", "target_ts", "dry_run"):
+        assert name in params and params[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+
+
+def test_cycle_run_ids_are_unique_and_say_airflow(airflow):
+    import re
+
+    from cdcflow_airflow.cycle_tasks import cycle_run_id
+
+    ids = {cycle_run_id() for _ in range(20)}
+    assert len(ids) == 20
+    assert all(re.fullmatch(r"airflow__\d{8}T\d{6}_[0-9a-f]{6}", i) for i in ids)
+
+
 # -- trigger parameters -> stages.prepare, and the failure summary of finish
 
 

@@ -56,27 +56,29 @@ def main(stage: str, argv: list[str] | None = None) -> int:
 
         spark = get_session(f"cdcflow-{stage}-{args.changefeed_id}")
         result = stages.run_stage(stage, spark, args.changefeed_id, args.run_id)
+        code, line, stream = EXIT_OK, json.dumps(result, default=str, sort_keys=True), sys.stdout
     except Exception as e:  # noqa: BLE001 - every failure becomes an exit code and one line
         from cdcflow.errors import CdcflowError
 
         if isinstance(e, CdcflowError):
             if args.debug:
                 traceback.print_exc()
-            print(_one_line(str(e)) or type(e).__name__, file=sys.stderr)
-            return EXIT_USER_ERROR
-        traceback.print_exc()  # not the user's doing: whoever fixes it needs the trace
-        message = _one_line(str(e))
-        print(
-            f"changefeed {args.changefeed_id}: stage {stage} failed: {type(e).__name__}: {message}",
-            file=sys.stderr,
-        )
-        return EXIT_BUG
-    finally:
-        if spark is not None:
-            try:
-                spark.stop()
-            except Exception:  # noqa: BLE001 - a failed stop must not hide the stage's outcome
-                pass
+            code, line = EXIT_USER_ERROR, _one_line(str(e)) or type(e).__name__
+        else:
+            traceback.print_exc()  # not the user's doing: whoever fixes it needs the trace
+            code = EXIT_BUG
+            line = f"changefeed {args.changefeed_id}: stage {stage} failed: {type(e).__name__}: {_one_line(str(e))}"
+        stream = sys.stderr
+    _stop(spark)
+    # last, after Spark's own shutdown logging: Airflow shows the tail of the output
+    print(line, file=stream, flush=True)
+    return code
 
-    print(json.dumps(result, default=str, sort_keys=True))
-    return EXIT_OK
+
+def _stop(spark) -> None:
+    if spark is None:
+        return
+    try:
+        spark.stop()
+    except Exception:  # noqa: BLE001 - a failed stop must not hide the stage's outcome
+        pass

@@ -1,0 +1,9 @@
+"""One Airflow DAG per cdcflow changefeed spec under CDCFLOW_HOME (built by cdcflow_airflow)."""
+
+from cdcflow.home import list_specs
+
+from cdcflow_airflow import changefeed_dags, use_cdcflow_home
+
+use_cdcflow_home()
+for _dag in changefeed_dags(list_specs()):
+    globals()[_dag.dag_id] = _dag

@@ -1,0 +1,5 @@
+import sys
+
+from cdcflow import job_entry
+
+sys.exit(job_entry.main("barrier"))

@@ -1,0 +1,140 @@
+"""The Python tasks that open and close one cycle: `prepare` and `finish`.
+
+They run inside the Airflow worker, so they only call cdcflow.stages (imported
+when the task runs, never when the DAG is parsed) and talk to Airflow through
+the task instance: XCom for the run id, task states for what failed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from contextlib import contextmanager
+
+from cdcflow_airflow.operators import SPARK_STAGES
+
+log = logging.getLogger(__name__)
+
+# What each trigger-form mode does with start_ts, and whether it only reports.
+#   mode         start_ts          dry_run
+_MODE_RULES = {
+    "catch-up": ("not allowed", False),  # from the checkpoint up to what upstream has committed
+    "backfill": ("required", False),  # replay from start_ts
+    "dry-run": ("optional", True),  # plan the window, apply nothing
+}
+MODES = tuple(_MODE_RULES)  # the trigger form's choices, default first
+
+CYCLE_TASKS = ("prepare", *SPARK_STAGES)
+
+
+def _ts_param(changefeed_id: str, name: str, value) -> int | None:
+    from cdcflow import tso
+    from cdcflow.errors import ConfigError
+
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        return tso.parse(value)
+    except ValueError as e:
+        raise ConfigError(
+            f"trigger parameter {name}: {e}",
+            changefeed=changefeed_id,
+            hint=f"give {name} as a TSO or a UTC date-time, or leave it empty",
+        ) from None
+
+
+def cycle_request(changefeed_id: str, params) -> dict:
+    """The keyword arguments of stages.prepare for a run's trigger parameters."""
+    from cdcflow.errors import ConfigError
+
+    mode = (params.get("mode") or "catch-up").strip()
+    if mode not in _MODE_RULES:
+        raise ConfigError(
+            f"trigger parameter mode={mode!r} is not one of {', '.join(MODES)}", changefeed=changefeed_id
+        )
+    start_rule, dry_run = _MODE_RULES[mode]
+    start_ts = _ts_param(changefeed_id, "start_ts", params.get("start_ts"))
+    target_ts = _ts_param(changefeed_id, "target_ts", params.get("target_ts"))
+    if start_rule == "required" and start_ts is None:
+        raise ConfigError(
+            "mode backfill needs start_ts", changefeed=changefeed_id, hint="give the TSO or date-time to replay from"
+        )
+    if start_rule == "not allowed" and start_ts is not None:
+        raise ConfigError(
+            "start_ts is only used by mode backfill or dry-run; a catch-up starts at the checkpoint",
+            changefeed=changefeed_id,
+            hint="choose mode backfill to replay from start_ts, or clear start_ts",
+        )
+    return {"start_ts": start_ts, "target_ts": target_ts, "dry_run": dry_run}
+
+
+def cycle_run_id() -> str:
+    """A new cycle's id in the CLI's shape, saying the cycle came from Airflow.
+
+    Not Airflow's own run id: a retried prepare must open a new cycle, and
+    ids with ':' and '+' make poor folder names in the event store.
+    """
+    return time.strftime("airflow__%Y%m%dT%H%M%S", time.gmtime()) + "_" + uuid.uuid4().hex[:6]
+
+
+@contextmanager
+def _user_errors_fail_the_task():
+    """A CdcflowError is the user's to fix: its message is the failure, no retry, no traceback."""
+    from airflow.sdk.exceptions import AirflowFailException
+    from cdcflow.errors import CdcflowError
+
+    try:
+        yield
+    except CdcflowError as e:
+        raise AirflowFailException(str(e)) from None
+
+
+def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti) -> bool:
+    """Open the cycle; False makes the ShortCircuitOperator skip the Spark stages."""
+    os.environ["CDCFLOW_HOME"] = cdcflow_home
+    with _user_errors_fail_the_task():
+        from cdcflow import stages
+
+        request = cycle_request(changefeed_id, params)
+        # an unset bound is left out, so stages.prepare applies its own default
+        result = stages.prepare(
+            changefeed_id, cycle_run_id(), **{k: v for k, v in request.items() if v is not None}
+        )
+    ti.xcom_push(key="run_id", value=result["run_id"])
+    if result.get("skip"):
+        log.info("changefeed %s: nothing to do this cycle: %s", changefeed_id, result.get("reason"))
+        return False
+    log.info("changefeed %s: cycle %s prepared", changefeed_id, result["run_id"])
+    return True
+
+
+def failure_message(task_states: dict) -> str | None:
+    """None when every task of the cycle succeeded or was skipped, else which failed."""
+    failed = [task for task in CYCLE_TASKS if task_states.get(task) == "failed"]
+    if not failed:
+        return None
+    noun = "task" if len(failed) == 1 else "tasks"
+    return f"{noun} {', '.join(failed)} failed (its Airflow task log has the error)"
+
+
+def finish_cycle(changefeed_id: str, cdcflow_home: str, ti) -> None:
+    """Close the cycle whatever happened, then fail the run if a stage failed."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    os.environ["CDCFLOW_HOME"] = cdcflow_home
+    run_id = ti.xcom_pull(task_ids="prepare", key="run_id")
+    states = ti.get_task_states(dag_id=ti.dag_id, task_ids=list(CYCLE_TASKS), run_ids=[ti.run_id])
+    error = failure_message(states.get(ti.run_id, {}))
+    if run_id is None:
+        # prepare failed before there was a cycle; it recorded its own error.
+        raise AirflowFailException(f"changefeed {changefeed_id}: {error or 'prepare returned no run id'}")
+
+    with _user_errors_fail_the_task():
+        from cdcflow import stages
+
+        result = stages.finish(changefeed_id, run_id, error=error)
+    log.info("changefeed %s: cycle %s finished: %s", changefeed_id, run_id, result)
+    if error:
+        raise AirflowFailException(f"changefeed {changefeed_id}: cycle {run_id}: {error}")

@@ -1,0 +1,147 @@
+"""One changefeed spec -> one Airflow DAG: one DAG run is one catch-up cycle.
+
+    prepare ─► pull ─► filter ─► barrier ─► apply ─► finish
+    (python)   (spark-submit, pool cdcflow_spark)    (python, all_done)
+
+`prepare` may decide there is nothing to do (changefeed stopped, failed,
+finished, nothing new upstream): the Spark stages are then skipped and
+`finish` still runs, as it does when a stage fails.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+from collections.abc import Iterable, Iterator
+
+from airflow.providers.standard.operators.python import PythonOperator, ShortCircuitOperator
+from airflow.sdk import DAG, Param, TriggerRule, chain
+
+from cdcflow_airflow.cycle_tasks import MODES, finish_cycle, prepare_cycle
+from cdcflow_airflow.operators import SPARK_STAGES, spark_stage_task
+
+log = logging.getLogger(__name__)
+
+DAG_ID_PREFIX = "changefeed__"
+HOME_VARIABLE = "cdcflow_home"
+TAGS = ["cdcflow"]
+
+TS_HELP = "a TSO (e.g. 450000000000000000) or a UTC date-time (e.g. 2026-11-22 10:00:00)"
+
+
+def dag_id_for(changefeed_id: str) -> str:
+    return f"{DAG_ID_PREFIX}{changefeed_id}"
+
+
+def use_cdcflow_home() -> str:
+    """The CDCFLOW_HOME the DAGs are built from, and the one their tasks get.
+
+    The environment wins; without it the Airflow Variable `cdcflow_home`
+    (airflow_settings.yaml) says where the specs are, and it is put into the
+    environment because cdcflow.home reads it from there.
+    """
+    if not os.environ.get("CDCFLOW_HOME"):
+        value = _variable(HOME_VARIABLE)
+        if value:
+            os.environ["CDCFLOW_HOME"] = value
+    from cdcflow.home import home
+
+    return str(home())
+
+
+def _variable(key: str) -> str | None:
+    try:
+        from airflow.sdk import Variable
+
+        return Variable.get(key, default=None)
+    except Exception as e:  # noqa: BLE001 - no Variable store reachable: fall back to the default home
+        log.debug("Airflow Variable %s not readable: %s", key, e)
+        return None
+
+
+def trigger_params() -> dict[str, Param]:
+    return {
+        "mode": Param(
+            MODES[0],
+            type="string",
+            enum=list(MODES),
+            title="Mode",
+            description="catch-up: from the checkpoint to what upstream has committed; "
+            "backfill: replay from start_ts; dry-run: plan the window and apply nothing.",
+        ),
+        "start_ts": Param(
+            None,
+            type=["null", "string"],
+            title="Start ts",
+            description=f"Where a backfill starts: {TS_HELP}.",
+        ),
+        "target_ts": Param(
+            None,
+            type=["null", "string"],
+            title="Target ts",
+            description=f"Stop at this ts instead of the changefeed's target-ts: {TS_HELP}.",
+        ),
+    }
+
+
+def schedule_of(spec) -> str | None:
+    """The config's schedule: a cron string or an @preset; None/'none' = triggered only."""
+    schedule = spec.config().schedule
+    if schedule is None or not str(schedule).strip() or str(schedule).strip().lower() == "none":
+        return None
+    return str(schedule).strip()
+
+
+def _start_date(spec) -> dt.datetime:
+    # Fixed per spec (parsing must give the same DAG every time); with
+    # catchup=False the first scheduled run is the next one after creation.
+    created = dt.datetime.fromtimestamp(spec.created_at or 0, tz=dt.timezone.utc)
+    return created.replace(second=0, microsecond=0)
+
+
+def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
+    cdcflow_home = cdcflow_home or use_cdcflow_home()
+    task_kwargs = {"changefeed_id": spec.id, "cdcflow_home": cdcflow_home}
+    with DAG(
+        dag_id=dag_id_for(spec.id),
+        description=f"cdcflow changefeed {spec.id}: one run is one catch-up cycle",
+        schedule=schedule_of(spec),
+        start_date=_start_date(spec),
+        catchup=False,
+        max_active_runs=1,
+        tags=TAGS,
+        params=trigger_params(),
+        default_args={"owner": "cdcflow", "retries": 0},
+        doc_md=__doc__,
+    ) as dag:
+        prepare = ShortCircuitOperator(
+            task_id="prepare",
+            python_callable=prepare_cycle,
+            op_kwargs=task_kwargs,
+            # skip only the stages; finish keeps its all_done rule
+            ignore_downstream_trigger_rules=False,
+        )
+        stages = [spark_stage_task(stage, spec.id, cdcflow_home) for stage in SPARK_STAGES]
+        finish = PythonOperator(
+            task_id="finish",
+            python_callable=finish_cycle,
+            op_kwargs=task_kwargs,
+            trigger_rule=TriggerRule.ALL_DONE,
+        )
+        chain(prepare, *stages, finish)
+    return dag
+
+
+def changefeed_dags(specs: Iterable, cdcflow_home: str | None = None) -> Iterator[DAG]:
+    """The DAG of every spec that builds; a broken spec is logged and left out."""
+    from cdcflow.errors import CdcflowError
+
+    cdcflow_home = cdcflow_home or use_cdcflow_home()
+    for spec in specs:
+        try:
+            yield changefeed_dag(spec, cdcflow_home)
+        except CdcflowError as e:  # the user's to fix: the message says what, no traceback
+            log.error("changefeed %s: no DAG: %s", spec.id, e)
+        except Exception:  # noqa: BLE001 - one broken spec must not hide the other changefeeds
+            log.exception("changefeed %s: no DAG built from its spec under %s", spec.id, cdcflow_home)

@@ -1,0 +1,70 @@
+"""The spark-submit task of one stage: which script, which arguments, which environment.
+
+Every stage runs as its own spark-submit job (jobs/<stage>.py), so a stage can
+run on any Spark master the `spark_default` connection names while the
+Airflow worker only waits for it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+SPARK_CONN_ID = "spark_default"
+SPARK_POOL = "cdcflow_spark"
+
+# The Spark stages, in the order one cycle runs them (cdcflow.stages.STAGES;
+# not imported from there so that parsing a DAG stays light).
+SPARK_STAGES = ("pull", "filter", "barrier", "apply")
+
+# jobs/ sits next to plugins/ in the project (and in an Astro image).
+JOBS_DIR = Path(__file__).resolve().parents[2] / "jobs"
+
+RUN_ID_TEMPLATE = "{{ ti.xcom_pull(task_ids='prepare', key='run_id') }}"
+
+
+def job_path(stage: str) -> str:
+    return str(JOBS_DIR / f"{stage}.py")
+
+
+def interpreter_bin() -> str:
+    # Not resolved: a venv's python is a symlink, and its bin/ (where pip put
+    # spark-submit) is the folder the link is in, not the one it points to.
+    return str(Path(sys.executable).parent)
+
+
+def spark_env(cdcflow_home: str) -> dict[str, str]:
+    """Environment of the spark-submit process.
+
+    SparkSubmitHook only runs a bare `spark-submit` (spark2-/spark3-submit),
+    looked up on the PATH of the environment it passes to Popen; Airflow's own
+    PATH need not contain the venv's bin (a service started as
+    `.venv/bin/airflow ...`), so it goes first here. The driver and the
+    executors must run this interpreter, the one cdcflow is installed in.
+    """
+    path = os.environ.get("PATH", os.defpath)
+    bin_dir = interpreter_bin()
+    if bin_dir not in path.split(os.pathsep):
+        path = bin_dir + os.pathsep + path
+    return {
+        "CDCFLOW_HOME": cdcflow_home,
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "PATH": path,
+    }
+
+
+def spark_stage_task(stage: str, changefeed_id: str, cdcflow_home: str) -> SparkSubmitOperator:
+    return SparkSubmitOperator(
+        task_id=stage,
+        conn_id=SPARK_CONN_ID,
+        pool=SPARK_POOL,
+        application=job_path(stage),
+        application_args=["--changefeed-id", changefeed_id, "--run-id", RUN_ID_TEMPLATE],
+        name=f"cdcflow-{stage}-{changefeed_id}",
+        env_vars=spark_env(cdcflow_home),
+        doc_md=f"spark-submit `jobs/{stage}.py`: the {stage} stage of this cycle.",
+    )
