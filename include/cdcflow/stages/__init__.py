@@ -47,10 +47,11 @@ def apply(spark, changefeed_id: str, run_id: str) -> dict:
     return run_stage("apply", spark, changefeed_id, run_id)
 
 
-def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False) -> dict:
+def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts: int | None = None,
+              target_ts: int | None = None) -> dict:
     """One catch-up cycle in this process: prepare, the four Spark stages, finish."""
     t0 = time.time()
-    prep = prepare(changefeed_id, dry_run=dry_run)
+    prep = prepare(changefeed_id, start_ts=start_ts, target_ts=target_ts, dry_run=dry_run)
     if prep["skip"]:
         return {"skipped": True, "reason": prep["reason"], "state": prep["state"]}
     run_id = prep["run_id"]

@@ -98,7 +98,9 @@ def apply(spark, cycle: Cycle) -> dict:
             # The checkpoint reaches the barrier before the DDL runs (seed 004), so a crash
             # after the DDL never replays older rows against the new table structure.
             metastore.advance_checkpoint(cycle.cid, ddl["commit_ts"] - 1, seg["pos_before"])
-            replay = cycle.feed().ddl_in_flight_ts == ddl["commit_ts"]
+            # a replay: the DDL ran before a crash, or before a backfill moved the checkpoint back
+            replay = (cycle.feed().ddl_in_flight_ts == ddl["commit_ts"]
+                      or ddl["commit_ts"] <= run.stats.get("replay_until", 0))
             metastore.update_feed(cycle.cid, ddl_in_flight_ts=ddl["commit_ts"])
             try:
                 outcome = mysql_sink.execute_ddl(conn, ddl["query"], ddl["default_schema"], ddl["sql_mode"], replay)

@@ -15,7 +15,10 @@ def new_run_id() -> str:
     return time.strftime("cli__%Y%m%dT%H%M%S", time.gmtime()) + "_" + uuid.uuid4().hex[:6]
 
 
-def prepare(changefeed_id: str, run_id: str | None = None, *, dry_run: bool = False) -> dict:
+def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | None = None,
+            target_ts: int | None = None, dry_run: bool = False) -> dict:
+    """Fix the window of one cycle.  `start_ts` (a backfill) first moves the checkpoint to that
+    ts, as `resume --overwrite-checkpoint-ts` does; `target_ts` bounds this cycle only."""
     run_id = run_id or new_run_id()
     cycle = Cycle.load(changefeed_id, run_id)
     feed = cycle.feed()
@@ -27,6 +30,9 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, dry_run: bool = Fa
 
     cycle.renew_lease()
     try:
+        replay_until = 0
+        if start_ts is not None:
+            feed, replay_until = _backfill_from(cycle, feed, start_ts)
         start = Position.from_dict(feed.checkpoint_pos)
         try:
             conn = cycle.source.connect()
@@ -48,9 +54,10 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, dry_run: bool = Fa
                      "fresh copy of the data, and keep binlogs longer (binlog_expire_logs_seconds)",
             )
         head_tso = tso.now()
-        target = cycle.spec.target_ts or 0
+        target = target_ts or cycle.spec.target_ts or 0
         metastore.start_run(changefeed_id, run_id, feed.checkpoint_ts, feed.checkpoint_pos, target, dry_run)
-        metastore.update_run(changefeed_id, run_id, stats={"head": head.to_dict(), "head_tso": head_tso})
+        metastore.update_run(changefeed_id, run_id, stats={"head": head.to_dict(), "head_tso": head_tso,
+                                                           "replay_until": replay_until})
     except BaseException as e:
         metastore.release_lease(changefeed_id, run_id)
         err = as_cdcflow_error(e, changefeed_id, "prepare")
@@ -62,6 +69,18 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, dry_run: bool = Fa
                 target_ts=target, dry_run=dry_run)
     return {"run_id": run_id, "skip": False, "reason": None, "state": feed.state,
             "checkpoint_ts": feed.checkpoint_ts}
+
+
+def _backfill_from(cycle: Cycle, feed, start_ts: int):
+    """Move the checkpoint to `start_ts`; DDLs up to the old checkpoint will be replays."""
+    from ..binlog_source import position_for_ts
+    from ..uri import default_server_id
+
+    server_id = cycle.source.server_id or default_server_id(cycle.cid)
+    pos = position_for_ts(cycle.source, server_id, start_ts, cycle.cid)
+    metastore.update_feed(cycle.cid, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict())
+    cycle.event("backfill", from_ts=start_ts, position=pos.to_dict(), previous_checkpoint=feed.checkpoint_ts)
+    return cycle.feed(), feed.checkpoint_ts
 
 
 def _record_prepare_failure(cid: str, err: CdcflowError) -> None:
