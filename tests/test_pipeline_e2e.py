@@ -170,3 +170,25 @@ def test_query_list_remove(mariadb_pair, cdcflow_home, capsys):
     assert cli.main(["changefeed", "list"]) == 0
     assert [x["id"] for x in json.loads(capsys.readouterr().out)] == ["e2e-two"]
     assert cli.main(["changefeed", "query", "-c", "e2e-one"]) == 1
+
+
+def test_rejected_ddl_fails_the_changefeed_until_an_operator_skips_it(mariadb_pair, spark, cdcflow_home, capsys):
+    up, down = mariadb_pair
+    create_changefeed(capsys, up, down, "e2e-skip", "[filter]\nrules = ['e2e_skip.*']\n")
+    down.execute("CREATE DATABASE e2e_skip")
+    up.execute("CREATE DATABASE e2e_skip")  # the downstream has it already: rejected, not a replay
+    up.execute("CREATE TABLE e2e_skip.t (id INT PRIMARY KEY, v INT)", "INSERT INTO e2e_skip.t VALUES (1, 1)")
+    with pytest.raises(Exception) as failure:
+        run_cycle("e2e-skip", spark=spark)
+    status = query(capsys, "e2e-skip")
+    assert status["state"] == "failed"
+    message = status["error"]["message"]
+    assert "CREATE DATABASE e2e_skip" in message and "skip-ddl" in message and str(failure.value) == message
+    ts = int(message.split("commit ts ")[1].split(":")[0])
+    # a failed changefeed's cycle does nothing until an operator acts
+    assert run_cycle("e2e-skip", spark=spark)["skipped"]
+    assert cli.main(["changefeed", "skip-ddl", "-c", "e2e-skip", "--commit-ts", str(ts)]) == 0
+    assert cli.main(["changefeed", "resume", "-c", "e2e-skip"]) == 0
+    run_cycle("e2e-skip", spark=spark)
+    assert_consistent(up, down, ["e2e_skip"])
+    assert query(capsys, "e2e-skip")["state"] == "normal"

@@ -181,6 +181,23 @@ def _transition(cid: str, event: str) -> int:
     return 0
 
 
+def cmd_skip_ddl(a) -> int:
+    """Get past one DDL the downstream rejects (like DM's `binlog skip`): the DDL at that commit
+    ts is not replicated; every other event still is."""
+    from .home import load_spec
+
+    spec = load_spec(a.changefeed_id)
+    feed = metastore.get_feed(spec.id)
+    if a.commit_ts <= feed.checkpoint_ts:
+        raise CdcflowError(f"commit ts {a.commit_ts} is at or below the checkpoint {feed.checkpoint_ts}: "
+                           "that DDL is already past", changefeed=spec.id,
+                           hint="give the commit ts from the changefeed's error (cdcflow changefeed query)")
+    metastore.update_feed(spec.id, skip_ddl=feed.skip_ddl + [a.commit_ts])
+    print(f"Changefeed {spec.id}: the DDL at commit ts {a.commit_ts} will be skipped; "
+          f"resume the changefeed if it has failed")
+    return 0
+
+
 def cmd_tso(a) -> int:
     print(tso.now())
     return 0
@@ -213,6 +230,10 @@ def build_parser() -> argparse.ArgumentParser:
             s.add_argument("--simple", "-s", action="store_true", help="only id, state, checkpoint and error")
         if name == "run":
             s.add_argument("--dry-run", action="store_true", help="report what would be applied, apply nothing")
+    sk = cf.add_parser("skip-ddl", help="skip the one DDL at a commit ts (a DDL the downstream rejects)")
+    sk.add_argument("--changefeed-id", "-c", required=True)
+    sk.add_argument("--commit-ts", type=_ts_arg, required=True)
+    sk.set_defaults(func=cmd_skip_ddl)
     ls = cf.add_parser("list", help="list changefeeds")
     ls.add_argument("--all", "-a", action="store_true", help="include finished and removed ones")
     ls.set_defaults(func=cmd_list)

@@ -34,6 +34,7 @@ changefeeds = sa.Table(
     sa.Column("state_since", sa.Float, nullable=False),
     sa.Column("last_progress_at", sa.Float, nullable=False),
     sa.Column("ddl_in_flight_ts", sa.BigInteger),  # a DDL sent downstream but not yet checkpointed
+    sa.Column("skip_ddl", sa.Text, nullable=False, default="[]"),  # commit ts of DDLs an operator skips
     sa.Column("lease_owner", sa.String(256)),
     sa.Column("lease_until", sa.Float),
     sa.Column("created_at", sa.Float, nullable=False),
@@ -71,6 +72,7 @@ class FeedState:
     ddl_in_flight_ts: int | None
     lease_owner: str | None
     lease_until: float | None
+    skip_ddl: list
     created_at: float
     updated_at: float
 
@@ -112,6 +114,7 @@ def _feed(row) -> FeedState:
     d = dict(row._mapping)
     d["checkpoint_pos"] = json.loads(d["checkpoint_pos"] or "{}")
     d["error"] = json.loads(d["error"]) if d["error"] else None
+    d["skip_ddl"] = json.loads(d["skip_ddl"] or "[]")
     return FeedState(**d)
 
 
@@ -123,7 +126,7 @@ def create_feed(cid: str, checkpoint_ts: int, checkpoint_pos: dict) -> None:
         c.execute(
             sa.insert(changefeeds).values(
                 id=cid, state="normal", checkpoint_ts=checkpoint_ts, checkpoint_pos=json.dumps(checkpoint_pos),
-                resolved_ts=checkpoint_ts, state_since=now, last_progress_at=now, created_at=now, updated_at=now,
+                resolved_ts=checkpoint_ts, skip_ddl="[]", state_since=now, last_progress_at=now, created_at=now, updated_at=now,
             )
         )
 
@@ -154,6 +157,8 @@ def delete_feed(cid: str) -> None:
 def update_feed(cid: str, **values) -> None:
     if "checkpoint_pos" in values:
         values["checkpoint_pos"] = json.dumps(values["checkpoint_pos"])
+    if "skip_ddl" in values:
+        values["skip_ddl"] = json.dumps(sorted(set(values["skip_ddl"])))
     if "error" in values and values["error"] is not None:
         values["error"] = json.dumps(values["error"])
     values["updated_at"] = time.time()
@@ -227,7 +232,7 @@ def release_lease(cid: str, run_key: str) -> None:
     with engine().begin() as c:
         c.execute(
             sa.update(changefeeds)
-            .where(changefeeds.c.id == cid, changefeeds.c.lease_owner.like(f"%:{run_key}"))
+            .where(changefeeds.c.id == cid, changefeeds.c.lease_owner.endswith(":" + run_key, autoescape=True))
             .values(lease_owner=None, lease_until=None)
         )
 

@@ -41,7 +41,12 @@ def filter_events(spark, cycle: Cycle) -> dict:
         raw = raw.where(~F.col("commit_ts").isin(window["aborted_ts"]))
 
     kept_ddl, skipped_ddl = [], []
+    operator_skips = set(cycle.feed().skip_ddl)
     for r in raw.where(F.col("op") == "ddl").orderBy("commit_ts", "seq").collect():
+        if r["commit_ts"] in operator_skips:
+            skipped_ddl.append({"commit_ts": r["commit_ts"], "query": r["ddl_query"], "why": "skipped by operator"})
+            cycle.event("ddl skipped", commit_ts=r["commit_ts"], why="skip-ddl by operator", query=r["ddl_query"])
+            continue
         try:
             info = classify(r["ddl_query"], r["ddl_schema"], r["sql_mode"] or "")
         except CdcflowError as e:
