@@ -27,7 +27,10 @@ def key_of(image: dict, cols: list[str]) -> str:
 def partition_text(key: str) -> str:
     """What the partitioner hashes: a key that only changes case or trailing spaces under a
     case-insensitive (PAD SPACE) collation must land in the partition of its old spelling."""
-    return key.lower().rstrip()
+    # per key value: the key text is a JSON list, so its own end is never a space
+    vals = json.loads(key)
+    return json.dumps([v.lower().rstrip() if isinstance(v, str) else v for v in vals],
+                      separators=(",", ":"), ensure_ascii=False)
 
 
 def keyed_changes(batches: Iterator[pa.RecordBatch], keys: dict[str, list[str]]) -> Iterator[pa.RecordBatch]:

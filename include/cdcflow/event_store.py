@@ -43,8 +43,9 @@ FIELDS = EVENT_SCHEMA.names
 
 
 def _safe(name: str) -> str:
-    # Airflow run ids carry ':' and '+', which Hadoop paths do not accept
-    return re.sub(r"[^A-Za-z0-9_.=-]", "_", name)
+    # Airflow run ids carry ':' and '+', which Hadoop paths do not accept; a leading dot
+    # would let '.' or '..' name the changefeed's (or the store's) folder instead
+    return re.sub(r"^\.", "_", re.sub(r"[^A-Za-z0-9_.=-]", "_", name))
 
 
 class RunFolder:

@@ -149,9 +149,9 @@ class SinkError(Exception):
         i = text.find(cls.MARK)
         if i < 0:
             return None
-        j = text.find(":END", i)
         try:
-            return json.loads(text[i + len(cls.MARK): j])
+            # decode up to the object's own end: the error text (row values) may hold ':END'
+            return json.JSONDecoder().raw_decode(text, i + len(cls.MARK))[0]
         except ValueError:
             return None
 
@@ -287,8 +287,9 @@ def apply_ordered(conn, schema: str, table: str, changes: Iterable[dict]) -> int
 REPLAYED_DDL_ERRORS = {
     1007: "database exists", 1008: "database doesn't exist", 1050: "table exists",
     1051: "unknown table", 1054: "unknown column", 1060: "duplicate column", 1061: "duplicate key name",
-    1091: "can't drop; check that it exists", 1146: "table doesn't exist", 1176: "key doesn't exist",
-    1826: "duplicate foreign key", 4031: "unknown partition",
+    1068: "multiple primary key defined", 1091: "can't drop; check that it exists", 1146: "table doesn't exist",
+    1176: "key doesn't exist", 1507: "partition to drop doesn't exist", 1517: "duplicate partition name",
+    1735: "unknown partition", 1826: "duplicate foreign key", 4092: "unknown view (MariaDB)",
 }
 
 

@@ -30,7 +30,7 @@ def _encode_value(v):
     if isinstance(v, (bytes, bytearray, memoryview)):
         return {"b": base64.b64encode(bytes(v)).decode("ascii")}
     if isinstance(v, dt.datetime):
-        return {"dt": v.strftime("%Y-%m-%d %H:%M:%S.%f")}
+        return {"dt": _datetime_text(v)}
     if isinstance(v, dt.date):
         return {"da": v.isoformat()}
     if isinstance(v, dt.timedelta):
@@ -40,6 +40,11 @@ def _encode_value(v):
     if isinstance(v, (dict, list)):
         return {"j": json.dumps(v, separators=(",", ":"), ensure_ascii=False, default=str)}
     raise TypeError(f"cannot encode a {type(v).__name__} value in a row image")
+
+
+def _datetime_text(v: dt.datetime) -> str:
+    # %Y gives '999' for year 999, which neither strptime nor MySQL reads as intended
+    return f"{v.year:04d}-" + v.strftime("%m-%d %H:%M:%S.%f")
 
 
 def format_time(v: dt.timedelta) -> str:
@@ -86,7 +91,7 @@ def _decode_value(v):
     if tag == "b":
         return base64.b64decode(x)
     if tag == "dt":
-        return dt.datetime.strptime(x, "%Y-%m-%d %H:%M:%S.%f")
+        return dt.datetime.fromisoformat(x)
     if tag == "da":
         return dt.date.fromisoformat(x)
     if tag == "t":
@@ -121,15 +126,17 @@ def sql_literal(v) -> str:
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
+        if math.isnan(v) or math.isinf(v):
+            raise ValueError(f"MySQL has no literal for the float {v!r}")
         return repr(v)
     if isinstance(v, decimal.Decimal):
-        return str(v)
+        return format(v, "f")  # str() may give '1E-8', which MySQL reads as an approximate DOUBLE
     if isinstance(v, str):
         return _quote(v)
     if isinstance(v, (bytes, bytearray)):
         return "X'" + bytes(v).hex() + "'" if v else "''"
     if isinstance(v, dt.datetime):
-        return "'" + v.strftime("%Y-%m-%d %H:%M:%S.%f") + "'"
+        return "'" + _datetime_text(v) + "'"
     if isinstance(v, dt.date):
         return "'" + v.isoformat() + "'"
     raise TypeError(f"no SQL literal for a {type(v).__name__} value")

@@ -1,0 +1,168 @@
+import datetime as dt
+import decimal
+import json
+
+import pyarrow as pa
+
+from cdcflow.compaction import KEYED_SCHEMA, final_changes, key_of, keyed_changes, partition_text
+from cdcflow.row_codec import decode_image, encode_image
+
+EVENT_COLS = pa.schema([("schema", pa.string()), ("table", pa.string()), ("commit_ts", pa.int64()),
+                        ("seq", pa.int64()), ("op", pa.string()), ("before", pa.string()), ("after", pa.string())])
+KEYS = {"db.t": ["id"], "db.m": ["a", "b"], "db.s": ["name"]}
+
+
+def batch(changes: list[tuple]) -> pa.RecordBatch:
+    """changes: (table, commit_ts, seq, op, before row, after row), rows as dicts."""
+    cols = {f: [] for f in EVENT_COLS.names}
+    for table, ts, seq, op, before, after in changes:
+        for f, v in zip(EVENT_COLS.names, ("db", table, ts, seq, op, encode_image(before), encode_image(after))):
+            cols[f].append(v)
+    return pa.RecordBatch.from_pydict(cols, schema=EVENT_COLS)
+
+
+def keyed(changes: list[tuple], split: int | None = None) -> list[dict]:
+    batches = [batch(changes)] if split is None else [batch(changes[:split]), batch(changes[split:])]
+    out = list(keyed_changes(iter(batches), KEYS))
+    assert len(out) == len(batches)  # one batch out per batch in
+    rows = []
+    for b in out:
+        assert b.schema.names == [f.split()[0] for f in KEYED_SCHEMA.split(", ")]
+        d = b.to_pydict()
+        rows += [dict(zip(d, vals)) for vals in zip(*d.values())]
+    return rows
+
+
+def compact(changes: list[tuple]) -> list[tuple]:
+    """keyed_changes, then the sort the apply stage asks Spark for, then final_changes;
+    returns (table, kind, decoded image) in output order."""
+    rows = sorted(keyed(changes), key=lambda r: (r["schema"], r["table"], r["part"], r["key"], r["commit_ts"],
+                                                 r["seq"], r["sub"]))
+    tuples = [(r["schema"], r["table"], r["part"], r["key"], r["kind"], r["image"]) for r in rows]
+    return [(t[1], t[4], decode_image(t[5])) for t in final_changes(iter(tuples))]
+
+
+def test_insert_and_delete():
+    rows = keyed([("t", 10, 0, "insert", None, {"id": 1, "v": "a"}),
+                  ("t", 11, 0, "delete", {"id": 2, "v": "b"}, None)])
+    assert [(r["key"], r["kind"], r["sub"], r["commit_ts"], r["seq"]) for r in rows] == [
+        ("[1]", "U", 1, 10, 0), ("[2]", "D", 1, 11, 0)]
+    assert decode_image(rows[0]["image"]) == {"id": 1, "v": "a"}
+    assert decode_image(rows[1]["image"]) == {"id": 2, "v": "b"}
+    assert all((r["schema"], r["table"]) == ("db", "t") for r in rows)
+
+
+def test_update_without_key_change_is_one_upsert():
+    rows = keyed([("t", 10, 3, "update", {"id": 1, "v": "a"}, {"id": 1, "v": "b"})])
+    assert [(r["key"], r["kind"], r["sub"]) for r in rows] == [("[1]", "U", 1)]
+    assert decode_image(rows[0]["image"]) == {"id": 1, "v": "b"}
+
+
+def test_update_with_key_change_is_delete_then_insert():
+    rows = keyed([("t", 10, 3, "update", {"id": 1, "v": "a"}, {"id": 9, "v": "a"})])
+    assert [(r["key"], r["kind"], r["sub"], r["seq"]) for r in rows] == [("[1]", "D", 0, 3), ("[9]", "U", 1, 3)]
+    assert decode_image(rows[0]["image"]) == {"id": 1, "v": "a"}
+    assert decode_image(rows[1]["image"]) == {"id": 9, "v": "a"}
+
+
+def test_multi_column_keys_in_key_list_order():
+    rows = keyed([("m", 10, 0, "insert", None, {"b": "x", "c": 0, "a": 7}),
+                  ("m", 11, 0, "update", {"b": "x", "c": 0, "a": 7}, {"b": "x", "c": 1, "a": 7}),
+                  ("m", 12, 0, "update", {"b": "x", "c": 1, "a": 7}, {"b": "y", "c": 1, "a": 7})])
+    assert [(r["key"], r["kind"], r["sub"]) for r in rows] == [
+        ('[7,"x"]', "U", 1), ('[7,"x"]', "U", 1), ('[7,"x"]', "D", 0), ('[7,"y"]', "U", 1)]
+
+
+def test_keys_of_typed_values_are_canonical():
+    img = json.loads(encode_image({"id": decimal.Decimal("1.50"), "at": dt.datetime(2026, 1, 1), "bin": b"\x00"}))
+    assert key_of(img, ["id"]) == '[{"d":"1.50"}]'
+    assert key_of(img, ["bin", "at"]) == '[{"b":"AA=="},{"dt":"2026-01-01 00:00:00.000000"}]'
+    again = json.loads(encode_image({"id": decimal.Decimal("1.50"), "at": dt.datetime(2026, 1, 1), "bin": b"\x00"}))
+    assert key_of(again, ["bin", "at"]) == key_of(img, ["bin", "at"])
+
+
+def test_batches_are_processed_one_by_one():
+    changes = [("t", 10 + i, 0, "insert", None, {"id": i}) for i in range(5)]
+    assert [r["key"] for r in keyed(changes, split=2)] == [f"[{i}]" for i in range(5)]
+
+
+def test_partition_text_groups_case_and_trailing_space_spellings():
+    k = lambda *vals: json.dumps(list(vals), separators=(",", ":"), ensure_ascii=False)
+    assert partition_text(k("abc")) == partition_text(k("ABC")) == partition_text(k("abc  ")) \
+        == partition_text(k("Abc "))
+    assert partition_text(k("a ", 1)) == partition_text(k("A", 1))
+    assert partition_text(k("abc")) != partition_text(k("abd"))
+    assert partition_text(k(" abc")) != partition_text(k("abc"))  # leading spaces count
+    assert partition_text(k(1)) != partition_text(k(2))
+    assert partition_text(k("Straße")) == partition_text(k("STRASSE".lower().replace("ss", "ß")))
+
+
+def test_last_change_per_key_wins():
+    out = compact([
+        ("t", 10, 0, "insert", None, {"id": 1, "v": "a"}),
+        ("t", 10, 1, "update", {"id": 1, "v": "a"}, {"id": 1, "v": "b"}),
+        ("t", 11, 0, "update", {"id": 1, "v": "b"}, {"id": 1, "v": "c"}),
+        ("t", 11, 1, "insert", None, {"id": 2, "v": "x"}),
+        ("t", 12, 0, "delete", {"id": 2, "v": "x"}, None),
+        ("t", 12, 1, "delete", {"id": 3, "v": "old"}, None),
+        ("t", 13, 0, "insert", None, {"id": 3, "v": "new"}),
+    ])
+    assert out == [("t", "U", {"id": 1, "v": "c"}), ("t", "D", {"id": 2, "v": "x"}),
+                   ("t", "U", {"id": 3, "v": "new"})]
+
+
+def test_seed_002_key_swap_converges():
+    # one transaction: UPDATE t SET id=3 WHERE id=1; SET id=1 WHERE id=2; SET id=2 WHERE id=3
+    out = compact([
+        ("t", 20, 0, "update", {"id": 1, "v": "a"}, {"id": 3, "v": "a"}),
+        ("t", 20, 1, "update", {"id": 2, "v": "b"}, {"id": 1, "v": "b"}),
+        ("t", 20, 2, "update", {"id": 3, "v": "a"}, {"id": 2, "v": "a"}),
+    ])
+    assert sorted(out, key=lambda r: r[2]["id"]) == [
+        ("t", "U", {"id": 1, "v": "b"}), ("t", "U", {"id": 2, "v": "a"}), ("t", "D", {"id": 3, "v": "a"})]
+
+
+def test_case_only_key_change_deletes_old_spelling_first():
+    # 'ABC' sorts before 'abc', yet the old spelling's DELETE must go out first: under a
+    # case-insensitive collation the REPLACE of 'ABC' and the DELETE of 'abc' hit one row
+    out = compact([("s", 10, 0, "update", {"name": "abc", "v": 1}, {"name": "ABC", "v": 1})])
+    assert out == [("s", "D", {"name": "abc", "v": 1}), ("s", "U", {"name": "ABC", "v": 1})]
+
+
+def test_trailing_space_key_change_deletes_old_spelling_first():
+    # PAD SPACE collations compare 'abc' = 'abc  '; '["abc  "]' sorts before '["abc"]'
+    out = compact([("s", 10, 0, "update", {"name": "abc", "v": 1}, {"name": "abc  ", "v": 2})])
+    assert out == [("s", "D", {"name": "abc", "v": 1}), ("s", "U", {"name": "abc  ", "v": 2})]
+
+
+def test_deletes_before_upserts_only_within_one_part():
+    rows = [  # sorted by (schema, table, part, key, commit order), as the apply stage sorts them
+        ("db", "s", '["a"]', '["A"]', "U", "A1"),
+        ("db", "s", '["a"]', '["a"]', "U", "a1"),
+        ("db", "s", '["a"]', '["a"]', "D", "a2"),
+        ("db", "s", '["b"]', '["b"]', "U", "b1"),
+        ("db", "s", '["c"]', '["C"]', "U", "C1"),
+        ("db", "s", '["c"]', '["c"]', "D", "c1"),
+        ("db", "t", '["c"]', '["c"]', "U", "tc1"),
+        ("db", "t", '["d"]', '["d"]', "D", "td1"),
+    ]
+    out = [r[5] for r in final_changes(iter(rows))]
+    assert out == ["a2", "A1", "b1", "c1", "C1", "tc1", "td1"]
+
+
+def test_final_changes_edge_cases():
+    assert list(final_changes(iter([]))) == []
+    one = ("db", "t", "[1]", "[1]", "D", "x")
+    assert list(final_changes(iter([one]))) == [one]
+    # the same key in two tables is two keys
+    rows = [("db", "a", "[1]", "[1]", "U", "a"), ("db", "b", "[1]", "[1]", "D", "b")]
+    assert list(final_changes(iter(rows))) == rows
+
+
+def test_many_keys_stream_in_order():
+    changes = [("t", 100 + i, 0, "insert", None, {"id": i, "v": i}) for i in range(200)]
+    changes += [("t", 400 + i, 0, "delete", {"id": i, "v": i}, None) for i in range(0, 200, 2)]
+    out = compact(changes)
+    assert len(out) == 200
+    kinds = {r[2]["id"]: r[1] for r in out}
+    assert all(kinds[i] == ("D" if i % 2 == 0 else "U") for i in range(200))

@@ -1,0 +1,134 @@
+import dataclasses
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from cdcflow.binlog_source import Event
+from cdcflow.event_store import EVENT_SCHEMA, FIELDS, RunFolder
+from cdcflow.row_codec import encode_image
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def event(i: int) -> Event:
+    if i % 5 == 4:
+        return Event(commit_ts=1000 + i, seq=0, schema="db", table="t", op="ddl",
+                     ddl_query=f"ALTER TABLE t COMMENT '{i}'", ddl_schema="db", sql_mode="ANSI_QUOTES",
+                     gtid=f"0-1-{i}", start_file="mysql-bin.000001", start_pos=4 + i, end_file="mysql-bin.000001",
+                     end_pos=5 + i, event_time=1_795_000_000 + i)
+    return Event(commit_ts=1000 + i, seq=i % 3, schema="db", table="t", op="insert",
+                 after=encode_image({"id": i, "v": "x" * i}), pk='["id"]', gtid=f"0-1-{i}",
+                 start_file="mysql-bin.000001", start_pos=4 + i, end_file="mysql-bin.000001", end_pos=5 + i,
+                 event_time=1_795_000_000 + i)
+
+
+def test_schema_matches_the_event_type():
+    assert set(FIELDS) == {f.name for f in dataclasses.fields(Event)}
+
+
+def test_writer_flushes_row_groups_and_reads_back(tmp_path):
+    folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
+    w = folder.writer("raw", batch_rows=4)
+    events = [event(i) for i in range(10)]
+    for e in events:
+        w.add(e)
+    assert w.count == 10
+    # two full row groups are already written, the last two events wait in the buffer
+    assert len(w.cols["commit_ts"]) == 2
+    w.close()
+    f = pq.ParquetFile(folder.path("raw") + "/part-00000.parquet")
+    assert f.metadata.num_row_groups == 3
+    assert [f.metadata.row_group(i).num_rows for i in range(3)] == [4, 4, 2]
+    assert f.schema_arrow == EVENT_SCHEMA
+    table = pq.read_table(folder.path("raw"))
+    assert table.to_pylist() == [dataclasses.asdict(e) for e in events]
+
+
+def test_empty_window_still_gives_a_readable_file(tmp_path):
+    folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
+    w = folder.writer("raw", batch_rows=4)
+    w.close()
+    table = pq.read_table(folder.path("raw"))
+    assert table.num_rows == 0
+    assert table.schema == EVENT_SCHEMA
+
+
+def test_exact_multiple_of_batch_rows(tmp_path):
+    folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
+    w = folder.writer("raw", batch_rows=3)
+    for i in range(6):
+        w.add(event(i))
+    w.close()
+    f = pq.ParquetFile(folder.path("raw") + "/part-00000.parquet")
+    assert [f.metadata.row_group(i).num_rows for i in range(f.metadata.num_row_groups)] == [3, 3]
+
+
+def test_json_files(tmp_path):
+    folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
+    assert not folder.exists("window.json")
+    data = {"start_ts": 1, "resolved_ts": 2**63 - 1, "end_pos": {"file": "b", "pos": 4}, "names": ["ü", None]}
+    folder.write_json("window.json", data)
+    assert folder.exists("window.json")
+    assert folder.read_json("window.json") == data
+    folder.write_json("window.json", [1, 2])  # overwritten, not appended
+    assert folder.read_json("window.json") == [1, 2]
+
+
+def test_airflow_run_ids_become_safe_folder_names(tmp_path):
+    folder = RunFolder(str(tmp_path / "store"), "cf-1", "manual__2026-11-22T04:00:00+00:00")
+    assert folder.url == str((tmp_path / "store" / "cf-1" / "manual__2026-11-22T04_00_00_00_00").resolve())
+    assert folder.path("raw") == folder.url + "/raw"
+    folder.write_json("x.json", 1)
+    assert (Path(folder.url) / "x.json").is_file()
+    for ch in ":+ /\\?#%":
+        assert ch not in Path(folder.url).name
+    assert RunFolder(str(tmp_path), "cf", "scheduled__2026-11-22T04:05:00.123456+00:00").url.endswith(
+        "/cf/scheduled__2026-11-22T04_05_00.123456_00_00")
+    # a folder name cannot climb out of the store
+    assert RunFolder(str(tmp_path / "store"), "../evil", "../../x").url.startswith(str((tmp_path / "store").resolve()))
+
+
+def test_default_base_is_under_cdcflow_home(home):
+    folder = RunFolder(None, "cf", "r")
+    assert folder.url == str((home / "events" / "cf" / "r").resolve())
+
+
+def test_file_url_base(tmp_path):
+    folder = RunFolder("file://" + str(tmp_path / "store"), "cf", "r")
+    assert folder.url == str((tmp_path / "store" / "cf" / "r").resolve())
+    folder.write_json("a.json", {"ok": True})
+    assert (tmp_path / "store" / "cf" / "r" / "a.json").is_file()
+
+
+def test_remove(tmp_path):
+    folder = RunFolder(str(tmp_path / "store"), "cf", "r")
+    folder.remove()  # nothing there yet: no error
+    folder.write_json("a.json", 1)
+    w = folder.writer("raw", batch_rows=2)
+    w.add(event(0))
+    w.close()
+    other = RunFolder(str(tmp_path / "store"), "cf", "r2")
+    other.write_json("b.json", 2)
+    folder.remove()
+    assert not Path(folder.url).exists()
+    assert not folder.exists("a.json")
+    assert other.read_json("b.json") == 2
+
+
+@pytest.mark.parametrize("cid, run", [("cf", ".."), ("cf", "."), ("..", "r"), (".", "..")])
+def test_dot_names_stay_inside_their_own_folder(tmp_path, cid, run):
+    store = (tmp_path / "store").resolve()
+    folder = RunFolder(str(store), cid, run)
+    rel = Path(folder.url).relative_to(store)  # raises if the folder is outside the store
+    assert len(rel.parts) == 2
+    # removing such a run must not take the changefeed's other runs with it
+    sibling = RunFolder(str(store), cid, "other")
+    sibling.write_json("keep.json", 1)
+    folder.write_json("x.json", 1)
+    folder.remove()
+    assert sibling.read_json("keep.json") == 1

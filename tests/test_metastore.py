@@ -1,0 +1,196 @@
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from cdcflow import metastore
+from cdcflow.errors import CdcflowError
+
+HOST = socket.gethostname()
+POS = {"file": "mysql-bin.000001", "pos": 4, "gtid": None}
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.delenv("CDCFLOW_METASTORE_URL", raising=False)
+    monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path))
+    return tmp_path
+
+
+def owner(run: str, pid: int | None = None, host: str = HOST) -> str:
+    return f"{host}:{os.getpid() if pid is None else pid}:{run}"
+
+
+def dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_store_lives_under_cdcflow_home(home):
+    metastore.create_feed("cf", 100, POS)
+    assert (home / "metadata.db").is_file()
+
+
+def test_create_and_get_feed():
+    before = time.time()
+    metastore.create_feed("cf", 100, POS)
+    f = metastore.get_feed("cf")
+    assert (f.id, f.state, f.checkpoint_ts, f.checkpoint_pos, f.resolved_ts) == ("cf", "normal", 100, POS, 100)
+    assert f.error is None and f.lease_owner is None and f.ddl_in_flight_ts is None
+    assert before <= f.created_at <= f.updated_at <= time.time()
+    assert [x.id for x in metastore.list_feeds()] == ["cf"]
+
+
+def test_unknown_feed():
+    with pytest.raises(CdcflowError) as e:
+        metastore.get_feed("nope")
+    assert e.value.code == "CDCFLOW:ErrChangeFeedNotExists"
+    assert "nope" in str(e.value) and "cdcflow changefeed create" in str(e.value)
+
+
+def test_create_again_starts_over():
+    metastore.create_feed("cf", 100, POS)
+    metastore.start_run("cf", "r1", 100, POS, 0, False)
+    metastore.advance_checkpoint("cf", 500, {"pos": 9})
+    metastore.create_feed("cf", 50, POS)
+    assert metastore.get_feed("cf").checkpoint_ts == 50
+    assert metastore.recent_runs("cf") == []
+
+
+def test_update_feed_round_trips_json_fields():
+    metastore.create_feed("cf", 100, POS)
+    err = {"code": "CDCFLOW:ErrX", "message": "boom", "retryable": True}
+    metastore.update_feed("cf", state="warning", error=err, error_since=12.5, checkpoint_pos={"a": [1, 2]})
+    f = metastore.get_feed("cf")
+    assert (f.state, f.error, f.error_since, f.checkpoint_pos) == ("warning", err, 12.5, {"a": [1, 2]})
+    metastore.update_feed("cf", error=None)
+    assert metastore.get_feed("cf").error is None
+
+
+def test_advance_checkpoint_never_moves_back():
+    metastore.create_feed("cf", 100, POS)
+    metastore.update_feed("cf", ddl_in_flight_ts=300)
+    metastore.advance_checkpoint("cf", 300, {"pos": 300})
+    f = metastore.get_feed("cf")
+    assert (f.checkpoint_ts, f.checkpoint_pos, f.ddl_in_flight_ts) == (300, {"pos": 300}, None)
+    progress = f.last_progress_at
+    metastore.advance_checkpoint("cf", 200, {"pos": 200})  # a replay re-reaching an older barrier
+    metastore.advance_checkpoint("cf", 300, {"pos": "same ts again"})
+    f = metastore.get_feed("cf")
+    assert (f.checkpoint_ts, f.checkpoint_pos, f.last_progress_at) == (300, {"pos": 300}, progress)
+    metastore.advance_checkpoint("cf", 301, {"pos": 301})
+    assert metastore.get_feed("cf").checkpoint_ts == 301
+
+
+def test_delete_feed():
+    metastore.create_feed("cf", 1, POS)
+    metastore.start_run("cf", "r", 1, POS, 0, False)
+    metastore.delete_feed("cf")
+    assert metastore.list_feeds() == []
+    with pytest.raises(CdcflowError):
+        metastore.get_run("cf", "r")
+
+
+# --- lease ---------------------------------------------------------------------------------
+
+def test_lease_acquired_then_refused_to_another_run():
+    metastore.create_feed("cf", 1, POS)
+    assert metastore.acquire_lease("cf", owner("runA"), "runA")
+    assert metastore.lease_holder("cf") == owner("runA")
+    assert not metastore.acquire_lease("cf", owner("runB"), "runB")
+    assert metastore.lease_holder("cf") == owner("runA")
+    # a holder on another machine is not presumed dead
+    metastore.update_feed("cf", lease_owner=owner("runA", 1, host="elsewhere.example"))
+    assert not metastore.acquire_lease("cf", owner("runB"), "runB")
+
+
+def test_lease_renewed_by_same_run_key_from_another_process():
+    metastore.create_feed("cf", 1, POS)
+    assert metastore.acquire_lease("cf", owner("run:2026-11-22T04:00:00+00:00", 1111), "run:2026-11-22T04:00:00+00:00",
+                                   ttl=10)
+    until = metastore.get_feed("cf").lease_until
+    assert metastore.acquire_lease("cf", owner("run:2026-11-22T04:00:00+00:00"), "run:2026-11-22T04:00:00+00:00",
+                                   ttl=100)
+    f = metastore.get_feed("cf")
+    assert f.lease_owner == owner("run:2026-11-22T04:00:00+00:00")
+    assert f.lease_until > until
+
+
+def test_lease_taken_over_after_expiry():
+    metastore.create_feed("cf", 1, POS)
+    assert metastore.acquire_lease("cf", owner("runA"), "runA", ttl=0.05)
+    assert not metastore.acquire_lease("cf", owner("runB"), "runB")
+    time.sleep(0.1)
+    assert metastore.acquire_lease("cf", owner("runB"), "runB")
+    assert metastore.lease_holder("cf") == owner("runB")
+
+
+def test_lease_taken_over_when_holder_process_is_dead():
+    metastore.create_feed("cf", 1, POS)
+    pid = dead_pid()
+    assert metastore.acquire_lease("cf", owner("runA", pid), "runA", ttl=3600)
+    assert metastore.acquire_lease("cf", owner("runB"), "runB")
+    assert metastore.lease_holder("cf") == owner("runB")
+
+
+def test_lease_released_only_by_its_run():
+    metastore.create_feed("cf", 1, POS)
+    assert metastore.acquire_lease("cf", owner("manualXX2026"), "manualXX2026")
+    # '_' and '%' in a run key are plain characters, not LIKE wildcards
+    metastore.release_lease("cf", "manual__2026")
+    metastore.release_lease("cf", "%")
+    metastore.release_lease("cf", "runB")
+    assert metastore.lease_holder("cf") == owner("manualXX2026")
+    metastore.release_lease("cf", "manualXX2026")
+    f = metastore.get_feed("cf")
+    assert f.lease_owner is None and f.lease_until is None
+    assert metastore.acquire_lease("cf", owner("runB"), "runB")
+
+
+def test_lease_of_unknown_feed():
+    assert metastore.acquire_lease("nope", owner("r"), "r") is False
+
+
+def test_lease_owner_for_this_process():
+    assert metastore.lease_owner_for("manual__2026-11-22T04:00:00+00:00") == \
+        f"{HOST}:{os.getpid()}:manual__2026-11-22T04:00:00+00:00"
+
+
+# --- runs ----------------------------------------------------------------------------------
+
+def test_runs_start_get_update_merges_stats():
+    metastore.create_feed("cf", 1, POS)
+    before = time.time()
+    r = metastore.start_run("cf", "r1", 100, POS, 900, True)
+    assert (r.changefeed_id, r.run_id, r.status, r.start_ts, r.start_pos, r.target_ts, r.dry_run, r.stats) == (
+        "cf", "r1", "running", 100, POS, 900, True, {})
+    assert r.started_at >= before and r.ended_at is None and r.error is None
+    metastore.update_run("cf", "r1", stats={"pull": {"events": 10}})
+    metastore.update_run("cf", "r1", stats={"filter": {"kept": 7}, "pull": {"events": 11}})
+    metastore.update_run("cf", "r1", status="done", ended_at=123.0)
+    r = metastore.get_run("cf", "r1")
+    assert r.stats == {"pull": {"events": 11}, "filter": {"kept": 7}}
+    assert (r.status, r.ended_at) == ("done", 123.0)
+
+
+def test_start_run_again_resets_it():
+    metastore.create_feed("cf", 1, POS)
+    metastore.start_run("cf", "r1", 100, POS, 0, False)
+    metastore.update_run("cf", "r1", stats={"pull": 1}, status="failed", error="x")
+    r = metastore.start_run("cf", "r1", 200, POS, 0, False)
+    assert (r.status, r.start_ts, r.stats, r.error) == ("running", 200, {}, None)
+
+
+def test_recent_runs_newest_first_and_unknown_run():
+    metastore.create_feed("cf", 1, POS)
+    for i in range(3):
+        metastore.start_run("cf", f"r{i}", i, POS, 0, False)
+        metastore.update_run("cf", f"r{i}", started_at=1000.0 + i)
+    assert [r.run_id for r in metastore.recent_runs("cf")] == ["r2", "r1", "r0"]
+    assert [r.run_id for r in metastore.recent_runs("cf", limit=1)] == ["r2"]
+    with pytest.raises(CdcflowError, match="no cycle 'r9'"):
+        metastore.get_run("cf", "r9")
