@@ -192,3 +192,20 @@ def test_rejected_ddl_fails_the_changefeed_until_an_operator_skips_it(mariadb_pa
     run_cycle("e2e-skip", spark=spark)
     assert_consistent(up, down, ["e2e_skip"])
     assert query(capsys, "e2e-skip")["state"] == "normal"
+
+
+def test_forbidden_rename_fails_the_changefeed_naming_it(mariadb_pair, spark, cdcflow_home, capsys):
+    up, down = mariadb_pair
+    create_changefeed(capsys, up, down, "e2e-rename", "[filter]\nrules = ['e2e_ren.t*']\n")
+    up.execute("CREATE DATABASE e2e_ren", "CREATE TABLE e2e_ren.t1 (id INT PRIMARY KEY)",
+               "CREATE TABLE e2e_ren.n1 (id INT PRIMARY KEY)", "INSERT INTO e2e_ren.t1 VALUES (1)",
+               "RENAME TABLE e2e_ren.t1 TO e2e_ren.t2",  # old name matches: replicated
+               "RENAME TABLE e2e_ren.n1 TO e2e_ren.t3")  # old unmatched, new matched: an error
+    with pytest.raises(Exception):
+        run_cycle("e2e-rename", spark=spark)
+    status = query(capsys, "e2e-rename")
+    assert status["state"] == "failed"
+    message = status["error"]["message"]
+    assert "RENAME TABLE e2e_ren.n1 TO e2e_ren.t3" in message and "commit ts" in message
+    assert down.query("SHOW TABLES FROM e2e_ren") == [("t2",)]  # everything before it was applied
+    assert down.query("SELECT id FROM e2e_ren.t2") == [(1,)]

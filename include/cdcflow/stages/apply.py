@@ -98,6 +98,10 @@ def apply(spark, cycle: Cycle) -> dict:
             # The checkpoint reaches the barrier before the DDL runs (seed 004), so a crash
             # after the DDL never replays older rows against the new table structure.
             metastore.advance_checkpoint(cycle.cid, ddl["commit_ts"] - 1, seg["pos_before"])
+            if ddl.get("error"):
+                e = ddl["error"]
+                raise CdcflowError(e["message"], ts=ddl["commit_ts"], statement=ddl["query"], code=e["code"],
+                                   retryable=e["retryable"], hint=e["hint"])
             # a replay: the DDL ran before a crash, or before a backfill moved the checkpoint back
             replay = (cycle.feed().ddl_in_flight_ts == ddl["commit_ts"]
                       or ddl["commit_ts"] <= run.stats.get("replay_until", 0))

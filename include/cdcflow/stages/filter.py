@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..ddl_classify import classify
 from ..errors import CdcflowError
+from ..rename_rules import REPLICATE, rename_decision
 from ..table_filter import TableFilter
 from .cycle import Cycle
 
@@ -22,9 +23,8 @@ def ddl_decision(info, tf: TableFilter) -> tuple[bool, str]:
         ok = info.schema is not None and tf.match_schema(info.schema)
         return ok, "schema matches the filter" if ok else f"schema {info.schema} is filtered out"
     if info.renames:
-        olds = [old for old, _ in info.renames]
-        ok = all(tf.match_table(o.schema, o.table) for o in olds)
-        return ok, "old names match the filter" if ok else "old names are filtered out"
+        verdict, why = rename_decision(info.renames, tf)
+        return verdict == REPLICATE, why
     first = info.tables[0]
     ok = tf.match_table(first.schema, first.table)
     return ok, f"{first.schema}.{first.table} " + ("matches the filter" if ok else "is filtered out")
@@ -47,20 +47,25 @@ def filter_events(spark, cycle: Cycle) -> dict:
             skipped_ddl.append({"commit_ts": r["commit_ts"], "query": r["ddl_query"], "why": "skipped by operator"})
             cycle.event("ddl skipped", commit_ts=r["commit_ts"], why="skip-ddl by operator", query=r["ddl_query"])
             continue
-        try:
-            info = classify(r["ddl_query"], r["ddl_schema"], r["sql_mode"] or "")
-        except CdcflowError as e:
-            raise e.with_context(changefeed=cycle.cid, ts=r["commit_ts"])
-        keep, why = ddl_decision(info, tf)
         entry = {
             "commit_ts": r["commit_ts"], "query": r["ddl_query"], "default_schema": r["ddl_schema"],
-            "sql_mode": r["sql_mode"], "type": info.type, "name": info.statement_name,
-            "tables": [[t.schema, t.table] for t in info.tables], "why": why,
+            "sql_mode": r["sql_mode"], "type": None, "name": "DDL", "tables": [],
             "start_pos": {"file": r["start_file"], "pos": r["start_pos"], "gtid": None},
             "end_pos": {"file": r["end_file"], "pos": r["end_pos"], "gtid": r["gtid"]},
         }
+        try:
+            info = classify(r["ddl_query"], r["ddl_schema"], r["sql_mode"] or "")
+            entry.update(type=info.type, name=info.statement_name,
+                         tables=[[t.schema, t.table] for t in info.tables])
+            keep, why = ddl_decision(info, tf)
+        except CdcflowError as e:
+            # A DDL that breaks a rule is a barrier that fails: everything before it is still
+            # applied, and the checkpoint stops just below it.
+            keep, why = True, e.message
+            entry["error"] = {"message": e.message, "code": e.code, "retryable": e.retryable, "hint": e.hint}
+        entry["why"] = why
         (kept_ddl if keep else skipped_ddl).append(entry)
-        cycle.event("ddl kept" if keep else "ddl skipped", commit_ts=r["commit_ts"], name=info.statement_name,
+        cycle.event("ddl kept" if keep else "ddl skipped", commit_ts=r["commit_ts"], name=entry["name"],
                     why=why)
 
     dml = raw.where(F.col("op") != "ddl")
