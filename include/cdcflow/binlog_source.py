@@ -101,6 +101,20 @@ def available_logs(conn) -> list[str]:
         return [r[0] for r in cur.fetchall()]
 
 
+def open_stream(uri: DbUri, server_id: int, start: Position, only_events: list):
+    """A non-blocking binlog dump from a file and position (it ends at the current end of the log)."""
+    from pymysqlreplication import BinLogStreamReader
+
+    return BinLogStreamReader(
+        connection_settings={"host": uri.host, "port": uri.port, "user": uri.user, "password": uri.password,
+                             "charset": "utf8mb4"},
+        server_id=server_id, resume_stream=True, blocking=False, log_file=start.file, log_pos=start.pos,
+        only_events=only_events,
+        is_mariadb=False,  # True ignores log_file/log_pos (a GTID-only dump); file+pos works on both
+        enable_logging=False,
+    )
+
+
 @dataclass
 class Event:
     """One canonical change event (see DESIGN.md, Events)."""
@@ -144,27 +158,6 @@ class BinlogReader:
         self.stopped_at_target = False
         self.aborted_ts: set[int] = set()
 
-    def _stream(self):
-        from pymysqlreplication import BinLogStreamReader
-        from pymysqlreplication.event import (GtidEvent, MariadbGtidEvent, QueryEvent, RotateEvent,
-                                              XidEvent)
-        from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
-
-        settings = {"host": self.uri.host, "port": self.uri.port, "user": self.uri.user,
-                    "password": self.uri.password, "charset": "utf8mb4"}
-        return BinLogStreamReader(
-            connection_settings=settings,
-            server_id=self.server_id,
-            resume_stream=True,
-            blocking=False,
-            log_file=self.start.file,
-            log_pos=self.start.pos,
-            only_events=[QueryEvent, XidEvent, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent,
-                         MariadbGtidEvent, GtidEvent, RotateEvent],
-            is_mariadb=False,  # True ignores log_file/log_pos (GTID-only dump); file+pos works on both
-            enable_logging=False,
-        )
-
     def read(self, emit: Callable[[Event], None]) -> None:
         """Stream events to `emit`; rows of a large transaction go out as they are read.
 
@@ -175,7 +168,9 @@ class BinlogReader:
         from pymysqlreplication.event import GtidEvent, MariadbGtidEvent, QueryEvent, RotateEvent, XidEvent
         from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-        stream = self._stream()
+        stream = open_stream(self.uri, self.server_id, self.start,
+                             [QueryEvent, XidEvent, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent,
+                              MariadbGtidEvent, GtidEvent, RotateEvent])
         cur_file = self.start.file
         trx_ts: int | None = None
         trx_start = self.last_pos
@@ -281,7 +276,6 @@ def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None 
     one before the first transaction whose time is after `ts`.  A ts older than the
     oldest binlog the upstream still holds cannot be served (ErrStartTsBeforeGC).
     """
-    from pymysqlreplication import BinLogStreamReader
     from pymysqlreplication.event import GtidEvent, MariadbGtidEvent, QueryEvent, RotateEvent, XidEvent
 
     conn = uri.connect()
@@ -290,12 +284,8 @@ def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None 
         head = head_position(conn)
     finally:
         conn.close()
-    settings = {"host": uri.host, "port": uri.port, "user": uri.user, "password": uri.password, "charset": "utf8mb4"}
-    stream = BinLogStreamReader(
-        connection_settings=settings, server_id=server_id, resume_stream=True, blocking=False,
-        log_file=logs[0], log_pos=4, is_mariadb=False, enable_logging=False,
-        only_events=[QueryEvent, XidEvent, MariadbGtidEvent, GtidEvent, RotateEvent],
-    )
+    stream = open_stream(uri, server_id, Position(logs[0], 4),
+                         [QueryEvent, XidEvent, MariadbGtidEvent, GtidEvent, RotateEvent])
     cur_file, boundary, first_time = logs[0], Position(logs[0], 4), None
     in_trx = False
     try:

@@ -41,7 +41,6 @@ def finish(changefeed_id: str, run_id: str, error: str | None = None) -> dict:
         run = cycle.run()
     except CdcflowError:
         return {"state": cycle.feed().state, "skipped": True}  # prepare skipped this cycle
-    feed_before = cycle.feed()
     err = None
     if run.error:
         d = json.loads(run.error)
@@ -69,7 +68,7 @@ def finish(changefeed_id: str, run_id: str, error: str | None = None) -> dict:
     finally:
         metastore.release_lease(changefeed_id, run_id)
     feed = cycle.feed()
-    result = {"state": state, "checkpoint_before": feed_before.checkpoint_ts if run is None else run.start_ts,
+    result = {"state": state, "checkpoint_before": run.start_ts,
               "checkpoint_ts": feed.checkpoint_ts, "checkpoint_time": tso.to_text(feed.checkpoint_ts),
               "error": str(err) if err else None}
     cycle.event("finished", **result)
