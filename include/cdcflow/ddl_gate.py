@@ -82,6 +82,8 @@ def _targets(info) -> list[tuple]:
                  (n.schema, n.table), f"{_q(o)} TO {_q(n)}") for o, n in info.renames]
     if info.statement_name in ("DROP TABLE", "DROP VIEW") and len(info.tables) > 1:
         return [(_name(t.schema, t.table), t.schema, t.table, (t.schema, t.table), _q(t)) for t in info.tables]
+    if not info.tables:  # RECOVER TABLE BY JOB n: names no table
+        return [(info.statement_name, None, None, None, None)]
     t = info.tables[0]
     return [(_name(t.schema, t.table), t.schema, t.table, (t.schema, t.table), None)]
 
@@ -94,9 +96,10 @@ def _rewrite(info, pieces: list[str]) -> str:
 
 
 def decide(info, query: str, ts: int, changes, tf: TableFilter, ef: EventFilter, force_replicate: bool,
-           table_ok: tuple[bool, str]) -> Verdict:
+           table_ok: tuple[bool, str], current=None) -> Verdict:
     """`table_ok` is the table-filter/RENAME-rule verdict (filter.ddl_decision) on the whole
-    statement; `changes` what it did to the tracked schema (SchemaTracker.apply)."""
+    statement; `changes` what it did to the tracked schema (SchemaTracker.apply); `current`
+    (schema, table) -> tracked info, for the tables it named without changing them."""
     keep, why = table_ok
     if not keep:
         return Verdict(False, why, query, schema_only=info.allowed and key_changed(changes, tf))
@@ -106,12 +109,13 @@ def decide(info, query: str, ts: int, changes, tf: TableFilter, ef: EventFilter,
         if table is not None and not info.renames and not tf.match_table(schema, table):
             dropped.append(f"{label} is filtered out")
             continue
-        ignored = ef.ddl_ignored(info.type, query, schema, table) if ef else None
+        ignored = ef.ddl_ignored(info.type, query, schema, table) if ef and schema else None
         if ignored:
             dropped.append(f"{label}: {ignored}")
             continue
         if state_of is not None and info.type not in _VIEW_TYPES:
-            before, after = states.get(state_of, (None, None))
+            unchanged = current(*state_of) if current else None
+            before, after = states.get(state_of, (unchanged, unchanged))
             if info.renames:  # the renamed table's state is the old name's
                 before = states.get((schema, table), (None, None))[0]
                 after = states.get(state_of, (None, None))[1]

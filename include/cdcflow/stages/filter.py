@@ -50,7 +50,7 @@ def gate_ddl(cycle: Cycle, r, tf: TableFilter, ef: EventFilter, tracker, skipped
         if skipped:
             return {**entry, "keep": False, "why": "skipped by operator (skip-ddl)"}
         verdict = decide(info, r["ddl_query"], ts, changes, tf, ef, cycle.config.force_replicate,
-                         ddl_decision(info, tf))
+                         ddl_decision(info, tf), tracker.current)
     except CdcflowError as e:
         if skipped:
             return {**entry, "keep": False, "why": "skipped by operator (skip-ddl)"}
