@@ -53,6 +53,11 @@ def test_cross_database_ddl_and_ansi_quotes(mariadb_pair, spark, cdcflow_home, c
     assert [c[0] for c in down.query(cols)] == ["id", "v", "w"]
     assert_consistent(up, down, ["xa", "xb", "aq"])
     assert down.query("SELECT * FROM aq.q1 ORDER BY a") == [(1, "x", 7), (2, "y", 7)]
+    # the tracked schema the next cycle resumes from was persisted with this one
+    tracked = schema_store.load("e2e-xdb")
+    assert [c["name"] for c in tracked.current("xa", "t1").columns] == ["id", "v", "w"]
+    assert tracked.current("aq", "q1").valid_key() == ["a"]
+    assert [c["name"] for c in tracked.current("aq", "q1").columns] == ["a", "b", "c"]
 
 
 def test_unclassifiable_and_not_allowed_ddl(mariadb_pair, spark, cdcflow_home, capsys, caplog):
