@@ -185,10 +185,10 @@ def verify(up, down, label: str) -> list[str]:
     return diffs
 
 
-def run_workload(up, rows: int):
+def run_workload(up, rows: int, shape: str):
     from . import bench_workload
 
-    plan = bench_workload.plan(rows)
+    plan = bench_workload.plan(rows, shape=shape)
     t0 = time.perf_counter()
     done = bench_workload.run(up, plan)
     return plan, done, time.perf_counter() - t0
@@ -208,7 +208,7 @@ def _fmt_bytes(n: int | None) -> str:
 
 # --- the run ---------------------------------------------------------------------------------
 
-def main_comparison(servers: Servers, rows: int, home: Path, log_dir: Path) -> dict:
+def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir: Path) -> dict:
     from . import bench_peers, bench_workload
 
     up = servers.up
@@ -220,8 +220,8 @@ def main_comparison(servers: Servers, rows: int, home: Path, log_dir: Path) -> d
     if (pos["file"], pos["pos"]) != (start_file, start_pos):
         raise RuntimeError(f"the changefeed starts at {pos}, not at the snapshot position {start_file}:{start_pos}")
 
-    say(f"workload: about {rows:,} row changes on the upstream")
-    plan, done, gen_secs = run_workload(up, rows)
+    say(f"workload: about {rows:,} row changes on the upstream (shape {shape})")
+    plan, done, gen_secs = run_workload(up, rows, shape)
     stop_file, stop_pos = up.binlog_head()
     rng = bench_peers.BinlogRange(start_file, start_pos, stop_file, stop_pos)
     say(f"workload done in {gen_secs:.1f}s: {done:,} row changes in {plan.transactions - plan.ddls:,} "
@@ -240,7 +240,7 @@ def main_comparison(servers: Servers, rows: int, home: Path, log_dir: Path) -> d
     replica_diffs = verify(up, servers.replica, "the replica")
 
     return {
-        "rows": done, "transactions": plan.transactions - plan.ddls, "ddls": plan.ddls,
+        "rows": done, "shape": shape, "transactions": plan.transactions - plan.ddls, "ddls": plan.ddls,
         "by_kind": {k: v for k, v in plan.by_kind().items() if v}, "workload_seconds": gen_secs,
         "binlog_range": asdict(rng), "cdcflow": asdict(cyc),
         "mariadb_binlog_seconds": binlog_secs, "native_replica_seconds": replica_secs,
@@ -249,7 +249,7 @@ def main_comparison(servers: Servers, rows: int, home: Path, log_dir: Path) -> d
     }
 
 
-def scaling(servers: Servers, sizes: list[int], home: Path, log_dir: Path) -> list[dict]:
+def scaling(servers: Servers, sizes: list[int], shape: str, home: Path, log_dir: Path) -> list[dict]:
     """One fresh changefeed per size on cdcflow's downstream, then an idle cycle."""
     from . import bench_workload
 
@@ -259,7 +259,7 @@ def scaling(servers: Servers, sizes: list[int], home: Path, log_dir: Path) -> li
             bench_workload.create_snapshot(s)
         cid = f"bench_{n}"
         create_changefeed(cid, servers.up, servers.cdcflow, home)
-        _plan, done, _ = run_workload(servers.up, n)
+        _plan, done, _ = run_workload(servers.up, n, shape)
         say(f"scaling: {done:,} row changes, one cycle")
         cyc = run_cycle_measured(cid, done, log_dir)
         ok = not verify(servers.up, servers.cdcflow, f"cdcflow's downstream after {done:,}")
@@ -291,8 +291,11 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
     yes = {True: "yes", False: "NO"}
     print()
     print(f"machine: {machine}")
-    print(f"workload: {rows:,} row changes ({', '.join(f'{k} {v:,}' for k, v in main['by_kind'].items())}) in "
-          f"{main['transactions']:,} transactions of 100 rows, {main['ddls']} DDLs between them, on 4 tables")
+    shape = ("inserts 100 rows per transaction, updates and deletes one row per transaction"
+             if main["shape"] == "oltp" else "100 rows per transaction")
+    print(f"workload ({main['shape']}): {rows:,} row changes "
+          f"({', '.join(f'{k} {v:,}' for k, v in main['by_kind'].items())}) in {main['transactions']:,} "
+          f"transactions ({shape}), {main['ddls']} DDLs between them, on 4 tables")
     print()
     print(f"{'':32}{'row changes/s':>15}{'wall s':>10}{'peak memory':>14}{'consistent':>12}")
     print(f"{'cdcflow (whole cycle)':32}{_fmt_rate(whole):>15}{cyc['wall_seconds']:>10.1f}"
@@ -341,6 +344,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--scale", default=os.environ.get("BENCH_SCALE") or ",".join(map(str, DEFAULT_SCALE)),
                    help="window sizes of the scaling table, comma-separated, or 'none' "
                         "(default 10000,100000,1000000; env BENCH_SCALE)")
+    p.add_argument("--shape", default=os.environ.get("BENCH_SHAPE") or "oltp", choices=("oltp", "bulk"),
+                   help="oltp: updates and deletes one row per transaction; bulk: 100 rows per transaction "
+                        "(default oltp; env BENCH_SHAPE)")
     p.add_argument("--dir", default=str(DEFAULT_DIR), help="where the servers and CDCFLOW_HOME live")
     return p.parse_args(argv)
 
@@ -355,15 +361,15 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["CDCFLOW_HOME"] = str(home)
     machine = machine_text()
     say(f"{machine}")
-    say(f"compared workload: {a.rows:,} row changes; scaling sizes: "
+    say(f"compared workload: {a.rows:,} row changes, shape {a.shape}; scaling sizes: "
         f"{', '.join(f'{n:,}' for n in sizes) + ' and an idle cycle' if sizes else 'none'}")
     say(f"starting an upstream and three downstreams under {base}")
     t0 = time.perf_counter()
     servers = start_servers(base)
     servers.up.execute("RESET MASTER")  # a fresh binlog each run
     try:
-        main_res = main_comparison(servers, a.rows, home, base)
-        scale = scaling(servers, sizes, home, base) if sizes else []
+        main_res = main_comparison(servers, a.rows, a.shape, home, base)
+        scale = scaling(servers, sizes, a.shape, home, base) if sizes else []
     finally:
         stop_servers(servers)
     x, y = report(main_res, scale, machine)

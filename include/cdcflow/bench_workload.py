@@ -1,10 +1,13 @@
 """The benchmark's workload: a schema snapshot and a deterministic stream of transactions.
 
-Every DML statement is one transaction of exactly `TXN_ROWS` row changes, so the number
-of row changes is known without asking the server.  Rows are made by the server from
-MariaDB's sequence engine (`seq_1_to_100`), which keeps the generator cheap.  Each table
-keeps its live ids as one range [lo, hi): inserts append at hi, deletes remove from lo,
-updates touch a window inside it, so every statement hits exactly its 100 rows.
+Inserts come in transactions of `TXN_ROWS` rows, made by the server from MariaDB's
+sequence engine (`seq_1_to_100`).  Updates and deletes are OLTP-shaped by default: one row
+by its key per transaction, `TXN_ROWS` of them sent as one compound statement (`FOR i IN
+lo..hi DO UPDATE … WHERE id = i; END FOR`), in which each statement commits on its own
+(shape "oltp"); shape "bulk" makes them one range statement per transaction instead.
+Each table keeps its live ids as one range [lo, hi): inserts append at hi, deletes remove
+from lo, updates touch a window inside it, so every batch hits exactly its 100 rows and
+the number of row changes is known without asking the server.
 """
 
 from __future__ import annotations
@@ -70,11 +73,15 @@ DDLS = (
 )
 
 
+SHAPES = ("oltp", "bulk")
+
+
 @dataclass(frozen=True)
 class Statement:
     sql: str
     rows: int  # row changes it makes (0 for a DDL)
     kind: str  # insert | update | unique-update | delete | ddl
+    transactions: int = 1
 
 
 @dataclass
@@ -95,9 +102,11 @@ class Plan:
     def row_changes(self) -> int:
         return sum(s.rows for s in self.statements)
 
+    live: dict[str, tuple[int, int]] = field(default_factory=dict)  # table -> ids [lo, hi) at the end
+
     @property
     def transactions(self) -> int:
-        return len(self.statements)
+        return sum(s.transactions for s in self.statements)
 
     @property
     def ddls(self) -> int:
@@ -110,8 +119,10 @@ class Plan:
         return out
 
 
-def plan(row_changes: int, seed: int = 7) -> Plan:
-    """About `row_changes` row changes (rounded up to whole transactions) and the DDLs."""
+def plan(row_changes: int, seed: int = 7, shape: str = "oltp") -> Plan:
+    """About `row_changes` row changes (rounded up to whole batches of 100) and the DDLs."""
+    if shape not in SHAPES:
+        raise ValueError(f"workload shape {shape!r}: choose one of {', '.join(SHAPES)}")
     rng = random.Random(seed)
     n = max(1, -(-row_changes // TXN_ROWS))
     live = {t: _Live() for t in TABLES}
@@ -122,12 +133,13 @@ def plan(row_changes: int, seed: int = 7) -> Plan:
             out.statements.append(Statement(ddl_at.pop(0)[1], 0, "ddl"))
         table = TABLES[i % len(TABLES)]
         op = _ROUND[(i // len(TABLES)) % len(_ROUND)]
-        out.statements.append(_statement(table, op, live[table], rng, step=i))
+        out.statements.append(_statement(table, op, live[table], rng, i, shape == "oltp"))
     out.statements += [Statement(sql, 0, "ddl") for _, sql in ddl_at]
+    out.live = {t: (r.lo, r.hi) for t, r in live.items()}
     return out
 
 
-def _statement(table: str, op: str, live: _Live, rng: random.Random, step: int) -> Statement:
+def _statement(table: str, op: str, live: _Live, rng: random.Random, step: int, point: bool) -> Statement:
     target = f"{SCHEMA}.{table}"
     if op == "I" or live.count < TXN_ROWS:
         base = live.hi - 1
@@ -138,13 +150,19 @@ def _statement(table: str, op: str, live: _Live, rng: random.Random, step: int) 
     if op == "D":
         lo = live.lo
         live.lo += TXN_ROWS
-        return Statement(f"DELETE FROM {target} WHERE id BETWEEN {lo} AND {lo + TXN_ROWS - 1}", TXN_ROWS, "delete")
+        return _batch(f"DELETE FROM {target}", lo, "delete", point)
     lo = rng.randint(live.lo, live.hi - TXN_ROWS)
-    where = f"WHERE id BETWEEN {lo} AND {lo + TXN_ROWS - 1}"
     if op == "K" and table in _UNIQUE_UPDATE:
-        return Statement(f"UPDATE {target} SET {_UNIQUE_UPDATE[table].format(step=step)} {where}", TXN_ROWS,
-                         "unique-update")
-    return Statement(f"UPDATE {target} SET {_UPDATE[table].format(step=step)} {where}", TXN_ROWS, "update")
+        return _batch(f"UPDATE {target} SET {_UNIQUE_UPDATE[table].format(step=step)}", lo, "unique-update", point)
+    return _batch(f"UPDATE {target} SET {_UPDATE[table].format(step=step)}", lo, "update", point)
+
+
+def _batch(head: str, lo: int, kind: str, point: bool) -> Statement:
+    """Rows lo .. lo+99: one transaction per row by its key, or one range statement."""
+    hi = lo + TXN_ROWS - 1
+    if point:
+        return Statement(f"FOR i IN {lo}..{hi} DO {head} WHERE id = i; END FOR", TXN_ROWS, kind, TXN_ROWS)
+    return Statement(f"{head} WHERE id BETWEEN {lo} AND {hi}", TXN_ROWS, kind)
 
 
 def create_snapshot(server) -> None:
@@ -153,17 +171,19 @@ def create_snapshot(server) -> None:
 
 
 def run(server, workload: Plan) -> int:
-    """Execute the plan on the upstream, each statement its own transaction; returns the row
-    changes the server reported, which must equal the plan's."""
+    """Execute the plan on the upstream (autocommit); returns its row changes after checking
+    that every table holds exactly the rows the plan leaves live."""
     conn = server.connect(SCHEMA)  # the sequence engine's tables live in the current database
-    done = 0
     try:
         with conn.cursor() as cur:
             for st in workload.statements:
-                n = cur.execute(st.sql)
-                if st.rows and n != st.rows:
-                    raise RuntimeError(f"workload statement changed {n} rows, expected {st.rows}: {st.sql}")
-                done += st.rows
+                cur.execute(st.sql)
+            for table, (lo, hi) in workload.live.items():
+                cur.execute(f"SELECT COUNT(*), COALESCE(MIN(id), {lo}), COALESCE(MAX(id), {hi - 1}) FROM {table}")
+                got = tuple(cur.fetchone())
+                if got != (hi - lo, lo, hi - 1):
+                    raise RuntimeError(f"after the workload {SCHEMA}.{table} holds (rows, min id, max id) {got}, "
+                                       f"the plan leaves {(hi - lo, lo, hi - 1)}")
     finally:
         conn.close()
-    return done
+    return workload.row_changes
