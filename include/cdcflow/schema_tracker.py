@@ -143,6 +143,13 @@ class SchemaTracker:
         fn(after)
         change(target.schema, target.table, after)
 
+    def rewind(self, ts: int) -> None:
+        """Forget versions made after `ts`: a window re-read from there re-derives them, and
+        must see each DDL's table as it was before that DDL."""
+        for vs in self.versions.values():
+            while vs and vs[-1][0] > ts:
+                vs.pop()
+
     def gc(self, checkpoint_ts: int) -> list[tuple[str, str, int]]:
         """Forget the versions no row change after the checkpoint can read: for each table
         everything older than its newest version at or below the checkpoint."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import schema_store
 from ..ddl_classify import classify
-from ..ddl_gate import decide, drop_ineligible_rows
+from ..ddl_gate import decide, drop_ineligible_rows, key_changed
 from ..errors import CdcflowError
 from ..event_filter import EventFilter
 from ..rename_rules import REPLICATE, rename_decision
@@ -48,7 +48,8 @@ def gate_ddl(cycle: Cycle, r, tf: TableFilter, ef: EventFilter, tracker, skipped
         entry.update(type=info.type, name=info.statement_name, tables=[[t.schema, t.table] for t in info.tables])
         changes = tracker.apply(info, r["ddl_query"], r["sql_mode"], ts)
         if skipped:
-            return {**entry, "keep": False, "why": "skipped by operator (skip-ddl)"}
+            return {**entry, "keep": key_changed(changes, tf), "schema_only": True,
+                    "why": "skipped by operator (skip-ddl)"}
         verdict = decide(info, r["ddl_query"], ts, changes, tf, ef, cycle.config.force_replicate,
                          ddl_decision(info, tf), tracker.current)
     except CdcflowError as e:
@@ -83,6 +84,7 @@ def filter_events(spark, cycle: Cycle) -> dict:
     kept_ddl, skipped_ddl = [], []
     tracker = schema_store.load(cycle.cid)
     schema_store.forget(cycle.cid, tracker.gc(cycle.feed().checkpoint_ts))
+    tracker.rewind(window["start_ts"])
     ef = EventFilter(cfg.event_filters, cfg.case_sensitive)
     operator_skips = set(cycle.feed().skip_ddl)
     for r in raw.where(F.col("op") == "ddl").orderBy("commit_ts", "seq").collect():
