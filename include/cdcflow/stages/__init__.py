@@ -47,6 +47,19 @@ def apply(spark, changefeed_id: str, run_id: str) -> dict:
     return run_stage("apply", spark, changefeed_id, run_id)
 
 
+def _start_session(cfg, changefeed_id: str):
+    """The cycle's Spark session, being built in a background thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..spark_session import get_session
+
+    pool = ThreadPoolExecutor(1, thread_name_prefix="spark-start")
+    try:
+        return pool.submit(get_session, f"cdcflow-{changefeed_id}", cfg.spark_master, cfg.shuffle_partitions)
+    finally:
+        pool.shutdown(wait=False)
+
+
 def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts: int | None = None,
               target_ts: int | None = None) -> dict:
     """One catch-up cycle in this process: prepare, the four Spark stages, finish."""
@@ -59,12 +72,13 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
     failure = None
     try:
         if spark is None:
-            from ..spark_session import get_session
-
-            cfg = Cycle.load(changefeed_id, run_id).config
-            spark = get_session(f"cdcflow-{changefeed_id}", cfg.spark_master, cfg.shuffle_partitions)
+            # pull needs no Spark: the JVM starts on another core while the binlog is read
+            session = _start_session(Cycle.load(changefeed_id, run_id).config, changefeed_id)
+            results["pull"] = run_stage("pull", None, changefeed_id, run_id)
+            spark = session.result()
         for name in STAGES:
-            results[name] = run_stage(name, spark, changefeed_id, run_id)
+            if name not in results:
+                results[name] = run_stage(name, spark, changefeed_id, run_id)
     except CdcflowError as e:
         failure = e
     finally:
