@@ -36,6 +36,7 @@ def test_cross_database_ddl_and_ansi_quotes(mariadb_pair, spark, cdcflow_home, c
     up, down = mariadb_pair
     for db in ("xa", "xb", "aq"):
         _fresh(db, up, down)
+    _fresh("xz", up)  # not replicated, and absent downstream
     create_changefeed(capsys, up, down, "e2e-xdb", "[filter]\nrules = ['xa.*', 'xb.*', 'aq.*']\n")
     up.execute("CREATE TABLE xb.t2 (id INT PRIMARY KEY, v VARCHAR(5) NOT NULL DEFAULT 'd')")
     # issued from xb: `t2` is xb.t2, the new table is xa.t1 (seed 000's cross-database example)
@@ -45,8 +46,12 @@ def test_cross_database_ddl_and_ansi_quotes(mariadb_pair, spark, cdcflow_home, c
                'CREATE TABLE "q1" ("a" INT PRIMARY KEY, "b" VARCHAR(10))',
                "INSERT INTO \"q1\" VALUES (1, 'x'), (2, 'y')",
                'ALTER TABLE "q1" ADD COLUMN "c" INT DEFAULT 7', database="aq")
+    # one statement dropping a replicated and a filtered table runs downstream for the first only
+    up.execute("CREATE TABLE xa.d1 (id INT PRIMARY KEY)", "CREATE TABLE xz.d2 (id INT PRIMARY KEY)",
+               "DROP TABLE xa.d1, xz.d2")
     rc, err = cli_run(capsys, "e2e-xdb")
     assert rc == 0, err
+    assert down.query("SHOW DATABASES LIKE 'xz'") == []
     cols = ("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, COLUMN_KEY FROM information_schema.COLUMNS "
             "WHERE TABLE_SCHEMA = 'xa' AND TABLE_NAME = 't1' ORDER BY ORDINAL_POSITION")
     assert down.query(cols) == up.query(cols)
