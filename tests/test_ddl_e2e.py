@@ -32,7 +32,8 @@ def _events(caplog, what: str) -> list[dict]:
     return out
 
 
-def test_cross_database_ddl_and_ansi_quotes(mariadb_pair, spark, cdcflow_home, capsys):
+def test_cross_database_ddl_and_ansi_quotes(mariadb_pair, spark, cdcflow_home, capsys, caplog):
+    caplog.set_level(logging.INFO, logger="cdcflow")
     up, down = mariadb_pair
     for db in ("xa", "xb", "aq"):
         _fresh(db, up, down)
@@ -63,6 +64,7 @@ def test_cross_database_ddl_and_ansi_quotes(mariadb_pair, spark, cdcflow_home, c
     assert [c["name"] for c in tracked.current("xa", "t1").columns] == ["id", "v", "w"]
     assert tracked.current("aq", "q1").valid_key() == ["a"]
     assert [c["name"] for c in tracked.current("aq", "q1").columns] == ["a", "b", "c"]
+    assert _events(caplog, "schema drift") == []  # the binlog's table maps agree with the tracker
 
 
 def test_unclassifiable_and_not_allowed_ddl(mariadb_pair, spark, cdcflow_home, capsys, caplog):
@@ -101,4 +103,7 @@ def test_unclassifiable_and_not_allowed_ddl(mariadb_pair, spark, cdcflow_home, c
     rc, err = cli_run(capsys, "e2e-uc")
     assert rc == 0, err
     assert down.query("SELECT * FROM uc.t ORDER BY id") == [(1, 1, None), (2, 2, 2)]
+    # the tracker could not read the skipped statement; the binlog's row names column x
+    assert any("uc.t at commit ts" in d["detail"] and "column(s) x" in d["detail"]
+               for d in _events(caplog, "schema drift"))
     assert query(capsys, "e2e-uc")["state"] == "normal"
