@@ -32,10 +32,12 @@ def _events(caplog, what: str) -> list[dict]:
     return out
 
 
-def test_cross_database_ddl_and_ansi_quotes(mariadb_pair, spark, cdcflow_home, capsys):
+def test_cross_database_ddl_and_ansi_quotes(mariadb_pair, spark, cdcflow_home, capsys, caplog):
+    caplog.set_level(logging.INFO, logger="cdcflow")
     up, down = mariadb_pair
     for db in ("xa", "xb", "aq"):
         _fresh(db, up, down)
+    _fresh("xz", up)  # not replicated, and absent downstream
     create_changefeed(capsys, up, down, "e2e-xdb", "[filter]\nrules = ['xa.*', 'xb.*', 'aq.*']\n")
     up.execute("CREATE TABLE xb.t2 (id INT PRIMARY KEY, v VARCHAR(5) NOT NULL DEFAULT 'd')")
     # issued from xb: `t2` is xb.t2, the new table is xa.t1 (seed 000's cross-database example)
@@ -45,14 +47,24 @@ def test_cross_database_ddl_and_ansi_quotes(mariadb_pair, spark, cdcflow_home, c
                'CREATE TABLE "q1" ("a" INT PRIMARY KEY, "b" VARCHAR(10))',
                "INSERT INTO \"q1\" VALUES (1, 'x'), (2, 'y')",
                'ALTER TABLE "q1" ADD COLUMN "c" INT DEFAULT 7', database="aq")
+    # one statement dropping a replicated and a filtered table runs downstream for the first only
+    up.execute("CREATE TABLE xa.d1 (id INT PRIMARY KEY)", "CREATE TABLE xz.d2 (id INT PRIMARY KEY)",
+               "DROP TABLE xa.d1, xz.d2")
     rc, err = cli_run(capsys, "e2e-xdb")
     assert rc == 0, err
+    assert down.query("SHOW DATABASES LIKE 'xz'") == []
     cols = ("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, COLUMN_KEY FROM information_schema.COLUMNS "
             "WHERE TABLE_SCHEMA = 'xa' AND TABLE_NAME = 't1' ORDER BY ORDINAL_POSITION")
     assert down.query(cols) == up.query(cols)
     assert [c[0] for c in down.query(cols)] == ["id", "v", "w"]
     assert_consistent(up, down, ["xa", "xb", "aq"])
     assert down.query("SELECT * FROM aq.q1 ORDER BY a") == [(1, "x", 7), (2, "y", 7)]
+    # the tracked schema the next cycle resumes from was persisted with this one
+    tracked = schema_store.load("e2e-xdb")
+    assert [c["name"] for c in tracked.current("xa", "t1").columns] == ["id", "v", "w"]
+    assert tracked.current("aq", "q1").valid_key() == ["a"]
+    assert [c["name"] for c in tracked.current("aq", "q1").columns] == ["a", "b", "c"]
+    assert _events(caplog, "schema drift") == []  # the binlog's table maps agree with the tracker
 
 
 def test_unclassifiable_and_not_allowed_ddl(mariadb_pair, spark, cdcflow_home, capsys, caplog):
@@ -91,4 +103,7 @@ def test_unclassifiable_and_not_allowed_ddl(mariadb_pair, spark, cdcflow_home, c
     rc, err = cli_run(capsys, "e2e-uc")
     assert rc == 0, err
     assert down.query("SELECT * FROM uc.t ORDER BY id") == [(1, 1, None), (2, 2, 2)]
+    # the tracker could not read the skipped statement; the binlog's row names column x
+    assert any("uc.t at commit ts" in d["detail"] and "column(s) x" in d["detail"]
+               for d in _events(caplog, "schema drift"))
     assert query(capsys, "e2e-uc")["state"] == "normal"

@@ -11,6 +11,7 @@ from ..ddl_classify import classify
 from ..ddl_gate import decide, drop_ineligible_rows, key_changed
 from ..errors import CdcflowError
 from ..event_filter import EventFilter
+from ..schema_tracker import disagreements
 from ..rename_rules import REPLICATE, rename_decision
 from ..table_filter import TableFilter
 from .cycle import Cycle
@@ -113,6 +114,13 @@ def filter_events(spark, cycle: Cycle) -> dict:
         cycle.event("rows skipped", table=f"{s}.{t}", commit_ts_ranges=spans,
                     why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
     cycle.folder.write_json("keys.json", [[s, t, rs] for (s, t), rs in ranges.items()])
+    samples = (kept.groupBy("schema", "table", "pk")
+               .agg(F.max("commit_ts").alias("ts"),
+                    F.max_by(F.coalesce("after", "before"), "commit_ts").alias("image")).collect())
+    for note in disagreements(tracker, [(r["schema"], r["table"], r["ts"], r["pk"], r["image"]) for r in samples]):
+        cycle.event("schema drift", detail=note,
+                    hint="keys follow the tracked schema; if it is wrong, re-create the changefeed so a new "
+                         "catalogue snapshot is taken")
     kept.write.mode("overwrite").parquet(cycle.folder.path("filtered"))
     counts = {
         "kept_ddl": len(kept_ddl), "skipped_ddl": len(skipped_ddl),
