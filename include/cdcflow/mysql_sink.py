@@ -171,12 +171,16 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
     last one per key is written; one batch of (rows, statements) counts out.
 
     Why this converges even when rows exchange unique-key values across partitions:
-    every row touched in the segment is written with its final image, and those images
-    are one consistent snapshot of the upstream, so no two final images share a unique
-    value.  A REPLACE therefore only ever removes a row whose final image is elsewhere
-    (a stale value another partition is about to overwrite or has already deleted), and a
-    DELETE only removes a key that has no final image.  Whatever order partitions run
-    in, each key ends with its final image or absent, which is the upstream's state.
+    every key touched in the segment is written with its final image, and those images
+    are one consistent snapshot of the upstream at the segment's end, so no two of them
+    share a unique value, and none clashes with a row the segment did not touch (that row
+    already holds its end-of-segment value downstream).  A REPLACE therefore only ever
+    removes stale rows of touched keys, whose own final image another partition writes
+    (before or after) or whose DELETE is due anyway; a DELETE only removes a key that has
+    no final image.  Nothing removes a final image once written, so in whatever order the
+    partitions run (and after a replay of a half-applied segment) each key ends with its
+    final image or absent: the upstream's state.  Concurrent REPLACEs on the same unique
+    values may deadlock; the statement is retried (RowWriter._run).
     Deletes go first inside a partition: a key that only changed case (or trailing
     spaces) under a case-insensitive collation shares its old spelling's partition,
     and the old image must go before the new one is written.

@@ -18,7 +18,16 @@ import math
 from pymysql.converters import escape_string
 
 
+class TemporalText(str):
+    """A DATE/DATETIME/TIMESTAMP value Python's types cannot hold ('0000-00-00', '2000-00-15',
+    the zero TIMESTAMP), kept as MySQL's own text; written back as that text."""
+
+    __slots__ = ()
+
+
 def _encode_value(v):
+    if isinstance(v, TemporalText):
+        return {"tt": str(v)}
     if v is None or isinstance(v, (bool, int, str)):
         return v
     if isinstance(v, float):
@@ -96,6 +105,8 @@ def _decode_value(v):
         return dt.date.fromisoformat(x)
     if tag == "t":
         return _Tagged(_quote(x))
+    if tag == "tt":
+        return TemporalText(x)
     if tag == "set":
         return _Tagged(_quote(",".join(x)))
     if tag == "j":
