@@ -7,9 +7,11 @@ Spark and are kept by a join against the (small) set of tables that pass.
 from __future__ import annotations
 
 from ..ddl_classify import classify
+from ..dml_filter import drop_ignored_rows
 from ..errors import CdcflowError
 from ..rename_rules import REPLICATE, rename_decision
 from ..table_filter import TableFilter
+from ..txn_filter import skip_transactions
 from .cycle import Cycle
 
 
@@ -39,6 +41,7 @@ def filter_events(spark, cycle: Cycle) -> dict:
     raw = spark.read.parquet(cycle.folder.path("raw"))
     if window["aborted_ts"]:
         raw = raw.where(~F.col("commit_ts").isin(window["aborted_ts"]))
+    raw = skip_transactions(raw, cfg)
 
     kept_ddl, skipped_ddl = [], []
     operator_skips = set(cycle.feed().skip_ddl)
@@ -76,6 +79,7 @@ def filter_events(spark, cycle: Cycle) -> dict:
         kept = dml.join(F.broadcast(keep_df), ["schema", "table"], "left_semi")
     else:
         kept = dml.limit(0)
+    kept = drop_ignored_rows(spark, kept, cycle)
     kept.write.mode("overwrite").parquet(cycle.folder.path("filtered"))
     counts = {
         "kept_ddl": len(kept_ddl), "skipped_ddl": len(skipped_ddl),
