@@ -25,13 +25,12 @@ matched table lacks, is refused there, naming the rule, the expression and the c
 
 from __future__ import annotations
 
-import base64
-import datetime as dt
 import decimal
 import json
 from dataclasses import dataclass
 
 from .errors import CdcflowError, ConfigError
+from .row_codec import TemporalText, plain_value
 
 # (op the expression applies to, image it reads, EventFilterRule field, TOML key)
 EXPRESSIONS = (
@@ -218,25 +217,8 @@ def check_expressions(cfg, columns: dict[tuple[str, str], list[Col]], changefeed
 
 
 def _plain(v):
-    """A row-image value as a plain Python value for Arrow (see row_codec's tags)."""
-    if not isinstance(v, dict):
-        return v
-    (tag, x), = v.items()
-    if tag == "d":
-        return decimal.Decimal(x)
-    if tag == "b":
-        return base64.b64decode(x)
-    if tag == "dt":
-        return dt.datetime.fromisoformat(x)
-    if tag == "da":
-        return dt.date.fromisoformat(x)
-    if tag == "set":
-        return ",".join(x)
-    if tag == "f":
-        return float(x)
-    if tag == "tt":
-        return None  # a zero date has no Spark value
-    return x  # t (TIME text), j (JSON text)
+    v = plain_value(v)
+    return None if isinstance(v, TemporalText) else v  # a zero date has no Spark value
 
 
 def _arrow_value(v, spark_type: str):
