@@ -185,27 +185,59 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
     spaces) under a case-insensitive collation shares its old spelling's partition,
     and the old image must go before the new one is written.
     """
-    import pyarrow as pa
+    from .compaction import final_changes
+
+    def write(w: "StreamingWriter", conn) -> None:
+        for schema, table, _part, _key, kind, image in final_changes(_change_rows(batches)):
+            w.add(schema, table, kind, decode_image(image))
+        w.close()
+
+    yield _run_partition(sink, batch_rows, keys, write)
+
+
+def apply_partition_txns(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]]):
+    """transaction-atomicity = table: changes sorted by (schema, table, commit_ts, key,
+    commit order) in; each upstream transaction's changes to one table become one
+    downstream transaction.  Inside it the changes compact to their final image per key
+    (the state at that commit, which is all a transaction shows), never across
+    transactions.  A table's transactions all run in one partition, in commit order, so
+    partitions never touch the same rows and cannot deadlock each other."""
+    from itertools import groupby
 
     from .compaction import final_changes
 
-    def rows():
-        for b in batches:
-            d = b.to_pydict()
-            yield from zip(d["schema"], d["table"], d["part"], d["key"], d["kind"], d["image"])
+    def write(w: "StreamingWriter", conn) -> None:
+        rows = _change_rows(batches, "commit_ts")
+        for _txn, changes in groupby(rows, key=lambda r: (r[0], r[1], r[6])):
+            conn.begin()
+            for schema, table, _part, _key, kind, image, _ts in final_changes(changes):
+                w.add(schema, table, kind, decode_image(image))
+            w.close()
+            conn.commit()
+
+    yield _run_partition(sink, batch_rows, keys, write)
+
+
+def _change_rows(batches, *extra: str):
+    for b in batches:
+        d = b.to_pydict()
+        yield from zip(d["schema"], d["table"], d["part"], d["key"], d["kind"], d["image"], *(d[e] for e in extra))
+
+
+def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], write):
+    """One downstream connection for a partition's writes; the (rows, statements) counts."""
+    import pyarrow as pa
 
     conn = None
     try:
         conn = _connect_with_retry(sink)
         w = StreamingWriter(RowWriter(conn, batch_rows), keys)
-        for schema, table, _part, _key, kind, image in final_changes(rows()):
-            w.add(schema, table, kind, decode_image(image))
-        w.close()
+        write(w, conn)
         written, statements = w.writer.rows_written, w.writer.statements
     finally:
         if conn is not None:
             conn.close()
-    yield pa.RecordBatch.from_pydict({"rows": [written], "statements": [statements]})
+    return pa.RecordBatch.from_pydict({"rows": [written], "statements": [statements]})
 
 
 class StreamingWriter:

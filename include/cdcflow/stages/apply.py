@@ -51,15 +51,23 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], con
             keyed = spark.createDataFrame([k.split(".", 1) for k in keys], "schema string, table string")
             keyed_rows = rows_df.join(F.broadcast(keyed), ["schema", "table"], "left_semi")
         batch = opts.max_txn_row
-        counts = (keyed_rows.select("schema", "table", "commit_ts", "seq", "op", "before", "after")
-                  .mapInArrow(lambda it: keyed_changes(it, keys), KEYED_SCHEMA)
-                  .repartition(n, "schema", "table", "part")
-                  .sortWithinPartitions("schema", "table", "part", "key", "commit_ts", "seq", "sub")
-                  .mapInArrow(lambda it: mysql_sink.apply_partition(it, sink, batch, keys),
-                              "rows long, statements long")
-                  .collect())
+        changes = (keyed_rows.select("schema", "table", "commit_ts", "seq", "op", "before", "after")
+                   .mapInArrow(lambda it: keyed_changes(it, keys), KEYED_SCHEMA))
+        if opts.transaction_atomicity == "table":
+            # a table's transactions stay whole and in commit order: one partition per table
+            written = (changes.repartition(n, "schema", "table")
+                       .sortWithinPartitions("schema", "table", "commit_ts", "part", "key", "seq", "sub")
+                       .mapInArrow(lambda it: mysql_sink.apply_partition_txns(it, sink, batch, keys),
+                                   "rows long, statements long"))
+        else:
+            written = (changes.repartition(n, "schema", "table", "part")
+                       .sortWithinPartitions("schema", "table", "part", "key", "commit_ts", "seq", "sub")
+                       .mapInArrow(lambda it: mysql_sink.apply_partition(it, sink, batch, keys),
+                                   "rows long, statements long"))
+        counts = written.collect()
         stats["rows_written"] += sum(r["rows"] for r in counts)
         stats["statements"] += sum(r["statements"] for r in counts)
+        stats["workers"] = max(stats.get("workers", 0), len(counts))
     for s, t in unkeyed:
         if not cycle.config.force_replicate:
             cycle.event("rows skipped", table=f"{s}.{t}",
