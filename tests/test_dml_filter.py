@@ -143,3 +143,15 @@ def test_spark_text_of_a_rewritten_expression():
     assert "LOWER(RTRIM(c1)) = LOWER(RTRIM('A'))" in sql
     assert "TRY_CAST(c0 AS DOUBLE) = TRY_CAST('1' AS DOUBLE)" in sql
     assert "c2 LIKE 'x%'" in sql
+
+
+def test_skip_transactions_by_start_ts_commit_ts_and_gtid(spark):
+    from cdcflow.txn_filter import skip_transactions
+
+    ev = spark.createDataFrame(
+        [(1, None, "0-1-1"), (2, None, "0-1-2"), (3, 30, "0-1-3"), (4, None, None), (5, None, "0-1-5")],
+        "commit_ts bigint, start_ts bigint, gtid string")
+    cfg = parse_config("[filter]\nignore-txn-start-ts = [30]\nignore-txn-commit-ts = [2, 99]\n"
+                       "ignore-txn-gtid = ['0-1-5']\n")
+    assert sorted(r["commit_ts"] for r in skip_transactions(ev, cfg).collect()) == [1, 4]
+    assert skip_transactions(ev, parse_config("")) is ev

@@ -83,3 +83,37 @@ def test_transaction_atomicity_table(mariadb_pair, spark, cdcflow_home, capsys):
     # a.1 written once per transaction (5), not once per cycle; b's 4 inserts; the key change: delete + insert
     assert result["apply"]["rows_written"] == 5 + 4 + 2
     assert_consistent(up, down, ["atom"])
+
+
+@pytest.mark.parametrize("safe", [False, True])
+def test_safe_mode(mariadb_pair, spark, cdcflow_home, capsys, safe):
+    """safe-mode = false writes new rows with INSERT, so a row the downstream should not have
+    stops the changefeed (as in TiCDC); safe-mode = true REPLACEs it.  A cycle after a failed
+    one is always safe, so the changefeed recovers once resumed."""
+    up, down = mariadb_pair
+    db, cid = f"safe_{int(safe)}", f"safe-{int(safe)}"
+    make_tables(up, down, db, f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(10))")
+    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{db}.*']\n[sink]\nsafe-mode = {str(safe).lower()}\n")
+    up.execute(f"INSERT INTO {db}.t VALUES (1, 'a')")
+    result, _ = run_measured(capsys, down, cid)
+    assert result["apply"]["safe_mode"]  # a changefeed's first cycle is always safe
+
+    down.execute(f"INSERT INTO {db}.t VALUES (2, 'stray')")  # the downstream drifts
+    up.execute(f"INSERT INTO {db}.t VALUES (2, 'b'), (3, 'c')", f"UPDATE {db}.t SET v = 'a2' WHERE id = 1")
+    capsys.readouterr()
+    rc = cli.main(["changefeed", "run", "-c", cid])
+    out = capsys.readouterr()
+    if safe:
+        assert rc == 0 and json.loads(out.out)["apply"]["safe_mode"] is True
+        assert_consistent(up, down, [db])
+        return
+    assert rc == 1 and "Duplicate entry" in out.err and "INSERT into" in out.err
+    assert down.query(f"SELECT v FROM {db}.t WHERE id = 2") == [("stray",)]
+    assert cli.main(["changefeed", "resume", "-c", cid]) == 0
+    result, _ = run_measured(capsys, down, cid)
+    assert result["apply"]["safe_mode"] is True  # the previous cycle failed
+    assert_consistent(up, down, [db])
+    up.execute(f"INSERT INTO {db}.t VALUES (4, 'd')", f"DELETE FROM {db}.t WHERE id = 3")
+    result, _ = run_measured(capsys, down, cid)
+    assert result["apply"]["safe_mode"] is False
+    assert_consistent(up, down, [db])

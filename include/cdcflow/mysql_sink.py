@@ -112,11 +112,14 @@ class RowWriter:
             self._run(head + ", ".join(chunk) + ")", f"DELETE from {schema}.{table}")
             self.rows_written += len(chunk)
 
-    def replace_rows(self, schema: str, table: str, columns: tuple[str, ...], images: list[dict]) -> None:
-        head = f"REPLACE INTO {qualified(schema, table)} ({', '.join(quote_ident(c) for c in columns)}) VALUES "
+    def replace_rows(self, schema: str, table: str, columns: tuple[str, ...], images: list[dict],
+                     verb: str = "REPLACE") -> None:
+        """REPLACE (safe mode: overwrites whatever holds the key or a unique value), or
+        INSERT for rows that must be new (fails on a conflicting row)."""
+        head = f"{verb} INTO {qualified(schema, table)} ({', '.join(quote_ident(c) for c in columns)}) VALUES "
         tuples = ["(" + ", ".join(sql_literal(img[c]) for c in columns) + ")" for img in images]
         for chunk in self._chunks(tuples, len(head)):
-            self._run(head + ",".join(chunk), f"REPLACE into {schema}.{table}")
+            self._run(head + ",".join(chunk), f"{verb} into {schema}.{table}")
             self.rows_written += len(chunk)
 
     def _chunks(self, items: list[str], head_len: int) -> Iterable[list[str]]:
@@ -166,9 +169,17 @@ def connect(sink: dict, **kw):
     return conn
 
 
-def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]]):
+# safe-mode = false writes a segment in two passes (Spark jobs): first the keys whose row
+# existed before the segment (DELETE, REPLACE), then the new keys with INSERT.  After the
+# first pass every old row holds its final image or is gone, so an INSERT can only meet a
+# row the upstream never had: a real conflict, reported as TiCDC's non-safe mode does.
+PHASE_KINDS = {None: ("D", "U", "I"), "existing": ("D", "U"), "new": ("I",)}
+
+
+def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]], phase: str | None = None):
     """Spark mapInArrow body: changes sorted by (schema, table, key, commit order) in; the
-    last one per key is written; one batch of (rows, statements) counts out.
+    last one per key is written (only the kinds of `phase`, see PHASE_KINDS); one batch of
+    (rows, statements) counts out.
 
     Why this converges even when rows exchange unique-key values across partitions:
     every key touched in the segment is written with its final image, and those images
@@ -187,9 +198,13 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
     """
     from .compaction import final_changes
 
+    kinds = PHASE_KINDS[phase]
+
     def write(w: "StreamingWriter", conn) -> None:
+        w.insert_new = phase == "new"
         for schema, table, _part, _key, kind, image in final_changes(_change_rows(batches)):
-            w.add(schema, table, kind, decode_image(image))
+            if kind in kinds:
+                w.add(schema, table, kind, decode_image(image))
         w.close()
 
     yield _run_partition(sink, batch_rows, keys, write)
@@ -242,13 +257,15 @@ def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], writ
 
 class StreamingWriter:
     """Pending multi-row statements, flushed when full; a table's pending DELETEs always go
-    out before any of its upserts, so memory stays bounded by the batch size."""
+    out before any of its upserts, so memory stays bounded by the batch size.  With
+    `insert_new`, rows of kind I (new keys) are written with INSERT instead of REPLACE."""
 
-    def __init__(self, writer: RowWriter, keys: dict[str, list[str]]):
+    def __init__(self, writer: RowWriter, keys: dict[str, list[str]], insert_new: bool = False):
         self.writer = writer
         self.keys = keys
+        self.insert_new = insert_new
         self.deletes: dict[tuple[str, str], list] = {}
-        self.upserts: dict[tuple[str, str, tuple], list] = {}
+        self.upserts: dict[tuple[str, str, tuple, str], list] = {}
 
     def add(self, schema: str, table: str, kind: str, img: dict) -> None:
         if kind == "D":
@@ -257,12 +274,12 @@ class StreamingWriter:
             if len(pending) >= self.writer.batch_rows:
                 self._flush_deletes(schema, table)
         else:
-            cols = tuple(img)
-            pending = self.upserts.setdefault((schema, table, cols), [])
+            group = (schema, table, tuple(img), "INSERT" if kind == "I" and self.insert_new else "REPLACE")
+            pending = self.upserts.setdefault(group, [])
             pending.append(img)
             if len(pending) >= self.writer.batch_rows:
                 self._flush_deletes(schema, table)
-                self.writer.replace_rows(schema, table, cols, self.upserts.pop((schema, table, cols)))
+                self.writer.replace_rows(schema, table, group[2], self.upserts.pop(group), group[3])
 
     def _flush_deletes(self, schema: str, table: str) -> None:
         images = self.deletes.pop((schema, table), None)
@@ -272,8 +289,8 @@ class StreamingWriter:
     def close(self) -> None:
         for schema, table in list(self.deletes):
             self._flush_deletes(schema, table)
-        for (schema, table, cols), images in list(self.upserts.items()):
-            self.writer.replace_rows(schema, table, cols, images)
+        for (schema, table, cols, verb), images in list(self.upserts.items()):
+            self.writer.replace_rows(schema, table, cols, images, verb)
         self.upserts.clear()
 
 
