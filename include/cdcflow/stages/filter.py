@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from .. import dml_filter, schema_store
 from ..ddl_classify import classify
-from ..ddl_gate import decide, drop_ineligible_rows
+from ..ddl_gate import decide, drop_ineligible_rows, key_changed
 from ..errors import CdcflowError
 from ..event_filter import EventFilter
+from ..schema_tracker import disagreements
 from ..rename_rules import REPLICATE, rename_decision
 from ..table_filter import TableFilter
 from ..txn_filter import skip_transactions
@@ -49,7 +50,8 @@ def gate_ddl(cycle: Cycle, r, tf: TableFilter, ef: EventFilter, tracker, skipped
         entry.update(type=info.type, name=info.statement_name, tables=[[t.schema, t.table] for t in info.tables])
         changes = tracker.apply(info, r["ddl_query"], r["sql_mode"], ts)
         if skipped:
-            return {**entry, "keep": False, "why": "skipped by operator (skip-ddl)"}
+            return {**entry, "keep": key_changed(changes, tf), "schema_only": True,
+                    "why": "skipped by operator (skip-ddl)"}
         verdict = decide(info, r["ddl_query"], ts, changes, tf, ef, cycle.config.force_replicate,
                          ddl_decision(info, tf), tracker.current)
     except CdcflowError as e:
@@ -85,6 +87,7 @@ def filter_events(spark, cycle: Cycle) -> dict:
     kept_ddl, skipped_ddl = [], []
     tracker = schema_store.load(cycle.cid)
     schema_store.forget(cycle.cid, tracker.gc(cycle.feed().checkpoint_ts))
+    tracker.rewind(window["start_ts"])
     ef = EventFilter(cfg.event_filters, cfg.case_sensitive)
     operator_skips = set(cycle.feed().skip_ddl)
     for r in raw.where(F.col("op") == "ddl").orderBy("commit_ts", "seq").collect():
@@ -114,6 +117,13 @@ def filter_events(spark, cycle: Cycle) -> dict:
         cycle.event("rows skipped", table=f"{s}.{t}", commit_ts_ranges=spans,
                     why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
     cycle.folder.write_json("keys.json", [[s, t, rs] for (s, t), rs in ranges.items()])
+    samples = (kept.groupBy("schema", "table", "pk")
+               .agg(F.max("commit_ts").alias("ts"),
+                    F.max_by(F.coalesce("after", "before"), "commit_ts").alias("image")).collect())
+    for note in disagreements(tracker, [(r["schema"], r["table"], r["ts"], r["pk"], r["image"]) for r in samples]):
+        cycle.event("schema drift", detail=note,
+                    hint="keys follow the tracked schema; if it is wrong, re-create the changefeed so a new "
+                         "catalogue snapshot is taken")
     kept.write.mode("overwrite").parquet(cycle.folder.path("filtered"))
     counts = {
         "kept_ddl": len(kept_ddl), "skipped_ddl": len(skipped_ddl),
