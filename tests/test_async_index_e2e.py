@@ -61,13 +61,18 @@ def _create(capsys, up, down, cid: str) -> None:
     assert rc == 0, capsys.readouterr().err
 
 
-def _base(up, spark, cid) -> None:
+def _start(tidb, capsys, mariadb_pair, spark, cid: str, **standin) -> TiDBStandIn:
+    """A new TiDB stand-in, a changefeed to it, and two tables replicated by a first cycle."""
+    up, down = mariadb_pair
+    s = tidb.new(**standin)
+    _create(capsys, up, down, cid)
     up.execute(f"CREATE DATABASE {SCHEMA}",
                f"CREATE TABLE {SCHEMA}.t (id INT PRIMARY KEY, v INT)",
                f"CREATE TABLE {SCHEMA}.u (id INT PRIMARY KEY, c INT)",
                f"INSERT INTO {SCHEMA}.t VALUES (1, 10), (2, 20)",
                f"INSERT INTO {SCHEMA}.u VALUES (1, 1)")
     run_cycle(cid, spark=spark)
+    return s
 
 
 def _columns(down, table: str) -> list[str]:
@@ -83,9 +88,7 @@ def _indexes(down, table: str) -> set[str]:
 def test_dml_flows_past_async_add_index_next_ddl_on_that_table_waits_and_a_restart_resumes(
         tidb, mariadb_pair, spark, capsys):
     up, down = mariadb_pair
-    standin = tidb.new()
-    _create(capsys, up, down, "tidb-async")
-    _base(up, spark, "tidb-async")
+    standin = _start(tidb, capsys, mariadb_pair, spark, "tidb-async")
     assert standin.async_submissions == []  # CREATE TABLE is not index DDL
 
     standin.on_submit = "queueing"  # TiDB accepts the job and queues it
@@ -144,10 +147,8 @@ def test_dml_flows_past_async_add_index_next_ddl_on_that_table_waits_and_a_resta
 def test_a_failed_index_build_fails_the_changefeed_naming_table_index_ts_and_tidbs_error(
         tidb, mariadb_pair, spark, capsys, state, tidb_text):
     up, down = mariadb_pair
-    standin = tidb.new(on_submit="running")
     cid = "tidb-fail-" + state.replace(" ", "-")
-    _create(capsys, up, down, cid)
-    _base(up, spark, cid)
+    standin = _start(tidb, capsys, mariadb_pair, spark, cid, on_submit="running")
     up.execute(f"CREATE UNIQUE INDEX iv ON {SCHEMA}.t (v)", f"INSERT INTO {SCHEMA}.t VALUES (3, 30)")
     first = run_cycle(cid, spark=spark)
     assert first["wait_index"]["done"] is True  # no DDL waits for it: DML keeps flowing
@@ -170,9 +171,7 @@ def test_a_failed_index_build_fails_the_changefeed_naming_table_index_ts_and_tid
 
 def test_without_super_index_ddl_runs_synchronously_and_says_why(tidb, mariadb_pair, spark, capsys, caplog):
     up, down = mariadb_pair
-    standin = tidb.new(super_privilege=False)
-    _create(capsys, up, down, "tidb-nosuper")
-    _base(up, spark, "tidb-nosuper")
+    standin = _start(tidb, capsys, mariadb_pair, spark, "tidb-nosuper", super_privilege=False)
     up.execute(f"ALTER TABLE {SCHEMA}.t ADD INDEX iv (v)", f"INSERT INTO {SCHEMA}.t VALUES (3, 30)",
                f"ALTER TABLE {SCHEMA}.t ADD COLUMN w INT", f"INSERT INTO {SCHEMA}.t VALUES (4, 40, 4)")
     with caplog.at_level(logging.WARNING, logger="cdcflow"):
@@ -190,9 +189,7 @@ def test_without_super_index_ddl_runs_synchronously_and_says_why(tidb, mariadb_p
 
 def test_a_job_tidb_shows_running_on_the_table_is_waited_for_never_joined(tidb, mariadb_pair, spark, capsys):
     up, down = mariadb_pair
-    standin = tidb.new()
-    _create(capsys, up, down, "tidb-busy")
-    _base(up, spark, "tidb-busy")
+    standin = _start(tidb, capsys, mariadb_pair, spark, "tidb-busy")
     standin.statements.clear()
     standin.show("other job running on t")  # an index build cdcflow did not submit
     up.execute(f"ALTER TABLE {SCHEMA}.t ADD COLUMN w INT", f"INSERT INTO {SCHEMA}.t VALUES (3, 30, 3)")
@@ -212,9 +209,7 @@ def test_a_job_tidb_shows_running_on_the_table_is_waited_for_never_joined(tidb, 
 
 def test_an_add_index_sent_before_a_crash_is_adopted_not_sent_again(tidb, mariadb_pair, spark, capsys, monkeypatch):
     up, down = mariadb_pair
-    standin = tidb.new(on_submit="running")
-    _create(capsys, up, down, "tidb-crash")
-    _base(up, spark, "tidb-crash")
+    standin = _start(tidb, capsys, mariadb_pair, spark, "tidb-crash", on_submit="running")
     up.execute(f"ALTER TABLE {SCHEMA}.t ADD INDEX iv (v)", f"INSERT INTO {SCHEMA}.t VALUES (3, 30)")
 
     def crash(*a, **kw):
@@ -240,9 +235,7 @@ def test_an_add_index_sent_before_a_crash_is_adopted_not_sent_again(tidb, mariad
 
 def test_cli_run_says_where_it_stopped(tidb, mariadb_pair, spark, capsys, monkeypatch):
     up, down = mariadb_pair
-    standin = tidb.new(on_submit="running")
-    _create(capsys, up, down, "tidb-cli")
-    _base(up, spark, "tidb-cli")
+    standin = _start(tidb, capsys, mariadb_pair, spark, "tidb-cli", on_submit="running")
     up.execute(f"ALTER TABLE {SCHEMA}.t ADD INDEX iv (v)", f"ALTER TABLE {SCHEMA}.t DROP COLUMN v")
     import cdcflow.stages as stages
 
