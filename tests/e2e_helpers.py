@@ -40,3 +40,28 @@ def assert_consistent(up, down, schemas: list[str]) -> None:
     with up.connect() as u, down.connect() as d:
         diffs = compare(u, d, schemas=schemas)
     assert not diffs, "\n".join(str(x) for x in diffs)
+
+
+def cli_run(capsys, cid: str) -> tuple[int, str]:
+    """`cdcflow changefeed run -c cid` (reusing the test's Spark session): (exit code, stderr)."""
+    capsys.readouterr()
+    rc = cli.main(["changefeed", "run", "-c", cid])
+    return rc, capsys.readouterr().err
+
+
+def cli_ok(capsys, *args: str) -> None:
+    capsys.readouterr()
+    rc = cli.main(list(args))
+    assert rc == 0, capsys.readouterr().err
+
+
+def run_fails(capsys, cid: str) -> tuple[dict, str, int]:
+    """Run one cycle that must leave the changefeed failed: (status, error message, its commit ts)."""
+    import re
+
+    rc, err = cli_run(capsys, cid)
+    status = query(capsys, cid)
+    assert rc == 1 and status["state"] == "failed", err
+    message = status["error"]["message"]
+    assert message in err
+    return status, message, int(re.search(r"commit ts (\d+)", message).group(1))
