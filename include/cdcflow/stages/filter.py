@@ -38,16 +38,19 @@ def gate_ddl(cycle: Cycle, r, tf: TableFilter, ef: EventFilter, tracker, skipped
     """The ddl.json entry of one DDL event: classified, applied to the tracked schema (whatever
     becomes of it downstream), then decided; "keep" says whether it is a barrier."""
     ts = r["commit_ts"]
+    # the mode the statement ran under, as the binlog recorded it; the config's sql-mode where
+    # the source recorded none (seed 003)
+    mode = r["sql_mode"] if r["sql_mode"] is not None else cycle.config.sql_mode
     entry = {
         "commit_ts": ts, "query": r["ddl_query"], "default_schema": r["ddl_schema"],
-        "sql_mode": r["sql_mode"], "type": None, "name": "DDL", "tables": [],
+        "sql_mode": mode, "type": None, "name": "DDL", "tables": [],
         "start_pos": {"file": r["start_file"], "pos": r["start_pos"], "gtid": None},
         "end_pos": {"file": r["end_file"], "pos": r["end_pos"], "gtid": r["gtid"]},
     }
     try:
-        info = classify(r["ddl_query"], r["ddl_schema"], r["sql_mode"] or "")
+        info = classify(r["ddl_query"], r["ddl_schema"], mode)
         entry.update(type=info.type, name=info.statement_name, tables=[[t.schema, t.table] for t in info.tables])
-        changes = tracker.apply(info, r["ddl_query"], r["sql_mode"], ts)
+        changes = tracker.apply(info, r["ddl_query"], mode, ts)
         if skipped:
             return {**entry, "keep": key_changed(changes, tf), "schema_only": True,
                     "why": "skipped by operator (skip-ddl)"}
