@@ -6,7 +6,7 @@ Spark and are kept by a join against the (small) set of tables that pass.
 
 from __future__ import annotations
 
-from .. import schema_store
+from .. import dml_filter, schema_store
 from ..ddl_classify import classify
 from ..ddl_gate import decide, drop_ineligible_rows, key_changed
 from ..errors import CdcflowError
@@ -14,6 +14,7 @@ from ..event_filter import EventFilter
 from ..schema_tracker import disagreements
 from ..rename_rules import REPLICATE, rename_decision
 from ..table_filter import TableFilter
+from ..txn_filter import skip_transactions
 from .cycle import Cycle
 
 
@@ -84,6 +85,7 @@ def filter_events(spark, cycle: Cycle) -> dict:
     raw = spark.read.parquet(cycle.folder.path("raw"))
     if window["aborted_ts"]:
         raw = raw.where(~F.col("commit_ts").isin(window["aborted_ts"]))
+    raw = skip_transactions(raw, cfg)
 
     kept_ddl, skipped_ddl = [], []
     tracker = schema_store.load(cycle.cid)
@@ -111,6 +113,7 @@ def filter_events(spark, cycle: Cycle) -> dict:
         kept, ignored_ops = ef.drop_ignored_rows(spark, kept, keep_tables)
         if ignored_ops:
             cycle.event("rows ignored by event filter", kinds=[f"{s}.{t} {op}" for s, t, op in ignored_ops])
+    kept = dml_filter.drop_ignored_rows(spark, kept, cycle)
     ranges = {t: tracker.key_ranges(*t, window["start_ts"], window["resolved_ts"]) for t in keep_tables}
     kept, no_key = drop_ineligible_rows(spark, kept, ranges, cfg.force_replicate)
     for (s, t), spans in no_key.items():
