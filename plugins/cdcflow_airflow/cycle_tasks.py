@@ -26,7 +26,7 @@ _MODE_RULES = {
 }
 MODES = tuple(_MODE_RULES)  # the trigger form's choices, default first
 
-CYCLE_TASKS = ("prepare", *SPARK_STAGES)
+CYCLE_TASKS = ("prepare", *SPARK_STAGES, "wait_index")
 
 
 def _ts_param(changefeed_id: str, name: str, value) -> int | None:
@@ -80,7 +80,7 @@ def cycle_run_id() -> str:
 
 
 @contextmanager
-def _user_errors_fail_the_task():
+def user_errors_fail_the_task():
     """A CdcflowError is the user's to fix: its message is the failure, no retry, no traceback."""
     from airflow.sdk.exceptions import AirflowFailException
     from cdcflow.errors import CdcflowError
@@ -94,7 +94,7 @@ def _user_errors_fail_the_task():
 def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti) -> bool:
     """Open the cycle; False makes the ShortCircuitOperator skip the Spark stages."""
     os.environ["CDCFLOW_HOME"] = cdcflow_home
-    with _user_errors_fail_the_task():
+    with user_errors_fail_the_task():
         from cdcflow import stages
 
         request = cycle_request(changefeed_id, params)
@@ -131,7 +131,7 @@ def finish_cycle(changefeed_id: str, cdcflow_home: str, ti) -> None:
         # prepare failed before there was a cycle; it recorded its own error.
         raise AirflowFailException(f"changefeed {changefeed_id}: {error or 'prepare returned no run id'}")
 
-    with _user_errors_fail_the_task():
+    with user_errors_fail_the_task():
         from cdcflow import stages
 
         result = stages.finish(changefeed_id, run_id, error=error)
