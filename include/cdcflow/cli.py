@@ -8,7 +8,7 @@ import logging
 import sys
 import traceback
 
-from . import metastore, schema_store, tso
+from . import ddl_replace, metastore, schema_store, tso
 from .errors import CdcflowError
 
 
@@ -65,6 +65,7 @@ def cmd_create(a) -> int:
                 start_ts=start_ts, target_ts=a.target_ts or 0)
     save_spec(spec)
     metastore.create_feed(cid, start_ts, pos.to_dict())
+    ddl_replace.delete(cid)  # a re-created changefeed does not inherit an old one's replacements
     # seed 004: the schema starts from the upstream's catalogue; DDLs from the start on evolve it
     tables = schema_store.snapshot(cid, source, start_ts)
     print("Create changefeed successfully!")
@@ -150,6 +151,7 @@ def cmd_remove(a) -> int:
     folder = RunFolder(spec.config().event_store, spec.id, "x")
     metastore.delete_feed(spec.id)
     schema_store.delete(spec.id)
+    ddl_replace.delete(spec.id)
     delete_spec(spec.id)
     _remove_tree(folder)
     print(f"Changefeed {spec.id} removed.")
@@ -222,6 +224,31 @@ def cmd_skip_ddl(a) -> int:
     return 0
 
 
+def cmd_replace_ddl(a) -> int:
+    """Run other statements downstream instead of the one DDL at a commit ts (like DM's `binlog
+    replace`); only while the changefeed is stopped or failed, so no cycle is past its filter."""
+    from .home import load_spec
+
+    spec = load_spec(a.changefeed_id)
+    feed = metastore.get_feed(spec.id)
+    if feed.state not in ("stopped", "failed"):
+        raise CdcflowError(f"changefeed {spec.id} is {feed.state}: a DDL can be replaced only while it is "
+                           "stopped or failed", changefeed=spec.id,
+                           hint=f"`cdcflow changefeed pause -c {spec.id}` first")
+    if a.commit_ts <= feed.checkpoint_ts:
+        raise CdcflowError(f"commit ts {a.commit_ts} is at or below the checkpoint {feed.checkpoint_ts}: "
+                           "that DDL is already past", changefeed=spec.id,
+                           hint="give the commit ts from the changefeed's error (cdcflow changefeed query)")
+    statements = [q.strip().rstrip(";").strip() for q in a.sql if q.strip().rstrip(";").strip()]
+    if not statements:
+        raise CdcflowError("--sql is empty", changefeed=spec.id,
+                           hint="to drop the DDL without a replacement use `cdcflow changefeed skip-ddl`")
+    ddl_replace.store(spec.id, a.commit_ts, statements)
+    print(f"Changefeed {spec.id}: the DDL at commit ts {a.commit_ts} will be replaced by "
+          f"{len(statements)} statement(s); resume the changefeed")
+    return 0
+
+
 def cmd_tso(a) -> int:
     print(tso.now())
     return 0
@@ -258,6 +285,12 @@ def build_parser() -> argparse.ArgumentParser:
     sk.add_argument("--changefeed-id", "-c", required=True)
     sk.add_argument("--commit-ts", type=_ts_arg, required=True)
     sk.set_defaults(func=cmd_skip_ddl)
+    rp = cf.add_parser("replace-ddl", help="run other statements instead of the one DDL at a commit ts")
+    rp.add_argument("--changefeed-id", "-c", required=True)
+    rp.add_argument("--commit-ts", type=_ts_arg, required=True)
+    rp.add_argument("--sql", action="append", required=True,
+                    help="a statement to run instead (repeat for several, run in order)")
+    rp.set_defaults(func=cmd_replace_ddl)
     ls = cf.add_parser("list", help="list changefeeds")
     ls.add_argument("--all", "-a", action="store_true", help="include finished and removed ones")
     ls.set_defaults(func=cmd_list)

@@ -7,7 +7,7 @@ import json
 
 import sqlalchemy as sa
 
-from . import metastore
+from . import store_tables
 from .schema_ddl import TableInfo
 from .schema_tracker import UNKNOWN, SchemaTracker
 
@@ -21,15 +21,10 @@ versions = sa.Table(
     sa.Column("version_ts", sa.BigInteger, primary_key=True),  # commit ts of the DDL (or the snapshot)
     sa.Column("info", sa.Text),  # TableInfo JSON; 'null': no such table; 'unknown': not derivable
 )
-_ready: set[str] = set()
 
 
 def _engine() -> sa.Engine:
-    eng = metastore.engine()
-    if str(eng.url) not in _ready:
-        _md.create_all(eng)
-        _ready.add(str(eng.url))
-    return eng
+    return store_tables.engine(_md)
 
 
 def _encode(info) -> str:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import time
 
-from .. import metastore, mysql_sink
+import pymysql
+
+from .. import downstream_kind, metastore, mysql_sink, tidb_only_ddl
 from ..async_index import IndexDDL
 from ..errors import CdcflowError
 from ..schema_tracker import lookup_key
@@ -96,6 +98,33 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], con
         stats["rows_written"] += mysql_sink.apply_ordered(conn, s, t, changes)
 
 
+def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, ddl: dict, replay: bool) -> str:
+    """Run one DDL downstream: the operator's replacement if there is one, else the statement in
+    the downstream's dialect (tidb_only_ddl; raises before anything runs where it has none).
+    The DDL is marked in flight first: a rerun after a crash then tolerates that it ran."""
+    flavour = cycle.__dict__.get("_flavour")
+    if flavour is None:
+        flavour = cycle.__dict__["_flavour"] = tidb_only_ddl.flavour(
+            *downstream_kind.detect(index_ddl.conn, cycle.sink.scheme))
+    statements = ddl.get("replacement")
+    query = None if statements else tidb_only_ddl.for_downstream(ddl, flavour, cycle.cid)
+    metastore.update_feed(cycle.cid, ddl_in_flight_ts=ddl["commit_ts"])
+    ran = 0
+    try:
+        if statements:
+            for q in statements:
+                mysql_sink.execute_ddl(index_ddl.conn, q, ddl["default_schema"], ddl["sql_mode"], replay)
+                ran += 1
+            return f"replaced by {len(statements)} statement(s) (replace-ddl)"
+        return index_ddl.execute(ddl if query == ddl["query"] else {**ddl, "query": query}, replay)
+    except pymysql.MySQLError as e:
+        if ran == 0 and not replay and not mysql_sink.is_retryable(e):
+            # the server refused it, so it did not run: a rerun is no replay, and must not take
+            # the same refusal ("exists already") for its own earlier success
+            metastore.update_feed(cycle.cid, ddl_in_flight_ts=None)
+        raise
+
+
 def apply(spark, cycle: Cycle) -> dict:
     from pyspark.sql import functions as F
 
@@ -155,9 +184,8 @@ def apply(spark, cycle: Cycle) -> dict:
                 cycle.event("stopped at barrier", commit_ts=ddl["commit_ts"], name=ddl["name"],
                             waiting_for=[j.what() for j in waits])
                 break
-            metastore.update_feed(cycle.cid, ddl_in_flight_ts=ddl["commit_ts"])
             try:
-                outcome = index_ddl.execute(ddl, replay)
+                outcome = _run_ddl(cycle, index_ddl, ddl, replay)
             except CdcflowError:
                 raise
             except Exception as e:

@@ -6,7 +6,7 @@ Spark and are kept by a join against the (small) set of tables that pass.
 
 from __future__ import annotations
 
-from .. import dml_filter, schema_store
+from .. import ddl_replace, dml_filter, schema_store
 from ..ddl_classify import classify
 from ..ddl_gate import decide, drop_ineligible_rows, key_changed
 from ..errors import CdcflowError
@@ -35,7 +35,8 @@ def ddl_decision(info, tf: TableFilter) -> tuple[bool, str]:
     return ok, f"{first.schema}.{first.table} " + ("matches the filter" if ok else "is filtered out")
 
 
-def gate_ddl(cycle: Cycle, r, tf: TableFilter, ef: EventFilter, tracker, skipped: bool) -> dict:
+def gate_ddl(cycle: Cycle, r, tf: TableFilter, ef: EventFilter, tracker, skipped: bool,
+             replacement: list[str] | None = None) -> dict:
     """The ddl.json entry of one DDL event: classified, applied to the tracked schema (whatever
     becomes of it downstream), then decided; "keep" says whether it is a barrier."""
     ts = r["commit_ts"]
@@ -48,9 +49,12 @@ def gate_ddl(cycle: Cycle, r, tf: TableFilter, ef: EventFilter, tracker, skipped
         "start_pos": {"file": r["start_file"], "pos": r["start_pos"], "gtid": None},
         "end_pos": {"file": r["end_file"], "pos": r["end_pos"], "gtid": r["gtid"]},
     }
+    if replacement is not None and not skipped:
+        return _replaced(entry, replacement, tracker)
     try:
         info = classify(r["ddl_query"], r["ddl_schema"], mode)
-        entry.update(type=info.type, name=info.statement_name, tables=[[t.schema, t.table] for t in info.tables])
+        entry.update(type=info.type, name=info.statement_name, tables=[[t.schema, t.table] for t in info.tables],
+                     sub_types=list(info.sub_types))
         changes = tracker.apply(info, r["ddl_query"], mode, ts)
         if skipped:
             return {**entry, "keep": key_changed(changes, tf), "schema_only": True,
@@ -76,6 +80,26 @@ def gate_ddl(cycle: Cycle, r, tf: TableFilter, ef: EventFilter, tracker, skipped
     return {**entry, "keep": verdict.keep, "why": verdict.why}
 
 
+def _replaced(entry: dict, statements: list[str], tracker) -> dict:
+    """An operator replaced this DDL (replace-ddl): the statements run downstream instead, and
+    no rule decides on it.  The tracker follows the original, or the replacement where the
+    original cannot be read (see ddl_replace)."""
+    ts, schema, mode = entry["commit_ts"], entry["default_schema"], entry["sql_mode"]
+    try:
+        info = classify(entry["query"], schema, mode)
+        entry.update(name=info.statement_name, tables=[[t.schema, t.table] for t in info.tables])
+        tracker.apply(info, entry["query"], mode, ts)
+    except CdcflowError:
+        for q in statements:
+            try:
+                info = classify(q, schema, mode)
+            except CdcflowError:
+                continue
+            entry["tables"] += [[t.schema, t.table] for t in info.tables]
+            tracker.apply(info, q, mode, ts)
+    return {**entry, "replacement": statements, "keep": True, "why": "replaced by operator (replace-ddl)"}
+
+
 def filter_events(spark, cycle: Cycle) -> dict:
     from pyspark.sql import functions as F
 
@@ -93,8 +117,10 @@ def filter_events(spark, cycle: Cycle) -> dict:
     tracker.rewind(window["start_ts"])
     ef = EventFilter(cfg.event_filters, cfg.case_sensitive)
     operator_skips = set(cycle.feed().skip_ddl)
+    replaced = ddl_replace.load(cycle.cid, window["start_ts"])
     for r in raw.where(F.col("op") == "ddl").orderBy("commit_ts", "seq").collect():
-        entry = gate_ddl(cycle, r, tf, ef, tracker, skipped=r["commit_ts"] in operator_skips)
+        entry = gate_ddl(cycle, r, tf, ef, tracker, skipped=r["commit_ts"] in operator_skips,
+                         replacement=replaced.get(r["commit_ts"]))
         keep = entry.pop("keep")
         (kept_ddl if keep else skipped_ddl).append(entry)
         cycle.event("ddl kept" if keep else "ddl skipped", commit_ts=r["commit_ts"], name=entry["name"],
