@@ -39,6 +39,7 @@ EVOLUTION = [
     ("CREATE TABLE k (id INT UNIQUE NOT NULL, g INT AS (id + 1) VIRTUAL)", "k", ["id"]),
     ("ALTER TABLE k ENGINE=InnoDB, ALGORITHM=COPY", "k", ["id"]),
     ("TRUNCATE TABLE k", "k", ["id"]),
+    ("ALTER TABLE k RENAME COLUMN IF EXISTS id TO id2, MODIFY IF EXISTS nothere INT", "k", ["id2"]),
 ]
 
 
@@ -106,8 +107,10 @@ def test_versions_persist_and_reload(cdcflow_home):
     assert back.at("d", "t", 9).valid_key() == ["a"] and back.at("d", "c", 9) is UNKNOWN
     tr.apply(classify("DROP TABLE t", "d"), "DROP TABLE t", "", 9)
     schema_store.save("cf", tr.added)
-    schema_store.forget("cf", tr.gc(9))  # the checkpoint passed the DROP: the CREATE's version goes
-    assert [v for v, _ in schema_store.load("cf").versions[("d", "t")]] == [9]
+    schema_store.forget("cf", tr.gc(8))  # the CREATE's version is the newest at the checkpoint: kept
+    assert [v for v, _ in schema_store.load("cf").versions[("d", "t")]] == [7, 9]
+    schema_store.forget("cf", tr.gc(9))  # the checkpoint passed the DROP: the table is gone for good
+    assert ("d", "t") not in schema_store.load("cf").versions
     schema_store.delete("cf")
     assert schema_store.load("cf").versions == {}
 

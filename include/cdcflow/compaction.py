@@ -55,7 +55,8 @@ def _key_and_partition(image_text: str, cols: list[str]) -> tuple[str, str]:
 
 def keyed_changes(batches: Iterator[pa.RecordBatch], keys: dict[str, list[str]]) -> Iterator[pa.RecordBatch]:
     """Each change with its key; an UPDATE that changes the key becomes a DELETE of the old
-    key (sub 0) and an upsert of the new one (sub 1): seed 002's split, DELETE first."""
+    key (sub 0) and an INSERT of the new one (sub 1): seed 002's split, DELETE first.
+    Kinds: I (the key's row is new: an INSERT), U (an UPDATE of the key's row), D."""
     for batch in batches:
         out = {f: [] for f in _KEYED_ARROW.names}
 
@@ -75,32 +76,42 @@ def keyed_changes(batches: Iterator[pa.RecordBatch], keys: dict[str, list[str]])
                                                              cols["seq"], cols["op"], cols["before"], cols["after"]):
             kc = keys[f"{schema}.{table}"]
             if op == "insert":
-                add(schema, table, _key_and_partition(after, kc), ts, seq, 1, "U", after)
+                add(schema, table, _key_and_partition(after, kc), ts, seq, 1, "I", after)
             elif op == "delete":
                 add(schema, table, _key_and_partition(before, kc), ts, seq, 1, "D", before)
             else:
                 kb, ka = _key_and_partition(before, kc), _key_and_partition(after, kc)
                 if kb[0] != ka[0]:
                     add(schema, table, kb, ts, seq, 0, "D", before)
-                add(schema, table, ka, ts, seq, 1, "U", after)
+                add(schema, table, ka, ts, seq, 1, "I" if kb[0] != ka[0] else "U", after)
         yield pa.RecordBatch.from_pydict(out, schema=_KEYED_ARROW)
 
 
 def final_changes(rows: Iterator[tuple]) -> Iterator[tuple]:
-    """Rows (schema, table, part, key, kind, image) sorted by (schema, table, part, key, commit
-    order) in; the last change of each key out, and within one `part` (spellings of a key
-    that a case-insensitive collation treats as equal) the DELETEs before the upserts."""
+    """Rows (schema, table, part, key, kind, image, ...) sorted by (schema, table, part, key,
+    commit order) in; the last change of each key out, and within one `part` (spellings of
+    a key that a case-insensitive collation treats as equal) the DELETEs before the
+    upserts.  An upsert's kind says whether the key's row existed before these changes:
+    I when its first change created it, U when it was there already."""
     group: list[tuple] = []  # the last change of each key seen so far in the current part
-    prev = None
+    prev = first = None  # the current key's latest change, and the kind of its first one
     for r in rows:
         if prev is not None and (r[0], r[1], r[3]) != (prev[0], prev[1], prev[3]):
             yield from _close_part(group, prev)
-            group.append(prev)
+            group.append(_final(prev, first))
+            prev = None
+        if prev is None:
+            first = r[4]
         prev = r
     if prev is not None:
         yield from _close_part(group, prev)
-        group.append(prev)
+        group.append(_final(prev, first))
     yield from _deletes_first(group)
+
+
+def _final(last: tuple, first_kind: str) -> tuple:
+    kind = "D" if last[4] == "D" else "I" if first_kind == "I" else "U"
+    return last if kind == last[4] else last[:4] + (kind,) + last[5:]
 
 
 def _close_part(group: list[tuple], nxt: tuple) -> Iterator[tuple]:

@@ -154,10 +154,14 @@ class SchemaTracker:
         """Forget the versions no row change after the checkpoint can read: for each table
         everything older than its newest version at or below the checkpoint."""
         gone = []
-        for key, vs in self.versions.items():
+        for key, vs in list(self.versions.items()):
             keep_from = max((i for i, (v, _) in enumerate(vs) if v <= checkpoint_ts), default=0)
+            if len(vs) == keep_from + 1 and vs[-1][1] is None:
+                keep_from += 1  # dropped for good below the checkpoint: nothing left to read
             gone += [(key[0], key[1], v) for v, _ in vs[:keep_from]]
             del vs[:keep_from]
+            if not vs:
+                del self.versions[key]
         return gone
 
 
