@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 
@@ -44,7 +45,7 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
     try:
         replay_until = 0
         if start_ts is not None:
-            feed, replay_until = _backfill_from(cycle, feed, start_ts)
+            feed, replay_until = _backfill_from(cycle, feed, start_ts, persist=not dry_run)
         start = Position.from_dict(feed.checkpoint_pos)
         try:
             conn = cycle.source.connect()
@@ -92,16 +93,20 @@ def _gc_ttl(cycle: Cycle) -> float:
         return 86400.0  # a config that no longer parses: TiCDC's default gc-ttl
 
 
-def _backfill_from(cycle: Cycle, feed, start_ts: int):
-    """Move the checkpoint to `start_ts`; DDLs up to the old checkpoint will be replays."""
+def _backfill_from(cycle: Cycle, feed, start_ts: int, persist: bool = True):
+    """Move the checkpoint to `start_ts`; DDLs up to the old checkpoint will be replays.
+    A dry run (persist=False) only plans its window from there and moves nothing."""
     from ..binlog_source import position_for_ts
     from ..uri import default_server_id
 
     server_id = cycle.source.server_id or default_server_id(cycle.cid)
     pos = position_for_ts(cycle.source, server_id, start_ts, cycle.cid)
+    cycle.event("backfill", from_ts=start_ts, position=pos.to_dict(), previous_checkpoint=feed.checkpoint_ts,
+                dry_run=not persist)
+    if not persist:
+        return dataclasses.replace(feed, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict()), feed.checkpoint_ts
     metastore.update_feed(cycle.cid, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict(),
                           replay_until=max(feed.replay_until, feed.checkpoint_ts))
-    cycle.event("backfill", from_ts=start_ts, position=pos.to_dict(), previous_checkpoint=feed.checkpoint_ts)
     return cycle.feed(), feed.checkpoint_ts
 
 
