@@ -40,3 +40,16 @@ def assert_consistent(up, down, schemas: list[str]) -> None:
     with up.connect() as u, down.connect() as d:
         diffs = compare(u, d, schemas=schemas)
     assert not diffs, "\n".join(str(x) for x in diffs)
+
+
+def cli_run(capsys, cid: str) -> tuple[int, str]:
+    """`cdcflow changefeed run -c cid` (reusing the test's Spark session): (exit code, stderr)."""
+    capsys.readouterr()
+    rc = cli.main(["changefeed", "run", "-c", cid])
+    return rc, capsys.readouterr().err
+
+
+def cli_ok(capsys, *args: str) -> None:
+    capsys.readouterr()
+    rc = cli.main(list(args))
+    assert rc == 0, capsys.readouterr().err

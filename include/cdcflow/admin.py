@@ -61,6 +61,12 @@ def resume(cid: str, overwrite_checkpoint_ts: int | None = None,
         if confirm is not None and not confirm(question):
             raise CdcflowError("resume cancelled: the checkpoint was not overwritten", changefeed=spec.id,
                                code="CDCFLOW:ErrCliAborted", hint="answer Y, or pass --no-confirm")
+        if ts > feed.checkpoint_ts:
+            # the DDLs skipped over are never read: track the schema from the catalogue as it is now,
+            # as create does for its start-ts (versions before a backward move stay valid)
+            from . import schema_store
+
+            schema_store.snapshot(spec.id, source, ts)
         values.update(checkpoint_ts=ts, checkpoint_pos=pos.to_dict(), ddl_in_flight_ts=None,
                       replay_until=max(feed.replay_until, feed.checkpoint_ts) if ts < feed.checkpoint_ts
                       else feed.replay_until)

@@ -8,7 +8,7 @@ import logging
 import sys
 import traceback
 
-from . import metastore, states, tso
+from . import metastore, schema_store, states, tso
 from .errors import CdcflowError
 
 
@@ -64,10 +64,13 @@ def cmd_create(a) -> int:
                 start_ts=start_ts, target_ts=a.target_ts or 0)
     save_spec(spec)
     metastore.create_feed(cid, start_ts, pos.to_dict())
+    # seed 004: the schema starts from the upstream's catalogue; DDLs from the start on evolve it
+    tables = schema_store.snapshot(cid, source, start_ts)
     print("Create changefeed successfully!")
     print(f"ID: {cid}")
     _emit({"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": start_ts,
            "target_ts": a.target_ts or 0, "start_position": pos.to_dict(), "server_id": server_id,
+           "tracked_tables": tables,
            "config": cfg.to_dict()})
     return 0
 
@@ -116,6 +119,7 @@ def cmd_remove(a) -> int:
     spec = load_spec(a.changefeed_id)
     folder = RunFolder(spec.config().event_store, spec.id, "x")
     metastore.delete_feed(spec.id)
+    schema_store.delete(spec.id)
     delete_spec(spec.id)
     _remove_tree(folder)
     print(f"Changefeed {spec.id} removed.")

@@ -277,13 +277,13 @@ def _not_ddl(name: str) -> DDLInfo:
     return DDLInfo("not-ddl", None, False, name, None, (), (), (), False, False)
 
 
-class _Walker:
-    def __init__(self, toks: list[_Tok], default_schema: str | None, query: str):
-        self.toks, self.i = toks, 0
-        self.default_schema, self.query = default_schema, query
-        self.if_exists = False
+class TokenCursor:
+    """A position in a token list, with the look-ahead both the classifier and the schema
+    tracker read statements with."""
 
-    # -- token helpers
+    def __init__(self, toks: list[_Tok]):
+        self.toks, self.i = toks, 0
+
     def peek(self, k: int = 0) -> _Tok | None:
         j = self.i + k
         return self.toks[j] if j < len(self.toks) else None
@@ -307,6 +307,13 @@ class _Walker:
             self.i += 1
             return True
         return False
+
+
+class _Walker(TokenCursor):
+    def __init__(self, toks: list[_Tok], default_schema: str | None, query: str):
+        super().__init__(toks)
+        self.default_schema, self.query = default_schema, query
+        self.if_exists = False
 
     def fail(self, reason: str):
         raise DDLParseError(f"cannot classify DDL statement: {reason}", statement=self.query)

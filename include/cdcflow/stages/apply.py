@@ -6,11 +6,25 @@ import time
 
 from .. import metastore, mysql_sink
 from ..errors import CdcflowError
+from ..schema_tracker import lookup_key
 from .cycle import Cycle
 
 
+def _key(cycle: Cycle, conn, table: tuple[str, str], ts: int) -> list[str] | None:
+    """The valid key of the table as the tracked schema has it for rows up to `ts` (the
+    segment's barrier: no DDL changes a replicated table's key inside a segment); the
+    downstream's catalogue where the tracker does not know the table."""
+    ranges = cycle.__dict__.setdefault("_key_ranges", {
+        (s, t): rs for s, t, rs in (cycle.folder.read_json("keys.json") if cycle.folder.exists("keys.json") else [])})
+    if table in ranges:
+        key, known = lookup_key(ranges[table], ts)
+        if known:
+            return key
+    return mysql_sink.valid_key(conn, *table)
+
+
 def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], conn, sink: dict,
-                stats: dict) -> None:
+                stats: dict, hi: int) -> None:
     from pyspark.sql import functions as F
 
     from ..compaction import KEYED_SCHEMA, keyed_changes
@@ -18,7 +32,7 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], con
     opts = cycle.sink_options
     keys, unkeyed = {}, []
     for t in tables:
-        k = mysql_sink.valid_key(conn, *t)
+        k = _key(cycle, conn, t, hi)
         if k:
             keys[f"{t[0]}.{t[1]}"] = k
         elif not mysql_sink.table_exists(conn, *t):
@@ -93,7 +107,7 @@ def apply(spark, cycle: Cycle) -> dict:
                 if not run.dry_run:
                     try:
                         _apply_rows(spark, cycle, seg_rows, [tuple(t) for t in seg["tables"]], conn, sink,
-                                    stats)
+                                    stats, seg["hi"])
                     except CdcflowError as e:
                         raise e.with_context(ts=seg["hi"])
             if run.dry_run:
@@ -112,6 +126,9 @@ def apply(spark, cycle: Cycle) -> dict:
                 e = ddl["error"]
                 raise CdcflowError(e["message"], ts=ddl["commit_ts"], statement=ddl["query"], code=e["code"],
                                    retryable=e["retryable"], hint=e["hint"])
+            if ddl.get("schema_only"):  # not run downstream; only splits the segments
+                metastore.advance_checkpoint(cycle.cid, ddl["commit_ts"], seg["pos_after"])
+                continue
             # a replay: the DDL ran before a crash, or before a backfill moved the checkpoint back
             replay = (cycle.feed().ddl_in_flight_ts == ddl["commit_ts"]
                       or ddl["commit_ts"] <= run.stats.get("replay_until", 0))

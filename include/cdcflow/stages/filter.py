@@ -6,8 +6,11 @@ Spark and are kept by a join against the (small) set of tables that pass.
 
 from __future__ import annotations
 
+from .. import schema_store
 from ..ddl_classify import classify
+from ..ddl_gate import decide, drop_ineligible_rows
 from ..errors import CdcflowError
+from ..event_filter import EventFilter
 from ..rename_rules import REPLICATE, rename_decision
 from ..table_filter import TableFilter
 from .cycle import Cycle
@@ -30,6 +33,43 @@ def ddl_decision(info, tf: TableFilter) -> tuple[bool, str]:
     return ok, f"{first.schema}.{first.table} " + ("matches the filter" if ok else "is filtered out")
 
 
+def gate_ddl(cycle: Cycle, r, tf: TableFilter, ef: EventFilter, tracker, skipped: bool) -> dict:
+    """The ddl.json entry of one DDL event: classified, applied to the tracked schema (whatever
+    becomes of it downstream), then decided; "keep" says whether it is a barrier."""
+    ts = r["commit_ts"]
+    entry = {
+        "commit_ts": ts, "query": r["ddl_query"], "default_schema": r["ddl_schema"],
+        "sql_mode": r["sql_mode"], "type": None, "name": "DDL", "tables": [],
+        "start_pos": {"file": r["start_file"], "pos": r["start_pos"], "gtid": None},
+        "end_pos": {"file": r["end_file"], "pos": r["end_pos"], "gtid": r["gtid"]},
+    }
+    try:
+        info = classify(r["ddl_query"], r["ddl_schema"], r["sql_mode"] or "")
+        entry.update(type=info.type, name=info.statement_name, tables=[[t.schema, t.table] for t in info.tables])
+        changes = tracker.apply(info, r["ddl_query"], r["sql_mode"], ts)
+        if skipped:
+            return {**entry, "keep": False, "why": "skipped by operator (skip-ddl)"}
+        verdict = decide(info, r["ddl_query"], ts, changes, tf, ef, cycle.config.force_replicate,
+                         ddl_decision(info, tf), tracker.current)
+    except CdcflowError as e:
+        if skipped:
+            return {**entry, "keep": False, "why": "skipped by operator (skip-ddl)"}
+        # A DDL that breaks a rule is a barrier that fails: everything before it is still
+        # applied, and the checkpoint stops just below it.
+        hint = (e.hint or "").replace("<changefeed>", cycle.cid).replace("<ts>", str(ts))
+        entry["error"] = {"message": e.message, "code": e.code, "retryable": e.retryable, "hint": hint}
+        return {**entry, "keep": True, "why": e.message}
+    if verdict.error is not None:
+        e = verdict.error
+        entry["error"] = {"message": e.message, "code": e.code, "retryable": e.retryable, "hint": e.hint}
+    entry.update(query=verdict.query, notes=verdict.notes)
+    if not verdict.keep and verdict.schema_only:
+        # not run downstream, but a replicated table's key changed: rows on either side of it
+        # must land in different segments
+        return {**entry, "keep": True, "schema_only": True, "why": verdict.why}
+    return {**entry, "keep": verdict.keep, "why": verdict.why}
+
+
 def filter_events(spark, cycle: Cycle) -> dict:
     from pyspark.sql import functions as F
 
@@ -41,32 +81,17 @@ def filter_events(spark, cycle: Cycle) -> dict:
         raw = raw.where(~F.col("commit_ts").isin(window["aborted_ts"]))
 
     kept_ddl, skipped_ddl = [], []
+    tracker = schema_store.load(cycle.cid)
+    schema_store.forget(cycle.cid, tracker.gc(cycle.feed().checkpoint_ts))
+    ef = EventFilter(cfg.event_filters, cfg.case_sensitive)
     operator_skips = set(cycle.feed().skip_ddl)
     for r in raw.where(F.col("op") == "ddl").orderBy("commit_ts", "seq").collect():
-        if r["commit_ts"] in operator_skips:
-            skipped_ddl.append({"commit_ts": r["commit_ts"], "query": r["ddl_query"], "why": "skipped by operator"})
-            cycle.event("ddl skipped", commit_ts=r["commit_ts"], why="skip-ddl by operator", query=r["ddl_query"])
-            continue
-        entry = {
-            "commit_ts": r["commit_ts"], "query": r["ddl_query"], "default_schema": r["ddl_schema"],
-            "sql_mode": r["sql_mode"], "type": None, "name": "DDL", "tables": [],
-            "start_pos": {"file": r["start_file"], "pos": r["start_pos"], "gtid": None},
-            "end_pos": {"file": r["end_file"], "pos": r["end_pos"], "gtid": r["gtid"]},
-        }
-        try:
-            info = classify(r["ddl_query"], r["ddl_schema"], r["sql_mode"] or "")
-            entry.update(type=info.type, name=info.statement_name,
-                         tables=[[t.schema, t.table] for t in info.tables])
-            keep, why = ddl_decision(info, tf)
-        except CdcflowError as e:
-            # A DDL that breaks a rule is a barrier that fails: everything before it is still
-            # applied, and the checkpoint stops just below it.
-            keep, why = True, e.message
-            entry["error"] = {"message": e.message, "code": e.code, "retryable": e.retryable, "hint": e.hint}
-        entry["why"] = why
+        entry = gate_ddl(cycle, r, tf, ef, tracker, skipped=r["commit_ts"] in operator_skips)
+        keep = entry.pop("keep")
         (kept_ddl if keep else skipped_ddl).append(entry)
         cycle.event("ddl kept" if keep else "ddl skipped", commit_ts=r["commit_ts"], name=entry["name"],
-                    why=why)
+                    why=entry["why"])
+    schema_store.save(cycle.cid, tracker.added)
 
     dml = raw.where(F.col("op") != "ddl")
     tables = [(r["schema"], r["table"]) for r in dml.select("schema", "table").distinct().collect()]
@@ -76,6 +101,16 @@ def filter_events(spark, cycle: Cycle) -> dict:
         kept = dml.join(F.broadcast(keep_df), ["schema", "table"], "left_semi")
     else:
         kept = dml.limit(0)
+    if ef:
+        kept, ignored_ops = ef.drop_ignored_rows(spark, kept, keep_tables)
+        if ignored_ops:
+            cycle.event("rows ignored by event filter", kinds=[f"{s}.{t} {op}" for s, t, op in ignored_ops])
+    ranges = {t: tracker.key_ranges(*t, window["start_ts"], window["resolved_ts"]) for t in keep_tables}
+    kept, no_key = drop_ineligible_rows(spark, kept, ranges, cfg.force_replicate)
+    for (s, t), spans in no_key.items():
+        cycle.event("rows skipped", table=f"{s}.{t}", commit_ts_ranges=spans,
+                    why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
+    cycle.folder.write_json("keys.json", [[s, t, rs] for (s, t), rs in ranges.items()])
     kept.write.mode("overwrite").parquet(cycle.folder.path("filtered"))
     counts = {
         "kept_ddl": len(kept_ddl), "skipped_ddl": len(skipped_ddl),

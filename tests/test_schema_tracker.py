@@ -1,0 +1,118 @@
+"""The tracked schema against the real thing: each DDL runs on the upstream MariaDB and
+is applied to the tracker; columns (order, nullability), indexes and the valid key must
+then equal what information_schema says."""
+
+from __future__ import annotations
+
+import pytest
+
+from cdcflow import schema_store
+from cdcflow.ddl_classify import classify
+from cdcflow.schema_ddl import TableInfo
+from cdcflow.schema_tracker import UNKNOWN, SchemaTracker, lookup_key
+
+DB = "st_db"
+
+# (statement, the valid key the table has afterwards)
+EVOLUTION = [
+    ("CREATE TABLE t (a INT, b VARCHAR(10), c INT NOT NULL)", "t", None),
+    ("ALTER TABLE t ADD UNIQUE KEY uc (c)", "t", ["c"]),
+    ("ALTER TABLE t MODIFY c INT NULL", "t", None),  # unique but nullable: not valid
+    ("ALTER TABLE t MODIFY c INT NOT NULL FIRST", "t", ["c"]),
+    ("ALTER TABLE t ADD PRIMARY KEY (a)", "t", ["a"]),  # a becomes NOT NULL
+    ("ALTER TABLE t DROP PRIMARY KEY", "t", ["c"]),
+    ("ALTER TABLE t DROP INDEX uc", "t", None),
+    ("CREATE UNIQUE INDEX ub ON t (b)", "t", None),  # b is nullable
+    ("ALTER TABLE t CHANGE b bb VARCHAR(20) NOT NULL AFTER c", "t", ["bb"]),
+    ("ALTER TABLE t RENAME COLUMN bb TO b2, ADD COLUMN d INT KEY FIRST", "t", ["d"]),
+    ("ALTER TABLE t RENAME INDEX ub TO ub2, DROP COLUMN d", "t", ["b2"]),
+    ("DROP INDEX ub2 ON t", "t", None),
+    ("ALTER TABLE t ADD COLUMN (e INT NOT NULL, f INT), ADD CONSTRAINT ue UNIQUE (e, c)", "t", ["e", "c"]),
+    ("ALTER TABLE t ADD INDEX plain (f), ADD UNIQUE px (b2(3))", "t", ["e", "c"]),
+    ("ALTER TABLE t DROP COLUMN f", "t", ["e", "c"]),  # the index on f goes with it
+    ("CREATE TABLE `u``q` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, v TEXT, PRIMARY KEY (id)) "
+     "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4", "u`q", ["id"]),
+    ("CREATE TABLE l LIKE `u``q`", "l", ["id"]),
+    ("RENAME TABLE l TO l2", "l2", ["id"]),
+    ("ALTER TABLE l2 RENAME TO l3, COMMENT 'x'", "l3", ["id"]),
+    ("CREATE TABLE s (id SERIAL, x INT)", "s", ["id"]),
+    ("CREATE TABLE k (id INT UNIQUE NOT NULL, g INT AS (id + 1) VIRTUAL)", "k", ["id"]),
+    ("ALTER TABLE k ENGINE=InnoDB, ALGORITHM=COPY", "k", ["id"]),
+    ("TRUNCATE TABLE k", "k", ["id"]),
+]
+
+
+def test_each_ddl_evolves_the_tracked_schema_like_mariadb(mariadb_pair):
+    up, _ = mariadb_pair
+    up.execute(f"DROP DATABASE IF EXISTS {DB}", f"CREATE DATABASE {DB}")
+    tracker = SchemaTracker()
+    for ts, (stmt, table, key) in enumerate(EVOLUTION, start=10):
+        up.execute(stmt, database=DB)
+        tracker.apply(classify(stmt, DB), stmt, "", ts)
+        with up.connect() as conn:
+            real = schema_store.read_catalogue(conn)[(DB, table)]
+        mine = tracker.current(DB, table)
+        assert isinstance(mine, TableInfo), stmt
+        assert [(c["name"], c["nullable"]) for c in mine.columns] == \
+               [(c["name"], c["nullable"]) for c in real.columns], stmt
+        assert {n: (i["columns"], i["unique"]) for n, i in mine.indexes.items()} == \
+               {n: (i["columns"], i["unique"]) for n, i in real.indexes.items()}, stmt
+        assert mine.valid_key() == real.valid_key() == key, stmt
+    assert tracker.current(DB, "l") is None and tracker.current(DB, "l2") is None
+
+
+def test_versions_are_read_by_commit_ts_and_drops_are_versions():
+    tr = SchemaTracker()
+    for ts, stmt in ((100, "CREATE TABLE t (a INT)"), (200, "ALTER TABLE t ADD PRIMARY KEY (a)"),
+                     (300, "DROP TABLE t"), (400, "CREATE TABLE t (b INT NOT NULL UNIQUE)")):
+        tr.apply(classify(stmt, "d"), stmt, "", ts)
+    assert tr.at("d", "t", 50) is UNKNOWN
+    assert tr.at("d", "t", 150).valid_key() is None
+    assert tr.at("d", "t", 201).valid_key() == ["a"]
+    assert tr.at("d", "t", 300).valid_key() == ["a"]  # a row at the DROP's own ts precedes it
+    assert tr.at("d", "t", 301) is None
+    assert tr.at("d", "t", 401).valid_key() == ["b"]
+    ranges = tr.key_ranges("d", "t", 150, 350)
+    assert ranges == [[150, None, True], [200, ["a"], True], [300, None, True]]
+    assert lookup_key(ranges, 199) == (None, True) and lookup_key(ranges, 250) == (["a"], True)
+    # gc keeps the newest version at or below the checkpoint, and everything after it
+    assert tr.gc(250) == [("d", "t", 100)]
+    assert tr.at("d", "t", 260).valid_key() == ["a"]
+
+
+def test_drop_database_drops_its_tables_and_ansi_quotes_parse():
+    tr = SchemaTracker()
+    q = 'CREATE TABLE "x" ("a" INT PRIMARY KEY)'
+    tr.apply(classify(q, "d", "ANSI_QUOTES"), q, "ANSI_QUOTES", 1)
+    assert tr.current("d", "x").valid_key() == ["a"]
+    tr.apply(classify("DROP DATABASE d", None), "DROP DATABASE d", "", 2)
+    assert tr.current("d", "x") is None
+
+
+def test_a_create_table_without_a_column_list_is_unknown_not_guessed():
+    tr = SchemaTracker()
+    tr.apply(classify("CREATE TABLE c LIKE gone", "d"), "CREATE TABLE c LIKE gone", "", 5)
+    assert tr.current("d", "c") is UNKNOWN
+    assert tr.key_ranges("d", "c", 1, 9) == [[1, None, False], [5, None, False]]
+
+
+def test_versions_persist_and_reload(cdcflow_home):
+    tr = SchemaTracker()
+    tr.apply(classify("CREATE TABLE t (a INT PRIMARY KEY)", "d"), "CREATE TABLE t (a INT PRIMARY KEY)", "", 7)
+    tr.apply(classify("CREATE TABLE c LIKE gone", "d"), "CREATE TABLE c LIKE gone", "", 8)
+    schema_store.save("cf", tr.added)
+    schema_store.save("cf", tr.added)  # idempotent
+    back = schema_store.load("cf")
+    assert back.at("d", "t", 9).valid_key() == ["a"] and back.at("d", "c", 9) is UNKNOWN
+    schema_store.delete("cf")
+    assert schema_store.load("cf").versions == {}
+
+
+@pytest.mark.parametrize("stmt", ["ALTER TABLE t ADD FOREIGN KEY (a) REFERENCES p (id)",
+                                  "ALTER TABLE t ADD CHECK (a > 0)", "ALTER TABLE t ALTER COLUMN a SET DEFAULT 3"])
+def test_clauses_that_do_not_touch_keys_leave_them(stmt):
+    tr = SchemaTracker()
+    tr.apply(classify("CREATE TABLE t (a INT NOT NULL, UNIQUE KEY (a))", "d"),
+             "CREATE TABLE t (a INT NOT NULL, UNIQUE KEY (a))", "", 1)
+    tr.apply(classify(stmt, "d"), stmt, "", 2)
+    assert tr.current("d", "t").valid_key() == ["a"]
