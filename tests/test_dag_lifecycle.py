@@ -4,7 +4,6 @@ of a stopped, failed, finished or removed changefeed, which succeed, apply nothi
 
 from __future__ import annotations
 
-import logging
 import os
 from types import SimpleNamespace
 
@@ -21,8 +20,19 @@ from e2e_helpers import assert_consistent, create_changefeed
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
 
 
+# dag.test() keeps the previous run's conf as the params' values: every run names its mode
+CATCH_UP = {"mode": "catch-up", "start_ts": None, "target_ts": None}
+
+
 def _succeeded(run) -> None:
     assert str(run.state) in ("success", "DagRunState.SUCCESS"), run.state
+
+
+def _task_log(capsys, dag) -> str:
+    """One catch-up run; dag.test() writes its task logs to stdout."""
+    capsys.readouterr()
+    _succeeded(dag.test(run_conf=CATCH_UP))
+    return capsys.readouterr().out
 
 
 @pytest.fixture
@@ -33,7 +43,7 @@ def airflow_home(tmp_path_factory, monkeypatch):
     return env
 
 
-def test_dry_run_backfill_and_idle_runs(mariadb_pair, airflow_home, capsys, caplog):
+def test_dry_run_backfill_and_idle_runs(mariadb_pair, airflow_home, capsys):
     up, down = mariadb_pair
     create_changefeed(capsys, up, down, "dag-lc", "[filter]\nrules = ['dag_lc.*']\n")
     created = metastore.get_feed("dag-lc").checkpoint_ts
@@ -51,7 +61,7 @@ def test_dry_run_backfill_and_idle_runs(mariadb_pair, airflow_home, capsys, capl
     assert ddls == ["CREATE DATABASE dag_lc", "CREATE TABLE dag_lc.t (id INT PRIMARY KEY, v VARCHAR(20))"]
     assert sum(seg["rows"] for seg in plan) == 2 and ["dag_lc.t"] in [seg["tables"] for seg in plan]
 
-    _succeeded(dag.test())  # catch-up
+    _succeeded(dag.test(run_conf=CATCH_UP))
     assert_consistent(up, down, ["dag_lc"])
     after_catch_up = metastore.get_feed("dag-lc").checkpoint_ts
 
@@ -68,17 +78,12 @@ def test_dry_run_backfill_and_idle_runs(mariadb_pair, airflow_home, capsys, capl
     up.execute("INSERT INTO dag_lc.t VALUES (3, 'idle')")
     for state, why in (("stopped", "paused (stopped)"), ("failed", "has failed"), ("finished", "target-ts")):
         metastore.update_feed("dag-lc", state=state)
-        caplog.clear()
-        with caplog.at_level(logging.INFO):
-            _succeeded(dag.test())
-        assert "changefeed dag-lc does nothing this cycle" in caplog.text and why in caplog.text, caplog.text[-3000:]
+        log = _task_log(capsys, dag)
+        assert "changefeed dag-lc does nothing this cycle" in log and why in log, log[-3000:]
         assert down.query("SELECT COUNT(*) FROM dag_lc.t WHERE id = 3") == [(0,)]
     # ... and so do the runs of a removed one whose DAG Airflow still has
     assert cli.main(["changefeed", "remove", "-c", "dag-lc"]) == 0
-    caplog.clear()
-    with caplog.at_level(logging.INFO):
-        _succeeded(dag.test())
-    assert "changefeed dag-lc does nothing this cycle: it was removed" in caplog.text
+    assert "changefeed dag-lc does nothing this cycle: it was removed" in _task_log(capsys, dag)
 
 
 def test_failure_callback_records_warning(mariadb_pair, airflow_home, capsys):

@@ -7,6 +7,7 @@ stored times back, not by waiting."""
 
 from __future__ import annotations
 
+import io
 import json
 import time
 
@@ -235,7 +236,7 @@ def test_target_ts_reached_finishes_with_only_the_earlier_write_7(own_pair, spar
     assert [x["summary"]["state"] for x in listed if x["id"] == "lc-target"] == ["finished"]
 
 
-def test_stopped_longer_than_gc_ttl_fails_and_cannot_resume_8(own_pair, spark, cdcflow_home, capsys):
+def test_stopped_longer_than_gc_ttl_fails_and_cannot_resume_8(own_pair, spark, cdcflow_home, capsys, monkeypatch):
     up, down = own_pair
     create_changefeed(capsys, up, down, "lc-ttl", "gc-ttl = 3600\n[filter]\nrules = ['lc_ttl.*']\n")
     up.execute("CREATE DATABASE lc_ttl", "CREATE TABLE lc_ttl.t (id INT PRIMARY KEY)", "INSERT INTO lc_ttl.t VALUES (1)")
@@ -252,8 +253,11 @@ def test_stopped_longer_than_gc_ttl_fails_and_cannot_resume_8(own_pair, spark, c
     assert "cannot be resumed" in err and "ErrGCTTLExceeded" in err and "--overwrite-checkpoint-ts" in err
     assert simple(capsys, "lc-ttl")["state"] == "failed"
     # the way back: a new checkpoint the upstream still holds (the rows before it are not replicated)
-    err = cli_fails(capsys, "changefeed", "resume", "-c", "lc-ttl", "--overwrite-checkpoint-ts", "now")
-    assert "cancelled" in err  # no terminal to confirm on: refused, nothing changed
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))  # the operator answers no
+    capsys.readouterr()
+    assert cli.main(["changefeed", "resume", "-c", "lc-ttl", "--overwrite-checkpoint-ts", "now"]) == 1
+    out = capsys.readouterr()
+    assert "You are overwriting the checkpoint of changefeed lc-ttl" in out.out and "cancelled" in out.err
     assert simple(capsys, "lc-ttl")["state"] == "failed"
     cli_ok(capsys, "changefeed", "resume", "-c", "lc-ttl", "--overwrite-checkpoint-ts", "now", "--no-confirm")
     up.execute("INSERT INTO lc_ttl.t VALUES (2)")
