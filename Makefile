@@ -42,8 +42,9 @@ test: setup
 demo: setup
 	$(PY) -m cdcflow.demo
 
+# make bench [ROWS=300000] [SCALE=10000,100000,1000000|none] [SHAPE=oltp|bulk]
 bench: setup
-	$(PY) -m cdcflow.bench
+	$(PY) -m cdcflow.bench $(if $(ROWS),--rows $(ROWS)) $(if $(SCALE),--scale $(SCALE)) $(if $(SHAPE),--shape $(SHAPE))
 
 # Run one cycle of a changefeed through Airflow: make dag-test CF=<changefeed id>
 dag-test: setup

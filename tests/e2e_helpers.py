@@ -53,3 +53,15 @@ def cli_ok(capsys, *args: str) -> None:
     capsys.readouterr()
     rc = cli.main(list(args))
     assert rc == 0, capsys.readouterr().err
+
+
+def run_fails(capsys, cid: str) -> tuple[dict, str, int]:
+    """Run one cycle that must leave the changefeed failed: (status, error message, its commit ts)."""
+    import re
+
+    rc, err = cli_run(capsys, cid)
+    status = query(capsys, cid)
+    assert rc == 1 and status["state"] == "failed", err
+    message = status["error"]["message"]
+    assert message in err
+    return status, message, int(re.search(r"commit ts (\d+)", message).group(1))

@@ -46,7 +46,7 @@ def test_insert_and_delete():
     rows = keyed([("t", 10, 0, "insert", None, {"id": 1, "v": "a"}),
                   ("t", 11, 0, "delete", {"id": 2, "v": "b"}, None)])
     assert [(r["key"], r["kind"], r["sub"], r["commit_ts"], r["seq"]) for r in rows] == [
-        ("[1]", "U", 1, 10, 0), ("[2]", "D", 1, 11, 0)]
+        ("[1]", "I", 1, 10, 0), ("[2]", "D", 1, 11, 0)]
     assert decode_image(rows[0]["image"]) == {"id": 1, "v": "a"}
     assert decode_image(rows[1]["image"]) == {"id": 2, "v": "b"}
     assert all((r["schema"], r["table"]) == ("db", "t") for r in rows)
@@ -60,7 +60,7 @@ def test_update_without_key_change_is_one_upsert():
 
 def test_update_with_key_change_is_delete_then_insert():
     rows = keyed([("t", 10, 3, "update", {"id": 1, "v": "a"}, {"id": 9, "v": "a"})])
-    assert [(r["key"], r["kind"], r["sub"], r["seq"]) for r in rows] == [("[1]", "D", 0, 3), ("[9]", "U", 1, 3)]
+    assert [(r["key"], r["kind"], r["sub"], r["seq"]) for r in rows] == [("[1]", "D", 0, 3), ("[9]", "I", 1, 3)]
     assert decode_image(rows[0]["image"]) == {"id": 1, "v": "a"}
     assert decode_image(rows[1]["image"]) == {"id": 9, "v": "a"}
 
@@ -70,7 +70,7 @@ def test_multi_column_keys_in_key_list_order():
                   ("m", 11, 0, "update", {"b": "x", "c": 0, "a": 7}, {"b": "x", "c": 1, "a": 7}),
                   ("m", 12, 0, "update", {"b": "x", "c": 1, "a": 7}, {"b": "y", "c": 1, "a": 7})])
     assert [(r["key"], r["kind"], r["sub"]) for r in rows] == [
-        ('[7,"x"]', "U", 1), ('[7,"x"]', "U", 1), ('[7,"x"]', "D", 0), ('[7,"y"]', "U", 1)]
+        ('[7,"x"]', "I", 1), ('[7,"x"]', "U", 1), ('[7,"x"]', "D", 0), ('[7,"y"]', "I", 1)]
 
 
 def test_keys_of_typed_values_are_canonical():
@@ -107,7 +107,8 @@ def test_last_change_per_key_wins():
         ("t", 12, 1, "delete", {"id": 3, "v": "old"}, None),
         ("t", 13, 0, "insert", None, {"id": 3, "v": "new"}),
     ])
-    assert out == [("t", "U", {"id": 1, "v": "c"}), ("t", "D", {"id": 2, "v": "x"}),
+    # id 1 was created by these changes (I); id 3 existed before them (U)
+    assert out == [("t", "I", {"id": 1, "v": "c"}), ("t", "D", {"id": 2, "v": "x"}),
                    ("t", "U", {"id": 3, "v": "new"})]
 
 
@@ -126,13 +127,13 @@ def test_case_only_key_change_deletes_old_spelling_first():
     # 'ABC' sorts before 'abc', yet the old spelling's DELETE must go out first: under a
     # case-insensitive collation the REPLACE of 'ABC' and the DELETE of 'abc' hit one row
     out = compact([("s", 10, 0, "update", {"name": "abc", "v": 1}, {"name": "ABC", "v": 1})])
-    assert out == [("s", "D", {"name": "abc", "v": 1}), ("s", "U", {"name": "ABC", "v": 1})]
+    assert out == [("s", "D", {"name": "abc", "v": 1}), ("s", "I", {"name": "ABC", "v": 1})]
 
 
 def test_trailing_space_key_change_deletes_old_spelling_first():
     # PAD SPACE collations compare 'abc' = 'abc  '; '["abc  "]' sorts before '["abc"]'
     out = compact([("s", 10, 0, "update", {"name": "abc", "v": 1}, {"name": "abc  ", "v": 2})])
-    assert out == [("s", "D", {"name": "abc", "v": 1}), ("s", "U", {"name": "abc  ", "v": 2})]
+    assert out == [("s", "D", {"name": "abc", "v": 1}), ("s", "I", {"name": "abc  ", "v": 2})]
 
 
 def test_deletes_before_upserts_only_within_one_part():
@@ -165,4 +166,26 @@ def test_many_keys_stream_in_order():
     out = compact(changes)
     assert len(out) == 200
     kinds = {r[2]["id"]: r[1] for r in out}
-    assert all(kinds[i] == ("D" if i % 2 == 0 else "U") for i in range(200))
+    assert all(kinds[i] == ("D" if i % 2 == 0 else "I") for i in range(200))
+
+
+def test_split_orders_deletes_before_inserts_in_one_transaction():
+    # seed 002: the swap's four events are two DELETEs and two INSERTs; per key, the
+    # DELETE (sub 0) sorts before the INSERT (sub 1) of the same change
+    rows = keyed([("t", 20, 0, "update", {"id": 1, "v": "a"}, {"id": 2, "v": "a"}),
+                  ("t", 20, 1, "update", {"id": 2, "v": "b"}, {"id": 1, "v": "b"})])  # as the binlog has it
+    assert [(r["key"], r["kind"], r["seq"], r["sub"]) for r in rows] == [
+        ("[1]", "D", 0, 0), ("[2]", "I", 0, 1), ("[2]", "D", 1, 0), ("[1]", "I", 1, 1)]
+
+
+def test_first_change_decides_new_or_existing():
+    out = compact([
+        ("t", 10, 0, "insert", None, {"id": 1, "v": "a"}),        # new, then updated: still new
+        ("t", 11, 0, "update", {"id": 1, "v": "a"}, {"id": 1, "v": "b"}),
+        ("t", 10, 1, "update", {"id": 2, "v": "a"}, {"id": 2, "v": "b"}),  # existed
+        ("t", 10, 2, "delete", {"id": 3, "v": "a"}, None),         # existed, deleted, re-inserted
+        ("t", 11, 1, "insert", None, {"id": 3, "v": "c"}),
+        ("t", 10, 3, "insert", None, {"id": 4, "v": "a"}),         # new, then deleted
+        ("t", 11, 2, "delete", {"id": 4, "v": "a"}, None),
+    ])
+    assert [(r[1], r[2]["id"]) for r in out] == [("I", 1), ("U", 2), ("U", 3), ("D", 4)]

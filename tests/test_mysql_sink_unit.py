@@ -197,9 +197,9 @@ class Recorder:
         assert key == KEYS[f"{schema}.{table}"]
         self.log.append(("D", schema, table, [img["n"] for img in images]))
 
-    def replace_rows(self, schema, table, columns, images):
+    def replace_rows(self, schema, table, columns, images, verb="REPLACE"):
         assert all(tuple(img) == columns for img in images)
-        self.log.append(("U", schema, table, [img["n"] for img in images]))
+        self.log.append(("U" if verb == "REPLACE" else verb, schema, table, [img["n"] for img in images]))
 
 
 KEYS = {"db.a": ["id"], "db.b": ["id"], "db.c": ["x", "y"]}
@@ -280,6 +280,24 @@ def test_streaming_writer_flushes_pending_deletes_when_upserts_fill():
     assert rec.log[-1] == ("D", "db", "b", [4])
 
 
+def test_streaming_writer_inserts_new_rows_only_when_asked():
+    for insert_new, verb in ((False, "U"), (True, "INSERT")):
+        rec = Recorder(10)
+        w = StreamingWriter(rec, KEYS, insert_new=insert_new)
+        w.add("db", "a", "I", {"n": 1, "id": 1})
+        w.add("db", "a", "U", {"n": 2, "id": 2})
+        w.add("db", "a", "I", {"n": 3, "id": 3})
+        w.close()
+        assert sorted(rec.log) == sorted([(verb, "db", "a", [1, 3]), ("U", "db", "a", [2])] if insert_new
+                                         else [("U", "db", "a", [1, 2, 3])])
+
+
+def test_insert_statement_text():
+    conn = FakeConn()
+    RowWriter(conn, batch_rows=10).replace_rows("db", "t", ("id",), [{"id": 1}, {"id": 2}], "INSERT")
+    assert conn.sql == ["INSERT INTO `db`.`t` (`id`) VALUES (1),(2)"]
+
+
 # --- apply_partition: the whole body of a Spark partition, on a fake connection -----------
 
 def keyed_batches(changes, keys):
@@ -310,6 +328,24 @@ def test_apply_partition_case_only_key_change(monkeypatch):
     ]
     assert out[0].to_pydict() == {"rows": [4], "statements": [2]}
     assert conn.closed
+
+
+def test_apply_partition_phases_of_safe_mode_false(monkeypatch):
+    """Pass 'existing' writes DELETEs and the REPLACEs of rows that were there; pass 'new'
+    INSERTs the keys these changes created (the split's new key included)."""
+    keys = {"db.t": ["id"]}
+    changes = [("t", 10, 0, "update", {"id": 1, "v": 1}, {"id": 5, "v": 1}),   # key change: D 1, I 5
+               ("t", 10, 1, "update", {"id": 2, "v": 2}, {"id": 2, "v": 9}),   # U 2
+               ("t", 10, 2, "insert", None, {"id": 3, "v": 3})]                 # I 3
+    sql = {}
+    for phase in ("existing", "new"):
+        conn = FakeConn()
+        monkeypatch.setattr(mysql_sink, "_connect_with_retry", lambda sink, c=conn: c)
+        list(mysql_sink.apply_partition(iter(keyed_batches(changes, keys)), {}, 100, keys, phase))
+        sql[phase] = conn.sql
+    assert sql["existing"] == ["DELETE FROM `db`.`t` WHERE `id` IN (1)",
+                               "REPLACE INTO `db`.`t` (`id`, `v`) VALUES (2, 9)"]
+    assert sql["new"] == ["INSERT INTO `db`.`t` (`id`, `v`) VALUES (3, 3),(5, 1)"]
 
 
 def test_apply_partition_closes_the_connection_on_error(monkeypatch):

@@ -9,7 +9,7 @@ import pytest
 from cdcflow import schema_store
 from cdcflow.ddl_classify import classify
 from cdcflow.schema_ddl import TableInfo
-from cdcflow.schema_tracker import UNKNOWN, SchemaTracker, lookup_key
+from cdcflow.schema_tracker import UNKNOWN, SchemaTracker, disagreements, lookup_key
 
 DB = "st_db"
 
@@ -104,6 +104,12 @@ def test_versions_persist_and_reload(cdcflow_home):
     schema_store.save("cf", tr.added)  # idempotent
     back = schema_store.load("cf")
     assert back.at("d", "t", 9).valid_key() == ["a"] and back.at("d", "c", 9) is UNKNOWN
+    tr.apply(classify("DROP TABLE t", "d"), "DROP TABLE t", "", 9)
+    schema_store.save("cf", tr.added)
+    schema_store.forget("cf", tr.gc(8))  # the CREATE's version is the newest at the checkpoint: kept
+    assert [v for v, _ in schema_store.load("cf").versions[("d", "t")]] == [7, 9]
+    schema_store.forget("cf", tr.gc(9))  # the checkpoint passed the DROP: the table is gone for good
+    assert ("d", "t") not in schema_store.load("cf").versions
     schema_store.delete("cf")
     assert schema_store.load("cf").versions == {}
 
@@ -116,3 +122,13 @@ def test_clauses_that_do_not_touch_keys_leave_them(stmt):
              "CREATE TABLE t (a INT NOT NULL, UNIQUE KEY (a))", "", 1)
     tr.apply(classify(stmt, "d"), stmt, "", 2)
     assert tr.current("d", "t").valid_key() == ["a"]
+
+
+def test_disagreements_with_the_binlog_row_are_reported():
+    tr = SchemaTracker()
+    tr.apply(classify("CREATE TABLE t (a INT PRIMARY KEY, b INT)", "d"), "CREATE TABLE t (a INT PRIMARY KEY, b INT)",
+             "", 1)
+    assert disagreements(tr, [("d", "t", 5, '["a"]', '{"a":1,"b":2}')]) == []
+    notes = disagreements(tr, [("d", "t", 5, '["b"]', '{"a":1,"b":2,"x":3}'), ("d", "gone", 5, None, "{}")])
+    assert notes == ["d.t at commit ts 5: the binlog's row has column(s) x the tracked schema does not",
+                     "d.t at commit ts 5: the binlog's primary key is (b), the tracked one (a)"]

@@ -46,6 +46,7 @@ def cmd_create(a) -> int:
 
     merge_sink_options(cfg.sink, dict(sink.params))
     check_upstream(source, cid)
+    _check_filter_expressions(cfg, source, cid)
     server_id = source.server_id or default_server_id(cid)
     if a.start_ts:
         start_ts = a.start_ts
@@ -73,6 +74,20 @@ def cmd_create(a) -> int:
            "tracked_tables": tables,
            "config": cfg.to_dict()})
     return 0
+
+
+def _check_filter_expressions(cfg, source, cid: str) -> None:
+    """Value expressions are checked against the upstream's tables now, not at the first cycle."""
+    from . import dml_filter
+
+    if not dml_filter.has_expressions(cfg):
+        return
+    conn = source.connect()
+    try:
+        columns = dml_filter.upstream_columns(conn)
+    finally:
+        conn.close()
+    dml_filter.check_expressions(cfg, columns, cid)
 
 
 def cmd_query(a) -> int:

@@ -168,6 +168,9 @@ class ChangefeedConfig:
     gc_ttl_seconds: int = DEFAULT_GC_TTL_SECONDS
     rules: tuple[str, ...] = ("*.*",)
     ignore_txn_start_ts: tuple[int, ...] = ()
+    # a binlog carries no start ts: its transactions are named by commit ts or GTID instead
+    ignore_txn_commit_ts: tuple[int, ...] = ()
+    ignore_txn_gtid: tuple[str, ...] = ()
     event_filters: tuple[EventFilterRule, ...] = ()
     sink: SinkOptions = SinkOptions()
     schedule: str | None = DEFAULT_SCHEDULE  # None: no schedule, runs only when triggered
@@ -186,6 +189,8 @@ class ChangefeedConfig:
             "filter": {
                 "rules": list(self.rules),
                 "ignore-txn-start-ts": list(self.ignore_txn_start_ts),
+                "ignore-txn-commit-ts": list(self.ignore_txn_commit_ts),
+                "ignore-txn-gtid": list(self.ignore_txn_gtid),
                 "event-filters": [r.to_dict() for r in self.event_filters],
             },
             "sink": self.sink.to_dict(),
@@ -485,6 +490,8 @@ _TOP_KEYS: dict[str, tuple[str, Callable]] = {
 _FILTER_KEYS: dict[str, tuple[str, Callable]] = {
     "rules": ("rules", _rules),
     "ignore-txn-start-ts": ("ignore_txn_start_ts", _start_ts_list),
+    "ignore-txn-commit-ts": ("ignore_txn_commit_ts", _start_ts_list),
+    "ignore-txn-gtid": ("ignore_txn_gtid", lambda ctx, key, v: _str_list(ctx, key, v, "GTIDs such as '0-1-42'")),
 }
 _EVENT_FILTER_KEYS: dict[str, tuple[str, Callable]] = {
     "matcher": ("matcher", _matcher),

@@ -112,11 +112,14 @@ class RowWriter:
             self._run(head + ", ".join(chunk) + ")", f"DELETE from {schema}.{table}")
             self.rows_written += len(chunk)
 
-    def replace_rows(self, schema: str, table: str, columns: tuple[str, ...], images: list[dict]) -> None:
-        head = f"REPLACE INTO {qualified(schema, table)} ({', '.join(quote_ident(c) for c in columns)}) VALUES "
+    def replace_rows(self, schema: str, table: str, columns: tuple[str, ...], images: list[dict],
+                     verb: str = "REPLACE") -> None:
+        """REPLACE (safe mode: overwrites whatever holds the key or a unique value), or
+        INSERT for rows that must be new (fails on a conflicting row)."""
+        head = f"{verb} INTO {qualified(schema, table)} ({', '.join(quote_ident(c) for c in columns)}) VALUES "
         tuples = ["(" + ", ".join(sql_literal(img[c]) for c in columns) + ")" for img in images]
         for chunk in self._chunks(tuples, len(head)):
-            self._run(head + ",".join(chunk), f"REPLACE into {schema}.{table}")
+            self._run(head + ",".join(chunk), f"{verb} into {schema}.{table}")
             self.rows_written += len(chunk)
 
     def _chunks(self, items: list[str], head_len: int) -> Iterable[list[str]]:
@@ -166,53 +169,103 @@ def connect(sink: dict, **kw):
     return conn
 
 
-def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]]):
+# safe-mode = false writes a segment in two passes (Spark jobs): first the keys whose row
+# existed before the segment (DELETE, REPLACE), then the new keys with INSERT.  After the
+# first pass every old row holds its final image or is gone, so an INSERT can only meet a
+# row the upstream never had: a real conflict, reported as TiCDC's non-safe mode does.
+PHASE_KINDS = {None: ("D", "U", "I"), "existing": ("D", "U"), "new": ("I",)}
+
+
+def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]], phase: str | None = None):
     """Spark mapInArrow body: changes sorted by (schema, table, key, commit order) in; the
-    last one per key is written; one batch of (rows, statements) counts out.
+    last one per key is written (only the kinds of `phase`, see PHASE_KINDS); one batch of
+    (rows, statements) counts out.
 
     Why this converges even when rows exchange unique-key values across partitions:
-    every row touched in the segment is written with its final image, and those images
-    are one consistent snapshot of the upstream, so no two final images share a unique
-    value.  A REPLACE therefore only ever removes a row whose final image is elsewhere
-    (a stale value another partition is about to overwrite or has already deleted), and a
-    DELETE only removes a key that has no final image.  Whatever order partitions run
-    in, each key ends with its final image or absent, which is the upstream's state.
+    every key touched in the segment is written with its final image, and those images
+    are one consistent snapshot of the upstream at the segment's end, so no two of them
+    share a unique value, and none clashes with a row the segment did not touch (that row
+    already holds its end-of-segment value downstream).  A REPLACE therefore only ever
+    removes stale rows of touched keys, whose own final image another partition writes
+    (before or after) or whose DELETE is due anyway; a DELETE only removes a key that has
+    no final image.  Nothing removes a final image once written, so in whatever order the
+    partitions run (and after a replay of a half-applied segment) each key ends with its
+    final image or absent: the upstream's state.  Concurrent REPLACEs on the same unique
+    values may deadlock; the statement is retried (RowWriter._run).
     Deletes go first inside a partition: a key that only changed case (or trailing
     spaces) under a case-insensitive collation shares its old spelling's partition,
     and the old image must go before the new one is written.
     """
-    import pyarrow as pa
+    from .compaction import final_changes
+
+    kinds = PHASE_KINDS[phase]
+
+    def write(w: "StreamingWriter", conn) -> None:
+        w.insert_new = phase == "new"
+        for schema, table, _part, _key, kind, image in final_changes(_change_rows(batches)):
+            if kind in kinds:
+                w.add(schema, table, kind, decode_image(image))
+        w.close()
+
+    yield _run_partition(sink, batch_rows, keys, write)
+
+
+def apply_partition_txns(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]]):
+    """transaction-atomicity = table: changes sorted by (schema, table, commit_ts, key,
+    commit order) in; each upstream transaction's changes to one table become one
+    downstream transaction.  Inside it the changes compact to their final image per key
+    (the state at that commit, which is all a transaction shows), never across
+    transactions.  A table's transactions all run in one partition, in commit order, so
+    partitions never touch the same rows and cannot deadlock each other."""
+    from itertools import groupby
 
     from .compaction import final_changes
 
-    def rows():
-        for b in batches:
-            d = b.to_pydict()
-            yield from zip(d["schema"], d["table"], d["part"], d["key"], d["kind"], d["image"])
+    def write(w: "StreamingWriter", conn) -> None:
+        rows = _change_rows(batches, "commit_ts")
+        for _txn, changes in groupby(rows, key=lambda r: (r[0], r[1], r[6])):
+            conn.begin()
+            for schema, table, _part, _key, kind, image, _ts in final_changes(changes):
+                w.add(schema, table, kind, decode_image(image))
+            w.close()
+            conn.commit()
+
+    yield _run_partition(sink, batch_rows, keys, write)
+
+
+def _change_rows(batches, *extra: str):
+    for b in batches:
+        d = b.to_pydict()
+        yield from zip(d["schema"], d["table"], d["part"], d["key"], d["kind"], d["image"], *(d[e] for e in extra))
+
+
+def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], write):
+    """One downstream connection for a partition's writes; the (rows, statements) counts."""
+    import pyarrow as pa
 
     conn = None
     try:
         conn = _connect_with_retry(sink)
         w = StreamingWriter(RowWriter(conn, batch_rows), keys)
-        for schema, table, _part, _key, kind, image in final_changes(rows()):
-            w.add(schema, table, kind, decode_image(image))
-        w.close()
+        write(w, conn)
         written, statements = w.writer.rows_written, w.writer.statements
     finally:
         if conn is not None:
             conn.close()
-    yield pa.RecordBatch.from_pydict({"rows": [written], "statements": [statements]})
+    return pa.RecordBatch.from_pydict({"rows": [written], "statements": [statements]})
 
 
 class StreamingWriter:
     """Pending multi-row statements, flushed when full; a table's pending DELETEs always go
-    out before any of its upserts, so memory stays bounded by the batch size."""
+    out before any of its upserts, so memory stays bounded by the batch size.  With
+    `insert_new`, rows of kind I (new keys) are written with INSERT instead of REPLACE."""
 
-    def __init__(self, writer: RowWriter, keys: dict[str, list[str]]):
+    def __init__(self, writer: RowWriter, keys: dict[str, list[str]], insert_new: bool = False):
         self.writer = writer
         self.keys = keys
+        self.insert_new = insert_new
         self.deletes: dict[tuple[str, str], list] = {}
-        self.upserts: dict[tuple[str, str, tuple], list] = {}
+        self.upserts: dict[tuple[str, str, tuple, str], list] = {}
 
     def add(self, schema: str, table: str, kind: str, img: dict) -> None:
         if kind == "D":
@@ -221,12 +274,12 @@ class StreamingWriter:
             if len(pending) >= self.writer.batch_rows:
                 self._flush_deletes(schema, table)
         else:
-            cols = tuple(img)
-            pending = self.upserts.setdefault((schema, table, cols), [])
+            group = (schema, table, tuple(img), "INSERT" if kind == "I" and self.insert_new else "REPLACE")
+            pending = self.upserts.setdefault(group, [])
             pending.append(img)
             if len(pending) >= self.writer.batch_rows:
                 self._flush_deletes(schema, table)
-                self.writer.replace_rows(schema, table, cols, self.upserts.pop((schema, table, cols)))
+                self.writer.replace_rows(schema, table, group[2], self.upserts.pop(group), group[3])
 
     def _flush_deletes(self, schema: str, table: str) -> None:
         images = self.deletes.pop((schema, table), None)
@@ -236,8 +289,8 @@ class StreamingWriter:
     def close(self) -> None:
         for schema, table in list(self.deletes):
             self._flush_deletes(schema, table)
-        for (schema, table, cols), images in list(self.upserts.items()):
-            self.writer.replace_rows(schema, table, cols, images)
+        for (schema, table, cols, verb), images in list(self.upserts.items()):
+            self.writer.replace_rows(schema, table, cols, images, verb)
         self.upserts.clear()
 
 

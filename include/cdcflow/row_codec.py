@@ -18,7 +18,16 @@ import math
 from pymysql.converters import escape_string
 
 
+class TemporalText(str):
+    """A DATE/DATETIME/TIMESTAMP value Python's types cannot hold ('0000-00-00', '2000-00-15',
+    the zero TIMESTAMP), kept as MySQL's own text; written back as that text."""
+
+    __slots__ = ()
+
+
 def _encode_value(v):
+    if isinstance(v, TemporalText):
+        return {"tt": str(v)}
     if v is None or isinstance(v, (bool, int, str)):
         return v
     if isinstance(v, float):
@@ -82,27 +91,27 @@ class _Tagged:
         return f"SQL({self.literal})"
 
 
-def _decode_value(v):
+# tag -> the plain Python value; TIME, SET and JSON have no exact Python type and stay text
+_PLAIN = {"d": decimal.Decimal, "b": base64.b64decode, "dt": dt.datetime.fromisoformat,
+          "da": dt.date.fromisoformat, "f": float, "tt": TemporalText, "t": str, "set": ",".join, "j": str}
+_AS_TEXT_LITERAL = {"t", "set", "j"}
+
+
+def plain_value(v):
+    """An image value as plain Python (TIME, SET, JSON as their MySQL text)."""
     if not isinstance(v, dict):
         return v
     (tag, x), = v.items()
-    if tag == "d":
-        return decimal.Decimal(x)
-    if tag == "b":
-        return base64.b64decode(x)
-    if tag == "dt":
-        return dt.datetime.fromisoformat(x)
-    if tag == "da":
-        return dt.date.fromisoformat(x)
-    if tag == "t":
-        return _Tagged(_quote(x))
-    if tag == "set":
-        return _Tagged(_quote(",".join(x)))
-    if tag == "j":
-        return _Tagged(_quote(x))
-    if tag == "f":
-        return float(x)
-    raise ValueError(f"unknown row-image tag {tag!r}")
+    if tag not in _PLAIN:
+        raise ValueError(f"unknown row-image tag {tag!r}")
+    return _PLAIN[tag](x)
+
+
+def _decode_value(v):
+    val = plain_value(v)
+    if isinstance(v, dict) and next(iter(v)) in _AS_TEXT_LITERAL:
+        return _Tagged(_quote(val))
+    return val
 
 
 def decode_image(text: str | None) -> dict | None:

@@ -143,14 +143,25 @@ class SchemaTracker:
         fn(after)
         change(target.schema, target.table, after)
 
+    def rewind(self, ts: int) -> None:
+        """Forget versions made after `ts`: a window re-read from there re-derives them, and
+        must see each DDL's table as it was before that DDL."""
+        for vs in self.versions.values():
+            while vs and vs[-1][0] > ts:
+                vs.pop()
+
     def gc(self, checkpoint_ts: int) -> list[tuple[str, str, int]]:
         """Forget the versions no row change after the checkpoint can read: for each table
         everything older than its newest version at or below the checkpoint."""
         gone = []
-        for key, vs in self.versions.items():
+        for key, vs in list(self.versions.items()):
             keep_from = max((i for i, (v, _) in enumerate(vs) if v <= checkpoint_ts), default=0)
+            if len(vs) == keep_from + 1 and vs[-1][1] is None:
+                keep_from += 1  # dropped for good below the checkpoint: nothing left to read
             gone += [(key[0], key[1], v) for v, _ in vs[:keep_from]]
             del vs[:keep_from]
+            if not vs:
+                del self.versions[key]
         return gone
 
 
@@ -208,3 +219,29 @@ def _create_index(t: TableInfo, toks) -> None:
         r.name()
     cols, prefix = _index_columns(r.group())
     _Table(t).add_index(name, cols, unique, name is not None and name.upper() == PRIMARY, prefix)
+
+
+def disagreements(tracker: SchemaTracker, samples) -> list[str]:
+    """Where the binlog's own description of a row disagrees with the tracked version at the
+    row's commit ts: a column the tracked table lacks, or another primary key.  `samples`:
+    (schema, table, commit ts, primary key JSON from the table map, row image JSON).
+    A row image is named by the binlog's table map (binlog_row_metadata=FULL), so drift
+    shows here first, e.g. after a DDL the tracker could not read was skipped."""
+    import json
+
+    out = []
+    for schema, table, ts, pk_text, image in samples:
+        info = tracker.at(schema, table, ts)
+        if not isinstance(info, TableInfo) or image is None:
+            continue
+        tracked = {c["name"].lower() for c in info.columns}
+        extra = [c for c in json.loads(image) if c.lower() not in tracked]
+        if extra:
+            out.append(f"{schema}.{table} at commit ts {ts}: the binlog's row has column(s) {', '.join(extra)} "
+                       "the tracked schema does not")
+        pk = json.loads(pk_text) if pk_text else []
+        tracked_pk = [c.lower() for c in info.indexes.get(PRIMARY, {}).get("columns", [])]
+        if pk and [p.lower() for p in pk] != tracked_pk:
+            out.append(f"{schema}.{table} at commit ts {ts}: the binlog's primary key is ({', '.join(pk)}), "
+                       f"the tracked one ({', '.join(tracked_pk) or 'none'})")
+    return out

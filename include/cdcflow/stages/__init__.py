@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import time
 
+from .. import metastore
 from ..errors import CdcflowError
 from .apply import apply as _apply
 from .barrier import barrier as _barrier
+from .barrier import build_segments
 from .cycle import Cycle, recording
 from .filter import filter_events as _filter
 from .finish import finish
@@ -25,8 +27,6 @@ def run_stage(name: str, spark, changefeed_id: str, run_id: str) -> dict:
     with recording(cycle, name):
         cycle.renew_lease()
         result = _FUNCS[name](spark, cycle)
-    from .. import metastore
-
     metastore.update_run(changefeed_id, run_id, stats={name: result})
     return result
 
@@ -47,6 +47,37 @@ def apply(spark, changefeed_id: str, run_id: str) -> dict:
     return run_stage("apply", spark, changefeed_id, run_id)
 
 
+def empty_window(changefeed_id: str, run_id: str) -> dict:
+    """A window without a single event: filter, barrier and apply have nothing to read, so no
+    Spark session is needed; the checkpoint moves to the resolved ts, as apply moves it past
+    an empty final segment."""
+    cycle = Cycle.load(changefeed_id, run_id)
+    with recording(cycle, "apply"):
+        cycle.renew_lease()
+        window = cycle.folder.read_json("window.json")
+        seg = build_segments(window["start_ts"], [], window["resolved_ts"], window["end_pos"])[-1]
+        if not cycle.run().dry_run:
+            metastore.advance_checkpoint(cycle.cid, seg["hi"], seg["pos_after"])
+    cycle.event("empty window", checkpoint_after=cycle.feed().checkpoint_ts)
+    out = {"filter": {"kept_ddl": 0, "skipped_ddl": 0, "tables": 0, "kept_tables": 0},
+           "barrier": {"segments": 1, "barriers": 0}, "apply": {"rows_in": 0, "rows_written": 0, "ddl_applied": 0}}
+    metastore.update_run(changefeed_id, run_id, stats=out)
+    return out
+
+
+def _start_session(cfg, changefeed_id: str):
+    """The cycle's Spark session, being built in a background thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..spark_session import get_session
+
+    pool = ThreadPoolExecutor(1, thread_name_prefix="spark-start")
+    try:
+        return pool.submit(get_session, f"cdcflow-{changefeed_id}", cfg.spark_master, cfg.shuffle_partitions)
+    finally:
+        pool.shutdown(wait=False)
+
+
 def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts: int | None = None,
               target_ts: int | None = None) -> dict:
     """One catch-up cycle in this process: prepare, the four Spark stages, finish."""
@@ -59,12 +90,20 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
     failure = None
     try:
         if spark is None:
-            from ..spark_session import get_session
-
-            cfg = Cycle.load(changefeed_id, run_id).config
-            spark = get_session(f"cdcflow-{changefeed_id}", cfg.spark_master, cfg.shuffle_partitions)
+            # pull needs no Spark: the JVM starts on another core while the binlog is read,
+            # and not at all when the upstream has written nothing since the checkpoint
+            cycle = Cycle.load(changefeed_id, run_id)
+            run = cycle.run()
+            idle = (run.stats["head"]["file"], run.stats["head"]["pos"]) == (run.start_pos["file"], run.start_pos["pos"])
+            session = None if idle else _start_session(cycle.config, changefeed_id)
+            results["pull"] = run_stage("pull", None, changefeed_id, run_id)
+            if results["pull"]["pulled"] == 0:
+                results.update(empty_window(changefeed_id, run_id))
+            else:
+                spark = (session or _start_session(cycle.config, changefeed_id)).result()
         for name in STAGES:
-            results[name] = run_stage(name, spark, changefeed_id, run_id)
+            if name not in results:
+                results[name] = run_stage(name, spark, changefeed_id, run_id)
     except CdcflowError as e:
         failure = e
     finally:

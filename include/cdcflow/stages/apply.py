@@ -23,8 +23,19 @@ def _key(cycle: Cycle, conn, table: tuple[str, str], ts: int) -> list[str] | Non
     return mysql_sink.valid_key(conn, *table)
 
 
+def may_replay(cycle: Cycle, run) -> bool:
+    """Whether rows above the checkpoint may already be downstream, so that safe mode is
+    needed whatever `safe-mode` says (TiCDC, too, writes safely for a while after a start):
+    a backfill, a changefeed's first cycle (a snapshot loaded after start-ts may hold its
+    rows), or a previous cycle that did not finish cleanly (it may have written rows)."""
+    if run.stats.get("replay_until", 0):
+        return True
+    previous = [r for r in metastore.recent_runs(cycle.cid, 5) if r.run_id != cycle.run_id]
+    return not previous or previous[0].status != "done"
+
+
 def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], conn, sink: dict,
-                stats: dict, hi: int) -> None:
+                stats: dict, hi: int, safe: bool = True) -> None:
     from pyspark.sql import functions as F
 
     from ..compaction import KEYED_SCHEMA, keyed_changes
@@ -51,15 +62,28 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], con
             keyed = spark.createDataFrame([k.split(".", 1) for k in keys], "schema string, table string")
             keyed_rows = rows_df.join(F.broadcast(keyed), ["schema", "table"], "left_semi")
         batch = opts.max_txn_row
-        counts = (keyed_rows.select("schema", "table", "commit_ts", "seq", "op", "before", "after")
-                  .mapInArrow(lambda it: keyed_changes(it, keys), KEYED_SCHEMA)
-                  .repartition(n, "schema", "table", "part")
-                  .sortWithinPartitions("schema", "table", "part", "key", "commit_ts", "seq", "sub")
-                  .mapInArrow(lambda it: mysql_sink.apply_partition(it, sink, batch, keys),
-                              "rows long, statements long")
-                  .collect())
-        stats["rows_written"] += sum(r["rows"] for r in counts)
-        stats["statements"] += sum(r["statements"] for r in counts)
+        changes = (keyed_rows.select("schema", "table", "commit_ts", "seq", "op", "before", "after")
+                   .mapInArrow(lambda it: keyed_changes(it, keys), KEYED_SCHEMA))
+        if opts.transaction_atomicity == "table":
+            # a table's transactions stay whole and in commit order: one partition per table;
+            # rows are REPLACEd (each transaction is atomic downstream, so a replay converges)
+            ordered = (changes.repartition(n, "schema", "table")
+                       .sortWithinPartitions("schema", "table", "commit_ts", "part", "key", "seq", "sub"))
+            passes = [lambda it: mysql_sink.apply_partition_txns(it, sink, batch, keys)]
+        else:
+            ordered = (changes.repartition(n, "schema", "table", "part")
+                       .sortWithinPartitions("schema", "table", "part", "key", "commit_ts", "seq", "sub"))
+            passes = [lambda it, ph=ph: mysql_sink.apply_partition(it, sink, batch, keys, ph)
+                      for ph in ([None] if safe else ["existing", "new"])]
+        if len(passes) > 1:
+            ordered = ordered.persist()
+        for body in passes:
+            counts = ordered.mapInArrow(body, "rows long, statements long").collect()
+            stats["rows_written"] += sum(r["rows"] for r in counts)
+            stats["statements"] += sum(r["statements"] for r in counts)
+        if len(passes) > 1:
+            ordered.unpersist()
+        stats["workers"] = max(stats.get("workers", 0), len(counts))
     for s, t in unkeyed:
         if not cycle.config.force_replicate:
             cycle.event("rows skipped", table=f"{s}.{t}",
@@ -87,7 +111,8 @@ def apply(spark, cycle: Cycle) -> dict:
     sink = {"host": cycle.sink.host, "port": cycle.sink.port, "user": cycle.sink.user,
             "password": cycle.sink.password}
     rows = spark.read.parquet(cycle.folder.path("filtered"))
-    stats = {"rows_in": 0, "rows_written": 0, "statements": 0, "ddl_applied": 0, "skipped_tables": []}
+    stats = {"rows_in": 0, "rows_written": 0, "statements": 0, "ddl_applied": 0, "skipped_tables": [],
+             "safe_mode": cycle.sink_options.safe_mode or may_replay(cycle, run)}
     t0 = time.time()
     try:
         conn = mysql_sink.connect(sink)
@@ -107,7 +132,7 @@ def apply(spark, cycle: Cycle) -> dict:
                 if not run.dry_run:
                     try:
                         _apply_rows(spark, cycle, seg_rows, [tuple(t) for t in seg["tables"]], conn, sink,
-                                    stats, seg["hi"])
+                                    stats, seg["hi"], stats["safe_mode"])
                     except CdcflowError as e:
                         raise e.with_context(ts=seg["hi"])
             if run.dry_run:

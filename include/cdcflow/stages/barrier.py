@@ -7,8 +7,6 @@ as TiCDC's owner does.
 
 from __future__ import annotations
 
-import bisect
-
 from .cycle import Cycle
 
 
@@ -28,15 +26,18 @@ def barrier(spark, cycle: Cycle) -> dict:
     window = cycle.folder.read_json("window.json")
     ddls = cycle.folder.read_json("ddl.json")["kept"]
     segments = build_segments(window["start_ts"], ddls, window["resolved_ts"], window["end_pos"])
-    # rows per segment from per-transaction counts; a DDL is a transaction of its own, so
-    # no row shares its ts and (lo, hi] holds exactly the rows before the barrier
+    # rows per segment and table; a DDL is a transaction of its own, so no row shares its
+    # ts and (lo, hi] holds exactly the rows before the barrier.  The segment index is
+    # bisect_left(his, commit_ts), computed in Spark so only (segment, table) counts come
+    # back to the driver, not one row per transaction.
     his = [s["hi"] for s in segments]
     tables: list[set] = [set() for _ in segments]
     for seg in segments:
         seg["rows"] = 0
+    index = sum(((F.col("commit_ts") > hi).cast("int") for hi in his), F.lit(0))
     for r in (spark.read.parquet(cycle.folder.path("filtered"))
-              .groupBy("commit_ts", "schema", "table").agg(F.count("*").alias("n")).collect()):
-        i = bisect.bisect_left(his, r["commit_ts"])
+              .groupBy(index.alias("segment"), "schema", "table").agg(F.count("*").alias("n")).collect()):
+        i = r["segment"]
         if i < len(segments):
             segments[i]["rows"] += r["n"]
             tables[i].add((r["schema"], r["table"]))

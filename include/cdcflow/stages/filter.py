@@ -6,13 +6,15 @@ Spark and are kept by a join against the (small) set of tables that pass.
 
 from __future__ import annotations
 
-from .. import schema_store
+from .. import dml_filter, schema_store
 from ..ddl_classify import classify
-from ..ddl_gate import decide, drop_ineligible_rows
+from ..ddl_gate import decide, drop_ineligible_rows, key_changed
 from ..errors import CdcflowError
 from ..event_filter import EventFilter
+from ..schema_tracker import disagreements
 from ..rename_rules import REPLICATE, rename_decision
 from ..table_filter import TableFilter
+from ..txn_filter import skip_transactions
 from .cycle import Cycle
 
 
@@ -37,18 +39,22 @@ def gate_ddl(cycle: Cycle, r, tf: TableFilter, ef: EventFilter, tracker, skipped
     """The ddl.json entry of one DDL event: classified, applied to the tracked schema (whatever
     becomes of it downstream), then decided; "keep" says whether it is a barrier."""
     ts = r["commit_ts"]
+    # the mode the statement ran under, as the binlog recorded it; the config's sql-mode where
+    # the source recorded none (seed 003)
+    mode = r["sql_mode"] if r["sql_mode"] is not None else cycle.config.sql_mode
     entry = {
         "commit_ts": ts, "query": r["ddl_query"], "default_schema": r["ddl_schema"],
-        "sql_mode": r["sql_mode"], "type": None, "name": "DDL", "tables": [],
+        "sql_mode": mode, "type": None, "name": "DDL", "tables": [],
         "start_pos": {"file": r["start_file"], "pos": r["start_pos"], "gtid": None},
         "end_pos": {"file": r["end_file"], "pos": r["end_pos"], "gtid": r["gtid"]},
     }
     try:
-        info = classify(r["ddl_query"], r["ddl_schema"], r["sql_mode"] or "")
+        info = classify(r["ddl_query"], r["ddl_schema"], mode)
         entry.update(type=info.type, name=info.statement_name, tables=[[t.schema, t.table] for t in info.tables])
-        changes = tracker.apply(info, r["ddl_query"], r["sql_mode"], ts)
+        changes = tracker.apply(info, r["ddl_query"], mode, ts)
         if skipped:
-            return {**entry, "keep": False, "why": "skipped by operator (skip-ddl)"}
+            return {**entry, "keep": key_changed(changes, tf), "schema_only": True,
+                    "why": "skipped by operator (skip-ddl)"}
         verdict = decide(info, r["ddl_query"], ts, changes, tf, ef, cycle.config.force_replicate,
                          ddl_decision(info, tf), tracker.current)
     except CdcflowError as e:
@@ -79,10 +85,12 @@ def filter_events(spark, cycle: Cycle) -> dict:
     raw = spark.read.parquet(cycle.folder.path("raw"))
     if window["aborted_ts"]:
         raw = raw.where(~F.col("commit_ts").isin(window["aborted_ts"]))
+    raw = skip_transactions(raw, cfg)
 
     kept_ddl, skipped_ddl = [], []
     tracker = schema_store.load(cycle.cid)
     schema_store.forget(cycle.cid, tracker.gc(cycle.feed().checkpoint_ts))
+    tracker.rewind(window["start_ts"])
     ef = EventFilter(cfg.event_filters, cfg.case_sensitive)
     operator_skips = set(cycle.feed().skip_ddl)
     for r in raw.where(F.col("op") == "ddl").orderBy("commit_ts", "seq").collect():
@@ -105,12 +113,20 @@ def filter_events(spark, cycle: Cycle) -> dict:
         kept, ignored_ops = ef.drop_ignored_rows(spark, kept, keep_tables)
         if ignored_ops:
             cycle.event("rows ignored by event filter", kinds=[f"{s}.{t} {op}" for s, t, op in ignored_ops])
+    kept = dml_filter.drop_ignored_rows(spark, kept, cycle)
     ranges = {t: tracker.key_ranges(*t, window["start_ts"], window["resolved_ts"]) for t in keep_tables}
     kept, no_key = drop_ineligible_rows(spark, kept, ranges, cfg.force_replicate)
     for (s, t), spans in no_key.items():
         cycle.event("rows skipped", table=f"{s}.{t}", commit_ts_ranges=spans,
                     why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
     cycle.folder.write_json("keys.json", [[s, t, rs] for (s, t), rs in ranges.items()])
+    samples = (kept.groupBy("schema", "table", "pk")
+               .agg(F.max("commit_ts").alias("ts"),
+                    F.max_by(F.coalesce("after", "before"), "commit_ts").alias("image")).collect())
+    for note in disagreements(tracker, [(r["schema"], r["table"], r["ts"], r["pk"], r["image"]) for r in samples]):
+        cycle.event("schema drift", detail=note,
+                    hint="keys follow the tracked schema; if it is wrong, re-create the changefeed so a new "
+                         "catalogue snapshot is taken")
     kept.write.mode("overwrite").parquet(cycle.folder.path("filtered"))
     counts = {
         "kept_ddl": len(kept_ddl), "skipped_ddl": len(skipped_ddl),

@@ -1,0 +1,157 @@
+"""The four value-expression filters, evaluated in Spark with MySQL's semantics (NULL,
+case-insensitive strings, implicit casts), and their checks at create."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+
+import pytest
+
+from cdcflow import dml_filter as df_
+from cdcflow.config import parse_config
+from cdcflow.errors import CdcflowError, ConfigError
+from cdcflow.row_codec import TemporalText, encode_image
+
+COLS = [
+    df_.column_of("id", "int", "int(11)", None, 10, 0),
+    df_.column_of("name", "varchar", "varchar(20)", "utf8mb4_general_ci", None, None),
+    df_.column_of("code", "varchar", "varchar(20)", "utf8mb4_bin", None, None),
+    df_.column_of("amount", "decimal", "decimal(10,2)", None, 10, 2),
+    df_.column_of("big", "bigint", "bigint(20) unsigned", None, 20, 0),
+    df_.column_of("born", "date", "date", None, None, None),
+    df_.column_of("note", "text", "text", "utf8mb4_general_ci", None, None),
+]
+COLUMNS = {("s", "t"): COLS}
+
+
+def config(**exprs) -> object:
+    body = "\n".join(f"{k} = {v!r}" for k, v in exprs.items())
+    return parse_config(f"[filter]\nrules = ['s.*']\n[[filter.event-filters]]\nmatcher = ['s.t']\n{body}\n")
+
+
+def events(spark, rows):
+    """rows: (seq, op, before dict, after dict)"""
+    data = [("s", "t", 100, seq, op, encode_image(b), encode_image(a)) for seq, op, b, a in rows]
+    return spark.createDataFrame(data, "schema string, table string, commit_ts bigint, seq bigint, op string, "
+                                       "before string, after string")
+
+
+def row(id=1, name="x", code="x", amount="1.00", big=1, born=dt.date(2000, 1, 1), note=None):
+    return {"id": id, "name": name, "code": code, "amount": decimal.Decimal(amount), "big": big, "born": born,
+            "note": note}
+
+
+def ignored(spark, cfg, rows) -> list[int]:
+    out = df_.ignored_events(spark, events(spark, rows), cfg, COLUMNS)
+    return sorted(r["seq"] for r in out.collect()) if out is not None else []
+
+
+def inserts(*imgs):
+    return [(i, "insert", None, img) for i, img in enumerate(imgs)]
+
+
+@pytest.mark.parametrize("expr, matched", [
+    ("id > 1", [1, 2, 3]),
+    ("name = 'ABC'", [1]),                      # case-insensitive collation
+    ("name = 'abc   '", [1]),                   # trailing spaces do not count (PAD SPACE)
+    ("name IN ('ABC', 'zz')", [1]),
+    ("name LIKE 'A%'", [1]),
+    ("code = 'ABC'", []),                        # a _bin column compares bytes
+    ("code = 'abc'", [1]),
+    ("note IS NULL", [0, 1, 3]),
+    ("note = 'n'", [2]),                         # NULL = 'n' is NULL: not matched
+    ("NOT (note = 'n')", []),                    # NOT NULL is NULL too
+    ("note <=> NULL", [0, 1, 3]),
+    ("amount = '1.5'", [2]),                     # decimal vs string: compared as numbers
+    ("amount >= 1.5", [2, 3]),
+    ("name = 0", [0, 3]),                        # '7x' and 'abc' are no numbers: no match; 0 and 000 are
+    ("id = '3'", [2]),
+    ("big = 18446744073709551615", [3]),
+    ("born < '2000-01-01'", [1]),
+    ("id = 1 OR note = 'n'", [0, 2]),
+    ("amount * 2 >= 3 AND name <> 'abc'", [2, 3]),
+])
+def test_insert_expression_semantics(spark, expr, matched):
+    rows = inserts(row(id=1, name="0", code="x"),
+                   row(id=2, name="abc", code="abc", born=dt.date(1999, 12, 31)),
+                   row(id=3, name="7x", amount="1.50", note="n"),
+                   row(id=4, name="000", amount="9.99", big=2**64 - 1))
+    assert ignored(spark, config(**{"ignore-insert-value-expr": expr}), rows) == matched
+
+
+def test_update_is_ignored_when_either_image_matches(spark):
+    cfg = config(**{"ignore-update-old-value-expr": "id = 1", "ignore-update-new-value-expr": "name = 'NEW'"})
+    rows = [(0, "update", row(id=1), row(id=1, name="other")),  # old matches
+            (1, "update", row(id=2), row(id=2, name="new")),    # new matches
+            (2, "update", row(id=3), row(id=3, name="x")),      # neither
+            (3, "insert", None, row(id=1)),                      # the update expressions do not apply
+            (4, "delete", row(id=1), None)]
+    assert ignored(spark, cfg, rows) == [0, 1]
+
+
+def test_delete_expression_reads_the_old_row(spark):
+    cfg = config(**{"ignore-delete-value-expr": "amount > 5"})
+    rows = [(0, "delete", row(amount="9.00"), None), (1, "delete", row(amount="1.00"), None),
+            (2, "insert", None, row(amount="9.00")), (3, "update", row(amount="9.00"), row(amount="9.00"))]
+    assert ignored(spark, cfg, rows) == [0]
+
+
+def test_null_and_zero_dates_never_match(spark):
+    cfg = config(**{"ignore-insert-value-expr": "born <> '2000-01-01' OR amount <> 0"})
+    rows = inserts(row(born=None, amount="0"), row(born=TemporalText("0000-00-00"), amount="0"),
+                   row(born=dt.date(2001, 1, 1), amount="0"))
+    assert ignored(spark, cfg, rows) == [2]
+
+
+def test_rules_only_apply_to_matched_tables(spark):
+    cfg = parse_config("[filter]\nrules = ['*.*']\n[[filter.event-filters]]\nmatcher = ['s.other']\n"
+                       "ignore-insert-value-expr = 'id > 0'\n")
+    assert ignored(spark, cfg, inserts(row())) == []
+    assert df_.ignored_events(spark, events(spark, inserts(row())), parse_config(""), COLUMNS) is None
+
+
+@pytest.mark.parametrize("expr", ["id >", "id = = 1", "SELECT 1", "id AS x", "id IN (SELECT id FROM t)"])
+def test_expressions_that_do_not_parse_are_refused_naming_them(expr):
+    with pytest.raises(ConfigError) as e:
+        df_.check_expressions(config(**{"ignore-delete-value-expr": expr}), COLUMNS, "cf1")
+    assert "filter.event-filters[0].ignore-delete-value-expr" in str(e.value) and repr(expr) in str(e.value)
+    assert "changefeed cf1" in str(e.value) and not e.value.retryable
+
+
+def test_a_column_the_table_lacks_is_refused_naming_it():
+    cfg = config(**{"ignore-update-new-value-expr": "id > 1 AND colour = 'red'"})
+    with pytest.raises(ConfigError) as e:
+        df_.check_expressions(cfg, COLUMNS, "cf1")
+    msg = str(e.value)
+    assert "colour" in msg and "s.t" in msg and "ignore-update-new-value-expr" in msg
+    # column names ignore case, and tables the matcher does not match are not checked
+    df_.check_expressions(config(**{"ignore-update-new-value-expr": "ID > 1 AND Name = 'x'"}), COLUMNS)
+    df_.check_expressions(config(**{"ignore-update-new-value-expr": "colour = 1"}), {("s", "u"): COLS})
+
+
+def test_a_column_missing_at_run_time_fails_the_cycle(spark):
+    cfg = config(**{"ignore-insert-value-expr": "colour = 'red'"})
+    with pytest.raises(CdcflowError) as e:
+        df_.ignored_events(spark, events(spark, inserts(row())), cfg, COLUMNS, "cf1")
+    assert "colour" in str(e.value) and not e.value.retryable
+
+
+def test_spark_text_of_a_rewritten_expression():
+    tree = df_.parse("name = 'A' AND id = '1' AND code LIKE 'x%'", "k")
+    sql = df_.to_spark(tree, COLS)
+    assert "LOWER(RTRIM(c1)) = LOWER(RTRIM('A'))" in sql
+    assert "TRY_CAST(c0 AS DOUBLE) = TRY_CAST('1' AS DOUBLE)" in sql
+    assert "c2 LIKE 'x%'" in sql
+
+
+def test_skip_transactions_by_start_ts_commit_ts_and_gtid(spark):
+    from cdcflow.txn_filter import skip_transactions
+
+    ev = spark.createDataFrame(
+        [(1, None, "0-1-1"), (2, None, "0-1-2"), (3, 30, "0-1-3"), (4, None, None), (5, None, "0-1-5")],
+        "commit_ts bigint, start_ts bigint, gtid string")
+    cfg = parse_config("[filter]\nignore-txn-start-ts = [30]\nignore-txn-commit-ts = [2, 99]\n"
+                       "ignore-txn-gtid = ['0-1-5']\n")
+    assert sorted(r["commit_ts"] for r in skip_transactions(ev, cfg).collect()) == [1, 4]
+    assert skip_transactions(ev, parse_config("")) is ev

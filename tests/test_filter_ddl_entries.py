@@ -1,0 +1,50 @@
+"""The filter stage's entry for one DDL event (stages.filter.gate_ddl): SQL mode fallback,
+the unclassifiable statement's hint, and operator skips that still evolve the schema."""
+
+from __future__ import annotations
+
+from cdcflow.config import TIDB_DEFAULT_SQL_MODE
+from cdcflow.event_filter import EventFilter
+from cdcflow.home import Spec
+from cdcflow.schema_tracker import SchemaTracker
+from cdcflow.stages.cycle import Cycle
+from cdcflow.stages.filter import gate_ddl
+from cdcflow.table_filter import TableFilter
+
+ANSI = 'CREATE TABLE "q1" ("a" INT PRIMARY KEY)'
+
+
+def _cycle(config: str = "") -> Cycle:
+    return Cycle(Spec(id="cf-gate", source_uri="mysql://u@h:1/", sink_uri="mysql://u@h:2/", config_text=config),
+                 "run-1")
+
+
+def _row(query: str, sql_mode: str | None, ts: int = 77) -> dict:
+    return {"commit_ts": ts, "ddl_query": query, "ddl_schema": "d", "sql_mode": sql_mode, "start_file": "b.1",
+            "start_pos": 4, "end_file": "b.1", "end_pos": 90, "gtid": None}
+
+
+def _entry(cycle, query, sql_mode, tracker=None, skipped=False):
+    cfg = cycle.config
+    return gate_ddl(cycle, _row(query, sql_mode), TableFilter(list(cfg.rules)), EventFilter(cfg.event_filters),
+                    tracker or SchemaTracker(), skipped)
+
+
+def test_the_binlog_sql_mode_wins_and_the_config_is_the_fallback():
+    assert _entry(_cycle(), ANSI, "ANSI_QUOTES")["keep"] is True  # as the upstream ran it
+    # no mode recorded: TiCDC's sql-mode key applies (seed 003's ANSI_QUOTES example)
+    cycle = _cycle(f'sql-mode = "{TIDB_DEFAULT_SQL_MODE},ANSI_QUOTES"\n')
+    entry = _entry(cycle, ANSI, None)
+    assert entry["keep"] is True and "error" not in entry and entry["sql_mode"].endswith("ANSI_QUOTES")
+    # ... and without it the statement cannot be read: a failing barrier with the exact command
+    entry = _entry(_cycle(), ANSI, None)
+    assert entry["keep"] is True and "ANSI_QUOTES" in entry["error"]["message"]
+    assert "cdcflow changefeed skip-ddl -c cf-gate --commit-ts 77" in entry["error"]["hint"]
+
+
+def test_an_operator_skip_still_evolves_the_tracked_schema():
+    tr = SchemaTracker()
+    entry = _entry(_cycle(), ANSI, "ANSI_QUOTES", tr, skipped=True)
+    assert entry["why"] == "skipped by operator (skip-ddl)"
+    assert entry["keep"] is True and entry["schema_only"] is True  # a key appeared: segments split here
+    assert tr.current("d", "q1").valid_key() == ["a"]

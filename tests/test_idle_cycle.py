@@ -1,0 +1,53 @@
+"""A cycle with nothing to read (the fixed price of a scheduled catch-up) moves the checkpoint
+without starting Spark; the next cycle with changes still applies them."""
+
+from __future__ import annotations
+
+from e2e_helpers import assert_consistent, create_changefeed, query
+
+from cdcflow import metastore
+from cdcflow.stages import run_cycle
+
+S = "idle_cycle"
+
+
+def _spark_running() -> bool:
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context is not None
+
+
+def test_idle_cycle_moves_the_checkpoint_without_spark(mariadb_pair, cdcflow_home, capsys):
+    up, down = mariadb_pair
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {S}", f"CREATE DATABASE {S}",
+                  f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v INT)")
+    create_changefeed(capsys, up, down, "idle")
+    before = query(capsys, "idle")
+    assert not _spark_running()
+    result = run_cycle("idle")
+    assert not _spark_running()
+    assert result["pull"]["pulled"] == 0 and result["apply"]["rows_in"] == 0
+    after = query(capsys, "idle")
+    assert after["state"] == "normal"
+    assert after["checkpoint_tso"] > before["checkpoint_tso"]
+    run = metastore.recent_runs("idle", limit=1)[0]
+    assert run.status == "done" and run.stats["apply"]["rows_in"] == 0
+
+    # a dry run of an idle window applies nothing, so the checkpoint stays
+    run_cycle("idle", dry_run=True)
+    assert query(capsys, "idle")["checkpoint_tso"] == after["checkpoint_tso"]
+
+    up.execute(f"INSERT INTO {S}.t VALUES (1, 1), (2, 2)", f"UPDATE {S}.t SET v = 9 WHERE id = 2")
+    try:
+        result = run_cycle("idle")
+        assert result["pull"]["pulled"] == 3 and result["apply"]["rows_in"] == 3
+        assert_consistent(up, down, [S])
+    finally:
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            active.stop()
+        for s in (up, down):
+            s.execute(f"DROP DATABASE IF EXISTS {S}")

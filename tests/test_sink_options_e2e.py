@@ -1,0 +1,119 @@
+"""TiCDC's MySQL-sink options take effect, seen from the downstream's own counters:
+worker-count (connections that write), max-txn-row (rows per statement), and
+transaction-atomicity = table (one downstream COMMIT per upstream transaction and table,
+no compaction across transactions)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from cdcflow import cli
+from e2e_helpers import assert_consistent, create_changefeed
+
+pytestmark = pytest.mark.e2e
+
+
+def status(down) -> dict:
+    rows = down.query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Connections', 'Com_replace', 'Com_commit')")
+    return {k: int(v) for k, v in rows}
+
+
+def run_measured(capsys, down, cid: str) -> tuple[dict, dict]:
+    """One cycle through the CLI: its result, and how the downstream's counters moved
+    (less the one connection that reads them)."""
+    before = status(down)
+    capsys.readouterr()
+    assert cli.main(["changefeed", "run", "-c", cid]) == 0
+    result = json.loads(capsys.readouterr().out)
+    after = status(down)
+    delta = {k: after[k] - before[k] for k in after}
+    delta["Connections"] -= 1
+    return result, delta
+
+
+def make_tables(up, down, db: str, *ddl: str) -> None:
+    for server in (up, down):
+        server.execute(f"CREATE DATABASE {db}", *ddl)
+
+
+@pytest.mark.parametrize("workers, rows_per_stmt", [(1, 1000), (3, 7)])
+def test_worker_count_and_max_txn_row(mariadb_pair, spark, cdcflow_home, capsys, workers, rows_per_stmt):
+    up, down = mariadb_pair
+    db, cid = f"sinkopt_{workers}", f"sinkopt-{workers}"
+    make_tables(up, down, db, f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(20))")
+    # the options come from the sink URI here (the [sink] section is the other way)
+    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{db}.*']\n", "--sink-uri",
+                      f"{down.uri}?worker-count={workers}&max-txn-row={rows_per_stmt}")
+    up.execute(f"INSERT INTO {db}.t SELECT seq, CONCAT('v', seq) FROM seq_1_to_1000", database=db)
+    result, delta = run_measured(capsys, down, cid)
+    apply = result["apply"]
+    assert apply["workers"] == workers
+    # the apply stage's own connection, and one per worker
+    assert delta["Connections"] == 1 + workers
+    assert delta["Com_replace"] == apply["statements"]
+    assert math.ceil(1000 / rows_per_stmt) <= apply["statements"] <= math.ceil(1000 / rows_per_stmt) + workers
+    assert_consistent(up, down, [db])
+
+
+def test_transaction_atomicity_table(mariadb_pair, spark, cdcflow_home, capsys):
+    up, down = mariadb_pair
+    make_tables(up, down, "atom", "CREATE TABLE atom.a (id INT PRIMARY KEY, v INT)",
+                "CREATE TABLE atom.b (id INT PRIMARY KEY, v INT)")
+    up.execute("INSERT INTO atom.a VALUES (1, 0), (2, 0)")
+    down.execute("INSERT INTO atom.a VALUES (1, 0), (2, 0)")
+    create_changefeed(capsys, up, down, "atom", "[filter]\nrules = ['atom.*']\n"
+                      "[sink]\ntransaction-atomicity = 'table'\nworker-count = 2\n")
+    pairs = 0
+    for i in range(5):
+        with up.connect() as c, c.cursor() as cur:
+            cur.execute("BEGIN")
+            cur.execute("UPDATE atom.a SET v = v + 1 WHERE id = 1")
+            cur.execute("UPDATE atom.a SET v = v + 1 WHERE id = 1")  # twice: compacts inside the txn
+            pairs += 1
+            if i != 2:
+                cur.execute(f"INSERT INTO atom.b VALUES ({i}, {i})")
+                cur.execute("UPDATE atom.a SET id = 20 + id, v = -1 WHERE id = 2" if i == 3 else "DO 0")
+                pairs += 1
+            cur.execute("COMMIT")
+    result, delta = run_measured(capsys, down, "atom")
+    assert delta["Com_commit"] == pairs == 9
+    # a.1 written once per transaction (5), not once per cycle; b's 4 inserts; the key change: delete + insert
+    assert result["apply"]["rows_written"] == 5 + 4 + 2
+    assert_consistent(up, down, ["atom"])
+
+
+@pytest.mark.parametrize("safe", [False, True])
+def test_safe_mode(mariadb_pair, spark, cdcflow_home, capsys, safe):
+    """safe-mode = false writes new rows with INSERT, so a row the downstream should not have
+    stops the changefeed (as in TiCDC); safe-mode = true REPLACEs it.  A cycle after a failed
+    one is always safe, so the changefeed recovers once resumed."""
+    up, down = mariadb_pair
+    db, cid = f"safe_{int(safe)}", f"safe-{int(safe)}"
+    make_tables(up, down, db, f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(10))")
+    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{db}.*']\n[sink]\nsafe-mode = {str(safe).lower()}\n")
+    up.execute(f"INSERT INTO {db}.t VALUES (1, 'a')")
+    result, _ = run_measured(capsys, down, cid)
+    assert result["apply"]["safe_mode"]  # a changefeed's first cycle is always safe
+
+    down.execute(f"INSERT INTO {db}.t VALUES (2, 'stray')")  # the downstream drifts
+    up.execute(f"INSERT INTO {db}.t VALUES (2, 'b'), (3, 'c')", f"UPDATE {db}.t SET v = 'a2' WHERE id = 1")
+    capsys.readouterr()
+    rc = cli.main(["changefeed", "run", "-c", cid])
+    out = capsys.readouterr()
+    if safe:
+        assert rc == 0 and json.loads(out.out)["apply"]["safe_mode"] is True
+        assert_consistent(up, down, [db])
+        return
+    assert rc == 1 and "Duplicate entry" in out.err and "INSERT into" in out.err
+    assert down.query(f"SELECT v FROM {db}.t WHERE id = 2") == [("stray",)]
+    assert cli.main(["changefeed", "resume", "-c", cid]) == 0
+    result, _ = run_measured(capsys, down, cid)
+    assert result["apply"]["safe_mode"] is True  # the previous cycle failed
+    assert_consistent(up, down, [db])
+    up.execute(f"INSERT INTO {db}.t VALUES (4, 'd')", f"DELETE FROM {db}.t WHERE id = 3")
+    result, _ = run_measured(capsys, down, cid)
+    assert result["apply"]["safe_mode"] is False
+    assert_consistent(up, down, [db])
