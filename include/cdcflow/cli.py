@@ -157,6 +157,11 @@ def cmd_run(a) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     result = run_cycle(a.changefeed_id, dry_run=a.dry_run)
     _emit(result)
+    waiting = (result.get("wait_index") or {}).get("waiting_for")
+    if waiting:
+        print(f"Changefeed {a.changefeed_id} stopped at commit ts {result['wait_index']['waiting_at']}: the downstream "
+              f"still builds {'; '.join(waiting)}. Run again once ADMIN SHOW DDL JOBS shows it synced.",
+              file=sys.stderr)
     return 0
 
 

@@ -61,6 +61,26 @@ runs = sa.Table(
 )
 
 
+# ADD INDEX jobs a TiDB downstream still builds (submitted without waiting); a later
+# DDL on the same table waits for them.  Kept here so any process resumes the wait.
+index_jobs = sa.Table(
+    "cdcflow_index_jobs",
+    _md,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("job_id", sa.BigInteger, primary_key=True, autoincrement=False),  # TiDB's JOB_ID
+    sa.Column("commit_ts", sa.BigInteger),  # the upstream DDL's; NULL for a job cdcflow did not submit
+    sa.Column("schema_name", sa.String(64), nullable=False),
+    sa.Column("table_name", sa.String(64), nullable=False),
+    sa.Column("index_name", sa.String(64)),
+    sa.Column("query", sa.Text),
+    sa.Column("status", sa.String(16), nullable=False),  # pending | done | failed
+    sa.Column("tidb_state", sa.String(32)),  # the job's STATE when last seen
+    sa.Column("error", sa.Text),
+    sa.Column("submitted_at", sa.Float, nullable=False),
+    sa.Column("checked_at", sa.Float),
+)
+
+
 @dataclass
 class FeedState:
     id: str
@@ -143,6 +163,7 @@ def create_feed(cid: str, checkpoint_ts: int, checkpoint_pos: dict) -> None:
     now = time.time()
     with engine().begin() as c:
         c.execute(sa.delete(runs).where(runs.c.changefeed_id == cid))
+        c.execute(sa.delete(index_jobs).where(index_jobs.c.changefeed_id == cid))
         c.execute(sa.delete(changefeeds).where(changefeeds.c.id == cid))
         c.execute(
             sa.insert(changefeeds).values(
@@ -172,6 +193,7 @@ def list_feeds() -> list[FeedState]:
 def delete_feed(cid: str) -> None:
     with engine().begin() as c:
         c.execute(sa.delete(runs).where(runs.c.changefeed_id == cid))
+        c.execute(sa.delete(index_jobs).where(index_jobs.c.changefeed_id == cid))
         c.execute(sa.delete(changefeeds).where(changefeeds.c.id == cid))
 
 

@@ -26,9 +26,9 @@ _MODE_RULES = {
 }
 MODES = tuple(_MODE_RULES)  # the trigger form's choices, default first
 
-CYCLE_TASKS = ("prepare", *SPARK_STAGES)
+CYCLE_TASKS = ("prepare", *SPARK_STAGES, "wait_index")
 REMOVED_REASON = "it was removed (its spec is gone); this DAG disappears at the next DAG parse"
-# The tasks whose failure nothing else records: finish records the Spark stages' failures.
+# The tasks whose failure nothing else records: finish records the other tasks' failures.
 RECORDING_TASKS = ("prepare", "finish")
 
 
@@ -83,7 +83,7 @@ def cycle_run_id() -> str:
 
 
 @contextmanager
-def _user_errors_fail_the_task():
+def user_errors_fail_the_task():
     """A CdcflowError is the user's to fix: its message is the failure, no retry, no traceback."""
     from airflow.sdk.exceptions import AirflowFailException
     from cdcflow.errors import CdcflowError
@@ -97,7 +97,7 @@ def _user_errors_fail_the_task():
 def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti) -> bool:
     """Open the cycle; False makes the ShortCircuitOperator skip the Spark stages."""
     os.environ["CDCFLOW_HOME"] = cdcflow_home
-    with _user_errors_fail_the_task():
+    with user_errors_fail_the_task():
         from cdcflow import stages
         from cdcflow.home import spec_exists
 
@@ -143,7 +143,7 @@ def finish_cycle(changefeed_id: str, cdcflow_home: str, ti) -> None:
         # prepare failed before there was a cycle; it recorded its own error.
         raise AirflowFailException(f"changefeed {changefeed_id}: {error or 'prepare returned no run id'}")
 
-    with _user_errors_fail_the_task():
+    with user_errors_fail_the_task():
         from cdcflow import stages
 
         result = stages.finish(changefeed_id, run_id, error=error)

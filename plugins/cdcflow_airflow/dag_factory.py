@@ -1,7 +1,8 @@
 """One changefeed spec -> one Airflow DAG: one DAG run is one catch-up cycle.
 
-    prepare ─► pull ─► filter ─► barrier ─► apply ─► finish
-    (python)   (spark-submit, pool cdcflow_spark)    (python, all_done)
+    prepare ─► pull ─► filter ─► barrier ─► apply ─► wait_index ─► finish
+    (python)   (spark-submit, pool cdcflow_spark)    (sensor,      (python,
+                                                      reschedule)   all_done)
 
 `prepare` may decide there is nothing to do (changefeed stopped, failed,
 finished, nothing new upstream): the Spark stages are then skipped and
@@ -20,6 +21,7 @@ from airflow.providers.standard.operators.python import PythonOperator, ShortCir
 from airflow.sdk import DAG, Param, TriggerRule, chain
 
 from cdcflow_airflow.cycle_tasks import MODES, finish_cycle, prepare_cycle, record_task_failure
+from cdcflow_airflow.index_sensor import wait_index_task
 from cdcflow_airflow.operators import SPARK_STAGES, spark_stage_task
 
 log = logging.getLogger(__name__)
@@ -133,7 +135,7 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
             on_failure_callback=on_failure,
             trigger_rule=TriggerRule.ALL_DONE,
         )
-        chain(prepare, *stages, finish)
+        chain(prepare, *stages, wait_index_task(spec.id, cdcflow_home), finish)
     return dag
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from .. import metastore, mysql_sink
+from ..async_index import IndexDDL
 from ..errors import CdcflowError
 from ..schema_tracker import lookup_key
 from .cycle import Cycle
@@ -121,6 +122,7 @@ def apply(spark, cycle: Cycle) -> dict:
                            code="CDCFLOW:ErrDownstreamUnreachable", retryable=True,
                            hint="the checkpoint has not moved; the next cycle retries") from None
     try:
+        index_ddl = IndexDDL.open(cycle, conn, sink)
         for seg in segments:
             feed = cycle.feed()
             cycle.renew_lease()
@@ -157,9 +159,17 @@ def apply(spark, cycle: Cycle) -> dict:
             # a replay: the DDL ran before a crash, or before a backfill moved the checkpoint back
             replay = (cycle.feed().ddl_in_flight_ts == ddl["commit_ts"]
                       or ddl["commit_ts"] <= run.stats.get("replay_until", 0))
+            waits = index_ddl.blockers(ddl, replay)
+            if waits:  # an index TiDB still builds on a table this DDL touches: wait_index takes over
+                stats["index_wait"] = {"commit_ts": ddl["commit_ts"], "jobs": [j.job_id for j in waits]}
+                cycle.event("stopped at barrier", commit_ts=ddl["commit_ts"], name=ddl["name"],
+                            waiting_for=[j.what() for j in waits])
+                break
             metastore.update_feed(cycle.cid, ddl_in_flight_ts=ddl["commit_ts"])
             try:
-                outcome = mysql_sink.execute_ddl(conn, ddl["query"], ddl["default_schema"], ddl["sql_mode"], replay)
+                outcome = index_ddl.execute(ddl, replay)
+            except CdcflowError:
+                raise
             except Exception as e:
                 raise CdcflowError(
                     f"the downstream rejected DDL {ddl['name']}: {e}", ts=ddl["commit_ts"], statement=ddl["query"],
