@@ -96,6 +96,14 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], con
         stats["rows_written"] += mysql_sink.apply_ordered(conn, s, t, changes)
 
 
+def _planned(seg: dict, lo: int) -> dict:
+    """What a dry run reports of one segment: its rows and tables, then the DDL that closes it."""
+    ddl = seg["ddl"]
+    return {"rows": seg["rows"] if lo < seg["hi"] else 0, "tables": [".".join(t) for t in seg["tables"]],
+            "ddl": None if ddl is None else {"commit_ts": ddl["commit_ts"], "query": ddl["query"],
+                                             "error": (ddl.get("error") or {}).get("message")}}
+
+
 def apply(spark, cycle: Cycle) -> dict:
     from pyspark.sql import functions as F
 
@@ -118,7 +126,8 @@ def apply(spark, cycle: Cycle) -> dict:
         for seg in segments:
             feed = cycle.feed()
             cycle.renew_lease()
-            lo = max(seg["lo"], feed.checkpoint_ts)
+            # a dry run moves no checkpoint: it plans every segment of its window
+            lo = seg["lo"] if run.dry_run else max(seg["lo"], feed.checkpoint_ts)
             if seg["rows"] and lo < seg["hi"]:
                 seg_rows = rows.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= seg["hi"]))
                 stats["rows_in"] += seg["rows"]
@@ -129,6 +138,7 @@ def apply(spark, cycle: Cycle) -> dict:
                     except CdcflowError as e:
                         raise e.with_context(ts=seg["hi"])
             if run.dry_run:
+                stats.setdefault("would_apply", []).append(_planned(seg, lo))
                 continue
             ddl = seg["ddl"]
             if ddl is None:
