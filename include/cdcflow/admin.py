@@ -110,6 +110,17 @@ def _check_upstream_holds(cid: str, source, feed: metastore.FeedState, available
         )
 
 
+def check_sink_reachable(sink, cid: str) -> None:
+    """As TiCDC validates the sink at create and update: a downstream that cannot be reached
+    is refused there, not found out at the first cycle with rows to write."""
+    try:
+        sink.connect().close()
+    except Exception as e:  # noqa: BLE001 - any connection failure means the same to the operator
+        raise CdcflowError(f"cannot connect to the sink {sink.redacted()}: {e}", changefeed=cid,
+                           code="CDCFLOW:ErrMySQLConnectionError",
+                           hint="check the sink URI's host, port, user and password, and that the server runs") from None
+
+
 def update(cid: str, *, target_ts: int | None = None, config_path: str | None = None,
            sink_uri: str | None = None) -> dict:
     """Change target-ts, config or sink URI of a stopped or failed changefeed (as TiCDC allows).
@@ -145,7 +156,7 @@ def update(cid: str, *, target_ts: int | None = None, config_path: str | None = 
     if sink_uri is not None:
         from .uri import parse_sink_uri
 
-        parse_sink_uri(sink_uri)
+        check_sink_reachable(parse_sink_uri(sink_uri), spec.id)
         changes["sink_uri"] = (spec.sink_uri, sink_uri)
     for name, (_, new) in changes.items():
         setattr(spec, name, new)

@@ -46,6 +46,9 @@ def cmd_create(a) -> int:
 
     merge_sink_options(cfg.sink, dict(sink.params))
     check_upstream(source, cid)
+    from .admin import check_sink_reachable
+
+    check_sink_reachable(sink, cid)
     _check_filter_expressions(cfg, source, cid)
     server_id = source.server_id or default_server_id(cid)
     if a.start_ts:
