@@ -6,22 +6,14 @@ from __future__ import annotations
 import pytest
 
 try:
-    from airflow_env import REPO, use_airflow
+    from airflow_env import parsed_changefeed_dag, use_airflow
 except ImportError:  # tests/ imported as a package
-    from tests.airflow_env import REPO, use_airflow
+    from tests.airflow_env import parsed_changefeed_dag, use_airflow
 
 from cdcflow import cli, metastore
 from e2e_helpers import assert_consistent, create_changefeed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
-
-
-def _dag(cid: str):
-    from airflow.dag_processing.dagbag import DagBag
-
-    bag = DagBag(dag_folder=str(REPO / "dags"))
-    assert not bag.import_errors, bag.import_errors
-    return bag.dags[f"changefeed__{cid}"]
 
 
 def test_dag_runs_a_cycle_and_a_paused_changefeed_does_nothing(mariadb_pair, tmp_path_factory, monkeypatch,
@@ -37,9 +29,13 @@ def test_dag_runs_a_cycle_and_a_paused_changefeed_does_nothing(mariadb_pair, tmp
                "INSERT INTO e2e_dag.t VALUES (1, 'one'), (2, 'two'), (3, NULL)",
                "UPDATE e2e_dag.t SET id = 30 WHERE id = 3",
                "ALTER TABLE e2e_dag.t ADD COLUMN w INT",
-               "UPDATE e2e_dag.t SET w = id * 2")
+               "UPDATE e2e_dag.t SET w = id * 2",
+               # index DDL is synchronous on MariaDB: the next DDL on the table never waits
+               "CREATE INDEX iw ON e2e_dag.t (w)",
+               "ALTER TABLE e2e_dag.t ADD COLUMN x INT",
+               "UPDATE e2e_dag.t SET x = w + 1")
 
-    dag = _dag("e2e-dag")
+    dag = parsed_changefeed_dag("e2e-dag")
     run = dag.test()
     assert str(run.state) in ("success", "DagRunState.SUCCESS"), run.state
     assert_consistent(up, down, ["e2e_dag"])
@@ -47,11 +43,16 @@ def test_dag_runs_a_cycle_and_a_paused_changefeed_does_nothing(mariadb_pair, tmp
     assert feed.state == "normal" and feed.checkpoint_ts > before and feed.lease_owner is None
     last = metastore.recent_runs("e2e-dag", limit=1)[0]
     assert last.run_id.startswith("airflow__") and last.status == "done"
-    assert last.stats["apply"]["ddl_applied"] == 3
+    assert last.stats["apply"]["ddl_applied"] == 5 and "index_wait" not in last.stats["apply"]
+    # the sensor ran and was done at its first poke, with nothing pending
+    assert last.stats["wait_index"] == {"done": True, "pending": [], "waiting_at": None}
+    assert str(run.get_task_instance("wait_index").state) in ("success", "TaskInstanceState.SUCCESS")
+    assert down.query("SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'e2e_dag' "
+                      "AND INDEX_NAME = 'iw'") == [(1,)]
 
     # a stopped changefeed's run applies nothing and still succeeds (it says why in the log)
     assert cli.main(["changefeed", "pause", "-c", "e2e-dag"]) == 0
-    up.execute("INSERT INTO e2e_dag.t VALUES (4, 'paused', 8)")
+    up.execute("INSERT INTO e2e_dag.t (id, v, w) VALUES (4, 'paused', 8)")
     run = dag.test()
     assert str(run.state) in ("success", "DagRunState.SUCCESS"), run.state
     assert down.query("SELECT COUNT(*) FROM e2e_dag.t WHERE id = 4") == [(0,)]

@@ -21,7 +21,7 @@ except ImportError:  # tests/ imported as a package
 from cdcflow.errors import CdcflowError
 from cdcflow.home import Spec, save_spec
 
-CHAIN = ["prepare", "pull", "filter", "barrier", "apply", "finish"]
+CHAIN = ["prepare", "pull", "filter", "barrier", "apply", "wait_index", "finish"]
 SPARK_STAGES = ["pull", "filter", "barrier", "apply"]
 RUN_ID_TEMPLATE = "{{ ti.xcom_pull(task_ids='prepare', key='run_id') }}"
 
@@ -115,8 +115,25 @@ def test_prepare_skips_only_the_stages_and_finish_always_runs(dagbag):
     finish = dag.get_task("finish")
     assert isinstance(finish, PythonOperator)
     assert finish.trigger_rule == TriggerRule.ALL_DONE
-    for stage in SPARK_STAGES:
+    for stage in SPARK_STAGES + ["wait_index"]:
         assert dag.get_task(stage).trigger_rule == TriggerRule.ALL_SUCCESS
+
+
+@pytest.mark.parametrize("cid", sorted(FEEDS))
+def test_every_dag_waits_for_index_builds_without_holding_a_worker_slot(dagbag, feeds_home, cid):
+    from airflow.providers.standard.sensors.python import PythonSensor
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    dag = dagbag.dags[f"changefeed__{cid}"]
+    sensor = dag.get_task("wait_index")
+    assert isinstance(sensor, PythonSensor)
+    assert sensor.mode == "reschedule"  # the slot is given back between pokes
+    assert sensor.upstream_task_ids == {"apply"} and sensor.downstream_task_ids == {"finish"}
+    assert sensor.poke_interval == 30 and sensor.timeout == 6 * 3600
+    assert sensor.op_kwargs == {"changefeed_id": cid, "cdcflow_home": str(feeds_home), "run_id": RUN_ID_TEMPLATE}
+    back = DagSerialization.from_dict(DagSerialization.to_dict(dag)).get_task("wait_index")
+    # what the scheduler reads from the serialized DAG
+    assert back.reschedule is True and back.op_kwargs["run_id"] == RUN_ID_TEMPLATE
 
 
 @pytest.mark.parametrize("stage", SPARK_STAGES)

@@ -39,6 +39,7 @@ EVOLUTION = [
     ("CREATE TABLE k (id INT UNIQUE NOT NULL, g INT AS (id + 1) VIRTUAL)", "k", ["id"]),
     ("ALTER TABLE k ENGINE=InnoDB, ALGORITHM=COPY", "k", ["id"]),
     ("TRUNCATE TABLE k", "k", ["id"]),
+    ("ALTER TABLE k RENAME COLUMN IF EXISTS id TO id2, MODIFY IF EXISTS nothere INT", "k", ["id2"]),
 ]
 
 

@@ -314,10 +314,12 @@ def alter_table(info: TableInfo, clause_toks: list[_Tok]) -> tuple[str | None, b
             if old is None:
                 old = r.peek().text if r.peek() else None
             r.i = start
-            tbl.column_def(r, where, replace=old)
+            if old is not None and info.column(old) is not None:  # MODIFY IF EXISTS of no column: nothing
+                tbl.column_def(r, where, replace=old)
         elif w == "RENAME":
             r.i += 1
             if r.take("COLUMN"):
+                r.if_exists()
                 old, _, new = r.name(), r.take("TO"), r.name()
                 col = info.column(old) if old else None
                 if col and new:

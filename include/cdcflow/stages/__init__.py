@@ -15,14 +15,16 @@ from .filter import filter_events as _filter
 from .finish import finish
 from .prepare import prepare
 from .pull import pull as _pull
+from .wait_index import wait_index as _wait_index
 
 STAGES = ("pull", "filter", "barrier", "apply")
-_FUNCS = {"pull": _pull, "filter": _filter, "barrier": _barrier, "apply": _apply}
+_FUNCS = {"pull": _pull, "filter": _filter, "barrier": _barrier, "apply": _apply,
+          "wait_index": _wait_index}  # not a Spark stage: the DAG runs it as a sensor
 
 
 def run_stage(name: str, spark, changefeed_id: str, run_id: str) -> dict:
     if name not in _FUNCS:
-        raise CdcflowError(f"unknown stage {name!r}; stages are {', '.join(STAGES)}")
+        raise CdcflowError(f"unknown stage {name!r}; stages are {', '.join(_FUNCS)}")
     cycle = Cycle.load(changefeed_id, run_id)
     with recording(cycle, name):
         cycle.renew_lease()
@@ -104,6 +106,8 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
         for name in STAGES:
             if name not in results:
                 results[name] = run_stage(name, spark, changefeed_id, run_id)
+        # one look, no waiting: a cycle stopped for an index build says so, and the next run resumes
+        results["wait_index"] = run_stage("wait_index", spark, changefeed_id, run_id)
     except CdcflowError as e:
         failure = e
     finally:

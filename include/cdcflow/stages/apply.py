@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from .. import metastore, mysql_sink
+from ..async_index import IndexDDL
 from ..errors import CdcflowError
 from ..schema_tracker import lookup_key
 from .cycle import Cycle
@@ -98,6 +99,14 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], con
         stats["rows_written"] += mysql_sink.apply_ordered(conn, s, t, changes)
 
 
+def _planned(seg: dict, lo: int) -> dict:
+    """What a dry run reports of one segment: its rows and tables, then the DDL that closes it."""
+    ddl = seg["ddl"]
+    return {"rows": seg["rows"] if lo < seg["hi"] else 0, "tables": [".".join(t) for t in seg["tables"]],
+            "ddl": None if ddl is None else {"commit_ts": ddl["commit_ts"], "query": ddl["query"],
+                                             "error": (ddl.get("error") or {}).get("message")}}
+
+
 def apply(spark, cycle: Cycle) -> dict:
     from pyspark.sql import functions as F
 
@@ -116,10 +125,12 @@ def apply(spark, cycle: Cycle) -> dict:
                            code="CDCFLOW:ErrDownstreamUnreachable", retryable=True,
                            hint="the checkpoint has not moved; the next cycle retries") from None
     try:
+        index_ddl = IndexDDL.open(cycle, conn, sink)
         for seg in segments:
             feed = cycle.feed()
             cycle.renew_lease()
-            lo = max(seg["lo"], feed.checkpoint_ts)
+            # a dry run moves no checkpoint: it plans every segment of its window
+            lo = seg["lo"] if run.dry_run else max(seg["lo"], feed.checkpoint_ts)
             if seg["rows"] and lo < seg["hi"]:
                 seg_rows = rows.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= seg["hi"]))
                 stats["rows_in"] += seg["rows"]
@@ -130,6 +141,7 @@ def apply(spark, cycle: Cycle) -> dict:
                     except CdcflowError as e:
                         raise e.with_context(ts=seg["hi"])
             if run.dry_run:
+                stats.setdefault("would_apply", []).append(_planned(seg, lo))
                 continue
             ddl = seg["ddl"]
             if ddl is None:
@@ -150,9 +162,17 @@ def apply(spark, cycle: Cycle) -> dict:
             # a replay: the DDL ran before a crash, or before a backfill moved the checkpoint back
             replay = (cycle.feed().ddl_in_flight_ts == ddl["commit_ts"]
                       or ddl["commit_ts"] <= run.stats.get("replay_until", 0))
+            waits = index_ddl.blockers(ddl, replay)
+            if waits:  # an index TiDB still builds on a table this DDL touches: wait_index takes over
+                stats["index_wait"] = {"commit_ts": ddl["commit_ts"], "jobs": [j.job_id for j in waits]}
+                cycle.event("stopped at barrier", commit_ts=ddl["commit_ts"], name=ddl["name"],
+                            waiting_for=[j.what() for j in waits])
+                break
             metastore.update_feed(cycle.cid, ddl_in_flight_ts=ddl["commit_ts"])
             try:
-                outcome = mysql_sink.execute_ddl(conn, ddl["query"], ddl["default_schema"], ddl["sql_mode"], replay)
+                outcome = index_ddl.execute(ddl, replay)
+            except CdcflowError:
+                raise
             except Exception as e:
                 raise CdcflowError(
                     f"the downstream rejected DDL {ddl['name']}: {e}", ts=ddl["commit_ts"], statement=ddl["query"],

@@ -1,0 +1,43 @@
+"""wait_index: between apply and finish, until the index builds this cycle stopped for are done.
+
+One call is one poke of the DAG's sensor (reschedule mode, so no worker slot is
+held between pokes) and one look from `cdcflow changefeed run`.  With no pending
+index job it is done at once without touching the downstream: always so on
+MySQL/MariaDB, where index DDL is synchronous.  Every pending job is polled, so a
+build that failed fails the changefeed even when no DDL waits for it; only the
+jobs the stopped barrier waits for keep the sensor waiting (the others are waited
+for by the DDL that touches their table next).
+"""
+
+from __future__ import annotations
+
+from .. import index_jobs, mysql_sink
+from ..async_index import poll, sink_params
+from ..errors import CdcflowError
+from .cycle import Cycle
+
+
+def wait_index(spark, cycle: Cycle) -> dict:
+    run = cycle.run()
+    pending = index_jobs.pending(cycle.cid)
+    barrier = (run.stats.get("apply") or {}).get("index_wait")
+    if not pending or run.dry_run:
+        return {"done": True, "pending": [], "waiting_at": None}
+    try:
+        conn = mysql_sink.connect(sink_params(cycle.sink))
+    except Exception as e:  # noqa: BLE001 - unreachable downstream: keep waiting, say why
+        cycle.event("index wait", done=False, why=f"cannot reach the downstream: {e}")
+        return {"done": False, "pending": [j.job_id for j in pending],
+                "waiting_at": barrier["commit_ts"] if barrier else None}
+    try:
+        still = poll(conn, cycle.cid, pending)
+    except CdcflowError as e:
+        raise e.with_context(changefeed=cycle.cid)
+    finally:
+        conn.close()
+    blocking = [j for j in still if barrier and j.job_id in barrier["jobs"]]
+    result = {"done": not blocking, "pending": [j.job_id for j in still],
+              "waiting_at": barrier["commit_ts"] if blocking else None,
+              "waiting_for": [j.what() for j in blocking]}
+    cycle.event("index wait", **result)
+    return result
