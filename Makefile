@@ -12,7 +12,8 @@ export AIRFLOW__CORE__LOAD_EXAMPLES := False
 setup: system-packages $(STAMP)
 
 system-packages:
-	@if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then \
+	@if { ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; } \
+	    || ! command -v mariadb-binlog >/dev/null 2>&1; then \
 	  echo "installing mariadb-server"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server mariadb-client >/dev/null; \
 	fi
