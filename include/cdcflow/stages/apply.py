@@ -77,7 +77,10 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], con
             passes = [lambda it, ph=ph: mysql_sink.apply_partition(it, sink, batch, keys, ph)
                       for ph in ([None] if safe else ["existing", "new"])]
         if len(passes) > 1:
-            ordered = ordered.persist()
+            from pyspark import StorageLevel
+
+            # on local disk, not in the JVM heap: a segment may hold a huge transaction
+            ordered = ordered.persist(StorageLevel.DISK_ONLY)
         for body in passes:
             counts = ordered.mapInArrow(body, "rows long, statements long").collect()
             stats["rows_written"] += sum(r["rows"] for r in counts)
