@@ -7,14 +7,19 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.cdcflow-installed
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
-.PHONY: setup system-packages test demo bench dag-test airflow-bootstrap clean
+.PHONY: setup system-packages test demo bench dag-test airflow-bootstrap airflow clean
 
 setup: system-packages $(STAMP)
 
 system-packages:
-	@if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then \
+	@if { ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; } \
+	    || ! command -v mariadb-binlog >/dev/null 2>&1; then \
 	  echo "installing mariadb-server"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server mariadb-client >/dev/null; \
+	fi
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  echo "installing chromium (the browser test of the changefeeds page)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
 	@if ! command -v java >/dev/null 2>&1; then \
 	  echo "installing a Java runtime for Spark"; \
@@ -49,6 +54,11 @@ dag-test: setup
 
 airflow-bootstrap: setup
 	$(PY) -m cdcflow.airflow_local bootstrap
+
+# A local Airflow (standalone, 127.0.0.1:$(AIRFLOW_PORT)) with the demo changefeed; Ctrl-C stops it.
+AIRFLOW_PORT ?= 8080
+airflow: setup
+	$(PY) -m cdcflow.airflow_local standalone --port $(AIRFLOW_PORT)
 
 clean:
 	rm -rf .local build *.egg-info

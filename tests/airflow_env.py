@@ -88,3 +88,12 @@ def use_airflow(base: Path) -> AirflowEnv:
         sys.path.append(str(PLUGINS_FOLDER))
     _current = AirflowEnv(home=home, env=env)
     return _current
+
+
+def parsed_changefeed_dag(changefeed_id: str):
+    """The changefeed's DAG as Airflow parses it from dags/ (after use_airflow())."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(DAGS_FOLDER))
+    assert not bag.import_errors, bag.import_errors
+    return bag.dags[f"changefeed__{changefeed_id}"]

@@ -82,6 +82,13 @@ def test_native_replica_catches_up_to_the_stop_position(bench_schema):
     assert _diffs(up, down) == []
 
 
+def test_the_bench_changefeed_ids_are_valid():
+    from cdcflow.uri import validate_changefeed_id
+
+    for n in (0, 10_000, 1_000_000):
+        assert validate_changefeed_id(bench.scale_changefeed_id(n)) == bench.scale_changefeed_id(n)
+
+
 def test_peak_rss_counts_child_processes():
     code = ("import subprocess, sys, time; "
             "subprocess.run([sys.executable, '-c', 'b = bytearray(80_000_000); import time; time.sleep(1.5)'])")

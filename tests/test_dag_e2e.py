@@ -6,22 +6,14 @@ from __future__ import annotations
 import pytest
 
 try:
-    from airflow_env import REPO, use_airflow
+    from airflow_env import parsed_changefeed_dag, use_airflow
 except ImportError:  # tests/ imported as a package
-    from tests.airflow_env import REPO, use_airflow
+    from tests.airflow_env import parsed_changefeed_dag, use_airflow
 
 from cdcflow import cli, metastore
 from e2e_helpers import assert_consistent, create_changefeed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
-
-
-def _dag(cid: str):
-    from airflow.dag_processing.dagbag import DagBag
-
-    bag = DagBag(dag_folder=str(REPO / "dags"))
-    assert not bag.import_errors, bag.import_errors
-    return bag.dags[f"changefeed__{cid}"]
 
 
 def test_dag_runs_a_cycle_and_a_paused_changefeed_does_nothing(mariadb_pair, tmp_path_factory, monkeypatch,
@@ -43,7 +35,7 @@ def test_dag_runs_a_cycle_and_a_paused_changefeed_does_nothing(mariadb_pair, tmp
                "ALTER TABLE e2e_dag.t ADD COLUMN x INT",
                "UPDATE e2e_dag.t SET x = w + 1")
 
-    dag = _dag("e2e-dag")
+    dag = parsed_changefeed_dag("e2e-dag")
     run = dag.test()
     assert str(run.state) in ("success", "DagRunState.SUCCESS"), run.state
     assert_consistent(up, down, ["e2e_dag"])

@@ -160,3 +160,68 @@ def test_standin_passes_everything_else_to_mariadb(standin):
     with pytest.raises(pymysql.err.ProgrammingError):
         with conn.cursor() as cur:
             cur.execute("SELECT * FROM no_such_schema.no_such_table")
+
+
+# -- which DDL waits for a pending job, and a job TiDB no longer lists (no Spark needed)
+
+def _pending_job_122(cid: str) -> None:
+    from cdcflow import index_jobs
+
+    index_jobs.record(cid, 122, commit_ts=1000, schema="tidb_async", table="t", index_name="iv",
+                      query="ALTER TABLE tidb_async.t ADD INDEX iv (v)", tidb_state="running")
+
+
+def _ddl(query: str, tables: list[list[str]], ts: int = 2000) -> dict:
+    return {"commit_ts": ts, "query": query, "default_schema": "tidb_async", "sql_mode": "", "tables": tables,
+            "type": None}
+
+
+@pytest.mark.parametrize("query, tables, waits", [
+    ("ALTER TABLE tidb_async.t ADD COLUMN w INT", [["tidb_async", "t"]], True),
+    ("ALTER TABLE TIDB_ASYNC.T DROP INDEX iv", [["TIDB_ASYNC", "T"]], True),  # names compare case-insensitively
+    ("RENAME TABLE tidb_async.t TO tidb_async.t2", [["tidb_async", "t"], ["tidb_async", "t2"]], True),
+    ("DROP DATABASE tidb_async", [], True),  # schema-level DDL on the job's schema
+    ("ALTER TABLE tidb_async.u ADD COLUMN w INT", [["tidb_async", "u"]], False),
+    ("CREATE DATABASE other_db", [], False),
+])
+def test_which_ddl_waits_for_a_pending_index(standin, cdcflow_home, query, tables, waits):
+    from cdcflow import metastore
+
+    s, conn = standin
+    metastore.create_feed("blockers", 1, {})
+    _pending_job_122("blockers")
+    s.show("running")
+    runner = async_index.IndexDDL("blockers", conn, {}, "tidb", True, None)
+    found = runner.blockers(_ddl(query, tables), replay=False)
+    assert [j.job_id for j in found] == ([122] if waits else [])
+
+
+def test_mysql_downstream_never_waits(standin, cdcflow_home):
+    from cdcflow import metastore
+
+    _, conn = standin
+    metastore.create_feed("on-mariadb", 1, {})
+    _pending_job_122("on-mariadb")
+    runner = async_index.IndexDDL("on-mariadb", conn.real, {}, "mysql", False, None)
+    assert runner.blockers(_ddl("ALTER TABLE tidb_async.t ADD COLUMN w INT", [["tidb_async", "t"]]), False) == []
+    assert not runner.is_async({"type": "add index", "tables": [["tidb_async", "t"]]})
+
+
+@pytest.mark.parametrize("index_exists", [True, False])
+def test_a_job_gone_from_the_history_is_judged_by_the_index(standin, mariadb_pair, cdcflow_home, index_exists):
+    from cdcflow import index_jobs, metastore
+
+    _, down = mariadb_pair
+    s, conn = standin
+    down.execute("DROP DATABASE IF EXISTS tidb_async", "CREATE DATABASE tidb_async",
+                 "CREATE TABLE tidb_async.t (id INT PRIMARY KEY, v INT" + (", KEY iv (v))" if index_exists else ")"))
+    metastore.create_feed("gone", 1, {})
+    _pending_job_122("gone")
+    s.show("before")  # job 122 is neither running nor among the recent finished jobs
+    if index_exists:
+        assert async_index.poll(conn, "gone", index_jobs.pending("gone")) == []
+        assert [(j.status, j.tidb_state) for j in index_jobs.all_jobs("gone")] == [("done", "finished")]
+    else:
+        with pytest.raises(async_index.IndexBuildFailed, match="no longer lists the job and the index is missing"):
+            async_index.poll(conn, "gone", index_jobs.pending("gone"))
+        assert [j.status for j in index_jobs.all_jobs("gone")] == ["failed"]

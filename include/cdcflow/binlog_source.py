@@ -281,7 +281,8 @@ def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None 
     one before the first transaction whose time is after `ts`.  A ts older than the
     oldest binlog the upstream still holds cannot be served (ErrStartTsBeforeGC).
     """
-    from pymysqlreplication.event import GtidEvent, MariadbGtidEvent, QueryEvent, RotateEvent, XidEvent
+    from pymysqlreplication.event import (FormatDescriptionEvent, GtidEvent, MariadbGtidEvent, QueryEvent,
+                                          RotateEvent, XidEvent)
 
     conn = uri.connect()
     try:
@@ -289,8 +290,10 @@ def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None 
         head = head_position(conn)
     finally:
         conn.close()
+    # the oldest binlog's format description event carries the time the file was opened:
+    # the oldest time it holds, even when no transaction has been written to it since
     stream = open_stream(uri, server_id, Position(logs[0], 4),
-                         [QueryEvent, XidEvent, MariadbGtidEvent, GtidEvent, RotateEvent])
+                         [QueryEvent, XidEvent, MariadbGtidEvent, GtidEvent, RotateEvent, FormatDescriptionEvent])
     cur_file, boundary, first_time = logs[0], Position(logs[0], 4), None
     in_trx = False
     try:
@@ -309,6 +312,8 @@ def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None 
                         changefeed=changefeed, code="CDCFLOW:ErrStartTsBeforeGC",
                         hint="choose a later start-ts, or keep binlogs longer (binlog_expire_logs_seconds)",
                     )
+            if isinstance(ev, FormatDescriptionEvent):
+                continue
             if (cur_file, ev.packet.log_pos - ev.event_size) >= head.key() and not in_trx:
                 break
             if isinstance(ev, (MariadbGtidEvent, GtidEvent)) or (

@@ -8,7 +8,7 @@ import logging
 import sys
 import traceback
 
-from . import ddl_replace, metastore, schema_store, tso
+from . import ddl_replace, metastore, schema_store, states, tso
 from .errors import CdcflowError
 
 
@@ -46,6 +46,9 @@ def cmd_create(a) -> int:
 
     merge_sink_options(cfg.sink, dict(sink.params))
     check_upstream(source, cid)
+    from .admin import check_sink_reachable
+
+    check_sink_reachable(sink, cid)
     _check_filter_expressions(cfg, source, cid)
     server_id = source.server_id or default_server_id(cid)
     if a.start_ts:
@@ -91,54 +94,39 @@ def _check_filter_expressions(cfg, source, cid: str) -> None:
     dml_filter.check_expressions(cfg, columns, cid)
 
 
-def _status(cid: str) -> dict:
-    feed = metastore.get_feed(cid)
-    return {
-        "id": cid, "namespace": "default", "state": feed.state,
-        "checkpoint_tso": feed.checkpoint_ts, "checkpoint_time": tso.to_text(feed.checkpoint_ts),
-        "error": feed.error,
-    }
-
-
 def cmd_query(a) -> int:
+    from . import status_view
     from .home import load_spec
-    from .uri import parse_sink_uri, parse_source_uri
+    from .uri import parse_source_uri
 
     spec = load_spec(a.changefeed_id)
-    status = _status(spec.id)
-    if a.simple:
-        _emit(status)
-        return 0
     feed = metastore.get_feed(spec.id)
+    if a.simple:
+        _emit(status_view.simple(feed))
+        return 0
+    out = status_view.detail(spec, feed)
+    del out["checkpoint_ts"]  # the CLI says checkpoint_tso; the HTTP API checkpoint_ts
     runs = metastore.recent_runs(spec.id, limit=5)
-    status.update({
+    out["cdcflow"] = {
+        **status_view.extras(feed),
         "upstream": parse_source_uri(spec.source_uri).redacted(),
-        "sink_uri": parse_sink_uri(spec.sink_uri).redacted(),
-        "start_ts": spec.start_ts, "target_ts": spec.target_ts,
-        "checkpoint_position": feed.checkpoint_pos, "resolved_ts": feed.resolved_ts,
-        "config": spec.config().to_dict(),
+        "checkpoint_position": feed.checkpoint_pos,
         "last_runs": [{"run_id": r.run_id, "status": r.status, "started_at": r.started_at,
                        "ended_at": r.ended_at, "error": json.loads(r.error)["message"] if r.error else None}
                       for r in runs],
-    })
-    _emit(status)
+    }
+    _emit(out)
     return 0
 
 
 def cmd_list(a) -> int:
-    from .home import list_specs
+    from . import status_view
 
     out = []
-    for spec in list_specs():
-        try:
-            s = _status(spec.id)
-        except CdcflowError:
+    for feed in status_view.all_feeds():
+        if not a.all and feed.state in (states.FINISHED, states.REMOVED):
             continue
-        if not a.all and s["state"] in ("finished", "removed"):
-            continue
-        out.append({"id": spec.id, "namespace": "default",
-                    "summary": {"state": s["state"], "tso": s["checkpoint_tso"],
-                                "checkpoint": s["checkpoint_time"], "error": s["error"]}})
+        out.append(status_view.list_item(feed))
     _emit(out)
     return 0
 
@@ -183,28 +171,46 @@ def cmd_run(a) -> int:
 
 
 def cmd_pause(a) -> int:
-    return _transition(a.changefeed_id, "pause")
+    from . import admin
+
+    old, new = admin.pause(a.changefeed_id)
+    print(f"Changefeed {a.changefeed_id}: {old} -> {new}")
+    return 0
 
 
 def cmd_resume(a) -> int:
-    return _transition(a.changefeed_id, "resume")
+    from . import admin
 
-
-def _transition(cid: str, event: str) -> int:
-    import time
-
-    from . import states
-    from .home import load_spec
-
-    load_spec(cid)
-    feed = metastore.get_feed(cid)
-    new, _ = states.next_state(feed.state, event, cid)
-    values = {"state": new, "state_since": time.time()}
-    if event == "resume":
-        values.update(error=None, error_since=None, last_progress_at=time.time())
-    metastore.update_feed(cid, **values)
-    print(f"Changefeed {cid}: {feed.state} -> {new}")
+    confirm = None if a.no_confirm else _ask
+    old, new, checkpoint = admin.resume(a.changefeed_id, a.overwrite_checkpoint_ts, confirm)
+    print(f"Changefeed {a.changefeed_id}: {old} -> {new}, checkpoint {checkpoint} ({tso.to_text(checkpoint)})")
     return 0
+
+
+def _ask(question: str) -> bool:
+    try:
+        answer = input(question)
+    except EOFError:
+        print(file=sys.stderr)
+        return False
+    return answer.strip().lower() in ("", "y", "yes")
+
+
+def cmd_update(a) -> int:
+    from . import admin
+
+    changes = admin.update(a.changefeed_id, target_ts=a.target_ts, config_path=a.config, sink_uri=a.sink_uri)
+    print(f"Update changefeed {a.changefeed_id} successfully!")
+    _emit({name: {"old": _shown(name, old), "new": _shown(name, new)} for name, (old, new) in changes.items()})
+    return 0
+
+
+def _shown(name: str, value):
+    if name == "sink_uri":
+        from .uri import parse_sink_uri
+
+        return parse_sink_uri(value).redacted()
+    return value
 
 
 def cmd_skip_ddl(a) -> int:
@@ -231,7 +237,7 @@ def cmd_replace_ddl(a) -> int:
 
     spec = load_spec(a.changefeed_id)
     feed = metastore.get_feed(spec.id)
-    if feed.state not in ("stopped", "failed"):
+    if feed.state not in (states.STOPPED, states.FAILED):
         raise CdcflowError(f"changefeed {spec.id} is {feed.state}: a DDL can be replaced only while it is "
                            "stopped or failed", changefeed=spec.id,
                            hint=f"`cdcflow changefeed pause -c {spec.id}` first")
@@ -273,7 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
                                  ("remove", cmd_remove, "remove a changefeed"),
                                  ("run", cmd_run, "run one catch-up cycle in this process"),
                                  ("pause", cmd_pause, "stop a changefeed (state stopped)"),
-                                 ("resume", cmd_resume, "resume a stopped or failed changefeed")):
+                                 ("resume", cmd_resume, "resume a stopped or failed changefeed"),
+                                 ("update", cmd_update, "change a stopped or failed changefeed")):
         s = cf.add_parser(name, help=helptext)
         s.add_argument("--changefeed-id", "-c", required=True)
         s.set_defaults(func=func)
@@ -281,6 +288,14 @@ def build_parser() -> argparse.ArgumentParser:
             s.add_argument("--simple", "-s", action="store_true", help="only id, state, checkpoint and error")
         if name == "run":
             s.add_argument("--dry-run", action="store_true", help="report what would be applied, apply nothing")
+        if name == "resume":
+            s.add_argument("--overwrite-checkpoint-ts", type=_ts_arg, metavar="TS|now",
+                           help="resume from this TSO or date-time ('now': the current TSO) instead of the checkpoint")
+            s.add_argument("--no-confirm", action="store_true", help="do not ask before overwriting the checkpoint")
+        if name == "update":
+            s.add_argument("--target-ts", type=_ts_arg, help="TSO or date-time at which it finishes (0: never)")
+            s.add_argument("--config", help="a new TiCDC changefeed config (TOML)")
+            s.add_argument("--sink-uri", help="a new downstream URI")
     sk = cf.add_parser("skip-ddl", help="skip the one DDL at a commit ts (a DDL the downstream rejects)")
     sk.add_argument("--changefeed-id", "-c", required=True)
     sk.add_argument("--commit-ts", type=_ts_arg, required=True)

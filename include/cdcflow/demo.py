@@ -65,25 +65,40 @@ def say(text: str) -> None:
     print(f"[demo] {text}", flush=True)
 
 
-def main() -> int:
+def demo_changefeed(fresh: bool):
+    """Start the demo's MariaDB pair and create the demo changefeed: anew (dropping the demo
+    schemas) when `fresh`, else only if it does not exist yet.  None if create failed."""
     os.environ.setdefault("CDCFLOW_HOME", str(LOCAL / "cdcflow-home"))
-    from . import cli, metastore, tso
-    from .airflow_local import airflow_env, dags_test
-    from .testing.compare import compare, format_report
+    from . import cli
+    from .home import spec_exists
     from .testing.mariadb import start_pair
 
     say("starting a local MariaDB pair under .local/mariadb (upstream with a ROW binlog, downstream)")
     up, down = start_pair(LOCAL / "mariadb")
+    if not fresh and spec_exists(CID):
+        return up, down
     for server in (up, down):
         server.execute(*[f"DROP DATABASE IF EXISTS {s}" for s in SCHEMAS])
-    if cli.main(["changefeed", "query", "-s", "-c", CID]) == 0:
+    if spec_exists(CID):
         cli.main(["changefeed", "remove", "-c", CID])
     cfg = Path(os.environ["CDCFLOW_HOME"]) / "demo-changefeed.toml"
     cfg.write_text(CONFIG)
     say(f"creating changefeed {CID}: {up.uri.replace(':cdcflow@', ':***@')} -> downstream port {down.port}")
     if cli.main(["changefeed", "create", "-c", CID, "--source-uri", up.uri, "--sink-uri", down.uri,
                  "--config", str(cfg)]) != 0:
+        return None
+    return up, down
+
+
+def main() -> int:
+    pair = demo_changefeed(fresh=True)
+    if pair is None:
         return 1
+    up, down = pair
+    from . import metastore, tso
+    from .airflow_local import airflow_env, dags_test
+    from .testing.compare import compare, format_report
+
     before = metastore.get_feed(CID).checkpoint_ts
 
     say(f"running a workload of {len(WORKLOAD)} statements (DML and DDL) on the upstream")
@@ -123,11 +138,7 @@ def main() -> int:
     ok = rc == 0 and not diffs
     print("RESULT: every replicated table is consistent" if ok else "RESULT: INCONSISTENT (see above)")
     print()
-    print("Open the Airflow UI on this changefeed:")
-    print(f"  AIRFLOW_HOME={env['AIRFLOW_HOME']} CDCFLOW_HOME={os.environ['CDCFLOW_HOME']} \\")
-    print(f"  AIRFLOW__CORE__DAGS_FOLDER={PROJECT / 'dags'} AIRFLOW__CORE__PLUGINS_FOLDER={PROJECT / 'plugins'} \\")
-    print(f"  AIRFLOW__CORE__LOAD_EXAMPLES=False {Path(sys.executable).parent / 'airflow'} standalone")
-    print("  then browse http://127.0.0.1:8080 (the login is printed by `airflow standalone`).")
+    print("Open the Airflow UI on this changefeed: make airflow (it prints the URL and the login).")
     print(f"The MariaDB servers keep running: upstream {up.uri.replace(':cdcflow@', ':***@')}, "
           f"downstream port {down.port} (password 'cdcflow').")
     print(json.dumps({"demo_ok": ok}))

@@ -125,3 +125,22 @@ class EventWriter:
             self._sink = self.fs.open_output_stream(self.folder + "/part-00000.parquet")
             self._writer = pq.ParquetWriter(self._sink, EVENT_SCHEMA, compression="zstd")
         return self._writer
+
+
+def collect_garbage(base: str | None, changefeed_id: str, keep: set[str]) -> list[str]:
+    """Delete the changefeed's cycle folders except those of the runs in `keep`.
+
+    Every cycle re-reads the upstream from the checkpoint, so the raw events of any
+    cycle that is no longer running are below the checkpoint or will be read again.
+    """
+    probe = RunFolder(base, changefeed_id, "_")
+    parent = probe.root.rsplit("/", 1)[0]
+    if probe.fs.get_file_info(parent).type == pafs.FileType.NotFound:
+        return []
+    kept = {_safe(run_id) for run_id in keep}
+    removed = []
+    for info in probe.fs.get_file_info(pafs.FileSelector(parent)):
+        if info.type == pafs.FileType.Directory and info.base_name not in kept:
+            probe.fs.delete_dir(info.path)
+            removed.append(info.base_name)
+    return sorted(removed)

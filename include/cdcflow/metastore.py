@@ -35,6 +35,9 @@ changefeeds = sa.Table(
     sa.Column("last_progress_at", sa.Float, nullable=False),
     sa.Column("ddl_in_flight_ts", sa.BigInteger),  # a DDL sent downstream but not yet checkpointed
     sa.Column("skip_ddl", sa.Text, nullable=False, default="[]"),  # commit ts of DDLs an operator skips
+    sa.Column("retry_count", sa.Integer, nullable=False, default=0),  # failed attempts since the last progress
+    sa.Column("next_retry_at", sa.Float),  # a warning changefeed's next cycle waits until then (backoff)
+    sa.Column("replay_until", sa.BigInteger, nullable=False, default=0),  # checkpoint before a move back
     sa.Column("lease_owner", sa.String(256)),
     sa.Column("lease_until", sa.Float),
     sa.Column("created_at", sa.Float, nullable=False),
@@ -95,6 +98,9 @@ class FeedState:
     skip_ddl: list
     created_at: float
     updated_at: float
+    retry_count: int = 0
+    next_retry_at: float | None = None
+    replay_until: int = 0
 
 
 @dataclass
@@ -126,8 +132,23 @@ def engine() -> sa.Engine:
         kw = {"connect_args": {"timeout": 30}} if url.startswith("sqlite") else {"pool_pre_ping": True}
         eng = sa.create_engine(url, **kw)
         _md.create_all(eng)
+        _add_missing_columns(eng)
         _engines[url] = eng
     return eng
+
+
+def _add_missing_columns(eng: sa.Engine) -> None:
+    """A store created by an older cdcflow lacks the newer nullable/defaulted columns: add them."""
+    for table in _md.sorted_tables:
+        have = {c["name"] for c in sa.inspect(eng).get_columns(table.name)}
+        for col in table.columns:
+            if col.name in have:
+                continue
+            ddl = f"ALTER TABLE {table.name} ADD COLUMN {col.name} {col.type.compile(eng.dialect)}"
+            if col.default is not None:
+                ddl += f" NOT NULL DEFAULT {col.default.arg!r}"
+            with eng.begin() as c:
+                c.exec_driver_sql(ddl)
 
 
 def _feed(row) -> FeedState:

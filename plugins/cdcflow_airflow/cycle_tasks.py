@@ -27,6 +27,9 @@ _MODE_RULES = {
 MODES = tuple(_MODE_RULES)  # the trigger form's choices, default first
 
 CYCLE_TASKS = ("prepare", *SPARK_STAGES, "wait_index")
+REMOVED_REASON = "it was removed (its spec is gone); this DAG disappears at the next DAG parse"
+# The tasks whose failure nothing else records: finish records the other tasks' failures.
+RECORDING_TASKS = ("prepare", "finish")
 
 
 def _ts_param(changefeed_id: str, name: str, value) -> int | None:
@@ -96,15 +99,22 @@ def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti) -> bool:
     os.environ["CDCFLOW_HOME"] = cdcflow_home
     with user_errors_fail_the_task():
         from cdcflow import stages
+        from cdcflow.home import spec_exists
 
         request = cycle_request(changefeed_id, params)
+        if not spec_exists(changefeed_id):  # a run Airflow scheduled before the DAG went away
+            reason = f"changefeed {changefeed_id} does nothing this cycle: {REMOVED_REASON}"
+            log.info(reason)
+            ti.xcom_push(key="skip_reason", value=reason)
+            return False
         # an unset bound is left out, so stages.prepare applies its own default
         result = stages.prepare(
             changefeed_id, cycle_run_id(), **{k: v for k, v in request.items() if v is not None}
         )
     ti.xcom_push(key="run_id", value=result["run_id"])
     if result.get("skip"):
-        log.info("changefeed %s: nothing to do this cycle: %s", changefeed_id, result.get("reason"))
+        log.info("%s", result.get("reason"))
+        ti.xcom_push(key="skip_reason", value=result.get("reason"))
         return False
     log.info("changefeed %s: cycle %s prepared", changefeed_id, result["run_id"])
     return True
@@ -127,6 +137,8 @@ def finish_cycle(changefeed_id: str, cdcflow_home: str, ti) -> None:
     run_id = ti.xcom_pull(task_ids="prepare", key="run_id")
     states = ti.get_task_states(dag_id=ti.dag_id, task_ids=list(CYCLE_TASKS), run_ids=[ti.run_id])
     error = failure_message(states.get(ti.run_id, {}))
+    if run_id is None and error is None and ti.xcom_pull(task_ids="prepare", key="skip_reason"):
+        return  # the changefeed is gone: nothing to close
     if run_id is None:
         # prepare failed before there was a cycle; it recorded its own error.
         raise AirflowFailException(f"changefeed {changefeed_id}: {error or 'prepare returned no run id'}")
@@ -138,3 +150,28 @@ def finish_cycle(changefeed_id: str, cdcflow_home: str, ti) -> None:
     log.info("changefeed %s: cycle %s finished: %s", changefeed_id, run_id, result)
     if error:
         raise AirflowFailException(f"changefeed {changefeed_id}: cycle {run_id}: {error}")
+
+
+def record_task_failure(changefeed_id: str, cdcflow_home: str, context) -> None:
+    """on_failure_callback: a task that died of something cdcflow did not record (killed,
+    timed out, a crash outside cdcflow's code) puts the changefeed in warning (③), so its
+    next cycles retry with backoff.  A CdcflowError was recorded where it was raised."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    ti = context["ti"]
+    exc = context.get("exception")
+    if ti.task_id not in RECORDING_TASKS or isinstance(exc, AirflowFailException):
+        return
+    os.environ["CDCFLOW_HOME"] = cdcflow_home
+    from cdcflow.errors import CdcflowError
+    from cdcflow.home import spec_exists
+    from cdcflow.stages.finish import record_error
+
+    if not spec_exists(changefeed_id):
+        return
+    what = f"{type(exc).__name__}: {exc}" if exc is not None else "no exception given"
+    err = CdcflowError(f"Airflow task {ti.task_id} of run {ti.run_id} failed: {what}", changefeed=changefeed_id,
+                       code="CDCFLOW:ErrTaskFailed", retryable=True,
+                       hint="its Airflow task log has the details; the next cycle retries")
+    state = record_error(changefeed_id, err)
+    log.warning("changefeed %s: task %s failed; the changefeed is now %s", changefeed_id, ti.task_id, state)

@@ -12,6 +12,7 @@ finished, nothing new upstream): the Spark stages are then skipped and
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import os
 from collections.abc import Iterable, Iterator
@@ -19,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from airflow.providers.standard.operators.python import PythonOperator, ShortCircuitOperator
 from airflow.sdk import DAG, Param, TriggerRule, chain
 
-from cdcflow_airflow.cycle_tasks import MODES, finish_cycle, prepare_cycle
+from cdcflow_airflow.cycle_tasks import MODES, finish_cycle, prepare_cycle, record_task_failure
 from cdcflow_airflow.index_sensor import wait_index_task
 from cdcflow_airflow.operators import SPARK_STAGES, spark_stage_task
 
@@ -105,6 +106,7 @@ def _start_date(spec) -> dt.datetime:
 def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
     cdcflow_home = cdcflow_home or use_cdcflow_home()
     task_kwargs = {"changefeed_id": spec.id, "cdcflow_home": cdcflow_home}
+    on_failure = functools.partial(record_task_failure, spec.id, cdcflow_home)
     with DAG(
         dag_id=dag_id_for(spec.id),
         description=f"cdcflow changefeed {spec.id}: one run is one catch-up cycle",
@@ -121,6 +123,7 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
             task_id="prepare",
             python_callable=prepare_cycle,
             op_kwargs=task_kwargs,
+            on_failure_callback=on_failure,
             # skip only the stages; finish keeps its all_done rule
             ignore_downstream_trigger_rules=False,
         )
@@ -129,6 +132,7 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
             task_id="finish",
             python_callable=finish_cycle,
             op_kwargs=task_kwargs,
+            on_failure_callback=on_failure,
             trigger_rule=TriggerRule.ALL_DONE,
         )
         chain(prepare, *stages, wait_index_task(spec.id, cdcflow_home), finish)

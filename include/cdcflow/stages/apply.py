@@ -79,7 +79,10 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], con
             passes = [lambda it, ph=ph: mysql_sink.apply_partition(it, sink, batch, keys, ph)
                       for ph in ([None] if safe else ["existing", "new"])]
         if len(passes) > 1:
-            ordered = ordered.persist()
+            from pyspark import StorageLevel
+
+            # on local disk, not in the JVM heap: a segment may hold a huge transaction
+            ordered = ordered.persist(StorageLevel.DISK_ONLY)
         for body in passes:
             counts = ordered.mapInArrow(body, "rows long, statements long").collect()
             stats["rows_written"] += sum(r["rows"] for r in counts)
@@ -125,6 +128,14 @@ def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, ddl: dict, replay: bool) -> str:
         raise
 
 
+def _planned(seg: dict, lo: int) -> dict:
+    """What a dry run reports of one segment: its rows and tables, then the DDL that closes it."""
+    ddl = seg["ddl"]
+    return {"rows": seg["rows"] if lo < seg["hi"] else 0, "tables": [".".join(t) for t in seg["tables"]],
+            "ddl": None if ddl is None else {"commit_ts": ddl["commit_ts"], "query": ddl["query"],
+                                             "error": (ddl.get("error") or {}).get("message")}}
+
+
 def apply(spark, cycle: Cycle) -> dict:
     from pyspark.sql import functions as F
 
@@ -147,7 +158,8 @@ def apply(spark, cycle: Cycle) -> dict:
         for seg in segments:
             feed = cycle.feed()
             cycle.renew_lease()
-            lo = max(seg["lo"], feed.checkpoint_ts)
+            # a dry run moves no checkpoint: it plans every segment of its window
+            lo = seg["lo"] if run.dry_run else max(seg["lo"], feed.checkpoint_ts)
             if seg["rows"] and lo < seg["hi"]:
                 seg_rows = rows.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= seg["hi"]))
                 stats["rows_in"] += seg["rows"]
@@ -158,6 +170,7 @@ def apply(spark, cycle: Cycle) -> dict:
                     except CdcflowError as e:
                         raise e.with_context(ts=seg["hi"])
             if run.dry_run:
+                stats.setdefault("would_apply", []).append(_planned(seg, lo))
                 continue
             ddl = seg["ddl"]
             if ddl is None:

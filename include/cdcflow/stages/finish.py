@@ -5,34 +5,22 @@ from __future__ import annotations
 import json
 import time
 
-from .. import metastore, states, tso
+from .. import lifecycle, metastore, states, tso
 from ..errors import CdcflowError
+from ..event_store import collect_garbage
 from .cycle import Cycle
 
 
 def record_error(cid: str, err: CdcflowError) -> str:
-    """Warning for a retryable error (fails after changefeed-error-stuck-duration without
-    progress), failed for any other.  Returns the new state."""
-    feed = metastore.get_feed(cid)
-    if feed.state in states.IDLE_REASONS:
-        return feed.state
-    now = time.time()
-    if err.retryable:
-        try:
-            from ..home import load_spec
+    """Warning for a retryable error (with a backoff before the next retry; failed after
+    changefeed-error-stuck-duration without progress), failed for any other.  Returns the state."""
+    try:
+        from ..home import load_spec
 
-            stuck = load_spec(cid).config().error_stuck_seconds
-        except CdcflowError:
-            stuck = 1800
-        since = feed.error_since if feed.state == states.WARNING and feed.error_since else now
-        event = "stuck_timeout" if feed.state == states.WARNING and now - feed.last_progress_at > stuck \
-            else "retryable_error"
-    else:
-        since, event = now, "fatal_error"
-    new, _ = states.next_state(feed.state, event, cid)
-    metastore.update_feed(cid, state=new, error=err.to_dict(), error_since=since,
-                          state_since=now if new != feed.state else feed.state_since)
-    return new
+        stuck = load_spec(cid).config().error_stuck_seconds
+    except CdcflowError:
+        stuck = 1800
+    return lifecycle.record_error(cid, err, stuck)
 
 
 def finish(changefeed_id: str, run_id: str, error: str | None = None) -> dict:
@@ -62,9 +50,14 @@ def finish(changefeed_id: str, run_id: str, error: str | None = None) -> dict:
                 if state != feed.state:
                     metastore.update_feed(changefeed_id, state=state, state_since=time.time())
                 if state in (states.NORMAL, states.FINISHED):
-                    metastore.update_feed(changefeed_id, error=None, error_since=None)
+                    metastore.update_feed(changefeed_id, **lifecycle.cleared())
             metastore.update_run(changefeed_id, run_id, status="done", ended_at=time.time())
             cycle.folder.remove()  # every event of this cycle is below the checkpoint now
+        # earlier cycles' folders (failed or killed ones) hold only events at or below the
+        # checkpoint too: a cycle always re-reads the upstream from the checkpoint on
+        removed = collect_garbage(cycle.config.event_store, changefeed_id, keep={run_id})
+        if removed:
+            cycle.event("event store gc", removed=removed)
     finally:
         metastore.release_lease(changefeed_id, run_id)
     feed = cycle.feed()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 
-from .. import metastore, states, tso
+from .. import lifecycle, metastore, states, tso
 from ..binlog_source import Position, available_logs, head_position
 from ..errors import CdcflowError
 from .cycle import Cycle, as_cdcflow_error
@@ -22,17 +23,29 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
     run_id = run_id or new_run_id()
     cycle = Cycle.load(changefeed_id, run_id)
     feed = cycle.feed()
+    if feed.state in (states.STOPPED, states.FAILED):
+        feed = lifecycle.expire_gc_ttl(changefeed_id, _gc_ttl(cycle))  # ⑧ happens when a cycle looks
+    reason = None
     if feed.state in states.IDLE_REASONS:
         reason = f"changefeed {changefeed_id} does nothing this cycle: {states.IDLE_REASONS[feed.state]}"
+        if feed.error:
+            reason += f" (error: {feed.error['message']})"
+    elif start_ts is None:  # a backfill is an operator's explicit request: it does not wait
+        reason = lifecycle.retry_wait_reason(feed)
+    if reason:
         cycle.event("skip", state=feed.state, reason=reason)
         return {"run_id": run_id, "skip": True, "reason": reason, "state": feed.state}
-    cycle.config  # a config that no longer parses fails here, before any lease is taken
+    try:
+        cycle.config  # a config that no longer parses fails here (⑥), before any lease is taken
+    except CdcflowError as e:
+        _record_prepare_failure(changefeed_id, e.with_context(changefeed=changefeed_id))
+        raise
 
-    cycle.renew_lease()
+    cycle.renew_lease()  # ErrLeaseHeld (another cycle runs) is raised before the try: no state change
     try:
         replay_until = 0
         if start_ts is not None:
-            feed, replay_until = _backfill_from(cycle, feed, start_ts)
+            feed, replay_until = _backfill_from(cycle, feed, start_ts, persist=not dry_run)
         start = Position.from_dict(feed.checkpoint_pos)
         try:
             conn = cycle.source.connect()
@@ -56,6 +69,8 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
         head_tso = tso.now()
         target = target_ts or cycle.spec.target_ts or 0
         metastore.start_run(changefeed_id, run_id, feed.checkpoint_ts, feed.checkpoint_pos, target, dry_run)
+        # DDLs up to where the checkpoint was before a backfill or an overwrite are replays
+        replay_until = max(replay_until, feed.replay_until)
         metastore.update_run(changefeed_id, run_id, stats={"head": head.to_dict(), "head_tso": head_tso,
                                                            "replay_until": replay_until})
     except BaseException as e:
@@ -71,15 +86,27 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
             "checkpoint_ts": feed.checkpoint_ts}
 
 
-def _backfill_from(cycle: Cycle, feed, start_ts: int):
-    """Move the checkpoint to `start_ts`; DDLs up to the old checkpoint will be replays."""
+def _gc_ttl(cycle: Cycle) -> float:
+    try:
+        return cycle.config.gc_ttl_seconds
+    except CdcflowError:
+        return 86400.0  # a config that no longer parses: TiCDC's default gc-ttl
+
+
+def _backfill_from(cycle: Cycle, feed, start_ts: int, persist: bool = True):
+    """Move the checkpoint to `start_ts`; DDLs up to the old checkpoint will be replays.
+    A dry run (persist=False) only plans its window from there and moves nothing."""
     from ..binlog_source import position_for_ts
     from ..uri import default_server_id
 
     server_id = cycle.source.server_id or default_server_id(cycle.cid)
     pos = position_for_ts(cycle.source, server_id, start_ts, cycle.cid)
-    metastore.update_feed(cycle.cid, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict())
-    cycle.event("backfill", from_ts=start_ts, position=pos.to_dict(), previous_checkpoint=feed.checkpoint_ts)
+    cycle.event("backfill", from_ts=start_ts, position=pos.to_dict(), previous_checkpoint=feed.checkpoint_ts,
+                dry_run=not persist)
+    if not persist:
+        return dataclasses.replace(feed, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict()), feed.checkpoint_ts
+    metastore.update_feed(cycle.cid, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict(),
+                          replay_until=max(feed.replay_until, feed.checkpoint_ts))
     return cycle.feed(), feed.checkpoint_ts
 
 

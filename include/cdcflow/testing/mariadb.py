@@ -332,6 +332,8 @@ class MariaDB:
             *self._user_args(),
             f"--datadir={self.datadir}",
             f"--socket={self.socket}",
+            # a temp folder of its own: servers sharing /tmp have collided on temp-table files
+            f"--tmpdir={self.dir / 'tmp'}",
             f"--port={self.port}",
             f"--bind-address={HOST}",
             f"--pid-file={self.pid_file}",
@@ -344,6 +346,7 @@ class MariaDB:
         return cmd + self.extra_args
 
     def _spawn(self) -> None:
+        (self.dir / "tmp").mkdir(exist_ok=True)
         try:
             # Own session: a Ctrl-C in the terminal that runs the tests or the
             # demo must not kill the server behind the fixture's back.

@@ -1,0 +1,20 @@
+"""The Airflow plugin: cdcflow's read-only changefeed API and its page in the Airflow UI."""
+
+from __future__ import annotations
+
+from airflow.plugins_manager import AirflowPlugin
+
+from cdcflow_airflow.http_api import URL_PREFIX, app
+
+
+class CdcflowPlugin(AirflowPlugin):
+    name = "cdcflow"
+    fastapi_apps = [{"app": app, "url_prefix": URL_PREFIX, "name": "cdcflow changefeeds API"}]
+    # A nav entry that shows the page inside the Airflow UI (href relative to the UI's base URL).
+    external_views = [{
+        "name": "Changefeeds",
+        "href": URL_PREFIX.lstrip("/") + "/ui",
+        "destination": "nav",
+        "url_route": "cdcflow-changefeeds",
+        "category": "browse",
+    }]

@@ -1,0 +1,110 @@
+"""The trigger form and the schedule's idle runs through Airflow's dag.test(), against real
+MariaDB servers and the spark-submit stages: dry run, backfill from a date-time, and the runs
+of a stopped, failed, finished or removed changefeed, which succeed, apply nothing and say why."""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+
+import pytest
+
+try:
+    from airflow_env import parsed_changefeed_dag, use_airflow
+except ImportError:  # tests/ imported as a package
+    from tests.airflow_env import parsed_changefeed_dag, use_airflow
+
+from cdcflow import cli, metastore, tso
+from e2e_helpers import assert_consistent, create_changefeed
+
+pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
+
+
+# dag.test() keeps the previous run's conf as the params' values: every run names its mode
+CATCH_UP = {"mode": "catch-up", "start_ts": None, "target_ts": None}
+
+
+def _succeeded(run) -> None:
+    assert str(run.state) in ("success", "DagRunState.SUCCESS"), run.state
+
+
+def _task_log(capsys, dag) -> str:
+    """One catch-up run; dag.test() writes its task logs to stdout."""
+    capsys.readouterr()
+    _succeeded(dag.test(run_conf=CATCH_UP))
+    return capsys.readouterr().out
+
+
+@pytest.fixture
+def airflow_home(tmp_path_factory, monkeypatch):
+    env = use_airflow(tmp_path_factory.mktemp("airflow"))
+    env.migrate_db()
+    monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path_factory.mktemp("cdcflow-home")))
+    return env
+
+
+def test_dry_run_backfill_and_idle_runs(mariadb_pair, airflow_home, capsys):
+    up, down = mariadb_pair
+    create_changefeed(capsys, up, down, "dag-lc", "[filter]\nrules = ['dag_lc.*']\n")
+    created = metastore.get_feed("dag-lc").checkpoint_ts
+    up.execute("CREATE DATABASE dag_lc", "CREATE TABLE dag_lc.t (id INT PRIMARY KEY, v VARCHAR(20))",
+               "INSERT INTO dag_lc.t VALUES (1, 'one'), (2, 'two')")
+    dag = parsed_changefeed_dag("dag-lc")
+    assert dag.max_active_runs == 1 and dag.schedule is not None
+
+    # dry run: the plan is recorded, nothing is applied, the checkpoint stays
+    _succeeded(dag.test(run_conf={"mode": "dry-run"}))
+    assert down.query("SHOW DATABASES LIKE 'dag_lc'") == []
+    assert metastore.get_feed("dag-lc").checkpoint_ts == created
+    plan = metastore.recent_runs("dag-lc", limit=1)[0].stats["apply"]["would_apply"]
+    ddls = [seg["ddl"]["query"] for seg in plan if seg["ddl"]]
+    assert ddls == ["CREATE DATABASE dag_lc", "CREATE TABLE dag_lc.t (id INT PRIMARY KEY, v VARCHAR(20))"]
+    assert sum(seg["rows"] for seg in plan) == 2 and ["dag_lc.t"] in [seg["tables"] for seg in plan]
+
+    _succeeded(dag.test(run_conf=CATCH_UP))
+    assert_consistent(up, down, ["dag_lc"])
+    after_catch_up = metastore.get_feed("dag-lc").checkpoint_ts
+
+    # backfill from a date-time: the checkpoint moves back, the DDLs replay, the rows converge
+    down.execute("DELETE FROM dag_lc.t WHERE id = 1", "UPDATE dag_lc.t SET v = 'damaged' WHERE id = 2")
+    _succeeded(dag.test(run_conf={"mode": "backfill", "start_ts": tso.to_text(created)}))
+    assert_consistent(up, down, ["dag_lc"])
+    feed = metastore.get_feed("dag-lc")
+    assert feed.state == "normal" and feed.checkpoint_ts >= after_catch_up
+    last = metastore.recent_runs("dag-lc", limit=1)[0]
+    assert last.start_ts == tso.parse(tso.to_text(created)) and last.stats["apply"]["ddl_applied"] == 2
+
+    # the scheduled runs of a stopped, failed or finished changefeed succeed, do nothing, say why
+    up.execute("INSERT INTO dag_lc.t VALUES (3, 'idle')")
+    for state, why in (("stopped", "paused (stopped)"), ("failed", "has failed"), ("finished", "target-ts")):
+        metastore.update_feed("dag-lc", state=state)
+        log = _task_log(capsys, dag)
+        assert "changefeed dag-lc does nothing this cycle" in log and why in log, log[-3000:]
+        assert down.query("SELECT COUNT(*) FROM dag_lc.t WHERE id = 3") == [(0,)]
+    # ... and so do the runs of a removed one whose DAG Airflow still has
+    assert cli.main(["changefeed", "remove", "-c", "dag-lc"]) == 0
+    assert "changefeed dag-lc does nothing this cycle: it was removed" in _task_log(capsys, dag)
+
+
+def test_failure_callback_records_warning(mariadb_pair, airflow_home, capsys):
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from cdcflow_airflow.cycle_tasks import record_task_failure
+
+    up, down = mariadb_pair
+    create_changefeed(capsys, up, down, "dag-cb", "")
+    home = os.environ["CDCFLOW_HOME"]
+
+    def ti(task_id):
+        return SimpleNamespace(task_id=task_id, run_id="manual__1")
+
+    # recorded where raised (AirflowFailException) or by finish (the Spark stages): no change here
+    record_task_failure("dag-cb", home, {"ti": ti("finish"), "exception": AirflowFailException("x")})
+    record_task_failure("dag-cb", home, {"ti": ti("apply"), "exception": RuntimeError("exit code 137")})
+    assert metastore.get_feed("dag-cb").state == "normal"
+    # a finish task that died of something else: warning, retried with backoff
+    record_task_failure("dag-cb", home, {"ti": ti("finish"), "exception": TimeoutError("task timed out")})
+    feed = metastore.get_feed("dag-cb")
+    assert feed.state == "warning" and feed.error["code"] == "CDCFLOW:ErrTaskFailed"
+    assert "finish" in feed.error["message"] and "TimeoutError: task timed out" in feed.error["message"]
+    assert feed.retry_count == 1 and feed.next_retry_at is not None

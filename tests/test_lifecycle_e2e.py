@@ -1,0 +1,343 @@
+"""Seed 001's states end to end: each numbered transition and each error class, driven through
+the CLI and real cycles against a MariaDB pair of this module's own (its tests stop the
+downstream and purge the upstream's binlogs, which the session's shared pair must not see).
+
+Time-based rules (backoff, changefeed-error-stuck-duration, gc-ttl) are tested by moving the
+stored times back, not by waiting."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+
+import pytest
+
+from cdcflow import cli, metastore, tso
+from cdcflow.errors import CdcflowError
+from cdcflow.event_store import RunFolder
+from cdcflow.stages import run_cycle
+from cdcflow.testing.mariadb import free_port, start_pair
+from e2e_helpers import assert_consistent, create_changefeed
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def own_pair(tmp_path_factory):
+    up, down = start_pair(tmp_path_factory.mktemp("lifecycle-mariadb"))
+    try:
+        yield up, down
+    finally:
+        up.stop()
+        down.stop()
+
+
+def cli_ok(capsys, *args: str) -> str:
+    capsys.readouterr()
+    rc = cli.main(list(args))
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    return out.out
+
+
+def cli_fails(capsys, *args: str) -> str:
+    """A refused command: exit 1 and one line on stderr, no traceback."""
+    capsys.readouterr()
+    rc = cli.main(list(args))
+    out = capsys.readouterr()
+    assert rc == 1, out.out
+    assert "Traceback" not in out.err and len(out.err.strip().splitlines()) == 1, out.err
+    return out.err
+
+
+def simple(capsys, cid: str) -> dict:
+    return json.loads(cli_ok(capsys, "changefeed", "query", "-s", "-c", cid))
+
+
+def backdate(cid: str, seconds: float, *fields: str) -> None:
+    feed = metastore.get_feed(cid)
+    metastore.update_feed(cid, **{f: getattr(feed, f) - seconds for f in fields})
+
+
+def event_folders(cid: str) -> list[str]:
+    from pathlib import Path
+
+    parent = Path(RunFolder(None, cid, "_").root).parent
+    return sorted(p.name for p in parent.iterdir()) if parent.exists() else []
+
+
+def test_pause_and_resume_1_2(own_pair, spark, cdcflow_home, capsys):
+    up, down = own_pair
+    create_changefeed(capsys, up, down, "lc-pause", "[filter]\nrules = ['lc_pause.*']\n")
+    up.execute("CREATE DATABASE lc_pause", "CREATE TABLE lc_pause.t (id INT PRIMARY KEY, v INT)",
+               "INSERT INTO lc_pause.t VALUES (1, 1)")
+    run_cycle("lc-pause", spark=spark)
+    assert_consistent(up, down, ["lc_pause"])
+    checkpoint = simple(capsys, "lc-pause")["checkpoint_tso"]
+
+    assert "normal -> stopped" in cli_ok(capsys, "changefeed", "pause", "-c", "lc-pause")  # ①
+    assert simple(capsys, "lc-pause")["state"] == "stopped"
+    up.execute("INSERT INTO lc_pause.t VALUES (2, 2)")
+    skipped = run_cycle("lc-pause", spark=spark)
+    assert skipped["skipped"] and "paused (stopped)" in skipped["reason"]
+    assert down.query("SELECT COUNT(*) FROM lc_pause.t") == [(1,)]
+    assert simple(capsys, "lc-pause")["checkpoint_tso"] == checkpoint
+    assert "a stopped changefeed cannot take 'pause'" in cli_fails(capsys, "changefeed", "pause", "-c", "lc-pause")
+
+    assert "stopped -> normal" in cli_ok(capsys, "changefeed", "resume", "-c", "lc-pause")  # ②
+    run_cycle("lc-pause", spark=spark)
+    assert_consistent(up, down, ["lc_pause"])
+    status = simple(capsys, "lc-pause")
+    assert status["state"] == "normal" and status["checkpoint_tso"] > checkpoint and status["error"] is None
+    assert abs(tso.physical_ms(status["checkpoint_tso"]) / 1000 - time.time()) < 120
+    assert "a normal changefeed cannot take 'resume'" in cli_fails(capsys, "changefeed", "resume", "-c", "lc-pause")
+
+
+def test_unreachable_downstream_warning_backoff_and_back_to_normal_3_4(own_pair, spark, cdcflow_home, capsys):
+    up, down = own_pair
+    create_changefeed(capsys, up, down, "lc-retry", "[filter]\nrules = ['lc_retry.*']\n")
+    up.execute("CREATE DATABASE lc_retry", "CREATE TABLE lc_retry.t (id INT PRIMARY KEY, v INT)",
+               "INSERT INTO lc_retry.t VALUES (1, 1), (2, 2)")
+    checkpoint = simple(capsys, "lc-retry")["checkpoint_tso"]
+    down.stop()
+    try:
+        with pytest.raises(CdcflowError) as failure:  # ③
+            run_cycle("lc-retry", spark=spark)
+        assert failure.value.retryable
+        feed = metastore.get_feed("lc-retry")
+        assert feed.state == "warning" and feed.retry_count == 1 and feed.checkpoint_ts == checkpoint
+        assert 8 <= feed.next_retry_at - time.time() <= 10  # TiCDC's first backoff: 10 s
+        status = simple(capsys, "lc-retry")
+        assert status["state"] == "warning" and status["error"]["code"] == "CDCFLOW:ErrDownstreamUnreachable"
+        assert f"127.0.0.1:{down.port}" in status["error"]["message"] and "root:***@" in status["error"]["message"]
+        failed_folders = event_folders("lc-retry")
+        assert len(failed_folders) == 1  # the failed cycle's events stay until a later cycle ends
+
+        # before the next retry time a cycle does nothing and says why
+        waiting = run_cycle("lc-retry", spark=spark)
+        assert waiting["skipped"] and "next retry" in waiting["reason"] and "1 failed attempt" in waiting["reason"]
+
+        backdate("lc-retry", 11, "next_retry_at")
+        with pytest.raises(CdcflowError):
+            run_cycle("lc-retry", spark=spark)
+        feed = metastore.get_feed("lc-retry")
+        assert feed.state == "warning" and feed.retry_count == 2
+        assert 18 <= feed.next_retry_at - time.time() <= 20  # doubled
+        assert event_folders("lc-retry") != failed_folders and len(event_folders("lc-retry")) == 1
+    finally:
+        down.start()
+    backdate("lc-retry", 21, "next_retry_at")
+    result = run_cycle("lc-retry", spark=spark)  # ④
+    assert not result.get("skipped")
+    assert_consistent(up, down, ["lc_retry"])
+    feed = metastore.get_feed("lc-retry")
+    assert feed.state == "normal" and feed.checkpoint_ts > checkpoint and feed.error is None
+    assert feed.retry_count == 0 and feed.next_retry_at is None
+    assert event_folders("lc-retry") == []  # event store GC: nothing left below the checkpoint
+
+
+def test_lock_wait_timeout_is_retryable(own_pair, spark, cdcflow_home, capsys):
+    up, down = own_pair
+    create_changefeed(capsys, up, down, "lc-lock", "[filter]\nrules = ['lc_lock.*']\n")
+    up.execute("CREATE DATABASE lc_lock", "CREATE TABLE lc_lock.t (id INT PRIMARY KEY, v INT)",
+               "INSERT INTO lc_lock.t VALUES (1, 1)")
+    run_cycle("lc-lock", spark=spark)
+    up.execute("UPDATE lc_lock.t SET v = 2 WHERE id = 1")
+    down.execute("SET GLOBAL innodb_lock_wait_timeout = 1")
+    holder = down.connect()
+    try:
+        with holder.cursor() as cur:
+            cur.execute("BEGIN")
+            cur.execute("SELECT * FROM lc_lock.t WHERE id = 1 FOR UPDATE")
+        with pytest.raises(CdcflowError) as failure:
+            run_cycle("lc-lock", spark=spark)
+        assert failure.value.retryable and "1205" in str(failure.value)
+        assert simple(capsys, "lc-lock")["state"] == "warning"
+    finally:
+        holder.rollback()
+        holder.close()
+        down.execute("SET GLOBAL innodb_lock_wait_timeout = 50")
+    backdate("lc-lock", 11, "next_retry_at")
+    run_cycle("lc-lock", spark=spark)
+    assert_consistent(up, down, ["lc_lock"])
+    assert simple(capsys, "lc-lock")["state"] == "normal"
+
+
+def test_stuck_longer_than_error_stuck_duration_fails_then_resumes_5_9(own_pair, spark, cdcflow_home, capsys):
+    up, down = own_pair
+    create_changefeed(capsys, up, down, "lc-stuck", "changefeed-error-stuck-duration = '40m'\n"
+                      "[filter]\nrules = ['lc_stuck.*']\n")
+    up.execute("CREATE DATABASE lc_stuck", "CREATE TABLE lc_stuck.t (id INT PRIMARY KEY)",
+               "INSERT INTO lc_stuck.t VALUES (1)")
+    down.stop()
+    try:
+        with pytest.raises(CdcflowError):
+            run_cycle("lc-stuck", spark=spark)
+        assert simple(capsys, "lc-stuck")["state"] == "warning"
+        # 39 minutes without progress: still warning, retried
+        backdate("lc-stuck", 39 * 60, "last_progress_at", "error_since", "next_retry_at")
+        with pytest.raises(CdcflowError):
+            run_cycle("lc-stuck", spark=spark)
+        assert simple(capsys, "lc-stuck")["state"] == "warning"
+        backdate("lc-stuck", 2 * 60, "last_progress_at", "error_since", "next_retry_at")  # 41 minutes
+        with pytest.raises(CdcflowError):
+            run_cycle("lc-stuck", spark=spark)  # ⑤
+        status = simple(capsys, "lc-stuck")
+        assert status["state"] == "failed" and "changefeed-error-stuck-duration 2400 s" in status["error"]["message"]
+        assert run_cycle("lc-stuck", spark=spark)["skipped"]  # failed: no more automatic retries
+    finally:
+        down.start()
+    assert "failed -> normal" in cli_ok(capsys, "changefeed", "resume", "-c", "lc-stuck")  # ⑨
+    run_cycle("lc-stuck", spark=spark)
+    assert_consistent(up, down, ["lc_stuck"])
+    assert simple(capsys, "lc-stuck")["state"] == "normal"
+
+
+def test_unrecoverable_error_fails_directly_6(own_pair, spark, cdcflow_home, capsys):
+    up, down = own_pair
+    create_changefeed(capsys, up, down, "lc-fatal", "[filter]\nrules = ['lc_fatal.[']\n")
+    up.execute("CREATE DATABASE lc_fatal", "CREATE TABLE lc_fatal.t (id INT PRIMARY KEY)")
+    with pytest.raises(CdcflowError) as failure:
+        run_cycle("lc-fatal", spark=spark)
+    assert not failure.value.retryable
+    feed = metastore.get_feed("lc-fatal")
+    assert feed.state == "failed" and feed.retry_count == 0 and feed.next_retry_at is None
+    assert "filter.rules[0] 'lc_fatal.['" in feed.error["message"]
+    skipped = run_cycle("lc-fatal", spark=spark)
+    assert skipped["skipped"] and "has failed" in skipped["reason"] and "lc_fatal.[" in skipped["reason"]
+
+
+def test_target_ts_reached_finishes_with_only_the_earlier_write_7(own_pair, spark, cdcflow_home, capsys):
+    up, down = own_pair
+    up.execute("CREATE DATABASE lc_target", "CREATE TABLE lc_target.t (id INT PRIMARY KEY, v VARCHAR(10))")
+    create_changefeed(capsys, up, down, "lc-target", "[filter]\nrules = ['lc_target.*']\n")
+    down.execute("CREATE DATABASE lc_target", "CREATE TABLE lc_target.t (id INT PRIMARY KEY, v VARCHAR(10))")
+    up.execute("INSERT INTO lc_target.t VALUES (1, 'before')")
+    time.sleep(1.2)  # binlog times have one-second precision
+    between = tso.now()
+    time.sleep(1.2)
+    up.execute("INSERT INTO lc_target.t VALUES (2, 'after')")
+    assert "can only be updated while stopped or failed" in cli_fails(
+        capsys, "changefeed", "update", "-c", "lc-target", "--target-ts", str(between))
+    cli_ok(capsys, "changefeed", "pause", "-c", "lc-target")
+    when = tso.to_text(between)  # the date-time form of the same ts (millisecond precision)
+    out = cli_ok(capsys, "changefeed", "update", "-c", "lc-target", "--target-ts", when)
+    assert json.loads(out.split("\n", 1)[1])["target_ts"] == {"old": 0, "new": tso.parse(when)}
+    cli_ok(capsys, "changefeed", "resume", "-c", "lc-target")
+    run_cycle("lc-target", spark=spark)
+    status = simple(capsys, "lc-target")
+    assert status["state"] == "finished"  # ⑦
+    assert down.query("SELECT id, v FROM lc_target.t") == [(1, "before")]
+    assert status["checkpoint_tso"] >= tso.parse(when)
+    assert run_cycle("lc-target", spark=spark)["skipped"]
+    assert "lc-target" not in [x["id"] for x in json.loads(cli_ok(capsys, "changefeed", "list"))]
+    listed = json.loads(cli_ok(capsys, "changefeed", "list", "-a"))
+    assert [x["summary"]["state"] for x in listed if x["id"] == "lc-target"] == ["finished"]
+
+
+def test_stopped_longer_than_gc_ttl_fails_and_cannot_resume_8(own_pair, spark, cdcflow_home, capsys, monkeypatch):
+    up, down = own_pair
+    create_changefeed(capsys, up, down, "lc-ttl", "gc-ttl = 3600\n[filter]\nrules = ['lc_ttl.*']\n")
+    up.execute("CREATE DATABASE lc_ttl", "CREATE TABLE lc_ttl.t (id INT PRIMARY KEY)", "INSERT INTO lc_ttl.t VALUES (1)")
+    cli_ok(capsys, "changefeed", "pause", "-c", "lc-ttl")
+    backdate("lc-ttl", 3500, "state_since")
+    assert run_cycle("lc-ttl", spark=spark)["skipped"]
+    assert simple(capsys, "lc-ttl")["state"] == "stopped"  # within gc-ttl
+    backdate("lc-ttl", 200, "state_since")  # 3700 s > gc-ttl 3600 s
+    skipped = run_cycle("lc-ttl", spark=spark)  # ⑧
+    assert skipped["skipped"] and "ErrGCTTLExceeded" not in skipped["reason"] and "gc-ttl" in skipped["reason"]
+    status = simple(capsys, "lc-ttl")
+    assert status["state"] == "failed" and status["error"]["code"] == "CDCFLOW:ErrGCTTLExceeded"
+    err = cli_fails(capsys, "changefeed", "resume", "-c", "lc-ttl")
+    assert "cannot be resumed" in err and "ErrGCTTLExceeded" in err and "--overwrite-checkpoint-ts" in err
+    assert simple(capsys, "lc-ttl")["state"] == "failed"
+    # the way back: a new checkpoint the upstream still holds (the rows before it are not replicated)
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))  # the operator answers no
+    capsys.readouterr()
+    assert cli.main(["changefeed", "resume", "-c", "lc-ttl", "--overwrite-checkpoint-ts", "now"]) == 1
+    out = capsys.readouterr()
+    assert "You are overwriting the checkpoint of changefeed lc-ttl" in out.out and "cancelled" in out.err
+    assert simple(capsys, "lc-ttl")["state"] == "failed"
+    cli_ok(capsys, "changefeed", "resume", "-c", "lc-ttl", "--overwrite-checkpoint-ts", "now", "--no-confirm")
+    up.execute("INSERT INTO lc_ttl.t VALUES (2)")
+    down.execute("CREATE DATABASE lc_ttl", "CREATE TABLE lc_ttl.t (id INT PRIMARY KEY)")
+    run_cycle("lc-ttl", spark=spark)
+    assert simple(capsys, "lc-ttl")["state"] == "normal"
+    assert down.query("SELECT id FROM lc_ttl.t") == [(2,)]
+
+
+def test_gc_ttl_also_expires_a_failed_changefeed(own_pair, cdcflow_home, capsys):
+    up, down = own_pair
+    create_changefeed(capsys, up, down, "lc-ttl-failed", "gc-ttl = 3600\n")
+    metastore.update_feed("lc-ttl-failed", state="failed", state_since=time.time() - 4000,
+                          error={"code": "CDCFLOW:ErrExecDDLFailed", "message": "x", "retryable": False})
+    err = cli_fails(capsys, "changefeed", "resume", "-c", "lc-ttl-failed")
+    assert "ErrGCTTLExceeded" in err
+    assert simple(capsys, "lc-ttl-failed")["error"]["code"] == "CDCFLOW:ErrGCTTLExceeded"
+
+
+def test_purged_binlog_snapshot_lost_and_start_ts_before_gc(own_pair, spark, cdcflow_home, capsys):
+    up, down = own_pair
+    create_changefeed(capsys, up, down, "lc-purge", "[filter]\nrules = ['lc_purge.*']\n")
+    up.execute("CREATE DATABASE lc_purge", "CREATE TABLE lc_purge.t (id INT PRIMARY KEY)",
+               "INSERT INTO lc_purge.t VALUES (1)")
+    long_ago = tso.now()
+    time.sleep(1.1)  # binlog files carry their opening time in whole seconds
+    up.execute("FLUSH BINARY LOGS")
+    time.sleep(1.1)
+    up.execute("FLUSH BINARY LOGS")
+    head = up.query("SHOW MASTER STATUS")[0][0]
+    up.execute(f"PURGE BINARY LOGS TO '{head}'")
+    with pytest.raises(CdcflowError) as failure:
+        run_cycle("lc-purge", spark=spark)
+    assert failure.value.code == "CDCFLOW:ErrSnapshotLostByGC" and not failure.value.retryable
+    status = simple(capsys, "lc-purge")
+    assert status["state"] == "failed" and status["error"]["code"] == "CDCFLOW:ErrSnapshotLostByGC"
+    assert "cannot be resumed" in cli_fails(capsys, "changefeed", "resume", "-c", "lc-purge")
+    # a start-ts the upstream no longer holds is refused, at create and at resume
+    err = cli_fails(capsys, "changefeed", "create", "-c", "lc-purge-2", "--source-uri", up.uri,
+                    "--sink-uri", down.uri, "--start-ts", str(long_ago))
+    assert "lc-purge-2" in err and "older than the oldest change the upstream still holds" in err
+    err = cli_fails(capsys, "changefeed", "resume", "-c", "lc-purge", "--no-confirm",
+                    "--overwrite-checkpoint-ts", tso.to_text(long_ago))
+    assert "older than the oldest change" in err
+    cli_ok(capsys, "changefeed", "resume", "-c", "lc-purge", "--no-confirm", "--overwrite-checkpoint-ts", "now")
+    run_cycle("lc-purge", spark=spark)
+    assert simple(capsys, "lc-purge")["state"] == "normal"
+
+
+def test_cli_errors_and_field_names(own_pair, cdcflow_home, capsys):
+    up, down = own_pair
+    assert "no-such" in cli_fails(capsys, "changefeed", "query", "-c", "no-such")
+    for command in ("pause", "resume", "update", "remove"):
+        assert "no-such" in cli_fails(capsys, "changefeed", command, "-c", "no-such")
+    with pytest.raises(SystemExit) as usage:  # argparse: a ts that is neither a TSO nor a date-time
+        cli.main(["changefeed", "resume", "-c", "no-such", "--overwrite-checkpoint-ts", "yesterday"])
+    assert usage.value.code == 2 and "neither a TSO" in capsys.readouterr().err
+    create_changefeed(capsys, up, down, "lc-cli", "")
+    simple_out = simple(capsys, "lc-cli")
+    assert list(simple_out) == ["upstream_id", "namespace", "id", "state", "checkpoint_tso", "checkpoint_time",
+                                "error"]
+    full = json.loads(cli_ok(capsys, "changefeed", "query", "-c", "lc-cli"))
+    for key in ("id", "state", "checkpoint_tso", "checkpoint_time", "error", "sink_uri", "config", "create_time",
+                "start_ts", "target_ts", "resolved_ts", "creator_version"):
+        assert key in full, key
+    assert "password" not in full["sink_uri"] and up.uri.split("@")[0].split(":")[-1] not in full["sink_uri"]
+    listed = json.loads(cli_ok(capsys, "changefeed", "list"))
+    assert listed == [{"id": "lc-cli", "namespace": "default",
+                       "summary": {"state": "normal", "tso": full["checkpoint_tso"],
+                                   "checkpoint": full["checkpoint_time"], "error": None}}]
+    assert "pause it first" in cli_fails(capsys, "changefeed", "update", "-c", "lc-cli", "--sink-uri", down.uri)
+    cli_ok(capsys, "changefeed", "pause", "-c", "lc-cli")
+    assert "nothing to update" in cli_fails(capsys, "changefeed", "update", "-c", "lc-cli")
+    assert "in the future" in cli_fails(capsys, "changefeed", "resume", "-c", "lc-cli", "--no-confirm",
+                                        "--overwrite-checkpoint-ts", str(tso.now() + (3600_000 << 18)))
+    # an unreachable sink is refused at create and at update, in one line naming it
+    closed = f"mysql://root:cdcflow@127.0.0.1:{free_port()}/"
+    err = cli_fails(capsys, "changefeed", "update", "-c", "lc-cli", "--sink-uri", closed)
+    assert "cannot connect to the sink mysql://root:***@127.0.0.1:" in err and "lc-cli" in err
+    err = cli_fails(capsys, "changefeed", "create", "-c", "lc-cli-2", "--source-uri", up.uri, "--sink-uri", closed)
+    assert "cannot connect to the sink" in err and "lc-cli-2" in err
+    assert json.loads(cli_ok(capsys, "changefeed", "query", "-c", "lc-cli"))["sink_uri"] == \
+        down.uri.replace(":cdcflow@", ":***@")
