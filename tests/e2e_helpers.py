@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cdcflow import cli
+from cdcflow import cli, metastore
 from cdcflow.testing.compare import compare
 
 
@@ -65,3 +65,10 @@ def run_fails(capsys, cid: str) -> tuple[dict, str, int]:
     message = status["error"]["message"]
     assert message in err
     return status, message, int(re.search(r"commit ts (\d+)", message).group(1))
+
+
+def backdate(cid: str, seconds: float, *fields: str) -> None:
+    """Move a changefeed's clock fields into the past, so a time-based rule (backoff, stuck
+    duration, gc-ttl) comes due without the test sleeping."""
+    feed = metastore.get_feed(cid)
+    metastore.update_feed(cid, **{f: getattr(feed, f) - seconds for f in fields})

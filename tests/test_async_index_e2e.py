@@ -23,7 +23,7 @@ from cdcflow.stages import run_cycle
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.wait_index import wait_index
 from cdcflow.testing.tidb_standin import TiDBStandIn
-from e2e_helpers import assert_consistent
+from e2e_helpers import assert_consistent, backdate
 
 pytestmark = pytest.mark.e2e
 
@@ -224,6 +224,7 @@ def test_an_add_index_sent_before_a_crash_is_adopted_not_sent_again(tidb, mariad
     assert feed.state == "warning" and feed.ddl_in_flight_ts is not None
     assert index_jobs.all_jobs("tidb-crash") == []
 
+    backdate("tidb-crash", 11, "next_retry_at")  # the warning's first backoff (10 s) runs out
     result = run_cycle("tidb-crash", spark=spark)  # the replay finds job 122 running: adopts it
     assert len(standin.async_submissions) == 1 and standin.queued_behind == []
     (job,) = index_jobs.pending("tidb-crash")

@@ -18,7 +18,7 @@ from cdcflow.errors import CdcflowError
 from cdcflow.event_store import RunFolder
 from cdcflow.stages import run_cycle
 from cdcflow.testing.mariadb import free_port, start_pair
-from e2e_helpers import assert_consistent, create_changefeed
+from e2e_helpers import assert_consistent, backdate, create_changefeed
 
 pytestmark = pytest.mark.e2e
 
@@ -53,11 +53,6 @@ def cli_fails(capsys, *args: str) -> str:
 
 def simple(capsys, cid: str) -> dict:
     return json.loads(cli_ok(capsys, "changefeed", "query", "-s", "-c", cid))
-
-
-def backdate(cid: str, seconds: float, *fields: str) -> None:
-    feed = metastore.get_feed(cid)
-    metastore.update_feed(cid, **{f: getattr(feed, f) - seconds for f in fields})
 
 
 def event_folders(cid: str) -> list[str]:
