@@ -254,6 +254,7 @@ def test_stopped_longer_than_gc_ttl_fails_and_cannot_resume_8(own_pair, spark, c
     out = capsys.readouterr()
     assert "You are overwriting the checkpoint of changefeed lc-ttl" in out.out and "cancelled" in out.err
     assert simple(capsys, "lc-ttl")["state"] == "failed"
+    time.sleep(1.1)  # a ts reads its whole binlog second again: let "now" be a second after row 1
     cli_ok(capsys, "changefeed", "resume", "-c", "lc-ttl", "--overwrite-checkpoint-ts", "now", "--no-confirm")
     up.execute("INSERT INTO lc_ttl.t VALUES (2)")
     down.execute("CREATE DATABASE lc_ttl", "CREATE TABLE lc_ttl.t (id INT PRIMARY KEY)")
@@ -300,6 +301,29 @@ def test_purged_binlog_snapshot_lost_and_start_ts_before_gc(own_pair, spark, cdc
     cli_ok(capsys, "changefeed", "resume", "-c", "lc-purge", "--no-confirm", "--overwrite-checkpoint-ts", "now")
     run_cycle("lc-purge", spark=spark)
     assert simple(capsys, "lc-purge")["state"] == "normal"
+
+
+def test_a_start_ts_reads_its_whole_binlog_second_again(mariadb_pair):
+    """A binlog dates a transaction to the second: a ts inside that second cannot tell whether
+    the transaction came before it, so the start position is before the transaction (a replay,
+    written idempotently) rather than after it (a loss)."""
+    from cdcflow.binlog_source import head_position, position_for_ts
+    from cdcflow.uri import parse_source_uri
+
+    up, _ = mariadb_pair
+    second = int(time.time()) + 5  # a second no other transaction of this test run is dated to
+    up.execute("CREATE DATABASE IF NOT EXISTS lc_second", "CREATE TABLE IF NOT EXISTS lc_second.t (id INT)")
+    source = parse_source_uri(up.uri)
+    conn = source.connect()
+    try:
+        before = head_position(conn)
+        up.execute(f"SET timestamp = {second}", "INSERT INTO lc_second.t VALUES (1)")
+        after = head_position(conn)
+    finally:
+        conn.close()
+    assert position_for_ts(source, 4242, tso.compose(second * 1000 + 999)).key() == before.key()
+    assert position_for_ts(source, 4242, tso.compose((second + 1) * 1000)).key() == after.key()
+    assert tso.second_end(tso.compose(second * 1000 + 1, 7)) == tso.compose((second + 1) * 1000) - 1
 
 
 def test_cli_errors_and_field_names(own_pair, cdcflow_home, capsys):

@@ -67,9 +67,10 @@ def resume(cid: str, overwrite_checkpoint_ts: int | None = None,
             from . import schema_store
 
             schema_store.snapshot(spec.id, source, ts)
+        # what lies between the new and the old checkpoint, and the rest of ts's second, is replayed
         values.update(checkpoint_ts=ts, checkpoint_pos=pos.to_dict(), ddl_in_flight_ts=None,
-                      replay_until=max(feed.replay_until, feed.checkpoint_ts) if ts < feed.checkpoint_ts
-                      else feed.replay_until)
+                      replay_until=max(feed.replay_until, tso.second_end(ts),
+                                       feed.checkpoint_ts if ts < feed.checkpoint_ts else 0))
     else:
         _check_upstream_holds(spec.id, source, feed, available_logs)
     now = time.time()

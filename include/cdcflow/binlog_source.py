@@ -277,9 +277,13 @@ class BinlogReader:
 def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None = None) -> Position:
     """The transaction boundary at which a changefeed starting at `ts` begins reading.
 
-    A binlog records no TSO, only each event's time in seconds, so the boundary is the
-    one before the first transaction whose time is after `ts`.  A ts older than the
-    oldest binlog the upstream still holds cannot be served (ErrStartTsBeforeGC).
+    A binlog records no TSO, only each event's time in seconds, so the boundary is the one
+    before the first transaction that may have committed after `ts`: the first one dated in
+    `ts`'s own second or later.  The transactions of that second that came before `ts` are
+    read again; the caller marks them as replays up to tso.second_end(ts) (rows are written
+    idempotently, a DDL that already ran is tolerated), which loses nothing, where starting
+    after that second would skip what committed in its remaining milliseconds.  A ts older
+    than the oldest binlog the upstream still holds cannot be served (ErrStartTsBeforeGC).
     """
     from pymysqlreplication.event import (FormatDescriptionEvent, GtidEvent, MariadbGtidEvent, QueryEvent,
                                           RotateEvent, XidEvent)
@@ -295,6 +299,7 @@ def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None 
     stream = open_stream(uri, server_id, Position(logs[0], 4),
                          [QueryEvent, XidEvent, MariadbGtidEvent, GtidEvent, RotateEvent, FormatDescriptionEvent])
     cur_file, boundary, first_time = logs[0], Position(logs[0], 4), None
+    first_second = tso.physical_ms(ts) // 1000  # transactions dated from here on may follow ts
     in_trx = False
     try:
         for ev in stream:
@@ -318,12 +323,12 @@ def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None 
                 break
             if isinstance(ev, (MariadbGtidEvent, GtidEvent)) or (
                     isinstance(ev, QueryEvent) and ev.query.strip().upper() == "BEGIN"):
-                if not in_trx and tso.compose(ev.timestamp * 1000) > ts:
+                if not in_trx and ev.timestamp >= first_second:
                     return boundary
                 in_trx = True
                 continue
             if isinstance(ev, XidEvent) or (isinstance(ev, QueryEvent) and ev.query.strip().upper() != "BEGIN"):
-                if not in_trx and tso.compose(ev.timestamp * 1000) > ts:
+                if not in_trx and ev.timestamp >= first_second:
                     return boundary
                 in_trx = False
                 boundary = Position(cur_file, ev.packet.log_pos)

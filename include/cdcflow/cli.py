@@ -68,6 +68,8 @@ def cmd_create(a) -> int:
                 start_ts=start_ts, target_ts=a.target_ts or 0)
     save_spec(spec)
     metastore.create_feed(cid, start_ts, pos.to_dict())
+    if a.start_ts:  # the start-ts's second is read again (position_for_ts): its DDLs may be replays
+        metastore.update_feed(cid, replay_until=tso.second_end(start_ts))
     ddl_replace.delete(cid)  # a re-created changefeed does not inherit an old one's replacements
     # seed 004: the schema starts from the upstream's catalogue; DDLs from the start on evolve it
     tables = schema_store.snapshot(cid, source, start_ts)

@@ -47,6 +47,12 @@ def for_binlog_event(prev_ts: int, event_time_s: int) -> int:
     return max(int(prev_ts) + 1, compose(int(event_time_s) * 1000))
 
 
+def second_end(ts: int) -> int:
+    """The last ts of the wall-clock second `ts` falls in.  A binlog dates transactions to the
+    second, so a start at `ts` must read that whole second again (see position_for_ts)."""
+    return compose((physical_ms(ts) // 1000 + 1) * 1000) - 1
+
+
 _DIGITS = re.compile(r"^\d+$")
 
 

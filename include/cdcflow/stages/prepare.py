@@ -71,6 +71,8 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
         metastore.start_run(changefeed_id, run_id, feed.checkpoint_ts, feed.checkpoint_pos, target, dry_run)
         # DDLs up to where the checkpoint was before a backfill or an overwrite are replays
         replay_until = max(replay_until, feed.replay_until)
+        if replay_until <= feed.checkpoint_ts:
+            replay_until = 0  # every replay is behind the checkpoint: the cycle writes as configured
         metastore.update_run(changefeed_id, run_id, stats={"head": head.to_dict(), "head_tso": head_tso,
                                                            "replay_until": replay_until})
     except BaseException as e:
@@ -103,11 +105,11 @@ def _backfill_from(cycle: Cycle, feed, start_ts: int, persist: bool = True):
     pos = position_for_ts(cycle.source, server_id, start_ts, cycle.cid)
     cycle.event("backfill", from_ts=start_ts, position=pos.to_dict(), previous_checkpoint=feed.checkpoint_ts,
                 dry_run=not persist)
+    replay_until = max(feed.replay_until, feed.checkpoint_ts, tso.second_end(start_ts))
     if not persist:
-        return dataclasses.replace(feed, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict()), feed.checkpoint_ts
-    metastore.update_feed(cycle.cid, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict(),
-                          replay_until=max(feed.replay_until, feed.checkpoint_ts))
-    return cycle.feed(), feed.checkpoint_ts
+        return dataclasses.replace(feed, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict()), replay_until
+    metastore.update_feed(cycle.cid, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict(), replay_until=replay_until)
+    return cycle.feed(), replay_until
 
 
 def _record_prepare_failure(cid: str, err: CdcflowError) -> None:
