@@ -4,6 +4,7 @@ of a stopped, failed, finished or removed changefeed, which succeed, apply nothi
 
 from __future__ import annotations
 
+import logging
 import os
 from types import SimpleNamespace
 
@@ -28,11 +29,14 @@ def _succeeded(run) -> None:
     assert str(run.state) in ("success", "DagRunState.SUCCESS"), run.state
 
 
-def _task_log(capsys, dag) -> str:
-    """One catch-up run; dag.test() writes its task logs to stdout."""
+def _task_log(capsys, caplog, dag) -> str:
+    """One catch-up run's task logs.  dag.test() writes them to stdout, unless an earlier test
+    of the session configured logging so that they reach the log handlers: both are read."""
     capsys.readouterr()
-    _succeeded(dag.test(run_conf=CATCH_UP))
-    return capsys.readouterr().out
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        _succeeded(dag.test(run_conf=CATCH_UP))
+    return capsys.readouterr().out + caplog.text
 
 
 @pytest.fixture
@@ -43,7 +47,7 @@ def airflow_home(tmp_path_factory, monkeypatch):
     return env
 
 
-def test_dry_run_backfill_and_idle_runs(mariadb_pair, airflow_home, capsys):
+def test_dry_run_backfill_and_idle_runs(mariadb_pair, airflow_home, capsys, caplog):
     up, down = mariadb_pair
     create_changefeed(capsys, up, down, "dag-lc", "[filter]\nrules = ['dag_lc.*']\n")
     created = metastore.get_feed("dag-lc").checkpoint_ts
@@ -78,12 +82,12 @@ def test_dry_run_backfill_and_idle_runs(mariadb_pair, airflow_home, capsys):
     up.execute("INSERT INTO dag_lc.t VALUES (3, 'idle')")
     for state, why in (("stopped", "paused (stopped)"), ("failed", "has failed"), ("finished", "target-ts")):
         metastore.update_feed("dag-lc", state=state)
-        log = _task_log(capsys, dag)
+        log = _task_log(capsys, caplog, dag)
         assert "changefeed dag-lc does nothing this cycle" in log and why in log, log[-3000:]
         assert down.query("SELECT COUNT(*) FROM dag_lc.t WHERE id = 3") == [(0,)]
     # ... and so do the runs of a removed one whose DAG Airflow still has
     assert cli.main(["changefeed", "remove", "-c", "dag-lc"]) == 0
-    assert "changefeed dag-lc does nothing this cycle: it was removed" in _task_log(capsys, dag)
+    assert "changefeed dag-lc does nothing this cycle: it was removed" in _task_log(capsys, caplog, dag)
 
 
 def test_failure_callback_records_warning(mariadb_pair, airflow_home, capsys):
