@@ -72,3 +72,8 @@ def backdate(cid: str, seconds: float, *fields: str) -> None:
     duration, gc-ttl) comes due without the test sleeping."""
     feed = metastore.get_feed(cid)
     metastore.update_feed(cid, **{f: getattr(feed, f) - seconds for f in fields})
+
+
+def tables(db, schema: str) -> list[str]:
+    """The tables of `schema` on a server, sorted."""
+    return sorted(r[0] for r in db.query(f"SHOW TABLES FROM `{schema}`"))

@@ -168,7 +168,7 @@ def _matrix_cases():
             yield pytest.param(ddl_type, col, cell == "Y", id=f"{ddl_type}-{col}")
 
 
-@pytest.mark.parametrize("ddl_type, col, expected", _matrix_cases())
+@pytest.mark.parametrize("ddl_type, col, expected", list(_matrix_cases()))
 def test_valid_index_matrix(ddl_type, col, expected):
     has_key, force = col == 0, col == 2
     cfg = parse_config(f"force-replicate = {str(force).lower()}\n")

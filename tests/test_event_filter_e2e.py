@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from e2e_helpers import backdate, cli_ok, cli_run, create_changefeed, query
+from e2e_helpers import backdate, cli_ok, cli_run, create_changefeed, query, tables
 
 pytestmark = pytest.mark.e2e
 
@@ -32,10 +32,6 @@ def _rows(db, table):
     return sorted(db.query(f"SELECT * FROM {DB}.{table}"))
 
 
-def _tables(db):
-    return sorted(r[0] for r in db.query(f"SHOW TABLES FROM {DB}"))
-
-
 def test_seed_event_filter_table_end_to_end(mariadb_pair, spark, cdcflow_home, capsys):
     up, down = mariadb_pair
     for db in (up, down):
@@ -56,7 +52,7 @@ def test_seed_event_filter_table_end_to_end(mariadb_pair, spark, cdcflow_home, c
         "INSERT INTO td VALUES (4, 4)", database=DB)
     rc, err = cli_run(capsys, "e2e-ef-seed")
     assert rc == 0, err
-    assert _tables(down) == ["t1", "t2", "td"]
+    assert tables(down, DB) == ["t1", "t2", "td"]
     assert _rows(down, "t1") == [(1, "a"), (2, "b")] and _rows(up, "t1") == [(2, "b")]  # TRUNCATE not run
     assert _rows(down, "t2") == _rows(up, "t2") == [(1, "x")]
     assert _rows(down, "td") == [(1, 1), (2, 2), (3, 3), (4, 4)]
@@ -70,7 +66,7 @@ def test_seed_event_filter_table_end_to_end(mariadb_pair, spark, cdcflow_home, c
         "DROP TABLE t1", database=DB)                                            # row 4: DDL ignored
     rc, err = cli_run(capsys, "e2e-ef-seed")
     assert rc == 0, err
-    assert _tables(down) == ["t1", "t2", "td"]  # neither the RENAME nor the DROP ran downstream
+    assert tables(down, DB) == ["t1", "t2", "td"]  # neither the RENAME nor the DROP ran downstream
     assert _rows(down, "t1") == [(1, "a"), (2, "b"), (4, "d")]
 
     up.execute(
@@ -86,7 +82,7 @@ def test_seed_event_filter_table_end_to_end(mariadb_pair, spark, cdcflow_home, c
     backdate("e2e-ef-seed", 11, "next_retry_at")  # the warning's first backoff (10 s) runs out
     rc, err = cli_run(capsys, "e2e-ef-seed")
     assert rc == 0, err
-    assert _tables(down) == ["t2", "td"]
+    assert tables(down, DB) == ["t2", "td"]
     assert _rows(down, "t2") == [(1, "a"), (2, "b"), (4, "d"), (5, "e")]
     assert query(capsys, "e2e-ef-seed")["state"] == "normal"
 
