@@ -105,11 +105,13 @@ def open_stream(uri: DbUri, server_id: int, start: Position, only_events: list):
     """A non-blocking binlog dump from a file and position (it ends at the current end of the log)."""
     from pymysqlreplication import BinLogStreamReader
 
+    from .binlog_row_decoder import install as decode_rows_by_plan
     from .binlog_table_maps import install as parse_each_table_map_once
     from .binlog_types import install as decode_types_exactly
 
     parse_each_table_map_once()
     decode_types_exactly()
+    decode_rows_by_plan()
     return BinLogStreamReader(
         connection_settings={"host": uri.host, "port": uri.port, "user": uri.user, "password": uri.password,
                              "charset": "utf8mb4"},

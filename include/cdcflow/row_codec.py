@@ -15,6 +15,8 @@ import decimal
 import json
 import math
 
+import msgspec
+
 from pymysql.converters import escape_string
 
 
@@ -67,10 +69,13 @@ def format_time(v: dt.timedelta) -> str:
     return f"{sign}{h:02d}:{m:02d}:{s:02d}.{frac:06d}"
 
 
+_encode_json = msgspec.json.Encoder().encode  # compact JSON, as json.dumps with separators, faster
+
+
 def encode_image(row: dict | None) -> str | None:
     if row is None:
         return None
-    return json.dumps({k: _encode_value(v) for k, v in row.items()}, separators=(",", ":"), ensure_ascii=False)
+    return _encode_json({k: _encode_value(v) for k, v in row.items()}).decode()
 
 
 class _Tagged:
