@@ -128,7 +128,12 @@ def filter_events(spark, cycle: Cycle) -> dict:
     schema_store.save(cycle.cid, tracker.added)
 
     dml = raw.where(F.col("op") != "ddl")
-    tables = [(r["schema"], r["table"]) for r in dml.select("schema", "table").distinct().collect()]
+    # one pass gives both the tables and, per table and binlog key, the latest row image for
+    # the schema-drift check
+    samples = (dml.groupBy("schema", "table", "pk")
+               .agg(F.max("commit_ts").alias("ts"),
+                    F.max_by(F.coalesce("after", "before"), "commit_ts").alias("image")).collect())
+    tables = sorted({(r["schema"], r["table"]) for r in samples})
     keep_tables = [t for t in tables if tf.match_table(*t)]
     if keep_tables:
         keep_df = spark.createDataFrame(keep_tables, "schema string, table string")
@@ -146,10 +151,9 @@ def filter_events(spark, cycle: Cycle) -> dict:
         cycle.event("rows skipped", table=f"{s}.{t}", commit_ts_ranges=spans,
                     why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
     cycle.folder.write_json("keys.json", [[s, t, rs] for (s, t), rs in ranges.items()])
-    samples = (kept.groupBy("schema", "table", "pk")
-               .agg(F.max("commit_ts").alias("ts"),
-                    F.max_by(F.coalesce("after", "before"), "commit_ts").alias("image")).collect())
-    for note in disagreements(tracker, [(r["schema"], r["table"], r["ts"], r["pk"], r["image"]) for r in samples]):
+    kept_set = set(keep_tables)
+    for note in disagreements(tracker, [(r["schema"], r["table"], r["ts"], r["pk"], r["image"]) for r in samples
+                                        if (r["schema"], r["table"]) in kept_set]):
         cycle.event("schema drift", detail=note,
                     hint="keys follow the tracked schema; if it is wrong, re-create the changefeed so a new "
                          "catalogue snapshot is taken")
