@@ -47,7 +47,7 @@ def resume(cid: str, overwrite_checkpoint_ts: int | None = None,
     spec, feed = _load(cid)
     new, _ = states.next_state(feed.state, "resume", spec.id)
     lifecycle.check_resumable(feed, overwrite=overwrite_checkpoint_ts is not None)
-    from .binlog_source import available_logs, position_for_ts
+    from .binlog_source import available_logs, position_for_ts, replay_horizon
     from .uri import default_server_id, parse_source_uri
 
     source = parse_source_uri(spec.source_uri)
@@ -67,10 +67,8 @@ def resume(cid: str, overwrite_checkpoint_ts: int | None = None,
             from . import schema_store
 
             schema_store.snapshot(spec.id, source, ts)
-        # what lies between the new and the old checkpoint, and the rest of ts's second, is replayed
         values.update(checkpoint_ts=ts, checkpoint_pos=pos.to_dict(), ddl_in_flight_ts=None,
-                      replay_until=max(feed.replay_until, tso.second_end(ts),
-                                       feed.checkpoint_ts if ts < feed.checkpoint_ts else 0))
+                      replay_until=replay_horizon(ts, feed.replay_until, feed.checkpoint_ts))
     else:
         _check_upstream_holds(spec.id, source, feed, available_logs)
     now = time.time()

@@ -276,13 +276,20 @@ class BinlogReader:
             self.aborted_ts.add(trx_ts)
 
 
+def replay_horizon(ts: int, replay_until: int = 0, checkpoint_ts: int = 0) -> int:
+    """How far a changefeed whose checkpoint moves to `ts` reads changes that may already be
+    downstream: the rest of ts's second (see position_for_ts), up to the checkpoint it moves
+    back from, and any horizon it had already."""
+    return max(replay_until, checkpoint_ts, tso.second_end(ts))
+
+
 def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None = None) -> Position:
     """The transaction boundary at which a changefeed starting at `ts` begins reading.
 
     A binlog records no TSO, only each event's time in seconds, so the boundary is the one
     before the first transaction that may have committed after `ts`: the first one dated in
     `ts`'s own second or later.  The transactions of that second that came before `ts` are
-    read again; the caller marks them as replays up to tso.second_end(ts) (rows are written
+    read again; the caller marks them as replays up to replay_horizon(ts) (rows are written
     idempotently, a DDL that already ran is tolerated), which loses nothing, where starting
     after that second would skip what committed in its remaining milliseconds.  A ts older
     than the oldest binlog the upstream still holds cannot be served (ErrStartTsBeforeGC).

@@ -24,7 +24,7 @@ def _ts_arg(text: str) -> int:
 
 
 def cmd_create(a) -> int:
-    from .binlog_source import check_upstream, head_position, position_for_ts
+    from .binlog_source import check_upstream, head_position, position_for_ts, replay_horizon
     from .config import parse_config
     from .home import Spec, save_spec, spec_exists
     from .uri import default_server_id, parse_sink_uri, parse_source_uri, validate_changefeed_id
@@ -69,7 +69,7 @@ def cmd_create(a) -> int:
     save_spec(spec)
     metastore.create_feed(cid, start_ts, pos.to_dict())
     if a.start_ts:  # the start-ts's second is read again (position_for_ts): its DDLs may be replays
-        metastore.update_feed(cid, replay_until=tso.second_end(start_ts))
+        metastore.update_feed(cid, replay_until=replay_horizon(start_ts))
     ddl_replace.delete(cid)  # a re-created changefeed does not inherit an old one's replacements
     # seed 004: the schema starts from the upstream's catalogue; DDLs from the start on evolve it
     tables = schema_store.snapshot(cid, source, start_ts)

@@ -98,14 +98,14 @@ def _gc_ttl(cycle: Cycle) -> float:
 def _backfill_from(cycle: Cycle, feed, start_ts: int, persist: bool = True):
     """Move the checkpoint to `start_ts`; DDLs up to the old checkpoint will be replays.
     A dry run (persist=False) only plans its window from there and moves nothing."""
-    from ..binlog_source import position_for_ts
+    from ..binlog_source import position_for_ts, replay_horizon
     from ..uri import default_server_id
 
     server_id = cycle.source.server_id or default_server_id(cycle.cid)
     pos = position_for_ts(cycle.source, server_id, start_ts, cycle.cid)
     cycle.event("backfill", from_ts=start_ts, position=pos.to_dict(), previous_checkpoint=feed.checkpoint_ts,
                 dry_run=not persist)
-    replay_until = max(feed.replay_until, feed.checkpoint_ts, tso.second_end(start_ts))
+    replay_until = replay_horizon(start_ts, feed.replay_until, feed.checkpoint_ts)
     if not persist:
         return dataclasses.replace(feed, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict()), replay_until
     metastore.update_feed(cycle.cid, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict(), replay_until=replay_until)
