@@ -20,7 +20,8 @@ _original = None  # mysql-replication's RowsEvent._read_column_data while the pl
 
 
 def _fixed(fmt: str):
-    unpack, size = struct.Struct(fmt).unpack, struct.calcsize(fmt)
+    packed = struct.Struct(fmt)
+    unpack, size = packed.unpack, packed.size
     return lambda read: unpack(read(size))[0]
 
 

@@ -16,7 +16,6 @@ import json
 import math
 
 import msgspec
-
 from pymysql.converters import escape_string
 
 
