@@ -41,24 +41,24 @@ test: setup
 	$(VENV)/bin/pytest -q -p no:cacheprovider
 
 demo: setup
-	$(PY) -m cdcflow.demo
+	$(PY) -m cdcflow.devtools.demo
 
 # make bench [ROWS=300000] [SCALE=10000,100000,1000000|none] [SHAPE=oltp|bulk]
 bench: setup
-	$(PY) -m cdcflow.bench $(if $(ROWS),--rows $(ROWS)) $(if $(SCALE),--scale $(SCALE)) $(if $(SHAPE),--shape $(SHAPE))
+	$(PY) -m cdcflow.devtools.bench $(if $(ROWS),--rows $(ROWS)) $(if $(SCALE),--scale $(SCALE)) $(if $(SHAPE),--shape $(SHAPE))
 
 # Run one cycle of a changefeed through Airflow: make dag-test CF=<changefeed id>
 dag-test: setup
 	@test -n "$(CF)" || (echo "usage: make dag-test CF=<changefeed id>"; exit 2)
-	$(PY) -m cdcflow.airflow_local dags-test changefeed__$(CF)
+	$(PY) -m cdcflow.devtools.airflow_local dags-test changefeed__$(CF)
 
 airflow-bootstrap: setup
-	$(PY) -m cdcflow.airflow_local bootstrap
+	$(PY) -m cdcflow.devtools.airflow_local bootstrap
 
 # A local Airflow (standalone, 127.0.0.1:$(AIRFLOW_PORT)) with the demo changefeed; Ctrl-C stops it.
 AIRFLOW_PORT ?= 8080
 airflow: setup
-	$(PY) -m cdcflow.airflow_local standalone --port $(AIRFLOW_PORT)
+	$(PY) -m cdcflow.devtools.airflow_local standalone --port $(AIRFLOW_PORT)
 
 clean:
 	rm -rf .local build *.egg-info

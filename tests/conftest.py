@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cdcflow.testing.mariadb import MariaDB, start_pair
+from cdcflow.devtools.mariadb import MariaDB, start_pair
 
 
 @pytest.fixture(scope="session")
@@ -24,7 +24,7 @@ def mariadb_pair(tmp_path_factory) -> tuple[MariaDB, MariaDB]:
 
 @pytest.fixture(scope="module")
 def spark():
-    from cdcflow.spark_session import get_session
+    from cdcflow.spark.session import get_session
 
     session = get_session("cdcflow-test")
     try:

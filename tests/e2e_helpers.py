@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from cdcflow import cli, metastore
-from cdcflow.testing.compare import compare
+from cdcflow import cli
+from cdcflow.devtools.compare import compare
+from cdcflow.store import metastore
 
 
 def create_changefeed(capsys, up, down, cid: str, config: str = "", *extra: str) -> dict:
@@ -21,7 +22,7 @@ def create_changefeed(capsys, up, down, cid: str, config: str = "", *extra: str)
 
 
 def _write_config(cid: str, text: str):
-    from cdcflow.home import home
+    from cdcflow.core.home import home
 
     path = home() / f"{cid}.toml"
     path.write_text(text)

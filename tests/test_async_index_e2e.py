@@ -1,7 +1,7 @@
 """Asynchronous ADD INDEX on a TiDB downstream (seed 000), end to end.
 
 TiDB cannot run on these machines. The downstream here is a TiDB stand-in
-(cdcflow.testing.tidb_standin): a real MariaDB server executes the rows and the DDL,
+(cdcflow.devtools.tidb_standin): a real MariaDB server executes the rows and the DDL,
 while SELECT VERSION(), ADMIN SHOW DDL JOBS and TiDB's DDL history are answered from
 the recorded result sets in tests/tidb_recorded/ (TiDB's documented columns and
 states), and an ADD INDEX sent without waiting is answered as TiDB answers one that
@@ -16,14 +16,16 @@ import logging
 from pathlib import Path
 
 import pytest
+from e2e_helpers import assert_consistent, backdate
 
-from cdcflow import async_index, cli, index_jobs, metastore, mysql_sink
-from cdcflow.errors import CdcflowError
+from cdcflow import cli
+from cdcflow.core.errors import CdcflowError
+from cdcflow.devtools.tidb_standin import TiDBStandIn
+from cdcflow.sink import async_index, mysql_sink
 from cdcflow.stages import run_cycle
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.wait_index import wait_index
-from cdcflow.testing.tidb_standin import TiDBStandIn
-from e2e_helpers import assert_consistent, backdate
+from cdcflow.store import index_jobs, metastore
 
 pytestmark = pytest.mark.e2e
 
@@ -51,7 +53,7 @@ def tidb(mariadb_pair, monkeypatch, cdcflow_home):
 
 
 def _create(capsys, up, down, cid: str) -> None:
-    from cdcflow.home import home
+    from cdcflow.core.home import home
 
     config = home() / f"{cid}.toml"
     config.write_text(f"[filter]\nrules = ['{SCHEMA}.*']\n")

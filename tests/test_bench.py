@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from cdcflow import bench, bench_peers, bench_workload
-from cdcflow.testing.compare import compare
+from cdcflow.devtools import bench, bench_peers, bench_workload
+from cdcflow.devtools.compare import compare
 
 
 def test_plan_counts_whole_transactions_and_places_every_ddl():
@@ -83,7 +83,7 @@ def test_native_replica_catches_up_to_the_stop_position(bench_schema):
 
 
 def test_the_bench_changefeed_ids_are_valid():
-    from cdcflow.uri import validate_changefeed_id
+    from cdcflow.core.uri import validate_changefeed_id
 
     for n in (0, 10_000, 1_000_000):
         assert validate_changefeed_id(bench.scale_changefeed_id(n)) == bench.scale_changefeed_id(n)

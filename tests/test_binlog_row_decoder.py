@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from cdcflow import binlog_row_decoder
-from cdcflow.binlog_source import BinlogReader, Position
-from cdcflow.uri import parse_source_uri
+from cdcflow.core.uri import parse_source_uri
+from cdcflow.source import row_decoder
+from cdcflow.source.binlog import BinlogReader, Position
 
 S = "row_plans"
 COLUMNS = """id INT PRIMARY KEY, ti TINYINT, tu TINYINT UNSIGNED, si SMALLINT, su SMALLINT UNSIGNED,
@@ -43,10 +43,10 @@ def test_plans_decode_exactly_what_mysql_replication_decodes(mariadb_pair, monke
     head = Position(*up.binlog_head())
 
     with monkeypatch.context() as m:  # the reference: mysql-replication's own decoding
-        binlog_row_decoder.uninstall()
-        m.setattr(binlog_row_decoder, "install", lambda: None)
+        row_decoder.uninstall()
+        m.setattr(row_decoder, "install", lambda: None)
         reference = _read(up, start, head)
-    binlog_row_decoder.install()
+    row_decoder.install()
     planned = _read(up, start, head)
 
     assert [op for op, _, _ in planned] == ["insert"] * 3 + ["update"] * 2 + ["delete"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from cdcflow import binlog_table_maps
-from cdcflow.binlog_source import BinlogReader, Position
-from cdcflow.uri import parse_source_uri
+from cdcflow.core.uri import parse_source_uri
+from cdcflow.source import table_maps
+from cdcflow.source.binlog import BinlogReader, Position
 
 S = "tm_cache"
 
@@ -26,7 +26,7 @@ def test_rows_decode_with_each_definition_in_force(mariadb_pair):
     stmts += [f"ALTER TABLE {S}.a DROP COLUMN v", f"UPDATE {S}.a SET w = w + 1 WHERE id = 40"]
     up.execute(*stmts)
     head = Position(*up.binlog_head())
-    binlog_table_maps._cache.clear()
+    table_maps._cache.clear()
     events = []
     BinlogReader(parse_source_uri(up.uri), 9191, start, head, prev_ts=1).read(events.append)
     try:
@@ -38,6 +38,6 @@ def test_rows_decode_with_each_definition_in_force(mariadb_pair):
         assert rows[-1] == ("a", {"w": 40, "id": 40}, {"w": 41, "id": 40})
         assert len(rows) == 71
         # 71 Table_map events, one parse per distinct definition (a, b, a after each ALTER)
-        assert len(binlog_table_maps._cache) == 4
+        assert len(table_maps._cache) == 4
     finally:
         up.execute(f"DROP DATABASE {S}")

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from cdcflow import binlog_types as bt
-from cdcflow.event_store import RunFolder
-from cdcflow.row_codec import TemporalText, decode_image, encode_image, sql_literal
+from cdcflow.core.row_codec import TemporalText, decode_image, encode_image, sql_literal
+from cdcflow.source import column_types as bt
+from cdcflow.store.events import RunFolder
 
 
 class Packet:

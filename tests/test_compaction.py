@@ -4,8 +4,14 @@ import json
 
 import pyarrow as pa
 
-from cdcflow.compaction import KEYED_SCHEMA, final_changes, key_of, keyed_changes, partition_text
-from cdcflow.row_codec import decode_image, encode_image
+from cdcflow.core.row_codec import decode_image, encode_image
+from cdcflow.sink.compaction import (
+    KEYED_SCHEMA,
+    final_changes,
+    key_of,
+    keyed_changes,
+    partition_text,
+)
 
 EVENT_COLS = pa.schema([("schema", pa.string()), ("table", pa.string()), ("commit_ts", pa.int64()),
                         ("seq", pa.int64()), ("op", pa.string()), ("before", pa.string()), ("after", pa.string())])

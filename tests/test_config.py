@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from cdcflow.config import (
+from cdcflow.core.config import (
     EVENT_TYPES,
     TIDB_DEFAULT_SQL_MODE,
     ChangefeedConfig,
@@ -19,7 +19,7 @@ from cdcflow.config import (
     parse_config,
     parse_duration,
 )
-from cdcflow.errors import ConfigError
+from cdcflow.core.errors import ConfigError
 
 
 def err(text: str) -> str:
@@ -317,7 +317,7 @@ def test_load_config(tmp_path):
 
 
 def test_cap_is_logged(caplog):
-    with caplog.at_level(logging.WARNING, logger="cdcflow.config"):
+    with caplog.at_level(logging.WARNING, logger="cdcflow.core.config"):
         assert parse_config("[sink]\nworker-count = 2000").sink.worker_count == 1024
     assert "sink.worker-count" in caplog.text
 

@@ -10,8 +10,10 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import parsed_changefeed_dag, use_airflow
 
-from cdcflow import cli, metastore
 from e2e_helpers import assert_consistent, create_changefeed
+
+from cdcflow import cli
+from cdcflow.store import metastore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
 

@@ -18,8 +18,8 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import REPO, use_airflow
 
-from cdcflow.errors import CdcflowError
-from cdcflow.home import Spec, save_spec
+from cdcflow.core.errors import CdcflowError
+from cdcflow.core.home import Spec, save_spec
 
 CHAIN = ["prepare", "pull", "filter", "barrier", "apply", "wait_index", "finish"]
 SPARK_STAGES = ["pull", "filter", "barrier", "apply"]
@@ -243,7 +243,7 @@ def test_cycle_request(airflow, params, expected):
     ],
 )
 def test_cycle_request_errors_name_the_parameter(airflow, params, names):
-    from cdcflow.errors import ConfigError
+    from cdcflow.core.errors import ConfigError
     from cdcflow_airflow.cycle_tasks import cycle_request
 
     with pytest.raises(ConfigError) as e:
@@ -268,7 +268,7 @@ def test_failure_message_names_the_failed_tasks_only(airflow):
 
 
 def test_settings_file_is_astro_format_with_spark_pool_and_home():
-    from cdcflow import airflow_bootstrap as boot
+    from cdcflow.devtools import airflow_bootstrap as boot
 
     settings = boot.load_settings(REPO / "airflow_settings.yaml")
     (conn,) = settings["connections"]
@@ -283,7 +283,8 @@ def test_settings_file_is_astro_format_with_spark_pool_and_home():
 
 def test_spark_connection_resolves_to_local_master(airflow, monkeypatch):
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
-    from cdcflow import airflow_bootstrap as boot
+
+    from cdcflow.devtools import airflow_bootstrap as boot
 
     (conn,) = boot.load_settings(REPO / "airflow_settings.yaml")["connections"]
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(boot.connection_record(conn)))
@@ -303,8 +304,8 @@ def test_spark_connection_resolves_to_local_master(airflow, monkeypatch):
     ],
 )
 def test_bad_settings_are_named(tmp_path, text, names):
-    from cdcflow import airflow_bootstrap as boot
-    from cdcflow.errors import ConfigError
+    from cdcflow.core.errors import ConfigError
+    from cdcflow.devtools import airflow_bootstrap as boot
 
     path = tmp_path / "airflow_settings.yaml"
     path.write_text(text)
@@ -318,7 +319,7 @@ def test_bootstrap_applies_settings_idempotently(airflow):
     cli = str(Path(sys.executable).parent / "airflow")
     env = {k: v for k, v in os.environ.items() if k != "AIRFLOW_CONN_SPARK_DEFAULT"}
     for _ in range(2):
-        done = subprocess.run([sys.executable, "-m", "cdcflow.airflow_bootstrap", str(REPO / "airflow_settings.yaml")],
+        done = subprocess.run([sys.executable, "-m", "cdcflow.devtools.airflow_bootstrap", str(REPO / "airflow_settings.yaml")],
                               env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
     conn = json.loads(subprocess.run([cli, "connections", "get", "spark_default", "-o", "json"], env=env,
@@ -365,7 +366,7 @@ ARGS = ["--changefeed-id", "orders", "--run-id", "r7"]
 
 
 def test_job_entry_prints_the_result_as_one_json_line(stage_outcome, capsys):
-    from cdcflow import job_entry
+    from cdcflow.spark import job_entry
 
     stage_outcome({"events": 3})
     assert job_entry.main("pull", ARGS) == 0
@@ -374,7 +375,7 @@ def test_job_entry_prints_the_result_as_one_json_line(stage_outcome, capsys):
 
 
 def test_job_entry_maps_a_cdcflow_error_to_exit_2_and_one_line(stage_outcome, capsys):
-    from cdcflow import job_entry
+    from cdcflow.spark import job_entry
 
     stage_outcome(CdcflowError("DDL not allowed", changefeed="orders", ts=42, statement="ALTER TABLE t\n  ADD x int",
                                hint="add a filter rule"))
@@ -389,7 +390,7 @@ def test_job_entry_maps_a_cdcflow_error_to_exit_2_and_one_line(stage_outcome, ca
 
 
 def test_job_entry_maps_any_other_error_to_exit_1(stage_outcome, capsys):
-    from cdcflow import job_entry
+    from cdcflow.spark import job_entry
 
     stage_outcome(KeyError("checkpoint"))
     assert job_entry.main("apply", ARGS) == 1

@@ -15,8 +15,11 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import parsed_changefeed_dag, use_airflow
 
-from cdcflow import cli, metastore, tso
 from e2e_helpers import assert_consistent, create_changefeed
+
+from cdcflow import cli
+from cdcflow.core import tso
+from cdcflow.store import metastore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
 

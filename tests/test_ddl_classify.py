@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cdcflow.ddl_classify import (
+from cdcflow.core.errors import CdcflowError
+from cdcflow.ddl.classify import (
     ALLOW_LIST,
     REPLICATE_MATRIX,
     DDLParseError,
@@ -12,7 +13,6 @@ from cdcflow.ddl_classify import (
     classify,
     should_replicate,
 )
-from cdcflow.errors import CdcflowError
 
 # ---------------------------------------------------------------- seed 000's Y/N table, row by row
 # (DDL as the seed writes it, cdcflow type, "has valid index | no valid index, force=false |

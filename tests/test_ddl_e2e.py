@@ -8,9 +8,10 @@ import json
 import logging
 
 import pytest
-
-from cdcflow import cli, schema_store
 from e2e_helpers import assert_consistent, cli_ok, cli_run, create_changefeed, query, run_fails
+
+from cdcflow import cli
+from cdcflow.store import schema_versions
 
 pytestmark = pytest.mark.e2e
 
@@ -60,7 +61,7 @@ def test_cross_database_ddl_and_ansi_quotes(mariadb_pair, spark, cdcflow_home, c
     assert_consistent(up, down, ["xa", "xb", "aq"])
     assert down.query("SELECT * FROM aq.q1 ORDER BY a") == [(1, "x", 7), (2, "y", 7)]
     # the tracked schema the next cycle resumes from was persisted with this one
-    tracked = schema_store.load("e2e-xdb")
+    tracked = schema_versions.load("e2e-xdb")
     assert [c["name"] for c in tracked.current("xa", "t1").columns] == ["id", "v", "w"]
     assert tracked.current("aq", "q1").valid_key() == ["a"]
     assert [c["name"] for c in tracked.current("aq", "q1").columns] == ["a", "b", "c"]
@@ -77,7 +78,7 @@ def test_unclassifiable_and_not_allowed_ddl(mariadb_pair, spark, cdcflow_home, c
     down.execute("CREATE TABLE uc.nokey (a INT PRIMARY KEY, b INT)")
     out = create_changefeed(capsys, up, down, "e2e-uc", "[filter]\nrules = ['uc.*']\n")
     assert out["tracked_tables"] >= 1
-    assert schema_store.load("e2e-uc").current("uc", "nokey").valid_key() is None
+    assert schema_versions.load("e2e-uc").current("uc", "nokey").valid_key() is None
     up.execute(
         "INSERT INTO nokey VALUES (1, 1)",
         "CREATE TABLE t (id INT PRIMARY KEY, v INT)", "INSERT INTO t VALUES (1, 1)",
@@ -265,5 +266,5 @@ def test_replace_ddl_gets_past_a_rejected_ddl(mariadb_pair, spark, cdcflow_home,
     assert outcomes.count("replaced by 2 statement(s) (replace-ddl)") == 1
     assert outcomes.count("replaced by 1 statement(s) (replace-ddl)") == 1
     # the tracker learnt column x from the replacement: no drift in the run that applied it
-    assert [c["name"] for c in schema_store.load("e2e-rq").current("rq", "t").columns] == ["id", "v", "w", "x"]
+    assert [c["name"] for c in schema_versions.load("e2e-rq").current("rq", "t").columns] == ["id", "v", "w", "x"]
     assert _events(caplog, "schema drift") == []

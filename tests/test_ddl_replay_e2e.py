@@ -10,9 +10,9 @@ import subprocess
 import sys
 
 import pytest
-
-from cdcflow import metastore
 from e2e_helpers import assert_consistent, create_changefeed, query
+
+from cdcflow.store import metastore
 
 pytestmark = pytest.mark.e2e
 

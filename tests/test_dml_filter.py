@@ -8,10 +8,10 @@ import decimal
 
 import pytest
 
-from cdcflow import dml_filter as df_
-from cdcflow.config import parse_config
-from cdcflow.errors import CdcflowError, ConfigError
-from cdcflow.row_codec import TemporalText, encode_image
+from cdcflow.core.config import parse_config
+from cdcflow.core.errors import CdcflowError, ConfigError
+from cdcflow.core.row_codec import TemporalText, encode_image
+from cdcflow.filter import value_expr as df_
 
 COLS = [
     df_.column_of("id", "int", "int(11)", None, 10, 0),
@@ -146,7 +146,7 @@ def test_spark_text_of_a_rewritten_expression():
 
 
 def test_skip_transactions_by_start_ts_commit_ts_and_gtid(spark):
-    from cdcflow.txn_filter import skip_transactions
+    from cdcflow.filter.txn import skip_transactions
 
     ev = spark.createDataFrame(
         [(1, None, "0-1-1"), (2, None, "0-1-2"), (3, 30, "0-1-3"), (4, None, None), (5, None, "0-1-5")],

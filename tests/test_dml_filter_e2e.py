@@ -5,9 +5,9 @@ create.  The downstream holds exactly the rows the filters say."""
 from __future__ import annotations
 
 import pytest
+from e2e_helpers import create_changefeed
 
 from cdcflow import cli
-from e2e_helpers import create_changefeed
 
 pytestmark = pytest.mark.e2e
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from cdcflow.config import EVENT_TYPES, parse_config
-from cdcflow.ddl_classify import ALLOW_LIST, classify
-from cdcflow.ddl_gate import ValidIndexError, decide
-from cdcflow.event_filter import ALTER_TABLE_TYPES, DDL_EVENT_NAMES, EventFilter
-from cdcflow.schema_tracker import SchemaTracker
+from cdcflow.core.config import EVENT_TYPES, parse_config
+from cdcflow.ddl.classify import ALLOW_LIST, classify
+from cdcflow.ddl.tracker import SchemaTracker
+from cdcflow.filter.ddl_gate import ValidIndexError, decide
+from cdcflow.filter.event import ALTER_TABLE_TYPES, DDL_EVENT_NAMES, EventFilter
+from cdcflow.filter.table import TableFilter
 from cdcflow.stages.filter import ddl_decision
-from cdcflow.table_filter import TableFilter
 
 SEED_CONFIG = """
 [filter]

@@ -5,7 +5,6 @@ excludes gets neither; ignore-event for row changes and ignore-sql for DDL."""
 from __future__ import annotations
 
 import pytest
-
 from e2e_helpers import backdate, cli_ok, cli_run, create_changefeed, query, tables
 
 pytestmark = pytest.mark.e2e
@@ -89,8 +88,9 @@ def test_seed_event_filter_table_end_to_end(mariadb_pair, spark, cdcflow_home, c
 
 def test_unknown_ignore_event_is_a_config_error_listing_the_allowed(mariadb_pair, cdcflow_home, capsys):
     up, down = mariadb_pair
-    from cdcflow import cli
     from e2e_helpers import _write_config
+
+    from cdcflow import cli
 
     path = _write_config("e2e-ef-bad", '[[filter.event-filters]]\nmatcher = ["a.*"]\nignore-event = ["add index"]\n')
     capsys.readouterr()

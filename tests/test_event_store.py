@@ -4,9 +4,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from cdcflow.binlog_source import Event
-from cdcflow.event_store import EVENT_SCHEMA, FIELDS, RunFolder
-from cdcflow.row_codec import encode_image
+from cdcflow.core.row_codec import encode_image
+from cdcflow.source.binlog import Event
+from cdcflow.store.events import EVENT_SCHEMA, FIELDS, RunFolder
 
 
 @pytest.fixture

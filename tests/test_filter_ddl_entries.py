@@ -3,13 +3,13 @@ the unclassifiable statement's hint, and operator skips that still evolve the sc
 
 from __future__ import annotations
 
-from cdcflow.config import TIDB_DEFAULT_SQL_MODE
-from cdcflow.event_filter import EventFilter
-from cdcflow.home import Spec
-from cdcflow.schema_tracker import SchemaTracker
+from cdcflow.core.config import TIDB_DEFAULT_SQL_MODE
+from cdcflow.core.home import Spec
+from cdcflow.ddl.tracker import SchemaTracker
+from cdcflow.filter.event import EventFilter
+from cdcflow.filter.table import TableFilter
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.filter import gate_ddl
-from cdcflow.table_filter import TableFilter
 
 ANSI = 'CREATE TABLE "q1" ("a" INT PRIMARY KEY)'
 

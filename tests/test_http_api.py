@@ -12,8 +12,10 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import use_airflow
 
-from cdcflow import metastore, tso
 from e2e_helpers import create_changefeed
+
+from cdcflow.core import tso
+from cdcflow.store import metastore
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from e2e_helpers import assert_consistent, create_changefeed, query
 
-from cdcflow import metastore
 from cdcflow.stages import run_cycle
+from cdcflow.store import metastore
 
 S = "idle_cycle"
 

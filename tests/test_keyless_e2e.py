@@ -4,9 +4,9 @@ rows, NULLs, a nullable unique key; changes applied in commit order matching who
 from __future__ import annotations
 
 import pytest
+from e2e_helpers import assert_consistent, create_changefeed
 
 from cdcflow import cli
-from e2e_helpers import assert_consistent, create_changefeed
 
 pytestmark = pytest.mark.e2e
 

@@ -12,13 +12,15 @@ import json
 import time
 
 import pytest
-
-from cdcflow import cli, metastore, tso
-from cdcflow.errors import CdcflowError
-from cdcflow.event_store import RunFolder
-from cdcflow.stages import run_cycle
-from cdcflow.testing.mariadb import free_port, start_pair
 from e2e_helpers import assert_consistent, backdate, create_changefeed
+
+from cdcflow import cli
+from cdcflow.core import tso
+from cdcflow.core.errors import CdcflowError
+from cdcflow.devtools.mariadb import free_port, start_pair
+from cdcflow.stages import run_cycle
+from cdcflow.store import metastore
+from cdcflow.store.events import RunFolder
 
 pytestmark = pytest.mark.e2e
 
@@ -307,8 +309,8 @@ def test_a_start_ts_reads_its_whole_binlog_second_again(mariadb_pair):
     """A binlog dates a transaction to the second: a ts inside that second cannot tell whether
     the transaction came before it, so the start position is before the transaction (a replay,
     written idempotently) rather than after it (a loss)."""
-    from cdcflow.binlog_source import position_for_ts
-    from cdcflow.uri import parse_source_uri
+    from cdcflow.core.uri import parse_source_uri
+    from cdcflow.source.binlog import position_for_ts
 
     up, _ = mariadb_pair
     second = int(time.time()) + 5  # a second no other transaction of this test run is dated to

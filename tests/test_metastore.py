@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from cdcflow import metastore
-from cdcflow.errors import CdcflowError
+from cdcflow.core.errors import CdcflowError
+from cdcflow.store import metastore
 
 HOST = socket.gethostname()
 POS = {"file": "mysql-bin.000001", "pos": 4, "gtid": None}

@@ -7,11 +7,19 @@ import pyarrow as pa
 import pymysql
 import pytest
 
-from cdcflow import mysql_sink
-from cdcflow.compaction import keyed_changes
-from cdcflow.mysql_sink import (REPLAYED_DDL_ERRORS, RowWriter, SinkError, StreamingWriter, apply_ordered,
-                                execute_ddl, is_retryable, valid_key)
-from cdcflow.row_codec import encode_image
+from cdcflow.core.row_codec import encode_image
+from cdcflow.sink import mysql_sink
+from cdcflow.sink.compaction import keyed_changes
+from cdcflow.sink.mysql_sink import (
+    REPLAYED_DDL_ERRORS,
+    RowWriter,
+    SinkError,
+    StreamingWriter,
+    apply_ordered,
+    execute_ddl,
+    is_retryable,
+    valid_key,
+)
 
 
 class FakeCursor:
@@ -159,7 +167,7 @@ def test_sink_error_round_trip_inside_a_traceback():
     e = SinkError("REPLACE into db.t", pymysql.err.OperationalError(2013, "Lost connection to server"))
     spark_text = ("org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
                   '  File "mysql_sink.py", line 1, in apply_partition\n'
-                  f"cdcflow.mysql_sink.SinkError: {e}\n\tat org.apache.spark.X(X.scala:1)")
+                  f"cdcflow.sink.mysql_sink.SinkError: {e}\n\tat org.apache.spark.X(X.scala:1)")
     assert SinkError.parse(spark_text) == {"what": "REPLACE into db.t", "code": 2013,
                                            "text": "Lost connection to server", "retryable": True}
 

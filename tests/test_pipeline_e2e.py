@@ -11,10 +11,12 @@ import sys
 import time
 
 import pytest
-
-from cdcflow import cli, metastore, tso
-from cdcflow.stages import run_cycle
 from e2e_helpers import assert_consistent, create_changefeed, query
+
+from cdcflow import cli
+from cdcflow.core import tso
+from cdcflow.stages import run_cycle
+from cdcflow.store import metastore
 
 pytestmark = pytest.mark.e2e
 

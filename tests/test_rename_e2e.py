@@ -8,7 +8,6 @@ changefeed naming the statement, its commit ts and the rule, until an operator s
 from __future__ import annotations
 
 import pytest
-
 from e2e_helpers import cli_ok, cli_run, create_changefeed, query, run_fails, tables
 
 pytestmark = pytest.mark.e2e

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from cdcflow.ddl_classify import classify
-from cdcflow.rename_rules import IGNORE, REPLICATE, RenameRuleError, rename_decision
+from cdcflow.ddl.classify import classify
+from cdcflow.filter.rename import IGNORE, REPLICATE, RenameRuleError, rename_decision
+from cdcflow.filter.table import TableFilter
 from cdcflow.stages.filter import ddl_decision
-from cdcflow.table_filter import TableFilter
 
 SEED_FILTER = TableFilter(["test.t*"])
 ERROR = "error"

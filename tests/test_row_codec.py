@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from cdcflow.row_codec import decode_image, encode_image, format_time, quote_ident, sql_literal
+from cdcflow.core.row_codec import decode_image, encode_image, format_time, quote_ident, sql_literal
 
 # MySQL's backslash escapes inside a quoted string (string-literals.html, table 9.1)
 _ESCAPES = {"0": "\0", "'": "'", '"': '"', "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a",

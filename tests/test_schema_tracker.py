@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from cdcflow import schema_store
-from cdcflow.ddl_classify import classify
-from cdcflow.schema_ddl import TableInfo
-from cdcflow.schema_tracker import UNKNOWN, SchemaTracker, disagreements, lookup_key
+from cdcflow.ddl.classify import classify
+from cdcflow.ddl.table_def import TableInfo
+from cdcflow.ddl.tracker import UNKNOWN, SchemaTracker, disagreements, lookup_key
+from cdcflow.store import schema_versions
 
 DB = "st_db"
 
@@ -51,7 +51,7 @@ def test_each_ddl_evolves_the_tracked_schema_like_mariadb(mariadb_pair):
         up.execute(stmt, database=DB)
         tracker.apply(classify(stmt, DB), stmt, "", ts)
         with up.connect() as conn:
-            real = schema_store.read_catalogue(conn)[(DB, table)]
+            real = schema_versions.read_catalogue(conn)[(DB, table)]
         mine = tracker.current(DB, table)
         assert isinstance(mine, TableInfo), stmt
         assert [(c["name"], c["nullable"]) for c in mine.columns] == \
@@ -101,18 +101,18 @@ def test_versions_persist_and_reload(cdcflow_home):
     tr = SchemaTracker()
     tr.apply(classify("CREATE TABLE t (a INT PRIMARY KEY)", "d"), "CREATE TABLE t (a INT PRIMARY KEY)", "", 7)
     tr.apply(classify("CREATE TABLE c LIKE gone", "d"), "CREATE TABLE c LIKE gone", "", 8)
-    schema_store.save("cf", tr.added)
-    schema_store.save("cf", tr.added)  # idempotent
-    back = schema_store.load("cf")
+    schema_versions.save("cf", tr.added)
+    schema_versions.save("cf", tr.added)  # idempotent
+    back = schema_versions.load("cf")
     assert back.at("d", "t", 9).valid_key() == ["a"] and back.at("d", "c", 9) is UNKNOWN
     tr.apply(classify("DROP TABLE t", "d"), "DROP TABLE t", "", 9)
-    schema_store.save("cf", tr.added)
-    schema_store.forget("cf", tr.gc(8))  # the CREATE's version is the newest at the checkpoint: kept
-    assert [v for v, _ in schema_store.load("cf").versions[("d", "t")]] == [7, 9]
-    schema_store.forget("cf", tr.gc(9))  # the checkpoint passed the DROP: the table is gone for good
-    assert ("d", "t") not in schema_store.load("cf").versions
-    schema_store.delete("cf")
-    assert schema_store.load("cf").versions == {}
+    schema_versions.save("cf", tr.added)
+    schema_versions.forget("cf", tr.gc(8))  # the CREATE's version is the newest at the checkpoint: kept
+    assert [v for v, _ in schema_versions.load("cf").versions[("d", "t")]] == [7, 9]
+    schema_versions.forget("cf", tr.gc(9))  # the checkpoint passed the DROP: the table is gone for good
+    assert ("d", "t") not in schema_versions.load("cf").versions
+    schema_versions.delete("cf")
+    assert schema_versions.load("cf").versions == {}
 
 
 @pytest.mark.parametrize("stmt", ["ALTER TABLE t ADD FOREIGN KEY (a) REFERENCES p (id)",

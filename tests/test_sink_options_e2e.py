@@ -9,9 +9,9 @@ import json
 import math
 
 import pytest
+from e2e_helpers import assert_consistent, create_changefeed
 
 from cdcflow import cli
-from e2e_helpers import assert_consistent, create_changefeed
 
 pytestmark = pytest.mark.e2e
 

@@ -1,6 +1,6 @@
 import pytest
 
-from cdcflow.sql_mode import SQL_MODE_BITS, from_bits
+from cdcflow.core.sql_mode import SQL_MODE_BITS, from_bits
 
 # Bit values from MySQL's/MariaDB's sql_mode definitions (sql_class.h: MODE_REAL_AS_FLOAT = 1, ...)
 KNOWN_BITS = {

@@ -1,8 +1,16 @@
 import pytest
 
-from cdcflow import states
-from cdcflow.errors import CdcflowError
-from cdcflow.states import FAILED, FINISHED, NORMAL, REMOVED, STOPPED, WARNING, next_state
+from cdcflow.changefeed import states
+from cdcflow.changefeed.states import (
+    FAILED,
+    FINISHED,
+    NORMAL,
+    REMOVED,
+    STOPPED,
+    WARNING,
+    next_state,
+)
+from cdcflow.core.errors import CdcflowError
 
 # Seed 001, "The numbers in the preceding state transfer diagram":
 # (number, from, event, to, what the seed says)

@@ -2,8 +2,8 @@ import warnings
 
 import pytest
 
-from cdcflow.errors import ConfigError
-from cdcflow.table_filter import SYSTEM_SCHEMAS, TableFilter
+from cdcflow.core.errors import ConfigError
+from cdcflow.filter.table import SYSTEM_SCHEMAS, TableFilter
 
 
 def accepted(f: TableFilter, names):

@@ -10,14 +10,9 @@ from decimal import Decimal
 import pymysql
 import pytest
 
-from cdcflow.errors import CdcflowError
-from cdcflow.testing.compare import (
-    TableDiff,
-    compare,
-    format_report,
-    table_checksums,
-)
-from cdcflow.testing.mariadb import ROOT_PASSWORD, MariaDB
+from cdcflow.core.errors import CdcflowError
+from cdcflow.devtools.compare import TableDiff, compare, format_report, table_checksums
+from cdcflow.devtools.mariadb import ROOT_PASSWORD, MariaDB
 
 
 @pytest.fixture

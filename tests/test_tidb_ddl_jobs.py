@@ -2,7 +2,7 @@
 
 TiDB cannot run here: the result sets in tests/tidb_recorded/ stand in for it (TiDB's
 documented columns and values), served through the same DB-API calls a real pymysql
-connection to TiDB gets (cdcflow.testing.tidb_standin over a real MariaDB server).
+connection to TiDB gets (cdcflow.devtools.tidb_standin over a real MariaDB server).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from cdcflow import async_index, downstream_kind, mysql_sink, tidb_ddl_jobs
-from cdcflow.testing.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
-from cdcflow.testing.tidb_standin import VERSION, TiDBStandIn
+from cdcflow.devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
+from cdcflow.devtools.tidb_standin import VERSION, TiDBStandIn
+from cdcflow.sink import async_index, downstream, mysql_sink, tidb_ddl_jobs
 
 RECORDED = Path(__file__).parent / "tidb_recorded" / "admin_show_ddl_jobs.json"
 SETS = json.loads(RECORDED.read_text())
@@ -128,13 +128,13 @@ def test_tidb_error_text_from_the_ddl_history(standin):
     ("8.0.36", "mysql", "mysql"),
 ])
 def test_downstream_kind(version, scheme, kind):
-    assert downstream_kind.kind_of(version, scheme) == kind
+    assert downstream.kind_of(version, scheme) == kind
 
 
 def test_downstream_kind_from_real_servers(standin, mariadb_pair):
     _, conn = standin
-    assert downstream_kind.detect(conn, "mysql") == ("tidb", VERSION)
-    kind, version = downstream_kind.detect(conn.real, "mysql")
+    assert downstream.detect(conn, "mysql") == ("tidb", VERSION)
+    kind, version = downstream.detect(conn.real, "mysql")
     assert kind == "mysql" and "MariaDB" in version
 
 
@@ -165,7 +165,7 @@ def test_standin_passes_everything_else_to_mariadb(standin):
 # -- which DDL waits for a pending job, and a job TiDB no longer lists (no Spark needed)
 
 def _pending_job_122(cid: str) -> None:
-    from cdcflow import index_jobs
+    from cdcflow.store import index_jobs
 
     index_jobs.record(cid, 122, commit_ts=1000, schema="tidb_async", table="t", index_name="iv",
                       query="ALTER TABLE tidb_async.t ADD INDEX iv (v)", tidb_state="running")
@@ -185,7 +185,7 @@ def _ddl(query: str, tables: list[list[str]], ts: int = 2000) -> dict:
     ("CREATE DATABASE other_db", [], False),
 ])
 def test_which_ddl_waits_for_a_pending_index(standin, cdcflow_home, query, tables, waits):
-    from cdcflow import metastore
+    from cdcflow.store import metastore
 
     s, conn = standin
     metastore.create_feed("blockers", 1, {})
@@ -197,7 +197,7 @@ def test_which_ddl_waits_for_a_pending_index(standin, cdcflow_home, query, table
 
 
 def test_mysql_downstream_never_waits(standin, cdcflow_home):
-    from cdcflow import metastore
+    from cdcflow.store import metastore
 
     _, conn = standin
     metastore.create_feed("on-mariadb", 1, {})
@@ -209,7 +209,7 @@ def test_mysql_downstream_never_waits(standin, cdcflow_home):
 
 @pytest.mark.parametrize("index_exists", [True, False])
 def test_a_job_gone_from_the_history_is_judged_by_the_index(standin, mariadb_pair, cdcflow_home, index_exists):
-    from cdcflow import index_jobs, metastore
+    from cdcflow.store import index_jobs, metastore
 
     _, down = mariadb_pair
     s, conn = standin

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from cdcflow import tidb_only_ddl as t
-from cdcflow.ddl_classify import classify
-from cdcflow.errors import CdcflowError
+from cdcflow.core.errors import CdcflowError
+from cdcflow.ddl import tidb_only as t
+from cdcflow.ddl.classify import classify
 
 
 def _entry(query: str, ts: int = 4242) -> dict:
@@ -91,6 +91,6 @@ def test_other_ddl_runs_as_is_everywhere(query):
 
 
 def test_every_tidb_only_type_is_allow_listed():
-    from cdcflow.ddl_classify import ALLOW_LIST
+    from cdcflow.ddl.classify import ALLOW_LIST
 
     assert set(t.TIDB_ONLY_TYPES) <= set(ALLOW_LIST)

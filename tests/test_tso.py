@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from cdcflow import tso
+from cdcflow.core import tso
 
 
 def epoch_ms(*args) -> int:

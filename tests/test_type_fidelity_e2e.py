@@ -6,9 +6,9 @@ arbitrary bytes."""
 from __future__ import annotations
 
 import pytest
+from e2e_helpers import assert_consistent, create_changefeed
 
 from cdcflow import cli
-from e2e_helpers import assert_consistent, create_changefeed
 
 pytestmark = pytest.mark.e2e
 

@@ -23,10 +23,14 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import DAGS_FOLDER, PLUGINS_FOLDER
 
-from cdcflow import cli, lifecycle, metastore, tso
-from cdcflow.errors import CdcflowError
-from cdcflow.testing.mariadb import free_port
 from e2e_helpers import create_changefeed
+
+from cdcflow import cli
+from cdcflow.changefeed import lifecycle
+from cdcflow.core import tso
+from cdcflow.core.errors import CdcflowError
+from cdcflow.devtools.mariadb import free_port
+from cdcflow.store import metastore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
 

@@ -5,9 +5,9 @@ and many rows exchanging unique-key values across parallel apply partitions."""
 from __future__ import annotations
 
 import pytest
+from e2e_helpers import assert_consistent, create_changefeed
 
 from cdcflow import cli
-from e2e_helpers import assert_consistent, create_changefeed
 
 pytestmark = pytest.mark.e2e
 

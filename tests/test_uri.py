@@ -5,9 +5,9 @@ import socket
 import pymysql
 import pytest
 
-from cdcflow.config import SinkOptions, merge_sink_options
-from cdcflow.errors import ConfigError
-from cdcflow.uri import (
+from cdcflow.core.config import SinkOptions, merge_sink_options
+from cdcflow.core.errors import ConfigError
+from cdcflow.core.uri import (
     DbUri,
     Params,
     default_server_id,

@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 
 import pytest
-
 from e2e_helpers import assert_consistent, cli_ok, cli_run, create_changefeed, run_fails
 
 pytestmark = pytest.mark.e2e

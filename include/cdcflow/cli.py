@@ -8,8 +8,11 @@ import logging
 import sys
 import traceback
 
-from . import ddl_replace, metastore, schema_store, states, tso
-from .errors import CdcflowError
+from cdcflow.changefeed import states
+from cdcflow.core import tso
+from cdcflow.core.errors import CdcflowError
+from cdcflow.ddl import replace
+from cdcflow.store import metastore, schema_versions
 
 
 def _emit(data) -> None:
@@ -24,10 +27,15 @@ def _ts_arg(text: str) -> int:
 
 
 def cmd_create(a) -> int:
-    from .binlog_source import check_upstream, head_position, position_for_ts, replay_horizon
-    from .config import parse_config
-    from .home import Spec, save_spec, spec_exists
-    from .uri import default_server_id, parse_sink_uri, parse_source_uri, validate_changefeed_id
+    from cdcflow.core.config import parse_config
+    from cdcflow.core.home import Spec, save_spec, spec_exists
+    from cdcflow.core.uri import (
+        default_server_id,
+        parse_sink_uri,
+        parse_source_uri,
+        validate_changefeed_id,
+    )
+    from cdcflow.source.binlog import check_upstream, head_position, position_for_ts, replay_horizon
 
     cid = validate_changefeed_id(a.changefeed_id)
     if spec_exists(cid):
@@ -42,11 +50,11 @@ def cmd_create(a) -> int:
         except OSError as e:
             raise CdcflowError(f"cannot read config file {a.config}: {e.strerror}") from None
     cfg = parse_config(config_text, source=a.config or "<config>")
-    from .config import merge_sink_options
+    from cdcflow.core.config import merge_sink_options
 
     merge_sink_options(cfg.sink, dict(sink.params))
     check_upstream(source, cid)
-    from .admin import check_sink_reachable
+    from cdcflow.changefeed.admin import check_sink_reachable
 
     check_sink_reachable(sink, cid)
     _check_filter_expressions(cfg, source, cid)
@@ -70,9 +78,9 @@ def cmd_create(a) -> int:
     metastore.create_feed(cid, start_ts, pos.to_dict())
     if a.start_ts:  # the start-ts's second is read again (position_for_ts): its DDLs may be replays
         metastore.update_feed(cid, replay_until=replay_horizon(start_ts))
-    ddl_replace.delete(cid)  # a re-created changefeed does not inherit an old one's replacements
+    replace.delete(cid)  # a re-created changefeed does not inherit an old one's replacements
     # seed 004: the schema starts from the upstream's catalogue; DDLs from the start on evolve it
-    tables = schema_store.snapshot(cid, source, start_ts)
+    tables = schema_versions.snapshot(cid, source, start_ts)
     print("Create changefeed successfully!")
     print(f"ID: {cid}")
     _emit({"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": start_ts,
@@ -84,22 +92,22 @@ def cmd_create(a) -> int:
 
 def _check_filter_expressions(cfg, source, cid: str) -> None:
     """Value expressions are checked against the upstream's tables now, not at the first cycle."""
-    from . import dml_filter
+    from cdcflow.filter import value_expr
 
-    if not dml_filter.has_expressions(cfg):
+    if not value_expr.has_expressions(cfg):
         return
     conn = source.connect()
     try:
-        columns = dml_filter.upstream_columns(conn)
+        columns = value_expr.upstream_columns(conn)
     finally:
         conn.close()
-    dml_filter.check_expressions(cfg, columns, cid)
+    value_expr.check_expressions(cfg, columns, cid)
 
 
 def cmd_query(a) -> int:
-    from . import status_view
-    from .home import load_spec
-    from .uri import parse_source_uri
+    from cdcflow.changefeed import status_view
+    from cdcflow.core.home import load_spec
+    from cdcflow.core.uri import parse_source_uri
 
     spec = load_spec(a.changefeed_id)
     feed = metastore.get_feed(spec.id)
@@ -122,7 +130,7 @@ def cmd_query(a) -> int:
 
 
 def cmd_list(a) -> int:
-    from . import status_view
+    from cdcflow.changefeed import status_view
 
     out = []
     for feed in status_view.all_feeds():
@@ -134,14 +142,14 @@ def cmd_list(a) -> int:
 
 
 def cmd_remove(a) -> int:
-    from .event_store import RunFolder
-    from .home import delete_spec, load_spec
+    from cdcflow.core.home import delete_spec, load_spec
+    from cdcflow.store.events import RunFolder
 
     spec = load_spec(a.changefeed_id)
     folder = RunFolder(spec.config().event_store, spec.id, "x")
     metastore.delete_feed(spec.id)
-    schema_store.delete(spec.id)
-    ddl_replace.delete(spec.id)
+    schema_versions.delete(spec.id)
+    replace.delete(spec.id)
     delete_spec(spec.id)
     _remove_tree(folder)
     print(f"Changefeed {spec.id} removed.")
@@ -157,7 +165,7 @@ def _remove_tree(folder) -> None:
 
 
 def cmd_run(a) -> int:
-    from .stages import run_cycle
+    from cdcflow.stages import run_cycle
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     for noisy in ("py4j", "pyspark"):
@@ -173,7 +181,7 @@ def cmd_run(a) -> int:
 
 
 def cmd_pause(a) -> int:
-    from . import admin
+    from cdcflow.changefeed import admin
 
     old, new = admin.pause(a.changefeed_id)
     print(f"Changefeed {a.changefeed_id}: {old} -> {new}")
@@ -181,7 +189,7 @@ def cmd_pause(a) -> int:
 
 
 def cmd_resume(a) -> int:
-    from . import admin
+    from cdcflow.changefeed import admin
 
     confirm = None if a.no_confirm else _ask
     old, new, checkpoint = admin.resume(a.changefeed_id, a.overwrite_checkpoint_ts, confirm)
@@ -199,7 +207,7 @@ def _ask(question: str) -> bool:
 
 
 def cmd_update(a) -> int:
-    from . import admin
+    from cdcflow.changefeed import admin
 
     changes = admin.update(a.changefeed_id, target_ts=a.target_ts, config_path=a.config, sink_uri=a.sink_uri)
     print(f"Update changefeed {a.changefeed_id} successfully!")
@@ -209,7 +217,7 @@ def cmd_update(a) -> int:
 
 def _shown(name: str, value):
     if name == "sink_uri":
-        from .uri import parse_sink_uri
+        from cdcflow.core.uri import parse_sink_uri
 
         return parse_sink_uri(value).redacted()
     return value
@@ -218,7 +226,7 @@ def _shown(name: str, value):
 def cmd_skip_ddl(a) -> int:
     """Get past one DDL the downstream rejects (like DM's `binlog skip`): the DDL at that commit
     ts is not replicated; every other event still is."""
-    from .home import load_spec
+    from cdcflow.core.home import load_spec
 
     spec = load_spec(a.changefeed_id)
     feed = metastore.get_feed(spec.id)
@@ -235,7 +243,7 @@ def cmd_skip_ddl(a) -> int:
 def cmd_replace_ddl(a) -> int:
     """Run other statements downstream instead of the one DDL at a commit ts (like DM's `binlog
     replace`); only while the changefeed is stopped or failed, so no cycle is past its filter."""
-    from .home import load_spec
+    from cdcflow.core.home import load_spec
 
     spec = load_spec(a.changefeed_id)
     feed = metastore.get_feed(spec.id)
@@ -251,7 +259,7 @@ def cmd_replace_ddl(a) -> int:
     if not statements:
         raise CdcflowError("--sql is empty", changefeed=spec.id,
                            hint="to drop the DDL without a replacement use `cdcflow changefeed skip-ddl`")
-    ddl_replace.store(spec.id, a.commit_ts, statements)
+    replace.store(spec.id, a.commit_ts, statements)
     print(f"Changefeed {spec.id}: the DDL at commit ts {a.commit_ts} will be replaced by "
           f"{len(statements)} statement(s); resume the changefeed")
     return 0

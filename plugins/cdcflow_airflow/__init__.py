@@ -5,6 +5,11 @@ top-level module, so the modules of this package import each other by their
 absolute names (plugins/ is on sys.path), never relatively.
 """
 
-from cdcflow_airflow.dag_factory import changefeed_dag, changefeed_dags, dag_id_for, use_cdcflow_home
+from cdcflow_airflow.dag_factory import (
+    changefeed_dag,
+    changefeed_dags,
+    dag_id_for,
+    use_cdcflow_home,
+)
 
 __all__ = ["changefeed_dag", "changefeed_dags", "dag_id_for", "use_cdcflow_home"]

@@ -33,8 +33,8 @@ RECORDING_TASKS = ("prepare", "finish")
 
 
 def _ts_param(changefeed_id: str, name: str, value) -> int | None:
-    from cdcflow import tso
-    from cdcflow.errors import ConfigError
+    from cdcflow.core import tso
+    from cdcflow.core.errors import ConfigError
 
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
@@ -50,7 +50,7 @@ def _ts_param(changefeed_id: str, name: str, value) -> int | None:
 
 def cycle_request(changefeed_id: str, params) -> dict:
     """The keyword arguments of stages.prepare for a run's trigger parameters."""
-    from cdcflow.errors import ConfigError
+    from cdcflow.core.errors import ConfigError
 
     mode = (params.get("mode") or "catch-up").strip()
     if mode not in _MODE_RULES:
@@ -86,7 +86,8 @@ def cycle_run_id() -> str:
 def user_errors_fail_the_task():
     """A CdcflowError is the user's to fix: its message is the failure, no retry, no traceback."""
     from airflow.sdk.exceptions import AirflowFailException
-    from cdcflow.errors import CdcflowError
+
+    from cdcflow.core.errors import CdcflowError
 
     try:
         yield
@@ -99,7 +100,7 @@ def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti) -> bool:
     os.environ["CDCFLOW_HOME"] = cdcflow_home
     with user_errors_fail_the_task():
         from cdcflow import stages
-        from cdcflow.home import spec_exists
+        from cdcflow.core.home import spec_exists
 
         request = cycle_request(changefeed_id, params)
         if not spec_exists(changefeed_id):  # a run Airflow scheduled before the DAG went away
@@ -163,8 +164,8 @@ def record_task_failure(changefeed_id: str, cdcflow_home: str, context) -> None:
     if ti.task_id not in RECORDING_TASKS or isinstance(exc, AirflowFailException):
         return
     os.environ["CDCFLOW_HOME"] = cdcflow_home
-    from cdcflow.errors import CdcflowError
-    from cdcflow.home import spec_exists
+    from cdcflow.core.errors import CdcflowError
+    from cdcflow.core.home import spec_exists
     from cdcflow.stages.finish import record_error
 
     if not spec_exists(changefeed_id):

@@ -42,13 +42,13 @@ def use_cdcflow_home() -> str:
 
     The environment wins; without it the Airflow Variable `cdcflow_home`
     (airflow_settings.yaml) says where the specs are, and it is put into the
-    environment because cdcflow.home reads it from there.
+    environment because cdcflow.core.home reads it from there.
     """
     if not os.environ.get("CDCFLOW_HOME"):
         value = _variable(HOME_VARIABLE)
         if value:
             os.environ["CDCFLOW_HOME"] = value
-    from cdcflow.home import home
+    from cdcflow.core.home import home
 
     return str(home())
 
@@ -141,7 +141,7 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
 
 def changefeed_dags(specs: Iterable, cdcflow_home: str | None = None) -> Iterator[DAG]:
     """The DAG of every spec that builds; a broken spec is logged and left out."""
-    from cdcflow.errors import CdcflowError
+    from cdcflow.core.errors import CdcflowError
 
     cdcflow_home = cdcflow_home or use_cdcflow_home()
     for spec in specs:

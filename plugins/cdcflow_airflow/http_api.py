@@ -29,7 +29,7 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
 
 
 def _list(state: str | None) -> dict:
-    from cdcflow import status_view
+    from cdcflow.changefeed import status_view
 
     items = [{**status_view.simple(feed), "cdcflow": status_view.extras(feed)}
              for feed in status_view.all_feeds() if state is None or feed.state == state]
@@ -37,8 +37,9 @@ def _list(state: str | None) -> dict:
 
 
 def _detail(changefeed_id: str) -> dict:
-    from cdcflow import metastore, status_view
-    from cdcflow.home import load_spec
+    from cdcflow.changefeed import status_view
+    from cdcflow.core.home import load_spec
+    from cdcflow.store import metastore
 
     spec = load_spec(changefeed_id)
     out = status_view.detail(spec, metastore.get_feed(spec.id))
@@ -47,15 +48,16 @@ def _detail(changefeed_id: str) -> dict:
 
 
 def _status(changefeed_id: str) -> dict:
-    from cdcflow import metastore, status_view
-    from cdcflow.home import load_spec
+    from cdcflow.changefeed import status_view
+    from cdcflow.core.home import load_spec
+    from cdcflow.store import metastore
 
     return status_view.status(metastore.get_feed(load_spec(changefeed_id).id))
 
 
 async def _call(func, *args):
     """Run a blocking metadata-store read off the event loop; a CdcflowError is a 4xx answer."""
-    from cdcflow.errors import CdcflowError
+    from cdcflow.core.errors import CdcflowError
     from cdcflow_airflow.dag_factory import use_cdcflow_home
 
     def work():

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import time
 
-from .. import metastore
-from ..errors import CdcflowError
-from .apply import apply as _apply
-from .barrier import barrier as _barrier
-from .barrier import build_segments
-from .cycle import Cycle, recording
-from .filter import filter_events as _filter
-from .finish import finish
-from .prepare import prepare
-from .pull import pull as _pull
-from .wait_index import wait_index as _wait_index
+from cdcflow.core.errors import CdcflowError
+from cdcflow.stages.apply import apply as _apply
+from cdcflow.stages.barrier import barrier as _barrier
+from cdcflow.stages.barrier import build_segments
+from cdcflow.stages.cycle import Cycle, recording
+from cdcflow.stages.filter import filter_events as _filter
+from cdcflow.stages.finish import finish
+from cdcflow.stages.prepare import prepare
+from cdcflow.stages.pull import pull as _pull
+from cdcflow.stages.wait_index import wait_index as _wait_index
+from cdcflow.store import metastore
 
 STAGES = ("pull", "filter", "barrier", "apply")
 _FUNCS = {"pull": _pull, "filter": _filter, "barrier": _barrier, "apply": _apply,
@@ -71,7 +71,7 @@ def _start_session(cfg, changefeed_id: str):
     """The cycle's Spark session, being built in a background thread."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from ..spark_session import get_session
+    from cdcflow.spark.session import get_session
 
     pool = ThreadPoolExecutor(1, thread_name_prefix="spark-start")
     try:

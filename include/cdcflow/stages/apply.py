@@ -6,11 +6,13 @@ import time
 
 import pymysql
 
-from .. import downstream_kind, metastore, mysql_sink, tidb_only_ddl
-from ..async_index import IndexDDL
-from ..errors import CdcflowError
-from ..schema_tracker import lookup_key
-from .cycle import Cycle
+from cdcflow.core.errors import CdcflowError
+from cdcflow.ddl import tidb_only
+from cdcflow.ddl.tracker import lookup_key
+from cdcflow.sink import downstream, mysql_sink
+from cdcflow.sink.async_index import IndexDDL
+from cdcflow.stages.cycle import Cycle
+from cdcflow.store import metastore
 
 
 def _key(cycle: Cycle, conn, table: tuple[str, str], ts: int) -> list[str] | None:
@@ -41,7 +43,7 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], con
                 stats: dict, hi: int, safe: bool = True) -> None:
     from pyspark.sql import functions as F
 
-    from ..compaction import KEYED_SCHEMA, keyed_changes
+    from cdcflow.sink.compaction import KEYED_SCHEMA, keyed_changes
 
     opts = cycle.sink_options
     keys, unkeyed = {}, []
@@ -107,10 +109,10 @@ def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, ddl: dict, replay: bool) -> str:
     The DDL is marked in flight first: a rerun after a crash then tolerates that it ran."""
     flavour = cycle.__dict__.get("_flavour")
     if flavour is None:
-        flavour = cycle.__dict__["_flavour"] = tidb_only_ddl.flavour(
-            *downstream_kind.detect(index_ddl.conn, cycle.sink.scheme))
+        flavour = cycle.__dict__["_flavour"] = tidb_only.flavour(
+            *downstream.detect(index_ddl.conn, cycle.sink.scheme))
     statements = ddl.get("replacement")
-    query = None if statements else tidb_only_ddl.for_downstream(ddl, flavour, cycle.cid)
+    query = None if statements else tidb_only.for_downstream(ddl, flavour, cycle.cid)
     metastore.update_feed(cycle.cid, ddl_in_flight_ts=ddl["commit_ts"])
     ran = 0
     try:

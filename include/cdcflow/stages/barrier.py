@@ -7,7 +7,7 @@ as TiCDC's owner does.
 
 from __future__ import annotations
 
-from .cycle import Cycle
+from cdcflow.stages.cycle import Cycle
 
 
 def build_segments(start_ts: int, ddls: list[dict], resolved_ts: int, end_pos: dict) -> list[dict]:

@@ -10,10 +10,10 @@ import traceback
 from dataclasses import dataclass
 from functools import cached_property
 
-from .. import metastore
-from ..errors import CdcflowError
-from ..event_store import RunFolder
-from ..home import Spec, load_spec
+from cdcflow.core.errors import CdcflowError
+from cdcflow.core.home import Spec, load_spec
+from cdcflow.store import metastore
+from cdcflow.store.events import RunFolder
 
 log = logging.getLogger("cdcflow")
 
@@ -37,19 +37,19 @@ class Cycle:
 
     @cached_property
     def source(self):
-        from ..uri import parse_source_uri
+        from cdcflow.core.uri import parse_source_uri
 
         return parse_source_uri(self.spec.source_uri)
 
     @cached_property
     def sink(self):
-        from ..uri import parse_sink_uri
+        from cdcflow.core.uri import parse_sink_uri
 
         return parse_sink_uri(self.spec.sink_uri)
 
     @cached_property
     def sink_options(self):
-        from ..config import merge_sink_options
+        from cdcflow.core.config import merge_sink_options
 
         return merge_sink_options(self.config.sink, dict(self.sink.params))
 
@@ -81,7 +81,7 @@ class Cycle:
 def as_cdcflow_error(e: BaseException, cid: str, stage: str) -> CdcflowError:
     if isinstance(e, CdcflowError):
         return e.with_context(changefeed=cid)
-    from ..mysql_sink import SinkError, is_retryable
+    from cdcflow.sink.mysql_sink import SinkError, is_retryable
 
     parsed = SinkError.parse(str(e))
     if parsed:

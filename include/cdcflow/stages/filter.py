@@ -6,16 +6,18 @@ Spark and are kept by a join against the (small) set of tables that pass.
 
 from __future__ import annotations
 
-from .. import ddl_replace, dml_filter, schema_store
-from ..ddl_classify import classify
-from ..ddl_gate import decide, drop_ineligible_rows, key_changed
-from ..errors import CdcflowError
-from ..event_filter import EventFilter
-from ..schema_tracker import disagreements
-from ..rename_rules import REPLICATE, rename_decision
-from ..table_filter import TableFilter
-from ..txn_filter import skip_transactions
-from .cycle import Cycle
+from cdcflow.core.errors import CdcflowError
+from cdcflow.ddl import replace
+from cdcflow.ddl.classify import classify
+from cdcflow.ddl.tracker import disagreements
+from cdcflow.filter import value_expr
+from cdcflow.filter.ddl_gate import decide, drop_ineligible_rows, key_changed
+from cdcflow.filter.event import EventFilter
+from cdcflow.filter.rename import REPLICATE, rename_decision
+from cdcflow.filter.table import TableFilter
+from cdcflow.filter.txn import skip_transactions
+from cdcflow.stages.cycle import Cycle
+from cdcflow.store import schema_versions
 
 
 def ddl_decision(info, tf: TableFilter) -> tuple[bool, str]:
@@ -112,12 +114,12 @@ def filter_events(spark, cycle: Cycle) -> dict:
     raw = skip_transactions(raw, cfg)
 
     kept_ddl, skipped_ddl = [], []
-    tracker = schema_store.load(cycle.cid)
-    schema_store.forget(cycle.cid, tracker.gc(cycle.feed().checkpoint_ts))
+    tracker = schema_versions.load(cycle.cid)
+    schema_versions.forget(cycle.cid, tracker.gc(cycle.feed().checkpoint_ts))
     tracker.rewind(window["start_ts"])
     ef = EventFilter(cfg.event_filters, cfg.case_sensitive)
     operator_skips = set(cycle.feed().skip_ddl)
-    replaced = ddl_replace.load(cycle.cid, window["start_ts"])
+    replaced = replace.load(cycle.cid, window["start_ts"])
     for r in raw.where(F.col("op") == "ddl").orderBy("commit_ts", "seq").collect():
         entry = gate_ddl(cycle, r, tf, ef, tracker, skipped=r["commit_ts"] in operator_skips,
                          replacement=replaced.get(r["commit_ts"]))
@@ -125,7 +127,7 @@ def filter_events(spark, cycle: Cycle) -> dict:
         (kept_ddl if keep else skipped_ddl).append(entry)
         cycle.event("ddl kept" if keep else "ddl skipped", commit_ts=r["commit_ts"], name=entry["name"],
                     why=entry["why"])
-    schema_store.save(cycle.cid, tracker.added)
+    schema_versions.save(cycle.cid, tracker.added)
 
     dml = raw.where(F.col("op") != "ddl")
     # one pass gives both the tables and, per table and binlog key, the latest row image for
@@ -144,7 +146,7 @@ def filter_events(spark, cycle: Cycle) -> dict:
         kept, ignored_ops = ef.drop_ignored_rows(spark, kept, keep_tables)
         if ignored_ops:
             cycle.event("rows ignored by event filter", kinds=[f"{s}.{t} {op}" for s, t, op in ignored_ops])
-    kept = dml_filter.drop_ignored_rows(spark, kept, cycle)
+    kept = value_expr.drop_ignored_rows(spark, kept, cycle)
     ranges = {t: tracker.key_ranges(*t, window["start_ts"], window["resolved_ts"]) for t in keep_tables}
     kept, no_key = drop_ineligible_rows(spark, kept, ranges, cfg.force_replicate)
     for (s, t), spans in no_key.items():

@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 import time
 
-from .. import lifecycle, metastore, states, tso
-from ..errors import CdcflowError
-from ..event_store import collect_garbage
-from .cycle import Cycle
+from cdcflow.changefeed import lifecycle, states
+from cdcflow.core import tso
+from cdcflow.core.errors import CdcflowError
+from cdcflow.stages.cycle import Cycle
+from cdcflow.store import metastore
+from cdcflow.store.events import collect_garbage
 
 
 def record_error(cid: str, err: CdcflowError) -> str:
     """Warning for a retryable error (with a backoff before the next retry; failed after
     changefeed-error-stuck-duration without progress), failed for any other.  Returns the state."""
     try:
-        from ..home import load_spec
+        from cdcflow.core.home import load_spec
 
         stuck = load_spec(cid).config().error_stuck_seconds
     except CdcflowError:

@@ -6,10 +6,12 @@ import dataclasses
 import time
 import uuid
 
-from .. import lifecycle, metastore, states, tso
-from ..binlog_source import Position, available_logs, head_position
-from ..errors import CdcflowError
-from .cycle import Cycle, as_cdcflow_error
+from cdcflow.changefeed import lifecycle, states
+from cdcflow.core import tso
+from cdcflow.core.errors import CdcflowError
+from cdcflow.source.binlog import Position, available_logs, head_position
+from cdcflow.stages.cycle import Cycle, as_cdcflow_error
+from cdcflow.store import metastore
 
 
 def new_run_id() -> str:
@@ -98,8 +100,8 @@ def _gc_ttl(cycle: Cycle) -> float:
 def _backfill_from(cycle: Cycle, feed, start_ts: int, persist: bool = True):
     """Move the checkpoint to `start_ts`; DDLs up to the old checkpoint will be replays.
     A dry run (persist=False) only plans its window from there and moves nothing."""
-    from ..binlog_source import position_for_ts, replay_horizon
-    from ..uri import default_server_id
+    from cdcflow.core.uri import default_server_id
+    from cdcflow.source.binlog import position_for_ts, replay_horizon
 
     server_id = cycle.source.server_id or default_server_id(cycle.cid)
     pos = position_for_ts(cycle.source, server_id, start_ts, cycle.cid)
@@ -113,6 +115,6 @@ def _backfill_from(cycle: Cycle, feed, start_ts: int, persist: bool = True):
 
 
 def _record_prepare_failure(cid: str, err: CdcflowError) -> None:
-    from .finish import record_error
+    from cdcflow.stages.finish import record_error
 
     record_error(cid, err)

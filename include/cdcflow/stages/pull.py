@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
-from .. import tso
-from ..binlog_source import BinlogReader, Position
-from ..uri import default_server_id
-from .cycle import Cycle
+from cdcflow.core import tso
+from cdcflow.core.uri import default_server_id
+from cdcflow.source.binlog import BinlogReader, Position
+from cdcflow.stages.cycle import Cycle
 
 
 def pull(spark, cycle: Cycle) -> dict:

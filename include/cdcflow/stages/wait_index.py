@@ -11,10 +11,11 @@ for by the DDL that touches their table next).
 
 from __future__ import annotations
 
-from .. import index_jobs, mysql_sink
-from ..async_index import poll, sink_params
-from ..errors import CdcflowError
-from .cycle import Cycle
+from cdcflow.core.errors import CdcflowError
+from cdcflow.sink import mysql_sink
+from cdcflow.sink.async_index import poll, sink_params
+from cdcflow.stages.cycle import Cycle
+from cdcflow.store import index_jobs
 
 
 def wait_index(spark, cycle: Cycle) -> dict:

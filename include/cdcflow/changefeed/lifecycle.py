@@ -1,0 +1,130 @@
+"""The clock-driven rules of seed 001: retry backoff in warning, the error-stuck limit, gc-ttl.
+
+The state table (states.py) says where an event leads; this module decides when
+the time-based events happen and records them, so prepare, finish, the CLI and
+the HTTP API all apply the same rules.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+from cdcflow.changefeed import states
+from cdcflow.core.errors import CdcflowError
+from cdcflow.store import metastore
+
+# TiCDC's changefeed backoff (cdc/owner/feed_state_manager.go): 10 s, doubling, at most 10 min.
+BACKOFF_INITIAL_SECONDS = 10.0
+BACKOFF_MULTIPLIER = 2.0
+BACKOFF_MAX_SECONDS = 600.0
+
+GC_TTL_EXCEEDED = "CDCFLOW:ErrGCTTLExceeded"
+SNAPSHOT_LOST = "CDCFLOW:ErrSnapshotLostByGC"
+START_TS_BEFORE_GC = "CDCFLOW:ErrStartTsBeforeGC"
+# Errors after which the changefeed cannot resume from its own checkpoint: the upstream no
+# longer holds the changes (seed 001: these do not block GC).  Only a new checkpoint helps.
+UNRESUMABLE = {
+    GC_TTL_EXCEEDED: "it was left stopped or failed longer than gc-ttl",
+    SNAPSHOT_LOST: "the upstream no longer holds the change log at its checkpoint",
+}
+
+
+def backoff_seconds(attempt: int) -> float:
+    """The wait after the `attempt`-th failed attempt (1-based)."""
+    return min(BACKOFF_MAX_SECONDS, BACKOFF_INITIAL_SECONDS * BACKOFF_MULTIPLIER ** max(0, attempt - 1))
+
+
+def error_record(err: CdcflowError, now: float) -> dict:
+    """What the store keeps of an error: TiCDC's RunningError fields, plus whether it is retryable."""
+    return {**err.to_dict(), "time": now, "addr": socket.gethostname()}
+
+
+def stuck_seconds(feed: metastore.FeedState, now: float) -> float:
+    """How long a warning changefeed has gone without progress: since its checkpoint last moved,
+    or since the warning began if it was idle before that (no cycles is not being stuck)."""
+    return now - max(feed.last_progress_at, feed.error_since or 0.0)
+
+
+def record_error(cid: str, err: CdcflowError, stuck_limit: float, now: float | None = None) -> str:
+    """③ / ⑤ / ⑥: warning with the next retry time for a retryable error, failed after
+    `stuck_limit` seconds without progress, failed for any other error.  Returns the state."""
+    feed = metastore.get_feed(cid)
+    if feed.state in states.IDLE_REASONS:
+        return feed.state
+    now = time.time() if now is None else now
+    values: dict = {"error": error_record(err, now)}
+    if err.retryable:
+        in_warning = feed.state == states.WARNING
+        since = feed.error_since if in_warning and feed.error_since else now
+        stuck = in_warning and stuck_seconds(feed, now) > stuck_limit
+        event = "stuck_timeout" if stuck else "retryable_error"
+        attempt = feed.retry_count + 1
+        values.update(error_since=since, retry_count=attempt,
+                      next_retry_at=None if stuck else now + backoff_seconds(attempt))
+        if stuck:
+            values["error"]["message"] += (f" (no progress for {int(stuck_seconds(feed, now))} s, longer than "
+                                           f"changefeed-error-stuck-duration {int(stuck_limit)} s)")
+    else:
+        event = "fatal_error"
+        values.update(error_since=now, next_retry_at=None)
+    new, _ = states.next_state(feed.state, event, cid)
+    values.update(state=new, state_since=now if new != feed.state else feed.state_since)
+    metastore.update_feed(cid, **values)
+    return new
+
+
+def retry_wait_reason(feed: metastore.FeedState, now: float | None = None) -> str | None:
+    """Why a warning changefeed's cycle must wait (its backoff has not run out), or None."""
+    now = time.time() if now is None else now
+    if feed.state != states.WARNING or not feed.next_retry_at or now >= feed.next_retry_at:
+        return None
+    message = (feed.error or {}).get("message", "an error")
+    return (f"changefeed {feed.id} is in warning after {feed.retry_count} failed attempt(s) ({message}); "
+            f"the next retry is at {_utc(feed.next_retry_at)} (in {int(feed.next_retry_at - now) + 1} s)")
+
+
+def cleared() -> dict:
+    """The values that end a warning: progress or an operator's resume."""
+    return {"error": None, "error_since": None, "retry_count": 0, "next_retry_at": None}
+
+
+def gc_ttl_expired(feed: metastore.FeedState, gc_ttl: float, now: float | None = None) -> bool:
+    now = time.time() if now is None else now
+    return feed.state in (states.STOPPED, states.FAILED) and now - feed.state_since > gc_ttl \
+        and (feed.error or {}).get("code") != GC_TTL_EXCEEDED
+
+
+def expire_gc_ttl(cid: str, gc_ttl: float, now: float | None = None) -> metastore.FeedState:
+    """⑧: a changefeed stopped or failed longer than gc-ttl fails with ErrGCTTLExceeded."""
+    now = time.time() if now is None else now
+    feed = metastore.get_feed(cid)
+    if not gc_ttl_expired(feed, gc_ttl, now):
+        return feed
+    new, _ = states.next_state(feed.state, "gc_ttl_exceeded", cid)
+    err = CdcflowError(
+        f"it has been {feed.state} since {_utc(feed.state_since)}, longer than gc-ttl ({int(gc_ttl)} s); "
+        "it no longer holds back the upstream's log retention and cannot be resumed",
+        changefeed=cid, code=GC_TTL_EXCEEDED,
+        hint="resume it from a point the upstream still holds with "
+             "`cdcflow changefeed resume --overwrite-checkpoint-ts now`, or re-create it",
+    )
+    metastore.update_feed(cid, state=new, state_since=now, error=error_record(err, now), error_since=now,
+                          next_retry_at=None)
+    return metastore.get_feed(cid)
+
+
+def check_resumable(feed: metastore.FeedState, overwrite: bool) -> None:
+    """A changefeed whose checkpoint the upstream no longer serves resumes only from a new one."""
+    code = (feed.error or {}).get("code")
+    if code in UNRESUMABLE and not overwrite:
+        raise CdcflowError(
+            f"cannot be resumed: {UNRESUMABLE[code]} ({code.split(':')[-1]})",
+            changefeed=feed.id, code=code,
+            hint="resume from a point the upstream still holds: "
+                 "`cdcflow changefeed resume --overwrite-checkpoint-ts now` (or a TSO / date-time)",
+        )
+
+
+def _utc(epoch: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))

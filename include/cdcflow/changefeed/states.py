@@ -1,0 +1,50 @@
+"""Changefeed states and their transitions (seed 001), as one table.
+
+Each row: (from state, event) -> (to state, the seed's transition number or None
+for the ones the diagram leaves implicit).
+"""
+
+from __future__ import annotations
+
+from cdcflow.core.errors import CdcflowError
+
+NORMAL, STOPPED, WARNING, FINISHED, FAILED, REMOVED = "normal", "stopped", "warning", "finished", "failed", "removed"
+STATES = (NORMAL, STOPPED, WARNING, FINISHED, FAILED, REMOVED)
+
+TRANSITIONS: dict[tuple[str, str], tuple[str, int | None]] = {
+    (NORMAL, "pause"): (STOPPED, 1),
+    (WARNING, "pause"): (STOPPED, None),
+    (FAILED, "pause"): (STOPPED, None),
+    (STOPPED, "resume"): (NORMAL, 2),
+    (NORMAL, "retryable_error"): (WARNING, 3),
+    (WARNING, "retryable_error"): (WARNING, None),
+    (WARNING, "progress"): (NORMAL, 4),
+    (NORMAL, "progress"): (NORMAL, None),
+    (WARNING, "stuck_timeout"): (FAILED, 5),
+    (NORMAL, "fatal_error"): (FAILED, 6),
+    (WARNING, "fatal_error"): (FAILED, 6),
+    (NORMAL, "target_reached"): (FINISHED, 7),
+    (WARNING, "target_reached"): (FINISHED, 7),
+    (STOPPED, "gc_ttl_exceeded"): (FAILED, 8),
+    (FAILED, "gc_ttl_exceeded"): (FAILED, 8),
+    (FAILED, "resume"): (NORMAL, 9),
+}
+
+# States in which a scheduled cycle does nothing, and why it says so.
+IDLE_REASONS = {
+    STOPPED: "it is paused (stopped); resume it with `cdcflow changefeed resume`",
+    FAILED: "it has failed; fix the cause, then `cdcflow changefeed resume`",
+    FINISHED: "it has reached its target-ts (finished)",
+    REMOVED: "it was removed",
+}
+
+
+def next_state(current: str, event: str, changefeed: str | None = None) -> tuple[str, int | None]:
+    try:
+        return TRANSITIONS[(current, event)]
+    except KeyError:
+        raise CdcflowError(
+            f"a {current} changefeed cannot take '{event.replace('_', ' ')}'",
+            changefeed=changefeed, code="CDCFLOW:ErrChangefeedState",
+            hint=f"allowed from {current}: " + (", ".join(e for (s, e) in TRANSITIONS if s == current) or "nothing"),
+        ) from None

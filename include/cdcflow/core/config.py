@@ -1,0 +1,667 @@
+"""A changefeed's config file: TiCDC's TOML keys, validated into frozen dataclasses.
+
+The keys, their spelling (kebab-case) and their defaults follow TiCDC's
+changefeed configuration (tiflow `pkg/config/replica_config.go`, `filter.go`,
+`sink.go`); `[cdcflow]` holds what only a batch, Airflow-scheduled changefeed
+needs.  Nothing unknown is ignored: a misspelt key or a TiCDC setting cdcflow
+does not implement is an error naming the full dotted key, because a filter
+that silently does not apply replicates data the user meant to keep out.
+
+What is validated here is the shape of each value.  Table-filter rules and the
+four value expressions are only stored: `table_filter` and the expression
+filter check their syntax.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import logging
+import re
+import tomllib
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable, Mapping
+
+from cdcflow.core.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+# --- tables -----------------------------------------------------------------
+
+# tiflow pkg/filter SupportedEventTypes(): the DML types, `all dml`/`all ddl`,
+# `alter table`, the schema aliases, and every event type of its DDL allow list.
+EVENT_TYPES: frozenset[str] = frozenset({
+    "all dml", "all ddl",
+    "insert", "update", "delete",
+    "create schema", "drop schema", "create database", "drop database",
+    "modify schema charset and collate",
+    "create table", "drop table", "truncate table", "rename table", "recover table",
+    "modify table comment", "modify table charset and collate", "alter table",
+    "create view", "drop view",
+    "add table partition", "drop table partition", "truncate table partition",
+    "exchange table partition", "reorganize table partition",
+    "alter table partitioning", "remove table partitioning",
+    "add column", "drop column", "modify column", "set default value",
+    "rebase auto id", "add primary key", "drop primary key",
+    "create index", "drop index", "rename index", "alter index visibility",
+    "alter ttl info", "alter ttl remove",
+    "multi schema change",
+})
+# The binlog filter maps these aliases before matching; stored canonical.
+EVENT_TYPE_ALIASES: dict[str, str] = {"create schema": "create database", "drop schema": "drop database"}
+# Names users reach for that TiCDC spells differently (a hint only: they stay invalid).
+_EVENT_TYPE_HINTS = {
+    "add index": "create index", "alter table add index": "create index",
+    "add partition": "add table partition", "drop partition": "drop table partition",
+    "truncate partition": "truncate table partition", "exchange partition": "exchange table partition",
+    "reorganize partition": "reorganize table partition",
+    "alter column default value": "set default value", "modify default value": "set default value",
+    "alter database": "modify schema charset and collate",
+    "alter table comment": "modify table comment",
+    "alter table character set": "modify table charset and collate",
+    "remove partitioning": "remove table partitioning",
+    "all": "all dml", "dml": "all dml", "ddl": "all ddl",
+}
+
+# TiDB's default sql_mode (mysql.DefaultSQLMode), TiCDC's default for parsing DDL.
+TIDB_DEFAULT_SQL_MODE = ("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+                         "ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION")
+# TiDB's Str2SQLMode names, plus the ones MySQL 8 and MariaDB upstreams add.
+SQL_MODES: frozenset[str] = frozenset({
+    "REAL_AS_FLOAT", "PIPES_AS_CONCAT", "ANSI_QUOTES", "IGNORE_SPACE", "NOT_USED", "ONLY_FULL_GROUP_BY",
+    "NO_UNSIGNED_SUBTRACTION", "NO_DIR_IN_CREATE", "POSTGRESQL", "ORACLE", "MSSQL", "DB2", "MAXDB",
+    "NO_KEY_OPTIONS", "NO_TABLE_OPTIONS", "NO_FIELD_OPTIONS", "MYSQL323", "MYSQL40", "ANSI",
+    "NO_AUTO_VALUE_ON_ZERO", "NO_BACKSLASH_ESCAPES", "STRICT_TRANS_TABLES", "STRICT_ALL_TABLES",
+    "NO_ZERO_IN_DATE", "NO_ZERO_DATE", "INVALID_DATES", "ERROR_FOR_DIVISION_BY_ZERO", "TRADITIONAL",
+    "NO_AUTO_CREATE_USER", "HIGH_NOT_PRECEDENCE", "NO_ENGINE_SUBSTITUTION", "PAD_CHAR_TO_FULL_LENGTH",
+    "ALLOW_INVALID_DATES",
+    "TIME_TRUNCATE_FRACTIONAL",  # MySQL 8
+    "IGNORE_BAD_TABLE_OPTIONS", "EMPTY_STRING_IS_NULL", "SIMULTANEOUS_ASSIGNMENT",  # MariaDB
+    "TIME_ROUND_FRACTIONAL",
+})
+
+DEFAULT_ERROR_STUCK_SECONDS = 30 * 60
+# TiCDC refuses a changefeed-error-stuck-duration below 30m (minChangeFeedErrorStuckDuration).
+MIN_ERROR_STUCK_SECONDS = 30 * 60
+DEFAULT_GC_TTL_SECONDS = 24 * 3600
+DEFAULT_SCHEDULE = "*/5 * * * *"
+# TiCDC's MySQL sink caps these (with a warning) rather than refusing them.
+MAX_WORKER_COUNT = 1024
+MAX_TXN_ROW = 2048
+TRANSACTION_ATOMICITY = ("none", "table")
+
+# Airflow's schedule presets; "none" (no schedule: trigger only) is handled apart.
+SCHEDULE_PRESETS = frozenset({"@once", "@continuous", "@hourly", "@daily", "@weekly",
+                              "@monthly", "@quarterly", "@yearly"})
+_MONTHS = {m: i + 1 for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
+_DAYS = {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}
+# (field name, lowest, highest, names allowed for values)
+_CRON_FIELDS = (("minute", 0, 59, {}), ("hour", 0, 23, {}), ("day of month", 1, 31, {}),
+                ("month", 1, 12, _MONTHS), ("day of week", 0, 7, _DAYS))
+
+# TiCDC settings cdcflow does not implement: named as such rather than as typos.
+_TICDC_UNSUPPORTED = frozenset({
+    "enable-old-value", "enable-sync-point", "sync-point-interval", "sync-point-retention",
+    "bdr-mode", "memory-quota", "check-gc-safe-point", "enable-table-monitor",
+    "mounter", "scheduler", "consistent", "integrity",
+    "ddl-allow-list", "do-dbs", "do-tables", "ignore-dbs", "ignore-tables",
+    "protocol", "dispatchers", "column-selectors", "csv", "date-separator", "encoder-concurrency",
+    "terminator", "enable-partition-separator", "schema-registry", "kafka-config", "mysql-config",
+    "cloud-storage-config", "delete-only-output-handle-key-columns", "content-compatible",
+    "advance-timeout", "send-bootstrap-interval-in-sec", "debezium-disable-schema",
+})
+
+
+# --- dataclasses ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EventFilterRule:
+    """One `[[filter.event-filters]]` table."""
+    matcher: tuple[str, ...]
+    ignore_event: tuple[str, ...] = ()
+    ignore_sql: tuple[str, ...] = ()
+    ignore_insert_value_expr: str | None = None
+    ignore_update_new_value_expr: str | None = None
+    ignore_update_old_value_expr: str | None = None
+    ignore_delete_value_expr: str | None = None
+
+    def sql_pattern(self) -> re.Pattern[str] | None:
+        """`ignore-sql` as TiCDC's binlog filter applies it: any pattern, searched, case-insensitive."""
+        if not self.ignore_sql:
+            return None
+        return re.compile("|".join(f"(?:{p})" for p in self.ignore_sql), re.IGNORECASE)
+
+    def to_dict(self) -> dict:
+        return {
+            "matcher": list(self.matcher),
+            "ignore-event": list(self.ignore_event),
+            "ignore-sql": list(self.ignore_sql),
+            "ignore-insert-value-expr": self.ignore_insert_value_expr,
+            "ignore-update-new-value-expr": self.ignore_update_new_value_expr,
+            "ignore-update-old-value-expr": self.ignore_update_old_value_expr,
+            "ignore-delete-value-expr": self.ignore_delete_value_expr,
+        }
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    safe_mode: bool = False
+    worker_count: int = 4  # TiCDC's MySQL sink uses 16; Spark partitions share the load here
+    max_txn_row: int = 256
+    transaction_atomicity: str = "none"
+
+    def to_dict(self) -> dict:
+        return {"safe-mode": self.safe_mode, "worker-count": self.worker_count,
+                "max-txn-row": self.max_txn_row, "transaction-atomicity": self.transaction_atomicity}
+
+
+@dataclass(frozen=True)
+class ChangefeedConfig:
+    """A validated changefeed config.  Build it with parse_config / config_from_dict."""
+    case_sensitive: bool = False
+    force_replicate: bool = False
+    sql_mode: str = TIDB_DEFAULT_SQL_MODE
+    error_stuck_seconds: int = DEFAULT_ERROR_STUCK_SECONDS
+    gc_ttl_seconds: int = DEFAULT_GC_TTL_SECONDS
+    rules: tuple[str, ...] = ("*.*",)
+    ignore_txn_start_ts: tuple[int, ...] = ()
+    # a binlog carries no start ts: its transactions are named by commit ts or GTID instead
+    ignore_txn_commit_ts: tuple[int, ...] = ()
+    ignore_txn_gtid: tuple[str, ...] = ()
+    event_filters: tuple[EventFilterRule, ...] = ()
+    sink: SinkOptions = SinkOptions()
+    schedule: str | None = DEFAULT_SCHEDULE  # None: no schedule, runs only when triggered
+    event_store: str | None = None  # None: under CDCFLOW_HOME
+    spark_master: str | None = None  # None: local[*]
+    shuffle_partitions: int = 4
+
+    def to_dict(self) -> dict:
+        """The config file's shape (kebab-case keys), JSON-able; config_from_dict reads it back."""
+        return {
+            "case-sensitive": self.case_sensitive,
+            "force-replicate": self.force_replicate,
+            "sql-mode": self.sql_mode,
+            "changefeed-error-stuck-duration": format_duration(self.error_stuck_seconds),
+            "gc-ttl": self.gc_ttl_seconds,
+            "filter": {
+                "rules": list(self.rules),
+                "ignore-txn-start-ts": list(self.ignore_txn_start_ts),
+                "ignore-txn-commit-ts": list(self.ignore_txn_commit_ts),
+                "ignore-txn-gtid": list(self.ignore_txn_gtid),
+                "event-filters": [r.to_dict() for r in self.event_filters],
+            },
+            "sink": self.sink.to_dict(),
+            "cdcflow": {
+                "schedule": "none" if self.schedule is None else self.schedule,
+                "event-store": self.event_store,
+                "spark-master": self.spark_master,
+                "shuffle-partitions": self.shuffle_partitions,
+            },
+        }
+
+
+# --- durations --------------------------------------------------------------
+
+_GO_UNITS_NS = {"ns": 1, "us": 10**3, "\u00b5s": 10**3, "\u03bcs": 10**3, "ms": 10**6,
+                "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
+# Longer units first so "ms" is not read as "m" followed by "s".
+_GO_COMPONENT = re.compile(r"(\d*)(?:\.(\d*))?(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+_DURATION_EXAMPLES = "a Go duration such as '30m', '1h30m' or '45s'"
+
+
+def _duration_ns(text: str) -> int:
+    """Go's time.ParseDuration, exactly (in integer nanoseconds); ValueError when it would fail."""
+    s = text
+    sign = 1
+    if s.startswith(("+", "-")):
+        sign = -1 if s[0] == "-" else 1
+        s = s[1:]
+    if s == "0":
+        return 0
+    if not s:
+        raise ValueError("empty duration")
+    total = Fraction(0)
+    pos = 0
+    while pos < len(s):
+        m = _GO_COMPONENT.match(s, pos)
+        if not m:
+            raise ValueError("missing or unknown unit" if s[pos:pos + 1].isdigit() or s[pos] == "."
+                             else f"unexpected {s[pos:]!r}")
+        whole, frac, unit = m.groups()
+        if not whole and not frac:
+            raise ValueError("a number is needed before each unit")
+        value = Fraction(int(whole or "0")) + (Fraction(int(frac), 10 ** len(frac)) if frac else 0)
+        total += value * _GO_UNITS_NS[unit]
+        pos = m.end()
+    # Go truncates fractions of a nanosecond.
+    return sign * int(total)
+
+
+def parse_duration(text: str | int) -> int:
+    """A duration in whole seconds: a Go duration string ('30m', '1h30m', '1.5h') or an int of seconds."""
+    if isinstance(text, bool) or not isinstance(text, (str, int)):
+        raise ConfigError(f"invalid duration {_show(text)}: expected {_DURATION_EXAMPLES} or a number of seconds")
+    if isinstance(text, int):
+        seconds = text
+    else:
+        try:
+            ns = _duration_ns(text.strip())
+        except ValueError as e:
+            raise ConfigError(f"invalid duration {_show(text)} ({e}): expected {_DURATION_EXAMPLES}") from None
+        if ns % 10**9:
+            raise ConfigError(f"invalid duration {_show(text)}: it must be a whole number of seconds")
+        seconds = ns // 10**9
+    if seconds < 0:
+        raise ConfigError(f"invalid duration {_show(text)}: it must not be negative")
+    return seconds
+
+
+def format_duration(seconds: int) -> str:
+    """Seconds as a compact Go duration ('1h30m', '45s', '0s') that parse_duration reads back."""
+    h, rest = divmod(int(seconds), 3600)
+    m, s = divmod(rest, 60)
+    text = (f"{h}h" if h else "") + (f"{m}m" if m else "") + (f"{s}s" if s else "")
+    return text or "0s"
+
+
+# --- value checks -----------------------------------------------------------
+# Each takes (ctx, dotted key, value) and returns the parsed value or raises.
+
+class _Ctx:
+    def __init__(self, source: str):
+        self.source = source
+
+    def bad(self, key: str, value: Any, expected: str, hint: str | None = None) -> ConfigError:
+        return ConfigError(f"{self.source}: {key} = {_show(value)} is invalid: expected {expected}", hint=hint)
+
+
+def _show(value: Any) -> str:
+    """A value as the user wrote it in TOML (true, "text", [1, 2])."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _bool(ctx: _Ctx, key: str, v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ctx.bad(key, v, "true or false")
+    return v
+
+
+def _int_between(low: int, high: int | None = None, cap: int | None = None) -> Callable:
+    """An integer >= low (and <= high); above `cap` it is lowered to cap with a warning, as TiCDC does."""
+    def check(ctx: _Ctx, key: str, v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or v < low or (high is not None and v > high):
+            upper = f" and at most {high}" if high is not None else ""
+            raise ctx.bad(key, v, f"an integer of at least {low}{upper}")
+        if cap is not None and v > cap:
+            log.warning("%s: %s = %d is above the limit, using %d", ctx.source, key, v, cap)
+            return cap
+        return v
+    return check
+
+
+def _text(ctx: _Ctx, key: str, v: Any) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise ctx.bad(key, v, "a non-empty string")
+    return v
+
+
+def _optional_text(ctx: _Ctx, key: str, v: Any) -> str | None:
+    # null only comes from JSON (to_dict); TOML cannot write it.
+    return None if v is None else _text(ctx, key, v)
+
+
+def _expr(ctx: _Ctx, key: str, v: Any) -> str | None:
+    # An empty expression means no expression, as in TiCDC.
+    if v is None or (isinstance(v, str) and not v.strip()):
+        return None
+    if not isinstance(v, str):
+        raise ctx.bad(key, v, "a string holding a SQL expression, e.g. \"id >= 100\"")
+    return v
+
+
+def _str_list(ctx: _Ctx, key: str, v: Any, what: str = "strings") -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(x, str) and x.strip() for x in v):
+        raise ctx.bad(key, v, f"an array of non-empty {what}")
+    return tuple(v)
+
+
+def _rules(ctx: _Ctx, key: str, v: Any) -> tuple[str, ...]:
+    rules = _str_list(ctx, key, v, "table-filter rules such as 'test.*'")
+    if not rules:
+        raise ctx.bad(key, v, "at least one table-filter rule; write ['*.*'] to replicate every table")
+    return rules
+
+
+def _matcher(ctx: _Ctx, key: str, v: Any) -> tuple[str, ...]:
+    rules = _str_list(ctx, key, v, "table-filter rules such as 'test.worker'")
+    if not rules:
+        raise ctx.bad(key, v, "at least one table-filter rule naming the tables this event filter applies to")
+    return rules
+
+
+def _start_ts_list(ctx: _Ctx, key: str, v: Any) -> tuple[int, ...]:
+    if not isinstance(v, list) or not all(
+            isinstance(x, int) and not isinstance(x, bool) and 0 < x < 2**64 for x in v):
+        raise ctx.bad(key, v, "an array of transaction start-ts (positive integers)")
+    return tuple(v)
+
+
+def _event_types(ctx: _Ctx, key: str, v: Any) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ctx.bad(key, v, "an array of event types such as [\"insert\", \"drop table\"]")
+    out: list[str] = []
+    for name in v:
+        if name not in EVENT_TYPES:
+            guess = _EVENT_TYPE_HINTS.get(name.lower().strip())
+            if guess is None:
+                close = difflib.get_close_matches(name.lower().strip(), sorted(EVENT_TYPES), n=1, cutoff=0.6)
+                guess = close[0] if close else None
+            allowed = ", ".join(f"'{t}'" for t in sorted(EVENT_TYPES))
+            raise ConfigError(
+                f"{ctx.source}: {key} has unknown event type {name!r}; the allowed event types are {allowed}",
+                hint=f"did you mean '{guess}'?" if guess else None)
+        canonical = EVENT_TYPE_ALIASES.get(name, name)
+        if canonical not in out:
+            out.append(canonical)
+    return tuple(out)
+
+
+def _regex_list(ctx: _Ctx, key: str, v: Any) -> tuple[str, ...]:
+    patterns = _str_list(ctx, key, v, "regular expressions")
+    for p in patterns:
+        try:
+            re.compile(p, re.IGNORECASE)
+        except re.error as e:
+            raise ConfigError(f"{ctx.source}: {key} has an invalid regular expression {p!r}: {e}",
+                              hint="fix or remove the pattern; ignore-sql patterns are searched, case-insensitive") from None
+    return patterns
+
+
+def _sql_mode(ctx: _Ctx, key: str, v: Any) -> str:
+    if not isinstance(v, str):
+        raise ctx.bad(key, v, "a comma-separated list of SQL modes")
+    modes: list[str] = []
+    for part in v.split(","):
+        mode = part.strip().upper()
+        if not mode:
+            continue
+        if mode not in SQL_MODES:
+            close = difflib.get_close_matches(mode, sorted(SQL_MODES), n=1, cutoff=0.6)
+            raise ConfigError(f"{ctx.source}: {key} has unknown SQL mode {part.strip()!r}",
+                              hint=f"did you mean '{close[0]}'?" if close else
+                              f"the default is \"{TIDB_DEFAULT_SQL_MODE}\"")
+        if mode not in modes:
+            modes.append(mode)
+    return ",".join(modes)
+
+
+def _stuck_duration(ctx: _Ctx, key: str, v: Any) -> int:
+    # An int would mean nanoseconds to TiCDC's TOML decoder; only the string form is unambiguous.
+    if not isinstance(v, str):
+        raise ctx.bad(key, v, f"{_DURATION_EXAMPLES} (a quoted string)")
+    seconds = _wrap_duration(ctx, key, v)
+    if seconds < MIN_ERROR_STUCK_SECONDS:
+        raise ctx.bad(key, v, f"at least {format_duration(MIN_ERROR_STUCK_SECONDS)} (TiCDC's minimum)")
+    return seconds
+
+
+def _gc_ttl(ctx: _Ctx, key: str, v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        raise ctx.bad(key, v, f"a number of seconds or {_DURATION_EXAMPLES}")
+    seconds = _wrap_duration(ctx, key, v)
+    if seconds <= 0:
+        raise ctx.bad(key, v, "a duration greater than zero (the default is 86400 seconds, 24h)")
+    return seconds
+
+
+def _wrap_duration(ctx: _Ctx, key: str, v: str | int) -> int:
+    try:
+        return parse_duration(v)
+    except ConfigError as e:
+        raise ConfigError(f"{ctx.source}: {key}: {e.message}") from None
+
+
+def _atomicity(ctx: _Ctx, key: str, v: Any) -> str:
+    if v not in TRANSACTION_ATOMICITY:
+        raise ctx.bad(key, v, " or ".join(f'"{a}"' for a in TRANSACTION_ATOMICITY))
+    return v
+
+
+def _schedule(ctx: _Ctx, key: str, v: Any) -> str | None:
+    if not isinstance(v, str):
+        raise ctx.bad(key, v, "a cron expression such as \"*/5 * * * *\", an Airflow preset such as "
+                              "\"@hourly\", or \"none\"")
+    text = " ".join(v.split())
+    if text.lower() == "none":
+        return None
+    if text.startswith("@"):
+        if text.lower() not in SCHEDULE_PRESETS:
+            raise ctx.bad(key, v, "one of " + ", ".join(sorted(SCHEDULE_PRESETS)))
+        return text.lower()
+    problem = cron_problem(text)
+    if problem:
+        raise ctx.bad(key, v, f"a cron expression of 5 fields (minute hour day-of-month month day-of-week), "
+                              f"an Airflow preset such as \"@hourly\", or \"none\" ({problem})")
+    return text
+
+
+def cron_problem(expr: str) -> str | None:
+    """Why a 5-field cron expression is malformed, or None when it is well formed."""
+    fields = expr.split()
+    if len(fields) != 5:
+        return f"found {len(fields)} field{'s' if len(fields) != 1 else ''}"
+    for text, (name, low, high, names) in zip(fields, _CRON_FIELDS):
+        for item in text.split(","):
+            base, slash, step = item.partition("/")
+            if slash and not (step.isdigit() and int(step) >= 1):
+                return f"bad step {step!r} in the {name} field"
+            if base == "*":
+                continue
+            bounds = base.split("-")
+            if len(bounds) > 2:
+                return f"bad range {base!r} in the {name} field"
+            values = []
+            for b in bounds:
+                value = int(b) if b.isdigit() else names.get(b.lower())
+                if value is None or not low <= value <= high:
+                    return f"{b!r} is not a valid {name} ({low}-{high})"
+                values.append(value)
+            if len(values) == 2 and values[0] > values[1]:
+                return f"range {base!r} in the {name} field runs backwards"
+    return None
+
+
+# --- schema -----------------------------------------------------------------
+# TOML key -> (dataclass field, check).  Sub-tables are read by the functions below.
+
+_TOP_KEYS: dict[str, tuple[str, Callable]] = {
+    "case-sensitive": ("case_sensitive", _bool),
+    "force-replicate": ("force_replicate", _bool),
+    "sql-mode": ("sql_mode", _sql_mode),
+    "changefeed-error-stuck-duration": ("error_stuck_seconds", _stuck_duration),
+    "gc-ttl": ("gc_ttl_seconds", _gc_ttl),
+}
+_FILTER_KEYS: dict[str, tuple[str, Callable]] = {
+    "rules": ("rules", _rules),
+    "ignore-txn-start-ts": ("ignore_txn_start_ts", _start_ts_list),
+    "ignore-txn-commit-ts": ("ignore_txn_commit_ts", _start_ts_list),
+    "ignore-txn-gtid": ("ignore_txn_gtid", lambda ctx, key, v: _str_list(ctx, key, v, "GTIDs such as '0-1-42'")),
+}
+_EVENT_FILTER_KEYS: dict[str, tuple[str, Callable]] = {
+    "matcher": ("matcher", _matcher),
+    "ignore-event": ("ignore_event", _event_types),
+    "ignore-sql": ("ignore_sql", _regex_list),
+    "ignore-insert-value-expr": ("ignore_insert_value_expr", _expr),
+    "ignore-update-new-value-expr": ("ignore_update_new_value_expr", _expr),
+    "ignore-update-old-value-expr": ("ignore_update_old_value_expr", _expr),
+    "ignore-delete-value-expr": ("ignore_delete_value_expr", _expr),
+}
+_SINK_KEYS: dict[str, tuple[str, Callable]] = {
+    "safe-mode": ("safe_mode", _bool),
+    "worker-count": ("worker_count", _int_between(1, cap=MAX_WORKER_COUNT)),
+    "max-txn-row": ("max_txn_row", _int_between(1, cap=MAX_TXN_ROW)),
+    "transaction-atomicity": ("transaction_atomicity", _atomicity),
+}
+_CDCFLOW_KEYS: dict[str, tuple[str, Callable]] = {
+    "schedule": ("schedule", _schedule),
+    "event-store": ("event_store", _optional_text),
+    "spark-master": ("spark_master", _optional_text),
+    "shuffle-partitions": ("shuffle_partitions", _int_between(1)),
+}
+
+# Where each known key lives, for "belongs in [sink]" hints: label -> keys.
+_SECTIONS: dict[str, set[str]] = {
+    "the top level (before any [section])": set(_TOP_KEYS) | {"filter", "sink", "cdcflow"},
+    "[filter]": set(_FILTER_KEYS) | {"event-filters"},
+    "a [[filter.event-filters]] table": set(_EVENT_FILTER_KEYS),
+    "[sink]": set(_SINK_KEYS),
+    "[cdcflow]": set(_CDCFLOW_KEYS),
+}
+
+
+def _check_keys(ctx: _Ctx, table: Mapping[str, Any], known: set[str], prefix: str, here: str) -> None:
+    for key in table:
+        if key in known:
+            continue
+        dotted = f"{prefix}{key}"
+        elsewhere = [label for label, keys in _SECTIONS.items() if label != here and key in keys]
+        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+        if elsewhere:
+            hint = f"'{key}' belongs in {elsewhere[0]}"
+        elif close:
+            hint = f"did you mean '{prefix}{close[0]}'?"
+        elif key in _TICDC_UNSUPPORTED:
+            hint = f"'{key}' is a TiCDC setting cdcflow does not support; remove it"
+        else:
+            hint = "known keys here: " + ", ".join(sorted(known))
+        raise ConfigError(f"{ctx.source}: unknown key {dotted}", hint=hint)
+
+
+def _read(ctx: _Ctx, table: Mapping[str, Any], keys: dict[str, tuple[str, Callable]], prefix: str) -> dict:
+    return {fname: check(ctx, prefix + key, table[key]) for key, (fname, check) in keys.items() if key in table}
+
+
+def _table(ctx: _Ctx, data: Mapping[str, Any], key: str, prefix: str = "") -> Mapping[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, Mapping):
+        raise ctx.bad(prefix + key, value, f"a table: write [{prefix}{key}] on its own line, then its keys")
+    return value
+
+
+def config_from_dict(data: Mapping[str, Any], source: str = "<config>") -> ChangefeedConfig:
+    """Validate an already-decoded config (TOML's or to_dict's shape)."""
+    ctx = _Ctx(source)
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: the config must be a table of keys, not {_show(data)}")
+    _check_keys(ctx, data, _SECTIONS["the top level (before any [section])"], "",
+                "the top level (before any [section])")
+    fields = _read(ctx, data, _TOP_KEYS, "")
+
+    filt = _table(ctx, data, "filter")
+    _check_keys(ctx, filt, _SECTIONS["[filter]"], "filter.", "[filter]")
+    fields.update(_read(ctx, filt, _FILTER_KEYS, "filter."))
+    fields["event_filters"] = _event_filters(ctx, filt.get("event-filters", []))
+
+    sink = _table(ctx, data, "sink")
+    _check_keys(ctx, sink, _SECTIONS["[sink]"], "sink.", "[sink]")
+    fields["sink"] = SinkOptions(**_read(ctx, sink, _SINK_KEYS, "sink."))
+
+    own = _table(ctx, data, "cdcflow")
+    _check_keys(ctx, own, _SECTIONS["[cdcflow]"], "cdcflow.", "[cdcflow]")
+    fields.update(_read(ctx, own, _CDCFLOW_KEYS, "cdcflow."))
+    return ChangefeedConfig(**fields)
+
+
+def _event_filters(ctx: _Ctx, value: Any) -> tuple[EventFilterRule, ...]:
+    if not isinstance(value, list) or not all(isinstance(t, Mapping) for t in value):
+        raise ctx.bad("filter.event-filters", value,
+                      "an array of tables: start each rule with [[filter.event-filters]] (two brackets)")
+    rules = []
+    for i, table in enumerate(value):
+        prefix = f"filter.event-filters[{i}]."
+        _check_keys(ctx, table, set(_EVENT_FILTER_KEYS), prefix, "a [[filter.event-filters]] table")
+        if "matcher" not in table:
+            raise ConfigError(f"{ctx.source}: {prefix}matcher is missing",
+                              hint="give the tables the rule applies to, e.g. matcher = [\"test.worker\"]")
+        rules.append(EventFilterRule(**_read(ctx, table, _EVENT_FILTER_KEYS, prefix)))
+    return tuple(rules)
+
+
+# --- entry points -----------------------------------------------------------
+
+def parse_config(text: str, source: str = "<config>") -> ChangefeedConfig:
+    """Parse a changefeed config file's TOML text; an empty text gives the defaults."""
+    try:
+        data = tomllib.loads(text or "")
+    except tomllib.TOMLDecodeError as e:
+        # the message ends with "(at line L, column C)"
+        raise ConfigError(f"{source}: not valid TOML: {e}",
+                          hint="check quoting and brackets; arrays of tables use [[...]]") from None
+    return config_from_dict(data, source)
+
+
+def load_config(path: str | None) -> ChangefeedConfig:
+    """Read a config file; None means no file, so TiCDC's (and cdcflow's) defaults."""
+    if path is None:
+        return default_config()
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist", hint="check the --config path") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read config file {path}: {e}") from None
+    return parse_config(text, source=str(path))
+
+
+def default_config() -> ChangefeedConfig:
+    return ChangefeedConfig()
+
+
+# URI parameter -> (SinkOptions field, check of the text).
+_GO_BOOLS = {"1": True, "t": True, "T": True, "true": True, "TRUE": True, "True": True,
+             "0": False, "f": False, "F": False, "false": False, "FALSE": False, "False": False}
+SINK_OPTION_PARAMS = ("worker-count", "max-txn-row", "safe-mode", "transaction-atomicity")
+# Sink URI parameters stored elsewhere (not SinkOptions): accepted, skipped by merge_sink_options.
+_OTHER_SINK_PARAMS = frozenset({"time-zone"})
+
+
+def merge_sink_options(base: SinkOptions, uri_params: Mapping[str, str]) -> SinkOptions:
+    """Sink URI parameters override the config's [sink] (TiCDC reads these from the sink URI)."""
+    changes: dict[str, Any] = {}
+    for name, text in uri_params.items():
+        text = text if isinstance(text, str) else str(text)
+        if name in _OTHER_SINK_PARAMS:
+            continue
+        if name not in SINK_OPTION_PARAMS:
+            close = difflib.get_close_matches(name, SINK_OPTION_PARAMS, n=1, cutoff=0.6)
+            raise ConfigError(f"unknown sink URI parameter {name!r}",
+                              hint=f"did you mean '{close[0]}'?" if close else
+                              "sink parameters: " + ", ".join(SINK_OPTION_PARAMS + tuple(sorted(_OTHER_SINK_PARAMS))))
+        if text == "":
+            continue  # TiCDC: an empty parameter keeps the default
+        if name in ("worker-count", "max-txn-row"):
+            if not re.fullmatch(r"[+-]?\d+", text) or int(text) <= 0:
+                raise ConfigError(f"sink URI parameter {name}={text!r} is invalid: expected an integer greater than 0")
+            cap = MAX_WORKER_COUNT if name == "worker-count" else MAX_TXN_ROW
+            value = int(text)
+            if value > cap:
+                log.warning("sink URI parameter %s=%d is above the limit, using %d", name, value, cap)
+                value = cap
+            changes[name.replace("-", "_")] = value
+        elif name == "safe-mode":
+            if text not in _GO_BOOLS:
+                raise ConfigError(f"sink URI parameter safe-mode={text!r} is invalid: expected true or false")
+            changes["safe_mode"] = _GO_BOOLS[text]
+        else:
+            if text not in TRANSACTION_ATOMICITY:
+                raise ConfigError(f"sink URI parameter transaction-atomicity={text!r} is invalid: "
+                                  f"expected {' or '.join(TRANSACTION_ATOMICITY)}")
+            changes["transaction_atomicity"] = text
+    return dataclasses.replace(base, **changes)

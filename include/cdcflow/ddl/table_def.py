@@ -1,0 +1,359 @@
+"""What a DDL statement does to a table's definition: columns in order (name, type,
+nullability) and indexes (primary, unique, plain), read from the statement text.
+
+The binlog gives the statement, not the resulting table, so the tracked schema (seed 004's
+schema storage) is evolved by interpreting the statement here.  Only what decides keys
+and column order is modelled; options, partitions, defaults and comments change nothing.
+Applying is tolerant (ADD of an existing column replaces it, DROP of a missing one does
+nothing), so re-applying a DDL the catalogue snapshot already holds converges.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+# The tokenizer of the classifier: same quoting, ANSI_QUOTES and executable-comment rules.
+from cdcflow.ddl.classify import TokenCursor, _split_commas, _Tok, _tokenize
+
+PRIMARY = "PRIMARY"
+
+
+@dataclass
+class TableInfo:
+    columns: list[dict] = field(default_factory=list)  # {"name", "type", "nullable"} in order
+    indexes: dict[str, dict] = field(default_factory=dict)  # name -> {"columns", "unique", "primary", "prefix"}
+
+    def column(self, name: str) -> dict | None:
+        low = name.lower()
+        return next((c for c in self.columns if c["name"].lower() == low), None)
+
+    def valid_key(self) -> list[str] | None:
+        """Seed 000's valid index: the primary key, else a unique index whose columns are all
+        NOT NULL (a prefix index cannot identify a row).  None: the table has none."""
+        order = sorted(self.indexes.items(), key=lambda kv: (not kv[1]["primary"], kv[0]))
+        for _, ix in order:
+            if not ix["unique"] or ix.get("prefix") or not ix["columns"]:
+                continue
+            cols = [self.column(c) for c in ix["columns"]]
+            if all(c is not None and (ix["primary"] or not c["nullable"]) for c in cols):
+                return [c["name"] for c in cols]
+        return None
+
+    def to_dict(self) -> dict:
+        return {"columns": self.columns, "indexes": self.indexes}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TableInfo":
+        return cls(list(d["columns"]), dict(d["indexes"]))
+
+    def copy(self) -> "TableInfo":
+        return copy.deepcopy(self)
+
+
+class _Reader(TokenCursor):
+    """A cursor over the tokens of one clause."""
+
+    def punct(self, p: str) -> bool:
+        return self.take_punct(p)
+
+    def name(self) -> str | None:
+        t = self.peek()
+        if t and t.kind in ("word", "ident"):
+            self.i += 1
+            return t.text
+        return None
+
+    def if_exists(self) -> None:
+        self.take("IF", "NOT", "EXISTS") or self.take("IF", "EXISTS")
+
+    def group(self) -> list[_Tok]:
+        """The tokens inside the parentheses that start here (consumed)."""
+        if not self.punct("("):
+            return []
+        depth, start = 1, self.i
+        while self.peek():
+            t = self.peek()
+            self.i += 1
+            if t.kind == "punct":
+                depth += (t.text == "(") - (t.text == ")")
+                if depth == 0:
+                    return self.toks[start:self.i - 1]
+        return self.toks[start:]
+
+    def rest(self) -> list[_Tok]:
+        return self.toks[self.i:]
+
+
+# Words that end a column's type and start its attributes.
+_ATTRS = frozenset("NOT NULL DEFAULT PRIMARY KEY UNIQUE AUTO_INCREMENT COMMENT COLLATE CHARACTER CHARSET "
+                   "GENERATED AS REFERENCES CHECK ON INVISIBLE VISIBLE FIRST AFTER CONSTRAINT COLUMN_FORMAT "
+                   "STORAGE SERIAL WITH WITHOUT SRID PERSISTENT VIRTUAL STORED COMPRESSED".split())
+
+
+def _index_columns(toks: list[_Tok]) -> tuple[list[str], bool]:
+    """`(a, b(10) DESC)` -> (['a', 'b'], has a prefix part)."""
+    cols, prefix = [], False
+    for part in _split_commas(toks):
+        r = _Reader(part)
+        name = r.name()
+        if name is None:  # an expression index part: it cannot be a key column
+            return [], True
+        cols.append(name)
+        if r.punct("("):
+            prefix = True
+    return cols, prefix
+
+
+def _column_def(r: _Reader) -> tuple[dict, list[str]]:
+    """`name type attrs...` -> (column, ['primary'|'unique' inline keys])."""
+    name = r.name()
+    type_parts: list[str] = []
+    while r.peek() and not (r.word() in _ATTRS and type_parts):
+        t = r.peek()
+        if t.kind == "punct" and t.text == "(":
+            group = "(" + ",".join(x.text for x in r.group() if x.text != ",") + ")"
+            if type_parts:
+                type_parts[-1] += group
+            continue
+        type_parts.append(t.text.lower())
+        r.i += 1
+    nullable, keys = True, []
+    while r.peek():
+        if r.take("NOT", "NULL"):
+            nullable = False
+        elif r.take("NULL"):
+            nullable = True
+        elif r.take("PRIMARY", "KEY") or r.take("KEY"):
+            keys.append("primary")
+        elif r.take("UNIQUE"):
+            r.take("KEY") or r.take("INDEX")
+            keys.append("unique")
+        elif r.take("SERIAL") and r.take("DEFAULT", "VALUE"):  # SERIAL DEFAULT VALUE: NOT NULL UNIQUE
+            nullable = False
+            keys.append("unique")
+        elif r.peek().kind == "punct" and r.peek().text == "(":
+            r.group()  # DEFAULT (expr), CHECK (expr), AS (expr)
+        else:
+            r.i += 1
+    type_text = " ".join(type_parts)
+    if type_text.split(" ")[:1] == ["serial"]:  # SERIAL: BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
+        nullable = False
+        keys.append("unique")
+    return {"name": name, "type": type_text, "nullable": nullable}, keys
+
+
+def _position(r_toks: list[_Tok]) -> tuple[str | None, str | None]:
+    """FIRST / AFTER col at the end of a column clause."""
+    words = [t.up for t in r_toks]
+    for j, w in enumerate(words):
+        if w == "FIRST":
+            return "first", None
+        if w == "AFTER" and j + 1 < len(r_toks):
+            return "after", r_toks[j + 1].text
+    return None, None
+
+
+class _Table:
+    """Mutations of one TableInfo, as MySQL/MariaDB apply them."""
+
+    def __init__(self, info: TableInfo):
+        self.t = info
+
+    def put_column(self, col: dict, where: tuple[str | None, str | None], replace: str | None = None) -> None:
+        cols = self.t.columns
+        old = self.t.column(replace or col["name"])
+        at = cols.index(old) if old is not None else len(cols)
+        if old is not None:
+            cols.remove(old)
+        kind, after = where
+        if kind == "first":
+            at = 0
+        elif kind == "after":
+            ref = self.t.column(after)
+            at = cols.index(ref) + 1 if ref is not None else len(cols)
+        cols.insert(min(at, len(cols)), col)
+        if replace and replace.lower() != col["name"].lower():
+            for ix in self.t.indexes.values():
+                ix["columns"] = [col["name"] if c.lower() == replace.lower() else c for c in ix["columns"]]
+        self._pk_not_null()
+
+    def drop_column(self, name: str) -> None:
+        col = self.t.column(name)
+        if col is None:
+            return
+        self.t.columns.remove(col)
+        for key in list(self.t.indexes):
+            ix = self.t.indexes[key]
+            ix["columns"] = [c for c in ix["columns"] if c.lower() != name.lower()]
+            if not ix["columns"]:
+                del self.t.indexes[key]
+
+    def add_index(self, name: str | None, cols: list[str], unique: bool, primary: bool, prefix: bool) -> None:
+        if primary:
+            name = PRIMARY
+        elif not name:  # MySQL names an unnamed index after its first column: a, a_2, a_3 ...
+            base, n = (cols[0] if cols else "idx"), 2
+            name = base
+            while name in self.t.indexes:
+                name, n = f"{base}_{n}", n + 1
+        self.t.indexes[name] = {"columns": cols, "unique": unique or primary, "primary": primary, "prefix": prefix}
+        self._pk_not_null()
+
+    def drop_index(self, name: str) -> None:
+        for key in list(self.t.indexes):
+            if key.lower() == name.lower():
+                del self.t.indexes[key]
+
+    def rename_index(self, old: str, new: str) -> None:
+        for key in list(self.t.indexes):
+            if key.lower() == old.lower():
+                self.t.indexes[new] = self.t.indexes.pop(key)
+
+    def _pk_not_null(self) -> None:
+        pk = self.t.indexes.get(PRIMARY)
+        for c in pk["columns"] if pk else ():
+            col = self.t.column(c)
+            if col is not None:
+                col["nullable"] = False
+
+    # -- definitions shared by CREATE TABLE and ALTER TABLE ADD
+    def index_def(self, r: _Reader) -> bool:
+        """PRIMARY KEY / UNIQUE / INDEX / KEY / FULLTEXT / SPATIAL definitions; False if not one."""
+        symbol = None
+        if r.take("CONSTRAINT"):
+            if r.word() not in ("PRIMARY", "UNIQUE", "FOREIGN", "CHECK"):
+                symbol = r.name()  # names the index unless the index names itself
+        if r.word() in ("FOREIGN", "CHECK", "PERIOD", "SYSTEM"):
+            return True  # no effect on keys
+        primary = r.take("PRIMARY", "KEY")
+        unique = not primary and r.take("UNIQUE")
+        if not (primary or unique):
+            if not (r.take("INDEX") or r.take("KEY") or r.take("FULLTEXT") or r.take("SPATIAL")
+                    or r.take("VECTOR")):
+                return False
+        r.take("INDEX") or r.take("KEY")
+        r.if_exists()
+        name = symbol
+        t = r.peek()
+        if t is not None and not (t.kind == "punct" and t.text == "(") and r.word() != "USING":
+            name = r.name()
+        r.take("USING") and r.name()
+        cols, prefix = _index_columns(r.group())
+        self.add_index(name, cols, unique, primary, prefix)
+        return True
+
+    def column_def(self, r: _Reader, where=(None, None), replace: str | None = None) -> None:
+        col, keys = _column_def(r)
+        if col["name"] is None:
+            return
+        self.put_column(col, where, replace)
+        for k in keys:
+            self.add_index(None, [col["name"]], True, k == "primary", False)
+
+
+def create_table_info(body: list[_Tok]) -> TableInfo:
+    """The TableInfo of `CREATE TABLE t (<body>)`."""
+    tbl = _Table(TableInfo())
+    for part in _split_commas(body):
+        r = _Reader(part)
+        if not tbl.index_def(r):
+            r.i = 0
+            tbl.column_def(r)
+    return tbl.t
+
+
+def alter_table(info: TableInfo, clause_toks: list[_Tok]) -> tuple[str | None, bool]:
+    """Apply ALTER TABLE's clauses to `info` in place.  Returns (new name from RENAME TO,
+    whether every clause was understood)."""
+    tbl, rename, understood = _Table(info), None, True
+    for part in _split_commas(clause_toks):
+        r = _Reader(part)
+        w = r.word()
+        if w == "ADD":
+            r.i += 1
+            if tbl.index_def(r):
+                continue
+            if r.word() in ("PARTITION",):
+                break
+            r.take("COLUMN")
+            r.if_exists()
+            if r.peek() and r.peek().kind == "punct" and r.peek().text == "(":
+                for sub in _split_commas(r.group()):
+                    sr = _Reader(sub)
+                    if not tbl.index_def(sr):
+                        sr.i = 0
+                        tbl.column_def(sr)
+                continue
+            tbl.column_def(r, _position(r.rest()))
+        elif w == "DROP":
+            r.i += 1
+            if r.take("PRIMARY", "KEY"):
+                tbl.drop_index(PRIMARY)
+            elif r.take("INDEX") or r.take("KEY") or r.take("CONSTRAINT"):
+                r.if_exists()
+                name = r.name()
+                if name:
+                    tbl.drop_index(name)
+            elif r.word() in ("FOREIGN", "CHECK", "PARTITION", "SYSTEM", "PERIOD"):
+                if r.word() == "PARTITION":
+                    break
+            else:
+                r.take("COLUMN")
+                r.if_exists()
+                name = r.name()
+                if name:
+                    tbl.drop_column(name)
+        elif w in ("MODIFY", "CHANGE"):
+            r.i += 1
+            r.take("COLUMN")
+            r.if_exists()
+            old = r.name() if w == "CHANGE" else None
+            start = r.i
+            where = _position(r.rest())
+            if old is None:
+                old = r.peek().text if r.peek() else None
+            r.i = start
+            if old is not None and info.column(old) is not None:  # MODIFY IF EXISTS of no column: nothing
+                tbl.column_def(r, where, replace=old)
+        elif w == "RENAME":
+            r.i += 1
+            if r.take("COLUMN"):
+                r.if_exists()
+                old, _, new = r.name(), r.take("TO"), r.name()
+                col = info.column(old) if old else None
+                if col and new:
+                    tbl.put_column({**col, "name": new}, (None, None), replace=old)
+            elif r.take("INDEX") or r.take("KEY"):
+                old, _, new = r.name(), r.take("TO"), r.name()
+                if old and new:
+                    tbl.rename_index(old, new)
+            else:
+                r.take("TO") or r.take("AS")
+                first = r.name()
+                rename = (first, r.name()) if r.punct(".") else (None, first)
+        elif w in ("ALTER", "CONVERT", "ORDER", "ENABLE", "DISABLE", "FORCE", "ALGORITHM", "LOCK", "REMOVE",
+                   "TRUNCATE", "EXCHANGE", "REORGANIZE", "COALESCE", "REBUILD", "ANALYZE", "CHECK", "OPTIMIZE",
+                   "REPAIR", "DISCARD", "IMPORT", "PARTITION", "WITH", "WITHOUT", "SET"):
+            if w in ("PARTITION", "REORGANIZE", "COALESCE", "TRUNCATE", "EXCHANGE", "REMOVE") or \
+                    (w == "ALTER" and r.word(1) == "PARTITION"):
+                break  # partition clauses take the commas that follow; none changes columns or keys
+        elif w is not None and (w in _OPTION_WORDS or w == "DEFAULT"):
+            continue  # table options
+        else:
+            understood = False
+    return rename, understood
+
+
+_OPTION_WORDS = frozenset(
+    "ENGINE COMMENT CHARSET CHARACTER COLLATE AUTO_INCREMENT ROW_FORMAT KEY_BLOCK_SIZE AVG_ROW_LENGTH MAX_ROWS "
+    "MIN_ROWS PACK_KEYS STATS_AUTO_RECALC STATS_PERSISTENT STATS_SAMPLE_PAGES CHECKSUM TABLE_CHECKSUM "
+    "PAGE_CHECKSUM DELAY_KEY_WRITE TRANSACTIONAL PAGE_COMPRESSED PAGE_COMPRESSION_LEVEL ENCRYPTED ENCRYPTION "
+    "ENCRYPTION_KEY_ID IETF_QUOTES INSERT_METHOD UNION CONNECTION PASSWORD COMPRESSION TABLESPACE STORAGE "
+    "DATA INDEX TTL TTL_ENABLE TTL_JOB_INTERVAL SHARD_ROW_ID_BITS PRE_SPLIT_REGIONS AUTO_ID_CACHE "
+    "AUTO_RANDOM_BASE PLACEMENT CACHE NOCACHE SEQUENCE".split())
+
+
+def tokens(query: str, sql_mode: str | None):
+    modes = {m.strip() for m in (sql_mode or "").upper().split(",")}
+    return _tokenize(query, ansi_quotes=bool(modes & {"ANSI_QUOTES", "ANSI"}))

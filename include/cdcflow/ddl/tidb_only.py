@@ -1,0 +1,77 @@
+"""DDL that only some downstreams understand: what each downstream flavour gets.
+
+TiDB-only DDL (TTL, REMOVE TTL, RECOVER/FLASHBACK TABLE) replicates to TiDB as is and has
+no MySQL/MariaDB equivalent: towards those the changefeed stops at it, naming the statement,
+its commit ts and how to get past it.  Index visibility has an equivalent everywhere but
+MySQL 5.x: TiDB and MySQL 8 say INVISIBLE / VISIBLE, MariaDB (10.6+) IGNORED / NOT IGNORED,
+so `ALTER INDEX i <visibility>` is rewritten into the downstream's words (both ways: a
+MariaDB upstream's IGNORED reaches TiDB as INVISIBLE).  `ALTER TABLE ... AUTO_INCREMENT = n`
+(rebase auto id) means the same everywhere and runs as is.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cdcflow.core.errors import CdcflowError
+
+TIDB, MYSQL8, MYSQL5, MARIADB = "tidb", "mysql8", "mysql5", "mariadb"
+
+# the words for (hidden, shown) per flavour; None: the flavour has no invisible indexes
+VISIBILITY_WORDS = {
+    TIDB: ("INVISIBLE", "VISIBLE"),
+    MYSQL8: ("INVISIBLE", "VISIBLE"),
+    MARIADB: ("IGNORED", "NOT IGNORED"),
+    MYSQL5: None,
+}
+# DDL types with no equivalent outside TiDB: they stop the changefeed elsewhere
+TIDB_ONLY_TYPES = {
+    "alter table ttl": "TTL is a TiDB table option",
+    "alter table remove ttl": "TTL is a TiDB table option",
+    "recover table": "RECOVER TABLE / FLASHBACK TABLE restore a dropped table from TiDB's GC window",
+}
+
+_NAME = r"(?:`(?:[^`]|``)+`|\"(?:[^\"]|\"\")+\"|[\w$]+)"
+_ALTER_INDEX = re.compile(
+    rf"(?P<head>\bALTER\s+(?:INDEX|KEY)\s+{_NAME}\s+)(?P<vis>NOT\s+IGNORED|IGNORED|INVISIBLE|VISIBLE)\b", re.I)
+_HIDDEN = {"IGNORED", "INVISIBLE"}
+
+
+def flavour(kind: str, version: str) -> str:
+    """The flavour of a downstream from downstream_kind.detect's (kind, version)."""
+    v = version.lower()
+    if kind == "tidb":
+        return TIDB
+    if "mariadb" in v:
+        return MARIADB
+    major = re.match(r"\s*(\d+)", v)
+    return MYSQL8 if major and int(major.group(1)) >= 8 else MYSQL5
+
+
+def _stop(ddl: dict, cid: str, target: str, why: str) -> CdcflowError:
+    ts = ddl["commit_ts"]
+    return CdcflowError(
+        f"DDL {ddl.get('name') or ddl['query']} cannot run on a {target} downstream: {why}",
+        changefeed=cid, ts=ts, statement=ddl["query"], code="CDCFLOW:ErrDDLUnsupportedDownstream", retryable=False,
+        hint=f"replace it with an equivalent the downstream accepts: `cdcflow changefeed replace-ddl -c {cid} "
+             f"--commit-ts {ts} --sql \"...\"`, or skip it: `cdcflow changefeed skip-ddl -c {cid} --commit-ts {ts}` "
+             "(or ignore such DDL in the config with [[filter.event-filters]] ignore-event); then resume")
+
+
+def for_downstream(ddl: dict, target: str, cid: str) -> str:
+    """The statement to run on a downstream of flavour `target` for one ddl.json entry; raises
+    a non-retryable CdcflowError where the downstream has no equivalent."""
+    types = {ddl.get("type")} | set(ddl.get("sub_types") or ())
+    if target != TIDB:
+        for t in sorted(types & set(TIDB_ONLY_TYPES)):
+            raise _stop(ddl, cid, target, TIDB_ONLY_TYPES[t])
+    query = ddl["query"]
+    if "alter table index visibility" not in types:
+        return query
+    words = VISIBILITY_WORDS[target]
+    if words is None:
+        raise _stop(ddl, cid, target, "MySQL before 8.0 has no invisible indexes")
+    hidden, shown = words
+    return _ALTER_INDEX.sub(
+        lambda m: m.group("head") + (hidden if re.sub(r"\s+", " ", m.group("vis")).upper() in _HIDDEN else shown),
+        query)

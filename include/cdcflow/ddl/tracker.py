@@ -1,0 +1,254 @@
+"""Multi-version table info (seed 004's schema storage): for every upstream table, the
+versions of its definition by the commit ts of the DDL that made them.
+
+Initialised from the upstream's information_schema when the changefeed is created, then
+evolved by every DDL the binlog carries, replicated or not (an ignored or filtered DDL
+still changed the upstream).  A row change at ts T is read with the newest version made
+before T.  Versions are persisted per changefeed (schema_store) so a restart resumes
+from them instead of re-deriving them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+
+from cdcflow.ddl.table_def import (
+    PRIMARY,
+    TableInfo,
+    _Reader,
+    alter_table,
+    create_table_info,
+    tokens,
+)
+
+log = logging.getLogger(__name__)
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+# The tracker holds no version of the table at that ts (e.g. before the snapshot).
+UNKNOWN = _Unknown()
+
+
+class SchemaTracker:
+    def __init__(self):
+        # (schema, table) -> [(version ts, TableInfo | None for dropped)], ts ascending
+        self.versions: dict[tuple[str, str], list[tuple[int, TableInfo | None]]] = {}
+        self.added: list[tuple[str, str, int, TableInfo | None]] = []  # versions made since loading
+
+    # -- reading
+    def at(self, schema: str, table: str, ts: int):
+        """The table as a row change committed at `ts` sees it: TableInfo, None (no such
+        table) or UNKNOWN."""
+        vs = self.versions.get((schema, table))
+        if not vs:
+            return UNKNOWN
+        i = bisect.bisect_left([v for v, _ in vs], ts)  # versions made strictly before ts
+        return vs[i - 1][1] if i else UNKNOWN
+
+    def current(self, schema: str, table: str):
+        vs = self.versions.get((schema, table))
+        return vs[-1][1] if vs else UNKNOWN
+
+    def key_ranges(self, schema: str, table: str, lo: int, hi: int) -> list[list]:
+        """[[from_ts, valid key or None, known], ...] covering (lo, hi]: the base version and
+        every version made inside the window."""
+        base = self.at(schema, table, lo + 1)
+        out = [[lo, _key(base), base is not UNKNOWN]]
+        for vts, info in self.versions.get((schema, table), ()):
+            if lo < vts <= hi:
+                out.append([vts, _key(info), info is not UNKNOWN])
+        return out
+
+    # -- writing
+    def put(self, schema: str, table: str, ts: int, info: TableInfo | None) -> None:
+        vs = self.versions.setdefault((schema, table), [])
+        while vs and vs[-1][0] >= ts:  # a re-read window re-derives the same versions
+            vs.pop()
+        vs.append((ts, info))
+        self.added = [a for a in self.added if (a[0], a[1], a[2]) != (schema, table, ts)]
+        self.added.append((schema, table, ts, info))
+
+    def apply(self, info, query: str, sql_mode: str | None, ts: int) -> list[tuple]:
+        """Evolve the schema by one classified DDL at commit ts `ts`.  Returns the tables it
+        changed as (schema, table, before, after)."""
+        changes: list[tuple] = []
+        if info.kind != "ddl":
+            return changes
+
+        def change(schema, table, after):
+            before = self.current(schema, table)
+            self.put(schema, table, ts, after)
+            changes.append((schema, table, before, after))
+
+        toks = tokens(query, sql_mode)
+        name = info.statement_name
+        if name == "DROP DATABASE":
+            for (s, t), vs in list(self.versions.items()):
+                if s == info.schema and vs[-1][1] is not None:
+                    change(s, t, None)
+        elif info.type == "create table":
+            target = info.tables[0]
+            existing = self.current(target.schema, target.table)
+            if info.if_exists and isinstance(existing, TableInfo):
+                return changes  # CREATE TABLE IF NOT EXISTS on a table that exists
+            if len(info.tables) > 1:  # CREATE TABLE a LIKE b
+                src = self.current(info.tables[1].schema, info.tables[1].table)
+                after = src.copy() if isinstance(src, TableInfo) else None
+            else:
+                body = _table_body(toks)
+                after = create_table_info(body) if body is not None else None
+            if after is None:
+                log.warning("schema of %s.%s not derivable from %r", target.schema, target.table, query)
+                after = UNKNOWN
+            change(target.schema, target.table, after)
+        elif name == "DROP TABLE":
+            for t in info.tables:
+                if self.current(t.schema, t.table) is not None:
+                    change(t.schema, t.table, None)
+        elif name == "RENAME TABLE":
+            for old, new in info.renames:
+                moved = self.current(old.schema, old.table)
+                change(old.schema, old.table, None)
+                change(new.schema, new.table, moved.copy() if isinstance(moved, TableInfo) else moved)
+        elif name == "CREATE INDEX":
+            self._edit(info.tables[0], change, lambda t: _create_index(t, toks))
+        elif name == "DROP INDEX":
+            index = _Reader(toks[2:])
+            index.if_exists()
+            idx = index.name()
+            self._edit(info.tables[0], change, lambda t: t.indexes.pop(
+                next((k for k in t.indexes if k.lower() == (idx or "").lower()), None), None))
+        elif name.startswith("ALTER TABLE"):
+            target = info.tables[0]
+            rename_to = []
+
+            def edit(t):
+                new, understood = alter_table(t, _after_table_name(toks))
+                if not understood:
+                    log.warning("a clause of %r does not change the tracked schema of %s.%s", query,
+                                target.schema, target.table)
+                if new:
+                    rename_to.append(new)
+            self._edit(target, change, edit)
+            if rename_to and info.renames:
+                old, new = info.renames[0]
+                moved = self.current(old.schema, old.table)
+                change(old.schema, old.table, None)
+                change(new.schema, new.table, moved)
+        return changes
+
+    def _edit(self, target, change, fn) -> None:
+        cur = self.current(target.schema, target.table)
+        if not isinstance(cur, TableInfo):
+            return  # unknown or absent: nothing to evolve
+        after = cur.copy()
+        fn(after)
+        change(target.schema, target.table, after)
+
+    def rewind(self, ts: int) -> None:
+        """Forget versions made after `ts`: a window re-read from there re-derives them, and
+        must see each DDL's table as it was before that DDL."""
+        for vs in self.versions.values():
+            while vs and vs[-1][0] > ts:
+                vs.pop()
+
+    def gc(self, checkpoint_ts: int) -> list[tuple[str, str, int]]:
+        """Forget the versions no row change after the checkpoint can read: for each table
+        everything older than its newest version at or below the checkpoint."""
+        gone = []
+        for key, vs in list(self.versions.items()):
+            keep_from = max((i for i, (v, _) in enumerate(vs) if v <= checkpoint_ts), default=0)
+            if len(vs) == keep_from + 1 and vs[-1][1] is None:
+                keep_from += 1  # dropped for good below the checkpoint: nothing left to read
+            gone += [(key[0], key[1], v) for v, _ in vs[:keep_from]]
+            del vs[:keep_from]
+            if not vs:
+                del self.versions[key]
+        return gone
+
+
+def _key(info) -> list[str] | None:
+    return info.valid_key() if isinstance(info, TableInfo) else None
+
+
+def lookup_key(ranges: list[list], ts: int) -> tuple[list[str] | None, bool]:
+    """(key, known) of the version a row change at `ts` reads, from key_ranges()."""
+    pick = ranges[0]
+    for r in ranges:
+        if r[0] < ts:
+            pick = r
+    return pick[1], pick[2]
+
+
+def _table_body(toks) -> list | None:
+    """The tokens inside CREATE TABLE's column list, or None (LIKE / AS SELECT without one)."""
+    r = _Reader(toks)
+    while r.peek() and not (r.peek().kind == "punct" and r.peek().text == "("):
+        r.i += 1
+    if r.peek() is None or (r.word(1) == "LIKE"):
+        return None
+    return r.group()
+
+
+def _after_table_name(toks) -> list:
+    """ALTER ... TABLE [IF EXISTS] name: the clause tokens after the name."""
+    r = _Reader(toks)
+    while r.peek() and r.word() != "TABLE":
+        r.i += 1
+    r.i += 1
+    r.if_exists()
+    r.name()
+    if r.punct("."):
+        r.name()
+    return r.rest()
+
+
+def _create_index(t: TableInfo, toks) -> None:
+    """CREATE [UNIQUE|FULLTEXT|SPATIAL] INDEX [IF NOT EXISTS] name [USING x] ON tbl (cols)."""
+    from cdcflow.ddl.table_def import _index_columns, _Table
+
+    words = [x.up for x in toks]
+    unique = "UNIQUE" in words[:words.index("INDEX")] if "INDEX" in words else False
+    r = _Reader(toks)
+    r.i = words.index("INDEX") + 1
+    r.if_exists()
+    name = r.name()
+    while r.peek() and r.word() != "ON":
+        r.i += 1
+    r.i += 1
+    r.name()
+    if r.punct("."):
+        r.name()
+    cols, prefix = _index_columns(r.group())
+    _Table(t).add_index(name, cols, unique, name is not None and name.upper() == PRIMARY, prefix)
+
+
+def disagreements(tracker: SchemaTracker, samples) -> list[str]:
+    """Where the binlog's own description of a row disagrees with the tracked version at the
+    row's commit ts: a column the tracked table lacks, or another primary key.  `samples`:
+    (schema, table, commit ts, primary key JSON from the table map, row image JSON).
+    A row image is named by the binlog's table map (binlog_row_metadata=FULL), so drift
+    shows here first, e.g. after a DDL the tracker could not read was skipped."""
+    import json
+
+    out = []
+    for schema, table, ts, pk_text, image in samples:
+        info = tracker.at(schema, table, ts)
+        if not isinstance(info, TableInfo) or image is None:
+            continue
+        tracked = {c["name"].lower() for c in info.columns}
+        extra = [c for c in json.loads(image) if c.lower() not in tracked]
+        if extra:
+            out.append(f"{schema}.{table} at commit ts {ts}: the binlog's row has column(s) {', '.join(extra)} "
+                       "the tracked schema does not")
+        pk = json.loads(pk_text) if pk_text else []
+        tracked_pk = [c.lower() for c in info.indexes.get(PRIMARY, {}).get("columns", [])]
+        if pk and [p.lower() for p in pk] != tracked_pk:
+            out.append(f"{schema}.{table} at commit ts {ts}: the binlog's primary key is ({', '.join(pk)}), "
+                       f"the tracked one ({', '.join(tracked_pk) or 'none'})")
+    return out

@@ -1,0 +1,157 @@
+"""Peak memory of one cycle that replicates a single large upstream transaction.
+
+    python -m cdcflow.devtools.large_txn [--rows 1000000]
+
+Starts a MariaDB pair in a temporary folder, commits one transaction of `--rows` row
+inserts (plus, with --update, an UPDATE of every row in the same transaction), runs one
+cycle in this process with Spark local, checks the downstream equals the upstream, and
+prints the peak resident memory (VmHWM) of every process that took part: this Python
+driver (which also runs the pull stage), the Spark JVM (driver and local executor) and
+the Python workers Spark starts.  The servers themselves are not counted.  Too slow for
+the test suite; run it by hand and record the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+
+def _children() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(d.name))
+    return kids
+
+
+def _status_kb(pid: int, field: str) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def _kind(pid: int) -> str | None:
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return None
+    if pid == os.getpid():
+        return "python driver (pull stage, Spark driver side)"
+    if "mariadbd" in cmd or "mysqld" in cmd:
+        return None
+    if "java" in cmd.split(" ", 1)[0]:
+        return "Spark JVM (driver + local executor)"
+    if "python" in cmd:
+        return "Spark Python workers"
+    return None
+
+
+class PeakSampler(threading.Thread):
+    """Polls this process's tree and keeps, per kind, the largest VmHWM any process had."""
+
+    def __init__(self, every: float = 0.3):
+        super().__init__(daemon=True)
+        self.every = every
+        self.peak_kb: dict[str, int] = {}
+        self.stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop_event.is_set():
+            self.sample()
+            time.sleep(self.every)
+
+    def sample(self) -> None:
+        kids, todo, seen = _children(), [os.getpid()], set()
+        while todo:
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            todo.extend(kids.get(pid, []))
+            kind = _kind(pid)
+            hwm = _status_kb(pid, "VmHWM") if kind else None
+            if hwm:
+                self.peak_kb[kind] = max(self.peak_kb.get(kind, 0), hwm)
+
+    def stop(self) -> dict[str, int]:
+        self.sample()
+        self.stop_event.set()
+        self.join()
+        return self.peak_kb
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rows", type=int, default=1_000_000)
+    p.add_argument("--update", action="store_true", help="also update every row in the same transaction")
+    a = p.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="cdcflow-large-txn-") as tmp:
+        os.environ["CDCFLOW_HOME"] = str(Path(tmp) / "home")
+        Path(os.environ["CDCFLOW_HOME"]).mkdir()
+        from cdcflow import cli
+        from cdcflow.devtools.compare import compare
+        from cdcflow.devtools.mariadb import start_pair
+        from cdcflow.spark.session import get_session
+        from cdcflow.stages import run_cycle
+
+        up, down = start_pair(Path(tmp) / "servers")
+        sampler = PeakSampler()
+        try:
+            ddl = "CREATE TABLE big.t (id INT PRIMARY KEY, k INT NOT NULL, pad CHAR(32), UNIQUE KEY uk (k))"
+            for server in (up, down):
+                server.execute("CREATE DATABASE big", ddl)
+            cfg = Path(tmp) / "cf.toml"
+            cfg.write_text("[filter]\nrules = ['big.*']\n")
+            assert cli.main(["changefeed", "create", "-c", "large-txn", "--source-uri", up.uri,
+                             "--sink-uri", down.uri, "--config", str(cfg)]) == 0
+            spark = get_session("cdcflow-large-txn")
+            # a changefeed's first cycle always writes in safe mode; an idle one first makes the
+            # measured cycle take the default path (safe-mode = false: two passes)
+            run_cycle("large-txn", spark=spark)
+            with up.connect(database="big") as c, c.cursor() as cur:
+                cur.execute("BEGIN")
+                cur.execute(f"INSERT INTO big.t SELECT seq, seq, MD5(seq) FROM seq_1_to_{a.rows}")
+                if a.update:
+                    cur.execute("UPDATE big.t SET pad = CONCAT('u', SUBSTR(pad, 2))")
+                cur.execute("COMMIT")
+            sampler.start()
+            t0 = time.time()
+            result = run_cycle("large-txn", spark=spark)
+            seconds = time.time() - t0
+            peaks = sampler.stop()
+            with up.connect() as u, down.connect() as d:
+                diffs = compare(u, d, schemas=["big"])
+            spark.stop()
+        finally:
+            if sampler.is_alive():
+                sampler.stop()
+            up.stop()
+            down.stop()
+    report = {
+        "row_changes": result["pull"]["pulled"], "transactions": result["pull"]["transactions"],
+        "cycle_seconds": round(seconds, 1), "consistent": not diffs,
+        "driver_memory_setting": os.environ.get("CDCFLOW_DRIVER_MEMORY", "2g"),
+        "peak_rss_mb": {k: round(v / 1024, 1) for k, v in sorted(peaks.items())},
+        "stages": {k: v for k, v in result.items() if k in ("pull", "filter", "barrier", "apply")},
+    }
+    print(json.dumps(report, indent=1, default=str))
+    return 0 if not diffs else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

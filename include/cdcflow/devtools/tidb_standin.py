@@ -1,0 +1,132 @@
+"""A stand-in for a TiDB downstream, for tests: TiDB cannot run on these machines.
+
+A real MariaDB server executes every statement except the few only TiDB can
+answer, which come from recorded result sets instead:
+- `SELECT VERSION()` answers a TiDB version string;
+- `ADMIN SHOW DDL JOBS ...` answers the recorded set the test has put on show
+  (or TiDB's access-denied error when the user is to lack SUPER);
+- `SELECT job_meta FROM mysql.tidb_ddl_history` answers the recorded job meta;
+- an index DDL sent on a connection with a read timeout (cdcflow's asynchronous
+  submission) is applied to MariaDB, then the set named `on_submit` goes on show
+  and, while that set shows the job unfinished, the client gets what pymysql
+  raises when TiDB is still building after the read timeout (error 2013).
+It also notes every DDL sent to a table while the set on show has a job
+queueing or running on it: TiDB would queue such a DDL behind the job, the
+double submission cdcflow must never make.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pymysql
+
+from cdcflow.sink.tidb_ddl_jobs import DDLJob, parse
+
+VERSION = "8.0.11-TiDB-v8.5.1"
+_INDEX_DDL = re.compile(r"^\s*(CREATE\s+(UNIQUE\s+)?INDEX\b|ALTER\s+TABLE\b.*\bADD\s+(UNIQUE\s+)?(INDEX|KEY)\b)",
+                        re.I | re.S)
+_DDL = re.compile(r"^\s*(ALTER|CREATE|DROP|RENAME|TRUNCATE)\b", re.I)
+_SET = re.compile(r"^\s*(SET|USE)\b", re.I)
+
+
+class TiDBStandIn:
+    def __init__(self, recorded: Path | dict, real_connect, *, show: str = "before", on_submit: str | None = None,
+                 super_privilege: bool = True):
+        self.recorded = json.loads(Path(recorded).read_text()) if not isinstance(recorded, dict) else recorded
+        self.real_connect = real_connect
+        self.showing = show
+        self.on_submit = on_submit
+        self.super_privilege = super_privilege
+        self.statements: list[str] = []  # every DDL sent to it, in order
+        self.async_submissions: list[str] = []  # index DDL sent on a connection with a read timeout
+        self.queued_behind: list[tuple[str, int]] = []  # (DDL, job id) sent while a job ran on its table
+
+    def show(self, name: str) -> None:
+        if name not in self.recorded["sets"]:
+            raise KeyError(f"no recorded set {name!r}")
+        self.showing = name
+
+    def jobs(self) -> list[DDLJob]:
+        return parse([(c,) for c in self.recorded["columns"]], self.recorded["sets"][self.showing])
+
+    def connect(self, sink: dict, **kw) -> "_Conn":
+        return _Conn(self, self.real_connect(sink, **kw), kw.get("read_timeout"))
+
+
+class _Conn:
+    def __init__(self, standin: TiDBStandIn, real, read_timeout):
+        self.standin, self.real, self.read_timeout = standin, real, read_timeout
+
+    def cursor(self) -> "_Cursor":
+        return _Cursor(self)
+
+    def close(self) -> None:
+        self.real.close()
+
+
+class _Cursor:
+    def __init__(self, conn: _Conn):
+        self.conn = conn
+        self.real = conn.real.cursor()
+        self._rows: list[tuple] | None = None
+        self._description = None
+
+    def __enter__(self) -> "_Cursor":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.real.close()
+
+    @property
+    def description(self):
+        return self._description if self._rows is not None else self.real.description
+
+    def _answer(self, columns, rows) -> None:
+        self._description = tuple((c, None, None, None, None, None, None) for c in columns)
+        self._rows = [tuple(r) for r in rows]
+
+    def execute(self, sql: str, args=None):
+        s, text = self.conn.standin, sql.strip()
+        upper = " ".join(text.upper().split())
+        self._rows = None
+        if upper.startswith("SELECT VERSION()"):
+            return self._answer(["VERSION()"], [(VERSION,)])
+        if upper.startswith("ADMIN SHOW DDL JOBS"):
+            if not s.super_privilege:
+                raise pymysql.err.OperationalError(
+                    1227, "Access denied; you need (at least one of) the SUPER privilege(s) for this operation")
+            return self._answer(s.recorded["columns"], s.recorded["sets"][s.showing])
+        if "MYSQL.TIDB_DDL_HISTORY" in upper:
+            meta = s.recorded.get("ddl_history_job_meta", {}).get(s.showing)
+            return self._answer(["job_meta"], [(json.dumps(meta),)] if meta else [])
+        if _DDL.match(text) and not _SET.match(text):
+            s.statements.append(text)
+            for job in s.jobs():
+                if job.outcome == "pending" and re.search(rf"\b{re.escape(job.table_name)}\b", text, re.I):
+                    s.queued_behind.append((text, job.job_id))
+        result = self.real.execute(sql, args)
+        if self.conn.read_timeout is not None and _INDEX_DDL.match(text):
+            s.async_submissions.append(text)
+            if s.on_submit:
+                s.show(s.on_submit)
+            if any(j.outcome == "pending" and j.is_add_index for j in s.jobs()):
+                self.conn.real.close()
+                raise pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query (timed out)")
+        return result
+
+    def fetchone(self):
+        if self._rows is not None:
+            return self._rows.pop(0) if self._rows else None
+        return self.real.fetchone()
+
+    def fetchall(self):
+        if self._rows is not None:
+            rows, self._rows = self._rows, []
+            return rows
+        return self.real.fetchall()
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)

@@ -1,0 +1,385 @@
+"""Writing to a MySQL-compatible downstream (MySQL, MariaDB, TiDB) with pymysql.
+
+Row changes arrive compacted to one final image per key, so every statement
+is idempotent: `REPLACE INTO … VALUES (…),(…)` for rows that exist at the
+end of the segment, `DELETE … WHERE key IN (…)` for rows that do not.
+Replaying a segment after a crash writes the same final images again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Iterable
+
+import pymysql
+
+from cdcflow.core.errors import CdcflowError
+from cdcflow.core.row_codec import decode_image, quote_ident, sql_literal
+
+log = logging.getLogger(__name__)
+
+# Sessions that write rows: UTC so TIMESTAMP literals (decoded in UTC) mean the same
+# instant, and backslash escapes on because literals are escaped that way.
+DML_SESSION = (
+    "SET SESSION time_zone = '+00:00'",
+    "SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION'",
+    "SET SESSION foreign_key_checks = 0",
+    "SET SESSION unique_checks = 1",
+)
+RETRYABLE_MYSQL_ERRORS = {1205, 1213, 2002, 2003, 2006, 2013, 1040, 1053, 8002, 9007}
+MAX_STATEMENT_BYTES = 4 * 1024 * 1024
+
+
+def qualified(schema: str, table: str) -> str:
+    return f"{quote_ident(schema)}.{quote_ident(table)}"
+
+
+def valid_key(conn, schema: str, table: str) -> list[str] | None:
+    """The columns of the table's primary key, else of a unique key whose columns are all
+    NOT NULL (a 'valid index'); None when the table has neither or does not exist."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT s.INDEX_NAME, s.COLUMN_NAME, c.IS_NULLABLE FROM information_schema.STATISTICS s "
+            "JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = s.TABLE_SCHEMA "
+            "AND c.TABLE_NAME = s.TABLE_NAME AND c.COLUMN_NAME = s.COLUMN_NAME "
+            "WHERE s.TABLE_SCHEMA = %s AND s.TABLE_NAME = %s AND s.NON_UNIQUE = 0 "
+            "AND s.SUB_PART IS NULL ORDER BY s.INDEX_NAME = 'PRIMARY' DESC, s.INDEX_NAME, s.SEQ_IN_INDEX",
+            (schema, table),
+        )
+        indexes: dict[str, list[tuple[str, str]]] = {}
+        for name, col, nullable in cur.fetchall():
+            indexes.setdefault(name, []).append((col, nullable))
+    for cols in indexes.values():
+        if all(n == "NO" for _, n in cols):
+            return [c for c, _ in cols]
+    return None
+
+
+def table_exists(conn, schema: str, table: str) -> bool:
+    with conn.cursor() as cur:
+        cur.execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA=%s AND TABLE_NAME=%s",
+                    (schema, table))
+        return cur.fetchone() is not None
+
+
+def _error_code(e: Exception) -> int | None:
+    args = getattr(e, "args", ())
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def is_retryable(e: Exception) -> bool:
+    return isinstance(e, pymysql.err.OperationalError) and _error_code(e) in RETRYABLE_MYSQL_ERRORS \
+        or isinstance(e, (ConnectionError, TimeoutError))
+
+
+class RowWriter:
+    """Batches final row images into multi-row statements on one connection."""
+
+    def __init__(self, conn, batch_rows: int, max_bytes: int = MAX_STATEMENT_BYTES):
+        self.conn = conn
+        self.batch_rows = batch_rows
+        self.max_bytes = max_bytes
+        self.rows_written = 0
+        self.statements = 0
+
+    def _run(self, sql: str, what: str) -> None:
+        for attempt in range(5):
+            try:
+                with self.conn.cursor() as cur:
+                    cur.execute(sql)
+                self.statements += 1
+                return
+            except pymysql.err.OperationalError as e:
+                # deadlocks between partitions that touch the same unique values: retry
+                if _error_code(e) in (1205, 1213) and attempt < 4:
+                    time.sleep(0.05 * (attempt + 1))
+                    continue
+                raise SinkError(what, e) from None
+            except pymysql.MySQLError as e:
+                raise SinkError(what, e) from None
+
+    def delete_keys(self, schema: str, table: str, key: list[str], images: list[dict]) -> None:
+        target = qualified(schema, table)
+        if len(key) == 1:
+            head = f"DELETE FROM {target} WHERE {quote_ident(key[0])} IN ("
+            tuples = [sql_literal(img[key[0]]) for img in images]
+        else:
+            head = f"DELETE FROM {target} WHERE ({', '.join(quote_ident(k) for k in key)}) IN ("
+            tuples = ["(" + ", ".join(sql_literal(img[k]) for k in key) + ")" for img in images]
+        for chunk in self._chunks(tuples, len(head)):
+            self._run(head + ", ".join(chunk) + ")", f"DELETE from {schema}.{table}")
+            self.rows_written += len(chunk)
+
+    def replace_rows(self, schema: str, table: str, columns: tuple[str, ...], images: list[dict],
+                     verb: str = "REPLACE") -> None:
+        """REPLACE (safe mode: overwrites whatever holds the key or a unique value), or
+        INSERT for rows that must be new (fails on a conflicting row)."""
+        head = f"{verb} INTO {qualified(schema, table)} ({', '.join(quote_ident(c) for c in columns)}) VALUES "
+        tuples = ["(" + ", ".join(sql_literal(img[c]) for c in columns) + ")" for img in images]
+        for chunk in self._chunks(tuples, len(head)):
+            self._run(head + ",".join(chunk), f"{verb} into {schema}.{table}")
+            self.rows_written += len(chunk)
+
+    def _chunks(self, items: list[str], head_len: int) -> Iterable[list[str]]:
+        chunk, size = [], head_len
+        for it in items:
+            if chunk and (len(chunk) >= self.batch_rows or size + len(it) + 2 > self.max_bytes):
+                yield chunk
+                chunk, size = [], head_len
+            chunk.append(it)
+            size += len(it) + 2
+        if chunk:
+            yield chunk
+
+
+class SinkError(Exception):
+    """A downstream error, carried out of Spark workers as text the driver can parse."""
+
+    MARK = "CDCFLOW_SINK_ERROR:"
+
+    def __init__(self, what: str, cause: Exception):
+        self.what = what
+        self.code = _error_code(cause)
+        self.text = str(cause.args[1]) if len(getattr(cause, "args", ())) > 1 else str(cause)
+        self.retryable = is_retryable(cause)
+        payload = json.dumps({"what": what, "code": self.code, "text": self.text, "retryable": self.retryable})
+        super().__init__(self.MARK + payload + ":END")
+
+    @classmethod
+    def parse(cls, text: str) -> dict | None:
+        i = text.find(cls.MARK)
+        if i < 0:
+            return None
+        try:
+            # decode up to the object's own end: the error text (row values) may hold ':END'
+            return json.JSONDecoder().raw_decode(text, i + len(cls.MARK))[0]
+        except ValueError:
+            return None
+
+
+def connect(sink: dict, **kw):
+    """A DML session on the downstream described by plain parameters (picklable for Spark)."""
+    conn = pymysql.connect(host=sink["host"], port=sink["port"], user=sink["user"], password=sink["password"],
+                           charset="utf8mb4", autocommit=True, connect_timeout=10, **kw)
+    with conn.cursor() as cur:
+        for stmt in DML_SESSION:
+            cur.execute(stmt)
+    return conn
+
+
+# safe-mode = false writes a segment in two passes (Spark jobs): first the keys whose row
+# existed before the segment (DELETE, REPLACE), then the new keys with INSERT.  After the
+# first pass every old row holds its final image or is gone, so an INSERT can only meet a
+# row the upstream never had: a real conflict, reported as TiCDC's non-safe mode does.
+PHASE_KINDS = {None: ("D", "U", "I"), "existing": ("D", "U"), "new": ("I",)}
+
+
+def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]], phase: str | None = None):
+    """Spark mapInArrow body: changes sorted by (schema, table, key, commit order) in; the
+    last one per key is written (only the kinds of `phase`, see PHASE_KINDS); one batch of
+    (rows, statements) counts out.
+
+    Why this converges even when rows exchange unique-key values across partitions:
+    every key touched in the segment is written with its final image, and those images
+    are one consistent snapshot of the upstream at the segment's end, so no two of them
+    share a unique value, and none clashes with a row the segment did not touch (that row
+    already holds its end-of-segment value downstream).  A REPLACE therefore only ever
+    removes stale rows of touched keys, whose own final image another partition writes
+    (before or after) or whose DELETE is due anyway; a DELETE only removes a key that has
+    no final image.  Nothing removes a final image once written, so in whatever order the
+    partitions run (and after a replay of a half-applied segment) each key ends with its
+    final image or absent: the upstream's state.  Concurrent REPLACEs on the same unique
+    values may deadlock; the statement is retried (RowWriter._run).
+    Deletes go first inside a partition: a key that only changed case (or trailing
+    spaces) under a case-insensitive collation shares its old spelling's partition,
+    and the old image must go before the new one is written.
+    """
+    from cdcflow.sink.compaction import final_changes
+
+    kinds = PHASE_KINDS[phase]
+
+    def write(w: "StreamingWriter", conn) -> None:
+        w.insert_new = phase == "new"
+        for schema, table, _part, _key, kind, image in final_changes(_change_rows(batches)):
+            if kind in kinds:
+                w.add(schema, table, kind, decode_image(image))
+        w.close()
+
+    yield _run_partition(sink, batch_rows, keys, write)
+
+
+def apply_partition_txns(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]]):
+    """transaction-atomicity = table: changes sorted by (schema, table, commit_ts, key,
+    commit order) in; each upstream transaction's changes to one table become one
+    downstream transaction.  Inside it the changes compact to their final image per key
+    (the state at that commit, which is all a transaction shows), never across
+    transactions.  A table's transactions all run in one partition, in commit order, so
+    partitions never touch the same rows and cannot deadlock each other."""
+    from itertools import groupby
+
+    from cdcflow.sink.compaction import final_changes
+
+    def write(w: "StreamingWriter", conn) -> None:
+        rows = _change_rows(batches, "commit_ts")
+        for _txn, changes in groupby(rows, key=lambda r: (r[0], r[1], r[6])):
+            conn.begin()
+            for schema, table, _part, _key, kind, image, _ts in final_changes(changes):
+                w.add(schema, table, kind, decode_image(image))
+            w.close()
+            conn.commit()
+
+    yield _run_partition(sink, batch_rows, keys, write)
+
+
+def _change_rows(batches, *extra: str):
+    for b in batches:
+        d = b.to_pydict()
+        yield from zip(d["schema"], d["table"], d["part"], d["key"], d["kind"], d["image"], *(d[e] for e in extra))
+
+
+def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], write):
+    """One downstream connection for a partition's writes; the (rows, statements) counts."""
+    import pyarrow as pa
+
+    conn = None
+    try:
+        conn = _connect_with_retry(sink)
+        w = StreamingWriter(RowWriter(conn, batch_rows), keys)
+        write(w, conn)
+        written, statements = w.writer.rows_written, w.writer.statements
+    finally:
+        if conn is not None:
+            conn.close()
+    return pa.RecordBatch.from_pydict({"rows": [written], "statements": [statements]})
+
+
+class StreamingWriter:
+    """Pending multi-row statements, flushed when full; a table's pending DELETEs always go
+    out before any of its upserts, so memory stays bounded by the batch size.  With
+    `insert_new`, rows of kind I (new keys) are written with INSERT instead of REPLACE."""
+
+    def __init__(self, writer: RowWriter, keys: dict[str, list[str]], insert_new: bool = False):
+        self.writer = writer
+        self.keys = keys
+        self.insert_new = insert_new
+        self.deletes: dict[tuple[str, str], list] = {}
+        self.upserts: dict[tuple[str, str, tuple, str], list] = {}
+
+    def add(self, schema: str, table: str, kind: str, img: dict) -> None:
+        if kind == "D":
+            pending = self.deletes.setdefault((schema, table), [])
+            pending.append(img)
+            if len(pending) >= self.writer.batch_rows:
+                self._flush_deletes(schema, table)
+        else:
+            group = (schema, table, tuple(img), "INSERT" if kind == "I" and self.insert_new else "REPLACE")
+            pending = self.upserts.setdefault(group, [])
+            pending.append(img)
+            if len(pending) >= self.writer.batch_rows:
+                self._flush_deletes(schema, table)
+                self.writer.replace_rows(schema, table, group[2], self.upserts.pop(group), group[3])
+
+    def _flush_deletes(self, schema: str, table: str) -> None:
+        images = self.deletes.pop((schema, table), None)
+        if images:
+            self.writer.delete_keys(schema, table, self.keys[f"{schema}.{table}"], images)
+
+    def close(self) -> None:
+        for schema, table in list(self.deletes):
+            self._flush_deletes(schema, table)
+        for (schema, table, cols, verb), images in list(self.upserts.items()):
+            self.writer.replace_rows(schema, table, cols, images, verb)
+        self.upserts.clear()
+
+
+def _connect_with_retry(sink: dict, attempts: int = 3):
+    for i in range(attempts):
+        try:
+            return connect(sink)
+        except pymysql.MySQLError as e:
+            if i == attempts - 1:
+                raise SinkError(f"connect to downstream {sink['host']}:{sink['port']}", e) from None
+            time.sleep(0.5 * (i + 1))
+
+
+def apply_ordered(conn, schema: str, table: str, changes: Iterable[dict]) -> int:
+    """Changes of a table without a valid index (force-replicate): one by one, in commit order.
+
+    No compaction is possible without a key, so UPDATE and DELETE match the whole old
+    row NULL-safely and touch one row (LIMIT 1), which keeps duplicate rows right.
+    """
+    n = 0
+    target = qualified(schema, table)
+    with conn.cursor() as cur:
+        for ch in changes:
+            before, after = decode_image(ch["before"]), decode_image(ch["after"])
+            if ch["op"] == "insert":
+                sql = (f"INSERT INTO {target} ({', '.join(quote_ident(c) for c in after)}) VALUES ("
+                       + ", ".join(sql_literal(v) for v in after.values()) + ")")
+            else:
+                where = " AND ".join(f"{quote_ident(c)} <=> {sql_literal(v)}" for c, v in before.items())
+                if ch["op"] == "delete":
+                    sql = f"DELETE FROM {target} WHERE {where} LIMIT 1"
+                else:
+                    sets = ", ".join(f"{quote_ident(c)} = {sql_literal(v)}" for c, v in after.items())
+                    sql = f"UPDATE {target} SET {sets} WHERE {where} LIMIT 1"
+            try:
+                cur.execute(sql)
+            except pymysql.MySQLError as e:
+                raise SinkError(f"{ch['op'].upper()} on {schema}.{table} (no valid index)", e) from None
+            n += 1
+    return n
+
+
+# --- DDL ------------------------------------------------------------------------------------
+
+# Errors a DDL gets when it already ran before a crash and runs again: tolerated only
+# for the DDL the metadata store marks as sent but not yet checkpointed.
+REPLAYED_DDL_ERRORS = {
+    1007: "database exists", 1008: "database doesn't exist", 1050: "table exists",
+    1051: "unknown table", 1054: "unknown column", 1060: "duplicate column", 1061: "duplicate key name",
+    1068: "multiple primary key defined", 1091: "can't drop; check that it exists", 1146: "table doesn't exist",
+    1176: "key doesn't exist", 1507: "partition to drop doesn't exist", 1517: "duplicate partition name",
+    1735: "unknown partition", 1826: "duplicate foreign key", 4092: "unknown view (MariaDB)",
+}
+
+
+def execute_ddl(conn, query: str, default_schema: str | None, sql_mode: str | None, replay: bool) -> str:
+    """Run one DDL as the upstream session ran it: same default schema, same SQL mode.
+
+    Returns 'applied', or 'already applied' when this is the replay of a DDL that the
+    downstream had executed before a crash (the error says so, and only then).
+    """
+    with conn.cursor() as cur:
+        cur.execute("SET SESSION time_zone = '+00:00'")
+        if sql_mode is not None:
+            _set_sql_mode(cur, sql_mode)
+        if default_schema:
+            try:
+                cur.execute(f"USE {quote_ident(default_schema)}")
+            except pymysql.MySQLError:
+                pass  # the schema may be the one this DDL creates or was dropped; the DDL names its targets
+        try:
+            cur.execute(query)
+            return "applied"
+        except pymysql.MySQLError as e:
+            if replay and _error_code(e) in REPLAYED_DDL_ERRORS:
+                return "already applied"
+            raise
+
+
+def _set_sql_mode(cur, sql_mode: str) -> None:
+    try:
+        cur.execute("SET SESSION sql_mode = %s", (sql_mode,))
+    except pymysql.MySQLError:
+        # a mode this server does not know (MySQL 8 dropped NO_AUTO_CREATE_USER): keep the rest
+        known = []
+        for m in [m for m in sql_mode.split(",") if m]:
+            try:
+                cur.execute("SET SESSION sql_mode = %s", (",".join(known + [m]),))
+                known.append(m)
+            except pymysql.MySQLError:
+                continue
+        cur.execute("SET SESSION sql_mode = %s", (",".join(known),))

@@ -1,0 +1,358 @@
+"""Reading a MySQL/MariaDB binlog (ROW format) into canonical change events.
+
+One transaction becomes one commit ts, derived deterministically from the
+previous one (tso.for_binlog_event), so a window re-read from the same
+checkpoint yields the same ts for every event: that is what makes a replay
+after a crash converge.  The checkpoint position is always a transaction
+boundary: (file, pos) just after a COMMIT/XID or a DDL.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from cdcflow.core import tso
+from cdcflow.core.errors import CdcflowError
+from cdcflow.core.row_codec import encode_image
+from cdcflow.core.sql_mode import from_bits
+from cdcflow.core.uri import DbUri
+
+log = logging.getLogger(__name__)
+
+REQUIRED_VARIABLES = {"binlog_format": "ROW", "binlog_row_image": "FULL", "binlog_row_metadata": "FULL"}
+EXCLUDED_SCHEMAS_ALWAYS = ("mysql", "information_schema", "performance_schema", "sys")
+
+
+@dataclass(frozen=True)
+class Position:
+    file: str
+    pos: int
+    gtid: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"file": self.file, "pos": self.pos, "gtid": self.gtid}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Position":
+        return cls(d["file"], int(d["pos"]), d.get("gtid"))
+
+    def key(self) -> tuple:
+        # binlog files are numbered with a fixed-width suffix, so names order like the log
+        return (self.file, self.pos)
+
+
+def check_upstream(uri: DbUri, changefeed: str | None = None) -> None:
+    """Refuse an upstream whose binlog cannot give full row images with column names."""
+    try:
+        conn = uri.connect()
+    except Exception as e:  # pymysql raises OperationalError with the server's text
+        raise CdcflowError(
+            f"cannot connect to the upstream {uri.redacted()}: {e}",
+            changefeed=changefeed, code="CDCFLOW:ErrUpstreamUnreachable", retryable=True,
+            hint="check the source URI, that the server runs, and the user's password",
+        ) from None
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN ('log_bin','binlog_format',"
+                        "'binlog_row_image','binlog_row_metadata')")
+            got = {k.lower(): str(v).upper() for k, v in cur.fetchall()}
+    finally:
+        conn.close()
+    if got.get("log_bin") not in ("ON", "1"):
+        raise CdcflowError(
+            f"the upstream {uri.redacted()} does not write a binlog (log_bin=OFF)",
+            changefeed=changefeed, code="CDCFLOW:ErrUpstreamBinlog",
+            hint="start the server with --log-bin and --binlog-format=ROW --binlog-row-image=FULL "
+                 "--binlog-row-metadata=FULL",
+        )
+    for var, want in REQUIRED_VARIABLES.items():
+        if got.get(var) != want:
+            raise CdcflowError(
+                f"the upstream {uri.redacted()} has {var}={got.get(var, 'unset')}, cdcflow needs {var}={want}",
+                changefeed=changefeed, code="CDCFLOW:ErrUpstreamBinlog",
+                hint=f"run SET GLOBAL {var}='{want}' on the upstream and put {var}={want} in its "
+                     f"configuration file so it survives a restart",
+            )
+
+
+def head_position(conn) -> Position:
+    """The last committed binlog position right now."""
+    with conn.cursor() as cur:
+        cur.execute("SHOW MASTER STATUS")
+        row = cur.fetchone()
+        if not row:
+            raise CdcflowError("the upstream reports no binlog position (SHOW MASTER STATUS is empty)",
+                               code="CDCFLOW:ErrUpstreamBinlog", hint="enable log_bin on the upstream")
+        gtid = None
+        try:
+            cur.execute("SELECT @@GLOBAL.gtid_binlog_pos")
+            gtid = cur.fetchone()[0] or None
+        except Exception:  # MySQL has gtid_executed instead; the position alone suffices
+            gtid = None
+    return Position(row[0], int(row[1]), gtid)
+
+
+def available_logs(conn) -> list[str]:
+    with conn.cursor() as cur:
+        cur.execute("SHOW BINARY LOGS")
+        return [r[0] for r in cur.fetchall()]
+
+
+def open_stream(uri: DbUri, server_id: int, start: Position, only_events: list):
+    """A non-blocking binlog dump from a file and position (it ends at the current end of the log)."""
+    from pymysqlreplication import BinLogStreamReader
+
+    from cdcflow.source.column_types import install as decode_types_exactly
+    from cdcflow.source.row_decoder import install as decode_rows_by_plan
+    from cdcflow.source.table_maps import install as parse_each_table_map_once
+
+    parse_each_table_map_once()
+    decode_types_exactly()
+    decode_rows_by_plan()
+    return BinLogStreamReader(
+        connection_settings={"host": uri.host, "port": uri.port, "user": uri.user, "password": uri.password,
+                             "charset": "utf8mb4"},
+        server_id=server_id, resume_stream=True, blocking=False, log_file=start.file, log_pos=start.pos,
+        only_events=only_events,
+        is_mariadb=False,  # True ignores log_file/log_pos (a GTID-only dump); file+pos works on both
+        enable_logging=False,
+    )
+
+
+@dataclass
+class Event:
+    """One canonical change event (see DESIGN.md, Events)."""
+
+    commit_ts: int
+    seq: int
+    schema: str
+    table: str
+    op: str
+    before: str | None = None
+    after: str | None = None
+    pk: str | None = None
+    ddl_query: str | None = None
+    ddl_schema: str | None = None
+    sql_mode: str | None = None
+    gtid: str | None = None
+    start_file: str | None = None
+    start_pos: int | None = None
+    end_file: str | None = None
+    end_pos: int | None = None
+    event_time: int | None = None
+    start_ts: int | None = None  # binlog sources carry no start ts
+
+
+
+
+class BinlogReader:
+    """Reads committed transactions from `start` up to `head` (inclusive of transactions ending there)."""
+
+    def __init__(self, uri: DbUri, server_id: int, start: Position, head: Position, prev_ts: int,
+                 target_ts: int = 0):
+        self.uri = uri
+        self.server_id = server_id
+        self.start = start
+        self.head = head
+        self.prev_ts = prev_ts
+        self.target_ts = target_ts
+        self.last_pos = start  # boundary after the last complete transaction read
+        self.last_ts = prev_ts
+        self.transactions = 0
+        self.stopped_at_target = False
+        self.aborted_ts: set[int] = set()
+
+    def read(self, emit: Callable[[Event], None]) -> None:
+        """Stream events to `emit`; rows of a large transaction go out as they are read.
+
+        A transaction whose commit ts would pass target-ts, or that starts at or past the
+        head fixed for this cycle, is not read: the window ends before it.  The ts of a
+        transaction rolled back after rows went out is added to `self.aborted_ts`.
+        """
+        from pymysqlreplication.event import (
+            GtidEvent,
+            MariadbGtidEvent,
+            QueryEvent,
+            RotateEvent,
+            XidEvent,
+        )
+        from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+
+        stream = open_stream(self.uri, self.server_id, self.start,
+                             [QueryEvent, XidEvent, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent,
+                              MariadbGtidEvent, GtidEvent, RotateEvent])
+        cur_file = self.start.file
+        trx_ts: int | None = None
+        trx_start = self.last_pos
+        trx_gtid: str | None = None
+        seq = 0
+
+        def begin(ev_time: int) -> bool:
+            nonlocal trx_ts, seq
+            ts = tso.for_binlog_event(self.last_ts, ev_time)
+            if self.target_ts and ts > self.target_ts:
+                self.stopped_at_target = True
+                return False
+            trx_ts, seq = ts, 0
+            return True
+
+        def end(end_pos: int) -> None:
+            nonlocal trx_ts, trx_gtid, trx_start
+            self.last_ts = trx_ts
+            self.last_pos = Position(cur_file, end_pos, trx_gtid or self.last_pos.gtid)
+            self.transactions += 1
+            trx_ts, trx_gtid, trx_start = None, None, self.last_pos
+
+        try:
+            for ev in stream:
+                if isinstance(ev, RotateEvent):
+                    cur_file = ev.next_binlog
+                    if trx_ts is None and ev.position == 4 and self.last_pos.file != cur_file:
+                        self.last_pos = trx_start = Position(cur_file, 4, self.last_pos.gtid)
+                    continue
+                if trx_ts is None:
+                    ev_start = ev.packet.log_pos - ev.event_size
+                    if (cur_file, ev_start) >= self.head.key():
+                        break  # later transactions belong to the next cycle
+                if isinstance(ev, (MariadbGtidEvent, GtidEvent)):
+                    if not begin(ev.timestamp):
+                        break
+                    trx_gtid = ev.gtid
+                    continue
+                if isinstance(ev, XidEvent):
+                    if trx_ts is not None:
+                        end(ev.packet.log_pos)
+                    continue
+                if isinstance(ev, QueryEvent):
+                    q = ev.query.strip().rstrip(";").strip()
+                    word = q.upper()
+                    if word in ("BEGIN", "START TRANSACTION") or word.startswith("XA START"):
+                        if trx_ts is None and not begin(ev.timestamp):
+                            break
+                        continue
+                    if word == "COMMIT" or word.startswith("XA COMMIT") or word.startswith("XA END") \
+                            or word.startswith("XA PREPARE"):
+                        if trx_ts is not None and (word == "COMMIT" or word.startswith("XA COMMIT")):
+                            end(ev.packet.log_pos)
+                        continue
+                    if word == "ROLLBACK" or word.startswith("XA ROLLBACK"):
+                        if trx_ts is not None:
+                            self.aborted_ts.add(trx_ts)
+                            end(ev.packet.log_pos)
+                        continue
+                    if trx_ts is None and not begin(ev.timestamp):
+                        break
+                    schema = ev.schema.decode() if isinstance(ev.schema, bytes) else (ev.schema or "")
+                    emit(Event(
+                        commit_ts=trx_ts, seq=seq, schema=schema, table="", op="ddl", ddl_query=q,
+                        ddl_schema=schema or None, sql_mode=from_bits(getattr(ev, "sql_mode", None)),
+                        gtid=trx_gtid, start_file=trx_start.file, start_pos=trx_start.pos,
+                        end_file=cur_file, end_pos=ev.packet.log_pos, event_time=ev.timestamp,
+                    ))
+                    end(ev.packet.log_pos)  # DDL commits implicitly
+                    continue
+                if isinstance(ev, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):
+                    if trx_ts is None and not begin(ev.timestamp):
+                        break
+                    if ev.schema in EXCLUDED_SCHEMAS_ALWAYS:
+                        continue
+                    pk = ev.primary_key
+                    pk_text = json.dumps([pk] if isinstance(pk, str) else list(pk)) if pk else None
+                    for row in ev.rows:
+                        if isinstance(ev, WriteRowsEvent):
+                            op, before, after = "insert", None, row["values"]
+                        elif isinstance(ev, DeleteRowsEvent):
+                            op, before, after = "delete", row["values"], None
+                        else:
+                            op, before, after = "update", row["before_values"], row["after_values"]
+                        emit(Event(
+                            commit_ts=trx_ts, seq=seq, schema=ev.schema, table=ev.table, op=op,
+                            before=encode_image(before), after=encode_image(after), pk=pk_text,
+                            gtid=trx_gtid, start_file=trx_start.file, start_pos=trx_start.pos,
+                            event_time=ev.timestamp,
+                        ))
+                        seq += 1
+        finally:
+            stream.close()
+        if trx_ts is not None:
+            # the stream ended inside a transaction: its rows must not be applied yet
+            self.aborted_ts.add(trx_ts)
+
+
+def replay_horizon(ts: int, replay_until: int = 0, checkpoint_ts: int = 0) -> int:
+    """How far a changefeed whose checkpoint moves to `ts` reads changes that may already be
+    downstream: the rest of ts's second (see position_for_ts), up to the checkpoint it moves
+    back from, and any horizon it had already."""
+    return max(replay_until, checkpoint_ts, tso.second_end(ts))
+
+
+def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None = None) -> Position:
+    """The transaction boundary at which a changefeed starting at `ts` begins reading.
+
+    A binlog records no TSO, only each event's time in seconds, so the boundary is the one
+    before the first transaction that may have committed after `ts`: the first one dated in
+    `ts`'s own second or later.  The transactions of that second that came before `ts` are
+    read again; the caller marks them as replays up to replay_horizon(ts) (rows are written
+    idempotently, a DDL that already ran is tolerated), which loses nothing, where starting
+    after that second would skip what committed in its remaining milliseconds.  A ts older
+    than the oldest binlog the upstream still holds cannot be served (ErrStartTsBeforeGC).
+    """
+    from pymysqlreplication.event import (
+        FormatDescriptionEvent,
+        GtidEvent,
+        MariadbGtidEvent,
+        QueryEvent,
+        RotateEvent,
+        XidEvent,
+    )
+
+    conn = uri.connect()
+    try:
+        logs = available_logs(conn)
+        head = head_position(conn)
+    finally:
+        conn.close()
+    # the oldest binlog's format description event carries the time the file was opened:
+    # the oldest time it holds, even when no transaction has been written to it since
+    stream = open_stream(uri, server_id, Position(logs[0], 4),
+                         [QueryEvent, XidEvent, MariadbGtidEvent, GtidEvent, RotateEvent, FormatDescriptionEvent])
+    cur_file, boundary, first_time = logs[0], Position(logs[0], 4), None
+    first_second = tso.physical_ms(ts) // 1000  # transactions dated from here on may follow ts
+    in_trx = False
+    try:
+        for ev in stream:
+            if isinstance(ev, RotateEvent):
+                cur_file = ev.next_binlog
+                if not in_trx and ev.position == 4:
+                    boundary = Position(cur_file, 4)
+                continue
+            if ev.timestamp and first_time is None:
+                first_time = ev.timestamp
+                if tso.compose(first_time * 1000) > ts:
+                    raise CdcflowError(
+                        f"start-ts {ts} ({tso.to_text(ts)}) is older than the oldest change the upstream "
+                        f"still holds (binlog {logs[0]} starts at {tso.to_text(tso.compose(first_time * 1000))})",
+                        changefeed=changefeed, code="CDCFLOW:ErrStartTsBeforeGC",
+                        hint="choose a later start-ts, or keep binlogs longer (binlog_expire_logs_seconds)",
+                    )
+            if isinstance(ev, FormatDescriptionEvent):
+                continue
+            if (cur_file, ev.packet.log_pos - ev.event_size) >= head.key() and not in_trx:
+                break
+            if isinstance(ev, (MariadbGtidEvent, GtidEvent)) or (
+                    isinstance(ev, QueryEvent) and ev.query.strip().upper() == "BEGIN"):
+                if not in_trx and ev.timestamp >= first_second:
+                    return boundary
+                in_trx = True
+                continue
+            if isinstance(ev, XidEvent) or (isinstance(ev, QueryEvent) and ev.query.strip().upper() != "BEGIN"):
+                if not in_trx and ev.timestamp >= first_second:
+                    return boundary
+                in_trx = False
+                boundary = Position(cur_file, ev.packet.log_pos)
+    finally:
+        stream.close()
+    return head

@@ -1,0 +1,84 @@
+"""The one entry point behind every spark-submit job (jobs/<stage>.py).
+
+A job parses its arguments, builds the Spark session and runs one stage.
+Its exit code and last line are what Airflow shows, so they are kept plain:
+
+    0  the stage ran; stdout ends with one JSON line, the stage's result
+    2  a CdcflowError (the user can act on it): its one-line message on stderr
+    1  anything else (a bug): a traceback, then one line naming changefeed and stage
+
+The stage functions have already recorded the error in the metadata store
+when they raise, so there is nothing to record here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+
+EXIT_OK = 0
+EXIT_BUG = 1
+EXIT_USER_ERROR = 2
+
+
+def _parser(stage: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=f"jobs/{stage}.py", description=f"Run the {stage} stage of one changefeed cycle."
+    )
+    parser.add_argument("--changefeed-id", required=True, help="the changefeed to run")
+    parser.add_argument("--run-id", required=True, help="the cycle id that the prepare task returned")
+    parser.add_argument("--debug", action="store_true", help="print tracebacks for every error")
+    return parser
+
+
+def _launched_by_spark_submit() -> bool:
+    # spark-submit's PythonRunner starts the JVM first and hands the gateway to
+    # Python through these variables; the master it was given must then win.
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def main(stage: str, argv: list[str] | None = None) -> int:
+    args = _parser(stage).parse_args(argv)
+    if _launched_by_spark_submit():
+        os.environ.setdefault("SPARK_SUBMIT_ARGS_SET_BY_LAUNCHER", "1")
+
+    spark = None
+    try:
+        from cdcflow import stages
+        from cdcflow.spark.session import get_session
+
+        spark = get_session(f"cdcflow-{stage}-{args.changefeed_id}")
+        result = stages.run_stage(stage, spark, args.changefeed_id, args.run_id)
+        code, line, stream = EXIT_OK, json.dumps(result, default=str, sort_keys=True), sys.stdout
+    except Exception as e:  # noqa: BLE001 - every failure becomes an exit code and one line
+        from cdcflow.core.errors import CdcflowError
+
+        if isinstance(e, CdcflowError):
+            if args.debug:
+                traceback.print_exc()
+            code, line = EXIT_USER_ERROR, _one_line(str(e)) or type(e).__name__
+        else:
+            traceback.print_exc()  # not the user's doing: whoever fixes it needs the trace
+            code = EXIT_BUG
+            line = f"changefeed {args.changefeed_id}: stage {stage} failed: {type(e).__name__}: {_one_line(str(e))}"
+        stream = sys.stderr
+    _stop(spark)
+    # last, after Spark's own shutdown logging: Airflow shows the tail of the output
+    print(line, file=stream, flush=True)
+    return code
+
+
+def _stop(spark) -> None:
+    if spark is None:
+        return
+    try:
+        spark.stop()
+    except Exception:  # noqa: BLE001 - a failed stop must not hide the stage's outcome
+        pass

@@ -1,0 +1,146 @@
+"""The event store: Parquet files, one folder per changefeed and cycle.
+
+The pull stage writes raw events from the driver with pyarrow, in bounded
+batches (a million-row transaction never sits in memory whole); later stages
+read them with Spark.  Paths are local folders by default, or any URL that
+both pyarrow and Hadoop understand (hdfs://, s3a:// with the jars on the
+classpath, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from cdcflow.core.home import home
+
+EVENT_SCHEMA = pa.schema([
+    ("commit_ts", pa.int64()),
+    ("start_ts", pa.int64()),
+    ("seq", pa.int64()),
+    ("schema", pa.string()),
+    ("table", pa.string()),
+    ("op", pa.string()),
+    ("before", pa.string()),
+    ("after", pa.string()),
+    ("pk", pa.string()),
+    ("ddl_query", pa.string()),
+    ("ddl_schema", pa.string()),
+    ("sql_mode", pa.string()),
+    ("gtid", pa.string()),
+    ("start_file", pa.string()),
+    ("start_pos", pa.int64()),
+    ("end_file", pa.string()),
+    ("end_pos", pa.int64()),
+    ("event_time", pa.int64()),
+])
+FIELDS = EVENT_SCHEMA.names
+
+
+def _safe(name: str) -> str:
+    # Airflow run ids carry ':' and '+', which Hadoop paths do not accept; a leading dot
+    # would let '.' or '..' name the changefeed's (or the store's) folder instead
+    return re.sub(r"^\.", "_", re.sub(r"[^A-Za-z0-9_.=-]", "_", name))
+
+
+class RunFolder:
+    """The folder of one cycle of one changefeed."""
+
+    def __init__(self, base: str | None, changefeed_id: str, run_id: str):
+        base = base or str(home() / "events")
+        self.url = base.rstrip("/") + "/" + _safe(changefeed_id) + "/" + _safe(run_id)
+        if "://" in base and not base.startswith("file://"):
+            self.fs, self.root = pafs.FileSystem.from_uri(self.url)
+        else:
+            self.fs = pafs.LocalFileSystem()
+            self.root = str(Path(self.url.removeprefix("file://")).resolve())
+            self.url = self.root
+
+    def path(self, name: str) -> str:
+        """A path inside the folder as Spark should read it."""
+        return self.url + "/" + name
+
+    def _fs_path(self, name: str) -> str:
+        return self.root + "/" + name
+
+    def write_json(self, name: str, data) -> None:
+        self.fs.create_dir(self.root, recursive=True)
+        with self.fs.open_output_stream(self._fs_path(name)) as f:
+            f.write(json.dumps(data, indent=1, sort_keys=True).encode())
+
+    def read_json(self, name: str):
+        with self.fs.open_input_stream(self._fs_path(name)) as f:
+            return json.loads(f.read().decode())
+
+    def exists(self, name: str) -> bool:
+        return self.fs.get_file_info(self._fs_path(name)).type != pafs.FileType.NotFound
+
+    def remove(self) -> None:
+        if self.fs.get_file_info(self.root).type != pafs.FileType.NotFound:
+            self.fs.delete_dir(self.root)
+
+    def writer(self, name: str, batch_rows: int = 50_000) -> "EventWriter":
+        self.fs.create_dir(self._fs_path(name), recursive=True)
+        return EventWriter(self.fs, self._fs_path(name), batch_rows)
+
+
+class EventWriter:
+    """Columnar buffers flushed as Parquet row groups every `batch_rows` events."""
+
+    def __init__(self, fs, folder: str, batch_rows: int):
+        self.fs = fs
+        self.folder = folder
+        self.batch_rows = batch_rows
+        self.cols: dict[str, list] = {f: [] for f in FIELDS}
+        self.count = 0
+        self._writer: pq.ParquetWriter | None = None
+        self._sink = None
+
+    def add(self, event) -> None:
+        for f, col in self.cols.items():
+            col.append(getattr(event, f))
+        self.count += 1
+        if len(self.cols["commit_ts"]) >= self.batch_rows:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.cols["commit_ts"]:
+            return
+        table = pa.Table.from_pydict(self.cols, schema=EVENT_SCHEMA)
+        self._open().write_table(table)
+        self.cols = {f: [] for f in FIELDS}
+
+    def close(self) -> None:
+        self.flush()
+        self._open().close()  # an empty window still gets a readable (empty) file
+        self._sink.close()
+
+    def _open(self) -> pq.ParquetWriter:
+        if self._writer is None:
+            self._sink = self.fs.open_output_stream(self.folder + "/part-00000.parquet")
+            self._writer = pq.ParquetWriter(self._sink, EVENT_SCHEMA, compression="zstd")
+        return self._writer
+
+
+def collect_garbage(base: str | None, changefeed_id: str, keep: set[str]) -> list[str]:
+    """Delete the changefeed's cycle folders except those of the runs in `keep`.
+
+    Every cycle re-reads the upstream from the checkpoint, so the raw events of any
+    cycle that is no longer running are below the checkpoint or will be read again.
+    """
+    probe = RunFolder(base, changefeed_id, "_")
+    parent = probe.root.rsplit("/", 1)[0]
+    if probe.fs.get_file_info(parent).type == pafs.FileType.NotFound:
+        return []
+    kept = {_safe(run_id) for run_id in keep}
+    removed = []
+    for info in probe.fs.get_file_info(pafs.FileSelector(parent)):
+        if info.type == pafs.FileType.Directory and info.base_name not in kept:
+            probe.fs.delete_dir(info.path)
+            removed.append(info.base_name)
+    return sorted(removed)

@@ -1,0 +1,78 @@
+"""The pending ADD INDEX jobs of a changefeed, in the metadata store.
+
+A row is written when TiDB accepted an ADD INDEX / CREATE INDEX that cdcflow
+did not wait for (or when TiDB showed a job of its own running on a table a
+DDL is about to touch); it stays `pending` until a poll of ADMIN SHOW DDL JOBS
+sees the job end, then becomes `done` or `failed`.  Any process (a restarted
+Airflow worker, `cdcflow changefeed run`) resumes the wait from these rows.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from cdcflow.store.metastore import engine, index_jobs
+
+PENDING, DONE, FAILED = "pending", "done", "failed"
+
+
+@dataclass(frozen=True)
+class IndexJob:
+    changefeed_id: str
+    job_id: int
+    commit_ts: int | None
+    schema_name: str
+    table_name: str
+    index_name: str | None
+    query: str | None
+    status: str
+    tidb_state: str | None
+    error: str | None
+    submitted_at: float
+    checked_at: float | None
+
+    @property
+    def table(self) -> str:
+        return f"{self.schema_name}.{self.table_name}"
+
+    def what(self) -> str:
+        index = f"index {self.index_name}" if self.index_name else "a DDL job"
+        origin = f"commit ts {self.commit_ts}" if self.commit_ts is not None else "not submitted by cdcflow"
+        return f"{index} on {self.table} (TiDB job {self.job_id}, {origin})"
+
+
+def record(cid: str, job_id: int, *, commit_ts: int | None, schema: str, table: str, index_name: str | None,
+           query: str | None, tidb_state: str | None) -> None:
+    """Remember a job to wait for (again, if it is known already: a replay adopts it)."""
+    now = time.time()
+    with engine().begin() as c:
+        c.execute(sa.delete(index_jobs).where(index_jobs.c.changefeed_id == cid, index_jobs.c.job_id == job_id))
+        c.execute(sa.insert(index_jobs).values(
+            changefeed_id=cid, job_id=job_id, commit_ts=commit_ts, schema_name=schema, table_name=table,
+            index_name=index_name, query=query, status=PENDING, tidb_state=tidb_state, submitted_at=now,
+            checked_at=now,
+        ))
+
+
+def pending(cid: str) -> list[IndexJob]:
+    with engine().connect() as c:
+        rows = c.execute(sa.select(index_jobs).where(index_jobs.c.changefeed_id == cid,
+                                                     index_jobs.c.status == PENDING)
+                         .order_by(index_jobs.c.job_id))
+        return [IndexJob(**dict(r._mapping)) for r in rows]
+
+
+def all_jobs(cid: str) -> list[IndexJob]:
+    with engine().connect() as c:
+        rows = c.execute(sa.select(index_jobs).where(index_jobs.c.changefeed_id == cid).order_by(index_jobs.c.job_id))
+        return [IndexJob(**dict(r._mapping)) for r in rows]
+
+
+def mark(cid: str, job_id: int, status: str, tidb_state: str | None, error: str | None = None) -> None:
+    with engine().begin() as c:
+        c.execute(sa.update(index_jobs)
+                  .where(index_jobs.c.changefeed_id == cid, index_jobs.c.job_id == job_id)
+                  .values(status=status, tidb_state=tidb_state, error=error, checked_at=time.time()))

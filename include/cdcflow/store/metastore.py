@@ -1,0 +1,333 @@
+"""The metadata store: each changefeed's runtime state, its runs and its lease.
+
+SQLAlchemy Core, so the same code serves the embedded SQLite file under
+CDCFLOW_HOME and a shared MySQL/TiDB (`CDCFLOW_METASTORE_URL`) when cycles
+run on several machines.  Airflow's own database is never used: Airflow 3
+tasks cannot reach it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+
+from cdcflow.core.errors import CdcflowError
+from cdcflow.core.home import home
+
+_md = sa.MetaData()
+
+changefeeds = sa.Table(
+    "cdcflow_changefeeds",
+    _md,
+    sa.Column("id", sa.String(128), primary_key=True),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("checkpoint_ts", sa.BigInteger, nullable=False),
+    sa.Column("checkpoint_pos", sa.Text, nullable=False, default="{}"),
+    sa.Column("resolved_ts", sa.BigInteger, nullable=False, default=0),
+    sa.Column("error", sa.Text),  # JSON of CdcflowError.to_dict()
+    sa.Column("error_since", sa.Float),
+    sa.Column("state_since", sa.Float, nullable=False),
+    sa.Column("last_progress_at", sa.Float, nullable=False),
+    sa.Column("ddl_in_flight_ts", sa.BigInteger),  # a DDL sent downstream but not yet checkpointed
+    sa.Column("skip_ddl", sa.Text, nullable=False, default="[]"),  # commit ts of DDLs an operator skips
+    sa.Column("retry_count", sa.Integer, nullable=False, default=0),  # failed attempts since the last progress
+    sa.Column("next_retry_at", sa.Float),  # a warning changefeed's next cycle waits until then (backoff)
+    sa.Column("replay_until", sa.BigInteger, nullable=False, default=0),  # checkpoint before a move back
+    sa.Column("lease_owner", sa.String(256)),
+    sa.Column("lease_until", sa.Float),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+runs = sa.Table(
+    "cdcflow_runs",
+    _md,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("run_id", sa.String(256), primary_key=True),
+    sa.Column("status", sa.String(16), nullable=False),  # running | done | failed | skipped
+    sa.Column("start_ts", sa.BigInteger, nullable=False),  # the checkpoint the window starts after
+    sa.Column("start_pos", sa.Text, nullable=False),
+    sa.Column("target_ts", sa.BigInteger, nullable=False, default=0),
+    sa.Column("dry_run", sa.Boolean, nullable=False, default=False),
+    sa.Column("stats", sa.Text, nullable=False, default="{}"),
+    sa.Column("error", sa.Text),
+    sa.Column("started_at", sa.Float, nullable=False),
+    sa.Column("ended_at", sa.Float),
+)
+
+
+# ADD INDEX jobs a TiDB downstream still builds (submitted without waiting); a later
+# DDL on the same table waits for them.  Kept here so any process resumes the wait.
+index_jobs = sa.Table(
+    "cdcflow_index_jobs",
+    _md,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("job_id", sa.BigInteger, primary_key=True, autoincrement=False),  # TiDB's JOB_ID
+    sa.Column("commit_ts", sa.BigInteger),  # the upstream DDL's; NULL for a job cdcflow did not submit
+    sa.Column("schema_name", sa.String(64), nullable=False),
+    sa.Column("table_name", sa.String(64), nullable=False),
+    sa.Column("index_name", sa.String(64)),
+    sa.Column("query", sa.Text),
+    sa.Column("status", sa.String(16), nullable=False),  # pending | done | failed
+    sa.Column("tidb_state", sa.String(32)),  # the job's STATE when last seen
+    sa.Column("error", sa.Text),
+    sa.Column("submitted_at", sa.Float, nullable=False),
+    sa.Column("checked_at", sa.Float),
+)
+
+
+@dataclass
+class FeedState:
+    id: str
+    state: str
+    checkpoint_ts: int
+    checkpoint_pos: dict
+    resolved_ts: int
+    error: dict | None
+    error_since: float | None
+    state_since: float
+    last_progress_at: float
+    ddl_in_flight_ts: int | None
+    lease_owner: str | None
+    lease_until: float | None
+    skip_ddl: list
+    created_at: float
+    updated_at: float
+    retry_count: int = 0
+    next_retry_at: float | None = None
+    replay_until: int = 0
+
+
+@dataclass
+class RunState:
+    changefeed_id: str
+    run_id: str
+    status: str
+    start_ts: int
+    start_pos: dict
+    target_ts: int
+    dry_run: bool
+    stats: dict = field(default_factory=dict)
+    error: str | None = None
+    started_at: float = 0.0
+    ended_at: float | None = None
+
+
+def _url() -> str:
+    return os.environ.get("CDCFLOW_METASTORE_URL") or f"sqlite:///{home() / 'metadata.db'}"
+
+
+_engines: dict[str, sa.Engine] = {}
+
+
+def engine() -> sa.Engine:
+    url = _url()
+    eng = _engines.get(url)
+    if eng is None:
+        kw = {"connect_args": {"timeout": 30}} if url.startswith("sqlite") else {"pool_pre_ping": True}
+        eng = sa.create_engine(url, **kw)
+        _md.create_all(eng)
+        _add_missing_columns(eng)
+        _engines[url] = eng
+    return eng
+
+
+def _add_missing_columns(eng: sa.Engine) -> None:
+    """A store created by an older cdcflow lacks the newer nullable/defaulted columns: add them."""
+    for table in _md.sorted_tables:
+        have = {c["name"] for c in sa.inspect(eng).get_columns(table.name)}
+        for col in table.columns:
+            if col.name in have:
+                continue
+            ddl = f"ALTER TABLE {table.name} ADD COLUMN {col.name} {col.type.compile(eng.dialect)}"
+            if col.default is not None:
+                ddl += f" NOT NULL DEFAULT {col.default.arg!r}"
+            with eng.begin() as c:
+                c.exec_driver_sql(ddl)
+
+
+def _feed(row) -> FeedState:
+    d = dict(row._mapping)
+    d["checkpoint_pos"] = json.loads(d["checkpoint_pos"] or "{}")
+    d["error"] = json.loads(d["error"]) if d["error"] else None
+    d["skip_ddl"] = json.loads(d["skip_ddl"] or "[]")
+    return FeedState(**d)
+
+
+def create_feed(cid: str, checkpoint_ts: int, checkpoint_pos: dict) -> None:
+    now = time.time()
+    with engine().begin() as c:
+        c.execute(sa.delete(runs).where(runs.c.changefeed_id == cid))
+        c.execute(sa.delete(index_jobs).where(index_jobs.c.changefeed_id == cid))
+        c.execute(sa.delete(changefeeds).where(changefeeds.c.id == cid))
+        c.execute(
+            sa.insert(changefeeds).values(
+                id=cid, state="normal", checkpoint_ts=checkpoint_ts, checkpoint_pos=json.dumps(checkpoint_pos),
+                resolved_ts=checkpoint_ts, skip_ddl="[]", state_since=now, last_progress_at=now, created_at=now, updated_at=now,
+            )
+        )
+
+
+def get_feed(cid: str) -> FeedState:
+    with engine().connect() as c:
+        row = c.execute(sa.select(changefeeds).where(changefeeds.c.id == cid)).first()
+    if row is None:
+        raise CdcflowError(
+            f"changefeed {cid} has no state in the metadata store",
+            code="CDCFLOW:ErrChangeFeedNotExists",
+            hint="create it with `cdcflow changefeed create`",
+        )
+    return _feed(row)
+
+
+def list_feeds() -> list[FeedState]:
+    with engine().connect() as c:
+        return [_feed(r) for r in c.execute(sa.select(changefeeds).order_by(changefeeds.c.id))]
+
+
+def delete_feed(cid: str) -> None:
+    with engine().begin() as c:
+        c.execute(sa.delete(runs).where(runs.c.changefeed_id == cid))
+        c.execute(sa.delete(index_jobs).where(index_jobs.c.changefeed_id == cid))
+        c.execute(sa.delete(changefeeds).where(changefeeds.c.id == cid))
+
+
+def update_feed(cid: str, **values) -> None:
+    if "checkpoint_pos" in values:
+        values["checkpoint_pos"] = json.dumps(values["checkpoint_pos"])
+    if "skip_ddl" in values:
+        values["skip_ddl"] = json.dumps(sorted(set(values["skip_ddl"])))
+    if "error" in values and values["error"] is not None:
+        values["error"] = json.dumps(values["error"])
+    values["updated_at"] = time.time()
+    with engine().begin() as c:
+        c.execute(sa.update(changefeeds).where(changefeeds.c.id == cid).values(**values))
+
+
+def advance_checkpoint(cid: str, ts: int, pos: dict) -> None:
+    """Move the checkpoint forward (never back: a replay may re-reach older barriers)."""
+    now = time.time()
+    with engine().begin() as c:
+        c.execute(
+            sa.update(changefeeds)
+            .where(changefeeds.c.id == cid, changefeeds.c.checkpoint_ts < ts)
+            .values(checkpoint_ts=ts, checkpoint_pos=json.dumps(pos), last_progress_at=now, updated_at=now,
+                    ddl_in_flight_ts=None)
+        )
+
+
+# --- lease: two cycles of one changefeed never overlap -----------------------------------
+
+def lease_owner_for(run_id: str) -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{run_id}"
+
+
+def _owner_dead(owner: str | None) -> bool:
+    """A lease held by a process of this host that no longer exists can be taken over."""
+    if not owner:
+        return True
+    parts = owner.split(":", 2)
+    if len(parts) != 3 or parts[0] != socket.gethostname() or not parts[1].isdigit():
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def acquire_lease(cid: str, owner: str, run_key: str, ttl: float = 3600.0) -> bool:
+    """Take or renew the lease.  `run_key` identifies the cycle across the processes of one
+    DAG run (each Airflow task is a process of its own), so any of them may renew it."""
+    now = time.time()
+    with engine().begin() as c:
+        row = c.execute(
+            sa.select(changefeeds.c.lease_owner, changefeeds.c.lease_until).where(changefeeds.c.id == cid)
+        ).first()
+        if row is None:
+            return False
+        held_by, until = row
+        mine = held_by is not None and held_by.endswith(":" + run_key)
+        free = held_by is None or (until or 0) < now or _owner_dead(held_by)
+        if not (mine or free):
+            return False
+        res = c.execute(
+            sa.update(changefeeds)
+            .where(changefeeds.c.id == cid, changefeeds.c.lease_owner.is_(held_by) if held_by is None
+                   else changefeeds.c.lease_owner == held_by)
+            .values(lease_owner=owner, lease_until=now + ttl)
+        )
+        return res.rowcount == 1
+
+
+def lease_holder(cid: str) -> str | None:
+    return get_feed(cid).lease_owner
+
+
+def release_lease(cid: str, run_key: str) -> None:
+    with engine().begin() as c:
+        c.execute(
+            sa.update(changefeeds)
+            .where(changefeeds.c.id == cid, changefeeds.c.lease_owner.endswith(":" + run_key, autoescape=True))
+            .values(lease_owner=None, lease_until=None)
+        )
+
+
+# --- runs ---------------------------------------------------------------------------------
+
+def _run(row) -> RunState:
+    d = dict(row._mapping)
+    d["start_pos"] = json.loads(d["start_pos"] or "{}")
+    d["stats"] = json.loads(d["stats"] or "{}")
+    return RunState(**d)
+
+
+def start_run(cid: str, run_id: str, start_ts: int, start_pos: dict, target_ts: int, dry_run: bool) -> RunState:
+    with engine().begin() as c:
+        c.execute(sa.delete(runs).where(runs.c.changefeed_id == cid, runs.c.run_id == run_id))
+        c.execute(
+            sa.insert(runs).values(
+                changefeed_id=cid, run_id=run_id, status="running", start_ts=start_ts,
+                start_pos=json.dumps(start_pos), target_ts=target_ts, dry_run=dry_run, stats="{}",
+                started_at=time.time(),
+            )
+        )
+    return get_run(cid, run_id)
+
+
+def get_run(cid: str, run_id: str) -> RunState:
+    with engine().connect() as c:
+        row = c.execute(sa.select(runs).where(runs.c.changefeed_id == cid, runs.c.run_id == run_id)).first()
+    if row is None:
+        raise CdcflowError(
+            f"changefeed {cid} has no cycle {run_id!r}",
+            hint="each cycle starts with the prepare stage; run `cdcflow changefeed run` or trigger the DAG",
+        )
+    return _run(row)
+
+
+def update_run(cid: str, run_id: str, *, stats: dict | None = None, **values) -> None:
+    with engine().begin() as c:
+        if stats:
+            row = c.execute(
+                sa.select(runs.c.stats).where(runs.c.changefeed_id == cid, runs.c.run_id == run_id)
+            ).first()
+            merged = json.loads(row[0] or "{}") if row else {}
+            merged.update(stats)
+            values["stats"] = json.dumps(merged)
+        c.execute(sa.update(runs).where(runs.c.changefeed_id == cid, runs.c.run_id == run_id).values(**values))
+
+
+def recent_runs(cid: str, limit: int = 20) -> list[RunState]:
+    with engine().connect() as c:
+        rows = c.execute(
+            sa.select(runs).where(runs.c.changefeed_id == cid).order_by(runs.c.started_at.desc()).limit(limit)
+        )
+        return [_run(r) for r in rows]

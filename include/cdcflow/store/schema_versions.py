@@ -1,0 +1,122 @@
+"""Where a changefeed's tracked schema lives: one row per table version in the metadata
+store, and the snapshot of the upstream's catalogue taken when the changefeed is created."""
+
+from __future__ import annotations
+
+import json
+
+import sqlalchemy as sa
+
+from cdcflow.ddl.table_def import TableInfo
+from cdcflow.ddl.tracker import UNKNOWN, SchemaTracker
+from cdcflow.store import tables
+
+_md = sa.MetaData()
+versions = sa.Table(
+    "cdcflow_schema_versions",
+    _md,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("schema_name", sa.String(64), primary_key=True),
+    sa.Column("table_name", sa.String(64), primary_key=True),
+    sa.Column("version_ts", sa.BigInteger, primary_key=True),  # commit ts of the DDL (or the snapshot)
+    sa.Column("info", sa.Text),  # TableInfo JSON; 'null': no such table; 'unknown': not derivable
+)
+
+
+def _engine() -> sa.Engine:
+    return tables.engine(_md)
+
+
+def _encode(info) -> str:
+    if info is UNKNOWN:
+        return '"unknown"'
+    return json.dumps(info.to_dict() if info is not None else None)
+
+
+def _decode(text: str):
+    d = json.loads(text)
+    if d == "unknown":
+        return UNKNOWN
+    return TableInfo.from_dict(d) if d is not None else None
+
+
+def save(cid: str, rows) -> None:
+    """Upsert versions [(schema, table, ts, info)]: a re-read window writes the same rows."""
+    rows = list(rows)
+    if not rows:
+        return
+    t = versions.c
+    with _engine().begin() as c:
+        for s, tb, ts, _ in rows:
+            c.execute(sa.delete(versions).where(t.changefeed_id == cid, t.schema_name == s, t.table_name == tb,
+                                                t.version_ts == ts))
+        c.execute(sa.insert(versions), [{"changefeed_id": cid, "schema_name": s, "table_name": tb,
+                                         "version_ts": ts, "info": _encode(info)} for s, tb, ts, info in rows])
+
+
+def load(cid: str) -> SchemaTracker:
+    tracker = SchemaTracker()
+    t = versions.c
+    with _engine().connect() as c:
+        for s, tb, ts, info in c.execute(sa.select(t.schema_name, t.table_name, t.version_ts, t.info)
+                                         .where(t.changefeed_id == cid).order_by(t.version_ts)):
+            tracker.versions.setdefault((s, tb), []).append((ts, _decode(info)))
+    return tracker
+
+
+def forget(cid: str, gone) -> None:
+    t = versions.c
+    with _engine().begin() as c:
+        for s, tb, ts in gone:
+            c.execute(sa.delete(versions).where(t.changefeed_id == cid, t.schema_name == s, t.table_name == tb,
+                                                t.version_ts == ts))
+
+
+def delete(cid: str) -> None:
+    with _engine().begin() as c:
+        c.execute(sa.delete(versions).where(versions.c.changefeed_id == cid))
+
+
+_SYSTEM = ("mysql", "information_schema", "performance_schema", "sys")
+
+
+def read_catalogue(conn) -> dict[tuple[str, str], TableInfo]:
+    """Every base table of the upstream (system schemas aside) as information_schema shows it."""
+    marks = ", ".join(["%s"] * len(_SYSTEM))
+    tables: dict[tuple[str, str], TableInfo] = {}
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE "
+            "FROM information_schema.COLUMNS c JOIN information_schema.TABLES t "
+            "ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME "
+            f"WHERE t.TABLE_TYPE = 'BASE TABLE' AND c.TABLE_SCHEMA NOT IN ({marks}) "
+            "ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION", _SYSTEM)
+        for s, tb, col, typ, nullable in cur.fetchall():
+            tables.setdefault((s, tb), TableInfo()).columns.append(
+                {"name": col, "type": typ, "nullable": nullable == "YES"})
+        cur.execute(
+            "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART "
+            f"FROM information_schema.STATISTICS WHERE TABLE_SCHEMA NOT IN ({marks}) "
+            "ORDER BY TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX", _SYSTEM)
+        for s, tb, name, non_unique, col, sub_part in cur.fetchall():
+            info = tables.get((s, tb))
+            if info is None:
+                continue
+            ix = info.indexes.setdefault(name, {"columns": [], "unique": not int(non_unique),
+                                                "primary": name == "PRIMARY", "prefix": False})
+            ix["columns"].append(col)
+            ix["prefix"] = ix["prefix"] or sub_part is not None
+    return tables
+
+
+def snapshot(cid: str, source_uri, ts: int) -> int:
+    """Replace the changefeed's tracked schema by the upstream's catalogue now, as the version
+    at `ts` (the changefeed's start).  Returns the number of tables."""
+    conn = source_uri.connect()
+    try:
+        tables = read_catalogue(conn)
+    finally:
+        conn.close()
+    delete(cid)
+    save(cid, [(s, tb, ts, info) for (s, tb), info in tables.items()])
+    return len(tables)
