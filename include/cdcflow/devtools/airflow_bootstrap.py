@@ -28,15 +28,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from cdcflow.core.errors import ConfigError
+from cdcflow.devtools.checkout import PROJECT
 
 SETTINGS_FILE = "airflow_settings.yaml"
-PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
 def default_path() -> Path:
     """The file in the current folder (an Astro project), else the one of this project."""
     here = Path.cwd() / SETTINGS_FILE
-    return here if here.exists() else PROJECT_DIR / SETTINGS_FILE
+    return here if here.exists() else PROJECT / SETTINGS_FILE
 
 # Astro's connection keys -> the keys of Airflow's connection import file.
 _CONN_FIELDS = {
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m cdcflow.devtools.airflow_bootstrap",
         description="Apply airflow_settings.yaml (connections, pools, variables) to the local Airflow.",
     )
-    parser.add_argument("path", nargs="?", help=f"default: ./{SETTINGS_FILE}, else {PROJECT_DIR / SETTINGS_FILE}")
+    parser.add_argument("path", nargs="?", help=f"default: ./{SETTINGS_FILE}, else {PROJECT / SETTINGS_FILE}")
     parser.add_argument("--dry-run", action="store_true", help="print the airflow commands, run none")
     args = parser.parse_args(argv)
     try:

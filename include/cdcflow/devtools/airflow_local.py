@@ -15,11 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parents[2]
+from cdcflow.devtools.checkout import LOCAL, PROJECT
 
 
 def airflow_env(home: Path | None = None) -> dict[str, str]:
-    home = Path(home or os.environ.get("AIRFLOW_HOME") or PROJECT / ".local" / "airflow")
+    home = Path(home or os.environ.get("AIRFLOW_HOME") or LOCAL / "airflow")
     home.mkdir(parents=True, exist_ok=True)
     venv_bin = str(Path(sys.executable).parent)
     return {

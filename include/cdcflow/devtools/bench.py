@@ -24,8 +24,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parents[2]
-DEFAULT_DIR = PROJECT / ".local" / "bench"
+from cdcflow.devtools.checkout import LOCAL, PROJECT
+
+DEFAULT_DIR = LOCAL / "bench"
 DEFAULT_ROWS = 300_000
 DEFAULT_SCALE = (10_000, 100_000, 1_000_000)
 CONFIG = """\

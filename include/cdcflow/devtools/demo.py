@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parents[2]
-LOCAL = PROJECT / ".local"
+from cdcflow.devtools.checkout import LOCAL
+
 CID = "demo"
 SCHEMAS = ("shop", "crm")
 CONFIG = """\
