@@ -10,7 +10,7 @@ import traceback
 
 from cdcflow.changefeed import states
 from cdcflow.core import tso
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import CHANGEFEED_ALREADY_EXISTS, CdcflowError
 from cdcflow.ddl import replace
 from cdcflow.store import metastore, schema_versions
 
@@ -39,7 +39,7 @@ def cmd_create(a) -> int:
 
     cid = validate_changefeed_id(a.changefeed_id)
     if spec_exists(cid):
-        raise CdcflowError(f"changefeed {cid} already exists", code="CDCFLOW:ErrChangeFeedAlreadyExists",
+        raise CdcflowError(f"changefeed {cid} already exists", code=CHANGEFEED_ALREADY_EXISTS,
                            hint="choose another --changefeed-id, or remove the old one first")
     source, sink = parse_source_uri(a.source_uri), parse_sink_uri(a.sink_uri)
     config_text = ""

@@ -29,7 +29,7 @@ import decimal
 import json
 from dataclasses import dataclass
 
-from cdcflow.core.errors import CdcflowError, ConfigError
+from cdcflow.core.errors import EXPRESSION_COLUMN_ABSENT, CdcflowError, ConfigError
 from cdcflow.core.row_codec import TemporalText, plain_value
 
 # (op the expression applies to, image it reads, EventFilterRule field, TOML key)
@@ -288,7 +288,7 @@ def ignored_events(spark, dml, cfg, columns: dict[tuple[str, str], list[Col]], c
             if missing:
                 raise CdcflowError(
                     f"{key} = {text!r} names column {', '.join(missing)}, which table {s}.{t} does not have",
-                    changefeed=changefeed, code="CDCFLOW:ErrExpressionColumnAbsent", retryable=False,
+                    changefeed=changefeed, code=EXPRESSION_COLUMN_ABSENT,
                     hint="fix the expression in the changefeed's config and re-create the changefeed, or narrow "
                          "the rule's matcher")
             sides.setdefault(op, set()).add(side)
