@@ -24,12 +24,12 @@ from cdcflow.core.errors import (
 )
 from cdcflow.core.row_codec import encode_image
 from cdcflow.core.sql_mode import from_bits
+from cdcflow.core.system_schemas import is_system_schema
 from cdcflow.core.uri import DbUri
 
 log = logging.getLogger(__name__)
 
 REQUIRED_VARIABLES = {"binlog_format": "ROW", "binlog_row_image": "FULL", "binlog_row_metadata": "FULL"}
-EXCLUDED_SCHEMAS_ALWAYS = ("mysql", "information_schema", "performance_schema", "sys")
 
 
 @dataclass(frozen=True)
@@ -278,7 +278,7 @@ class BinlogReader:
                 if isinstance(ev, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):
                     if trx_ts is None and not begin(ev.timestamp):
                         break
-                    if ev.schema in EXCLUDED_SCHEMAS_ALWAYS:
+                    if is_system_schema(ev.schema):
                         continue
                     pk = ev.primary_key
                     pk_text = json.dumps([pk] if isinstance(pk, str) else list(pk)) if pk else None
