@@ -6,7 +6,6 @@ import pytest
 
 from cdcflow.core.config import (
     EVENT_TYPES,
-    TIDB_DEFAULT_SQL_MODE,
     ChangefeedConfig,
     EventFilterRule,
     SinkOptions,
@@ -20,6 +19,7 @@ from cdcflow.core.config import (
     parse_duration,
 )
 from cdcflow.core.errors import ConfigError
+from cdcflow.core.sql_mode import TIDB_DEFAULT_SQL_MODE
 
 
 def err(text: str) -> str:

@@ -25,6 +25,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping
 
 from cdcflow.core.errors import ConfigError
+from cdcflow.core.sql_mode import SQL_MODES, TIDB_DEFAULT_SQL_MODE
 
 log = logging.getLogger(__name__)
 
@@ -64,23 +65,6 @@ _EVENT_TYPE_HINTS = {
     "remove partitioning": "remove table partitioning",
     "all": "all dml", "dml": "all dml", "ddl": "all ddl",
 }
-
-# TiDB's default sql_mode (mysql.DefaultSQLMode), TiCDC's default for parsing DDL.
-TIDB_DEFAULT_SQL_MODE = ("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
-                         "ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION")
-# TiDB's Str2SQLMode names, plus the ones MySQL 8 and MariaDB upstreams add.
-SQL_MODES: frozenset[str] = frozenset({
-    "REAL_AS_FLOAT", "PIPES_AS_CONCAT", "ANSI_QUOTES", "IGNORE_SPACE", "NOT_USED", "ONLY_FULL_GROUP_BY",
-    "NO_UNSIGNED_SUBTRACTION", "NO_DIR_IN_CREATE", "POSTGRESQL", "ORACLE", "MSSQL", "DB2", "MAXDB",
-    "NO_KEY_OPTIONS", "NO_TABLE_OPTIONS", "NO_FIELD_OPTIONS", "MYSQL323", "MYSQL40", "ANSI",
-    "NO_AUTO_VALUE_ON_ZERO", "NO_BACKSLASH_ESCAPES", "STRICT_TRANS_TABLES", "STRICT_ALL_TABLES",
-    "NO_ZERO_IN_DATE", "NO_ZERO_DATE", "INVALID_DATES", "ERROR_FOR_DIVISION_BY_ZERO", "TRADITIONAL",
-    "NO_AUTO_CREATE_USER", "HIGH_NOT_PRECEDENCE", "NO_ENGINE_SUBSTITUTION", "PAD_CHAR_TO_FULL_LENGTH",
-    "ALLOW_INVALID_DATES",
-    "TIME_TRUNCATE_FRACTIONAL",  # MySQL 8
-    "IGNORE_BAD_TABLE_OPTIONS", "EMPTY_STRING_IS_NULL", "SIMULTANEOUS_ASSIGNMENT",  # MariaDB
-    "TIME_ROUND_FRACTIONAL",
-})
 
 DEFAULT_ERROR_STUCK_SECONDS = 30 * 60
 # TiCDC refuses a changefeed-error-stuck-duration below 30m (minChangeFeedErrorStuckDuration).
