@@ -50,7 +50,7 @@ def cmd_create(a) -> int:
         except OSError as e:
             raise CdcflowError(f"cannot read config file {a.config}: {e.strerror}") from None
     cfg = parse_config(config_text, source=a.config or "<config>")
-    from cdcflow.core.config import merge_sink_options
+    from cdcflow.core.sink_params import merge_sink_options
 
     merge_sink_options(cfg.sink, dict(sink.params))
     check_upstream(source, cid)

@@ -14,20 +14,18 @@ filter check their syntax.
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import json
-import logging
 import re
 import tomllib
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
+from cdcflow.core import sink_params
 from cdcflow.core.errors import ConfigError
+from cdcflow.core.sink_params import SinkOptions
 from cdcflow.core.sql_mode import SQL_MODES, TIDB_DEFAULT_SQL_MODE
-
-log = logging.getLogger(__name__)
 
 # --- tables -----------------------------------------------------------------
 
@@ -71,10 +69,6 @@ DEFAULT_ERROR_STUCK_SECONDS = 30 * 60
 MIN_ERROR_STUCK_SECONDS = 30 * 60
 DEFAULT_GC_TTL_SECONDS = 24 * 3600
 DEFAULT_SCHEDULE = "*/5 * * * *"
-# TiCDC's MySQL sink caps these (with a warning) rather than refusing them.
-MAX_WORKER_COUNT = 1024
-MAX_TXN_ROW = 2048
-TRANSACTION_ATOMICITY = ("none", "table")
 
 # Airflow's schedule presets; "none" (no schedule: trigger only) is handled apart.
 SCHEDULE_PRESETS = frozenset({"@once", "@continuous", "@hourly", "@daily", "@weekly",
@@ -128,18 +122,6 @@ class EventFilterRule:
             "ignore-update-old-value-expr": self.ignore_update_old_value_expr,
             "ignore-delete-value-expr": self.ignore_delete_value_expr,
         }
-
-
-@dataclass(frozen=True)
-class SinkOptions:
-    safe_mode: bool = False
-    worker_count: int = 4  # TiCDC's MySQL sink uses 16; Spark partitions share the load here
-    max_txn_row: int = 256
-    transaction_atomicity: str = "none"
-
-    def to_dict(self) -> dict:
-        return {"safe-mode": self.safe_mode, "worker-count": self.worker_count,
-                "max-txn-row": self.max_txn_row, "transaction-atomicity": self.transaction_atomicity}
 
 
 @dataclass(frozen=True)
@@ -276,15 +258,12 @@ def _bool(ctx: _Ctx, key: str, v: Any) -> bool:
     return v
 
 
-def _int_between(low: int, high: int | None = None, cap: int | None = None) -> Callable:
-    """An integer >= low (and <= high); above `cap` it is lowered to cap with a warning, as TiCDC does."""
+def _int_between(low: int, high: int | None = None) -> Callable:
+    """An integer >= low (and <= high)."""
     def check(ctx: _Ctx, key: str, v: Any) -> int:
         if isinstance(v, bool) or not isinstance(v, int) or v < low or (high is not None and v > high):
             upper = f" and at most {high}" if high is not None else ""
             raise ctx.bad(key, v, f"an integer of at least {low}{upper}")
-        if cap is not None and v > cap:
-            log.warning("%s: %s = %d is above the limit, using %d", ctx.source, key, v, cap)
-            return cap
         return v
     return check
 
@@ -411,10 +390,13 @@ def _wrap_duration(ctx: _Ctx, key: str, v: str | int) -> int:
         raise ConfigError(f"{ctx.source}: {key}: {e.message}") from None
 
 
-def _atomicity(ctx: _Ctx, key: str, v: Any) -> str:
-    if v not in TRANSACTION_ATOMICITY:
-        raise ctx.bad(key, v, " or ".join(f'"{a}"' for a in TRANSACTION_ATOMICITY))
-    return v
+def _sink_param(name: str) -> Callable:
+    def check(ctx: _Ctx, key: str, v: Any) -> Any:
+        try:
+            return sink_params.read(name, v, f"{ctx.source}: {key}", text=False)
+        except ValueError as e:
+            raise ctx.bad(key, v, str(e)) from None
+    return check
 
 
 def _schedule(ctx: _Ctx, key: str, v: Any) -> str | None:
@@ -487,11 +469,7 @@ _EVENT_FILTER_KEYS: dict[str, tuple[str, Callable]] = {
     "ignore-delete-value-expr": ("ignore_delete_value_expr", _expr),
 }
 _SINK_KEYS: dict[str, tuple[str, Callable]] = {
-    "safe-mode": ("safe_mode", _bool),
-    "worker-count": ("worker_count", _int_between(1, cap=MAX_WORKER_COUNT)),
-    "max-txn-row": ("max_txn_row", _int_between(1, cap=MAX_TXN_ROW)),
-    "transaction-atomicity": ("transaction_atomicity", _atomicity),
-}
+    name: (f.name, _sink_param(name)) for name, f in sink_params.PARAMS.items()}
 _CDCFLOW_KEYS: dict[str, tuple[str, Callable]] = {
     "schedule": ("schedule", _schedule),
     "event-store": ("event_store", _optional_text),
@@ -606,46 +584,3 @@ def load_config(path: str | None) -> ChangefeedConfig:
 
 def default_config() -> ChangefeedConfig:
     return ChangefeedConfig()
-
-
-# URI parameter -> (SinkOptions field, check of the text).
-_GO_BOOLS = {"1": True, "t": True, "T": True, "true": True, "TRUE": True, "True": True,
-             "0": False, "f": False, "F": False, "false": False, "FALSE": False, "False": False}
-SINK_OPTION_PARAMS = ("worker-count", "max-txn-row", "safe-mode", "transaction-atomicity")
-# Sink URI parameters stored elsewhere (not SinkOptions): accepted, skipped by merge_sink_options.
-_OTHER_SINK_PARAMS = frozenset({"time-zone"})
-
-
-def merge_sink_options(base: SinkOptions, uri_params: Mapping[str, str]) -> SinkOptions:
-    """Sink URI parameters override the config's [sink] (TiCDC reads these from the sink URI)."""
-    changes: dict[str, Any] = {}
-    for name, text in uri_params.items():
-        text = text if isinstance(text, str) else str(text)
-        if name in _OTHER_SINK_PARAMS:
-            continue
-        if name not in SINK_OPTION_PARAMS:
-            close = difflib.get_close_matches(name, SINK_OPTION_PARAMS, n=1, cutoff=0.6)
-            raise ConfigError(f"unknown sink URI parameter {name!r}",
-                              hint=f"did you mean '{close[0]}'?" if close else
-                              "sink parameters: " + ", ".join(SINK_OPTION_PARAMS + tuple(sorted(_OTHER_SINK_PARAMS))))
-        if text == "":
-            continue  # TiCDC: an empty parameter keeps the default
-        if name in ("worker-count", "max-txn-row"):
-            if not re.fullmatch(r"[+-]?\d+", text) or int(text) <= 0:
-                raise ConfigError(f"sink URI parameter {name}={text!r} is invalid: expected an integer greater than 0")
-            cap = MAX_WORKER_COUNT if name == "worker-count" else MAX_TXN_ROW
-            value = int(text)
-            if value > cap:
-                log.warning("sink URI parameter %s=%d is above the limit, using %d", name, value, cap)
-                value = cap
-            changes[name.replace("-", "_")] = value
-        elif name == "safe-mode":
-            if text not in _GO_BOOLS:
-                raise ConfigError(f"sink URI parameter safe-mode={text!r} is invalid: expected true or false")
-            changes["safe_mode"] = _GO_BOOLS[text]
-        else:
-            if text not in TRANSACTION_ATOMICITY:
-                raise ConfigError(f"sink URI parameter transaction-atomicity={text!r} is invalid: "
-                                  f"expected {' or '.join(TRANSACTION_ATOMICITY)}")
-            changes["transaction_atomicity"] = text
-    return dataclasses.replace(base, **changes)

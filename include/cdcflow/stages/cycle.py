@@ -49,7 +49,7 @@ class Cycle:
 
     @cached_property
     def sink_options(self):
-        from cdcflow.core.config import merge_sink_options
+        from cdcflow.core.sink_params import merge_sink_options
 
         return merge_sink_options(self.config.sink, dict(self.sink.params))
 
