@@ -10,9 +10,7 @@ from cdcflow.core.config import (
     EventFilterRule,
     config_from_dict,
     cron_problem,
-    default_config,
     format_duration,
-    load_config,
     parse_config,
     parse_duration,
 )
@@ -31,8 +29,8 @@ def err(text: str) -> str:
 # --- defaults ---------------------------------------------------------------
 
 def test_defaults_follow_ticdc():
-    c = default_config()
-    assert c == parse_config("") == load_config(None) == ChangefeedConfig()
+    c = ChangefeedConfig()
+    assert c == parse_config("")
     assert c.case_sensitive is False and c.force_replicate is False
     assert c.sql_mode == TIDB_DEFAULT_SQL_MODE == (
         "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
@@ -300,20 +298,6 @@ def test_config_from_dict_rejects_non_tables():
 
 
 # --- files ------------------------------------------------------------------
-
-def test_load_config(tmp_path):
-    path = tmp_path / "cf.toml"
-    path.write_text("[sink]\nworker-count = 12\n", encoding="utf-8")
-    assert load_config(str(path)).sink.worker_count == 12
-    path.write_text("[sink]\nworker-count = 0\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=str(path).replace("\\", "\\\\") + ": sink.worker-count"):
-        load_config(str(path))
-    with pytest.raises(ConfigError, match="does not exist"):
-        load_config(str(tmp_path / "missing.toml"))
-    (tmp_path / "bin.toml").write_bytes(b"\xff\xfe\x00")
-    with pytest.raises(ConfigError, match="cannot read"):
-        load_config(str(tmp_path / "bin.toml"))
-
 
 def test_cap_is_logged(caplog):
     with caplog.at_level(logging.WARNING, logger="cdcflow.core.sink_params"):

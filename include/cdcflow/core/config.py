@@ -566,21 +566,3 @@ def parse_config(text: str, source: str = "<config>") -> ChangefeedConfig:
         raise ConfigError(f"{source}: not valid TOML: {e}",
                           hint="check quoting and brackets; arrays of tables use [[...]]") from None
     return config_from_dict(data, source)
-
-
-def load_config(path: str | None) -> ChangefeedConfig:
-    """Read a config file; None means no file, so TiCDC's (and cdcflow's) defaults."""
-    if path is None:
-        return default_config()
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist", hint="check the --config path") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read config file {path}: {e}") from None
-    return parse_config(text, source=str(path))
-
-
-def default_config() -> ChangefeedConfig:
-    return ChangefeedConfig()
