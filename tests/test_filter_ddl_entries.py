@@ -3,8 +3,8 @@ the unclassifiable statement's hint, and operator skips that still evolve the sc
 
 from __future__ import annotations
 
-from cdcflow.core.config import TIDB_DEFAULT_SQL_MODE
 from cdcflow.core.home import Spec
+from cdcflow.core.sql_mode import TIDB_DEFAULT_SQL_MODE
 from cdcflow.ddl.tracker import SchemaTracker
 from cdcflow.filter.event import EventFilter
 from cdcflow.filter.table import TableFilter

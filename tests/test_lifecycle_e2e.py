@@ -15,6 +15,7 @@ import pytest
 from e2e_helpers import assert_consistent, backdate, create_changefeed
 
 from cdcflow import cli
+from cdcflow.changefeed import admin
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
 from cdcflow.devtools.mariadb import free_port, start_pair
@@ -278,6 +279,8 @@ def test_gc_ttl_also_expires_a_failed_changefeed(own_pair, cdcflow_home, capsys)
 def test_purged_binlog_snapshot_lost_and_start_ts_before_gc(own_pair, spark, cdcflow_home, capsys):
     up, down = own_pair
     create_changefeed(capsys, up, down, "lc-purge", "[filter]\nrules = ['lc_purge.*']\n")
+    create_changefeed(capsys, up, down, "lc-purge-paused", "[filter]\nrules = ['lc_purge.*']\n")
+    cli_ok(capsys, "changefeed", "pause", "-c", "lc-purge-paused")
     up.execute("CREATE DATABASE lc_purge", "CREATE TABLE lc_purge.t (id INT PRIMARY KEY)",
                "INSERT INTO lc_purge.t VALUES (1)")
     long_ago = tso.now()
@@ -293,6 +296,11 @@ def test_purged_binlog_snapshot_lost_and_start_ts_before_gc(own_pair, spark, cdc
     status = simple(capsys, "lc-purge")
     assert status["state"] == "failed" and status["error"]["code"] == "CDCFLOW:ErrSnapshotLostByGC"
     assert "cannot be resumed" in cli_fails(capsys, "changefeed", "resume", "-c", "lc-purge")
+    # the same situation found by resume rather than by a cycle: the same code
+    with pytest.raises(CdcflowError) as paused:
+        admin.resume("lc-purge-paused")
+    assert paused.value.code == "CDCFLOW:ErrSnapshotLostByGC" and "lc-purge-paused" in str(paused.value)
+    assert simple(capsys, "lc-purge-paused")["state"] == "stopped"
     # a start-ts the upstream no longer holds is refused, at create and at resume
     err = cli_fails(capsys, "changefeed", "create", "-c", "lc-purge-2", "--source-uri", up.uri,
                     "--sink-uri", down.uri, "--start-ts", str(long_ago))

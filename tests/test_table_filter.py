@@ -3,7 +3,8 @@ import warnings
 import pytest
 
 from cdcflow.core.errors import ConfigError
-from cdcflow.filter.table import SYSTEM_SCHEMAS, TableFilter
+from cdcflow.core.system_schemas import SYSTEM_SCHEMAS
+from cdcflow.filter.table import TableFilter
 
 
 def accepted(f: TableFilter, names):
@@ -198,8 +199,11 @@ def test_case_sensitivity(rules, names, cs, ci):
 # --- system schemas ---------------------------------------------------------
 
 def test_system_schema_set():
-    assert SYSTEM_SCHEMAS == {"mysql", "information_schema", "performance_schema", "sys",
-                              "metrics_schema", "lightning_task_info", "cdcflow"}
+    # TiCDC's isSysSchema: TiDB's IsSystemSchema, Lightning's and the workload repository's
+    # schemas, and the replicator's own (tidb_cdc; cdcflow for cdcflow)
+    assert SYSTEM_SCHEMAS == {"mysql", "sys", "information_schema", "performance_schema", "metrics_schema",
+                              "inspection_schema", "dm_heartbeat", "lightning_task_info", "workload_schema",
+                              "tidb_cdc", "cdcflow"}
 
 
 @pytest.mark.parametrize("schema", sorted(SYSTEM_SCHEMAS) + ["MySQL", "INFORMATION_SCHEMA"])

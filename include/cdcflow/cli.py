@@ -10,7 +10,7 @@ import traceback
 
 from cdcflow.changefeed import states
 from cdcflow.core import tso
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import CHANGEFEED_ALREADY_EXISTS, CdcflowError
 from cdcflow.ddl import replace
 from cdcflow.store import metastore, schema_versions
 
@@ -39,7 +39,7 @@ def cmd_create(a) -> int:
 
     cid = validate_changefeed_id(a.changefeed_id)
     if spec_exists(cid):
-        raise CdcflowError(f"changefeed {cid} already exists", code="CDCFLOW:ErrChangeFeedAlreadyExists",
+        raise CdcflowError(f"changefeed {cid} already exists", code=CHANGEFEED_ALREADY_EXISTS,
                            hint="choose another --changefeed-id, or remove the old one first")
     source, sink = parse_source_uri(a.source_uri), parse_sink_uri(a.sink_uri)
     config_text = ""
@@ -50,7 +50,7 @@ def cmd_create(a) -> int:
         except OSError as e:
             raise CdcflowError(f"cannot read config file {a.config}: {e.strerror}") from None
     cfg = parse_config(config_text, source=a.config or "<config>")
-    from cdcflow.core.config import merge_sink_options
+    from cdcflow.core.sink_params import merge_sink_options
 
     merge_sink_options(cfg.sink, dict(sink.params))
     check_upstream(source, cid)

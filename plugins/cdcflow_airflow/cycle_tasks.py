@@ -164,7 +164,7 @@ def record_task_failure(changefeed_id: str, cdcflow_home: str, context) -> None:
     if ti.task_id not in RECORDING_TASKS or isinstance(exc, AirflowFailException):
         return
     os.environ["CDCFLOW_HOME"] = cdcflow_home
-    from cdcflow.core.errors import CdcflowError
+    from cdcflow.core.errors import TASK_FAILED, CdcflowError
     from cdcflow.core.home import spec_exists
     from cdcflow.stages.finish import record_error
 
@@ -172,7 +172,7 @@ def record_task_failure(changefeed_id: str, cdcflow_home: str, context) -> None:
         return
     what = f"{type(exc).__name__}: {exc}" if exc is not None else "no exception given"
     err = CdcflowError(f"Airflow task {ti.task_id} of run {ti.run_id} failed: {what}", changefeed=changefeed_id,
-                       code="CDCFLOW:ErrTaskFailed", retryable=True,
+                       code=TASK_FAILED,
                        hint="its Airflow task log has the details; the next cycle retries")
     state = record_error(changefeed_id, err)
     log.warning("changefeed %s: task %s failed; the changefeed is now %s", changefeed_id, ti.task_id, state)

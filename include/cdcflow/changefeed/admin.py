@@ -12,7 +12,15 @@ from collections.abc import Callable
 
 from cdcflow.changefeed import lifecycle, states
 from cdcflow.core import tso
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import (
+    CHANGEFEED_UPDATE_REFUSED,
+    CLI_ABORTED,
+    CLI_CHECKPOINT_TS_IN_FUTURE,
+    CLI_INVALID_CHECKPOINT_TS,
+    MYSQL_CONNECTION_ERROR,
+    UPSTREAM_UNREACHABLE,
+    CdcflowError,
+)
 from cdcflow.core.home import Spec, load_spec, save_spec
 from cdcflow.store import metastore
 
@@ -62,7 +70,7 @@ def resume(cid: str, overwrite_checkpoint_ts: int | None = None,
                     "changes again or skip changes. Continue? (Y/n) ")
         if confirm is not None and not confirm(question):
             raise CdcflowError("resume cancelled: the checkpoint was not overwritten", changefeed=spec.id,
-                               code="CDCFLOW:ErrCliAborted", hint="answer Y, or pass --no-confirm")
+                               code=CLI_ABORTED, hint="answer Y, or pass --no-confirm")
         if ts > feed.checkpoint_ts:
             # the DDLs skipped over are never read: track the schema from the catalogue as it is now,
             # as create does for its start-ts (versions before a backward move stay valid)
@@ -82,33 +90,31 @@ def resume(cid: str, overwrite_checkpoint_ts: int | None = None,
 def _checkpoint_arg(cid: str, ts: int) -> int:
     if ts <= 0:
         raise CdcflowError("--overwrite-checkpoint-ts must be positive", changefeed=cid,
-                           code="CDCFLOW:ErrCliInvalidCheckpointTs", hint="give 'now', a TSO or a UTC date-time")
+                           code=CLI_INVALID_CHECKPOINT_TS, hint="give 'now', a TSO or a UTC date-time")
     if ts > tso.now():
         raise CdcflowError(f"--overwrite-checkpoint-ts {ts} ({tso.to_text(ts)}) is in the future", changefeed=cid,
-                           code="CDCFLOW:ErrCliCheckpointTsIsInFuture", hint="give 'now' or an earlier ts")
+                           code=CLI_CHECKPOINT_TS_IN_FUTURE, hint="give 'now' or an earlier ts")
     return ts
 
 
 def _check_upstream_holds(cid: str, source, feed: metastore.FeedState, available_logs) -> None:
     """TiCDC refuses to resume below the GC safepoint; here: from a binlog already purged."""
+    from cdcflow.source.binlog import check_checkpoint_held
+
     try:
         conn = source.connect()
     except Exception as e:  # noqa: BLE001 - any connection failure means the same to the operator
         raise CdcflowError(f"cannot reach the upstream {source.redacted()} to check its binlogs: {e}",
-                           changefeed=cid, code="CDCFLOW:ErrUpstreamUnreachable",
+                           changefeed=cid, code=UPSTREAM_UNREACHABLE,
                            hint="start the upstream, then resume again") from None
     try:
         logs = available_logs(conn)
     finally:
         conn.close()
-    file = (feed.checkpoint_pos or {}).get("file")
-    if file and file not in logs:
-        raise CdcflowError(
-            f"checkpoint {feed.checkpoint_ts} ({tso.to_text(feed.checkpoint_ts)}) needs binlog {file}, which the "
-            f"upstream no longer holds (oldest kept: {logs[0] if logs else 'none'})",
-            changefeed=cid, ts=None, code=lifecycle.START_TS_BEFORE_GC,
-            hint="resume from a later point with --overwrite-checkpoint-ts, or re-create the changefeed",
-        )
+    try:
+        check_checkpoint_held(logs, feed.checkpoint_pos, feed.checkpoint_ts)
+    except CdcflowError as e:
+        raise e.with_context(changefeed=cid)
 
 
 def check_sink_reachable(sink, cid: str) -> None:
@@ -118,7 +124,7 @@ def check_sink_reachable(sink, cid: str) -> None:
         sink.connect().close()
     except Exception as e:  # noqa: BLE001 - any connection failure means the same to the operator
         raise CdcflowError(f"cannot connect to the sink {sink.redacted()}: {e}", changefeed=cid,
-                           code="CDCFLOW:ErrMySQLConnectionError",
+                           code=MYSQL_CONNECTION_ERROR,
                            hint="check the sink URI's host, port, user and password, and that the server runs") from None
 
 
@@ -130,11 +136,11 @@ def update(cid: str, *, target_ts: int | None = None, config_path: str | None = 
     if feed.state not in UPDATABLE_STATES:
         raise CdcflowError(
             f"can only be updated while stopped or failed; it is {feed.state}",
-            changefeed=spec.id, code="CDCFLOW:ErrChangefeedUpdateRefused",
+            changefeed=spec.id, code=CHANGEFEED_UPDATE_REFUSED,
             hint=f"pause it first: `cdcflow changefeed pause -c {spec.id}`",
         )
     if target_ts is None and config_path is None and sink_uri is None:
-        raise CdcflowError("nothing to update", changefeed=spec.id, code="CDCFLOW:ErrChangefeedUpdateRefused",
+        raise CdcflowError("nothing to update", changefeed=spec.id, code=CHANGEFEED_UPDATE_REFUSED,
                            hint="give --target-ts, --config or --sink-uri")
     changes: dict = {}
     if target_ts is not None:
@@ -142,7 +148,7 @@ def update(cid: str, *, target_ts: int | None = None, config_path: str | None = 
         if ts and ts <= feed.checkpoint_ts:
             raise CdcflowError(f"target-ts {ts} ({tso.to_text(ts)}) is not after the checkpoint "
                                f"{feed.checkpoint_ts} ({tso.to_text(feed.checkpoint_ts)})", changefeed=spec.id,
-                               code="CDCFLOW:ErrChangefeedUpdateRefused", hint="give a later --target-ts (0: none)")
+                               code=CHANGEFEED_UPDATE_REFUSED, hint="give a later --target-ts (0: none)")
         changes["target_ts"] = (spec.target_ts, ts)
     if config_path is not None:
         from cdcflow.core.config import parse_config

@@ -11,7 +11,7 @@ import socket
 import time
 
 from cdcflow.changefeed import states
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import GC_TTL_EXCEEDED, SNAPSHOT_LOST_BY_GC, CdcflowError
 from cdcflow.store import metastore
 
 # TiCDC's changefeed backoff (cdc/owner/feed_state_manager.go): 10 s, doubling, at most 10 min.
@@ -19,14 +19,11 @@ BACKOFF_INITIAL_SECONDS = 10.0
 BACKOFF_MULTIPLIER = 2.0
 BACKOFF_MAX_SECONDS = 600.0
 
-GC_TTL_EXCEEDED = "CDCFLOW:ErrGCTTLExceeded"
-SNAPSHOT_LOST = "CDCFLOW:ErrSnapshotLostByGC"
-START_TS_BEFORE_GC = "CDCFLOW:ErrStartTsBeforeGC"
 # Errors after which the changefeed cannot resume from its own checkpoint: the upstream no
 # longer holds the changes (seed 001: these do not block GC).  Only a new checkpoint helps.
 UNRESUMABLE = {
     GC_TTL_EXCEEDED: "it was left stopped or failed longer than gc-ttl",
-    SNAPSHOT_LOST: "the upstream no longer holds the change log at its checkpoint",
+    SNAPSHOT_LOST_BY_GC: "the upstream no longer holds the change log at its checkpoint",
 }
 
 

@@ -6,7 +6,7 @@ for the ones the diagram leaves implicit).
 
 from __future__ import annotations
 
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import CHANGEFEED_STATE, CdcflowError
 
 NORMAL, STOPPED, WARNING, FINISHED, FAILED, REMOVED = "normal", "stopped", "warning", "finished", "failed", "removed"
 STATES = (NORMAL, STOPPED, WARNING, FINISHED, FAILED, REMOVED)
@@ -45,6 +45,6 @@ def next_state(current: str, event: str, changefeed: str | None = None) -> tuple
     except KeyError:
         raise CdcflowError(
             f"a {current} changefeed cannot take '{event.replace('_', ' ')}'",
-            changefeed=changefeed, code="CDCFLOW:ErrChangefeedState",
+            changefeed=changefeed, code=CHANGEFEED_STATE,
             hint=f"allowed from {current}: " + (", ".join(e for (s, e) in TRANSITIONS if s == current) or "nothing"),
         ) from None

@@ -14,19 +14,18 @@ filter check their syntax.
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import json
-import logging
 import re
 import tomllib
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
+from cdcflow.core import sink_params
 from cdcflow.core.errors import ConfigError
-
-log = logging.getLogger(__name__)
+from cdcflow.core.sink_params import SinkOptions
+from cdcflow.core.sql_mode import SQL_MODES, TIDB_DEFAULT_SQL_MODE
 
 # --- tables -----------------------------------------------------------------
 
@@ -65,32 +64,11 @@ _EVENT_TYPE_HINTS = {
     "all": "all dml", "dml": "all dml", "ddl": "all ddl",
 }
 
-# TiDB's default sql_mode (mysql.DefaultSQLMode), TiCDC's default for parsing DDL.
-TIDB_DEFAULT_SQL_MODE = ("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
-                         "ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION")
-# TiDB's Str2SQLMode names, plus the ones MySQL 8 and MariaDB upstreams add.
-SQL_MODES: frozenset[str] = frozenset({
-    "REAL_AS_FLOAT", "PIPES_AS_CONCAT", "ANSI_QUOTES", "IGNORE_SPACE", "NOT_USED", "ONLY_FULL_GROUP_BY",
-    "NO_UNSIGNED_SUBTRACTION", "NO_DIR_IN_CREATE", "POSTGRESQL", "ORACLE", "MSSQL", "DB2", "MAXDB",
-    "NO_KEY_OPTIONS", "NO_TABLE_OPTIONS", "NO_FIELD_OPTIONS", "MYSQL323", "MYSQL40", "ANSI",
-    "NO_AUTO_VALUE_ON_ZERO", "NO_BACKSLASH_ESCAPES", "STRICT_TRANS_TABLES", "STRICT_ALL_TABLES",
-    "NO_ZERO_IN_DATE", "NO_ZERO_DATE", "INVALID_DATES", "ERROR_FOR_DIVISION_BY_ZERO", "TRADITIONAL",
-    "NO_AUTO_CREATE_USER", "HIGH_NOT_PRECEDENCE", "NO_ENGINE_SUBSTITUTION", "PAD_CHAR_TO_FULL_LENGTH",
-    "ALLOW_INVALID_DATES",
-    "TIME_TRUNCATE_FRACTIONAL",  # MySQL 8
-    "IGNORE_BAD_TABLE_OPTIONS", "EMPTY_STRING_IS_NULL", "SIMULTANEOUS_ASSIGNMENT",  # MariaDB
-    "TIME_ROUND_FRACTIONAL",
-})
-
 DEFAULT_ERROR_STUCK_SECONDS = 30 * 60
 # TiCDC refuses a changefeed-error-stuck-duration below 30m (minChangeFeedErrorStuckDuration).
 MIN_ERROR_STUCK_SECONDS = 30 * 60
 DEFAULT_GC_TTL_SECONDS = 24 * 3600
 DEFAULT_SCHEDULE = "*/5 * * * *"
-# TiCDC's MySQL sink caps these (with a warning) rather than refusing them.
-MAX_WORKER_COUNT = 1024
-MAX_TXN_ROW = 2048
-TRANSACTION_ATOMICITY = ("none", "table")
 
 # Airflow's schedule presets; "none" (no schedule: trigger only) is handled apart.
 SCHEDULE_PRESETS = frozenset({"@once", "@continuous", "@hourly", "@daily", "@weekly",
@@ -144,18 +122,6 @@ class EventFilterRule:
             "ignore-update-old-value-expr": self.ignore_update_old_value_expr,
             "ignore-delete-value-expr": self.ignore_delete_value_expr,
         }
-
-
-@dataclass(frozen=True)
-class SinkOptions:
-    safe_mode: bool = False
-    worker_count: int = 4  # TiCDC's MySQL sink uses 16; Spark partitions share the load here
-    max_txn_row: int = 256
-    transaction_atomicity: str = "none"
-
-    def to_dict(self) -> dict:
-        return {"safe-mode": self.safe_mode, "worker-count": self.worker_count,
-                "max-txn-row": self.max_txn_row, "transaction-atomicity": self.transaction_atomicity}
 
 
 @dataclass(frozen=True)
@@ -292,15 +258,12 @@ def _bool(ctx: _Ctx, key: str, v: Any) -> bool:
     return v
 
 
-def _int_between(low: int, high: int | None = None, cap: int | None = None) -> Callable:
-    """An integer >= low (and <= high); above `cap` it is lowered to cap with a warning, as TiCDC does."""
+def _int_between(low: int, high: int | None = None) -> Callable:
+    """An integer >= low (and <= high)."""
     def check(ctx: _Ctx, key: str, v: Any) -> int:
         if isinstance(v, bool) or not isinstance(v, int) or v < low or (high is not None and v > high):
             upper = f" and at most {high}" if high is not None else ""
             raise ctx.bad(key, v, f"an integer of at least {low}{upper}")
-        if cap is not None and v > cap:
-            log.warning("%s: %s = %d is above the limit, using %d", ctx.source, key, v, cap)
-            return cap
         return v
     return check
 
@@ -427,10 +390,13 @@ def _wrap_duration(ctx: _Ctx, key: str, v: str | int) -> int:
         raise ConfigError(f"{ctx.source}: {key}: {e.message}") from None
 
 
-def _atomicity(ctx: _Ctx, key: str, v: Any) -> str:
-    if v not in TRANSACTION_ATOMICITY:
-        raise ctx.bad(key, v, " or ".join(f'"{a}"' for a in TRANSACTION_ATOMICITY))
-    return v
+def _sink_param(name: str) -> Callable:
+    def check(ctx: _Ctx, key: str, v: Any) -> Any:
+        try:
+            return sink_params.read(name, v, f"{ctx.source}: {key}", text=False)
+        except ValueError as e:
+            raise ctx.bad(key, v, str(e)) from None
+    return check
 
 
 def _schedule(ctx: _Ctx, key: str, v: Any) -> str | None:
@@ -503,11 +469,7 @@ _EVENT_FILTER_KEYS: dict[str, tuple[str, Callable]] = {
     "ignore-delete-value-expr": ("ignore_delete_value_expr", _expr),
 }
 _SINK_KEYS: dict[str, tuple[str, Callable]] = {
-    "safe-mode": ("safe_mode", _bool),
-    "worker-count": ("worker_count", _int_between(1, cap=MAX_WORKER_COUNT)),
-    "max-txn-row": ("max_txn_row", _int_between(1, cap=MAX_TXN_ROW)),
-    "transaction-atomicity": ("transaction_atomicity", _atomicity),
-}
+    name: (f.name, _sink_param(name)) for name, f in sink_params.PARAMS.items()}
 _CDCFLOW_KEYS: dict[str, tuple[str, Callable]] = {
     "schedule": ("schedule", _schedule),
     "event-store": ("event_store", _optional_text),
@@ -604,64 +566,3 @@ def parse_config(text: str, source: str = "<config>") -> ChangefeedConfig:
         raise ConfigError(f"{source}: not valid TOML: {e}",
                           hint="check quoting and brackets; arrays of tables use [[...]]") from None
     return config_from_dict(data, source)
-
-
-def load_config(path: str | None) -> ChangefeedConfig:
-    """Read a config file; None means no file, so TiCDC's (and cdcflow's) defaults."""
-    if path is None:
-        return default_config()
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist", hint="check the --config path") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read config file {path}: {e}") from None
-    return parse_config(text, source=str(path))
-
-
-def default_config() -> ChangefeedConfig:
-    return ChangefeedConfig()
-
-
-# URI parameter -> (SinkOptions field, check of the text).
-_GO_BOOLS = {"1": True, "t": True, "T": True, "true": True, "TRUE": True, "True": True,
-             "0": False, "f": False, "F": False, "false": False, "FALSE": False, "False": False}
-SINK_OPTION_PARAMS = ("worker-count", "max-txn-row", "safe-mode", "transaction-atomicity")
-# Sink URI parameters stored elsewhere (not SinkOptions): accepted, skipped by merge_sink_options.
-_OTHER_SINK_PARAMS = frozenset({"time-zone"})
-
-
-def merge_sink_options(base: SinkOptions, uri_params: Mapping[str, str]) -> SinkOptions:
-    """Sink URI parameters override the config's [sink] (TiCDC reads these from the sink URI)."""
-    changes: dict[str, Any] = {}
-    for name, text in uri_params.items():
-        text = text if isinstance(text, str) else str(text)
-        if name in _OTHER_SINK_PARAMS:
-            continue
-        if name not in SINK_OPTION_PARAMS:
-            close = difflib.get_close_matches(name, SINK_OPTION_PARAMS, n=1, cutoff=0.6)
-            raise ConfigError(f"unknown sink URI parameter {name!r}",
-                              hint=f"did you mean '{close[0]}'?" if close else
-                              "sink parameters: " + ", ".join(SINK_OPTION_PARAMS + tuple(sorted(_OTHER_SINK_PARAMS))))
-        if text == "":
-            continue  # TiCDC: an empty parameter keeps the default
-        if name in ("worker-count", "max-txn-row"):
-            if not re.fullmatch(r"[+-]?\d+", text) or int(text) <= 0:
-                raise ConfigError(f"sink URI parameter {name}={text!r} is invalid: expected an integer greater than 0")
-            cap = MAX_WORKER_COUNT if name == "worker-count" else MAX_TXN_ROW
-            value = int(text)
-            if value > cap:
-                log.warning("sink URI parameter %s=%d is above the limit, using %d", name, value, cap)
-                value = cap
-            changes[name.replace("-", "_")] = value
-        elif name == "safe-mode":
-            if text not in _GO_BOOLS:
-                raise ConfigError(f"sink URI parameter safe-mode={text!r} is invalid: expected true or false")
-            changes["safe_mode"] = _GO_BOOLS[text]
-        else:
-            if text not in TRANSACTION_ATOMICITY:
-                raise ConfigError(f"sink URI parameter transaction-atomicity={text!r} is invalid: "
-                                  f"expected {' or '.join(TRANSACTION_ATOMICITY)}")
-            changes["transaction_atomicity"] = text
-    return dataclasses.replace(base, **changes)

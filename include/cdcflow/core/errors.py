@@ -8,6 +8,55 @@ transition: warning (retry later) or failed (stop until an operator acts).
 from __future__ import annotations
 
 
+class Code(str):
+    """An error code: the text users see (TiCDC's `CDCFLOW:Err…` shape), whether an error of
+    this kind is retryable (None: the raiser decides per case), and what it means."""
+
+    retryable: bool | None
+    meaning: str
+
+    def __new__(cls, name: str, retryable: bool | None, meaning: str) -> "Code":
+        code = super().__new__(cls, f"CDCFLOW:{name}")
+        code.retryable, code.meaning = retryable, meaning
+        return code
+
+
+# Every code cdcflow raises, with its class: retryable ones put a changefeed in warning (③),
+# the others fail it (⑥).  Commands refused at the CLI carry a code but change no state.
+#            name                                retryable  meaning
+GENERIC = Code("ErrGeneric",                     False, "an error with no more specific code")
+INVALID_CONFIG = Code("ErrInvalidConfig",        False, "a spec, config, URI or filter rule the user wrote is invalid")
+CHANGEFEED_NOT_EXISTS = Code("ErrChangeFeedNotExists", False, "no changefeed of that id")
+CHANGEFEED_ALREADY_EXISTS = Code("ErrChangeFeedAlreadyExists", False, "create with an id already taken")
+CHANGEFEED_STATE = Code("ErrChangefeedState",    False, "a command or event the changefeed's state does not allow")
+CHANGEFEED_UPDATE_REFUSED = Code("ErrChangefeedUpdateRefused", False, "update while running, or to nothing")
+CLI_ABORTED = Code("ErrCliAborted",              False, "the operator answered no")
+CLI_INVALID_CHECKPOINT_TS = Code("ErrCliInvalidCheckpointTs", False, "--overwrite-checkpoint-ts is not positive")
+CLI_CHECKPOINT_TS_IN_FUTURE = Code("ErrCliCheckpointTsIsInFuture", False, "--overwrite-checkpoint-ts is in the future")
+GC_TTL_EXCEEDED = Code("ErrGCTTLExceeded",       False, "stopped or failed longer than gc-ttl")
+SNAPSHOT_LOST_BY_GC = Code("ErrSnapshotLostByGC", False, "the upstream purged the binlog at the checkpoint")
+START_TS_BEFORE_GC = Code("ErrStartTsBeforeGC",  False, "a new start-ts older than the oldest binlog held")
+UPSTREAM_UNREACHABLE = Code("ErrUpstreamUnreachable", True, "cannot connect to the upstream")
+UPSTREAM_BINLOG = Code("ErrUpstreamBinlog",      False, "the upstream's binlog is off or not ROW / FULL / FULL")
+DOWNSTREAM_UNREACHABLE = Code("ErrDownstreamUnreachable", True, "cannot connect to the downstream in a cycle")
+MYSQL_CONNECTION_ERROR = Code("ErrMySQLConnectionError", True, "cannot connect to the sink at create / update")
+MYSQL_TXN_ERROR = Code("ErrMySQLTxnError",       None, "the downstream refused rows (retryable per MySQL error)")
+TABLE_NOT_EXISTS = Code("ErrTableNotExists",     True, "a replicated table is missing downstream")
+EXEC_DDL_FAILED = Code("ErrExecDDLFailed",       None, "the downstream refused a DDL (retryable per MySQL error)")
+DDL_UNPARSEABLE = Code("ErrDDLUnparseable",      False, "a DDL statement cdcflow cannot classify")
+DDL_UNSUPPORTED_DOWNSTREAM = Code("ErrDDLUnsupportedDownstream", False, "a DDL the downstream kind cannot run")
+SYNC_RENAME_TABLE_FAILED = Code("ErrSyncRenameTableFailed", False, "a RENAME the filter rules forbid")
+VALID_INDEX_CHANGED = Code("ErrValidIndexChanged", False, "a DDL that changes a table's valid index")
+EXPRESSION_COLUMN_ABSENT = Code("ErrExpressionColumnAbsent", False, "an event filter expression names a missing column")
+ASYNC_INDEX_FAILED = Code("ErrAsyncIndexFailed", False, "TiDB could not build an index added asynchronously")
+ASYNC_INDEX_UNKNOWN = Code("ErrAsyncIndexUnknown", True, "the state of an asynchronous index build cannot be read")
+LEASE_HELD = Code("ErrLeaseHeld",                True, "another cycle of the changefeed runs")
+STAGE_FAILED = Code("ErrStageFailed",            None, "a stage failed unexpectedly (retryable unless a bug)")
+TASK_FAILED = Code("ErrTaskFailed",              True, "an Airflow task of the cycle failed")
+
+CODES: dict[str, Code] = {c: c for c in globals().values() if isinstance(c, Code)}
+
+
 class CdcflowError(Exception):
     def __init__(
         self,
@@ -17,16 +66,19 @@ class CdcflowError(Exception):
         ts: int | None = None,
         statement: str | None = None,
         hint: str | None = None,
-        code: str = "CDCFLOW:ErrGeneric",
-        retryable: bool = False,
+        code: str = GENERIC,
+        retryable: bool | None = None,
     ):
+        """`retryable` defaults to the code's class (a code that has none: not retryable)."""
         super().__init__(message)
         self.message = message
         self.changefeed = changefeed
         self.ts = ts
         self.statement = statement
         self.hint = hint
-        self.code = code
+        self.code = str(code)  # plain text: it is stored and compared as such
+        if retryable is None:
+            retryable = bool(getattr(CODES.get(code), "retryable", False))
         self.retryable = retryable
 
     def with_context(self, *, changefeed: str | None = None, ts: int | None = None) -> "CdcflowError":
@@ -62,6 +114,5 @@ class ConfigError(CdcflowError):
     """A changefeed spec or config the user wrote is invalid: never retryable."""
 
     def __init__(self, message: str, **kw):
-        kw.setdefault("code", "CDCFLOW:ErrInvalidConfig")
-        kw.setdefault("retryable", False)
+        kw.setdefault("code", INVALID_CONFIG)
         super().__init__(message, **kw)

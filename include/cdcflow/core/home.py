@@ -12,7 +12,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import CHANGEFEED_NOT_EXISTS, CdcflowError
 
 DEFAULT_HOME = "~/.cdcflow"
 
@@ -68,7 +68,7 @@ def load_spec(changefeed_id: str) -> Spec:
     if not path.exists():
         raise CdcflowError(
             f"changefeed {changefeed_id} does not exist under {specs_dir()}",
-            code="CDCFLOW:ErrChangeFeedNotExists",
+            code=CHANGEFEED_NOT_EXISTS,
             hint="list them with `cdcflow changefeed list`, or check CDCFLOW_HOME",
         )
     return Spec(**json.loads(path.read_text()))

@@ -17,10 +17,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, unquote_plus, urlsplit
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from cdcflow.core.config import SinkOptions, merge_sink_options
 from cdcflow.core.errors import ConfigError
+from cdcflow.core.sink_params import URI_PARAMS, SinkOptions, merge_sink_options
 
 if TYPE_CHECKING:
     import pymysql.connections
@@ -29,14 +28,13 @@ DEFAULT_PORTS = {"mysql": 3306, "tidb": 4000}
 SOURCE_SCHEMES = ("mysql",)
 SINK_SCHEMES = ("mysql", "tidb")
 SOURCE_PARAMS = ("server-id",)
-SINK_PARAMS = ("worker-count", "max-txn-row", "safe-mode", "transaction-atomicity", "time-zone")
+SINK_PARAMS = URI_PARAMS
 MAX_SERVER_ID = 2**32 - 1
 
 # tiflow cdc/model ValidateChangefeedID: this pattern, at most 128 characters.
 CHANGEFEED_ID_PATTERN = r"^[a-zA-Z0-9]+(\-[a-zA-Z0-9]+)*$"
 CHANGEFEED_ID_MAX_LEN = 128
 _CHANGEFEED_ID_RE = re.compile(r"[a-zA-Z0-9]+(?:-[a-zA-Z0-9]+)*")
-_OFFSET_RE = re.compile(r"[+-](\d{1,2}):(\d{2})")
 
 
 class Params(Mapping[str, str]):
@@ -137,9 +135,6 @@ def parse_sink_uri(text: str) -> DbUri:
     """The downstream: `mysql://` or `tidb://`, with TiCDC's MySQL-sink parameters."""
     uri = _parse(text, "sink", SINK_SCHEMES, SINK_PARAMS)
     merge_sink_options(SinkOptions(), uri.params)  # raises on a bad value now rather than at apply
-    tz = uri.params.get("time-zone")
-    if tz:
-        _check_time_zone(tz)
     return uri
 
 
@@ -208,24 +203,6 @@ def _query(query: str, kind: str, allowed: tuple[str, ...]) -> Params:
             raise ConfigError(f"{kind} URI parameter {name!r} is given twice")
         params[name] = unquote_plus(raw_value)
     return Params(params)
-
-
-def _check_time_zone(tz: str) -> None:
-    if tz.upper() == "SYSTEM":
-        return
-    m = _OFFSET_RE.fullmatch(tz)
-    if m:
-        if int(m.group(1)) <= 14 and int(m.group(2)) < 60:
-            return
-    else:
-        try:
-            ZoneInfo(tz)
-            return
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
-    raise ConfigError(f"sink URI parameter time-zone={tz!r} is invalid",
-                      hint="use a zone name such as 'Asia/Shanghai' or 'UTC', an offset such as '+08:00', "
-                           "or 'SYSTEM'")
 
 
 def default_server_id(changefeed_id: str) -> int:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from sqlparse import lexer
 from sqlparse import tokens as T
 
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import DDL_UNPARSEABLE, CdcflowError
 
 ALLOW_LIST: tuple[str, ...] = (
     "create database", "drop database", "create table", "drop table", "add column",
@@ -106,8 +106,7 @@ class DDLParseError(CdcflowError):
     """A DDL statement cdcflow cannot classify: the changefeed stops until an operator acts."""
 
     def __init__(self, message: str, *, statement: str, **kw):
-        kw.setdefault("code", "CDCFLOW:ErrDDLUnparseable")
-        kw.setdefault("retryable", False)
+        kw.setdefault("code", DDL_UNPARSEABLE)
         kw.setdefault("hint", _SKIP_HINT)
         super().__init__(message, statement=statement, **kw)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import DDL_UNSUPPORTED_DOWNSTREAM, CdcflowError
 
 TIDB, MYSQL8, MYSQL5, MARIADB = "tidb", "mysql8", "mysql5", "mariadb"
 
@@ -52,7 +52,7 @@ def _stop(ddl: dict, cid: str, target: str, why: str) -> CdcflowError:
     ts = ddl["commit_ts"]
     return CdcflowError(
         f"DDL {ddl.get('name') or ddl['query']} cannot run on a {target} downstream: {why}",
-        changefeed=cid, ts=ts, statement=ddl["query"], code="CDCFLOW:ErrDDLUnsupportedDownstream", retryable=False,
+        changefeed=cid, ts=ts, statement=ddl["query"], code=DDL_UNSUPPORTED_DOWNSTREAM,
         hint=f"replace it with an equivalent the downstream accepts: `cdcflow changefeed replace-ddl -c {cid} "
              f"--commit-ts {ts} --sql \"...\"`, or skip it: `cdcflow changefeed skip-ddl -c {cid} --commit-ts {ts}` "
              "(or ignore such DDL in the config with [[filter.event-filters]] ignore-event); then resume")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import pymysql.cursors
 
-SYSTEM = ("mysql", "information_schema", "performance_schema", "sys")
+from cdcflow.core.system_schemas import SYSTEM_SCHEMAS
 
 _MOD = 1 << 128
 _FETCH = 5000
@@ -65,9 +65,9 @@ def _schema_filter(schemas, exclude) -> tuple[str, list]:
     return sql, args
 
 
-def list_tables(conn, schemas: list[str] | None = None, exclude_schemas=SYSTEM) -> list[tuple[str, str]]:
+def list_tables(conn, schemas: list[str] | None = None, exclude_schemas=SYSTEM_SCHEMAS) -> list[tuple[str, str]]:
     """Base tables (no views, no sequences), sorted."""
-    where, args = _schema_filter(schemas, set(SYSTEM) | set(exclude_schemas))
+    where, args = _schema_filter(schemas, set(SYSTEM_SCHEMAS) | set(exclude_schemas))
     with conn.cursor() as cur:
         cur.execute(
             "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES"
@@ -83,10 +83,10 @@ def normalize_column_type(column_type: str) -> str:
 
 
 def table_columns(
-    conn, schemas: list[str] | None = None, exclude_schemas=SYSTEM
+    conn, schemas: list[str] | None = None, exclude_schemas=SYSTEM_SCHEMAS
 ) -> dict[tuple[str, str], list[Column]]:
     """(schema, table) -> [(column name, column type, nullable)] in ordinal order."""
-    where, args = _schema_filter(schemas, set(SYSTEM) | set(exclude_schemas))
+    where, args = _schema_filter(schemas, set(SYSTEM_SCHEMAS) | set(exclude_schemas))
     tables = set(list_tables(conn, schemas, exclude_schemas))
     out: dict[tuple[str, str], list[Column]] = {}
     with conn.cursor() as cur:
@@ -149,7 +149,7 @@ def table_checksum(conn, schema: str, table: str) -> tuple[int, str]:
 
 
 def table_checksums(
-    conn, schemas: list[str] | None = None, exclude_schemas=SYSTEM
+    conn, schemas: list[str] | None = None, exclude_schemas=SYSTEM_SCHEMAS
 ) -> dict[tuple[str, str], tuple[int, str]]:
     """(schema, table) -> (row count, digest) for every base table; the
     system schemas are always left out."""
@@ -192,7 +192,7 @@ def compare(up_conn, down_conn, schemas: list[str] | None = None, ignore_schemas
 
 
 def _compare(up_conn, down_conn, schemas, ignore_schemas):
-    exclude = tuple(SYSTEM) + tuple(ignore_schemas)
+    exclude = tuple(SYSTEM_SCHEMAS) + tuple(ignore_schemas)
     up_cols = table_columns(up_conn, schemas, exclude)
     down_cols = table_columns(down_conn, schemas, exclude)
     # Tables without columns visible in information_schema still count.

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import VALID_INDEX_CHANGED, CdcflowError
 from cdcflow.core.row_codec import quote_ident
 from cdcflow.ddl.classify import should_replicate
 from cdcflow.ddl.table_def import TableInfo
@@ -38,8 +38,7 @@ class Verdict:
 
 class ValidIndexError(CdcflowError):
     def __init__(self, message: str, **kw):
-        kw.setdefault("code", "CDCFLOW:ErrValidIndexChanged")
-        kw.setdefault("retryable", False)
+        kw.setdefault("code", VALID_INDEX_CHANGED)
         super().__init__(message, **kw)
 
 

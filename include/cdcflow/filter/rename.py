@@ -9,7 +9,7 @@ statement (a swap) is an error.  Errors stop the changefeed: it goes to `failed`
 
 from __future__ import annotations
 
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import SYNC_RENAME_TABLE_FAILED, CdcflowError
 from cdcflow.filter.table import TableFilter
 
 REPLICATE, IGNORE = "replicate", "ignore"
@@ -17,8 +17,7 @@ REPLICATE, IGNORE = "replicate", "ignore"
 
 class RenameRuleError(CdcflowError):
     def __init__(self, message: str, **kw):
-        kw.setdefault("code", "CDCFLOW:ErrSyncRenameTableFailed")
-        kw.setdefault("retryable", False)
+        kw.setdefault("code", SYNC_RENAME_TABLE_FAILED)
         kw.setdefault("hint", "rename the tables back upstream, or change the filter rules so the old and new "
                               "names are both in or both out, then re-create the changefeed from a start-ts "
                               "after this statement (or skip it with `cdcflow changefeed skip-ddl`)")

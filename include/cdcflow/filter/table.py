@@ -18,10 +18,7 @@ from functools import partial
 from typing import Callable
 
 from cdcflow.core.errors import ConfigError
-
-# Never replicated, whatever the rules say (TiDB compares them case-insensitively).
-SYSTEM_SCHEMAS: frozenset[str] = frozenset({"mysql", "information_schema", "performance_schema", "sys",
-                                            "metrics_schema", "lightning_task_info", "cdcflow"})
+from cdcflow.core.system_schemas import is_system_schema
 
 _HINT = ("write each rule as schema-pattern.table-pattern, e.g. 'test.t*', '!test.tmp_*', "
          "'`my.db`.*' or '/^log_\\d+$/.*' (see TiDB's Table Filter syntax)")
@@ -241,7 +238,7 @@ class TableFilter:
         return list(self._rules)
 
     def match_table(self, schema: str, table: str) -> bool:
-        if schema.lower() in SYSTEM_SCHEMAS:
+        if is_system_schema(schema):
             return False
         if not self._case_sensitive:
             schema, table = schema.lower(), table.lower()
@@ -257,7 +254,7 @@ class TableFilter:
         negative rule only rejects it when its table pattern is the bare `*`,
         since `!db.t1` still leaves db's other tables selected.
         """
-        if schema.lower() in SYSTEM_SCHEMAS:
+        if is_system_schema(schema):
             return False
         schema = schema if self._case_sensitive else schema.lower()
         for rule in self._compiled:

@@ -29,8 +29,9 @@ import decimal
 import json
 from dataclasses import dataclass
 
-from cdcflow.core.errors import CdcflowError, ConfigError
+from cdcflow.core.errors import EXPRESSION_COLUMN_ABSENT, CdcflowError, ConfigError
 from cdcflow.core.row_codec import TemporalText, plain_value
+from cdcflow.core.system_schemas import sql_not_system
 
 # (op the expression applies to, image it reads, EventFilterRule field, TOML key)
 EXPRESSIONS = (
@@ -80,15 +81,14 @@ def column_of(name: str, data_type: str, column_type: str, collation: str | None
 
 def upstream_columns(conn, tables: list[tuple[str, str]] | None = None) -> dict[tuple[str, str], list[Col]]:
     """Columns of the upstream's tables (all user tables, or the ones given), in order."""
+    user_tables, args = sql_not_system("TABLE_SCHEMA")
     sql = ("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, COLLATION_NAME, "
-           "NUMERIC_PRECISION, NUMERIC_SCALE FROM information_schema.COLUMNS "
-           "WHERE TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')")
-    args: list = []
+           "NUMERIC_PRECISION, NUMERIC_SCALE FROM information_schema.COLUMNS WHERE " + user_tables)
     if tables is not None:
         if not tables:
             return {}
         sql += " AND (" + " OR ".join(["(TABLE_SCHEMA = %s AND TABLE_NAME = %s)"] * len(tables)) + ")"
-        args = [x for t in tables for x in t]
+        args += [x for t in tables for x in t]
     out: dict[tuple[str, str], list[Col]] = {}
     with conn.cursor() as cur:
         cur.execute(sql + " ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION", args)
@@ -288,7 +288,7 @@ def ignored_events(spark, dml, cfg, columns: dict[tuple[str, str], list[Col]], c
             if missing:
                 raise CdcflowError(
                     f"{key} = {text!r} names column {', '.join(missing)}, which table {s}.{t} does not have",
-                    changefeed=changefeed, code="CDCFLOW:ErrExpressionColumnAbsent", retryable=False,
+                    changefeed=changefeed, code=EXPRESSION_COLUMN_ABSENT,
                     hint="fix the expression in the changefeed's config and re-create the changefeed, or narrow "
                          "the rule's matcher")
             sides.setdefault(op, set()).add(side)

@@ -31,7 +31,7 @@ import time
 
 import pymysql
 
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import ASYNC_INDEX_FAILED, ASYNC_INDEX_UNKNOWN, CdcflowError
 from cdcflow.sink import downstream, mysql_sink, tidb_ddl_jobs
 from cdcflow.sink.tidb_ddl_jobs import DONE, FAILED
 from cdcflow.store import index_jobs
@@ -73,8 +73,7 @@ class IndexBuildFailed(CdcflowError):
         cause = text or (tidb.describe() if tidb else "TiDB no longer lists the job and the index is missing")
         super().__init__(
             f"TiDB could not build {job.what()}: the job ended {state}: {cause}",
-            changefeed=cid, ts=job.commit_ts, statement=job.query, code="CDCFLOW:ErrAsyncIndexFailed",
-            retryable=False,
+            changefeed=cid, ts=job.commit_ts, statement=job.query, code=ASYNC_INDEX_FAILED,
             hint=f"the rows after it are applied; fix the cause downstream (e.g. duplicate values for a UNIQUE "
                  f"index), create the index there by hand if it is still wanted, then "
                  f"`cdcflow changefeed resume -c {cid}`",
@@ -151,7 +150,7 @@ class IndexDDL:
             raise CdcflowError(
                 f"{len(waiting)} index job(s) on tables this DDL touches may still run, and ADMIN SHOW DDL JOBS "
                 f"cannot be read: {self.why_sync}", ts=ddl["commit_ts"], statement=ddl["query"],
-                code="CDCFLOW:ErrAsyncIndexUnknown", retryable=True,
+                code=ASYNC_INDEX_UNKNOWN,
                 hint="grant the downstream user SUPER again; the next cycle retries")
         still = poll(self.conn, self.cid, waiting)
         if not self.can_poll:
@@ -202,7 +201,7 @@ class IndexDDL:
             raise CdcflowError(
                 f"the index DDL was sent to TiDB but ADMIN SHOW DDL JOBS shows no ADD INDEX job on {schema}.{table} "
                 f"after job {before}", ts=ddl["commit_ts"], statement=ddl["query"],
-                code="CDCFLOW:ErrAsyncIndexUnknown", retryable=True,
+                code=ASYNC_INDEX_UNKNOWN,
                 hint="the next cycle sends it again (a replay tolerates an index that exists already)")
         index_jobs.record(self.cid, job.job_id, commit_ts=ddl["commit_ts"], schema=schema, table=table,
                           index_name=index_name(ddl["query"]), query=ddl["query"], tidb_state=job.state)

@@ -15,15 +15,21 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from cdcflow.core import tso
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import (
+    SNAPSHOT_LOST_BY_GC,
+    START_TS_BEFORE_GC,
+    UPSTREAM_BINLOG,
+    UPSTREAM_UNREACHABLE,
+    CdcflowError,
+)
 from cdcflow.core.row_codec import encode_image
 from cdcflow.core.sql_mode import from_bits
+from cdcflow.core.system_schemas import is_system_schema
 from cdcflow.core.uri import DbUri
 
 log = logging.getLogger(__name__)
 
 REQUIRED_VARIABLES = {"binlog_format": "ROW", "binlog_row_image": "FULL", "binlog_row_metadata": "FULL"}
-EXCLUDED_SCHEMAS_ALWAYS = ("mysql", "information_schema", "performance_schema", "sys")
 
 
 @dataclass(frozen=True)
@@ -51,7 +57,7 @@ def check_upstream(uri: DbUri, changefeed: str | None = None) -> None:
     except Exception as e:  # pymysql raises OperationalError with the server's text
         raise CdcflowError(
             f"cannot connect to the upstream {uri.redacted()}: {e}",
-            changefeed=changefeed, code="CDCFLOW:ErrUpstreamUnreachable", retryable=True,
+            changefeed=changefeed, code=UPSTREAM_UNREACHABLE,
             hint="check the source URI, that the server runs, and the user's password",
         ) from None
     try:
@@ -64,7 +70,7 @@ def check_upstream(uri: DbUri, changefeed: str | None = None) -> None:
     if got.get("log_bin") not in ("ON", "1"):
         raise CdcflowError(
             f"the upstream {uri.redacted()} does not write a binlog (log_bin=OFF)",
-            changefeed=changefeed, code="CDCFLOW:ErrUpstreamBinlog",
+            changefeed=changefeed, code=UPSTREAM_BINLOG,
             hint="start the server with --log-bin and --binlog-format=ROW --binlog-row-image=FULL "
                  "--binlog-row-metadata=FULL",
         )
@@ -72,7 +78,7 @@ def check_upstream(uri: DbUri, changefeed: str | None = None) -> None:
         if got.get(var) != want:
             raise CdcflowError(
                 f"the upstream {uri.redacted()} has {var}={got.get(var, 'unset')}, cdcflow needs {var}={want}",
-                changefeed=changefeed, code="CDCFLOW:ErrUpstreamBinlog",
+                changefeed=changefeed, code=UPSTREAM_BINLOG,
                 hint=f"run SET GLOBAL {var}='{want}' on the upstream and put {var}={want} in its "
                      f"configuration file so it survives a restart",
             )
@@ -85,7 +91,7 @@ def head_position(conn) -> Position:
         row = cur.fetchone()
         if not row:
             raise CdcflowError("the upstream reports no binlog position (SHOW MASTER STATUS is empty)",
-                               code="CDCFLOW:ErrUpstreamBinlog", hint="enable log_bin on the upstream")
+                               code=UPSTREAM_BINLOG, hint="enable log_bin on the upstream")
         gtid = None
         try:
             cur.execute("SELECT @@GLOBAL.gtid_binlog_pos")
@@ -99,6 +105,21 @@ def available_logs(conn) -> list[str]:
     with conn.cursor() as cur:
         cur.execute("SHOW BINARY LOGS")
         return [r[0] for r in cur.fetchall()]
+
+
+def check_checkpoint_held(logs: list[str], checkpoint_pos: dict | None, checkpoint_ts: int) -> None:
+    """A changefeed's own checkpoint whose binlog the upstream purged: TiCDC's ErrSnapshotLostByGC,
+    found by a cycle or at resume alike.  (A new start-ts too old is ErrStartTsBeforeGC: position_for_ts.)"""
+    file = (checkpoint_pos or {}).get("file")
+    if file and file not in logs:
+        raise CdcflowError(
+            f"checkpoint {checkpoint_ts} ({tso.to_text(checkpoint_ts)}) needs binlog {file}, which the upstream "
+            f"no longer holds (oldest kept: {logs[0] if logs else 'none'})",
+            code=SNAPSHOT_LOST_BY_GC,
+            hint="the changes since the checkpoint are lost upstream: resume from a point it still holds with "
+                 "--overwrite-checkpoint-ts after re-copying the data, or re-create the changefeed; keep binlogs "
+                 "longer (binlog_expire_logs_seconds)",
+        )
 
 
 def open_stream(uri: DbUri, server_id: int, start: Position, only_events: list):
@@ -257,7 +278,7 @@ class BinlogReader:
                 if isinstance(ev, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):
                     if trx_ts is None and not begin(ev.timestamp):
                         break
-                    if ev.schema in EXCLUDED_SCHEMAS_ALWAYS:
+                    if is_system_schema(ev.schema):
                         continue
                     pk = ev.primary_key
                     pk_text = json.dumps([pk] if isinstance(pk, str) else list(pk)) if pk else None
@@ -335,7 +356,7 @@ def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None 
                     raise CdcflowError(
                         f"start-ts {ts} ({tso.to_text(ts)}) is older than the oldest change the upstream "
                         f"still holds (binlog {logs[0]} starts at {tso.to_text(tso.compose(first_time * 1000))})",
-                        changefeed=changefeed, code="CDCFLOW:ErrStartTsBeforeGC",
+                        changefeed=changefeed, code=START_TS_BEFORE_GC,
                         hint="choose a later start-ts, or keep binlogs longer (binlog_expire_logs_seconds)",
                     )
             if isinstance(ev, FormatDescriptionEvent):

@@ -6,7 +6,7 @@ import time
 
 import pymysql
 
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import DOWNSTREAM_UNREACHABLE, EXEC_DDL_FAILED, TABLE_NOT_EXISTS, CdcflowError
 from cdcflow.ddl import tidb_only
 from cdcflow.ddl.tracker import lookup_key
 from cdcflow.sink import downstream, mysql_sink
@@ -53,8 +53,7 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], con
             keys[f"{t[0]}.{t[1]}"] = k
         elif not mysql_sink.table_exists(conn, *t):
             raise CdcflowError(
-                f"table {t[0]}.{t[1]} does not exist downstream", code="CDCFLOW:ErrTableNotExists",
-                retryable=True,
+                f"table {t[0]}.{t[1]} does not exist downstream", code=TABLE_NOT_EXISTS,
                 hint="the downstream must hold every replicated table as of the start-ts: load a snapshot, "
                      "or exclude the table with a filter rule",
             )
@@ -153,7 +152,7 @@ def apply(spark, cycle: Cycle) -> dict:
         conn = mysql_sink.connect(sink)
     except Exception as e:
         raise CdcflowError(f"cannot connect to the downstream {cycle.sink.redacted()}: {e}",
-                           code="CDCFLOW:ErrDownstreamUnreachable", retryable=True,
+                           code=DOWNSTREAM_UNREACHABLE,
                            hint="the checkpoint has not moved; the next cycle retries") from None
     try:
         index_ddl = IndexDDL.open(cycle, conn, sink)
@@ -206,7 +205,7 @@ def apply(spark, cycle: Cycle) -> dict:
             except Exception as e:
                 raise CdcflowError(
                     f"the downstream rejected DDL {ddl['name']}: {e}", ts=ddl["commit_ts"], statement=ddl["query"],
-                    code="CDCFLOW:ErrExecDDLFailed", retryable=mysql_sink.is_retryable(e),
+                    code=EXEC_DDL_FAILED, retryable=mysql_sink.is_retryable(e),
                     hint="fix the downstream so it accepts the statement, or skip it with "
                          f"`cdcflow changefeed skip-ddl -c {cycle.cid} --commit-ts {ddl['commit_ts']}`",
                 ) from None

@@ -10,7 +10,7 @@ import traceback
 from dataclasses import dataclass
 from functools import cached_property
 
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import LEASE_HELD, MYSQL_TXN_ERROR, STAGE_FAILED, CdcflowError
 from cdcflow.core.home import Spec, load_spec
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
@@ -49,7 +49,7 @@ class Cycle:
 
     @cached_property
     def sink_options(self):
-        from cdcflow.core.config import merge_sink_options
+        from cdcflow.core.sink_params import merge_sink_options
 
         return merge_sink_options(self.config.sink, dict(self.sink.params))
 
@@ -68,7 +68,7 @@ class Cycle:
         if not metastore.acquire_lease(self.cid, owner, self.run_id):
             raise CdcflowError(
                 f"another cycle holds the lease ({metastore.lease_holder(self.cid)})",
-                changefeed=self.cid, code="CDCFLOW:ErrLeaseHeld", retryable=True,
+                changefeed=self.cid, code=LEASE_HELD,
                 hint="two cycles of one changefeed never overlap; this one will run when the other ends",
             )
 
@@ -88,14 +88,14 @@ def as_cdcflow_error(e: BaseException, cid: str, stage: str) -> CdcflowError:
         return CdcflowError(
             f"stage {stage}: {parsed['what']} failed on the downstream: "
             f"({parsed['code']}) {parsed['text']}",
-            changefeed=cid, code="CDCFLOW:ErrMySQLTxnError", retryable=bool(parsed["retryable"]),
+            changefeed=cid, code=MYSQL_TXN_ERROR, retryable=bool(parsed["retryable"]),
             hint="the checkpoint has not passed these rows; fix the downstream and the next cycle retries"
             if parsed["retryable"] else "fix the downstream table, then resume the changefeed",
         )
     retry = is_retryable(e)
     return CdcflowError(
         f"stage {stage} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
-        changefeed=cid, code="CDCFLOW:ErrStageFailed", retryable=retry or not isinstance(e, (ValueError, TypeError)),
+        changefeed=cid, code=STAGE_FAILED, retryable=retry or not isinstance(e, (ValueError, TypeError)),
         hint="run `cdcflow changefeed run -c %s --debug` for the full trace" % cid,
     )
 

@@ -8,8 +8,8 @@ import uuid
 
 from cdcflow.changefeed import lifecycle, states
 from cdcflow.core import tso
-from cdcflow.core.errors import CdcflowError
-from cdcflow.source.binlog import Position, available_logs, head_position
+from cdcflow.core.errors import UPSTREAM_UNREACHABLE, CdcflowError
+from cdcflow.source.binlog import Position, available_logs, check_checkpoint_held, head_position
 from cdcflow.stages.cycle import Cycle, as_cdcflow_error
 from cdcflow.store import metastore
 
@@ -53,21 +53,14 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
             conn = cycle.source.connect()
         except Exception as e:
             raise CdcflowError(f"cannot connect to the upstream {cycle.source.redacted()}: {e}",
-                               code="CDCFLOW:ErrUpstreamUnreachable", retryable=True,
+                               code=UPSTREAM_UNREACHABLE,
                                hint="the next cycle retries; check that the upstream runs") from None
         try:
             logs = available_logs(conn)
             head = head_position(conn)
         finally:
             conn.close()
-        if start.file not in logs:
-            raise CdcflowError(
-                f"the upstream no longer has binlog {start.file} that the checkpoint "
-                f"{feed.checkpoint_ts} needs (oldest kept: {logs[0] if logs else 'none'})",
-                code="CDCFLOW:ErrSnapshotLostByGC", retryable=False,
-                hint="the changes since the checkpoint are lost upstream: re-create the changefeed from a "
-                     "fresh copy of the data, and keep binlogs longer (binlog_expire_logs_seconds)",
-            )
+        check_checkpoint_held(logs, feed.checkpoint_pos, feed.checkpoint_ts)
         head_tso = tso.now()
         target = target_ts or cycle.spec.target_ts or 0
         metastore.start_run(changefeed_id, run_id, feed.checkpoint_ts, feed.checkpoint_pos, target, dry_run)

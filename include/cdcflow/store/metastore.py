@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import CHANGEFEED_NOT_EXISTS, CdcflowError
 from cdcflow.core.home import home
 
 _md = sa.MetaData()
@@ -179,7 +179,7 @@ def get_feed(cid: str) -> FeedState:
     if row is None:
         raise CdcflowError(
             f"changefeed {cid} has no state in the metadata store",
-            code="CDCFLOW:ErrChangeFeedNotExists",
+            code=CHANGEFEED_NOT_EXISTS,
             hint="create it with `cdcflow changefeed create`",
         )
     return _feed(row)

@@ -7,6 +7,7 @@ import json
 
 import sqlalchemy as sa
 
+from cdcflow.core.system_schemas import SYSTEM_SCHEMAS
 from cdcflow.ddl.table_def import TableInfo
 from cdcflow.ddl.tracker import UNKNOWN, SchemaTracker
 from cdcflow.store import tables
@@ -77,7 +78,7 @@ def delete(cid: str) -> None:
         c.execute(sa.delete(versions).where(versions.c.changefeed_id == cid))
 
 
-_SYSTEM = ("mysql", "information_schema", "performance_schema", "sys")
+_SYSTEM = tuple(sorted(SYSTEM_SCHEMAS))
 
 
 def read_catalogue(conn) -> dict[tuple[str, str], TableInfo]:

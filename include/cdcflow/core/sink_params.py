@@ -1,0 +1,109 @@
+"""The MySQL sink's parameters: one table, one check, for both places they are given.
+
+TiCDC reads them from the sink URI's query string (`?worker-count=8&safe-mode=true`);
+cdcflow also takes them from the config's `[sink]` section, and the URI wins.  A URI
+gives every value as text; TOML gives typed values: `read` accepts both and checks
+them against the same row of the table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cdcflow.core.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+def _param(name: str, default: Any, *, low: int | None = None, cap: int | None = None,
+           choices: tuple[str, ...] = ()) -> Any:
+    """A SinkOptions field and its parameter: name, default, lowest value, the cap above which
+    TiCDC's MySQL sink lowers a value (with a warning) rather than refusing it, or the choices."""
+    return dataclasses.field(default=default, metadata={"name": name, "low": low, "cap": cap, "choices": choices})
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    safe_mode: bool = _param("safe-mode", False)
+    worker_count: int = _param("worker-count", 4, low=1, cap=1024)  # TiCDC: 16; Spark partitions share the load
+    max_txn_row: int = _param("max-txn-row", 256, low=1, cap=2048)
+    transaction_atomicity: str = _param("transaction-atomicity", "none", choices=("none", "table"))
+
+    def to_dict(self) -> dict:
+        return {f.metadata["name"]: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+# parameter name -> SinkOptions field
+PARAMS: dict[str, dataclasses.Field] = {f.metadata["name"]: f for f in dataclasses.fields(SinkOptions)}
+# TiCDC sink URI parameters cdcflow accepts but does not use, and why (said in a warning).
+IGNORED: dict[str, str] = {
+    "time-zone": "rows are written in a UTC session, which keeps every TIMESTAMP the instant the upstream "
+                 "stored; the downstream's own time zone is not changed",
+}
+URI_PARAMS: tuple[str, ...] = tuple(PARAMS) + tuple(IGNORED)
+
+# Go's strconv.ParseBool, which TiCDC reads a URI's booleans with.
+_GO_BOOLS = {"1": True, "t": True, "T": True, "true": True, "TRUE": True, "True": True,
+             "0": False, "f": False, "F": False, "false": False, "FALSE": False, "False": False}
+
+
+def expected(name: str, text: bool) -> str:
+    """What the parameter takes, in the syntax of a URI (text) or of TOML."""
+    meta = PARAMS[name].metadata
+    if meta["choices"]:
+        return " or ".join(c if text else json.dumps(c) for c in meta["choices"])
+    if isinstance(PARAMS[name].default, bool):
+        return "true or false"
+    return f"an integer of at least {meta['low']}"
+
+
+def read(name: str, value: Any, where: str, *, text: bool) -> Any:
+    """The value to use for parameter `name`, given as URI text or as a TOML value; a value above
+    the parameter's cap is lowered to it with a warning naming `where`.  ValueError otherwise."""
+    param = PARAMS[name]
+    low, cap, choices = param.metadata["low"], param.metadata["cap"], param.metadata["choices"]
+    if choices:
+        ok = value in choices
+    elif isinstance(param.default, bool):
+        if text:
+            ok, value = value in _GO_BOOLS, _GO_BOOLS.get(value)
+        else:
+            ok = isinstance(value, bool)
+    else:
+        if text and re.fullmatch(r"[+-]?\d+", value):
+            value = int(value)
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
+        if ok and cap is not None and value > cap:
+            log.warning("%s = %d is above the limit, using %d", where, value, cap)
+            value = cap
+    if not ok:
+        raise ValueError(expected(name, text))
+    return value
+
+
+def merge_sink_options(base: SinkOptions, uri_params: Mapping[str, str]) -> SinkOptions:
+    """Sink URI parameters override the config's [sink] (TiCDC reads these from the sink URI)."""
+    changes: dict[str, Any] = {}
+    for name, text in uri_params.items():
+        text = text if isinstance(text, str) else str(text)
+        if name in IGNORED:
+            log.warning("sink URI parameter %s=%s has no effect: %s", name, text, IGNORED[name])
+            continue
+        if name not in PARAMS:
+            close = difflib.get_close_matches(name, URI_PARAMS, n=1, cutoff=0.6)
+            raise ConfigError(f"unknown sink URI parameter {name!r}",
+                              hint=f"did you mean '{close[0]}'?" if close else "sink parameters: " + ", ".join(URI_PARAMS))
+        if text == "":
+            continue  # TiCDC: an empty parameter keeps the default
+        try:
+            changes[PARAMS[name].name] = read(name, text, f"sink URI parameter {name}", text=True)
+        except ValueError as e:
+            raise ConfigError(f"sink URI parameter {name}={text!r} is invalid: expected {e}") from None
+    return dataclasses.replace(base, **changes)
