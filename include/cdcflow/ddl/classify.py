@@ -5,19 +5,16 @@ SQL mode), not TiDB's job type, so the type is read from the text.  The type
 names are the seeds' allow list (seeds 000/003); TiCDC's whitelist
 (pkg/filter `ddlWhiteListMap`) also allows ActionRenameTables and
 ActionMultiSchemaChange, kept here as 'rename tables' and 'multi schema change'.
-Lexing is sqlparse's; the grammar walk is ours, because MariaDB's DDL is beyond
+Lexing is ddl.lexer's (sqlparse's); the grammar walk is ours, because MariaDB's DDL is beyond
 what a generic parser models.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from sqlparse import lexer
-from sqlparse import tokens as T
-
 from cdcflow.core.errors import CdcflowError
+from cdcflow.ddl.lexer import Cursor, Token, split_commas, tokenize
 
 ALLOW_LIST: tuple[str, ...] = (
     "create database", "drop database", "create table", "drop table", "add column",
@@ -110,62 +107,6 @@ class DDLParseError(CdcflowError):
         kw.setdefault("retryable", False)
         kw.setdefault("hint", _SKIP_HINT)
         super().__init__(message, statement=statement, **kw)
-
-
-# ---------------------------------------------------------------- lexing
-
-@dataclass(frozen=True)
-class _Tok:
-    kind: str  # 'word' (unquoted name or keyword), 'ident' (quoted name), 'str', 'num', 'punct'
-    text: str
-
-    @property
-    def up(self) -> str | None:
-        return self.text.upper() if self.kind == "word" else None
-
-
-# MySQL `/*!40101 ... */` and MariaDB `/*M!100100 ... */` run on the server: their text is content.
-_EXEC_COMMENT = re.compile(r"^/\*M?!(?:\d{5,6})?(.*)\*/$", re.S)
-
-
-def _tokenize(sql: str, ansi_quotes: bool) -> list[_Tok]:
-    out: list[_Tok] = []
-    for ttype, value in lexer.tokenize(sql):
-        if ttype in T.Whitespace:
-            continue
-        if ttype in T.Comment:
-            m = _EXEC_COMMENT.match(value.strip())
-            if m:
-                out.extend(_tokenize(m.group(1), ansi_quotes))
-        elif ttype in T.String.Symbol:  # "..." is an identifier only under ANSI_QUOTES
-            out.append(_Tok("ident", value[1:-1].replace('""', '"')) if ansi_quotes else _Tok("str", value))
-        elif ttype in T.String:
-            out.append(_Tok("str", value))
-        elif ttype in T.Number:
-            out.append(_Tok("num", value))
-        elif value.startswith("`"):
-            out.append(_Tok("ident", value[1:-1].replace("``", "`")))
-        elif ttype in T.Keyword or ttype in T.Name or value[:1].isalpha():  # LIKE, NOT: operators
-            out.extend(_Tok("word", w) for w in value.split())  # sqlparse glues 'IF NOT EXISTS'
-        else:
-            out.append(_Tok("punct", value))
-    while out and out[-1].text == ";":
-        out.pop()
-    return out
-
-
-def _split_commas(toks: list[_Tok]) -> list[list[_Tok]]:
-    """Split at the commas outside parentheses."""
-    chunks: list[list[_Tok]] = [[]]
-    depth = 0
-    for t in toks:
-        if t.kind == "punct":
-            depth += (t.text == "(") - (t.text == ")")
-            if t.text == "," and depth == 0:
-                chunks.append([])
-                continue
-        chunks[-1].append(t)
-    return [c for c in chunks if c]
 
 
 # ---------------------------------------------------------------- statement tables
@@ -277,40 +218,8 @@ def _not_ddl(name: str) -> DDLInfo:
     return DDLInfo("not-ddl", None, False, name, None, (), (), (), False, False)
 
 
-class TokenCursor:
-    """A position in a token list, with the look-ahead both the classifier and the schema
-    tracker read statements with."""
-
-    def __init__(self, toks: list[_Tok]):
-        self.toks, self.i = toks, 0
-
-    def peek(self, k: int = 0) -> _Tok | None:
-        j = self.i + k
-        return self.toks[j] if j < len(self.toks) else None
-
-    def word(self, k: int = 0) -> str | None:
-        t = self.peek(k)
-        return t.up if t else None
-
-    def at(self, *words: str) -> bool:
-        return all(self.word(k) == w for k, w in enumerate(words))
-
-    def take(self, *words: str) -> bool:
-        if self.at(*words):
-            self.i += len(words)
-            return True
-        return False
-
-    def take_punct(self, p: str) -> bool:
-        t = self.peek()
-        if t and t.kind == "punct" and t.text == p:
-            self.i += 1
-            return True
-        return False
-
-
-class _Walker(TokenCursor):
-    def __init__(self, toks: list[_Tok], default_schema: str | None, query: str):
+class _Walker(Cursor):
+    def __init__(self, toks: list[Token], default_schema: str | None, query: str):
         super().__init__(toks)
         self.default_schema, self.query = default_schema, query
         self.if_exists = False
@@ -318,17 +227,17 @@ class _Walker(TokenCursor):
     def fail(self, reason: str):
         raise DDLParseError(f"cannot classify DDL statement: {reason}", statement=self.query)
 
-    def take_if_exists(self) -> None:
-        if self.take("IF", "EXISTS") or self.take("IF", "NOT", "EXISTS"):
-            self.if_exists = True
+    def take_if_exists(self) -> bool:
+        found = super().take_if_exists()
+        self.if_exists |= found
+        return found
 
     def name(self, what: str = "a name") -> str:
         t = self.peek()
-        if t is None or t.kind not in ("word", "ident"):
+        if super().name() is None:
             note = (" (double quotes quote names only when sql_mode has ANSI_QUOTES)"
                     if t and t.text.startswith('"') else "")
             self.fail(f"expected {what}, found {t.text if t else 'end of statement'!r}{note}")
-        self.i += 1
         return t.text
 
     def table(self) -> TableName:
@@ -432,8 +341,7 @@ class _Walker(TokenCursor):
         if obj == "INDEX":
             self.take_if_exists()
             self.name("an index name")
-            while self.peek() and not self.at("ON"):  # USING BTREE may stand before ON
-                self.i += 1
+            self.skip_to("ON")  # USING BTREE may stand before ON
             if not self.take("ON"):
                 self.fail("CREATE INDEX without ON <table>")
             return self.ddl("CREATE INDEX", "add index", [self.table()])
@@ -542,7 +450,7 @@ class _Walker(TokenCursor):
         self.take_if_exists()
         table = self.table()
         tables, renames, clauses = [table], [], []
-        for chunk in _split_commas(self.toks[self.i:]):
+        for chunk in split_commas(self.toks[self.i:]):
             sub = _Walker(chunk, self.default_schema, self.query)
             greedy = sub.alter_clause(clauses, table, tables, renames)
             self.if_exists |= sub.if_exists
@@ -596,8 +504,7 @@ class _Walker(TokenCursor):
                 tables.append(new)
                 renames.append((table, new))
             elif name == "EXCHANGE PARTITION":
-                while self.peek() and not self.at("WITH", "TABLE"):
-                    self.i += 1
+                self.skip_to("WITH", "TABLE")
                 self.i += 2
                 tables.append(self.table())
             if name:
@@ -635,6 +542,4 @@ class _Walker(TokenCursor):
 
 def classify(query: str, default_schema: str | None, sql_mode: str = "") -> DDLInfo:
     """Classify one QueryEvent statement: its TiCDC DDL type, allow-list verdict and tables."""
-    modes = {m.strip() for m in (sql_mode or "").upper().split(",")}
-    toks = _tokenize(query, ansi_quotes=bool(modes & {"ANSI_QUOTES", "ANSI"}))
-    return _Walker(toks, default_schema or None, query).statement()
+    return _Walker(tokenize(query, sql_mode), default_schema or None, query).statement()
