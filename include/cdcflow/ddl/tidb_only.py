@@ -15,6 +15,7 @@ import re
 
 from cdcflow.core.errors import CdcflowError
 from cdcflow.ddl.lexer import Cursor, tokenize
+from cdcflow.ddl.types import TIDB_ONLY_TYPES, VISIBILITY_TYPES
 
 TIDB, MYSQL8, MYSQL5, MARIADB = "tidb", "mysql8", "mysql5", "mariadb"
 
@@ -24,12 +25,6 @@ VISIBILITY_WORDS = {
     MYSQL8: ("INVISIBLE", "VISIBLE"),
     MARIADB: ("IGNORED", "NOT IGNORED"),
     MYSQL5: None,
-}
-# DDL types with no equivalent outside TiDB: they stop the changefeed elsewhere
-TIDB_ONLY_TYPES = {
-    "alter table ttl": "TTL is a TiDB table option",
-    "alter table remove ttl": "TTL is a TiDB table option",
-    "recover table": "RECOVER TABLE / FLASHBACK TABLE restore a dropped table from TiDB's GC window",
 }
 
 
@@ -62,7 +57,7 @@ def for_downstream(ddl: dict, target: str, cid: str) -> str:
         for t in sorted(types & set(TIDB_ONLY_TYPES)):
             raise _stop(ddl, cid, target, TIDB_ONLY_TYPES[t])
     query = ddl["query"]
-    if "alter table index visibility" not in types:
+    if not types & VISIBILITY_TYPES:
         return query
     words = VISIBILITY_WORDS[target]
     if words is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import logging
 
+from cdcflow.ddl import types as T
 from cdcflow.ddl.lexer import tokenize
 from cdcflow.ddl.table_def import (
     PRIMARY,
@@ -94,7 +95,7 @@ class SchemaTracker:
             for (s, t), vs in list(self.versions.items()):
                 if s == info.schema and vs[-1][1] is not None:
                     change(s, t, None)
-        elif info.type == "create table":
+        elif info.type == T.CREATE_TABLE:
             target = info.tables[0]
             existing = self.current(target.schema, target.table)
             if info.if_exists and isinstance(existing, TableInfo):

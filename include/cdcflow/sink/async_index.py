@@ -32,6 +32,7 @@ import pymysql
 
 from cdcflow.core.errors import CdcflowError
 from cdcflow.ddl import table_def
+from cdcflow.ddl import types as T
 from cdcflow.ddl.lexer import tokenize
 from cdcflow.sink import downstream, mysql_sink, tidb_ddl_jobs
 from cdcflow.sink.tidb_ddl_jobs import DONE, FAILED
@@ -39,7 +40,7 @@ from cdcflow.store import index_jobs
 
 log = logging.getLogger("cdcflow")
 
-ASYNC_TYPES = ("add index",)  # ddl_classify's type for both ALTER TABLE ... ADD INDEX and CREATE INDEX
+ASYNC_TYPES = (T.ADD_INDEX,)  # both ALTER TABLE ... ADD INDEX and CREATE INDEX
 SUBMIT_WAIT = 10.0  # seconds an index DDL may take before cdcflow stops waiting for it (TiCDC: 10 s)
 FIND_ATTEMPTS, FIND_PAUSE = 10, 0.5  # looking the submitted job up in ADMIN SHOW DDL JOBS
 LOST_DURING_QUERY = 2013  # what pymysql raises when read_timeout passes
