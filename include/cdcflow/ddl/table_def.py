@@ -29,7 +29,8 @@ class TableInfo:
 
     def valid_key(self) -> list[str] | None:
         """Seed 000's valid index: the primary key, else a unique index whose columns are all
-        NOT NULL (a prefix index cannot identify a row).  None: the table has none."""
+        NOT NULL (a prefix index cannot identify a row).  None: the table has none.  The one
+        definition: the downstream's catalogue is read into a TableInfo for it too (mysql_sink)."""
         order = sorted(self.indexes.items(), key=lambda kv: (not kv[1]["primary"], kv[0]))
         for _, ix in order:
             if not ix["unique"] or ix.get("prefix") or not ix["columns"]:
