@@ -121,7 +121,7 @@ def _position(r_toks: list[Token]) -> tuple[str | None, str | None]:
 
 
 @dataclass(frozen=True)
-class IndexDef:
+class _IndexDef:
     """One key as a statement defines it."""
     name: str | None  # None: the statement names none (MySQL names it after its first column)
     columns: list[str]
@@ -131,18 +131,18 @@ class IndexDef:
 
 
 # FOREIGN KEY, CHECK, PERIOD, SYSTEM VERSIONING: constraints that define no key.
-NOT_A_KEY = IndexDef(None, [])
+_NOT_A_KEY = _IndexDef(None, [])
 
 
-def read_index_def(r: Cursor) -> IndexDef | None:
+def _read_index_def(r: Cursor) -> _IndexDef | None:
     """The PRIMARY KEY / UNIQUE / INDEX / KEY / FULLTEXT / SPATIAL definition that starts here
-    (consumed): NOT_A_KEY for a constraint that is no key, None when none starts here."""
+    (consumed): _NOT_A_KEY for a constraint that is no key, None when none starts here."""
     symbol = None
     if r.take("CONSTRAINT"):
         if r.word() not in ("PRIMARY", "UNIQUE", "FOREIGN", "CHECK"):
             symbol = r.name()  # names the index unless the index names itself
     if r.word() in ("FOREIGN", "CHECK", "PERIOD", "SYSTEM"):
-        return NOT_A_KEY
+        return _NOT_A_KEY
     primary = r.take("PRIMARY", "KEY")
     unique = not primary and r.take("UNIQUE")
     if not (primary or unique):
@@ -156,10 +156,10 @@ def read_index_def(r: Cursor) -> IndexDef | None:
         name = r.name()
     r.take("USING") and r.name()
     cols, prefix = _index_columns(r.group())
-    return IndexDef(name, cols, unique, primary, prefix)
+    return _IndexDef(name, cols, unique, primary, prefix)
 
 
-def _created_index(toks: list[Token]) -> IndexDef:
+def _created_index(toks: list[Token]) -> _IndexDef:
     """CREATE [UNIQUE|FULLTEXT|SPATIAL] INDEX [IF NOT EXISTS] name [USING x] ON tbl (cols)."""
     r = Cursor(toks)
     r.skip_to("INDEX")
@@ -173,7 +173,7 @@ def _created_index(toks: list[Token]) -> IndexDef:
     if r.take_punct("."):
         r.name()
     cols, prefix = _index_columns(r.group())
-    return IndexDef(name, cols, unique, name is not None and name.upper() == PRIMARY, prefix)
+    return _IndexDef(name, cols, unique, name is not None and name.upper() == PRIMARY, prefix)
 
 
 class _Table:
@@ -242,10 +242,10 @@ class _Table:
     # -- definitions shared by CREATE TABLE and ALTER TABLE ADD
     def index_def(self, r: Cursor) -> bool:
         """Add the key defined here; False if no key or constraint is defined here."""
-        ix = read_index_def(r)
+        ix = _read_index_def(r)
         if ix is None:
             return False
-        if ix is not NOT_A_KEY:
+        if ix is not _NOT_A_KEY:
             self.add_index(ix.name, ix.columns, ix.unique, ix.primary, ix.prefix)
         return True
 
@@ -404,7 +404,7 @@ def index_name(toks: list[Token]) -> str | None:
     for part in split_commas(alter_clauses(toks)):
         r = Cursor(part)
         if r.take("ADD"):
-            ix = read_index_def(r)
-            if ix is not None and ix is not NOT_A_KEY:
+            ix = _read_index_def(r)
+            if ix is not None and ix is not _NOT_A_KEY:
                 return ix.name
     return None
