@@ -5,14 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cdcflow.core.errors import CdcflowError
-from cdcflow.ddl.classify import (
-    ALLOW_LIST,
-    REPLICATE_MATRIX,
-    DDLParseError,
-    TableName,
-    classify,
-    should_replicate,
-)
+from cdcflow.ddl.classify import DDLParseError, TableName, classify
+from cdcflow.ddl.types import ALLOW_LIST, REPLICATE_MATRIX, should_replicate
 
 # ---------------------------------------------------------------- seed 000's Y/N table, row by row
 # (DDL as the seed writes it, cdcflow type, "has valid index | no valid index, force=false |

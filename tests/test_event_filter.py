@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from cdcflow.core.config import EVENT_TYPES, parse_config
-from cdcflow.ddl.classify import ALLOW_LIST, classify
+from cdcflow.ddl.classify import classify
 from cdcflow.ddl.tracker import SchemaTracker
+from cdcflow.ddl.types import ALLOW_LIST
 from cdcflow.filter.ddl_gate import ValidIndexError, decide
 from cdcflow.filter.event import ALTER_TABLE_TYPES, DDL_EVENT_NAMES, EventFilter
 from cdcflow.filter.table import TableFilter

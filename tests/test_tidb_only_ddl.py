@@ -91,6 +91,6 @@ def test_other_ddl_runs_as_is_everywhere(query):
 
 
 def test_every_tidb_only_type_is_allow_listed():
-    from cdcflow.ddl.classify import ALLOW_LIST
+    from cdcflow.ddl.types import ALLOW_LIST
 
     assert set(t.TIDB_ONLY_TYPES) <= set(ALLOW_LIST)

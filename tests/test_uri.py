@@ -5,8 +5,8 @@ import socket
 import pymysql
 import pytest
 
-from cdcflow.core.sink_params import SinkOptions, merge_sink_options
 from cdcflow.core.errors import ConfigError
+from cdcflow.core.sink_params import SinkOptions, merge_sink_options
 from cdcflow.core.uri import (
     DbUri,
     Params,

@@ -26,41 +26,24 @@ from cdcflow.core import sink_params
 from cdcflow.core.errors import ConfigError
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.core.sql_mode import SQL_MODES, TIDB_DEFAULT_SQL_MODE
+from cdcflow.ddl import types as ddl_types
 
 # --- tables -----------------------------------------------------------------
 
 # tiflow pkg/filter SupportedEventTypes(): the DML types, `all dml`/`all ddl`,
-# `alter table`, the schema aliases, and every event type of its DDL allow list.
+# `alter table`, and the event names of every DDL type (ddl.types), aliases included.
 EVENT_TYPES: frozenset[str] = frozenset({
     "all dml", "all ddl",
     "insert", "update", "delete",
-    "create schema", "drop schema", "create database", "drop database",
-    "modify schema charset and collate",
-    "create table", "drop table", "truncate table", "rename table", "recover table",
-    "modify table comment", "modify table charset and collate", "alter table",
-    "create view", "drop view",
-    "add table partition", "drop table partition", "truncate table partition",
-    "exchange table partition", "reorganize table partition",
-    "alter table partitioning", "remove table partitioning",
-    "add column", "drop column", "modify column", "set default value",
-    "rebase auto id", "add primary key", "drop primary key",
-    "create index", "drop index", "rename index", "alter index visibility",
-    "alter ttl info", "alter ttl remove",
-    "multi schema change",
-})
+    "alter table",
+}) | ddl_types.EVENT_NAMES
 # The binlog filter maps these aliases before matching; stored canonical.
-EVENT_TYPE_ALIASES: dict[str, str] = {"create schema": "create database", "drop schema": "drop database"}
+EVENT_TYPE_ALIASES: dict[str, str] = ddl_types.EVENT_NAME_ALIASES
 # Names users reach for that TiCDC spells differently (a hint only: they stay invalid).
 _EVENT_TYPE_HINTS = {
-    "add index": "create index", "alter table add index": "create index",
-    "add partition": "add table partition", "drop partition": "drop table partition",
-    "truncate partition": "truncate table partition", "exchange partition": "exchange table partition",
-    "reorganize partition": "reorganize table partition",
-    "alter column default value": "set default value", "modify default value": "set default value",
+    **ddl_types.EVENT_NAME_HINTS,
+    "alter table add index": "create index", "modify default value": "set default value",
     "alter database": "modify schema charset and collate",
-    "alter table comment": "modify table comment",
-    "alter table character set": "modify table charset and collate",
-    "remove partitioning": "remove table partitioning",
     "all": "all dml", "dml": "all dml", "ddl": "all ddl",
 }
 

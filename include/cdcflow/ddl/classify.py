@@ -1,85 +1,21 @@
 """Classify a binlog DDL statement into TiCDC's DDL types and name the tables it touches.
 
 A binlog only carries the statement text (plus the session's default schema and
-SQL mode), not TiDB's job type, so the type is read from the text.  The type
-names are the seeds' allow list (seeds 000/003); TiCDC's whitelist
-(pkg/filter `ddlWhiteListMap`) also allows ActionRenameTables and
-ActionMultiSchemaChange, kept here as 'rename tables' and 'multi schema change'.
-Lexing is sqlparse's; the grammar walk is ours, because MariaDB's DDL is beyond
+SQL mode), not TiDB's job type, so the type (ddl.types) is read from the text.
+Lexing is ddl.lexer's; the grammar walk is ours, because MariaDB's DDL is beyond
 what a generic parser models.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from sqlparse import lexer
-from sqlparse import tokens as T
-
 from cdcflow.core.errors import DDL_UNPARSEABLE, CdcflowError
-
-ALLOW_LIST: tuple[str, ...] = (
-    "create database", "drop database", "create table", "drop table", "add column",
-    "drop column", "add index", "drop index", "truncate table", "modify column",
-    "rename table", "alter column default value", "alter table comment", "rename index",
-    "add partition", "drop partition", "truncate partition", "create view", "drop view",
-    "alter table character set", "alter database character set", "recover table",
-    "add primary key", "drop primary key", "rebase auto id", "alter table index visibility",
-    "exchange partition", "reorganize partition", "alter table ttl", "alter table remove ttl",
-)
-# Allowed by TiCDC's whitelist without a row of their own in the seeds' lists.
-_EXTRA_ALLOWED = ("rename tables", "multi schema change")
-
-_Y, _N = True, False
-# Seed 000's table: (has a valid index, no valid index + force-replicate=false,
-# no valid index + force-replicate=true).  CREATE INDEX and ADD INDEX share 'add index'.
-REPLICATE_MATRIX: dict[str, tuple[bool, bool, bool]] = {
-    "create database": (_Y, _Y, _Y),
-    "drop database": (_Y, _Y, _Y),
-    "alter database character set": (_Y, _Y, _Y),
-    "add index": (_Y, _Y, _Y),
-    "drop index": (_Y, _N, _Y),
-    "add primary key": (_Y, _Y, _Y),
-    "drop primary key": (_Y, _N, _Y),
-    "create table": (_Y, _N, _Y),
-    "drop table": (_Y, _N, _Y),
-    "add column": (_Y, _N, _Y),
-    "drop column": (_Y, _N, _Y),
-    "truncate table": (_Y, _N, _Y),
-    "modify column": (_Y, _N, _Y),
-    "rename table": (_Y, _N, _Y),
-    "alter column default value": (_Y, _N, _Y),
-    "alter table comment": (_Y, _N, _Y),
-    "rename index": (_Y, _N, _Y),
-    "add partition": (_Y, _N, _Y),
-    "drop partition": (_Y, _N, _Y),
-    "truncate partition": (_Y, _N, _Y),
-    "create view": (_Y, _N, _Y),
-    "drop view": (_Y, _N, _Y),
-    "alter table character set": (_Y, _N, _Y),
-    "recover table": (_Y, _N, _Y),
-    "rebase auto id": (_Y, _N, _Y),
-    "alter table index visibility": (_Y, _N, _Y),
-    "exchange partition": (_Y, _N, _Y),
-    "reorganize partition": (_Y, _N, _Y),
-    "alter table ttl": (_Y, _N, _Y),
-    "alter table remove ttl": (_Y, _N, _Y),
-}
-_EXTRA_ROW = (_Y, _N, _Y)
+from cdcflow.ddl import types as T
+from cdcflow.ddl.lexer import Cursor, Token, split_commas, tokenize
 
 _SKIP_HINT = ("if it need not reach the downstream, skip it with "
               "`cdcflow changefeed skip-ddl -c <changefeed> --commit-ts <ts>`")
-
-
-def should_replicate(ddl_type: str, has_valid_index: bool, force_replicate: bool) -> bool:
-    """Seed 000's Y/N matrix: does a DDL of this type reach the downstream?"""
-    row = REPLICATE_MATRIX.get(ddl_type) or (_EXTRA_ROW if ddl_type in _EXTRA_ALLOWED else None)
-    if row is None:
-        raise ValueError(f"{ddl_type!r} is not an allow-listed DDL type")
-    if has_valid_index:
-        return row[0]
-    return row[2] if force_replicate else row[1]
 
 
 @dataclass(frozen=True)
@@ -91,7 +27,7 @@ class TableName:
 @dataclass(frozen=True)
 class DDLInfo:
     kind: str  # 'ddl' | 'not-ddl'
-    type: str | None  # an ALLOW_LIST type, 'rename tables' or 'multi schema change'; None if not allowed
+    type: str | None  # an allowed ddl.types name; None if not allowed
     allowed: bool  # in TiCDC's allow list
     statement_name: str  # 'CREATE INDEX', 'ALTER TABLE ADD INDEX', 'CREATE PROCEDURE', ...
     schema: str | None  # the database of a database statement, else the first table's schema
@@ -109,62 +45,6 @@ class DDLParseError(CdcflowError):
         kw.setdefault("code", DDL_UNPARSEABLE)
         kw.setdefault("hint", _SKIP_HINT)
         super().__init__(message, statement=statement, **kw)
-
-
-# ---------------------------------------------------------------- lexing
-
-@dataclass(frozen=True)
-class _Tok:
-    kind: str  # 'word' (unquoted name or keyword), 'ident' (quoted name), 'str', 'num', 'punct'
-    text: str
-
-    @property
-    def up(self) -> str | None:
-        return self.text.upper() if self.kind == "word" else None
-
-
-# MySQL `/*!40101 ... */` and MariaDB `/*M!100100 ... */` run on the server: their text is content.
-_EXEC_COMMENT = re.compile(r"^/\*M?!(?:\d{5,6})?(.*)\*/$", re.S)
-
-
-def _tokenize(sql: str, ansi_quotes: bool) -> list[_Tok]:
-    out: list[_Tok] = []
-    for ttype, value in lexer.tokenize(sql):
-        if ttype in T.Whitespace:
-            continue
-        if ttype in T.Comment:
-            m = _EXEC_COMMENT.match(value.strip())
-            if m:
-                out.extend(_tokenize(m.group(1), ansi_quotes))
-        elif ttype in T.String.Symbol:  # "..." is an identifier only under ANSI_QUOTES
-            out.append(_Tok("ident", value[1:-1].replace('""', '"')) if ansi_quotes else _Tok("str", value))
-        elif ttype in T.String:
-            out.append(_Tok("str", value))
-        elif ttype in T.Number:
-            out.append(_Tok("num", value))
-        elif value.startswith("`"):
-            out.append(_Tok("ident", value[1:-1].replace("``", "`")))
-        elif ttype in T.Keyword or ttype in T.Name or value[:1].isalpha():  # LIKE, NOT: operators
-            out.extend(_Tok("word", w) for w in value.split())  # sqlparse glues 'IF NOT EXISTS'
-        else:
-            out.append(_Tok("punct", value))
-    while out and out[-1].text == ";":
-        out.pop()
-    return out
-
-
-def _split_commas(toks: list[_Tok]) -> list[list[_Tok]]:
-    """Split at the commas outside parentheses."""
-    chunks: list[list[_Tok]] = [[]]
-    depth = 0
-    for t in toks:
-        if t.kind == "punct":
-            depth += (t.text == "(") - (t.text == ")")
-            if t.text == "," and depth == 0:
-                chunks.append([])
-                continue
-        chunks[-1].append(t)
-    return [c for c in chunks if c]
 
 
 # ---------------------------------------------------------------- statement tables
@@ -188,70 +68,59 @@ _OTHER_OBJECTS = {
 _FLAGS = frozenset("TEMPORARY UNIQUE FULLTEXT AGGREGATE ONLINE OFFLINE IGNORE VECTOR".split())
 
 # ALTER TABLE clauses by their leading words (A/B: either word; first match wins):
-# leading words | clause name ('=': the words matched; none: a modifier, not a clause) |
-# TiCDC type ('-': not allow-listed).
-_CLAUSE_TABLE = """
-ADD PRIMARY                                  | ADD PRIMARY KEY          | add primary key
-ADD UNIQUE/INDEX/KEY/FULLTEXT/SPATIAL/VECTOR | ADD INDEX                | add index
-ADD FOREIGN                                  | ADD FOREIGN KEY          | -
-ADD CHECK                                    | ADD CHECK                | -
-ADD PARTITION                                | ADD PARTITION            | add partition
-ADD SYSTEM                                   | ADD SYSTEM VERSIONING    | -
-ADD PERIOD                                   | ADD PERIOD               | -
-ADD                                          | ADD COLUMN               | add column
-DROP PRIMARY                                 | DROP PRIMARY KEY         | drop primary key
-DROP INDEX/KEY                               | DROP INDEX               | drop index
-DROP FOREIGN                                 | DROP FOREIGN KEY         | -
-DROP CONSTRAINT                              | DROP CONSTRAINT          | -
-DROP CHECK                                   | DROP CHECK               | -
-DROP PARTITION                               | DROP PARTITION           | drop partition
-DROP SYSTEM                                  | DROP SYSTEM VERSIONING   | -
-DROP PERIOD                                  | DROP PERIOD              | -
-DROP                                         | DROP COLUMN              | drop column
-MODIFY                                       | MODIFY COLUMN            | modify column
-CHANGE                                       | CHANGE COLUMN            | modify column
-RENAME COLUMN                                | RENAME COLUMN            | modify column
-RENAME INDEX/KEY                             | RENAME INDEX             | rename index
-RENAME                                       | RENAME                   | rename table
-ALTER INDEX/KEY                              | ALTER INDEX              | alter table index visibility
-ALTER CHECK/CONSTRAINT                       | =                        | -
-ALTER                                        | ALTER COLUMN             | alter column default value
-TRUNCATE PARTITION                           | TRUNCATE PARTITION       | truncate partition
-EXCHANGE PARTITION                           | EXCHANGE PARTITION       | exchange partition
-REORGANIZE PARTITION                         | REORGANIZE PARTITION     | reorganize partition
-COALESCE/REBUILD/ANALYZE/CHECK PARTITION     | =                        | -
-OPTIMIZE/REPAIR/DISCARD/IMPORT PARTITION     | =                        | -
-REMOVE PARTITIONING                          | REMOVE PARTITIONING      | -
-REMOVE TTL                                   | REMOVE TTL               | alter table remove ttl
-PARTITION BY                                 | PARTITION BY             | -
-CONVERT TO                                   | CONVERT TO CHARACTER SET | alter table character set
-CONVERT PARTITION/TABLE                      | =                        | -
-DISCARD/IMPORT TABLESPACE                    | =                        | -
-ENABLE/DISABLE KEYS                          | =                        | -
-ORDER BY                                     | ORDER BY                 | -
-SET TIFLASH                                  | SET TIFLASH REPLICA      | -
-WITH/WITHOUT VALIDATION                      |                          | -
-"""
-
-
-def _parse_clause_table(text: str) -> tuple[tuple[tuple[frozenset[str], ...], str, str | None], ...]:
-    rows = []
-    for line in text.strip().splitlines():
-        lead, name, type_ = (c.strip() for c in line.split("|"))
-        rows.append((tuple(frozenset(w.split("/")) for w in lead.split()), name, None if type_ == "-" else type_))
-    return tuple(rows)
-
-
-_CLAUSES = _parse_clause_table(_CLAUSE_TABLE)
+# leading words | clause name ('=': the words matched; '': a modifier, not a clause) |
+# TiCDC type (None: not allow-listed).
+_CLAUSES = tuple((tuple(frozenset(w.split("/")) for w in lead.split()), name, type_) for lead, name, type_ in (
+    ("ADD PRIMARY",                                  "ADD PRIMARY KEY",          T.ADD_PRIMARY_KEY),
+    ("ADD UNIQUE/INDEX/KEY/FULLTEXT/SPATIAL/VECTOR", "ADD INDEX",                T.ADD_INDEX),
+    ("ADD FOREIGN",                                  "ADD FOREIGN KEY",          None),
+    ("ADD CHECK",                                    "ADD CHECK",                None),
+    ("ADD PARTITION",                                "ADD PARTITION",            T.ADD_PARTITION),
+    ("ADD SYSTEM",                                   "ADD SYSTEM VERSIONING",    None),
+    ("ADD PERIOD",                                   "ADD PERIOD",               None),
+    ("ADD",                                          "ADD COLUMN",               T.ADD_COLUMN),
+    ("DROP PRIMARY",                                 "DROP PRIMARY KEY",         T.DROP_PRIMARY_KEY),
+    ("DROP INDEX/KEY",                               "DROP INDEX",               T.DROP_INDEX),
+    ("DROP FOREIGN",                                 "DROP FOREIGN KEY",         None),
+    ("DROP CONSTRAINT",                              "DROP CONSTRAINT",          None),
+    ("DROP CHECK",                                   "DROP CHECK",               None),
+    ("DROP PARTITION",                               "DROP PARTITION",           T.DROP_PARTITION),
+    ("DROP SYSTEM",                                  "DROP SYSTEM VERSIONING",   None),
+    ("DROP PERIOD",                                  "DROP PERIOD",              None),
+    ("DROP",                                         "DROP COLUMN",              T.DROP_COLUMN),
+    ("MODIFY",                                       "MODIFY COLUMN",            T.MODIFY_COLUMN),
+    ("CHANGE",                                       "CHANGE COLUMN",            T.MODIFY_COLUMN),
+    ("RENAME COLUMN",                                "RENAME COLUMN",            T.MODIFY_COLUMN),
+    ("RENAME INDEX/KEY",                             "RENAME INDEX",             T.RENAME_INDEX),
+    ("RENAME",                                       "RENAME",                   T.RENAME_TABLE),
+    ("ALTER INDEX/KEY",                              "ALTER INDEX",              T.ALTER_TABLE_INDEX_VISIBILITY),
+    ("ALTER CHECK/CONSTRAINT",                       "=",                        None),
+    ("ALTER",                                        "ALTER COLUMN",             T.ALTER_COLUMN_DEFAULT_VALUE),
+    ("TRUNCATE PARTITION",                           "TRUNCATE PARTITION",       T.TRUNCATE_PARTITION),
+    ("EXCHANGE PARTITION",                           "EXCHANGE PARTITION",       T.EXCHANGE_PARTITION),
+    ("REORGANIZE PARTITION",                         "REORGANIZE PARTITION",     T.REORGANIZE_PARTITION),
+    ("COALESCE/REBUILD/ANALYZE/CHECK PARTITION",     "=",                        None),
+    ("OPTIMIZE/REPAIR/DISCARD/IMPORT PARTITION",     "=",                        None),
+    ("REMOVE PARTITIONING",                          "REMOVE PARTITIONING",      None),
+    ("REMOVE TTL",                                   "REMOVE TTL",               T.ALTER_TABLE_REMOVE_TTL),
+    ("PARTITION BY",                                 "PARTITION BY",             None),
+    ("CONVERT TO",                                   "CONVERT TO CHARACTER SET", T.ALTER_TABLE_CHARACTER_SET),
+    ("CONVERT PARTITION/TABLE",                      "=",                        None),
+    ("DISCARD/IMPORT TABLESPACE",                    "=",                        None),
+    ("ENABLE/DISABLE KEYS",                          "=",                        None),
+    ("ORDER BY",                                     "ORDER BY",                 None),
+    ("SET TIFLASH",                                  "SET TIFLASH REPLICA",      None),
+    ("WITH/WITHOUT VALIDATION",                      "",                         None),
+))
 
 # Table options (also space-separated inside one clause): option word -> (clause name, type).
 _OPTIONS: dict[str, tuple[str, str | None]] = {
-    "COMMENT": ("COMMENT", "alter table comment"),
-    "CHARSET": ("CHARACTER SET", "alter table character set"),
-    "CHARACTER": ("CHARACTER SET", "alter table character set"),
-    "COLLATE": ("CHARACTER SET", "alter table character set"),
-    "AUTO_INCREMENT": ("AUTO_INCREMENT", "rebase auto id"),
-    **{w: ("TTL", "alter table ttl") for w in ("TTL", "TTL_ENABLE", "TTL_JOB_INTERVAL")},
+    "COMMENT": ("COMMENT", T.ALTER_TABLE_COMMENT),
+    "CHARSET": ("CHARACTER SET", T.ALTER_TABLE_CHARACTER_SET),
+    "CHARACTER": ("CHARACTER SET", T.ALTER_TABLE_CHARACTER_SET),
+    "COLLATE": ("CHARACTER SET", T.ALTER_TABLE_CHARACTER_SET),
+    "AUTO_INCREMENT": ("AUTO_INCREMENT", T.REBASE_AUTO_ID),
+    **{w: ("TTL", T.ALTER_TABLE_TTL) for w in ("TTL", "TTL_ENABLE", "TTL_JOB_INTERVAL")},
     "ALGORITHM": ("", None), "LOCK": ("", None),  # modifiers
     "DATA": ("DATA DIRECTORY", None), "INDEX": ("INDEX DIRECTORY", None),
     "WITH": ("WITH SYSTEM VERSIONING", None),
@@ -267,7 +136,8 @@ _OPTIONS: dict[str, tuple[str, str | None]] = {
 _NO_VALUE_OPTIONS = frozenset({"FORCE", "CACHE", "NOCACHE"})
 _OPTION_STARTS = frozenset(_OPTIONS) | {"DEFAULT"}
 # One table attribute however many options set it (CHARSET ... COLLATE ... is one change).
-_ATTRIBUTE_TYPES = frozenset({"alter table comment", "alter table character set", "rebase auto id", "alter table ttl"})
+_ATTRIBUTE_TYPES = frozenset({T.ALTER_TABLE_COMMENT, T.ALTER_TABLE_CHARACTER_SET, T.REBASE_AUTO_ID,
+                              T.ALTER_TABLE_TTL})
 
 
 # ---------------------------------------------------------------- the walk
@@ -276,40 +146,8 @@ def _not_ddl(name: str) -> DDLInfo:
     return DDLInfo("not-ddl", None, False, name, None, (), (), (), False, False)
 
 
-class TokenCursor:
-    """A position in a token list, with the look-ahead both the classifier and the schema
-    tracker read statements with."""
-
-    def __init__(self, toks: list[_Tok]):
-        self.toks, self.i = toks, 0
-
-    def peek(self, k: int = 0) -> _Tok | None:
-        j = self.i + k
-        return self.toks[j] if j < len(self.toks) else None
-
-    def word(self, k: int = 0) -> str | None:
-        t = self.peek(k)
-        return t.up if t else None
-
-    def at(self, *words: str) -> bool:
-        return all(self.word(k) == w for k, w in enumerate(words))
-
-    def take(self, *words: str) -> bool:
-        if self.at(*words):
-            self.i += len(words)
-            return True
-        return False
-
-    def take_punct(self, p: str) -> bool:
-        t = self.peek()
-        if t and t.kind == "punct" and t.text == p:
-            self.i += 1
-            return True
-        return False
-
-
-class _Walker(TokenCursor):
-    def __init__(self, toks: list[_Tok], default_schema: str | None, query: str):
+class _Walker(Cursor):
+    def __init__(self, toks: list[Token], default_schema: str | None, query: str):
         super().__init__(toks)
         self.default_schema, self.query = default_schema, query
         self.if_exists = False
@@ -317,17 +155,17 @@ class _Walker(TokenCursor):
     def fail(self, reason: str):
         raise DDLParseError(f"cannot classify DDL statement: {reason}", statement=self.query)
 
-    def take_if_exists(self) -> None:
-        if self.take("IF", "EXISTS") or self.take("IF", "NOT", "EXISTS"):
-            self.if_exists = True
+    def take_if_exists(self) -> bool:
+        found = super().take_if_exists()
+        self.if_exists |= found
+        return found
 
     def name(self, what: str = "a name") -> str:
         t = self.peek()
-        if t is None or t.kind not in ("word", "ident"):
+        if super().name() is None:
             note = (" (double quotes quote names only when sql_mode has ANSI_QUOTES)"
                     if t and t.text.startswith('"') else "")
             self.fail(f"expected {what}, found {t.text if t else 'end of statement'!r}{note}")
-        self.i += 1
         return t.text
 
     def table(self) -> TableName:
@@ -418,7 +256,7 @@ class _Walker(TokenCursor):
         if obj in ("DATABASE", "SCHEMA"):
             self.take_if_exists()
             db = self.name("a database name")
-            return self.ddl("CREATE DATABASE", "create database", schema=db)
+            return self.ddl("CREATE DATABASE", T.CREATE_DATABASE, schema=db)
         if obj == "TABLE":
             self.take_if_exists()
             tables = [self.table()]
@@ -427,19 +265,18 @@ class _Walker(TokenCursor):
             if "TEMPORARY" in mods:  # session-local: not part of the replicated schema
                 return self.ddl("CREATE TEMPORARY TABLE", None, tables)
             name = "CREATE OR REPLACE TABLE" if "OR REPLACE" in mods else "CREATE TABLE"
-            return self.ddl(name, "create table", tables)
+            return self.ddl(name, T.CREATE_TABLE, tables)
         if obj == "INDEX":
             self.take_if_exists()
             self.name("an index name")
-            while self.peek() and not self.at("ON"):  # USING BTREE may stand before ON
-                self.i += 1
+            self.skip_to("ON")  # USING BTREE may stand before ON
             if not self.take("ON"):
                 self.fail("CREATE INDEX without ON <table>")
-            return self.ddl("CREATE INDEX", "add index", [self.table()])
+            return self.ddl("CREATE INDEX", T.ADD_INDEX, [self.table()])
         if obj == "VIEW":
             self.take_if_exists()
             name = "CREATE OR REPLACE VIEW" if "OR REPLACE" in mods else "CREATE VIEW"
-            return self.ddl(name, "create view", [self.table()])
+            return self.ddl(name, T.CREATE_VIEW, [self.table()])
         return self.other_object("CREATE", obj)
 
     def object_word(self) -> str | None:
@@ -461,20 +298,20 @@ class _Walker(TokenCursor):
             return _not_ddl("DROP PREPARE")
         self.take_if_exists()
         if obj in ("DATABASE", "SCHEMA"):
-            return self.ddl("DROP DATABASE", "drop database", schema=self.name("a database name"))
+            return self.ddl("DROP DATABASE", T.DROP_DATABASE, schema=self.name("a database name"))
         if obj in ("TABLE", "TABLES"):
             tables = self.table_list()
             if "TEMPORARY" in mods:
                 return self.ddl("DROP TEMPORARY TABLE", None, tables)
-            return self.ddl("DROP TABLE", "drop table", tables)
+            return self.ddl("DROP TABLE", T.DROP_TABLE, tables)
         if obj == "VIEW":
-            return self.ddl("DROP VIEW", "drop view", self.table_list())
+            return self.ddl("DROP VIEW", T.DROP_VIEW, self.table_list())
         if obj == "INDEX":
             index = self.name("an index name")
             if not self.take("ON"):
                 self.fail("DROP INDEX without ON <table>")
             # TiDB runs DROP INDEX `PRIMARY` as ActionDropPrimaryKey.
-            type_ = "drop primary key" if index.upper() == "PRIMARY" else "drop index"
+            type_ = T.DROP_PRIMARY_KEY if index.upper() == "PRIMARY" else T.DROP_INDEX
             return self.ddl("DROP INDEX", type_, [self.table()])
         return self.other_object("DROP", obj)
 
@@ -495,22 +332,22 @@ class _Walker(TokenCursor):
             if not self.take_punct(","):
                 break
         tables = [t for pair in renames for t in pair]
-        type_ = "rename table" if len(renames) == 1 else "rename tables"
+        type_ = T.RENAME_TABLE if len(renames) == 1 else T.RENAME_TABLES
         return self.ddl("RENAME TABLE", type_, tables, renames)
 
     def truncate(self) -> DDLInfo:
         self.take("TABLE")
-        return self.ddl("TRUNCATE TABLE", "truncate table", [self.table()])
+        return self.ddl("TRUNCATE TABLE", T.TRUNCATE_TABLE, [self.table()])
 
     def recover(self) -> DDLInfo:  # TiDB: RECOVER TABLE [BY JOB n | t], FLASHBACK TABLE t [TO u]
         if not self.take("TABLE"):
             return self.not_allowed(f"{self.toks[0].text.upper()} {self.word() or ''}".strip())
         if self.take("BY", "JOB"):
-            return self.ddl("RECOVER TABLE", "recover table")
+            return self.ddl("RECOVER TABLE", T.RECOVER_TABLE)
         tables = [self.table()]
         if self.take("TO"):  # FLASHBACK TABLE t TO u recovers t under the name u
             tables.append(self.table())
-        return self.ddl(f"{self.toks[0].text.upper()} TABLE", "recover table", tables)
+        return self.ddl(f"{self.toks[0].text.upper()} TABLE", T.RECOVER_TABLE, tables)
 
     def alter(self) -> DDLInfo:
         self.modifiers()
@@ -520,7 +357,7 @@ class _Walker(TokenCursor):
         if obj in ("DATABASE", "SCHEMA"):
             return self.alter_database()
         if obj == "VIEW":  # same effect as CREATE OR REPLACE VIEW
-            return self.ddl("ALTER VIEW", "create view", [self.table()])
+            return self.ddl("ALTER VIEW", T.CREATE_VIEW, [self.table()])
         return self.other_object("ALTER", obj)
 
     def alter_database(self) -> DDLInfo:
@@ -534,14 +371,14 @@ class _Walker(TokenCursor):
             self.fail("ALTER DATABASE names no database and the session has no default schema")
         words = [t.up for t in self.toks[self.i:] if t.up and t.up != "DEFAULT"]
         if {"CHARACTER", "CHARSET", "COLLATE"} & set(words):
-            return self.ddl("ALTER DATABASE CHARACTER SET", "alter database character set", schema=db)
+            return self.ddl("ALTER DATABASE CHARACTER SET", T.ALTER_DATABASE_CHARACTER_SET, schema=db)
         return self.ddl(f"ALTER DATABASE {words[0] if words else ''}".strip(), None, schema=db)
 
     def alter_table(self) -> DDLInfo:
         self.take_if_exists()
         table = self.table()
         tables, renames, clauses = [table], [], []
-        for chunk in _split_commas(self.toks[self.i:]):
+        for chunk in split_commas(self.toks[self.i:]):
             sub = _Walker(chunk, self.default_schema, self.query)
             greedy = sub.alter_clause(clauses, table, tables, renames)
             self.if_exists |= sub.if_exists
@@ -561,7 +398,7 @@ class _Walker(TokenCursor):
             return self.ddl(stmt, None, tables)
         if len(types) == 1:
             return self.ddl(stmt, types[0], tables, renames)
-        return self.ddl(stmt, "multi schema change", tables, renames, sub_types=types)
+        return self.ddl(stmt, T.MULTI_SCHEMA_CHANGE, tables, renames, sub_types=types)
 
     def alter_clause(self, clauses: list, table: TableName, tables: list, renames: list) -> bool:
         """Classify one comma-separated ALTER TABLE clause; True when it swallows the rest."""
@@ -584,7 +421,7 @@ class _Walker(TokenCursor):
             if name == "DROP INDEX":
                 idx = [t for t in self.toks[2:] if t.up not in ("IF", "EXISTS")][:1]
                 if idx and idx[0].text.upper() == "PRIMARY":
-                    name, type_ = "DROP PRIMARY KEY", "drop primary key"
+                    name, type_ = "DROP PRIMARY KEY", T.DROP_PRIMARY_KEY
             elif name == "ALTER COLUMN":
                 if not any(a in ("SET", "DROP") and b == "DEFAULT" for a, b in zip(lead, lead[1:])):
                     type_ = None
@@ -595,8 +432,7 @@ class _Walker(TokenCursor):
                 tables.append(new)
                 renames.append((table, new))
             elif name == "EXCHANGE PARTITION":
-                while self.peek() and not self.at("WITH", "TABLE"):
-                    self.i += 1
+                self.skip_to("WITH", "TABLE")
                 self.i += 2
                 tables.append(self.table())
             if name:
@@ -634,6 +470,4 @@ class _Walker(TokenCursor):
 
 def classify(query: str, default_schema: str | None, sql_mode: str = "") -> DDLInfo:
     """Classify one QueryEvent statement: its TiCDC DDL type, allow-list verdict and tables."""
-    modes = {m.strip() for m in (sql_mode or "").upper().split(",")}
-    toks = _tokenize(query, ansi_quotes=bool(modes & {"ANSI_QUOTES", "ANSI"}))
-    return _Walker(toks, default_schema or None, query).statement()
+    return _Walker(tokenize(query, sql_mode), default_schema or None, query).statement()

@@ -13,8 +13,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-# The tokenizer of the classifier: same quoting, ANSI_QUOTES and executable-comment rules.
-from cdcflow.ddl.classify import TokenCursor, _split_commas, _Tok, _tokenize
+from cdcflow.ddl.lexer import Cursor, Token, split_commas
 
 PRIMARY = "PRIMARY"
 
@@ -30,7 +29,8 @@ class TableInfo:
 
     def valid_key(self) -> list[str] | None:
         """Seed 000's valid index: the primary key, else a unique index whose columns are all
-        NOT NULL (a prefix index cannot identify a row).  None: the table has none."""
+        NOT NULL (a prefix index cannot identify a row).  None: the table has none.  The one
+        definition: the downstream's catalogue is read into a TableInfo for it too (mysql_sink)."""
         order = sorted(self.indexes.items(), key=lambda kv: (not kv[1]["primary"], kv[0]))
         for _, ix in order:
             if not ix["unique"] or ix.get("prefix") or not ix["columns"]:
@@ -51,67 +51,33 @@ class TableInfo:
         return copy.deepcopy(self)
 
 
-class _Reader(TokenCursor):
-    """A cursor over the tokens of one clause."""
-
-    def punct(self, p: str) -> bool:
-        return self.take_punct(p)
-
-    def name(self) -> str | None:
-        t = self.peek()
-        if t and t.kind in ("word", "ident"):
-            self.i += 1
-            return t.text
-        return None
-
-    def if_exists(self) -> None:
-        self.take("IF", "NOT", "EXISTS") or self.take("IF", "EXISTS")
-
-    def group(self) -> list[_Tok]:
-        """The tokens inside the parentheses that start here (consumed)."""
-        if not self.punct("("):
-            return []
-        depth, start = 1, self.i
-        while self.peek():
-            t = self.peek()
-            self.i += 1
-            if t.kind == "punct":
-                depth += (t.text == "(") - (t.text == ")")
-                if depth == 0:
-                    return self.toks[start:self.i - 1]
-        return self.toks[start:]
-
-    def rest(self) -> list[_Tok]:
-        return self.toks[self.i:]
-
-
 # Words that end a column's type and start its attributes.
 _ATTRS = frozenset("NOT NULL DEFAULT PRIMARY KEY UNIQUE AUTO_INCREMENT COMMENT COLLATE CHARACTER CHARSET "
                    "GENERATED AS REFERENCES CHECK ON INVISIBLE VISIBLE FIRST AFTER CONSTRAINT COLUMN_FORMAT "
                    "STORAGE SERIAL WITH WITHOUT SRID PERSISTENT VIRTUAL STORED COMPRESSED".split())
 
 
-def _index_columns(toks: list[_Tok]) -> tuple[list[str], bool]:
+def _index_columns(toks: list[Token]) -> tuple[list[str], bool]:
     """`(a, b(10) DESC)` -> (['a', 'b'], has a prefix part)."""
     cols, prefix = [], False
-    for part in _split_commas(toks):
-        r = _Reader(part)
+    for part in split_commas(toks):
+        r = Cursor(part)
         name = r.name()
         if name is None:  # an expression index part: it cannot be a key column
             return [], True
         cols.append(name)
-        if r.punct("("):
+        if r.take_punct("("):
             prefix = True
     return cols, prefix
 
 
-def _column_def(r: _Reader) -> tuple[dict, list[str]]:
+def _column_def(r: Cursor) -> tuple[dict, list[str]]:
     """`name type attrs...` -> (column, ['primary'|'unique' inline keys])."""
     name = r.name()
     type_parts: list[str] = []
     while r.peek() and not (r.word() in _ATTRS and type_parts):
         t = r.peek()
-        if t.kind == "punct" and t.text == "(":
+        if t.is_punct("("):
             group = "(" + ",".join(x.text for x in r.group() if x.text != ",") + ")"
             if type_parts:
                 type_parts[-1] += group
@@ -132,7 +98,7 @@ def _column_def(r: _Reader) -> tuple[dict, list[str]]:
         elif r.take("SERIAL") and r.take("DEFAULT", "VALUE"):  # SERIAL DEFAULT VALUE: NOT NULL UNIQUE
             nullable = False
             keys.append("unique")
-        elif r.peek().kind == "punct" and r.peek().text == "(":
+        elif r.at_punct("("):
             r.group()  # DEFAULT (expr), CHECK (expr), AS (expr)
         else:
             r.i += 1
@@ -143,7 +109,7 @@ def _column_def(r: _Reader) -> tuple[dict, list[str]]:
     return {"name": name, "type": type_text, "nullable": nullable}, keys
 
 
-def _position(r_toks: list[_Tok]) -> tuple[str | None, str | None]:
+def _position(r_toks: list[Token]) -> tuple[str | None, str | None]:
     """FIRST / AFTER col at the end of a column clause."""
     words = [t.up for t in r_toks]
     for j, w in enumerate(words):
@@ -152,6 +118,62 @@ def _position(r_toks: list[_Tok]) -> tuple[str | None, str | None]:
         if w == "AFTER" and j + 1 < len(r_toks):
             return "after", r_toks[j + 1].text
     return None, None
+
+
+@dataclass(frozen=True)
+class _IndexDef:
+    """One key as a statement defines it."""
+    name: str | None  # None: the statement names none (MySQL names it after its first column)
+    columns: list[str]
+    unique: bool = False
+    primary: bool = False
+    prefix: bool = False  # a column is indexed by a prefix only
+
+
+# FOREIGN KEY, CHECK, PERIOD, SYSTEM VERSIONING: constraints that define no key.
+_NOT_A_KEY = _IndexDef(None, [])
+
+
+def _read_index_def(r: Cursor) -> _IndexDef | None:
+    """The PRIMARY KEY / UNIQUE / INDEX / KEY / FULLTEXT / SPATIAL definition that starts here
+    (consumed): _NOT_A_KEY for a constraint that is no key, None when none starts here."""
+    symbol = None
+    if r.take("CONSTRAINT"):
+        if r.word() not in ("PRIMARY", "UNIQUE", "FOREIGN", "CHECK"):
+            symbol = r.name()  # names the index unless the index names itself
+    if r.word() in ("FOREIGN", "CHECK", "PERIOD", "SYSTEM"):
+        return _NOT_A_KEY
+    primary = r.take("PRIMARY", "KEY")
+    unique = not primary and r.take("UNIQUE")
+    if not (primary or unique):
+        if not (r.take("INDEX") or r.take("KEY") or r.take("FULLTEXT") or r.take("SPATIAL")
+                or r.take("VECTOR")):
+            return None
+    r.take("INDEX") or r.take("KEY")
+    r.take_if_exists()
+    name = symbol
+    if r.peek() is not None and not r.at_punct("(") and r.word() != "USING":
+        name = r.name()
+    r.take("USING") and r.name()
+    cols, prefix = _index_columns(r.group())
+    return _IndexDef(name, cols, unique, primary, prefix)
+
+
+def _created_index(toks: list[Token]) -> _IndexDef:
+    """CREATE [UNIQUE|FULLTEXT|SPATIAL] INDEX [IF NOT EXISTS] name [USING x] ON tbl (cols)."""
+    r = Cursor(toks)
+    r.skip_to("INDEX")
+    unique = any(t.up == "UNIQUE" for t in toks[:r.i])
+    r.i += 1
+    r.take_if_exists()
+    name = r.name()
+    r.skip_to("ON")
+    r.i += 1
+    r.name()
+    if r.take_punct("."):
+        r.name()
+    cols, prefix = _index_columns(r.group())
+    return _IndexDef(name, cols, unique, name is not None and name.upper() == PRIMARY, prefix)
 
 
 class _Table:
@@ -218,32 +240,16 @@ class _Table:
                 col["nullable"] = False
 
     # -- definitions shared by CREATE TABLE and ALTER TABLE ADD
-    def index_def(self, r: _Reader) -> bool:
-        """PRIMARY KEY / UNIQUE / INDEX / KEY / FULLTEXT / SPATIAL definitions; False if not one."""
-        symbol = None
-        if r.take("CONSTRAINT"):
-            if r.word() not in ("PRIMARY", "UNIQUE", "FOREIGN", "CHECK"):
-                symbol = r.name()  # names the index unless the index names itself
-        if r.word() in ("FOREIGN", "CHECK", "PERIOD", "SYSTEM"):
-            return True  # no effect on keys
-        primary = r.take("PRIMARY", "KEY")
-        unique = not primary and r.take("UNIQUE")
-        if not (primary or unique):
-            if not (r.take("INDEX") or r.take("KEY") or r.take("FULLTEXT") or r.take("SPATIAL")
-                    or r.take("VECTOR")):
-                return False
-        r.take("INDEX") or r.take("KEY")
-        r.if_exists()
-        name = symbol
-        t = r.peek()
-        if t is not None and not (t.kind == "punct" and t.text == "(") and r.word() != "USING":
-            name = r.name()
-        r.take("USING") and r.name()
-        cols, prefix = _index_columns(r.group())
-        self.add_index(name, cols, unique, primary, prefix)
+    def index_def(self, r: Cursor) -> bool:
+        """Add the key defined here; False if no key or constraint is defined here."""
+        ix = _read_index_def(r)
+        if ix is None:
+            return False
+        if ix is not _NOT_A_KEY:
+            self.add_index(ix.name, ix.columns, ix.unique, ix.primary, ix.prefix)
         return True
 
-    def column_def(self, r: _Reader, where=(None, None), replace: str | None = None) -> None:
+    def column_def(self, r: Cursor, where=(None, None), replace: str | None = None) -> None:
         col, keys = _column_def(r)
         if col["name"] is None:
             return
@@ -252,23 +258,23 @@ class _Table:
             self.add_index(None, [col["name"]], True, k == "primary", False)
 
 
-def create_table_info(body: list[_Tok]) -> TableInfo:
+def create_table_info(body: list[Token]) -> TableInfo:
     """The TableInfo of `CREATE TABLE t (<body>)`."""
     tbl = _Table(TableInfo())
-    for part in _split_commas(body):
-        r = _Reader(part)
+    for part in split_commas(body):
+        r = Cursor(part)
         if not tbl.index_def(r):
             r.i = 0
             tbl.column_def(r)
     return tbl.t
 
 
-def alter_table(info: TableInfo, clause_toks: list[_Tok]) -> tuple[str | None, bool]:
+def alter_table(info: TableInfo, clause_toks: list[Token]) -> tuple[str | None, bool]:
     """Apply ALTER TABLE's clauses to `info` in place.  Returns (new name from RENAME TO,
     whether every clause was understood)."""
     tbl, rename, understood = _Table(info), None, True
-    for part in _split_commas(clause_toks):
-        r = _Reader(part)
+    for part in split_commas(clause_toks):
+        r = Cursor(part)
         w = r.word()
         if w == "ADD":
             r.i += 1
@@ -277,10 +283,10 @@ def alter_table(info: TableInfo, clause_toks: list[_Tok]) -> tuple[str | None, b
             if r.word() in ("PARTITION",):
                 break
             r.take("COLUMN")
-            r.if_exists()
-            if r.peek() and r.peek().kind == "punct" and r.peek().text == "(":
-                for sub in _split_commas(r.group()):
-                    sr = _Reader(sub)
+            r.take_if_exists()
+            if r.at_punct("("):
+                for sub in split_commas(r.group()):
+                    sr = Cursor(sub)
                     if not tbl.index_def(sr):
                         sr.i = 0
                         tbl.column_def(sr)
@@ -291,7 +297,7 @@ def alter_table(info: TableInfo, clause_toks: list[_Tok]) -> tuple[str | None, b
             if r.take("PRIMARY", "KEY"):
                 tbl.drop_index(PRIMARY)
             elif r.take("INDEX") or r.take("KEY") or r.take("CONSTRAINT"):
-                r.if_exists()
+                r.take_if_exists()
                 name = r.name()
                 if name:
                     tbl.drop_index(name)
@@ -300,14 +306,14 @@ def alter_table(info: TableInfo, clause_toks: list[_Tok]) -> tuple[str | None, b
                     break
             else:
                 r.take("COLUMN")
-                r.if_exists()
+                r.take_if_exists()
                 name = r.name()
                 if name:
                     tbl.drop_column(name)
         elif w in ("MODIFY", "CHANGE"):
             r.i += 1
             r.take("COLUMN")
-            r.if_exists()
+            r.take_if_exists()
             old = r.name() if w == "CHANGE" else None
             start = r.i
             where = _position(r.rest())
@@ -319,7 +325,7 @@ def alter_table(info: TableInfo, clause_toks: list[_Tok]) -> tuple[str | None, b
         elif w == "RENAME":
             r.i += 1
             if r.take("COLUMN"):
-                r.if_exists()
+                r.take_if_exists()
                 old, _, new = r.name(), r.take("TO"), r.name()
                 col = info.column(old) if old else None
                 if col and new:
@@ -331,7 +337,7 @@ def alter_table(info: TableInfo, clause_toks: list[_Tok]) -> tuple[str | None, b
             else:
                 r.take("TO") or r.take("AS")
                 first = r.name()
-                rename = (first, r.name()) if r.punct(".") else (None, first)
+                rename = (first, r.name()) if r.take_punct(".") else (None, first)
         elif w in ("ALTER", "CONVERT", "ORDER", "ENABLE", "DISABLE", "FORCE", "ALGORITHM", "LOCK", "REMOVE",
                    "TRUNCATE", "EXCHANGE", "REORGANIZE", "COALESCE", "REBUILD", "ANALYZE", "CHECK", "OPTIMIZE",
                    "REPAIR", "DISCARD", "IMPORT", "PARTITION", "WITH", "WITHOUT", "SET"):
@@ -354,6 +360,51 @@ _OPTION_WORDS = frozenset(
     "AUTO_RANDOM_BASE PLACEMENT CACHE NOCACHE SEQUENCE".split())
 
 
-def tokens(query: str, sql_mode: str | None):
-    modes = {m.strip() for m in (sql_mode or "").upper().split(",")}
-    return _tokenize(query, ansi_quotes=bool(modes & {"ANSI_QUOTES", "ANSI"}))
+# ---------------------------------------------------------------- whole statements
+
+def create_table_body(toks: list[Token]) -> list[Token] | None:
+    """The tokens inside CREATE TABLE's column list, or None (LIKE / AS SELECT without one)."""
+    r = Cursor(toks)
+    while r.peek() and not r.at_punct("("):
+        r.i += 1
+    if r.peek() is None or r.word(1) == "LIKE":
+        return None
+    return r.group()
+
+
+def alter_clauses(toks: list[Token]) -> list[Token]:
+    """ALTER ... TABLE [IF EXISTS] name: the clause tokens after the name."""
+    r = Cursor(toks)
+    r.skip_to("TABLE")
+    r.i += 1
+    r.take_if_exists()
+    r.name()
+    if r.take_punct("."):
+        r.name()
+    return r.rest()
+
+
+def create_index(info: TableInfo, toks: list[Token]) -> None:
+    """Apply CREATE INDEX to `info` in place."""
+    ix = _created_index(toks)
+    _Table(info).add_index(ix.name, ix.columns, ix.unique, ix.primary, ix.prefix)
+
+
+def drop_index(info: TableInfo, toks: list[Token]) -> None:
+    """Apply DROP INDEX [IF EXISTS] name ON tbl to `info` in place."""
+    r = Cursor(toks[2:])
+    r.take_if_exists()
+    _Table(info).drop_index(r.name() or "")
+
+
+def index_name(toks: list[Token]) -> str | None:
+    """The index a CREATE INDEX or ALTER TABLE ... ADD INDEX names (None: it names none)."""
+    if toks and toks[0].up == "CREATE":
+        return _created_index(toks).name
+    for part in split_commas(alter_clauses(toks)):
+        r = Cursor(part)
+        if r.take("ADD"):
+            ix = _read_index_def(r)
+            if ix is not None and ix is not _NOT_A_KEY:
+                return ix.name
+    return None

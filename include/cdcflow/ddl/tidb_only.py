@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 
 from cdcflow.core.errors import DDL_UNSUPPORTED_DOWNSTREAM, CdcflowError
+from cdcflow.ddl.lexer import Cursor, tokenize
+from cdcflow.ddl.types import TIDB_ONLY_TYPES, VISIBILITY_TYPES
 
 TIDB, MYSQL8, MYSQL5, MARIADB = "tidb", "mysql8", "mysql5", "mariadb"
 
@@ -24,17 +26,6 @@ VISIBILITY_WORDS = {
     MARIADB: ("IGNORED", "NOT IGNORED"),
     MYSQL5: None,
 }
-# DDL types with no equivalent outside TiDB: they stop the changefeed elsewhere
-TIDB_ONLY_TYPES = {
-    "alter table ttl": "TTL is a TiDB table option",
-    "alter table remove ttl": "TTL is a TiDB table option",
-    "recover table": "RECOVER TABLE / FLASHBACK TABLE restore a dropped table from TiDB's GC window",
-}
-
-_NAME = r"(?:`(?:[^`]|``)+`|\"(?:[^\"]|\"\")+\"|[\w$]+)"
-_ALTER_INDEX = re.compile(
-    rf"(?P<head>\bALTER\s+(?:INDEX|KEY)\s+{_NAME}\s+)(?P<vis>NOT\s+IGNORED|IGNORED|INVISIBLE|VISIBLE)\b", re.I)
-_HIDDEN = {"IGNORED", "INVISIBLE"}
 
 
 def flavour(kind: str, version: str) -> str:
@@ -66,12 +57,25 @@ def for_downstream(ddl: dict, target: str, cid: str) -> str:
         for t in sorted(types & set(TIDB_ONLY_TYPES)):
             raise _stop(ddl, cid, target, TIDB_ONLY_TYPES[t])
     query = ddl["query"]
-    if "alter table index visibility" not in types:
+    if not types & VISIBILITY_TYPES:
         return query
     words = VISIBILITY_WORDS[target]
     if words is None:
         raise _stop(ddl, cid, target, "MySQL before 8.0 has no invisible indexes")
-    hidden, shown = words
-    return _ALTER_INDEX.sub(
-        lambda m: m.group("head") + (hidden if re.sub(r"\s+", " ", m.group("vis")).upper() in _HIDDEN else shown),
-        query)
+    return _with_visibility_words(query, ddl.get("sql_mode"), *words)
+
+
+def _with_visibility_words(query: str, sql_mode: str | None, hidden: str, shown: str) -> str:
+    """`query` with the visibility of every `ALTER INDEX i <visibility>` in the words given."""
+    out, done = [], 0
+    r = Cursor(tokenize(query, sql_mode))
+    while r.peek():
+        if not r.take("ALTER"):
+            r.i += 1
+        elif (r.take("INDEX") or r.take("KEY")) and r.name() is not None:
+            first = r.peek()
+            hide = r.take("IGNORED") or r.take("INVISIBLE")
+            if hide or r.take("NOT", "IGNORED") or r.take("VISIBLE"):
+                out += [query[done:first.start], hidden if hide else shown]
+                done = r.toks[r.i - 1].end
+    return "".join(out) + query[done:]

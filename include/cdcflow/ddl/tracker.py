@@ -13,13 +13,17 @@ from __future__ import annotations
 import bisect
 import logging
 
+from cdcflow.ddl import types as T
+from cdcflow.ddl.lexer import tokenize
 from cdcflow.ddl.table_def import (
     PRIMARY,
     TableInfo,
-    _Reader,
+    alter_clauses,
     alter_table,
+    create_index,
+    create_table_body,
     create_table_info,
-    tokens,
+    drop_index,
 )
 
 log = logging.getLogger(__name__)
@@ -85,13 +89,13 @@ class SchemaTracker:
             self.put(schema, table, ts, after)
             changes.append((schema, table, before, after))
 
-        toks = tokens(query, sql_mode)
+        toks = tokenize(query, sql_mode)
         name = info.statement_name
         if name == "DROP DATABASE":
             for (s, t), vs in list(self.versions.items()):
                 if s == info.schema and vs[-1][1] is not None:
                     change(s, t, None)
-        elif info.type == "create table":
+        elif info.type == T.CREATE_TABLE:
             target = info.tables[0]
             existing = self.current(target.schema, target.table)
             if info.if_exists and isinstance(existing, TableInfo):
@@ -100,7 +104,7 @@ class SchemaTracker:
                 src = self.current(info.tables[1].schema, info.tables[1].table)
                 after = src.copy() if isinstance(src, TableInfo) else None
             else:
-                body = _table_body(toks)
+                body = create_table_body(toks)
                 after = create_table_info(body) if body is not None else None
             if after is None:
                 log.warning("schema of %s.%s not derivable from %r", target.schema, target.table, query)
@@ -116,19 +120,15 @@ class SchemaTracker:
                 change(old.schema, old.table, None)
                 change(new.schema, new.table, moved.copy() if isinstance(moved, TableInfo) else moved)
         elif name == "CREATE INDEX":
-            self._edit(info.tables[0], change, lambda t: _create_index(t, toks))
+            self._edit(info.tables[0], change, lambda t: create_index(t, toks))
         elif name == "DROP INDEX":
-            index = _Reader(toks[2:])
-            index.if_exists()
-            idx = index.name()
-            self._edit(info.tables[0], change, lambda t: t.indexes.pop(
-                next((k for k in t.indexes if k.lower() == (idx or "").lower()), None), None))
+            self._edit(info.tables[0], change, lambda t: drop_index(t, toks))
         elif name.startswith("ALTER TABLE"):
             target = info.tables[0]
             rename_to = []
 
             def edit(t):
-                new, understood = alter_table(t, _after_table_name(toks))
+                new, understood = alter_table(t, alter_clauses(toks))
                 if not understood:
                     log.warning("a clause of %r does not change the tracked schema of %s.%s", query,
                                 target.schema, target.table)
@@ -183,49 +183,6 @@ def lookup_key(ranges: list[list], ts: int) -> tuple[list[str] | None, bool]:
         if r[0] < ts:
             pick = r
     return pick[1], pick[2]
-
-
-def _table_body(toks) -> list | None:
-    """The tokens inside CREATE TABLE's column list, or None (LIKE / AS SELECT without one)."""
-    r = _Reader(toks)
-    while r.peek() and not (r.peek().kind == "punct" and r.peek().text == "("):
-        r.i += 1
-    if r.peek() is None or (r.word(1) == "LIKE"):
-        return None
-    return r.group()
-
-
-def _after_table_name(toks) -> list:
-    """ALTER ... TABLE [IF EXISTS] name: the clause tokens after the name."""
-    r = _Reader(toks)
-    while r.peek() and r.word() != "TABLE":
-        r.i += 1
-    r.i += 1
-    r.if_exists()
-    r.name()
-    if r.punct("."):
-        r.name()
-    return r.rest()
-
-
-def _create_index(t: TableInfo, toks) -> None:
-    """CREATE [UNIQUE|FULLTEXT|SPATIAL] INDEX [IF NOT EXISTS] name [USING x] ON tbl (cols)."""
-    from cdcflow.ddl.table_def import _index_columns, _Table
-
-    words = [x.up for x in toks]
-    unique = "UNIQUE" in words[:words.index("INDEX")] if "INDEX" in words else False
-    r = _Reader(toks)
-    r.i = words.index("INDEX") + 1
-    r.if_exists()
-    name = r.name()
-    while r.peek() and r.word() != "ON":
-        r.i += 1
-    r.i += 1
-    r.name()
-    if r.punct("."):
-        r.name()
-    cols, prefix = _index_columns(r.group())
-    _Table(t).add_index(name, cols, unique, name is not None and name.upper() == PRIMARY, prefix)
 
 
 def disagreements(tracker: SchemaTracker, samples) -> list[str]:

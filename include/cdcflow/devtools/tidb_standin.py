@@ -18,18 +18,29 @@ double submission cdcflow must never make.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pymysql
 
+from cdcflow.ddl.classify import DDLParseError, classify
+from cdcflow.ddl.lexer import first_word
+from cdcflow.sink.async_index import ASYNC_TYPES
 from cdcflow.sink.tidb_ddl_jobs import DDLJob, parse
 
 VERSION = "8.0.11-TiDB-v8.5.1"
-_INDEX_DDL = re.compile(r"^\s*(CREATE\s+(UNIQUE\s+)?INDEX\b|ALTER\s+TABLE\b.*\bADD\s+(UNIQUE\s+)?(INDEX|KEY)\b)",
-                        re.I | re.S)
-_DDL = re.compile(r"^\s*(ALTER|CREATE|DROP|RENAME|TRUNCATE)\b", re.I)
-_SET = re.compile(r"^\s*(SET|USE)\b", re.I)
+_DDL_VERBS = frozenset({"ALTER", "CREATE", "DROP", "RENAME", "TRUNCATE"})
+
+
+def _ddl_targets(text: str) -> tuple[set[str], bool] | None:
+    """(the names of the tables DDL `text` acts on, whether TiDB runs it as an ADD INDEX job);
+    None when it is no DDL.  Tables are matched by name only, so any default schema will do."""
+    if first_word(text) not in _DDL_VERBS:
+        return None
+    try:
+        info = classify(text, "standin")
+    except DDLParseError:
+        return set(), False
+    return {t.table.lower() for t in info.tables}, info.type in ASYNC_TYPES
 
 
 class TiDBStandIn:
@@ -102,13 +113,14 @@ class _Cursor:
         if "MYSQL.TIDB_DDL_HISTORY" in upper:
             meta = s.recorded.get("ddl_history_job_meta", {}).get(s.showing)
             return self._answer(["job_meta"], [(json.dumps(meta),)] if meta else [])
-        if _DDL.match(text) and not _SET.match(text):
+        names, index_ddl = _ddl_targets(text) or (None, False)
+        if names is not None:
             s.statements.append(text)
             for job in s.jobs():
-                if job.outcome == "pending" and re.search(rf"\b{re.escape(job.table_name)}\b", text, re.I):
+                if job.outcome == "pending" and job.table_name.lower() in names:
                     s.queued_behind.append((text, job.job_id))
         result = self.real.execute(sql, args)
-        if self.conn.read_timeout is not None and _INDEX_DDL.match(text):
+        if self.conn.read_timeout is not None and index_ddl:
             s.async_submissions.append(text)
             if s.on_submit:
                 s.show(s.on_submit)

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 
 from cdcflow.core.errors import VALID_INDEX_CHANGED, CdcflowError
 from cdcflow.core.row_codec import quote_ident
-from cdcflow.ddl.classify import should_replicate
+from cdcflow.ddl import types as T
 from cdcflow.ddl.table_def import TableInfo
 from cdcflow.filter.event import EventFilter
 from cdcflow.filter.table import TableFilter
 
-_VIEW_TYPES = ("create view", "drop view")  # views are always eligible (TiCDC IsEligible)
+_VIEW_TYPES = (T.CREATE_VIEW, T.DROP_VIEW)  # views are always eligible (TiCDC IsEligible)
 
 
 @dataclass
@@ -127,7 +127,7 @@ def decide(info, query: str, ts: int, changes, tf: TableFilter, ef: EventFilter,
                 error = _warned_case(info, query, ts, label, before, after)
                 if error is not None:
                     return Verdict(True, error.message, query, error=error)
-            if not should_replicate(info.type, has_key, force_replicate):
+            if not T.should_replicate(info.type, has_key, force_replicate):
                 dropped.append(f"{label} has no valid index (primary key or NOT NULL unique key) and "
                                "force-replicate is false")
                 continue

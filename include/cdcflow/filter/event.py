@@ -15,49 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cdcflow.core.config import EventFilterRule
+from cdcflow.ddl.types import ALTER_TABLE_TYPES, DDL_EVENT_NAMES
 from cdcflow.filter.table import TableFilter
 
-# cdcflow's DDL type (ddl_classify) -> TiCDC's event name (tiflow pkg/filter ddlWhiteListMap:
-# ActionAddIndex is "create index", ActionModifyTableComment "modify table comment", ...).
-DDL_EVENT_NAMES: dict[str, str] = {
-    "create database": "create database",
-    "drop database": "drop database",
-    "alter database character set": "modify schema charset and collate",
-    "create table": "create table",
-    "drop table": "drop table",
-    "truncate table": "truncate table",
-    "rename table": "rename table",
-    "rename tables": "rename table",
-    "recover table": "recover table",
-    "alter table comment": "modify table comment",
-    "alter table character set": "modify table charset and collate",
-    "create view": "create view",
-    "drop view": "drop view",
-    "add partition": "add table partition",
-    "drop partition": "drop table partition",
-    "truncate partition": "truncate table partition",
-    "exchange partition": "exchange table partition",
-    "reorganize partition": "reorganize table partition",
-    "add column": "add column",
-    "drop column": "drop column",
-    "modify column": "modify column",
-    "alter column default value": "set default value",
-    "rebase auto id": "rebase auto id",
-    "add primary key": "add primary key",
-    "drop primary key": "drop primary key",
-    "add index": "create index",
-    "drop index": "drop index",
-    "rename index": "rename index",
-    "alter table index visibility": "alter index visibility",
-    "alter table ttl": "alter ttl info",
-    "alter table remove ttl": "alter ttl remove",
-    "multi schema change": "multi schema change",
-}
-# TiCDC's alterTableSubType: these also match `ignore-event = ["alter table"]`.
-ALTER_TABLE_TYPES: frozenset[str] = frozenset(DDL_EVENT_NAMES) - {
-    "create database", "drop database", "alter database character set", "create table", "drop table",
-    "truncate table", "recover table", "create view", "drop view",
-}
 DML_OPS = ("insert", "update", "delete")
 
 

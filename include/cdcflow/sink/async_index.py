@@ -26,40 +26,28 @@ How cdcflow does it:
 from __future__ import annotations
 
 import logging
-import re
 import time
 
 import pymysql
 
 from cdcflow.core.errors import ASYNC_INDEX_FAILED, ASYNC_INDEX_UNKNOWN, CdcflowError
+from cdcflow.ddl import table_def
+from cdcflow.ddl import types as T
+from cdcflow.ddl.lexer import tokenize
 from cdcflow.sink import downstream, mysql_sink, tidb_ddl_jobs
 from cdcflow.sink.tidb_ddl_jobs import DONE, FAILED
 from cdcflow.store import index_jobs
 
 log = logging.getLogger("cdcflow")
 
-ASYNC_TYPES = ("add index",)  # ddl_classify's type for both ALTER TABLE ... ADD INDEX and CREATE INDEX
+ASYNC_TYPES = (T.ADD_INDEX,)  # both ALTER TABLE ... ADD INDEX and CREATE INDEX
 SUBMIT_WAIT = 10.0  # seconds an index DDL may take before cdcflow stops waiting for it (TiCDC: 10 s)
 FIND_ATTEMPTS, FIND_PAUSE = 10, 0.5  # looking the submitted job up in ADMIN SHOW DDL JOBS
 LOST_DURING_QUERY = 2013  # what pymysql raises when read_timeout passes
 
-_NAME = r"(?:`(?:[^`]|``)+`|[\w$]+)"
-_INDEX_NAME = [
-    re.compile(rf"^\s*CREATE\s+(?:ONLINE\s+|OFFLINE\s+)?(?:UNIQUE\s+|FULLTEXT\s+|SPATIAL\s+)?INDEX\s+"
-               rf"(?:IF\s+NOT\s+EXISTS\s+)?(?P<name>{_NAME})", re.I),
-    re.compile(rf"\bADD\s+(?:CONSTRAINT\s+(?:{_NAME}\s+)?)?(?:UNIQUE\s+|FULLTEXT\s+|SPATIAL\s+)?"
-               rf"(?:INDEX|KEY)?\s*(?:IF\s+NOT\s+EXISTS\s+)?(?P<name>{_NAME})?\s*(?:USING\s+\w+\s*)?\(", re.I),
-]
-
-
-def index_name(query: str) -> str | None:
+def index_name(query: str, sql_mode: str | None = "") -> str | None:
     """The index an ADD INDEX / CREATE INDEX names (None for `ADD INDEX (col)`)."""
-    for rx in _INDEX_NAME:
-        m = rx.search(query)
-        if m and m.group("name") and m.group("name").upper() not in ("INDEX", "KEY", "UNIQUE"):
-            name = m.group("name")
-            return name[1:-1].replace("``", "`") if name.startswith("`") else name
-    return None
+    return table_def.index_name(tokenize(query, sql_mode))
 
 
 def sink_params(sink) -> dict:
@@ -163,7 +151,7 @@ class IndexDDL:
                 mine = replay and self.is_async(ddl) and job.is_add_index
                 index_jobs.record(self.cid, job.job_id, commit_ts=ddl["commit_ts"] if mine else None,
                                   schema=job.db_name, table=job.table_name,
-                                  index_name=index_name(ddl["query"]) if mine else None,
+                                  index_name=index_name(ddl["query"], ddl.get("sql_mode")) if mine else None,
                                   query=ddl["query"] if mine else None, tidb_state=job.state)
                 if mine:  # this ADD INDEX, sent before a crash: wait for it like any other, never send it twice
                     self._adopted[ddl["commit_ts"]] = job
@@ -204,7 +192,8 @@ class IndexDDL:
                 code=ASYNC_INDEX_UNKNOWN,
                 hint="the next cycle sends it again (a replay tolerates an index that exists already)")
         index_jobs.record(self.cid, job.job_id, commit_ts=ddl["commit_ts"], schema=schema, table=table,
-                          index_name=index_name(ddl["query"]), query=ddl["query"], tidb_state=job.state)
+                          index_name=index_name(ddl["query"], ddl.get("sql_mode")), query=ddl["query"],
+                          tidb_state=job.state)
         still = poll(self.conn, self.cid, [j for j in index_jobs.pending(self.cid) if j.job_id == job.job_id])
         return f"submitted as TiDB job {job.job_id}; still building" if still else "applied"
 

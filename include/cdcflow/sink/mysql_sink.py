@@ -15,8 +15,8 @@ from typing import Iterable
 
 import pymysql
 
-from cdcflow.core.errors import CdcflowError
 from cdcflow.core.row_codec import decode_image, quote_ident, sql_literal
+from cdcflow.ddl.table_def import PRIMARY, TableInfo
 
 log = logging.getLogger(__name__)
 
@@ -37,24 +37,28 @@ def qualified(schema: str, table: str) -> str:
 
 
 def valid_key(conn, schema: str, table: str) -> list[str] | None:
-    """The columns of the table's primary key, else of a unique key whose columns are all
-    NOT NULL (a 'valid index'); None when the table has neither or does not exist."""
+    """The table's valid index (TableInfo.valid_key) as the downstream's catalogue has it;
+    None when the table has none or does not exist."""
     with conn.cursor() as cur:
+        # per column of a unique index: IS_NULLABLE, or NULL where only a prefix is indexed
         cur.execute(
-            "SELECT s.INDEX_NAME, s.COLUMN_NAME, c.IS_NULLABLE FROM information_schema.STATISTICS s "
+            "SELECT s.INDEX_NAME, s.COLUMN_NAME, IF(s.SUB_PART IS NULL, c.IS_NULLABLE, NULL) "
+            "FROM information_schema.STATISTICS s "
             "JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = s.TABLE_SCHEMA "
             "AND c.TABLE_NAME = s.TABLE_NAME AND c.COLUMN_NAME = s.COLUMN_NAME "
             "WHERE s.TABLE_SCHEMA = %s AND s.TABLE_NAME = %s AND s.NON_UNIQUE = 0 "
-            "AND s.SUB_PART IS NULL ORDER BY s.INDEX_NAME = 'PRIMARY' DESC, s.INDEX_NAME, s.SEQ_IN_INDEX",
+            "ORDER BY s.INDEX_NAME, s.SEQ_IN_INDEX",
             (schema, table),
         )
-        indexes: dict[str, list[tuple[str, str]]] = {}
+        info = TableInfo()
         for name, col, nullable in cur.fetchall():
-            indexes.setdefault(name, []).append((col, nullable))
-    for cols in indexes.values():
-        if all(n == "NO" for _, n in cols):
-            return [c for c, _ in cols]
-    return None
+            ix = info.indexes.setdefault(name, {"columns": [], "unique": True, "primary": name == PRIMARY,
+                                                "prefix": False})
+            ix["columns"].append(col)
+            ix["prefix"] |= nullable is None
+            if nullable is not None and info.column(col) is None:
+                info.columns.append({"name": col, "type": "", "nullable": nullable == "YES"})
+    return info.valid_key()
 
 
 def table_exists(conn, schema: str, table: str) -> bool:

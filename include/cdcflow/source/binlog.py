@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable
 
 from cdcflow.core import tso
 from cdcflow.core.errors import (

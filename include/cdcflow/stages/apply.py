@@ -6,7 +6,12 @@ import time
 
 import pymysql
 
-from cdcflow.core.errors import DOWNSTREAM_UNREACHABLE, EXEC_DDL_FAILED, TABLE_NOT_EXISTS, CdcflowError
+from cdcflow.core.errors import (
+    DOWNSTREAM_UNREACHABLE,
+    EXEC_DDL_FAILED,
+    TABLE_NOT_EXISTS,
+    CdcflowError,
+)
 from cdcflow.ddl import tidb_only
 from cdcflow.ddl.tracker import lookup_key
 from cdcflow.sink import downstream, mysql_sink
