@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from cdcflow.store.metastore import engine, index_jobs
+from cdcflow.store.engine import engine
+from cdcflow.store.tables import index_jobs
 
 PENDING, DONE, FAILED = "pending", "done", "failed"
 
