@@ -8,8 +8,10 @@ import time
 import pytest
 
 from cdcflow.core.errors import CdcflowError
+from cdcflow.core.home import Spec, load_spec, save_spec, spec_exists
 from cdcflow.ddl import replace
-from cdcflow.store import metastore, schema_versions
+from cdcflow.store import index_jobs, metastore, removal, schema_versions
+from cdcflow.store.events import RunFolder
 
 HOST = socket.gethostname()
 POS = {"file": "mysql-bin.000001", "pos": 4, "gtid": None}
@@ -96,6 +98,26 @@ def test_create_again_forgets_what_the_old_one_owned():
     assert schema_versions.load("cf").versions == {} and replace.load("cf") == {}
 
 
+def test_remove_changefeed_deletes_everything_it_owns(home):
+    for cid in ("cf", "other"):
+        save_spec(Spec(id=cid, source_uri="mysql://u@h:3306/", sink_uri="mysql://u@h:3306/"))
+        metastore.create_feed(cid, 1, POS)
+        metastore.start_run(cid, "r", 1, POS, 0, False)
+        metastore.acquire_lease(cid, owner("r"), "r")
+        index_jobs.record(cid, 7, commit_ts=3, schema="d", table="t", index_name="i", query="q", tidb_state="running")
+        schema_versions.save(cid, [("d", "t", 1, None)])
+        replace.store(cid, 5, ["SELECT 1"])
+        RunFolder(None, cid, "r").write_json("window.json", {})
+    removal.remove_changefeed(load_spec("cf"))
+    assert [f.id for f in metastore.list_feeds()] == ["other"]
+    with pytest.raises(CdcflowError):
+        metastore.get_run("cf", "r")
+    assert index_jobs.pending("cf") == [] and schema_versions.load("cf").versions == {} and replace.load("cf") == {}
+    assert not spec_exists("cf") and not (home / "events" / "cf").exists()
+    assert spec_exists("other") and (home / "events" / "other" / "r" / "window.json").is_file()
+    assert [j.job_id for j in index_jobs.pending("other")] == [7] and replace.load("other") == {5: ["SELECT 1"]}
+
+
 def test_a_store_of_an_older_cdcflow_opens_and_migrates(home):
     """Columns added since (retry_count, next_retry_at, replay_until) and tables a store
     created on first use (schema versions, DDL replacements) are added when it is opened."""
@@ -113,15 +135,6 @@ def test_a_store_of_an_older_cdcflow_opens_and_migrates(home):
     replace.store("old", 200, ["SELECT 1"])
     schema_versions.save("old", [("d", "t", 100, None)])
     assert replace.load("old") == {200: ["SELECT 1"]} and list(schema_versions.load("old").versions) == [("d", "t")]
-
-
-def test_delete_feed():
-    metastore.create_feed("cf", 1, POS)
-    metastore.start_run("cf", "r", 1, POS, 0, False)
-    metastore.delete_feed("cf")
-    assert metastore.list_feeds() == []
-    with pytest.raises(CdcflowError):
-        metastore.get_run("cf", "r")
 
 
 # --- lease ---------------------------------------------------------------------------------

@@ -32,8 +32,3 @@ def load(cid: str, above_ts: int = 0) -> dict[int, list[str]]:
         rows = c.execute(sa.select(t.commit_ts, t.statements).where(t.changefeed_id == cid, t.commit_ts > above_ts))
         return {ts: json.loads(s) for ts, s in rows}
 
-
-
-def delete(cid: str) -> None:
-    with engine().begin() as c:
-        c.execute(sa.delete(replacements).where(replacements.c.changefeed_id == cid))

@@ -94,12 +94,6 @@ def list_feeds() -> list[FeedState]:
         return [_feed(r) for r in c.execute(sa.select(changefeeds).order_by(changefeeds.c.id))]
 
 
-def delete_feed(cid: str) -> None:
-    with engine().begin() as c:
-        for stmt in owned_by(cid):
-            c.execute(stmt)
-
-
 def update_feed(cid: str, **values) -> None:
     if "checkpoint_pos" in values:
         values["checkpoint_pos"] = json.dumps(values["checkpoint_pos"])
