@@ -66,12 +66,6 @@ def pending(cid: str) -> list[IndexJob]:
         return [IndexJob(**dict(r._mapping)) for r in rows]
 
 
-def all_jobs(cid: str) -> list[IndexJob]:
-    with engine().connect() as c:
-        rows = c.execute(sa.select(index_jobs).where(index_jobs.c.changefeed_id == cid).order_by(index_jobs.c.job_id))
-        return [IndexJob(**dict(r._mapping)) for r in rows]
-
-
 def mark(cid: str, job_id: int, status: str, tidb_state: str | None, error: str | None = None) -> None:
     with engine().begin() as c:
         c.execute(sa.update(index_jobs)
