@@ -21,7 +21,8 @@ pytestmark = pytest.mark.e2e
 # commit ts of each DDL it died after is appended to CRASHED so the rerun gets past it.
 CRASHING_RUN = r"""
 import os, sys
-from cdcflow import cli, metastore
+from cdcflow import cli
+from cdcflow.store import metastore
 
 crashed = os.environ["CRASHED"]
 real = metastore.advance_checkpoint
