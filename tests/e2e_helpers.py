@@ -78,3 +78,16 @@ def backdate(cid: str, seconds: float, *fields: str) -> None:
 def tables(db, schema: str) -> list[str]:
     """The tables of `schema` on a server, sorted."""
     return sorted(r[0] for r in db.query(f"SHOW TABLES FROM `{schema}`"))
+
+
+def index_jobs_of(cid: str) -> list:
+    """Every index job recorded for the changefeed, finished ones too (cdcflow reads only the pending)."""
+    import sqlalchemy as sa
+
+    from cdcflow.store.engine import engine
+    from cdcflow.store.index_jobs import IndexJob
+    from cdcflow.store.tables import index_jobs
+
+    with engine().connect() as c:
+        rows = c.execute(sa.select(index_jobs).where(index_jobs.c.changefeed_id == cid).order_by(index_jobs.c.job_id))
+        return [IndexJob(**dict(r._mapping)) for r in rows]

@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 
 import pytest
-from e2e_helpers import assert_consistent, backdate
+from e2e_helpers import assert_consistent, backdate, index_jobs_of
 
 from cdcflow import cli
 from cdcflow.core.errors import CdcflowError
@@ -140,7 +140,7 @@ def test_dml_flows_past_async_add_index_next_ddl_on_that_table_waits_and_a_resta
     assert restarted.queued_behind == []
     assert_consistent(up, down, [SCHEMA])
     assert "iv" in _indexes(down, "t")
-    assert [(j.job_id, j.status, j.tidb_state) for j in index_jobs.all_jobs("tidb-async")] == [(122, "done", "synced")]
+    assert [(j.job_id, j.status, j.tidb_state) for j in index_jobs_of("tidb-async")] == [(122, "done", "synced")]
     assert metastore.get_feed("tidb-async").state == "normal"
 
 
@@ -168,7 +168,7 @@ def test_a_failed_index_build_fails_the_changefeed_naming_table_index_ts_and_tid
     feed = metastore.get_feed(cid)
     assert feed.state == "failed" and tidb_text in feed.error["message"]
     assert feed.error["code"] == "CDCFLOW:ErrAsyncIndexFailed"
-    assert [(j.status, j.tidb_state) for j in index_jobs.all_jobs(cid)] == [("failed", state)]
+    assert [(j.status, j.tidb_state) for j in index_jobs_of(cid)] == [("failed", state)]
 
 
 def test_without_super_index_ddl_runs_synchronously_and_says_why(tidb, mariadb_pair, spark, capsys, caplog):
@@ -184,7 +184,7 @@ def test_without_super_index_ddl_runs_synchronously_and_says_why(tidb, mariadb_p
     assert standin.statements[-2:] == [f"ALTER TABLE {SCHEMA}.t ADD INDEX iv (v)",
                                        f"ALTER TABLE {SCHEMA}.t ADD COLUMN w INT"]
     assert "index_wait" not in result["apply"] and result["wait_index"]["done"] is True
-    assert index_jobs.all_jobs("tidb-nosuper") == []
+    assert index_jobs_of("tidb-nosuper") == []
     assert_consistent(up, down, [SCHEMA])
     assert "iv" in _indexes(down, "t")
 
@@ -224,7 +224,7 @@ def test_an_add_index_sent_before_a_crash_is_adopted_not_sent_again(tidb, mariad
     assert standin.async_submissions == [f"ALTER TABLE {SCHEMA}.t ADD INDEX iv (v)"]
     feed = metastore.get_feed("tidb-crash")
     assert feed.state == "warning" and feed.ddl_in_flight_ts is not None
-    assert index_jobs.all_jobs("tidb-crash") == []
+    assert index_jobs_of("tidb-crash") == []
 
     backdate("tidb-crash", 11, "next_retry_at")  # the warning's first backoff (10 s) runs out
     result = run_cycle("tidb-crash", spark=spark)  # the replay finds job 122 running: adopts it

@@ -15,7 +15,7 @@ import pytest
 from e2e_helpers import assert_consistent, backdate, create_changefeed
 
 from cdcflow import cli
-from cdcflow.changefeed import admin
+from cdcflow.changefeed import commands
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
 from cdcflow.devtools.mariadb import free_port, start_pair
@@ -298,7 +298,7 @@ def test_purged_binlog_snapshot_lost_and_start_ts_before_gc(own_pair, spark, cdc
     assert "cannot be resumed" in cli_fails(capsys, "changefeed", "resume", "-c", "lc-purge")
     # the same situation found by resume rather than by a cycle: the same code
     with pytest.raises(CdcflowError) as paused:
-        admin.resume("lc-purge-paused")
+        commands.resume("lc-purge-paused")
     assert paused.value.code == "CDCFLOW:ErrSnapshotLostByGC" and "lc-purge-paused" in str(paused.value)
     assert simple(capsys, "lc-purge-paused")["state"] == "stopped"
     # a start-ts the upstream no longer holds is refused, at create and at resume

@@ -1,5 +1,6 @@
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -7,7 +8,10 @@ import time
 import pytest
 
 from cdcflow.core.errors import CdcflowError
-from cdcflow.store import metastore
+from cdcflow.core.home import Spec, load_spec, save_spec, spec_exists
+from cdcflow.ddl import replace
+from cdcflow.store import index_jobs, metastore, removal, schema_versions
+from cdcflow.store.events import RunFolder
 
 HOST = socket.gethostname()
 POS = {"file": "mysql-bin.000001", "pos": 4, "gtid": None}
@@ -86,13 +90,51 @@ def test_advance_checkpoint_never_moves_back():
     assert metastore.get_feed("cf").checkpoint_ts == 301
 
 
-def test_delete_feed():
+def test_create_again_forgets_what_the_old_one_owned():
     metastore.create_feed("cf", 1, POS)
-    metastore.start_run("cf", "r", 1, POS, 0, False)
-    metastore.delete_feed("cf")
-    assert metastore.list_feeds() == []
+    schema_versions.save("cf", [("d", "t", 1, None)])
+    replace.store("cf", 5, ["SELECT 1"])
+    metastore.create_feed("cf", 1, POS)
+    assert schema_versions.load("cf").versions == {} and replace.load("cf") == {}
+
+
+def test_remove_changefeed_deletes_everything_it_owns(home):
+    for cid in ("cf", "other"):
+        save_spec(Spec(id=cid, source_uri="mysql://u@h:3306/", sink_uri="mysql://u@h:3306/"))
+        metastore.create_feed(cid, 1, POS)
+        metastore.start_run(cid, "r", 1, POS, 0, False)
+        metastore.acquire_lease(cid, owner("r"), "r")
+        index_jobs.record(cid, 7, commit_ts=3, schema="d", table="t", index_name="i", query="q", tidb_state="running")
+        schema_versions.save(cid, [("d", "t", 1, None)])
+        replace.store(cid, 5, ["SELECT 1"])
+        RunFolder(None, cid, "r").write_json("window.json", {})
+    removal.remove_changefeed(load_spec("cf"))
+    assert [f.id for f in metastore.list_feeds()] == ["other"]
     with pytest.raises(CdcflowError):
         metastore.get_run("cf", "r")
+    assert index_jobs.pending("cf") == [] and schema_versions.load("cf").versions == {} and replace.load("cf") == {}
+    assert not spec_exists("cf") and not (home / "events" / "cf").exists()
+    assert spec_exists("other") and (home / "events" / "other" / "r" / "window.json").is_file()
+    assert [j.job_id for j in index_jobs.pending("other")] == [7] and replace.load("other") == {5: ["SELECT 1"]}
+
+
+def test_a_store_of_an_older_cdcflow_opens_and_migrates(home):
+    """Columns added since (retry_count, next_retry_at, replay_until) and tables a store
+    created on first use (schema versions, DDL replacements) are added when it is opened."""
+    with sqlite3.connect(home / "metadata.db") as db:
+        db.execute("CREATE TABLE cdcflow_changefeeds (id VARCHAR(128) NOT NULL PRIMARY KEY, state VARCHAR(16) NOT "
+                   "NULL, checkpoint_ts BIGINT NOT NULL, checkpoint_pos TEXT NOT NULL, resolved_ts BIGINT NOT NULL, "
+                   "error TEXT, error_since FLOAT, state_since FLOAT NOT NULL, last_progress_at FLOAT NOT NULL, "
+                   "ddl_in_flight_ts BIGINT, skip_ddl TEXT NOT NULL, lease_owner VARCHAR(256), lease_until FLOAT, "
+                   "created_at FLOAT NOT NULL, updated_at FLOAT NOT NULL)")
+        db.execute("INSERT INTO cdcflow_changefeeds VALUES ('old', 'stopped', 100, '{}', 100, NULL, NULL, 1.0, 1.0, "
+                   "NULL, '[7]', NULL, NULL, 1.0, 1.0)")
+    f = metastore.get_feed("old")
+    assert (f.state, f.checkpoint_ts, f.skip_ddl, f.retry_count, f.next_retry_at, f.replay_until) == (
+        "stopped", 100, [7], 0, None, 0)
+    replace.store("old", 200, ["SELECT 1"])
+    schema_versions.save("old", [("d", "t", 100, None)])
+    assert replace.load("old") == {200: ["SELECT 1"]} and list(schema_versions.load("old").versions) == [("d", "t")]
 
 
 # --- lease ---------------------------------------------------------------------------------

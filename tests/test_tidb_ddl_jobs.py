@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pymysql
 import pytest
+from e2e_helpers import index_jobs_of
 
 from cdcflow.devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
 from cdcflow.devtools.tidb_standin import VERSION, TiDBStandIn
@@ -220,8 +221,8 @@ def test_a_job_gone_from_the_history_is_judged_by_the_index(standin, mariadb_pai
     s.show("before")  # job 122 is neither running nor among the recent finished jobs
     if index_exists:
         assert async_index.poll(conn, "gone", index_jobs.pending("gone")) == []
-        assert [(j.status, j.tidb_state) for j in index_jobs.all_jobs("gone")] == [("done", "finished")]
+        assert [(j.status, j.tidb_state) for j in index_jobs_of("gone")] == [("done", "finished")]
     else:
         with pytest.raises(async_index.IndexBuildFailed, match="no longer lists the job and the index is missing"):
             async_index.poll(conn, "gone", index_jobs.pending("gone"))
-        assert [j.status for j in index_jobs.all_jobs("gone")] == ["failed"]
+        assert [j.status for j in index_jobs_of("gone")] == ["failed"]

@@ -44,10 +44,6 @@ class Spec:
 
         return parse_config(self.config_text or "", source=f"changefeed {self.id} config")
 
-    @property
-    def schedule(self) -> str | None:
-        return self.config().schedule
-
 
 def _path(changefeed_id: str) -> Path:
     return specs_dir() / f"{changefeed_id}.json"

@@ -5,7 +5,7 @@ The tracked schema still evolves by the upstream's original statement, because i
 describes the upstream's tables, whose row images follow: a replacement changes only what
 the downstream runs.  Where cdcflow cannot read the original (the usual reason to replace
 it), the replacement is what the tracker learns from, so the table does not drift.
-Kept in a table of the metadata store of its own (created on first use).
+Kept in the metadata store (store/tables.py).
 """
 
 from __future__ import annotations
@@ -14,25 +14,13 @@ import json
 
 import sqlalchemy as sa
 
-from cdcflow.store import tables
-
-_md = sa.MetaData()
-replacements = sa.Table(
-    "cdcflow_ddl_replacements",
-    _md,
-    sa.Column("changefeed_id", sa.String(128), primary_key=True),
-    sa.Column("commit_ts", sa.BigInteger, primary_key=True),
-    sa.Column("statements", sa.Text, nullable=False),  # JSON list, run in order
-)
-
-
-def _engine() -> sa.Engine:
-    return tables.engine(_md)
+from cdcflow.store.engine import engine
+from cdcflow.store.tables import ddl_replacements as replacements
 
 
 def store(cid: str, commit_ts: int, statements: list[str]) -> None:
     t = replacements.c
-    with _engine().begin() as c:
+    with engine().begin() as c:
         c.execute(sa.delete(replacements).where(t.changefeed_id == cid, t.commit_ts == commit_ts))
         c.execute(sa.insert(replacements).values(changefeed_id=cid, commit_ts=commit_ts,
                                                  statements=json.dumps(statements)))
@@ -40,11 +28,7 @@ def store(cid: str, commit_ts: int, statements: list[str]) -> None:
 
 def load(cid: str, above_ts: int = 0) -> dict[int, list[str]]:
     t = replacements.c
-    with _engine().connect() as c:
+    with engine().connect() as c:
         rows = c.execute(sa.select(t.commit_ts, t.statements).where(t.changefeed_id == cid, t.commit_ts > above_ts))
         return {ts: json.loads(s) for ts, s in rows}
 
-
-def delete(cid: str) -> None:
-    with _engine().begin() as c:
-        c.execute(sa.delete(replacements).where(replacements.c.changefeed_id == cid))

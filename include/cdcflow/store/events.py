@@ -81,8 +81,7 @@ class RunFolder:
         return self.fs.get_file_info(self._fs_path(name)).type != pafs.FileType.NotFound
 
     def remove(self) -> None:
-        if self.fs.get_file_info(self.root).type != pafs.FileType.NotFound:
-            self.fs.delete_dir(self.root)
+        delete_folder(self.fs, self.root)
 
     def writer(self, name: str, batch_rows: int = 50_000) -> "EventWriter":
         self.fs.create_dir(self._fs_path(name), recursive=True)
@@ -133,14 +132,24 @@ def collect_garbage(base: str | None, changefeed_id: str, keep: set[str]) -> lis
     Every cycle re-reads the upstream from the checkpoint, so the raw events of any
     cycle that is no longer running are below the checkpoint or will be read again.
     """
-    probe = RunFolder(base, changefeed_id, "_")
-    parent = probe.root.rsplit("/", 1)[0]
-    if probe.fs.get_file_info(parent).type == pafs.FileType.NotFound:
+    fs, parent = changefeed_folder(base, changefeed_id)
+    if fs.get_file_info(parent).type == pafs.FileType.NotFound:
         return []
     kept = {_safe(run_id) for run_id in keep}
     removed = []
-    for info in probe.fs.get_file_info(pafs.FileSelector(parent)):
+    for info in fs.get_file_info(pafs.FileSelector(parent)):
         if info.type == pafs.FileType.Directory and info.base_name not in kept:
-            probe.fs.delete_dir(info.path)
+            fs.delete_dir(info.path)
             removed.append(info.base_name)
     return sorted(removed)
+
+
+def changefeed_folder(base: str | None, changefeed_id: str) -> tuple[pafs.FileSystem, str]:
+    """The file system and path of the folder that holds the changefeed's cycle folders."""
+    probe = RunFolder(base, changefeed_id, "_")
+    return probe.fs, probe.root.rsplit("/", 1)[0]
+
+
+def delete_folder(fs: pafs.FileSystem, path: str) -> None:
+    if fs.get_file_info(path).type != pafs.FileType.NotFound:
+        fs.delete_dir(path)

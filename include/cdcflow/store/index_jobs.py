@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from cdcflow.store.metastore import engine, index_jobs
+from cdcflow.store.engine import engine
+from cdcflow.store.tables import index_jobs
 
 PENDING, DONE, FAILED = "pending", "done", "failed"
 
@@ -62,12 +63,6 @@ def pending(cid: str) -> list[IndexJob]:
         rows = c.execute(sa.select(index_jobs).where(index_jobs.c.changefeed_id == cid,
                                                      index_jobs.c.status == PENDING)
                          .order_by(index_jobs.c.job_id))
-        return [IndexJob(**dict(r._mapping)) for r in rows]
-
-
-def all_jobs(cid: str) -> list[IndexJob]:
-    with engine().connect() as c:
-        rows = c.execute(sa.select(index_jobs).where(index_jobs.c.changefeed_id == cid).order_by(index_jobs.c.job_id))
         return [IndexJob(**dict(r._mapping)) for r in rows]
 
 

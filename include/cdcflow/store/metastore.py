@@ -1,9 +1,7 @@
-"""The metadata store: each changefeed's runtime state, its runs and its lease.
+"""The metadata store's operations on each changefeed's runtime state, its runs and its lease.
 
-SQLAlchemy Core, so the same code serves the embedded SQLite file under
-CDCFLOW_HOME and a shared MySQL/TiDB (`CDCFLOW_METASTORE_URL`) when cycles
-run on several machines.  Airflow's own database is never used: Airflow 3
-tasks cannot reach it.
+SQLAlchemy Core, so the same code serves the embedded SQLite file and a shared MySQL/TiDB
+(store/engine.py); the tables are declared in store/tables.py.
 """
 
 from __future__ import annotations
@@ -17,68 +15,8 @@ from dataclasses import dataclass, field
 import sqlalchemy as sa
 
 from cdcflow.core.errors import CHANGEFEED_NOT_EXISTS, CdcflowError
-from cdcflow.core.home import home
-
-_md = sa.MetaData()
-
-changefeeds = sa.Table(
-    "cdcflow_changefeeds",
-    _md,
-    sa.Column("id", sa.String(128), primary_key=True),
-    sa.Column("state", sa.String(16), nullable=False),
-    sa.Column("checkpoint_ts", sa.BigInteger, nullable=False),
-    sa.Column("checkpoint_pos", sa.Text, nullable=False, default="{}"),
-    sa.Column("resolved_ts", sa.BigInteger, nullable=False, default=0),
-    sa.Column("error", sa.Text),  # JSON of CdcflowError.to_dict()
-    sa.Column("error_since", sa.Float),
-    sa.Column("state_since", sa.Float, nullable=False),
-    sa.Column("last_progress_at", sa.Float, nullable=False),
-    sa.Column("ddl_in_flight_ts", sa.BigInteger),  # a DDL sent downstream but not yet checkpointed
-    sa.Column("skip_ddl", sa.Text, nullable=False, default="[]"),  # commit ts of DDLs an operator skips
-    sa.Column("retry_count", sa.Integer, nullable=False, default=0),  # failed attempts since the last progress
-    sa.Column("next_retry_at", sa.Float),  # a warning changefeed's next cycle waits until then (backoff)
-    sa.Column("replay_until", sa.BigInteger, nullable=False, default=0),  # checkpoint before a move back
-    sa.Column("lease_owner", sa.String(256)),
-    sa.Column("lease_until", sa.Float),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("updated_at", sa.Float, nullable=False),
-)
-
-runs = sa.Table(
-    "cdcflow_runs",
-    _md,
-    sa.Column("changefeed_id", sa.String(128), primary_key=True),
-    sa.Column("run_id", sa.String(256), primary_key=True),
-    sa.Column("status", sa.String(16), nullable=False),  # running | done | failed | skipped
-    sa.Column("start_ts", sa.BigInteger, nullable=False),  # the checkpoint the window starts after
-    sa.Column("start_pos", sa.Text, nullable=False),
-    sa.Column("target_ts", sa.BigInteger, nullable=False, default=0),
-    sa.Column("dry_run", sa.Boolean, nullable=False, default=False),
-    sa.Column("stats", sa.Text, nullable=False, default="{}"),
-    sa.Column("error", sa.Text),
-    sa.Column("started_at", sa.Float, nullable=False),
-    sa.Column("ended_at", sa.Float),
-)
-
-
-# ADD INDEX jobs a TiDB downstream still builds (submitted without waiting); a later
-# DDL on the same table waits for them.  Kept here so any process resumes the wait.
-index_jobs = sa.Table(
-    "cdcflow_index_jobs",
-    _md,
-    sa.Column("changefeed_id", sa.String(128), primary_key=True),
-    sa.Column("job_id", sa.BigInteger, primary_key=True, autoincrement=False),  # TiDB's JOB_ID
-    sa.Column("commit_ts", sa.BigInteger),  # the upstream DDL's; NULL for a job cdcflow did not submit
-    sa.Column("schema_name", sa.String(64), nullable=False),
-    sa.Column("table_name", sa.String(64), nullable=False),
-    sa.Column("index_name", sa.String(64)),
-    sa.Column("query", sa.Text),
-    sa.Column("status", sa.String(16), nullable=False),  # pending | done | failed
-    sa.Column("tidb_state", sa.String(32)),  # the job's STATE when last seen
-    sa.Column("error", sa.Text),
-    sa.Column("submitted_at", sa.Float, nullable=False),
-    sa.Column("checked_at", sa.Float),
-)
+from cdcflow.store.engine import engine
+from cdcflow.store.tables import changefeeds, owned_by, runs
 
 
 @dataclass
@@ -118,39 +56,6 @@ class RunState:
     ended_at: float | None = None
 
 
-def _url() -> str:
-    return os.environ.get("CDCFLOW_METASTORE_URL") or f"sqlite:///{home() / 'metadata.db'}"
-
-
-_engines: dict[str, sa.Engine] = {}
-
-
-def engine() -> sa.Engine:
-    url = _url()
-    eng = _engines.get(url)
-    if eng is None:
-        kw = {"connect_args": {"timeout": 30}} if url.startswith("sqlite") else {"pool_pre_ping": True}
-        eng = sa.create_engine(url, **kw)
-        _md.create_all(eng)
-        _add_missing_columns(eng)
-        _engines[url] = eng
-    return eng
-
-
-def _add_missing_columns(eng: sa.Engine) -> None:
-    """A store created by an older cdcflow lacks the newer nullable/defaulted columns: add them."""
-    for table in _md.sorted_tables:
-        have = {c["name"] for c in sa.inspect(eng).get_columns(table.name)}
-        for col in table.columns:
-            if col.name in have:
-                continue
-            ddl = f"ALTER TABLE {table.name} ADD COLUMN {col.name} {col.type.compile(eng.dialect)}"
-            if col.default is not None:
-                ddl += f" NOT NULL DEFAULT {col.default.arg!r}"
-            with eng.begin() as c:
-                c.exec_driver_sql(ddl)
-
-
 def _feed(row) -> FeedState:
     d = dict(row._mapping)
     d["checkpoint_pos"] = json.loads(d["checkpoint_pos"] or "{}")
@@ -162,9 +67,8 @@ def _feed(row) -> FeedState:
 def create_feed(cid: str, checkpoint_ts: int, checkpoint_pos: dict) -> None:
     now = time.time()
     with engine().begin() as c:
-        c.execute(sa.delete(runs).where(runs.c.changefeed_id == cid))
-        c.execute(sa.delete(index_jobs).where(index_jobs.c.changefeed_id == cid))
-        c.execute(sa.delete(changefeeds).where(changefeeds.c.id == cid))
+        for stmt in owned_by(cid):  # a re-created changefeed inherits nothing of an old one
+            c.execute(stmt)
         c.execute(
             sa.insert(changefeeds).values(
                 id=cid, state="normal", checkpoint_ts=checkpoint_ts, checkpoint_pos=json.dumps(checkpoint_pos),
@@ -188,13 +92,6 @@ def get_feed(cid: str) -> FeedState:
 def list_feeds() -> list[FeedState]:
     with engine().connect() as c:
         return [_feed(r) for r in c.execute(sa.select(changefeeds).order_by(changefeeds.c.id))]
-
-
-def delete_feed(cid: str) -> None:
-    with engine().begin() as c:
-        c.execute(sa.delete(runs).where(runs.c.changefeed_id == cid))
-        c.execute(sa.delete(index_jobs).where(index_jobs.c.changefeed_id == cid))
-        c.execute(sa.delete(changefeeds).where(changefeeds.c.id == cid))
 
 
 def update_feed(cid: str, **values) -> None:

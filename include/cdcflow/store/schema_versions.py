@@ -10,22 +10,8 @@ import sqlalchemy as sa
 from cdcflow.core.system_schemas import SYSTEM_SCHEMAS
 from cdcflow.ddl.table_def import TableInfo
 from cdcflow.ddl.tracker import UNKNOWN, SchemaTracker
-from cdcflow.store import tables
-
-_md = sa.MetaData()
-versions = sa.Table(
-    "cdcflow_schema_versions",
-    _md,
-    sa.Column("changefeed_id", sa.String(128), primary_key=True),
-    sa.Column("schema_name", sa.String(64), primary_key=True),
-    sa.Column("table_name", sa.String(64), primary_key=True),
-    sa.Column("version_ts", sa.BigInteger, primary_key=True),  # commit ts of the DDL (or the snapshot)
-    sa.Column("info", sa.Text),  # TableInfo JSON; 'null': no such table; 'unknown': not derivable
-)
-
-
-def _engine() -> sa.Engine:
-    return tables.engine(_md)
+from cdcflow.store.engine import engine
+from cdcflow.store.tables import schema_versions as versions
 
 
 def _encode(info) -> str:
@@ -47,7 +33,7 @@ def save(cid: str, rows) -> None:
     if not rows:
         return
     t = versions.c
-    with _engine().begin() as c:
+    with engine().begin() as c:
         for s, tb, ts, _ in rows:
             c.execute(sa.delete(versions).where(t.changefeed_id == cid, t.schema_name == s, t.table_name == tb,
                                                 t.version_ts == ts))
@@ -58,7 +44,7 @@ def save(cid: str, rows) -> None:
 def load(cid: str) -> SchemaTracker:
     tracker = SchemaTracker()
     t = versions.c
-    with _engine().connect() as c:
+    with engine().connect() as c:
         for s, tb, ts, info in c.execute(sa.select(t.schema_name, t.table_name, t.version_ts, t.info)
                                          .where(t.changefeed_id == cid).order_by(t.version_ts)):
             tracker.versions.setdefault((s, tb), []).append((ts, _decode(info)))
@@ -67,14 +53,14 @@ def load(cid: str) -> SchemaTracker:
 
 def forget(cid: str, gone) -> None:
     t = versions.c
-    with _engine().begin() as c:
+    with engine().begin() as c:
         for s, tb, ts in gone:
             c.execute(sa.delete(versions).where(t.changefeed_id == cid, t.schema_name == s, t.table_name == tb,
                                                 t.version_ts == ts))
 
 
 def delete(cid: str) -> None:
-    with _engine().begin() as c:
+    with engine().begin() as c:
         c.execute(sa.delete(versions).where(versions.c.changefeed_id == cid))
 
 

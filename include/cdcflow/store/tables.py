@@ -1,18 +1,93 @@
-"""Tables a module keeps in the metadata store of its own, created on first use (so that
-metastore.py need not know them)."""
+"""Every table of the metadata store, declared once so that one migration (store/engine.py)
+creates and upgrades them all and removing a changefeed reaches each of them."""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-from cdcflow.store import metastore
+metadata = sa.MetaData()
 
-_ready: set[tuple[int, str]] = set()
+changefeeds = sa.Table(
+    "cdcflow_changefeeds",
+    metadata,
+    sa.Column("id", sa.String(128), primary_key=True),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("checkpoint_ts", sa.BigInteger, nullable=False),
+    sa.Column("checkpoint_pos", sa.Text, nullable=False, default="{}"),
+    sa.Column("resolved_ts", sa.BigInteger, nullable=False, default=0),
+    sa.Column("error", sa.Text),  # JSON of CdcflowError.to_dict()
+    sa.Column("error_since", sa.Float),
+    sa.Column("state_since", sa.Float, nullable=False),
+    sa.Column("last_progress_at", sa.Float, nullable=False),
+    sa.Column("ddl_in_flight_ts", sa.BigInteger),  # a DDL sent downstream but not yet checkpointed
+    sa.Column("skip_ddl", sa.Text, nullable=False, default="[]"),  # commit ts of DDLs an operator skips
+    sa.Column("retry_count", sa.Integer, nullable=False, default=0),  # failed attempts since the last progress
+    sa.Column("next_retry_at", sa.Float),  # a warning changefeed's next cycle waits until then (backoff)
+    sa.Column("replay_until", sa.BigInteger, nullable=False, default=0),  # checkpoint before a move back
+    sa.Column("lease_owner", sa.String(256)),
+    sa.Column("lease_until", sa.Float),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+runs = sa.Table(
+    "cdcflow_runs",
+    metadata,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("run_id", sa.String(256), primary_key=True),
+    sa.Column("status", sa.String(16), nullable=False),  # running | done | failed | skipped
+    sa.Column("start_ts", sa.BigInteger, nullable=False),  # the checkpoint the window starts after
+    sa.Column("start_pos", sa.Text, nullable=False),
+    sa.Column("target_ts", sa.BigInteger, nullable=False, default=0),
+    sa.Column("dry_run", sa.Boolean, nullable=False, default=False),
+    sa.Column("stats", sa.Text, nullable=False, default="{}"),
+    sa.Column("error", sa.Text),
+    sa.Column("started_at", sa.Float, nullable=False),
+    sa.Column("ended_at", sa.Float),
+)
+
+# ADD INDEX jobs a TiDB downstream still builds (submitted without waiting); a later
+# DDL on the same table waits for them.  Kept here so any process resumes the wait.
+index_jobs = sa.Table(
+    "cdcflow_index_jobs",
+    metadata,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("job_id", sa.BigInteger, primary_key=True, autoincrement=False),  # TiDB's JOB_ID
+    sa.Column("commit_ts", sa.BigInteger),  # the upstream DDL's; NULL for a job cdcflow did not submit
+    sa.Column("schema_name", sa.String(64), nullable=False),
+    sa.Column("table_name", sa.String(64), nullable=False),
+    sa.Column("index_name", sa.String(64)),
+    sa.Column("query", sa.Text),
+    sa.Column("status", sa.String(16), nullable=False),  # pending | done | failed
+    sa.Column("tidb_state", sa.String(32)),  # the job's STATE when last seen
+    sa.Column("error", sa.Text),
+    sa.Column("submitted_at", sa.Float, nullable=False),
+    sa.Column("checked_at", sa.Float),
+)
+
+# The tracked schema: one row per version of an upstream table.
+schema_versions = sa.Table(
+    "cdcflow_schema_versions",
+    metadata,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("schema_name", sa.String(64), primary_key=True),
+    sa.Column("table_name", sa.String(64), primary_key=True),
+    sa.Column("version_ts", sa.BigInteger, primary_key=True),  # commit ts of the DDL (or the snapshot)
+    sa.Column("info", sa.Text),  # TableInfo JSON; 'null': no such table; 'unknown': not derivable
+)
+
+# Operator replacements of one DDL (`cdcflow changefeed replace-ddl`).
+ddl_replacements = sa.Table(
+    "cdcflow_ddl_replacements",
+    metadata,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("commit_ts", sa.BigInteger, primary_key=True),
+    sa.Column("statements", sa.Text, nullable=False),  # JSON list, run in order
+)
 
 
-def engine(md: sa.MetaData) -> sa.Engine:
-    eng = metastore.engine()
-    if (id(md), str(eng.url)) not in _ready:
-        md.create_all(eng)
-        _ready.add((id(md), str(eng.url)))
-    return eng
+def owned_by(cid: str) -> list[sa.Delete]:
+    """Deletes of every row a changefeed owns, in every table: one declared later is included
+    without its callers knowing it."""
+    return [sa.delete(t).where((t.c.id if t is changefeeds else t.c.changefeed_id) == cid)
+            for t in reversed(metadata.sorted_tables)]

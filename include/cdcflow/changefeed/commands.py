@@ -1,0 +1,322 @@
+"""An operator's commands on changefeeds (TiCDC's `cdc cli changefeed ...`): create, query,
+list, pause, resume, update, skip-ddl, replace-ddl, remove.
+
+Each takes plain arguments and returns plain results; it checks what the changefeed's state
+allows (states.TRANSITIONS, and TiCDC's rule that update needs a stopped or failed
+changefeed) and raises a CdcflowError naming the changefeed and what to do otherwise.
+The command line (cli.py) only parses, calls and prints.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+
+from cdcflow.changefeed import lifecycle, states, status_view
+from cdcflow.core import tso
+from cdcflow.core.errors import (
+    CHANGEFEED_ALREADY_EXISTS,
+    CHANGEFEED_UPDATE_REFUSED,
+    CLI_ABORTED,
+    CLI_CHECKPOINT_TS_IN_FUTURE,
+    CLI_INVALID_CHECKPOINT_TS,
+    MYSQL_CONNECTION_ERROR,
+    UPSTREAM_UNREACHABLE,
+    CdcflowError,
+)
+from cdcflow.core.home import Spec, load_spec, save_spec, spec_exists
+from cdcflow.ddl import replace
+from cdcflow.store import metastore, schema_versions
+from cdcflow.store.removal import remove_changefeed
+
+UPDATABLE_STATES = (states.STOPPED, states.FAILED)
+
+
+def _load(cid: str) -> tuple[Spec, metastore.FeedState]:
+    spec = load_spec(cid)
+    feed = metastore.get_feed(spec.id)
+    if feed.state in (states.STOPPED, states.FAILED):
+        feed = lifecycle.expire_gc_ttl(spec.id, _gc_ttl(spec))
+    return spec, feed
+
+
+def _gc_ttl(spec: Spec) -> float:
+    try:
+        return spec.config().gc_ttl_seconds
+    except CdcflowError:
+        return 86400.0
+
+
+def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = None,
+           start_ts: int | None = None, target_ts: int | None = None) -> dict:
+    """Check the upstream, the sink, the config and its value expressions, then record the
+    changefeed from `start_ts` (default: the upstream's current position) with its schema
+    snapshot.  Returns what the changefeed starts with."""
+    from cdcflow.core.config import parse_config
+    from cdcflow.core.sink_params import merge_sink_options
+    from cdcflow.core.uri import (
+        default_server_id,
+        parse_sink_uri,
+        parse_source_uri,
+        validate_changefeed_id,
+    )
+    from cdcflow.source.binlog import check_upstream, head_position, position_for_ts, replay_horizon
+
+    cid = validate_changefeed_id(cid)
+    if spec_exists(cid):
+        raise CdcflowError(f"changefeed {cid} already exists", code=CHANGEFEED_ALREADY_EXISTS,
+                           hint="choose another --changefeed-id, or remove the old one first")
+    source, sink = parse_source_uri(source_uri), parse_sink_uri(sink_uri)
+    config_text = _read_config(config_path) if config_path else ""
+    cfg = parse_config(config_text, source=config_path or "<config>")
+    merge_sink_options(cfg.sink, dict(sink.params))
+    check_upstream(source, cid)
+    _check_sink_reachable(sink, cid)
+    _check_filter_expressions(cfg, source, cid)
+    server_id = source.server_id or default_server_id(cid)
+    replay_until = None
+    if start_ts:
+        pos = position_for_ts(source, server_id, start_ts, cid)
+        replay_until = replay_horizon(start_ts)  # start-ts's second is read again: its DDLs may be replays
+    else:
+        conn = source.connect()
+        try:
+            pos = head_position(conn)
+        finally:
+            conn.close()
+        start_ts = tso.now()
+    if target_ts and target_ts <= start_ts:
+        raise CdcflowError(f"target-ts {target_ts} is not after start-ts {start_ts}",
+                           changefeed=cid, hint="give a --target-ts later than the start")
+    save_spec(Spec(id=cid, source_uri=source_uri, sink_uri=sink_uri, config_text=config_text,
+                   start_ts=start_ts, target_ts=target_ts or 0))
+    metastore.create_feed(cid, start_ts, pos.to_dict())  # nothing of an earlier changefeed of that id stays
+    if replay_until is not None:
+        metastore.update_feed(cid, replay_until=replay_until)
+    # seed 004: the schema starts from the upstream's catalogue; DDLs from the start on evolve it
+    tables = schema_versions.snapshot(cid, source, start_ts)
+    return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": start_ts,
+            "target_ts": target_ts or 0, "start_position": pos.to_dict(), "server_id": server_id,
+            "tracked_tables": tables,
+            "config": cfg.to_dict()}
+
+
+def _read_config(path: str, cid: str | None = None) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise CdcflowError(f"cannot read config file {path}: {e.strerror}", changefeed=cid) from None
+
+
+def _check_filter_expressions(cfg, source, cid: str) -> None:
+    """Value expressions are checked against the upstream's tables now, not at the first cycle."""
+    from cdcflow.filter import value_expr
+
+    if not value_expr.has_expressions(cfg):
+        return
+    conn = source.connect()
+    try:
+        columns = value_expr.upstream_columns(conn)
+    finally:
+        conn.close()
+    value_expr.check_expressions(cfg, columns, cid)
+
+
+def query(cid: str, simple: bool = False) -> dict:
+    """`changefeed query`: TiCDC's fields (status_view), and cdcflow's own under `cdcflow`."""
+    from cdcflow.core.uri import parse_source_uri
+
+    spec = load_spec(cid)
+    feed = metastore.get_feed(spec.id)
+    if simple:
+        return status_view.simple(feed)
+    out = status_view.detail(spec, feed)
+    del out["checkpoint_ts"]  # the CLI says checkpoint_tso; the HTTP API checkpoint_ts
+    runs = metastore.recent_runs(spec.id, limit=5)
+    out["cdcflow"] = {
+        **status_view.extras(feed),
+        "upstream": parse_source_uri(spec.source_uri).redacted(),
+        "checkpoint_position": feed.checkpoint_pos,
+        "last_runs": [{"run_id": r.run_id, "status": r.status, "started_at": r.started_at,
+                       "ended_at": r.ended_at, "error": json.loads(r.error)["message"] if r.error else None}
+                      for r in runs],
+    }
+    return out
+
+
+def list_changefeeds(include_ended: bool = False) -> list[dict]:
+    """`changefeed list`: finished and removed ones only with `include_ended`."""
+    return [status_view.list_item(feed) for feed in status_view.all_feeds()
+            if include_ended or feed.state not in (states.FINISHED, states.REMOVED)]
+
+
+def pause(cid: str) -> tuple[str, str]:
+    """①: stop the changefeed; its cycles do nothing until it is resumed."""
+    spec, feed = _load(cid)
+    new, _ = states.next_state(feed.state, "pause", spec.id)
+    metastore.update_feed(spec.id, state=new, state_since=time.time(), next_retry_at=None)
+    return feed.state, new
+
+
+def resume(cid: str, overwrite_checkpoint_ts: int | None = None,
+           confirm: Callable[[str], bool] | None = None) -> tuple[str, str, int]:
+    """② / ⑨: back to normal, from the checkpoint or from `overwrite_checkpoint_ts`.
+    Returns (old state, new state, checkpoint ts)."""
+    spec, feed = _load(cid)
+    new, _ = states.next_state(feed.state, "resume", spec.id)
+    lifecycle.check_resumable(feed, overwrite=overwrite_checkpoint_ts is not None)
+    from cdcflow.core.uri import default_server_id, parse_source_uri
+    from cdcflow.source.binlog import (
+        available_logs,
+        position_for_ts,
+        replay_horizon,
+    )
+
+    source = parse_source_uri(spec.source_uri)
+    values: dict = {}
+    if overwrite_checkpoint_ts is not None:
+        ts = _checkpoint_arg(spec.id, overwrite_checkpoint_ts)
+        pos = position_for_ts(source, source.server_id or default_server_id(spec.id), ts, spec.id)
+        question = (f"You are overwriting the checkpoint of changefeed {spec.id} from {feed.checkpoint_ts} "
+                    f"({tso.to_text(feed.checkpoint_ts)}) to {ts} ({tso.to_text(ts)}), which may replicate "
+                    "changes again or skip changes. Continue? (Y/n) ")
+        if confirm is not None and not confirm(question):
+            raise CdcflowError("resume cancelled: the checkpoint was not overwritten", changefeed=spec.id,
+                               code=CLI_ABORTED, hint="answer Y, or pass --no-confirm")
+        if ts > feed.checkpoint_ts:
+            # the DDLs skipped over are never read: track the schema from the catalogue as it is now,
+            # as create does for its start-ts (versions before a backward move stay valid)
+            schema_versions.snapshot(spec.id, source, ts)
+        values.update(checkpoint_ts=ts, checkpoint_pos=pos.to_dict(), ddl_in_flight_ts=None,
+                      replay_until=replay_horizon(ts, feed.replay_until, feed.checkpoint_ts))
+    else:
+        _check_upstream_holds(spec.id, source, feed, available_logs)
+    now = time.time()
+    metastore.update_feed(spec.id, state=new, state_since=now, last_progress_at=now, **lifecycle.cleared(),
+                          **values)
+    return feed.state, new, values.get("checkpoint_ts", feed.checkpoint_ts)
+
+
+def _checkpoint_arg(cid: str, ts: int) -> int:
+    if ts <= 0:
+        raise CdcflowError("--overwrite-checkpoint-ts must be positive", changefeed=cid,
+                           code=CLI_INVALID_CHECKPOINT_TS, hint="give 'now', a TSO or a UTC date-time")
+    if ts > tso.now():
+        raise CdcflowError(f"--overwrite-checkpoint-ts {ts} ({tso.to_text(ts)}) is in the future", changefeed=cid,
+                           code=CLI_CHECKPOINT_TS_IN_FUTURE, hint="give 'now' or an earlier ts")
+    return ts
+
+
+def _check_upstream_holds(cid: str, source, feed: metastore.FeedState, available_logs) -> None:
+    """TiCDC refuses to resume below the GC safepoint; here: from a binlog already purged."""
+    from cdcflow.source.binlog import check_checkpoint_held
+
+    try:
+        conn = source.connect()
+    except Exception as e:  # noqa: BLE001 - any connection failure means the same to the operator
+        raise CdcflowError(f"cannot reach the upstream {source.redacted()} to check its binlogs: {e}",
+                           changefeed=cid, code=UPSTREAM_UNREACHABLE,
+                           hint="start the upstream, then resume again") from None
+    try:
+        logs = available_logs(conn)
+    finally:
+        conn.close()
+    try:
+        check_checkpoint_held(logs, feed.checkpoint_pos, feed.checkpoint_ts)
+    except CdcflowError as e:
+        raise e.with_context(changefeed=cid)
+
+
+def _check_sink_reachable(sink, cid: str) -> None:
+    """As TiCDC validates the sink at create and update: a downstream that cannot be reached
+    is refused there, not found out at the first cycle with rows to write."""
+    try:
+        sink.connect().close()
+    except Exception as e:  # noqa: BLE001 - any connection failure means the same to the operator
+        raise CdcflowError(f"cannot connect to the sink {sink.redacted()}: {e}", changefeed=cid,
+                           code=MYSQL_CONNECTION_ERROR,
+                           hint="check the sink URI's host, port, user and password, and that the server runs") from None
+
+
+def update(cid: str, *, target_ts: int | None = None, config_path: str | None = None,
+           sink_uri: str | None = None) -> dict:
+    """Change target-ts, config or sink URI of a stopped or failed changefeed (as TiCDC allows).
+    Returns {field: (old, new)} of what changed."""
+    spec, feed = _load(cid)
+    if feed.state not in UPDATABLE_STATES:
+        raise CdcflowError(
+            f"can only be updated while stopped or failed; it is {feed.state}",
+            changefeed=spec.id, code=CHANGEFEED_UPDATE_REFUSED,
+            hint=f"pause it first: `cdcflow changefeed pause -c {spec.id}`",
+        )
+    if target_ts is None and config_path is None and sink_uri is None:
+        raise CdcflowError("nothing to update", changefeed=spec.id, code=CHANGEFEED_UPDATE_REFUSED,
+                           hint="give --target-ts, --config or --sink-uri")
+    changes: dict = {}
+    if target_ts is not None:
+        ts = target_ts
+        if ts and ts <= feed.checkpoint_ts:
+            raise CdcflowError(f"target-ts {ts} ({tso.to_text(ts)}) is not after the checkpoint "
+                               f"{feed.checkpoint_ts} ({tso.to_text(feed.checkpoint_ts)})", changefeed=spec.id,
+                               code=CHANGEFEED_UPDATE_REFUSED, hint="give a later --target-ts (0: none)")
+        changes["target_ts"] = (spec.target_ts, ts)
+    if config_path is not None:
+        from cdcflow.core.config import parse_config
+
+        text = _read_config(config_path, spec.id)
+        parse_config(text, source=config_path)  # refuse a config that does not validate
+        changes["config_text"] = (spec.config_text, text)
+    if sink_uri is not None:
+        from cdcflow.core.uri import parse_sink_uri
+
+        _check_sink_reachable(parse_sink_uri(sink_uri), spec.id)
+        changes["sink_uri"] = (spec.sink_uri, sink_uri)
+    for name, (_, new) in changes.items():
+        setattr(spec, name, new)
+    save_spec(spec)
+    return changes
+
+
+def skip_ddl(cid: str, commit_ts: int) -> str:
+    """Get past one DDL the downstream rejects (like DM's `binlog skip`): the DDL at that commit
+    ts is not replicated; every other event still is.  Returns the changefeed's id."""
+    spec = load_spec(cid)
+    feed = metastore.get_feed(spec.id)
+    _check_not_past(spec.id, feed, commit_ts)
+    metastore.update_feed(spec.id, skip_ddl=feed.skip_ddl + [commit_ts])
+    return spec.id
+
+
+def replace_ddl(cid: str, commit_ts: int, sql: list[str]) -> tuple[str, list[str]]:
+    """Run other statements downstream instead of the one DDL at a commit ts (like DM's `binlog
+    replace`); only while the changefeed is stopped or failed, so no cycle is past its filter.
+    Returns the changefeed's id and the statements stored."""
+    spec = load_spec(cid)
+    feed = metastore.get_feed(spec.id)
+    if feed.state not in UPDATABLE_STATES:
+        raise CdcflowError(f"changefeed {spec.id} is {feed.state}: a DDL can be replaced only while it is "
+                           "stopped or failed", changefeed=spec.id,
+                           hint=f"`cdcflow changefeed pause -c {spec.id}` first")
+    _check_not_past(spec.id, feed, commit_ts)
+    statements = [q.strip().rstrip(";").strip() for q in sql if q.strip().rstrip(";").strip()]
+    if not statements:
+        raise CdcflowError("--sql is empty", changefeed=spec.id,
+                           hint="to drop the DDL without a replacement use `cdcflow changefeed skip-ddl`")
+    replace.store(spec.id, commit_ts, statements)
+    return spec.id, statements
+
+
+def _check_not_past(cid: str, feed: metastore.FeedState, commit_ts: int) -> None:
+    if commit_ts <= feed.checkpoint_ts:
+        raise CdcflowError(f"commit ts {commit_ts} is at or below the checkpoint {feed.checkpoint_ts}: "
+                           "that DDL is already past", changefeed=cid,
+                           hint="give the commit ts from the changefeed's error (cdcflow changefeed query)")
+
+
+def remove(cid: str) -> str:
+    """Delete the changefeed and everything it owns.  Returns its id."""
+    spec = load_spec(cid)
+    remove_changefeed(spec)
+    return spec.id

@@ -1,0 +1,54 @@
+"""The metadata store's database: the shared MySQL/TiDB named by CDCFLOW_METASTORE_URL when
+cycles run on several machines, else a SQLite file under CDCFLOW_HOME.  Airflow's own
+database is never used: Airflow 3 tasks cannot reach it.
+
+Opening it migrates it: every table of store/tables.py is created, and the columns a store
+written by an older cdcflow lacks are added.
+"""
+
+from __future__ import annotations
+
+import os
+
+import sqlalchemy as sa
+
+from cdcflow.core.home import home
+from cdcflow.store.tables import metadata
+
+
+def _url() -> str:
+    return os.environ.get("CDCFLOW_METASTORE_URL") or f"sqlite:///{home() / 'metadata.db'}"
+
+
+_engines: dict[str, sa.Engine] = {}
+
+
+def engine() -> sa.Engine:
+    """The engine of the current URL (CDCFLOW_HOME or the URL may change between calls)."""
+    address = _url()
+    eng = _engines.get(address)
+    if eng is None:
+        kw = {"connect_args": {"timeout": 30}} if address.startswith("sqlite") else {"pool_pre_ping": True}
+        eng = sa.create_engine(address, **kw)
+        migrate(eng)
+        _engines[address] = eng
+    return eng
+
+
+def migrate(eng: sa.Engine) -> None:
+    metadata.create_all(eng)
+    _add_missing_columns(eng)
+
+
+def _add_missing_columns(eng: sa.Engine) -> None:
+    """A store created by an older cdcflow lacks the newer nullable/defaulted columns: add them."""
+    for table in metadata.sorted_tables:
+        have = {c["name"] for c in sa.inspect(eng).get_columns(table.name)}
+        for col in table.columns:
+            if col.name in have:
+                continue
+            ddl = f"ALTER TABLE {table.name} ADD COLUMN {col.name} {col.type.compile(eng.dialect)}"
+            if col.default is not None:
+                ddl += f" NOT NULL DEFAULT {col.default.arg!r}"
+            with eng.begin() as c:
+                c.exec_driver_sql(ddl)
