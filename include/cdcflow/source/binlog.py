@@ -105,13 +105,9 @@ def open_stream(uri: DbUri, server_id: int, start: Position, only_events: list):
     """A non-blocking binlog dump from a file and position (it ends at the current end of the log)."""
     from pymysqlreplication import BinLogStreamReader
 
-    from cdcflow.source.column_types import install as decode_types_exactly
-    from cdcflow.source.row_decoder import install as decode_rows_by_plan
-    from cdcflow.source.table_maps import install as parse_each_table_map_once
+    from cdcflow.source import patches
 
-    parse_each_table_map_once()
-    decode_types_exactly()
-    decode_rows_by_plan()
+    patches.install()
     return BinLogStreamReader(
         connection_settings={"host": uri.host, "port": uri.port, "user": uri.user, "password": uri.password,
                              "charset": "utf8mb4"},
