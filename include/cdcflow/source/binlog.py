@@ -19,6 +19,7 @@ from cdcflow.core.errors import CdcflowError
 from cdcflow.core.row_codec import encode_image
 from cdcflow.core.sql_mode import from_bits
 from cdcflow.core.uri import DbUri
+from cdcflow.store.events import Event
 
 log = logging.getLogger(__name__)
 
@@ -116,32 +117,6 @@ def open_stream(uri: DbUri, server_id: int, start: Position, only_events: list):
         is_mariadb=False,  # True ignores log_file/log_pos (a GTID-only dump); file+pos works on both
         enable_logging=False,
     )
-
-
-@dataclass
-class Event:
-    """One canonical change event (see DESIGN.md, Events)."""
-
-    commit_ts: int
-    seq: int
-    schema: str
-    table: str
-    op: str
-    before: str | None = None
-    after: str | None = None
-    pk: str | None = None
-    ddl_query: str | None = None
-    ddl_schema: str | None = None
-    sql_mode: str | None = None
-    gtid: str | None = None
-    start_file: str | None = None
-    start_pos: int | None = None
-    end_file: str | None = None
-    end_pos: int | None = None
-    event_time: int | None = None
-    start_ts: int | None = None  # binlog sources carry no start ts
-
-
 
 
 class BinlogReader:

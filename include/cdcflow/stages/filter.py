@@ -18,6 +18,7 @@ from cdcflow.filter.table import TableFilter
 from cdcflow.filter.txn import skip_transactions
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import schema_versions
+from cdcflow.store.events import EVENT_SPARK_SCHEMA
 
 
 def ddl_decision(info, tf: TableFilter) -> tuple[bool, str]:
@@ -108,7 +109,7 @@ def filter_events(spark, cycle: Cycle) -> dict:
     window = cycle.folder.read_json("window.json")
     cfg = cycle.config
     tf = TableFilter(list(cfg.rules), case_sensitive=cfg.case_sensitive)
-    raw = spark.read.parquet(cycle.folder.path("raw"))
+    raw = spark.read.schema(EVENT_SPARK_SCHEMA).parquet(cycle.folder.path("raw"))
     if window["aborted_ts"]:
         raw = raw.where(~F.col("commit_ts").isin(window["aborted_ts"]))
     raw = skip_transactions(raw, cfg)
