@@ -50,7 +50,7 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
     opts = cycle.sink_options
     keys, unkeyed = {}, []
     for t in tables:
-        k, _ = _key(keys_known, conn, t, hi)
+        k, known = _key(keys_known, conn, t, hi)
         if k:
             keys[f"{t[0]}.{t[1]}"] = k
         elif not mysql_sink.table_exists(conn, *t):
@@ -60,12 +60,20 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
                 hint="the downstream must hold every replicated table as of the start-ts: load a snapshot, "
                      "or exclude the table with a filter rule",
             )
-        else:
+        elif known or cycle.config.force_replicate:
+            # filter judged the rows of a table the tracker knows, and kept these (force-replicate)
             unkeyed.append(t)
+        else:
+            # The tracker does not know the table, so its key comes from the downstream's catalogue,
+            # which filter cannot see (and which the DDLs run before this segment may change).
+            cycle.event("rows skipped", table=f"{t[0]}.{t[1]}",
+                        why="the tracked schema does not know the table, the downstream's has no valid index "
+                            "(primary key or NOT NULL unique key), and force-replicate is false")
+            stats.skipped_tables.append(f"{t[0]}.{t[1]}")
     if keys:
         n = max(1, opts.worker_count)
         keyed_rows = rows_df
-        if unkeyed:
+        if len(keys) < len(tables):
             keyed = spark.createDataFrame([k.split(".", 1) for k in keys], "schema string, table string")
             keyed_rows = rows_df.join(F.broadcast(keyed), ["schema", "table"], "left_semi")
         batch = opts.max_txn_row
@@ -94,12 +102,7 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
         if len(passes) > 1:
             ordered.unpersist()
         stats.workers = max(stats.workers or 0, len(counts))
-    for s, t in unkeyed:
-        if not cycle.config.force_replicate:
-            cycle.event("rows skipped", table=f"{s}.{t}",
-                        why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
-            stats.skipped_tables.append(f"{s}.{t}")
-            continue
+    for s, t in unkeyed:  # force-replicate: whole rows matched, in commit order
         changes = (rows_df.where((F.col("schema") == s) & (F.col("table") == t))
                    .orderBy("commit_ts", "seq").select("op", "before", "after").toLocalIterator())
         stats.rows_written += mysql_sink.apply_ordered(conn, s, t, changes)
