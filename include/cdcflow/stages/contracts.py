@@ -1,7 +1,7 @@
 """What the stages of one cycle hand each other, and where it is kept.
 
     prepare ─ Window (window.json) ─► pull ─ Window.pulled ─► filter ─ DdlLog (ddl.json),
-    TableKeys (keys.json) ─► barrier ─ Segments (barrier.json) ─► apply ─ ApplyResult ─► wait_index
+    TableKeys (keys.json) ─► barrier ─ Segment list (barrier.json) ─► apply ─ ApplyResult ─► wait_index
 
 The records live in the cycle's run folder as JSON, read and written only through this
 module.  Each stage's result is also what the run records under the stage's name in
@@ -22,7 +22,7 @@ T = TypeVar("T")
 
 
 class Record(msgspec.Struct):
-    pass
+    """A record one stage hands another (or a stage's result)."""
 
 
 def plain(value):
