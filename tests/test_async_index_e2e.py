@@ -126,14 +126,14 @@ def test_dml_flows_past_async_add_index_next_ddl_on_that_table_waits_and_a_resta
     # a restart: a new process, TiDB now shows the job running; only the metadata store remembers
     restarted = tidb.new(show="running")
     poke = wait_index(None, Cycle.load("tidb-async", result["run_id"]))  # the sensor's next poke
-    assert poke["done"] is False and poke["pending"] == [122]
+    assert poke.done is False and poke.pending == [122]
     again = run_cycle("tidb-async", spark=spark)  # `cdcflow changefeed run` meanwhile
     assert again["apply"]["index_wait"] == barrier and again["wait_index"]["done"] is False
     assert restarted.statements == []  # neither the ADD INDEX again nor the waiting DDL
     assert metastore.get_feed("tidb-async").checkpoint_ts == barrier["commit_ts"] - 1
 
     restarted.show("synced")
-    assert wait_index(None, Cycle.load("tidb-async", again["run_id"]))["done"] is True
+    assert wait_index(None, Cycle.load("tidb-async", again["run_id"])).done is True
     last = run_cycle("tidb-async", spark=spark)
     assert "index_wait" not in last["apply"] and last["wait_index"]["done"] is True
     assert [s for s in restarted.statements] == [f"ALTER TABLE {SCHEMA}.t ADD COLUMN w INT"]

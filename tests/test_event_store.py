@@ -5,8 +5,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from cdcflow.core.row_codec import encode_image
-from cdcflow.source.binlog import Event
-from cdcflow.store.events import EVENT_SCHEMA, FIELDS, RunFolder
+from cdcflow.store.events import EVENT_SCHEMA, FIELDS, Event, RunFolder
 
 
 @pytest.fixture

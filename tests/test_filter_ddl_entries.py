@@ -10,6 +10,7 @@ from cdcflow.filter.event import EventFilter
 from cdcflow.filter.table import TableFilter
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.filter import gate_ddl
+from cdcflow.store.events import Event
 
 ANSI = 'CREATE TABLE "q1" ("a" INT PRIMARY KEY)'
 
@@ -19,9 +20,9 @@ def _cycle(config: str = "") -> Cycle:
                  "run-1")
 
 
-def _row(query: str, sql_mode: str | None, ts: int = 77) -> dict:
-    return {"commit_ts": ts, "ddl_query": query, "ddl_schema": "d", "sql_mode": sql_mode, "start_file": "b.1",
-            "start_pos": 4, "end_file": "b.1", "end_pos": 90, "gtid": None}
+def _row(query: str, sql_mode: str | None, ts: int = 77) -> Event:
+    return Event(commit_ts=ts, seq=0, schema="d", table="", op="ddl", ddl_query=query, ddl_schema="d",
+                 sql_mode=sql_mode, start_file="b.1", start_pos=4, end_file="b.1", end_pos=90)
 
 
 def _entry(cycle, query, sql_mode, tracker=None, skipped=False):
@@ -31,20 +32,20 @@ def _entry(cycle, query, sql_mode, tracker=None, skipped=False):
 
 
 def test_the_binlog_sql_mode_wins_and_the_config_is_the_fallback():
-    assert _entry(_cycle(), ANSI, "ANSI_QUOTES")["keep"] is True  # as the upstream ran it
+    assert _entry(_cycle(), ANSI, "ANSI_QUOTES").keep is True  # as the upstream ran it
     # no mode recorded: TiCDC's sql-mode key applies (seed 003's ANSI_QUOTES example)
     cycle = _cycle(f'sql-mode = "{TIDB_DEFAULT_SQL_MODE},ANSI_QUOTES"\n')
     entry = _entry(cycle, ANSI, None)
-    assert entry["keep"] is True and "error" not in entry and entry["sql_mode"].endswith("ANSI_QUOTES")
+    assert entry.keep is True and entry.error is None and entry.sql_mode.endswith("ANSI_QUOTES")
     # ... and without it the statement cannot be read: a failing barrier with the exact command
     entry = _entry(_cycle(), ANSI, None)
-    assert entry["keep"] is True and "ANSI_QUOTES" in entry["error"]["message"]
-    assert "cdcflow changefeed skip-ddl -c cf-gate --commit-ts 77" in entry["error"]["hint"]
+    assert entry.keep is True and "ANSI_QUOTES" in entry.error.message
+    assert "cdcflow changefeed skip-ddl -c cf-gate --commit-ts 77" in entry.error.hint
 
 
 def test_an_operator_skip_still_evolves_the_tracked_schema():
     tr = SchemaTracker()
     entry = _entry(_cycle(), ANSI, "ANSI_QUOTES", tr, skipped=True)
-    assert entry["why"] == "skipped by operator (skip-ddl)"
-    assert entry["keep"] is True and entry["schema_only"] is True  # a key appeared: segments split here
+    assert entry.why == "skipped by operator (skip-ddl)"
+    assert entry.keep is True and entry.schema_only is True  # a key appeared: segments split here
     assert tr.current("d", "q1").valid_key() == ["a"]

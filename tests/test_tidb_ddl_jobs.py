@@ -17,6 +17,8 @@ from e2e_helpers import index_jobs_of
 from cdcflow.devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
 from cdcflow.devtools.tidb_standin import VERSION, TiDBStandIn
 from cdcflow.sink import async_index, downstream, mysql_sink, tidb_ddl_jobs
+from cdcflow.source.binlog import Position
+from cdcflow.stages.contracts import DdlEntry
 
 RECORDED = Path(__file__).parent / "tidb_recorded" / "admin_show_ddl_jobs.json"
 SETS = json.loads(RECORDED.read_text())
@@ -172,9 +174,9 @@ def _pending_job_122(cid: str) -> None:
                       query="ALTER TABLE tidb_async.t ADD INDEX iv (v)", tidb_state="running")
 
 
-def _ddl(query: str, tables: list[list[str]], ts: int = 2000) -> dict:
-    return {"commit_ts": ts, "query": query, "default_schema": "tidb_async", "sql_mode": "", "tables": tables,
-            "type": None}
+def _ddl(query: str, tables: list[list[str]], ts: int = 2000, type: str | None = None) -> DdlEntry:
+    return DdlEntry(commit_ts=ts, query=query, default_schema="tidb_async", sql_mode="", tables=tables, type=type,
+                    start_pos=Position("b.1", 4), end_pos=Position("b.1", 90))
 
 
 @pytest.mark.parametrize("query, tables, waits", [
@@ -205,7 +207,7 @@ def test_mysql_downstream_never_waits(standin, cdcflow_home):
     _pending_job_122("on-mariadb")
     runner = async_index.IndexDDL("on-mariadb", conn.real, {}, "mysql", False, None)
     assert runner.blockers(_ddl("ALTER TABLE tidb_async.t ADD COLUMN w INT", [["tidb_async", "t"]]), False) == []
-    assert not runner.is_async({"type": "add index", "tables": [["tidb_async", "t"]]})
+    assert not runner.is_async(_ddl("ALTER TABLE tidb_async.t ADD INDEX i (v)", [["tidb_async", "t"]], type="add index"))
 
 
 @pytest.mark.parametrize("index_exists", [True, False])

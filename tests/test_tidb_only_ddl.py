@@ -11,12 +11,15 @@ import pytest
 from cdcflow.core.errors import CdcflowError
 from cdcflow.ddl import tidb_only as t
 from cdcflow.ddl.classify import classify
+from cdcflow.source.binlog import Position
+from cdcflow.stages.contracts import DdlEntry
 
 
-def _entry(query: str, ts: int = 4242) -> dict:
+def _entry(query: str, ts: int = 4242) -> DdlEntry:
     info = classify(query, "d", "")
-    return {"commit_ts": ts, "query": query, "name": info.statement_name, "type": info.type,
-            "sub_types": list(info.sub_types)}
+    return DdlEntry(commit_ts=ts, query=query, default_schema="d", sql_mode="", start_pos=Position("b.1", 4),
+                    end_pos=Position("b.1", 90), name=info.statement_name, type=info.type,
+                    sub_types=list(info.sub_types))
 
 
 @pytest.mark.parametrize("kind, version, expected", [

@@ -112,12 +112,12 @@ def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti) -> bool:
         result = stages.prepare(
             changefeed_id, cycle_run_id(), **{k: v for k, v in request.items() if v is not None}
         )
-    ti.xcom_push(key="run_id", value=result["run_id"])
-    if result.get("skip"):
-        log.info("%s", result.get("reason"))
-        ti.xcom_push(key="skip_reason", value=result.get("reason"))
+    ti.xcom_push(key="run_id", value=result.run_id)
+    if result.skip:
+        log.info("%s", result.reason)
+        ti.xcom_push(key="skip_reason", value=result.reason)
         return False
-    log.info("changefeed %s: cycle %s prepared", changefeed_id, result["run_id"])
+    log.info("changefeed %s: cycle %s prepared", changefeed_id, result.run_id)
     return True
 
 

@@ -4,9 +4,11 @@
     (python)   (spark-submit, pool cdcflow_spark)    (sensor,      (python,
                                                       reschedule)   all_done)
 
-`prepare` may decide there is nothing to do (changefeed stopped, failed,
-finished, nothing new upstream): the Spark stages are then skipped and
-`finish` still runs, as it does when a stage fails.
+`prepare` may decide the changefeed does nothing this cycle (stopped, failed,
+finished, removed, or waiting for its next retry): the Spark stages are then
+skipped and `finish` still runs, as it does when a stage fails.  A window with
+nothing new upstream still runs every Spark stage here (only `cdcflow changefeed
+run` leaves Spark out for an empty window).
 """
 
 from __future__ import annotations

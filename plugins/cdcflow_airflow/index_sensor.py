@@ -31,7 +31,7 @@ def poke_index_jobs(changefeed_id: str, cdcflow_home: str, run_id: str) -> bool:
 
         result = stages.run_stage(TASK_ID, None, changefeed_id, run_id)
     log.info("changefeed %s: cycle %s: %s", changefeed_id, run_id, result)
-    return bool(result["done"])
+    return result.done
 
 
 def wait_index_task(changefeed_id: str, cdcflow_home: str) -> PythonSensor:

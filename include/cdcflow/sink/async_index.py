@@ -105,8 +105,8 @@ class IndexDDL:
     """Runs the DDL of one apply on one downstream connection, the TiDB way where it applies."""
 
     def __init__(self, cid: str, conn, sink: dict, kind: str, can_poll: bool, why_sync: str | None,
-                 submit_wait: float = SUBMIT_WAIT):
-        self.cid, self.conn, self.sink = cid, conn, sink
+                 submit_wait: float = SUBMIT_WAIT, version: str = ""):
+        self.cid, self.conn, self.sink, self.version = cid, conn, sink, version
         self.kind, self.can_poll, self.why_sync = kind, can_poll, why_sync
         self.submit_wait = submit_wait
         self._adopted: dict[int, tidb_ddl_jobs.DDLJob] = {}
@@ -121,12 +121,12 @@ class IndexDDL:
                 why = f"ADD INDEX and CREATE INDEX run synchronously: {why}"
                 log.warning("changefeed %s: %s", cycle.cid, why)
         cycle.event("downstream", kind=kind, version=version, async_index=can_poll, why_sync=why)
-        return cls(cycle.cid, conn, sink, kind, can_poll, why)
+        return cls(cycle.cid, conn, sink, kind, can_poll, why, version=version)
 
-    def is_async(self, ddl: dict) -> bool:
-        return self.can_poll and ddl.get("type") in ASYNC_TYPES and len(ddl.get("tables") or []) == 1
+    def is_async(self, ddl) -> bool:
+        return self.can_poll and ddl.type in ASYNC_TYPES and len(ddl.tables) == 1
 
-    def blockers(self, ddl: dict, replay: bool) -> list[index_jobs.IndexJob]:
+    def blockers(self, ddl, replay: bool) -> list[index_jobs.IndexJob]:
         """The jobs this DDL must wait for (empty: run it now).  Polls them first."""
         if self.kind != downstream.TIDB:
             return []
@@ -137,7 +137,7 @@ class IndexDDL:
         if waiting and not self.can_poll:
             raise CdcflowError(
                 f"{len(waiting)} index job(s) on tables this DDL touches may still run, and ADMIN SHOW DDL JOBS "
-                f"cannot be read: {self.why_sync}", ts=ddl["commit_ts"], statement=ddl["query"],
+                f"cannot be read: {self.why_sync}", ts=ddl.commit_ts, statement=ddl.query,
                 code=ASYNC_INDEX_UNKNOWN,
                 hint="grant the downstream user SUPER again; the next cycle retries")
         still = poll(self.conn, self.cid, waiting)
@@ -149,28 +149,28 @@ class IndexDDL:
                 if job.job_id in known:
                     continue
                 mine = replay and self.is_async(ddl) and job.is_add_index
-                index_jobs.record(self.cid, job.job_id, commit_ts=ddl["commit_ts"] if mine else None,
+                index_jobs.record(self.cid, job.job_id, commit_ts=ddl.commit_ts if mine else None,
                                   schema=job.db_name, table=job.table_name,
-                                  index_name=index_name(ddl["query"], ddl.get("sql_mode")) if mine else None,
-                                  query=ddl["query"] if mine else None, tidb_state=job.state)
+                                  index_name=index_name(ddl.query, ddl.sql_mode) if mine else None,
+                                  query=ddl.query if mine else None, tidb_state=job.state)
                 if mine:  # this ADD INDEX, sent before a crash: wait for it like any other, never send it twice
-                    self._adopted[ddl["commit_ts"]] = job
+                    self._adopted[ddl.commit_ts] = job
                     log.info("changefeed %s: adopting %s instead of sending it again", self.cid, job.describe())
                     continue
                 known.add(job.job_id)
                 still.extend(j for j in index_jobs.pending(self.cid) if j.job_id == job.job_id)
         return still
 
-    def execute(self, ddl: dict, replay: bool) -> str:
+    def execute(self, ddl, replay: bool) -> str:
         if not self.is_async(ddl):
-            return mysql_sink.execute_ddl(self.conn, ddl["query"], ddl["default_schema"], ddl["sql_mode"], replay)
-        if ddl["commit_ts"] in self._adopted:
+            return mysql_sink.execute_ddl(self.conn, ddl.query, ddl.default_schema, ddl.sql_mode, replay)
+        if ddl.commit_ts in self._adopted:
             return "submitted before; still building"
-        schema, table = ddl["tables"][0]
+        schema, table = ddl.tables[0]
         before = tidb_ddl_jobs.newest_job_id(self.conn)
         submitter = mysql_sink.connect(self.sink, read_timeout=self.submit_wait)
         try:
-            return mysql_sink.execute_ddl(submitter, ddl["query"], ddl["default_schema"], ddl["sql_mode"], replay)
+            return mysql_sink.execute_ddl(submitter, ddl.query, ddl.default_schema, ddl.sql_mode, replay)
         except pymysql.err.OperationalError as e:
             if not (e.args and e.args[0] == LOST_DURING_QUERY):
                 raise
@@ -188,25 +188,25 @@ class IndexDDL:
         if job is None:
             raise CdcflowError(
                 f"the index DDL was sent to TiDB but ADMIN SHOW DDL JOBS shows no ADD INDEX job on {schema}.{table} "
-                f"after job {before}", ts=ddl["commit_ts"], statement=ddl["query"],
+                f"after job {before}", ts=ddl.commit_ts, statement=ddl.query,
                 code=ASYNC_INDEX_UNKNOWN,
                 hint="the next cycle sends it again (a replay tolerates an index that exists already)")
-        index_jobs.record(self.cid, job.job_id, commit_ts=ddl["commit_ts"], schema=schema, table=table,
-                          index_name=index_name(ddl["query"], ddl.get("sql_mode")), query=ddl["query"],
+        index_jobs.record(self.cid, job.job_id, commit_ts=ddl.commit_ts, schema=schema, table=table,
+                          index_name=index_name(ddl.query, ddl.sql_mode), query=ddl.query,
                           tidb_state=job.state)
         still = poll(self.conn, self.cid, [j for j in index_jobs.pending(self.cid) if j.job_id == job.job_id])
         return f"submitted as TiDB job {job.job_id}; still building" if still else "applied"
 
 
-def _touched(ddl: dict) -> tuple[set[tuple[str, str]], str | None]:
+def _touched(ddl) -> tuple[set[tuple[str, str]], str | None]:
     """(schema, table) pairs a DDL names, lower-cased; and its schema when it is schema-level."""
-    tables = {(s.lower(), t.lower()) for s, t in ddl.get("tables") or []}
+    tables = {(s.lower(), t.lower()) for s, t in ddl.tables}
     if tables:
         return tables, None
     from cdcflow.ddl.classify import classify
 
     try:
-        info = classify(ddl["query"], ddl.get("default_schema"), ddl.get("sql_mode") or "")
+        info = classify(ddl.query, ddl.default_schema, ddl.sql_mode or "")
     except CdcflowError:
         return tables, None
     return tables, (info.schema.lower() if info.is_schema_level and info.schema else None)

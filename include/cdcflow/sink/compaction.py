@@ -1,8 +1,9 @@
 """Compaction of a segment's row changes to one final image per key, in Arrow batches.
 
 Spark only moves and sorts rows: `keyed_changes` (mapInArrow) gives each change its
-key, `final_images` (mapInArrow, after a hash partition and a sort by key and commit
-order) keeps the last change of each key.  Parsing the JSON images once in Python
+key; after a hash partition and a sort by key and commit order, the sink's partition
+writers (mysql_sink.apply_partition, also a mapInArrow) run `final_changes`, which keeps
+the last change of each key.  Parsing the JSON images once in Python
 is much cheaper than asking Spark SQL to extract key fields from them per row; msgspec
 decodes them a few times faster than the json module, to the same Python values.
 """

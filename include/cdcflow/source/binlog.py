@@ -26,6 +26,7 @@ from cdcflow.core.row_codec import encode_image
 from cdcflow.core.sql_mode import from_bits
 from cdcflow.core.system_schemas import is_system_schema
 from cdcflow.core.uri import DbUri
+from cdcflow.store.events import Event
 
 log = logging.getLogger(__name__)
 
@@ -126,13 +127,9 @@ def open_stream(uri: DbUri, server_id: int, start: Position, only_events: list):
     """A non-blocking binlog dump from a file and position (it ends at the current end of the log)."""
     from pymysqlreplication import BinLogStreamReader
 
-    from cdcflow.source.column_types import install as decode_types_exactly
-    from cdcflow.source.row_decoder import install as decode_rows_by_plan
-    from cdcflow.source.table_maps import install as parse_each_table_map_once
+    from cdcflow.source import patches
 
-    parse_each_table_map_once()
-    decode_types_exactly()
-    decode_rows_by_plan()
+    patches.install()
     return BinLogStreamReader(
         connection_settings={"host": uri.host, "port": uri.port, "user": uri.user, "password": uri.password,
                              "charset": "utf8mb4"},
@@ -141,32 +138,6 @@ def open_stream(uri: DbUri, server_id: int, start: Position, only_events: list):
         is_mariadb=False,  # True ignores log_file/log_pos (a GTID-only dump); file+pos works on both
         enable_logging=False,
     )
-
-
-@dataclass
-class Event:
-    """One canonical change event (see DESIGN.md, Events)."""
-
-    commit_ts: int
-    seq: int
-    schema: str
-    table: str
-    op: str
-    before: str | None = None
-    after: str | None = None
-    pk: str | None = None
-    ddl_query: str | None = None
-    ddl_schema: str | None = None
-    sql_mode: str | None = None
-    gtid: str | None = None
-    start_file: str | None = None
-    start_pos: int | None = None
-    end_file: str | None = None
-    end_pos: int | None = None
-    event_time: int | None = None
-    start_ts: int | None = None  # binlog sources carry no start ts
-
-
 
 
 class BinlogReader:

@@ -53,10 +53,11 @@ def main(stage: str, argv: list[str] | None = None) -> int:
     try:
         from cdcflow import stages
         from cdcflow.spark.session import get_session
+        from cdcflow.stages.contracts import plain
 
         spark = get_session(f"cdcflow-{stage}-{args.changefeed_id}")
         result = stages.run_stage(stage, spark, args.changefeed_id, args.run_id)
-        code, line, stream = EXIT_OK, json.dumps(result, default=str, sort_keys=True), sys.stdout
+        code, line, stream = EXIT_OK, json.dumps(plain(result), default=str, sort_keys=True), sys.stdout
     except Exception as e:  # noqa: BLE001 - every failure becomes an exit code and one line
         from cdcflow.core.errors import CdcflowError
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import time
 
 from cdcflow.core.errors import CdcflowError
+from cdcflow.stages import contracts
 from cdcflow.stages.apply import apply as _apply
+from cdcflow.stages.apply import may_replay
 from cdcflow.stages.barrier import barrier as _barrier
 from cdcflow.stages.barrier import build_segments
 from cdcflow.stages.cycle import Cycle, recording
@@ -22,48 +24,49 @@ _FUNCS = {"pull": _pull, "filter": _filter, "barrier": _barrier, "apply": _apply
           "wait_index": _wait_index}  # not a Spark stage: the DAG runs it as a sensor
 
 
-def run_stage(name: str, spark, changefeed_id: str, run_id: str) -> dict:
+def run_stage(name: str, spark, changefeed_id: str, run_id: str):
+    """Run one stage of the cycle and record its result (a contracts record) on the run."""
     if name not in _FUNCS:
         raise CdcflowError(f"unknown stage {name!r}; stages are {', '.join(_FUNCS)}")
     cycle = Cycle.load(changefeed_id, run_id)
     with recording(cycle, name):
         cycle.renew_lease()
         result = _FUNCS[name](spark, cycle)
-    metastore.update_run(changefeed_id, run_id, stats={name: result})
+    metastore.update_run(changefeed_id, run_id, stats={name: contracts.plain(result)})
     return result
 
 
-def pull(spark, changefeed_id: str, run_id: str) -> dict:
+def pull(spark, changefeed_id: str, run_id: str) -> contracts.PullResult:
     return run_stage("pull", spark, changefeed_id, run_id)
 
 
-def filter_events(spark, changefeed_id: str, run_id: str) -> dict:
+def filter_events(spark, changefeed_id: str, run_id: str) -> contracts.FilterResult:
     return run_stage("filter", spark, changefeed_id, run_id)
 
 
-def barrier(spark, changefeed_id: str, run_id: str) -> dict:
+def barrier(spark, changefeed_id: str, run_id: str) -> contracts.BarrierResult:
     return run_stage("barrier", spark, changefeed_id, run_id)
 
 
-def apply(spark, changefeed_id: str, run_id: str) -> dict:
+def apply(spark, changefeed_id: str, run_id: str) -> contracts.ApplyResult:
     return run_stage("apply", spark, changefeed_id, run_id)
 
 
 def empty_window(changefeed_id: str, run_id: str) -> dict:
     """A window without a single event: filter, barrier and apply have nothing to read, so no
     Spark session is needed; the checkpoint moves to the resolved ts, as apply moves it past
-    an empty final segment."""
+    an empty final segment.  Returns the results of the three stages, recorded as theirs."""
     cycle = Cycle.load(changefeed_id, run_id)
     with recording(cycle, "apply"):
         cycle.renew_lease()
-        window = cycle.folder.read_json("window.json")
-        seg = build_segments(window["start_ts"], [], window["resolved_ts"], window["end_pos"])[-1]
+        window = contracts.WINDOW.read(cycle.folder)
+        segments = build_segments(window.start_ts, [], window.pulled.resolved_ts, window.pulled.end_pos)
         if not cycle.run().dry_run:
-            metastore.advance_checkpoint(cycle.cid, seg["hi"], seg["pos_after"])
+            metastore.advance_checkpoint(cycle.cid, segments[-1].hi, segments[-1].pos_after.to_dict())
+        out = {"filter": contracts.FilterResult(), "barrier": contracts.BarrierResult(segments=len(segments)),
+               "apply": contracts.ApplyResult(safe_mode=cycle.sink_options.safe_mode or may_replay(cycle, window))}
     cycle.event("empty window", checkpoint_after=cycle.feed().checkpoint_ts)
-    out = {"filter": {"kept_ddl": 0, "skipped_ddl": 0, "tables": 0, "kept_tables": 0},
-           "barrier": {"segments": 1, "barriers": 0}, "apply": {"rows_in": 0, "rows_written": 0, "ddl_applied": 0}}
-    metastore.update_run(changefeed_id, run_id, stats=out)
+    metastore.update_run(changefeed_id, run_id, stats=contracts.plain(out))
     return out
 
 
@@ -85,21 +88,20 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
     """One catch-up cycle in this process: prepare, the four Spark stages, finish."""
     t0 = time.time()
     prep = prepare(changefeed_id, start_ts=start_ts, target_ts=target_ts, dry_run=dry_run)
-    if prep["skip"]:
-        return {"skipped": True, "reason": prep["reason"], "state": prep["state"]}
-    run_id = prep["run_id"]
-    results: dict = {"run_id": run_id}
+    if prep.skip:
+        return {"skipped": True, "reason": prep.reason, "state": prep.state}
+    run_id = prep.run_id
+    results: dict = {}
     failure = None
     try:
         if spark is None:
             # pull needs no Spark: the JVM starts on another core while the binlog is read,
             # and not at all when the upstream has written nothing since the checkpoint
             cycle = Cycle.load(changefeed_id, run_id)
-            run = cycle.run()
-            idle = (run.stats["head"]["file"], run.stats["head"]["pos"]) == (run.start_pos["file"], run.start_pos["pos"])
+            idle = contracts.WINDOW.read(cycle.folder).idle
             session = None if idle else _start_session(cycle.config, changefeed_id)
             results["pull"] = run_stage("pull", None, changefeed_id, run_id)
-            if results["pull"]["pulled"] == 0:
+            if results["pull"].pulled == 0:
                 results.update(empty_window(changefeed_id, run_id))
             else:
                 spark = (session or _start_session(cycle.config, changefeed_id)).result()
@@ -112,10 +114,9 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
         failure = e
     finally:
         results["finish"] = finish(changefeed_id, run_id)
-    results["seconds"] = round(time.time() - t0, 3)
     if failure is not None:
         raise failure
-    return results
+    return {"run_id": run_id, **contracts.plain(results), "seconds": round(time.time() - t0, 3)}
 
 
 __all__ = ["STAGES", "prepare", "pull", "filter_events", "barrier", "apply", "finish", "run_stage", "run_cycle"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pymysql
+from msgspec.structs import replace
 
 from cdcflow.core.errors import (
     DOWNSTREAM_UNREACHABLE,
@@ -14,38 +15,39 @@ from cdcflow.core.errors import (
 )
 from cdcflow.ddl import tidb_only
 from cdcflow.ddl.tracker import lookup_key
-from cdcflow.sink import downstream, mysql_sink
+from cdcflow.sink import mysql_sink
 from cdcflow.sink.async_index import IndexDDL
+from cdcflow.stages import contracts
+from cdcflow.stages.contracts import DdlEntry, IndexWait, PlannedDdl, PlannedSegment, Segment
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import metastore
 
 
-def _key(cycle: Cycle, conn, table: tuple[str, str], ts: int) -> list[str] | None:
-    """The valid key of the table as the tracked schema has it for rows up to `ts` (the
-    segment's barrier: no DDL changes a replicated table's key inside a segment); the
-    downstream's catalogue where the tracker does not know the table."""
-    ranges = cycle.__dict__.setdefault("_key_ranges", {
-        (s, t): rs for s, t, rs in (cycle.folder.read_json("keys.json") if cycle.folder.exists("keys.json") else [])})
-    if table in ranges:
-        key, known = lookup_key(ranges[table], ts)
+def _key(keys: dict, conn, table: tuple[str, str], ts: int) -> tuple[list[str] | None, bool]:
+    """(the valid key, whether the tracked schema knows the table): the key as the tracked
+    schema has it for rows up to `ts` (the segment's barrier: no DDL changes a replicated
+    table's key inside a segment); the downstream's catalogue where the tracker does not know
+    the table."""
+    if table in keys:
+        key, known = lookup_key(keys[table], ts)
         if known:
-            return key
-    return mysql_sink.valid_key(conn, *table)
+            return key, True
+    return mysql_sink.valid_key(conn, *table), False
 
 
-def may_replay(cycle: Cycle, run) -> bool:
+def may_replay(cycle: Cycle, window: contracts.Window) -> bool:
     """Whether rows above the checkpoint may already be downstream, so that safe mode is
     needed whatever `safe-mode` says (TiCDC, too, writes safely for a while after a start):
     a backfill, a changefeed's first cycle (a snapshot loaded after start-ts may hold its
     rows), or a previous cycle that did not finish cleanly (it may have written rows)."""
-    if run.stats.get("replay_until", 0):
+    if window.replay_until:
         return True
     previous = [r for r in metastore.recent_runs(cycle.cid, 5) if r.run_id != cycle.run_id]
     return not previous or previous[0].status != "done"
 
 
-def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], conn, sink: dict,
-                stats: dict, hi: int, safe: bool = True) -> None:
+def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], keys_known: dict, conn, sink: dict,
+                stats: contracts.ApplyResult, hi: int, safe: bool = True) -> None:
     from pyspark.sql import functions as F
 
     from cdcflow.sink.compaction import KEYED_SCHEMA, keyed_changes
@@ -53,7 +55,7 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], con
     opts = cycle.sink_options
     keys, unkeyed = {}, []
     for t in tables:
-        k = _key(cycle, conn, t, hi)
+        k, known = _key(keys_known, conn, t, hi)
         if k:
             keys[f"{t[0]}.{t[1]}"] = k
         elif not mysql_sink.table_exists(conn, *t):
@@ -62,12 +64,20 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], con
                 hint="the downstream must hold every replicated table as of the start-ts: load a snapshot, "
                      "or exclude the table with a filter rule",
             )
-        else:
+        elif known or cycle.config.force_replicate:
+            # filter judged the rows of a table the tracker knows, and kept these (force-replicate)
             unkeyed.append(t)
+        else:
+            # The tracker does not know the table, so its key comes from the downstream's catalogue,
+            # which filter cannot see (and which the DDLs run before this segment may change).
+            cycle.event("rows skipped", table=f"{t[0]}.{t[1]}",
+                        why="the tracked schema does not know the table, the downstream's has no valid index "
+                            "(primary key or NOT NULL unique key), and force-replicate is false")
+            stats.skipped_tables.append(f"{t[0]}.{t[1]}")
     if keys:
         n = max(1, opts.worker_count)
         keyed_rows = rows_df
-        if unkeyed:
+        if len(keys) < len(tables):
             keyed = spark.createDataFrame([k.split(".", 1) for k in keys], "schema string, table string")
             keyed_rows = rows_df.join(F.broadcast(keyed), ["schema", "table"], "left_semi")
         batch = opts.max_txn_row
@@ -91,41 +101,32 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], con
             ordered = ordered.persist(StorageLevel.DISK_ONLY)
         for body in passes:
             counts = ordered.mapInArrow(body, "rows long, statements long").collect()
-            stats["rows_written"] += sum(r["rows"] for r in counts)
-            stats["statements"] += sum(r["statements"] for r in counts)
+            stats.rows_written += sum(r["rows"] for r in counts)
+            stats.statements += sum(r["statements"] for r in counts)
         if len(passes) > 1:
             ordered.unpersist()
-        stats["workers"] = max(stats.get("workers", 0), len(counts))
-    for s, t in unkeyed:
-        if not cycle.config.force_replicate:
-            cycle.event("rows skipped", table=f"{s}.{t}",
-                        why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
-            stats["skipped_tables"].append(f"{s}.{t}")
-            continue
+        stats.workers = max(stats.workers or 0, len(counts))
+    for s, t in unkeyed:  # force-replicate: whole rows matched, in commit order
         changes = (rows_df.where((F.col("schema") == s) & (F.col("table") == t))
                    .orderBy("commit_ts", "seq").select("op", "before", "after").toLocalIterator())
-        stats["rows_written"] += mysql_sink.apply_ordered(conn, s, t, changes)
+        stats.rows_written += mysql_sink.apply_ordered(conn, s, t, changes)
 
 
-def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, ddl: dict, replay: bool) -> str:
+def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, flavour: str, ddl: DdlEntry, replay: bool) -> str:
     """Run one DDL downstream: the operator's replacement if there is one, else the statement in
     the downstream's dialect (tidb_only_ddl; raises before anything runs where it has none).
     The DDL is marked in flight first: a rerun after a crash then tolerates that it ran."""
-    flavour = cycle.__dict__.get("_flavour")
-    if flavour is None:
-        flavour = cycle.__dict__["_flavour"] = tidb_only.flavour(
-            *downstream.detect(index_ddl.conn, cycle.sink.scheme))
-    statements = ddl.get("replacement")
+    statements = ddl.replacement
     query = None if statements else tidb_only.for_downstream(ddl, flavour, cycle.cid)
-    metastore.update_feed(cycle.cid, ddl_in_flight_ts=ddl["commit_ts"])
+    metastore.update_feed(cycle.cid, ddl_in_flight_ts=ddl.commit_ts)
     ran = 0
     try:
         if statements:
             for q in statements:
-                mysql_sink.execute_ddl(index_ddl.conn, q, ddl["default_schema"], ddl["sql_mode"], replay)
+                mysql_sink.execute_ddl(index_ddl.conn, q, ddl.default_schema, ddl.sql_mode, replay)
                 ran += 1
             return f"replaced by {len(statements)} statement(s) (replace-ddl)"
-        return index_ddl.execute(ddl if query == ddl["query"] else {**ddl, "query": query}, replay)
+        return index_ddl.execute(replace(ddl, query=query), replay)
     except pymysql.MySQLError as e:
         if ran == 0 and not replay and not mysql_sink.is_retryable(e):
             # the server refused it, so it did not run: a rerun is no replay, and must not take
@@ -134,24 +135,26 @@ def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, ddl: dict, replay: bool) -> str:
         raise
 
 
-def _planned(seg: dict, lo: int) -> dict:
+def _planned(seg: Segment, lo: int) -> PlannedSegment:
     """What a dry run reports of one segment: its rows and tables, then the DDL that closes it."""
-    ddl = seg["ddl"]
-    return {"rows": seg["rows"] if lo < seg["hi"] else 0, "tables": [".".join(t) for t in seg["tables"]],
-            "ddl": None if ddl is None else {"commit_ts": ddl["commit_ts"], "query": ddl["query"],
-                                             "error": (ddl.get("error") or {}).get("message")}}
+    ddl = seg.ddl
+    return PlannedSegment(
+        rows=seg.rows if lo < seg.hi else 0, tables=[".".join(t) for t in seg.tables],
+        ddl=None if ddl is None else PlannedDdl(commit_ts=ddl.commit_ts, query=ddl.query,
+                                                error=ddl.error.message if ddl.error else None))
 
 
-def apply(spark, cycle: Cycle) -> dict:
+def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
     from pyspark.sql import functions as F
 
     run = cycle.run()
-    segments = cycle.folder.read_json("barrier.json")
+    window = contracts.WINDOW.read(cycle.folder)
+    segments = contracts.SEGMENTS.read(cycle.folder)
+    keys_known = {(k.schema, k.table): k.ranges for k in contracts.KEYS.read(cycle.folder)}
     sink = {"host": cycle.sink.host, "port": cycle.sink.port, "user": cycle.sink.user,
             "password": cycle.sink.password}
     rows = spark.read.parquet(cycle.folder.path("filtered"))
-    stats = {"rows_in": 0, "rows_written": 0, "statements": 0, "ddl_applied": 0, "skipped_tables": [],
-             "safe_mode": cycle.sink_options.safe_mode or may_replay(cycle, run)}
+    stats = contracts.ApplyResult(safe_mode=cycle.sink_options.safe_mode or may_replay(cycle, window))
     t0 = time.time()
     try:
         conn = mysql_sink.connect(sink)
@@ -161,67 +164,68 @@ def apply(spark, cycle: Cycle) -> dict:
                            hint="the checkpoint has not moved; the next cycle retries") from None
     try:
         index_ddl = IndexDDL.open(cycle, conn, sink)
+        flavour = tidb_only.flavour(index_ddl.kind, index_ddl.version)
         for seg in segments:
             feed = cycle.feed()
             cycle.renew_lease()
             # a dry run moves no checkpoint: it plans every segment of its window
-            lo = seg["lo"] if run.dry_run else max(seg["lo"], feed.checkpoint_ts)
-            if seg["rows"] and lo < seg["hi"]:
-                seg_rows = rows.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= seg["hi"]))
-                stats["rows_in"] += seg["rows"]
+            lo = seg.lo if run.dry_run else max(seg.lo, feed.checkpoint_ts)
+            if seg.rows and lo < seg.hi:
+                seg_rows = rows.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= seg.hi))
+                stats.rows_in += seg.rows
                 if not run.dry_run:
                     try:
-                        _apply_rows(spark, cycle, seg_rows, [tuple(t) for t in seg["tables"]], conn, sink,
-                                    stats, seg["hi"], stats["safe_mode"])
+                        _apply_rows(spark, cycle, seg_rows, seg.tables, keys_known, conn, sink, stats, seg.hi,
+                                    stats.safe_mode)
                     except CdcflowError as e:
-                        raise e.with_context(ts=seg["hi"])
+                        raise e.with_context(ts=seg.hi)
             if run.dry_run:
-                stats.setdefault("would_apply", []).append(_planned(seg, lo))
+                stats.would_apply = [*(stats.would_apply or []), _planned(seg, lo)]
                 continue
-            ddl = seg["ddl"]
+            ddl = seg.ddl
             if ddl is None:
-                metastore.advance_checkpoint(cycle.cid, seg["hi"], seg["pos_after"])
+                metastore.advance_checkpoint(cycle.cid, seg.hi, seg.pos_after.to_dict())
                 continue
-            if feed.checkpoint_ts >= ddl["commit_ts"]:
+            if feed.checkpoint_ts >= ddl.commit_ts:
                 continue  # applied by an earlier attempt of this cycle
             # The checkpoint reaches the barrier before the DDL runs (seed 004), so a crash
             # after the DDL never replays older rows against the new table structure.
-            metastore.advance_checkpoint(cycle.cid, ddl["commit_ts"] - 1, seg["pos_before"])
-            if ddl.get("error"):
-                e = ddl["error"]
-                raise CdcflowError(e["message"], ts=ddl["commit_ts"], statement=ddl["query"], code=e["code"],
-                                   retryable=e["retryable"], hint=e["hint"])
-            if ddl.get("schema_only"):  # not run downstream; only splits the segments
-                metastore.advance_checkpoint(cycle.cid, ddl["commit_ts"], seg["pos_after"])
+            metastore.advance_checkpoint(cycle.cid, ddl.commit_ts - 1, seg.pos_before.to_dict())
+            if ddl.error:
+                e = ddl.error
+                raise CdcflowError(e.message, ts=ddl.commit_ts, statement=ddl.query, code=e.code,
+                                   retryable=e.retryable, hint=e.hint)
+            if ddl.schema_only:  # not run downstream; only splits the segments
+                metastore.advance_checkpoint(cycle.cid, ddl.commit_ts, seg.pos_after.to_dict())
                 continue
             # a replay: the DDL ran before a crash, or before a backfill moved the checkpoint back
-            replay = (cycle.feed().ddl_in_flight_ts == ddl["commit_ts"]
-                      or ddl["commit_ts"] <= run.stats.get("replay_until", 0))
+            replay = cycle.feed().ddl_in_flight_ts == ddl.commit_ts or ddl.commit_ts <= window.replay_until
             waits = index_ddl.blockers(ddl, replay)
             if waits:  # an index TiDB still builds on a table this DDL touches: wait_index takes over
-                stats["index_wait"] = {"commit_ts": ddl["commit_ts"], "jobs": [j.job_id for j in waits]}
-                cycle.event("stopped at barrier", commit_ts=ddl["commit_ts"], name=ddl["name"],
+                stats.index_wait = IndexWait(commit_ts=ddl.commit_ts, jobs=[j.job_id for j in waits])
+                cycle.event("stopped at barrier", commit_ts=ddl.commit_ts, name=ddl.name,
                             waiting_for=[j.what() for j in waits])
                 break
             try:
-                outcome = _run_ddl(cycle, index_ddl, ddl, replay)
+                outcome = _run_ddl(cycle, index_ddl, flavour, ddl, replay)
             except CdcflowError:
                 raise
             except Exception as e:
                 raise CdcflowError(
-                    f"the downstream rejected DDL {ddl['name']}: {e}", ts=ddl["commit_ts"], statement=ddl["query"],
+                    f"the downstream rejected DDL {ddl.name}: {e}", ts=ddl.commit_ts, statement=ddl.query,
                     code=EXEC_DDL_FAILED, retryable=mysql_sink.is_retryable(e),
                     hint="fix the downstream so it accepts the statement, or skip it with "
-                         f"`cdcflow changefeed skip-ddl -c {cycle.cid} --commit-ts {ddl['commit_ts']}`",
+                         f"`cdcflow changefeed skip-ddl -c {cycle.cid} --commit-ts {ddl.commit_ts}`",
                 ) from None
-            metastore.advance_checkpoint(cycle.cid, ddl["commit_ts"], seg["pos_after"])
-            stats["ddl_applied"] += 1
-            cycle.event("ddl applied", commit_ts=ddl["commit_ts"], name=ddl["name"], outcome=outcome)
+            metastore.advance_checkpoint(cycle.cid, ddl.commit_ts, seg.pos_after.to_dict())
+            stats.ddl_applied += 1
+            cycle.event("ddl applied", commit_ts=ddl.commit_ts, name=ddl.name, outcome=outcome)
     finally:
         conn.close()
     secs = time.time() - t0
-    stats["apply_seconds"] = round(secs, 3)
-    stats["rows_per_second"] = round(stats["rows_in"] / secs, 1) if secs > 0 else None
+    stats.apply_seconds = round(secs, 3)
+    stats.rows_per_second = round(stats.rows_in / secs, 1) if secs > 0 else None
     feed = cycle.feed()
-    cycle.event("applied", **stats, checkpoint_before=run.start_ts, checkpoint_after=feed.checkpoint_ts)
+    cycle.event("applied", **contracts.plain(stats), checkpoint_before=run.start_ts,
+                checkpoint_after=feed.checkpoint_ts)
     return stats

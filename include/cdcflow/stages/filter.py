@@ -6,8 +6,10 @@ Spark and are kept by a join against the (small) set of tables that pass.
 
 from __future__ import annotations
 
+from msgspec.structs import replace
+
 from cdcflow.core.errors import CdcflowError
-from cdcflow.ddl import replace
+from cdcflow.ddl import replace as ddl_replace
 from cdcflow.ddl.classify import classify
 from cdcflow.ddl.tracker import disagreements
 from cdcflow.filter import value_expr
@@ -16,8 +18,12 @@ from cdcflow.filter.event import EventFilter
 from cdcflow.filter.rename import REPLICATE, rename_decision
 from cdcflow.filter.table import TableFilter
 from cdcflow.filter.txn import skip_transactions
+from cdcflow.source.binlog import Position
+from cdcflow.stages import contracts
+from cdcflow.stages.contracts import DdlEntry, DdlError, DdlLog, TableKeys
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import schema_versions
+from cdcflow.store.events import EVENT_SPARK_SCHEMA, Event
 
 
 def ddl_decision(info, tf: TableFilter) -> tuple[bool, str]:
@@ -37,96 +43,98 @@ def ddl_decision(info, tf: TableFilter) -> tuple[bool, str]:
     return ok, f"{first.schema}.{first.table} " + ("matches the filter" if ok else "is filtered out")
 
 
-def gate_ddl(cycle: Cycle, r, tf: TableFilter, ef: EventFilter, tracker, skipped: bool,
-             replacement: list[str] | None = None) -> dict:
+SKIPPED = "skipped by operator (skip-ddl)"
+
+
+def gate_ddl(cycle: Cycle, ev: Event, tf: TableFilter, ef: EventFilter, tracker, skipped: bool,
+             replacement: list[str] | None = None) -> DdlEntry:
     """The ddl.json entry of one DDL event: classified, applied to the tracked schema (whatever
-    becomes of it downstream), then decided; "keep" says whether it is a barrier."""
-    ts = r["commit_ts"]
+    becomes of it downstream), then decided; `keep` says whether it is a barrier."""
+    ts = ev.commit_ts
     # the mode the statement ran under, as the binlog recorded it; the config's sql-mode where
     # the source recorded none (seed 003)
-    mode = r["sql_mode"] if r["sql_mode"] is not None else cycle.config.sql_mode
-    entry = {
-        "commit_ts": ts, "query": r["ddl_query"], "default_schema": r["ddl_schema"],
-        "sql_mode": mode, "type": None, "name": "DDL", "tables": [],
-        "start_pos": {"file": r["start_file"], "pos": r["start_pos"], "gtid": None},
-        "end_pos": {"file": r["end_file"], "pos": r["end_pos"], "gtid": r["gtid"]},
-    }
+    mode = ev.sql_mode if ev.sql_mode is not None else cycle.config.sql_mode
+    entry = DdlEntry(
+        commit_ts=ts, query=ev.ddl_query, default_schema=ev.ddl_schema, sql_mode=mode,
+        start_pos=Position(ev.start_file, ev.start_pos), end_pos=Position(ev.end_file, ev.end_pos, ev.gtid),
+    )
     if replacement is not None and not skipped:
         return _replaced(entry, replacement, tracker)
     try:
-        info = classify(r["ddl_query"], r["ddl_schema"], mode)
-        entry.update(type=info.type, name=info.statement_name, tables=[[t.schema, t.table] for t in info.tables],
-                     sub_types=list(info.sub_types))
-        changes = tracker.apply(info, r["ddl_query"], mode, ts)
+        info = classify(ev.ddl_query, ev.ddl_schema, mode)
+        entry.type, entry.name, entry.sub_types = info.type, info.statement_name, list(info.sub_types)
+        entry.tables = [(t.schema, t.table) for t in info.tables]
+        changes = tracker.apply(info, ev.ddl_query, mode, ts)
         if skipped:
-            return {**entry, "keep": key_changed(changes, tf), "schema_only": True,
-                    "why": "skipped by operator (skip-ddl)"}
-        verdict = decide(info, r["ddl_query"], ts, changes, tf, ef, cycle.config.force_replicate,
+            return replace(entry, keep=key_changed(changes, tf), schema_only=True, why=SKIPPED)
+        verdict = decide(info, ev.ddl_query, ts, changes, tf, ef, cycle.config.force_replicate,
                          ddl_decision(info, tf), tracker.current)
     except CdcflowError as e:
         if skipped:
-            return {**entry, "keep": False, "why": "skipped by operator (skip-ddl)"}
+            return replace(entry, keep=False, why=SKIPPED)
         # A DDL that breaks a rule is a barrier that fails: everything before it is still
         # applied, and the checkpoint stops just below it.
         hint = (e.hint or "").replace("<changefeed>", cycle.cid).replace("<ts>", str(ts))
-        entry["error"] = {"message": e.message, "code": e.code, "retryable": e.retryable, "hint": hint}
-        return {**entry, "keep": True, "why": e.message}
+        return replace(entry, keep=True, why=e.message, error=_error(e, hint))
     if verdict.error is not None:
-        e = verdict.error
-        entry["error"] = {"message": e.message, "code": e.code, "retryable": e.retryable, "hint": e.hint}
-    entry.update(query=verdict.query, notes=verdict.notes)
+        entry.error = _error(verdict.error, verdict.error.hint)
+    entry.query, entry.notes, entry.why = verdict.query, verdict.notes, verdict.why
     if not verdict.keep and verdict.schema_only:
         # not run downstream, but a replicated table's key changed: rows on either side of it
         # must land in different segments
-        return {**entry, "keep": True, "schema_only": True, "why": verdict.why}
-    return {**entry, "keep": verdict.keep, "why": verdict.why}
+        return replace(entry, keep=True, schema_only=True)
+    return replace(entry, keep=verdict.keep)
 
 
-def _replaced(entry: dict, statements: list[str], tracker) -> dict:
+def _error(e: CdcflowError, hint: str | None) -> DdlError:
+    return DdlError(message=e.message, code=e.code, retryable=e.retryable, hint=hint)
+
+
+def _replaced(entry: DdlEntry, statements: list[str], tracker) -> DdlEntry:
     """An operator replaced this DDL (replace-ddl): the statements run downstream instead, and
     no rule decides on it.  The tracker follows the original, or the replacement where the
     original cannot be read (see ddl_replace)."""
-    ts, schema, mode = entry["commit_ts"], entry["default_schema"], entry["sql_mode"]
+    ts, schema, mode = entry.commit_ts, entry.default_schema, entry.sql_mode
     try:
-        info = classify(entry["query"], schema, mode)
-        entry.update(name=info.statement_name, tables=[[t.schema, t.table] for t in info.tables])
-        tracker.apply(info, entry["query"], mode, ts)
+        info = classify(entry.query, schema, mode)
+        entry.name, entry.tables = info.statement_name, [(t.schema, t.table) for t in info.tables]
+        tracker.apply(info, entry.query, mode, ts)
     except CdcflowError:
         for q in statements:
             try:
                 info = classify(q, schema, mode)
             except CdcflowError:
                 continue
-            entry["tables"] += [[t.schema, t.table] for t in info.tables]
+            entry.tables += [(t.schema, t.table) for t in info.tables]
             tracker.apply(info, q, mode, ts)
-    return {**entry, "replacement": statements, "keep": True, "why": "replaced by operator (replace-ddl)"}
+    return replace(entry, replacement=statements, keep=True, why="replaced by operator (replace-ddl)")
 
 
-def filter_events(spark, cycle: Cycle) -> dict:
+def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     from pyspark.sql import functions as F
 
-    window = cycle.folder.read_json("window.json")
+    window = contracts.WINDOW.read(cycle.folder)
     cfg = cycle.config
     tf = TableFilter(list(cfg.rules), case_sensitive=cfg.case_sensitive)
-    raw = spark.read.parquet(cycle.folder.path("raw"))
-    if window["aborted_ts"]:
-        raw = raw.where(~F.col("commit_ts").isin(window["aborted_ts"]))
+    raw = spark.read.schema(EVENT_SPARK_SCHEMA).parquet(cycle.folder.path("raw"))
+    if window.pulled.aborted_ts:
+        raw = raw.where(~F.col("commit_ts").isin(window.pulled.aborted_ts))
     raw = skip_transactions(raw, cfg)
 
     kept_ddl, skipped_ddl = [], []
     tracker = schema_versions.load(cycle.cid)
     schema_versions.forget(cycle.cid, tracker.gc(cycle.feed().checkpoint_ts))
-    tracker.rewind(window["start_ts"])
+    tracker.rewind(window.start_ts)
     ef = EventFilter(cfg.event_filters, cfg.case_sensitive)
     operator_skips = set(cycle.feed().skip_ddl)
-    replaced = replace.load(cycle.cid, window["start_ts"])
+    replaced = ddl_replace.load(cycle.cid, window.start_ts)
     for r in raw.where(F.col("op") == "ddl").orderBy("commit_ts", "seq").collect():
-        entry = gate_ddl(cycle, r, tf, ef, tracker, skipped=r["commit_ts"] in operator_skips,
-                         replacement=replaced.get(r["commit_ts"]))
-        keep = entry.pop("keep")
-        (kept_ddl if keep else skipped_ddl).append(entry)
-        cycle.event("ddl kept" if keep else "ddl skipped", commit_ts=r["commit_ts"], name=entry["name"],
-                    why=entry["why"])
+        ev = Event(**r.asDict())
+        entry = gate_ddl(cycle, ev, tf, ef, tracker, skipped=ev.commit_ts in operator_skips,
+                         replacement=replaced.get(ev.commit_ts))
+        (kept_ddl if entry.keep else skipped_ddl).append(entry)
+        cycle.event("ddl kept" if entry.keep else "ddl skipped", commit_ts=ev.commit_ts, name=entry.name,
+                    why=entry.why)
     schema_versions.save(cycle.cid, tracker.added)
 
     dml = raw.where(F.col("op") != "ddl")
@@ -147,12 +155,12 @@ def filter_events(spark, cycle: Cycle) -> dict:
         if ignored_ops:
             cycle.event("rows ignored by event filter", kinds=[f"{s}.{t} {op}" for s, t, op in ignored_ops])
     kept = value_expr.drop_ignored_rows(spark, kept, cycle)
-    ranges = {t: tracker.key_ranges(*t, window["start_ts"], window["resolved_ts"]) for t in keep_tables}
+    ranges = {t: tracker.key_ranges(*t, window.start_ts, window.pulled.resolved_ts) for t in keep_tables}
     kept, no_key = drop_ineligible_rows(spark, kept, ranges, cfg.force_replicate)
     for (s, t), spans in no_key.items():
         cycle.event("rows skipped", table=f"{s}.{t}", commit_ts_ranges=spans,
                     why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
-    cycle.folder.write_json("keys.json", [[s, t, rs] for (s, t), rs in ranges.items()])
+    contracts.KEYS.write(cycle.folder, [TableKeys(schema=s, table=t, ranges=rs) for (s, t), rs in ranges.items()])
     kept_set = set(keep_tables)
     for note in disagreements(tracker, [(r["schema"], r["table"], r["ts"], r["pk"], r["image"]) for r in samples
                                         if (r["schema"], r["table"]) in kept_set]):
@@ -160,10 +168,9 @@ def filter_events(spark, cycle: Cycle) -> dict:
                     hint="keys follow the tracked schema; if it is wrong, re-create the changefeed so a new "
                          "catalogue snapshot is taken")
     kept.write.mode("overwrite").parquet(cycle.folder.path("filtered"))
-    counts = {
-        "kept_ddl": len(kept_ddl), "skipped_ddl": len(skipped_ddl),
-        "tables": len(tables), "kept_tables": len(keep_tables),
-    }
-    cycle.folder.write_json("ddl.json", {"kept": kept_ddl, "skipped": skipped_ddl})
-    cycle.event("filtered", **counts, dropped_tables=sorted(f"{s}.{t}" for s, t in set(tables) - set(keep_tables)))
+    counts = contracts.FilterResult(kept_ddl=len(kept_ddl), skipped_ddl=len(skipped_ddl), tables=len(tables),
+                                    kept_tables=len(keep_tables))
+    contracts.DDLS.write(cycle.folder, DdlLog(kept=kept_ddl, skipped=skipped_ddl))
+    cycle.event("filtered", **contracts.plain(counts),
+                dropped_tables=sorted(f"{s}.{t}" for s, t in set(tables) - set(keep_tables)))
     return counts

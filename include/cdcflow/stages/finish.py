@@ -8,6 +8,7 @@ import time
 from cdcflow.changefeed import lifecycle, states
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
+from cdcflow.stages.contracts import FinishResult, plain
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import metastore
 from cdcflow.store.events import collect_garbage
@@ -25,12 +26,12 @@ def record_error(cid: str, err: CdcflowError) -> str:
     return lifecycle.record_error(cid, err, stuck)
 
 
-def finish(changefeed_id: str, run_id: str, error: str | None = None) -> dict:
+def finish(changefeed_id: str, run_id: str, error: str | None = None) -> FinishResult:
     cycle = Cycle.load(changefeed_id, run_id)
     try:
         run = cycle.run()
     except CdcflowError:
-        return {"state": cycle.feed().state, "skipped": True}  # prepare skipped this cycle
+        return FinishResult(state=cycle.feed().state, skipped=True)  # prepare skipped this cycle
     err = None
     if run.error:
         d = json.loads(run.error)
@@ -63,8 +64,7 @@ def finish(changefeed_id: str, run_id: str, error: str | None = None) -> dict:
     finally:
         metastore.release_lease(changefeed_id, run_id)
     feed = cycle.feed()
-    result = {"state": state, "checkpoint_before": run.start_ts,
-              "checkpoint_ts": feed.checkpoint_ts, "checkpoint_time": tso.to_text(feed.checkpoint_ts),
-              "error": str(err) if err else None}
-    cycle.event("finished", **result)
+    result = FinishResult(state=state, checkpoint_before=run.start_ts, checkpoint_ts=feed.checkpoint_ts,
+                          checkpoint_time=tso.to_text(feed.checkpoint_ts), error=str(err) if err else None)
+    cycle.event("finished", **plain(result))
     return result

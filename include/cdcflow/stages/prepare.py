@@ -10,6 +10,7 @@ from cdcflow.changefeed import lifecycle, states
 from cdcflow.core import tso
 from cdcflow.core.errors import UPSTREAM_UNREACHABLE, CdcflowError
 from cdcflow.source.binlog import Position, available_logs, check_checkpoint_held, head_position
+from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle, as_cdcflow_error
 from cdcflow.store import metastore
 
@@ -19,7 +20,7 @@ def new_run_id() -> str:
 
 
 def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | None = None,
-            target_ts: int | None = None, dry_run: bool = False) -> dict:
+            target_ts: int | None = None, dry_run: bool = False) -> contracts.Prepared:
     """Fix the window of one cycle.  `start_ts` (a backfill) first moves the checkpoint to that
     ts, as `resume --overwrite-checkpoint-ts` does; `target_ts` bounds this cycle only."""
     run_id = run_id or new_run_id()
@@ -36,7 +37,7 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
         reason = lifecycle.retry_wait_reason(feed)
     if reason:
         cycle.event("skip", state=feed.state, reason=reason)
-        return {"run_id": run_id, "skip": True, "reason": reason, "state": feed.state}
+        return contracts.Prepared(run_id=run_id, skip=True, reason=reason, state=feed.state)
     try:
         cycle.config  # a config that no longer parses fails here (⑥), before any lease is taken
     except CdcflowError as e:
@@ -68,8 +69,9 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
         replay_until = max(replay_until, feed.replay_until)
         if replay_until <= feed.checkpoint_ts:
             replay_until = 0  # every replay is behind the checkpoint: the cycle writes as configured
-        metastore.update_run(changefeed_id, run_id, stats={"head": head.to_dict(), "head_tso": head_tso,
-                                                           "replay_until": replay_until})
+        contracts.WINDOW.write(cycle.folder, contracts.Window(
+            start_ts=feed.checkpoint_ts, start_pos=start, head=head, head_tso=head_tso, target_ts=target,
+            replay_until=replay_until))
     except BaseException as e:
         metastore.release_lease(changefeed_id, run_id)
         err = as_cdcflow_error(e, changefeed_id, "prepare")
@@ -79,8 +81,8 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
         raise err from e
     cycle.event("window", checkpoint_ts=feed.checkpoint_ts, start=start.to_dict(), head=head.to_dict(),
                 target_ts=target, dry_run=dry_run)
-    return {"run_id": run_id, "skip": False, "reason": None, "state": feed.state,
-            "checkpoint_ts": feed.checkpoint_ts}
+    return contracts.Prepared(run_id=run_id, skip=False, reason=None, state=feed.state,
+                              checkpoint_ts=feed.checkpoint_ts)
 
 
 def _gc_ttl(cycle: Cycle) -> float:

@@ -4,36 +4,36 @@ from __future__ import annotations
 
 import time
 
+import msgspec
+
 from cdcflow.core import tso
 from cdcflow.core.uri import default_server_id
-from cdcflow.source.binlog import BinlogReader, Position
+from cdcflow.source.binlog import BinlogReader
+from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle
 
 
-def pull(spark, cycle: Cycle) -> dict:
-    run = cycle.run()
-    head = Position.from_dict(run.stats["head"])
+def pull(spark, cycle: Cycle) -> contracts.PullResult:
+    window = contracts.WINDOW.read(cycle.folder)
     server_id = int(cycle.source.params.get("server-id") or default_server_id(cycle.cid))
-    reader = BinlogReader(cycle.source, server_id, Position.from_dict(run.start_pos), head,
-                          prev_ts=run.start_ts, target_ts=run.target_ts)
+    reader = BinlogReader(cycle.source, server_id, window.start_pos, window.head,
+                          prev_ts=window.start_ts, target_ts=window.target_ts)
     t0 = time.time()
     writer = cycle.folder.writer("raw")
     reader.read(writer.add)
     writer.close()
     # Everything up to the head is read: the window is resolved up to the moment the head
     # was taken (or up to target-ts, whichever is first).
-    resolved = max(reader.last_ts, int(run.stats["head_tso"]))
-    if run.target_ts:
-        resolved = run.target_ts if reader.stopped_at_target else min(resolved, run.target_ts)
-    window = {
-        "start_ts": run.start_ts, "start_pos": run.start_pos,
-        "end_ts": reader.last_ts, "end_pos": reader.last_pos.to_dict(),
-        "resolved_ts": resolved, "stopped_at_target": reader.stopped_at_target,
-        "aborted_ts": sorted(reader.aborted_ts), "events": writer.count,
-        "transactions": reader.transactions,
-    }
-    cycle.folder.write_json("window.json", window)
+    resolved = max(reader.last_ts, window.head_tso)
+    if window.target_ts:
+        resolved = window.target_ts if reader.stopped_at_target else min(resolved, window.target_ts)
+    pulled = contracts.Pulled(
+        end_ts=reader.last_ts, end_pos=reader.last_pos, resolved_ts=resolved,
+        stopped_at_target=reader.stopped_at_target, aborted_ts=sorted(reader.aborted_ts), events=writer.count,
+        transactions=reader.transactions,
+    )
+    contracts.WINDOW.write(cycle.folder, msgspec.structs.replace(window, pulled=pulled))
     secs = time.time() - t0
     cycle.event("pulled", events=writer.count, transactions=reader.transactions, seconds=round(secs, 3),
-                end_pos=window["end_pos"], resolved_ts=resolved, resolved_time=tso.to_text(resolved))
-    return {"pulled": writer.count, "transactions": reader.transactions}
+                end_pos=reader.last_pos.to_dict(), resolved_ts=resolved, resolved_time=tso.to_text(resolved))
+    return contracts.PullResult(pulled=writer.count, transactions=reader.transactions)

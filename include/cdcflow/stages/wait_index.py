@@ -14,31 +14,34 @@ from __future__ import annotations
 from cdcflow.core.errors import CdcflowError
 from cdcflow.sink import mysql_sink
 from cdcflow.sink.async_index import poll, sink_params
+from cdcflow.stages import contracts
+from cdcflow.stages.contracts import WaitIndexResult
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import index_jobs
 
 
-def wait_index(spark, cycle: Cycle) -> dict:
+def wait_index(spark, cycle: Cycle) -> WaitIndexResult:
     run = cycle.run()
     pending = index_jobs.pending(cycle.cid)
-    barrier = (run.stats.get("apply") or {}).get("index_wait")
+    applied = contracts.recorded(run.stats, "apply", contracts.ApplyResult)
+    barrier = applied.index_wait if applied else None
     if not pending or run.dry_run:
-        return {"done": True, "pending": [], "waiting_at": None}
+        return WaitIndexResult(done=True, pending=[], waiting_at=None)
     try:
         conn = mysql_sink.connect(sink_params(cycle.sink))
     except Exception as e:  # noqa: BLE001 - unreachable downstream: keep waiting, say why
         cycle.event("index wait", done=False, why=f"cannot reach the downstream: {e}")
-        return {"done": False, "pending": [j.job_id for j in pending],
-                "waiting_at": barrier["commit_ts"] if barrier else None}
+        return WaitIndexResult(done=False, pending=[j.job_id for j in pending],
+                               waiting_at=barrier.commit_ts if barrier else None)
     try:
         still = poll(conn, cycle.cid, pending)
     except CdcflowError as e:
         raise e.with_context(changefeed=cycle.cid)
     finally:
         conn.close()
-    blocking = [j for j in still if barrier and j.job_id in barrier["jobs"]]
-    result = {"done": not blocking, "pending": [j.job_id for j in still],
-              "waiting_at": barrier["commit_ts"] if blocking else None,
-              "waiting_for": [j.what() for j in blocking]}
-    cycle.event("index wait", **result)
+    blocking = [j for j in still if barrier and j.job_id in barrier.jobs]
+    result = WaitIndexResult(done=not blocking, pending=[j.job_id for j in still],
+                             waiting_at=barrier.commit_ts if blocking else None,
+                             waiting_for=[j.what() for j in blocking])
+    cycle.event("index wait", **contracts.plain(result))
     return result

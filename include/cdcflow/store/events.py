@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args, get_type_hints
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -19,26 +21,43 @@ import pyarrow.parquet as pq
 
 from cdcflow.core.home import home
 
-EVENT_SCHEMA = pa.schema([
-    ("commit_ts", pa.int64()),
-    ("start_ts", pa.int64()),
-    ("seq", pa.int64()),
-    ("schema", pa.string()),
-    ("table", pa.string()),
-    ("op", pa.string()),
-    ("before", pa.string()),
-    ("after", pa.string()),
-    ("pk", pa.string()),
-    ("ddl_query", pa.string()),
-    ("ddl_schema", pa.string()),
-    ("sql_mode", pa.string()),
-    ("gtid", pa.string()),
-    ("start_file", pa.string()),
-    ("start_pos", pa.int64()),
-    ("end_file", pa.string()),
-    ("end_pos", pa.int64()),
-    ("event_time", pa.int64()),
-])
+
+@dataclass(kw_only=True)
+class Event:
+    """One canonical change event (see DESIGN.md, Events): the reader's record and the event
+    store's row; the Arrow and Spark schemas below are derived from it."""
+
+    commit_ts: int
+    start_ts: int | None = None  # binlog sources carry no start ts
+    seq: int
+    schema: str
+    table: str
+    op: str  # insert, update, delete, ddl
+    before: str | None = None  # row images, encoded by core.row_codec
+    after: str | None = None
+    pk: str | None = None  # the binlog's key columns, a JSON list
+    ddl_query: str | None = None
+    ddl_schema: str | None = None
+    sql_mode: str | None = None
+    gtid: str | None = None
+    start_file: str | None = None  # where the transaction starts in the binlog
+    start_pos: int | None = None
+    end_file: str | None = None  # where a DDL ends
+    end_pos: int | None = None
+    event_time: int | None = None
+
+
+_TYPES = {int: (pa.int64(), "long"), str: (pa.string(), "string")}  # every column may be null
+
+
+def _column_types(hint) -> tuple:
+    (base,) = [t for t in get_args(hint) or (hint,) if t is not type(None)]
+    return _TYPES[base]
+
+
+_COLUMNS = {name: _column_types(hint) for name, hint in get_type_hints(Event).items()}
+EVENT_SCHEMA = pa.schema([(name, arrow) for name, (arrow, _) in _COLUMNS.items()])
+EVENT_SPARK_SCHEMA = ", ".join(f"`{name}` {spark}" for name, (_, spark) in _COLUMNS.items())
 FIELDS = EVENT_SCHEMA.names
 
 

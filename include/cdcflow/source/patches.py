@@ -1,0 +1,39 @@
+"""The patches cdcflow puts on mysql-replication, installed in one place.
+
+Each patch replaces a private method of mysql-replication (Table_map parsing, the column
+types it decodes wrongly, row decoding by per-table plans).  Private methods change without
+notice between releases, so the patches are installed only on the release they were written
+for: the one constraints.txt pins.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib.metadata import PackageNotFoundError, version
+
+from cdcflow.core.errors import CdcflowError
+from cdcflow.source import column_types, row_decoder, table_maps
+
+WRITTEN_FOR = "1.0.17"  # mysql-replication's version in constraints.txt (a test keeps the two equal)
+
+
+@functools.cache
+def check_version() -> None:
+    try:
+        installed = version("mysql-replication")
+    except PackageNotFoundError:
+        installed = "none"
+    if installed != WRITTEN_FOR:
+        raise CdcflowError(
+            f"mysql-replication {installed} is installed, but cdcflow's binlog reader patches private "
+            f"methods of mysql-replication {WRITTEN_FOR} and cannot run on another release",
+            hint=f"install the pinned release: pip install -c constraints.txt mysql-replication=={WRITTEN_FOR}",
+        )
+
+
+def install() -> None:
+    """Check the version, then install every patch (each install is idempotent)."""
+    check_version()
+    table_maps.install()
+    column_types.install()
+    row_decoder.install()

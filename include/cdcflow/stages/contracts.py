@@ -1,0 +1,221 @@
+"""What the stages of one cycle hand each other, and where it is kept.
+
+    prepare ─ Window (window.json) ─► pull ─ Window.pulled ─► filter ─ DdlLog (ddl.json),
+    TableKeys (keys.json) ─► barrier ─ Segment list (barrier.json) ─► apply ─ ApplyResult ─► wait_index
+
+The records live in the cycle's run folder as JSON, read and written only through this
+module.  Each stage's result is also what the run records under the stage's name in
+`run.stats` (as a plain dict: `plain`); a field left UNSET is absent from it.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from cdcflow.source.binlog import Position
+from cdcflow.store.events import RunFolder
+
+T = TypeVar("T")
+
+
+class Record(msgspec.Struct):
+    """A record one stage hands another (or a stage's result)."""
+
+
+def plain(value):
+    """A record (or a dict of them) as JSON-ready builtins; UNSET fields are left out."""
+    return msgspec.to_builtins(value)
+
+
+def recorded(stats: dict, stage: str, kind: type[T]) -> T | None:
+    """A stage's result as the run recorded it (None: the stage has not run)."""
+    return msgspec.convert(stats[stage], kind) if stage in stats else None
+
+
+# -- the window: prepare fixes its start and head, pull completes it with what it read
+
+
+class Pulled(Record):
+    """What pull read of the window."""
+
+    end_ts: int  # the last transaction's commit ts
+    end_pos: Position  # the boundary after it
+    resolved_ts: int  # everything up to here is in the window
+    stopped_at_target: bool
+    aborted_ts: list[int]  # transactions rolled back after rows went out
+    events: int
+    transactions: int
+
+
+class Window(Record):
+    start_ts: int  # the checkpoint the cycle starts from
+    start_pos: Position
+    head: Position  # the upstream's binlog head when prepare looked
+    head_tso: int  # the moment it looked: the window is resolved up to here
+    target_ts: int = 0  # 0: none
+    # DDLs at or below this ts may already be downstream (a backfill or a moved checkpoint); 0: none
+    replay_until: int = 0
+    pulled: Pulled | None = None  # set by pull
+
+    @property
+    def idle(self) -> bool:
+        """Whether the upstream has written nothing since the checkpoint."""
+        return (self.head.file, self.head.pos) == (self.start_pos.file, self.start_pos.pos)
+
+
+# -- DDLs, as filter decided on them
+
+
+class DdlError(Record):
+    """A rule the DDL breaks: apply fails at its barrier with this."""
+
+    message: str
+    code: str
+    retryable: bool
+    hint: str | None = None
+
+
+class DdlEntry(Record):
+    commit_ts: int
+    query: str  # as it runs downstream (filter may have rewritten it)
+    default_schema: str | None  # the upstream session's current schema
+    sql_mode: str | None  # the mode it ran under upstream
+    start_pos: Position  # the binlog boundaries around it
+    end_pos: Position
+    type: str | None = None  # the DDL type (TiCDC's names), None if it could not be classified
+    sub_types: list[str] = []
+    name: str = "DDL"  # the statement's name, for logs
+    tables: list[tuple[str, str]] = []
+    keep: bool = False  # a barrier
+    schema_only: bool = False  # a barrier not run downstream (it only splits the segments)
+    why: str = ""
+    notes: list[str] = []
+    error: DdlError | None = None
+    replacement: list[str] | None = None  # replace-ddl's statements, run instead of the query
+
+
+class DdlLog(Record):
+    kept: list[DdlEntry]
+    skipped: list[DdlEntry]
+
+
+class TableKeys(Record):
+    """A table's valid key over the window: [from_ts, key or None, known] (SchemaTracker.key_ranges)."""
+
+    schema: str
+    table: str
+    ranges: list[tuple[int, list[str] | None, bool]]
+
+
+# -- segments: (lo, hi] of rows, then the DDL at hi, then the checkpoint moves to hi
+
+
+class Segment(Record):
+    lo: int
+    hi: int
+    ddl: DdlEntry | None
+    pos_before: Position | None  # where the checkpoint stands while the DDL runs
+    pos_after: Position
+    rows: int = 0
+    tables: list[tuple[str, str]] = []
+
+
+# -- each stage's result (run.stats[stage])
+
+
+class Prepared(Record):
+    run_id: str
+    skip: bool
+    reason: str | None
+    state: str
+    checkpoint_ts: int | UnsetType = UNSET
+
+
+class PullResult(Record):
+    pulled: int = 0
+    transactions: int = 0
+
+
+class FilterResult(Record):
+    kept_ddl: int = 0
+    skipped_ddl: int = 0
+    tables: int = 0
+    kept_tables: int = 0
+
+
+class BarrierResult(Record):
+    segments: int
+    barriers: int = 0
+
+
+class IndexWait(Record):
+    """The barrier apply stopped at for index builds still running downstream."""
+
+    commit_ts: int
+    jobs: list[int]
+
+
+class PlannedDdl(Record):
+    commit_ts: int
+    query: str
+    error: str | None
+
+
+class PlannedSegment(Record):
+    """What a dry run reports of one segment."""
+
+    rows: int
+    tables: list[str]
+    ddl: PlannedDdl | None
+
+
+class ApplyResult(Record):
+    safe_mode: bool  # whether rows were (or would be) written in safe mode
+    rows_in: int = 0
+    rows_written: int = 0
+    statements: int = 0
+    ddl_applied: int = 0
+    skipped_tables: list[str] = []
+    workers: int | UnsetType = UNSET  # Spark partitions that wrote rows
+    index_wait: IndexWait | UnsetType = UNSET
+    would_apply: list[PlannedSegment] | UnsetType = UNSET  # a dry run's plan
+    apply_seconds: float = 0.0
+    rows_per_second: float | None = None
+
+
+class WaitIndexResult(Record):
+    done: bool
+    pending: list[int]
+    waiting_at: int | None
+    waiting_for: list[str] | UnsetType = UNSET
+
+
+class FinishResult(Record):
+    state: str
+    skipped: bool | UnsetType = UNSET  # prepare skipped this cycle
+    checkpoint_before: int | UnsetType = UNSET
+    checkpoint_ts: int | UnsetType = UNSET
+    checkpoint_time: str | UnsetType = UNSET
+    error: str | None = None
+
+
+# -- the run folder
+
+class _File(Generic[T]):
+    def __init__(self, name: str, kind: type[T]):
+        self.name, self.kind = name, kind
+
+    def write(self, folder: RunFolder, record: T) -> None:
+        folder.write_json(self.name, plain(record))
+
+    def read(self, folder: RunFolder) -> T:
+        return msgspec.convert(folder.read_json(self.name), self.kind)
+
+
+WINDOW = _File("window.json", Window)
+DDLS = _File("ddl.json", DdlLog)
+KEYS = _File("keys.json", list[TableKeys])
+SEGMENTS = _File("barrier.json", list[Segment])
