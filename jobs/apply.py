@@ -1,5 +1,5 @@
 import sys
 
-from cdcflow.spark import job_entry
+from cdcflow.stages import job_entry
 
 sys.exit(job_entry.main("apply"))

@@ -366,7 +366,7 @@ ARGS = ["--changefeed-id", "orders", "--run-id", "r7"]
 
 
 def test_job_entry_prints_the_result_as_one_json_line(stage_outcome, capsys):
-    from cdcflow.spark import job_entry
+    from cdcflow.stages import job_entry
 
     stage_outcome({"events": 3})
     assert job_entry.main("pull", ARGS) == 0
@@ -375,7 +375,7 @@ def test_job_entry_prints_the_result_as_one_json_line(stage_outcome, capsys):
 
 
 def test_job_entry_maps_a_cdcflow_error_to_exit_2_and_one_line(stage_outcome, capsys):
-    from cdcflow.spark import job_entry
+    from cdcflow.stages import job_entry
 
     stage_outcome(CdcflowError("DDL not allowed", changefeed="orders", ts=42, statement="ALTER TABLE t\n  ADD x int",
                                hint="add a filter rule"))
@@ -390,7 +390,7 @@ def test_job_entry_maps_a_cdcflow_error_to_exit_2_and_one_line(stage_outcome, ca
 
 
 def test_job_entry_maps_any_other_error_to_exit_1(stage_outcome, capsys):
-    from cdcflow.spark import job_entry
+    from cdcflow.stages import job_entry
 
     stage_outcome(KeyError("checkpoint"))
     assert job_entry.main("apply", ARGS) == 1

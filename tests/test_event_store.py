@@ -4,8 +4,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from cdcflow.core.event import Event
 from cdcflow.core.row_codec import encode_image
-from cdcflow.store.events import EVENT_SCHEMA, FIELDS, Event, RunFolder
+from cdcflow.store.events import EVENT_SCHEMA, FIELDS, RunFolder
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ the unclassifiable statement's hint, and operator skips that still evolve the sc
 
 from __future__ import annotations
 
+from cdcflow.core.event import Event
 from cdcflow.core.home import Spec
 from cdcflow.core.sql_mode import TIDB_DEFAULT_SQL_MODE
 from cdcflow.ddl.tracker import SchemaTracker
@@ -10,7 +11,6 @@ from cdcflow.filter.event import EventFilter
 from cdcflow.filter.table import TableFilter
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.filter import gate_ddl
-from cdcflow.store.events import Event
 
 ANSI = 'CREATE TABLE "q1" ("a" INT PRIMARY KEY)'
 

@@ -9,8 +9,7 @@ import pytest
 
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.home import Spec, load_spec, save_spec, spec_exists
-from cdcflow.ddl import replace
-from cdcflow.store import index_jobs, metastore, removal, schema_versions
+from cdcflow.store import ddl_replacements, index_jobs, metastore, removal, schema_versions
 from cdcflow.store.events import RunFolder
 
 HOST = socket.gethostname()
@@ -93,9 +92,9 @@ def test_advance_checkpoint_never_moves_back():
 def test_create_again_forgets_what_the_old_one_owned():
     metastore.create_feed("cf", 1, POS)
     schema_versions.save("cf", [("d", "t", 1, None)])
-    replace.store("cf", 5, ["SELECT 1"])
+    ddl_replacements.store("cf", 5, ["SELECT 1"])
     metastore.create_feed("cf", 1, POS)
-    assert schema_versions.load("cf").versions == {} and replace.load("cf") == {}
+    assert schema_versions.load("cf").versions == {} and ddl_replacements.load("cf") == {}
 
 
 def test_remove_changefeed_deletes_everything_it_owns(home):
@@ -106,16 +105,16 @@ def test_remove_changefeed_deletes_everything_it_owns(home):
         metastore.acquire_lease(cid, owner("r"), "r")
         index_jobs.record(cid, 7, commit_ts=3, schema="d", table="t", index_name="i", query="q", tidb_state="running")
         schema_versions.save(cid, [("d", "t", 1, None)])
-        replace.store(cid, 5, ["SELECT 1"])
+        ddl_replacements.store(cid, 5, ["SELECT 1"])
         RunFolder(None, cid, "r").write_json("window.json", {})
     removal.remove_changefeed(load_spec("cf"))
     assert [f.id for f in metastore.list_feeds()] == ["other"]
     with pytest.raises(CdcflowError):
         metastore.get_run("cf", "r")
-    assert index_jobs.pending("cf") == [] and schema_versions.load("cf").versions == {} and replace.load("cf") == {}
+    assert index_jobs.pending("cf") == [] and schema_versions.load("cf").versions == {} and ddl_replacements.load("cf") == {}
     assert not spec_exists("cf") and not (home / "events" / "cf").exists()
     assert spec_exists("other") and (home / "events" / "other" / "r" / "window.json").is_file()
-    assert [j.job_id for j in index_jobs.pending("other")] == [7] and replace.load("other") == {5: ["SELECT 1"]}
+    assert [j.job_id for j in index_jobs.pending("other")] == [7] and ddl_replacements.load("other") == {5: ["SELECT 1"]}
 
 
 def test_a_store_of_an_older_cdcflow_opens_and_migrates(home):
@@ -132,9 +131,9 @@ def test_a_store_of_an_older_cdcflow_opens_and_migrates(home):
     f = metastore.get_feed("old")
     assert (f.state, f.checkpoint_ts, f.skip_ddl, f.retry_count, f.next_retry_at, f.replay_until) == (
         "stopped", 100, [7], 0, None, 0)
-    replace.store("old", 200, ["SELECT 1"])
+    ddl_replacements.store("old", 200, ["SELECT 1"])
     schema_versions.save("old", [("d", "t", 100, None)])
-    assert replace.load("old") == {200: ["SELECT 1"]} and list(schema_versions.load("old").versions) == [("d", "t")]
+    assert ddl_replacements.load("old") == {200: ["SELECT 1"]} and list(schema_versions.load("old").versions) == [("d", "t")]
 
 
 # --- lease ---------------------------------------------------------------------------------

@@ -26,8 +26,7 @@ from cdcflow.core.errors import (
     CdcflowError,
 )
 from cdcflow.core.home import Spec, load_spec, save_spec, spec_exists
-from cdcflow.ddl import replace
-from cdcflow.store import metastore, schema_versions
+from cdcflow.store import ddl_replacements, metastore, schema_versions
 from cdcflow.store.removal import remove_changefeed
 
 UPDATABLE_STATES = (states.STOPPED, states.FAILED)
@@ -168,11 +167,7 @@ def resume(cid: str, overwrite_checkpoint_ts: int | None = None,
     new, _ = states.next_state(feed.state, "resume", spec.id)
     lifecycle.check_resumable(feed, overwrite=overwrite_checkpoint_ts is not None)
     from cdcflow.core.uri import default_server_id, parse_source_uri
-    from cdcflow.source.binlog import (
-        available_logs,
-        position_for_ts,
-        replay_horizon,
-    )
+    from cdcflow.source.binlog import available_logs, position_for_ts, replay_horizon
 
     source = parse_source_uri(spec.source_uri)
     values: dict = {}
@@ -304,7 +299,7 @@ def replace_ddl(cid: str, commit_ts: int, sql: list[str]) -> tuple[str, list[str
     if not statements:
         raise CdcflowError("--sql is empty", changefeed=spec.id,
                            hint="to drop the DDL without a replacement use `cdcflow changefeed skip-ddl`")
-    replace.store(spec.id, commit_ts, statements)
+    ddl_replacements.store(spec.id, commit_ts, statements)
     return spec.id, statements
 
 

@@ -22,11 +22,11 @@ from cdcflow.core.errors import (
     UPSTREAM_UNREACHABLE,
     CdcflowError,
 )
+from cdcflow.core.event import Event
 from cdcflow.core.row_codec import encode_image
 from cdcflow.core.sql_mode import from_bits
 from cdcflow.core.system_schemas import is_system_schema
 from cdcflow.core.uri import DbUri
-from cdcflow.store.events import Event
 
 log = logging.getLogger(__name__)
 

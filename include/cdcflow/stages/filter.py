@@ -9,7 +9,7 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from cdcflow.core.errors import CdcflowError
-from cdcflow.ddl import replace as ddl_replace
+from cdcflow.core.event import Event
 from cdcflow.ddl.classify import classify
 from cdcflow.ddl.tracker import disagreements
 from cdcflow.filter import value_expr
@@ -22,8 +22,8 @@ from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts
 from cdcflow.stages.contracts import DdlEntry, DdlError, DdlLog, TableKeys
 from cdcflow.stages.cycle import Cycle
-from cdcflow.store import schema_versions
-from cdcflow.store.events import EVENT_SPARK_SCHEMA, Event
+from cdcflow.store import ddl_replacements, schema_versions
+from cdcflow.store.events import EVENT_SPARK_SCHEMA
 
 
 def ddl_decision(info, tf: TableFilter) -> tuple[bool, str]:
@@ -93,7 +93,7 @@ def _error(e: CdcflowError, hint: str | None) -> DdlError:
 def _replaced(entry: DdlEntry, statements: list[str], tracker) -> DdlEntry:
     """An operator replaced this DDL (replace-ddl): the statements run downstream instead, and
     no rule decides on it.  The tracker follows the original, or the replacement where the
-    original cannot be read (see ddl_replace)."""
+    original cannot be read (see store.ddl_replacements)."""
     ts, schema, mode = entry.commit_ts, entry.default_schema, entry.sql_mode
     try:
         info = classify(entry.query, schema, mode)
@@ -127,7 +127,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     tracker.rewind(window.start_ts)
     ef = EventFilter(cfg.event_filters, cfg.case_sensitive)
     operator_skips = set(cycle.feed().skip_ddl)
-    replaced = ddl_replace.load(cycle.cid, window.start_ts)
+    replaced = ddl_replacements.load(cycle.cid, window.start_ts)
     for r in raw.where(F.col("op") == "ddl").orderBy("commit_ts", "seq").collect():
         ev = Event(**r.asDict())
         entry = gate_ddl(cycle, ev, tf, ef, tracker, skipped=ev.commit_ts in operator_skips,

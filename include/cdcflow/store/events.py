@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args, get_type_hints
 
@@ -19,34 +18,10 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from cdcflow.core.event import Event
 from cdcflow.core.home import home
 
-
-@dataclass(kw_only=True)
-class Event:
-    """One canonical change event (see DESIGN.md, Events): the reader's record and the event
-    store's row; the Arrow and Spark schemas below are derived from it."""
-
-    commit_ts: int
-    start_ts: int | None = None  # binlog sources carry no start ts
-    seq: int
-    schema: str
-    table: str
-    op: str  # insert, update, delete, ddl
-    before: str | None = None  # row images, encoded by core.row_codec
-    after: str | None = None
-    pk: str | None = None  # the binlog's key columns, a JSON list
-    ddl_query: str | None = None
-    ddl_schema: str | None = None
-    sql_mode: str | None = None
-    gtid: str | None = None
-    start_file: str | None = None  # where the transaction starts in the binlog
-    start_pos: int | None = None
-    end_file: str | None = None  # where a DDL ends
-    end_pos: int | None = None
-    event_time: int | None = None
-
-
+# The Arrow and Spark schemas of the event record (core.event)
 _TYPES = {int: (pa.int64(), "long"), str: (pa.string(), "string")}  # every column may be null
 
 

@@ -1,0 +1,30 @@
+"""The change event record, written down once: the binlog reader emits it, the event store
+derives its Arrow and Spark schemas from its fields (store.events)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(kw_only=True)
+class Event:
+    """One row change or one DDL (DESIGN.md, Events)."""
+
+    commit_ts: int
+    start_ts: int | None = None  # binlog sources carry no start ts
+    seq: int
+    schema: str
+    table: str
+    op: str  # insert, update, delete, ddl
+    before: str | None = None  # row images, encoded by core.row_codec
+    after: str | None = None
+    pk: str | None = None  # the binlog's key columns, a JSON list
+    ddl_query: str | None = None
+    ddl_schema: str | None = None
+    sql_mode: str | None = None
+    gtid: str | None = None
+    start_file: str | None = None  # where the transaction starts in the binlog
+    start_pos: int | None = None
+    end_file: str | None = None  # where a DDL ends
+    end_pos: int | None = None
+    event_time: int | None = None
