@@ -20,7 +20,7 @@ from cdcflow.sink import async_index, downstream, mysql_sink, tidb_ddl_jobs
 from cdcflow.source.binlog import Position
 from cdcflow.stages.contracts import DdlEntry
 
-RECORDED = Path(__file__).parent / "tidb_recorded" / "admin_show_ddl_jobs.json"
+RECORDED = Path(__file__).resolve().parents[1] / "tidb_recorded" / "admin_show_ddl_jobs.json"
 SETS = json.loads(RECORDED.read_text())
 
 # The six states the issue names, as the recorded sets show job 122 (the ADD INDEX on tidb_async.t).

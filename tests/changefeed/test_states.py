@@ -15,7 +15,7 @@ from cdcflow.changefeed.states import (
 )
 from cdcflow.core.errors import CdcflowError
 
-SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "001_e80c0a0e34d88ca2.txt"
+SEED = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "001_e80c0a0e34d88ca2.txt"
 NUMBERS = "①②③④⑤⑥⑦⑧⑨"
 
 # Each numbered arrow of seed 001's diagram: words of the seed's description of it, and the

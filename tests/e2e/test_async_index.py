@@ -29,7 +29,7 @@ from cdcflow.store import index_jobs, metastore
 
 pytestmark = pytest.mark.e2e
 
-RECORDED = Path(__file__).parent / "tidb_recorded" / "admin_show_ddl_jobs.json"
+RECORDED = Path(__file__).resolve().parents[1] / "tidb_recorded" / "admin_show_ddl_jobs.json"
 SCHEMA = "tidb_async"
 REAL_CONNECT = mysql_sink.connect
 

@@ -160,7 +160,7 @@ CREATE_TABLE = {True: "CREATE TABLE t5 (id INT PRIMARY KEY)", False: "CREATE TAB
 VIEWS = {"create view": "CREATE VIEW v1 AS SELECT 1", "drop view": "DROP VIEW v1"}
 STOPS = "stops"  # replicated per the matrix, but the seed's warned case: a failing barrier
 # seed 000's rows as (type, "has valid index | none, force=false | none, force=true")
-from test_ddl_classify import SEED_000_MATRIX  # noqa: E402
+from seed_tables import SEED_000_MATRIX  # noqa: E402
 
 
 def _matrix_cases():

@@ -10,7 +10,7 @@ import pytest
 from cdcflow.core.errors import CdcflowError
 from cdcflow.source import patches
 
-CONSTRAINTS = Path(__file__).resolve().parents[1] / "constraints.txt"
+CONSTRAINTS = Path(__file__).resolve().parents[2] / "constraints.txt"
 
 
 def test_the_patches_are_written_for_the_pinned_release():
