@@ -140,25 +140,30 @@ def decide(info, query: str, ts: int, changes, tf: TableFilter, ef: EventFilter,
     return Verdict(True, why, query, notes=notes)
 
 
+# Seed 000's two warned cases, by (valid index before, after): what happens and the ways past it.
+_WARNED = {
+    (False, True): (
+        "{what} gives table {label} a valid index, but the table had none, so it was never replicated "
+        "(force-replicate is false): the downstream lacks the table or its rows",
+        "copy {label} as it is now from the upstream to the downstream (its structure after this statement "
+        "and its rows), then `cdcflow changefeed skip-ddl --commit-ts {ts}` and resume; or set "
+        "force-replicate = true and re-create the changefeed"),
+    (True, False): (
+        "{what} drops the last valid index of table {label}: without one the table stops being replicated "
+        "(force-replicate is false) and the downstream would silently fall behind",
+        "add a primary key or a NOT NULL unique key to {label} upstream again; or set force-replicate = true "
+        "and re-create the changefeed; or accept that {label} is no longer replicated with "
+        "`cdcflow changefeed skip-ddl --commit-ts {ts}` and resume"),
+}
+
+
 def _warned_case(info, query: str, ts: int, label: str, before, after) -> ValidIndexError | None:
-    b, a = _eligible(before), _eligible(after)
-    if b is False and a is True:
-        return ValidIndexError(
-            f"{info.statement_name} gives table {label} a valid index, but the table had none, so it was never "
-            "replicated (force-replicate is false): the downstream lacks the table or its rows",
-            ts=ts, statement=query,
-            hint=f"copy {label} as it is now from the upstream to the downstream (its structure after this "
-                 f"statement and its rows), then `cdcflow changefeed skip-ddl --commit-ts {ts}` and resume; "
-                 "or set force-replicate = true and re-create the changefeed")
-    if b is True and a is False:
-        return ValidIndexError(
-            f"{info.statement_name} drops the last valid index of table {label}: without one the table stops being "
-            "replicated (force-replicate is false) and the downstream would silently fall behind",
-            ts=ts, statement=query,
-            hint=f"add a primary key or a NOT NULL unique key to {label} upstream again; or set force-replicate = "
-                 f"true and re-create the changefeed; or accept that {label} is no longer replicated with "
-                 f"`cdcflow changefeed skip-ddl --commit-ts {ts}` and resume")
-    return None
+    case = _WARNED.get((_eligible(before), _eligible(after)))
+    if case is None:
+        return None
+    what = dict(what=info.statement_name, label=label, ts=ts)
+    message, hint = case
+    return ValidIndexError(message.format(**what), ts=ts, statement=query, hint=hint.format(**what))
 
 
 def drop_ineligible_rows(spark, rows_df, ranges: dict[tuple[str, str], list], force_replicate: bool):
