@@ -28,3 +28,8 @@ class Event:
     end_file: str | None = None  # where a DDL ends
     end_pos: int | None = None
     event_time: int | None = None
+    # the upstream session a DDL ran in (core.ddl_session)
+    ddl_time_us: int | None = None
+    ddl_time_zone: str | None = None
+    ddl_collation_connection: str | None = None
+    ddl_collation_server: str | None = None

@@ -163,14 +163,14 @@ class IndexDDL:
 
     def execute(self, ddl, replay: bool) -> str:
         if not self.is_async(ddl):
-            return mysql_sink.execute_ddl(self.conn, ddl.query, ddl.default_schema, ddl.sql_mode, replay)
+            return mysql_sink.execute_ddl(self.conn, ddl.query, ddl.default_schema, ddl.sql_mode, replay, ddl.session)
         if ddl.commit_ts in self._adopted:
             return "submitted before; still building"
         schema, table = ddl.tables[0]
         before = tidb_ddl_jobs.newest_job_id(self.conn)
         submitter = mysql_sink.connect(self.sink, read_timeout=self.submit_wait)
         try:
-            return mysql_sink.execute_ddl(submitter, ddl.query, ddl.default_schema, ddl.sql_mode, replay)
+            return mysql_sink.execute_ddl(submitter, ddl.query, ddl.default_schema, ddl.sql_mode, replay, ddl.session)
         except pymysql.err.OperationalError as e:
             if not (e.args and e.args[0] == LOST_DURING_QUERY):
                 raise

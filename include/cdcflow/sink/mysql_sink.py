@@ -15,8 +15,10 @@ from typing import Iterable
 
 import pymysql
 
+from cdcflow.core.ddl_session import DdlSession
 from cdcflow.core.row_codec import decode_image, quote_ident, sql_literal
 from cdcflow.ddl.table_def import PRIMARY, TableInfo
+from cdcflow.sink.ddl_session import upstream_session
 
 log = logging.getLogger(__name__)
 
@@ -350,8 +352,10 @@ REPLAYED_DDL_ERRORS = {
 }
 
 
-def execute_ddl(conn, query: str, default_schema: str | None, sql_mode: str | None, replay: bool) -> str:
-    """Run one DDL as the upstream session ran it: same default schema, same SQL mode.
+def execute_ddl(conn, query: str, default_schema: str | None, sql_mode: str | None, replay: bool,
+                session: DdlSession | None = None) -> str:
+    """Run one DDL as the upstream session ran it: same default schema, SQL mode, time, time zone
+    and collations (sink.ddl_session).
 
     Returns 'applied', or 'already applied' when this is the replay of a DDL that the
     downstream had executed before a crash (the error says so, and only then).
@@ -366,7 +370,8 @@ def execute_ddl(conn, query: str, default_schema: str | None, sql_mode: str | No
             except pymysql.MySQLError:
                 pass  # the schema may be the one this DDL creates or was dropped; the DDL names its targets
         try:
-            cur.execute(query)
+            with upstream_session(cur, session, query):
+                cur.execute(query)
             return "applied"
         except pymysql.MySQLError as e:
             if replay and _error_code(e) in REPLAYED_DDL_ERRORS:

@@ -27,6 +27,7 @@ from cdcflow.core.row_codec import encode_image
 from cdcflow.core.sql_mode import from_bits
 from cdcflow.core.system_schemas import is_system_schema
 from cdcflow.core.uri import DbUri
+from cdcflow.source.session_vars import SessionVars
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +182,7 @@ class BinlogReader:
         trx_start = self.last_pos
         trx_gtid: str | None = None
         seq = 0
+        session = SessionVars(self.uri)
 
         def begin(ev_time: int) -> bool:
             nonlocal trx_ts, seq
@@ -243,6 +245,7 @@ class BinlogReader:
                         ddl_schema=schema or None, sql_mode=from_bits(getattr(ev, "sql_mode", None)),
                         gtid=trx_gtid, start_file=trx_start.file, start_pos=trx_start.pos,
                         end_file=cur_file, end_pos=ev.packet.log_pos, event_time=ev.timestamp,
+                        **session.fields(ev),
                     ))
                     end(ev.packet.log_pos)  # DDL commits implicitly
                     continue
@@ -269,6 +272,7 @@ class BinlogReader:
                         seq += 1
         finally:
             stream.close()
+            session.close()
         if trx_ts is not None:
             # the stream ended inside a transaction: its rows must not be applied yet
             self.aborted_ts.add(trx_ts)

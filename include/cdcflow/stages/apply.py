@@ -123,7 +123,7 @@ def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, flavour: str, ddl: DdlEntry, rep
     try:
         if statements:
             for q in statements:
-                mysql_sink.execute_ddl(index_ddl.conn, q, ddl.default_schema, ddl.sql_mode, replay)
+                mysql_sink.execute_ddl(index_ddl.conn, q, ddl.default_schema, ddl.sql_mode, replay, ddl.session)
                 ran += 1
             return f"replaced by {len(statements)} statement(s) (replace-ddl)"
         return index_ddl.execute(replace(ddl, query=query), replay)
@@ -208,8 +208,8 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                 break
             try:
                 outcome = _run_ddl(cycle, index_ddl, flavour, ddl, replay)
-            except CdcflowError:
-                raise
+            except CdcflowError as e:
+                raise e.with_context(ts=ddl.commit_ts)
             except Exception as e:
                 raise CdcflowError(
                     f"the downstream rejected DDL {ddl.name}: {e}", ts=ddl.commit_ts, statement=ddl.query,

@@ -15,6 +15,7 @@ from typing import Generic, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from cdcflow.core.ddl_session import DdlSession
 from cdcflow.source.binlog import Position
 from cdcflow.store.events import RunFolder
 
@@ -95,6 +96,7 @@ class DdlEntry(Record):
     notes: list[str] = []
     error: DdlError | None = None
     replacement: list[str] | None = None  # replace-ddl's statements, run instead of the query
+    session: DdlSession | None = None  # the upstream session's time, time zone and collations
 
 
 class DdlLog(Record):

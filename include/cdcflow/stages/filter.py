@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from cdcflow.core.ddl_session import DdlSession
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.event import Event
 from cdcflow.ddl.classify import classify
@@ -57,6 +58,7 @@ def gate_ddl(cycle: Cycle, ev: Event, tf: TableFilter, ef: EventFilter, tracker,
     entry = DdlEntry(
         commit_ts=ts, query=ev.ddl_query, default_schema=ev.ddl_schema, sql_mode=mode,
         start_pos=Position(ev.start_file, ev.start_pos), end_pos=Position(ev.end_file, ev.end_pos, ev.gtid),
+        session=DdlSession.of(ev),
     )
     if replacement is not None and not skipped:
         return _replaced(entry, replacement, tracker)
