@@ -4,8 +4,13 @@ as the upstream filled them, and later rows read the default as the upstream wro
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pytest
-from e2e_helpers import assert_consistent, cli_run, create_changefeed
+from e2e_helpers import assert_consistent, cli_ok, cli_run, create_changefeed, run_fails
+
+from cdcflow.devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
 
 pytestmark = pytest.mark.e2e
 
@@ -42,3 +47,30 @@ def test_ddl_runs_at_the_upstream_time_and_zone(mariadb_pair, spark, cdcflow_hom
     rc, err = cli_run(capsys, "e2e-ddl-session")
     assert rc == 0, err
     assert_consistent(up, down, ["dss"])
+
+
+def _load_zone(server, zone: str) -> None:
+    """The time zone tables of one named zone, as mysql_tzinfo_to_sql writes them."""
+    sql = subprocess.run(["mysql_tzinfo_to_sql", f"/usr/share/zoneinfo/{zone}", zone], check=True,
+                         capture_output=True, text=True).stdout
+    subprocess.run(["mysql", "-h", HOST, "-P", str(server.port), "-u", ROOT_USER, f"-p{ROOT_PASSWORD}", "mysql"],
+                   input=sql, check=True, capture_output=True, text=True)
+
+
+@pytest.mark.skipif(not shutil.which("mysql_tzinfo_to_sql"), reason="no mysql_tzinfo_to_sql to load a zone with")
+def test_ddl_in_a_named_zone_the_downstream_lacks(mariadb_pair, spark, cdcflow_home, capsys):
+    up, down = mariadb_pair
+    _fresh("dsz", up, down)
+    _load_zone(up, "Asia/Karachi")  # the downstream knows no named zone (its tables are empty)
+    create_changefeed(capsys, up, down, "e2e-ddl-zone", "[filter]\nrules = ['dsz.*']\n")
+    up.execute("CREATE TABLE dsz.t (id INT PRIMARY KEY)", "INSERT INTO dsz.t VALUES (1)")
+    up.execute("SET time_zone = 'Asia/Karachi'",
+               "ALTER TABLE dsz.t ADD COLUMN z TIMESTAMP NOT NULL DEFAULT '2024-01-01 00:00:00'")
+    status, message, ts = run_fails(capsys, "e2e-ddl-zone")
+    assert "e2e-ddl-zone" in message and "'Asia/Karachi'" in message and "mysql_tzinfo_to_sql" in message
+    assert down.query("SELECT * FROM dsz.t") == [(1,)]  # everything before the DDL, not the DDL
+    _load_zone(down, "Asia/Karachi")
+    cli_ok(capsys, "changefeed", "resume", "-c", "e2e-ddl-zone")
+    rc, err = cli_run(capsys, "e2e-ddl-zone")
+    assert rc == 0, err
+    assert_consistent(up, down, ["dsz"])
