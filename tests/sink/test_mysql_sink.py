@@ -458,6 +458,8 @@ def test_execute_ddl_session():
         ("SET SESSION sql_mode = %s", ("ANSI_QUOTES,STRICT_TRANS_TABLES",)),
         "USE `we``ird`",
         "CREATE TABLE t (a INT)",
+        "SET SESSION timestamp = DEFAULT",  # the row session again (sink.ddl_session)
+        "SET SESSION time_zone = '+00:00'",
     ]
 
 
@@ -473,7 +475,7 @@ def test_execute_ddl_keeps_the_sql_modes_the_server_knows():
                        False) == "applied"
     modes = [s[1][0] for s in conn.sql if isinstance(s, tuple)]
     assert modes[-1] == "STRICT_TRANS_TABLES,ANSI_QUOTES"
-    assert conn.sql[-1] == "CREATE DATABASE d"
+    assert "CREATE DATABASE d" in conn.sql
 
 
 def test_dml_session_settings():
