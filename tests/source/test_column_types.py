@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from cdcflow.core.event import Event
 from cdcflow.core.row_codec import TemporalText, decode_image, encode_image, sql_literal
 from cdcflow.source import column_types as bt
 from cdcflow.store.events import RunFolder
@@ -181,10 +182,7 @@ def test_every_type_through_the_event_store(tmp_path, spark):
     w = folder.writer("raw", batch_rows=3)  # several row groups
     names = list(VALUES)
     for i, name in enumerate(names):
-        w.add(SimpleNamespace(commit_ts=i, start_ts=None, seq=0, schema="s", table="t", op="insert", before=None,
-                              after=encode_image({"v": VALUES[name][0]}), pk=None, ddl_query=None, ddl_schema=None,
-                              sql_mode=None, gtid=None, start_file=None, start_pos=None, end_file=None, end_pos=None,
-                              event_time=None))
+        w.add(Event(commit_ts=i, seq=0, schema="s", table="t", op="insert", after=encode_image({"v": VALUES[name][0]})))
     w.close()
     rows = spark.read.parquet(folder.path("raw")).orderBy("commit_ts").select("after").collect()
     for name, r in zip(names, rows):
