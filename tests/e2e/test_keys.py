@@ -4,12 +4,8 @@ collation takes as equal are one row downstream, ending with the upstream's exac
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from e2e_helpers import assert_consistent, create_changefeed
-
-from cdcflow import cli
+from e2e_helpers import assert_consistent, cli_json, create_changefeed
 
 pytestmark = pytest.mark.e2e
 
@@ -20,11 +16,7 @@ def _fresh(db: str, *servers) -> None:
 
 
 def _run(capsys, cid: str) -> dict:
-    capsys.readouterr()
-    rc = cli.main(["changefeed", "run", "-c", cid])
-    out = capsys.readouterr()
-    assert rc == 0, out.err
-    return json.loads(out.out)
+    return cli_json(capsys, "changefeed", "run", "-c", cid)
 
 
 def _same_bytes(up, down, db: str, table: str) -> None:
