@@ -30,8 +30,13 @@ def _write_config(cid: str, text: str):
 
 
 def query(capsys, cid: str) -> dict:
+    return cli_json(capsys, "changefeed", "query", "-c", cid)
+
+
+def cli_json(capsys, *args: str) -> dict:
+    """A command that must succeed: the JSON it prints."""
     capsys.readouterr()
-    rc = cli.main(["changefeed", "query", "-c", cid])
+    rc = cli.main(list(args))
     out = capsys.readouterr()
     assert rc == 0, out.err
     return json.loads(out.out)

@@ -28,8 +28,10 @@ EVOLUTION = [
     ("ALTER TABLE t RENAME INDEX ub TO ub2, DROP COLUMN d", "t", ["b2"]),
     ("DROP INDEX ub2 ON t", "t", None),
     ("ALTER TABLE t ADD COLUMN (e INT NOT NULL, f INT), ADD CONSTRAINT ue UNIQUE (e, c)", "t", ["e", "c"]),
-    ("ALTER TABLE t ADD INDEX plain (f), ADD UNIQUE px (b2(3))", "t", ["e", "c"]),
-    ("ALTER TABLE t DROP COLUMN f", "t", ["e", "c"]),  # the index on f goes with it
+    # a unique prefix of a NOT NULL column counts (and px sorts before ue)
+    ("ALTER TABLE t ADD INDEX plain (f), ADD UNIQUE px (b2(3))", "t", ["b2"]),
+    ("ALTER TABLE t DROP COLUMN f", "t", ["b2"]),  # the index on f goes with it
+    ("CREATE TABLE pb (b BLOB, v INT, PRIMARY KEY (b(20)))", "pb", ["b"]),  # a prefix primary key
     ("CREATE TABLE `u``q` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, v TEXT, PRIMARY KEY (id)) "
      "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4", "u`q", ["id"]),
     ("CREATE TABLE l LIKE `u``q`", "l", ["id"]),
@@ -74,8 +76,8 @@ def test_versions_are_read_by_commit_ts_and_drops_are_versions():
     assert tr.at("d", "t", 301) is None
     assert tr.at("d", "t", 401).valid_key() == ["b"]
     ranges = tr.key_ranges("d", "t", 150, 350)
-    assert ranges == [[150, None, True], [200, ["a"], True], [300, None, True]]
-    assert lookup_key(ranges, 199) == (None, True) and lookup_key(ranges, 250) == (["a"], True)
+    assert ranges == [[150, None, True, {}], [200, ["a"], True, {}], [300, None, True, {}]]
+    assert lookup_key(ranges, 199) == (None, True, {}) and lookup_key(ranges, 250) == (["a"], True, {})
     # gc keeps the newest version at or below the checkpoint, and everything after it
     assert tr.gc(250) == [("d", "t", 100)]
     assert tr.at("d", "t", 260).valid_key() == ["a"]
@@ -94,7 +96,7 @@ def test_a_create_table_without_a_column_list_is_unknown_not_guessed():
     tr = SchemaTracker()
     tr.apply(classify("CREATE TABLE c LIKE gone", "d"), "CREATE TABLE c LIKE gone", "", 5)
     assert tr.current("d", "c") is UNKNOWN
-    assert tr.key_ranges("d", "c", 1, 9) == [[1, None, False], [5, None, False]]
+    assert tr.key_ranges("d", "c", 1, 9) == [[1, None, False, {}], [5, None, False, {}]]
 
 
 def test_versions_persist_and_reload(cdcflow_home):
@@ -133,3 +135,18 @@ def test_disagreements_with_the_binlog_row_are_reported():
     notes = disagreements(tr, [("d", "t", 5, '["b"]', '{"a":1,"b":2,"x":3}'), ("d", "gone", 5, None, "{}")])
     assert notes == ["d.t at commit ts 5: the binlog's row has column(s) x the tracked schema does not",
                      "d.t at commit ts 5: the binlog's primary key is (b), the tracked one (a)"]
+
+
+def test_key_collations_follow_the_clauses_and_the_table_default():
+    tr = SchemaTracker()
+    for ts, stmt in (
+            (1, "CREATE TABLE t (a VARCHAR(9) COLLATE utf8mb4_general_ci, b CHAR(2) CHARACTER SET latin1, "
+                "c TEXT, d VARBINARY(4), n INT, PRIMARY KEY (a, b, c(3), d, n)) DEFAULT CHARSET=utf8mb4 "
+                "COLLATE=utf8mb4_uca1400_ai_ci"),
+            (2, "CREATE TABLE u (a VARCHAR(9) CHARSET binary PRIMARY KEY, b VARCHAR(9) NOT NULL UNIQUE)"),
+            (3, "ALTER TABLE u CONVERT TO CHARACTER SET latin1 COLLATE latin1_swedish_ci")):
+        tr.apply(classify(stmt, "d"), stmt, "", ts)
+    t = tr.current("d", "t")
+    assert t.key_collations(t.valid_key()) == {"a": "utf8mb4_general_ci", "b": None, "c": "utf8mb4_uca1400_ai_ci"}
+    assert tr.key_ranges("d", "u", 1, 2)[-1][3] == {"a": "binary"}
+    assert tr.current("d", "u").key_collations(["a", "b"]) == {"a": "binary", "b": "latin1_swedish_ci"}

@@ -4,13 +4,14 @@ import json
 
 import pyarrow as pa
 
+from cdcflow.sink.collation_key import KeyFolder, comparison
+
 from cdcflow.core.row_codec import decode_image, encode_image
 from cdcflow.sink.compaction import (
     KEYED_SCHEMA,
     final_changes,
     key_of,
     keyed_changes,
-    partition_text,
 )
 
 EVENT_COLS = pa.schema([("schema", pa.string()), ("table", pa.string()), ("commit_ts", pa.int64()),
@@ -27,9 +28,28 @@ def batch(changes: list[tuple]) -> pa.RecordBatch:
     return pa.RecordBatch.from_pydict(cols, schema=EVENT_COLS)
 
 
-def keyed(changes: list[tuple], split: int | None = None) -> list[dict]:
+class FakeWeights(KeyFolder):
+    """Weighs as a case- and accent-insensitive collation would, counting the queries."""
+
+    def __init__(self, collations):
+        super().__init__(collations)
+        self.asked = []
+
+    def _weigh(self, coll, strings):
+        import unicodedata
+
+        self.asked.append((coll, strings))
+        for s in strings:
+            plain = "".join(ch for ch in unicodedata.normalize("NFD", s) if not unicodedata.combining(ch))
+            self._weights[(coll, s)] = plain.lower().encode().hex()
+
+
+CI = {"db.s": {"name": "utf8mb4_general_ci"}}
+
+
+def keyed(changes: list[tuple], split: int | None = None, folder=None) -> list[dict]:
     batches = [batch(changes)] if split is None else [batch(changes[:split]), batch(changes[split:])]
-    out = list(keyed_changes(iter(batches), KEYS))
+    out = list(keyed_changes(iter(batches), KEYS, folder))
     assert len(out) == len(batches)  # one batch out per batch in
     rows = []
     for b in out:
@@ -39,10 +59,10 @@ def keyed(changes: list[tuple], split: int | None = None) -> list[dict]:
     return rows
 
 
-def compact(changes: list[tuple]) -> list[tuple]:
+def compact(changes: list[tuple], folder=None) -> list[tuple]:
     """keyed_changes, then the sort the apply stage asks Spark for, then final_changes;
     returns (table, kind, decoded image) in output order."""
-    rows = sorted(keyed(changes), key=lambda r: (r["schema"], r["table"], r["part"], r["key"], r["commit_ts"],
+    rows = sorted(keyed(changes, folder=folder), key=lambda r: (r["schema"], r["table"], r["part"], r["key"], r["commit_ts"],
                                                  r["seq"], r["sub"]))
     tuples = [(r["schema"], r["table"], r["part"], r["key"], r["kind"], r["image"]) for r in rows]
     return [(t[1], t[4], decode_image(t[5])) for t in final_changes(iter(tuples))]
@@ -92,15 +112,27 @@ def test_batches_are_processed_one_by_one():
     assert [r["key"] for r in keyed(changes, split=2)] == [f"[{i}]" for i in range(5)]
 
 
-def test_partition_text_groups_case_and_trailing_space_spellings():
-    k = lambda *vals: json.dumps(list(vals), separators=(",", ":"), ensure_ascii=False)
-    assert partition_text(k("abc")) == partition_text(k("ABC")) == partition_text(k("abc  ")) \
-        == partition_text(k("Abc "))
-    assert partition_text(k("a ", 1)) == partition_text(k("A", 1))
-    assert partition_text(k("abc")) != partition_text(k("abd"))
-    assert partition_text(k(" abc")) != partition_text(k("abc"))  # leading spaces count
-    assert partition_text(k(1)) != partition_text(k(2))
-    assert partition_text(k("Straße")) == partition_text(k("STRASSE".lower().replace("ss", "ß")))
+def test_comparison_by_collation_name():
+    assert comparison(None) == comparison("binary") == (False, False)
+    assert comparison("utf8mb4_bin") == (True, False)  # PAD SPACE: trailing spaces only
+    assert comparison("utf8mb4_nopad_bin") == comparison("utf8mb4_0900_as_cs") == (False, False)
+    assert comparison("utf8mb4_general_ci") == comparison("latin1_swedish_ci") == (True, True)
+    assert comparison("utf8mb4_uca1400_ai_ci") == (True, True)
+    assert comparison("utf8mb4_0900_ai_ci") == comparison("utf8mb4_uca1400_nopad_ai_ci") == (False, True)
+
+
+def test_keys_fold_by_collation_with_one_query_per_batch():
+    folder = FakeWeights(CI | {"db.m": {"b": "utf8mb4_bin"}})
+    rows = keyed([("s", 10, 0, "update", {"name": "é", "v": 1}, {"name": "E ", "v": 1}),
+                  ("s", 11, 0, "insert", None, {"name": "x", "v": 1}),
+                  ("m", 12, 0, "update", {"a": 1, "b": "x "}, {"a": 1, "b": "x"}),
+                  ("m", 13, 0, "update", {"a": 1, "b": "x"}, {"a": 1, "b": "X"}),
+                  ("t", 14, 0, "insert", None, {"id": "A"})], folder=folder)
+    assert [(r["table"], r["kind"], r["sub"]) for r in rows] == [
+        ("s", "U", 1), ("s", "I", 1), ("m", "U", 1), ("m", "D", 0), ("m", "I", 1), ("t", "I", 1)]
+    assert rows[0]["key"] == '[{"w":"65"}]' and all(r["part"] == r["key"] for r in rows)
+    assert folder.asked == [("utf8mb4_general_ci", ["E", "x", "é"])]
+    assert rows[-1]["key"] == '["A"]'  # no collation known: the text itself
 
 
 def test_last_change_per_key_wins():
@@ -129,17 +161,16 @@ def test_seed_002_key_swap_converges():
         ("t", "U", {"id": 1, "v": "b"}), ("t", "U", {"id": 2, "v": "a"}), ("t", "D", {"id": 3, "v": "a"})]
 
 
-def test_case_only_key_change_deletes_old_spelling_first():
-    # 'ABC' sorts before 'abc', yet the old spelling's DELETE must go out first: under a
-    # case-insensitive collation the REPLACE of 'ABC' and the DELETE of 'abc' hit one row
-    out = compact([("s", 10, 0, "update", {"name": "abc", "v": 1}, {"name": "ABC", "v": 1})])
-    assert out == [("s", "D", {"name": "abc", "v": 1}), ("s", "I", {"name": "ABC", "v": 1})]
-
-
-def test_trailing_space_key_change_deletes_old_spelling_first():
-    # PAD SPACE collations compare 'abc' = 'abc  '; '["abc  "]' sorts before '["abc"]'
-    out = compact([("s", 10, 0, "update", {"name": "abc", "v": 1}, {"name": "abc  ", "v": 2})])
-    assert out == [("s", "D", {"name": "abc", "v": 1}), ("s", "I", {"name": "abc  ", "v": 2})]
+def test_respellings_under_a_ci_collation_are_updates_of_one_row():
+    # the last image's spelling wins; a delete and a re-insert in another spelling is an update
+    out = compact([("s", 10, 0, "update", {"name": "é", "v": 1}, {"name": "e", "v": 2}),
+                   ("s", 11, 0, "update", {"name": "abc", "v": 1}, {"name": "ABC  ", "v": 1}),
+                   ("s", 12, 0, "delete", {"name": "x", "v": 1}, None),
+                   ("s", 13, 0, "insert", None, {"name": "X", "v": 2})], FakeWeights(CI))
+    assert sorted(out, key=lambda r: r[2]["v"]) == [
+        ("s", "U", {"name": "ABC  ", "v": 1}), ("s", "U", {"name": "e", "v": 2}), ("s", "U", {"name": "X", "v": 2})]
+    # without the collation the spellings are different rows
+    assert len(compact([("s", 10, 0, "update", {"name": "é", "v": 1}, {"name": "e", "v": 2})])) == 2
 
 
 def test_deletes_before_upserts_only_within_one_part():

@@ -20,7 +20,9 @@ PRIMARY = "PRIMARY"
 
 @dataclass
 class TableInfo:
-    columns: list[dict] = field(default_factory=list)  # {"name", "type", "nullable"} in order
+    # {"name", "type", "nullable"[, "collation"][, "charset"]} in order: a string column's
+    # collation where a clause, the table's default or the catalogue names it
+    columns: list[dict] = field(default_factory=list)
     indexes: dict[str, dict] = field(default_factory=dict)  # name -> {"columns", "unique", "primary", "prefix"}
 
     def column(self, name: str) -> dict | None:
@@ -29,16 +31,24 @@ class TableInfo:
 
     def valid_key(self) -> list[str] | None:
         """Seed 000's valid index: the primary key, else a unique index whose columns are all
-        NOT NULL (a prefix index cannot identify a row).  None: the table has none.  The one
-        definition: the downstream's catalogue is read into a TableInfo for it too (mysql_sink)."""
+        NOT NULL.  None: the table has none.  A key on column prefixes counts (as in TiCDC):
+        unique prefixes make the full values unique, and rows are keyed by the full values.
+        The one definition: the downstream's catalogue is read into a TableInfo for it too
+        (mysql_sink)."""
         order = sorted(self.indexes.items(), key=lambda kv: (not kv[1]["primary"], kv[0]))
         for _, ix in order:
-            if not ix["unique"] or ix.get("prefix") or not ix["columns"]:
+            if not ix["unique"] or not ix["columns"]:
                 continue
             cols = [self.column(c) for c in ix["columns"]]
             if all(c is not None and (ix["primary"] or not c["nullable"]) for c in cols):
                 return [c["name"] for c in cols]
         return None
+
+    def key_collations(self, key: list[str]) -> dict[str, str | None]:
+        """Per string column of `key`: its collation, None where no clause named it (the
+        downstream's catalogue knows it then)."""
+        cols = [self.column(c) for c in key]
+        return {c["name"]: c.get("collation") for c in cols if c is not None and _is_string(c)}
 
     def to_dict(self) -> dict:
         return {"columns": self.columns, "indexes": self.indexes}
@@ -55,6 +65,37 @@ class TableInfo:
 _ATTRS = frozenset("NOT NULL DEFAULT PRIMARY KEY UNIQUE AUTO_INCREMENT COMMENT COLLATE CHARACTER CHARSET "
                    "GENERATED AS REFERENCES CHECK ON INVISIBLE VISIBLE FIRST AFTER CONSTRAINT COLUMN_FORMAT "
                    "STORAGE SERIAL WITH WITHOUT SRID PERSISTENT VIRTUAL STORED COMPRESSED".split())
+
+
+# Column types compared by a collation (BINARY, VARBINARY and BLOB compare bytes).
+_STRING_TYPES = frozenset("char varchar tinytext text mediumtext longtext nchar nvarchar national character".split())
+
+
+def _is_string(col: dict) -> bool:
+    return col["type"].split("(")[0].split(" ")[0] in _STRING_TYPES
+
+
+def _charset_clause(r: Cursor) -> tuple[str, str] | None:
+    """[DEFAULT] CHARACTER SET | CHARSET | COLLATE [=] name here (consumed): ('charset' |
+    'collation', lower-case name); None (nothing consumed) when none starts here."""
+    start = r.i
+    r.take("DEFAULT")
+    what = "charset" if r.take("CHARACTER", "SET") or r.take("CHARSET") else "collation" if r.take("COLLATE") else None
+    if what is None:
+        r.i = start
+        return None
+    r.take_punct("=")
+    t = r.peek()
+    r.i += t is not None
+    return (what, t.text.lower()) if t is not None and t.kind != "punct" else None
+
+
+def _set_collation(col: dict, clause: tuple[str, str]) -> None:
+    what, name = clause
+    col.pop("collation", None)
+    col[what] = name
+    if clause == ("charset", "binary"):
+        col["collation"] = "binary"
 
 
 def _index_columns(toks: list[Token]) -> tuple[list[str], bool]:
@@ -84,9 +125,12 @@ def _column_def(r: Cursor) -> tuple[dict, list[str]]:
             continue
         type_parts.append(t.text.lower())
         r.i += 1
-    nullable, keys = True, []
+    nullable, keys, charset = True, [], []
     while r.peek():
-        if r.take("NOT", "NULL"):
+        clause = _charset_clause(r)
+        if clause is not None:
+            charset.append(clause)
+        elif r.take("NOT", "NULL"):
             nullable = False
         elif r.take("NULL"):
             nullable = True
@@ -106,7 +150,10 @@ def _column_def(r: Cursor) -> tuple[dict, list[str]]:
     if type_text.split(" ")[:1] == ["serial"]:  # SERIAL: BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
         nullable = False
         keys.append("unique")
-    return {"name": name, "type": type_text, "nullable": nullable}, keys
+    col = {"name": name, "type": type_text, "nullable": nullable}
+    for clause in charset:
+        _set_collation(col, clause)
+    return col, keys
 
 
 def _position(r_toks: list[Token]) -> tuple[str | None, str | None]:
@@ -258,15 +305,31 @@ class _Table:
             self.add_index(None, [col["name"]], True, k == "primary", False)
 
 
-def create_table_info(body: list[Token]) -> TableInfo:
-    """The TableInfo of `CREATE TABLE t (<body>)`."""
+def create_table_info(body: list[Token], options: list[Token] = ()) -> TableInfo:
+    """The TableInfo of `CREATE TABLE t (<body>) <options>`."""
     tbl = _Table(TableInfo())
     for part in split_commas(body):
         r = Cursor(part)
         if not tbl.index_def(r):
             r.i = 0
             tbl.column_def(r)
+    default = _table_default(options)
+    for col in tbl.t.columns:  # the table's default collation: string columns that name none
+        if default and _is_string(col) and "collation" not in col and "charset" not in col:
+            col["collation"] = default
     return tbl.t
+
+
+def _table_default(options: list[Token]) -> str | None:
+    """The collation a table's options name ([DEFAULT] COLLATE [=] x), if any."""
+    r, found = Cursor(list(options)), None
+    while r.peek():
+        clause = _charset_clause(r)
+        if clause is None:
+            r.i += 1
+        elif clause[0] == "collation":
+            found = clause[1]
+    return found
 
 
 def alter_table(info: TableInfo, clause_toks: list[Token]) -> tuple[str | None, bool]:
@@ -338,6 +401,11 @@ def alter_table(info: TableInfo, clause_toks: list[Token]) -> tuple[str | None, 
                 r.take("TO") or r.take("AS")
                 first = r.name()
                 rename = (first, r.name()) if r.take_punct(".") else (None, first)
+        elif r.take("CONVERT", "TO"):  # every string column takes the charset and collation
+            clauses = [c for c in iter(lambda: _charset_clause(r), None)]
+            for col in (c for c in info.columns if _is_string(c) and c.get("collation") != "binary"):
+                for clause in clauses:
+                    _set_collation(col, clause)
         elif w in ("ALTER", "CONVERT", "ORDER", "ENABLE", "DISABLE", "FORCE", "ALGORITHM", "LOCK", "REMOVE",
                    "TRUNCATE", "EXCHANGE", "REORGANIZE", "COALESCE", "REBUILD", "ANALYZE", "CHECK", "OPTIMIZE",
                    "REPAIR", "DISCARD", "IMPORT", "PARTITION", "WITH", "WITHOUT", "SET"):
@@ -362,14 +430,15 @@ _OPTION_WORDS = frozenset(
 
 # ---------------------------------------------------------------- whole statements
 
-def create_table_body(toks: list[Token]) -> list[Token] | None:
-    """The tokens inside CREATE TABLE's column list, or None (LIKE / AS SELECT without one)."""
+def create_table_body(toks: list[Token]) -> tuple[list[Token], list[Token]] | None:
+    """The tokens inside CREATE TABLE's column list and the table options after it, or None
+    (LIKE / AS SELECT without one)."""
     r = Cursor(toks)
     while r.peek() and not r.at_punct("("):
         r.i += 1
     if r.peek() is None or r.word(1) == "LIKE":
         return None
-    return r.group()
+    return r.group(), r.rest()
 
 
 def alter_clauses(toks: list[Token]) -> list[Token]:

@@ -59,13 +59,12 @@ class SchemaTracker:
         return vs[-1][1] if vs else UNKNOWN
 
     def key_ranges(self, schema: str, table: str, lo: int, hi: int) -> list[list]:
-        """[[from_ts, valid key or None, known], ...] covering (lo, hi]: the base version and
-        every version made inside the window."""
-        base = self.at(schema, table, lo + 1)
-        out = [[lo, _key(base), base is not UNKNOWN]]
+        """[[from_ts, valid key or None, known, collations of the key's string columns], ...]
+        covering (lo, hi]: the base version and every version made inside the window."""
+        out = [_key_range(lo, self.at(schema, table, lo + 1))]
         for vts, info in self.versions.get((schema, table), ()):
             if lo < vts <= hi:
-                out.append([vts, _key(info), info is not UNKNOWN])
+                out.append(_key_range(vts, info))
         return out
 
     # -- writing
@@ -105,7 +104,7 @@ class SchemaTracker:
                 after = src.copy() if isinstance(src, TableInfo) else None
             else:
                 body = create_table_body(toks)
-                after = create_table_info(body) if body is not None else None
+                after = create_table_info(*body) if body is not None else None
             if after is None:
                 log.warning("schema of %s.%s not derivable from %r", target.schema, target.table, query)
                 after = UNKNOWN
@@ -172,17 +171,19 @@ class SchemaTracker:
         return gone
 
 
-def _key(info) -> list[str] | None:
-    return info.valid_key() if isinstance(info, TableInfo) else None
+def _key_range(ts: int, info) -> list:
+    key = info.valid_key() if isinstance(info, TableInfo) else None
+    return [ts, key, info is not UNKNOWN, info.key_collations(key) if key else {}]
 
 
-def lookup_key(ranges: list[list], ts: int) -> tuple[list[str] | None, bool]:
-    """(key, known) of the version a row change at `ts` reads, from key_ranges()."""
+def lookup_key(ranges: list[list], ts: int) -> tuple[list[str] | None, bool, dict[str, str | None]]:
+    """(key, known, collations of its string columns) of the version a row change at `ts`
+    reads, from key_ranges()."""
     pick = ranges[0]
     for r in ranges:
         if r[0] < ts:
             pick = r
-    return pick[1], pick[2]
+    return pick[1], pick[2], pick[3]
 
 
 def disagreements(tracker: SchemaTracker, samples) -> list[str]:

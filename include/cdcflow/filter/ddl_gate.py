@@ -176,7 +176,7 @@ def drop_ineligible_rows(spark, rows_df, ranges: dict[tuple[str, str], list], fo
         return rows_df, {}
     dropped: dict[tuple[str, str], list] = {}
     for name, rs in ranges.items():
-        for i, (lo, key, known) in enumerate(rs):
+        for i, (lo, key, known, _) in enumerate(rs):
             if known and key is None:
                 hi = rs[i + 1][0] if i + 1 < len(rs) else None
                 dropped.setdefault(name, []).append([lo, hi])

@@ -1,7 +1,7 @@
 """Compaction of a segment's row changes to one final image per key, in Arrow batches.
 
 Spark only moves and sorts rows: `keyed_changes` (mapInArrow) gives each change its
-key; after a hash partition and a sort by key and commit order, the sink's partition
+key, as the downstream's index compares it (collation_key); after a hash partition and a sort by key and commit order, the sink's partition
 writers (mysql_sink.apply_partition, also a mapInArrow) run `final_changes`, which keeps
 the last change of each key.  Parsing the JSON images once in Python
 is much cheaper than asking Spark SQL to extract key fields from them per row; msgspec
@@ -15,6 +15,8 @@ from typing import Iterator
 
 import msgspec
 import pyarrow as pa
+
+from cdcflow.sink.collation_key import KeyFolder
 
 KEYED_SCHEMA = "schema string, table string, key string, part string, commit_ts long, seq long, sub int, " \
                "kind string, image string"
@@ -34,58 +36,52 @@ def _key_text(vals: list) -> str:
     return json.dumps(vals, separators=(",", ":"), ensure_ascii=False)
 
 
-def partition_text(key: str) -> str:
-    """What the partitioner hashes: a key that only changes case or trailing spaces under a
-    case-insensitive (PAD SPACE) collation must land in the partition of its old spelling."""
-    return _partition_of(json.loads(key), key)
+def keyed_changes(batches: Iterator[pa.RecordBatch], keys: dict[str, list[str]],
+                  folder: KeyFolder | None = None) -> Iterator[pa.RecordBatch]:
+    """Each change with its key (as `folder` compares key values; `part`, what the
+    partitioner hashes, is the key too); an UPDATE that changes the key becomes a DELETE of
+    the old key (sub 0) and an INSERT of the new one (sub 1): seed 002's split, DELETE
+    first.  An UPDATE to a spelling the collation takes as equal keeps its key: an update
+    of the same row.  Kinds: I (the key's row is new: an INSERT), U (an UPDATE of the
+    key's row), D."""
+    folder = folder or KeyFolder({})
+    try:
+        yield from (_keyed_batch(batch, keys, folder) for batch in batches)
+    finally:
+        folder.close()
 
 
-def _partition_of(vals: list, key: str) -> str:
-    # per key value: the key text is a JSON list, so its own end is never a space
-    if not any(isinstance(v, str) for v in vals):
-        return key  # nothing to fold: the key text itself
-    return _key_text([v.lower().rstrip() if isinstance(v, str) else v for v in vals])
+def _keyed_batch(batch: pa.RecordBatch, keys: dict[str, list[str]], folder: KeyFolder) -> pa.RecordBatch:
+    out = {f: [] for f in _KEYED_ARROW.names}
 
+    def add(schema, table, key, ts, seq, sub, kind, image):
+        for f, v in (("schema", schema), ("table", table), ("key", key), ("part", key), ("commit_ts", ts),
+                     ("seq", seq), ("sub", sub), ("kind", kind), ("image", image)):
+            out[f].append(v)
 
-def _key_and_partition(image_text: str, cols: list[str]) -> tuple[str, str]:
-    image = _decode(image_text)
-    vals = [image[c] for c in cols]
-    key = _key_text(vals)
-    return key, _partition_of(vals, key)
+    cols = batch.to_pydict()
+    rows = list(zip(cols["schema"], cols["table"], cols["commit_ts"], cols["seq"], cols["op"],
+                    cols["before"], cols["after"]))
+    images = [(_decode(before) if op != "insert" else None, _decode(after) if op != "delete" else None)
+              for _, _, _, _, op, before, after in rows]
+    folder.prepare([(f"{r[0]}.{r[1]}", img) for r, pair in zip(rows, images) if folder.folds(f"{r[0]}.{r[1]}")
+                    for img in pair if img is not None])
 
+    def key(table: str, image: dict) -> str:
+        return _key_text([folder.value(table, c, image[c]) for c in keys[table]])
 
-def keyed_changes(batches: Iterator[pa.RecordBatch], keys: dict[str, list[str]]) -> Iterator[pa.RecordBatch]:
-    """Each change with its key; an UPDATE that changes the key becomes a DELETE of the old
-    key (sub 0) and an INSERT of the new one (sub 1): seed 002's split, DELETE first.
-    Kinds: I (the key's row is new: an INSERT), U (an UPDATE of the key's row), D."""
-    for batch in batches:
-        out = {f: [] for f in _KEYED_ARROW.names}
-
-        def add(schema, table, key_part, ts, seq, sub, kind, image):
-            out["schema"].append(schema)
-            out["table"].append(table)
-            out["key"].append(key_part[0])
-            out["part"].append(key_part[1])
-            out["commit_ts"].append(ts)
-            out["seq"].append(seq)
-            out["sub"].append(sub)
-            out["kind"].append(kind)
-            out["image"].append(image)
-
-        cols = batch.to_pydict()
-        for schema, table, ts, seq, op, before, after in zip(cols["schema"], cols["table"], cols["commit_ts"],
-                                                             cols["seq"], cols["op"], cols["before"], cols["after"]):
-            kc = keys[f"{schema}.{table}"]
-            if op == "insert":
-                add(schema, table, _key_and_partition(after, kc), ts, seq, 1, "I", after)
-            elif op == "delete":
-                add(schema, table, _key_and_partition(before, kc), ts, seq, 1, "D", before)
-            else:
-                kb, ka = _key_and_partition(before, kc), _key_and_partition(after, kc)
-                if kb[0] != ka[0]:
-                    add(schema, table, kb, ts, seq, 0, "D", before)
-                add(schema, table, ka, ts, seq, 1, "I" if kb[0] != ka[0] else "U", after)
-        yield pa.RecordBatch.from_pydict(out, schema=_KEYED_ARROW)
+    for (schema, table, ts, seq, op, before, after), (bi, ai) in zip(rows, images):
+        name = f"{schema}.{table}"
+        if op == "insert":
+            add(schema, table, key(name, ai), ts, seq, 1, "I", after)
+        elif op == "delete":
+            add(schema, table, key(name, bi), ts, seq, 1, "D", before)
+        else:
+            kb, ka = key(name, bi), key(name, ai)
+            if kb != ka:
+                add(schema, table, kb, ts, seq, 0, "D", before)
+            add(schema, table, ka, ts, seq, 1, "I" if kb != ka else "U", after)
+    return pa.RecordBatch.from_pydict(out, schema=_KEYED_ARROW)
 
 
 def final_changes(rows: Iterator[tuple]) -> Iterator[tuple]:

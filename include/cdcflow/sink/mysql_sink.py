@@ -38,13 +38,12 @@ def qualified(schema: str, table: str) -> str:
     return f"{quote_ident(schema)}.{quote_ident(table)}"
 
 
-def valid_key(conn, schema: str, table: str) -> list[str] | None:
-    """The table's valid index (TableInfo.valid_key) as the downstream's catalogue has it;
-    None when the table has none or does not exist."""
+def catalogue_key(conn, schema: str, table: str) -> tuple[list[str] | None, dict[str, str | None]]:
+    """The table's valid index (TableInfo.valid_key) as the downstream's catalogue has it, and
+    its string columns' collations; None when the table has none or does not exist."""
     with conn.cursor() as cur:
-        # per column of a unique index: IS_NULLABLE, or NULL where only a prefix is indexed
         cur.execute(
-            "SELECT s.INDEX_NAME, s.COLUMN_NAME, IF(s.SUB_PART IS NULL, c.IS_NULLABLE, NULL) "
+            "SELECT s.INDEX_NAME, s.COLUMN_NAME, c.IS_NULLABLE, s.SUB_PART, c.DATA_TYPE, c.COLLATION_NAME "
             "FROM information_schema.STATISTICS s "
             "JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = s.TABLE_SCHEMA "
             "AND c.TABLE_NAME = s.TABLE_NAME AND c.COLUMN_NAME = s.COLUMN_NAME "
@@ -53,14 +52,21 @@ def valid_key(conn, schema: str, table: str) -> list[str] | None:
             (schema, table),
         )
         info = TableInfo()
-        for name, col, nullable in cur.fetchall():
+        for name, col, nullable, sub_part, data_type, collation in cur.fetchall():
             ix = info.indexes.setdefault(name, {"columns": [], "unique": True, "primary": name == PRIMARY,
                                                 "prefix": False})
             ix["columns"].append(col)
-            ix["prefix"] |= nullable is None
-            if nullable is not None and info.column(col) is None:
-                info.columns.append({"name": col, "type": "", "nullable": nullable == "YES"})
-    return info.valid_key()
+            ix["prefix"] |= sub_part is not None
+            if info.column(col) is None:
+                info.columns.append({"name": col, "type": data_type.lower(), "nullable": nullable == "YES",
+                                     "collation": collation and collation.lower()})
+    key = info.valid_key()
+    return key, info.key_collations(key) if key else {}
+
+
+def valid_key(conn, schema: str, table: str) -> list[str] | None:
+    """The table's valid index as the downstream's catalogue has it (catalogue_key)."""
+    return catalogue_key(conn, schema, table)[0]
 
 
 def table_exists(conn, schema: str, table: str) -> bool:

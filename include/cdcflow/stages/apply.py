@@ -23,16 +23,20 @@ from cdcflow.stages.cycle import Cycle
 from cdcflow.store import metastore
 
 
-def _key(keys: dict, conn, table: tuple[str, str], ts: int) -> tuple[list[str] | None, bool]:
-    """(the valid key, whether the tracked schema knows the table): the key as the tracked
-    schema has it for rows up to `ts` (the segment's barrier: no DDL changes a replicated
-    table's key inside a segment); the downstream's catalogue where the tracker does not know
-    the table."""
+def _key(keys: dict, conn, table: tuple[str, str], ts: int) -> tuple[list[str] | None, bool, dict]:
+    """(the valid key, whether the tracked schema knows the table, the collations of the key's
+    string columns): the key as the tracked schema has it for rows up to `ts` (the segment's
+    barrier: no DDL changes a replicated table's key inside a segment); the downstream's
+    catalogue where the tracker does not know the table or a key column's collation."""
     if table in keys:
-        key, known = lookup_key(keys[table], ts)
+        key, known, collations = lookup_key(keys[table], ts)
         if known:
-            return key, True
-    return mysql_sink.valid_key(conn, *table), False
+            if None in collations.values():  # no clause named it: as the downstream created it
+                down = mysql_sink.catalogue_key(conn, *table)[1]
+                collations = {c: coll or down.get(c) for c, coll in collations.items()}
+            return key, True, collations
+    key, collations = mysql_sink.catalogue_key(conn, *table)
+    return key, False, collations
 
 
 def may_replay(cycle: Cycle, window: contracts.Window) -> bool:
@@ -50,14 +54,16 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
                 stats: contracts.ApplyResult, hi: int, safe: bool = True) -> None:
     from pyspark.sql import functions as F
 
+    from cdcflow.sink.collation_key import KeyFolder
     from cdcflow.sink.compaction import KEYED_SCHEMA, keyed_changes
 
     opts = cycle.sink_options
-    keys, unkeyed = {}, []
+    keys, collations, unkeyed = {}, {}, []
     for t in tables:
-        k, known = _key(keys_known, conn, t, hi)
+        k, known, colls = _key(keys_known, conn, t, hi)
         if k:
             keys[f"{t[0]}.{t[1]}"] = k
+            collations[f"{t[0]}.{t[1]}"] = colls
         elif not mysql_sink.table_exists(conn, *t):
             raise CdcflowError(
                 f"table {t[0]}.{t[1]} does not exist downstream", code=TABLE_NOT_EXISTS,
@@ -81,8 +87,9 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
             keyed = spark.createDataFrame([k.split(".", 1) for k in keys], "schema string, table string")
             keyed_rows = rows_df.join(F.broadcast(keyed), ["schema", "table"], "left_semi")
         batch = opts.max_txn_row
+        folder = KeyFolder(collations, sink)
         changes = (keyed_rows.select("schema", "table", "commit_ts", "seq", "op", "before", "after")
-                   .mapInArrow(lambda it: keyed_changes(it, keys), KEYED_SCHEMA))
+                   .mapInArrow(lambda it: keyed_changes(it, keys, folder), KEYED_SCHEMA))
         if opts.transaction_atomicity == "table":
             # a table's transactions stay whole and in commit order: one partition per table;
             # rows are REPLACEd (each transaction is atomic downstream, so a replay converges)

@@ -105,11 +105,12 @@ class DdlLog(Record):
 
 
 class TableKeys(Record):
-    """A table's valid key over the window: [from_ts, key or None, known] (SchemaTracker.key_ranges)."""
+    """A table's valid key over the window: [from_ts, key or None, known, {key column: collation}]
+    (SchemaTracker.key_ranges)."""
 
     schema: str
     table: str
-    ranges: list[tuple[int, list[str] | None, bool]]
+    ranges: list[tuple[int, list[str] | None, bool, dict[str, str | None]]]
 
 
 # -- segments: (lo, hi] of rows, then the DDL at hi, then the checkpoint moves to hi
