@@ -45,6 +45,7 @@ TABLE_NOT_EXISTS = Code("ErrTableNotExists",     True, "a replicated table is mi
 EXEC_DDL_FAILED = Code("ErrExecDDLFailed",       None, "the downstream refused a DDL (retryable per MySQL error)")
 DDL_UNPARSEABLE = Code("ErrDDLUnparseable",      False, "a DDL statement cdcflow cannot classify")
 ROW_CHANGE_AS_STATEMENT = Code("ErrRowChangeAsStatement", False, "a row change logged as a statement (binlog_format STATEMENT)")
+CASCADING_FOREIGN_KEY = Code("ErrCascadingForeignKey", False, "a replicated table's foreign key changes rows a binlog omits")
 DDL_UNSUPPORTED_DOWNSTREAM = Code("ErrDDLUnsupportedDownstream", False, "a DDL the downstream kind cannot run")
 SYNC_RENAME_TABLE_FAILED = Code("ErrSyncRenameTableFailed", False, "a RENAME the filter rules forbid")
 VALID_INDEX_CHANGED = Code("ErrValidIndexChanged", False, "a DDL that changes a table's valid index")

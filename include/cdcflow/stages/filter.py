@@ -12,7 +12,7 @@ from cdcflow.core.errors import CdcflowError
 from cdcflow.core.event import Event
 from cdcflow.ddl.classify import classify
 from cdcflow.ddl.tracker import disagreements
-from cdcflow.filter import value_expr
+from cdcflow.filter import cascade_fk, value_expr
 from cdcflow.filter.ddl_gate import decide, drop_ineligible_rows, key_changed
 from cdcflow.filter.event import EventFilter
 from cdcflow.filter.rename import REPLICATE, rename_decision
@@ -70,6 +70,7 @@ def gate_ddl(cycle: Cycle, ev: Event, tf: TableFilter, ef: EventFilter, tracker,
         changes = tracker.apply(info, ev.ddl_query, mode, ts)
         if skipped:
             return replace(entry, keep=key_changed(changes, tf), schema_only=True, why=SKIPPED)
+        cascade_fk.check_ddl(info, ev.ddl_query, mode, tf)  # raises: a failing barrier
         verdict = decide(info, ev.ddl_query, ts, changes, tf, ef, cycle.config.force_replicate,
                          ddl_decision(info, tf), tracker.current)
     except CdcflowError as e:
