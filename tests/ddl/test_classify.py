@@ -308,9 +308,7 @@ NOT_DDL = [
     ("XA START 'x1'", "XA START"), ("XA END 'x1'", "XA END"), ("XA PREPARE 'x1'", "XA PREPARE"),
     ("XA COMMIT 'x1'", "XA COMMIT"), ("START TRANSACTION", "START TRANSACTION"),
     ("SET NAMES utf8mb4", "SET"), ("SET @@session.sql_mode = 'ANSI'", "SET"),
-    ("INSERT INTO t1 VALUES (1)", "INSERT"), ("UPDATE t1 SET a = 1", "UPDATE"),
-    ("DELETE FROM t1 WHERE a = 1", "DELETE"), ("REPLACE INTO t1 VALUES (1)", "REPLACE"),
-    ("LOAD DATA INFILE 'x' INTO TABLE t1", "LOAD DATA"), ("", "EMPTY"), ("/* only a comment */", "EMPTY"),
+    ("LOAD INDEX INTO CACHE t1", "LOAD INDEX"), ("", "EMPTY"), ("/* only a comment */", "EMPTY"),
 ]
 
 
@@ -319,6 +317,27 @@ def test_not_ddl(query, name):
     info = classify(query, "shop")
     assert (info.kind, info.type, info.allowed, info.statement_name) == ("not-ddl", None, False, name)
     assert info.tables == ()
+
+
+ROW_CHANGES = [  # a row change logged as a statement: the table it writes, where it can be read
+    ("INSERT INTO t1 VALUES (1)", "INSERT", ("shop", "t1")),
+    ("INSERT LOW_PRIORITY IGNORE other.t2 SELECT * FROM t1", "INSERT", ("other", "t2")),
+    ("REPLACE t1 VALUES (1)", "REPLACE", ("shop", "t1")),
+    ("UPDATE t1 AS x SET a = 1", "UPDATE", ("shop", "t1")),
+    ("DELETE QUICK FROM `o`.`t1` WHERE a = 1", "DELETE", ("o", "t1")),
+    ("LOAD DATA LOCAL INFILE '/tmp/into' REPLACE INTO TABLE t1 (a)", "LOAD DATA", ("shop", "t1")),
+    ("SET STATEMENT sql_mode='' FOR INSERT INTO t1 VALUES (1)", "INSERT", ("shop", "t1")),
+    ("UPDATE t1, t2 SET t1.a = t2.a", "UPDATE", None), ("UPDATE t1 JOIN t2 USING (a) SET a = 1", "UPDATE", None),
+    ("DELETE t1 FROM t1 JOIN t2", "DELETE", None), ("DELETE FROM t1 USING t1, t2", "DELETE", None),
+    ("CALL p()", "CALL", None), ("SELECT f()", "SELECT", None), ("DO f()", "DO", None),
+]
+
+
+@pytest.mark.parametrize("query,name,table", ROW_CHANGES, ids=[q for q, _, _ in ROW_CHANGES])
+def test_row_changes_logged_as_statements(query, name, table):
+    info = classify(query, "shop")
+    assert (info.kind, info.allowed, info.statement_name) == ("dml", False, name)
+    assert info.tables == ((TableName(*table),) if table else ())
 
 
 def test_set_statement_for_classifies_the_inner_statement():

@@ -49,3 +49,16 @@ def test_an_operator_skip_still_evolves_the_tracked_schema():
     assert entry.why == "skipped by operator (skip-ddl)"
     assert entry.keep is True and entry.schema_only is True  # a key appeared: segments split here
     assert tr.current("d", "q1").valid_key() == ["a"]
+
+
+def test_a_row_change_logged_as_a_statement_stops_unless_its_table_is_filtered_out():
+    cycle = _cycle("[filter]\nrules = ['d.*']\n")
+    entry = _entry(cycle, "INSERT INTO t VALUES (1)", "")
+    assert entry.keep is True and entry.error.code == "CDCFLOW:ErrRowChangeAsStatement"
+    assert "INSERT on d.t" in entry.error.message and "binlog_format=ROW" in entry.error.hint
+    assert "cdcflow changefeed skip-ddl -c cf-gate --commit-ts 77" in entry.error.hint
+    assert "cannot be read" in _entry(cycle, "UPDATE t JOIN u USING (a) SET b = 1", "").error.message
+    entry = _entry(cycle, "DELETE FROM other.t", "")
+    assert entry.keep is False and entry.error is None and "other.t is filtered out" in entry.why
+    assert _entry(cycle, "INSERT INTO t VALUES (1)", "", skipped=True).keep is False  # skip-ddl gets past it
+    assert _entry(cycle, "SAVEPOINT a", "").why == "not a DDL"  # harmless: as before

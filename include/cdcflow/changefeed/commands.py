@@ -73,6 +73,7 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
     check_upstream(source, cid)
     _check_sink_reachable(sink, cid)
     _check_filter_expressions(cfg, source, cid)
+    _check_foreign_keys(cfg, source, cid)
     server_id = source.server_id or default_server_id(cid)
     replay_until = None
     if start_ts:
@@ -121,6 +122,17 @@ def _check_filter_expressions(cfg, source, cid: str) -> None:
     finally:
         conn.close()
     value_expr.check_expressions(cfg, columns, cid)
+
+
+def _check_foreign_keys(cfg, source, cid: str) -> None:
+    from cdcflow.filter import cascade_fk
+    from cdcflow.filter.table import TableFilter
+
+    conn = source.connect()
+    try:
+        cascade_fk.check_catalogue(conn, TableFilter(list(cfg.rules), case_sensitive=cfg.case_sensitive), cid)
+    finally:
+        conn.close()
 
 
 def query(cid: str, simple: bool = False) -> dict:

@@ -26,7 +26,7 @@ class TableName:
 
 @dataclass(frozen=True)
 class DDLInfo:
-    kind: str  # 'ddl' | 'not-ddl'
+    kind: str  # 'ddl' | 'not-ddl' | 'dml' (a row change logged as a statement; tables: the one it writes)
     type: str | None  # an allowed ddl.types name; None if not allowed
     allowed: bool  # in TiCDC's allow list
     statement_name: str  # 'CREATE INDEX', 'ALTER TABLE ADD INDEX', 'CREATE PROCEDURE', ...
@@ -51,9 +51,16 @@ class DDLParseError(CdcflowError):
 
 # Statements a ROW binlog carries as QueryEvents that are not DDL at all.
 _NOT_DDL = frozenset(
-    "BEGIN COMMIT ROLLBACK SAVEPOINT RELEASE XA START INSERT UPDATE DELETE REPLACE SELECT "
-    "LOAD CALL DO USE LOCK UNLOCK HANDLER WITH VALUES TABLE EXECUTE PREPARE DEALLOCATE SHOW "
-    "EXPLAIN DESCRIBE DESC BINLOG".split())
+    "BEGIN COMMIT ROLLBACK SAVEPOINT RELEASE XA START LOAD USE LOCK UNLOCK HANDLER TABLE EXECUTE "
+    "PREPARE DEALLOCATE SHOW EXPLAIN DESCRIBE DESC BINLOG".split())
+# Row changes a session with binlog_format STATEMENT or MIXED logs as QueryEvents.  A SELECT,
+# DO, VALUES or WITH is logged only when a stored function it calls writes, a CALL's writes are
+# logged statement by statement: in a binlog, each of them changed rows.
+_DML = frozenset("INSERT UPDATE DELETE REPLACE CALL SELECT DO WITH VALUES".split())
+_DML_MODIFIERS = frozenset("LOW_PRIORITY DELAYED HIGH_PRIORITY QUICK IGNORE".split())
+# What may follow the one table of a single-table UPDATE / DELETE (anything else: several tables).
+_DML_AFTER_TABLE = {"UPDATE": frozenset({"SET"}),
+                    "DELETE": frozenset({None, "WHERE", "ORDER", "LIMIT", "RETURNING", "PARTITION"})}
 # Administrative statements: DDL-like, never replicated.
 _ADMIN = {"ANALYZE": "ANALYZE TABLE", "OPTIMIZE": "OPTIMIZE TABLE", "CHECK": "CHECK TABLE",
           "REPAIR": "REPAIR TABLE", "FLUSH": "FLUSH", "GRANT": "GRANT", "REVOKE": "REVOKE",
@@ -227,6 +234,8 @@ class _Walker(Cursor):
             return _not_ddl("EMPTY")
         if first == "SET":
             return self.set_statement()
+        if first in _DML or self.at("LOAD", "DATA") or self.at("LOAD", "XML"):
+            return self.dml()
         if first in _NOT_DDL:
             second = self.word(1) if first in ("XA", "START", "LOAD", "LOCK", "UNLOCK", "RELEASE") else None
             return _not_ddl(f"{first} {second}" if second else first)
@@ -238,6 +247,37 @@ class _Walker(Cursor):
             self.fail(f"unknown statement {self.toks[0].text!r}")
         self.i += 1
         return handler()
+
+    def dml(self) -> DDLInfo:
+        """A row change logged as a statement, with the table it writes where that can be read
+        (INSERT/REPLACE/LOAD and single-table UPDATE/DELETE), else none."""
+        verb = self.word()
+        self.i += 1
+        if verb == "LOAD":
+            verb = f"LOAD {self.word()}"
+            self.skip_to("INTO")  # past the file name and REPLACE/IGNORE
+            self.take("INTO")
+            self.take("TABLE")
+        while self.word() in _DML_MODIFIERS:
+            self.i += 1
+        if verb in ("INSERT", "REPLACE"):
+            self.take("INTO")
+        readable = verb in ("INSERT", "REPLACE", "UPDATE") or verb.startswith("LOAD") or (
+            verb == "DELETE" and self.take("FROM"))  # not DELETE t1, t2 FROM ...
+        tables: tuple[TableName, ...] = ()
+        if readable:
+            try:
+                tables = (self.table(),)
+            except DDLParseError:
+                tables = ()
+            if verb in _DML_AFTER_TABLE:
+                self.take("AS")
+                if self.word() not in _DML_AFTER_TABLE[verb] and self.peek() is not None and self.peek().is_name:
+                    self.i += 1  # an alias
+                if self.word() not in _DML_AFTER_TABLE[verb]:
+                    tables = ()  # several tables (a join, or DELETE ... USING)
+        return DDLInfo("dml", None, False, verb, tables[0].schema if tables else None, tables, (), (), False,
+                       False)
 
     def set_statement(self) -> DDLInfo:
         if self.at("SET", "PASSWORD"):

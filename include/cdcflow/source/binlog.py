@@ -166,6 +166,7 @@ class BinlogReader:
         transaction rolled back after rows went out is added to `self.aborted_ts`.
         """
         from pymysqlreplication.event import (
+            ExecuteLoadQueryEvent,
             GtidEvent,
             MariadbGtidEvent,
             QueryEvent,
@@ -176,7 +177,7 @@ class BinlogReader:
 
         stream = open_stream(self.uri, self.server_id, self.start,
                              [QueryEvent, XidEvent, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent,
-                              MariadbGtidEvent, GtidEvent, RotateEvent])
+                              MariadbGtidEvent, GtidEvent, RotateEvent, ExecuteLoadQueryEvent])
         cur_file = self.start.file
         trx_ts: int | None = None
         trx_start = self.last_pos
@@ -220,7 +221,9 @@ class BinlogReader:
                     if trx_ts is not None:
                         end(ev.packet.log_pos)
                     continue
-                if isinstance(ev, QueryEvent):
+                if isinstance(ev, ExecuteLoadQueryEvent):
+                    _read_load_query(ev)  # LOAD DATA logged as a statement: filter stops at it
+                if isinstance(ev, (QueryEvent, ExecuteLoadQueryEvent)):
                     q = ev.query.strip().rstrip(";").strip()
                     word = q.upper()
                     if word in ("BEGIN", "START TRANSACTION") or word.startswith("XA START"):
@@ -276,6 +279,16 @@ class BinlogReader:
         if trx_ts is not None:
             # the stream ended inside a transaction: its rows must not be applied yet
             self.aborted_ts.add(trx_ts)
+
+
+def _read_load_query(ev) -> None:
+    """Read the default schema and statement of an ExecuteLoadQueryEvent, which the library
+    leaves unread after its header (the layout of a QueryEvent's, with 13 more header bytes)."""
+    ev.packet.read(ev.status_vars_length)
+    ev.schema = ev.packet.read(ev.schema_length)
+    ev.packet.advance(1)
+    ev.query = ev.packet.read(ev.event_size - 26 - ev.status_vars_length - ev.schema_length - 1).decode(
+        "utf-8", errors="backslashreplace")
 
 
 def replay_horizon(ts: int, replay_until: int = 0, checkpoint_ts: int = 0) -> int:

@@ -13,10 +13,11 @@ from cdcflow.core.errors import CdcflowError
 from cdcflow.core.event import Event
 from cdcflow.ddl.classify import classify
 from cdcflow.ddl.tracker import disagreements
-from cdcflow.filter import value_expr
+from cdcflow.filter import cascade_fk, value_expr
 from cdcflow.filter.ddl_gate import decide, drop_ineligible_rows, key_changed
 from cdcflow.filter.event import EventFilter
 from cdcflow.filter.rename import REPLICATE, rename_decision
+from cdcflow.filter.statement_rows import passed_over
 from cdcflow.filter.table import TableFilter
 from cdcflow.filter.txn import skip_transactions
 from cdcflow.source.binlog import Position
@@ -66,9 +67,12 @@ def gate_ddl(cycle: Cycle, ev: Event, tf: TableFilter, ef: EventFilter, tracker,
         info = classify(ev.ddl_query, ev.ddl_schema, mode)
         entry.type, entry.name, entry.sub_types = info.type, info.statement_name, list(info.sub_types)
         entry.tables = [(t.schema, t.table) for t in info.tables]
+        if info.kind == "dml":
+            return replace(entry, keep=False, why=passed_over(info, tf))
         changes = tracker.apply(info, ev.ddl_query, mode, ts)
         if skipped:
             return replace(entry, keep=key_changed(changes, tf), schema_only=True, why=SKIPPED)
+        cascade_fk.check_ddl(info, ev.ddl_query, mode, tf)  # raises: a failing barrier
         verdict = decide(info, ev.ddl_query, ts, changes, tf, ef, cycle.config.force_replicate,
                          ddl_decision(info, tf), tracker.current)
     except CdcflowError as e:
