@@ -80,24 +80,29 @@ def test_seed_rename_tables_end_to_end(mariadb_pair, spark, cdcflow_home, capsys
 # (the clauses replayed in order, each table followed to its last name; TiCDC's ddl puller
 # leaves out a clause whose table is outside the filter before and after)
 
-def _fresh(up, down, schema: str) -> None:
+def _start(mariadb_pair, capsys, schema: str, cid: str, rules: str, *tables: str):
+    """A fresh schema on both servers, a changefeed with `rules`, then `tables` created upstream,
+    each with one row: (up, down)."""
+    up, down = mariadb_pair
     for db in (up, down):
         db.execute(f"DROP DATABASE IF EXISTS {schema}")
-
-
-def _create(up, schema: str, *tables: str) -> None:
+    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = [{rules}]\n")
     up.execute(f"CREATE DATABASE {schema}",
                *[f"CREATE TABLE {schema}.{t} (id INT PRIMARY KEY, v VARCHAR(20))" for t in tables],
                *[f"INSERT INTO {schema}.{t} VALUES (1, 'was {t}')" for t in tables])
+    return up, down
+
+
+def _differences(up, down, schema: str) -> list[str]:
+    with up.connect() as u, down.connect() as d:
+        return sorted(str(x) for x in compare(u, d, schemas=[schema]))
 
 
 def test_a_rename_chain_replicates(mariadb_pair, spark, cdcflow_home, capsys):
-    up, down = mariadb_pair
     S = "rn_chain"
-    _fresh(up, down, S)
-    create_changefeed(capsys, up, down, "e2e-rename-chain", f"[filter]\nrules = ['{S}.*']\n")
-    _create(up, S, "a", "b", "c", "e")
-    # each new name is free when its clause runs: a chain, not a swap; e goes through x and back
+    up, down = _start(mariadb_pair, capsys, S, "e2e-rename-chain", f"'{S}.*'", "a", "b", "c", "e")
+    # each new name is free when its clause runs: a chain, not a swap; then e goes to f through
+    # x, and d (a before) takes the name e
     up.execute("RENAME TABLE a TO d, b TO a, c TO b", "RENAME TABLE e TO x, x TO f, d TO e",
                *[f"INSERT INTO {t} VALUES (2, 'now {t}')" for t in ("a", "b", "e", "f")], database=S)
     rc, err = cli_run(capsys, "e2e-rename-chain")
@@ -108,11 +113,8 @@ def test_a_rename_chain_replicates(mariadb_pair, spark, cdcflow_home, capsys):
 
 
 def test_a_swap_fails_naming_its_clauses_until_skipped(mariadb_pair, spark, cdcflow_home, capsys):
-    up, down = mariadb_pair
     S, cid = "rn_swap", "e2e-rename-swap"
-    _fresh(up, down, S)
-    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{S}.*']\n")
-    _create(up, S, "a", "b")
+    up, down = _start(mariadb_pair, capsys, S, cid, f"'{S}.*'", "a", "b")
     statement = "RENAME TABLE a TO tmp, b TO a, tmp TO b"
     up.execute(statement, "INSERT INTO a VALUES (2, 'now a')", database=S)
     status, message, ts = run_fails(capsys, cid)
@@ -133,11 +135,8 @@ def test_a_swap_fails_naming_its_clauses_until_skipped(mariadb_pair, spark, cdcf
 
 
 def test_a_swap_among_tables_the_filter_leaves_out_fails_nothing(mariadb_pair, spark, cdcflow_home, capsys):
-    up, down = mariadb_pair
     S, cid = "rn_xswap", "e2e-rename-xswap"
-    _fresh(up, down, S)
-    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{S}.t*']\n")
-    _create(up, S, "t1", "n1", "n2")
+    up, down = _start(mariadb_pair, capsys, S, cid, f"'{S}.t*'", "t1", "n1", "n2")
     up.execute("RENAME TABLE n1 TO ntmp, n2 TO n1, ntmp TO n2",  # only excluded tables: ignored
                "RENAME TABLE t1 TO t2, n1 TO ntmp, n2 TO n1, ntmp TO n2",  # runs as RENAME TABLE t1 TO t2
                "INSERT INTO t2 VALUES (2, 'now t2')", "INSERT INTO n1 VALUES (2, 'now n1')", database=S)
@@ -145,26 +144,20 @@ def test_a_swap_among_tables_the_filter_leaves_out_fails_nothing(mariadb_pair, s
     assert rc == 0, err
     assert query(capsys, cid)["state"] == "normal"
     assert tables(down, S) == ["t2"]
-    with up.connect() as u, down.connect() as d:
-        diffs = compare(u, d, schemas=[S])
-    assert sorted(str(x) for x in diffs) == [f"{S}.n1: missing downstream", f"{S}.n2: missing downstream"]
+    assert _differences(up, down, S) == [f"{S}.n1: missing downstream", f"{S}.n2: missing downstream"]
 
 
 def test_a_multi_table_rename_partly_outside_the_filter_replicates_the_rest(mariadb_pair, spark, cdcflow_home,
                                                                           capsys):
-    up, down = mariadb_pair
     S, cid = "rn_part", "e2e-rename-part"
-    _fresh(up, down, S)
-    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{S}.t6*', '{S}.t7*', '{S}.t8*']\n")
-    _create(up, S, "t7", "t555", "t8")
+    up, down = _start(mariadb_pair, capsys, S, cid, f"'{S}.t6*', '{S}.t7*', '{S}.t8*'", "t7", "t555", "t8")
     up.execute("RENAME TABLE t7 TO t77, t555 TO t55",  # t555 and t55 are both outside the filter
                "INSERT INTO t77 VALUES (2, 'now t77')", "INSERT INTO t55 VALUES (2, 'now t55')", database=S)
     rc, err = cli_run(capsys, cid)
     assert rc == 0, err
     assert tables(down, S) == ["t77", "t8"]
     assert down.query(f"SELECT id, v FROM {S}.t77 ORDER BY id") == [(1, "was t7"), (2, "now t77")]
-    with up.connect() as u, down.connect() as d:
-        assert [str(x) for x in compare(u, d, schemas=[S])] == [f"{S}.t55: missing downstream"]
+    assert _differences(up, down, S) == [f"{S}.t55: missing downstream"]
 
     # a clause moving a table into the filter still fails the statement, naming the clause
     up.execute("RENAME TABLE t8 TO t88, t55 TO t66", database=S)
