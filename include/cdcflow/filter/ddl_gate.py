@@ -21,6 +21,7 @@ from cdcflow.core.row_codec import quote_ident
 from cdcflow.ddl import types as T
 from cdcflow.ddl.table_def import TableInfo
 from cdcflow.filter.event import EventFilter
+from cdcflow.filter.rename import follow, outside
 from cdcflow.filter.table import TableFilter
 
 _VIEW_TYPES = (T.CREATE_VIEW, T.DROP_VIEW)  # views are always eligible (TiCDC IsEligible)
@@ -56,6 +57,20 @@ def _states(changes) -> dict[tuple[str, str], tuple]:
     for s, t, before, after in changes:
         first = out.get((s, t), (before, None))[0]
         out[(s, t)] = (first, after)
+    return out
+
+
+def _rename_clauses(renames, states, tf: TableFilter) -> list[tuple]:
+    """Per rename clause, of the table it moves (a table renamed twice in one statement is one
+    table): its name before the statement, whether the filter leaves it out (outside before
+    and after), and its state (before, after) under its names before and after the statement
+    (ALTER TABLE … RENAME may change it too).  A table's clauses share one verdict."""
+    out: list[tuple] = [()] * len(renames)
+    for m in follow(renames):
+        before = states.get((m.start.schema, m.start.table), (None, None))[0]
+        after = states.get((m.end.schema, m.end.table), (None, None))[1]
+        for i in m.clauses:
+            out[i] = (m.start, outside(m, tf), before, after)
     return out
 
 
@@ -103,9 +118,13 @@ def decide(info, query: str, ts: int, changes, tf: TableFilter, ef: EventFilter,
     if not keep:
         return Verdict(False, why, query, schema_only=info.allowed and key_changed(changes, tf))
     states = _states(changes)
+    renamed = _rename_clauses(info.renames, states, tf)
     kept, dropped, notes = [], [], []
-    for label, schema, table, state_of, piece in _targets(info):
-        if table is not None and not info.renames and not tf.match_table(schema, table):
+    for i, (label, schema, table, state_of, piece) in enumerate(_targets(info)):
+        if info.renames:  # decided on the table the clause moves, under its name before the statement
+            start, left_out, before, after = renamed[i]
+            schema, table = start.schema, start.table
+        if table is not None and (left_out if info.renames else not tf.match_table(schema, table)):
             dropped.append(f"{label} is filtered out")
             continue
         ignored = ef.ddl_ignored(info.type, query, schema, table) if ef and schema else None
@@ -113,11 +132,9 @@ def decide(info, query: str, ts: int, changes, tf: TableFilter, ef: EventFilter,
             dropped.append(f"{label}: {ignored}")
             continue
         if state_of is not None and info.type not in _VIEW_TYPES:
-            unchanged = current(*state_of) if current else None
-            before, after = states.get(state_of, (unchanged, unchanged))
-            if info.renames:  # the renamed table's state is the old name's
-                before = states.get((schema, table), (None, None))[0]
-                after = states.get(state_of, (None, None))[1]
+            if not info.renames:
+                unchanged = current(*state_of) if current else None
+                before, after = states.get(state_of, (unchanged, unchanged))
             decided = after if isinstance(after, TableInfo) else before
             has_key = _eligible(decided)
             if has_key is None:
