@@ -1,4 +1,4 @@
-"""The Python tasks that open and close one cycle: `prepare` and `finish`.
+"""The Python tasks of one cycle: `prepare`, `pull` and `finish`.
 
 They run inside the Airflow worker, so they only call cdcflow.stages (imported
 when the task runs, never when the DAG is parsed) and talk to Airflow through
@@ -13,7 +13,7 @@ import time
 import uuid
 from contextlib import contextmanager
 
-from cdcflow_airflow.operators import SPARK_STAGES
+from cdcflow.core.stage_names import SPARK_STAGES, STAGES
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ _MODE_RULES = {
 }
 MODES = tuple(_MODE_RULES)  # the trigger form's choices, default first
 
-CYCLE_TASKS = ("prepare", *SPARK_STAGES, "wait_index")
+CYCLE_TASKS = ("prepare", *STAGES, "wait_index")
 REMOVED_REASON = "it was removed (its spec is gone); this DAG disappears at the next DAG parse"
 # The tasks whose failure nothing else records: finish records the other tasks' failures.
 RECORDING_TASKS = ("prepare", "finish")
@@ -119,6 +119,22 @@ def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti) -> bool:
         return False
     log.info("changefeed %s: cycle %s prepared", changefeed_id, result.run_id)
     return True
+
+
+def pull_cycle(changefeed_id: str, cdcflow_home: str, run_id: str) -> list[str]:
+    """Pull the window here (no Spark) and choose the tasks that follow, as the CLI's cycle
+    does: the Spark stages only when pull found events; an empty window is settled by
+    stages.pull_and_settle (the checkpoint moves) and goes straight to wait_index."""
+    os.environ["CDCFLOW_HOME"] = cdcflow_home
+    with user_errors_fail_the_task():
+        from cdcflow import stages
+
+        results = stages.pull_and_settle(changefeed_id, run_id)
+    log.info("changefeed %s: cycle %s: pull: %s", changefeed_id, run_id, results["pull"])
+    if stages.needs_spark(results):
+        return [SPARK_STAGES[0], "wait_index"]
+    log.info("changefeed %s: cycle %s: nothing to read; no Spark stage runs", changefeed_id, run_id)
+    return ["wait_index"]
 
 
 def failure_message(task_states: dict) -> str | None:

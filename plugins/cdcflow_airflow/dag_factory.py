@@ -1,14 +1,16 @@
 """One changefeed spec -> one Airflow DAG: one DAG run is one catch-up cycle.
 
     prepare ─► pull ─► filter ─► barrier ─► apply ─► wait_index ─► finish
-    (python)   (spark-submit, pool cdcflow_spark)    (sensor,      (python,
-                                                      reschedule)   all_done)
+    (python)  (python,  (spark-submit,               (sensor,      (python,
+               branch)   pool cdcflow_spark)          reschedule)   all_done)
+                 └──────────── empty window ──────────►┘
 
 `prepare` may decide the changefeed does nothing this cycle (stopped, failed,
-finished, removed, or waiting for its next retry): the Spark stages are then
-skipped and `finish` still runs, as it does when a stage fails.  A window with
-nothing new upstream still runs every Spark stage here (only `cdcflow changefeed
-run` leaves Spark out for an empty window).
+finished, removed, or waiting for its next retry): every later task but `finish`
+is then skipped, and `finish` still runs, as it does when a stage fails.  `pull`
+reads the binlog in the worker (it needs no Spark) and, as `cdcflow changefeed
+run` does, settles a window without events itself: the Spark stages are skipped
+and no JVM starts.
 """
 
 from __future__ import annotations
@@ -19,12 +21,23 @@ import logging
 import os
 from collections.abc import Iterable, Iterator
 
-from airflow.providers.standard.operators.python import PythonOperator, ShortCircuitOperator
+from airflow.providers.standard.operators.python import (
+    BranchPythonOperator,
+    PythonOperator,
+    ShortCircuitOperator,
+)
 from airflow.sdk import DAG, Param, TriggerRule, chain
 
-from cdcflow_airflow.cycle_tasks import MODES, finish_cycle, prepare_cycle, record_task_failure
+from cdcflow.core.stage_names import SPARK_STAGES
+from cdcflow_airflow.cycle_tasks import (
+    MODES,
+    finish_cycle,
+    prepare_cycle,
+    pull_cycle,
+    record_task_failure,
+)
 from cdcflow_airflow.index_sensor import wait_index_task
-from cdcflow_airflow.operators import SPARK_STAGES, spark_stage_task
+from cdcflow_airflow.operators import RUN_ID_TEMPLATE, spark_stage_task
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +142,14 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
             # skip only the stages; finish keeps its all_done rule
             ignore_downstream_trigger_rules=False,
         )
+        pull = BranchPythonOperator(
+            task_id="pull",
+            python_callable=pull_cycle,
+            op_kwargs={**task_kwargs, "run_id": RUN_ID_TEMPLATE},
+            doc_md="Reads the binlog window into the event store; an empty window skips the Spark stages.",
+        )
         stages = [spark_stage_task(stage, spec.id, cdcflow_home) for stage in SPARK_STAGES]
+        wait_index = wait_index_task(spec.id, cdcflow_home)
         finish = PythonOperator(
             task_id="finish",
             python_callable=finish_cycle,
@@ -137,7 +157,8 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
             on_failure_callback=on_failure,
             trigger_rule=TriggerRule.ALL_DONE,
         )
-        chain(prepare, *stages, wait_index_task(spec.id, cdcflow_home), finish)
+        chain(prepare, pull, *stages, wait_index, finish)
+        pull >> wait_index  # the empty window's way, past the skipped Spark stages
     return dag
 
 

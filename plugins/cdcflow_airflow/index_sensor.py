@@ -10,6 +10,7 @@ import logging
 import os
 
 from airflow.providers.standard.sensors.python import PythonSensor
+from airflow.sdk import TriggerRule
 
 from cdcflow_airflow.operators import RUN_ID_TEMPLATE
 
@@ -42,5 +43,8 @@ def wait_index_task(changefeed_id: str, cdcflow_home: str) -> PythonSensor:
         mode="reschedule",
         poke_interval=POKE_INTERVAL,
         timeout=TIMEOUT,
+        # after apply, or straight after pull when the window was empty (the Spark stages
+        # skipped); not when prepare skipped the cycle or a stage failed
+        trigger_rule=TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS,
         doc_md=__doc__,
     )

@@ -1,8 +1,8 @@
-"""The spark-submit task of one stage: which script, which arguments, which environment.
+"""The spark-submit task of one Spark stage: which script, which arguments, which environment.
 
-Every stage runs as its own spark-submit job (jobs/<stage>.py), so a stage can
-run on any Spark master the `spark_default` connection names while the
-Airflow worker only waits for it.
+Every Spark stage runs as a spark-submit job (jobs/stage.py <stage>), so it can
+run on any Spark master the `spark_default` connection names while the Airflow
+worker only waits for it.
 """
 
 from __future__ import annotations
@@ -16,18 +16,10 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 SPARK_CONN_ID = "spark_default"
 SPARK_POOL = "cdcflow_spark"
 
-# The Spark stages, in the order one cycle runs them (cdcflow.stages.STAGES;
-# not imported from there so that parsing a DAG stays light).
-SPARK_STAGES = ("pull", "filter", "barrier", "apply")
-
 # jobs/ sits next to plugins/ in the project (and in an Astro image).
-JOBS_DIR = Path(__file__).resolve().parents[2] / "jobs"
+STAGE_JOB = Path(__file__).resolve().parents[2] / "jobs" / "stage.py"
 
 RUN_ID_TEMPLATE = "{{ ti.xcom_pull(task_ids='prepare', key='run_id') }}"
-
-
-def job_path(stage: str) -> str:
-    return str(JOBS_DIR / f"{stage}.py")
 
 
 def interpreter_bin() -> str:
@@ -62,9 +54,9 @@ def spark_stage_task(stage: str, changefeed_id: str, cdcflow_home: str) -> Spark
         task_id=stage,
         conn_id=SPARK_CONN_ID,
         pool=SPARK_POOL,
-        application=job_path(stage),
-        application_args=["--changefeed-id", changefeed_id, "--run-id", RUN_ID_TEMPLATE],
+        application=str(STAGE_JOB),
+        application_args=[stage, "--changefeed-id", changefeed_id, "--run-id", RUN_ID_TEMPLATE],
         name=f"cdcflow-{stage}-{changefeed_id}",
         env_vars=spark_env(cdcflow_home),
-        doc_md=f"spark-submit `jobs/{stage}.py`: the {stage} stage of this cycle.",
+        doc_md=f"spark-submit `jobs/stage.py {stage}`: the {stage} stage of this cycle.",
     )

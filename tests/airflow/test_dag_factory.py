@@ -22,12 +22,12 @@ from cdcflow.core.errors import CdcflowError
 from cdcflow.core.home import Spec, save_spec
 
 CHAIN = ["prepare", "pull", "filter", "barrier", "apply", "wait_index", "finish"]
-SPARK_STAGES = ["pull", "filter", "barrier", "apply"]
+SPARK_STAGES = ["filter", "barrier", "apply"]
 RUN_ID_TEMPLATE = "{{ ti.xcom_pull(task_ids='prepare', key='run_id') }}"
 
 FEEDS = {
     # id: (config text, the DAG's schedule)
-    "orders": ('[cdcflow]\nschedule = "*/10 * * * *"\n', "*/10 * * * *"),
+    "orders": ('[cdcflow]\nschedule = "*/10 * * * *"\nshuffle-partitions = 3\n', "*/10 * * * *"),
     "audit": ('[cdcflow]\nschedule = "none"\n', None),
 }
 
@@ -98,7 +98,9 @@ def test_task_chain(dagbag):
     dag = dagbag.dags["changefeed__orders"]
     assert sorted(dag.task_ids) == sorted(CHAIN)
     for upstream, downstream in zip(CHAIN, CHAIN[1:]):
-        assert dag.get_task(upstream).downstream_task_ids == {downstream}
+        # pull also leads straight to wait_index: an empty window skips the Spark stages
+        extra = {"wait_index"} if upstream == "pull" else set()
+        assert dag.get_task(upstream).downstream_task_ids == {downstream} | extra
     assert dag.get_task("prepare").upstream_task_ids == set()
     assert dag.get_task("finish").downstream_task_ids == set()
 
@@ -115,8 +117,10 @@ def test_prepare_skips_only_the_stages_and_finish_always_runs(dagbag):
     finish = dag.get_task("finish")
     assert isinstance(finish, PythonOperator)
     assert finish.trigger_rule == TriggerRule.ALL_DONE
-    for stage in SPARK_STAGES + ["wait_index"]:
+    for stage in ["pull", *SPARK_STAGES]:
         assert dag.get_task(stage).trigger_rule == TriggerRule.ALL_SUCCESS
+    # after apply, or after pull alone for an empty window; never after a skipped cycle
+    assert dag.get_task("wait_index").trigger_rule == TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS
 
 
 @pytest.mark.parametrize("cid", sorted(FEEDS))
@@ -128,7 +132,7 @@ def test_every_dag_waits_for_index_builds_without_holding_a_worker_slot(dagbag, 
     sensor = dag.get_task("wait_index")
     assert isinstance(sensor, PythonSensor)
     assert sensor.mode == "reschedule"  # the slot is given back between pokes
-    assert sensor.upstream_task_ids == {"apply"} and sensor.downstream_task_ids == {"finish"}
+    assert sensor.upstream_task_ids == {"apply", "pull"} and sensor.downstream_task_ids == {"finish"}
     assert sensor.poke_interval == 30 and sensor.timeout == 6 * 3600
     assert sensor.op_kwargs == {"changefeed_id": cid, "cdcflow_home": str(feeds_home), "run_id": RUN_ID_TEMPLATE}
     back = DagSerialization.from_dict(DagSerialization.to_dict(dag)).get_task("wait_index")
@@ -142,9 +146,9 @@ def test_spark_tasks(dagbag, feeds_home, stage):
 
     task = dagbag.dags["changefeed__orders"].get_task(stage)
     assert isinstance(task, SparkSubmitOperator)
-    assert task.application == str(REPO / "jobs" / f"{stage}.py")
+    assert task.application == str(REPO / "jobs" / "stage.py")
     assert Path(task.application).is_file()
-    assert task.application_args == ["--changefeed-id", "orders", "--run-id", RUN_ID_TEMPLATE]
+    assert task.application_args == [stage, "--changefeed-id", "orders", "--run-id", RUN_ID_TEMPLATE]
     assert task._conn_id == "spark_default"
     assert task.pool == "cdcflow_spark"
     env = task.env_vars
@@ -155,11 +159,19 @@ def test_spark_tasks(dagbag, feeds_home, stage):
     assert found == str(Path(sys.executable).parent / "spark-submit")
 
 
-def test_jobs_are_thin_entry_points():
-    for stage in SPARK_STAGES:
-        text = (REPO / "jobs" / f"{stage}.py").read_text()
-        assert f'sys.exit(job_entry.main("{stage}"))' in text
-        assert len([line for line in text.splitlines() if line.strip()]) == 3
+def test_one_thin_job_runs_every_spark_stage():
+    assert sorted(p.name for p in (REPO / "jobs").glob("*.py")) == ["stage.py"]
+    text = (REPO / "jobs" / "stage.py").read_text()
+    assert "sys.exit(job_entry.main())" in text
+    assert len([line for line in text.splitlines() if line.strip()]) == 3
+
+
+def test_the_pull_task_branches_past_spark_for_an_empty_window(dagbag):
+    from airflow.providers.standard.operators.python import BranchPythonOperator
+
+    pull = dagbag.dags["changefeed__orders"].get_task("pull")
+    assert isinstance(pull, BranchPythonOperator)
+    assert pull.op_kwargs["run_id"] == RUN_ID_TEMPLATE
 
 
 def test_dags_survive_serialization(dagbag):
@@ -168,7 +180,7 @@ def test_dags_survive_serialization(dagbag):
     dag = dagbag.dags["changefeed__orders"]
     back = DagSerialization.from_dict(DagSerialization.to_dict(dag))
     assert sorted(back.task_ids) == sorted(CHAIN)
-    assert back.get_task("pull").application_args[-1] == RUN_ID_TEMPLATE
+    assert back.get_task("filter").application_args[-1] == RUN_ID_TEMPLATE
     assert back.params["mode"] == "catch-up"
     assert back.max_active_runs == 1
 
@@ -186,11 +198,13 @@ def test_home_comes_from_the_airflow_variable_without_cdcflow_home(airflow, tmp_
 # -- what the DAG calls in cdcflow.stages
 
 
-def test_spark_tasks_are_the_library_stages(airflow):
+def test_the_dag_runs_the_library_stages(dagbag):
     from cdcflow import stages
-    from cdcflow_airflow.operators import SPARK_STAGES as DAG_STAGES
 
-    assert tuple(DAG_STAGES) == tuple(stages.STAGES)
+    dag = dagbag.dags["changefeed__orders"]
+    assert [t for t in CHAIN if t in stages.STAGES] == list(stages.STAGES)
+    spark_tasks = [t.task_id for t in dag.tasks if type(t).__name__ == "SparkSubmitOperator"]
+    assert sorted(spark_tasks) == sorted(stages.SPARK_STAGES)
 
 
 def test_prepare_takes_what_the_trigger_form_sends(airflow):
@@ -339,6 +353,7 @@ def test_bootstrap_applies_settings_idempotently(airflow):
 def _fake_stage(outcome):
     def run_stage(name, spark, changefeed_id, run_id):
         assert spark.range(2).count() == 2  # the session it was given works
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "3"  # built with the changefeed's settings
         if isinstance(outcome, BaseException):
             raise outcome
         return {"stage": name, "changefeed": changefeed_id, "run_id": run_id, **outcome}
@@ -347,7 +362,7 @@ def _fake_stage(outcome):
 
 
 @pytest.fixture
-def stage_outcome(monkeypatch):
+def stage_outcome(monkeypatch, feeds_home):
     import logging
 
     import cdcflow.stages
@@ -357,21 +372,22 @@ def stage_outcome(monkeypatch):
     logging.getLogger("py4j").setLevel(logging.WARNING)
 
     def use(outcome):
+        monkeypatch.setenv("CDCFLOW_HOME", str(feeds_home))
         monkeypatch.setattr(cdcflow.stages, "run_stage", _fake_stage(outcome), raising=False)
 
     return use
 
 
-ARGS = ["--changefeed-id", "orders", "--run-id", "r7"]
+ARGS = ["--changefeed-id", "orders", "--run-id", "r7"]  # a changefeed of feeds_home
 
 
 def test_job_entry_prints_the_result_as_one_json_line(stage_outcome, capsys):
     from cdcflow.stages import job_entry
 
     stage_outcome({"events": 3})
-    assert job_entry.main("pull", ARGS) == 0
+    assert job_entry.main(["filter", *ARGS]) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    assert json.loads(out[-1]) == {"stage": "pull", "changefeed": "orders", "run_id": "r7", "events": 3}
+    assert json.loads(out[-1]) == {"stage": "filter", "changefeed": "orders", "run_id": "r7", "events": 3}
 
 
 def test_job_entry_maps_a_cdcflow_error_to_exit_2_and_one_line(stage_outcome, capsys):
@@ -379,12 +395,12 @@ def test_job_entry_maps_a_cdcflow_error_to_exit_2_and_one_line(stage_outcome, ca
 
     stage_outcome(CdcflowError("DDL not allowed", changefeed="orders", ts=42, statement="ALTER TABLE t\n  ADD x int",
                                hint="add a filter rule"))
-    assert job_entry.main("filter", ARGS) == 2
+    assert job_entry.main(["filter", *ARGS]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.strip() == "changefeed orders, commit ts 42: DDL not allowed [statement: ALTER TABLE t ADD x int] — add a filter rule"
 
-    assert job_entry.main("filter", ARGS + ["--debug"]) == 2
+    assert job_entry.main(["filter", *ARGS, "--debug"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" in err and err.strip().splitlines()[-1].startswith("changefeed orders, commit ts 42:")
 
@@ -393,6 +409,6 @@ def test_job_entry_maps_any_other_error_to_exit_1(stage_outcome, capsys):
     from cdcflow.stages import job_entry
 
     stage_outcome(KeyError("checkpoint"))
-    assert job_entry.main("apply", ARGS) == 1
+    assert job_entry.main(["apply", *ARGS]) == 1
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last == "changefeed orders: stage apply failed: KeyError: 'checkpoint'"

@@ -1,6 +1,7 @@
 """The trigger form and the schedule's idle runs through Airflow's dag.test(), against real
-MariaDB servers and the spark-submit stages: dry run, backfill from a date-time, and the runs
-of a stopped, failed, finished or removed changefeed, which succeed, apply nothing and say why."""
+MariaDB servers and the spark-submit stages: dry run, backfill from a date-time, an idle
+catch-up that starts no Spark, and the runs of a stopped, failed, finished or removed
+changefeed, which succeed, apply nothing and say why."""
 
 from __future__ import annotations
 
@@ -80,6 +81,17 @@ def test_dry_run_backfill_and_idle_runs(mariadb_pair, airflow_home, capsys, capl
     assert feed.state == "normal" and feed.checkpoint_ts >= after_catch_up
     last = metastore.recent_runs("dag-lc", limit=1)[0]
     assert last.start_ts == tso.parse(tso.to_text(created)) and last.stats["apply"]["ddl_applied"] == 2
+
+    # an idle catch-up starts no Spark: pull settles the empty window and the checkpoint moves
+    before = metastore.get_feed("dag-lc").checkpoint_ts
+    run = dag.test(run_conf=CATCH_UP)
+    _succeeded(run)
+    states = {ti.task_id: getattr(ti.state, "value", ti.state) for ti in run.get_task_instances()}
+    assert states == {"prepare": "success", "pull": "success", "filter": "skipped", "barrier": "skipped",
+                      "apply": "skipped", "wait_index": "success", "finish": "success"}, states
+    assert metastore.get_feed("dag-lc").checkpoint_ts > before
+    idle = metastore.recent_runs("dag-lc", limit=1)[0]
+    assert idle.status == "done" and idle.stats["pull"]["pulled"] == 0 and idle.stats["apply"]["rows_in"] == 0
 
     # the scheduled runs of a stopped, failed or finished changefeed succeed, do nothing, say why
     up.execute("INSERT INTO dag_lc.t VALUES (3, 'idle')")

@@ -366,3 +366,38 @@ def test_cli_errors_and_field_names(own_pair, cdcflow_home, capsys):
     assert "cannot connect to the sink" in err and "lc-cli-2" in err
     assert json.loads(cli_ok(capsys, "changefeed", "query", "-c", "lc-cli"))["sink_uri"] == \
         down.uri.replace(":cdcflow@", ":***@")
+
+
+BAD_RULES = {  # config text -> what the refusal must name
+    "[filter]\nrules = ['/(unclosed/.*']\n": "filter.rules[0] '/(unclosed/.*' is invalid",
+    "[filter]\nrules = ['test.*', 'nodot']\n": "filter.rules[1] 'nodot' is invalid",
+    "[filter]\nrules = ['*.*']\n[[filter.event-filters]]\nmatcher = ['[z-a].t']\nignore-event = ['insert']\n":
+        "filter.event-filters[0].matcher[0] '[z-a].t' is invalid",
+}
+
+
+@pytest.mark.parametrize("config", list(BAD_RULES), ids=["regex", "no-table-part", "matcher"])
+def test_invalid_filter_rules_are_refused_at_create_and_update(own_pair, cdcflow_home, capsys, tmp_path, config):
+    up, down = own_pair
+    bad = tmp_path / "bad.toml"
+    bad.write_text(config)
+    err = cli_fails(capsys, "changefeed", "create", "-c", "lc-rules", "--source-uri", up.uri,
+                    "--sink-uri", down.uri, "--config", str(bad))
+    assert BAD_RULES[config] in err and "lc-rules" in err
+    assert "lc-rules" not in cli_ok(capsys, "changefeed", "list", "-a")
+    create_changefeed(capsys, up, down, "lc-rules", "")
+    cli_ok(capsys, "changefeed", "pause", "-c", "lc-rules")
+    err = cli_fails(capsys, "changefeed", "update", "-c", "lc-rules", "--config", str(bad))
+    assert BAD_RULES[config] in err and "lc-rules" in err
+    assert json.loads(cli_ok(capsys, "changefeed", "query", "-c", "lc-rules"))["config"]["filter"]["rules"] == ["*.*"]
+
+
+def test_a_start_ts_in_the_future_is_refused_with_the_current_tso(own_pair, cdcflow_home, capsys):
+    up, down = own_pair
+    future = tso.now() + (3600_000 << 18)
+    err = cli_fails(capsys, "changefeed", "create", "-c", "lc-future", "--source-uri", up.uri,
+                    "--sink-uri", down.uri, "--start-ts", str(future))
+    assert f"start-ts {future}" in err and "later than the current TSO" in err and "lc-future" in err
+    current = int(err.split("current TSO ")[1].split()[0])
+    assert abs(current - tso.now()) < (60_000 << 18)
+    assert "lc-future" not in cli_ok(capsys, "changefeed", "list", "-a")

@@ -21,6 +21,7 @@ from cdcflow.core.errors import (
     CLI_ABORTED,
     CLI_CHECKPOINT_TS_IN_FUTURE,
     CLI_INVALID_CHECKPOINT_TS,
+    CLI_START_TS_IN_FUTURE,
     MYSQL_CONNECTION_ERROR,
     UPSTREAM_UNREACHABLE,
     CdcflowError,
@@ -66,12 +67,19 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
     if spec_exists(cid):
         raise CdcflowError(f"changefeed {cid} already exists", code=CHANGEFEED_ALREADY_EXISTS,
                            hint="choose another --changefeed-id, or remove the old one first")
+    now = tso.now()
+    if start_ts and start_ts > now:  # TiCDC refuses a start-ts above the current TSO too
+        raise CdcflowError(f"start-ts {start_ts} ({tso.to_text(start_ts)}) is later than the current TSO {now} "
+                           f"({tso.to_text(now)})", changefeed=cid, code=CLI_START_TS_IN_FUTURE,
+                           hint="give a --start-ts at or before the current TSO (`cdcflow tso query`), or none "
+                                "to start at the upstream's current position")
     source, sink = parse_source_uri(source_uri), parse_sink_uri(sink_uri)
     config_text = _read_config(config_path) if config_path else ""
     cfg = parse_config(config_text, source=config_path or "<config>")
     merge_sink_options(cfg.sink, dict(sink.params))
     check_upstream(source, cid)
     _check_sink_reachable(sink, cid)
+    _check_filter_rules(cfg, cid)
     _check_filter_expressions(cfg, source, cid)
     _check_foreign_keys(cfg, source, cid)
     server_id = source.server_id or default_server_id(cid)
@@ -108,6 +116,18 @@ def _read_config(path: str, cid: str | None = None) -> str:
             return f.read()
     except OSError as e:
         raise CdcflowError(f"cannot read config file {path}: {e.strerror}", changefeed=cid) from None
+
+
+def _check_filter_rules(cfg, cid: str) -> None:
+    """The table-filter rules and event-filter matchers compile (else a cycle would fail on them)."""
+    from cdcflow.filter.table import TableFilter
+
+    try:
+        TableFilter(list(cfg.rules), cfg.case_sensitive)
+        for i, rule in enumerate(cfg.event_filters):
+            TableFilter(list(rule.matcher), cfg.case_sensitive, f"filter.event-filters[{i}].matcher")
+    except CdcflowError as e:
+        raise e.with_context(changefeed=cid) from None
 
 
 def _check_filter_expressions(cfg, source, cid: str) -> None:
@@ -273,7 +293,7 @@ def update(cid: str, *, target_ts: int | None = None, config_path: str | None = 
         from cdcflow.core.config import parse_config
 
         text = _read_config(config_path, spec.id)
-        parse_config(text, source=config_path)  # refuse a config that does not validate
+        _check_filter_rules(parse_config(text, source=config_path), spec.id)  # refuse a config that does not validate
         changes["config_text"] = (spec.config_text, text)
     if sink_uri is not None:
         from cdcflow.core.uri import parse_sink_uri

@@ -33,6 +33,7 @@ CHANGEFEED_UPDATE_REFUSED = Code("ErrChangefeedUpdateRefused", False, "update wh
 CLI_ABORTED = Code("ErrCliAborted",              False, "the operator answered no")
 CLI_INVALID_CHECKPOINT_TS = Code("ErrCliInvalidCheckpointTs", False, "--overwrite-checkpoint-ts is not positive")
 CLI_CHECKPOINT_TS_IN_FUTURE = Code("ErrCliCheckpointTsIsInFuture", False, "--overwrite-checkpoint-ts is in the future")
+CLI_START_TS_IN_FUTURE = Code("ErrCliStartTsIsInFuture", False, "--start-ts is later than the current TSO")
 GC_TTL_EXCEEDED = Code("ErrGCTTLExceeded",       False, "stopped or failed longer than gc-ttl")
 SNAPSHOT_LOST_BY_GC = Code("ErrSnapshotLostByGC", False, "the upstream purged the binlog at the checkpoint")
 START_TS_BEFORE_GC = Code("ErrStartTsBeforeGC",  False, "a new start-ts older than the oldest binlog held")

@@ -42,7 +42,8 @@ class _Rule:
 class EventFilter:
     def __init__(self, rules: tuple[EventFilterRule, ...], case_sensitive: bool = False):
         self.rules = [
-            _Rule(i, TableFilter(list(r.matcher), case_sensitive=case_sensitive), frozenset(r.ignore_event),
+            _Rule(i, TableFilter(list(r.matcher), case_sensitive, f"filter.event-filters[{i}].matcher"),
+                  frozenset(r.ignore_event),
                   r.sql_pattern())
             for i, r in enumerate(rules) if r.ignore_event or r.ignore_sql]
 

@@ -213,21 +213,22 @@ def _parse_rule(rule: str, case_sensitive: bool) -> _Rule | None:
 class TableFilter:
     """Decides which upstream tables (and schemas) a changefeed replicates."""
 
-    def __init__(self, rules: list[str] | None = None, case_sensitive: bool = False):
+    def __init__(self, rules: list[str] | None = None, case_sensitive: bool = False, key: str = "filter.rules"):
+        """`key` names the rules in errors (the config key they were read from)."""
         if isinstance(rules, str) or not isinstance(rules, (list, tuple, type(None))):
-            raise ConfigError(f"filter.rules must be a list of strings, got {type(rules).__name__} {rules!r}",
+            raise ConfigError(f"{key} must be a list of strings, got {type(rules).__name__} {rules!r}",
                               hint="write rules = ['db.*'] with brackets")
         self._rules = list(rules) if rules else ["*.*"]
         self._case_sensitive = case_sensitive
         compiled = []
         for n, rule in enumerate(self._rules):
             if not isinstance(rule, str):
-                raise ConfigError(f"filter.rules[{n}] must be a string, got {type(rule).__name__} {rule!r}",
+                raise ConfigError(f"{key}[{n}] must be a string, got {type(rule).__name__} {rule!r}",
                                   hint=_HINT)
             try:
                 parsed = _parse_rule(rule, case_sensitive)
             except _RuleError as e:
-                raise ConfigError(f"filter.rules[{n}] {rule!r} is invalid: {e}", hint=_HINT) from None
+                raise ConfigError(f"{key}[{n}] {rule!r} is invalid: {e}", hint=_HINT) from None
             if parsed is not None:
                 compiled.append(parsed)
         self._compiled = tuple(reversed(compiled))  # so the first hit is the last matching rule

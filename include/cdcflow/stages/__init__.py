@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from cdcflow.core.errors import CdcflowError
+from cdcflow.core.stage_names import SPARK_STAGES, STAGES
 from cdcflow.stages import contracts
 from cdcflow.stages.apply import apply as _apply
 from cdcflow.stages.apply import may_replay
@@ -19,7 +20,6 @@ from cdcflow.stages.pull import pull as _pull
 from cdcflow.stages.wait_index import wait_index as _wait_index
 from cdcflow.store import metastore
 
-STAGES = ("pull", "filter", "barrier", "apply")
 _FUNCS = {"pull": _pull, "filter": _filter, "barrier": _barrier, "apply": _apply,
           "wait_index": _wait_index}  # not a Spark stage: the DAG runs it as a sensor
 
@@ -70,6 +70,21 @@ def empty_window(changefeed_id: str, run_id: str) -> dict:
     return out
 
 
+def pull_and_settle(changefeed_id: str, run_id: str) -> dict:
+    """Pull the window (no Spark needed) and settle a window without a single event right
+    away (empty_window): the Spark stages then have nothing to do.  The one decision both
+    launchers take: `cdcflow changefeed run` and the DAG's pull task.  Returns the stage
+    results so far; `needs_spark(results)` says whether the Spark stages must run."""
+    results = {"pull": run_stage("pull", None, changefeed_id, run_id)}
+    if results["pull"].pulled == 0:
+        results.update(empty_window(changefeed_id, run_id))
+    return results
+
+
+def needs_spark(results: dict) -> bool:
+    return any(name not in results for name in SPARK_STAGES)
+
+
 def _start_session(cfg, changefeed_id: str):
     """The cycle's Spark session, being built in a background thread."""
     from concurrent.futures import ThreadPoolExecutor
@@ -100,10 +115,8 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
             cycle = Cycle.load(changefeed_id, run_id)
             idle = contracts.WINDOW.read(cycle.folder).idle
             session = None if idle else _start_session(cycle.config, changefeed_id)
-            results["pull"] = run_stage("pull", None, changefeed_id, run_id)
-            if results["pull"].pulled == 0:
-                results.update(empty_window(changefeed_id, run_id))
-            else:
+            results = pull_and_settle(changefeed_id, run_id)
+            if needs_spark(results):
                 spark = (session or _start_session(cycle.config, changefeed_id)).result()
         for name in STAGES:
             if name not in results:
@@ -119,4 +132,5 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
     return {"run_id": run_id, **contracts.plain(results), "seconds": round(time.time() - t0, 3)}
 
 
-__all__ = ["STAGES", "prepare", "pull", "filter_events", "barrier", "apply", "finish", "run_stage", "run_cycle"]
+__all__ = ["STAGES", "SPARK_STAGES", "prepare", "pull", "pull_and_settle", "needs_spark", "filter_events",
+           "barrier", "apply", "finish", "run_stage", "run_cycle"]

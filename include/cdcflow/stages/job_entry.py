@@ -1,6 +1,7 @@
-"""The one entry point behind every spark-submit job (jobs/<stage>.py).
+"""The entry point of the spark-submit job (jobs/stage.py <stage> ...) that runs one Spark stage.
 
-A job parses its arguments, builds the Spark session and runs one stage.
+The job parses its arguments, builds the Spark session with the changefeed's settings
+(`[cdcflow] spark-master`, `shuffle-partitions`) and runs the stage.
 Its exit code and last line are what Airflow shows, so they are kept plain:
 
     0  the stage ran; stdout ends with one JSON line, the stage's result
@@ -24,10 +25,11 @@ EXIT_BUG = 1
 EXIT_USER_ERROR = 2
 
 
-def _parser(stage: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=f"jobs/{stage}.py", description=f"Run the {stage} stage of one changefeed cycle."
-    )
+def _parser() -> argparse.ArgumentParser:
+    from cdcflow.core.stage_names import SPARK_STAGES
+
+    parser = argparse.ArgumentParser(prog="jobs/stage.py", description="Run one Spark stage of a changefeed cycle.")
+    parser.add_argument("stage", choices=SPARK_STAGES, help="the stage to run")
     parser.add_argument("--changefeed-id", required=True, help="the changefeed to run")
     parser.add_argument("--run-id", required=True, help="the cycle id that the prepare task returned")
     parser.add_argument("--debug", action="store_true", help="print tracebacks for every error")
@@ -44,18 +46,21 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def main(stage: str, argv: list[str] | None = None) -> int:
-    args = _parser(stage).parse_args(argv)
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    stage = args.stage
     if _launched_by_spark_submit():
         os.environ.setdefault("SPARK_SUBMIT_ARGS_SET_BY_LAUNCHER", "1")
 
     spark = None
     try:
         from cdcflow import stages
+        from cdcflow.core.home import load_spec
         from cdcflow.spark.session import get_session
         from cdcflow.stages.contracts import plain
 
-        spark = get_session(f"cdcflow-{stage}-{args.changefeed_id}")
+        cfg = load_spec(args.changefeed_id).config()  # the same session settings as the CLI's cycle
+        spark = get_session(f"cdcflow-{stage}-{args.changefeed_id}", cfg.spark_master, cfg.shuffle_partitions)
         result = stages.run_stage(stage, spark, args.changefeed_id, args.run_id)
         code, line, stream = EXIT_OK, json.dumps(plain(result), default=str, sort_keys=True), sys.stdout
     except Exception as e:  # noqa: BLE001 - every failure becomes an exit code and one line

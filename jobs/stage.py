@@ -2,4 +2,4 @@ import sys
 
 from cdcflow.stages import job_entry
 
-sys.exit(job_entry.main("filter"))
+sys.exit(job_entry.main())

@@ -1,0 +1,10 @@
+"""The stages of one cycle, in order, and which of them need Spark: the one list behind the
+CLI's cycle (stages.run_cycle), the DAG's tasks and the spark-submit job's choices.  Kept
+apart from cdcflow.stages because the DAG factory reads it while Airflow parses DAGs."""
+
+from __future__ import annotations
+
+# prepare, pull and finish run in the launcher's own Python process; wait_index too (the
+# DAG's sensor).  Only these read the event store with Spark, and only when pull found events.
+SPARK_STAGES = ("filter", "barrier", "apply")
+STAGES = ("pull", *SPARK_STAGES)  # the stages between prepare and wait_index, in order
