@@ -10,7 +10,15 @@ multi-table rename partly outside the filter."""
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import assert_consistent, cli_ok, cli_run, create_changefeed, query, run_fails, tables
+from e2e_helpers import (
+    assert_consistent,
+    cli_ok,
+    cli_run,
+    create_changefeed,
+    query,
+    run_fails,
+    tables,
+)
 
 from cdcflow.devtools.compare import compare
 

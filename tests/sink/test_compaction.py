@@ -4,9 +4,8 @@ import json
 
 import pyarrow as pa
 
-from cdcflow.sink.collation_key import KeyFolder, comparison
-
 from cdcflow.core.row_codec import decode_image, encode_image
+from cdcflow.sink.collation_key import KeyFolder, comparison
 from cdcflow.sink.compaction import (
     KEYED_SCHEMA,
     final_changes,
