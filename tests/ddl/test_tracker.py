@@ -133,3 +133,11 @@ def test_disagreements_with_the_binlog_row_are_reported():
     notes = disagreements(tr, [("d", "t", 5, '["b"]', '{"a":1,"b":2,"x":3}'), ("d", "gone", 5, None, "{}")])
     assert notes == ["d.t at commit ts 5: the binlog's row has column(s) x the tracked schema does not",
                      "d.t at commit ts 5: the binlog's primary key is (b), the tracked one (a)"]
+
+
+def test_collations_of_columns_and_of_create_table_are_kept():
+    tr = SchemaTracker()
+    stmt = "CREATE TABLE t (a VARCHAR(5), b VARCHAR(5) COLLATE utf8mb4_general_ci) DEFAULT CHARSET=utf8mb4 " \
+           "COLLATE=utf8mb4_bin"
+    tr.apply(classify(stmt, "d"), stmt, "", 10)
+    assert [c.get("collation") for c in tr.current("d", "t").columns] == ["utf8mb4_bin", "utf8mb4_general_ci"]

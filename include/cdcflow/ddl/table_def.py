@@ -20,7 +20,9 @@ PRIMARY = "PRIMARY"
 
 @dataclass
 class TableInfo:
-    columns: list[dict] = field(default_factory=list)  # {"name", "type", "nullable"} in order
+    # {"name", "type", "nullable"[, "collation"]} in order; "collation" where the column or its
+    # CREATE TABLE names one (value expressions compare case-insensitively by it)
+    columns: list[dict] = field(default_factory=list)
     indexes: dict[str, dict] = field(default_factory=dict)  # name -> {"columns", "unique", "primary", "prefix"}
 
     def column(self, name: str) -> dict | None:
@@ -84,9 +86,13 @@ def _column_def(r: Cursor) -> tuple[dict, list[str]]:
             continue
         type_parts.append(t.text.lower())
         r.i += 1
-    nullable, keys = True, []
+    nullable, keys, collation = True, [], None
     while r.peek():
-        if r.take("NOT", "NULL"):
+        if r.take("COLLATE"):
+            collation = (r.name() or "").lower() or None
+        elif r.take("CHARACTER", "SET") or r.take("CHARSET"):
+            collation = "binary" if (r.name() or "").lower() == "binary" else collation
+        elif r.take("NOT", "NULL"):
             nullable = False
         elif r.take("NULL"):
             nullable = True
@@ -106,7 +112,8 @@ def _column_def(r: Cursor) -> tuple[dict, list[str]]:
     if type_text.split(" ")[:1] == ["serial"]:  # SERIAL: BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
         nullable = False
         keys.append("unique")
-    return {"name": name, "type": type_text, "nullable": nullable}, keys
+    col = {"name": name, "type": type_text, "nullable": nullable}
+    return ({**col, "collation": collation} if collation else col), keys
 
 
 def _position(r_toks: list[Token]) -> tuple[str | None, str | None]:
@@ -258,15 +265,33 @@ class _Table:
             self.add_index(None, [col["name"]], True, k == "primary", False)
 
 
-def create_table_info(body: list[Token]) -> TableInfo:
-    """The TableInfo of `CREATE TABLE t (<body>)`."""
+def create_table_info(body: list[Token], options: list[Token] = ()) -> TableInfo:
+    """The TableInfo of `CREATE TABLE t (<body>) <options>`: a table COLLATE (or CHARSET
+    binary) among the options is every column's that names none."""
     tbl = _Table(TableInfo())
     for part in split_commas(body):
         r = Cursor(part)
         if not tbl.index_def(r):
             r.i = 0
             tbl.column_def(r)
+    collation = _table_collation(options)
+    if collation:
+        tbl.t.columns = [c if "collation" in c else {**c, "collation": collation} for c in tbl.t.columns]
     return tbl.t
+
+
+def _table_collation(options: list[Token]) -> str | None:
+    r, found = Cursor(list(options)), None
+    while r.peek():
+        if r.take("COLLATE"):
+            r.take_punct("=")
+            return (r.name() or "").lower() or None
+        if r.take("CHARACTER", "SET") or r.take("CHARSET"):
+            r.take_punct("=")
+            found = "binary" if (r.name() or "").lower() == "binary" else found
+        else:
+            r.i += 1
+    return found
 
 
 def alter_table(info: TableInfo, clause_toks: list[Token]) -> tuple[str | None, bool]:
@@ -362,14 +387,15 @@ _OPTION_WORDS = frozenset(
 
 # ---------------------------------------------------------------- whole statements
 
-def create_table_body(toks: list[Token]) -> list[Token] | None:
-    """The tokens inside CREATE TABLE's column list, or None (LIKE / AS SELECT without one)."""
+def create_table_parts(toks: list[Token]) -> tuple[list[Token], list[Token]] | None:
+    """(the column list's tokens, the table options after it), or None (LIKE / AS SELECT
+    without a column list)."""
     r = Cursor(toks)
     while r.peek() and not r.at_punct("("):
         r.i += 1
     if r.peek() is None or r.word(1) == "LIKE":
         return None
-    return r.group()
+    return r.group(), r.rest()
 
 
 def alter_clauses(toks: list[Token]) -> list[Token]:

@@ -21,8 +21,8 @@ from cdcflow.ddl.table_def import (
     alter_clauses,
     alter_table,
     create_index,
-    create_table_body,
     create_table_info,
+    create_table_parts,
     drop_index,
 )
 
@@ -58,15 +58,15 @@ class SchemaTracker:
         vs = self.versions.get((schema, table))
         return vs[-1][1] if vs else UNKNOWN
 
+    def versions_in(self, schema: str, table: str, lo: int, hi: int) -> list[tuple]:
+        """[(from_ts, TableInfo | None | UNKNOWN), ...] covering (lo, hi]: the base version and
+        every version made inside the window; rows above a from_ts (up to the next) read it."""
+        out = [(lo, self.at(schema, table, lo + 1))]
+        return out + [(vts, info) for vts, info in self.versions.get((schema, table), ()) if lo < vts <= hi]
+
     def key_ranges(self, schema: str, table: str, lo: int, hi: int) -> list[list]:
-        """[[from_ts, valid key or None, known], ...] covering (lo, hi]: the base version and
-        every version made inside the window."""
-        base = self.at(schema, table, lo + 1)
-        out = [[lo, _key(base), base is not UNKNOWN]]
-        for vts, info in self.versions.get((schema, table), ()):
-            if lo < vts <= hi:
-                out.append([vts, _key(info), info is not UNKNOWN])
-        return out
+        """[[from_ts, valid key or None, known], ...] covering (lo, hi] (versions_in)."""
+        return [[ts, _key(info), info is not UNKNOWN] for ts, info in self.versions_in(schema, table, lo, hi)]
 
     # -- writing
     def put(self, schema: str, table: str, ts: int, info: TableInfo | None) -> None:
@@ -104,8 +104,8 @@ class SchemaTracker:
                 src = self.current(info.tables[1].schema, info.tables[1].table)
                 after = src.copy() if isinstance(src, TableInfo) else None
             else:
-                body = create_table_body(toks)
-                after = create_table_info(body) if body is not None else None
+                parts = create_table_parts(toks)
+                after = create_table_info(*parts) if parts is not None else None
             if after is None:
                 log.warning("schema of %s.%s not derivable from %r", target.schema, target.table, query)
                 after = UNKNOWN

@@ -73,14 +73,15 @@ def read_catalogue(conn) -> dict[tuple[str, str], TableInfo]:
     tables: dict[tuple[str, str], TableInfo] = {}
     with conn.cursor() as cur:
         cur.execute(
-            "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE "
+            "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE, c.COLLATION_NAME "
             "FROM information_schema.COLUMNS c JOIN information_schema.TABLES t "
             "ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME "
             f"WHERE t.TABLE_TYPE = 'BASE TABLE' AND c.TABLE_SCHEMA NOT IN ({marks}) "
             "ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION", _SYSTEM)
-        for s, tb, col, typ, nullable in cur.fetchall():
+        for s, tb, col, typ, nullable, collation in cur.fetchall():
+            column = {"name": col, "type": typ, "nullable": nullable == "YES"}
             tables.setdefault((s, tb), TableInfo()).columns.append(
-                {"name": col, "type": typ, "nullable": nullable == "YES"})
+                {**column, "collation": collation} if collation else column)
         cur.execute(
             "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART "
             f"FROM information_schema.STATISTICS WHERE TABLE_SCHEMA NOT IN ({marks}) "
