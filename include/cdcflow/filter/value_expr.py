@@ -319,8 +319,8 @@ def ignored_events(spark, dml, cfg, versions: dict[tuple[str, str], list[tuple[i
                    changefeed: str | None = None):
     """(commit_ts, seq) of the row events the value expressions ignore, or None if no rule
     has an expression.  `dml` holds row events (schema, table, commit_ts, seq, op, before, after);
-    `versions` a table's columns by version: [(from_ts, columns)], ascending, each read by the
-    rows committed above from_ts up to the next."""
+    `versions` a table's columns by version: [(from_ts, columns or None: no table)], ascending,
+    each read by the rows committed above from_ts up to the next."""
     from functools import reduce
 
     from pyspark.sql import functions as F
@@ -339,11 +339,13 @@ def ignored_events(spark, dml, cfg, versions: dict[tuple[str, str], list[tuple[i
         rows = dml.where((F.col("schema") == s) & (F.col("table") == t)).select(
             "commit_ts", "seq", "op", "before", "after")
         for i, (lo, cols) in enumerate(spans):
+            if cols is None:
+                continue  # the table did not exist then: no row reads this version
             span = rows.where(F.col("commit_ts") > lo)
             if i + 1 < len(spans):
                 span = span.where(F.col("commit_ts") <= spans[i + 1][0])
-                if span.limit(1).count() == 0:
-                    continue  # no row reads this version (e.g. the columns after a later rename)
+            if len(spans) > 1 and span.limit(1).count() == 0:
+                continue  # no row reads this version (e.g. the columns after a later rename)
             parts.append(_ignored_in(span, s, t, lo, list(cols), exprs, changefeed))
     if not parts:
         return None
@@ -379,6 +381,7 @@ def drop_ignored_rows(spark, dml, cycle, tracker, lo: int, hi: int):
     value expressions ignore.  Each row is read with the tracked version of its table at its
     commit ts; the upstream's catalogue stands in for versions the tracker does not know."""
     from cdcflow.ddl.table_def import TableInfo
+    from cdcflow.ddl.tracker import UNKNOWN
 
     cfg = cycle.config
     if not has_expressions(cfg):
@@ -389,7 +392,7 @@ def drop_ignored_rows(spark, dml, cycle, tracker, lo: int, hi: int):
     if not tables:
         return dml
     tracked = {t: tracker.versions_in(*t, lo, hi) for t in tables}
-    unknown = [t for t, vs in tracked.items() if any(not isinstance(info, TableInfo) for _, info in vs)]
+    unknown = [t for t, vs in tracked.items() if any(info is UNKNOWN for _, info in vs)]
     catalogue = {}
     if unknown:
         conn = cycle.source.connect()
@@ -397,8 +400,9 @@ def drop_ignored_rows(spark, dml, cycle, tracker, lo: int, hi: int):
             catalogue = upstream_columns(conn, unknown)
         finally:
             conn.close()
-    versions = {t: [(ts, tracked_columns(info) if isinstance(info, TableInfo) else catalogue.get(t, []))
-                    for ts, info in vs] for t, vs in tracked.items()}
+    versions = {t: [(ts, tracked_columns(info) if isinstance(info, TableInfo)
+                     else catalogue.get(t, []) if info is UNKNOWN else None) for ts, info in vs]
+                for t, vs in tracked.items()}
     ignored = ignored_events(spark, dml, cfg, versions, cycle.cid)
     if ignored is None:
         return dml
