@@ -172,8 +172,10 @@ class SinkError(Exception):
         self.code = _error_code(cause)
         self.text = str(cause.args[1]) if len(getattr(cause, "args", ())) > 1 else str(cause)
         self.retryable = is_retryable(cause)
-        payload = json.dumps({"what": what, "code": self.code, "text": self.text, "retryable": self.retryable,
-                              "row": row, "ts": ts, "value_error": self.code in VALUE_ERRORS})
+        fields = {"what": what, "code": self.code, "text": self.text, "retryable": self.retryable}
+        if self.code in VALUE_ERRORS:
+            fields.update(value_error=True, row=row, ts=ts)
+        payload = json.dumps(fields)
         super().__init__(self.MARK + payload + ":END")
 
     @classmethod
