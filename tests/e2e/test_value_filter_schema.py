@@ -56,7 +56,7 @@ def test_rows_are_judged_with_the_schema_of_their_commit_ts(mariadb_pair, spark,
     assert down.query("SELECT id FROM vfs.flags ORDER BY id") == [(2,), (4,), (5,)]
 
 
-def test_rows_after_a_drop_and_recreate_use_the_new_table(mariadb_pair, spark, cdcflow_home, capsys):
+def test_rows_on_either_side_of_a_column_change_read_their_own_version(mariadb_pair, spark, cdcflow_home, capsys):
     up, down = mariadb_pair
     ddl = "CREATE TABLE vfr.t (id INT PRIMARY KEY, name VARCHAR(20))"
     up.execute("CREATE DATABASE vfr", ddl)
