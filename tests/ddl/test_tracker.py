@@ -150,3 +150,11 @@ def test_key_collations_follow_the_clauses_and_the_table_default():
     assert t.key_collations(t.valid_key()) == {"a": "utf8mb4_general_ci", "b": None, "c": "utf8mb4_uca1400_ai_ci"}
     assert tr.key_ranges("d", "u", 1, 2)[-1][3] == {"a": "binary"}
     assert tr.current("d", "u").key_collations(["a", "b"]) == {"a": "binary", "b": "latin1_swedish_ci"}
+
+
+def test_collations_of_columns_and_of_create_table_are_kept():
+    tr = SchemaTracker()
+    stmt = "CREATE TABLE t (a VARCHAR(5), b VARCHAR(5) COLLATE utf8mb4_general_ci) DEFAULT CHARSET=utf8mb4 " \
+           "COLLATE=utf8mb4_bin"
+    tr.apply(classify(stmt, "d"), stmt, "", 10)
+    assert [c.get("collation") for c in tr.current("d", "t").columns] == ["utf8mb4_bin", "utf8mb4_general_ci"]

@@ -23,6 +23,7 @@ COLS = [
     df_.column_of("note", "text", "text", "utf8mb4_general_ci", None, None),
 ]
 COLUMNS = {("s", "t"): COLS}
+VERSIONS = {("s", "t"): [(0, COLS)]}
 
 
 def config(**exprs) -> object:
@@ -43,7 +44,7 @@ def row(id=1, name="x", code="x", amount="1.00", big=1, born=dt.date(2000, 1, 1)
 
 
 def ignored(spark, cfg, rows) -> list[int]:
-    out = df_.ignored_events(spark, events(spark, rows), cfg, COLUMNS)
+    out = df_.ignored_events(spark, events(spark, rows), cfg, VERSIONS)
     return sorted(r["seq"] for r in out.collect()) if out is not None else []
 
 
@@ -108,7 +109,7 @@ def test_rules_only_apply_to_matched_tables(spark):
     cfg = parse_config("[filter]\nrules = ['*.*']\n[[filter.event-filters]]\nmatcher = ['s.other']\n"
                        "ignore-insert-value-expr = 'id > 0'\n")
     assert ignored(spark, cfg, inserts(row())) == []
-    assert df_.ignored_events(spark, events(spark, inserts(row())), parse_config(""), COLUMNS) is None
+    assert df_.ignored_events(spark, events(spark, inserts(row())), parse_config(""), VERSIONS) is None
 
 
 @pytest.mark.parametrize("expr", ["id >", "id = = 1", "SELECT 1", "id AS x", "id IN (SELECT id FROM t)"])
@@ -133,7 +134,7 @@ def test_a_column_the_table_lacks_is_refused_naming_it():
 def test_a_column_missing_at_run_time_fails_the_cycle(spark):
     cfg = config(**{"ignore-insert-value-expr": "colour = 'red'"})
     with pytest.raises(CdcflowError) as e:
-        df_.ignored_events(spark, events(spark, inserts(row())), cfg, COLUMNS, "cf1")
+        df_.ignored_events(spark, events(spark, inserts(row())), cfg, VERSIONS, "cf1")
     assert "colour" in str(e.value) and not e.value.retryable
 
 
@@ -155,3 +156,28 @@ def test_skip_transactions_by_start_ts_commit_ts_and_gtid(spark):
                        "ignore-txn-gtid = ['0-1-5']\n")
     assert sorted(r["commit_ts"] for r in skip_transactions(ev, cfg).collect()) == [1, 4]
     assert skip_transactions(ev, parse_config("")) is ev
+
+
+@pytest.mark.parametrize("expr, sql", [
+    ("flag = true AND big = FALSE", "c0 = 1 AND c1 = 0"),
+    ("flag", "(TRY_CAST(c0 AS DOUBLE) <> 0)"),
+    ("NOT flag OR TRUE", "NOT (TRY_CAST(c0 AS DOUBLE) <> 0) OR (TRY_CAST(1 AS DOUBLE) <> 0)"),
+])
+def test_true_and_false_are_one_and_zero(expr, sql):
+    cols = [df_.column_of("flag", "tinyint", "tinyint(1)", None, 3, 0),
+            df_.column_of("big", "bigint", "bigint(20)", None, 19, 0)]
+    assert df_.to_spark(df_.parse(expr, "k"), cols) == sql
+
+
+def test_tracked_columns_type_like_information_schema():
+    from cdcflow.ddl.table_def import TableInfo
+
+    info = TableInfo([{"name": "a", "type": "int(11) unsigned", "nullable": True},
+                      {"name": "b", "type": "decimal(12,3)", "nullable": True},
+                      {"name": "c", "type": "varchar(10)", "nullable": True},
+                      {"name": "d", "type": "varchar(10)", "nullable": True, "collation": "utf8mb4_bin"},
+                      {"name": "e", "type": "boolean", "nullable": True},
+                      {"name": "f", "type": "bigint unsigned", "nullable": True}])
+    assert [(c.spark_type, c.kind) for c in df_.tracked_columns(info)] == [
+        ("bigint", "num"), ("decimal(12,3)", "num"), ("string", "ci"), ("string", "str"), ("bigint", "num"),
+        ("decimal(20,0)", "num")]

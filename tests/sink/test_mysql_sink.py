@@ -206,7 +206,7 @@ class Recorder:
         assert key == KEYS[f"{schema}.{table}"]
         self.log.append(("D", schema, table, [img["n"] for img in images]))
 
-    def replace_rows(self, schema, table, columns, images, verb="REPLACE"):
+    def replace_rows(self, schema, table, columns, images, verb="REPLACE", commit_ts=None, key=None):
         assert all(tuple(img) == columns for img in images)
         self.log.append(("U" if verb == "REPLACE" else verb, schema, table, [img["n"] for img in images]))
 

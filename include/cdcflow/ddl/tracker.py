@@ -58,14 +58,16 @@ class SchemaTracker:
         vs = self.versions.get((schema, table))
         return vs[-1][1] if vs else UNKNOWN
 
+    def versions_in(self, schema: str, table: str, lo: int, hi: int) -> list[tuple]:
+        """[(from_ts, TableInfo | None | UNKNOWN), ...] covering (lo, hi]: the base version and
+        every version made inside the window; rows above a from_ts (up to the next) read it."""
+        out = [(lo, self.at(schema, table, lo + 1))]
+        return out + [(vts, info) for vts, info in self.versions.get((schema, table), ()) if lo < vts <= hi]
+
     def key_ranges(self, schema: str, table: str, lo: int, hi: int) -> list[list]:
         """[[from_ts, valid key or None, known, collations of the key's string columns], ...]
-        covering (lo, hi]: the base version and every version made inside the window."""
-        out = [_key_range(lo, self.at(schema, table, lo + 1))]
-        for vts, info in self.versions.get((schema, table), ()):
-            if lo < vts <= hi:
-                out.append(_key_range(vts, info))
-        return out
+        covering (lo, hi] (versions_in)."""
+        return [_key_range(ts, info) for ts, info in self.versions_in(schema, table, lo, hi)]
 
     # -- writing
     def put(self, schema: str, table: str, ts: int, info: TableInfo | None) -> None:

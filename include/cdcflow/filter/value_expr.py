@@ -18,9 +18,17 @@ where Spark's differs:
   of those types (wider DECIMAL becomes DOUBLE, BIGINT UNSIGNED and BIT DECIMAL(20,0));
   TIMESTAMP is compared in UTC; TIME, ENUM, SET, JSON are their text; a zero date is NULL.
 
-Column types come from the upstream's information_schema.  `check_expressions` runs at
-`changefeed create`: an expression that does not parse, or names a column that a
-matched table lacks, is refused there, naming the rule, the expression and the column.
+* TRUE and FALSE are the integers 1 and 0, and a number where a condition stands (an
+  operand of AND, OR, XOR, NOT, IS TRUE, or the whole expression) is true when non-zero.
+
+A row is read with its table as it was at the row's commit ts: the tracked schema's
+version (ddl.tracker), so a table dropped or a column renamed later in the upstream does
+not matter; where the tracker does not know the table, the upstream's information_schema.
+A string column's collation is the one its definition or its CREATE TABLE names, else its
+character set's default (case-insensitive).  `check_expressions` runs at `changefeed
+create` over the upstream's catalogue (the tracked schema's start): an expression that
+does not parse, or names a column that a matched table lacks, is refused there, naming
+the rule, the expression and the column.
 """
 
 from __future__ import annotations
@@ -79,6 +87,28 @@ def column_of(name: str, data_type: str, column_type: str, collation: str | None
     return Col(name, "string", "str")  # time, json, anything newer
 
 
+# DDL spellings of types information_schema names otherwise
+_TYPE_ALIASES = {"bool": "tinyint", "boolean": "tinyint", "int1": "tinyint", "int2": "smallint",
+                 "int3": "mediumint", "int4": "int", "int8": "bigint", "middleint": "mediumint",
+                 "dec": "decimal", "fixed": "decimal", "float4": "float", "float8": "double"}
+
+
+def tracked_columns(info) -> list[Col]:
+    """The columns of a tracked table version (ddl.table_def.TableInfo), typed as column_of
+    types information_schema's."""
+    cols = []
+    for c in info.columns:
+        text = c["type"].lower()
+        head, _, args = text.partition("(")
+        words = head.split()
+        data_type = _TYPE_ALIASES.get(words[0], words[0]) if words else ""
+        nums = [a.strip() for a in args.split(")")[0].split(",")] if args else []
+        precision, scale = (nums + [None, None])[:2] if all(n.isdigit() for n in nums) else (None, None)
+        collation = c.get("collation") or ("binary" if " binary" in f" {text}" else "default_ci")
+        cols.append(column_of(c["name"], data_type, text, collation, precision, scale))
+    return cols
+
+
 def upstream_columns(conn, tables: list[tuple[str, str]] | None = None) -> dict[tuple[str, str], list[Col]]:
     """Columns of the upstream's tables (all user tables, or the ones given), in order."""
     user_tables, args = sql_not_system("TABLE_SCHEMA")
@@ -133,7 +163,9 @@ def to_spark(tree, cols: list[Col]) -> str:
     from sqlglot import exp
 
     index = {c.name.lower(): i for i, c in enumerate(cols)}
-    tree = tree.copy()
+    # MySQL's TRUE and FALSE are 1 and 0 (`x IS TRUE` keeps its own meaning, below)
+    tree = tree.copy().transform(lambda n: exp.Literal.number(int(n.this)) if isinstance(n, exp.Boolean)
+                                 and not isinstance(n.parent, exp.Is) else n)
 
     def kind(node) -> str | None:
         if isinstance(node, exp.Column):
@@ -166,7 +198,29 @@ def to_spark(tree, cols: list[Col]) -> str:
             return exp.Like(this=exp.Lower(this=node.this), expression=exp.Lower(this=node.expression))
         return node
 
-    tree = tree.transform(rewrite)
+    def truth(node):
+        """A condition of MySQL's where `node` stands as one: a number is true when non-zero."""
+        if isinstance(node.unnest(), (exp.Predicate, exp.Connector, exp.Not, exp.Boolean)):
+            return node
+        return exp.Paren(this=exp.NEQ(this=as_double(node), expression=exp.Literal.number(0)))
+
+    def conditions(node):
+        if isinstance(node, exp.Connector):
+            return node.__class__(this=truth(node.left), expression=truth(node.right))
+        if isinstance(node, exp.Not):
+            return exp.Not(this=truth(node.this))
+        if isinstance(node, exp.Is) and isinstance(node.expression, exp.Boolean):  # x IS [NOT] TRUE/FALSE
+            cond = truth(node.this)
+            known = exp.Not(this=exp.Is(this=cond.copy(), expression=exp.Null()))
+            return exp.Paren(this=exp.And(this=known, expression=cond if node.expression.this else exp.Not(this=cond)))
+        return node
+
+    root = exp.Paren(this=tree.transform(rewrite))
+    for node in reversed(list(root.this.dfs())):  # innermost first: each sees its operands rewritten
+        new = conditions(node)
+        if new is not node:
+            node.replace(new)
+    tree = truth(root.this)
     tree = tree.transform(lambda n: exp.column(f"c{index[n.name.lower()]}") if isinstance(n, exp.Column) else n)
     return tree.sql(dialect="spark")
 
@@ -261,14 +315,15 @@ def image_schema(cols: list[Col]) -> str:
         f", c{i} {c.spark_type}" for i, c in enumerate(cols))
 
 
-def ignored_events(spark, dml, cfg, columns: dict[tuple[str, str], list[Col]], changefeed: str | None = None):
+def ignored_events(spark, dml, cfg, versions: dict[tuple[str, str], list[tuple[int, list[Col]]]],
+                   changefeed: str | None = None):
     """(commit_ts, seq) of the row events the value expressions ignore, or None if no rule
-    has an expression.  `dml` holds row events (schema, table, commit_ts, seq, op, before, after)."""
+    has an expression.  `dml` holds row events (schema, table, commit_ts, seq, op, before, after);
+    `versions` a table's columns by version: [(from_ts, columns or None: no table)], ascending,
+    each read by the rows committed above from_ts up to the next."""
     from functools import reduce
 
     from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import _parse_datatype_string
 
     rules = [(r, _matcher(r, cfg.case_sensitive), list(_rule_exprs(r))) for r in cfg.event_filters]
     rules = [x for x in rules if x[2]]
@@ -280,33 +335,54 @@ def ignored_events(spark, dml, cfg, columns: dict[tuple[str, str], list[Col]], c
         exprs = [(op, side, key, text) for _r, m, ex in rules if m.match_table(s, t) for op, side, key, text in ex]
         if not exprs:
             continue
-        cols = list(columns.get((s, t), []))
-        conds, sides = [], {}
-        for op, side, key, text in exprs:
-            tree = parse(text, key)
-            missing = missing_columns(tree, cols)
-            if missing:
-                raise CdcflowError(
-                    f"{key} = {text!r} names column {', '.join(missing)}, which table {s}.{t} does not have",
-                    changefeed=changefeed, code=EXPRESSION_COLUMN_ABSENT,
-                    hint="fix the expression in the changefeed's config and re-create the changefeed, or narrow "
-                         "the rule's matcher")
-            sides.setdefault(op, set()).add(side)
-            conds.append(f"(op = '{op}' AND side = '{side}' AND coalesce(({to_spark(tree, cols)}), false))")
+        spans = versions.get((s, t)) or [(0, [])]
         rows = dml.where((F.col("schema") == s) & (F.col("table") == t)).select(
             "commit_ts", "seq", "op", "before", "after")
-        spark_schema = _parse_datatype_string(image_schema(cols))
-        arrow_schema = to_arrow_schema(spark_schema)
-        images = rows.mapInArrow(lambda it, c=cols, s=sides, a=arrow_schema: typed_images(it, c, s, a), spark_schema)
-        parts.append(images.where(" OR ".join(conds)).select("commit_ts", "seq"))
+        for i, (lo, cols) in enumerate(spans):
+            if cols is None:
+                continue  # the table did not exist then: no row reads this version
+            span = rows.where(F.col("commit_ts") > lo)
+            if i + 1 < len(spans):
+                span = span.where(F.col("commit_ts") <= spans[i + 1][0])
+            if len(spans) > 1 and span.limit(1).count() == 0:
+                continue  # no row reads this version (e.g. the columns after a later rename)
+            parts.append(_ignored_in(span, s, t, lo, list(cols), exprs, changefeed))
     if not parts:
         return None
     return reduce(lambda a, b: a.unionByName(b), parts).distinct()
 
 
-def drop_ignored_rows(spark, dml, cycle):
-    """The filter stage's step: `dml` without the row events the value expressions ignore.
-    Column types are read from the upstream once per cycle, for the tables rules match."""
+def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, changefeed):
+    """(commit_ts, seq) of `rows` (all reading one version of s.t: `cols`) the expressions ignore."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import _parse_datatype_string
+
+    conds, sides = [], {}
+    for op, side, key, text in exprs:
+        tree = parse(text, key)
+        missing = missing_columns(tree, cols)
+        if missing:
+            raise CdcflowError(
+                f"{key} = {text!r} names column {', '.join(missing)}, which table {s}.{t} does not have "
+                f"in its version read by the rows committed after ts {version_ts}",
+                changefeed=changefeed, code=EXPRESSION_COLUMN_ABSENT,
+                hint="fix the expression in the changefeed's config and re-create the changefeed, or narrow "
+                     "the rule's matcher")
+        sides.setdefault(op, set()).add(side)
+        conds.append(f"(op = '{op}' AND side = '{side}' AND coalesce(({to_spark(tree, cols)}), false))")
+    spark_schema = _parse_datatype_string(image_schema(cols))
+    arrow_schema = to_arrow_schema(spark_schema)
+    images = rows.mapInArrow(lambda it, c=cols, s=sides, a=arrow_schema: typed_images(it, c, s, a), spark_schema)
+    return images.where(" OR ".join(conds)).select("commit_ts", "seq")
+
+
+def drop_ignored_rows(spark, dml, cycle, tracker, lo: int, hi: int):
+    """The filter stage's step: `dml` (rows of the window (lo, hi]) without the row events the
+    value expressions ignore.  Each row is read with the tracked version of its table at its
+    commit ts; the upstream's catalogue stands in for versions the tracker does not know."""
+    from cdcflow.ddl.table_def import TableInfo
+    from cdcflow.ddl.tracker import UNKNOWN
+
     cfg = cycle.config
     if not has_expressions(cfg):
         return dml
@@ -315,12 +391,19 @@ def drop_ignored_rows(spark, dml, cycle):
                                        for r in cfg.event_filters if any(True for _ in _rule_exprs(r)))]
     if not tables:
         return dml
-    conn = cycle.source.connect()
-    try:
-        columns = upstream_columns(conn, tables)
-    finally:
-        conn.close()
-    ignored = ignored_events(spark, dml, cfg, columns, cycle.cid)
+    tracked = {t: tracker.versions_in(*t, lo, hi) for t in tables}
+    unknown = [t for t, vs in tracked.items() if any(info is UNKNOWN for _, info in vs)]
+    catalogue = {}
+    if unknown:
+        conn = cycle.source.connect()
+        try:
+            catalogue = upstream_columns(conn, unknown)
+        finally:
+            conn.close()
+    versions = {t: [(ts, tracked_columns(info) if isinstance(info, TableInfo)
+                     else catalogue.get(t, []) if info is UNKNOWN else None) for ts, info in vs]
+                for t, vs in tracked.items()}
+    ignored = ignored_events(spark, dml, cfg, versions, cycle.cid)
     if ignored is None:
         return dml
     n = ignored.count()

@@ -23,14 +23,21 @@ from cdcflow.sink.ddl_session import upstream_session
 log = logging.getLogger(__name__)
 
 # Sessions that write rows: UTC so TIMESTAMP literals (decoded in UTC) mean the same
-# instant, and backslash escapes on because literals are escaped that way.
+# instant, and backslash escapes on because literals are escaped that way.  Strict, so a
+# value the downstream column cannot hold fails instead of being cut; zero dates, zero
+# parts and dates the upstream allowed (no NO_ZERO_DATE / NO_ZERO_IN_DATE,
+# ALLOW_INVALID_DATES) still go through as they are.
+DML_SQL_MODE = "STRICT_ALL_TABLES,ALLOW_INVALID_DATES,NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION"
 DML_SESSION = (
     "SET SESSION time_zone = '+00:00'",
-    "SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION'",
+    f"SET SESSION sql_mode = '{DML_SQL_MODE}'",
     "SET SESSION foreign_key_checks = 0",
     "SET SESSION unique_checks = 1",
 )
 RETRYABLE_MYSQL_ERRORS = {1205, 1213, 2002, 2003, 2006, 2013, 1040, 1053, 8002, 9007}
+# a value the column cannot hold (strict mode): too long, out of range, wrong for the type,
+# NULL into NOT NULL; MySQL names the column and the statement's row ("at row N")
+VALUE_ERRORS = {1048, 1101, 1264, 1265, 1292, 1366, 1406, 3140}
 MAX_STATEMENT_BYTES = 4 * 1024 * 1024
 
 
@@ -96,7 +103,9 @@ class RowWriter:
         self.rows_written = 0
         self.statements = 0
 
-    def _run(self, sql: str, what: str) -> None:
+    def _run(self, sql: str, what: str, rows: list | None = None, key: list[str] | None = None) -> None:
+        """`rows`: the statement's (image, commit ts) in VALUES order, to name the one a value
+        error points at."""
         for attempt in range(5):
             try:
                 with self.conn.cursor() as cur:
@@ -110,7 +119,7 @@ class RowWriter:
                     continue
                 raise SinkError(what, e) from None
             except pymysql.MySQLError as e:
-                raise SinkError(what, e) from None
+                raise SinkError(what, e, *_offending_row(e, rows, key)) from None
 
     def delete_keys(self, schema: str, table: str, key: list[str], images: list[dict]) -> None:
         target = qualified(schema, table)
@@ -125,13 +134,17 @@ class RowWriter:
             self.rows_written += len(chunk)
 
     def replace_rows(self, schema: str, table: str, columns: tuple[str, ...], images: list[dict],
-                     verb: str = "REPLACE") -> None:
+                     verb: str = "REPLACE", commit_ts: list | None = None, key: list[str] | None = None) -> None:
         """REPLACE (safe mode: overwrites whatever holds the key or a unique value), or
-        INSERT for rows that must be new (fails on a conflicting row)."""
+        INSERT for rows that must be new (fails on a conflicting row).  `commit_ts`: each
+        image's, and `key`: the table's, to name a row the downstream refuses."""
         head = f"{verb} INTO {qualified(schema, table)} ({', '.join(quote_ident(c) for c in columns)}) VALUES "
         tuples = ["(" + ", ".join(sql_literal(img[c]) for c in columns) + ")" for img in images]
+        rows = list(zip(images, commit_ts or [None] * len(images)))
+        done = 0
         for chunk in self._chunks(tuples, len(head)):
-            self._run(head + ",".join(chunk), f"{verb} into {schema}.{table}")
+            self._run(head + ",".join(chunk), f"{verb} into {schema}.{table}", rows[done:done + len(chunk)], key)
+            done += len(chunk)
             self.rows_written += len(chunk)
 
     def _chunks(self, items: list[str], head_len: int) -> Iterable[list[str]]:
@@ -146,17 +159,31 @@ class RowWriter:
             yield chunk
 
 
+def _offending_row(e: Exception, rows: list | None, key: list[str] | None) -> tuple[str | None, int | None]:
+    """(the refused row named by its key, its commit ts) for a value error, else (None, None)."""
+    import re
+
+    m = re.search(r"at row (\d+)", str(e))
+    if _error_code(e) not in VALUE_ERRORS or not rows or not key or not m or int(m.group(1)) > len(rows):
+        return None, None
+    image, ts = rows[int(m.group(1)) - 1]
+    return " AND ".join(f"{k} = {sql_literal(image.get(k))}" for k in key), ts
+
+
 class SinkError(Exception):
     """A downstream error, carried out of Spark workers as text the driver can parse."""
 
     MARK = "CDCFLOW_SINK_ERROR:"
 
-    def __init__(self, what: str, cause: Exception):
+    def __init__(self, what: str, cause: Exception, row: str | None = None, ts: int | None = None):
         self.what = what
         self.code = _error_code(cause)
         self.text = str(cause.args[1]) if len(getattr(cause, "args", ())) > 1 else str(cause)
         self.retryable = is_retryable(cause)
-        payload = json.dumps({"what": what, "code": self.code, "text": self.text, "retryable": self.retryable})
+        fields = {"what": what, "code": self.code, "text": self.text, "retryable": self.retryable}
+        if self.code in VALUE_ERRORS:
+            fields.update(value_error=True, row=row, ts=ts)
+        payload = json.dumps(fields)
         super().__init__(self.MARK + payload + ":END")
 
     @classmethod
@@ -214,9 +241,9 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
 
     def write(w: "StreamingWriter", conn) -> None:
         w.insert_new = phase == "new"
-        for schema, table, _part, _key, kind, image in final_changes(_change_rows(batches)):
+        for schema, table, _part, _key, kind, image, ts in final_changes(_change_rows(batches, "commit_ts")):
             if kind in kinds:
-                w.add(schema, table, kind, decode_image(image))
+                w.add(schema, table, kind, decode_image(image), ts)
         w.close()
 
     yield _run_partition(sink, batch_rows, keys, write)
@@ -237,8 +264,8 @@ def apply_partition_txns(batches, sink: dict, batch_rows: int, keys: dict[str, l
         rows = _change_rows(batches, "commit_ts")
         for _txn, changes in groupby(rows, key=lambda r: (r[0], r[1], r[6])):
             conn.begin()
-            for schema, table, _part, _key, kind, image, _ts in final_changes(changes):
-                w.add(schema, table, kind, decode_image(image))
+            for schema, table, _part, _key, kind, image, ts in final_changes(changes):
+                w.add(schema, table, kind, decode_image(image), ts)
             w.close()
             conn.commit()
 
@@ -279,7 +306,7 @@ class StreamingWriter:
         self.deletes: dict[tuple[str, str], list] = {}
         self.upserts: dict[tuple[str, str, tuple, str], list] = {}
 
-    def add(self, schema: str, table: str, kind: str, img: dict) -> None:
+    def add(self, schema: str, table: str, kind: str, img: dict, commit_ts: int | None = None) -> None:
         if kind == "D":
             pending = self.deletes.setdefault((schema, table), [])
             pending.append(img)
@@ -288,10 +315,15 @@ class StreamingWriter:
         else:
             group = (schema, table, tuple(img), "INSERT" if kind == "I" and self.insert_new else "REPLACE")
             pending = self.upserts.setdefault(group, [])
-            pending.append(img)
+            pending.append((img, commit_ts))
             if len(pending) >= self.writer.batch_rows:
                 self._flush_deletes(schema, table)
-                self.writer.replace_rows(schema, table, group[2], self.upserts.pop(group), group[3])
+                self._upsert(group, self.upserts.pop(group))
+
+    def _upsert(self, group: tuple, pending: list) -> None:
+        schema, table, cols, verb = group
+        self.writer.replace_rows(schema, table, cols, [i for i, _ in pending], verb, [t for _, t in pending],
+                                 self.keys.get(f"{schema}.{table}"))
 
     def _flush_deletes(self, schema: str, table: str) -> None:
         images = self.deletes.pop((schema, table), None)
@@ -301,8 +333,8 @@ class StreamingWriter:
     def close(self) -> None:
         for schema, table in list(self.deletes):
             self._flush_deletes(schema, table)
-        for (schema, table, cols, verb), images in list(self.upserts.items()):
-            self.writer.replace_rows(schema, table, cols, images, verb)
+        for group, pending in list(self.upserts.items()):
+            self._upsert(group, pending)
         self.upserts.clear()
 
 

@@ -85,13 +85,18 @@ def as_cdcflow_error(e: BaseException, cid: str, stage: str) -> CdcflowError:
 
     parsed = SinkError.parse(str(e))
     if parsed:
+        row = f" (the row with key {parsed['row']})" if parsed.get("row") else ""
+        if parsed.get("value_error"):
+            hint = ("the downstream column cannot hold the upstream's value: widen it (or change its type) "
+                    f"downstream, then `cdcflow changefeed resume -c {cid}`")
+        elif parsed["retryable"]:
+            hint = "the checkpoint has not passed these rows; fix the downstream and the next cycle retries"
+        else:
+            hint = "fix the downstream table, then resume the changefeed"
         return CdcflowError(
-            f"stage {stage}: {parsed['what']} failed on the downstream: "
-            f"({parsed['code']}) {parsed['text']}",
-            changefeed=cid, code=MYSQL_TXN_ERROR, retryable=bool(parsed["retryable"]),
-            hint="the checkpoint has not passed these rows; fix the downstream and the next cycle retries"
-            if parsed["retryable"] else "fix the downstream table, then resume the changefeed",
-        )
+            f"stage {stage}: {parsed['what']} failed on the downstream: ({parsed['code']}) {parsed['text']}{row}",
+            changefeed=cid, ts=parsed.get("ts"), code=MYSQL_TXN_ERROR, retryable=bool(parsed["retryable"]),
+            hint=hint)
     retry = is_retryable(e)
     return CdcflowError(
         f"stage {stage} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",

@@ -160,7 +160,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         kept, ignored_ops = ef.drop_ignored_rows(spark, kept, keep_tables)
         if ignored_ops:
             cycle.event("rows ignored by event filter", kinds=[f"{s}.{t} {op}" for s, t, op in ignored_ops])
-    kept = value_expr.drop_ignored_rows(spark, kept, cycle)
+    kept = value_expr.drop_ignored_rows(spark, kept, cycle, tracker, window.start_ts, window.pulled.resolved_ts)
     ranges = {t: tracker.key_ranges(*t, window.start_ts, window.pulled.resolved_ts) for t in keep_tables}
     kept, no_key = drop_ineligible_rows(spark, kept, ranges, cfg.force_replicate)
     for (s, t), spans in no_key.items():
