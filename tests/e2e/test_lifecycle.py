@@ -194,16 +194,18 @@ def test_stuck_longer_than_error_stuck_duration_fails_then_resumes_5_9(own_pair,
 
 def test_unrecoverable_error_fails_directly_6(own_pair, spark, cdcflow_home, capsys):
     up, down = own_pair
-    create_changefeed(capsys, up, down, "lc-fatal", "[filter]\nrules = ['lc_fatal.[']\n")
-    up.execute("CREATE DATABASE lc_fatal", "CREATE TABLE lc_fatal.t (id INT PRIMARY KEY)")
+    create_changefeed(capsys, up, down, "lc-fatal", "[filter]\nrules = ['lc_fatal.*']\n")
+    # a RENAME the filter forbids (an unselected table moved into the selection): no retry fixes it
+    up.execute("CREATE DATABASE lc_fatal", "CREATE DATABASE lc_fatal_out",
+               "CREATE TABLE lc_fatal_out.t (id INT PRIMARY KEY)", "RENAME TABLE lc_fatal_out.t TO lc_fatal.t")
     with pytest.raises(CdcflowError) as failure:
         run_cycle("lc-fatal", spark=spark)
-    assert not failure.value.retryable
+    assert not failure.value.retryable and failure.value.code == "CDCFLOW:ErrSyncRenameTableFailed"
     feed = metastore.get_feed("lc-fatal")
     assert feed.state == "failed" and feed.retry_count == 0 and feed.next_retry_at is None
-    assert "filter.rules[0] 'lc_fatal.['" in feed.error["message"]
+    assert "lc_fatal.t" in feed.error["message"]
     skipped = run_cycle("lc-fatal", spark=spark)
-    assert skipped["skipped"] and "has failed" in skipped["reason"] and "lc_fatal.[" in skipped["reason"]
+    assert skipped["skipped"] and "has failed" in skipped["reason"] and "lc_fatal.t" in skipped["reason"]
 
 
 def test_target_ts_reached_finishes_with_only_the_earlier_write_7(own_pair, spark, cdcflow_home, capsys):
