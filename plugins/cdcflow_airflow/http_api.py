@@ -29,7 +29,11 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
 
 
 def _list(state: str | None) -> dict:
-    from cdcflow.changefeed import status_view
+    from cdcflow.changefeed import states, status_view
+    from cdcflow.core.errors import API_INVALID_PARAM, CdcflowError
+
+    if state is not None and state not in states.STATES:
+        raise CdcflowError(f"state {state!r} is not one of {', '.join(states.STATES)}", code=API_INVALID_PARAM)
 
     items = [{**status_view.simple(feed), "cdcflow": status_view.extras(feed)}
              for feed in status_view.all_feeds() if state is None or feed.state == state]
@@ -57,7 +61,7 @@ def _status(changefeed_id: str) -> dict:
 
 async def _call(func, *args):
     """Run a blocking metadata-store read off the event loop; a CdcflowError is a 4xx answer."""
-    from cdcflow.core.errors import CdcflowError
+    from cdcflow.core.errors import CHANGEFEED_NOT_EXISTS, CdcflowError
     from cdcflow_airflow.dag_factory import use_cdcflow_home
 
     def work():
@@ -67,8 +71,9 @@ async def _call(func, *args):
     try:
         return await asyncio.to_thread(work)
     except CdcflowError as e:
-        status = 404 if e.code.endswith("ErrChangeFeedNotExists") else 400
-        return _error(status, e.code, str(e))
+        if e.code == CHANGEFEED_NOT_EXISTS:  # the CLI's message names the server's folder; this one must not
+            return _error(404, e.code, f"changefeed {args[0]} does not exist")
+        return _error(400, e.code, str(e))
 
 
 def create_app() -> FastAPI:

@@ -65,12 +65,28 @@ def test_list_detail_status_and_page(mariadb_pair, client, capsys):
 
     missing = client.get("/api/v2/changefeeds/nope")
     assert missing.status_code == 404
-    assert missing.json()["error_code"] == "CDCFLOW:ErrChangeFeedNotExists" and "nope" in missing.json()["error_msg"]
+    assert missing.json() == {"error_code": "CDCFLOW:ErrChangeFeedNotExists", "error_msg": "changefeed nope does not exist"}
+    bogus = client.get("/api/v2/changefeeds", params={"state": "bogus"})
+    assert bogus.status_code == 400 and bogus.json()["error_code"] == "CDCFLOW:ErrAPIInvalidParam"
+    assert "'bogus' is not one of normal, stopped" in bogus.json()["error_msg"]
     assert client.get("/api/v2/changefeeds/nope/status").status_code == 404
 
     page = client.get("/ui")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert 'fetch("api/v2/changefeeds")' in page.text
+
+
+def test_resolved_ts_is_the_last_cycles(mariadb_pair, client, capsys):
+    from cdcflow.stages import run_cycle
+
+    up, down = mariadb_pair
+    create_changefeed(capsys, up, down, "api-resolved", "")
+    created = client.get("/api/v2/changefeeds/api-resolved/status").json()
+    time.sleep(0.01)
+    run_cycle("api-resolved")  # nothing new upstream: no Spark, the window is read up to the head
+    after = client.get("/api/v2/changefeeds/api-resolved/status").json()
+    assert after["resolved_ts"] > created["resolved_ts"] and after["resolved_ts"] >= after["checkpoint_ts"]
+    assert client.get("/api/v2/changefeeds/api-resolved").json()["resolved_ts"] == after["resolved_ts"]
 
 
 def test_read_only(client):

@@ -55,6 +55,7 @@ ASYNC_INDEX_FAILED = Code("ErrAsyncIndexFailed", False, "TiDB could not build an
 ASYNC_INDEX_UNKNOWN = Code("ErrAsyncIndexUnknown", True, "the state of an asynchronous index build cannot be read")
 LEASE_HELD = Code("ErrLeaseHeld",                True, "another cycle of the changefeed runs")
 STAGE_FAILED = Code("ErrStageFailed",            None, "a stage failed unexpectedly (retryable unless a bug)")
+API_INVALID_PARAM = Code("ErrAPIInvalidParam",    False, "an HTTP API request parameter is invalid")
 TASK_FAILED = Code("ErrTaskFailed",              True, "an Airflow task of the cycle failed")
 
 CODES: dict[str, Code] = {c: c for c in globals().values() if isinstance(c, Code)}

@@ -11,6 +11,7 @@ from cdcflow.core.uri import default_server_id
 from cdcflow.source.binlog import BinlogReader
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle
+from cdcflow.store import metastore
 
 
 def pull(spark, cycle: Cycle) -> contracts.PullResult:
@@ -33,6 +34,7 @@ def pull(spark, cycle: Cycle) -> contracts.PullResult:
         transactions=reader.transactions,
     )
     contracts.WINDOW.write(cycle.folder, msgspec.structs.replace(window, pulled=pulled))
+    metastore.raise_resolved(cycle.cid, resolved)
     secs = time.time() - t0
     cycle.event("pulled", events=writer.count, transactions=reader.transactions, seconds=round(secs, 3),
                 end_pos=reader.last_pos.to_dict(), resolved_ts=resolved, resolved_time=tso.to_text(resolved))

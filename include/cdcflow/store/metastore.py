@@ -118,6 +118,13 @@ def advance_checkpoint(cid: str, ts: int, pos: dict) -> None:
         )
 
 
+def raise_resolved(cid: str, ts: int) -> None:
+    """The resolved ts: how far the upstream's changes have been read (never back)."""
+    with engine().begin() as c:
+        c.execute(sa.update(changefeeds).where(changefeeds.c.id == cid, changefeeds.c.resolved_ts < ts)
+                  .values(resolved_ts=ts, updated_at=time.time()))
+
+
 # --- lease: two cycles of one changefeed never overlap -----------------------------------
 
 def lease_owner_for(run_id: str) -> str:
