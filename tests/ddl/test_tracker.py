@@ -127,6 +127,16 @@ def test_clauses_that_do_not_touch_keys_leave_them(stmt):
     assert tr.current("d", "t").valid_key() == ["a"]
 
 
+def test_a_not_null_unique_key_the_binlog_names_as_primary_is_no_drift():
+    tr = SchemaTracker()
+    stmt = "CREATE TABLE u (a INT NOT NULL, b INT, c INT, UNIQUE KEY (a), UNIQUE KEY (b))"
+    tr.apply(classify(stmt, "d"), stmt, "", 1)
+    assert disagreements(tr, [("d", "u", 5, '["a"]', '{"a":1,"b":2,"c":3}')]) == []
+    # a nullable unique key is never InnoDB's primary one: that is drift
+    assert "primary key is (b), the tracked one (none)" in disagreements(
+        tr, [("d", "u", 5, '["b"]', '{"a":1,"b":2,"c":3}')])[0]
+
+
 def test_disagreements_with_the_binlog_row_are_reported():
     tr = SchemaTracker()
     tr.apply(classify("CREATE TABLE t (a INT PRIMARY KEY, b INT)", "d"), "CREATE TABLE t (a INT PRIMARY KEY, b INT)",

@@ -188,6 +188,17 @@ def lookup_key(ranges: list[list], ts: int) -> tuple[list[str] | None, bool, dic
     return pick[1], pick[2], pick[3]
 
 
+def _not_null_unique_keys(info: TableInfo) -> list[list[str]]:
+    """InnoDB takes a table without a primary key by its first NOT NULL unique key, and the
+    binlog's table map names that key as the primary one: no drift."""
+    out = []
+    for ix in info.indexes.values():
+        cols = [info.column(c) for c in ix["columns"]]
+        if ix["unique"] and cols and all(c is not None and not c["nullable"] for c in cols):
+            out.append([c["name"].lower() for c in cols])
+    return out
+
+
 def disagreements(tracker: SchemaTracker, samples) -> list[str]:
     """Where the binlog's own description of a row disagrees with the tracked version at the
     row's commit ts: a column the tracked table lacks, or another primary key.  `samples`:
@@ -206,9 +217,9 @@ def disagreements(tracker: SchemaTracker, samples) -> list[str]:
         if extra:
             out.append(f"{schema}.{table} at commit ts {ts}: the binlog's row has column(s) {', '.join(extra)} "
                        "the tracked schema does not")
-        pk = json.loads(pk_text) if pk_text else []
+        pk = [p.lower() for p in json.loads(pk_text)] if pk_text else []
         tracked_pk = [c.lower() for c in info.indexes.get(PRIMARY, {}).get("columns", [])]
-        if pk and [p.lower() for p in pk] != tracked_pk:
+        if pk and pk != tracked_pk and not (not tracked_pk and pk in _not_null_unique_keys(info)):
             out.append(f"{schema}.{table} at commit ts {ts}: the binlog's primary key is ({', '.join(pk)}), "
                        f"the tracked one ({', '.join(tracked_pk) or 'none'})")
     return out
