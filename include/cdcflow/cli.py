@@ -174,13 +174,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def _stop_spark() -> None:
+    """Stop the Spark session this process started: the JVM logs while it shuts down, which
+    would otherwise follow the closing error line."""
+    if "pyspark" not in sys.modules:
+        return
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        SparkContext._active_spark_context.stop()
+
+
+def entry() -> int:
+    """The `cdcflow` command: main() in a process of its own, whose Spark it may stop."""
+    return main(stop_spark=True)
+
+
+def main(argv: list[str] | None = None, stop_spark: bool = False) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except CdcflowError as e:
         if args.debug:
             traceback.print_exc()
+        if stop_spark:
+            _stop_spark()
         print(f"Error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -191,9 +209,11 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         cid = getattr(args, "changefeed_id", None)
         where = f"changefeed {cid}: " if cid else ""
+        if stop_spark:
+            _stop_spark()
         print(f"Error: {where}{type(e).__name__}: {e} (run with --debug for the trace)", file=sys.stderr)
         return 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())
