@@ -119,8 +119,16 @@ def cmd_tso(a) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """A wrong argument is one line naming the command and what is wrong, like every other
+    error of the CLI (argparse's usage block stays for --help)."""
+
+    def error(self, message: str):
+        self.exit(2, f"Error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="cdcflow", description="TiCDC-style changefeeds run as Spark jobs")
+    p = _Parser(prog="cdcflow", description="TiCDC-style changefeeds run as Spark jobs")
     p.add_argument("--debug", action="store_true", help="show the full trace of an error")
     top = p.add_subparsers(dest="group", required=True)
     cf = top.add_parser("changefeed", help="manage changefeeds").add_subparsers(dest="command", required=True)

@@ -341,7 +341,9 @@ def test_cli_errors_and_field_names(own_pair, cdcflow_home, capsys):
         assert "no-such" in cli_fails(capsys, "changefeed", command, "-c", "no-such")
     with pytest.raises(SystemExit) as usage:  # argparse: a ts that is neither a TSO nor a date-time
         cli.main(["changefeed", "resume", "-c", "no-such", "--overwrite-checkpoint-ts", "yesterday"])
-    assert usage.value.code == 2 and "neither a TSO" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert usage.value.code == 2 and "neither a TSO" in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("Error: cdcflow changefeed resume: argument --overwrite-checkpoint-ts")
     create_changefeed(capsys, up, down, "lc-cli", "")
     simple_out = simple(capsys, "lc-cli")
     assert list(simple_out) == ["upstream_id", "namespace", "id", "state", "checkpoint_tso", "checkpoint_time",

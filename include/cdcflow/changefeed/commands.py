@@ -205,7 +205,8 @@ def resume(cid: str, overwrite_checkpoint_ts: int | None = None,
     values: dict = {}
     if overwrite_checkpoint_ts is not None:
         ts = _checkpoint_arg(spec.id, overwrite_checkpoint_ts)
-        pos = position_for_ts(source, source.server_id or default_server_id(spec.id), ts, spec.id)
+        pos = position_for_ts(source, source.server_id or default_server_id(spec.id), ts, spec.id,
+                              "--overwrite-checkpoint-ts")
         question = (f"You are overwriting the checkpoint of changefeed {spec.id} from {feed.checkpoint_ts} "
                     f"({tso.to_text(feed.checkpoint_ts)}) to {ts} ({tso.to_text(ts)}), which may replicate "
                     "changes again or skip changes. Continue? (Y/n) ")

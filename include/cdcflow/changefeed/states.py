@@ -39,12 +39,19 @@ IDLE_REASONS = {
 }
 
 
+# The events an operator causes: the commands `cdcflow changefeed pause` / `resume`.  The
+# others are what cycles report, never named to a person.
+COMMANDS = ("pause", "resume")
+
+
 def next_state(current: str, event: str, changefeed: str | None = None) -> tuple[str, int | None]:
     try:
         return TRANSITIONS[(current, event)]
     except KeyError:
+        allowed = [e for (s, e) in TRANSITIONS if s == current and e in COMMANDS]
+        hint = ("a " + current + " changefeed takes " + " or ".join(f"`cdcflow changefeed {e}`" for e in allowed)
+                if allowed else f"no command changes a {current} changefeed (`remove` it, or `update` a stopped one)")
         raise CdcflowError(
             f"a {current} changefeed cannot take '{event.replace('_', ' ')}'",
-            changefeed=changefeed, code=CHANGEFEED_STATE,
-            hint=f"allowed from {current}: " + (", ".join(e for (s, e) in TRANSITIONS if s == current) or "nothing"),
+            changefeed=changefeed, code=CHANGEFEED_STATE, hint=hint,
         ) from None

@@ -298,7 +298,8 @@ def replay_horizon(ts: int, replay_until: int = 0, checkpoint_ts: int = 0) -> in
     return max(replay_until, checkpoint_ts, tso.second_end(ts))
 
 
-def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None = None) -> Position:
+def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None = None,
+                    name: str = "start-ts") -> Position:
     """The transaction boundary at which a changefeed starting at `ts` begins reading.
 
     A binlog records no TSO, only each event's time in seconds, so the boundary is the one
@@ -342,10 +343,10 @@ def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None 
                 first_time = ev.timestamp
                 if tso.compose(first_time * 1000) > ts:
                     raise CdcflowError(
-                        f"start-ts {ts} ({tso.to_text(ts)}) is older than the oldest change the upstream "
+                        f"{name} {ts} ({tso.to_text(ts)}) is older than the oldest change the upstream "
                         f"still holds (binlog {logs[0]} starts at {tso.to_text(tso.compose(first_time * 1000))})",
                         changefeed=changefeed, code=START_TS_BEFORE_GC,
-                        hint="choose a later start-ts, or keep binlogs longer (binlog_expire_logs_seconds)",
+                        hint=f"choose a later {name}, or keep binlogs longer (binlog_expire_logs_seconds)",
                     )
             if isinstance(ev, FormatDescriptionEvent):
                 continue
