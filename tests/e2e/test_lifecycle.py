@@ -405,3 +405,21 @@ def test_a_start_ts_in_the_future_is_refused_with_the_current_tso(own_pair, cdcf
     current = int(err.split("current TSO ")[1].split()[0])
     assert abs(current - tso.now()) < (60_000 << 18)
     assert "lc-future" not in cli_ok(capsys, "changefeed", "list", "-a")
+
+
+def test_a_skipped_ddl_stays_named_on_the_runs_record(own_pair, spark, cdcflow_home, capsys):
+    up, down = own_pair
+    for s in (up, down):
+        s.execute("DROP DATABASE IF EXISTS lc_kept", "DROP DATABASE IF EXISTS lc_other")
+    create_changefeed(capsys, up, down, "lc-skips", "[filter]\nrules = ['lc_kept.*']\n")
+    up.execute("CREATE DATABASE lc_kept", "CREATE TABLE lc_kept.t (id INT PRIMARY KEY)",
+               "CREATE DATABASE lc_other", "CREATE TABLE lc_other.t (id INT PRIMARY KEY)")
+    run_cycle("lc-skips", spark=spark)
+    # the cycle's folder is gone (finish collects it): the run's record still names what was not run
+    assert event_folders("lc-skips") == []
+    last = json.loads(cli_ok(capsys, "changefeed", "query", "-c", "lc-skips"))["cdcflow"]["last_runs"][0]
+    assert last["status"] == "done" and last["dry_run"] is False and last["started"].endswith("Z")
+    assert last["ddl_skipped"] == 2
+    statements = {d["statement"]: d for d in last["skipped_ddls"]}
+    assert set(statements) == {"CREATE DATABASE lc_other", "CREATE TABLE lc_other.t (id INT PRIMARY KEY)"}
+    assert all(d["why"] and d["commit_ts"] > 0 for d in statements.values())

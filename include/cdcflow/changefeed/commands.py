@@ -9,7 +9,6 @@ The command line (cli.py) only parses, calls and prints.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 
@@ -170,9 +169,7 @@ def query(cid: str, simple: bool = False) -> dict:
         **status_view.extras(feed),
         "upstream": parse_source_uri(spec.source_uri).redacted(),
         "checkpoint_position": feed.checkpoint_pos,
-        "last_runs": [{"run_id": r.run_id, "status": r.status, "started_at": r.started_at,
-                       "ended_at": r.ended_at, "error": json.loads(r.error)["message"] if r.error else None}
-                      for r in runs],
+        "last_runs": [status_view.run_summary(r) for r in runs],
     }
     return out
 

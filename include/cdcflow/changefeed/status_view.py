@@ -88,6 +88,18 @@ def detail(spec: Spec, feed: metastore.FeedState) -> dict:
     }
 
 
+def run_summary(run) -> dict:
+    """One recent cycle as `query` shows it: times as text, whether it was a dry run, its
+    error, and the DDLs it did not run downstream (with why), which the event store forgets."""
+    import json
+
+    filtered = (run.stats or {}).get("filter") or {}
+    return {"run_id": run.run_id, "status": run.status, "dry_run": bool(run.dry_run),
+            "started": _time_text(run.started_at), "ended": _time_text(run.ended_at),
+            "error": json.loads(run.error)["message"] if run.error else None,
+            "ddl_skipped": filtered.get("skipped_ddl", 0), "skipped_ddls": filtered.get("skipped", [])}
+
+
 def status(feed: metastore.FeedState) -> dict:
     """OpenAPI v2 `GET /changefeeds/{id}/status`."""
     err = running_error(feed.error)

@@ -142,11 +142,22 @@ class PullResult(Record):
     transactions: int = 0
 
 
+class SkippedDdl(Record):
+    """A DDL the cycle did not run downstream, kept on the run's record for a person to find."""
+    commit_ts: int
+    statement: str
+    why: str
+
+
+SKIPPED_DDL_KEPT = 50  # on a run's record; the count covers them all
+
+
 class FilterResult(Record):
     kept_ddl: int = 0
     skipped_ddl: int = 0
     tables: int = 0
     kept_tables: int = 0
+    skipped: list[SkippedDdl] = []  # the first SKIPPED_DDL_KEPT of them
 
 
 class BarrierResult(Record):

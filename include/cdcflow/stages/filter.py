@@ -174,9 +174,11 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
                     hint="keys follow the tracked schema; if it is wrong, re-create the changefeed so a new "
                          "catalogue snapshot is taken")
     kept.write.mode("overwrite").parquet(cycle.folder.path("filtered"))
+    named = [contracts.SkippedDdl(commit_ts=e.commit_ts, statement=e.query, why=e.why)
+             for e in skipped_ddl[:contracts.SKIPPED_DDL_KEPT]]
     counts = contracts.FilterResult(kept_ddl=len(kept_ddl), skipped_ddl=len(skipped_ddl), tables=len(tables),
-                                    kept_tables=len(keep_tables))
+                                    kept_tables=len(keep_tables), skipped=named)
     contracts.DDLS.write(cycle.folder, DdlLog(kept=kept_ddl, skipped=skipped_ddl))
-    cycle.event("filtered", **contracts.plain(counts),
+    cycle.event("filtered", **{k: v for k, v in contracts.plain(counts).items() if k != "skipped"},
                 dropped_tables=sorted(f"{s}.{t}" for s, t in set(tables) - set(keep_tables)))
     return counts
