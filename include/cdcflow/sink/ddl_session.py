@@ -17,6 +17,8 @@ log = logging.getLogger(__name__)
 UNKNOWN_TIME_ZONE = 1298
 UNKNOWN_COLLATION = 1273
 COLLATIONS = ("collation_connection", "collation_server")
+# Rows are written in UTC (TIMESTAMP literals are decoded in UTC); a DDL's zone is set and undone
+ROW_TIME_ZONE = "+00:00"
 
 
 @contextmanager
@@ -43,7 +45,7 @@ def upstream_session(cur, session: DdlSession | None, query: str):
 
 def _restore(cur, collations: dict[str, str]) -> None:
     cur.execute("SET SESSION timestamp = DEFAULT")
-    cur.execute("SET SESSION time_zone = '+00:00'")
+    cur.execute(f"SET SESSION time_zone = '{ROW_TIME_ZONE}'")
     for var, value in collations.items():
         cur.execute(f"SET SESSION {var} = %s", (value,))
 

@@ -18,7 +18,7 @@ import pymysql
 from cdcflow.core.ddl_session import DdlSession
 from cdcflow.core.row_codec import decode_image, quote_ident, sql_literal
 from cdcflow.ddl.table_def import PRIMARY, TableInfo
-from cdcflow.sink.ddl_session import upstream_session
+from cdcflow.sink.ddl_session import ROW_TIME_ZONE, upstream_session
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 # ALLOW_INVALID_DATES) still go through as they are.
 DML_SQL_MODE = "STRICT_ALL_TABLES,ALLOW_INVALID_DATES,NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION"
 DML_SESSION = (
-    "SET SESSION time_zone = '+00:00'",
+    f"SET SESSION time_zone = '{ROW_TIME_ZONE}'",
     f"SET SESSION sql_mode = '{DML_SQL_MODE}'",
     "SET SESSION foreign_key_checks = 0",
     "SET SESSION unique_checks = 1",
@@ -399,7 +399,7 @@ def execute_ddl(conn, query: str, default_schema: str | None, sql_mode: str | No
     downstream had executed before a crash (the error says so, and only then).
     """
     with conn.cursor() as cur:
-        cur.execute("SET SESSION time_zone = '+00:00'")
+        cur.execute(f"SET SESSION time_zone = '{ROW_TIME_ZONE}'")
         if sql_mode is not None:
             _set_sql_mode(cur, sql_mode)
         if default_schema:
