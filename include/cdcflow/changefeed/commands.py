@@ -78,9 +78,9 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
     merge_sink_options(cfg.sink, dict(sink.params))
     check_upstream(source, cid)
     _check_sink_reachable(sink, cid)
-    _check_filter_rules(cfg, cid)
+    tf = _check_filter_rules(cfg, cid)
     _check_filter_expressions(cfg, source, cid)
-    _check_foreign_keys(cfg, source, cid)
+    _check_foreign_keys(tf, source, cid)
     server_id = source.server_id or default_server_id(cid)
     replay_until = None
     if start_ts:
@@ -117,16 +117,18 @@ def _read_config(path: str, cid: str | None = None) -> str:
         raise CdcflowError(f"cannot read config file {path}: {e.strerror}", changefeed=cid) from None
 
 
-def _check_filter_rules(cfg, cid: str) -> None:
-    """The table-filter rules and event-filter matchers compile (else a cycle would fail on them)."""
+def _check_filter_rules(cfg, cid: str):
+    """The table filter, once its rules and the event-filter matchers compile (else a cycle
+    would fail on them)."""
     from cdcflow.filter.table import TableFilter
 
     try:
-        TableFilter(list(cfg.rules), cfg.case_sensitive)
+        tf = TableFilter(list(cfg.rules), cfg.case_sensitive)
         for i, rule in enumerate(cfg.event_filters):
             TableFilter(list(rule.matcher), cfg.case_sensitive, f"filter.event-filters[{i}].matcher")
     except CdcflowError as e:
         raise e.with_context(changefeed=cid) from None
+    return tf
 
 
 def _check_filter_expressions(cfg, source, cid: str) -> None:
@@ -143,13 +145,12 @@ def _check_filter_expressions(cfg, source, cid: str) -> None:
     value_expr.check_expressions(cfg, columns, cid)
 
 
-def _check_foreign_keys(cfg, source, cid: str) -> None:
+def _check_foreign_keys(tf, source, cid: str) -> None:
     from cdcflow.filter import cascade_fk
-    from cdcflow.filter.table import TableFilter
 
     conn = source.connect()
     try:
-        cascade_fk.check_catalogue(conn, TableFilter(list(cfg.rules), case_sensitive=cfg.case_sensitive), cid)
+        cascade_fk.check_catalogue(conn, tf, cid)
     finally:
         conn.close()
 
