@@ -50,7 +50,7 @@ bench: setup
 # Run one cycle of a changefeed through Airflow: make dag-test CF=<changefeed id>
 dag-test: setup
 	@test -n "$(CF)" || (echo "usage: make dag-test CF=<changefeed id>"; exit 2)
-	$(PY) -m cdcflow.devtools.airflow_local dags-test changefeed__$(CF)
+	$(PY) -m cdcflow.devtools.airflow_local dags-test $(CF)
 
 airflow-bootstrap: setup
 	$(PY) -m cdcflow.devtools.airflow_local bootstrap

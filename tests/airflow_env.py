@@ -68,6 +68,13 @@ def airflow_variables(home: Path) -> dict[str, str]:
     }
 
 
+def connect_connection(url: str) -> str:
+    """The `spark_connect_default` connection of airflow_settings.yaml, for the server at
+    `url` (sc://host:port), as the value of AIRFLOW_CONN_SPARK_CONNECT_DEFAULT."""
+    host, port = url.removeprefix("sc://").rstrip("/").rsplit(":", 1)
+    return json.dumps({"conn_type": "spark_connect", "host": host, "port": int(port)})
+
+
 def use_airflow(base: Path) -> AirflowEnv:
     """Point this process's Airflow at a fresh AIRFLOW_HOME under `base` (first call wins)."""
     global _current

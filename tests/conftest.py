@@ -22,6 +22,20 @@ def mariadb_pair(tmp_path_factory) -> tuple[MariaDB, MariaDB]:
         down.stop()
 
 
+@pytest.fixture(scope="session")
+def spark_connect(tmp_path_factory):
+    """One Spark Connect server (its own JVM, 127.0.0.1, a free port) for the session's
+    DAG runs and Spark Connect tests; started by the first test that asks for it."""
+    from cdcflow.devtools import spark_connect as connect
+    from cdcflow.devtools.mariadb import free_port
+
+    server = connect.start(tmp_path_factory.mktemp("spark-connect"), port=free_port(), shuffle_partitions=2)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="module")
 def spark():
     from cdcflow.spark.session import get_session

@@ -53,7 +53,7 @@ def cmd_run(a) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     for noisy in ("py4j", "pyspark"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    result = run_cycle(a.changefeed_id, dry_run=a.dry_run)
+    result = run_cycle(a.changefeed_id, dry_run=a.dry_run, spark_remote=a.spark_remote)
     _emit(result)
     waiting = (result.get("wait_index") or {}).get("waiting_for")
     if waiting:
@@ -155,6 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
             s.add_argument("--simple", "-s", action="store_true", help="only id, state, checkpoint and error")
         if name == "run":
             s.add_argument("--dry-run", action="store_true", help="report what would be applied, apply nothing")
+            s.add_argument("--spark-remote", metavar="sc://HOST:PORT",
+                           help="run the Spark stages on this Spark Connect server "
+                                "(default: the config's cdcflow.spark-remote, else an embedded local[*])")
         if name == "resume":
             s.add_argument("--overwrite-checkpoint-ts", type=_ts_arg, metavar="TS|now",
                            help="resume from this TSO or date-time ('now': the current TSO) instead of the checkpoint")
@@ -191,6 +194,12 @@ def _stop_spark() -> None:
 
     if SparkContext._active_spark_context is not None:
         SparkContext._active_spark_context.stop()
+    if "pyspark.sql.connect.session" in sys.modules:  # a Connect session: release it on the server
+        from pyspark.sql.connect.session import SparkSession
+
+        session = SparkSession.getActiveSession()
+        if session is not None:
+            session.stop()
 
 
 def entry() -> int:

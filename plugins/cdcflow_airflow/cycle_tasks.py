@@ -137,6 +137,42 @@ def pull_cycle(changefeed_id: str, cdcflow_home: str, run_id: str) -> list[str]:
     return ["wait_index"]
 
 
+SPARK_CONNECT_CONN_ID = "spark_connect_default"  # the Spark provider's own default name
+
+
+def connect_url(changefeed_id: str) -> str:
+    """The Spark Connect server of the Airflow connection `spark_connect_default`."""
+    from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
+    from cdcflow.core.errors import ConfigError
+
+    try:
+        return SparkConnectHook(SPARK_CONNECT_CONN_ID).get_connection_url()
+    except Exception as e:  # noqa: BLE001 - AirflowNotFoundException and a malformed connection alike
+        raise ConfigError(
+            f"no Spark Connect server to run the stages on: Airflow connection {SPARK_CONNECT_CONN_ID}: "
+            f"{type(e).__name__}: {e}", changefeed=changefeed_id,
+            hint="add the connection (airflow_settings.yaml declares it; make airflow-bootstrap imports it), "
+                 "or set cdcflow.spark-remote (a server) or cdcflow.spark-master (spark-submit) in the "
+                 "changefeed's config") from None
+
+
+def spark_stage(stage: str, changefeed_id: str, cdcflow_home: str, run_id: str) -> dict:
+    """A Spark stage as a task in the worker: a session on the Spark Connect server (the
+    config's cdcflow.spark-remote, else the Airflow connection), the stage, the session closed."""
+    os.environ["CDCFLOW_HOME"] = cdcflow_home
+    with user_errors_fail_the_task():
+        from cdcflow import stages
+        from cdcflow.core.home import load_spec
+        from cdcflow.stages.contracts import plain
+
+        configured = load_spec(changefeed_id).config().spark_remote
+        result = stages.run_spark_stage(stage, changefeed_id, run_id,
+                                        spark_remote=configured or (lambda: connect_url(changefeed_id)))
+    log.info("changefeed %s: cycle %s: %s: %s", changefeed_id, run_id, stage, result)
+    return plain(result)
+
+
 def failure_message(task_states: dict) -> str | None:
     """None when every task of the cycle succeeded or was skipped, else which failed."""
     failed = [task for task in CYCLE_TASKS if task_states.get(task) == "failed"]

@@ -1,8 +1,9 @@
 """One changefeed spec -> one Airflow DAG: one DAG run is one catch-up cycle.
 
     prepare ─► pull ─► filter ─► barrier ─► apply ─► wait_index ─► finish
-    (python)  (python,  (spark-submit,               (sensor,      (python,
-               branch)   pool cdcflow_spark)          reschedule)   all_done)
+    (python)  (python,  (Spark Connect sessions,     (sensor,      (python,
+               branch)   or spark-submit jobs;        reschedule)   all_done)
+                         pool cdcflow_spark)
                  └──────────── empty window ──────────►┘
 
 `prepare` may decide the changefeed does nothing this cycle (stopped, failed,
@@ -148,7 +149,7 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
             op_kwargs={**task_kwargs, "run_id": RUN_ID_TEMPLATE},
             doc_md="Reads the binlog window into the event store; an empty window skips the Spark stages.",
         )
-        stages = [spark_stage_task(stage, spec.id, cdcflow_home) for stage in SPARK_STAGES]
+        stages = [spark_stage_task(stage, spec, cdcflow_home) for stage in SPARK_STAGES]
         wait_index = wait_index_task(spec.id, cdcflow_home)
         finish = PythonOperator(
             task_id="finish",

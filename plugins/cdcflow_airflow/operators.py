@@ -1,8 +1,11 @@
-"""The spark-submit task of one Spark stage: which script, which arguments, which environment.
+"""The task of one Spark stage, by one of two launchers the changefeed's config chooses:
 
-Every Spark stage runs as a spark-submit job (jobs/stage.py <stage>), so it can
-run on any Spark master the `spark_default` connection names while the Airflow
-worker only waits for it.
+- Spark Connect (the default): a Python task in the worker that opens a session on the
+  `spark_connect_default` connection (or the config's `cdcflow.spark-remote`) and runs the
+  stage there: one warm server, no JVM per task.
+- spark-submit (`cdcflow.spark-master` set: a cluster, or a local master of its own): a
+  spark-submit job (jobs/stage.py <stage>) on the master the `spark_default` connection
+  names, while the Airflow worker only waits for it.
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ import sys
 from pathlib import Path
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.providers.standard.operators.python import PythonOperator
+
+from cdcflow_airflow.cycle_tasks import spark_stage
 
 SPARK_CONN_ID = "spark_default"
 SPARK_POOL = "cdcflow_spark"
@@ -49,7 +55,21 @@ def spark_env(cdcflow_home: str) -> dict[str, str]:
     }
 
 
-def spark_stage_task(stage: str, changefeed_id: str, cdcflow_home: str) -> SparkSubmitOperator:
+def spark_stage_task(stage: str, spec, cdcflow_home: str):
+    """The stage's task: spark-submit when the config names a master, else Spark Connect."""
+    if spec.config().spark_master:
+        return spark_submit_task(stage, spec.id, cdcflow_home)
+    return PythonOperator(
+        task_id=stage,
+        pool=SPARK_POOL,
+        python_callable=spark_stage,
+        op_kwargs={"stage": stage, "changefeed_id": spec.id, "cdcflow_home": cdcflow_home,
+                   "run_id": RUN_ID_TEMPLATE},
+        doc_md=f"The {stage} stage of this cycle, in a session on the Spark Connect server.",
+    )
+
+
+def spark_submit_task(stage: str, changefeed_id: str, cdcflow_home: str) -> SparkSubmitOperator:
     return SparkSubmitOperator(
         task_id=stage,
         conn_id=SPARK_CONN_ID,

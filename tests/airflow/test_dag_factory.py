@@ -1,5 +1,6 @@
 """The Airflow side: dags/changefeeds.py through a real DagBag, the trigger form,
-the task chain and its spark-submit tasks, airflow_settings.yaml and its
+the task chain and its Spark tasks (Spark Connect sessions by default, spark-submit
+jobs for a changefeed that names a master), airflow_settings.yaml and its
 bootstrap, and the exit codes of the spark-submit entry point."""
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ RUN_ID_TEMPLATE = "{{ ti.xcom_pull(task_ids='prepare', key='run_id') }}"
 
 FEEDS = {
     # id: (config text, the DAG's schedule)
-    "orders": ('[cdcflow]\nschedule = "*/10 * * * *"\nshuffle-partitions = 3\n', "*/10 * * * *"),
+    "orders": ('[cdcflow]\nschedule = "*/10 * * * *"\nshuffle-partitions = 3\nspark-master = "local[2]"\n',
+               "*/10 * * * *"),
     "audit": ('[cdcflow]\nschedule = "none"\n', None),
 }
 
@@ -159,6 +161,34 @@ def test_spark_tasks(dagbag, feeds_home, stage):
     assert found == str(Path(sys.executable).parent / "spark-submit")
 
 
+@pytest.mark.parametrize("stage", SPARK_STAGES)
+def test_spark_connect_tasks_by_default(dagbag, feeds_home, stage):
+    from airflow.providers.standard.operators.python import PythonOperator
+
+    from cdcflow_airflow.cycle_tasks import spark_stage
+
+    task = dagbag.dags["changefeed__audit"].get_task(stage)  # its config names no master
+    assert isinstance(task, PythonOperator) and task.python_callable is spark_stage
+    assert task.pool == "cdcflow_spark"
+    assert task.op_kwargs == {"stage": stage, "changefeed_id": "audit", "cdcflow_home": str(feeds_home),
+                              "run_id": RUN_ID_TEMPLATE}
+
+
+def test_spark_connect_url_comes_from_the_connection(airflow, monkeypatch):
+    from cdcflow.devtools import airflow_bootstrap as boot
+    from cdcflow_airflow.cycle_tasks import connect_url
+
+    conn = next(c for c in boot.load_settings(REPO / "airflow_settings.yaml")["connections"]
+                if c["conn_id"] == "spark_connect_default")
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT", json.dumps(boot.connection_record(conn)))
+    assert connect_url("audit") == "sc://127.0.0.1:15002/"
+    monkeypatch.delenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT")
+    with pytest.raises(CdcflowError) as e:
+        connect_url("audit")
+    assert "changefeed audit" in str(e.value) and "spark_connect_default" in str(e.value)
+    assert "cdcflow.spark-master" in e.value.hint
+
+
 def test_one_thin_job_runs_every_spark_stage():
     assert sorted(p.name for p in (REPO / "jobs").glob("*.py")) == ["stage.py"]
     text = (REPO / "jobs" / "stage.py").read_text()
@@ -201,10 +231,11 @@ def test_home_comes_from_the_airflow_variable_without_cdcflow_home(airflow, tmp_
 def test_the_dag_runs_the_library_stages(dagbag):
     from cdcflow import stages
 
-    dag = dagbag.dags["changefeed__orders"]
     assert [t for t in CHAIN if t in stages.STAGES] == list(stages.STAGES)
-    spark_tasks = [t.task_id for t in dag.tasks if type(t).__name__ == "SparkSubmitOperator"]
-    assert sorted(spark_tasks) == sorted(stages.SPARK_STAGES)
+    for cid, launcher in (("orders", "SparkSubmitOperator"), ("audit", "PythonOperator")):
+        dag = dagbag.dags[f"changefeed__{cid}"]
+        spark_tasks = [t.task_id for t in dag.tasks if type(t).__name__ == launcher and t.pool == "cdcflow_spark"]
+        assert sorted(spark_tasks) == sorted(stages.SPARK_STAGES)
 
 
 def test_prepare_takes_what_the_trigger_form_sends(airflow):
@@ -285,10 +316,11 @@ def test_settings_file_is_astro_format_with_spark_pool_and_home():
     from cdcflow.devtools import airflow_bootstrap as boot
 
     settings = boot.load_settings(REPO / "airflow_settings.yaml")
-    (conn,) = settings["connections"]
-    assert conn["conn_id"] == "spark_default"
-    assert boot.connection_record(conn) == {"conn_type": "spark", "host": "local[*]",
-                                            "extra": json.dumps({"deploy-mode": "client"})}
+    connect, submit = settings["connections"]
+    assert boot.connection_record(connect) == {"conn_type": "spark_connect", "host": "127.0.0.1", "port": 15002}
+    assert submit["conn_id"] == "spark_default"
+    assert boot.connection_record(submit) == {"conn_type": "spark", "host": "local[*]",
+                                              "extra": json.dumps({"deploy-mode": "client"})}
     (pool,) = settings["pools"]
     assert boot.pool_command(pool, "airflow")[:5] == ["airflow", "pools", "set", "cdcflow_spark", "2"]
     (var,) = settings["variables"]
@@ -300,7 +332,8 @@ def test_spark_connection_resolves_to_local_master(airflow, monkeypatch):
 
     from cdcflow.devtools import airflow_bootstrap as boot
 
-    (conn,) = boot.load_settings(REPO / "airflow_settings.yaml")["connections"]
+    conn = next(c for c in boot.load_settings(REPO / "airflow_settings.yaml")["connections"]
+                if c["conn_id"] == "spark_default")
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(boot.connection_record(conn)))
     resolved = SparkSubmitHook(conn_id="spark_default")._resolve_connection()
     assert resolved["master"] == "local[*]"

@@ -1,5 +1,5 @@
 """The trigger form and the schedule's idle runs through Airflow's dag.test(), against real
-MariaDB servers and the spark-submit stages: dry run, backfill from a date-time, an idle
+MariaDB servers and the Spark stages on the session's Spark Connect server: dry run, backfill from a date-time, an idle
 catch-up that starts no Spark, and the runs of a stopped, failed, finished or removed
 changefeed, which succeed, apply nothing and say why."""
 
@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pytest
 
 try:
-    from airflow_env import parsed_changefeed_dag, use_airflow
+    from airflow_env import connect_connection, parsed_changefeed_dag, use_airflow
 except ImportError:  # tests/ imported as a package
-    from tests.airflow_env import parsed_changefeed_dag, use_airflow
+    from tests.airflow_env import connect_connection, parsed_changefeed_dag, use_airflow
 
 from e2e_helpers import assert_consistent, create_changefeed
 
@@ -44,10 +44,11 @@ def _task_log(capsys, caplog, dag) -> str:
 
 
 @pytest.fixture
-def airflow_home(tmp_path_factory, monkeypatch):
+def airflow_home(tmp_path_factory, monkeypatch, spark_connect):
     env = use_airflow(tmp_path_factory.mktemp("airflow"))
     env.migrate_db()
     monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path_factory.mktemp("cdcflow-home")))
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT", connect_connection(spark_connect.url))
     return env
 
 

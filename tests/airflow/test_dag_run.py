@@ -1,5 +1,6 @@
 """The whole changefeed DAG through Airflow's dag.test(): real MariaDB servers, the Spark
-stages run by SparkSubmitOperator as spark-submit processes, the metadata store shared."""
+stages run by SparkSubmitOperator as spark-submit processes (the changefeed's config names a
+master: the cluster launcher), the metadata store shared."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def test_dag_runs_a_cycle_and_a_paused_changefeed_does_nothing(mariadb_pair, tmp
     env.migrate_db()
     monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path_factory.mktemp("cdcflow-home")))
     up, down = mariadb_pair
-    create_changefeed(capsys, up, down, "e2e-dag", "[filter]\nrules = ['e2e_dag.*']\n")
+    create_changefeed(capsys, up, down, "e2e-dag",
+                      "[filter]\nrules = ['e2e_dag.*']\n[cdcflow]\nspark-master = \"local[2]\"\n")
     before = metastore.get_feed("e2e-dag").checkpoint_ts
     up.execute("CREATE DATABASE e2e_dag",
                "CREATE TABLE e2e_dag.t (id INT PRIMARY KEY, v VARCHAR(20))",
@@ -38,6 +40,7 @@ def test_dag_runs_a_cycle_and_a_paused_changefeed_does_nothing(mariadb_pair, tmp
                "UPDATE e2e_dag.t SET x = w + 1")
 
     dag = parsed_changefeed_dag("e2e-dag")
+    assert type(dag.get_task("apply")).__name__ == "SparkSubmitOperator"
     run = dag.test()
     assert str(run.state) in ("success", "DagRunState.SUCCESS"), run.state
     assert_consistent(up, down, ["e2e_dag"])

@@ -124,7 +124,8 @@ class ChangefeedConfig:
     sink: SinkOptions = SinkOptions()
     schedule: str | None = DEFAULT_SCHEDULE  # None: no schedule, runs only when triggered
     event_store: str | None = None  # None: under CDCFLOW_HOME
-    spark_master: str | None = None  # None: local[*]
+    spark_master: str | None = None  # None: local[*]; set: the DAG's stages run by spark-submit
+    spark_remote: str | None = None  # a Spark Connect server (sc://host:port) instead of a JVM here
     shuffle_partitions: int = 4
 
     def to_dict(self) -> dict:
@@ -147,6 +148,7 @@ class ChangefeedConfig:
                 "schedule": "none" if self.schedule is None else self.schedule,
                 "event-store": self.event_store,
                 "spark-master": self.spark_master,
+                "spark-remote": self.spark_remote,
                 "shuffle-partitions": self.shuffle_partitions,
             },
         }
@@ -260,6 +262,14 @@ def _text(ctx: _Ctx, key: str, v: Any) -> str:
 def _optional_text(ctx: _Ctx, key: str, v: Any) -> str | None:
     # null only comes from JSON (to_dict); TOML cannot write it.
     return None if v is None else _text(ctx, key, v)
+
+
+def _connect_url(ctx: _Ctx, key: str, v: Any) -> str | None:
+    if v is None:
+        return None
+    if not isinstance(v, str) or not v.startswith("sc://") or len(v) <= len("sc://"):
+        raise ctx.bad(key, v, 'a Spark Connect URL, e.g. "sc://127.0.0.1:15002"')
+    return v
 
 
 def _expr(ctx: _Ctx, key: str, v: Any) -> str | None:
@@ -457,6 +467,7 @@ _CDCFLOW_KEYS: dict[str, tuple[str, Callable]] = {
     "schedule": ("schedule", _schedule),
     "event-store": ("event_store", _optional_text),
     "spark-master": ("spark_master", _optional_text),
+    "spark-remote": ("spark_remote", _connect_url),
     "shuffle-partitions": ("shuffle_partitions", _int_between(1)),
 }
 
@@ -520,6 +531,11 @@ def config_from_dict(data: Mapping[str, Any], source: str = "<config>") -> Chang
     own = _table(ctx, data, "cdcflow")
     _check_keys(ctx, own, _SECTIONS["[cdcflow]"], "cdcflow.", "[cdcflow]")
     fields.update(_read(ctx, own, _CDCFLOW_KEYS, "cdcflow."))
+    if fields.get("spark_master") and fields.get("spark_remote"):
+        raise ConfigError(
+            f"{source}: cdcflow.spark-master and cdcflow.spark-remote are both set",
+            hint="set spark-remote to run the stages on a Spark Connect server, or spark-master to run "
+                 "them in a Spark of their own (spark-submit in Airflow), not both")
     return ChangefeedConfig(**fields)
 
 

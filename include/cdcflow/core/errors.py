@@ -53,6 +53,7 @@ VALID_INDEX_CHANGED = Code("ErrValidIndexChanged", False, "a DDL that changes a 
 EXPRESSION_COLUMN_ABSENT = Code("ErrExpressionColumnAbsent", False, "an event filter expression names a missing column")
 ASYNC_INDEX_FAILED = Code("ErrAsyncIndexFailed", False, "TiDB could not build an index added asynchronously")
 ASYNC_INDEX_UNKNOWN = Code("ErrAsyncIndexUnknown", True, "the state of an asynchronous index build cannot be read")
+SPARK_UNAVAILABLE = Code("ErrSparkUnavailable", True, "the Spark Connect server is down or lost the stage's session")
 LEASE_HELD = Code("ErrLeaseHeld",                True, "another cycle of the changefeed runs")
 STAGE_FAILED = Code("ErrStageFailed",            None, "a stage failed unexpectedly (retryable unless a bug)")
 API_INVALID_PARAM = Code("ErrAPIInvalidParam",    False, "an HTTP API request parameter is invalid")

@@ -1,11 +1,14 @@
 """A local Airflow for this project: `make dag-test`, `make airflow-bootstrap` and the demo.
 
     python -m cdcflow.devtools.airflow_local bootstrap           # db migrate + airflow_settings.yaml
-    python -m cdcflow.devtools.airflow_local dags-test DAG_ID    # one DAG run through `airflow dags test`
+    python -m cdcflow.devtools.airflow_local dags-test CF_ID      # one DAG run through `airflow dags test`
     python -m cdcflow.devtools.airflow_local standalone [--port N]  # `make airflow`: the UI with the demo changefeed
 
-AIRFLOW_HOME defaults to .local/airflow in the project; the DAGs and plugins folders
-are this project's.  cdcflow's library never imports airflow: this only runs its CLI.
+AIRFLOW_HOME defaults to .local/airflow in the project, CDCFLOW_HOME to .local/cdcflow-home
+(the demo's); the DAGs and plugins folders are this project's.  The DAG's Spark stages run
+on a Spark Connect server on 127.0.0.1:15002 (the `spark_connect_default` connection of
+airflow_settings.yaml), started here unless one listens there already.  cdcflow's library
+never imports airflow: this only runs its CLI.
 """
 
 from __future__ import annotations
@@ -13,9 +16,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from cdcflow.devtools import spark_connect
 from cdcflow.devtools.checkout import LOCAL, PROJECT
+
+DEMO_HOME = LOCAL / "cdcflow-home"  # the CDCFLOW_HOME of make demo, make airflow, make dag-test
 
 
 def airflow_env(home: Path | None = None) -> dict[str, str]:
@@ -51,12 +59,43 @@ def bootstrap(env: dict[str, str], quiet: bool = True) -> None:
     marker.touch()
 
 
+@contextmanager
+def spark_connect_server() -> Iterator[str]:
+    """A Spark Connect server on 127.0.0.1:15002 while the block runs; one that already
+    listens there (a `make airflow` running) is used and left running."""
+    url = f"sc://{spark_connect.HOST}:{spark_connect.DEFAULT_PORT}"
+    if spark_connect.port_taken(spark_connect.DEFAULT_PORT):
+        print(f"Spark Connect: using the server already on {url}", flush=True)
+        yield url
+        return
+    print(f"Spark Connect: starting a server on {url} (log: {LOCAL / 'logs'})", flush=True)
+    server = spark_connect.start(LOCAL / "logs")
+    try:
+        yield server.url
+    finally:
+        server.stop()
+        print("Spark Connect: server stopped", flush=True)
+
+
 def dags_test(dag_id: str, env: dict[str, str], conf: str | None = None) -> int:
     bootstrap(env)
     args = ["dags", "test", dag_id]
     if conf:
         args += ["--conf", conf]
-    return _airflow(*args, env=env, check=False)
+    with spark_connect_server():
+        return _airflow(*args, env=env, check=False)
+
+
+def dag_test_changefeed(changefeed_id: str, env: dict[str, str]) -> int:
+    """`make dag-test CF=<id>`: one DAG run of a changefeed of the home make demo and make
+    airflow use (or $CDCFLOW_HOME); a home without that changefeed is an error, not created."""
+    home = Path(env.setdefault("CDCFLOW_HOME", str(DEMO_HOME)))
+    if not (home / "changefeeds" / f"{changefeed_id}.json").is_file():
+        print(f"Error: no changefeed {changefeed_id!r} in CDCFLOW_HOME={home}: `make demo` creates the "
+              f"changefeed demo there; create others with CDCFLOW_HOME={home} cdcflow changefeed create ...",
+              file=sys.stderr)
+        return 2
+    return dags_test(f"changefeed__{changefeed_id}", env)
 
 
 PASSWORDS_FILE = "simple_auth_manager_passwords.json.generated"
@@ -64,20 +103,26 @@ PASSWORDS_FILE = "simple_auth_manager_passwords.json.generated"
 
 def standalone(env: dict[str, str], port: int) -> int:
     """`airflow standalone` on 127.0.0.1 with airflow_settings.yaml applied and the demo
-    changefeed (its MariaDB pair started); prints the URL and the login once it serves."""
-    import json
-    import time
-    import urllib.request
+    changefeed (its MariaDB pair started) and a Spark Connect server; prints the URL and
+    the login once it serves."""
+    from cdcflow.devtools.demo import demo_changefeed
 
-    from cdcflow.devtools.demo import LOCAL, demo_changefeed
-
-    env.setdefault("CDCFLOW_HOME", os.environ.get("CDCFLOW_HOME") or str(LOCAL / "cdcflow-home"))
+    env.setdefault("CDCFLOW_HOME", os.environ.get("CDCFLOW_HOME") or str(DEMO_HOME))
     os.environ["CDCFLOW_HOME"] = env["CDCFLOW_HOME"]
     if demo_changefeed(fresh=False) is None:
         return 1
     bootstrap(env)
     env.update({"AIRFLOW__API__HOST": "127.0.0.1", "AIRFLOW__API__PORT": str(port),
                 "AIRFLOW__CORE__PARALLELISM": "4"})
+    with spark_connect_server() as spark_url:
+        return _serve(env, port, spark_url)
+
+
+def _serve(env: dict[str, str], port: int, spark_url: str) -> int:
+    import json
+    import time
+    import urllib.request
+
     proc = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), "standalone"], env=env)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -92,6 +137,7 @@ def standalone(env: dict[str, str], port: int) -> int:
             if passwords.exists() else "see the `standalone |` lines above"
         print(f"\n  Airflow:      {url}\n  login:        {login}\n"
               f"  changefeeds:  {url}/plugin/cdcflow-changefeeds (API: {url}/cdcflow/api/v2/changefeeds)\n"
+              f"  Spark:        {spark_url} (Spark Connect, connection spark_connect_default)\n"
               f"  CDCFLOW_HOME: {env['CDCFLOW_HOME']}\n  Ctrl-C stops it.\n", flush=True)
         return proc.wait()
     except KeyboardInterrupt:
@@ -107,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Airflow at AIRFLOW_HOME={env['AIRFLOW_HOME']} is set up")
         return 0
     if argv[:1] == ["dags-test"] and len(argv) == 2:
-        return dags_test(argv[1], env)
+        return dag_test_changefeed(argv[1], env)
     if argv[:1] == ["standalone"]:
         port = int(argv[2]) if argv[1:2] == ["--port"] and len(argv) == 3 else 8080
         return standalone(env, port)

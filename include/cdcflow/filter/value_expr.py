@@ -310,9 +310,23 @@ def typed_images(batches, cols: list[Col], sides: dict[str, set[str]], schema):
         yield pa.RecordBatch.from_pydict(out, schema=schema)
 
 
-def image_schema(cols: list[Col]) -> str:
-    return "commit_ts bigint, seq bigint, op string, side string" + "".join(
-        f", c{i} {c.spark_type}" for i, c in enumerate(cols))
+def image_schema(cols: list[Col]):
+    """The StructType of typed_images' rows.  Built here, not parsed from a DDL string:
+    the parser needs a JVM, which a Spark Connect client does not have."""
+    from pyspark.sql import types as T
+
+    def spark_type(name: str):
+        if name.startswith("decimal("):
+            p, s = name[len("decimal("):-1].split(",")
+            return T.DecimalType(int(p), int(s))
+        return {"bigint": T.LongType(), "double": T.DoubleType(), "date": T.DateType(),
+                "timestamp_ntz": T.TimestampNTZType(), "binary": T.BinaryType(),
+                "string": T.StringType()}[name]
+
+    fixed = [("commit_ts", T.LongType()), ("seq", T.LongType()), ("op", T.StringType()),
+             ("side", T.StringType())]
+    return T.StructType([T.StructField(n, t) for n, t in fixed]
+                        + [T.StructField(f"c{i}", spark_type(c.spark_type)) for i, c in enumerate(cols)])
 
 
 def ignored_events(spark, dml, cfg, versions: dict[tuple[str, str], list[tuple[int, list[Col]]]],
@@ -355,7 +369,6 @@ def ignored_events(spark, dml, cfg, versions: dict[tuple[str, str], list[tuple[i
 def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, changefeed):
     """(commit_ts, seq) of `rows` (all reading one version of s.t: `cols`) the expressions ignore."""
     from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import _parse_datatype_string
 
     conds, sides = [], {}
     for op, side, key, text in exprs:
@@ -370,7 +383,7 @@ def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, c
                      "the rule's matcher")
         sides.setdefault(op, set()).add(side)
         conds.append(f"(op = '{op}' AND side = '{side}' AND coalesce(({to_spark(tree, cols)}), false))")
-    spark_schema = _parse_datatype_string(image_schema(cols))
+    spark_schema = image_schema(cols)
     arrow_schema = to_arrow_schema(spark_schema)
     images = rows.mapInArrow(lambda it, c=cols, s=sides, a=arrow_schema: typed_images(it, c, s, a), spark_schema)
     return images.where(" OR ".join(conds)).select("commit_ts", "seq")

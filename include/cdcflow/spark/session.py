@@ -1,18 +1,34 @@
-"""One place that builds the Spark session every stage uses."""
+"""One place that builds the Spark session every stage uses: embedded (`local[*]` or a
+master, a JVM in this process) or remote (a Spark Connect server, `sc://host:port`)."""
 
 from __future__ import annotations
 
 import os
 import sys
 
+# Session settings every stage relies on, in both kinds of session.
+SQL_CONF = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+}
 
-def get_session(app_name: str = "cdcflow", master: str | None = None, shuffle_partitions: int = 4):
-    """A SparkSession for the stages: `local[*]` unless a master is given.
+# A Connect server that is down is retried this long (gRPC UNAVAILABLE: about 10 s in
+# all), then the stage fails retryably; pyspark's default policy keeps trying ~10 min.
+CONNECT_RETRIES = 5
+CONNECT_MAX_BACKOFF_MS = 4000
+
+
+def get_session(app_name: str = "cdcflow", master: str | None = None, shuffle_partitions: int = 4,
+                remote: str | None = None):
+    """A SparkSession for the stages: on the Spark Connect server `remote` when given,
+    else embedded, `local[*]` unless a master is given.
 
     Under spark-submit the master is already set by the launcher and wins.
     Executors must run the same interpreter as the driver, so cdcflow and its
     pinned libraries are importable in the Python workers.
     """
+    if remote:
+        return connect_session(remote, shuffle_partitions)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -24,11 +40,74 @@ def get_session(app_name: str = "cdcflow", master: str | None = None, shuffle_pa
         builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.default.parallelism", str(shuffle_partitions))
         .config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", os.environ.get("CDCFLOW_DRIVER_MEMORY", "2g"))
         .config("spark.python.worker.reuse", "true")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
     )
+    for key, value in SQL_CONF.items():
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("CDCFLOW_SPARK_LOG_LEVEL", "WARN"))
     return spark
+
+
+# While set, pyspark.sql.functions build Spark Connect columns, not the JVM's: a process is
+# in one mode at a time, so it is set for a Connect session and cleared when that ends.
+CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
+
+
+def connect_session(remote: str, shuffle_partitions: int = 4):
+    """A new session on a Spark Connect server: no JVM here.  Its first call is made with a
+    short retry policy, so a server that is down fails the stage in seconds (retryably,
+    see connect_failure) instead of hanging.  End it with release()."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+    from pyspark.sql.connect.session import SparkSession
+
+    os.environ[CONNECT_MODE] = "1"
+    spark = SparkSession.builder.remote(remote).create()  # no call to the server yet
+    spark.client.set_retry_policies(
+        [DefaultPolicy(max_retries=CONNECT_RETRIES, max_backoff=CONNECT_MAX_BACKOFF_MS)])
+    for key, value in {**SQL_CONF, "spark.sql.shuffle.partitions": str(shuffle_partitions)}.items():
+        spark.conf.set(key, value)
+    return spark
+
+
+def is_remote(spark) -> bool:
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def release(spark) -> None:
+    """Stop a session: a Connect one is closed on the server and the process leaves Connect
+    mode (an embedded session of the same process works again); an embedded one stops its
+    JVM.  A failed stop must not hide the stage's outcome, so it is only swallowed."""
+    if spark is None:
+        return
+    try:
+        spark.stop()
+    except Exception:  # noqa: BLE001 - the server may be gone already
+        pass
+    finally:
+        if is_remote(spark):
+            os.environ.pop(CONNECT_MODE, None)
+
+
+# What a Spark Connect client raises when the server is gone or was restarted under a
+# session: the stage did not finish and the next cycle can, once the server is back.
+_CONNECT_LOST = ("StatusCode.UNAVAILABLE", "RETRIES_EXCEEDED", "INVALID_HANDLE.SESSION",
+                 "SESSION_CHANGED", "SESSION_NOT_FOUND", "StatusCode.CANCELLED",
+                 "stopped SparkContext", "SparkContext was shut down", "SparkContext has been shutdown",
+                 "NO_ACTIVE_SESSION")
+
+
+def connect_failure(e: BaseException) -> str | None:
+    """One line saying the Spark Connect server was lost, if that is what `e` is."""
+    from pyspark.errors.exceptions.connect import SparkConnectException
+
+    if not isinstance(e, SparkConnectException):
+        return None
+    text = str(e)
+    if not any(mark in text for mark in _CONNECT_LOST):
+        return None
+    for line in text.splitlines():
+        if "details" in line:
+            return line.split("=", 1)[-1].strip().strip('"')
+    return text.splitlines()[0] if text else type(e).__name__

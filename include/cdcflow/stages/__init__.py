@@ -7,6 +7,7 @@ import time
 
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.stage_names import SPARK_STAGES, STAGES
+from cdcflow.spark.session import is_remote, release
 from cdcflow.stages import contracts
 from cdcflow.stages.apply import apply as _apply
 from cdcflow.stages.apply import may_replay
@@ -85,21 +86,42 @@ def needs_spark(results: dict) -> bool:
     return any(name not in results for name in SPARK_STAGES)
 
 
-def _start_session(cfg, changefeed_id: str):
+def session_for(cfg, changefeed_id: str, spark_remote: str | None = None):
+    """The Spark session of a changefeed's stages, as its config says (both launchers):
+    on a Spark Connect server (`spark_remote`, else `cdcflow.spark-remote`), else embedded."""
+    from cdcflow.spark.session import get_session
+
+    return get_session(f"cdcflow-{changefeed_id}", cfg.spark_master, cfg.shuffle_partitions,
+                       remote=spark_remote or cfg.spark_remote)
+
+
+def run_spark_stage(stage: str, changefeed_id: str, run_id: str, spark_remote=None):
+    """One Spark stage in a session of its own, as a DAG task or a spark-submit job runs it:
+    the session is opened as the config says (`spark_remote`, a URL or a function giving
+    one, wins), a failure to open it is the stage's recorded error, and it is closed after."""
+    cycle = Cycle.load(changefeed_id, run_id)
+    with recording(cycle, stage):
+        remote = spark_remote() if callable(spark_remote) else spark_remote
+        spark = session_for(cycle.config, changefeed_id, remote)
+    try:
+        return run_stage(stage, spark, changefeed_id, run_id)
+    finally:
+        release(spark)
+
+
+def _start_session(cfg, changefeed_id: str, spark_remote: str | None):
     """The cycle's Spark session, being built in a background thread."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from cdcflow.spark.session import get_session
-
     pool = ThreadPoolExecutor(1, thread_name_prefix="spark-start")
     try:
-        return pool.submit(get_session, f"cdcflow-{changefeed_id}", cfg.spark_master, cfg.shuffle_partitions)
+        return pool.submit(session_for, cfg, changefeed_id, spark_remote)
     finally:
         pool.shutdown(wait=False)
 
 
 def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts: int | None = None,
-              target_ts: int | None = None) -> dict:
+              target_ts: int | None = None, spark_remote: str | None = None) -> dict:
     """One catch-up cycle in this process: prepare, the four Spark stages, finish."""
     t0 = time.time()
     prep = prepare(changefeed_id, start_ts=start_ts, target_ts=target_ts, dry_run=dry_run)
@@ -108,16 +130,18 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
     run_id = prep.run_id
     results: dict = {}
     failure = None
+    session_opened_here = spark is None
     try:
         if spark is None:
             # pull needs no Spark: the JVM starts on another core while the binlog is read,
             # and not at all when the upstream has written nothing since the checkpoint
             cycle = Cycle.load(changefeed_id, run_id)
             idle = contracts.WINDOW.read(cycle.folder).idle
-            session = None if idle else _start_session(cycle.config, changefeed_id)
+            session = None if idle else _start_session(cycle.config, changefeed_id, spark_remote)
             results = pull_and_settle(changefeed_id, run_id)
             if needs_spark(results):
-                spark = (session or _start_session(cycle.config, changefeed_id)).result()
+                with recording(cycle, SPARK_STAGES[0]):  # a Connect server that is down fails here
+                    spark = (session or _start_session(cycle.config, changefeed_id, spark_remote)).result()
         for name in STAGES:
             if name not in results:
                 results[name] = run_stage(name, spark, changefeed_id, run_id)
@@ -126,6 +150,8 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
     except CdcflowError as e:
         failure = e
     finally:
+        if spark is not None and is_remote(spark) and session_opened_here:
+            release(spark)
         results["finish"] = finish(changefeed_id, run_id)
     if failure is not None:
         raise failure
@@ -133,4 +159,4 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
 
 
 __all__ = ["STAGES", "SPARK_STAGES", "prepare", "pull", "pull_and_settle", "needs_spark", "filter_events",
-           "barrier", "apply", "finish", "run_stage", "run_cycle"]
+           "barrier", "apply", "finish", "run_stage", "run_spark_stage", "session_for", "run_cycle"]

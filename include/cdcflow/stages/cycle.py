@@ -10,7 +10,7 @@ import traceback
 from dataclasses import dataclass
 from functools import cached_property
 
-from cdcflow.core.errors import LEASE_HELD, MYSQL_TXN_ERROR, STAGE_FAILED, CdcflowError
+from cdcflow.core.errors import LEASE_HELD, MYSQL_TXN_ERROR, SPARK_UNAVAILABLE, STAGE_FAILED, CdcflowError
 from cdcflow.core.home import Spec, load_spec
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
@@ -82,7 +82,15 @@ def as_cdcflow_error(e: BaseException, cid: str, stage: str) -> CdcflowError:
     if isinstance(e, CdcflowError):
         return e.with_context(changefeed=cid)
     from cdcflow.sink.mysql_sink import SinkError, is_retryable
+    from cdcflow.spark.session import connect_failure
 
+    lost = connect_failure(e)
+    if lost:
+        return CdcflowError(
+            f"stage {stage}: the Spark Connect server was lost: {lost}", changefeed=cid,
+            code=SPARK_UNAVAILABLE,
+            hint="start the server again (make airflow / make demo start one on 127.0.0.1); the next "
+                 "cycle retries the window, the checkpoint has not passed it")
     parsed = SinkError.parse(str(e))
     if parsed:
         row = f" (the row with key {parsed['row']})" if parsed.get("row") else ""

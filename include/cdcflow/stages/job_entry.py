@@ -52,16 +52,13 @@ def main(argv: list[str] | None = None) -> int:
     if _launched_by_spark_submit():
         os.environ.setdefault("SPARK_SUBMIT_ARGS_SET_BY_LAUNCHER", "1")
 
-    spark = None
     try:
         from cdcflow import stages
-        from cdcflow.core.home import load_spec
-        from cdcflow.spark.session import get_session
         from cdcflow.stages.contracts import plain
 
-        cfg = load_spec(args.changefeed_id).config()  # the same session settings as the CLI's cycle
-        spark = get_session(f"cdcflow-{stage}-{args.changefeed_id}", cfg.spark_master, cfg.shuffle_partitions)
-        result = stages.run_stage(stage, spark, args.changefeed_id, args.run_id)
+        # the session is built with the changefeed's settings, as the CLI's cycle builds it,
+        # and stopped before the last line, so Spark's shutdown logging does not follow it
+        result = stages.run_spark_stage(stage, args.changefeed_id, args.run_id)
         code, line, stream = EXIT_OK, json.dumps(plain(result), default=str, sort_keys=True), sys.stdout
     except Exception as e:  # noqa: BLE001 - every failure becomes an exit code and one line
         from cdcflow.core.errors import CdcflowError
@@ -75,16 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             code = EXIT_BUG
             line = f"changefeed {args.changefeed_id}: stage {stage} failed: {type(e).__name__}: {_one_line(str(e))}"
         stream = sys.stderr
-    _stop(spark)
     # last, after Spark's own shutdown logging: Airflow shows the tail of the output
     print(line, file=stream, flush=True)
     return code
 
-
-def _stop(spark) -> None:
-    if spark is None:
-        return
-    try:
-        spark.stop()
-    except Exception:  # noqa: BLE001 - a failed stop must not hide the stage's outcome
-        pass

@@ -1,0 +1,142 @@
+"""The stages on a Spark Connect server, as `cdcflow changefeed run --spark-remote` runs them
+in a process of its own: the same window gives the same stage results and the same
+downstream as the embedded Spark, and a server that is down or was restarted is a
+retryable error (warning, the checkpoint kept), never a hang."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from e2e_helpers import assert_consistent, backdate, cli_run, create_changefeed, query
+
+from cdcflow.devtools.compare import compare
+from cdcflow.devtools.mariadb import MariaDB, free_port
+from cdcflow.store import metastore
+
+pytestmark = pytest.mark.e2e
+
+S = "sc_eq"
+CONFIG = f"""
+[filter]
+rules = ['{S}.*']
+[[filter.event-filters]]
+matcher = ['{S}.t']
+ignore-insert-value-expr = "v = 'skip'"
+"""
+WORKLOAD = [
+    f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v VARCHAR(20), n INT)",
+    f"CREATE TABLE {S}.u (id INT NOT NULL, code VARCHAR(10) NOT NULL, UNIQUE KEY (code), w INT)",
+    f"INSERT INTO {S}.t VALUES (1, 'one', 1), (2, 'two', 2), (3, 'skip', 3), (4, NULL, NULL)",
+    f"INSERT INTO {S}.u VALUES (1, 'a', 10), (2, 'b', 20), (3, 'c', 30)",
+    f"UPDATE {S}.t SET id = 40 WHERE id = 4",
+    f"UPDATE {S}.u SET code = 'z' WHERE code = 'a'",
+    f"ALTER TABLE {S}.t ADD COLUMN x INT DEFAULT 7",
+    f"UPDATE {S}.t SET x = id * 2 WHERE id < 3",
+    f"DELETE FROM {S}.u WHERE code = 'b'",
+    f"INSERT INTO {S}.t VALUES (5, 'five', 5, 5)",
+]
+# what a stage measured, not what it decided
+TIMINGS = ("seconds", "per_second")
+
+
+def run_cli(cid: str, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """`cdcflow changefeed run` in a process of its own, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", cid, *extra],
+                          capture_output=True, text=True, timeout=timeout, env=dict(os.environ))
+
+
+def decisions(cid: str) -> dict:
+    stats = metastore.recent_runs(cid, limit=1)[0].stats
+    return {stage: {k: v for k, v in (stats.get(stage) or {}).items() if not any(t in k for t in TIMINGS)}
+            for stage in ("pull", "filter", "barrier", "apply")}
+
+
+def test_a_window_on_spark_connect_equals_the_embedded_one(mariadb_pair, cdcflow_home, capsys, spark_connect,
+                                                          tmp_path):
+    up, down = mariadb_pair
+    other = MariaDB(tmp_path, name="down-connect", port=free_port()).start()
+    try:
+        for s in (up, down, other):
+            s.execute(f"DROP DATABASE IF EXISTS {S}")
+        create_changefeed(capsys, up, down, "sc-embedded", CONFIG)
+        create_changefeed(capsys, up, other, "sc-connect", CONFIG)
+        up.execute(f"CREATE DATABASE {S}", *WORKLOAD)
+
+        rc, err = cli_run(capsys, "sc-embedded")
+        assert rc == 0, err
+        proc = run_cli("sc-connect", "--spark-remote", spark_connect.url)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+
+        assert decisions("sc-connect") == decisions("sc-embedded")
+        assert decisions("sc-connect")["apply"]["ddl_applied"] == 4
+        with down.connect() as a, other.connect() as b:
+            assert compare(a, b, schemas=[S]) == []
+        assert other.query(f"SELECT id, v, x FROM {S}.t ORDER BY id") == [
+            (1, "one", 2), (2, "two", 4), (5, "five", 5), (40, None, 7)]  # 'skip' was filtered
+        for cid in ("sc-embedded", "sc-connect"):
+            assert query(capsys, cid)["state"] == "normal"
+    finally:
+        other.stop()
+        up.execute(f"DROP DATABASE IF EXISTS {S}")
+        down.execute(f"DROP DATABASE IF EXISTS {S}")
+
+
+def test_a_server_that_is_down_is_a_retryable_error(mariadb_pair, cdcflow_home, capsys, spark_connect):
+    up, down = mariadb_pair
+    db = "sc_down"
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {db}")
+    nobody = f"sc://127.0.0.1:{free_port()}"  # nothing listens there
+    create_changefeed(capsys, up, down, "sc-down",
+                      f"[filter]\nrules = ['{db}.*']\n[cdcflow]\nspark-remote = \"{nobody}\"\n")
+    before = metastore.get_feed("sc-down").checkpoint_ts
+    up.execute(f"CREATE DATABASE {db}", f"CREATE TABLE {db}.t (id INT PRIMARY KEY)",
+               f"INSERT INTO {db}.t VALUES (1), (2)")
+    try:
+        proc = run_cli("sc-down", timeout=180)  # a hang fails here
+        assert proc.returncode == 1
+        last = [line for line in proc.stderr.splitlines() if line.strip()][-1]
+        assert last.startswith("Error: changefeed sc-down") and "Spark Connect server" in last, proc.stderr[-2000:]
+        status = query(capsys, "sc-down")
+        assert status["state"] == "warning" and status["error"]["code"] == "CDCFLOW:ErrSparkUnavailable"
+        assert metastore.get_feed("sc-down").checkpoint_ts == before
+        assert down.query(f"SHOW DATABASES LIKE '{db}'") == []
+
+        # the server is back (here: another one, given on the command line): the next retry converges
+        backdate("sc-down", 3600, "next_retry_at")
+        proc = run_cli("sc-down", "--spark-remote", spark_connect.url)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert query(capsys, "sc-down")["state"] == "normal"
+        assert_consistent(up, down, [db])
+    finally:
+        for s in (up, down):
+            s.execute(f"DROP DATABASE IF EXISTS {db}")
+
+
+def test_a_restarted_server_is_a_retryable_error(tmp_path):
+    """A session whose server went away and came back (a restart mid-stage) is lost; the stage's
+    error says so and is retryable."""
+    from cdcflow.core.errors import SPARK_UNAVAILABLE
+    from cdcflow.devtools import spark_connect as connect
+    from cdcflow.spark.session import get_session, release
+    from cdcflow.stages.cycle import as_cdcflow_error
+
+    port = free_port()
+    server = connect.start(tmp_path, port=port, shuffle_partitions=1)
+    spark = get_session(remote=server.url)
+    try:
+        assert spark.range(3).count() == 3
+        server.stop()
+        server = connect.start(tmp_path, port=port, shuffle_partitions=1)
+        with pytest.raises(Exception) as lost:
+            spark.range(3).count()
+        err = as_cdcflow_error(lost.value, "sc-restart", "apply")
+        assert err.code == SPARK_UNAVAILABLE and err.retryable
+        assert str(err).startswith("changefeed sc-restart") or "sc-restart" in str(err)
+    finally:
+        release(spark)
+        server.stop()
+    assert "SPARK_CONNECT_MODE_ENABLED" not in os.environ  # an embedded session works again
