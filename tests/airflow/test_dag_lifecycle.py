@@ -128,3 +128,25 @@ def test_failure_callback_records_warning(mariadb_pair, airflow_home, capsys):
     assert feed.state == "warning" and feed.error["code"] == "CDCFLOW:ErrTaskFailed"
     assert "finish" in feed.error["message"] and "TimeoutError: task timed out" in feed.error["message"]
     assert feed.retry_count == 1 and feed.next_retry_at is not None
+
+
+def test_a_spark_connect_server_that_is_down_puts_the_changefeed_in_warning(mariadb_pair, airflow_home, capsys,
+                                                                            monkeypatch):
+    from cdcflow.devtools.mariadb import free_port
+
+    up, down = mariadb_pair
+    for s in (up, down):
+        s.execute("DROP DATABASE IF EXISTS dag_down")
+    create_changefeed(capsys, up, down, "dag-down", "[filter]\nrules = ['dag_down.*']\n")
+    before = metastore.get_feed("dag-down").checkpoint_ts
+    up.execute("CREATE DATABASE dag_down", "CREATE TABLE dag_down.t (id INT PRIMARY KEY)",
+               "INSERT INTO dag_down.t VALUES (1)")
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT", connect_connection(f"sc://127.0.0.1:{free_port()}"))
+    run = parsed_changefeed_dag("dag-down").test(run_conf=CATCH_UP)
+    assert str(run.state) in ("failed", "DagRunState.FAILED"), run.state
+    assert str(run.get_task_instance("filter").state) in ("failed", "TaskInstanceState.FAILED")
+    feed = metastore.get_feed("dag-down")
+    assert feed.state == "warning" and feed.error["code"] == "CDCFLOW:ErrSparkUnavailable", feed.error
+    assert "Spark Connect server" in feed.error["message"] and feed.checkpoint_ts == before
+    assert down.query("SHOW DATABASES LIKE 'dag_down'") == []
+    up.execute("DROP DATABASE dag_down")
