@@ -8,7 +8,9 @@ CPU).  Each downstream is checked against the upstream table by table.
 
 cdcflow runs as `cdcflow changefeed run` in a child process, so its wall time includes
 Python's and Spark's start-up and its peak memory includes the Spark JVM and Python
-workers.  A second table gives the cycle time for other sizes and for an idle cycle.
+workers.  A second table gives the cycle time for other sizes and for an idle cycle; a
+third (bench_launchers) runs the same windows as a CLI cycle, as a DAG run on Spark Connect
+and as a DAG run with spark-submit per stage.
 """
 
 from __future__ import annotations
@@ -155,13 +157,14 @@ def stop_servers(servers: Servers) -> None:
 
 # --- the steps -------------------------------------------------------------------------------
 
-def create_changefeed(cid: str, up, down, home: Path) -> dict:
+def create_changefeed(cid: str, up, down, home: Path, config: str = "") -> dict:
+    """A changefeed of the bench schema (CONFIG, then `config`), anew."""
     from cdcflow import cli
     from cdcflow.core.home import spec_exists
     from cdcflow.store import metastore
 
-    cfg = home / "bench-changefeed.toml"
-    cfg.write_text(CONFIG)
+    cfg = home / f"{cid}.toml"
+    cfg.write_text(CONFIG + config)
     if spec_exists(cid):
         cli.main(["changefeed", "remove", "-c", cid])
     with open(os.devnull, "w") as quiet:
@@ -350,6 +353,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--scale", default=os.environ.get("BENCH_SCALE") or ",".join(map(str, DEFAULT_SCALE)),
                    help="window sizes of the scaling table, comma-separated, or 'none' "
                         "(default 10000,100000,1000000; env BENCH_SCALE)")
+    p.add_argument("--launchers", default=os.environ.get("BENCH_LAUNCHERS") or "10000,100000",
+                   help="window sizes run through the CLI, a DAG on Spark Connect and a DAG with spark-submit "
+                        "(plus an idle window); 'none' skips the table")
     p.add_argument("--shape", default=os.environ.get("BENCH_SHAPE") or "oltp", choices=("oltp", "bulk"),
                    help="oltp: updates and deletes one row per transaction; bulk: 100 rows per transaction "
                         "(default oltp; env BENCH_SHAPE)")
@@ -357,9 +363,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _sizes(text: str) -> list[int]:
+    return [] if text.strip().lower() in ("", "none", "0") else [int(float(x)) for x in text.split(",")]
+
+
 def main(argv: list[str] | None = None) -> int:
+    from cdcflow.devtools import bench_launchers
+
     a = parse_args(argv)
-    sizes = [] if a.scale.strip().lower() in ("", "none", "0") else [int(float(x)) for x in a.scale.split(",")]
+    sizes = _sizes(a.scale)
+    launcher_sizes = _sizes(a.launchers)
     base = Path(a.dir).resolve()
     home = base / "cdcflow-home"
     shutil.rmtree(home, ignore_errors=True)
@@ -380,18 +393,27 @@ def main(argv: list[str] | None = None) -> int:
             scale = scaling(servers, sizes, a.shape, home, base) if sizes else []
         except Exception as e:  # noqa: BLE001 - the compared figures are still worth printing
             scale, scale_error = [], f"{type(e).__name__}: {e}"
+        try:
+            launchers = bench_launchers.launcher_table(servers, launcher_sizes, a.shape, home, base) \
+                if launcher_sizes else []
+        except Exception as e:  # noqa: BLE001 - as above
+            launchers = []
+            scale_error = f"{scale_error + '; ' if scale_error else ''}launchers: {type(e).__name__}: {e}"
     finally:
         stop_servers(servers)
     x, y = report(main_res, scale, machine)
-    results = {"machine": machine, "main": main_res, "scaling": scale, "ratio_vs_mariadb_binlog": x,
-               "ratio_vs_native_replica": y, "total_seconds": time.perf_counter() - t0}
+    bench_launchers.report(launchers)
+    results = {"machine": machine, "main": main_res, "scaling": scale, "launchers": launchers,
+               "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
+               "total_seconds": time.perf_counter() - t0}
     (base / "results.json").write_text(json.dumps(results, indent=1, default=str))
     print(f"(bench took {results['total_seconds'] / 60:.1f} min; figures in {base / 'results.json'})")
-    consistent = all(main_res["consistent"].values()) and all(e["consistent"] for e in scale)
+    consistent = (all(main_res["consistent"].values()) and all(e["consistent"] for e in scale)
+                  and all(r["consistent"] for e in launchers for r in e["runs"].values()))
     if not consistent:
         print("RESULT: a downstream DIFFERS from the upstream (see above)")
     if scale_error:
-        print(f"RESULT: the scaling table is incomplete: {scale_error}")
+        print(f"RESULT: a table is incomplete: {scale_error}")
     print(f"ratio_vs_mariadb_binlog={x:.2f} ratio_vs_native_replica={y:.2f}")
     return 0 if consistent and not scale_error else 1
 
