@@ -118,7 +118,7 @@ def test_to_dict_is_json_and_round_trips():
     assert d["filter"]["event-filters"][0]["ignore-insert-value-expr"] is None
     assert config_from_dict(d) == c
     assert config_from_dict(ChangefeedConfig().to_dict()) == ChangefeedConfig()
-    no_schedule = dataclasses.replace(c, schedule=None, event_store=None)
+    no_schedule = dataclasses.replace(c, schedule=None, event_store=None, spark_master=None)
     assert no_schedule.to_dict()["cdcflow"]["schedule"] == "none"
     assert config_from_dict(no_schedule.to_dict()) == no_schedule
 
@@ -165,6 +165,9 @@ GOOD = [
     ('[cdcflow]\nschedule = "*/10 0-6,22,23 1 */3 0"', lambda c: c.schedule == "*/10 0-6,22,23 1 */3 0"),
     ('[cdcflow]\nevent-store = "/data/events"', lambda c: c.event_store == "/data/events"),
     ('[cdcflow]\nspark-master = "local[2]"', lambda c: c.spark_master == "local[2]"),
+    ('[cdcflow]\nspark-master = "spark://m:7077"\nevent-store = "file:///mnt/shared/ev"',
+     lambda c: c.spark_master == "spark://m:7077"),
+    ('[cdcflow]\nspark-remote = "sc://127.0.0.1:15002"', lambda c: c.spark_remote == "sc://127.0.0.1:15002"),
     ("[cdcflow]\nshuffle-partitions = 1", lambda c: c.shuffle_partitions == 1),
     ('filter.rules = ["x.*"]', lambda c: c.rules == ("x.*",)),  # dotted keys are the same table
 ]
@@ -226,6 +229,11 @@ BAD = [
     ('[cdcflow]\nevent-store = ""', ["cdcflow.event-store", "non-empty string"]),
     ("[cdcflow]\nspark-master = 7077", ["cdcflow.spark-master", "7077"]),
     ("[cdcflow]\nshuffle-partitions = 0", ["cdcflow.shuffle-partitions", "at least 1"]),
+    ('[cdcflow]\nspark-remote = "127.0.0.1:15002"', ["cdcflow.spark-remote", "sc://"]),
+    ('[cdcflow]\nspark-remote = "sc://h:1"\nspark-master = "local[2]"', ["spark-master", "spark-remote", "both"]),
+    # a cluster's executors cannot read a folder only the driver's machine has
+    ('[cdcflow]\nspark-master = "spark://m:7077"', ["spark://m:7077", "default folder under CDCFLOW_HOME"]),
+    ('[cdcflow]\nspark-master = "yarn"\nevent-store = "/data/events"', ["'yarn'", "'/data/events'"]),
     ("sink = 3", ["sink", "a table"]),
 ]
 

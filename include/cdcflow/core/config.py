@@ -510,6 +510,21 @@ def _table(ctx: _Ctx, data: Mapping[str, Any], key: str, prefix: str = "") -> Ma
     return value
 
 
+def _check_cluster_store(source: str, master: str | None, store: str | None) -> None:
+    """The executors of a cluster master run on other machines: they read the event store by
+    its URI, so a folder only this machine has (the default under CDCFLOW_HOME) is refused."""
+    if not master or master == "local" or master.startswith("local["):
+        return
+    if store and "://" in store:
+        return
+    where = f"the folder {store!r}" if store else "the default folder under CDCFLOW_HOME"
+    raise ConfigError(
+        f"{source}: cdcflow.spark-master = {master!r} runs executors on other machines, which cannot read "
+        f"{where} of this one (cdcflow.event-store)",
+        hint='set cdcflow.event-store to a URI every executor reaches: "hdfs://namenode/cdcflow", '
+             '"s3a://bucket/cdcflow", or "file:///mnt/shared/cdcflow" for a mount every node has')
+
+
 def config_from_dict(data: Mapping[str, Any], source: str = "<config>") -> ChangefeedConfig:
     """Validate an already-decoded config (TOML's or to_dict's shape)."""
     ctx = _Ctx(source)
@@ -531,6 +546,7 @@ def config_from_dict(data: Mapping[str, Any], source: str = "<config>") -> Chang
     own = _table(ctx, data, "cdcflow")
     _check_keys(ctx, own, _SECTIONS["[cdcflow]"], "cdcflow.", "[cdcflow]")
     fields.update(_read(ctx, own, _CDCFLOW_KEYS, "cdcflow."))
+    _check_cluster_store(source, fields.get("spark_master"), fields.get("event_store"))
     if fields.get("spark_master") and fields.get("spark_remote"):
         raise ConfigError(
             f"{source}: cdcflow.spark-master and cdcflow.spark-remote are both set",
