@@ -80,7 +80,7 @@ def _state(proc: Path) -> str:
         return "Z"
 
 
-def _spark_home() -> Path:
+def spark_home() -> Path:
     import pyspark
 
     return Path(pyspark.__file__).resolve().parent
@@ -109,7 +109,7 @@ def start(log_dir: Path, port: int = DEFAULT_PORT, driver_memory: str = "2g",
         raise RuntimeError(f"port {port} on {HOST} is taken (a Spark Connect server already running?): "
                            f"stop it, or choose another port")
     log_path = log_dir / f"spark-connect-{port}.log"
-    cmd = [str(_spark_home() / "sbin" / "start-connect-server.sh"), "--wait",
+    cmd = [str(spark_home() / "sbin" / "start-connect-server.sh"), "--wait",
            "--master", "local[*]", "--driver-memory", driver_memory,
            "--conf", f"spark.connect.grpc.binding.address={HOST}",
            "--conf", f"spark.connect.grpc.binding.port={port}",

@@ -1,0 +1,70 @@
+"""Whole cycles on a Spark standalone cluster: a master and two workers from the pyspark
+package (JVMs of their own on 127.0.0.1), `cdcflow changefeed run` as the driver with
+`spark-master = "spark://…"`, so the stages' tasks, the row writers among them, run in
+executor JVMs the workers launch; the event store is given as a URI they all reach."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from e2e_helpers import assert_consistent, create_changefeed, query
+
+from cdcflow.devtools import spark_standalone
+
+pytestmark = pytest.mark.e2e
+
+S = "cluster_e2e"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = spark_standalone.start(tmp_path_factory.mktemp("spark-cluster"), workers=2)
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def run_on_cluster(cid: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+    return subprocess.run([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", cid],
+                          capture_output=True, text=True, timeout=900, env=env)
+
+
+def test_cycles_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, cluster, tmp_path):
+    up, down = mariadb_pair
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {S}")
+    store = f"file://{tmp_path}/events"
+    create_changefeed(capsys, up, down, "on-cluster",
+                      f"[filter]\nrules = ['{S}.*']\n[cdcflow]\nspark-master = \"{cluster.master_url}\"\n"
+                      f"event-store = \"{store}\"\nshuffle-partitions = 2\n")
+    up.execute(f"CREATE DATABASE {S}",
+               f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v VARCHAR(40), n INT)",
+               f"INSERT INTO {S}.t SELECT seq, CONCAT('row ', seq), seq % 7 FROM {S}.seq_1_to_3000",
+               f"UPDATE {S}.t SET id = id + 10000 WHERE id % 5 = 0",
+               f"DELETE FROM {S}.t WHERE n = 3")
+    try:
+        first = run_on_cluster("on-cluster")
+        assert first.returncode == 0, first.stderr[-3000:]
+        assert_consistent(up, down, [S])
+
+        up.execute(f"ALTER TABLE {S}.t ADD COLUMN w INT", f"UPDATE {S}.t SET w = n * 2 WHERE id < 500",
+                   f"CREATE TABLE {S}.u (k VARCHAR(10) PRIMARY KEY)", f"INSERT INTO {S}.u VALUES ('a'), ('b')")
+        second = run_on_cluster("on-cluster")
+        assert second.returncode == 0, second.stderr[-3000:]
+        assert_consistent(up, down, [S])
+        assert query(capsys, "on-cluster")["state"] == "normal"
+
+        # the tasks ran in executors the two workers launched: each holds folders of both cycles' apps
+        for work in cluster.worker_dirs():
+            apps = sorted(p.name for p in work.glob("app-*"))
+            assert len(apps) == 2, (work, apps)
+            assert all(any((app_dir / e / "stderr").is_file() for e in os.listdir(app_dir))
+                       for app_dir in work.glob("app-*"))
+    finally:
+        for s in (up, down):
+            s.execute(f"DROP DATABASE IF EXISTS {S}")
