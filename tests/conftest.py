@@ -36,8 +36,10 @@ def spark_connect(tmp_path_factory):
         server.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def spark():
+    """One embedded Spark for the whole session: the tests that take it and the cycles the
+    in-process CLI runs (its getOrCreate finds this one) share one warm JVM."""
     from cdcflow.spark.session import get_session
 
     session = get_session("cdcflow-test")
