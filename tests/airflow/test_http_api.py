@@ -42,7 +42,7 @@ def test_list_detail_status_and_page(mariadb_pair, client, capsys):
     assert {k: one[k] for k in ("upstream_id", "namespace", "state", "error")} == \
         {"upstream_id": 0, "namespace": "default", "state": "normal", "error": None}
     assert one["checkpoint_time"] == tso.to_text(one["checkpoint_tso"])
-    assert 0 <= one["cdcflow"]["checkpoint_lag_seconds"] < 120
+    assert one["cdcflow"]["checkpoint_lag_seconds"] == 0  # nothing committed upstream that it has not passed
     assert two["state"] == "warning" and two["error"]["code"] == "CDCFLOW:ErrMySQLTxnError"
     assert set(two["error"]) == {"time", "addr", "code", "message"} and two["error"]["addr"] == "host-a"
     assert two["cdcflow"]["retry_count"] == 2 and two["cdcflow"]["next_retry_time"].endswith("Z")
@@ -56,10 +56,28 @@ def test_list_detail_status_and_page(mariadb_pair, client, capsys):
                 "creator_version", "checkpoint_time"):
         assert key in detail, key
 
+    # lag is how far the checkpoint is behind the upstream's commits, not behind the clock: a
+    # changefeed caught up ten minutes ago on an idle upstream has none; one whose cycle saw
+    # commits it could not pass has their distance
+    ten_minutes_ago = tso.compose(int((time.time() - 600) * 1000), 0)
+    metastore.update_feed("api-one", checkpoint_ts=ten_minutes_ago, resolved_ts=ten_minutes_ago)
+    assert client.get("/api/v2/changefeeds").json()["items"][0]["cdcflow"]["checkpoint_lag_seconds"] == 0
+    metastore.update_feed("api-one", resolved_ts=tso.compose(int((time.time() - 540) * 1000), 0))
+    assert 59 <= client.get("/api/v2/changefeeds").json()["items"][0]["cdcflow"]["checkpoint_lag_seconds"] <= 61
+
     status = client.get("/api/v2/changefeeds/api-two/status").json()
     assert status["state"] == "warning" and status["last_warning"]["message"].endswith("cannot connect")
     assert status["last_error"] is None and status["checkpoint_ts"] == two["checkpoint_tso"]
     metastore.update_feed("api-two", state="failed")
+    # lag is how far the checkpoint is behind the upstream's commits, not behind the clock: a
+    # changefeed caught up ten minutes ago on an idle upstream has none; one whose cycle saw
+    # commits it could not pass has their distance
+    ten_minutes_ago = tso.compose(int((time.time() - 600) * 1000), 0)
+    metastore.update_feed("api-one", checkpoint_ts=ten_minutes_ago, resolved_ts=ten_minutes_ago)
+    assert client.get("/api/v2/changefeeds").json()["items"][0]["cdcflow"]["checkpoint_lag_seconds"] == 0
+    metastore.update_feed("api-one", resolved_ts=tso.compose(int((time.time() - 540) * 1000), 0))
+    assert 59 <= client.get("/api/v2/changefeeds").json()["items"][0]["cdcflow"]["checkpoint_lag_seconds"] <= 61
+
     status = client.get("/api/v2/changefeeds/api-two/status").json()
     assert status["last_error"]["code"] == "CDCFLOW:ErrMySQLTxnError" and status["last_warning"] is None
 

@@ -41,13 +41,17 @@ def running_error(error: dict | None) -> dict | None:
             "code": error.get("code", ""), "message": error.get("message", "")}
 
 
-def lag_seconds(feed: metastore.FeedState, now: float | None = None) -> float:
-    now = time.time() if now is None else now
-    return round(max(0.0, now - tso.physical_ms(feed.checkpoint_ts) / 1000), 3)
+def lag_seconds(feed: metastore.FeedState) -> float:
+    """How far the checkpoint is behind what the upstream had committed when a cycle last
+    read it (the resolved ts): zero once a cycle caught up, however long ago, since the
+    checkpoint of an idle upstream has nothing left to pass."""
+    behind = tso.physical_ms(feed.resolved_ts) - tso.physical_ms(feed.checkpoint_ts)
+    return round(max(0.0, behind / 1000), 3)
 
 
 def extras(feed: metastore.FeedState) -> dict:
-    """cdcflow's own fields: lag, the retry schedule of a warning changefeed."""
+    """cdcflow's own fields: lag (as of the last cycle's look at the upstream), the retry
+    schedule of a warning changefeed."""
     return {
         "checkpoint_lag_seconds": lag_seconds(feed),
         "retry_count": feed.retry_count,

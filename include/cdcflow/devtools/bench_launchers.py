@@ -1,27 +1,24 @@
 """`make bench`'s launcher table: the same window run three ways, one at a time.
 
     cli       `cdcflow changefeed run` in a child process (embedded Spark, local[*])
-    connect   one Airflow DAG run (dag.test() in a child process), its Spark tasks as
-              sessions on a warm Spark Connect server on 127.0.0.1:15002
+    connect   one Airflow DAG run (`airflow dags test`), its Spark tasks as sessions on a
+              warm Spark Connect server on 127.0.0.1:15002
     submit    one Airflow DAG run whose Spark tasks are spark-submit jobs (the changefeed's
               config names a master: local[*])
 
 For each size (and an idle window after the largest) three changefeeds start at the same
 binlog position, on three downstreams holding the same snapshot; the workload runs once on
 the upstream; then each launcher catches up its changefeed and its downstream is compared
-with the upstream.  The run's wall time comes from the run itself (dag.test()'s run, the
-CLI process), each task's from Airflow's task instances, without Airflow's import time.
-
-    python -m cdcflow.devtools.bench_launchers dag-run CHANGEFEED_ID   # the child: JSON out
+with the upstream.  A DAG run's wall time and its tasks' come from Airflow's database (the
+run's and the task instances' start and end, without the CLI's own start-up); the CLI's
+from its process.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from cdcflow.devtools.checkout import LOCAL, PROJECT
@@ -39,23 +36,6 @@ def say(text: str) -> None:
     print(f"[bench] {text}", flush=True)
 
 
-def dag_run(changefeed_id: str) -> dict:
-    """One catch-up DAG run in this process: its wall time and each task's."""
-    from airflow.dag_processing.dagbag import DagBag
-
-    bag = DagBag(dag_folder=str(PROJECT / "dags"))
-    dag = bag.dags[f"changefeed__{changefeed_id}"]
-    t0 = time.perf_counter()
-    run = dag.test(run_conf={"mode": "catch-up", "start_ts": None, "target_ts": None})
-    wall = time.perf_counter() - t0
-    tasks = {}
-    for ti in run.get_task_instances():
-        state = getattr(ti.state, "value", ti.state)
-        if ti.start_date and ti.end_date and state != "skipped":
-            tasks[ti.task_id] = round((ti.end_date - ti.start_date).total_seconds(), 2)
-    return {"state": str(getattr(run.state, "value", run.state)), "wall_seconds": round(wall, 2), "tasks": tasks}
-
-
 def _child_env() -> dict[str, str]:
     from cdcflow.devtools.airflow_local import airflow_env
 
@@ -66,17 +46,34 @@ def _child_env() -> dict[str, str]:
 
 
 def _measure_dag(cid: str, env: dict[str, str], log_dir: Path) -> dict:
+    """One `airflow dags test` of the changefeed's DAG; the run's times from Airflow's database."""
+    import datetime as dt
+
+    import sqlalchemy as sa
+
     log_path = log_dir / f"dag-{cid}.log"
+    dag_id = f"changefeed__{cid}"
     with open(log_path, "wb") as log:
-        proc = subprocess.run([sys.executable, "-m", "cdcflow.devtools.bench_launchers", "dag-run", cid],
-                              stdout=subprocess.PIPE, stderr=log, env=env)
-    lines = proc.stdout.decode(errors="replace").strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"the DAG run of {cid} failed (exit {proc.returncode}); see {log_path}")
-    result = json.loads(lines[-1])
-    if result["state"] != "success":
-        raise RuntimeError(f"the DAG run of {cid} ended {result['state']}; see {log_path}")
-    return result
+        subprocess.run([str(Path(sys.executable).parent / "airflow"), "dags", "test", dag_id],
+                       stdout=log, stderr=subprocess.STDOUT, env=env)
+    engine = sa.create_engine(f"sqlite:///{Path(env['AIRFLOW_HOME']) / 'airflow.db'}")
+    try:
+        with engine.connect() as c:
+            run = c.execute(sa.text("SELECT run_id, state, start_date, end_date FROM dag_run WHERE dag_id = :d "
+                                    "ORDER BY id DESC LIMIT 1"), {"d": dag_id}).one()
+            tis = c.execute(sa.text("SELECT task_id, state, start_date, end_date FROM task_instance "
+                                    "WHERE dag_id = :d AND run_id = :r"), {"d": dag_id, "r": run.run_id}).all()
+    finally:
+        engine.dispose()
+    if run.state != "success":
+        raise RuntimeError(f"the DAG run of {cid} ended {run.state}; see {log_path}")
+
+    def seconds(start, end) -> float:
+        return (dt.datetime.fromisoformat(str(end)) - dt.datetime.fromisoformat(str(start))).total_seconds()
+
+    tasks = {t.task_id: round(seconds(t.start_date, t.end_date), 2) for t in tis
+             if t.state == "success" and t.start_date and t.end_date}
+    return {"wall_seconds": round(seconds(run.start_date, run.end_date), 2), "tasks": tasks}
 
 
 def _measure(launcher: str, cid: str, rows: int, env: dict[str, str], log_dir: Path) -> dict:
@@ -146,16 +143,3 @@ def report(table: list[dict]) -> None:
         label = f"{e['rows']:,}" if e["rows"] else "0 (idle)"
         print(f"{label:>14}" + "".join(f"{c:>30}" for c in cells)
               + f"{connect / cli if cli else 0:>13.2f}{submit / connect if connect else 0:>16.2f}")
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["dag-run"] and len(argv) == 2:
-        print(json.dumps(dag_run(argv[1])), flush=True)
-        return 0
-    print(__doc__, file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

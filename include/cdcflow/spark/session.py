@@ -63,11 +63,15 @@ def connect_session(remote: str, shuffle_partitions: int = 4):
     from pyspark.sql.connect.session import SparkSession
 
     os.environ[CONNECT_MODE] = "1"
-    spark = SparkSession.builder.remote(remote).create()  # no call to the server yet
-    spark.client.set_retry_policies(
-        [DefaultPolicy(max_retries=CONNECT_RETRIES, max_backoff=CONNECT_MAX_BACKOFF_MS)])
-    for key, value in {**SQL_CONF, "spark.sql.shuffle.partitions": str(shuffle_partitions)}.items():
-        spark.conf.set(key, value)
+    try:
+        spark = SparkSession.builder.remote(remote).create()  # no call to the server yet
+        spark.client.set_retry_policies(
+            [DefaultPolicy(max_retries=CONNECT_RETRIES, max_backoff=CONNECT_MAX_BACKOFF_MS)])
+        for key, value in {**SQL_CONF, "spark.sql.shuffle.partitions": str(shuffle_partitions)}.items():
+            spark.conf.set(key, value)
+    except BaseException:
+        os.environ.pop(CONNECT_MODE, None)  # no session: the process is not in Connect mode
+        raise
     return spark
 
 

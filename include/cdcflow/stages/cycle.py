@@ -69,7 +69,8 @@ class Cycle:
             raise CdcflowError(
                 f"another cycle holds the lease ({metastore.lease_holder(self.cid)})",
                 changefeed=self.cid, code=LEASE_HELD,
-                hint="two cycles of one changefeed never overlap; this one will run when the other ends",
+                hint="two cycles of one changefeed never overlap: this one stops without changing anything; "
+                     "run it again once the other has ended (a schedule's next run does)",
             )
 
     def event(self, what: str, **fields) -> None:
