@@ -96,3 +96,34 @@ def index_jobs_of(cid: str) -> list:
     with engine().connect() as c:
         rows = c.execute(sa.select(index_jobs).where(index_jobs.c.changefeed_id == cid).order_by(index_jobs.c.job_id))
         return [IndexJob(**dict(r._mapping)) for r in rows]
+
+
+# what a stage measured, not what it decided
+_TIMINGS = ("seconds", "per_second")
+
+
+def decisions(cid: str) -> dict:
+    """What the last cycle's Spark stages decided (counts, segments, DDL), without their timings:
+    equal for the same window however the stages were launched."""
+    stats = metastore.recent_runs(cid, limit=1)[0].stats
+    return {stage: {k: v for k, v in (stats.get(stage) or {}).items() if not any(t in k for t in _TIMINGS)}
+            for stage in ("pull", "filter", "barrier", "apply")}
+
+
+def mixed_window(s: str) -> tuple[str, list[str]]:
+    """A changefeed config and a window for comparing launchers: two tables (a primary key and
+    a NOT NULL unique key), key updates, NULLs, a value filter, DDL between the rows."""
+    config = (f"[filter]\nrules = ['{s}.*']\n[[filter.event-filters]]\nmatcher = ['{s}.t']\n"
+              "ignore-insert-value-expr = \"v = 'skip'\"\n")
+    return config, [
+        f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v VARCHAR(20), n INT)",
+        f"CREATE TABLE {s}.u (id INT NOT NULL, code VARCHAR(10) NOT NULL, UNIQUE KEY (code), w INT)",
+        f"INSERT INTO {s}.t VALUES (1, 'one', 1), (2, 'two', 2), (3, 'skip', 3), (4, NULL, NULL)",
+        f"INSERT INTO {s}.u VALUES (1, 'a', 10), (2, 'b', 20), (3, 'c', 30)",
+        f"UPDATE {s}.t SET id = 40 WHERE id = 4",
+        f"UPDATE {s}.u SET code = 'z' WHERE code = 'a'",
+        f"ALTER TABLE {s}.t ADD COLUMN x INT DEFAULT 7",
+        f"UPDATE {s}.t SET x = id * 2 WHERE id < 3",
+        f"DELETE FROM {s}.u WHERE code = 'b'",
+        f"INSERT INTO {s}.t VALUES (5, 'five', 5, 5)",
+    ]

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from e2e_helpers import assert_consistent, backdate, cli_run, create_changefeed, query
+from e2e_helpers import assert_consistent, backdate, cli_run, create_changefeed, decisions, mixed_window, query
 
 from cdcflow.devtools.compare import compare
 from cdcflow.devtools.mariadb import MariaDB, free_port
@@ -19,39 +19,13 @@ from cdcflow.store import metastore
 pytestmark = pytest.mark.e2e
 
 S = "sc_eq"
-CONFIG = f"""
-[filter]
-rules = ['{S}.*']
-[[filter.event-filters]]
-matcher = ['{S}.t']
-ignore-insert-value-expr = "v = 'skip'"
-"""
-WORKLOAD = [
-    f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v VARCHAR(20), n INT)",
-    f"CREATE TABLE {S}.u (id INT NOT NULL, code VARCHAR(10) NOT NULL, UNIQUE KEY (code), w INT)",
-    f"INSERT INTO {S}.t VALUES (1, 'one', 1), (2, 'two', 2), (3, 'skip', 3), (4, NULL, NULL)",
-    f"INSERT INTO {S}.u VALUES (1, 'a', 10), (2, 'b', 20), (3, 'c', 30)",
-    f"UPDATE {S}.t SET id = 40 WHERE id = 4",
-    f"UPDATE {S}.u SET code = 'z' WHERE code = 'a'",
-    f"ALTER TABLE {S}.t ADD COLUMN x INT DEFAULT 7",
-    f"UPDATE {S}.t SET x = id * 2 WHERE id < 3",
-    f"DELETE FROM {S}.u WHERE code = 'b'",
-    f"INSERT INTO {S}.t VALUES (5, 'five', 5, 5)",
-]
-# what a stage measured, not what it decided
-TIMINGS = ("seconds", "per_second")
+CONFIG, WORKLOAD = mixed_window(S)
 
 
 def run_cli(cid: str, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess:
     """`cdcflow changefeed run` in a process of its own, as a user runs it."""
     return subprocess.run([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", cid, *extra],
                           capture_output=True, text=True, timeout=timeout, env=dict(os.environ))
-
-
-def decisions(cid: str) -> dict:
-    stats = metastore.recent_runs(cid, limit=1)[0].stats
-    return {stage: {k: v for k, v in (stats.get(stage) or {}).items() if not any(t in k for t in TIMINGS)}
-            for stage in ("pull", "filter", "barrier", "apply")}
 
 
 def test_a_window_on_spark_connect_equals_the_embedded_one(mariadb_pair, cdcflow_home, capsys, spark_connect,
