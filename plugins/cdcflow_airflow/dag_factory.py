@@ -37,6 +37,7 @@ from cdcflow_airflow.cycle_tasks import (
     pull_cycle,
     record_task_failure,
 )
+from cdcflow_airflow.dag_doc import dag_doc
 from cdcflow_airflow.index_sensor import wait_index_task
 from cdcflow_airflow.operators import RUN_ID_TEMPLATE, spark_stage_task
 
@@ -87,7 +88,8 @@ def trigger_params() -> dict[str, Param]:
             enum=list(MODES),
             title="Mode",
             description="catch-up: from the checkpoint to what upstream has committed; "
-            "backfill: replay from start_ts; dry-run: plan the window and apply nothing.",
+            "backfill: replay from start_ts; dry-run: plan the window and apply nothing. "
+            "(Airflow's own date-range Backfill is not this: to replay, trigger one run with backfill.)",
         ),
         "start_ts": Param(
             None,
@@ -133,7 +135,7 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
         tags=TAGS,
         params=trigger_params(),
         default_args={"owner": "cdcflow", "retries": 0},
-        doc_md=__doc__,
+        doc_md=dag_doc(spec, schedule_of(spec)),
     ) as dag:
         prepare = ShortCircuitOperator(
             task_id="prepare",

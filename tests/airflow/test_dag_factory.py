@@ -65,6 +65,17 @@ def dagbag(airflow, feeds_home):
 # DagBag.get_dag() looks the DAG up in Airflow's database too; .dags needs none.
 
 
+def test_each_dag_documents_its_changefeed(dagbag):
+    orders, audit = dagbag.dags["changefeed__orders"].doc_md, dagbag.dags["changefeed__audit"].doc_md
+    assert "### Changefeed `orders`" in orders and "`*/10 * * * *`" in orders
+    assert "mysql://u@127.0.0.1:3306" in orders and "spark-submit jobs on `local[2]`" in orders
+    assert "runs only when triggered" in audit and "Spark Connect server" in audit
+    for doc in (orders, audit):
+        assert "(/plugin/cdcflow-changefeeds)" in doc  # the Changefeeds page
+        assert "cdcflow changefeed pause -c" in doc and "only stops its schedule" in doc
+        assert "not cdcflow's backfill" in doc and "mode = backfill" in doc
+
+
 def test_one_dag_per_spec_and_no_import_errors(dagbag):
     assert dagbag.import_errors == {}
     assert sorted(dagbag.dag_ids) == sorted(f"changefeed__{cid}" for cid in FEEDS)

@@ -242,7 +242,7 @@ def test_cli_run_says_where_it_stopped(tidb, mariadb_pair, spark, capsys, monkey
     up.execute(f"ALTER TABLE {SCHEMA}.t ADD INDEX iv (v)", f"ALTER TABLE {SCHEMA}.t DROP COLUMN v")
     import cdcflow.stages as stages
 
-    monkeypatch.setattr(stages, "run_cycle", lambda cid, dry_run=False: run_cycle(cid, spark=spark, dry_run=dry_run))
+    monkeypatch.setattr(stages, "run_cycle", lambda cid, dry_run=False, **kw: run_cycle(cid, spark=spark, dry_run=dry_run))
     capsys.readouterr()
     assert cli.main(["changefeed", "run", "-c", "tidb-cli"]) == 0
     out = capsys.readouterr()

@@ -1,0 +1,52 @@
+"""The Docs panel of a changefeed's DAG: what it replicates and how a person operates it."""
+
+from __future__ import annotations
+
+CHANGEFEEDS_PAGE = "/plugin/cdcflow-changefeeds"  # the plugin's page inside the Airflow UI
+
+
+def _uri(parse, text: str) -> str:
+    try:
+        return parse(text).redacted()
+    except Exception:  # noqa: BLE001 - the doc must render even for a URI the spec no longer parses
+        return "(not readable: see `cdcflow changefeed query`)"
+
+
+def dag_doc(spec, schedule: str | None) -> str:
+    from cdcflow.core.uri import parse_sink_uri, parse_source_uri
+
+    cfg = spec.config()
+    cid = spec.id
+    if cfg.spark_master:
+        spark = f"spark-submit jobs on `{cfg.spark_master}` (connection `spark_default`)"
+    else:
+        spark = f"sessions on the Spark Connect server `{cfg.spark_remote or 'of connection spark_connect_default'}`"
+    rules = ", ".join(f"`{r}`" for r in cfg.rules)
+    filters = f"; {len(cfg.event_filters)} event filter(s)" if cfg.event_filters else ""
+    return f"""\
+### Changefeed `{cid}`
+
+One run of this DAG is one catch-up cycle: prepare → pull → filter → barrier → apply →
+wait_index → finish. A run with nothing new upstream skips the Spark tasks.
+
+| | |
+|---|---|
+| source | `{_uri(parse_source_uri, spec.source_uri)}` |
+| sink | `{_uri(parse_sink_uri, spec.sink_uri)}` |
+| filter | {rules}{filters} |
+| schedule | {f"`{schedule}`" if schedule else "none: runs only when triggered"} |
+| Spark | {spark} |
+
+**State, errors, last runs**: the [Changefeeds page]({CHANGEFEEDS_PAGE}), or
+`cdcflow changefeed query -c {cid}`.
+
+**Pause / resume** the changefeed with `cdcflow changefeed pause -c {cid}` /
+`cdcflow changefeed resume -c {cid}`: a paused changefeed's runs do nothing and say so.
+Pausing this DAG in Airflow only stops its schedule from starting runs; the changefeed keeps
+its state (the Changefeeds page still shows it `normal`).
+
+**Trigger** with a mode: `catch-up` (from the checkpoint), `backfill` (replay from `start_ts`,
+a TSO or a UTC date-time), `dry-run` (plan the window, apply nothing). Airflow's own
+"Backfill" (runs for a range of dates) is not cdcflow's backfill: every run catches up from
+the checkpoint whatever its date; to replay, trigger one run with `mode = backfill`.
+"""
