@@ -202,7 +202,7 @@ def finish_cycle(changefeed_id: str, cdcflow_home: str, ti) -> None:
         result = stages.finish(changefeed_id, run_id, error=error)
     log.info("changefeed %s: cycle %s finished: %s", changefeed_id, run_id, result)
     if error:
-        raise AirflowFailException(f"changefeed {changefeed_id}: cycle {run_id}: {error}")
+        raise AirflowFailException(result.error or f"changefeed {changefeed_id}: cycle {run_id}: {error}")
 
 
 def record_task_failure(changefeed_id: str, cdcflow_home: str, context) -> None:

@@ -150,3 +150,42 @@ def test_a_spark_connect_server_that_is_down_puts_the_changefeed_in_warning(mari
     assert "Spark Connect server" in feed.error["message"] and feed.checkpoint_ts == before
     assert down.query("SHOW DATABASES LIKE 'dag_down'") == []
     up.execute("DROP DATABASE dag_down")
+
+
+def test_a_backfill_from_the_creation_second_and_one_that_fails(mariadb_pair, airflow_home, capsys, monkeypatch,
+                                                               spark_connect):
+    from cdcflow.devtools.mariadb import free_port
+
+    up, down = mariadb_pair
+    for s in (up, down):
+        s.execute("DROP DATABASE IF EXISTS dag_bf")
+    # DDL of the creation second, before the snapshot the changefeed starts from
+    up.execute("CREATE DATABASE dag_bf", "CREATE TABLE dag_bf.t (id INT PRIMARY KEY, v VARCHAR(20))")
+    down.execute("CREATE DATABASE dag_bf", "CREATE TABLE dag_bf.t (id INT PRIMARY KEY, v VARCHAR(20))")
+    create_changefeed(capsys, up, down, "dag-bf", "[filter]\nrules = ['dag_bf.*']\n")
+    created = metastore.get_feed("dag-bf").checkpoint_ts
+    up.execute("INSERT INTO dag_bf.t VALUES (1, 'one'), (2, 'two')", "ALTER TABLE dag_bf.t ADD COLUMN w INT")
+    dag = parsed_changefeed_dag("dag-bf")
+    _succeeded(dag.test(run_conf=CATCH_UP))
+    before = metastore.get_feed("dag-bf")
+    backfill = {"mode": "backfill", "start_ts": tso.to_text(created)[:19], "target_ts": None}  # as typed in the form
+
+    # a backfill that fails before it writes anything leaves the changefeed as it was
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT", connect_connection(f"sc://127.0.0.1:{free_port()}"))
+    run = dag.test(run_conf=backfill)
+    assert str(run.state) in ("failed", "DagRunState.FAILED"), run.state
+    after = metastore.get_feed("dag-bf")
+    assert (after.state, after.checkpoint_ts, after.checkpoint_pos, after.replay_until) == \
+        (before.state, before.checkpoint_ts, before.checkpoint_pos, before.replay_until) == \
+        ("normal", before.checkpoint_ts, before.checkpoint_pos, before.replay_until)
+    last = metastore.recent_runs("dag-bf", limit=1)[0]
+    assert last.status == "failed" and "backfill from ts" in last.error and "back at checkpoint" in last.error
+
+    # with Spark back, the same backfill replays the creation second and ends normal
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT", connect_connection(spark_connect.url))
+    down.execute("UPDATE dag_bf.t SET v = 'damaged' WHERE id = 1")
+    _succeeded(dag.test(run_conf=backfill))
+    assert metastore.get_feed("dag-bf").state == "normal"
+    assert_consistent(up, down, ["dag_bf"])
+    for s in (up, down):
+        s.execute("DROP DATABASE dag_bf")

@@ -92,6 +92,23 @@ def test_drop_database_drops_its_tables_and_ansi_quotes_parse():
     assert tr.current("d", "x") is None
 
 
+def test_a_window_re_read_from_before_the_oldest_version_keeps_it():
+    """A backfill from before the snapshot taken at create (a date-time of the creation second)
+    re-reads DDLs that snapshot already holds: they leave it as it is."""
+    tr = SchemaTracker()
+    q = "CREATE TABLE t (a INT PRIMARY KEY, b INT)"
+    tr.apply(classify(q, "d"), q, "", 1000)  # stands for the snapshot at create
+    tr.rewind(900)
+    assert tr.at("d", "t", 1001).valid_key() == ["a"]  # still known after the rewind
+    for ts, stmt in ((910, "DROP DATABASE IF EXISTS d"), (920, "CREATE TABLE t (z INT)")):
+        assert tr.apply(classify(stmt, None if "DATABASE" in stmt else "d"), stmt, "", ts) == []
+    assert [c["name"] for c in tr.current("d", "t").columns] == ["a", "b"]
+    assert tr.at("d", "t", 950) is UNKNOWN  # rows before the snapshot: nothing is known of them
+    # a DDL after it still evolves the table
+    tr.apply(classify("ALTER TABLE t DROP COLUMN b", "d"), "ALTER TABLE t DROP COLUMN b", "", 1100)
+    assert [c["name"] for c in tr.current("d", "t").columns] == ["a"]
+
+
 def test_a_create_table_without_a_column_list_is_unknown_not_guessed():
     tr = SchemaTracker()
     tr.apply(classify("CREATE TABLE c LIKE gone", "d"), "CREATE TABLE c LIKE gone", "", 5)

@@ -86,6 +86,11 @@ class SchemaTracker:
             return changes
 
         def change(schema, table, after):
+            vs = self.versions.get((schema, table))
+            if vs and ts < vs[0][0]:
+                # older than the oldest version known (a window re-read from before the snapshot
+                # the changefeed was created with): that version already includes this DDL
+                return
             before = self.current(schema, table)
             self.put(schema, table, ts, after)
             changes.append((schema, table, before, after))
@@ -94,7 +99,7 @@ class SchemaTracker:
         name = info.statement_name
         if name == "DROP DATABASE":
             for (s, t), vs in list(self.versions.items()):
-                if s == info.schema and vs[-1][1] is not None:
+                if s == info.schema and vs and vs[-1][1] is not None:
                     change(s, t, None)
         elif info.type == T.CREATE_TABLE:
             target = info.tables[0]
@@ -155,7 +160,9 @@ class SchemaTracker:
         """Forget versions made after `ts`: a window re-read from there re-derives them, and
         must see each DDL's table as it was before that DDL."""
         for vs in self.versions.values():
-            while vs and vs[-1][0] > ts:
+            # the oldest version stays, even when made after `ts`: it is the only knowledge of
+            # the table then (the catalogue's snapshot at create), and DDLs before it are in it
+            while len(vs) > 1 and vs[-1][0] > ts:
                 vs.pop()
 
     def gc(self, checkpoint_ts: int) -> list[tuple[str, str, int]]:

@@ -10,6 +10,7 @@ from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
 from cdcflow.stages.contracts import FinishResult, plain
 from cdcflow.stages.cycle import Cycle
+from cdcflow.stages.prepare import BACKFILL, undo_backfill
 from cdcflow.store import metastore
 from cdcflow.store.events import collect_garbage
 
@@ -26,6 +27,12 @@ def record_error(cid: str, err: CdcflowError) -> str:
     return lifecycle.record_error(cid, err, stuck)
 
 
+# Stages whose failure leaves the downstream untouched: a backfill failing there can be undone.
+# Once apply has begun, rows of the replayed window may be downstream, and the checkpoint must
+# stay where the backfill put it (at or below them) for the next cycles to carry it on.
+WRITE_NOTHING = ("pull", "filter", "barrier")
+
+
 def finish(changefeed_id: str, run_id: str, error: str | None = None) -> FinishResult:
     cycle = Cycle.load(changefeed_id, run_id)
     try:
@@ -38,8 +45,14 @@ def finish(changefeed_id: str, run_id: str, error: str | None = None) -> FinishR
         err = CdcflowError(d["message"], code=d["code"], retryable=d["retryable"])
     elif error:
         err = CdcflowError(error, changefeed=changefeed_id, retryable=True)
+    before_backfill = run.stats.get(BACKFILL)
     try:
-        if err is not None:
+        if err is not None and before_backfill and run.stats.get("failed_stage") in WRITE_NOTHING:
+            err = undo_backfill(changefeed_id, before_backfill, err)
+            state = before_backfill["state"]
+            metastore.update_run(changefeed_id, run_id, status="failed", ended_at=time.time(),
+                                 error=json.dumps(err.to_dict()))
+        elif err is not None:
             state = record_error(changefeed_id, err)
             metastore.update_run(changefeed_id, run_id, status="failed", ended_at=time.time())
         else:

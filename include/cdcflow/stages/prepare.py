@@ -45,9 +45,11 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
         raise
 
     cycle.renew_lease()  # ErrLeaseHeld (another cycle runs) is raised before the try: no state change
+    before_backfill = None
     try:
         replay_until = 0
         if start_ts is not None:
+            before_backfill = _where(feed, start_ts) if not dry_run else None
             feed, replay_until = _backfill_from(cycle, feed, start_ts, persist=not dry_run)
         start = Position.from_dict(feed.checkpoint_pos)
         try:
@@ -65,6 +67,8 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
         head_tso = tso.now()
         target = target_ts or cycle.spec.target_ts or 0
         metastore.start_run(changefeed_id, run_id, feed.checkpoint_ts, feed.checkpoint_pos, target, dry_run)
+        if before_backfill:
+            metastore.update_run(changefeed_id, run_id, stats={BACKFILL: before_backfill})
         # DDLs up to where the checkpoint was before a backfill or an overwrite are replays
         replay_until = max(replay_until, feed.replay_until)
         if replay_until <= feed.checkpoint_ts:
@@ -75,7 +79,10 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
     except BaseException as e:
         metastore.release_lease(changefeed_id, run_id)
         err = as_cdcflow_error(e, changefeed_id, "prepare")
-        _record_prepare_failure(changefeed_id, err)
+        if before_backfill:
+            err = undo_backfill(changefeed_id, before_backfill, err)
+        else:
+            _record_prepare_failure(changefeed_id, err)
         if err is e:
             raise
         raise err from e
@@ -90,6 +97,27 @@ def _gc_ttl(cycle: Cycle) -> float:
         return cycle.config.gc_ttl_seconds
     except CdcflowError:
         return 86400.0  # a config that no longer parses: TiCDC's default gc-ttl
+
+
+BACKFILL = "backfill"  # the run's record of where the changefeed was before its backfill
+
+
+def _where(feed, start_ts: int) -> dict:
+    return {"from_ts": start_ts, "checkpoint_ts": feed.checkpoint_ts, "checkpoint_pos": feed.checkpoint_pos,
+            "replay_until": feed.replay_until, "state": feed.state}
+
+
+def undo_backfill(cid: str, before: dict, err: CdcflowError) -> CdcflowError:
+    """A backfill that failed before it wrote anything downstream puts the changefeed back where
+    it was (checkpoint, replay horizon, state): its next catch-up runs as if the backfill had
+    not been asked for.  Returns the error, saying so."""
+    metastore.update_feed(cid, checkpoint_ts=before["checkpoint_ts"], checkpoint_pos=before["checkpoint_pos"],
+                          replay_until=before["replay_until"], state=before["state"])
+    return CdcflowError(
+        f"backfill from ts {before['from_ts']} ({tso.to_text(before['from_ts'])}) failed before it wrote "
+        f"anything, so the changefeed is back at checkpoint {before['checkpoint_ts']} ({before['state']}): "
+        f"{err.message.removeprefix(f'changefeed {cid}: ')}", changefeed=cid, ts=err.ts, statement=err.statement, code=err.code,
+        retryable=err.retryable, hint=err.hint)
 
 
 def _backfill_from(cycle: Cycle, feed, start_ts: int, persist: bool = True):
