@@ -14,6 +14,7 @@ never imports airflow: this only runs its CLI.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -112,7 +113,10 @@ def standalone(env: dict[str, str], port: int) -> int:
     if demo_changefeed(fresh=False) is None:
         return 1
     bootstrap(env)
+    # the workers reach the task execution API on the same server: on another port than
+    # Airflow's default 8080 they must be told, or every task fails before it starts
     env.update({"AIRFLOW__API__HOST": "127.0.0.1", "AIRFLOW__API__PORT": str(port),
+                "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
                 "AIRFLOW__CORE__PARALLELISM": "4"})
     with spark_connect_server() as spark_url:
         return _serve(env, port, spark_url)
@@ -123,7 +127,9 @@ def _serve(env: dict[str, str], port: int, spark_url: str) -> int:
     import time
     import urllib.request
 
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), "standalone"], env=env)
+    # a group of its own: stopping it stops every Airflow component it started
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), "standalone"], env=env,
+                            start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         while proc.poll() is None:
@@ -141,8 +147,16 @@ def _serve(env: dict[str, str], port: int, spark_url: str) -> int:
               f"  CDCFLOW_HOME: {env['CDCFLOW_HOME']}\n  Ctrl-C stops it.\n", flush=True)
         return proc.wait()
     except KeyboardInterrupt:
-        proc.terminate()
-        return proc.wait()
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends to all of them
+        try:
+            return proc.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            return proc.wait()
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         return dag_test_changefeed(argv[1], env)
     if argv[:1] == ["standalone"]:
         port = int(argv[2]) if argv[1:2] == ["--port"] and len(argv) == 3 else 8080
+        signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops Airflow and the Spark server as Ctrl-C does
         return standalone(env, port)
     print(__doc__, file=sys.stderr)
     return 2
