@@ -95,8 +95,9 @@ def user_errors_fail_the_task():
         raise AirflowFailException(str(e)) from None
 
 
-def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti) -> bool:
-    """Open the cycle; False makes the ShortCircuitOperator skip the Spark stages."""
+def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti, dag_run=None) -> bool:
+    """Open the cycle; False makes the ShortCircuitOperator skip the Spark stages.  A run a
+    person triggered runs through a warning's backoff; a scheduled one waits it out."""
     os.environ["CDCFLOW_HOME"] = cdcflow_home
     with user_errors_fail_the_task():
         from cdcflow import stages
@@ -109,8 +110,10 @@ def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti) -> bool:
             ti.xcom_push(key="skip_reason", value=reason)
             return False
         # an unset bound is left out, so stages.prepare applies its own default
+        run_type = getattr(dag_run, "run_type", None)
+        manual = getattr(run_type, "value", run_type) == "manual"  # DagRunType.MANUAL: a person's trigger
         result = stages.prepare(
-            changefeed_id, cycle_run_id(), **{k: v for k, v in request.items() if v is not None}
+            changefeed_id, cycle_run_id(), manual=manual, **{k: v for k, v in request.items() if v is not None}
         )
     ti.xcom_push(key="run_id", value=result.run_id)
     if result.skip:

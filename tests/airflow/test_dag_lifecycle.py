@@ -149,6 +149,20 @@ def test_a_spark_connect_server_that_is_down_puts_the_changefeed_in_warning(mari
     assert feed.state == "warning" and feed.error["code"] == "CDCFLOW:ErrSparkUnavailable", feed.error
     assert "Spark Connect server" in feed.error["message"] and feed.checkpoint_ts == before
     assert down.query("SHOW DATABASES LIKE 'dag_down'") == []
+
+    # in the backoff a scheduled run waits and says why; a run a person triggers runs (item 3)
+    from cdcflow_airflow.cycle_tasks import prepare_cycle
+
+    pushed = {}
+    ti = SimpleNamespace(xcom_push=lambda key, value: pushed.__setitem__(key, value))
+    scheduled = SimpleNamespace(run_type=SimpleNamespace(value="scheduled"))
+    assert prepare_cycle("dag-down", os.environ["CDCFLOW_HOME"], CATCH_UP, ti, scheduled) is False
+    assert "next retry is at" in pushed["skip_reason"]
+    first = metastore.recent_runs("dag-down", limit=1)[0].run_id
+    parsed_changefeed_dag("dag-down").test(run_conf=CATCH_UP)  # dag.test() is a manual run: no waiting
+    ran = metastore.recent_runs("dag-down", limit=1)[0]
+    assert ran.run_id != first and ran.status == "failed"  # it ran (into the same dead server)
+    assert metastore.get_feed("dag-down").retry_count == 2
     up.execute("DROP DATABASE dag_down")
 
 

@@ -20,9 +20,11 @@ def new_run_id() -> str:
 
 
 def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | None = None,
-            target_ts: int | None = None, dry_run: bool = False) -> contracts.Prepared:
+            target_ts: int | None = None, dry_run: bool = False, manual: bool = False) -> contracts.Prepared:
     """Fix the window of one cycle.  `start_ts` (a backfill) first moves the checkpoint to that
-    ts, as `resume --overwrite-checkpoint-ts` does; `target_ts` bounds this cycle only."""
+    ts, as `resume --overwrite-checkpoint-ts` does; `target_ts` bounds this cycle only.  A run
+    a person triggered (`manual`) does not wait out a warning's backoff: it is their decision,
+    as TiCDC's resume is."""
     run_id = run_id or new_run_id()
     cycle = Cycle.load(changefeed_id, run_id)
     feed = cycle.feed()
@@ -33,7 +35,7 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
         reason = f"changefeed {changefeed_id} does nothing this cycle: {states.IDLE_REASONS[feed.state]}"
         if feed.error:
             reason += f" (error: {feed.error['message']})"
-    elif start_ts is None:  # a backfill is an operator's explicit request: it does not wait
+    elif start_ts is None and not manual:  # a backfill or a triggered run is an operator's request
         reason = lifecycle.retry_wait_reason(feed)
     if reason:
         cycle.event("skip", state=feed.state, reason=reason)
