@@ -127,3 +127,26 @@ def mixed_window(s: str) -> tuple[str, list[str]]:
         f"DELETE FROM {s}.u WHERE code = 'b'",
         f"INSERT INTO {s}.t VALUES (5, 'five', 5, 5)",
     ]
+
+
+def twin_changefeeds(capsys, up, down, other, schema: str, cids: tuple[str, str]) -> None:
+    """Two changefeeds of one mixed window (mixed_window) from the same position, into `down`
+    and `other`; the first is run here with the embedded Spark, the second is the caller's to
+    run with another launcher, then compare_twins."""
+    config, workload = mixed_window(schema)
+    for s in (up, down, other):
+        s.execute(f"DROP DATABASE IF EXISTS {schema}")
+    create_changefeed(capsys, up, down, cids[0], config)
+    create_changefeed(capsys, up, other, cids[1], config)
+    up.execute(f"CREATE DATABASE {schema}", *workload)
+    rc, err = cli_run(capsys, cids[0])
+    assert rc == 0, err
+
+
+def compare_twins(down, other, schema: str, cids: tuple[str, str]) -> None:
+    """Both launchers took the same decisions and left equal downstreams."""
+    assert decisions(cids[1]) == decisions(cids[0])
+    assert decisions(cids[1])["apply"]["ddl_applied"] == 4
+    with down.connect() as a, other.connect() as b:
+        assert compare(a, b, schemas=[schema]) == []
+    assert metastore.get_feed(cids[0]).state == metastore.get_feed(cids[1]).state == "normal"

@@ -11,15 +11,14 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import connect_connection, parsed_changefeed_dag, use_airflow
 
-from e2e_helpers import cli_run, create_changefeed, decisions, mixed_window
+from e2e_helpers import compare_twins, twin_changefeeds
 
-from cdcflow.devtools.compare import compare
 from cdcflow.devtools.mariadb import MariaDB, free_port
-from cdcflow.store import metastore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
 
 S = "dag_eq"
+CIDS = ("eq-cli", "eq-dag")
 
 
 def test_the_dag_and_the_cli_take_the_same_decisions(mariadb_pair, tmp_path_factory, monkeypatch, capsys,
@@ -30,25 +29,12 @@ def test_the_dag_and_the_cli_take_the_same_decisions(mariadb_pair, tmp_path_fact
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT", connect_connection(spark_connect.url))
     up, down = mariadb_pair
     other = MariaDB(tmp_path_factory.mktemp("down-dag"), name="down-dag", port=free_port()).start()
-    config, workload = mixed_window(S)
     try:
-        for s in (up, down, other):
-            s.execute(f"DROP DATABASE IF EXISTS {S}")
-        create_changefeed(capsys, up, down, "eq-cli", config)
-        create_changefeed(capsys, up, other, "eq-dag", config)
-        up.execute(f"CREATE DATABASE {S}", *workload)
-
-        rc, err = cli_run(capsys, "eq-cli")
-        assert rc == 0, err
+        twin_changefeeds(capsys, up, down, other, S, CIDS)
         run = parsed_changefeed_dag("eq-dag").test(run_conf={"mode": "catch-up", "start_ts": None, "target_ts": None})
         assert str(run.state) in ("success", "DagRunState.SUCCESS"), run.state
         assert type(parsed_changefeed_dag("eq-dag").get_task("apply")).__name__ == "PythonOperator"  # Connect
-
-        assert decisions("eq-dag") == decisions("eq-cli")
-        assert decisions("eq-dag")["apply"]["rows_in"] > 0
-        with down.connect() as a, other.connect() as b:
-            assert compare(a, b, schemas=[S]) == []
-        assert metastore.get_feed("eq-dag").state == metastore.get_feed("eq-cli").state == "normal"
+        compare_twins(down, other, S, CIDS)
     finally:
         other.stop()
         for s in (up, down):

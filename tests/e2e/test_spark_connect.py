@@ -10,16 +10,15 @@ import subprocess
 import sys
 
 import pytest
-from e2e_helpers import assert_consistent, backdate, cli_run, create_changefeed, decisions, mixed_window, query
+from e2e_helpers import assert_consistent, backdate, compare_twins, create_changefeed, query, twin_changefeeds
 
-from cdcflow.devtools.compare import compare
 from cdcflow.devtools.mariadb import MariaDB, free_port
 from cdcflow.store import metastore
 
 pytestmark = pytest.mark.e2e
 
 S = "sc_eq"
-CONFIG, WORKLOAD = mixed_window(S)
+CIDS = ("sc-embedded", "sc-connect")
 
 
 def run_cli(cid: str, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -33,25 +32,12 @@ def test_a_window_on_spark_connect_equals_the_embedded_one(mariadb_pair, cdcflow
     up, down = mariadb_pair
     other = MariaDB(tmp_path, name="down-connect", port=free_port()).start()
     try:
-        for s in (up, down, other):
-            s.execute(f"DROP DATABASE IF EXISTS {S}")
-        create_changefeed(capsys, up, down, "sc-embedded", CONFIG)
-        create_changefeed(capsys, up, other, "sc-connect", CONFIG)
-        up.execute(f"CREATE DATABASE {S}", *WORKLOAD)
-
-        rc, err = cli_run(capsys, "sc-embedded")
-        assert rc == 0, err
+        twin_changefeeds(capsys, up, down, other, S, CIDS)
         proc = run_cli("sc-connect", "--spark-remote", spark_connect.url)
         assert proc.returncode == 0, proc.stderr[-3000:]
-
-        assert decisions("sc-connect") == decisions("sc-embedded")
-        assert decisions("sc-connect")["apply"]["ddl_applied"] == 4
-        with down.connect() as a, other.connect() as b:
-            assert compare(a, b, schemas=[S]) == []
+        compare_twins(down, other, S, CIDS)
         assert other.query(f"SELECT id, v, x FROM {S}.t ORDER BY id") == [
             (1, "one", 2), (2, "two", 4), (5, "five", 5), (40, None, 7)]  # 'skip' was filtered
-        for cid in ("sc-embedded", "sc-connect"):
-            assert query(capsys, cid)["state"] == "normal"
     finally:
         other.stop()
         up.execute(f"DROP DATABASE IF EXISTS {S}")
