@@ -88,16 +88,38 @@ def _ask(question: str) -> bool:
 def cmd_update(a) -> int:
     changes = commands.update(a.changefeed_id, target_ts=a.target_ts, config_path=a.config, sink_uri=a.sink_uri)
     print(f"Update changefeed {a.changefeed_id} successfully!")
-    _emit({name: {"old": _shown(name, old), "new": _shown(name, new)} for name, (old, new) in changes.items()})
+    _emit(_update_report(changes))
     return 0
 
 
-def _shown(name: str, value):
-    if name == "sink_uri":
-        from cdcflow.core.uri import parse_sink_uri
+def _update_report(changes: dict) -> dict:
+    """What update changed, as {field: {old, new}}; a new config as the keys that changed
+    ("filter.rules": {old, new}), not as two TOML texts."""
+    report = {}
+    for name, (old, new) in changes.items():
+        if name == "config_text":
+            report["config"] = _config_changes(old, new)
+        elif name == "sink_uri":
+            from cdcflow.core.uri import parse_sink_uri
 
-        return parse_sink_uri(value).redacted()
-    return value
+            report[name] = {"old": parse_sink_uri(old).redacted(), "new": parse_sink_uri(new).redacted()}
+        else:
+            report[name] = {"old": old, "new": new}
+    return report
+
+
+def _config_changes(old_text: str, new_text: str) -> dict:
+    from cdcflow.core.config import parse_config
+
+    def flat(d: dict, prefix: str = "") -> dict:
+        out = {}
+        for k, v in d.items():
+            out.update(flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
+        return out
+
+    old, new = flat(parse_config(old_text).to_dict()), flat(parse_config(new_text).to_dict())
+    return {k: {"old": old.get(k), "new": new.get(k)} for k in sorted(old.keys() | new.keys())
+            if old.get(k) != new.get(k)}
 
 
 def cmd_skip_ddl(a) -> int:

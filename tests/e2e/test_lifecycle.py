@@ -360,6 +360,12 @@ def test_cli_errors_and_field_names(own_pair, cdcflow_home, capsys):
     assert "pause it first" in cli_fails(capsys, "changefeed", "update", "-c", "lc-cli", "--sink-uri", down.uri)
     cli_ok(capsys, "changefeed", "pause", "-c", "lc-cli")
     assert "nothing to update" in cli_fails(capsys, "changefeed", "update", "-c", "lc-cli")
+    # a new config is reported as the keys it changes, not as two TOML texts
+    new_config = cdcflow_home / "lc-cli-new.toml"
+    new_config.write_text("[filter]\nrules = ['lc_cli.*']\n[sink]\nworker-count = 2\n")
+    out = cli_ok(capsys, "changefeed", "update", "-c", "lc-cli", "--config", str(new_config))
+    assert json.loads(out.split("\n", 1)[1]) == {"config": {
+        "filter.rules": {"old": ["*.*"], "new": ["lc_cli.*"]}, "sink.worker-count": {"old": 4, "new": 2}}}
     assert "in the future" in cli_fails(capsys, "changefeed", "resume", "-c", "lc-cli", "--no-confirm",
                                         "--overwrite-checkpoint-ts", str(tso.now() + (3600_000 << 18)))
     # an unreachable sink is refused at create and at update, in one line naming it
