@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from e2e_helpers import assert_consistent, create_changefeed
@@ -108,6 +109,7 @@ def test_safe_mode(mariadb_pair, spark, cdcflow_home, capsys, safe):
         assert_consistent(up, down, [db])
         return
     assert rc == 1 and "Duplicate entry" in out.err and "INSERT into" in out.err
+    assert re.search(r"in the row changes committed in \(\d+, \d+\]", out.err), out.err  # where in the window
     assert down.query(f"SELECT v FROM {db}.t WHERE id = 2") == [("stray",)]
     assert cli.main(["changefeed", "resume", "-c", cid]) == 0
     result, _ = run_measured(capsys, down, cid)

@@ -19,7 +19,7 @@ from cdcflow.sink import mysql_sink
 from cdcflow.sink.async_index import IndexDDL
 from cdcflow.stages import contracts
 from cdcflow.stages.contracts import DdlEntry, IndexWait, PlannedDdl, PlannedSegment, Segment
-from cdcflow.stages.cycle import Cycle
+from cdcflow.stages.cycle import Cycle, as_cdcflow_error
 from cdcflow.store import metastore
 
 
@@ -186,6 +186,8 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                                     stats.safe_mode)
                     except CdcflowError as e:
                         raise e.with_context(ts=seg.hi)
+                    except Exception as e:  # noqa: BLE001 - a row statement the downstream refused
+                        raise _refused_rows(e, cycle.cid, lo, seg.hi) from e
             if run.dry_run:
                 stats.would_apply = [*(stats.would_apply or []), _planned(seg, lo)]
                 continue
@@ -236,3 +238,13 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
     cycle.event("applied", **contracts.plain(stats), checkpoint_before=run.start_ts,
                 checkpoint_after=feed.checkpoint_ts)
     return stats
+
+
+def _refused_rows(e: Exception, cid: str, lo: int, hi: int) -> CdcflowError:
+    """The downstream's refusal of a row statement, placed in the window: a value error names
+    its row's key and commit ts; any other (a duplicate key, a lock) names the commit ts range
+    of the rows the failed statements were writing."""
+    err = as_cdcflow_error(e, cid, "apply")
+    if err.ts is None:
+        err.message += f" (in the row changes committed in ({lo}, {hi}])"
+    return err
