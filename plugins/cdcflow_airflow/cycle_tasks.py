@@ -84,14 +84,20 @@ def cycle_run_id() -> str:
 
 @contextmanager
 def user_errors_fail_the_task():
-    """A CdcflowError is the user's to fix: its message is the failure, no retry, no traceback."""
-    from airflow.sdk.exceptions import AirflowFailException
+    """A CdcflowError is the user's to fix: its one line (changefeed, commit ts, statement,
+    remedy) is the task log's first ERROR, ahead of Airflow's own error block, and the task
+    fails without a retry.  A stage of a cycle another cycle replaced ends skipped, saying so."""
+    from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
-    from cdcflow.core.errors import CdcflowError
+    from cdcflow.core.errors import CYCLE_SUPERSEDED, CdcflowError
 
     try:
         yield
     except CdcflowError as e:
+        if e.code == CYCLE_SUPERSEDED:
+            log.warning("%s", e)
+            raise AirflowSkipException(str(e)) from None
+        log.error("%s", e)
         raise AirflowFailException(str(e)) from None
 
 
@@ -187,7 +193,7 @@ def failure_message(task_states: dict) -> str | None:
 
 def finish_cycle(changefeed_id: str, cdcflow_home: str, ti) -> None:
     """Close the cycle whatever happened, then fail the run if a stage failed."""
-    from airflow.sdk.exceptions import AirflowFailException
+    from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
     os.environ["CDCFLOW_HOME"] = cdcflow_home
     run_id = ti.xcom_pull(task_ids="prepare", key="run_id")
@@ -203,9 +209,15 @@ def finish_cycle(changefeed_id: str, cdcflow_home: str, ti) -> None:
         from cdcflow import stages
 
         result = stages.finish(changefeed_id, run_id, error=error)
+    if result.superseded_by:
+        log.warning("changefeed %s: cycle %s was replaced by cycle %s while it was open: nothing to finish",
+                    changefeed_id, run_id, result.superseded_by)
+        raise AirflowSkipException(f"cycle {run_id} was replaced by cycle {result.superseded_by}")
     log.info("changefeed %s: cycle %s finished: %s", changefeed_id, run_id, result)
     if error:
-        raise AirflowFailException(result.error or f"changefeed {changefeed_id}: cycle {run_id}: {error}")
+        line = result.error or f"changefeed {changefeed_id}: cycle {run_id}: {error}"
+        log.error("%s", line)
+        raise AirflowFailException(line)
 
 
 def record_task_failure(changefeed_id: str, cdcflow_home: str, context) -> None:

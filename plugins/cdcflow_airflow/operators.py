@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -69,14 +70,50 @@ def spark_stage_task(stage: str, spec, cdcflow_home: str):
     )
 
 
-def spark_submit_task(stage: str, changefeed_id: str, cdcflow_home: str) -> SparkSubmitOperator:
-    return SparkSubmitOperator(
+class StageSubmitOperator(SparkSubmitOperator):
+    """spark-submit of one stage.  Spark logs at WARN from its start, and a failed stage's own
+    error (recorded on the run where it was raised: changefeed, commit ts, statement, remedy)
+    is the task log's first ERROR, in one line, instead of spark-submit's exit code."""
+
+    def __init__(self, *, changefeed_id: str, cdcflow_home: str, **kwargs):
+        super().__init__(**kwargs)
+        self.changefeed_id, self.cdcflow_home = changefeed_id, cdcflow_home
+
+    def execute(self, context):
+        from airflow.exceptions import AirflowException
+        from airflow.sdk.exceptions import AirflowFailException
+
+        try:
+            return super().execute(context)
+        except AirflowException as e:
+            line = self._recorded_error() or f"changefeed {self.changefeed_id}: stage {self.task_id}: {e}"
+            self.log.error("%s", line)
+            raise AirflowFailException(line) from None
+
+    def _recorded_error(self) -> str | None:
+        os.environ["CDCFLOW_HOME"] = self.cdcflow_home
+        from cdcflow.core.errors import CdcflowError
+        from cdcflow.store import metastore
+
+        run_id = self.application_args[self.application_args.index("--run-id") + 1]
+        try:
+            error = metastore.get_run(self.changefeed_id, run_id).error
+        except CdcflowError:
+            return None
+        return json.loads(error)["message"] if error else None
+
+
+def spark_submit_task(stage: str, changefeed_id: str, cdcflow_home: str) -> StageSubmitOperator:
+    return StageSubmitOperator(
         task_id=stage,
+        changefeed_id=changefeed_id,
+        cdcflow_home=cdcflow_home,
         conn_id=SPARK_CONN_ID,
         pool=SPARK_POOL,
         application=str(STAGE_JOB),
         application_args=[stage, "--changefeed-id", changefeed_id, "--run-id", RUN_ID_TEMPLATE],
         name=f"cdcflow-{stage}-{changefeed_id}",
+        conf={"spark.log.level": "WARN"},  # Spark's INFO start-up lines would bury the stage's own
         env_vars=spark_env(cdcflow_home),
         doc_md=f"spark-submit `jobs/stage.py {stage}`: the {stage} stage of this cycle.",
     )

@@ -243,7 +243,7 @@ def test_the_dag_runs_the_library_stages(dagbag):
     from cdcflow import stages
 
     assert [t for t in CHAIN if t in stages.STAGES] == list(stages.STAGES)
-    for cid, launcher in (("orders", "SparkSubmitOperator"), ("audit", "PythonOperator")):
+    for cid, launcher in (("orders", "StageSubmitOperator"), ("audit", "PythonOperator")):
         dag = dagbag.dags[f"changefeed__{cid}"]
         spark_tasks = [t.task_id for t in dag.tasks if type(t).__name__ == launcher and t.pool == "cdcflow_spark"]
         assert sorted(spark_tasks) == sorted(stages.SPARK_STAGES)

@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pytest
 
 try:
-    from airflow_env import connect_connection, parsed_changefeed_dag, use_airflow
+    from airflow_env import connect_connection, parsed_changefeed_dag
 except ImportError:  # tests/ imported as a package
-    from tests.airflow_env import connect_connection, parsed_changefeed_dag, use_airflow
+    from tests.airflow_env import connect_connection, parsed_changefeed_dag
 
 from e2e_helpers import assert_consistent, create_changefeed
 
@@ -41,15 +41,6 @@ def _task_log(capsys, caplog, dag) -> str:
     with caplog.at_level(logging.INFO):
         _succeeded(dag.test(run_conf=CATCH_UP))
     return capsys.readouterr().out + caplog.text
-
-
-@pytest.fixture
-def airflow_home(tmp_path_factory, monkeypatch, spark_connect):
-    env = use_airflow(tmp_path_factory.mktemp("airflow"))
-    env.migrate_db()
-    monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path_factory.mktemp("cdcflow-home")))
-    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT", connect_connection(spark_connect.url))
-    return env
 
 
 def test_dry_run_backfill_and_idle_runs(mariadb_pair, airflow_home, capsys, caplog):

@@ -40,7 +40,7 @@ def test_dag_runs_a_cycle_and_a_paused_changefeed_does_nothing(mariadb_pair, tmp
                "UPDATE e2e_dag.t SET x = w + 1")
 
     dag = parsed_changefeed_dag("e2e-dag")
-    assert type(dag.get_task("apply")).__name__ == "SparkSubmitOperator"
+    assert type(dag.get_task("apply")).__name__ == "StageSubmitOperator"
     run = dag.test()
     assert str(run.state) in ("success", "DagRunState.SUCCESS"), run.state
     assert_consistent(up, down, ["e2e_dag"])

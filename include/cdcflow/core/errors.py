@@ -55,6 +55,7 @@ ASYNC_INDEX_FAILED = Code("ErrAsyncIndexFailed", False, "TiDB could not build an
 ASYNC_INDEX_UNKNOWN = Code("ErrAsyncIndexUnknown", True, "the state of an asynchronous index build cannot be read")
 SPARK_UNAVAILABLE = Code("ErrSparkUnavailable", True, "the Spark Connect server is down or lost the stage's session")
 LEASE_HELD = Code("ErrLeaseHeld",                True, "another cycle of the changefeed runs")
+CYCLE_SUPERSEDED = Code("ErrCycleSuperseded",    False, "a stage of a cycle another cycle replaced: it stops, changing nothing")
 STAGE_FAILED = Code("ErrStageFailed",            None, "a stage failed unexpectedly (retryable unless a bug)")
 API_INVALID_PARAM = Code("ErrAPIInvalidParam",    False, "an HTTP API request parameter is invalid")
 TASK_FAILED = Code("ErrTaskFailed",              True, "an Airflow task of the cycle failed")

@@ -31,7 +31,7 @@ def run_stage(name: str, spark, changefeed_id: str, run_id: str):
         raise CdcflowError(f"unknown stage {name!r}; stages are {', '.join(_FUNCS)}")
     cycle = Cycle.load(changefeed_id, run_id)
     with recording(cycle, name):
-        cycle.renew_lease()
+        cycle.hold(name)
         result = _FUNCS[name](spark, cycle)
     metastore.update_run(changefeed_id, run_id, stats={name: contracts.plain(result)})
     return result
@@ -59,7 +59,7 @@ def empty_window(changefeed_id: str, run_id: str) -> dict:
     an empty final segment.  Returns the results of the three stages, recorded as theirs."""
     cycle = Cycle.load(changefeed_id, run_id)
     with recording(cycle, "apply"):
-        cycle.renew_lease()
+        cycle.hold("apply")
         window = contracts.WINDOW.read(cycle.folder)
         segments = build_segments(window.start_ts, [], window.pulled.resolved_ts, window.pulled.end_pos)
         if not cycle.run().dry_run:

@@ -174,7 +174,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
         flavour = tidb_only.flavour(index_ddl.kind, index_ddl.version)
         for seg in segments:
             feed = cycle.feed()
-            cycle.renew_lease()
+            cycle.hold("apply")
             # a dry run moves no checkpoint: it plans every segment of its window
             lo = seg.lo if run.dry_run else max(seg.lo, feed.checkpoint_ts)
             if seg.rows and lo < seg.hi:

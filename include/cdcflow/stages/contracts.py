@@ -209,7 +209,8 @@ class WaitIndexResult(Record):
 
 class FinishResult(Record):
     state: str
-    skipped: bool | UnsetType = UNSET  # prepare skipped this cycle
+    skipped: bool | UnsetType = UNSET  # prepare skipped this cycle, or another cycle replaced it
+    superseded_by: str | UnsetType = UNSET  # the cycle that replaced this one
     checkpoint_before: int | UnsetType = UNSET
     checkpoint_ts: int | UnsetType = UNSET
     checkpoint_time: str | UnsetType = UNSET

@@ -10,7 +10,7 @@ import traceback
 from dataclasses import dataclass
 from functools import cached_property
 
-from cdcflow.core.errors import LEASE_HELD, MYSQL_TXN_ERROR, SPARK_UNAVAILABLE, STAGE_FAILED, CdcflowError
+from cdcflow.core.errors import CYCLE_SUPERSEDED, LEASE_HELD, MYSQL_TXN_ERROR, SPARK_UNAVAILABLE, STAGE_FAILED, CdcflowError
 from cdcflow.core.home import Spec, load_spec
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
@@ -64,6 +64,7 @@ class Cycle:
         return metastore.get_run(self.cid, self.run_id)
 
     def renew_lease(self) -> None:
+        """Take the changefeed's lease for prepare; prepare refuses while another cycle holds it."""
         owner = metastore.lease_owner_for(self.run_id)
         if not metastore.acquire_lease(self.cid, owner, self.run_id):
             raise CdcflowError(
@@ -72,6 +73,26 @@ class Cycle:
                 hint="two cycles of one changefeed never overlap: this one stops without changing anything; "
                      "run it again once the other has ended (a schedule's next run does)",
             )
+
+    def hold(self, stage: str) -> None:
+        """Renew the lease for a later stage of this cycle.  A cycle is the changefeed's only while
+        no other took over: between the tasks of a DAG run no process holds the lease (a DAG paused
+        in Airflow leaves its run open for as long as it stays paused), and a cycle started then
+        (`cdcflow changefeed run`, a new DAG run) replaces this one.  Its stages then stop here,
+        changing nothing: ErrCycleSuperseded."""
+        run = self.run()
+        by = run.stats.get("superseded_by")
+        if run.status != metastore.SUPERSEDED and metastore.acquire_lease(
+                self.cid, metastore.lease_owner_for(self.run_id), self.run_id):
+            return
+        by = by or metastore.lease_holder(self.cid)
+        raise CdcflowError(
+            f"stage {stage}: cycle {self.run_id} is no longer this changefeed's cycle: {by} replaced it "
+            f"while it was open, so it stops here and changes nothing", changefeed=self.cid,
+            code=CYCLE_SUPERSEDED,
+            hint="nothing is lost: the changefeed goes on from its checkpoint in the cycle that replaced "
+                 "this one. (Pausing a DAG in Airflow only holds its runs; `cdcflow changefeed pause` "
+                 "stops the changefeed for every launcher.)")
 
     def event(self, what: str, **fields) -> None:
         """A structured log line: what moved, with numbers."""
@@ -121,6 +142,8 @@ def recording(cycle: Cycle, stage: str):
     try:
         yield
     except BaseException as e:  # noqa: BLE001 - re-raised as the one error type
+        if getattr(e, "code", None) == CYCLE_SUPERSEDED:
+            raise  # not this cycle's failure to record: the run already says it was replaced
         err = as_cdcflow_error(e, cycle.cid, stage)
         metastore.update_run(cycle.cid, cycle.run_id, error=json.dumps(err.to_dict()),
                              stats={f"{stage}_seconds": round(time.time() - t0, 3),

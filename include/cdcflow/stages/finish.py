@@ -39,6 +39,11 @@ def finish(changefeed_id: str, run_id: str, error: str | None = None) -> FinishR
         run = cycle.run()
     except CdcflowError:
         return FinishResult(state=cycle.feed().state, skipped=True)  # prepare skipped this cycle
+    if run.status == metastore.SUPERSEDED:
+        # another cycle owns the changefeed (and the lease, and the event store's folders) now
+        by = run.stats.get("superseded_by", "")
+        cycle.event("superseded", by=by, note="nothing to finish: the changefeed's state is that cycle's")
+        return FinishResult(state=cycle.feed().state, skipped=True, superseded_by=by)
     err = None
     if run.error:
         d = json.loads(run.error)

@@ -47,6 +47,9 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
         raise
 
     cycle.renew_lease()  # ErrLeaseHeld (another cycle runs) is raised before the try: no state change
+    replaced = metastore.supersede_open_runs(changefeed_id, run_id)
+    if replaced:
+        cycle.event("replaced open cycles", runs=replaced)
     before_backfill = None
     try:
         replay_until = 0

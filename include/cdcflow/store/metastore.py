@@ -206,6 +206,26 @@ def start_run(cid: str, run_id: str, start_ts: int, start_pos: dict, target_ts: 
     return get_run(cid, run_id)
 
 
+SUPERSEDED = "superseded"  # a run another cycle replaced while it was open (see supersede_open_runs)
+
+
+def supersede_open_runs(cid: str, run_id: str) -> list[str]:
+    """Mark every other open run of the changefeed replaced by `run_id`, which has just taken
+    the lease: a DAG run left open between its tasks (its DAG paused, its worker gone) can no
+    longer be the changefeed's cycle, and its later stages must stop instead of reading a
+    folder this cycle's finish will delete.  Returns the runs it marked."""
+    now = time.time()
+    with engine().begin() as c:
+        rows = c.execute(sa.select(runs.c.run_id, runs.c.stats).where(
+            runs.c.changefeed_id == cid, runs.c.status == "running", runs.c.run_id != run_id)).all()
+        for other, stats in rows:
+            merged = {**json.loads(stats or "{}"), "superseded_by": run_id}
+            c.execute(sa.update(runs).where(runs.c.changefeed_id == cid, runs.c.run_id == other,
+                                            runs.c.status == "running")
+                      .values(status=SUPERSEDED, ended_at=now, stats=json.dumps(merged)))
+    return [other for other, _ in rows]
+
+
 def get_run(cid: str, run_id: str) -> RunState:
     with engine().connect() as c:
         row = c.execute(sa.select(runs).where(runs.c.changefeed_id == cid, runs.c.run_id == run_id)).first()

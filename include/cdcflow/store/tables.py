@@ -35,7 +35,7 @@ runs = sa.Table(
     metadata,
     sa.Column("changefeed_id", sa.String(128), primary_key=True),
     sa.Column("run_id", sa.String(256), primary_key=True),
-    sa.Column("status", sa.String(16), nullable=False),  # running | done | failed | skipped
+    sa.Column("status", sa.String(16), nullable=False),  # running | done | failed | superseded (metastore.SUPERSEDED)
     sa.Column("start_ts", sa.BigInteger, nullable=False),  # the checkpoint the window starts after
     sa.Column("start_pos", sa.Text, nullable=False),
     sa.Column("target_ts", sa.BigInteger, nullable=False, default=0),

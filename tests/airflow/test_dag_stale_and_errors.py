@@ -1,0 +1,131 @@
+"""Two things a person meets in a DAG run's task logs, through Airflow's dag.test(), real MariaDB
+servers and the session's Spark Connect server:
+
+- a DAG run left open between its tasks (its DAG paused in Airflow after pull) while another
+  cycle ran: its later stages see that they are no longer the changefeed's cycle, end skipped
+  and say so, and change nothing (they failed on the other cycle's garbage collection and put
+  the changefeed in warning);
+- a stage that fails: its one line (changefeed, commit ts, statement, remedy) is the task
+  log's first ERROR, ahead of Airflow's own error block.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+import sys
+
+import pytest
+
+try:
+    from airflow_env import parsed_changefeed_dag
+except ImportError:  # tests/ imported as a package
+    from tests.airflow_env import parsed_changefeed_dag
+
+from e2e_helpers import assert_consistent, cli_run, create_changefeed
+
+from cdcflow.store import metastore
+
+pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
+
+CATCH_UP = {"mode": "catch-up", "start_ts": None, "target_ts": None}
+
+
+def _state(ti) -> str:
+    return str(ti.state).removeprefix("TaskInstanceState.").lower()
+
+
+def _error_lines(capsys, caplog) -> list[str]:
+    """The ERROR lines of the run's task logs, in order.  dag.test() writes them to stdout
+    (structlog's console lines), unless an earlier test of the session configured logging so
+    that they reach the log handlers."""
+    records = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    console = [m.group(1) for m in map(ERROR_LINE.match, capsys.readouterr().out.splitlines()) if m]
+    return records or console
+
+
+ERROR_LINE = re.compile(r"\S+ \[error\s*\] (.*) \[[\w.]+\] loc=\S+$")
+
+
+def _dead_pid() -> int:
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                           text=True, check=True)
+    return int(child.stdout)
+
+
+def test_a_dag_run_left_open_while_another_cycle_ran_stops_cleanly(mariadb_pair, airflow_home, spark, capsys,
+                                                                    caplog):
+    up, down = mariadb_pair
+    for s in (up, down):
+        s.execute("DROP DATABASE IF EXISTS dag_stale")
+    create_changefeed(capsys, up, down, "dag-stale", "[filter]\nrules = ['dag_stale.*']\n")
+    up.execute("CREATE DATABASE dag_stale", "CREATE TABLE dag_stale.t (id INT PRIMARY KEY, v VARCHAR(20))",
+               "INSERT INTO dag_stale.t VALUES (1, 'one'), (2, 'two')")
+    dag = parsed_changefeed_dag("dag-stale")
+    other = {}
+
+    def paused_after_pull(context):
+        # In a deployment each task is a process of its own: once pull's has ended, nothing holds
+        # the lease until the next task starts, for as long as the DAG stays paused.  dag.test()
+        # runs every task in this process, so the lease is handed back as that exit would leave
+        # it (its owner a process that no longer exists), and a cycle runs meanwhile.
+        feed = metastore.get_feed("dag-stale")
+        host, _, run_key = feed.lease_owner.split(":", 2)
+        metastore.update_feed("dag-stale", lease_owner=f"{host}:{_dead_pid()}:{run_key}")
+        up.execute("INSERT INTO dag_stale.t VALUES (3, 'while paused')")
+        other["rc"], other["err"] = cli_run(capsys, "dag-stale")
+        other["run"] = metastore.recent_runs("dag-stale", limit=1)[0]
+
+    dag.get_task("pull").on_success_callback = [paused_after_pull]
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        run = dag.test(run_conf=CATCH_UP)
+    log_text = capsys.readouterr().out + caplog.text
+
+    assert other["rc"] == 0, other["err"]
+    assert other["run"].status == "done"
+    assert str(run.state) in ("success", "DagRunState.SUCCESS"), run.state
+    tasks = ("pull", "filter", "barrier", "apply", "wait_index", "finish")
+    states = {t: _state(run.get_task_instance(t)) for t in tasks}
+    assert states == {"pull": "success", **{t: "skipped" for t in tasks[1:]}}, states
+    stale = [r for r in metastore.recent_runs("dag-stale") if r.run_id.startswith("airflow__")][0]
+    assert stale.status == "superseded" and stale.stats["superseded_by"] == other["run"].run_id
+    assert stale.error is None
+    assert f"is no longer this changefeed's cycle: {other['run'].run_id} replaced it" in log_text
+    feed = metastore.get_feed("dag-stale")
+    assert feed.state == "normal" and feed.error is None and feed.lease_owner is None
+    assert_consistent(up, down, ["dag_stale"])
+    for s in (up, down):
+        s.execute("DROP DATABASE dag_stale")
+
+
+@pytest.mark.parametrize("launcher", ["connect", "spark-submit"])
+def test_a_failed_stage_says_what_failed_in_its_first_error_line(mariadb_pair, airflow_home, capsys, caplog,
+                                                                 launcher):
+    up, down = mariadb_pair
+    cid, schema = f"dag-err-{launcher}", f"dag_err_{launcher.replace('-', '_')}"
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {schema}")
+    down.execute(f"CREATE DATABASE {schema}")  # the downstream refuses the upstream's CREATE DATABASE
+    master = '[cdcflow]\nspark-master = "local[1]"\n' if launcher == "spark-submit" else ""
+    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{schema}.*']\n{master}")
+    up.execute(f"CREATE DATABASE {schema}")
+    dag = parsed_changefeed_dag(cid)
+    assert (type(dag.get_task("apply")).__name__ == "StageSubmitOperator") == (launcher == "spark-submit")
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        run = dag.test(run_conf=CATCH_UP)
+    assert str(run.state) in ("failed", "DagRunState.FAILED"), run.state
+    assert _state(run.get_task_instance("apply")) == "failed"
+
+    feed = metastore.get_feed(cid)
+    assert feed.state == "failed"
+    errors = _error_lines(capsys, caplog)
+    assert errors
+    first = errors[0]
+    assert "\n" not in first and first == feed.error["message"]
+    assert first.startswith(f"changefeed {cid}, commit ts ")
+    assert f"[statement: CREATE DATABASE {schema}] — " in first and "skip-ddl" in first  # statement, remedy
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {schema}")
