@@ -3,10 +3,25 @@
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 from cdcflow import cli
 from cdcflow.devtools.compare import compare
 from cdcflow.store import metastore
+
+
+@contextmanager
+def own_pair(tmp_path_factory, name: str):
+    """A MariaDB pair (upstream, downstream) of a test module's own, for tests that stop,
+    freeze or purge what the session's shared pair must keep."""
+    from cdcflow.devtools.mariadb import start_pair
+
+    up, down = start_pair(tmp_path_factory.mktemp(name))
+    try:
+        yield up, down
+    finally:
+        up.stop()
+        down.stop()
 
 
 def create_changefeed(capsys, up, down, cid: str, config: str = "", *extra: str) -> dict:

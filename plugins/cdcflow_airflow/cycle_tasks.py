@@ -82,15 +82,31 @@ def cycle_run_id() -> str:
     return time.strftime("airflow__%Y%m%dT%H%M%S", time.gmtime()) + "_" + uuid.uuid4().hex[:6]
 
 
+def airflow_connection_credentials(conn_id: str) -> tuple[str | None, str | None] | None:
+    """(login, password) of an Airflow connection through the Task SDK (its environment
+    variables, secrets backends and Airflow's database alike); None when there is none."""
+    from airflow.sdk import Connection
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
+    try:
+        conn = Connection.get(conn_id)
+    except AirflowNotFoundException:
+        return None
+    return conn.login, conn.password
+
+
 @contextmanager
 def user_errors_fail_the_task():
     """A CdcflowError is the user's to fix: its one line (changefeed, commit ts, statement,
     remedy) is the task log's first ERROR, ahead of Airflow's own error block, and the task
-    fails without a retry.  A stage of a cycle another cycle replaced ends skipped, saying so."""
+    fails without a retry.  A stage of a cycle another cycle replaced ends skipped, saying so.
+    The task's `airflow-conn-id` credentials are read through the Task SDK."""
     from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
+    from cdcflow.core.credentials import install_airflow_lookup
     from cdcflow.core.errors import CYCLE_SUPERSEDED, CdcflowError
 
+    install_airflow_lookup(airflow_connection_credentials)
     try:
         yield
     except CdcflowError as e:

@@ -185,6 +185,27 @@ def test_spark_connect_tasks_by_default(dagbag, feeds_home, stage):
                               "run_id": RUN_ID_TEMPLATE}
 
 
+def test_a_task_reads_airflow_conn_id_credentials_through_the_task_sdk(airflow, monkeypatch):
+    from cdcflow.core import credentials
+    from cdcflow.core.uri import parse_sink_uri
+    from cdcflow_airflow.cycle_tasks import user_errors_fail_the_task
+
+    monkeypatch.setattr(credentials, "_airflow_lookup", [])
+    monkeypatch.setenv("AIRFLOW_CONN_CDCFLOW_DOWN", json.dumps({"conn_type": "mysql", "login": "rep",
+                                                                "password": "p@ss", "host": "db"}))
+    sink = parse_sink_uri("mysql://db:3306/?airflow-conn-id=cdcflow_down")
+    with user_errors_fail_the_task():  # every cycle task runs inside it
+        args = sink.connection_args()
+    assert credentials._airflow_lookup, "the task installed no Airflow lookup"
+    assert (args["user"], args["password"]) == ("rep", "p@ss")
+    monkeypatch.delenv("AIRFLOW_CONN_CDCFLOW_DOWN")
+    from airflow.sdk.exceptions import AirflowFailException
+
+    with pytest.raises(AirflowFailException, match="Airflow connection cdcflow_down, which cannot be found"):
+        with user_errors_fail_the_task():
+            sink.connection_args()
+
+
 def test_spark_connect_url_comes_from_the_connection(airflow, monkeypatch):
     from cdcflow.devtools import airflow_bootstrap as boot
     from cdcflow_airflow.cycle_tasks import connect_url

@@ -174,6 +174,51 @@ def test_bad_source_parameters(query, parts):
         assert part in message, message
 
 
+def test_timeouts_default_to_ticdcs_and_follow_the_uri():
+    assert parse_sink_uri("mysql://h/").connection_args()["read_timeout"] == 120  # TiCDC's 2m
+    args = parse_source_uri("mysql://h/?read-timeout=1.5s&write-timeout=500ms&timeout=1m").connection_args()
+    assert (args["read_timeout"], args["write_timeout"], args["connect_timeout"]) == (1.5, 0.5, 60)
+    options = merge_sink_options(SinkOptions(), {"read-timeout": "7s", "ddl-timeout": "2h"})
+    assert parse_sink_uri("mysql://h/").connection_args(options)["read_timeout"] == 7
+    assert options.ddl_read_timeout() == 7200
+    message = config_error(parse_source_uri, "mysql://h/?read-timeout=10")
+    assert "source URI parameter read-timeout='10'" in message, message
+
+
+def test_a_password_reference_is_resolved_at_connection_time(monkeypatch):
+    from cdcflow.core.errors import CdcflowError
+
+    uri = parse_sink_uri("mysql://u@h/?password-env=CDCFLOW_UNIT_PW")
+    assert uri.password == "" and "CDCFLOW_UNIT_PW" in uri.redacted()
+    monkeypatch.delenv("CDCFLOW_UNIT_PW", raising=False)
+    with pytest.raises(CdcflowError) as e:
+        uri.connection_args()
+    assert e.value.code == "CDCFLOW:ErrCredentialUnresolved" and e.value.retryable
+    assert "sink URI" in str(e.value) and "CDCFLOW_UNIT_PW" in str(e.value)
+    monkeypatch.setenv("CDCFLOW_UNIT_PW", SECRET)
+    assert uri.connection_args()["password"] == SECRET
+    message = config_error(parse_sink_uri, f"mysql://u:{encoded(SECRET)}@h/?password-env=X")
+    assert "holds a password and password-env=X" in message and SECRET not in message
+
+
+@pytest.mark.parametrize("value", [
+    f"mysql://airuser:{encoded(SECRET)}@db:3306/schema",
+    '{"conn_type": "mysql", "login": "airuser", "password": "%s", "host": "db"}' % SECRET.replace("\\", "\\\\"),
+])
+def test_an_airflow_connection_from_its_environment_variable(monkeypatch, value):
+    monkeypatch.setenv("AIRFLOW_CONN_MY_DB", value)
+    args = parse_source_uri("mysql://h/?airflow-conn-id=my_db").connection_args()
+    assert (args["user"], args["password"]) == ("airuser", SECRET)
+
+
+def test_an_installed_airflow_lookup_is_asked_first(monkeypatch):
+    from cdcflow.core import credentials
+
+    monkeypatch.setattr(credentials, "_airflow_lookup", [lambda cid: (None, f"pw-of-{cid}")])
+    args = parse_sink_uri("mysql://someone@h/?airflow-conn-id=x").connection_args()
+    assert (args["user"], args["password"]) == ("someone", "pw-of-x")
+
+
 def test_server_id_bounds():
     assert parse_source_uri("mysql://h/?server-id=1").server_id == 1
     assert parse_source_uri("mysql://h/?server-id=4294967295").server_id == 2**32 - 1
@@ -190,6 +235,12 @@ def test_server_id_bounds():
     ("workercount=3", ["unknown sink URI parameter 'workercount'", "did you mean 'worker-count'"]),
     ("max-txn-row=1&max-txn-row=2", ["given twice"]),
     ("protocol=canal-json", ["unknown sink URI parameter 'protocol'", "worker-count"]),
+    ("read-timeout=2", ["read-timeout='2'", "a duration above zero such as 2m"]),
+    ("write-timeout=0s", ["write-timeout='0s'"]),
+    ("timeout=-1m", ["timeout='-1m'"]),
+    ("ddl-timeout=forever", ["ddl-timeout='forever'"]),
+    ("password-env=A&airflow-conn-id=b", ["both password-env and airflow-conn-id"]),
+    ("password-env=", ["password-env is empty"]),
 ])
 def test_bad_sink_parameters(query, parts):
     message = config_error(parse_sink_uri, f"mysql://root@h:3306/?{query}")

@@ -12,13 +12,14 @@ import json
 import time
 
 import pytest
+import e2e_helpers
 from e2e_helpers import assert_consistent, backdate, create_changefeed
 
 from cdcflow import cli
 from cdcflow.changefeed import commands
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
-from cdcflow.devtools.mariadb import free_port, start_pair
+from cdcflow.devtools.mariadb import free_port
 from cdcflow.stages import run_cycle
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
@@ -28,12 +29,8 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def own_pair(tmp_path_factory):
-    up, down = start_pair(tmp_path_factory.mktemp("lifecycle-mariadb"))
-    try:
-        yield up, down
-    finally:
-        up.stop()
-        down.stop()
+    with e2e_helpers.own_pair(tmp_path_factory, "lifecycle-mariadb") as pair:
+        yield pair
 
 
 def cli_ok(capsys, *args: str) -> str:

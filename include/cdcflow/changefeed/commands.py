@@ -76,6 +76,7 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
     config_text = _read_config(config_path) if config_path else ""
     cfg = parse_config(config_text, source=config_path or "<config>")
     merge_sink_options(cfg.sink, dict(sink.params))
+    _check_credentials(cid, source, sink)
     check_upstream(source, cid)
     _check_sink_reachable(sink, cid)
     tf = _check_filter_rules(cfg, cid)
@@ -241,6 +242,8 @@ def _check_upstream_holds(cid: str, source, feed: metastore.FeedState, available
 
     try:
         conn = source.connect()
+    except CdcflowError:
+        raise  # a password reference that does not resolve says so itself
     except Exception as e:  # noqa: BLE001 - any connection failure means the same to the operator
         raise CdcflowError(f"cannot reach the upstream {source.redacted()} to check its binlogs: {e}",
                            changefeed=cid, code=UPSTREAM_UNREACHABLE,
@@ -255,11 +258,22 @@ def _check_upstream_holds(cid: str, source, feed: metastore.FeedState, available
         raise e.with_context(changefeed=cid)
 
 
+def _check_credentials(cid: str, *uris) -> None:
+    """A password given by reference (core.credentials) must resolve now, not at the first cycle."""
+    for uri in uris:
+        try:
+            uri.connection_args()
+        except CdcflowError as e:
+            raise e.with_context(changefeed=cid) from None
+
+
 def _check_sink_reachable(sink, cid: str) -> None:
     """As TiCDC validates the sink at create and update: a downstream that cannot be reached
     is refused there, not found out at the first cycle with rows to write."""
     try:
         sink.connect().close()
+    except CdcflowError:
+        raise  # a password reference that does not resolve says so itself
     except Exception as e:  # noqa: BLE001 - any connection failure means the same to the operator
         raise CdcflowError(f"cannot connect to the sink {sink.redacted()}: {e}", changefeed=cid,
                            code=MYSQL_CONNECTION_ERROR,
@@ -297,7 +311,9 @@ def update(cid: str, *, target_ts: int | None = None, config_path: str | None = 
     if sink_uri is not None:
         from cdcflow.core.uri import parse_sink_uri
 
-        _check_sink_reachable(parse_sink_uri(sink_uri), spec.id)
+        new_sink = parse_sink_uri(sink_uri)
+        _check_credentials(spec.id, new_sink)
+        _check_sink_reachable(new_sink, spec.id)
         changes["sink_uri"] = (spec.sink_uri, sink_uri)
     for name, (_, new) in changes.items():
         setattr(spec, name, new)

@@ -40,6 +40,7 @@ START_TS_BEFORE_GC = Code("ErrStartTsBeforeGC",  False, "a new start-ts older th
 UPSTREAM_UNREACHABLE = Code("ErrUpstreamUnreachable", True, "cannot connect to the upstream")
 UPSTREAM_BINLOG = Code("ErrUpstreamBinlog",      False, "the upstream's binlog is off or not ROW / FULL / FULL")
 DOWNSTREAM_UNREACHABLE = Code("ErrDownstreamUnreachable", True, "cannot connect to the downstream in a cycle")
+CREDENTIAL_UNRESOLVED = Code("ErrCredentialUnresolved", True, "a URI's password-env / airflow-conn-id names nothing")
 MYSQL_CONNECTION_ERROR = Code("ErrMySQLConnectionError", True, "cannot connect to the sink at create / update")
 MYSQL_TXN_ERROR = Code("ErrMySQLTxnError",       None, "the downstream refused rows (retryable per MySQL error)")
 TABLE_NOT_EXISTS = Code("ErrTableNotExists",     True, "a replicated table is missing downstream")

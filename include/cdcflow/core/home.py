@@ -2,12 +2,18 @@
 
 Specs are small JSON files, one per changefeed, so the DAG factory can list
 them at parse time without opening a database.
+
+Everything under the home is private to its owner (folders 0700, files 0600): a spec may
+hold a password, the metadata store and the event store hold replicated rows.  Opening the
+home tightens what an older cdcflow left readable, and sets the process's umask so that what
+is written later (SQLite's -wal/-journal, pyarrow's and Spark's Parquet) is private too.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -15,17 +21,42 @@ from pathlib import Path
 from cdcflow.core.errors import CHANGEFEED_NOT_EXISTS, CdcflowError
 
 DEFAULT_HOME = "~/.cdcflow"
+PRIVATE = 0o077  # the group and other permission bits, never set under the home
+_tightened: set[Path] = set()
 
 
 def home() -> Path:
     path = Path(os.environ.get("CDCFLOW_HOME") or DEFAULT_HOME).expanduser()
-    path.mkdir(parents=True, exist_ok=True)
+    private_umask()
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if path not in _tightened:
+        tighten(path)
+        _tightened.add(path)
     return path
+
+
+def private_umask() -> None:
+    """Files and folders this process creates from now on get no group/other permissions."""
+    current = os.umask(PRIVATE)
+    os.umask(current | PRIVATE)
+
+
+def tighten(root: Path) -> None:
+    """Take the group/other permissions off `root` and everything under it (a home made before
+    cdcflow kept it private); symbolic links are left alone."""
+    for folder, _dirs, files in os.walk(root):
+        for p in [folder, *(os.path.join(folder, f) for f in files)]:
+            try:
+                st = os.lstat(p)
+                if st.st_mode & PRIVATE and not stat.S_ISLNK(st.st_mode):
+                    os.chmod(p, stat.S_IMODE(st.st_mode) & ~PRIVATE)
+            except FileNotFoundError:
+                continue  # removed meanwhile (a cycle's events being cleaned up)
 
 
 def specs_dir() -> Path:
     path = home() / "changefeeds"
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
     return path
 
 
@@ -51,7 +82,9 @@ def _path(changefeed_id: str) -> Path:
 
 def save_spec(spec: Spec) -> None:
     tmp = _path(spec.id).with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(asdict(spec), indent=2, sort_keys=True))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it may hold a password
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps(asdict(spec), indent=2, sort_keys=True))
     tmp.replace(_path(spec.id))
 
 

@@ -17,16 +17,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cdcflow.core.duration import go_duration_seconds
 from cdcflow.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
 
 def _param(name: str, default: Any, *, low: int | None = None, cap: int | None = None,
-           choices: tuple[str, ...] = ()) -> Any:
+           choices: tuple[str, ...] = (), duration: bool = False) -> Any:
     """A SinkOptions field and its parameter: name, default, lowest value, the cap above which
-    TiCDC's MySQL sink lowers a value (with a warning) rather than refusing it, or the choices."""
-    return dataclasses.field(default=default, metadata={"name": name, "low": low, "cap": cap, "choices": choices})
+    TiCDC's MySQL sink lowers a value (with a warning) rather than refusing it, the choices, or
+    whether it is a Go duration ('2m', '30s', '500ms'; kept as written, above zero)."""
+    return dataclasses.field(default=default, metadata={"name": name, "low": low, "cap": cap, "choices": choices,
+                                                        "duration": duration})
 
 
 @dataclass(frozen=True)
@@ -35,9 +38,25 @@ class SinkOptions:
     worker_count: int = _param("worker-count", 4, low=1, cap=1024)  # TiCDC: 16; Spark partitions share the load
     max_txn_row: int = _param("max-txn-row", 256, low=1, cap=2048)
     transaction_atomicity: str = _param("transaction-atomicity", "none", choices=("none", "table"))
+    # TiCDC's connection timeouts (go-sql-driver's readTimeout, writeTimeout, timeout), its defaults
+    read_timeout: str = _param("read-timeout", "2m", duration=True)
+    write_timeout: str = _param("write-timeout", "2m", duration=True)
+    timeout: str = _param("timeout", "2m", duration=True)
+    # cdcflow's: how long one DDL statement may run (an ADD INDEX on a big table legitimately
+    # outlasts read-timeout; TiCDC puts no limit on such DDL, which leaves a frozen downstream hanging)
+    ddl_timeout: str = _param("ddl-timeout", "1h", duration=True)
 
     def to_dict(self) -> dict:
         return {f.metadata["name"]: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def connect_args(self) -> dict[str, float]:
+        """pymysql's timeouts for a connection that writes rows or reads the catalogue."""
+        return {"connect_timeout": go_duration_seconds(self.timeout),
+                "read_timeout": go_duration_seconds(self.read_timeout),
+                "write_timeout": go_duration_seconds(self.write_timeout)}
+
+    def ddl_read_timeout(self) -> float:
+        return go_duration_seconds(self.ddl_timeout)
 
 
 # parameter name -> SinkOptions field
@@ -48,6 +67,8 @@ IGNORED: dict[str, str] = {
                  "stored; the downstream's own time zone is not changed",
 }
 URI_PARAMS: tuple[str, ...] = tuple(PARAMS) + tuple(IGNORED)
+# the connection timeouts, which a source URI takes too
+TIMEOUT_PARAMS: tuple[str, ...] = ("read-timeout", "write-timeout", "timeout")
 
 # Go's strconv.ParseBool, which TiCDC reads a URI's booleans with.
 _GO_BOOLS = {"1": True, "t": True, "T": True, "true": True, "TRUE": True, "True": True,
@@ -61,6 +82,9 @@ def expected(name: str, text: bool) -> str:
         return " or ".join(c if text else json.dumps(c) for c in meta["choices"])
     if isinstance(PARAMS[name].default, bool):
         return "true or false"
+    if meta["duration"]:
+        return ("a duration above zero such as " + " or ".join(f"{t}" if text else json.dumps(t)
+                                                                 for t in ("2m", "30s", "500ms")))
     return f"an integer of at least {meta['low']}"
 
 
@@ -71,6 +95,11 @@ def read(name: str, value: Any, where: str, *, text: bool) -> Any:
     low, cap, choices = param.metadata["low"], param.metadata["cap"], param.metadata["choices"]
     if choices:
         ok = value in choices
+    elif param.metadata["duration"]:
+        try:
+            ok = isinstance(value, str) and go_duration_seconds(value) > 0
+        except ValueError:
+            ok = False
     elif isinstance(param.default, bool):
         if text:
             ok, value = value in _GO_BOOLS, _GO_BOOLS.get(value)
@@ -90,9 +119,13 @@ def read(name: str, value: Any, where: str, *, text: bool) -> Any:
 
 def merge_sink_options(base: SinkOptions, uri_params: Mapping[str, str]) -> SinkOptions:
     """Sink URI parameters override the config's [sink] (TiCDC reads these from the sink URI)."""
+    from cdcflow.core.credentials import CREDENTIAL_PARAMS
+
     changes: dict[str, Any] = {}
     for name, text in uri_params.items():
         text = text if isinstance(text, str) else str(text)
+        if name in CREDENTIAL_PARAMS:
+            continue  # where the password comes from (core.credentials), not a sink option
         if name in IGNORED:
             log.warning("sink URI parameter %s=%s has no effect: %s", name, text, IGNORED[name])
             continue

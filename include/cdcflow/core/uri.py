@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, unquote_plus, urlsplit
 
+from cdcflow.core import credentials, sink_params
 from cdcflow.core.errors import ConfigError
-from cdcflow.core.sink_params import URI_PARAMS, SinkOptions, merge_sink_options
+from cdcflow.core.sink_params import TIMEOUT_PARAMS, URI_PARAMS, SinkOptions, merge_sink_options
 
 if TYPE_CHECKING:
     import pymysql.connections
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
 DEFAULT_PORTS = {"mysql": 3306, "tidb": 4000}
 SOURCE_SCHEMES = ("mysql",)
 SINK_SCHEMES = ("mysql", "tidb")
-SOURCE_PARAMS = ("server-id",)
-SINK_PARAMS = URI_PARAMS
+SOURCE_PARAMS = ("server-id",) + TIMEOUT_PARAMS + credentials.CREDENTIAL_PARAMS
+SINK_PARAMS = URI_PARAMS + credentials.CREDENTIAL_PARAMS
 MAX_SERVER_ID = 2**32 - 1
 
 # tiflow cdc/model ValidateChangefeedID: this pattern, at most 128 characters.
@@ -78,6 +79,7 @@ class DbUri:
     password: str = field(default="", repr=False)
     # any mapping given is stored as Params (read-only, hashable)
     params: Params = field(default_factory=Params)
+    role: str = field(default="", compare=False)  # 'source' or 'sink', for messages
 
     def __post_init__(self):
         if not isinstance(self.params, Params):
@@ -104,17 +106,29 @@ class DbUri:
     def __str__(self) -> str:
         return self.redacted()
 
+    def connection_args(self, options: SinkOptions | None = None) -> dict:
+        """pymysql's host, port, user, password (a reference resolved now: core.credentials) and
+        timeouts: the sink's `options` (its URI merged over the config's [sink]), else the URI's
+        own read-timeout / write-timeout / timeout, else TiCDC's defaults.  Plain values, so
+        they travel to Spark executors."""
+        if options is None:
+            options = merge_sink_options(SinkOptions(), {k: v for k, v in self.params.items() if k in TIMEOUT_PARAMS})
+        user, password = self.user, self.password
+        resolved = credentials.resolve(self.params, self.role or "database")
+        if resolved is not None:
+            user, password = resolved[0] or user, resolved[1]
+        return {"host": self.host, "port": self.port, "user": user, "password": password,
+                **options.connect_args()}
+
     def connect(self, database: str | None = None, autocommit: bool = True,
                 **kw) -> "pymysql.connections.Connection":
-        """A pymysql connection (utf8mb4, 10 s connect timeout, LOAD DATA LOCAL off).
+        """A pymysql connection (utf8mb4, the URI's timeouts, LOAD DATA LOCAL off).
         pymysql's errors propagate: callers decide whether a failure is retryable."""
         import pymysql
 
         if kw.get("local_infile"):
             raise ValueError("cdcflow never enables LOAD DATA LOCAL INFILE")
-        args = {"host": self.host, "port": self.port, "user": self.user, "password": self.password,
-                "database": database, "charset": "utf8mb4", "connect_timeout": 10,
-                "autocommit": autocommit}
+        args = {**self.connection_args(), "database": database, "charset": "utf8mb4", "autocommit": autocommit}
         args.update(kw)
         args["local_infile"] = False
         return pymysql.connect(**args)
@@ -170,13 +184,23 @@ def _parse(text: str, kind: str, schemes: tuple[str, ...], allowed: tuple[str, .
     if parts.fragment:
         raise ConfigError(f"the {kind} URI has a #fragment, which is not supported",
                           hint="percent-encode '#' in the password as %23")
+    params = _query(parts.query, kind, allowed)
+    password = unquote(parts.password or "")
+    credentials.check_reference(params, bool(password), kind)
+    for name in TIMEOUT_PARAMS:  # a sink's are checked with its other parameters
+        if kind == "source" and name in params:
+            try:
+                sink_params.read(name, params[name], f"source URI parameter {name}", text=True)
+            except ValueError as e:
+                raise ConfigError(f"source URI parameter {name}={params[name]!r} is invalid: expected {e}") from None
     return DbUri(
         scheme=scheme,
         host=parts.hostname,
         port=port or DEFAULT_PORTS[scheme],
         user=unquote(parts.username or "") or "root",  # TiCDC's default user
-        password=unquote(parts.password or ""),
-        params=_query(parts.query, kind, allowed),
+        password=password,
+        params=params,
+        role=kind,
     )
 
 

@@ -50,11 +50,6 @@ def index_name(query: str, sql_mode: str | None = "") -> str | None:
     return table_def.index_name(tokenize(query, sql_mode))
 
 
-def sink_params(sink) -> dict:
-    """Plain connection parameters of a parsed sink URI (picklable for Spark)."""
-    return {"host": sink.host, "port": sink.port, "user": sink.user, "password": sink.password}
-
-
 class IndexBuildFailed(CdcflowError):
     def __init__(self, job: index_jobs.IndexJob, tidb: tidb_ddl_jobs.DDLJob | None, text: str | None, cid: str):
         state = tidb.state if tidb else "gone"
@@ -105,8 +100,9 @@ class IndexDDL:
     """Runs the DDL of one apply on one downstream connection, the TiDB way where it applies."""
 
     def __init__(self, cid: str, conn, sink: dict, kind: str, can_poll: bool, why_sync: str | None,
-                 submit_wait: float = SUBMIT_WAIT, version: str = ""):
+                 submit_wait: float = SUBMIT_WAIT, version: str = "", ddl_timeout: float | None = None):
         self.cid, self.conn, self.sink, self.version = cid, conn, sink, version
+        self.ddl_timeout = ddl_timeout  # a synchronous DDL's read timeout (the sink's ddl-timeout)
         self.kind, self.can_poll, self.why_sync = kind, can_poll, why_sync
         self.submit_wait = submit_wait
         self._adopted: dict[int, tidb_ddl_jobs.DDLJob] = {}
@@ -121,7 +117,8 @@ class IndexDDL:
                 why = f"ADD INDEX and CREATE INDEX run synchronously: {why}"
                 log.warning("changefeed %s: %s", cycle.cid, why)
         cycle.event("downstream", kind=kind, version=version, async_index=can_poll, why_sync=why)
-        return cls(cycle.cid, conn, sink, kind, can_poll, why, version=version)
+        return cls(cycle.cid, conn, sink, kind, can_poll, why, version=version,
+                   ddl_timeout=cycle.sink_options.ddl_read_timeout())
 
     def is_async(self, ddl) -> bool:
         return self.can_poll and ddl.type in ASYNC_TYPES and len(ddl.tables) == 1
@@ -163,7 +160,8 @@ class IndexDDL:
 
     def execute(self, ddl, replay: bool) -> str:
         if not self.is_async(ddl):
-            return mysql_sink.execute_ddl(self.conn, ddl.query, ddl.default_schema, ddl.sql_mode, replay, ddl.session)
+            return mysql_sink.execute_ddl(self.conn, ddl.query, ddl.default_schema, ddl.sql_mode, replay, ddl.session,
+                                          self.ddl_timeout)
         if ddl.commit_ts in self._adopted:
             return "submitted before; still building"
         schema, table = ddl.tables[0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from contextlib import contextmanager
 from typing import Iterable
 
 import pymysql
@@ -181,6 +182,8 @@ class SinkError(Exception):
         self.text = str(cause.args[1]) if len(getattr(cause, "args", ())) > 1 else str(cause)
         self.retryable = is_retryable(cause)
         fields = {"what": what, "code": self.code, "text": self.text, "retryable": self.retryable}
+        if is_timeout(cause):  # the downstream did not answer within read/write-timeout
+            fields["timed_out"] = True
         if self.code in VALUE_ERRORS:
             fields.update(value_error=True, row=row, ts=ts)
         payload = json.dumps(fields)
@@ -199,9 +202,9 @@ class SinkError(Exception):
 
 
 def connect(sink: dict, **kw):
-    """A DML session on the downstream described by plain parameters (picklable for Spark)."""
-    conn = pymysql.connect(host=sink["host"], port=sink["port"], user=sink["user"], password=sink["password"],
-                           charset="utf8mb4", autocommit=True, connect_timeout=10, **kw)
+    """A DML session on the downstream described by plain parameters (picklable for Spark):
+    DbUri.connection_args, with its connect/read/write timeouts; `kw` overrides them."""
+    conn = pymysql.connect(**{**sink, "charset": "utf8mb4", "autocommit": True, **kw})
     with conn.cursor() as cur:
         for stmt in DML_SESSION:
             cur.execute(stmt)
@@ -391,9 +394,10 @@ REPLAYED_DDL_ERRORS = {
 
 
 def execute_ddl(conn, query: str, default_schema: str | None, sql_mode: str | None, replay: bool,
-                session: DdlSession | None = None) -> str:
+                session: DdlSession | None = None, timeout: float | None = None) -> str:
     """Run one DDL as the upstream session ran it: same default schema, SQL mode, time, time zone
-    and collations (sink.ddl_session).
+    and collations (sink.ddl_session).  `timeout`: how long the statement itself may take to
+    answer (the sink's ddl-timeout) instead of the connection's read-timeout.
 
     Returns 'applied', or 'already applied' when this is the replay of a DDL that the
     downstream had executed before a crash (the error says so, and only then).
@@ -408,13 +412,32 @@ def execute_ddl(conn, query: str, default_schema: str | None, sql_mode: str | No
             except pymysql.MySQLError:
                 pass  # the schema may be the one this DDL creates or was dropped; the DDL names its targets
         try:
-            with upstream_session(cur, session, query):
+            with upstream_session(cur, session, query), read_timeout(conn, timeout):
                 cur.execute(query)
             return "applied"
         except pymysql.MySQLError as e:
             if replay and _error_code(e) in REPLAYED_DDL_ERRORS:
                 return "already applied"
             raise
+
+
+@contextmanager
+def read_timeout(conn, seconds: float | None):
+    """The connection's read timeout set to `seconds` for the body (None: unchanged).  pymysql
+    applies `_read_timeout` before each packet it reads, so this holds for one statement."""
+    if seconds is None:
+        yield
+        return
+    saved, conn._read_timeout = conn._read_timeout, seconds
+    try:
+        yield
+    finally:
+        conn._read_timeout = saved
+
+
+def is_timeout(e: BaseException) -> bool:
+    """pymysql's report of a socket timeout: the server did not answer within read/write-timeout."""
+    return isinstance(e, pymysql.err.OperationalError) and _error_code(e) in (2006, 2013) and "timed out" in str(e)
 
 
 def _set_sql_mode(cur, sql_mode: str) -> None:

@@ -56,6 +56,8 @@ def check_upstream(uri: DbUri, changefeed: str | None = None) -> None:
     """Refuse an upstream whose binlog cannot give full row images with column names."""
     try:
         conn = uri.connect()
+    except CdcflowError:
+        raise  # a password reference that does not resolve says so itself
     except Exception as e:  # pymysql raises OperationalError with the server's text
         raise CdcflowError(
             f"cannot connect to the upstream {uri.redacted()}: {e}",
@@ -132,8 +134,7 @@ def open_stream(uri: DbUri, server_id: int, start: Position, only_events: list):
 
     patches.install()
     return BinLogStreamReader(
-        connection_settings={"host": uri.host, "port": uri.port, "user": uri.user, "password": uri.password,
-                             "charset": "utf8mb4"},
+        connection_settings={**uri.connection_args(), "charset": "utf8mb4"},  # its socket times out too
         server_id=server_id, resume_stream=True, blocking=False, log_file=start.file, log_pos=start.pos,
         only_events=only_events,
         is_mariadb=False,  # True ignores log_file/log_pos (a GTID-only dump); file+pos works on both

@@ -42,6 +42,8 @@ def get_session(app_name: str = "cdcflow", master: str | None = None, shuffle_pa
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", os.environ.get("CDCFLOW_DRIVER_MEMORY", "2g"))
         .config("spark.python.worker.reuse", "true")
+        # the event store's files stay private, as everything under CDCFLOW_HOME (core.home)
+        .config("spark.hadoop.fs.permissions.umask-mask", "077")
     )
     for key, value in SQL_CONF.items():
         builder = builder.config(key, value)

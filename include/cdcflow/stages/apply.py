@@ -130,7 +130,8 @@ def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, flavour: str, ddl: DdlEntry, rep
     try:
         if statements:
             for q in statements:
-                mysql_sink.execute_ddl(index_ddl.conn, q, ddl.default_schema, ddl.sql_mode, replay, ddl.session)
+                mysql_sink.execute_ddl(index_ddl.conn, q, ddl.default_schema, ddl.sql_mode, replay, ddl.session,
+                                       index_ddl.ddl_timeout)
                 ran += 1
             return f"replaced by {len(statements)} statement(s) (replace-ddl)"
         return index_ddl.execute(replace(ddl, query=query), replay)
@@ -158,8 +159,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
     window = contracts.WINDOW.read(cycle.folder)
     segments = contracts.SEGMENTS.read(cycle.folder)
     keys_known = {(k.schema, k.table): k.ranges for k in contracts.KEYS.read(cycle.folder)}
-    sink = {"host": cycle.sink.host, "port": cycle.sink.port, "user": cycle.sink.user,
-            "password": cycle.sink.password}
+    sink = cycle.sink.connection_args(cycle.sink_options)
     rows = spark.read.parquet(cycle.folder.path("filtered"))
     stats = contracts.ApplyResult(safe_mode=cycle.sink_options.safe_mode or may_replay(cycle, window))
     t0 = time.time()
@@ -220,6 +220,8 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
             except CdcflowError as e:
                 raise e.with_context(ts=ddl.commit_ts)
             except Exception as e:
+                if mysql_sink.is_timeout(e):
+                    raise _ddl_timed_out(cycle, ddl) from None
                 raise CdcflowError(
                     f"the downstream rejected DDL {ddl.name}: {e}", ts=ddl.commit_ts, statement=ddl.query,
                     code=EXEC_DDL_FAILED, retryable=mysql_sink.is_retryable(e),
@@ -238,6 +240,17 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
     cycle.event("applied", **contracts.plain(stats), checkpoint_before=run.start_ts,
                 checkpoint_after=feed.checkpoint_ts)
     return stats
+
+
+def _ddl_timed_out(cycle: Cycle, ddl: DdlEntry) -> CdcflowError:
+    """A DDL that outlasted ddl-timeout: retryable, and marked in flight, so that if the downstream
+    was only slow (a long ADD INDEX) the next cycle takes the statement's own completion for a replay."""
+    return CdcflowError(
+        f"the downstream did not finish DDL {ddl.name} within ddl-timeout {cycle.sink_options.ddl_timeout}",
+        ts=ddl.commit_ts, statement=ddl.query, code=DOWNSTREAM_UNREACHABLE, retryable=True,
+        hint="the checkpoint stays just below this DDL and the next cycle retries it after the backoff; check the "
+             "downstream runs and is not frozen, and raise ddl-timeout on the sink URI if the statement "
+             "legitimately takes longer")
 
 
 def _refused_rows(e: Exception, cid: str, lo: int, hi: int) -> CdcflowError:

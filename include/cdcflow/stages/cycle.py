@@ -10,7 +10,19 @@ import traceback
 from dataclasses import dataclass
 from functools import cached_property
 
+<<<<<<< HEAD
 from cdcflow.core.errors import CYCLE_SUPERSEDED, LEASE_HELD, MYSQL_TXN_ERROR, SPARK_UNAVAILABLE, STAGE_FAILED, CdcflowError
+=======
+from cdcflow.core.errors import (
+    DOWNSTREAM_UNREACHABLE,
+    LEASE_HELD,
+    MYSQL_TXN_ERROR,
+    SPARK_UNAVAILABLE,
+    STAGE_FAILED,
+    UPSTREAM_UNREACHABLE,
+    CdcflowError,
+)
+>>>>>>> safety
 from cdcflow.core.home import Spec, load_spec
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
@@ -100,10 +112,17 @@ class Cycle:
         log.info(json.dumps(fields, default=str, sort_keys=False))
 
 
+# the stages that talk to the downstream; the others read the upstream
+DOWNSTREAM_STAGES = ("apply", "wait_index")
+TIMEOUT_HINT = ("check that the {side} runs and is not frozen or overloaded; the checkpoint has not passed these "
+                "rows and the next cycle retries after the backoff (raise read-timeout / write-timeout on the "
+                "{side} URI if its statements legitimately take longer)")
+
+
 def as_cdcflow_error(e: BaseException, cid: str, stage: str) -> CdcflowError:
     if isinstance(e, CdcflowError):
         return e.with_context(changefeed=cid)
-    from cdcflow.sink.mysql_sink import SinkError, is_retryable
+    from cdcflow.sink.mysql_sink import SinkError, is_retryable, is_timeout
     from cdcflow.spark.session import connect_failure
 
     lost = connect_failure(e)
@@ -116,7 +135,9 @@ def as_cdcflow_error(e: BaseException, cid: str, stage: str) -> CdcflowError:
     parsed = SinkError.parse(str(e))
     if parsed:
         row = f" (the row with key {parsed['row']})" if parsed.get("row") else ""
-        if parsed.get("value_error"):
+        if parsed.get("timed_out"):
+            hint = TIMEOUT_HINT.format(side="sink")
+        elif parsed.get("value_error"):
             hint = ("the downstream column cannot hold the upstream's value: widen it (or change its type) "
                     f"downstream, then `cdcflow changefeed resume -c {cid}`")
         elif parsed["retryable"]:
@@ -127,6 +148,13 @@ def as_cdcflow_error(e: BaseException, cid: str, stage: str) -> CdcflowError:
             f"stage {stage}: {parsed['what']} failed on the downstream: ({parsed['code']}) {parsed['text']}{row}",
             changefeed=cid, ts=parsed.get("ts"), code=MYSQL_TXN_ERROR, retryable=bool(parsed["retryable"]),
             hint=hint)
+    if is_timeout(e):
+        downstream = stage in DOWNSTREAM_STAGES
+        side = "sink" if downstream else "source"
+        return CdcflowError(
+            f"stage {stage}: the {'downstream' if downstream else 'upstream'} did not answer in time: {e}",
+            changefeed=cid, code=DOWNSTREAM_UNREACHABLE if downstream else UPSTREAM_UNREACHABLE, retryable=True,
+            hint=TIMEOUT_HINT.format(side=side))
     retry = is_retryable(e)
     return CdcflowError(
         f"stage {stage} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",

@@ -59,6 +59,8 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
         start = Position.from_dict(feed.checkpoint_pos)
         try:
             conn = cycle.source.connect()
+        except CdcflowError:
+            raise  # a password reference that does not resolve says so itself
         except Exception as e:
             raise CdcflowError(f"cannot connect to the upstream {cycle.source.redacted()}: {e}",
                                code=UPSTREAM_UNREACHABLE,

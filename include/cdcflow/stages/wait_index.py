@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from cdcflow.core.errors import CdcflowError
 from cdcflow.sink import mysql_sink
-from cdcflow.sink.async_index import poll, sink_params
+from cdcflow.sink.async_index import poll
 from cdcflow.stages import contracts
 from cdcflow.stages.contracts import WaitIndexResult
 from cdcflow.stages.cycle import Cycle
@@ -28,7 +28,9 @@ def wait_index(spark, cycle: Cycle) -> WaitIndexResult:
     if not pending or run.dry_run:
         return WaitIndexResult(done=True, pending=[], waiting_at=None)
     try:
-        conn = mysql_sink.connect(sink_params(cycle.sink))
+        conn = mysql_sink.connect(cycle.sink.connection_args(cycle.sink_options))
+    except CdcflowError:
+        raise  # a password reference that does not resolve says so itself
     except Exception as e:  # noqa: BLE001 - unreachable downstream: keep waiting, say why
         cycle.event("index wait", done=False, why=f"cannot reach the downstream: {e}")
         return WaitIndexResult(done=False, pending=[j.job_id for j in pending],

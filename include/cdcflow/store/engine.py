@@ -17,7 +17,12 @@ from cdcflow.store.tables import metadata
 
 
 def _url() -> str:
-    return os.environ.get("CDCFLOW_METASTORE_URL") or f"sqlite:///{home() / 'metadata.db'}"
+    if os.environ.get("CDCFLOW_METASTORE_URL"):
+        return os.environ["CDCFLOW_METASTORE_URL"]
+    path = home() / "metadata.db"
+    # created private before SQLite opens it: SQLite gives its -wal and -journal the database's mode
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    return f"sqlite:///{path}"
 
 
 _engines: dict[str, sa.Engine] = {}
