@@ -79,12 +79,19 @@ def spark_connect_server() -> Iterator[str]:
 
 
 def dags_test(dag_id: str, env: dict[str, str], conf: str | None = None) -> int:
+    """One DAG run through `airflow dags test`: its tasks and what each moved on the terminal,
+    Airflow's and Spark's whole output in .local/logs/<dag id>.log (named on the terminal)."""
+    from cdcflow.devtools.run_log import run_logged
+
     bootstrap(env)
     args = ["dags", "test", dag_id]
     if conf:
         args += ["--conf", conf]
+    log_path = LOCAL / "logs" / f"{dag_id}.log"
     with spark_connect_server():
-        return _airflow(*args, env=env, check=False)
+        print(f"airflow dags test {dag_id}: progress below, the whole output in {log_path}", flush=True)
+        return run_logged([str(Path(sys.executable).parent / "airflow"), *args], log_path,
+                          show=lambda line: print(line, flush=True), env=env)
 
 
 def dag_test_changefeed(changefeed_id: str, env: dict[str, str]) -> int:

@@ -1,9 +1,11 @@
 """The repository checkout the development tools work in (they run from it, not from an
-installed package): its root, and the .local/ folder where they keep servers and homes."""
+installed package): its root, and the .local/ folder where they keep servers and homes
+(`CDCFLOW_LOCAL` moves it: the test of `make demo` runs it in a folder of its own)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[3]
-LOCAL = PROJECT / ".local"
+LOCAL = Path(os.environ.get("CDCFLOW_LOCAL") or PROJECT / ".local")

@@ -6,6 +6,8 @@ running it again starts from the same servers with a fresh demo changefeed.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import sys
@@ -80,13 +82,20 @@ def demo_changefeed(fresh: bool):
     for server in (up, down):
         server.execute(*[f"DROP DATABASE IF EXISTS {s}" for s in SCHEMAS])
     if spec_exists(CID):
-        cli.main(["changefeed", "remove", "-c", CID])
+        with contextlib.redirect_stdout(io.StringIO()):
+            cli.main(["changefeed", "remove", "-c", CID])
     cfg = Path(os.environ["CDCFLOW_HOME"]) / "demo-changefeed.toml"
     cfg.write_text(CONFIG)
     say(f"creating changefeed {CID}: {up.uri.replace(':cdcflow@', ':***@')} -> downstream port {down.port}")
-    if cli.main(["changefeed", "create", "-c", CID, "--source-uri", up.uri, "--sink-uri", down.uri,
-                 "--config", str(cfg)]) != 0:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):  # the changefeed's info as JSON: `cdcflow changefeed query` shows it
+        created = cli.main(["changefeed", "create", "-c", CID, "--source-uri", up.uri, "--sink-uri", down.uri,
+                            "--config", str(cfg)])
+    if created != 0:
+        print(out.getvalue())
         return None
+    say(f"changefeed {CID} created (`CDCFLOW_HOME={os.environ['CDCFLOW_HOME']} cdcflow changefeed query -c {CID}` "
+        "shows it)")
     return up, down
 
 
