@@ -76,6 +76,14 @@ def test_a_server_that_is_down_is_a_retryable_error(mariadb_pair, cdcflow_home, 
             s.execute(f"DROP DATABASE IF EXISTS {db}")
 
 
+def test_a_new_server_is_warmed_up_before_it_is_used(spark_connect):
+    """The first stage on a new server would pay for its JVM's and Python workers' first use:
+    the server the devtools start has run the warm-up job (Parquet, a window, a shuffle, an
+    Arrow function importing cdcflow) before anything uses it."""
+    said = [line for line in spark_connect.log_path.read_text().splitlines() if line.startswith("cdcflow: warm-up")]
+    assert len(said) == 1 and said[0].startswith("cdcflow: warm-up job took ")
+
+
 def test_a_restarted_server_is_a_retryable_error(tmp_path):
     """A session whose server went away and came back (a restart mid-stage) is lost; the stage's
     error says so and is retryable."""
@@ -85,12 +93,12 @@ def test_a_restarted_server_is_a_retryable_error(tmp_path):
     from cdcflow.stages.cycle import as_cdcflow_error
 
     port = free_port()
-    server = connect.start(tmp_path, port=port, shuffle_partitions=1)
+    server = connect.start(tmp_path, port=port, shuffle_partitions=1, warm=False)
     spark = get_session(remote=server.url)
     try:
         assert spark.range(3).count() == 3
         server.stop()
-        server = connect.start(tmp_path, port=port, shuffle_partitions=1)
+        server = connect.start(tmp_path, port=port, shuffle_partitions=1, warm=False)
         with pytest.raises(Exception) as lost:
             spark.range(3).count()
         err = as_cdcflow_error(lost.value, "sc-restart", "apply")

@@ -101,8 +101,9 @@ def server_env(log_dir: Path) -> dict[str, str]:
 
 
 def start(log_dir: Path, port: int = DEFAULT_PORT, driver_memory: str = "2g",
-          shuffle_partitions: int = 4, timeout: float = START_TIMEOUT_S) -> ConnectServer:
-    """Start a server on 127.0.0.1:`port` and wait until it takes sessions."""
+          shuffle_partitions: int = 4, timeout: float = START_TIMEOUT_S, warm: bool = True) -> ConnectServer:
+    """Start a server on 127.0.0.1:`port` and wait until it takes sessions; `warm` runs the
+    warm-up job (cdcflow.spark.warm_up) first, so the first stage does not pay for it."""
     log_dir = Path(log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     if port_taken(port):
@@ -128,10 +129,25 @@ def start(log_dir: Path, port: int = DEFAULT_PORT, driver_memory: str = "2g",
             raise RuntimeError(f"the Spark Connect server exited with code {process.returncode} while "
                                f"starting; its log: {log_path}\n{_tail(log_path)}")
         if READY_LINE in log_path.read_text(errors="replace") and port_taken(port):
+            if warm:
+                _warm(server, log_dir)
             return server
         time.sleep(0.5)
     server.stop()
     raise RuntimeError(f"the Spark Connect server did not start within {timeout:.0f} s; its log: {log_path}")
+
+
+def _warm(server: ConnectServer, log_dir: Path) -> None:
+    from cdcflow.spark.session import connect_session, release
+    from cdcflow.spark.warm_up import warm_up
+
+    spark = connect_session(server.url)
+    try:
+        took = warm_up(spark, str(log_dir.resolve() / f"warm-up-{server.port}"))
+    finally:
+        release(spark)
+    with open(server.log_path, "a") as log:
+        log.write(f"cdcflow: warm-up job took {took:.1f} s\n")
 
 
 def _tail(path: Path, lines: int = 15) -> str:
