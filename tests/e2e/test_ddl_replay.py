@@ -16,7 +16,8 @@ from cdcflow.store import metastore
 
 pytestmark = pytest.mark.e2e
 
-# Runs the CLI in a child process whose checkpoint write after a DDL kills the process
+# Runs the CLI in a child process (on the session's Spark Connect server: no JVM per process)
+# whose checkpoint write after a DDL kills the process
 # (os._exit: no cleanup, the lease stays held, the run stays "running"), once per DDL: the
 # commit ts of each DDL it died after is appended to CRASHED so the rerun gets past it.
 CRASHING_RUN = r"""
@@ -36,7 +37,7 @@ def advance_checkpoint(cid, ts, pos):
     return real(cid, ts, pos)
 
 metastore.advance_checkpoint = advance_checkpoint
-sys.exit(cli.main(["changefeed", "run", "-c", sys.argv[1]]))
+sys.exit(cli.main(["changefeed", "run", "-c", sys.argv[1], "--spark-remote", sys.argv[2]]))
 """
 
 # (statement, DML after it): each kind runs twice downstream; the DML checks nothing is lost
@@ -53,7 +54,8 @@ DDLS = [
 ]
 
 
-def test_crash_between_ddl_and_checkpoint_replays_safely(mariadb_pair, cdcflow_home, capsys, tmp_path):
+def test_crash_between_ddl_and_checkpoint_replays_safely(mariadb_pair, cdcflow_home, capsys, tmp_path,
+                                                         spark_connect):
     up, down = mariadb_pair
     for s in (up, down):
         s.execute("DROP DATABASE IF EXISTS rp", "CREATE DATABASE rp")
@@ -64,7 +66,7 @@ def test_crash_between_ddl_and_checkpoint_replays_safely(mariadb_pair, cdcflow_h
     env = {**os.environ, "CRASHED": str(crashed)}
     codes = []
     for _ in range(len(DDLS) + 2):
-        proc = subprocess.run([sys.executable, "-c", CRASHING_RUN, "e2e-replay"], env=env,
+        proc = subprocess.run([sys.executable, "-c", CRASHING_RUN, "e2e-replay", spark_connect.url], env=env,
                               capture_output=True, text=True, timeout=600)
         codes.append(proc.returncode)
         if proc.returncode != 9:
