@@ -10,10 +10,8 @@ import traceback
 from dataclasses import dataclass
 from functools import cached_property
 
-<<<<<<< HEAD
-from cdcflow.core.errors import CYCLE_SUPERSEDED, LEASE_HELD, MYSQL_TXN_ERROR, SPARK_UNAVAILABLE, STAGE_FAILED, CdcflowError
-=======
 from cdcflow.core.errors import (
+    CYCLE_SUPERSEDED,
     DOWNSTREAM_UNREACHABLE,
     LEASE_HELD,
     MYSQL_TXN_ERROR,
@@ -22,7 +20,6 @@ from cdcflow.core.errors import (
     UPSTREAM_UNREACHABLE,
     CdcflowError,
 )
->>>>>>> safety
 from cdcflow.core.home import Spec, load_spec
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
