@@ -175,3 +175,19 @@ def test_rows_the_changefeed_has_not_applied_yet(feed, capsys, monkeypatch):
     rc, result, err = verify(capsys, cid, "--wait", "5m")
     assert ran and ran[0][0] == 0
     assert rc == 0 and result["status"] == "equal" and result["rechecks"] == 1, err
+
+
+def test_an_unreachable_downstream_or_unknown_changefeed_is_one_line(feed, capsys):
+    from cdcflow.core.home import load_spec, save_spec
+    from cdcflow.devtools.mariadb import free_port
+
+    up, down, cid = feed
+    spec = load_spec(cid)
+    spec.sink_uri = spec.sink_uri.replace(f":{down.port}/", f":{free_port()}/")
+    save_spec(spec)
+    rc, result, err = verify(capsys, cid)
+    assert rc == 1 and result == {}
+    assert err.startswith(f"Error: changefeed {cid}: verify cannot reach the downstream") and err.count("\n") == 1
+    assert "ErrDownstreamUnreachable" not in err and "start the downstream" in err
+    rc, result, err = verify(capsys, "no-such-feed")
+    assert rc == 1 and err.count("\n") == 1 and "no-such-feed" in err

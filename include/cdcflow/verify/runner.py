@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import pymysql
 
+from cdcflow.core.errors import DOWNSTREAM_UNREACHABLE, UPSTREAM_UNREACHABLE, CdcflowError
 from cdcflow.core.row_codec import encode_image
 from cdcflow.sink.collation_key import KeyFolder
 from cdcflow.sink.ddl_session import ROW_TIME_ZONE
@@ -44,6 +45,16 @@ def connect(args: dict):
     with conn.cursor() as cur:
         cur.execute(f"SET SESSION time_zone = '{ROW_TIME_ZONE}'")
     return conn
+
+
+def _reach(args: dict, side: str):
+    """The driver's session on one side; a server it cannot reach is one line saying which."""
+    try:
+        return connect(args)
+    except pymysql.MySQLError as e:
+        code = UPSTREAM_UNREACHABLE if side == "upstream" else DOWNSTREAM_UNREACHABLE
+        raise CdcflowError(f"verify cannot reach the {side} at {args['host']}:{args['port']}: {e}", code=code,
+                           hint=f"start the {side} or fix the changefeed's URI, then verify again") from None
 
 
 def compare_chunk(up, down, plan: TablePlan, chunk: Chunk, down_args: dict) -> dict:
@@ -108,7 +119,12 @@ def verify(cid: str, source, up_args: dict, down_args: dict, rules: list[str], c
     Spark session (only when there is a chunk to compare), `checkpoint_moves()` says whether
     waiting for the checkpoint can help.  Returns (result, fix SQL text)."""
     t0 = time.time()
-    up, down = connect(up_args), connect(down_args)
+    up = _reach(up_args, "upstream")
+    try:
+        down = _reach(down_args, "downstream")
+    except CdcflowError:
+        up.close()
+        raise
     try:
         plans, table_problems = plan_tables(up, down, rules, case_sensitive, options.tables)
         tasks = [{"table": p.name, "chunk": c.__dict__} for p in plans
