@@ -18,10 +18,11 @@ MAY_IMPORT = {
     "filter": {"core", "ddl"},
     "store": {"core", "ddl"},
     "sink": {"core", "ddl", "filter", "store"},
-    "changefeed": {"core", "ddl", "filter", "source", "sink", "store"},
+    "verify": {"core", "ddl", "filter", "source", "sink", "store"},
+    "changefeed": {"core", "ddl", "filter", "source", "sink", "store", "verify"},
     "spark": {"core"},
-    "stages": {"core", "ddl", "filter", "source", "sink", "store", "changefeed", "spark"},
-    "devtools": {"core", "ddl", "filter", "source", "sink", "store", "changefeed", "spark",
+    "stages": {"core", "ddl", "filter", "source", "sink", "store", "verify", "changefeed", "spark"},
+    "devtools": {"core", "ddl", "filter", "source", "sink", "store", "verify", "changefeed", "spark",
                  "stages", "cli"},
 }
 TOP_LEVEL_MODULES = {"__init__.py", "cli.py"}

@@ -136,6 +136,44 @@ def cmd_replace_ddl(a) -> int:
     return 0
 
 
+def cmd_verify(a) -> int:
+    from cdcflow.stages import session_for
+    from cdcflow.verify.runner import EXIT_CODES
+
+    def spark_for(cfg):
+        return session_for(cfg, a.changefeed_id, a.spark_remote)
+
+    result = commands.verify(a.changefeed_id, spark_for, tables=a.tables, chunk_size=a.chunk_size,
+                             wait_seconds=a.wait, fix_sql=a.fix_sql)
+    _emit(result)
+    found = len(result["differences"]) + len(result["column_problems"]) + len(result["table_problems"])
+    print(f"Changefeed {result['changefeed']}: {result['status']}: {result['tables_checked']} table(s), "
+          f"{result['chunks_checked']} chunk(s), {result['rows_compared']} row(s) compared, {found} difference(s)"
+          + (f", {len(result['not_yet_applied'])} row(s) the changefeed has not applied yet (its checkpoint did "
+             "not pass the upstream's position; run cycles, then verify again)" if result["not_yet_applied"] else "")
+          + (f"; fix SQL in {result['fix_sql']}" if result.get("fix_sql") else ""), file=sys.stderr)
+    return EXIT_CODES[result["status"]]
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return n
+
+
+def _seconds(text: str) -> float:
+    from cdcflow.core.duration import go_duration_ns
+
+    try:
+        return float(text) if text.replace(".", "", 1).isdigit() else go_duration_ns(text) / 1e9
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (seconds, or e.g. 90s, 5m)") from None
+
+
 def cmd_tso(a) -> int:
     print(tso.now())
     return 0
@@ -198,6 +236,18 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--sql", action="append", required=True,
                     help="a statement to run instead (repeat for several, run in order)")
     rp.set_defaults(func=cmd_replace_ddl)
+    v = cf.add_parser("verify", help="compare the changefeed's tables upstream and downstream "
+                                     "(exit 0 equal, 2 different, 3 not yet applied)")
+    v.add_argument("--changefeed-id", "-c", required=True)
+    v.add_argument("--tables", nargs="+", metavar="PATTERN",
+                   help="only the tables these filter rules keep (e.g. 'shop.*' '!shop.log'), within the changefeed's")
+    v.add_argument("--fix-sql", metavar="FILE", help="write the statements that make the downstream equal here")
+    v.add_argument("--chunk-size", type=_positive, help="upstream rows per chunk (default 10000)")
+    v.add_argument("--wait", type=_seconds, metavar="DURATION",
+                   help="how long differing chunks wait for the changefeed to apply what the upstream held "
+                        "when they were seen (default 120s)")
+    v.add_argument("--spark-remote", metavar="sc://HOST:PORT", help="compare chunks on this Spark Connect server")
+    v.set_defaults(func=cmd_verify)
     ls = cf.add_parser("list", help="list changefeeds")
     ls.add_argument("--all", "-a", action="store_true", help="include finished and removed ones")
     ls.set_defaults(func=cmd_list)

@@ -1,5 +1,5 @@
 """An operator's commands on changefeeds (TiCDC's `cdc cli changefeed ...`): create, query,
-list, pause, resume, update, skip-ddl, replace-ddl, remove.
+list, pause, resume, update, skip-ddl, replace-ddl, remove, and verify.
 
 Each takes plain arguments and returns plain results; it checks what the changefeed's state
 allows (states.TRANSITIONS, and TiCDC's rule that update needs a stopped or failed
@@ -26,7 +26,7 @@ from cdcflow.core.errors import (
     CdcflowError,
 )
 from cdcflow.core.home import Spec, load_spec, save_spec, spec_exists
-from cdcflow.store import ddl_replacements, metastore, schema_versions
+from cdcflow.store import ddl_replacements, metastore, schema_versions, verify_results
 from cdcflow.store.removal import remove_changefeed
 
 UPDATABLE_STATES = (states.STOPPED, states.FAILED)
@@ -172,6 +172,7 @@ def query(cid: str, simple: bool = False) -> dict:
         "upstream": parse_source_uri(spec.source_uri).redacted(),
         "checkpoint_position": feed.checkpoint_pos,
         "last_runs": [status_view.run_summary(r) for r in runs],
+        "last_verify": status_view.verify_summary(verify_results.last(spec.id)),
     }
     return out
 
@@ -362,3 +363,40 @@ def remove(cid: str) -> str:
     spec = load_spec(cid)
     remove_changefeed(spec)
     return spec.id
+
+
+def verify(cid: str, spark_for: Callable, *, tables: list[str] | None = None, chunk_size: int | None = None,
+           wait_seconds: float | None = None, fix_sql: str | None = None) -> dict:
+    """Compare the changefeed's tables upstream and downstream (cdcflow.verify), keep the
+    result as the changefeed's last, and write the fix SQL to `fix_sql` when given.
+    `spark_for(config)` opens the Spark session the chunks are compared in; `tables`
+    (filter rules) narrows the tables, None values keep VerifyOptions' defaults."""
+    from cdcflow.core.sink_params import merge_sink_options
+    from cdcflow.core.uri import parse_sink_uri, parse_source_uri
+    from cdcflow.verify import VerifyOptions
+    from cdcflow.verify import verify as run_verify
+
+    spec = load_spec(cid)
+    metastore.get_feed(spec.id)
+    cfg = spec.config()
+    given = {"tables": tables, "chunk_size": chunk_size, "wait_seconds": wait_seconds}
+    options = VerifyOptions(workers=cfg.shuffle_partitions, **{k: v for k, v in given.items() if v is not None})
+    source, sink = parse_source_uri(spec.source_uri), parse_sink_uri(spec.sink_uri)
+    try:
+        up_args = source.connection_args()
+        down_args = sink.connection_args(merge_sink_options(cfg.sink, dict(sink.params)))
+        result, fix = run_verify(
+            spec.id, source, up_args, down_args, list(cfg.rules), cfg.case_sensitive, lambda: spark_for(cfg),
+            options, lambda: metastore.get_feed(spec.id).state in (states.NORMAL, states.WARNING))
+    except CdcflowError as e:
+        raise e.with_context(changefeed=spec.id) from None
+    if fix_sql:
+        try:
+            with open(fix_sql, "w", encoding="utf-8") as f:
+                f.write(fix)
+        except OSError as e:
+            raise CdcflowError(f"cannot write the fix SQL to {fix_sql}: {e.strerror}", changefeed=spec.id,
+                               hint="give a --fix-sql path in a folder you can write") from None
+        result["fix_sql"] = fix_sql
+    verify_results.save(spec.id, result)
+    return result

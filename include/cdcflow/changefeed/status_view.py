@@ -112,3 +112,14 @@ def status(feed: metastore.FeedState) -> dict:
         "last_error": err if feed.state != states.WARNING else None,
         "last_warning": err if feed.state == states.WARNING else None,
     }
+
+
+def verify_summary(result: dict | None) -> dict | None:
+    """The last `cdcflow changefeed verify` in brief (query, the Changefeeds page): its
+    status, when, what it checked and the differences it found (the first ones)."""
+    if not result:
+        return None
+    keys = ("status", "finished", "tables_checked", "chunks_checked", "rows_compared", "table_problems",
+            "column_problems", "differences", "differences_total", "not_yet_applied", "not_yet_applied_total",
+            "fix_sql")
+    return {k: result[k] for k in keys if k in result}

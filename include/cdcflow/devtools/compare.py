@@ -23,15 +23,12 @@ from dataclasses import dataclass
 import pymysql.cursors
 
 from cdcflow.core.system_schemas import SYSTEM_SCHEMAS
+from cdcflow.verify.catalogue import normalize_column_type
 
 _MOD = 1 << 128
 _FETCH = 5000
 # Tables up to this size get example rows in format_report.
 _SAMPLE_LIMIT = 20000
-
-# Integer display widths are cosmetic and shown differently by servers
-# (MariaDB and TiDB print `int(11)`, MySQL 8.0.19+ prints `int`).
-_INT_WIDTH = re.compile(r"^(tinyint|smallint|mediumint|int|integer|bigint)\(\d+\)")
 
 Column = tuple[str, str, bool]  # name, column type, nullable
 
@@ -75,11 +72,6 @@ def list_tables(conn, schemas: list[str] | None = None, exclude_schemas=SYSTEM_S
             args,
         )
         return sorted((s, t) for s, t in cur.fetchall())
-
-
-def normalize_column_type(column_type: str) -> str:
-    t = column_type.strip().lower()
-    return _INT_WIDTH.sub(r"\1", t)
 
 
 def table_columns(

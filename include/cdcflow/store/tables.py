@@ -85,6 +85,16 @@ ddl_replacements = sa.Table(
     sa.Column("statements", sa.Text, nullable=False),  # JSON list, run in order
 )
 
+# The last `cdcflow changefeed verify` of each changefeed (its differences capped).
+verify_results = sa.Table(
+    "cdcflow_verify_results",
+    metadata,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("status", sa.String(32), nullable=False),  # equal | different | not yet applied
+    sa.Column("finished_at", sa.Float, nullable=False),
+    sa.Column("result", sa.Text, nullable=False),  # JSON, as the CLI printed it
+)
+
 
 def owned_by(cid: str) -> list[sa.Delete]:
     """Deletes of every row a changefeed owns, in every table: one declared later is included

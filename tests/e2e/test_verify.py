@@ -1,0 +1,193 @@
+"""`cdcflow changefeed verify` end to end through the CLI against the MariaDB pair: equal
+after cycles; rows changed by hand downstream named by key with both sides' values; NULLs,
+floats, decimals, TIMESTAMPs and a case-insensitive key; a keyless table as a multiset;
+column definitions; the fix SQL round trip; a live upstream's rows not yet applied."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from e2e_helpers import cli_run, create_changefeed, query
+
+from cdcflow import cli
+from cdcflow.verify import live
+
+pytestmark = pytest.mark.e2e
+
+S = "vfy"
+CONFIG = f"force-replicate = true\n[filter]\nrules = ['{S}.*', '!{S}.skipped']\n"
+TABLES = [
+    f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v VARCHAR(20), n INT NULL, f FLOAT, g DOUBLE, "
+    "d DECIMAL(10,2), ts TIMESTAMP(6) NULL, b VARBINARY(8))",
+    f"CREATE TABLE {S}.c (code VARCHAR(10) COLLATE utf8mb4_general_ci NOT NULL, w INT, UNIQUE KEY (code))",
+    f"CREATE TABLE {S}.k (a INT, s VARCHAR(10))",
+    f"CREATE TABLE {S}.skipped (id INT PRIMARY KEY)",
+]
+ROWS = [
+    f"INSERT INTO {S}.t VALUES " + ", ".join(
+        f"({i}, {'NULL' if i % 4 == 0 else repr('v,' + str(i))}, {'NULL' if i % 3 == 0 else i}, {i}.1, 0.1 + 0.{i}, "
+        f"{i}.50, '2024-0{1 + i % 9}-01 12:00:00.{i:06d}', {'NULL' if i % 5 == 0 else f'X{chr(39)}0{i % 10}ff{chr(39)}'})"
+        for i in range(1, 12)),
+    f"INSERT INTO {S}.c VALUES ('abc', 1), ('Zeta', 2), ('été', 3)",
+    f"INSERT INTO {S}.k VALUES (1, 'x'), (1, 'x'), (1, 'x'), (2, NULL), (NULL, NULL)",
+]
+
+
+def verify(capsys, cid: str, *args: str) -> tuple[int, dict, str]:
+    capsys.readouterr()
+    rc = cli.main(["changefeed", "verify", "-c", cid, *args])
+    out = capsys.readouterr()
+    return rc, (json.loads(out.out) if out.out.strip() else {}), out.err
+
+
+def apply_fix(down, path) -> list[str]:
+    """Run the fix-SQL file on the downstream, one statement per line, as a client would."""
+    statements = [line for line in path.read_text().splitlines() if line and not line.startswith("--")]
+    with down.connect() as conn, conn.cursor() as cur:
+        for s in statements:
+            cur.execute(s)
+    return statements
+
+
+@pytest.fixture
+def feed(mariadb_pair, spark, cdcflow_home, capsys):
+    """A changefeed of schema vfy, caught up: (up, down, cid)."""
+    up, down = mariadb_pair
+    for db in (up, down):
+        db.execute(f"DROP DATABASE IF EXISTS {S}")
+    create_changefeed(capsys, up, down, "vfy", CONFIG)
+    up.execute(f"CREATE DATABASE {S}", *TABLES, *ROWS)
+    rc, err = cli_run(capsys, "vfy")
+    assert rc == 0, err
+    return up, down, "vfy"
+
+
+def _keys(result) -> dict:
+    return {(d["table"], json.dumps(d["key"])): d["kind"] for d in result["differences"]}
+
+
+def test_equal_then_three_rows_changed_by_hand_then_fixed(feed, capsys, tmp_path):
+    up, down, cid = feed
+    rc, result, err = verify(capsys, cid, "--chunk-size", "3")
+    assert rc == 0 and result["status"] == "equal", err
+    assert result["tables_checked"] == 3  # the filter leaves vfy.skipped out
+    assert {t["table"]: t["chunks"] for t in result["tables"]} == {f"{S}.t": 4, f"{S}.c": 2, f"{S}.k": 1}
+    assert result["rows_compared"] == 2 * (11 + 3 + 5)
+
+    down.execute(f"DELETE FROM {S}.t WHERE id = 2", f"UPDATE {S}.t SET v = 'changed' WHERE id = 7",
+                 f"INSERT INTO {S}.t (id, v) VALUES (100, 'new')")
+    fix = tmp_path / "fix.sql"
+    rc, result, err = verify(capsys, cid, "--chunk-size", "3", "--fix-sql", str(fix))
+    assert rc == 2 and result["status"] == "different", err
+    assert _keys(result) == {(f"{S}.t", '{"id": "2"}'): "missing downstream",
+                             (f"{S}.t", '{"id": "7"}'): "different",
+                             (f"{S}.t", '{"id": "100"}'): "extra downstream"}
+    changed = next(d for d in result["differences"] if d["kind"] == "different")
+    assert changed["columns"] == ["v"]
+    assert (changed["upstream"]["v"], changed["downstream"]["v"]) == ("v,7", "changed")
+    extra = next(d for d in result["differences"] if d["kind"] == "extra downstream")
+    assert extra["upstream"] is None and extra["downstream"]["v"] == "new"
+    assert "3 difference(s)" in err and str(fix) in err
+
+    last = query(capsys, cid)["cdcflow"]["last_verify"]
+    assert last["status"] == "different" and len(last["differences"]) == 3
+
+    assert len([s for s in apply_fix(down, fix) if not s.startswith("SET SESSION")]) == 3
+    rc, result, err = verify(capsys, cid, "--chunk-size", "3")
+    assert rc == 0 and result["status"] == "equal", err
+    assert query(capsys, cid)["cdcflow"]["last_verify"]["status"] == "equal"
+
+
+def test_nulls_floats_timestamps_collations_and_a_keyless_table(feed, capsys, tmp_path):
+    up, down, cid = feed
+    down.execute(
+        f"UPDATE {S}.t SET n = 0 WHERE id = 3",             # NULL -> 0
+        f"UPDATE {S}.t SET v = '' WHERE id = 4",            # NULL -> ''
+        f"UPDATE {S}.t SET f = 5.2 WHERE id = 5",           # 5.1 -> 5.2 in a FLOAT
+        f"UPDATE {S}.t SET g = g + 0.000001 WHERE id = 6",  # a DOUBLE's sixth decimal
+        f"UPDATE {S}.t SET d = 8.51 WHERE id = 8",
+        f"UPDATE {S}.t SET ts = ts + INTERVAL 1 MICROSECOND WHERE id = 9",
+        f"UPDATE {S}.c SET code = 'ABC' WHERE code = 'abc'",  # the same key under _ci: one row differs
+        f"DELETE FROM {S}.k WHERE a = 1 LIMIT 1",             # one of three equal rows
+        f"INSERT INTO {S}.k VALUES (NULL, NULL)",             # a second all-NULL row
+    )
+    fix = tmp_path / "fix.sql"
+    rc, result, err = verify(capsys, cid, "--fix-sql", str(fix))
+    assert rc == 2, err
+    got = {(d["table"], json.dumps(d["key"]), d["kind"], tuple(d.get("columns", ()))) for d in result["differences"]}
+    assert got == {
+        (f"{S}.t", '{"id": "3"}', "different", ("n",)),
+        (f"{S}.t", '{"id": "4"}', "different", ("v",)),
+        (f"{S}.t", '{"id": "5"}', "different", ("f",)),
+        (f"{S}.t", '{"id": "6"}', "different", ("g",)),
+        (f"{S}.t", '{"id": "8"}', "different", ("d",)),
+        (f"{S}.t", '{"id": "9"}', "different", ("ts",)),
+        (f"{S}.c", '{"code": "abc"}', "different", ("code",)),
+        (f"{S}.k", '{"a": "1", "s": "x"}', "missing downstream", ()),
+        (f"{S}.k", '{"a": null, "s": null}', "extra downstream", ()),
+    }
+    n3 = next(d for d in result["differences"] if d["key"] == {"id": "3"})
+    assert (n3["upstream"]["n"], n3["downstream"]["n"]) == (None, "0")
+    ts9 = next(d for d in result["differences"] if d["key"] == {"id": "9"})
+    assert (ts9["upstream"]["ts"], ts9["downstream"]["ts"]) == ("2024-01-01 12:00:00.000009",
+                                                                "2024-01-01 12:00:00.000010")
+
+    apply_fix(down, fix)
+    rc, result, err = verify(capsys, cid)
+    assert rc == 0 and result["status"] == "equal", (err, result["differences"])
+    assert down.query(f"SELECT code FROM {S}.c WHERE w = 1") == [("abc",)]
+    assert down.query(f"SELECT COUNT(*) FROM {S}.k WHERE a = 1") == [(3,)]
+
+
+def test_column_definitions_and_tables_are_compared(feed, capsys):
+    up, down, cid = feed
+    down.execute(f"ALTER TABLE {S}.t MODIFY d DECIMAL(12,2)", f"ALTER TABLE {S}.t DROP COLUMN b",
+                 f"ALTER TABLE {S}.c ADD COLUMN extra INT", f"CREATE TABLE {S}.only_down (x INT)")
+    rc, result, err = verify(capsys, cid)
+    assert rc == 2, err
+    assert {(p["table"], p["column"], p["problem"]) for p in result["column_problems"]} == {
+        (f"{S}.t", "d", "different type"), (f"{S}.t", "b", "missing downstream"),
+        (f"{S}.c", "extra", "extra downstream")}
+    assert result["table_problems"] == [{"table": f"{S}.only_down", "problem": "extra downstream"}]
+    assert result["differences"] == []  # the columns both sides have hold the same values
+
+    rc, result, err = verify(capsys, cid, "--tables", f"{S}.k")
+    assert rc == 0 and result["tables_checked"] == 1, err
+
+
+def test_rows_the_changefeed_has_not_applied_yet(feed, capsys, monkeypatch):
+    up, down, cid = feed
+    up.execute(f"UPDATE {S}.t SET v = 'later' WHERE id = 1", f"INSERT INTO {S}.t (id) VALUES (50)")
+    rc, result, err = verify(capsys, cid, "--wait", "0")
+    assert rc == 3 and result["status"] == "not yet applied", err
+    assert result["differences"] == [] and len(result["not_yet_applied"]) == 2
+    assert "not applied yet" in err
+
+    # a running changefeed: a cycle applies the rows while verify waits for its checkpoint
+    ran = []
+
+    def a_cycle_runs(seconds):
+        if not ran:
+            ran.append(cli_run(capsys, cid))
+
+    monkeypatch.setattr(live, "_sleep", a_cycle_runs)
+    rc, result, err = verify(capsys, cid, "--wait", "5m")
+    assert ran and ran[0][0] == 0
+    assert rc == 0 and result["status"] == "equal" and result["rechecks"] == 1, err
+
+
+def test_an_unreachable_downstream_or_unknown_changefeed_is_one_line(feed, capsys):
+    from cdcflow.core.home import load_spec, save_spec
+    from cdcflow.devtools.mariadb import free_port
+
+    up, down, cid = feed
+    spec = load_spec(cid)
+    spec.sink_uri = spec.sink_uri.replace(f":{down.port}/", f":{free_port()}/")
+    save_spec(spec)
+    rc, result, err = verify(capsys, cid)
+    assert rc == 1 and result == {}
+    assert err.startswith(f"Error: changefeed {cid}: verify cannot reach the downstream") and err.count("\n") == 1
+    assert "ErrDownstreamUnreachable" not in err and "start the downstream" in err
+    rc, result, err = verify(capsys, "no-such-feed")
+    assert rc == 1 and err.count("\n") == 1 and "no-such-feed" in err
