@@ -138,7 +138,7 @@ def cmd_replace_ddl(a) -> int:
 
 def cmd_verify(a) -> int:
     from cdcflow.stages import session_for
-    from cdcflow.verify.runner import EXIT_CODES
+    from cdcflow.verify.runner import EXIT_CODES, summary_line
 
     def spark_for(cfg):
         return session_for(cfg, a.changefeed_id, a.spark_remote)
@@ -146,12 +146,7 @@ def cmd_verify(a) -> int:
     result = commands.verify(a.changefeed_id, spark_for, tables=a.tables, chunk_size=a.chunk_size,
                              wait_seconds=a.wait, fix_sql=a.fix_sql)
     _emit(result)
-    found = len(result["differences"]) + len(result["column_problems"]) + len(result["table_problems"])
-    print(f"Changefeed {result['changefeed']}: {result['status']}: {result['tables_checked']} table(s), "
-          f"{result['chunks_checked']} chunk(s), {result['rows_compared']} row(s) compared, {found} difference(s)"
-          + (f", {len(result['not_yet_applied'])} row(s) the changefeed has not applied yet (its checkpoint did "
-             "not pass the upstream's position; run cycles, then verify again)" if result["not_yet_applied"] else "")
-          + (f"; fix SQL in {result['fix_sql']}" if result.get("fix_sql") else ""), file=sys.stderr)
+    print(summary_line(result), file=sys.stderr)
     return EXIT_CODES[result["status"]]
 
 

@@ -23,7 +23,9 @@ _MODE_RULES = {
     "catch-up": ("not allowed", False),  # from the checkpoint up to what upstream has committed
     "backfill": ("required", False),  # replay from start_ts
     "dry-run": ("optional", True),  # plan the window, apply nothing
+    "verify": ("not allowed", False),  # compare upstream and downstream (cdcflow.verify); no cycle
 }
+VERIFY = "verify"
 MODES = tuple(_MODE_RULES)  # the trigger form's choices, default first
 
 CYCLE_TASKS = ("prepare", *STAGES, "wait_index")
@@ -70,7 +72,39 @@ def cycle_request(changefeed_id: str, params) -> dict:
             changefeed=changefeed_id,
             hint="choose mode backfill to replay from start_ts, or clear start_ts",
         )
-    return {"start_ts": start_ts, "target_ts": target_ts, "dry_run": dry_run}
+    return {"start_ts": start_ts, "target_ts": target_ts, "dry_run": dry_run, "verify": mode == VERIFY}
+
+
+def verify_changefeed(changefeed_id: str) -> None:
+    """Trigger mode verify: `cdcflow changefeed verify` in the task, its chunks compared on the
+    stages' Spark (the Spark Connect server, or the config's master); the run fails when the
+    downstream differs, naming how (the changefeed's state does not change)."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from cdcflow import stages
+    from cdcflow.changefeed import commands
+    from cdcflow.spark.session import release
+    from cdcflow.verify.runner import EQUAL, summary_line
+
+    sessions = []
+
+    def spark_for(cfg):
+        remote = cfg.spark_remote or (None if cfg.spark_master else connect_url(changefeed_id))
+        sessions.append(stages.session_for(cfg, changefeed_id, remote))
+        return sessions[-1]
+
+    try:
+        result = commands.verify(changefeed_id, spark_for)
+    finally:
+        for spark in sessions:
+            release(spark)
+    line = summary_line(result)
+    for diff in result["differences"][:20]:
+        log.info("difference: %s", diff)
+    if result["status"] != EQUAL:
+        log.error("%s", line)
+        raise AirflowFailException(line)
+    log.info("%s", line)
 
 
 def cycle_run_id() -> str:
@@ -126,6 +160,10 @@ def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti, dag_run=Non
         from cdcflow.core.home import spec_exists
 
         request = cycle_request(changefeed_id, params)
+        if request.pop("verify") and spec_exists(changefeed_id):
+            verify_changefeed(changefeed_id)
+            ti.xcom_push(key="skip_reason", value="mode verify: no cycle")
+            return False
         if not spec_exists(changefeed_id):  # a run Airflow scheduled before the DAG went away
             reason = f"changefeed {changefeed_id} does nothing this cycle: {REMOVED_REASON}"
             log.info(reason)

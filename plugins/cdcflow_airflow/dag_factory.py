@@ -88,7 +88,8 @@ def trigger_params() -> dict[str, Param]:
             enum=list(MODES),
             title="Mode",
             description="catch-up: from the checkpoint to what upstream has committed; "
-            "backfill: replay from start_ts; dry-run: plan the window and apply nothing. "
+            "backfill: replay from start_ts; dry-run: plan the window and apply nothing; "
+            "verify: compare the downstream with the upstream (no cycle; the run fails if they differ). "
             "(Airflow's own date-range Backfill is not this: to replay, trigger one run with backfill.)",
         ),
         "start_ts": Param(

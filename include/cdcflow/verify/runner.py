@@ -38,6 +38,16 @@ class VerifyOptions:
     workers: int = 4  # Spark tasks comparing chunks
 
 
+def summary_line(result: dict) -> str:
+    """A verify result in one line, as the CLI and the DAG's verify runs say it."""
+    found = len(result["differences"]) + len(result["column_problems"]) + len(result["table_problems"])
+    return (f"Changefeed {result['changefeed']}: {result['status']}: {result['tables_checked']} table(s), "
+            f"{result['chunks_checked']} chunk(s), {result['rows_compared']} row(s) compared, {found} difference(s)"
+            + (f", {len(result['not_yet_applied'])} row(s) the changefeed has not applied yet (its checkpoint did "
+               "not pass the upstream's position; run cycles, then verify again)" if result["not_yet_applied"] else "")
+            + (f"; fix SQL in {result['fix_sql']}" if result.get("fix_sql") else ""))
+
+
 def connect(args: dict):
     """A reading session on either server: UTC, as the sink writes rows, so a TIMESTAMP
     prints the same instant on both sides."""
