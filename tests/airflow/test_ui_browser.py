@@ -219,10 +219,15 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         browser.js("document.querySelector('[data-action=pause]').click()")
         browser.wait_for("document.getElementById('action-result').innerText.includes('paused:')")
         assert metastore.get_feed("ui-paused").state == "stopped"
-        # an overwrite-checkpoint-ts is asked about first (here: confirmed), then given to resume
+        # an overwrite-checkpoint-ts is asked about on the page first, then given to resume
         target = metastore.get_feed("ui-paused").checkpoint_ts
-        browser.js("window.confirm = () => true; document.querySelector('[name=overwrite_checkpoint_ts]').value"
-                   f" = '{target}'; document.querySelector('[data-action=resume]').click()")
+        browser.js(f"document.querySelector('[name=overwrite_checkpoint_ts]').value = '{target}';"
+                   "document.querySelector('[data-action=resume]').click()")
+        asked = browser.wait_for("document.querySelector('[data-action=confirm-overwrite]') && "
+                                 "document.getElementById('action-result').innerText")
+        assert f"Overwrite the checkpoint of ui-paused with {target}?" in asked
+        assert metastore.get_feed("ui-paused").state == "stopped"  # nothing done before the answer
+        browser.js("document.querySelector('[data-action=confirm-overwrite]').click()")
         browser.wait_for("document.getElementById('action-result').innerText.includes('resumed')")
         assert metastore.get_feed("ui-paused").state == "normal"
         # a refused command shows the command's own message
@@ -248,6 +253,9 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         assert run["dag_run_id"] in said
         assert request(f"{standalone}/api/v2/dags/changefeed__ui-normal", admin)[1]["is_paused"] is True
 
-        # the page inside the Airflow UI: the plugin's nav entry renders it in an iframe
+        # the page inside the Airflow UI: the plugin's nav entry renders it in a sandboxed iframe,
+        # where its script runs and its calls carry the login
         browser.open(standalone + "/plugin/cdcflow-changefeeds")
-        assert browser.wait_for("!!document.querySelector('iframe[src=\"cdcflow/ui\"][title=\"Changefeeds\"]')")
+        frame = "document.querySelector('iframe[src=\"cdcflow/ui\"][title=\"Changefeeds\"]')"
+        assert browser.wait_for(f"!!{frame}")
+        assert browser.wait_for(f"{frame}.contentDocument.getElementById('summary').innerText === '4 changefeeds'")
