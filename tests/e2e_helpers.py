@@ -165,3 +165,28 @@ def compare_twins(down, other, schema: str, cids: tuple[str, str]) -> None:
     with down.connect() as a, other.connect() as b:
         assert compare(a, b, schemas=[schema]) == []
     assert metastore.get_feed(cids[0]).state == metastore.get_feed(cids[1]).state == "normal"
+
+
+def runs_ending_in_a_failure(spark, up, down, capsys, cid: str) -> None:
+    """A changefeed `cid` (database `cid` with '_' for '-') with three runs of the CLI's cycle: a
+    dry run, a catch-up that writes 3 rows and 2 DDLs, and one that fails at a DDL the downstream
+    refuses (CREATE TABLE t2, which the downstream already has): an error with its remedy, the
+    checkpoint left below it."""
+    from cdcflow.core.errors import CdcflowError
+    from cdcflow.stages import run_cycle
+
+    db = cid.replace("-", "_")
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {db}")
+    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{db}.*']\n")
+    up.execute(f"CREATE DATABASE {db}", f"CREATE TABLE {db}.t (id INT PRIMARY KEY)",
+               f"INSERT INTO {db}.t VALUES (1), (2), (3)")
+    run_cycle(cid, spark=spark, dry_run=True)
+    run_cycle(cid, spark=spark)
+    down.execute(f"CREATE TABLE {db}.t2 (id INT PRIMARY KEY)")
+    up.execute(f"CREATE TABLE {db}.t2 (id INT PRIMARY KEY)", f"INSERT INTO {db}.t VALUES (4)")
+    try:
+        run_cycle(cid, spark=spark)
+    except CdcflowError:
+        return
+    raise AssertionError(f"changefeed {cid}: the cycle at CREATE TABLE {db}.t2 did not fail")

@@ -1,26 +1,34 @@
-"""A read-only HTTP API shaped like TiCDC's OpenAPI v2, and the changefeeds page that reads it.
+"""An HTTP API shaped like TiCDC's OpenAPI v2, and the changefeeds page that uses it.
 
 Mounted by the Airflow plugin under URL_PREFIX on Airflow's API server:
 
-    GET {URL_PREFIX}/api/v2/changefeeds[?state=normal]   {"total": n, "items": [...]}
-    GET {URL_PREFIX}/api/v2/changefeeds/{id}             TiCDC's ChangeFeedInfo
-    GET {URL_PREFIX}/api/v2/changefeeds/{id}/status      TiCDC's ChangefeedStatus
-    GET {URL_PREFIX}/ui                                  the page (HTML; it fetches the list)
+    GET  {URL_PREFIX}/api/v2/changefeeds[?state=normal]   {"total": n, "items": [...]}
+    GET  {URL_PREFIX}/api/v2/changefeeds/{id}             TiCDC's ChangeFeedInfo, cdcflow's own under `cdcflow`
+    GET  {URL_PREFIX}/api/v2/changefeeds/{id}/status      TiCDC's ChangefeedStatus
+    POST {URL_PREFIX}/api/v2/changefeeds/{id}/pause       as `cdcflow changefeed pause`
+    POST {URL_PREFIX}/api/v2/changefeeds/{id}/resume      {"overwrite_checkpoint_ts": TS|now|null}
+    POST {URL_PREFIX}/api/v2/changefeeds/{id}/runs        {"mode", "start_ts", "target_ts"}: a DAG run
+    GET  {URL_PREFIX}/ui                                  the page (HTML; it calls the API)
 
-Reads only cdcflow's own metadata store and specs (CDCFLOW_HOME); changes nothing, so it
-asks for no Airflow login, as plugin apps do unless they add their own.
+Every route needs Airflow's login (its JWT, as a bearer token or the UI's cookie) and the
+access Airflow's auth manager gives on the changefeed's DAG: reading needs read access,
+pause and resume edit access (as pausing the DAG does), a run the DAG-run access Airflow's
+own trigger needs.  The list shows the changefeeds whose DAG the user may read.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: FastAPI reads the routes' annotations, and the
+# dependency types are local to create_app (Airflow is imported when the app is built).
 import asyncio
 from pathlib import Path
+from typing import Annotated
 
-from fastapi import FastAPI, Query
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 
 URL_PREFIX = "/cdcflow"
 PAGE = Path(__file__).resolve().parent / "static" / "changefeeds.html"
+LAST_RUNS = 10  # on the page
+LAG_POINTS = 100  # runs in the lag plot
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
@@ -28,26 +36,31 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse(status_code=status, content={"error_msg": message, "error_code": code})
 
 
-def _list(state: str | None) -> dict:
+def _dag_id(changefeed_id: str) -> str:
+    from cdcflow_airflow.dag_factory import dag_id_for
+
+    return dag_id_for(changefeed_id)
+
+
+def _list(state: str | None, readable) -> dict:
     from cdcflow.changefeed import states, status_view
     from cdcflow.core.errors import API_INVALID_PARAM, CdcflowError
 
     if state is not None and state not in states.STATES:
         raise CdcflowError(f"state {state!r} is not one of {', '.join(states.STATES)}", code=API_INVALID_PARAM)
-
-    items = [{**status_view.simple(feed), "cdcflow": status_view.extras(feed)}
-             for feed in status_view.all_feeds() if state is None or feed.state == state]
+    feeds = [feed for feed in status_view.all_feeds() if state is None or feed.state == state]
+    allowed = readable({_dag_id(feed.id) for feed in feeds})
+    items = [{**status_view.simple(feed), "cdcflow": {**status_view.extras(feed), "dag_id": _dag_id(feed.id)}}
+             for feed in feeds if _dag_id(feed.id) in allowed]
     return {"total": len(items), "items": items}
 
 
 def _detail(changefeed_id: str) -> dict:
-    from cdcflow.changefeed import status_view
-    from cdcflow.core.home import load_spec
-    from cdcflow.store import metastore
+    from cdcflow.changefeed import commands
 
-    spec = load_spec(changefeed_id)
-    out = status_view.detail(spec, metastore.get_feed(spec.id))
-    del out["checkpoint_tso"]  # OpenAPI v2's ChangeFeedInfo says checkpoint_ts
+    out = commands.query(changefeed_id, last_runs=LAST_RUNS, lag_points=LAG_POINTS)
+    out["checkpoint_ts"] = out.pop("checkpoint_tso")  # OpenAPI v2's ChangeFeedInfo says checkpoint_ts
+    out["cdcflow"]["dag_id"] = _dag_id(out["id"])
     return out
 
 
@@ -59,8 +72,42 @@ def _status(changefeed_id: str) -> dict:
     return status_view.status(metastore.get_feed(load_spec(changefeed_id).id))
 
 
-async def _call(func, *args):
-    """Run a blocking metadata-store read off the event loop; a CdcflowError is a 4xx answer."""
+def _pause(changefeed_id: str) -> dict:
+    from cdcflow.changefeed import commands
+
+    before, after = commands.pause(changefeed_id)
+    return {"id": changefeed_id, "state_before": before, "state": after}
+
+
+def _resume(changefeed_id: str, overwrite: str | int | None) -> dict:
+    from cdcflow.changefeed import commands
+    from cdcflow.core import tso
+    from cdcflow.core.errors import API_INVALID_PARAM, CdcflowError
+
+    ts = None
+    if overwrite not in (None, ""):
+        try:
+            ts = tso.parse(overwrite)
+        except ValueError as e:
+            raise CdcflowError(f"overwrite_checkpoint_ts: {e}", changefeed=changefeed_id, code=API_INVALID_PARAM,
+                               hint="give a TSO, a UTC date-time or 'now'") from None
+    before, after, checkpoint = commands.resume(changefeed_id, ts)  # no confirm: the request is the decision
+    return {"id": changefeed_id, "state_before": before, "state": after, "checkpoint_ts": checkpoint,
+            "checkpoint_time": tso.to_text(checkpoint)}
+
+
+def _check_run_request(changefeed_id: str, conf: dict) -> dict:
+    """The run's conf as the DAG's prepare task will read it, refused here if it would fail there."""
+    from cdcflow.core.home import load_spec
+    from cdcflow_airflow.cycle_tasks import cycle_request
+
+    load_spec(changefeed_id)  # a changefeed that does not exist is a 404, not a DAG run
+    cycle_request(changefeed_id, conf)
+    return conf
+
+
+async def _call(changefeed_id: str | None, func, *args):
+    """Run blocking cdcflow code off the event loop; a CdcflowError is a 4xx answer."""
     from cdcflow.core.errors import CHANGEFEED_NOT_EXISTS, CdcflowError
     from cdcflow_airflow.dag_factory import use_cdcflow_home
 
@@ -72,30 +119,98 @@ async def _call(func, *args):
         return await asyncio.to_thread(work)
     except CdcflowError as e:
         if e.code == CHANGEFEED_NOT_EXISTS:  # the CLI's message names the server's folder; this one must not
-            return _error(404, e.code, f"changefeed {args[0]} does not exist")
+            return _error(404, e.code, f"changefeed {changefeed_id} does not exist")
         return _error(400, e.code, str(e))
 
 
 def create_app() -> FastAPI:
-    app = FastAPI(title="cdcflow changefeeds", description="TiCDC OpenAPI v2 (read-only) for cdcflow")
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+    from airflow.api_fastapi.common.db.common import SessionDep
+    from airflow.api_fastapi.core_api.security import GetUserDep, get_user, requires_access_dag
+    from airflow.api_fastapi.logging.decorators import action_logging
+
+    app = FastAPI(title="cdcflow changefeeds", description="TiCDC OpenAPI v2 for cdcflow, behind Airflow's login")
+
+    def dag_access(method, entity=None):
+        """Airflow's own check (requires_access_dag) on the DAG of the path's changefeed."""
+        def check(request: Request, user: GetUserDep, changefeed_id: str) -> None:
+            requires_access_dag(method, entity, param_dag_id=_dag_id(changefeed_id))(request, user)
+        return Depends(check)
+
+    can_read, can_edit = dag_access("GET"), dag_access("PUT")
+    can_trigger = dag_access("POST", DagAccessEntity.RUN)
 
     @app.get("/api/v2/changefeeds")
-    async def list_changefeeds(state: str | None = Query(None, description="only changefeeds in this state")):
-        return await _call(_list, state)
+    async def list_changefeeds(user: GetUserDep,
+                               state: str | None = Query(None, description="only changefeeds in this state")):
+        def readable(dag_ids: set[str]) -> set[str]:
+            return get_auth_manager().filter_authorized_dag_ids(dag_ids=dag_ids, user=user, method="GET")
+        return await _call(None, _list, state, readable)
 
-    @app.get("/api/v2/changefeeds/{changefeed_id}")
+    @app.get("/api/v2/changefeeds/{changefeed_id}", dependencies=[can_read])
     async def get_changefeed(changefeed_id: str):
-        return await _call(_detail, changefeed_id)
+        return await _call(changefeed_id, _detail, changefeed_id)
 
-    @app.get("/api/v2/changefeeds/{changefeed_id}/status")
+    @app.get("/api/v2/changefeeds/{changefeed_id}/status", dependencies=[can_read])
     async def get_changefeed_status(changefeed_id: str):
-        return await _call(_status, changefeed_id)
+        return await _call(changefeed_id, _status, changefeed_id)
+
+    @app.post("/api/v2/changefeeds/{changefeed_id}/pause", dependencies=[can_edit, Depends(action_logging())])
+    async def cdcflow_pause_changefeed(changefeed_id: str):
+        return await _call(changefeed_id, _pause, changefeed_id)
+
+    @app.post("/api/v2/changefeeds/{changefeed_id}/resume", dependencies=[can_edit, Depends(action_logging())])
+    async def cdcflow_resume_changefeed(changefeed_id: str, body: Annotated[dict | None, Body()] = None):
+        return await _call(changefeed_id, _resume, changefeed_id, (body or {}).get("overwrite_checkpoint_ts"))
+
+    @app.post("/api/v2/changefeeds/{changefeed_id}/runs", dependencies=[can_trigger, Depends(action_logging())])
+    async def cdcflow_trigger_changefeed_run(changefeed_id: str, request: Request, user: GetUserDep,
+                                             session: SessionDep, body: Annotated[dict | None, Body()] = None):
+        conf = {k: v for k, v in (body or {}).items() if k in ("mode", "start_ts", "target_ts")}
+        checked = await _call(changefeed_id, _check_run_request, changefeed_id, conf)
+        if isinstance(checked, JSONResponse):
+            return checked
+        return await asyncio.to_thread(_trigger, app, _dag_id(changefeed_id), checked, request, user, session)
 
     @app.get("/ui")
-    async def page():
+    async def page(request: Request):
+        try:
+            await get_user(request, None, _bearer(request))
+        except HTTPException:  # not logged in: Airflow's login, then back here
+            return RedirectResponse(get_auth_manager().get_url_login(next_url=str(request.url)))
         return FileResponse(PAGE, media_type="text/html")
 
     return app
+
+
+def _bearer(request: Request):
+    from fastapi.security import HTTPAuthorizationCredentials
+
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return HTTPAuthorizationCredentials(scheme=scheme, credentials=token) if token else None
+
+
+def _trigger(app: FastAPI, dag_id: str, conf: dict, request: Request, user, session) -> dict:
+    """A manual DAG run through the function behind Airflow's own `POST /api/v2/dags/{id}/dagRuns`,
+    so it is a run like any the UI triggers.  The DAG's paused flag is left as it is: a person's
+    one run does not switch its schedule on (Airflow starts no run of a paused DAG until it is
+    unpaused, which the answer says)."""
+    from airflow.api_fastapi.common.dagbag import create_dag_bag
+    from airflow.api_fastapi.core_api.datamodels.dag_run import TriggerDAGRunPostBody
+    from airflow.api_fastapi.core_api.routes.public.dag_run import trigger_dag_run
+    from airflow.models.dag import DagModel
+    from sqlalchemy import select
+
+    if not hasattr(app.state, "dag_bag"):
+        app.state.dag_bag = create_dag_bag()
+    run = trigger_dag_run(dag_id=dag_id, body=TriggerDAGRunPostBody(conf=conf, logical_date=None),
+                          dag_bag=app.state.dag_bag, user=user, session=session, request=request)
+    paused = bool(session.scalar(select(DagModel.is_paused).where(DagModel.dag_id == dag_id)))
+    out = {"dag_id": dag_id, "dag_run_id": run.run_id, "state": str(getattr(run.state, "value", run.state)),
+           "conf": conf, "dag_paused": paused}
+    session.commit()
+    return out
 
 
 app = create_app()

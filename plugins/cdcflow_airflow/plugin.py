@@ -1,4 +1,4 @@
-"""The Airflow plugin: cdcflow's read-only changefeed API and its page in the Airflow UI."""
+"""The Airflow plugin: cdcflow's changefeed API (behind Airflow's login) and its page in the Airflow UI."""
 
 from __future__ import annotations
 

@@ -5,6 +5,8 @@ changefeed, which succeed, apply nothing and say why."""
 
 from __future__ import annotations
 
+import json
+
 import logging
 import os
 from types import SimpleNamespace
@@ -84,6 +86,18 @@ def test_dry_run_backfill_and_idle_runs(mariadb_pair, airflow_home, capsys, capl
     assert metastore.get_feed("dag-lc").checkpoint_ts > before
     idle = metastore.recent_runs("dag-lc", limit=1)[0]
     assert idle.status == "done" and idle.stats["pull"]["pulled"] == 0 and idle.stats["apply"]["rows_in"] == 0
+
+    # `query` says each run's mode and that it came from Airflow, with its figures
+    capsys.readouterr()  # the runs' own output
+    assert cli.main(["changefeed", "query", "-c", "dag-lc"]) == 0
+    runs = json.loads(capsys.readouterr().out)["cdcflow"]["last_runs"]
+    assert [(r["mode"], r["origin"]) for r in runs] == [("catch-up", "airflow"), ("backfill", "airflow"),
+                                                        ("catch-up", "airflow"), ("dry-run", "airflow")]
+    idle_run, backfill_run, _, dry_run = runs
+    assert backfill_run["ddl_applied"] == 2 and backfill_run["rows_written"] == 2
+    assert backfill_run["events_pulled"] >= 4 and set(backfill_run["stage_seconds"]) >= {"pull", "filter", "apply"}
+    assert dry_run["events_pulled"] >= 4 and dry_run["rows_written"] == 0
+    assert idle_run["checkpoint_after"] > idle_run["checkpoint_before"] and idle_run["resolved_ts"]
 
     # the scheduled runs of a stopped, failed or finished changefeed succeed, do nothing, say why
     up.execute("INSERT INTO dag_lc.t VALUES (3, 'idle')")

@@ -12,20 +12,38 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import use_airflow
 
-from e2e_helpers import create_changefeed
+from e2e_helpers import create_changefeed, runs_ending_in_a_failure
 
 from cdcflow.core import tso
 from cdcflow.store import metastore
 
 
+ROLES = {"admin": "admin", "viewer": "viewer", "user": "user"}  # simple auth manager users
+
+
 @pytest.fixture
-def client(cdcflow_home, tmp_path_factory):
+def airflow_auth(tmp_path_factory, monkeypatch):
+    """Airflow's metadata DB (its auth checks look the DAG up) and its simple auth manager,
+    initialised as the API server does; returns a bearer header per user."""
+    env = use_airflow(tmp_path_factory.mktemp("airflow"))  # cdcflow_airflow imports airflow
+    env.migrate_db()
+    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS", ",".join(f"{u}:{r}" for u, r in ROLES.items()))
+    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False")
+    from airflow.api_fastapi.app import init_auth_manager
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    manager = init_auth_manager()
+    return {u: {"Authorization": "Bearer " + manager.generate_jwt(SimpleAuthManagerUser(username=u, role=r))}
+            for u, r in ROLES.items()}
+
+
+@pytest.fixture
+def client(cdcflow_home, airflow_auth):
     from fastapi.testclient import TestClient
 
-    use_airflow(tmp_path_factory.mktemp("airflow"))  # cdcflow_airflow imports airflow
     from cdcflow_airflow.http_api import create_app
 
-    return TestClient(create_app())
+    return TestClient(create_app(), headers=airflow_auth["viewer"])  # a viewer reads everything
 
 
 def test_list_detail_status_and_page(mariadb_pair, client, capsys):
@@ -91,7 +109,7 @@ def test_list_detail_status_and_page(mariadb_pair, client, capsys):
 
     page = client.get("/ui")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-    assert 'fetch("api/v2/changefeeds")' in page.text
+    assert 'const API = "api/v2/changefeeds"' in page.text
 
 
 def test_resolved_ts_is_the_last_cycles(mariadb_pair, client, capsys):
@@ -107,6 +125,64 @@ def test_resolved_ts_is_the_last_cycles(mariadb_pair, client, capsys):
     assert client.get("/api/v2/changefeeds/api-resolved").json()["resolved_ts"] == after["resolved_ts"]
 
 
-def test_read_only(client):
-    for method in ("post", "put", "delete"):
-        assert getattr(client, method)("/api/v2/changefeeds/x").status_code == 405
+def test_every_route_needs_airflows_login_and_dag_access(mariadb_pair, client, airflow_auth, capsys):
+    """Without Airflow's JWT nothing is answered; a viewer may read but not pause, resume or
+    trigger (as Airflow's own DAG pages decide); a user may pause and resume through the
+    same command the CLI runs."""
+    up, down = mariadb_pair
+    create_changefeed(capsys, up, down, "api-auth", "")
+    anonymous = {"Authorization": ""}
+    for path in ("/api/v2/changefeeds", "/api/v2/changefeeds/api-auth", "/api/v2/changefeeds/api-auth/status"):
+        assert client.get(path, headers=anonymous).status_code == 401, path
+        assert client.get(path, headers={"Authorization": "Bearer forged"}).status_code == 403, path
+    for action in ("pause", "resume", "runs"):
+        assert client.post(f"/api/v2/changefeeds/api-auth/{action}", headers=anonymous).status_code == 401
+        assert client.post(f"/api/v2/changefeeds/api-auth/{action}", json={}).status_code == 403  # a viewer
+    assert metastore.get_feed("api-auth").state == "normal"
+    # the page itself sends a browser without the login to Airflow's login page
+    page = client.get("/ui", headers=anonymous, follow_redirects=False)
+    assert page.status_code == 307 and "/auth/" in page.headers["location"]
+    assert page.headers["location"].endswith("next=http%3A%2F%2Ftestserver%2Fui")  # and back here
+
+    user = airflow_auth["user"]
+    paused = client.post("/api/v2/changefeeds/api-auth/pause", headers=user)
+    assert paused.status_code == 200 and paused.json() == {"id": "api-auth", "state_before": "normal",
+                                                           "state": "stopped"}
+    assert metastore.get_feed("api-auth").state == "stopped"
+    again = client.post("/api/v2/changefeeds/api-auth/pause", headers=user)  # the command's own refusal
+    assert again.status_code == 400 and "api-auth" in again.json()["error_msg"]
+    bad = client.post("/api/v2/changefeeds/api-auth/resume", headers=user, json={"overwrite_checkpoint_ts": "soon"})
+    assert bad.status_code == 400 and "overwrite_checkpoint_ts" in bad.json()["error_msg"]
+    resumed = client.post("/api/v2/changefeeds/api-auth/resume", headers=user,
+                          json={"overwrite_checkpoint_ts": "now"})
+    assert resumed.status_code == 200 and resumed.json()["state"] == "normal"
+    feed = metastore.get_feed("api-auth")
+    assert feed.state == "normal" and feed.checkpoint_ts == resumed.json()["checkpoint_ts"]
+    # a run request the DAG would refuse is refused here, before any DAG run exists
+    refused = client.post("/api/v2/changefeeds/api-auth/runs", headers=user, json={"mode": "backfill"})
+    assert refused.status_code == 400 and "mode backfill needs start_ts" in refused.json()["error_msg"]
+    assert client.post("/api/v2/changefeeds/nope/runs", headers=user, json={}).status_code == 404
+
+
+def test_runs_with_modes_figures_error_remedy_and_lag_history(mariadb_pair, spark, client, capsys):
+    """The detail the page shows: each run's mode, origin and figures, the last error with its
+    remedy apart, and the lag at the end of each run (the plot's points)."""
+    up, down = mariadb_pair
+    runs_ending_in_a_failure(spark, up, down, capsys, "api-runs")
+
+    detail = client.get("/api/v2/changefeeds/api-runs").json()
+    own = detail["cdcflow"]
+    assert own["dag_id"] == "changefeed__api-runs" and "***" in own["upstream"] and "***" in detail["sink_uri"]
+    failed, caught_up, dry = own["last_runs"]
+    assert [(r["mode"], r["origin"], r["status"]) for r in own["last_runs"]] == \
+        [("catch-up", "cli", "failed"), ("catch-up", "cli", "done"), ("dry-run", "cli", "done")]
+    assert dry["events_pulled"] == caught_up["events_pulled"] >= 5 and dry["rows_written"] == 0
+    assert caught_up["rows_written"] == 3 and caught_up["ddl_applied"] == 2
+    assert set(caught_up["stage_seconds"]) >= {"pull", "filter", "barrier", "apply"}
+    assert caught_up["checkpoint_after"] > caught_up["checkpoint_before"] and caught_up["resolved_ts"]
+    assert "t2" in failed["error"] and failed["checkpoint_after"] < failed["resolved_ts"]
+    assert detail["state"] == "failed" and "skip-ddl" in own["error_remedy"]
+    assert detail["error"]["message"].endswith(own["error_remedy"])  # the message keeps it, as the CLI prints it
+    lags = own["lag_history"]
+    assert [p["run_id"] for p in lags] == [dry["run_id"], caught_up["run_id"], failed["run_id"]]
+    assert lags[1]["lag_seconds"] == 0 and lags[2]["lag_seconds"] >= 0 and lags[2]["time"].endswith("Z")

@@ -1,19 +1,20 @@
 """The changefeeds page in a real headless Chromium (Debian's `chromium`) against a real
 `airflow standalone` (scheduler, DAG processor, triggerer and API server) that this test
-starts on 127.0.0.1 with low parallelism.  The page's JavaScript fetches the plugin's API,
-so the rows read from the DOM went through Airflow's API server and the browser."""
+starts on 127.0.0.1 with low parallelism and the simple auth manager's users and passwords.
+The browser logs in as the simple auth manager's login page does (a JWT from
+`POST /auth/token` in the `_token` cookie); the page's JavaScript calls the plugin's API,
+so what is read from the DOM went through Airflow's API server, its login and the browser."""
 
 from __future__ import annotations
 
+import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
+import urllib.error
 import urllib.request
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,8 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import DAGS_FOLDER, PLUGINS_FOLDER
 
-from e2e_helpers import create_changefeed
+from chromium import Browser
+from e2e_helpers import create_changefeed, runs_ending_in_a_failure
 
 from cdcflow import cli
 from cdcflow.changefeed import lifecycle
@@ -34,12 +36,11 @@ from cdcflow.store import metastore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 START_TIMEOUT = 150
+PASSWORDS = {"admin": "admin-pw", "viewer": "viewer-pw"}  # the simple auth manager's users, by role name
 
 
-def standalone_env(airflow_home: Path, cdcflow_home: Path, port: int) -> dict[str, str]:
+def standalone_env(airflow_home: Path, cdcflow_home: Path, port: int, passwords: Path) -> dict[str, str]:
     venv_bin = str(Path(sys.executable).parent)
     return {
         **os.environ,
@@ -55,8 +56,13 @@ def standalone_env(airflow_home: Path, cdcflow_home: Path, port: int) -> dict[st
         # the log servers of the scheduler and triggerer: free ports, not the fixed defaults
         "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),
         "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),
-        # the UI without a login form: the test browses as an admin
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+        # a login as in production: users with roles, passwords from a file
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": ",".join(f"{u}:{u}" for u in PASSWORDS),
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
+        # a changefeed created during the test gets its DAG within seconds
+        "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "5",
+        "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
         "PATH": venv_bin + os.pathsep + os.environ.get("PATH", ""),
     }
 
@@ -65,20 +71,18 @@ def standalone_env(airflow_home: Path, cdcflow_home: Path, port: int) -> dict[st
 def standalone(tmp_path, cdcflow_home):
     port = free_port()
     log = (tmp_path / "standalone.log").open("w")
+    passwords = tmp_path / "passwords.json"
+    passwords.write_text(json.dumps(PASSWORDS))
     proc = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), "standalone"],
-                            env=standalone_env(tmp_path / "airflow-home", cdcflow_home, port),
+                            env=standalone_env(tmp_path / "airflow-home", cdcflow_home, port, passwords),
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + START_TIMEOUT
         while True:
             assert proc.poll() is None, (tmp_path / "standalone.log").read_text()[-3000:]
-            try:
-                with urllib.request.urlopen(base + "/cdcflow/api/v2/changefeeds", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
+            if request(base + "/cdcflow/api/v2/changefeeds")[0] == 401:  # served, and asks for the login
+                break
             assert time.time() < deadline, "airflow standalone did not serve the plugin in time"
             time.sleep(2)
         yield base
@@ -92,56 +96,50 @@ def standalone(tmp_path, cdcflow_home):
         log.close()
 
 
-def dump_dom(url: str, budget_ms: int = 10000) -> str:
-    profile = tempfile.mkdtemp(prefix="cdcflow-chromium-")
+def request(url: str, token: str | None = None, method: str = "GET", body: dict | None = None):
+    """(status, JSON body or text) of one HTTP call; a connection refused is status 0."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, headers=headers, method=method)
     try:
-        done = subprocess.run(
-            [shutil.which("chromium") or "chromium", *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
-             f"--virtual-time-budget={budget_ms}", "--dump-dom", url],
-            capture_output=True, text=True, timeout=120,
-        )
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+        with urllib.request.urlopen(req, timeout=30) as r:
+            status, text = r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        status, text = e.code, e.read().decode()
+    except OSError:
+        return 0, None
+    try:
+        return status, json.loads(text)
+    except ValueError:
+        return status, text
 
 
-class Rows(HTMLParser):
-    """The table's rows: {data-id: [cell texts]}, and the text of #summary."""
-
-    def __init__(self):
-        super().__init__()
-        self.rows: dict[str, list[str]] = {}
-        self.summary = ""
-        self._row = self._cell = None
-        self._in_summary = False
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "tr" and "data-id" in attrs:
-            self._row = self.rows.setdefault(attrs["data-id"], [])
-        elif tag == "td" and self._row is not None:
-            self._cell = ""
-        elif attrs.get("id") == "summary":
-            self._in_summary = True
-
-    def handle_endtag(self, tag):
-        if tag == "td" and self._cell is not None:
-            self._row.append(self._cell)
-            self._cell = None
-        elif tag == "tr":
-            self._row = None
-        elif tag == "p":
-            self._in_summary = False
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell += data
-        elif self._in_summary:
-            self.summary += data
+def login(base: str, user: str) -> str:
+    """A JWT as the simple auth manager's login page gets one."""
+    status, body = request(base + "/auth/token", method="POST",
+                           body={"username": user, "password": PASSWORDS[user]})
+    assert status == 201, body
+    return body["access_token"]
 
 
-def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, capsys):
+def wait_for_dag(base: str, token: str, dag_id: str) -> dict:
+    deadline = time.time() + START_TIMEOUT
+    while True:
+        status, dag = request(f"{base}/api/v2/dags/{dag_id}", token)
+        if status == 200:
+            return dag
+        assert time.time() < deadline, f"the DAG processor never parsed {dag_id}: {status} {dag}"
+        time.sleep(3)
+
+
+CELLS = "[...document.querySelectorAll('#changefeeds tr[data-id]')].map(r => [r.dataset.id, " \
+        "[...r.cells].map(c => c.innerText)])"
+RUN_CELLS = "[...document.querySelectorAll('#runs tbody tr')].map(r => [...r.cells].map(c => c.innerText))"
+
+
+def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, spark, capsys, tmp_path):
     up, down = mariadb_pair
     create_changefeed(capsys, up, down, "ui-normal", "")
     create_changefeed(capsys, up, down, "ui-paused", "")
@@ -152,20 +150,112 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, ca
                            stuck_limit=1800)
     behind = metastore.get_feed("ui-normal").checkpoint_ts - (3 * 3600 * 1000 << 18)  # three hours behind
     metastore.update_feed("ui-normal", checkpoint_ts=behind)
+    runs_ending_in_a_failure(spark, up, down, capsys, "ui-runs")
 
-    page = Rows()
-    page.feed(dump_dom(standalone + "/cdcflow/ui"))
-    assert page.summary == "3 changefeeds", page.summary
-    assert sorted(page.rows) == ["ui-normal", "ui-paused", "ui-warning"]
-    ident, state, when, tso_text, lag, next_retry, error = page.rows["ui-normal"]
-    assert (ident, state, error, next_retry) == ("ui-normal", "normal", "", "")
-    assert int(tso_text) == behind and when == tso.to_text(behind)
-    assert lag.endswith(" h") and 2.9 <= float(lag[:-2]) <= 3.2
-    assert page.rows["ui-paused"][1] == "stopped"
-    warning = page.rows["ui-warning"]
-    assert warning[1] == "warning" and warning[5].endswith("Z")
-    assert warning[6].startswith("CDCFLOW:ErrDownstreamUnreachable: changefeed ui-warning: cannot connect")
+    # the plugin's API and page answer nobody without Airflow's login; a viewer reads, but
+    # may not pause, resume or trigger
+    api = standalone + "/cdcflow/api/v2/changefeeds"
+    assert request(api)[0] == 401 and request(api + "/ui-runs")[0] == 401
+    assert request(api + "/ui-runs", token="forged")[0] == 403
+    assert request(api + "/ui-paused/resume", method="POST", body={})[0] == 401
+    viewer, admin = login(standalone, "viewer"), login(standalone, "admin")
+    status, listed = request(api, viewer)
+    assert status == 200 and listed["total"] == 4
+    assert request(api + "/ui-paused/resume", viewer, "POST", {})[0] == 403
+    assert request(api + "/ui-normal/runs", viewer, "POST", {"mode": "dry-run"})[0] == 403
+    assert metastore.get_feed("ui-paused").state == "stopped"
+    with urllib.request.urlopen(standalone + "/cdcflow/ui", timeout=30) as r:  # to the login page and back
+        assert "/auth/login" in r.url and "cdcflow%2Fui" in r.url, r.url
 
-    # the page inside the Airflow UI: the plugin's nav entry renders it in an iframe
-    ui = dump_dom(standalone + "/plugin/cdcflow-changefeeds", budget_ms=15000)
-    assert '<iframe' in ui and 'src="cdcflow/ui"' in ui and 'title="Changefeeds"' in ui
+    with Browser() as browser:
+        browser.set_cookie(standalone, "_token", admin)  # as the login page stores it
+        browser.open(standalone + "/cdcflow/ui#ui-runs")
+        assert browser.wait_for("document.getElementById('summary').innerText === '4 changefeeds'")
+        rows = dict(browser.wait_for(f"document.querySelectorAll('#runs tbody tr').length === 3 && {CELLS}"))
+        assert sorted(rows) == ["ui-normal", "ui-paused", "ui-runs", "ui-warning"]
+        ident, state, when, tso_text, lag, next_retry, error, links = rows["ui-normal"]
+        assert (ident, state, error, next_retry) == ("ui-normal", "normal", "", "")
+        # one time format, with its zone
+        assert int(tso_text) == behind and when == tso.to_text(behind)[:19] + " UTC"
+        assert lag.endswith(" h") and 2.9 <= float(lag[:-2]) <= 3.2
+        assert links == "DAG · runs"
+        assert browser.js("[...document.querySelectorAll('#changefeeds a')].map(a => a.href)"
+                          ".filter(h => h.includes('changefeed__ui-normal'))") == \
+            [standalone + "/dags/changefeed__ui-normal", standalone + "/dags/changefeed__ui-normal/runs"]
+        assert rows["ui-paused"][1] == "stopped"
+        warning = rows["ui-warning"]
+        assert warning[1] == "warning" and warning[5].endswith(" UTC")
+        assert warning[6].startswith("CDCFLOW:ErrDownstreamUnreachable: changefeed ui-warning: cannot connect")
+
+        # the detail of a changefeed with runs and an error
+        fields = dict(browser.js("[...document.querySelectorAll('#detail-fields dd')]"
+                                 ".map(d => [d.dataset.field, d.innerText])"))
+        assert fields["State"] == "failed" and "***" in fields["Source"] and "***" in fields["Sink"]
+        assert down.uri.split("@")[0].split(":")[-1] not in fields["Sink"]  # the password is not shown
+        assert fields["Filter rules"] == "ui_runs.*" and fields["Checkpoint"].endswith(")")
+        remedy = browser.js("document.querySelector('#detail-error .remedy').innerText")
+        assert remedy.startswith("Remedy: ") and "skip-ddl -c ui-runs" in remedy
+        assert "t2" in browser.js("document.querySelector('#detail-error .error').innerText")
+        runs = browser.js(RUN_CELLS)
+        assert [r[1:4] for r in runs] == [["catch-up", "CLI", "failed"], ["catch-up", "CLI", "done"],
+                                          ["dry-run", "CLI", "done"]]
+        failed, done, dry = runs
+        assert all(r[0].endswith(" UTC") for r in runs)
+        assert (done[5], done[6]) == ("3", "2") and int(done[4]) >= 5 and (dry[5], dry[6]) == ("0", "0")
+        assert "pull" in done[8] and "apply" in done[8] and "t2" in failed[10]
+        # the lag plot: one point per finished run, the failed run's above zero
+        lags = browser.js("[...document.querySelectorAll('#lag-svg circle')].map(c => +c.dataset.lag)")
+        assert len(lags) == 3 and lags[1] == 0 and lags[2] >= 0
+        browser.screenshot(os.environ.get("CDCFLOW_PAGE_SCREENSHOT") or tmp_path / "page.png")
+
+        # pause and resume from the page run the CLI's commands
+        browser.js("location.hash = 'ui-paused'")
+        browser.wait_for("document.getElementById('detail-title').innerText === 'Changefeed ui-paused'")
+        browser.js("document.querySelector('[data-action=resume]').click()")
+        assert "stopped → normal" in browser.wait_for(
+            "document.getElementById('action-result').innerText.includes('resumed') && "
+            "document.getElementById('action-result').innerText")
+        assert metastore.get_feed("ui-paused").state == "normal"
+        browser.js("document.querySelector('[data-action=pause]').click()")
+        browser.wait_for("document.getElementById('action-result').innerText.includes('paused:')")
+        assert metastore.get_feed("ui-paused").state == "stopped"
+        # an overwrite-checkpoint-ts is asked about on the page first, then given to resume
+        target = metastore.get_feed("ui-paused").checkpoint_ts
+        browser.js(f"document.querySelector('[name=overwrite_checkpoint_ts]').value = '{target}';"
+                   "document.querySelector('[data-action=resume]').click()")
+        asked = browser.wait_for("document.querySelector('[data-action=confirm-overwrite]') && "
+                                 "document.getElementById('action-result').innerText")
+        assert f"Overwrite the checkpoint of ui-paused with {target}?" in asked
+        assert metastore.get_feed("ui-paused").state == "stopped"  # nothing done before the answer
+        browser.js("document.querySelector('[data-action=confirm-overwrite]').click()")
+        browser.wait_for("document.getElementById('action-result').innerText.includes('resumed')")
+        assert metastore.get_feed("ui-paused").state == "normal"
+        # a refused command shows the command's own message
+        browser.js("document.querySelector('[name=overwrite_checkpoint_ts]').value = '';"
+                   "document.querySelector('[data-action=resume]').click()")
+        assert "ui-paused" in browser.wait_for("document.getElementById('action-result').className === 'refused' "
+                                               "&& document.getElementById('action-result').innerText")
+
+        # a dry run triggered from the page is a DAG run like any other, and leaves the DAG paused
+        dag = wait_for_dag(standalone, admin, "changefeed__ui-normal")
+        assert dag["is_paused"] is True
+        browser.js("location.hash = 'ui-normal'")
+        browser.wait_for("document.getElementById('detail-title').innerText === 'Changefeed ui-normal'")
+        browser.js("document.querySelector('[name=mode]').value = 'dry-run';"
+                   "document.querySelector('[data-action=run]').click()")
+        said = browser.wait_for("document.getElementById('action-result').innerText.includes('DAG run') && "
+                                "document.getElementById('action-result').innerText")
+        assert "(dry-run) is queued" in said and "is paused" in said, said
+        status, dag_runs = request(f"{standalone}/api/v2/dags/changefeed__ui-normal/dagRuns", admin)
+        assert status == 200 and dag_runs["total_entries"] == 1
+        run = dag_runs["dag_runs"][0]
+        assert run["run_type"] == "manual" and run["conf"]["mode"] == "dry-run" and run["triggering_user_name"] == "admin"
+        assert run["dag_run_id"] in said
+        assert request(f"{standalone}/api/v2/dags/changefeed__ui-normal", admin)[1]["is_paused"] is True
+
+        # the page inside the Airflow UI: the plugin's nav entry renders it in a sandboxed iframe,
+        # where its script runs and its calls carry the login
+        browser.open(standalone + "/plugin/cdcflow-changefeeds")
+        frame = "document.querySelector('iframe[src=\"cdcflow/ui\"][title=\"Changefeeds\"]')"
+        assert browser.wait_for(f"!!{frame}")
+        assert browser.wait_for(f"{frame}.contentDocument.getElementById('summary').innerText === '4 changefeeds'")

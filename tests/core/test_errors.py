@@ -22,7 +22,8 @@ def test_retryable_comes_from_the_code_unless_the_raiser_decides():
     assert CdcflowError("x", code=errors.EXEC_DDL_FAILED).retryable is False  # no class: not retryable
     assert CdcflowError("x", code=errors.EXEC_DDL_FAILED, retryable=True).retryable is True
     err = CdcflowError("x", code=errors.UPSTREAM_UNREACHABLE)
-    assert err.to_dict() == {"code": "CDCFLOW:ErrUpstreamUnreachable", "message": "x", "retryable": True}
+    assert err.to_dict() == {"code": "CDCFLOW:ErrUpstreamUnreachable", "message": "x", "retryable": True,
+                             "hint": None}
     assert type(err.code) is str
     assert CdcflowError("x", code="CDCFLOW:ErrLeaseHeld").retryable is True  # a code read back as text
 

@@ -426,3 +426,8 @@ def test_a_skipped_ddl_stays_named_on_the_runs_record(own_pair, spark, cdcflow_h
     statements = {d["statement"]: d for d in last["skipped_ddls"]}
     assert set(statements) == {"CREATE DATABASE lc_other", "CREATE TABLE lc_other.t (id INT PRIMARY KEY)"}
     assert all(d["why"] and d["commit_ts"] > 0 for d in statements.values())
+    assert (last["mode"], last["origin"]) == ("catch-up", "cli")
+    # a dry run from the command line says so
+    cli_ok(capsys, "changefeed", "run", "-c", "lc-skips", "--dry-run")
+    last = json.loads(cli_ok(capsys, "changefeed", "query", "-c", "lc-skips"))["cdcflow"]["last_runs"][0]
+    assert (last["mode"], last["origin"], last["dry_run"]) == ("dry-run", "cli", True)

@@ -156,8 +156,10 @@ def _check_foreign_keys(tf, source, cid: str) -> None:
         conn.close()
 
 
-def query(cid: str, simple: bool = False) -> dict:
-    """`changefeed query`: TiCDC's fields (status_view), and cdcflow's own under `cdcflow`."""
+def query(cid: str, simple: bool = False, last_runs: int = 5, lag_points: int = 0) -> dict:
+    """`changefeed query`: TiCDC's fields (status_view), and cdcflow's own under `cdcflow`: the
+    last runs (mode, origin, figures) and, with `lag_points`, the lag at the end of that many
+    runs (the page's plot)."""
     from cdcflow.core.uri import parse_source_uri
 
     spec = load_spec(cid)
@@ -166,14 +168,16 @@ def query(cid: str, simple: bool = False) -> dict:
         return status_view.simple(feed)
     out = status_view.detail(spec, feed)
     del out["checkpoint_ts"]  # the CLI says checkpoint_tso; the HTTP API checkpoint_ts
-    runs = metastore.recent_runs(spec.id, limit=5)
+    runs = metastore.recent_runs(spec.id, limit=max(last_runs, lag_points))
     out["cdcflow"] = {
         **status_view.extras(feed),
         "upstream": parse_source_uri(spec.source_uri).redacted(),
         "checkpoint_position": feed.checkpoint_pos,
-        "last_runs": [status_view.run_summary(r) for r in runs],
+        "last_runs": [status_view.run_summary(r) for r in runs[:last_runs]],
         "last_verify": status_view.verify_summary(verify_results.last(spec.id)),
     }
+    if lag_points:
+        out["cdcflow"]["lag_history"] = status_view.lag_history(runs[:lag_points])
     return out
 
 

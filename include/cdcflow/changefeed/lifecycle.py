@@ -33,7 +33,8 @@ def backoff_seconds(attempt: int) -> float:
 
 
 def error_record(err: CdcflowError, now: float) -> dict:
-    """What the store keeps of an error: TiCDC's RunningError fields, plus whether it is retryable."""
+    """What the store keeps of an error: TiCDC's RunningError fields, plus whether it is retryable
+    and its remedy (also at the end of the message) for the page to show apart."""
     return {**err.to_dict(), "time": now, "addr": socket.gethostname()}
 
 

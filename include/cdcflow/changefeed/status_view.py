@@ -58,6 +58,7 @@ def extras(feed: metastore.FeedState) -> dict:
         "next_retry_time": _time_text(feed.next_retry_at) if feed.state == states.WARNING else None,
         "state_since": _time_text(feed.state_since),
         "retryable": (feed.error or {}).get("retryable"),
+        "error_remedy": (feed.error or {}).get("hint"),
     }
 
 
@@ -92,16 +93,58 @@ def detail(spec: Spec, feed: metastore.FeedState) -> dict:
     }
 
 
+# Where a cycle came from, by its run id's prefix (prepare.new_run_id, the DAG's cycle_run_id).
+RUN_ORIGINS = {"cli__": "cli", "airflow__": "airflow"}
+
+
+def run_mode(run) -> str:
+    """The trigger form's words: dry-run (applies nothing), backfill (moved the checkpoint back
+    to a start ts first), else catch-up."""
+    if run.dry_run:
+        return "dry-run"
+    return "backfill" if (run.stats or {}).get(metastore.RUN_BACKFILL) else "catch-up"
+
+
+def run_origin(run) -> str:
+    return next((origin for prefix, origin in RUN_ORIGINS.items() if run.run_id.startswith(prefix)), "other")
+
+
 def run_summary(run) -> dict:
-    """One recent cycle as `query` shows it: times as text, whether it was a dry run, its
-    error, and the DDLs it did not run downstream (with why), which the event store forgets."""
+    """One recent cycle as `query` and the page show it: its mode and origin, times as text,
+    its error, its figures (events pulled, rows written, DDLs applied, the DDLs it did not run
+    downstream with why, which the event store forgets), seconds per stage, the checkpoint
+    before and after and how far it read the upstream (resolved ts)."""
     import json
 
-    filtered = (run.stats or {}).get("filter") or {}
-    return {"run_id": run.run_id, "status": run.status, "dry_run": bool(run.dry_run),
-            "started": _time_text(run.started_at), "ended": _time_text(run.ended_at),
+    from cdcflow.core.stage_names import STAGES
+
+    stats = run.stats or {}
+    filtered, applied = stats.get("filter") or {}, stats.get("apply") or {}
+    after = stats.get(metastore.RUN_END) or {}
+    return {"run_id": run.run_id, "mode": run_mode(run), "origin": run_origin(run), "status": run.status,
+            "dry_run": bool(run.dry_run), "started": _time_text(run.started_at), "ended": _time_text(run.ended_at),
             "error": json.loads(run.error)["message"] if run.error else None,
-            "ddl_skipped": filtered.get("skipped_ddl", 0), "skipped_ddls": filtered.get("skipped", [])}
+            "events_pulled": (stats.get("pull") or {}).get("pulled", 0),
+            "rows_written": applied.get("rows_written", 0), "ddl_applied": applied.get("ddl_applied", 0),
+            "ddl_skipped": filtered.get("skipped_ddl", 0), "skipped_ddls": filtered.get("skipped", []),
+            "stage_seconds": {stage: stats[f"{stage}_seconds"] for stage in (*STAGES, "wait_index")
+                              if f"{stage}_seconds" in stats},
+            "checkpoint_before": run.start_ts, "checkpoint_after": after.get("checkpoint_ts"),
+            "resolved_ts": after.get("resolved_ts")}
+
+
+def lag_history(runs) -> list[dict]:
+    """The checkpoint's lag behind the upstream (as lag_seconds) at the end of each finished
+    run, oldest first: the points of the page's lag plot."""
+    points = []
+    for run in sorted(runs, key=lambda r: r.started_at):
+        end = (run.stats or {}).get(metastore.RUN_END) or {}
+        if run.ended_at is None or end.get("checkpoint_ts") is None:
+            continue
+        behind = tso.physical_ms(end["resolved_ts"]) - tso.physical_ms(end["checkpoint_ts"])
+        points.append({"time": _time_text(run.ended_at), "epoch": run.ended_at,
+                       "lag_seconds": round(max(0.0, behind / 1000), 3), "run_id": run.run_id})
+    return points
 
 
 def status(feed: metastore.FeedState) -> dict:

@@ -83,6 +83,8 @@ class CdcflowError(Exception):
         self.ts = ts
         self.statement = statement
         self.hint = hint
+        self.remedy = hint  # the hint alone: kept when an error is rebuilt from its record (stages.finish),
+        # whose message already ends with it
         self.code = str(code)  # plain text: it is stored and compared as such
         if retryable is None:
             retryable = bool(getattr(CODES.get(code), "retryable", False))
@@ -114,7 +116,7 @@ class CdcflowError(Exception):
         return text
 
     def to_dict(self) -> dict:
-        return {"code": self.code, "message": str(self), "retryable": self.retryable}
+        return {"code": self.code, "message": str(self), "retryable": self.retryable, "hint": self.remedy}
 
 
 class ConfigError(CdcflowError):

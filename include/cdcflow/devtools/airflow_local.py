@@ -149,7 +149,8 @@ def _serve(env: dict[str, str], port: int, spark_url: str) -> int:
         login = ", ".join(f"{user} / {password}" for user, password in json.loads(passwords.read_text()).items()) \
             if passwords.exists() else "see the `standalone |` lines above"
         print(f"\n  Airflow:      {url}\n  login:        {login}\n"
-              f"  changefeeds:  {url}/plugin/cdcflow-changefeeds (API: {url}/cdcflow/api/v2/changefeeds)\n"
+              f"  changefeeds:  {url}/plugin/cdcflow-changefeeds (API: {url}/cdcflow/api/v2/changefeeds, with\n"
+              f"                a bearer token from POST {url}/auth/token {{\"username\", \"password\"}})\n"
               f"  Spark:        {spark_url} (Spark Connect, connection spark_connect_default)\n"
               f"  CDCFLOW_HOME: {env['CDCFLOW_HOME']}\n  Ctrl-C stops it.\n", flush=True)
         return proc.wait()

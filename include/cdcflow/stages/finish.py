@@ -48,6 +48,7 @@ def finish(changefeed_id: str, run_id: str, error: str | None = None) -> FinishR
     if run.error:
         d = json.loads(run.error)
         err = CdcflowError(d["message"], code=d["code"], retryable=d["retryable"])
+        err.remedy = d.get("hint")
     elif error:
         err = CdcflowError(error, changefeed=changefeed_id, retryable=True)
     before_backfill = run.stats.get(BACKFILL)
@@ -82,6 +83,8 @@ def finish(changefeed_id: str, run_id: str, error: str | None = None) -> FinishR
     finally:
         metastore.release_lease(changefeed_id, run_id)
     feed = cycle.feed()
+    metastore.update_run(changefeed_id, run_id, stats={metastore.RUN_END: {
+        "checkpoint_ts": feed.checkpoint_ts, "resolved_ts": feed.resolved_ts}})
     result = FinishResult(state=state, checkpoint_before=run.start_ts, checkpoint_ts=feed.checkpoint_ts,
                           checkpoint_time=tso.to_text(feed.checkpoint_ts), error=str(err) if err else None)
     cycle.event("finished", **plain(result))

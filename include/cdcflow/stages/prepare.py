@@ -106,7 +106,7 @@ def _gc_ttl(cycle: Cycle) -> float:
         return 86400.0  # a config that no longer parses: TiCDC's default gc-ttl
 
 
-BACKFILL = "backfill"  # the run's record of where the changefeed was before its backfill
+BACKFILL = metastore.RUN_BACKFILL
 
 
 def _where(feed, start_ts: int) -> dict:

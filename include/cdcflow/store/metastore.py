@@ -186,6 +186,10 @@ def release_lease(cid: str, run_key: str) -> None:
 
 # --- runs ---------------------------------------------------------------------------------
 
+# Keys of a run's stats besides each stage's result and `<stage>_seconds`:
+RUN_BACKFILL = "backfill"  # where the changefeed was before its backfill (prepare; finish may undo it)
+RUN_END = "end"  # the checkpoint and resolved ts a finished run left (finish; the page's lag plot)
+
 def _run(row) -> RunState:
     d = dict(row._mapping)
     d["start_pos"] = json.loads(d["start_pos"] or "{}")
