@@ -142,15 +142,21 @@ def create_app() -> FastAPI:
     can_trigger = dag_access("POST", DagAccessEntity.RUN)
 
     @app.get("/api/v2/changefeeds")
-    async def list_changefeeds(user: GetUserDep,
+    async def list_changefeeds(user: GetUserDep, session: SessionDep,
                                state: str | None = Query(None, description="only changefeeds in this state")):
         def readable(dag_ids: set[str]) -> set[str]:
             return get_auth_manager().filter_authorized_dag_ids(dag_ids=dag_ids, user=user, method="GET")
-        return await _call(None, _list, state, readable)
+        out = await _call(None, _list, state, readable)
+        if not isinstance(out, JSONResponse):
+            await asyncio.to_thread(_with_dag_paused, session, [item["cdcflow"] for item in out["items"]])
+        return out
 
     @app.get("/api/v2/changefeeds/{changefeed_id}", dependencies=[can_read])
-    async def get_changefeed(changefeed_id: str):
-        return await _call(changefeed_id, _detail, changefeed_id)
+    async def get_changefeed(changefeed_id: str, session: SessionDep):
+        out = await _call(changefeed_id, _detail, changefeed_id)
+        if not isinstance(out, JSONResponse):
+            await asyncio.to_thread(_with_dag_paused, session, [out["cdcflow"]])
+        return out
 
     @app.get("/api/v2/changefeeds/{changefeed_id}/status", dependencies=[can_read])
     async def get_changefeed_status(changefeed_id: str):
@@ -182,6 +188,19 @@ def create_app() -> FastAPI:
         return FileResponse(PAGE, media_type="text/html")
 
     return app
+
+
+def _with_dag_paused(session, entries: list[dict]) -> None:
+    """Each entry's `dag_paused`: whether its DAG is paused in Airflow (None: not parsed yet).
+    A paused DAG holds the changefeed's scheduled and triggered runs, while the changefeed
+    itself stays in its state (`cdcflow changefeed pause` is what stops it for every launcher)."""
+    from airflow.models.dag import DagModel
+    from sqlalchemy import select
+
+    ids = [e["dag_id"] for e in entries]
+    paused = dict(session.execute(select(DagModel.dag_id, DagModel.is_paused).where(DagModel.dag_id.in_(ids))).all())
+    for e in entries:
+        e["dag_paused"] = paused.get(e["dag_id"])
 
 
 def _bearer(request: Request):

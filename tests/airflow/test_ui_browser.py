@@ -25,7 +25,7 @@ except ImportError:  # tests/ imported as a package
     from tests.airflow_env import DAGS_FOLDER, PLUGINS_FOLDER
 
 from chromium import Browser
-from e2e_helpers import create_changefeed, runs_ending_in_a_failure
+from e2e_helpers import create_changefeed, query, runs_ending_in_a_failure
 
 from cdcflow import cli
 from cdcflow.changefeed import lifecycle
@@ -151,6 +151,8 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
     behind = metastore.get_feed("ui-normal").checkpoint_ts - (3 * 3600 * 1000 << 18)  # three hours behind
     metastore.update_feed("ui-normal", checkpoint_ts=behind)
     runs_ending_in_a_failure(spark, up, down, capsys, "ui-runs")
+    cli.main(["changefeed", "verify", "-c", "ui-runs", "--wait", "0"])
+    verified = query(capsys, "ui-runs")["cdcflow"]["last_verify"]
 
     # the plugin's API and page answer nobody without Airflow's login; a viewer reads, but
     # may not pause, resume or trigger
@@ -174,7 +176,10 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         rows = dict(browser.wait_for(f"document.querySelectorAll('#runs tbody tr').length === 3 && {CELLS}"))
         assert sorted(rows) == ["ui-normal", "ui-paused", "ui-runs", "ui-warning"]
         ident, state, when, tso_text, lag, next_retry, error, links = rows["ui-normal"]
-        assert (ident, state, error, next_retry) == ("ui-normal", "normal", "", "")
+        # a new DAG starts paused in Airflow: the changefeed keeps its state, and the page says both
+        assert (ident, state, error, next_retry) == ("ui-normal", "normal\nDAG paused", "", "")
+        assert "no scheduled or triggered run starts" in browser.js(
+            "document.querySelector('#changefeeds tr[data-id=\"ui-normal\"] .dag-paused').title")
         # one time format, with its zone
         assert int(tso_text) == behind and when == tso.to_text(behind)[:19] + " UTC"
         assert lag.endswith(" h") and 2.9 <= float(lag[:-2]) <= 3.2
@@ -182,15 +187,17 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         assert browser.js("[...document.querySelectorAll('#changefeeds a')].map(a => a.href)"
                           ".filter(h => h.includes('changefeed__ui-normal'))") == \
             [standalone + "/dags/changefeed__ui-normal", standalone + "/dags/changefeed__ui-normal/runs"]
-        assert rows["ui-paused"][1] == "stopped"
+        assert rows["ui-paused"][1] == "stopped\nDAG paused"
         warning = rows["ui-warning"]
-        assert warning[1] == "warning" and warning[5].endswith(" UTC")
+        assert warning[1] == "warning\nDAG paused" and warning[5].endswith(" UTC")
         assert warning[6].startswith("CDCFLOW:ErrDownstreamUnreachable: changefeed ui-warning: cannot connect")
 
         # the detail of a changefeed with runs and an error
         fields = dict(browser.js("[...document.querySelectorAll('#detail-fields dd')]"
                                  ".map(d => [d.dataset.field, d.innerText])"))
-        assert fields["State"] == "failed" and "***" in fields["Source"] and "***" in fields["Sink"]
+        assert fields["Last verify"].startswith(f"{verified['status']} at ") and "row(s) compared" in \
+            fields["Last verify"]
+        assert fields["State"] == "failed\nDAG paused" and "***" in fields["Source"] and "***" in fields["Sink"]
         assert down.uri.split("@")[0].split(":")[-1] not in fields["Sink"]  # the password is not shown
         assert fields["Filter rules"] == "ui_runs.*" and fields["Checkpoint"].endswith(")")
         remedy = browser.js("document.querySelector('#detail-error .remedy').innerText")
