@@ -222,12 +222,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
             except Exception as e:
                 if mysql_sink.is_timeout(e):
                     raise _ddl_timed_out(cycle, ddl) from None
-                raise CdcflowError(
-                    f"the downstream rejected DDL {ddl.name}: {e}", ts=ddl.commit_ts, statement=ddl.query,
-                    code=EXEC_DDL_FAILED, retryable=mysql_sink.is_retryable(e),
-                    hint="fix the downstream so it accepts the statement, or skip it with "
-                         f"`cdcflow changefeed skip-ddl -c {cycle.cid} --commit-ts {ddl.commit_ts}`",
-                ) from None
+                raise _ddl_failed(e, cycle.cid, ddl) from None
             metastore.advance_checkpoint(cycle.cid, ddl.commit_ts, seg.pos_after.to_dict())
             stats.ddl_applied += 1
             cycle.event("ddl applied", commit_ts=ddl.commit_ts, name=ddl.name, outcome=outcome)
@@ -251,6 +246,23 @@ def _ddl_timed_out(cycle: Cycle, ddl: DdlEntry) -> CdcflowError:
         hint="the checkpoint stays just below this DDL and the next cycle retries it after the backoff; check the "
              "downstream runs and is not frozen, and raise ddl-timeout on the sink URI if the statement "
              "legitimately takes longer")
+
+
+def _ddl_failed(e: Exception, cid: str, ddl: DdlEntry) -> CdcflowError:
+    """A DDL that did not run downstream.  A refusal (a statement the downstream cannot run) is
+    the operator's to fix or skip; a lost connection, a lock wait or a deadlock is not a
+    refusal, and skipping the DDL for it would lose it: the next cycle runs it again."""
+    if mysql_sink.is_retryable(e):
+        return CdcflowError(
+            f"DDL {ddl.name} did not complete on the downstream: {e}", ts=ddl.commit_ts, statement=ddl.query,
+            code=EXEC_DDL_FAILED, retryable=True,
+            hint="the downstream was lost or busy; the checkpoint is below this DDL and the next cycle runs it "
+                 "again (a DDL that did run before the connection was lost is taken as a replay)")
+    return CdcflowError(
+        f"the downstream rejected DDL {ddl.name}: {e}", ts=ddl.commit_ts, statement=ddl.query,
+        code=EXEC_DDL_FAILED, retryable=False,
+        hint="fix the downstream so it accepts the statement, or skip it with "
+             f"`cdcflow changefeed skip-ddl -c {cid} --commit-ts {ddl.commit_ts}`")
 
 
 def _refused_rows(e: Exception, cid: str, lo: int, hi: int) -> CdcflowError:

@@ -1,0 +1,399 @@
+"""Faults in the middle of a cycle: `cdcflow changefeed run` killed with SIGKILL (its whole
+process group, the Spark JVM included) during pull and during apply, the downstream stopped
+or killed during apply, two runs of one changefeed at once.  After each, the next run
+converges to the upstream, and the checkpoint never passed what was applied.
+
+The moment of each fault is found from what the process and the servers show, not from
+the clock: the run's structured log lines on stderr (`window`, `ddl applied`), the
+upstream's binlog dump thread (pull is reading), the downstream's process list (a row
+statement is being written)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pymysql
+import pytest
+from e2e_helpers import assert_consistent, backdate, cli_run, create_changefeed, query
+
+from cdcflow.devtools.mariadb import MariaDB
+from cdcflow.store import metastore
+from cdcflow.store.events import RunFolder
+
+pytestmark = pytest.mark.e2e
+
+
+# --- a `cdcflow changefeed run` in a process group of its own ------------------------------
+
+class RunProcess:
+    """`cdcflow changefeed run -c cid` as a child in its own session (so its process group is
+    it and its Spark JVM); its stderr lines are collected by a thread as they come."""
+
+    def __init__(self, cid: str):
+        self.proc = subprocess.Popen([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", cid],
+                                     env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, start_new_session=True)
+        self.lines: list[str] = []
+        self._new: queue.Queue = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stderr:
+            self.lines.append(line.rstrip("\n"))
+            self._new.put(line)
+        self._new.put(None)
+
+    def events(self, name: str) -> list[dict]:
+        """The structured log lines (stages.cycle.Cycle.event) of one event."""
+        found = []
+        for line in self.lines:
+            if f'"event": "{name}"' in line:
+                found.append(json.loads(line[line.index("{"):]))
+        return found
+
+    def wait_for(self, what, timeout: float = 300) -> bool:
+        """Until `what()` is true (checked on each new stderr line and every 20 ms); False when
+        the process ends first."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if what():
+                return True
+            try:
+                if self._new.get(timeout=0.02) is None:
+                    return bool(what())
+            except queue.Empty:
+                pass
+        raise AssertionError(f"gave up waiting after {timeout} s; stderr so far:\n" + "\n".join(self.lines[-30:]))
+
+    def kill_group(self) -> None:
+        """SIGKILL to the whole process group, then wait until none of it is left."""
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=60)
+        self._reader.join(timeout=60)
+        deadline = time.monotonic() + 60
+        while _group_members(self.proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _group_members(self.proc.pid), "the Spark JVM outlived its killed run"
+
+    def finish(self, timeout: float = 600) -> int:
+        self.proc.wait(timeout=timeout)
+        self._reader.join(timeout=60)
+        return self.proc.returncode
+
+    def stop_if_running(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=60)
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Live processes (not zombies) of a process group."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            members.append(int(entry))
+    return members
+
+
+def _binlog_dump_running(up) -> bool:
+    """Whether a binlog client (pull's reader) is reading the upstream right now."""
+    return any(r[0] == "Binlog Dump" for r in up.query("SELECT COMMAND FROM information_schema.PROCESSLIST"))
+
+
+def _killed_run(cid: str) -> metastore.RunState:
+    (run,) = [r for r in metastore.recent_runs(cid, 5) if r.status == "running"]
+    return run
+
+
+def _fresh(capsys, up, down, cid: str, schema: str, *create: str) -> None:
+    """A changefeed of one schema, created anew upstream after the changefeed's start."""
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {schema}")
+    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{schema}.*']\n")
+    up.execute(f"CREATE DATABASE {schema}", *create)
+
+
+# --- SIGKILL during pull ----------------------------------------------------------------
+
+def test_sigkill_during_pull_then_run_again_converges(mariadb_pair, spark, cdcflow_home, capsys):
+    up, down = mariadb_pair
+    s = "fault_pull"
+    _fresh(capsys, up, down, "fault-pull", s)
+    # enough row events that reading them takes a while
+    up.execute(f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT, pad VARCHAR(40))",
+               f"INSERT INTO {s}.t SELECT seq, seq, MD5(seq) FROM seq_1_to_30000",
+               f"UPDATE {s}.t SET v = v + 1, pad = CONCAT('u', pad)",
+               f"DELETE FROM {s}.t WHERE id % 3 = 0", database=s)
+    before = metastore.get_feed("fault-pull")
+    run = RunProcess("fault-pull")
+    try:
+        # prepare is done (the window is fixed, the lease taken) and the reader reads the binlog
+        assert run.wait_for(lambda: run.events("window") and _binlog_dump_running(up)), "\n".join(run.lines)
+        run.kill_group()
+    finally:
+        run.stop_if_running()
+    assert not run.events("pulled"), "the kill came after pull had ended"
+    killed = _killed_run("fault-pull")
+    assert "pull" not in killed.stats  # pull had not recorded a result
+    window = RunFolder(None, "fault-pull", killed.run_id).read_json("window.json")
+    assert window.get("pulled") is None
+    feed = metastore.get_feed("fault-pull")
+    assert (feed.checkpoint_ts, feed.state) == (before.checkpoint_ts, "normal")
+    assert feed.lease_owner and f":{run.proc.pid}:" in feed.lease_owner  # the dead run holds the lease ...
+
+    rc, err = cli_run(capsys, "fault-pull")  # ... which the next run on this host takes over
+    assert rc == 0, err
+    assert_consistent(up, down, [s])
+    status = query(capsys, "fault-pull")
+    assert status["state"] == "normal" and status["checkpoint_tso"] > before.checkpoint_ts
+    assert metastore.get_feed("fault-pull").lease_owner is None
+    up.execute(f"DROP DATABASE {s}")
+    down.execute(f"DROP DATABASE IF EXISTS {s}")
+
+
+# --- SIGKILL during apply ---------------------------------------------------------------
+
+SEGMENTS = 5
+
+
+def test_sigkill_during_apply_then_run_again_converges(mariadb_pair, spark, cdcflow_home, capsys):
+    """The kill lands while apply writes the segments between DDLs.  The checkpoint then is at
+    most what reached the downstream: every DDL at or below it ran there, and every row of the
+    insert-only `log` table committed at or below it is there."""
+    up, down = mariadb_pair
+    s = "fault_apply"
+    _fresh(capsys, up, down, "fault-apply", s, f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT, s VARCHAR(20))",
+           f"CREATE TABLE {s}.log (id INT PRIMARY KEY, segment INT)")
+    n = 0
+    for i in range(SEGMENTS):
+        up.execute(f"INSERT INTO {s}.t (id, v, s) SELECT seq + {i * 3000}, seq, 'r{i}' FROM seq_1_to_3000",
+                   f"UPDATE {s}.t SET v = v + 1 WHERE id % 3 = {i % 3}",
+                   f"UPDATE {s}.t SET id = id + 100000 WHERE id % 17 = {i}",  # key changes
+                   database=s)
+        for _ in range(20):  # one transaction each, ids rising with commit ts
+            n += 1
+            up.execute(f"INSERT INTO {s}.log VALUES ({n}, {i})")
+        up.execute(f"ALTER TABLE {s}.t ADD COLUMN c{i} INT DEFAULT {i}",
+                   f"DELETE FROM {s}.t WHERE id % 11 = {i}")
+    run = RunProcess("fault-apply")
+    try:
+        # the second ADD COLUMN has run: apply is in the middle of its segments
+        assert run.wait_for(lambda: len(_added_columns(run)) >= 2), "the run ended before its second ADD COLUMN"
+        run.kill_group()
+    finally:
+        run.stop_if_running()
+    assert not run.events("applied"), "the kill came after apply had ended"
+    killed = _killed_run("fault-apply")
+    assert "apply" not in killed.stats
+    checkpoint = metastore.get_feed("fault-apply").checkpoint_ts
+    _assert_applied_up_to(down, s, killed.run_id, checkpoint)
+
+    rc, err = cli_run(capsys, "fault-apply")
+    assert rc == 0, err
+    assert_consistent(up, down, [s])
+    assert query(capsys, "fault-apply")["state"] == "normal"
+    up.execute(f"DROP DATABASE {s}")
+    down.execute(f"DROP DATABASE IF EXISTS {s}")
+
+
+def _added_columns(run: RunProcess) -> list[dict]:
+    return [e for e in run.events("ddl applied") if "column" in e["name"].lower()]
+
+
+def _assert_applied_up_to(down, s: str, run_id: str, checkpoint: int) -> None:
+    import pyarrow.parquet as pq
+
+    raw = pq.read_table(RunFolder(None, "fault-apply", run_id).path("raw")).to_pylist()
+    ddls = [e for e in raw if e["op"] == "ddl" and e["commit_ts"] <= checkpoint and "ADD COLUMN" in e["ddl_query"]]
+    assert ddls, "the checkpoint did not pass a single DDL before the kill"
+    columns = {r[0] for r in down.query(f"SELECT COLUMN_NAME FROM information_schema.COLUMNS "
+                                        f"WHERE TABLE_SCHEMA = '{s}' AND TABLE_NAME = 't'")}
+    for e in ddls:
+        column = e["ddl_query"].split("ADD COLUMN ")[1].split()[0]
+        assert column in columns, f"checkpoint {checkpoint} is past {e['ddl_query']!r}, which never ran downstream"
+    logged = sum(1 for e in raw if e["table"] == "log" and e["op"] == "insert" and e["commit_ts"] <= checkpoint)
+    (present,) = down.query(f"SELECT COUNT(*) FROM {s}.log WHERE id <= {logged}")[0]
+    assert present == logged, f"checkpoint {checkpoint} is past rows of {s}.log the downstream lacks"
+
+
+# --- the downstream stopped or killed in the middle of apply ----------------------------
+
+@pytest.fixture(scope="module")
+def own_downstream(tmp_path_factory):
+    """A downstream of this module's own, which its tests stop and start again."""
+    server = MariaDB(tmp_path_factory.mktemp("fault-down"), name="downstream", server_id=3).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+class _RowsArriving:
+    """True once the first rows of `table` are downstream (apply writes its first segment),
+    polled on one connection; False while the server does not answer."""
+
+    def __init__(self, down, table: str):
+        self.down, self.table, self.conn = down, table, None
+
+    def __call__(self) -> bool:
+        try:
+            self.conn = self.conn or self.down.connect()
+            with self.conn.cursor() as cur:
+                cur.execute(f"SELECT EXISTS (SELECT 1 FROM {self.table})")
+                return bool(cur.fetchone()[0])
+        except pymysql.MySQLError:
+            return False
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+
+
+@pytest.mark.parametrize("how", ["shutdown", "sigkill"])
+def test_downstream_down_during_apply_warns_and_the_next_cycle_converges(mariadb_pair, own_downstream, how,
+                                                                         spark, cdcflow_home, capsys):
+    """`shutdown`: a clean shutdown once the first DDL (CREATE DATABASE) has run, so the next
+    DDL finds its connection gone; `sigkill`: mariadbd killed once the first segment's rows
+    are arriving.  The cycle ends in warning (a retryable
+    error, the checkpoint where apply got to); the server comes back on its datadir and port,
+    and the next cycle converges."""
+    up, _ = mariadb_pair
+    down = own_downstream
+    s = f"fault_down_{how}"
+    cid = f"fault-down-{how}"
+    _fresh(capsys, up, down, cid, s, f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT, pad VARCHAR(40))")
+    for i in range(4):
+        up.execute(f"INSERT INTO {s}.t (id, v, pad) SELECT seq + {i * 4000}, seq, MD5(seq) FROM seq_1_to_4000",
+                   f"UPDATE {s}.t SET v = -v WHERE id % 5 = {i}",
+                   f"ALTER TABLE {s}.t ADD COLUMN c{i} VARCHAR(10) DEFAULT 'd{i}'", database=s)
+    port = down.port
+    stopped = threading.Event()
+
+    rows_arriving = _RowsArriving(down, f"{s}.t")
+
+    def stop_downstream():
+        rows_arriving.close()
+        if how == "shutdown":
+            down.stop()
+        else:
+            down.kill()
+        stopped.set()
+
+    if how == "shutdown":
+        trigger = _OnEvent("ddl applied", stop_downstream)
+    else:
+        trigger = _Watcher(rows_arriving, stop_downstream)
+    with trigger:
+        rc, err = cli_run(capsys, cid)
+    assert stopped.is_set(), "the downstream was not stopped during apply"
+    assert rc == 1, err
+    status = query(capsys, cid)
+    assert status["state"] == "warning", status
+    message = status["error"]["message"]
+    # no advice to skip anything: nothing was refused, the next cycle retries
+    assert "skip-ddl" not in message and "next cycle" in message, message
+    assert status["error"]["message"] in err
+
+    down.start()
+    assert down.port == port
+    backdate(cid, 3600, "next_retry_at")  # the backoff is over
+    rc, err = cli_run(capsys, cid)
+    assert rc == 0, err
+    assert_consistent(up, down, [s])
+    assert query(capsys, cid)["state"] == "normal"
+    up.execute(f"DROP DATABASE {s}")
+    down.execute(f"DROP DATABASE IF EXISTS {s}")
+
+
+class _OnEvent:
+    """Calls `action` (in the cycle's own thread) at the first structured log line of an event."""
+
+    def __init__(self, event: str, action):
+        self.event, self.action = event, action
+        self.handler = logging.Handler()
+        self.handler.emit = self._emit
+        self.fired = False
+
+    def _emit(self, record) -> None:
+        if not self.fired and f'"event": "{self.event}"' in record.getMessage():
+            self.fired = True
+            self.action()
+
+    def __enter__(self):
+        logger = logging.getLogger("cdcflow")
+        self.level = logger.level
+        logger.setLevel(logging.INFO)  # the events are INFO lines
+        logger.addHandler(self.handler)
+        return self
+
+    def __exit__(self, *exc):
+        logger = logging.getLogger("cdcflow")
+        logger.removeHandler(self.handler)
+        logger.setLevel(self.level)
+
+
+class _Watcher:
+    """Polls `condition` in a thread while the block runs; calls `action` once it holds."""
+
+    def __init__(self, condition, action):
+        self.condition, self.action = condition, action
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self.done.is_set():
+            if self.condition():
+                self.action()
+                return
+            time.sleep(0.01)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join(timeout=120)
+
+
+# --- two runs of one changefeed at once -------------------------------------------------
+
+def test_two_runs_at_once_one_works_the_other_refuses_in_one_line(mariadb_pair, cdcflow_home, capsys):
+    up, down = mariadb_pair
+    s = "fault_twice"
+    _fresh(capsys, up, down, "fault-twice", s, f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT)",
+           f"INSERT INTO {s}.t SELECT seq, seq FROM {s}.seq_1_to_2000")
+    up.execute(f"UPDATE {s}.t SET v = v * 2", f"INSERT INTO {s}.t VALUES (5000, 5000)")
+    runs = [RunProcess("fault-twice"), RunProcess("fault-twice")]
+    try:
+        codes = [r.finish() for r in runs]
+    finally:
+        for r in runs:
+            r.stop_if_running()
+    assert sorted(codes) == [0, 1], [r.lines[-5:] for r in runs]
+    winner, loser = runs if codes[0] == 0 else runs[::-1]
+    lines = [line for line in loser.lines if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "another cycle holds the lease" in lines[0], lines
+    assert loser.proc.stdout.read() == ""
+    assert winner.events("applied") and not loser.events("window")
+    assert_consistent(up, down, [s])
+    feed = metastore.get_feed("fault-twice")
+    assert feed.state == "normal" and feed.lease_owner is None and feed.error is None
+    up.execute(f"DROP DATABASE {s}")
+    down.execute(f"DROP DATABASE IF EXISTS {s}")

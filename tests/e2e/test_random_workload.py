@@ -1,0 +1,393 @@
+"""A randomized workload of DDL and DML over several cycles, compared table by table after
+each: inserts with NULLs and extreme values of every column type the type tests cover,
+updates, key changes and key swaps (primary and unique keys, integer, case-insensitive string
+and composite keys), deletes, multi-statement transactions, ADD / DROP / MODIFY COLUMN,
+ADD / DROP INDEX, RENAME, TRUNCATE, CREATE and DROP TABLE.
+
+Seeded: the seed is printed, and `CDCFLOW_RANDOM_SEED=<seed>` replays a failing run exactly
+(the statements are written to the test's output as they run, for reading)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+import pytest
+from e2e_helpers import assert_consistent, cli_run, create_changefeed, query
+
+pytestmark = pytest.mark.e2e
+
+SCHEMA = "rnd"
+CYCLES = 4
+OPS_PER_CYCLE = 30
+MAX_ROWS = 12
+
+
+# --- values of every column type ------------------------------------------------------
+
+def _int(lo: int, hi: int):
+    return lambda r: r.choice([lo, hi, 0, 1, -1 if lo < 0 else hi // 2, r.randint(lo, hi)])
+
+
+def _text(alphabet: str, longest: int):
+    return lambda r: "".join(r.choice(alphabet) for _ in range(r.randint(0, longest)))
+
+
+def _bytes(longest: int):
+    return lambda r: bytes(r.randrange(256) for _ in range(r.randint(0, longest)))
+
+
+def _decimal(r) -> Decimal:
+    sign = r.choice(["", "-"])
+    return Decimal(f"{sign}{r.randint(0, 10 ** r.randint(0, 35) - 1)}.{r.randint(0, 10 ** 30 - 1):030d}")
+
+
+def _time(r, fraction: bool) -> str:
+    h = r.choice([0, 838, r.randint(0, 838)])
+    frac = f".{0 if h == 838 else r.randint(0, 999999):06d}" if fraction else ""  # 838:59:59 is the most
+    return f"{r.choice(['', '-'])}{h}:{r.randint(0, 59):02d}:{r.randint(0, 59):02d}{frac}"
+
+
+def _datetime(r, lo: int, hi: int, fraction: bool) -> str:
+    frac = f".{r.randint(0, 999999):06d}" if fraction else ""
+    return (f"{r.randint(lo, hi):04d}-{r.randint(1, 12):02d}-{r.randint(1, 28):02d} "
+            f"{r.randint(0, 23):02d}:{r.randint(0, 59):02d}:{r.randint(0, 59):02d}{frac}")
+
+
+def _json(r, depth: int = 0):
+    kind = r.randrange(6 if depth < 2 else 4)
+    if kind == 0:
+        return r.choice([None, True, False])
+    if kind == 1:
+        return r.choice([0, -1, 2 ** 53, r.uniform(-1e9, 1e9), 1.5])
+    if kind in (2, 3):
+        return _text(TEXT, 8)(r)
+    if kind == 4:
+        return [_json(r, depth + 1) for _ in range(r.randint(0, 3))]
+    return {_text("abcxyz", 4)(r): _json(r, depth + 1) for _ in range(r.randint(0, 3))}
+
+
+TEXT = "abcXYZ 09'\"\\\n\t%_éÿ€😀汉"
+LATIN1 = "abcXYZ 09'\"\\%_éÿÑ½"
+
+# The column types of tests/e2e/test_type_fidelity.py, each with a generator of its values
+TYPES = {
+    "TINYINT": _int(-128, 127), "TINYINT UNSIGNED": _int(0, 255),
+    "SMALLINT": _int(-32768, 32767), "SMALLINT UNSIGNED": _int(0, 65535),
+    "MEDIUMINT": _int(-8388608, 8388607), "MEDIUMINT UNSIGNED": _int(0, 16777215),
+    "INT": _int(-2 ** 31, 2 ** 31 - 1), "INT UNSIGNED": _int(0, 2 ** 32 - 1),
+    "BIGINT": _int(-2 ** 63, 2 ** 63 - 1), "BIGINT UNSIGNED": _int(0, 2 ** 64 - 1),
+    "DECIMAL(65,30)": _decimal,
+    "DECIMAL(5,2) UNSIGNED": lambda r: Decimal(f"{r.randint(0, 999)}.{r.randint(0, 99):02d}"),
+    "FLOAT": lambda r: r.choice([0.0, -1.5, 3.25, 1e-10, 3.4e38, float(r.randint(-10 ** 6, 10 ** 6)) / 8,
+                                 r.uniform(-1e6, 1e6)]),
+    "DOUBLE": lambda r: r.choice([0.0, -0.0, 1.7976931348623157e308, 2.2250738585072014e-308, 0.1,
+                                  r.uniform(-1e12, 1e12)]),
+    "DATE": lambda r: _datetime(r, 1000, 9999, False)[:10],
+    "DATETIME(6)": lambda r: _datetime(r, 1000, 9999, True),
+    "DATETIME": lambda r: _datetime(r, 1000, 9999, False),
+    "TIMESTAMP(6) NULL DEFAULT NULL": lambda r: _datetime(r, 1971, 2037, True),
+    "TIME(6)": lambda r: _time(r, True),
+    "TIME": lambda r: _time(r, False),
+    "YEAR": lambda r: r.choice([1901, 2155, 0, r.randint(1901, 2155)]),
+    "CHAR(10)": _text(TEXT, 10),
+    "VARCHAR(40)": _text(TEXT, 40),
+    "TEXT": _text(TEXT, 200),
+    "VARCHAR(20) CHARACTER SET latin1": _text(LATIN1, 20),
+    "BINARY(4)": _bytes(4),
+    "VARBINARY(300)": _bytes(300),
+    "BLOB": _bytes(1000),
+    "LONGBLOB": _bytes(3000),
+    "ENUM('a','b','c d')": lambda r: r.choice(["a", "b", "c d"]),
+    "SET('a','b','c','d')": lambda r: ",".join(x for x in "abcd" if r.random() < 0.5),
+    "BIT(1)": _int(0, 1), "BIT(64)": _int(0, 2 ** 64 - 1), "BIT(5)": _int(0, 31),
+    "JSON": lambda r: json.dumps(_json(r)),
+}
+
+# MODIFY COLUMN: a type each value of the old one fits in
+WIDER = {
+    "TINYINT": "SMALLINT", "SMALLINT": "MEDIUMINT", "MEDIUMINT": "INT", "INT": "BIGINT",
+    "TINYINT UNSIGNED": "SMALLINT UNSIGNED", "SMALLINT UNSIGNED": "MEDIUMINT UNSIGNED",
+    "MEDIUMINT UNSIGNED": "INT UNSIGNED", "INT UNSIGNED": "BIGINT UNSIGNED",
+    "FLOAT": "DOUBLE", "DATETIME": "DATETIME(6)", "TIME": "TIME(6)", "CHAR(10)": "VARCHAR(40)",
+    "VARCHAR(40)": "TEXT", "BLOB": "LONGBLOB", "BINARY(4)": "VARBINARY(300)", "BIT(5)": "BIT(64)",
+    "ENUM('a','b','c d')": "ENUM('a','b','c d','e')",
+}
+TYPES["ENUM('a','b','c d','e')"] = lambda r: r.choice(["a", "b", "c d", "e"])
+
+# Indexable without a prefix length; TEXT, BLOB and JSON are left out of indexes
+UNINDEXED = ("TEXT", "BLOB", "LONGBLOB", "JSON")
+
+
+# --- the model: what tables and columns exist (rows are read from the upstream) ---------
+
+@dataclass
+class Table:
+    name: str
+    key: list[tuple[str, str]]  # (column, type) of the primary key
+    columns: dict[str, str] = field(default_factory=dict)  # the other columns: name -> TYPES key
+    not_null: set[str] = field(default_factory=set)
+    unique: str | None = None  # a NOT NULL UNIQUE column (besides the key)
+    indexes: list[str] = field(default_factory=list)
+
+
+KEY_KINDS = {
+    "int": [("id", "INT")],
+    "ci_string": [("k", "VARCHAR(20) COLLATE utf8mb4_general_ci")],
+    "composite": [("a", "INT"), ("b", "VARCHAR(10) COLLATE utf8mb4_bin")],
+}
+
+
+def _folded(key: tuple) -> tuple:
+    """A key as a case-insensitive index compares it (keys are drawn from ASCII letters)."""
+    return tuple(str(v).lower() for v in key)
+
+
+class Workload:
+    def __init__(self, rng: random.Random, conn, log):
+        self.r, self.conn, self.log = rng, conn, log
+        self.tables: dict[str, Table] = {}
+        self.counter = 0
+
+    # -- helpers --
+    def sql(self, stmt: str, args=None) -> None:
+        with self.conn.cursor() as cur:
+            self.log.append(cur.mogrify(stmt, args) if args is not None else stmt)
+            cur.execute(stmt, args)
+
+    def fresh(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def keys(self, t: Table) -> list[tuple]:
+        cols = ", ".join(f"`{c}`" for c, _ in t.key)
+        with self.conn.cursor() as cur:
+            cur.execute(f"SELECT {cols} FROM {SCHEMA}.`{t.name}`")
+            return [tuple(row) for row in cur.fetchall()]
+
+    def new_key(self, t: Table) -> tuple:
+        taken = {_folded(k) for k in self.keys(t)}
+        while True:
+            key = tuple(self.r.randint(-1000, 100000) if typ == "INT" else _text("abcdefXYZ", 6)(self.r) or "x"
+                        for _, typ in t.key)
+            if _folded(key) not in taken:
+                return key
+
+    def where(self, t: Table, key: tuple) -> tuple[str, list]:
+        return " AND ".join(f"`{c}` = %s" for c, _ in t.key), list(key)
+
+    def value(self, t: Table, column: str):
+        if column not in t.not_null and self.r.random() < 0.2:
+            return None
+        if column == t.unique:
+            return self.fresh("u")
+        return TYPES[t.columns[column]](self.r)
+
+    # -- DDL --
+    def create_table(self) -> None:
+        kind = self.r.choice(list(KEY_KINDS))
+        t = Table(self.fresh("t"), KEY_KINDS[kind])
+        for _ in range(self.r.randint(3, 6)):
+            t.columns[self.fresh("c")] = self.r.choice(list(TYPES))
+        if kind == "int" and self.r.random() < 0.6:
+            t.unique = self.fresh("code")
+            t.columns[t.unique] = "VARCHAR(40)"
+            t.not_null.add(t.unique)
+        cols = [f"`{c}` {typ} NOT NULL" for c, typ in t.key]
+        cols += [f"`{c}` {typ}" + (" NOT NULL" if c in t.not_null else "") for c, typ in t.columns.items()]
+        cols.append(f"PRIMARY KEY ({', '.join(f'`{c}`' for c, _ in t.key)})")
+        if t.unique:
+            cols.append(f"UNIQUE KEY ({t.unique})")
+        self.sql(f"CREATE TABLE {SCHEMA}.`{t.name}` ({', '.join(cols)}) DEFAULT CHARSET = utf8mb4")
+        self.tables[t.name] = t
+
+    def drop_table(self, t: Table) -> None:
+        if len(self.tables) > 2:
+            self.sql(f"DROP TABLE {SCHEMA}.`{t.name}`")
+            del self.tables[t.name]
+
+    def rename_table(self, t: Table) -> None:
+        new = self.fresh("r")
+        self.sql(f"RENAME TABLE {SCHEMA}.`{t.name}` TO {SCHEMA}.`{new}`")
+        del self.tables[t.name]
+        t.name = new
+        self.tables[new] = t
+
+    def truncate(self, t: Table) -> None:
+        self.sql(f"TRUNCATE TABLE {SCHEMA}.`{t.name}`")
+
+    def add_column(self, t: Table) -> None:
+        c, typ = self.fresh("c"), self.r.choice(list(TYPES))
+        where = self.r.choice(["", " FIRST", f" AFTER `{self.r.choice(list(t.columns) or [t.key[0][0]])}`"])
+        extra = ""
+        if typ in ("INT", "VARCHAR(40)", "DECIMAL(5,2) UNSIGNED", "DATE") and self.r.random() < 0.5:
+            default = {"INT": "7", "VARCHAR(40)": "'dflt'", "DECIMAL(5,2) UNSIGNED": "1.25",
+                       "DATE": "'2001-02-03'"}[typ]
+            extra = f" NOT NULL DEFAULT {default}"
+            t.not_null.add(c)
+        elif typ == "DATETIME(6)" and self.r.random() < 0.5:
+            extra = " DEFAULT CURRENT_TIMESTAMP(6)"  # existing rows get the DDL's own time
+        self.sql(f"ALTER TABLE {SCHEMA}.`{t.name}` ADD COLUMN `{c}` {typ}{extra}{where}")
+        t.columns[c] = typ
+
+    def drop_column(self, t: Table) -> None:
+        droppable = [c for c in t.columns if c != t.unique]
+        if len(droppable) > 1:
+            c = self.r.choice(droppable)
+            self.sql(f"ALTER TABLE {SCHEMA}.`{t.name}` DROP COLUMN `{c}`")
+            del t.columns[c]
+            t.not_null.discard(c)
+            t.indexes = [i for i in t.indexes if not i.endswith("_" + c)]
+
+    def modify_column(self, t: Table) -> None:
+        widenable = [c for c, typ in t.columns.items() if typ in WIDER and c not in t.not_null]
+        if widenable:
+            c = self.r.choice(widenable)
+            t.columns[c] = WIDER[t.columns[c]]
+            self.sql(f"ALTER TABLE {SCHEMA}.`{t.name}` MODIFY COLUMN `{c}` {t.columns[c]}")
+
+    def add_index(self, t: Table) -> None:
+        indexable = [c for c, typ in t.columns.items() if typ not in UNINDEXED]
+        if indexable:
+            c = self.r.choice(indexable)
+            name = f"{self.fresh('i')}_{c}"
+            self.sql(self.r.choice([f"ALTER TABLE {SCHEMA}.`{t.name}` ADD INDEX `{name}` (`{c}`)",
+                                    f"CREATE INDEX `{name}` ON {SCHEMA}.`{t.name}` (`{c}`)"]))
+            t.indexes.append(name)
+
+    def drop_index(self, t: Table) -> None:
+        if t.indexes:
+            name = t.indexes.pop(self.r.randrange(len(t.indexes)))
+            self.sql(self.r.choice([f"ALTER TABLE {SCHEMA}.`{t.name}` DROP INDEX `{name}`",
+                                    f"DROP INDEX `{name}` ON {SCHEMA}.`{t.name}`"]))
+
+    # -- DML --
+    def insert(self, t: Table) -> None:
+        if len(self.keys(t)) >= MAX_ROWS:
+            return self.delete(t)
+        rows = []
+        for _ in range(self.r.randint(1, 3)):
+            key = self.new_key(t)
+            if any(_folded(key) == _folded(row[:len(key)]) for row in rows):
+                continue
+            rows.append(key + tuple(self.value(t, c) for c in t.columns))
+        names = [c for c, _ in t.key] + list(t.columns)
+        marks = "(" + ", ".join(["%s"] * len(names)) + ")"
+        self.sql(f"INSERT INTO {SCHEMA}.`{t.name}` ({', '.join(f'`{c}`' for c in names)}) VALUES "
+                 + ", ".join([marks] * len(rows)), [v for row in rows for v in row])
+
+    def update(self, t: Table) -> None:
+        keys = self.keys(t)
+        if not keys or not t.columns:
+            return
+        for key in self.r.sample(keys, min(len(keys), self.r.randint(1, 3))):
+            cols = self.r.sample(list(t.columns), self.r.randint(1, len(t.columns)))
+            where, args = self.where(t, key)
+            self.sql(f"UPDATE {SCHEMA}.`{t.name}` SET {', '.join(f'`{c}` = %s' for c in cols)} WHERE {where}",
+                     [self.value(t, c) for c in cols] + args)
+
+    def change_key(self, t: Table) -> None:
+        keys = self.keys(t)
+        if keys:
+            key = self.r.choice(keys)
+            if t.key[0][0] == "k" and self.r.random() < 0.5:  # a respelling: the same key under _ci
+                new = (key[0].swapcase(),)
+            else:
+                new = self.new_key(t)
+            where, args = self.where(t, key)
+            self.sql(f"UPDATE {SCHEMA}.`{t.name}` SET {', '.join(f'`{c}` = %s' for c, _ in t.key)} WHERE {where}",
+                     list(new) + args)
+
+    def swap_keys(self, t: Table) -> None:
+        """Two rows exchange their keys (or unique values), in one transaction through a free one."""
+        keys = self.keys(t)
+        if len(keys) < 2:
+            return
+        a, b = self.r.sample(keys, 2)
+        if t.unique and self.r.random() < 0.5:
+            col = t.unique
+            with self.conn.cursor() as cur:
+                wa, aa = self.where(t, a)
+                wb, ab = self.where(t, b)
+                cur.execute(f"SELECT `{col}` FROM {SCHEMA}.`{t.name}` WHERE {wa}", aa)
+                ua = cur.fetchone()[0]
+                cur.execute(f"SELECT `{col}` FROM {SCHEMA}.`{t.name}` WHERE {wb}", ab)
+                ub = cur.fetchone()[0]
+            steps = [(wa, aa, "swap-tmp"), (wb, ab, ua), (wa, aa, ub)]
+            sets = f"`{col}` = %s"
+            self.sql("BEGIN")
+            for where, args, value in steps:
+                self.sql(f"UPDATE {SCHEMA}.`{t.name}` SET {sets} WHERE {where}", [value] + args)
+            self.sql("COMMIT")
+            return
+        tmp = self.new_key(t)
+        sets = ", ".join(f"`{c}` = %s" for c, _ in t.key)
+        self.sql("BEGIN")
+        for old, new in ((a, tmp), (b, a), (tmp, b)):
+            where, args = self.where(t, old)
+            self.sql(f"UPDATE {SCHEMA}.`{t.name}` SET {sets} WHERE {where}", list(new) + args)
+        self.sql("COMMIT")
+
+    def delete(self, t: Table) -> None:
+        keys = self.keys(t)
+        if keys:
+            where, args = self.where(t, self.r.choice(keys))
+            self.sql(f"DELETE FROM {SCHEMA}.`{t.name}` WHERE {where}", args)
+
+    def transaction(self, t: Table) -> None:
+        self.sql("BEGIN")
+        for _ in range(self.r.randint(2, 4)):
+            self.r.choice([self.insert, self.update, self.change_key, self.delete])(t)
+        self.sql("COMMIT")
+
+    OPS = {  # op: weight
+        "insert": 8, "update": 6, "change_key": 3, "swap_keys": 3, "delete": 3, "transaction": 3,
+        "add_column": 2, "drop_column": 1, "modify_column": 1, "add_index": 1, "drop_index": 1,
+        "rename_table": 1, "truncate": 0.5, "create_table": 1, "drop_table": 0.5,
+    }
+
+    def step(self) -> None:
+        op = self.r.choices(list(self.OPS), weights=list(self.OPS.values()))[0]
+        if op == "create_table":
+            return self.create_table()
+        getattr(self, op)(self.r.choice(sorted(self.tables.values(), key=lambda t: t.name)))
+
+
+# --- the test -----------------------------------------------------------------------------
+
+def test_random_ddl_and_dml_over_several_cycles(mariadb_pair, spark, cdcflow_home, capsys):
+    seed = int(os.environ.get("CDCFLOW_RANDOM_SEED") or random.SystemRandom().randrange(2 ** 32))
+    print(f"random workload seed {seed} (CDCFLOW_RANDOM_SEED={seed} replays it)")
+    up, down = mariadb_pair
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
+    create_changefeed(capsys, up, down, "random", f"[filter]\nrules = ['{SCHEMA}.*']\n")
+    log: list[str] = []
+    conn = up.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SET SESSION time_zone = '+05:30'")  # TIMESTAMP literals are read in it
+        work = Workload(random.Random(seed), conn, log)
+        work.sql(f"CREATE DATABASE {SCHEMA}")
+        for _ in range(3):
+            work.create_table()
+        for cycle in range(CYCLES):
+            start = len(log)
+            for _ in range(OPS_PER_CYCLE):
+                work.step()
+            rc, err = cli_run(capsys, "random")
+            where = (f"seed {seed}, cycle {cycle + 1}; its statements:\n" + "\n".join(log[start:]))
+            assert rc == 0, f"{err}\n{where}"
+            try:
+                assert_consistent(up, down, [SCHEMA])
+            except AssertionError as e:
+                raise AssertionError(f"{e}\n{where}") from None
+        assert query(capsys, "random")["state"] == "normal"
+    finally:
+        conn.close()
+        print("\n".join(log))
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
