@@ -36,6 +36,16 @@ def create_changefeed(capsys, up, down, cid: str, config: str = "", *extra: str)
     return json.loads(out.out.split("\n", 2)[2])
 
 
+def schema_changefeed(capsys, up, down, cid: str, schema: str, *upstream: str) -> None:
+    """A changefeed of one schema of its own (dropped first on both sides), then `upstream`'s
+    statements run after its creation."""
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {schema}")
+    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{schema}.*']\n")
+    if upstream:
+        up.execute(*upstream)
+
+
 def _write_config(cid: str, text: str):
     from cdcflow.core.home import home
 

@@ -23,7 +23,7 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import parsed_changefeed_dag
 
-from e2e_helpers import assert_consistent, cli_run, create_changefeed
+from e2e_helpers import assert_consistent, cli_run, create_changefeed, schema_changefeed
 
 from cdcflow.store import metastore
 
@@ -57,11 +57,9 @@ def _dead_pid() -> int:
 def test_a_dag_run_left_open_while_another_cycle_ran_stops_cleanly(mariadb_pair, airflow_home, spark, capsys,
                                                                     caplog):
     up, down = mariadb_pair
-    for s in (up, down):
-        s.execute("DROP DATABASE IF EXISTS dag_stale")
-    create_changefeed(capsys, up, down, "dag-stale", "[filter]\nrules = ['dag_stale.*']\n")
-    up.execute("CREATE DATABASE dag_stale", "CREATE TABLE dag_stale.t (id INT PRIMARY KEY, v VARCHAR(20))",
-               "INSERT INTO dag_stale.t VALUES (1, 'one'), (2, 'two')")
+    schema_changefeed(capsys, up, down, "dag-stale", "dag_stale", "CREATE DATABASE dag_stale",
+                      "CREATE TABLE dag_stale.t (id INT PRIMARY KEY, v VARCHAR(20))",
+                      "INSERT INTO dag_stale.t VALUES (1, 'one'), (2, 'two')")
     dag = parsed_changefeed_dag("dag-stale")
     other = {}
 

@@ -11,7 +11,7 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import parsed_changefeed_dag
 
-from e2e_helpers import create_changefeed, query
+from e2e_helpers import query, schema_changefeed
 
 from cdcflow.store import metastore
 
@@ -22,11 +22,9 @@ VERIFY = {"mode": "verify", "start_ts": None, "target_ts": None}
 
 def test_mode_verify_runs_no_cycle_and_fails_when_the_downstream_differs(mariadb_pair, airflow_home, capsys):
     up, down = mariadb_pair
-    for s in (up, down):
-        s.execute("DROP DATABASE IF EXISTS dag_vf")
-    create_changefeed(capsys, up, down, "dag-vf", "[filter]\nrules = ['dag_vf.*']\n")
-    up.execute("CREATE DATABASE dag_vf", "CREATE TABLE dag_vf.t (id INT PRIMARY KEY, v VARCHAR(20))",
-               "INSERT INTO dag_vf.t VALUES (1, 'one'), (2, 'two'), (3, 'three')")
+    schema_changefeed(capsys, up, down, "dag-vf", "dag_vf", "CREATE DATABASE dag_vf",
+                      "CREATE TABLE dag_vf.t (id INT PRIMARY KEY, v VARCHAR(20))",
+                      "INSERT INTO dag_vf.t VALUES (1, 'one'), (2, 'two'), (3, 'three')")
     dag = parsed_changefeed_dag("dag-vf")
     run = dag.test(run_conf={"mode": "catch-up", "start_ts": None, "target_ts": None})
     assert str(run.state) in ("success", "DagRunState.SUCCESS"), run.state
