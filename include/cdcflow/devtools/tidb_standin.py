@@ -71,6 +71,15 @@ class _Conn:
     def __init__(self, standin: TiDBStandIn, real, read_timeout):
         self.standin, self.real, self.read_timeout = standin, real, read_timeout
 
+    @property
+    def _read_timeout(self):
+        # the sink sets a statement's read timeout on the connection (mysql_sink.read_timeout)
+        return self.real._read_timeout
+
+    @_read_timeout.setter
+    def _read_timeout(self, seconds) -> None:
+        self.real._read_timeout = seconds
+
     def cursor(self) -> "_Cursor":
         return _Cursor(self)
 
