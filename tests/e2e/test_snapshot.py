@@ -151,9 +151,12 @@ def test_cycles_wait_for_an_unfinished_copy_and_a_killed_copy_continues(mariadb_
         child.wait()
         killed = snapshots.progress("snap2")
         assert 10 <= killed["chunks_done"] < killed["chunks_total"], killed
+        point = snapshots.get("snap2")["position"]
 
-        rc, err = cli_run(capsys, "snap2")  # no cycle runs before the copy is complete
-        assert rc == 0 and "initial copy" in err, err
+        capsys.readouterr()  # no cycle runs before the copy is complete, and it says why
+        rc = cli.main(["changefeed", "run", "-c", "snap2"])
+        ran = capsys.readouterr()
+        assert rc == 0 and "initial copy (create --snapshot) has not finished" in json.loads(ran.out)["reason"], ran
         assert query(capsys, "snap2")["cdcflow"]["last_runs"] == []
 
         capsys.readouterr()
@@ -165,7 +168,17 @@ def test_cycles_wait_for_an_unfinished_copy_and_a_killed_copy_continues(mariadb_
     assert rc == 0, out.err
     info = json.loads(out.out.split("\n", 2)[2])
     assert info["continued"] is True and info["snapshot"]["chunks_done"] == info["snapshot"]["chunks_total"]
+    assert (info["start_position"]["file"], info["start_position"]["pos"]) == (point["file"], point["pos"])
     first_line = next(line for line in out.err.splitlines() if "chunks" in line)
     resumed_from = int(first_line.split(": ")[1].split("/")[0])
     assert resumed_from > killed["chunks_done"] - 1  # the second run did not copy the chunks done again
     _catch_up(capsys, up, down, "snap2")
+
+
+def test_snapshot_refuses_a_start_ts(mariadb_pair, cdcflow_home, capsys):
+    up, down = mariadb_pair
+    capsys.readouterr()
+    rc = cli.main(_create_args(up, down, "snap3", _config(cdcflow_home, "snap3")) + ["--start-ts", "2026-01-01 00:00:00"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "changefeed snap3" in err and "--snapshot starts the changefeed at the copy's consistent point" in err
+    assert "Traceback" not in err
