@@ -19,10 +19,11 @@ MAY_IMPORT = {
     "store": {"core", "ddl"},
     "sink": {"core", "ddl", "filter", "store"},
     "verify": {"core", "ddl", "filter", "source", "sink", "store"},
-    "changefeed": {"core", "ddl", "filter", "source", "sink", "store", "verify"},
+    "snapshot": {"core", "ddl", "filter", "source", "sink", "store", "verify"},
+    "changefeed": {"core", "ddl", "filter", "source", "sink", "store", "verify", "snapshot"},
     "spark": {"core"},
     "stages": {"core", "ddl", "filter", "source", "sink", "store", "verify", "changefeed", "spark"},
-    "devtools": {"core", "ddl", "filter", "source", "sink", "store", "verify", "changefeed", "spark",
+    "devtools": {"core", "ddl", "filter", "source", "sink", "store", "verify", "snapshot", "changefeed", "spark",
                  "stages", "cli"},
 }
 TOP_LEVEL_MODULES = {"__init__.py", "cli.py"}

@@ -22,11 +22,12 @@ from cdcflow.core.errors import (
     CLI_INVALID_CHECKPOINT_TS,
     CLI_START_TS_IN_FUTURE,
     MYSQL_CONNECTION_ERROR,
+    SNAPSHOT_UNSUPPORTED,
     UPSTREAM_UNREACHABLE,
     CdcflowError,
 )
 from cdcflow.core.home import Spec, load_spec, save_spec, spec_exists
-from cdcflow.store import ddl_replacements, metastore, schema_versions, verify_results
+from cdcflow.store import ddl_replacements, metastore, schema_versions, snapshots, verify_results
 from cdcflow.store.removal import remove_changefeed
 
 UPDATABLE_STATES = (states.STOPPED, states.FAILED)
@@ -48,10 +49,14 @@ def _gc_ttl(spec: Spec) -> float:
 
 
 def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = None,
-           start_ts: int | None = None, target_ts: int | None = None) -> dict:
+           start_ts: int | None = None, target_ts: int | None = None, snapshot=None,
+           spark_for: Callable | None = None, report: Callable[[dict], None] = lambda p: None) -> dict:
     """Check the upstream, the sink, the config and its value expressions, then record the
     changefeed from `start_ts` (default: the upstream's current position) with its schema
-    snapshot.  Returns what the changefeed starts with."""
+    snapshot.  With `snapshot` (snapshot.SnapshotOptions) the filter's tables are first copied
+    (cdcflow.snapshot; `spark_for(config)` opens the Spark session, `report` hears the progress)
+    and the changefeed starts at the copy's consistent point; a changefeed whose copy did not
+    finish continues it.  Returns what the changefeed starts with."""
     from cdcflow.core.config import parse_config
     from cdcflow.core.sink_params import merge_sink_options
     from cdcflow.core.uri import (
@@ -63,6 +68,8 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
     from cdcflow.source.binlog import check_upstream, head_position, position_for_ts, replay_horizon
 
     cid = validate_changefeed_id(cid)
+    if snapshot is not None and spec_exists(cid) and snapshots.unfinished(cid):
+        return _continue_snapshot(cid, snapshot, spark_for, report)
     if spec_exists(cid):
         raise CdcflowError(f"changefeed {cid} already exists", code=CHANGEFEED_ALREADY_EXISTS,
                            hint="choose another --changefeed-id, or remove the old one first")
@@ -84,6 +91,21 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
     _check_foreign_keys(tf, source, cid)
     server_id = source.server_id or default_server_id(cid)
     replay_until = None
+    if snapshot is not None:
+        if start_ts or (target_ts and target_ts <= tso.now()):
+            raise CdcflowError("--snapshot starts the changefeed at the copy's consistent point: give no --start-ts "
+                               "(and a --target-ts in the future)", changefeed=cid, code=SNAPSHOT_UNSUPPORTED,
+                               hint="drop --start-ts, or create without --snapshot")
+
+        def at_point(pos):
+            _record(cid, source, source_uri, sink_uri, config_text, tso.now(), target_ts, pos, None)
+
+        _snapshot_start(cid, source, sink, cfg, snapshot, at_point)
+        progress = _snapshot_copy(cid, source, sink, cfg, snapshot, spark_for, report)
+        feed = metastore.get_feed(cid)
+        return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": feed.checkpoint_ts,
+                "target_ts": target_ts or 0, "start_position": feed.checkpoint_pos, "server_id": server_id,
+                "snapshot": progress, "config": cfg.to_dict()}
     if start_ts:
         pos = position_for_ts(source, server_id, start_ts, cid)
         replay_until = replay_horizon(start_ts)  # start-ts's second is read again: its DDLs may be replays
@@ -97,17 +119,75 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
     if target_ts and target_ts <= start_ts:
         raise CdcflowError(f"target-ts {target_ts} is not after start-ts {start_ts}",
                            changefeed=cid, hint="give a --target-ts later than the start")
+    tables = _record(cid, source, source_uri, sink_uri, config_text, start_ts, target_ts, pos, replay_until)
+    return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": start_ts,
+            "target_ts": target_ts or 0, "start_position": pos.to_dict(), "server_id": server_id,
+            "tracked_tables": tables,
+            "config": cfg.to_dict()}
+
+
+def _record(cid, source, source_uri, sink_uri, config_text, start_ts, target_ts, pos, replay_until) -> int:
+    """Save the spec and the feed at `pos` / `start_ts`, and the tracked schema; returns its tables."""
     save_spec(Spec(id=cid, source_uri=source_uri, sink_uri=sink_uri, config_text=config_text,
                    start_ts=start_ts, target_ts=target_ts or 0))
     metastore.create_feed(cid, start_ts, pos.to_dict())  # nothing of an earlier changefeed of that id stays
     if replay_until is not None:
         metastore.update_feed(cid, replay_until=replay_until)
     # seed 004: the schema starts from the upstream's catalogue; DDLs from the start on evolve it
-    tables = schema_versions.snapshot(cid, source, start_ts)
-    return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": start_ts,
-            "target_ts": target_ts or 0, "start_position": pos.to_dict(), "server_id": server_id,
-            "tracked_tables": tables,
-            "config": cfg.to_dict()}
+    return schema_versions.snapshot(cid, source, start_ts)
+
+
+def _snapshot_args(source, sink, cfg) -> tuple[dict, dict]:
+    from cdcflow.core.sink_params import merge_sink_options
+
+    return source.connection_args(), sink.connection_args(merge_sink_options(cfg.sink, dict(sink.params)))
+
+
+def _snapshot_start(cid, source, sink, cfg, options, at_point) -> None:
+    from cdcflow.snapshot import start
+
+    up_args, down_args = _snapshot_args(source, sink, cfg)
+    try:
+        start(cid, up_args, down_args, sink.scheme, list(cfg.rules), cfg.case_sensitive, cfg.force_replicate, options,
+              at_point)
+    except CdcflowError as e:
+        raise e.with_context(changefeed=cid) from None
+
+
+def _snapshot_copy(cid, source, sink, cfg, options, spark_for, report) -> dict:
+    """The chunks not done yet; then the first cycle treats what it reads up to now as replays
+    (its DDLs may already be in the tables created; its rows are written in safe mode)."""
+    from cdcflow.snapshot import continue_copy
+    from cdcflow.source.binlog import replay_horizon
+
+    up_args, down_args = _snapshot_args(source, sink, cfg)
+    progress = continue_copy(cid, up_args, down_args, lambda: spark_for(cfg), options, report)
+    metastore.update_feed(cid, replay_until=replay_horizon(tso.now()))
+    return progress
+
+
+def _continue_snapshot(cid, options, spark_for, report) -> dict:
+    """`create --snapshot` again on a changefeed whose copy was stopped: the chunks not done are
+    copied; a keyless table not yet copied takes a new consistent point (the changefeed's start
+    moves there)."""
+    from cdcflow.core.uri import parse_sink_uri, parse_source_uri
+    from cdcflow.snapshot.runner import needs_new_point
+
+    spec = load_spec(cid)
+    cfg = spec.config()
+    source, sink = parse_source_uri(spec.source_uri), parse_sink_uri(spec.sink_uri)
+    if needs_new_point(cid):
+        def at_point(pos):
+            ts = tso.now()
+            metastore.update_feed(cid, checkpoint_ts=ts, checkpoint_pos=pos.to_dict())
+            schema_versions.snapshot(cid, source, ts)
+
+        _snapshot_start(cid, source, sink, cfg, options, at_point)
+    progress = _snapshot_copy(cid, source, sink, cfg, options, spark_for, report)
+    feed = metastore.get_feed(cid)
+    return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": feed.checkpoint_ts,
+            "target_ts": spec.target_ts, "start_position": feed.checkpoint_pos, "continued": True,
+            "snapshot": progress, "config": cfg.to_dict()}
 
 
 def _read_config(path: str, cid: str | None = None) -> str:

@@ -13,7 +13,7 @@ from cdcflow import __version__
 from cdcflow.changefeed import states
 from cdcflow.core import tso
 from cdcflow.core.home import Spec
-from cdcflow.store import metastore
+from cdcflow.store import metastore, snapshots
 
 NAMESPACE = "default"
 UPSTREAM_ID = 0  # one upstream per changefeed, named in its source URI (TiCDC numbers PD clusters)
@@ -59,6 +59,7 @@ def extras(feed: metastore.FeedState) -> dict:
         "state_since": _time_text(feed.state_since),
         "retryable": (feed.error or {}).get("retryable"),
         "error_remedy": (feed.error or {}).get("hint"),
+        "snapshot": snapshots.progress(feed.id),  # the initial copy (create --snapshot), None without one
     }
 
 

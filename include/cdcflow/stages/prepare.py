@@ -12,7 +12,7 @@ from cdcflow.core.errors import UPSTREAM_UNREACHABLE, CdcflowError
 from cdcflow.source.binlog import Position, available_logs, check_checkpoint_held, head_position
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle, as_cdcflow_error
-from cdcflow.store import metastore
+from cdcflow.store import metastore, snapshots
 
 
 def new_run_id() -> str:
@@ -35,6 +35,9 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
         reason = f"changefeed {changefeed_id} does nothing this cycle: {states.IDLE_REASONS[feed.state]}"
         if feed.error:
             reason += f" (error: {feed.error['message']})"
+    elif snapshots.unfinished(changefeed_id):
+        reason = (f"changefeed {changefeed_id} does nothing this cycle: its initial copy (create --snapshot) has "
+                  f"not finished; run `cdcflow changefeed create -c {changefeed_id} … --snapshot` again to continue it")
     elif start_ts is None and not manual:  # a backfill or a triggered run is an operator's request
         reason = lifecycle.retry_wait_reason(feed)
     if reason:

@@ -96,6 +96,31 @@ verify_results = sa.Table(
 )
 
 
+# A changefeed's initial copy (`create --snapshot`): one row while it runs and after.
+snapshots = sa.Table(
+    "cdcflow_snapshots",
+    metadata,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("status", sa.String(16), nullable=False),  # copying | done
+    sa.Column("position", sa.Text, nullable=False),  # the consistent point's binlog position (JSON)
+    sa.Column("started_at", sa.Float, nullable=False),
+    sa.Column("finished_at", sa.Float),
+)
+
+# Its key-range chunks; a chunk done is not copied again when a killed snapshot runs again.
+snapshot_chunks = sa.Table(
+    "cdcflow_snapshot_chunks",
+    metadata,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("table_name", sa.String(130), primary_key=True),  # schema.table
+    sa.Column("chunk_index", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("task", sa.Text, nullable=False),  # JSON: schema, table, key, chunk bounds
+    sa.Column("done", sa.Boolean, nullable=False, default=False),
+    sa.Column("rows", sa.BigInteger, nullable=False, default=0),
+    sa.Column("seconds", sa.Float, nullable=False, default=0.0),
+)
+
+
 def owned_by(cid: str) -> list[sa.Delete]:
     """Deletes of every row a changefeed owns, in every table: one declared later is included
     without its callers knowing it."""

@@ -1,0 +1,109 @@
+"""A snapshot from start to end: the consistent point, the tables created downstream, the
+chunks planned and recorded (store/snapshots.py), keyless tables copied at the point, then
+the keyed chunks copied in parallel Spark tasks, in waves of one chunk per task so each wave's
+chunks are recorded done as it ends (a killed copy loses at most one wave)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError
+from cdcflow.core.row_codec import quote_ident
+from cdcflow.filter.table import TableFilter
+from cdcflow.sink import mysql_sink
+from cdcflow.snapshot.copy import copy_partition, copy_rows
+from cdcflow.snapshot.point import create_downstream, open_point
+from cdcflow.source.binlog import Position
+from cdcflow.store import snapshots
+from cdcflow.store.schema_versions import read_catalogue
+from cdcflow.verify.chunks import table_chunks
+from cdcflow.verify.runner import connect as reading_session
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SnapshotOptions:
+    chunk_size: int = 100000  # upstream rows per chunk
+    batch_rows: int = 1000  # rows per multi-row REPLACE (and per fetch)
+    workers: int = 4  # Spark tasks copying chunks at once
+
+
+def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str], case_sensitive: bool,
+          force_replicate: bool, options: SnapshotOptions, at_point: Callable[[Position], None]) -> int:
+    """Take the consistent point, create the filter's tables downstream, record their chunks,
+    call `at_point(position)` (the changefeed starts there) and copy the keyless tables inside
+    the point's transaction.  Returns the number of chunks."""
+    up, down = reading_session(up_args), mysql_sink.connect(down_args)
+    try:
+        position = open_point(up)
+        keep = TableFilter(list(rules), case_sensitive)
+        tasks = []
+        for (schema, name), info in sorted(read_catalogue(up).items()):
+            if not keep.match_table(schema, name):
+                continue
+            key = info.valid_key()
+            if not key and not force_replicate:
+                continue  # as the changefeed: a table without a valid index only with force-replicate
+            create_downstream(up, down, scheme, schema, name, cid)
+            quoted = f"{quote_ident(schema)}.{quote_ident(name)}"
+            tasks += [{"table": f"{schema}.{name}", "schema": schema, "name": name, "key": key, "chunk": c.__dict__}
+                      for c in table_chunks(up, quoted, key, options.chunk_size)]
+        at_point(position)  # first: recording a new changefeed clears every row of an earlier one of its id
+        snapshots.begin(cid, position.to_dict(), tasks)
+        writer = mysql_sink.RowWriter(down, options.batch_rows)
+        for task in tasks:
+            if task["key"]:
+                continue
+            t0 = time.monotonic()
+            with down.cursor() as cur:  # a keyless table is copied whole: an earlier partial copy goes
+                cur.execute(f"DELETE FROM {quote_ident(task['schema'])}.{quote_ident(task['name'])}")
+            rows = copy_rows(up, writer, task, verb="INSERT")
+            snapshots.chunk_done(cid, task["table"], task["chunk"]["index"], rows, time.monotonic() - t0)
+        up.rollback()
+        return len(tasks)
+    finally:
+        up.close()
+        down.close()
+
+
+def needs_new_point(cid: str) -> bool:
+    """A keyless table not copied at the point cannot be copied later (its replay would apply
+    changes twice): the snapshot then starts again from a new point."""
+    return any(not t["key"] for t in snapshots.pending(cid))
+
+
+def continue_copy(cid: str, up_args: dict, down_args: dict, spark_for: Callable[[], object],
+                  options: SnapshotOptions, report: Callable[[dict], None]) -> dict:
+    """Copy the chunks not done yet, recording each; `report(progress)` after each wave.
+    Returns the progress at the end (store.snapshots.progress)."""
+    todo = snapshots.pending(cid)
+    spark = spark_for() if todo else None
+    width = max(1, options.workers)
+    for i in range(0, len(todo), width):
+        wave = todo[i:i + width]
+        df = spark.createDataFrame([(json.dumps(t),) for t in wave], "task string").repartition(len(wave))
+        try:
+            rows = df.mapInArrow(lambda it: copy_partition(it, up_args, down_args, options.batch_rows),
+                                 "result string").collect()
+        except Exception as e:  # noqa: BLE001 - a task's error reaches the driver wrapped by Spark
+            sink = mysql_sink.SinkError.parse(str(e))
+            why = f"{sink['what']}: {sink['text']}" if sink else str(e).strip().splitlines()[0][:500]
+            raise CdcflowError(
+                f"snapshot copy failed in chunks of {', '.join(sorted({t['table'] for t in wave}))}: {why}",
+                changefeed=cid, code=SNAPSHOT_FAILED,
+                hint=f"fix the cause, then run `cdcflow changefeed create -c {cid} … --snapshot` again: the chunks "
+                     "done are not copied again") from None
+        for r in rows:
+            done = json.loads(r["result"])
+            snapshots.chunk_done(cid, done["table"], done["index"], done["rows"], done["seconds"])
+        progress = snapshots.progress(cid)
+        log.info("snapshot %s: %s/%s chunks, %s rows, %s rows/s", cid, progress["chunks_done"],
+                 progress["chunks_total"], progress["rows_copied"], progress["rows_per_second"])
+        report(progress)
+    snapshots.finish(cid)
+    return snapshots.progress(cid)

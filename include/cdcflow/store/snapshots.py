@@ -1,0 +1,84 @@
+"""A changefeed's initial copy in the metadata store: its consistent point and which of its
+chunks are done, so a killed copy continues where it stopped, and its progress for
+`query` and the Changefeeds page."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import sqlalchemy as sa
+
+from cdcflow.store.engine import engine
+from cdcflow.store.tables import snapshot_chunks as chunks
+from cdcflow.store.tables import snapshots
+
+COPYING, DONE = "copying", "done"
+
+
+def begin(cid: str, position: dict, tasks: list[dict]) -> None:
+    """Record a copy from `position` with all its chunk tasks (each {"table", "chunk": {"index"…}, …}) not done;
+    anything of an earlier copy of the changefeed goes."""
+    with engine().begin() as c:
+        c.execute(sa.delete(chunks).where(chunks.c.changefeed_id == cid))
+        c.execute(sa.delete(snapshots).where(snapshots.c.changefeed_id == cid))
+        c.execute(sa.insert(snapshots).values(changefeed_id=cid, status=COPYING, position=json.dumps(position),
+                                              started_at=time.time()))
+        if tasks:
+            c.execute(sa.insert(chunks), [{"changefeed_id": cid, "table_name": t["table"],
+                                           "chunk_index": t["chunk"]["index"], "task": json.dumps(t),
+                                           "done": False, "rows": 0, "seconds": 0.0} for t in tasks])
+
+
+def get(cid: str) -> dict | None:
+    with engine().connect() as c:
+        row = c.execute(sa.select(snapshots).where(snapshots.c.changefeed_id == cid)).mappings().first()
+    if row is None:
+        return None
+    return {**dict(row), "position": json.loads(row["position"])}
+
+
+def unfinished(cid: str) -> bool:
+    """A copy began and did not finish: the changefeed's cycles wait for it."""
+    head = get(cid)
+    return head is not None and head["status"] != DONE
+
+
+def pending(cid: str) -> list[dict]:
+    """The chunk tasks not done yet."""
+    with engine().connect() as c:
+        rows = c.execute(sa.select(chunks.c.task).where(chunks.c.changefeed_id == cid, chunks.c.done.is_(False))
+                         .order_by(chunks.c.table_name, chunks.c.chunk_index)).all()
+    return [json.loads(r[0]) for r in rows]
+
+
+def chunk_done(cid: str, table: str, index: int, rows: int, seconds: float) -> None:
+    with engine().begin() as c:
+        c.execute(sa.update(chunks).where(chunks.c.changefeed_id == cid, chunks.c.table_name == table,
+                                          chunks.c.chunk_index == index)
+                  .values(done=True, rows=rows, seconds=seconds))
+
+
+def finish(cid: str) -> None:
+    with engine().begin() as c:
+        c.execute(sa.update(snapshots).where(snapshots.c.changefeed_id == cid)
+                  .values(status=DONE, finished_at=time.time()))
+
+
+def progress(cid: str) -> dict | None:
+    """{status, chunks_done, chunks_total, rows_copied, rows_per_second, started, finished}; None: no copy."""
+    head = get(cid)
+    if head is None:
+        return None
+    with engine().connect() as c:
+        total, done, rows = c.execute(
+            sa.select(sa.func.count(), sa.func.sum(sa.case((chunks.c.done.is_(True), 1), else_=0)),
+                      sa.func.sum(chunks.c.rows)).where(chunks.c.changefeed_id == cid)).one()
+    elapsed = (head["finished_at"] or time.time()) - head["started_at"]
+    rows = int(rows or 0)
+    return {"status": head["status"], "chunks_done": int(done or 0), "chunks_total": int(total),
+            "rows_copied": rows, "rows_per_second": round(rows / elapsed, 1) if elapsed > 0 else None,
+            "position": head["position"],
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(head["started_at"])),
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(head["finished_at"]))
+            if head["finished_at"] else None}
