@@ -31,7 +31,7 @@ def pull(spark, cycle: Cycle) -> contracts.PullResult:
     cycle.event("pulled", events=pulled.events, transactions=pulled.transactions, ranges=max(1, len(starts)),
                 seconds=round(secs, 3), end_pos=pulled.end_pos.to_dict(), resolved_ts=pulled.resolved_ts,
                 resolved_time=tso.to_text(pulled.resolved_ts))
-    return contracts.PullResult(pulled=pulled.events, transactions=pulled.transactions)
+    return contracts.PullResult(pulled=pulled.events, transactions=pulled.transactions, ranges=max(1, len(starts)))
 
 
 def _read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int) -> contracts.Pulled:

@@ -60,11 +60,11 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
     """Read the ranges starting at `starts` (the last ends at the head) into the raw folder."""
     ends = [*starts[1:], window.head]
     specs = [(range_server_id(server_id, i), s.to_dict(), e.to_dict()) for i, (s, e) in enumerate(zip(starts, ends))]
-    uri, base, cid, run_id = cycle.source, cycle.config.event_store, cycle.cid, cycle.run_id
+    uri, url = cycle.source, cycle.folder.url  # plain values: the tasks get them pickled
 
     def decode(index: int) -> str:
         sid, start, end = specs[index]
-        writer = RunFolder(base, cid, run_id).writer(RANGES_FOLDER, part=index)
+        writer = RunFolder.at(url).writer(RANGES_FOLDER, part=index)
         reader = RangeReader(uri, sid, Position.from_dict(start), Position.from_dict(end))
         reader.read(writer.add)  # rows go out in bounded batches, however large the transaction
         writer.close()
@@ -74,7 +74,7 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
     stamps = chain(window.start_ts, results)
 
     def stamp(index: int) -> str:
-        RunFolder(base, cid, run_id).restamp(RANGES_FOLDER, "raw", index, stamps[index])
+        RunFolder.at(url).restamp(RANGES_FOLDER, "raw", index, stamps[index])
         return ""
 
     _each_range(spark, len(specs), stamp)

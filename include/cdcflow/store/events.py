@@ -48,8 +48,19 @@ class RunFolder:
 
     def __init__(self, base: str | None, changefeed_id: str, run_id: str):
         base = base or str(home() / "events")
-        self.url = base.rstrip("/") + "/" + _safe(changefeed_id) + "/" + _safe(run_id)
-        if "://" in base and not base.startswith("file://"):
+        self._bind(base.rstrip("/") + "/" + _safe(changefeed_id) + "/" + _safe(run_id))
+
+    @classmethod
+    def at(cls, url: str) -> "RunFolder":
+        """The folder at `url` (another's .url): what a Spark task is given, since its
+        process may not know CDCFLOW_HOME."""
+        folder = cls.__new__(cls)
+        folder._bind(url)
+        return folder
+
+    def _bind(self, url: str) -> None:
+        self.url = url
+        if "://" in url and not url.startswith("file://"):
             self.fs, self.root = pafs.FileSystem.from_uri(self.url)
         else:
             self.fs = pafs.LocalFileSystem()
