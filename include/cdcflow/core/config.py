@@ -127,6 +127,8 @@ class ChangefeedConfig:
     spark_master: str | None = None  # None: local[*]; set: the DAG's stages run by spark-submit
     spark_remote: str | None = None  # a Spark Connect server (sc://host:port) instead of a JVM here
     shuffle_partitions: int = 4
+    pull_parallelism: int = 0  # 0 or 1: pull reads the window in one process (stages.pull_ranges)
+    pull_parallel_min_bytes: int = 64 * 1024 * 1024
 
     def to_dict(self) -> dict:
         """The config file's shape (kebab-case keys), JSON-able; config_from_dict reads it back."""
@@ -150,6 +152,8 @@ class ChangefeedConfig:
                 "spark-master": self.spark_master,
                 "spark-remote": self.spark_remote,
                 "shuffle-partitions": self.shuffle_partitions,
+                "pull-parallelism": self.pull_parallelism,
+                "pull-parallel-min-bytes": self.pull_parallel_min_bytes,
             },
         }
 
@@ -437,6 +441,8 @@ _CDCFLOW_KEYS: dict[str, tuple[str, Callable]] = {
     "spark-master": ("spark_master", _optional_text),
     "spark-remote": ("spark_remote", _connect_url),
     "shuffle-partitions": ("shuffle_partitions", _int_between(1)),
+    "pull-parallelism": ("pull_parallelism", _int_between(0, 1024)),
+    "pull-parallel-min-bytes": ("pull_parallel_min_bytes", _int_between(0)),
 }
 
 # Where each known key lives, for "belongs in [sink]" hints: label -> keys.

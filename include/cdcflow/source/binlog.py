@@ -188,7 +188,7 @@ class BinlogReader:
 
         def begin(ev_time: int) -> bool:
             nonlocal trx_ts, seq
-            ts = tso.for_binlog_event(self.last_ts, ev_time)
+            ts = self._next_ts(ev_time)
             if self.target_ts and ts > self.target_ts:
                 self.stopped_at_target = True
                 return False
@@ -280,6 +280,10 @@ class BinlogReader:
         if trx_ts is not None:
             # the stream ended inside a transaction: its rows must not be applied yet
             self.aborted_ts.add(trx_ts)
+
+    def _next_ts(self, ev_time: int) -> int:
+        """The ts of the transaction beginning now (source.binlog_ranges numbers them instead)."""
+        return tso.for_binlog_event(self.last_ts, ev_time)
 
 
 def _read_load_query(ev) -> None:

@@ -8,7 +8,7 @@ import time
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.stage_names import SPARK_STAGES, STAGES
 from cdcflow.spark.session import is_remote, release
-from cdcflow.stages import contracts
+from cdcflow.stages import contracts, pull_ranges
 from cdcflow.stages.apply import apply as _apply
 from cdcflow.stages.apply import may_replay
 from cdcflow.stages.barrier import barrier as _barrier
@@ -71,12 +71,25 @@ def empty_window(changefeed_id: str, run_id: str) -> dict:
     return out
 
 
-def pull_and_settle(changefeed_id: str, run_id: str) -> dict:
-    """Pull the window (no Spark needed) and settle a window without a single event right
-    away (empty_window): the Spark stages then have nothing to do.  The one decision both
-    launchers take: `cdcflow changefeed run` and the DAG's pull task.  Returns the stage
-    results so far; `needs_spark(results)` says whether the Spark stages must run."""
-    results = {"pull": run_stage("pull", None, changefeed_id, run_id)}
+def pull_and_settle(changefeed_id: str, run_id: str, open_spark=None) -> dict:
+    """Pull the window and settle a window without a single event right away (empty_window):
+    the Spark stages then have nothing to do.  The one decision both launchers take:
+    `cdcflow changefeed run` and the DAG's pull task.  Pull reads in this process, without
+    Spark, unless the config asks for the parallel path and the window is large enough
+    (stages.pull_ranges.wanted): then it gets `open_spark()`'s session, or opens one as the
+    config says and stops it after.  Returns the stage results so far; `needs_spark(results)`
+    says whether the Spark stages must run."""
+    cycle = Cycle.load(changefeed_id, run_id)
+    spark, opened_here = None, False
+    if pull_ranges.wanted(cycle, contracts.WINDOW.read(cycle.folder)):
+        with recording(cycle, "pull"):  # a Spark that cannot start fails the pull, recorded
+            spark = open_spark() if open_spark else session_for(cycle.config, changefeed_id)
+        opened_here = open_spark is None
+    try:
+        results = {"pull": run_stage("pull", spark, changefeed_id, run_id)}
+    finally:
+        if opened_here:
+            release(spark)
     if results["pull"].pulled == 0:
         results.update(empty_window(changefeed_id, run_id))
     return results
@@ -138,7 +151,9 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
             cycle = Cycle.load(changefeed_id, run_id)
             idle = contracts.WINDOW.read(cycle.folder).idle
             session = None if idle else _start_session(cycle.config, changefeed_id, spark_remote)
-            results = pull_and_settle(changefeed_id, run_id)
+            results = pull_and_settle(
+                changefeed_id, run_id,
+                lambda: (session or _start_session(cycle.config, changefeed_id, spark_remote)).result())
             if needs_spark(results):
                 with recording(cycle, SPARK_STAGES[0]):  # a Connect server that is down fails here
                     spark = (session or _start_session(cycle.config, changefeed_id, spark_remote)).result()

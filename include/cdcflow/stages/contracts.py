@@ -140,6 +140,7 @@ class Prepared(Record):
 class PullResult(Record):
     pulled: int = 0
     transactions: int = 0
+    ranges: int = 1  # how many parts the window was read in (stages.pull_ranges); 1: sequentially
 
 
 class SkippedDdl(Record):

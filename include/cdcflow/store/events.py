@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import get_args, get_type_hints
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -47,8 +48,19 @@ class RunFolder:
 
     def __init__(self, base: str | None, changefeed_id: str, run_id: str):
         base = base or str(home() / "events")
-        self.url = base.rstrip("/") + "/" + _safe(changefeed_id) + "/" + _safe(run_id)
-        if "://" in base and not base.startswith("file://"):
+        self._bind(base.rstrip("/") + "/" + _safe(changefeed_id) + "/" + _safe(run_id))
+
+    @classmethod
+    def at(cls, url: str) -> "RunFolder":
+        """The folder at `url` (another's .url): what a Spark task is given, since its
+        process may not know CDCFLOW_HOME."""
+        folder = cls.__new__(cls)
+        folder._bind(url)
+        return folder
+
+    def _bind(self, url: str) -> None:
+        self.url = url
+        if "://" in url and not url.startswith("file://"):
             self.fs, self.root = pafs.FileSystem.from_uri(self.url)
         else:
             self.fs = pafs.LocalFileSystem()
@@ -77,17 +89,41 @@ class RunFolder:
     def remove(self) -> None:
         delete_folder(self.fs, self.root)
 
-    def writer(self, name: str, batch_rows: int = 50_000) -> "EventWriter":
+    def remove_folder(self, name: str) -> None:
+        delete_folder(self.fs, self._fs_path(name))
+
+    def writer(self, name: str, batch_rows: int = 50_000, part: int = 0) -> "EventWriter":
         self.fs.create_dir(self._fs_path(name), recursive=True)
-        return EventWriter(self.fs, self._fs_path(name), batch_rows)
+        return EventWriter(self.fs, self._fs_path(name), batch_rows, part)
+
+    def part_file(self, name: str, part: int = 0) -> str:
+        """The path (in `fs`) of one Parquet file of a folder the writer wrote."""
+        return self._fs_path(name) + f"/part-{part:05d}.parquet"
+
+
+    def restamp(self, src: str, dst: str, part: int, commit_ts: list[int]) -> None:
+        """Copy part `part` of folder `src` to `dst` a row group at a time, its commit_ts (a
+        number into `commit_ts`) replaced by commit_ts[number]: pull's parallel path."""
+        self.fs.create_dir(self._fs_path(dst), recursive=True)
+        table = pa.array(commit_ts, pa.int64())
+        where = FIELDS.index("commit_ts")
+        with self.fs.open_input_file(self.part_file(src, part)) as f, \
+                self.fs.open_output_stream(self.part_file(dst, part)) as sink:
+            source = pq.ParquetFile(f)
+            with pq.ParquetWriter(sink, EVENT_SCHEMA, compression="zstd") as out:
+                for i in range(source.num_row_groups):
+                    group = source.read_row_group(i)
+                    stamped = pc.take(table, group.column(where))
+                    out.write_table(group.set_column(where, "commit_ts", stamped))
 
 
 class EventWriter:
     """Columnar buffers flushed as Parquet row groups every `batch_rows` events."""
 
-    def __init__(self, fs, folder: str, batch_rows: int):
+    def __init__(self, fs, folder: str, batch_rows: int, part: int = 0):
         self.fs = fs
         self.folder = folder
+        self.part = part
         self.batch_rows = batch_rows
         self.cols: dict[str, list] = {f: [] for f in FIELDS}
         self.count = 0
@@ -115,7 +151,7 @@ class EventWriter:
 
     def _open(self) -> pq.ParquetWriter:
         if self._writer is None:
-            self._sink = self.fs.open_output_stream(self.folder + "/part-00000.parquet")
+            self._sink = self.fs.open_output_stream(self.folder + f"/part-{self.part:05d}.parquet")
             self._writer = pq.ParquetWriter(self._sink, EVENT_SCHEMA, compression="zstd")
         return self._writer
 

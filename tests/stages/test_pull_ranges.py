@@ -1,0 +1,151 @@
+"""pull's parallel path gives exactly the events the sequential read gives: one real binlog
+window (every column type, a DDL in the middle that changes a table between ranges, a
+transaction larger than a range, a binlog file change) read both ways, every event compared,
+through Spark tasks writing the event store."""
+
+from __future__ import annotations
+
+import dataclasses
+from types import SimpleNamespace
+
+import pyarrow.parquet as pq
+import pytest
+from e2e.test_type_fidelity import COLUMNS, ROWS
+
+from cdcflow.core import tso
+from cdcflow.core.config import ChangefeedConfig
+from cdcflow.core.uri import parse_source_uri
+from cdcflow.source.binlog import BinlogReader, Position, head_position
+from cdcflow.source.binlog_ranges import boundaries, range_server_id, window_bytes
+from cdcflow.stages import contracts, pull_ranges
+from cdcflow.store.events import FIELDS, RunFolder
+
+RANGES = 6
+
+
+@pytest.fixture(scope="module")
+def window(mariadb_pair):
+    up, _ = mariadb_pair
+    uri = parse_source_uri(up.uri)
+    conn = uri.connect()
+    start = head_position(conn)
+    up.execute("DROP DATABASE IF EXISTS pr", "CREATE DATABASE pr")
+    up.execute("SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION'", "SET SESSION time_zone = '+05:30'",
+               f"CREATE TABLE t ({COLUMNS})", *[f"INSERT INTO t VALUES {r}" for r in ROWS], database="pr")
+    up.execute("CREATE TABLE k (id INT PRIMARY KEY, v VARCHAR(20))", database="pr")
+    for i in range(20):
+        up.execute(f"INSERT INTO k VALUES ({i}, 'v{i}')", database="pr")
+    # a transaction larger than a range: one insert of many big rows, then updates
+    up.execute("CREATE TABLE big (id INT PRIMARY KEY, b LONGBLOB)", database="pr")
+    up.execute("BEGIN", "INSERT INTO big SELECT seq, REPEAT('x', 20000) FROM seq_1_to_300",
+               "UPDATE big SET b = REPEAT('y', 100) WHERE id <= 50", "DELETE FROM k WHERE id < 5", "COMMIT",
+               database="pr")
+    up.execute("FLUSH BINARY LOGS")
+    # the table changes between ranges: rows before and after the DDL decode by its new map
+    up.execute("ALTER TABLE k ADD COLUMN w INT DEFAULT 7 FIRST", database="pr")
+    for i in range(20, 40):
+        up.execute(f"INSERT INTO k (id, v, w) VALUES ({i}, 'v{i}', {i})", database="pr")
+    up.execute("UPDATE t SET vc = 'changed', j = '{\"x\": 1}' WHERE id IN (1, 3)", "DELETE FROM t WHERE id = 5",
+               database="pr")
+    head = head_position(conn)
+    try:
+        yield uri, conn, start, head
+    finally:
+        conn.close()
+
+
+def sequential(uri, start, head, prev_ts):
+    events = []
+    reader = BinlogReader(uri, 4242, start, head, prev_ts=prev_ts)
+    reader.read(events.append)
+    return reader, [dataclasses.asdict(e) for e in events]
+
+
+def test_range_boundaries_are_transaction_starts(window):
+    uri, conn, start, head = window
+    found = boundaries(conn, start, head)
+    assert len(found) > 40  # every small transaction is a place to cut
+    assert len({p.file for p, _ in found}) == 2  # the window crosses a binlog file
+    assert [o for _, o in found] == sorted(o for _, o in found)
+    total = window_bytes(conn, start, head)
+    assert 0 < found[-1][1] < total
+
+
+def test_parallel_pull_writes_every_event_as_the_sequential_read(window, spark, tmp_path):
+    uri, conn, start, head = window
+    prev_ts = tso.compose(1_000_000)
+    reader, expected = sequential(uri, start, head, prev_ts)
+    assert {e["op"] for e in expected} == {"insert", "update", "delete", "ddl"}
+
+    cfg = ChangefeedConfig(pull_parallelism=RANGES, pull_parallel_min_bytes=0, event_store=str(tmp_path))
+    cycle = SimpleNamespace(source=uri, config=cfg, cid="pr-feed", run_id="r1",
+                            folder=RunFolder(str(tmp_path), "pr-feed", "r1"))
+    win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
+    assert pull_ranges.wanted(cycle, win)
+    starts = pull_ranges.plan(cycle, win)
+    # the large transaction cannot be cut: the even shares around it fall on the same boundary
+    assert 3 <= len(starts) <= RANGES and len({p.file for p in starts}) == 2
+    sizes = [window_bytes(conn, s, e) for s, e in zip(starts, [*starts[1:], head])]
+    big = [e for e in expected if e["table"] == "big"]
+    # the large transaction alone holds more bytes than the average range
+    assert len(big) > 300 and sum(len(e["after"] or "") for e in big) > window_bytes(conn, start, head) / RANGES
+
+    pulled = pull_ranges.read(spark, cycle, win, 4242, starts)
+
+    got = pq.read_table(cycle.folder.path("raw")).to_pylist()
+    key = lambda e: (e["commit_ts"], e["seq"], e["op"] == "ddl")  # noqa: E731
+    assert len(got) == len(expected) == pulled.events
+    assert sorted(got, key=key) == sorted(({f: e[f] for f in FIELDS} for e in expected), key=key)
+    assert pulled.end_ts == reader.last_ts and pulled.transactions == reader.transactions
+    assert pulled.end_pos == reader.last_pos and pulled.aborted_ts == sorted(reader.aborted_ts)
+    assert not cycle.folder.exists(pull_ranges.RANGES_FOLDER)
+    assert all(s > 0 for s in sizes)
+
+
+def test_range_server_ids_never_repeat_within_a_changefeed_nor_take_a_default_id():
+    ids = {range_server_id(1_000_123, i) for i in range(1024)}
+    assert len(ids) == 1024 and min(ids) > 1_001_000_000 and max(ids) < 2**32
+    with pytest.raises(ValueError):
+        range_server_id(1_000_123, 1024)
+
+
+def test_pull_parallelism_is_off_by_default():
+    assert ChangefeedConfig().pull_parallelism == 0
+    cfg = ChangefeedConfig()
+    win = contracts.Window(start_ts=1, start_pos=Position("b.000001", 4), head=Position("b.000002", 4), head_tso=1)
+    assert not pull_ranges.wanted(SimpleNamespace(config=cfg), win)
+
+
+def test_a_cycle_with_pull_parallelism_reads_in_ranges_and_replicates(mariadb_pair, spark, cdcflow_home, capsys):
+    """Through the CLI: a changefeed whose config turns the parallel path on replicates a
+    window read in several ranges (every type, a DDL between them), the run says how many."""
+    from e2e_helpers import assert_consistent, cli_run, create_changefeed
+
+    from cdcflow.store import metastore
+
+    up, down = mariadb_pair
+    for s in (up, down):
+        s.execute("DROP DATABASE IF EXISTS prc", "CREATE DATABASE prc")
+    create_changefeed(capsys, up, down, "prc-feed",
+                      "[cdcflow]\npull-parallelism = 4\npull-parallel-min-bytes = 0\n")
+    up.execute("SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION'", "SET SESSION time_zone = '+05:30'",
+               f"CREATE TABLE t ({COLUMNS})", *[f"INSERT INTO t VALUES {r}" for r in ROWS], database="prc")
+    up.execute("CREATE TABLE k (id INT PRIMARY KEY, v INT)", *[f"INSERT INTO k VALUES ({i}, {i})" for i in range(30)],
+               "ALTER TABLE k ADD COLUMN w VARCHAR(5) DEFAULT 'x'",
+               *[f"UPDATE k SET v = v + 1, w = 'y' WHERE id = {i}" for i in range(0, 30, 3)], database="prc")
+    rc, err = cli_run(capsys, "prc-feed")
+    assert rc == 0, err
+    run = metastore.recent_runs("prc-feed", 1)[0]
+    assert run.stats["pull"]["ranges"] > 1 and run.stats["pull"]["pulled"] > 40
+    assert_consistent(up, down, ["prc"])
+
+
+def test_pull_parallelism_is_checked_in_the_config():
+    from cdcflow.core.config import config_from_dict
+    from cdcflow.core.errors import CdcflowError
+
+    cfg = config_from_dict({"cdcflow": {"pull-parallelism": 8, "pull-parallel-min-bytes": 1024}})
+    assert (cfg.pull_parallelism, cfg.pull_parallel_min_bytes) == (8, 1024)
+    assert config_from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(CdcflowError, match="pull-parallelism"):
+        config_from_dict({"cdcflow": {"pull-parallelism": 2000}})
