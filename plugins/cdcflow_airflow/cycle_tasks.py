@@ -89,8 +89,7 @@ def verify_changefeed(changefeed_id: str) -> None:
     sessions = []
 
     def spark_for(cfg):
-        remote = cfg.spark_remote or (None if cfg.spark_master else connect_url(changefeed_id))
-        sessions.append(stages.session_for(cfg, changefeed_id, remote))
+        sessions.append(stages.session_for(cfg, changefeed_id, task_spark_remote(cfg, changefeed_id)))
         return sessions[-1]
 
     try:
@@ -220,6 +219,12 @@ def connect_url(changefeed_id: str) -> str:
                  "changefeed's config") from None
 
 
+def task_spark_remote(cfg, changefeed_id: str) -> str | None:
+    """The Spark Connect server a task's session goes to: the config's cdcflow.spark-remote, else
+    the Airflow connection's; None when the config names a master (an embedded session on it)."""
+    return cfg.spark_remote or (None if cfg.spark_master else connect_url(changefeed_id))
+
+
 def spark_stage(stage: str, changefeed_id: str, cdcflow_home: str, run_id: str) -> dict:
     """A Spark stage as a task in the worker: a session on the Spark Connect server (the
     config's cdcflow.spark-remote, else the Airflow connection), the stage, the session closed."""
@@ -229,9 +234,9 @@ def spark_stage(stage: str, changefeed_id: str, cdcflow_home: str, run_id: str) 
         from cdcflow.core.home import load_spec
         from cdcflow.stages.contracts import plain
 
-        configured = load_spec(changefeed_id).config().spark_remote
+        cfg = load_spec(changefeed_id).config()
         result = stages.run_spark_stage(stage, changefeed_id, run_id,
-                                        spark_remote=configured or (lambda: connect_url(changefeed_id)))
+                                        spark_remote=lambda: task_spark_remote(cfg, changefeed_id))
     log.info("changefeed %s: cycle %s: %s: %s", changefeed_id, run_id, stage, result)
     return plain(result)
 

@@ -137,7 +137,8 @@ def _record(cid, source, source_uri, sink_uri, config_text, start_ts, target_ts,
     return schema_versions.snapshot(cid, source, start_ts)
 
 
-def _snapshot_args(source, sink, cfg) -> tuple[dict, dict]:
+def _connection_args(source, sink, cfg) -> tuple[dict, dict]:
+    """pymysql's arguments for the upstream and for the sink (its URI over the config's [sink])."""
     from cdcflow.core.sink_params import merge_sink_options
 
     return source.connection_args(), sink.connection_args(merge_sink_options(cfg.sink, dict(sink.params)))
@@ -146,7 +147,7 @@ def _snapshot_args(source, sink, cfg) -> tuple[dict, dict]:
 def _snapshot_start(cid, source, sink, cfg, options, at_point) -> None:
     from cdcflow.snapshot import start
 
-    up_args, down_args = _snapshot_args(source, sink, cfg)
+    up_args, down_args = _connection_args(source, sink, cfg)
     try:
         start(cid, up_args, down_args, sink.scheme, list(cfg.rules), cfg.case_sensitive, cfg.force_replicate, options,
               at_point)
@@ -160,7 +161,7 @@ def _snapshot_copy(cid, source, sink, cfg, options, spark_for, report) -> dict:
     from cdcflow.snapshot import continue_copy
     from cdcflow.source.binlog import replay_horizon
 
-    up_args, down_args = _snapshot_args(source, sink, cfg)
+    up_args, down_args = _connection_args(source, sink, cfg)
     progress = continue_copy(cid, up_args, down_args, lambda: spark_for(cfg), options, report)
     metastore.update_feed(cid, replay_until=replay_horizon(tso.now()))
     return progress
@@ -455,7 +456,6 @@ def verify(cid: str, spark_for: Callable, *, tables: list[str] | None = None, ch
     result as the changefeed's last, and write the fix SQL to `fix_sql` when given.
     `spark_for(config)` opens the Spark session the chunks are compared in; `tables`
     (filter rules) narrows the tables, None values keep VerifyOptions' defaults."""
-    from cdcflow.core.sink_params import merge_sink_options
     from cdcflow.core.uri import parse_sink_uri, parse_source_uri
     from cdcflow.verify import VerifyOptions
     from cdcflow.verify import verify as run_verify
@@ -467,8 +467,7 @@ def verify(cid: str, spark_for: Callable, *, tables: list[str] | None = None, ch
     options = VerifyOptions(workers=cfg.shuffle_partitions, **{k: v for k, v in given.items() if v is not None})
     source, sink = parse_source_uri(spec.source_uri), parse_sink_uri(spec.sink_uri)
     try:
-        up_args = source.connection_args()
-        down_args = sink.connection_args(merge_sink_options(cfg.sink, dict(sink.params)))
+        up_args, down_args = _connection_args(source, sink, cfg)
         result, fix = run_verify(
             spec.id, source, up_args, down_args, list(cfg.rules), cfg.case_sensitive, lambda: spark_for(cfg),
             options, lambda: metastore.get_feed(spec.id).state in (states.NORMAL, states.WARNING))

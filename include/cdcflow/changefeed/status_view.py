@@ -45,7 +45,11 @@ def lag_seconds(feed: metastore.FeedState) -> float:
     """How far the checkpoint is behind what the upstream had committed when a cycle last
     read it (the resolved ts): zero once a cycle caught up, however long ago, since the
     checkpoint of an idle upstream has nothing left to pass."""
-    behind = tso.physical_ms(feed.resolved_ts) - tso.physical_ms(feed.checkpoint_ts)
+    return _lag(feed.resolved_ts, feed.checkpoint_ts)
+
+
+def _lag(resolved_ts: int, checkpoint_ts: int) -> float:
+    behind = tso.physical_ms(resolved_ts) - tso.physical_ms(checkpoint_ts)
     return round(max(0.0, behind / 1000), 3)
 
 
@@ -142,9 +146,8 @@ def lag_history(runs) -> list[dict]:
         end = (run.stats or {}).get(metastore.RUN_END) or {}
         if run.ended_at is None or end.get("checkpoint_ts") is None:
             continue
-        behind = tso.physical_ms(end["resolved_ts"]) - tso.physical_ms(end["checkpoint_ts"])
         points.append({"time": _time_text(run.ended_at), "epoch": run.ended_at,
-                       "lag_seconds": round(max(0.0, behind / 1000), 3), "run_id": run.run_id})
+                       "lag_seconds": _lag(end["resolved_ts"], end["checkpoint_ts"]), "run_id": run.run_id})
     return points
 
 

@@ -16,7 +16,6 @@ cancelling out, and is independent of the order the server returns rows in.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import Counter
 from dataclasses import dataclass
 

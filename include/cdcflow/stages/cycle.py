@@ -90,11 +90,10 @@ class Cycle:
         (`cdcflow changefeed run`, a new DAG run) replaces this one.  Its stages then stop here,
         changing nothing: ErrCycleSuperseded."""
         run = self.run()
-        by = run.stats.get("superseded_by")
         if run.status != metastore.SUPERSEDED and metastore.acquire_lease(
                 self.cid, metastore.lease_owner_for(self.run_id), self.run_id):
             return
-        by = by or metastore.lease_holder(self.cid)
+        by = run.stats.get("superseded_by") or metastore.lease_holder(self.cid)
         raise CdcflowError(
             f"stage {stage}: cycle {self.run_id} is no longer this changefeed's cycle: {by} replaced it "
             f"while it was open, so it stops here and changes nothing", changefeed=self.cid,

@@ -10,7 +10,7 @@ from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
 from cdcflow.stages.contracts import FinishResult, plain
 from cdcflow.stages.cycle import Cycle
-from cdcflow.stages.prepare import BACKFILL, undo_backfill
+from cdcflow.stages.prepare import undo_backfill
 from cdcflow.store import metastore
 from cdcflow.store.events import collect_garbage
 
@@ -51,7 +51,7 @@ def finish(changefeed_id: str, run_id: str, error: str | None = None) -> FinishR
         err.remedy = d.get("hint")
     elif error:
         err = CdcflowError(error, changefeed=changefeed_id, retryable=True)
-    before_backfill = run.stats.get(BACKFILL)
+    before_backfill = run.stats.get(metastore.RUN_BACKFILL)
     try:
         if err is not None and before_backfill and run.stats.get("failed_stage") in WRITE_NOTHING:
             err = undo_backfill(changefeed_id, before_backfill, err)

@@ -78,7 +78,7 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
         target = target_ts or cycle.spec.target_ts or 0
         metastore.start_run(changefeed_id, run_id, feed.checkpoint_ts, feed.checkpoint_pos, target, dry_run)
         if before_backfill:
-            metastore.update_run(changefeed_id, run_id, stats={BACKFILL: before_backfill})
+            metastore.update_run(changefeed_id, run_id, stats={metastore.RUN_BACKFILL: before_backfill})
         # DDLs up to where the checkpoint was before a backfill or an overwrite are replays
         replay_until = max(replay_until, feed.replay_until)
         if replay_until <= feed.checkpoint_ts:
@@ -107,9 +107,6 @@ def _gc_ttl(cycle: Cycle) -> float:
         return cycle.config.gc_ttl_seconds
     except CdcflowError:
         return 86400.0  # a config that no longer parses: TiCDC's default gc-ttl
-
-
-BACKFILL = metastore.RUN_BACKFILL
 
 
 def _where(feed, start_ts: int) -> dict:
