@@ -6,6 +6,7 @@ chunks not done and converges."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -100,6 +101,25 @@ def _config(home, cid: str):
     return path
 
 
+@contextlib.contextmanager
+def writing(up, seed: int):
+    """The upstream keeps writing (Writer) while the block runs."""
+    writer = Writer(up, seed=seed)
+    writer.start()
+    try:
+        yield writer
+    finally:
+        writer.stop.set()
+        writer.join()
+
+
+def _cli(capsys, args: list[str]):
+    """The cdcflow command in this process: (exit code, its output)."""
+    capsys.readouterr()
+    rc = cli.main(args)
+    return rc, capsys.readouterr()
+
+
 def _catch_up(capsys, up, down, cid: str) -> None:
     for _ in range(2):  # the second cycle finds nothing new: the first one took everything
         rc, err = cli_run(capsys, cid)
@@ -110,15 +130,8 @@ def _catch_up(capsys, up, down, cid: str) -> None:
 def test_snapshot_under_concurrent_writes_converges(mariadb_pair, spark, cdcflow_home, capsys):
     up, down = mariadb_pair
     _fresh(up, down, 700)
-    writer = Writer(up, seed=14)
-    writer.start()
-    try:
-        capsys.readouterr()
-        rc = cli.main(_create_args(up, down, "snap1", _config(cdcflow_home, "snap1")))
-        out = capsys.readouterr()
-    finally:
-        writer.stop.set()
-        writer.join()
+    with writing(up, seed=14) as writer:
+        rc, out = _cli(capsys, _create_args(up, down, "snap1", _config(cdcflow_home, "snap1")))
     assert rc == 0, out.err
     info = json.loads(out.out.split("\n", 2)[2])
     progress = info["snapshot"]
@@ -136,9 +149,7 @@ def test_cycles_wait_for_an_unfinished_copy_and_a_killed_copy_continues(mariadb_
     child = subprocess.Popen([sys.executable, "-c", f"from cdcflow import cli; cli.main({args!r}, stop_spark=True)"],
                              env={**os.environ, "CDCFLOW_HOME": str(cdcflow_home)}, start_new_session=True,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    writer = Writer(up, seed=15)
-    writer.start()
-    try:
+    with writing(up, seed=15):
         deadline = time.monotonic() + 300
         done = 0
         while time.monotonic() < deadline and child.poll() is None:
@@ -154,18 +165,11 @@ def test_cycles_wait_for_an_unfinished_copy_and_a_killed_copy_continues(mariadb_
         assert 10 <= killed["chunks_done"] < killed["chunks_total"], killed
         point = snapshots.get("snap2")["position"]
 
-        capsys.readouterr()  # no cycle runs before the copy is complete, and it says why
-        rc = cli.main(["changefeed", "run", "-c", "snap2"])
-        ran = capsys.readouterr()
+        rc, ran = _cli(capsys, ["changefeed", "run", "-c", "snap2"])  # no cycle before the copy is complete
         assert rc == 0 and "initial copy (create --snapshot) has not finished" in json.loads(ran.out)["reason"], ran
         assert query(capsys, "snap2")["cdcflow"]["last_runs"] == []
 
-        capsys.readouterr()
-        rc = cli.main(args)
-        out = capsys.readouterr()
-    finally:
-        writer.stop.set()
-        writer.join()
+        rc, out = _cli(capsys, args)
     assert rc == 0, out.err
     info = json.loads(out.out.split("\n", 2)[2])
     assert info["continued"] is True and info["snapshot"]["chunks_done"] == info["snapshot"]["chunks_total"]
