@@ -54,6 +54,11 @@ class ConnectServer:
             if not _group_alive(self.process.pid):
                 break
         self.process.poll()
+        # the listening socket can outlive the group by a moment: a start on the same port
+        # right after (a restart) found it taken
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and port_taken(self.port):
+            time.sleep(0.2)
 
 
 def _group_alive(pgid: int) -> bool:
