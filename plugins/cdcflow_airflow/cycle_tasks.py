@@ -184,14 +184,19 @@ def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti, dag_run=Non
 
 
 def pull_cycle(changefeed_id: str, cdcflow_home: str, run_id: str) -> list[str]:
-    """Pull the window here (no Spark) and choose the tasks that follow, as the CLI's cycle
-    does: the Spark stages only when pull found events; an empty window is settled by
-    stages.pull_and_settle (the checkpoint moves) and goes straight to wait_index."""
+    """Pull the window here and choose the tasks that follow, as the CLI's cycle does: the
+    Spark stages only when pull found events; an empty window is settled by
+    stages.pull_and_settle (the checkpoint moves) and goes straight to wait_index.  Pull
+    takes no Spark, unless the config turns its parallel path on and the window is large:
+    then its ranges are read by tasks on the same Spark as the stages' (task_spark_remote)."""
     os.environ["CDCFLOW_HOME"] = cdcflow_home
     with user_errors_fail_the_task():
         from cdcflow import stages
+        from cdcflow.core.home import load_spec
 
-        results = stages.pull_and_settle(changefeed_id, run_id)
+        cfg = load_spec(changefeed_id).config()
+        results = stages.pull_and_settle(changefeed_id, run_id,
+                                         spark_remote=lambda: task_spark_remote(cfg, changefeed_id))
     log.info("changefeed %s: cycle %s: pull: %s", changefeed_id, run_id, results["pull"])
     if stages.needs_spark(results):
         return [SPARK_STAGES[0], "wait_index"]

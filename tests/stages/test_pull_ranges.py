@@ -16,7 +16,7 @@ from cdcflow.core import tso
 from cdcflow.core.config import ChangefeedConfig
 from cdcflow.core.uri import parse_source_uri
 from cdcflow.source.binlog import BinlogReader, Position, head_position
-from cdcflow.source.binlog_ranges import boundaries, range_server_id, window_bytes
+from cdcflow.source.binlog_ranges import cuts, range_server_id, window_bytes
 from cdcflow.stages import contracts, pull_ranges
 from cdcflow.store.events import FIELDS, RunFolder
 
@@ -61,14 +61,58 @@ def sequential(uri, start, head, prev_ts):
     return reader, [dataclasses.asdict(e) for e in events]
 
 
-def test_range_boundaries_are_transaction_starts(window):
+def transaction_starts(conn, start, head) -> list:
+    """Every place a range may start, by reading every event header: the oracle `cuts`
+    must agree with without reading them."""
+    from cdcflow.source.binlog import available_logs
+
+    out = []
+    with conn.cursor() as cur:
+        for name in [f for f in available_logs(conn) if start.file <= f <= head.file]:
+            cur.execute(f"SHOW BINLOG EVENTS IN %s FROM {start.pos if name == start.file else 4}", (name,))
+            rows = cur.fetchall()
+            for (_l, _p, kind0, _s, end0, _i), (_l2, at, kind, _s2, _e, _i2) in zip(rows, rows[1:]):
+                if name == head.file and at >= head.pos:
+                    break
+                if kind == "Gtid" and kind0 in ("Xid", "Query") and end0 == at:
+                    out.append(Position(name, at))
+    return out
+
+
+@pytest.mark.parametrize("ranges", [2, 4, 6, 40])
+def test_cuts_are_transaction_starts_near_even_shares(window, ranges):
     uri, conn, start, head = window
-    found = boundaries(conn, start, head)
-    assert len(found) > 40  # every small transaction is a place to cut
-    assert len({p.file for p, _ in found}) == 2  # the window crosses a binlog file
-    assert [o for _, o in found] == sorted(o for _, o in found)
+    starts = set(transaction_starts(conn, start, head))
+    assert len(starts) > 40 and len({p.file for p in starts}) == 2
+    found = cuts(conn, start, head, ranges)
+    assert found and set(found) <= starts
+    assert found == sorted(found, key=lambda p: (p.file, p.pos)) and len(set(found)) == len(found)
+    assert len(found) <= ranges - 1
     total = window_bytes(conn, start, head)
-    assert 0 < found[-1][1] < total
+    share = total / ranges
+    # the one large transaction (about 6 MB of the window) cannot be cut: every other range
+    # is within a share and a probe's error of its goal
+    sizes = [window_bytes(conn, s, e) for s, e in zip([start, *found], [*found, head])]
+    small = sorted(sizes)[:-1]
+    assert all(s <= 2 * share for s in small), (sizes, share)
+
+
+def test_a_transaction_start_is_found_across_probe_pages():
+    from cdcflow.source import binlog_ranges as br
+
+    page = br.PROBE_ROWS
+    # a long transaction: a GTID, then row events across three pages, then its end and the next GTID
+    events = [("Gtid", 100, 140)] + [("Write_rows_v1", 140 + i * 10, 150 + i * 10) for i in range(3 * page)]
+    end = events[-1][2]
+    events += [("Xid", end, end + 31), ("Gtid", end + 31, end + 70)]
+
+    def pages(at):
+        i = next(n for n, e in enumerate(events) if e[1] == at)
+        return events[i:i + page]
+
+    assert br._first_start(events[:page], pages, hi=10**9) == end + 31
+    assert br._first_start(events[:page], pages, hi=end + 31) is None  # the window ends before it
+    assert br._first_start([("Xid", 5, 36)], pages, hi=10**9) is None
 
 
 def test_parallel_pull_writes_every_event_as_the_sequential_read(window, spark, tmp_path):
@@ -83,14 +127,16 @@ def test_parallel_pull_writes_every_event_as_the_sequential_read(window, spark, 
     win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
     assert pull_ranges.wanted(cycle, win)
     starts = pull_ranges.plan(cycle, win)
-    # the large transaction cannot be cut: the even shares around it fall on the same boundary
-    assert 3 <= len(starts) <= RANGES and len({p.file for p in starts}) == 2
+    # the large transaction cannot be cut: the shares inside it move to the next transaction
+    # start, which here is in the next binlog file
+    assert 2 <= len(starts) <= RANGES and len({p.file for p in starts}) == 2
     sizes = [window_bytes(conn, s, e) for s, e in zip(starts, [*starts[1:], head])]
     big = [e for e in expected if e["table"] == "big"]
     # the large transaction alone holds more bytes than the average range
     assert len(big) > 300 and sum(len(e["after"] or "") for e in big) > window_bytes(conn, start, head) / RANGES
 
-    pulled = pull_ranges.read(spark, cycle, win, 4242, starts)
+    pulled, timing = pull_ranges.read(spark, cycle, win, 4242, starts)
+    assert timing["range_events"] and sum(timing["range_events"]) == pulled.events
 
     got = pq.read_table(cycle.folder.path("raw")).to_pylist()
     key = lambda e: (e["commit_ts"], e["seq"], e["op"] == "ddl")  # noqa: E731

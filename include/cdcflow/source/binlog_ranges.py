@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from cdcflow.core import tso
 from cdcflow.core.uri import DbUri
-from cdcflow.source.binlog import BinlogReader, Position, available_logs
+from cdcflow.source.binlog import BinlogReader, Position
 
 # Range readers' server ids: above every default id (core.uri.default_server_id stays below
 # 1_001_000_000), one block of MAX_RANGES per changefeed server id
@@ -32,7 +32,8 @@ _BLOCKS = (2**32 - 1 - RANGE_SERVER_ID_BASE) // MAX_RANGES
 
 TRANSACTION_STARTS = {"Gtid", "Anonymous_Gtid"}  # MariaDB and MySQL name their GTID events so
 TRANSACTION_ENDS = {"Xid", "Query"}  # a COMMIT, a ROLLBACK or a DDL (a BEGIN never precedes a GTID)
-SCAN_PAGE = 10_000  # SHOW BINLOG EVENTS rows fetched at a time
+PROBE_ROWS = 256  # SHOW BINLOG EVENTS rows fetched by one probe
+CLOSE_ENOUGH = 20  # a probe landing within 1/CLOSE_ENOUGH of a share from its goal is kept
 
 
 def range_server_id(server_id: int, index: int) -> int:
@@ -44,65 +45,90 @@ def range_server_id(server_id: int, index: int) -> int:
     return RANGE_SERVER_ID_BASE + block * MAX_RANGES + index
 
 
-def window_bytes(conn, start: Position, head: Position) -> int:
-    """How many binlog bytes lie between two positions (the files' sizes between them)."""
+def _spans(conn, start: Position, head: Position) -> list[tuple[str, int, int]]:
+    """The window's part of each binlog file: (file, first byte, end byte)."""
     if start.file == head.file:
-        return max(0, head.pos - start.pos)
+        return [(start.file, start.pos, max(start.pos, head.pos))]
     with conn.cursor() as cur:
         cur.execute("SHOW BINARY LOGS")
         sizes = {r[0]: int(r[1]) for r in cur.fetchall()}
-    total = 0
-    for name in sorted(sizes):
-        if start.file <= name <= head.file:
-            lo = start.pos if name == start.file else 0
-            hi = head.pos if name == head.file else sizes[name]
-            total += max(0, hi - lo)
-    return total
+    return [(name, start.pos if name == start.file else 4, head.pos if name == head.file else sizes[name])
+            for name in sorted(sizes) if start.file <= name <= head.file]
 
 
-def boundaries(conn, start: Position, head: Position) -> list[tuple[Position, int]]:
-    """Every position strictly inside the window where a range may start, with its byte
-    offset from `start`: a GTID event that directly follows a transaction's end in the same
-    file.  Found from the events' headers, which the server reads for us (SHOW BINLOG EVENTS),
-    a page at a time."""
-    logs = [f for f in available_logs(conn) if start.file <= f <= head.file]
-    out: list[tuple[Position, int]] = []
-    offset_of_file = 0
+def window_bytes(conn, start: Position, head: Position) -> int:
+    """How many binlog bytes lie between two positions (the files' sizes between them)."""
+    return sum(hi - lo for _f, lo, hi in _spans(conn, start, head))
+
+
+def cuts(conn, start: Position, head: Position, ranges: int) -> list[Position]:
+    """At most ranges-1 positions strictly inside the window where a range may start, each the
+    first transaction start (a GTID event right after a transaction's end, in the same file)
+    at or after an even share of the window's bytes.
+
+    The events are not read here: `SHOW BINLOG EVENTS … LIMIT offset, n` makes the server
+    skip `offset` events itself and send `n` headers, so a cut costs a few probes of
+    PROBE_ROWS rows, whatever the window's size (reading every header took a quarter of a
+    sequential decode).  The offset is estimated from the bytes per event seen so far and
+    corrected once by the probe's own position."""
+    spans = _spans(conn, start, head)
+    total = sum(hi - lo for _f, lo, hi in spans)
+    out: list[Position] = []
     with conn.cursor() as cur:
-        for name in logs:
-            pos = start.pos if name == start.file else 4
-            prev_type, prev_end, file_end = None, None, pos
-            while True:
-                cur.execute(f"SHOW BINLOG EVENTS IN %s FROM {int(pos)} LIMIT {SCAN_PAGE}", (name,))
-                rows = cur.fetchall()
-                for _log, at, kind, _sid, end, _info in rows:
-                    at, end = int(at), int(end)
-                    if name == head.file and at >= head.pos:
-                        break
-                    if kind in TRANSACTION_STARTS and prev_type in TRANSACTION_ENDS and prev_end == at \
-                            and (name, at) > (start.file, start.pos):
-                        out.append((Position(name, at), offset_of_file + at - (start.pos if name == start.file else 0)))
-                    prev_type, prev_end, file_end = kind, end, end
-                else:
-                    if len(rows) == SCAN_PAGE:
-                        pos = int(rows[-1][4])
-                        continue
-                break
-            offset_of_file += file_end - (start.pos if name == start.file else 0)
+        def probe(file: str, at: int, skip: int) -> list[tuple[str, int, int]]:
+            cur.execute(f"SHOW BINLOG EVENTS IN %s FROM {int(at)} LIMIT {int(skip)}, {PROBE_ROWS}", (file,))
+            return [(kind, int(pos), int(end)) for _log, pos, kind, _sid, end, _info in cur.fetchall()]
+
+        done, carried = 0, False
+        for file, lo, hi in spans:
+            goals = [total * k // ranges - done + lo for k in range(1, ranges)]
+            done += hi - lo
+            if carried:  # a goal of an earlier file found no start before that file's end
+                goals.insert(0, lo)
+            base = lo  # an event start at or before the next goal, in this file
+            per_event = None
+            for goal in (g for g in goals if lo <= g < hi):
+                if out and out[-1].file == file and out[-1].pos >= goal:
+                    continue  # a large transaction took the previous cut past this goal
+                if per_event is None:
+                    first = probe(file, base, 0)
+                    per_event = max(1.0, (first[-1][2] - base) / len(first)) if first else 1.0
+                skip = int((goal - base) / per_event)
+                rows = probe(file, base, skip)
+                if skip and (not rows or abs(rows[0][1] - goal) * CLOSE_ENOUGH > total / ranges):
+                    # the mix of event sizes differs further on: correct by what the probe saw
+                    # (no rows: fewer events than guessed lie before the file's end)
+                    per_event = max(1.0, ((rows[0][1] if rows else hi) - base) / skip)
+                    skip = int((goal - base) / per_event)
+                    rows = probe(file, base, skip)
+                found = _first_start(rows, lambda at: probe(file, at, 0), hi)
+                carried = found is None
+                if found is not None and found > _after(out, file, start):
+                    out.append(Position(file, found))
+                    base = found
     return out
 
 
-def cut(candidates: list[tuple[Position, int]], total_bytes: int, ranges: int) -> list[Position]:
-    """At most ranges-1 cut positions, each the candidate nearest an even share of the bytes."""
-    cuts: list[Position] = []
-    i = 0
-    for k in range(1, ranges):
-        goal = total_bytes * k // ranges
-        while i + 1 < len(candidates) and abs(candidates[i + 1][1] - goal) <= abs(candidates[i][1] - goal):
-            i += 1
-        if i < len(candidates) and (not cuts or candidates[i][0] != cuts[-1]):
-            cuts.append(candidates[i][0])
-    return cuts
+def _after(out: list[Position], file: str, start: Position) -> int:
+    """The position a new cut in `file` must lie after: the last cut's, the window start's."""
+    if out and out[-1].file == file:
+        return out[-1].pos
+    return start.pos if file == start.file else 0
+
+
+def _first_start(rows, more, hi: int) -> int | None:
+    """The first transaction start among `rows` (kind, pos, end) and the pages `more(at)`
+    gives after them, before byte `hi`; None when none is."""
+    while rows:
+        for (kind0, _p0, end0), (kind, pos, _end) in zip(rows, rows[1:]):
+            if pos >= hi:
+                return None
+            if kind in TRANSACTION_STARTS and kind0 in TRANSACTION_ENDS and end0 == pos:
+                return pos
+        if len(rows) < PROBE_ROWS or rows[-1][2] >= hi:
+            return None
+        rows = [rows[-1], *more(rows[-1][2])]
+    return None
 
 
 class RangeReader(BinlogReader):
@@ -127,11 +153,12 @@ class RangeResult:
     ended: int  # transactions read to their end
     events: int
     last_pos: dict
+    seconds: float  # the task's own time: connecting, decoding, writing
 
     @classmethod
-    def of(cls, reader: RangeReader, events: int) -> "RangeResult":
+    def of(cls, reader: RangeReader, events: int, seconds: float) -> "RangeResult":
         return cls(list(reader.times), sorted(reader.aborted_ts), reader.transactions, events,
-                   reader.last_pos.to_dict())
+                   reader.last_pos.to_dict(), seconds)
 
 
 def chain(prev_ts: int, results: list[RangeResult]) -> list[list[int]]:

@@ -71,19 +71,24 @@ def empty_window(changefeed_id: str, run_id: str) -> dict:
     return out
 
 
-def pull_and_settle(changefeed_id: str, run_id: str, open_spark=None) -> dict:
+def pull_and_settle(changefeed_id: str, run_id: str, open_spark=None, spark_remote=None) -> dict:
     """Pull the window and settle a window without a single event right away (empty_window):
     the Spark stages then have nothing to do.  The one decision both launchers take:
     `cdcflow changefeed run` and the DAG's pull task.  Pull reads in this process, without
     Spark, unless the config asks for the parallel path and the window is large enough
-    (stages.pull_ranges.wanted): then it gets `open_spark()`'s session, or opens one as the
-    config says and stops it after.  Returns the stage results so far; `needs_spark(results)`
+    (stages.pull_ranges.wanted): then it gets `open_spark()`'s session, or opens one as
+    run_spark_stage does (on `spark_remote`, a URL or a function giving one, else as the
+    config says) and closes it after.  Returns the stage results so far; `needs_spark(results)`
     says whether the Spark stages must run."""
     cycle = Cycle.load(changefeed_id, run_id)
     spark, opened_here = None, False
     if pull_ranges.wanted(cycle, contracts.WINDOW.read(cycle.folder)):
         with recording(cycle, "pull"):  # a Spark that cannot start fails the pull, recorded
-            spark = open_spark() if open_spark else session_for(cycle.config, changefeed_id)
+            if open_spark:
+                spark = open_spark()
+            else:
+                remote = spark_remote() if callable(spark_remote) else spark_remote
+                spark = session_for(cycle.config, changefeed_id, remote)
         opened_here = open_spark is None
     try:
         results = {"pull": run_stage("pull", spark, changefeed_id, run_id)}

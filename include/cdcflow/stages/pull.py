@@ -9,6 +9,7 @@ import msgspec
 from cdcflow.core import tso
 from cdcflow.core.uri import default_server_id
 from cdcflow.source.binlog import BinlogReader
+from cdcflow.spark.session import is_remote
 from cdcflow.stages import contracts, pull_ranges
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import metastore
@@ -21,17 +22,21 @@ def pull(spark, cycle: Cycle) -> contracts.PullResult:
     server_id = int(cycle.source.params.get("server-id") or default_server_id(cycle.cid))
     t0 = time.time()
     starts = pull_ranges.plan(cycle, window) if spark is not None and pull_ranges.wanted(cycle, window) else []
+    detail = {"plan_seconds": round(time.time() - t0, 3), "spark": "connect" if is_remote(spark) else "embedded"} \
+        if starts else {}
     if len(starts) > 1:
-        pulled = pull_ranges.read(spark, cycle, window, server_id, starts)
+        pulled, timing = pull_ranges.read(spark, cycle, window, server_id, starts)
+        detail.update(timing)
     else:
         pulled = _read_sequentially(cycle, window, server_id)
     contracts.WINDOW.write(cycle.folder, msgspec.structs.replace(window, pulled=pulled))
     metastore.raise_resolved(cycle.cid, pulled.resolved_ts)
     secs = time.time() - t0
-    cycle.event("pulled", events=pulled.events, transactions=pulled.transactions, ranges=max(1, len(starts)),
+    ranges = max(1, len(starts))
+    cycle.event("pulled", events=pulled.events, transactions=pulled.transactions, ranges=ranges,
                 seconds=round(secs, 3), end_pos=pulled.end_pos.to_dict(), resolved_ts=pulled.resolved_ts,
-                resolved_time=tso.to_text(pulled.resolved_ts))
-    return contracts.PullResult(pulled=pulled.events, transactions=pulled.transactions, ranges=max(1, len(starts)))
+                resolved_time=tso.to_text(pulled.resolved_ts), **detail)
+    return contracts.PullResult(pulled=pulled.events, transactions=pulled.transactions, ranges=ranges, **detail)
 
 
 def _read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int) -> contracts.Pulled:

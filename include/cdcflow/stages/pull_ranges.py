@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 
 from cdcflow.source.binlog import Position
 from cdcflow.source.binlog_ranges import (
     RangeReader,
     RangeResult,
-    boundaries,
     chain,
-    cut,
+    cuts,
     range_server_id,
     window_bytes,
 )
@@ -48,29 +48,32 @@ def plan(cycle: Cycle, window: contracts.Window) -> list[Position]:
     holds no transaction boundary to cut at."""
     conn = cycle.source.connect()
     try:
-        size = window_bytes(conn, window.start_pos, window.head)
-        cuts = cut(boundaries(conn, window.start_pos, window.head), size, cycle.config.pull_parallelism)
+        return [window.start_pos, *cuts(conn, window.start_pos, window.head, cycle.config.pull_parallelism)]
     finally:
         conn.close()
-    return [window.start_pos, *cuts]
 
 
 def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
-         starts: list[Position]) -> contracts.Pulled:
-    """Read the ranges starting at `starts` (the last ends at the head) into the raw folder."""
+         starts: list[Position]) -> tuple[contracts.Pulled, dict]:
+    """Read the ranges starting at `starts` (the last ends at the head) into the raw folder.
+    Also returns where the time went: each range's events and decoding seconds (in its task),
+    and the seconds of the two Spark jobs."""
     ends = [*starts[1:], window.head]
     specs = [(range_server_id(server_id, i), s.to_dict(), e.to_dict()) for i, (s, e) in enumerate(zip(starts, ends))]
     uri, url = cycle.source, cycle.folder.url  # plain values: the tasks get them pickled
 
     def decode(index: int) -> str:
+        t0 = time.perf_counter()
         sid, start, end = specs[index]
         writer = RunFolder.at(url).writer(RANGES_FOLDER, part=index)
         reader = RangeReader(uri, sid, Position.from_dict(start), Position.from_dict(end))
         reader.read(writer.add)  # rows go out in bounded batches, however large the transaction
         writer.close()
-        return json.dumps(dataclasses.asdict(RangeResult.of(reader, writer.count)))
+        return json.dumps(dataclasses.asdict(RangeResult.of(reader, writer.count, time.perf_counter() - t0)))
 
+    t0 = time.perf_counter()
     results = [RangeResult(**json.loads(r)) for r in _each_range(spark, len(specs), decode)]
+    t1 = time.perf_counter()
     stamps = chain(window.start_ts, results)
 
     def stamp(index: int) -> str:
@@ -78,6 +81,7 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
         return ""
 
     _each_range(spark, len(specs), stamp)
+    t2 = time.perf_counter()
     cycle.folder.remove_folder(RANGES_FOLDER)
     ended = sum(r.ended for r in results)
     flat = [ts for mine in stamps for ts in mine]
@@ -86,7 +90,8 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
         end_ts=end_ts, end_pos=Position.from_dict(results[-1].last_pos), resolved_ts=max(end_ts, window.head_tso),
         stopped_at_target=False, aborted_ts=sorted(stamps[i][n] for i, r in enumerate(results) for n in r.aborted),
         events=sum(r.events for r in results), transactions=ended,
-    )
+    ), {"decode_seconds": round(t1 - t0, 3), "stamp_seconds": round(t2 - t1, 3),
+        "range_events": [r.events for r in results], "range_seconds": [round(r.seconds, 3) for r in results]}
 
 
 def _each_range(spark, n: int, fn) -> list[str]:
