@@ -43,10 +43,10 @@ test: setup
 demo: setup
 	$(PY) -m cdcflow.devtools.demo
 
-# make bench [ROWS=300000] [SCALE=10000,100000,1000000|none] [LAUNCHERS=10000,100000|none] [SHAPE=oltp|bulk]
+# make bench [ROWS=300000] [SCALE=10000,100000,1000000|none] [LAUNCHERS=10000,100000|none] [PULL=<ranges>|none] [SHAPE=oltp|bulk]
 bench: setup
 	$(PY) -m cdcflow.devtools.bench $(if $(ROWS),--rows $(ROWS)) $(if $(SCALE),--scale $(SCALE)) \
-	  $(if $(LAUNCHERS),--launchers $(LAUNCHERS)) $(if $(SHAPE),--shape $(SHAPE))
+	  $(if $(LAUNCHERS),--launchers $(LAUNCHERS)) $(if $(PULL),--pull $(PULL)) $(if $(SHAPE),--shape $(SHAPE))
 
 # Run one cycle of a changefeed through Airflow: make dag-test CF=<changefeed id>
 dag-test: setup

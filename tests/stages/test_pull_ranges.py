@@ -6,6 +6,7 @@ through Spark tasks writing the event store."""
 from __future__ import annotations
 
 import dataclasses
+from concurrent.futures import Future
 from types import SimpleNamespace
 
 import pyarrow.parquet as pq
@@ -148,6 +149,48 @@ def test_parallel_pull_writes_every_event_as_the_sequential_read(window, spark, 
     assert all(s > 0 for s in sizes)
 
 
+class Starting(Future):
+    """A Spark session that is up once it has been asked `after` times whether it is."""
+
+    def __init__(self, session, after: int):
+        super().__init__()
+        self.set_result(session)
+        self.asked, self.after = 0, after
+
+    def done(self) -> bool:
+        self.asked += 1
+        return self.asked > self.after
+
+
+@pytest.mark.parametrize("after", [0, 25, 10_000], ids=["up-at-once", "up-midway", "never-up"])
+def test_a_read_handed_to_the_ranges_midway_writes_every_event_as_the_sequential_read(window, spark, tmp_path,
+                                                                                      after):
+    """pull reads on while Spark starts, then hands the rest of the window to the ranges:
+    the same events, ts and Pulled record, wherever the hand-over falls."""
+    from cdcflow.stages.pull import read_window
+
+    uri, conn, start, head = window
+    prev_ts = tso.compose(1_000_000)
+    reader, expected = sequential(uri, start, head, prev_ts)
+    cfg = ChangefeedConfig(pull_parallelism=3, pull_parallel_min_bytes=0, event_store=str(tmp_path))
+    cycle = SimpleNamespace(source=uri, config=cfg, cid="pr-feed", run_id="r2",
+                            folder=RunFolder(str(tmp_path), "pr-feed", "r2"))
+    win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
+    starting = Starting(spark, after)
+    pulled, detail = read_window(pull_ranges.SparkLater(starting), cycle, win, 4242)
+
+    if after == 10_000:  # the read ended before the session was up: no ranges
+        assert detail == {"ranges": 1}
+    else:
+        assert detail["ranges"] > 1 and sum(detail["range_events"]) + detail["sequential_events"] == pulled.events
+        assert (detail["sequential_events"] > 0) == (after > 0)
+    got = pq.read_table(cycle.folder.path("raw")).to_pylist()
+    key = lambda e: (e["commit_ts"], e["seq"], e["op"] == "ddl")  # noqa: E731
+    assert sorted(got, key=key) == sorted(({f: e[f] for f in FIELDS} for e in expected), key=key)
+    assert (pulled.end_ts, pulled.transactions, pulled.events) == (reader.last_ts, reader.transactions, len(expected))
+    assert pulled.end_pos == reader.last_pos and pulled.aborted_ts == sorted(reader.aborted_ts)
+
+
 def test_range_server_ids_never_repeat_within_a_changefeed_nor_take_a_default_id():
     ids = {range_server_id(1_000_123, i) for i in range(1024)}
     assert len(ids) == 1024 and min(ids) > 1_001_000_000 and max(ids) < 2**32
@@ -162,12 +205,18 @@ def test_pull_parallelism_is_off_by_default():
     assert not pull_ranges.wanted(SimpleNamespace(config=cfg), win)
 
 
-def test_a_cycle_with_pull_parallelism_reads_in_ranges_and_replicates(mariadb_pair, spark, cdcflow_home, capsys):
+@pytest.mark.parametrize("after", [0, 40], ids=["spark-up", "spark-starting"])
+def test_a_cycle_with_pull_parallelism_reads_in_ranges_and_replicates(mariadb_pair, spark, cdcflow_home, capsys,
+                                                                      monkeypatch, after):
     """Through the CLI: a changefeed whose config turns the parallel path on replicates a
-    window read in several ranges (every type, a DDL between them), the run says how many."""
+    window read in several ranges (every type, a DDL between them), the run says how many;
+    with its Spark session up at once, or up while pull is reading."""
     from e2e_helpers import assert_consistent, cli_run, create_changefeed
 
+    from cdcflow import stages
     from cdcflow.store import metastore
+
+    monkeypatch.setattr(stages, "_start_session", lambda *a: Starting(spark, after))
 
     up, down = mariadb_pair
     for s in (up, down):
@@ -183,6 +232,7 @@ def test_a_cycle_with_pull_parallelism_reads_in_ranges_and_replicates(mariadb_pa
     assert rc == 0, err
     run = metastore.recent_runs("prc-feed", 1)[0]
     assert run.stats["pull"]["ranges"] > 1 and run.stats["pull"]["pulled"] > 40
+    assert (run.stats["pull"]["sequential_events"] > 0) == (after > 0)
     assert_consistent(up, down, ["prc"])
 
 

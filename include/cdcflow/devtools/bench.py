@@ -356,6 +356,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--launchers", default=os.environ.get("BENCH_LAUNCHERS") or "10000,100000",
                    help="window sizes run through the CLI, a DAG on Spark Connect and a DAG with spark-submit "
                         "(plus an idle window); 'none' skips the table")
+    p.add_argument("--pull", default=os.environ.get("BENCH_PULL") or str(os.cpu_count() or 2),
+                   help="ranges of the pull table (pull alone on parts of the compared window, sequential "
+                        "vs in ranges on Spark); 'none' skips it (default: the machine's cores; env BENCH_PULL)")
     p.add_argument("--shape", default=os.environ.get("BENCH_SHAPE") or "oltp", choices=("oltp", "bulk"),
                    help="oltp: updates and deletes one row per transaction; bulk: 100 rows per transaction "
                         "(default oltp; env BENCH_SHAPE)")
@@ -363,12 +366,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _ends(rng: dict) -> tuple[tuple[str, int], tuple[str, int]]:
+    return (rng["start_file"], rng["start_pos"]), (rng["stop_file"], rng["stop_pos"])
+
+
 def _sizes(text: str) -> list[int]:
     return [] if text.strip().lower() in ("", "none", "0") else [int(float(x)) for x in text.split(",")]
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cdcflow.devtools import bench_launchers
+    from cdcflow.devtools import bench_launchers, bench_pull
 
     a = parse_args(argv)
     sizes = _sizes(a.scale)
@@ -390,6 +397,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         main_res = main_comparison(servers, a.rows, a.shape, home, base)
         try:
+            pull = bench_pull.pull_table(servers.up.uri, *_ends(main_res["binlog_range"]), base, int(a.pull)) \
+                if _sizes(a.pull) else {}
+        except Exception as e:  # noqa: BLE001 - as below
+            pull, scale_error = {}, f"pull table: {type(e).__name__}: {e}"
+        try:
             scale = scaling(servers, sizes, a.shape, home, base) if sizes else []
         except Exception as e:  # noqa: BLE001 - the compared figures are still worth printing
             scale, scale_error = [], f"{type(e).__name__}: {e}"
@@ -402,14 +414,16 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         stop_servers(servers)
     x, y = report(main_res, scale, machine)
+    bench_pull.report(pull)
     bench_launchers.report(launchers)
-    results = {"machine": machine, "main": main_res, "scaling": scale, "launchers": launchers,
+    results = {"machine": machine, "main": main_res, "scaling": scale, "pull": pull, "launchers": launchers,
                "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
                "total_seconds": time.perf_counter() - t0}
     (base / "results.json").write_text(json.dumps(results, indent=1, default=str))
     print(f"(bench took {results['total_seconds'] / 60:.1f} min; figures in {base / 'results.json'})")
     consistent = (all(main_res["consistent"].values()) and all(e["consistent"] for e in scale)
-                  and all(r["consistent"] for e in launchers for r in e["runs"].values()))
+                  and all(r["consistent"] for e in launchers for r in e["runs"].values())
+                  and all(e["identical"] for e in pull.get("rows", [])))
     if not consistent:
         print("RESULT: a downstream DIFFERS from the upstream (see above)")
     if scale_error:

@@ -157,14 +157,18 @@ class BinlogReader:
         self.last_ts = prev_ts
         self.transactions = 0
         self.stopped_at_target = False
+        self.handed_over = False
         self.aborted_ts: set[int] = set()
 
-    def read(self, emit: Callable[[Event], None]) -> None:
+    def read(self, emit: Callable[[Event], None], hand_over: Callable[[Position], bool] | None = None) -> None:
         """Stream events to `emit`; rows of a large transaction go out as they are read.
 
         A transaction whose commit ts would pass target-ts, or that starts at or past the
         head fixed for this cycle, is not read: the window ends before it.  The ts of a
         transaction rolled back after rows went out is added to `self.aborted_ts`.
+        `hand_over(position)`, asked at each GTID that starts a transaction, stops the read
+        there when it says so (`self.handed_over`): the rest of the window is read by others
+        (stages.pull_ranges), from `self.last_pos` on.
         """
         from pymysqlreplication.event import (
             ExecuteLoadQueryEvent,
@@ -214,6 +218,9 @@ class BinlogReader:
                     if (cur_file, ev_start) >= self.head.key():
                         break  # later transactions belong to the next cycle
                 if isinstance(ev, (MariadbGtidEvent, GtidEvent)):
+                    if trx_ts is None and hand_over is not None and hand_over(Position(cur_file, ev_start)):
+                        self.handed_over = True
+                        break
                     if not begin(ev.timestamp):
                         break
                     trx_gtid = ev.gtid

@@ -40,6 +40,7 @@ def get_session(app_name: str = "cdcflow", master: str | None = None, shuffle_pa
         builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.default.parallelism", str(shuffle_partitions))
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")  # a progress bar breaks log lines
         .config("spark.driver.memory", os.environ.get("CDCFLOW_DRIVER_MEMORY", "2g"))
         .config("spark.python.worker.reuse", "true")
         # the event store's files stay private, as everything under CDCFLOW_HOME (core.home)

@@ -71,30 +71,30 @@ def empty_window(changefeed_id: str, run_id: str) -> dict:
     return out
 
 
-def pull_and_settle(changefeed_id: str, run_id: str, open_spark=None, spark_remote=None) -> dict:
+def pull_and_settle(changefeed_id: str, run_id: str, session=None, spark_remote=None) -> dict:
     """Pull the window and settle a window without a single event right away (empty_window):
     the Spark stages then have nothing to do.  The one decision both launchers take:
     `cdcflow changefeed run` and the DAG's pull task.  Pull reads in this process, without
     Spark, unless the config asks for the parallel path and the window is large enough
-    (stages.pull_ranges.wanted): then it gets `open_spark()`'s session, or opens one as
-    run_spark_stage does (on `spark_remote`, a URL or a function giving one, else as the
-    config says) and closes it after.  Returns the stage results so far; `needs_spark(results)`
+    (stages.pull_ranges.wanted): then pull reads on while a Spark session starts, and hands
+    what is left of the window to Spark tasks once it is up.  The session is `session` (a
+    future: the CLI's cycle, which starts it anyway), else one started here as
+    run_spark_stage opens one (on `spark_remote`, a URL or a function giving one, else as the
+    config says) and closed after.  Returns the stage results so far; `needs_spark(results)`
     says whether the Spark stages must run."""
     cycle = Cycle.load(changefeed_id, run_id)
-    spark, opened_here = None, False
+    later, opened_here = None, False
     if pull_ranges.wanted(cycle, contracts.WINDOW.read(cycle.folder)):
-        with recording(cycle, "pull"):  # a Spark that cannot start fails the pull, recorded
-            if open_spark:
-                spark = open_spark()
-            else:
-                remote = spark_remote() if callable(spark_remote) else spark_remote
-                spark = session_for(cycle.config, changefeed_id, remote)
-        opened_here = open_spark is None
-    try:
-        results = {"pull": run_stage("pull", spark, changefeed_id, run_id)}
-    finally:
+        opened_here = session is None
         if opened_here:
-            release(spark)
+            remote = spark_remote() if callable(spark_remote) else spark_remote
+            session = _start_session(cycle.config, changefeed_id, remote)
+        later = pull_ranges.SparkLater(session)
+    try:
+        results = {"pull": run_stage("pull", later, changefeed_id, run_id)}
+    finally:
+        if opened_here and session.exception() is None:  # one that could not start failed the pull if needed
+            release(session.result())
     if results["pull"].pulled == 0:
         results.update(empty_window(changefeed_id, run_id))
     return results
@@ -156,9 +156,7 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
             cycle = Cycle.load(changefeed_id, run_id)
             idle = contracts.WINDOW.read(cycle.folder).idle
             session = None if idle else _start_session(cycle.config, changefeed_id, spark_remote)
-            results = pull_and_settle(
-                changefeed_id, run_id,
-                lambda: (session or _start_session(cycle.config, changefeed_id, spark_remote)).result())
+            results = pull_and_settle(changefeed_id, run_id, session)
             if needs_spark(results):
                 with recording(cycle, SPARK_STAGES[0]):  # a Connect server that is down fails here
                     spark = (session or _start_session(cycle.config, changefeed_id, spark_remote)).result()

@@ -141,8 +141,11 @@ class PullResult(Record):
     pulled: int = 0
     transactions: int = 0
     ranges: int = 1  # how many parts the window was read in (stages.pull_ranges); 1: sequentially
-    # the parallel path's time: finding the cuts, the decoding job (each range's events and
-    # its task's seconds), the job stamping the commit ts
+    # the parallel path's time: the read in this process until the Spark session was up,
+    # finding the cuts, the decoding job (each range's events and its task's seconds), the
+    # job stamping the commit ts
+    sequential_events: int = 0
+    sequential_seconds: float = 0.0
     plan_seconds: float = 0.0
     decode_seconds: float = 0.0
     stamp_seconds: float = 0.0

@@ -6,7 +6,9 @@ sequential read gives (tests/stages/test_pull_ranges.py compares every event).
 
 Taken only when `[cdcflow] pull-parallelism` is above 1, the window holds at least
 `pull-parallel-min-bytes` of binlog and has no target-ts; otherwise pull reads sequentially,
-without Spark.
+without Spark.  Even then pull starts reading at once, in its own process, while the Spark
+session starts (8-10 s for an embedded one); once the session is up, what is left of the
+window is cut into ranges (hand_over), so the session's start-up is not time lost.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from concurrent.futures import Future
+
+import msgspec
 
 from cdcflow.source.binlog import Position
 from cdcflow.source.binlog_ranges import (
@@ -43,6 +48,42 @@ def wanted(cycle: Cycle, window: contracts.Window) -> bool:
         conn.close()
 
 
+class SparkLater:
+    """The Spark session of pull's ranges: one given, or a future of one still starting
+    (stages.pull_and_settle), which pull does not wait for."""
+
+    def __init__(self, session):
+        self._session = session
+
+    @classmethod
+    def of(cls, spark) -> "SparkLater":
+        return spark if isinstance(spark, cls) else cls(spark)
+
+    def ready(self) -> bool:
+        return not isinstance(self._session, Future) or self._session.done()
+
+    def get(self):
+        return self._session.result() if isinstance(self._session, Future) else self._session
+
+
+def hand_over(cycle: Cycle, window: contracts.Window, later: SparkLater):
+    """When the sequential read (BinlogReader.read) stops for the ranges: at the first
+    transaction start after the session is up, if what is left of the window still holds
+    `pull-parallel-min-bytes`; decided once, so a rest too small is read to its end."""
+    decided: list[bool] = []
+
+    def ask(at: Position) -> bool:
+        if not decided and later.ready():
+            conn = cycle.source.connect()
+            try:
+                decided.append(window_bytes(conn, at, window.head) >= cycle.config.pull_parallel_min_bytes)
+            finally:
+                conn.close()
+        return bool(decided and decided[0])
+
+    return ask
+
+
 def plan(cycle: Cycle, window: contracts.Window) -> list[Position]:
     """The ranges' start positions, the window's start first: one only when the window
     holds no transaction boundary to cut at."""
@@ -54,10 +95,10 @@ def plan(cycle: Cycle, window: contracts.Window) -> list[Position]:
 
 
 def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
-         starts: list[Position]) -> tuple[contracts.Pulled, dict]:
-    """Read the ranges starting at `starts` (the last ends at the head) into the raw folder.
-    Also returns where the time went: each range's events and decoding seconds (in its task),
-    and the seconds of the two Spark jobs."""
+         starts: list[Position], first_part: int = 0) -> tuple[contracts.Pulled, dict]:
+    """Read the ranges starting at `starts` (the last ends at the head) into the raw folder,
+    as its parts `first_part`, `first_part` + 1, ...  Also returns where the time went: each
+    range's events and decoding seconds (in its task), and the seconds of the two Spark jobs."""
     ends = [*starts[1:], window.head]
     specs = [(range_server_id(server_id, i), s.to_dict(), e.to_dict()) for i, (s, e) in enumerate(zip(starts, ends))]
     uri, url = cycle.source, cycle.folder.url  # plain values: the tasks get them pickled
@@ -65,7 +106,7 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
     def decode(index: int) -> str:
         t0 = time.perf_counter()
         sid, start, end = specs[index]
-        writer = RunFolder.at(url).writer(RANGES_FOLDER, part=index)
+        writer = RunFolder.at(url).writer(RANGES_FOLDER, part=first_part + index)
         reader = RangeReader(uri, sid, Position.from_dict(start), Position.from_dict(end))
         reader.read(writer.add)  # rows go out in bounded batches, however large the transaction
         writer.close()
@@ -77,7 +118,7 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
     stamps = chain(window.start_ts, results)
 
     def stamp(index: int) -> str:
-        RunFolder.at(url).restamp(RANGES_FOLDER, "raw", index, stamps[index])
+        RunFolder.at(url).restamp(RANGES_FOLDER, "raw", first_part + index, stamps[index])
         return ""
 
     _each_range(spark, len(specs), stamp)
@@ -92,6 +133,13 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
         events=sum(r.events for r in results), transactions=ended,
     ), {"decode_seconds": round(t1 - t0, 3), "stamp_seconds": round(t2 - t1, 3),
         "range_events": [r.events for r in results], "range_seconds": [round(r.seconds, 3) for r in results]}
+
+
+def joined(first: contracts.Pulled, rest: contracts.Pulled) -> contracts.Pulled:
+    """A window read in two parts, `rest` from where `first` ended."""
+    return msgspec.structs.replace(
+        rest, aborted_ts=sorted([*first.aborted_ts, *rest.aborted_ts]), events=first.events + rest.events,
+        transactions=first.transactions + rest.transactions)
 
 
 def _each_range(spark, n: int, fn) -> list[str]:
