@@ -22,6 +22,7 @@ from cdcflow.core.errors import (
     CLI_INVALID_CHECKPOINT_TS,
     CLI_START_TS_IN_FUTURE,
     MYSQL_CONNECTION_ERROR,
+    SNAPSHOT_REFUSED,
     SNAPSHOT_UNSUPPORTED,
     UPSTREAM_UNREACHABLE,
     CdcflowError,
@@ -53,7 +54,8 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
            spark_for: Callable | None = None, report: Callable[[dict], None] = lambda p: None) -> dict:
     """Check the upstream, the sink, the config and its value expressions, then record the
     changefeed from `start_ts` (default: the upstream's current position) with its schema
-    snapshot.  With `snapshot` (snapshot.SnapshotOptions) the filter's tables are first copied
+    snapshot.  With `snapshot` (the --snapshot options given: SnapshotOptions' field names, None
+    for the config's) the filter's tables are first copied
     (cdcflow.snapshot; `spark_for(config)` opens the Spark session, `report` hears the progress)
     and the changefeed starts at the copy's consistent point; a changefeed whose copy did not
     finish continues it.  Returns what the changefeed starts with."""
@@ -65,6 +67,7 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
         parse_source_uri,
         validate_changefeed_id,
     )
+    from cdcflow.snapshot import SnapshotOptions
     from cdcflow.source.binlog import check_upstream, head_position, position_for_ts, replay_horizon
 
     cid = validate_changefeed_id(cid)
@@ -100,8 +103,9 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
         def at_point(pos):
             _record(cid, source, source_uri, sink_uri, config_text, tso.now(), target_ts, pos, None)
 
-        _snapshot_start(cid, source, sink, cfg, snapshot, at_point)
-        progress = _snapshot_copy(cid, source, sink, cfg, snapshot, spark_for, report)
+        options = SnapshotOptions.of(cfg, **snapshot)
+        _snapshot_start(cid, source, sink, cfg, options, at_point)
+        progress = _snapshot_copy(cid, source, sink, cfg, options, spark_for, report)
         feed = metastore.get_feed(cid)
         return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": feed.checkpoint_ts,
                 "target_ts": target_ts or 0, "start_position": feed.checkpoint_pos, "server_id": server_id,
@@ -167,20 +171,21 @@ def _snapshot_copy(cid, source, sink, cfg, options, spark_for, report) -> dict:
     return progress
 
 
-def _continue_snapshot(cid, options, spark_for, report) -> dict:
+def _continue_snapshot(cid, given: dict, spark_for, report, new_point: bool = False) -> dict:
     """`create --snapshot` again on a changefeed whose copy was stopped: the chunks not done are
     copied; a keyless table not yet copied takes a new consistent point (the changefeed's start
-    moves there)."""
+    moves there).  `new_point`: a new copy from a new point whatever was done before."""
     from cdcflow.core.uri import parse_sink_uri, parse_source_uri
-    from cdcflow.snapshot.runner import needs_new_point
+    from cdcflow.snapshot.runner import SnapshotOptions, needs_new_point
 
     spec = load_spec(cid)
     cfg = spec.config()
+    options = SnapshotOptions.of(cfg, **given)
     source, sink = parse_source_uri(spec.source_uri), parse_sink_uri(spec.sink_uri)
-    if needs_new_point(cid):
+    if new_point or needs_new_point(cid):
         def at_point(pos):
             ts = tso.now()
-            metastore.update_feed(cid, checkpoint_ts=ts, checkpoint_pos=pos.to_dict())
+            metastore.update_feed(cid, checkpoint_ts=ts, checkpoint_pos=pos.to_dict(), ddl_in_flight_ts=None)
             schema_versions.snapshot(cid, source, ts)
 
         _snapshot_start(cid, source, sink, cfg, options, at_point)
@@ -189,6 +194,29 @@ def _continue_snapshot(cid, options, spark_for, report) -> dict:
     return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": feed.checkpoint_ts,
             "target_ts": spec.target_ts, "start_position": feed.checkpoint_pos, "continued": True,
             "snapshot": progress, "config": cfg.to_dict()}
+
+
+SNAPSHOT_STATES = (states.STOPPED, states.FAILED)
+
+
+def snapshot(cid: str, spark_for: Callable, report: Callable[[dict], None] = lambda p: None, **given) -> dict:
+    """The DAG's trigger mode snapshot: copy the filter's tables of an existing changefeed that
+    is stopped (or failed) from a new consistent point (or continue its unfinished copy), move
+    its start there and resume it (② / ⑨), so the next cycles replicate from the point.
+    `given`: SnapshotOptions' fields over the config's."""
+    spec, feed = _load(cid)
+    if feed.state not in SNAPSHOT_STATES:
+        raise CdcflowError(
+            f"a snapshot needs the changefeed stopped; it is {feed.state} (its cycles would write while the copy "
+            "moves its start)", changefeed=spec.id, code=SNAPSHOT_REFUSED,
+            hint=f"pause it first (`cdcflow changefeed pause -c {spec.id}`), then trigger mode snapshot again: "
+                 "the copy resumes it from its consistent point when it is done")
+    new, _ = states.next_state(feed.state, "resume", spec.id)
+    continuing = snapshots.unfinished(spec.id)
+    out = _continue_snapshot(spec.id, given, spark_for, report, new_point=not continuing)
+    now = time.time()
+    metastore.update_feed(spec.id, state=new, state_since=now, last_progress_at=now, **lifecycle.cleared())
+    return {**out, "continued": continuing, "state": new}
 
 
 def _read_config(path: str, cid: str | None = None) -> str:

@@ -129,6 +129,8 @@ class ChangefeedConfig:
     shuffle_partitions: int = 4
     pull_parallelism: int = 0  # 0 or 1: pull reads the window in one process (stages.pull_ranges)
     pull_parallel_min_bytes: int = 64 * 1024 * 1024
+    snapshot_chunk_size: int = 100000  # upstream rows per copied chunk (create --snapshot, mode snapshot)
+    snapshot_workers: int = 4  # Spark tasks copying chunks at once
 
     def to_dict(self) -> dict:
         """The config file's shape (kebab-case keys), JSON-able; config_from_dict reads it back."""
@@ -154,6 +156,8 @@ class ChangefeedConfig:
                 "shuffle-partitions": self.shuffle_partitions,
                 "pull-parallelism": self.pull_parallelism,
                 "pull-parallel-min-bytes": self.pull_parallel_min_bytes,
+                "snapshot-chunk-size": self.snapshot_chunk_size,
+                "snapshot-workers": self.snapshot_workers,
             },
         }
 
@@ -443,6 +447,8 @@ _CDCFLOW_KEYS: dict[str, tuple[str, Callable]] = {
     "shuffle-partitions": ("shuffle_partitions", _int_between(1)),
     "pull-parallelism": ("pull_parallelism", _int_between(0, 1024)),
     "pull-parallel-min-bytes": ("pull_parallel_min_bytes", _int_between(0)),
+    "snapshot-chunk-size": ("snapshot_chunk_size", _int_between(1)),
+    "snapshot-workers": ("snapshot_workers", _int_between(1, 1024)),
 }
 
 # Where each known key lives, for "belongs in [sink]" hints: label -> keys.

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cdcflow.core.config import ChangefeedConfig
 from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError
 from cdcflow.core.row_codec import quote_ident
 from cdcflow.filter.table import TableFilter
@@ -28,9 +29,15 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class SnapshotOptions:
-    chunk_size: int = 100000  # upstream rows per chunk
+    chunk_size: int = ChangefeedConfig.snapshot_chunk_size  # upstream rows per chunk
     batch_rows: int = 1000  # rows per multi-row REPLACE (and per fetch)
-    workers: int = 4  # Spark tasks copying chunks at once
+    workers: int = ChangefeedConfig.snapshot_workers  # Spark tasks copying chunks at once
+
+    @classmethod
+    def of(cls, cfg: ChangefeedConfig, **given) -> SnapshotOptions:
+        """The config's [cdcflow] snapshot-* values, overridden by those `given` (not None)."""
+        values = {"chunk_size": cfg.snapshot_chunk_size, "workers": cfg.snapshot_workers}
+        return cls(**(values | {k: v for k, v in given.items() if v is not None}))
 
 
 def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str], case_sensitive: bool,
@@ -71,6 +78,12 @@ def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str
         down.close()
 
 
+def progress_line(cid: str, p: dict) -> str:
+    """The progress a person follows, in the CLI and in the task log."""
+    return (f"snapshot {cid}: {p['chunks_done']}/{p['chunks_total']} chunks, {p['rows_copied']} rows, "
+            f"{p['rows_per_second']} rows/s")
+
+
 def needs_new_point(cid: str) -> bool:
     """A keyless table not copied at the point cannot be copied later (its replay would apply
     changes twice): the snapshot then starts again from a new point."""
@@ -102,8 +115,7 @@ def continue_copy(cid: str, up_args: dict, down_args: dict, spark_for: Callable[
             done = json.loads(r["result"])
             snapshots.chunk_done(cid, done["table"], done["index"], done["rows"], done["seconds"])
         progress = snapshots.progress(cid)
-        log.info("snapshot %s: %s/%s chunks, %s rows, %s rows/s", cid, progress["chunks_done"],
-                 progress["chunks_total"], progress["rows_copied"], progress["rows_per_second"])
+        log.info("%s", progress_line(cid, progress))
         report(progress)
     snapshots.finish(cid)
     return snapshots.progress(cid)
