@@ -32,11 +32,12 @@ class SnapshotOptions:
     chunk_size: int = ChangefeedConfig.snapshot_chunk_size  # upstream rows per chunk
     batch_rows: int = 1000  # rows per multi-row REPLACE (and per fetch)
     workers: int = ChangefeedConfig.snapshot_workers  # Spark tasks copying chunks at once
+    point: str = ChangefeedConfig.snapshot_point  # how the consistent point is taken (point.py)
 
     @classmethod
     def of(cls, cfg: ChangefeedConfig, **given) -> SnapshotOptions:
         """The config's [cdcflow] snapshot-* values, overridden by those `given` (not None)."""
-        values = {"chunk_size": cfg.snapshot_chunk_size, "workers": cfg.snapshot_workers}
+        values = {"chunk_size": cfg.snapshot_chunk_size, "workers": cfg.snapshot_workers, "point": cfg.snapshot_point}
         return cls(**(values | {k: v for k, v in given.items() if v is not None}))
 
 
@@ -47,7 +48,8 @@ def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str
     the point's transaction.  Returns the number of chunks."""
     up, down = reading_session(up_args), mysql_sink.connect(down_args)
     try:
-        position = open_point(up)
+        position, method = open_point(up, options.point)
+        log.info("snapshot %s: consistent point %s:%s (by %s)", cid, position.file, position.pos, method)
         keep = TableFilter(list(rules), case_sensitive)
         tasks = []
         for (schema, name), info in sorted(read_catalogue(up).items()):
@@ -61,7 +63,7 @@ def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str
             tasks += [{"table": f"{schema}.{name}", "schema": schema, "name": name, "key": key, "chunk": c.__dict__}
                       for c in table_chunks(up, quoted, key, options.chunk_size)]
         at_point(position)  # first: recording a new changefeed clears every row of an earlier one of its id
-        snapshots.begin(cid, position.to_dict(), tasks)
+        snapshots.begin(cid, {**position.to_dict(), "method": method}, tasks)
         writer = mysql_sink.RowWriter(down, options.batch_rows)
         for task in tasks:
             if task["key"]:
