@@ -237,3 +237,37 @@ def test_the_read_lock_point_is_refused_without_reload_naming_the_privileges(mar
         _catch_up(capsys, up, down, "snap5")
     finally:
         up.execute("DROP USER IF EXISTS 'snap_noreload'@'%'")
+
+
+def test_a_failure_recording_the_copy_leaves_no_half_created_changefeed(mariadb_pair, spark, cdcflow_home, capsys,
+                                                                       monkeypatch):
+    """The changefeed's start and the copy's chunks are one metadata-store transaction, and its
+    spec is written after it: a failure while the chunks are recorded (injected right after
+    their rows are written) leaves neither; the same create then succeeds."""
+    from cdcflow.core.home import spec_exists
+    from cdcflow.store import metastore, schema_versions
+
+    up, down = mariadb_pair
+    _fresh(up, down, 40)
+    real_begin = snapshots.begin
+
+    def failing_begin(*args, **kwargs):
+        real_begin(*args, **kwargs)
+        raise RuntimeError("injected: the process dies while recording the chunks")
+
+    monkeypatch.setattr(snapshots, "begin", failing_begin)
+    args = _create_args(up, down, "snap6", _config(cdcflow_home, "snap6"))
+    rc, out = _cli(capsys, args)
+    assert rc == 1 and "injected" in out.err, out.err
+    assert not spec_exists("snap6")
+    with pytest.raises(Exception, match="no state in the metadata store"):
+        metastore.get_feed("snap6")
+    assert snapshots.get("snap6") is None and snapshots.pending("snap6") == []
+    assert schema_versions.load("snap6").versions == {}
+    assert "snap6" not in _cli(capsys, ["changefeed", "list"])[1].out
+
+    monkeypatch.setattr(snapshots, "begin", real_begin)
+    rc, out = _cli(capsys, args)
+    assert rc == 0, out.err
+    assert snapshots.progress("snap6")["status"] == "done"
+    _catch_up(capsys, up, down, "snap6")

@@ -29,6 +29,7 @@ from cdcflow.core.errors import (
 )
 from cdcflow.core.home import Spec, load_spec, save_spec, spec_exists
 from cdcflow.store import ddl_replacements, metastore, schema_versions, snapshots, verify_results
+from cdcflow.store.engine import transaction
 from cdcflow.store.removal import remove_changefeed
 
 UPDATABLE_STATES = (states.STOPPED, states.FAILED)
@@ -100,8 +101,8 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
                                "(and a --target-ts in the future)", changefeed=cid, code=SNAPSHOT_UNSUPPORTED,
                                hint="drop --start-ts, or create without --snapshot")
 
-        def at_point(pos):
-            _record(cid, source, source_uri, sink_uri, config_text, tso.now(), target_ts, pos, None)
+        def at_point(point):
+            _record(cid, source, source_uri, sink_uri, config_text, tso.now(), target_ts, point.position, None, point)
 
         options = SnapshotOptions.of(cfg, **snapshot)
         _snapshot_start(cid, source, sink, cfg, options, at_point)
@@ -130,15 +131,25 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
             "config": cfg.to_dict()}
 
 
-def _record(cid, source, source_uri, sink_uri, config_text, start_ts, target_ts, pos, replay_until) -> int:
-    """Save the spec and the feed at `pos` / `start_ts`, and the tracked schema; returns its tables."""
+def _record(cid, source, source_uri, sink_uri, config_text, start_ts, target_ts, pos, replay_until,
+            point=None) -> int:
+    """The feed at `pos` / `start_ts`, its tracked schema and a snapshot's plan (`point`,
+    snapshot.runner.Point) in one metadata-store transaction, then the spec file: a changefeed
+    exists once its spec does (spec_exists, status_view.all_feeds), so an interruption leaves
+    all of it or none (rows without a spec are cleared when the id is created again).
+    Returns the tracked schema's tables."""
+    # seed 004: the schema starts from the upstream's catalogue (a snapshot's: read at its point)
+    tables = point.catalogue if point else schema_versions.upstream_catalogue(source)
+    with transaction() as c:
+        metastore.create_feed(cid, start_ts, pos.to_dict(), c)  # nothing of an earlier changefeed of that id stays
+        if replay_until is not None:
+            metastore.update_feed(cid, c, replay_until=replay_until)
+        count = schema_versions.start_from(cid, tables, start_ts, c)
+        if point is not None:
+            point.record(cid, c)
     save_spec(Spec(id=cid, source_uri=source_uri, sink_uri=sink_uri, config_text=config_text,
                    start_ts=start_ts, target_ts=target_ts or 0))
-    metastore.create_feed(cid, start_ts, pos.to_dict())  # nothing of an earlier changefeed of that id stays
-    if replay_until is not None:
-        metastore.update_feed(cid, replay_until=replay_until)
-    # seed 004: the schema starts from the upstream's catalogue; DDLs from the start on evolve it
-    return schema_versions.snapshot(cid, source, start_ts)
+    return count
 
 
 def _connection_args(source, sink, cfg) -> tuple[dict, dict]:
@@ -183,10 +194,13 @@ def _continue_snapshot(cid, given: dict, spark_for, report, new_point: bool = Fa
     options = SnapshotOptions.of(cfg, **given)
     source, sink = parse_source_uri(spec.source_uri), parse_sink_uri(spec.sink_uri)
     if new_point or needs_new_point(cid):
-        def at_point(pos):
+        def at_point(point):  # the start moves to the new point with the new plan, in one transaction
             ts = tso.now()
-            metastore.update_feed(cid, checkpoint_ts=ts, checkpoint_pos=pos.to_dict(), ddl_in_flight_ts=None)
-            schema_versions.snapshot(cid, source, ts)
+            with transaction() as c:
+                metastore.update_feed(cid, c, checkpoint_ts=ts, checkpoint_pos=point.position.to_dict(),
+                                      ddl_in_flight_ts=None)
+                schema_versions.start_from(cid, point.catalogue, ts, c)
+                point.record(cid, c)
 
         _snapshot_start(cid, source, sink, cfg, options, at_point)
     progress = _snapshot_copy(cid, source, sink, cfg, options, spark_for, report)

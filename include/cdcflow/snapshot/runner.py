@@ -1,5 +1,6 @@
 """A snapshot from start to end: the consistent point, the tables created downstream, the
-chunks planned and recorded (store/snapshots.py), keyless tables copied at the point, then
+chunks planned and recorded (store/snapshots.py) in the same metadata-store transaction as the
+changefeed's start at the point (the caller's), keyless tables copied at the point, then
 the keyed chunks copied in parallel Spark tasks, in waves of one chunk per task so each wave's
 chunks are recorded done as it ends (a killed copy loses at most one wave)."""
 
@@ -28,6 +29,21 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
+class Point:
+    """What start hands its caller to record in one transaction with the changefeed's start: the
+    consistent point, how it was taken, the chunk tasks, and the upstream's catalogue read in
+    the point's transaction (the tracked schema at the start)."""
+    position: Position
+    method: str
+    tasks: list[dict]
+    catalogue: dict
+
+    def record(self, cid: str, conn) -> None:
+        """The copy's plan, inside the caller's transaction `conn`."""
+        snapshots.begin(cid, {**self.position.to_dict(), "method": self.method}, self.tasks, conn)
+
+
+@dataclass
 class SnapshotOptions:
     chunk_size: int = ChangefeedConfig.snapshot_chunk_size  # upstream rows per chunk
     batch_rows: int = 1000  # rows per multi-row REPLACE (and per fetch)
@@ -42,17 +58,19 @@ class SnapshotOptions:
 
 
 def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str], case_sensitive: bool,
-          force_replicate: bool, options: SnapshotOptions, at_point: Callable[[Position], None]) -> int:
-    """Take the consistent point, create the filter's tables downstream, record their chunks,
-    call `at_point(position)` (the changefeed starts there) and copy the keyless tables inside
-    the point's transaction.  Returns the number of chunks."""
+          force_replicate: bool, options: SnapshotOptions, record: Callable[[Point], None]) -> int:
+    """Take the consistent point, create the filter's tables downstream, plan their chunks,
+    call `record(point)` (the changefeed starts there and the plan is recorded, in one
+    transaction: Point.record) and copy the keyless tables inside the point's transaction.
+    Returns the number of chunks."""
     up, down = reading_session(up_args), mysql_sink.connect(down_args)
     try:
         position, method = open_point(up, options.point)
         log.info("snapshot %s: consistent point %s:%s (by %s)", cid, position.file, position.pos, method)
         keep = TableFilter(list(rules), case_sensitive)
         tasks = []
-        for (schema, name), info in sorted(read_catalogue(up).items()):
+        catalogue = read_catalogue(up)
+        for (schema, name), info in sorted(catalogue.items()):
             if not keep.match_table(schema, name):
                 continue
             key = info.valid_key()
@@ -62,8 +80,7 @@ def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str
             quoted = f"{quote_ident(schema)}.{quote_ident(name)}"
             tasks += [{"table": f"{schema}.{name}", "schema": schema, "name": name, "key": key, "chunk": c.__dict__}
                       for c in table_chunks(up, quoted, key, options.chunk_size)]
-        at_point(position)  # first: recording a new changefeed clears every row of an earlier one of its id
-        snapshots.begin(cid, {**position.to_dict(), "method": method}, tasks)
+        record(Point(position, method, tasks, catalogue))
         writer = mysql_sink.RowWriter(down, options.batch_rows)
         for task in tasks:
             if task["key"]:
