@@ -25,20 +25,17 @@ def _ts_arg(text: str) -> int:
 
 
 def cmd_create(a) -> int:
-    snapshot = None
-    if a.snapshot:
-        from cdcflow.snapshot import SnapshotOptions
-        from cdcflow.stages import session_for
-
-        given = {"chunk_size": a.snapshot_chunk_size, "workers": a.snapshot_workers}
-        snapshot = SnapshotOptions(**{k: v for k, v in given.items() if v is not None})
+    snapshot = {"chunk_size": a.snapshot_chunk_size, "workers": a.snapshot_workers} if a.snapshot else None
 
     def spark_for(cfg):
+        from cdcflow.stages import session_for
+
         return session_for(cfg, a.changefeed_id, a.spark_remote)
 
     def report(p: dict) -> None:
-        print(f"snapshot {a.changefeed_id}: {p['chunks_done']}/{p['chunks_total']} chunks, {p['rows_copied']} rows, "
-              f"{p['rows_per_second']} rows/s", file=sys.stderr, flush=True)
+        from cdcflow.snapshot.runner import progress_line
+
+        print(progress_line(a.changefeed_id, p), file=sys.stderr, flush=True)
 
     info = commands.create(a.changefeed_id, a.source_uri, a.sink_uri, a.config, a.start_ts, a.target_ts,
                            snapshot=snapshot, spark_for=spark_for, report=report)
@@ -214,8 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--snapshot", action="store_true",
                    help="first copy the tables the filter selects, then start at the copy's consistent point "
                         "(again on a changefeed whose copy was stopped: continue it)")
-    c.add_argument("--snapshot-chunk-size", type=_positive, help="upstream rows per copied chunk (default 100000)")
-    c.add_argument("--snapshot-workers", type=_positive, help="Spark tasks copying chunks at once (default 4)")
+    c.add_argument("--snapshot-chunk-size", type=_positive, help="upstream rows per copied chunk (default: the config's snapshot-chunk-size, 100000)")
+    c.add_argument("--snapshot-workers", type=_positive, help="Spark tasks copying chunks at once (default: the config's snapshot-workers, 4)")
     c.add_argument("--spark-remote", metavar="sc://HOST:PORT", help="copy the chunks on this Spark Connect server")
     c.set_defaults(func=cmd_create)
 

@@ -17,15 +17,16 @@ from cdcflow.core.stage_names import SPARK_STAGES, STAGES
 
 log = logging.getLogger(__name__)
 
-# What each trigger-form mode does with start_ts, and whether it only reports.
-#   mode         start_ts          dry_run
+# What each trigger-form mode does with start_ts, whether it only reports, and the task that
+# runs instead of a cycle (a name in NO_CYCLE, below).
+#   mode         start_ts          dry_run  instead of a cycle
 _MODE_RULES = {
-    "catch-up": ("not allowed", False),  # from the checkpoint up to what upstream has committed
-    "backfill": ("required", False),  # replay from start_ts
-    "dry-run": ("optional", True),  # plan the window, apply nothing
-    "verify": ("not allowed", False),  # compare upstream and downstream (cdcflow.verify); no cycle
+    "catch-up": ("not allowed", False, None),  # from the checkpoint up to what upstream has committed
+    "backfill": ("required", False, None),  # replay from start_ts
+    "dry-run": ("optional", True, None),  # plan the window, apply nothing
+    "verify": ("not allowed", False, "verify"),  # compare upstream and downstream (cdcflow.verify)
+    "snapshot": ("not allowed", False, "snapshot"),  # copy the tables of a stopped changefeed, start it there
 }
-VERIFY = "verify"
 MODES = tuple(_MODE_RULES)  # the trigger form's choices, default first
 
 CYCLE_TASKS = ("prepare", *STAGES, "wait_index")
@@ -59,7 +60,7 @@ def cycle_request(changefeed_id: str, params) -> dict:
         raise ConfigError(
             f"trigger parameter mode={mode!r} is not one of {', '.join(MODES)}", changefeed=changefeed_id
         )
-    start_rule, dry_run = _MODE_RULES[mode]
+    start_rule, dry_run, instead = _MODE_RULES[mode]
     start_ts = _ts_param(changefeed_id, "start_ts", params.get("start_ts"))
     target_ts = _ts_param(changefeed_id, "target_ts", params.get("target_ts"))
     if start_rule == "required" and start_ts is None:
@@ -72,19 +73,15 @@ def cycle_request(changefeed_id: str, params) -> dict:
             changefeed=changefeed_id,
             hint="choose mode backfill to replay from start_ts, or clear start_ts",
         )
-    return {"start_ts": start_ts, "target_ts": target_ts, "dry_run": dry_run, "verify": mode == VERIFY}
+    return {"start_ts": start_ts, "target_ts": target_ts, "dry_run": dry_run, "instead": instead}
 
 
-def verify_changefeed(changefeed_id: str) -> None:
-    """Trigger mode verify: `cdcflow changefeed verify` in the task, its chunks compared on the
-    stages' Spark (the Spark Connect server, or the config's master); the run fails when the
-    downstream differs, naming how (the changefeed's state does not change)."""
-    from airflow.sdk.exceptions import AirflowFailException
-
+@contextmanager
+def task_sessions(changefeed_id: str):
+    """`spark_for(config)` for a command run in the task: sessions on the stages' Spark (the
+    Spark Connect server, or the config's master), released when the block ends."""
     from cdcflow import stages
-    from cdcflow.changefeed import commands
     from cdcflow.spark.session import release
-    from cdcflow.verify.runner import EQUAL, summary_line
 
     sessions = []
 
@@ -93,10 +90,22 @@ def verify_changefeed(changefeed_id: str) -> None:
         return sessions[-1]
 
     try:
-        result = commands.verify(changefeed_id, spark_for)
+        yield spark_for
     finally:
         for spark in sessions:
             release(spark)
+
+
+def verify_changefeed(changefeed_id: str) -> None:
+    """Trigger mode verify: `cdcflow changefeed verify` in the task; the run fails when the
+    downstream differs, naming how (the changefeed's state does not change)."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from cdcflow.changefeed import commands
+    from cdcflow.verify.runner import EQUAL, summary_line
+
+    with task_sessions(changefeed_id) as spark_for:
+        result = commands.verify(changefeed_id, spark_for)
     line = summary_line(result)
     for diff in result["differences"][:20]:
         log.info("difference: %s", diff)
@@ -104,6 +113,23 @@ def verify_changefeed(changefeed_id: str) -> None:
         log.error("%s", line)
         raise AirflowFailException(line)
     log.info("%s", line)
+
+
+def snapshot_changefeed(changefeed_id: str) -> None:
+    """Trigger mode snapshot: copy the tables of the stopped changefeed from a new consistent
+    point (or continue its unfinished copy) on the stages' Spark, the progress in the task log
+    after each wave; the changefeed then resumes from the point."""
+    from cdcflow.changefeed import commands
+    from cdcflow.snapshot.runner import progress_line
+
+    with task_sessions(changefeed_id) as spark_for:
+        result = commands.snapshot(changefeed_id, spark_for, report=lambda p: log.info("%s", progress_line(changefeed_id, p)))
+    log.info("changefeed %s: snapshot done from binlog %s (%s); the changefeed is %s and replicates from there",
+             changefeed_id, result["start_position"], "continued" if result["continued"] else "new point",
+             result["state"])
+
+
+NO_CYCLE = {"verify": verify_changefeed, "snapshot": snapshot_changefeed}
 
 
 def cycle_run_id() -> str:
@@ -159,9 +185,10 @@ def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti, dag_run=Non
         from cdcflow.core.home import spec_exists
 
         request = cycle_request(changefeed_id, params)
-        if request.pop("verify") and spec_exists(changefeed_id):
-            verify_changefeed(changefeed_id)
-            ti.xcom_push(key="skip_reason", value="mode verify: no cycle")
+        instead = request.pop("instead")
+        if instead and spec_exists(changefeed_id):
+            NO_CYCLE[instead](changefeed_id)
+            ti.xcom_push(key="skip_reason", value=f"mode {instead}: no cycle")
             return False
         if not spec_exists(changefeed_id):  # a run Airflow scheduled before the DAG went away
             reason = f"changefeed {changefeed_id} does nothing this cycle: {REMOVED_REASON}"

@@ -89,7 +89,9 @@ def trigger_params() -> dict[str, Param]:
             title="Mode",
             description="catch-up: from the checkpoint to what upstream has committed; "
             "backfill: replay from start_ts; dry-run: plan the window and apply nothing; "
-            "verify: compare the downstream with the upstream (no cycle; the run fails if they differ). "
+            "verify: compare the downstream with the upstream (no cycle; the run fails if they differ); "
+            "snapshot: copy the tables of a stopped changefeed from a new consistent point, then resume it "
+            "from there (no cycle). "
             "(Airflow's own date-range Backfill is not this: to replay, trigger one run with backfill.)",
         ),
         "start_ts": Param(

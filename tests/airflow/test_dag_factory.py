@@ -95,7 +95,7 @@ def test_trigger_form_params(dagbag):
     from airflow.sdk.definitions.param import ParamValidationError
 
     params = dagbag.dags["changefeed__orders"].params
-    assert params.get_param("mode").schema["enum"] == ["catch-up", "backfill", "dry-run", "verify"]
+    assert params.get_param("mode").schema["enum"] == ["catch-up", "backfill", "dry-run", "verify", "snapshot"]
     assert params["mode"] == "catch-up"
     assert params["start_ts"] is None and params["target_ts"] is None
     with pytest.raises(ParamValidationError):
@@ -296,12 +296,13 @@ def test_cycle_run_ids_are_unique_and_say_airflow(airflow):
 @pytest.mark.parametrize(
     "params, expected",
     [
-        ({"mode": "catch-up"}, {"start_ts": None, "target_ts": None, "dry_run": False, "verify": False}),
-        ({"mode": "catch-up", "start_ts": "", "target_ts": "12345"}, {"start_ts": None, "target_ts": 12345, "dry_run": False, "verify": False}),
-        ({"mode": "backfill", "start_ts": "1970-01-01 00:00:01"}, {"start_ts": 1000 << 18, "target_ts": None, "dry_run": False, "verify": False}),
-        ({"mode": "dry-run"}, {"start_ts": None, "target_ts": None, "dry_run": True, "verify": False}),
-        ({"mode": "dry-run", "start_ts": "77"}, {"start_ts": 77, "target_ts": None, "dry_run": True, "verify": False}),
-        ({"mode": "verify"}, {"start_ts": None, "target_ts": None, "dry_run": False, "verify": True}),
+        ({"mode": "catch-up"}, {"start_ts": None, "target_ts": None, "dry_run": False, "instead": None}),
+        ({"mode": "catch-up", "start_ts": "", "target_ts": "12345"}, {"start_ts": None, "target_ts": 12345, "dry_run": False, "instead": None}),
+        ({"mode": "backfill", "start_ts": "1970-01-01 00:00:01"}, {"start_ts": 1000 << 18, "target_ts": None, "dry_run": False, "instead": None}),
+        ({"mode": "dry-run"}, {"start_ts": None, "target_ts": None, "dry_run": True, "instead": None}),
+        ({"mode": "dry-run", "start_ts": "77"}, {"start_ts": 77, "target_ts": None, "dry_run": True, "instead": None}),
+        ({"mode": "verify"}, {"start_ts": None, "target_ts": None, "dry_run": False, "instead": "verify"}),
+        ({"mode": "snapshot"}, {"start_ts": None, "target_ts": None, "dry_run": False, "instead": "snapshot"}),
     ],
 )
 def test_cycle_request(airflow, params, expected):

@@ -15,7 +15,7 @@ except ImportError:  # tests/ imported as a package
 from e2e_helpers import create_changefeed, runs_ending_in_a_failure
 
 from cdcflow.core import tso
-from cdcflow.store import metastore
+from cdcflow.store import metastore, snapshots
 
 
 ROLES = {"admin": "admin", "viewer": "viewer", "user": "user"}  # simple auth manager users
@@ -110,6 +110,29 @@ def test_list_detail_status_and_page(mariadb_pair, client, capsys):
     page = client.get("/ui")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert 'const API = "api/v2/changefeeds"' in page.text
+
+
+def test_snapshot_progress_in_the_list_and_the_detail(mariadb_pair, client, capsys):
+    """The fields the page renders, as the copy records them: chunks done / total, rows, rows/s, state."""
+    up, down = mariadb_pair
+    create_changefeed(capsys, up, down, "api-snap", "")
+    assert client.get("/api/v2/changefeeds/api-snap").json()["cdcflow"]["snapshot"] is None
+    snapshots.begin("api-snap", {"file": "binlog.000003", "pos": 77},
+                    [{"table": "s.t", "chunk": {"index": i}} for i in range(4)])
+    snapshots.chunk_done("api-snap", "s.t", 0, 500, 0.5)
+    (item,) = [x for x in client.get("/api/v2/changefeeds").json()["items"] if x["id"] == "api-snap"]
+    copying = item["cdcflow"]["snapshot"]
+    assert {k: copying[k] for k in ("status", "chunks_done", "chunks_total", "rows_copied", "finished")} == \
+        {"status": "copying", "chunks_done": 1, "chunks_total": 4, "rows_copied": 500, "finished": None}
+    assert copying["rows_per_second"] > 0 and copying["started"].endswith("Z")
+    for i in range(1, 4):
+        snapshots.chunk_done("api-snap", "s.t", i, 500, 0.5)
+    snapshots.finish("api-snap")
+    done = client.get("/api/v2/changefeeds/api-snap").json()["cdcflow"]["snapshot"]
+    assert (done["status"], done["chunks_done"], done["rows_copied"]) == ("done", 4, 2000)
+    assert done["finished"].endswith("Z") and done["position"] == {"file": "binlog.000003", "pos": 77}
+    page = client.get("/ui").text  # the page renders these fields
+    assert "function snapshotText" in page and 'field(dl, "Snapshot", snapshotText(own.snapshot))' in page
 
 
 def test_resolved_ts_is_the_last_cycles(mariadb_pair, client, capsys):

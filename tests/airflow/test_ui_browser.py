@@ -32,7 +32,7 @@ from cdcflow.changefeed import lifecycle
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
 from cdcflow.devtools.mariadb import free_port
-from cdcflow.store import metastore
+from cdcflow.store import metastore, snapshots
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
 
@@ -153,6 +153,13 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
     runs_ending_in_a_failure(spark, up, down, capsys, "ui-runs")
     cli.main(["changefeed", "verify", "-c", "ui-runs", "--wait", "0"])
     verified = query(capsys, "ui-runs")["cdcflow"]["last_verify"]
+    # snapshot progress as the copy records it: one copy under way, one done
+    chunks = [{"table": "s.t", "chunk": {"index": i}} for i in range(3)]
+    for cid, done in (("ui-paused", 1), ("ui-runs", 3)):
+        snapshots.begin(cid, {"file": "binlog.000007", "pos": 1234}, chunks)
+        for i in range(done):
+            snapshots.chunk_done(cid, "s.t", i, 250, 0.5)
+    snapshots.finish("ui-runs")
 
     # the plugin's API and page answer nobody without Airflow's login; a viewer reads, but
     # may not pause, resume or trigger
@@ -187,7 +194,7 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         assert browser.js("[...document.querySelectorAll('#changefeeds a')].map(a => a.href)"
                           ".filter(h => h.includes('changefeed__ui-normal'))") == \
             [standalone + "/dags/changefeed__ui-normal", standalone + "/dags/changefeed__ui-normal/runs"]
-        assert rows["ui-paused"][1] == "stopped\nDAG paused"
+        assert rows["ui-paused"][1] == "stopped\nDAG paused\ncopying 1/3 chunks"
         warning = rows["ui-warning"]
         assert warning[1] == "warning\nDAG paused" and warning[5].endswith(" UTC")
         assert warning[6].startswith("CDCFLOW:ErrDownstreamUnreachable: changefeed ui-warning: cannot connect")
@@ -197,6 +204,9 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
                                  ".map(d => [d.dataset.field, d.innerText])"))
         assert fields["Last verify"].startswith(f"{verified['status']} at ") and "row(s) compared" in \
             fields["Last verify"]
+        snap = fields["Snapshot"]
+        assert snap.startswith("done: 3/3 chunks, 750 rows, ") and " rows/s, started " in snap, snap
+        assert ", finished " in snap and snap.endswith(" UTC (from binlog binlog.000007:1234)"), snap
         assert fields["State"] == "failed\nDAG paused" and "***" in fields["Source"] and "***" in fields["Sink"]
         assert down.uri.split("@")[0].split(":")[-1] not in fields["Sink"]  # the password is not shown
         assert fields["Filter rules"] == "ui_runs.*" and fields["Checkpoint"].endswith(")")

@@ -95,9 +95,10 @@ def _create_args(up, down, cid: str, cfg) -> list[str]:
             "--snapshot", "--snapshot-chunk-size", "7", "--snapshot-workers", "2"]
 
 
-def _config(home, cid: str):
+def _config(home, cid: str, cdcflow: str = ""):
     path = home / f"{cid}.toml"
-    path.write_text(f"force-replicate = true\n[filter]\nrules = ['{S}.*']\n")  # the keyless table too
+    path.write_text(f"force-replicate = true\n[filter]\nrules = ['{S}.*']\n"  # the keyless table too
+                    + (f"[cdcflow]\n{cdcflow}\n" if cdcflow else ""))
     return path
 
 
@@ -191,3 +192,82 @@ def test_snapshot_refuses_a_start_ts(mariadb_pair, cdcflow_home, capsys):
     err = capsys.readouterr().err
     assert rc == 1 and "changefeed snap3" in err and "--snapshot starts the changefeed at the copy's consistent point" in err
     assert "Traceback" not in err
+
+
+FTWRL = 'snapshot-point = "ftwrl"'
+
+
+def test_the_read_lock_point_under_concurrent_writes_converges(mariadb_pair, spark, cdcflow_home, capsys):
+    """MySQL's method (FLUSH TABLES WITH READ LOCK, the position, the snapshot, UNLOCK), forced
+    on the MariaDB upstream, with the keyless table read in the snapshot opened under the lock."""
+    up, down = mariadb_pair
+    _fresh(up, down, 300)
+    with writing(up, seed=16) as writer:
+        rc, out = _cli(capsys, _create_args(up, down, "snap4", _config(cdcflow_home, "snap4", FTWRL)))
+    assert rc == 0, out.err
+    progress = json.loads(out.out.split("\n", 2)[2])["snapshot"]
+    assert progress["status"] == "done" and progress["position"]["method"] == "ftwrl"
+    assert writer.done > 10, "the upstream was to keep writing during the copy"
+    _catch_up(capsys, up, down, "snap4")
+
+
+def test_the_read_lock_point_is_refused_without_reload_naming_the_privileges(mariadb_pair, spark, cdcflow_home,
+                                                                            capsys):
+    """A real user with SELECT and the replication privileges but no RELOAD: the lock method is
+    refused in one line naming RELOAD and REPLICATION CLIENT, nothing is recorded; MariaDB's own
+    method needs no more than that user has."""
+    up, down = mariadb_pair
+    _fresh(up, down, 30)
+    up.execute("DROP USER IF EXISTS 'snap_noreload'@'%'", "CREATE USER 'snap_noreload'@'%' IDENTIFIED BY 'pw'",
+               "GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'snap_noreload'@'%'")
+    source = up.uri.replace(up.uri.split("//", 1)[1].split("@", 1)[0], "snap_noreload:pw")
+    try:
+        args = _create_args(up, down, "snap5", _config(cdcflow_home, "snap5", FTWRL))
+        args[args.index("--source-uri") + 1] = source
+        rc, out = _cli(capsys, args)
+        assert rc == 1 and "changefeed snap5" in out.err and "FLUSH TABLES WITH READ LOCK" in out.err, out.err
+        assert "RELOAD" in out.err and "REPLICATION CLIENT" in out.err and "Traceback" not in out.err
+        assert snapshots.get("snap5") is None
+        assert _cli(capsys, ["changefeed", "query", "-c", "snap5"])[0] == 1  # no changefeed was left behind
+
+        args[args.index("--config") + 1] = str(_config(cdcflow_home, "snap5", 'snapshot-point = "consistent-snapshot"'))
+        rc, out = _cli(capsys, args)
+        assert rc == 0, out.err
+        assert json.loads(out.out.split("\n", 2)[2])["snapshot"]["position"]["method"] == "consistent-snapshot"
+        _catch_up(capsys, up, down, "snap5")
+    finally:
+        up.execute("DROP USER IF EXISTS 'snap_noreload'@'%'")
+
+
+def test_a_failure_recording_the_copy_leaves_no_half_created_changefeed(mariadb_pair, spark, cdcflow_home, capsys,
+                                                                       monkeypatch):
+    """The changefeed's start and the copy's chunks are one metadata-store transaction, and its
+    spec is written after it: a failure while the chunks are recorded (injected right after
+    their rows are written) leaves neither; the same create then succeeds."""
+    from cdcflow.core.home import spec_exists
+    from cdcflow.store import metastore, schema_versions
+
+    up, down = mariadb_pair
+    _fresh(up, down, 40)
+    real_begin = snapshots.begin
+
+    def failing_begin(*args, **kwargs):
+        real_begin(*args, **kwargs)
+        raise RuntimeError("injected: the process dies while recording the chunks")
+
+    monkeypatch.setattr(snapshots, "begin", failing_begin)
+    args = _create_args(up, down, "snap6", _config(cdcflow_home, "snap6"))
+    rc, out = _cli(capsys, args)
+    assert rc == 1 and "injected" in out.err, out.err
+    assert not spec_exists("snap6")
+    with pytest.raises(Exception, match="no state in the metadata store"):
+        metastore.get_feed("snap6")
+    assert snapshots.get("snap6") is None and snapshots.pending("snap6") == []
+    assert schema_versions.load("snap6").versions == {}
+    assert "snap6" not in _cli(capsys, ["changefeed", "list"])[1].out
+
+    monkeypatch.setattr(snapshots, "begin", real_begin)
+    rc, out = _cli(capsys, args)
+    assert rc == 0, out.err
+    assert snapshots.progress("snap6")["status"] == "done"
+    _catch_up(capsys, up, down, "snap6")

@@ -22,12 +22,14 @@ from cdcflow.core.errors import (
     CLI_INVALID_CHECKPOINT_TS,
     CLI_START_TS_IN_FUTURE,
     MYSQL_CONNECTION_ERROR,
+    SNAPSHOT_REFUSED,
     SNAPSHOT_UNSUPPORTED,
     UPSTREAM_UNREACHABLE,
     CdcflowError,
 )
 from cdcflow.core.home import Spec, load_spec, save_spec, spec_exists
 from cdcflow.store import ddl_replacements, metastore, schema_versions, snapshots, verify_results
+from cdcflow.store.engine import transaction
 from cdcflow.store.removal import remove_changefeed
 
 UPDATABLE_STATES = (states.STOPPED, states.FAILED)
@@ -53,7 +55,8 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
            spark_for: Callable | None = None, report: Callable[[dict], None] = lambda p: None) -> dict:
     """Check the upstream, the sink, the config and its value expressions, then record the
     changefeed from `start_ts` (default: the upstream's current position) with its schema
-    snapshot.  With `snapshot` (snapshot.SnapshotOptions) the filter's tables are first copied
+    snapshot.  With `snapshot` (the --snapshot options given: SnapshotOptions' field names, None
+    for the config's) the filter's tables are first copied
     (cdcflow.snapshot; `spark_for(config)` opens the Spark session, `report` hears the progress)
     and the changefeed starts at the copy's consistent point; a changefeed whose copy did not
     finish continues it.  Returns what the changefeed starts with."""
@@ -65,6 +68,7 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
         parse_source_uri,
         validate_changefeed_id,
     )
+    from cdcflow.snapshot import SnapshotOptions
     from cdcflow.source.binlog import check_upstream, head_position, position_for_ts, replay_horizon
 
     cid = validate_changefeed_id(cid)
@@ -97,11 +101,12 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
                                "(and a --target-ts in the future)", changefeed=cid, code=SNAPSHOT_UNSUPPORTED,
                                hint="drop --start-ts, or create without --snapshot")
 
-        def at_point(pos):
-            _record(cid, source, source_uri, sink_uri, config_text, tso.now(), target_ts, pos, None)
+        def at_point(point):
+            _record(cid, source, source_uri, sink_uri, config_text, tso.now(), target_ts, point.position, None, point)
 
-        _snapshot_start(cid, source, sink, cfg, snapshot, at_point)
-        progress = _snapshot_copy(cid, source, sink, cfg, snapshot, spark_for, report)
+        options = SnapshotOptions.of(cfg, **snapshot)
+        _snapshot_start(cid, source, sink, cfg, options, at_point)
+        progress = _snapshot_copy(cid, source, sink, cfg, options, spark_for, report)
         feed = metastore.get_feed(cid)
         return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": feed.checkpoint_ts,
                 "target_ts": target_ts or 0, "start_position": feed.checkpoint_pos, "server_id": server_id,
@@ -126,15 +131,25 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
             "config": cfg.to_dict()}
 
 
-def _record(cid, source, source_uri, sink_uri, config_text, start_ts, target_ts, pos, replay_until) -> int:
-    """Save the spec and the feed at `pos` / `start_ts`, and the tracked schema; returns its tables."""
+def _record(cid, source, source_uri, sink_uri, config_text, start_ts, target_ts, pos, replay_until,
+            point=None) -> int:
+    """The feed at `pos` / `start_ts`, its tracked schema and a snapshot's plan (`point`,
+    snapshot.runner.Point) in one metadata-store transaction, then the spec file: a changefeed
+    exists once its spec does (spec_exists, status_view.all_feeds), so an interruption leaves
+    all of it or none (rows without a spec are cleared when the id is created again).
+    Returns the tracked schema's tables."""
+    # seed 004: the schema starts from the upstream's catalogue (a snapshot's: read at its point)
+    tables = point.catalogue if point else schema_versions.upstream_catalogue(source)
+    with transaction() as c:
+        metastore.create_feed(cid, start_ts, pos.to_dict(), c)  # nothing of an earlier changefeed of that id stays
+        if replay_until is not None:
+            metastore.update_feed(cid, c, replay_until=replay_until)
+        count = schema_versions.start_from(cid, tables, start_ts, c)
+        if point is not None:
+            point.record(cid, c)
     save_spec(Spec(id=cid, source_uri=source_uri, sink_uri=sink_uri, config_text=config_text,
                    start_ts=start_ts, target_ts=target_ts or 0))
-    metastore.create_feed(cid, start_ts, pos.to_dict())  # nothing of an earlier changefeed of that id stays
-    if replay_until is not None:
-        metastore.update_feed(cid, replay_until=replay_until)
-    # seed 004: the schema starts from the upstream's catalogue; DDLs from the start on evolve it
-    return schema_versions.snapshot(cid, source, start_ts)
+    return count
 
 
 def _connection_args(source, sink, cfg) -> tuple[dict, dict]:
@@ -167,21 +182,25 @@ def _snapshot_copy(cid, source, sink, cfg, options, spark_for, report) -> dict:
     return progress
 
 
-def _continue_snapshot(cid, options, spark_for, report) -> dict:
+def _continue_snapshot(cid, given: dict, spark_for, report, new_point: bool = False) -> dict:
     """`create --snapshot` again on a changefeed whose copy was stopped: the chunks not done are
     copied; a keyless table not yet copied takes a new consistent point (the changefeed's start
-    moves there)."""
+    moves there).  `new_point`: a new copy from a new point whatever was done before."""
     from cdcflow.core.uri import parse_sink_uri, parse_source_uri
-    from cdcflow.snapshot.runner import needs_new_point
+    from cdcflow.snapshot.runner import SnapshotOptions, needs_new_point
 
     spec = load_spec(cid)
     cfg = spec.config()
+    options = SnapshotOptions.of(cfg, **given)
     source, sink = parse_source_uri(spec.source_uri), parse_sink_uri(spec.sink_uri)
-    if needs_new_point(cid):
-        def at_point(pos):
+    if new_point or needs_new_point(cid):
+        def at_point(point):  # the start moves to the new point with the new plan, in one transaction
             ts = tso.now()
-            metastore.update_feed(cid, checkpoint_ts=ts, checkpoint_pos=pos.to_dict())
-            schema_versions.snapshot(cid, source, ts)
+            with transaction() as c:
+                metastore.update_feed(cid, c, checkpoint_ts=ts, checkpoint_pos=point.position.to_dict(),
+                                      ddl_in_flight_ts=None)
+                schema_versions.start_from(cid, point.catalogue, ts, c)
+                point.record(cid, c)
 
         _snapshot_start(cid, source, sink, cfg, options, at_point)
     progress = _snapshot_copy(cid, source, sink, cfg, options, spark_for, report)
@@ -189,6 +208,29 @@ def _continue_snapshot(cid, options, spark_for, report) -> dict:
     return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": feed.checkpoint_ts,
             "target_ts": spec.target_ts, "start_position": feed.checkpoint_pos, "continued": True,
             "snapshot": progress, "config": cfg.to_dict()}
+
+
+SNAPSHOT_STATES = (states.STOPPED, states.FAILED)
+
+
+def snapshot(cid: str, spark_for: Callable, report: Callable[[dict], None] = lambda p: None, **given) -> dict:
+    """The DAG's trigger mode snapshot: copy the filter's tables of an existing changefeed that
+    is stopped (or failed) from a new consistent point (or continue its unfinished copy), move
+    its start there and resume it (② / ⑨), so the next cycles replicate from the point.
+    `given`: SnapshotOptions' fields over the config's."""
+    spec, feed = _load(cid)
+    if feed.state not in SNAPSHOT_STATES:
+        raise CdcflowError(
+            f"a snapshot needs the changefeed stopped; it is {feed.state} (its cycles would write while the copy "
+            "moves its start)", changefeed=spec.id, code=SNAPSHOT_REFUSED,
+            hint=f"pause it first (`cdcflow changefeed pause -c {spec.id}`), then trigger mode snapshot again: "
+                 "the copy resumes it from its consistent point when it is done")
+    new, _ = states.next_state(feed.state, "resume", spec.id)
+    continuing = snapshots.unfinished(spec.id)
+    out = _continue_snapshot(spec.id, given, spark_for, report, new_point=not continuing)
+    now = time.time()
+    metastore.update_feed(spec.id, state=new, state_since=now, last_progress_at=now, **lifecycle.cleared())
+    return {**out, "continued": continuing, "state": new}
 
 
 def _read_config(path: str, cid: str | None = None) -> str:

@@ -129,6 +129,9 @@ class ChangefeedConfig:
     shuffle_partitions: int = 4
     pull_parallelism: int = 0  # 0 or 1: pull reads the window in one process (stages.pull_ranges)
     pull_parallel_min_bytes: int = 64 * 1024 * 1024
+    snapshot_chunk_size: int = 100000  # upstream rows per copied chunk (create --snapshot, mode snapshot)
+    snapshot_workers: int = 4  # Spark tasks copying chunks at once
+    snapshot_point: str = "auto"  # how the consistent point is taken (snapshot/point.py)
 
     def to_dict(self) -> dict:
         """The config file's shape (kebab-case keys), JSON-able; config_from_dict reads it back."""
@@ -154,6 +157,9 @@ class ChangefeedConfig:
                 "shuffle-partitions": self.shuffle_partitions,
                 "pull-parallelism": self.pull_parallelism,
                 "pull-parallel-min-bytes": self.pull_parallel_min_bytes,
+                "snapshot-chunk-size": self.snapshot_chunk_size,
+                "snapshot-workers": self.snapshot_workers,
+                "snapshot-point": self.snapshot_point,
             },
         }
 
@@ -221,6 +227,15 @@ def _int_between(low: int, high: int | None = None) -> Callable:
         if isinstance(v, bool) or not isinstance(v, int) or v < low or (high is not None and v > high):
             upper = f" and at most {high}" if high is not None else ""
             raise ctx.bad(key, v, f"an integer of at least {low}{upper}")
+        return v
+    return check
+
+
+def _one_of(*choices: str) -> Callable:
+    """One of `choices` (a string)."""
+    def check(ctx: _Ctx, key: str, v: Any) -> str:
+        if v not in choices:
+            raise ctx.bad(key, v, "one of " + ", ".join(f'"{c}"' for c in choices))
         return v
     return check
 
@@ -443,6 +458,9 @@ _CDCFLOW_KEYS: dict[str, tuple[str, Callable]] = {
     "shuffle-partitions": ("shuffle_partitions", _int_between(1)),
     "pull-parallelism": ("pull_parallelism", _int_between(0, 1024)),
     "pull-parallel-min-bytes": ("pull_parallel_min_bytes", _int_between(0)),
+    "snapshot-chunk-size": ("snapshot_chunk_size", _int_between(1)),
+    "snapshot-workers": ("snapshot_workers", _int_between(1, 1024)),
+    "snapshot-point": ("snapshot_point", _one_of("auto", "consistent-snapshot", "ftwrl")),
 }
 
 # Where each known key lives, for "belongs in [sink]" hints: label -> keys.

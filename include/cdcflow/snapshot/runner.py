@@ -1,5 +1,6 @@
 """A snapshot from start to end: the consistent point, the tables created downstream, the
-chunks planned and recorded (store/snapshots.py), keyless tables copied at the point, then
+chunks planned and recorded (store/snapshots.py) in the same metadata-store transaction as the
+changefeed's start at the point (the caller's), keyless tables copied at the point, then
 the keyed chunks copied in parallel Spark tasks, in waves of one chunk per task so each wave's
 chunks are recorded done as it ends (a killed copy loses at most one wave)."""
 
@@ -11,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cdcflow.core.config import ChangefeedConfig
 from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError
 from cdcflow.core.row_codec import quote_ident
 from cdcflow.filter.table import TableFilter
@@ -27,23 +29,48 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
+class Point:
+    """What start hands its caller to record in one transaction with the changefeed's start: the
+    consistent point, how it was taken, the chunk tasks, and the upstream's catalogue read in
+    the point's transaction (the tracked schema at the start)."""
+    position: Position
+    method: str
+    tasks: list[dict]
+    catalogue: dict
+
+    def record(self, cid: str, conn) -> None:
+        """The copy's plan, inside the caller's transaction `conn`."""
+        snapshots.begin(cid, {**self.position.to_dict(), "method": self.method}, self.tasks, conn)
+
+
+@dataclass
 class SnapshotOptions:
-    chunk_size: int = 100000  # upstream rows per chunk
+    chunk_size: int = ChangefeedConfig.snapshot_chunk_size  # upstream rows per chunk
     batch_rows: int = 1000  # rows per multi-row REPLACE (and per fetch)
-    workers: int = 4  # Spark tasks copying chunks at once
+    workers: int = ChangefeedConfig.snapshot_workers  # Spark tasks copying chunks at once
+    point: str = ChangefeedConfig.snapshot_point  # how the consistent point is taken (point.py)
+
+    @classmethod
+    def of(cls, cfg: ChangefeedConfig, **given) -> SnapshotOptions:
+        """The config's [cdcflow] snapshot-* values, overridden by those `given` (not None)."""
+        values = {"chunk_size": cfg.snapshot_chunk_size, "workers": cfg.snapshot_workers, "point": cfg.snapshot_point}
+        return cls(**(values | {k: v for k, v in given.items() if v is not None}))
 
 
 def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str], case_sensitive: bool,
-          force_replicate: bool, options: SnapshotOptions, at_point: Callable[[Position], None]) -> int:
-    """Take the consistent point, create the filter's tables downstream, record their chunks,
-    call `at_point(position)` (the changefeed starts there) and copy the keyless tables inside
-    the point's transaction.  Returns the number of chunks."""
+          force_replicate: bool, options: SnapshotOptions, record: Callable[[Point], None]) -> int:
+    """Take the consistent point, create the filter's tables downstream, plan their chunks,
+    call `record(point)` (the changefeed starts there and the plan is recorded, in one
+    transaction: Point.record) and copy the keyless tables inside the point's transaction.
+    Returns the number of chunks."""
     up, down = reading_session(up_args), mysql_sink.connect(down_args)
     try:
-        position = open_point(up)
+        position, method = open_point(up, options.point)
+        log.info("snapshot %s: consistent point %s:%s (by %s)", cid, position.file, position.pos, method)
         keep = TableFilter(list(rules), case_sensitive)
         tasks = []
-        for (schema, name), info in sorted(read_catalogue(up).items()):
+        catalogue = read_catalogue(up)
+        for (schema, name), info in sorted(catalogue.items()):
             if not keep.match_table(schema, name):
                 continue
             key = info.valid_key()
@@ -53,8 +80,7 @@ def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str
             quoted = f"{quote_ident(schema)}.{quote_ident(name)}"
             tasks += [{"table": f"{schema}.{name}", "schema": schema, "name": name, "key": key, "chunk": c.__dict__}
                       for c in table_chunks(up, quoted, key, options.chunk_size)]
-        at_point(position)  # first: recording a new changefeed clears every row of an earlier one of its id
-        snapshots.begin(cid, position.to_dict(), tasks)
+        record(Point(position, method, tasks, catalogue))
         writer = mysql_sink.RowWriter(down, options.batch_rows)
         for task in tasks:
             if task["key"]:
@@ -69,6 +95,12 @@ def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str
     finally:
         up.close()
         down.close()
+
+
+def progress_line(cid: str, p: dict) -> str:
+    """The progress a person follows, in the CLI and in the task log."""
+    return (f"snapshot {cid}: {p['chunks_done']}/{p['chunks_total']} chunks, {p['rows_copied']} rows, "
+            f"{p['rows_per_second']} rows/s")
 
 
 def needs_new_point(cid: str) -> bool:
@@ -102,8 +134,7 @@ def continue_copy(cid: str, up_args: dict, down_args: dict, spark_for: Callable[
             done = json.loads(r["result"])
             snapshots.chunk_done(cid, done["table"], done["index"], done["rows"], done["seconds"])
         progress = snapshots.progress(cid)
-        log.info("snapshot %s: %s/%s chunks, %s rows, %s rows/s", cid, progress["chunks_done"],
-                 progress["chunks_total"], progress["rows_copied"], progress["rows_per_second"])
+        log.info("%s", progress_line(cid, progress))
         report(progress)
     snapshots.finish(cid)
     return snapshots.progress(cid)

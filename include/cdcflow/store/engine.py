@@ -9,6 +9,7 @@ written by an older cdcflow lacks are added.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 import sqlalchemy as sa
 
@@ -38,6 +39,17 @@ def engine() -> sa.Engine:
         migrate(eng)
         _engines[address] = eng
     return eng
+
+
+@contextmanager
+def transaction(conn: sa.Connection | None = None):
+    """A connection in a transaction: the caller's `conn` (its transaction goes on, so several
+    writers commit as one), else a new one committed when the block ends."""
+    if conn is not None:
+        yield conn
+        return
+    with engine().begin() as c:
+        yield c
 
 
 def migrate(eng: sa.Engine) -> None:

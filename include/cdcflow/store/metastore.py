@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import sqlalchemy as sa
 
 from cdcflow.core.errors import CHANGEFEED_NOT_EXISTS, CdcflowError
-from cdcflow.store.engine import engine
+from cdcflow.store.engine import engine, transaction
 from cdcflow.store.tables import changefeeds, owned_by, runs
 
 
@@ -64,9 +64,9 @@ def _feed(row) -> FeedState:
     return FeedState(**d)
 
 
-def create_feed(cid: str, checkpoint_ts: int, checkpoint_pos: dict) -> None:
+def create_feed(cid: str, checkpoint_ts: int, checkpoint_pos: dict, conn=None) -> None:
     now = time.time()
-    with engine().begin() as c:
+    with transaction(conn) as c:
         for stmt in owned_by(cid):  # a re-created changefeed inherits nothing of an old one
             c.execute(stmt)
         c.execute(
@@ -94,7 +94,7 @@ def list_feeds() -> list[FeedState]:
         return [_feed(r) for r in c.execute(sa.select(changefeeds).order_by(changefeeds.c.id))]
 
 
-def update_feed(cid: str, **values) -> None:
+def update_feed(cid: str, conn=None, **values) -> None:
     if "checkpoint_pos" in values:
         values["checkpoint_pos"] = json.dumps(values["checkpoint_pos"])
     if "skip_ddl" in values:
@@ -102,7 +102,7 @@ def update_feed(cid: str, **values) -> None:
     if "error" in values and values["error"] is not None:
         values["error"] = json.dumps(values["error"])
     values["updated_at"] = time.time()
-    with engine().begin() as c:
+    with transaction(conn) as c:
         c.execute(sa.update(changefeeds).where(changefeeds.c.id == cid).values(**values))
 
 

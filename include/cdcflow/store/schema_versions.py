@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from cdcflow.core.system_schemas import SYSTEM_SCHEMAS
 from cdcflow.ddl.table_def import TableInfo
 from cdcflow.ddl.tracker import UNKNOWN, SchemaTracker
-from cdcflow.store.engine import engine
+from cdcflow.store.engine import engine, transaction
 from cdcflow.store.tables import schema_versions as versions
 
 
@@ -27,13 +27,13 @@ def _decode(text: str):
     return TableInfo.from_dict(d) if d is not None else None
 
 
-def save(cid: str, rows) -> None:
+def save(cid: str, rows, conn=None) -> None:
     """Upsert versions [(schema, table, ts, info)]: a re-read window writes the same rows."""
     rows = list(rows)
     if not rows:
         return
     t = versions.c
-    with engine().begin() as c:
+    with transaction(conn) as c:
         for s, tb, ts, _ in rows:
             c.execute(sa.delete(versions).where(t.changefeed_id == cid, t.schema_name == s, t.table_name == tb,
                                                 t.version_ts == ts))
@@ -59,8 +59,8 @@ def forget(cid: str, gone) -> None:
                                                 t.version_ts == ts))
 
 
-def delete(cid: str) -> None:
-    with engine().begin() as c:
+def delete(cid: str, conn=None) -> None:
+    with transaction(conn) as c:
         c.execute(sa.delete(versions).where(versions.c.changefeed_id == cid))
 
 
@@ -97,14 +97,23 @@ def read_catalogue(conn) -> dict[tuple[str, str], TableInfo]:
     return tables
 
 
-def snapshot(cid: str, source_uri, ts: int) -> int:
-    """Replace the changefeed's tracked schema by the upstream's catalogue now, as the version
-    at `ts` (the changefeed's start).  Returns the number of tables."""
+def upstream_catalogue(source_uri) -> dict[tuple[str, str], TableInfo]:
     conn = source_uri.connect()
     try:
-        tables = read_catalogue(conn)
+        return read_catalogue(conn)
     finally:
         conn.close()
-    delete(cid)
-    save(cid, [(s, tb, ts, info) for (s, tb), info in tables.items()])
+
+
+def start_from(cid: str, tables: dict[tuple[str, str], TableInfo], ts: int, conn=None) -> int:
+    """Replace the changefeed's tracked schema by `tables` (a catalogue), as the version at `ts`
+    (the changefeed's start).  Returns the number of tables."""
+    with transaction(conn) as c:
+        delete(cid, c)
+        save(cid, [(s, tb, ts, info) for (s, tb), info in tables.items()], c)
     return len(tables)
+
+
+def snapshot(cid: str, source_uri, ts: int) -> int:
+    """start_from the upstream's catalogue now."""
+    return start_from(cid, upstream_catalogue(source_uri), ts)

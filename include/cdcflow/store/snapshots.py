@@ -9,17 +9,17 @@ import time
 
 import sqlalchemy as sa
 
-from cdcflow.store.engine import engine
+from cdcflow.store.engine import engine, transaction
 from cdcflow.store.tables import snapshot_chunks as chunks
 from cdcflow.store.tables import snapshots
 
 COPYING, DONE = "copying", "done"
 
 
-def begin(cid: str, position: dict, tasks: list[dict]) -> None:
+def begin(cid: str, position: dict, tasks: list[dict], conn=None) -> None:
     """Record a copy from `position` with all its chunk tasks (each {"table", "chunk": {"index"…}, …}) not done;
-    anything of an earlier copy of the changefeed goes."""
-    with engine().begin() as c:
+    anything of an earlier copy of the changefeed goes.  `conn`: inside the caller's transaction."""
+    with transaction(conn) as c:
         c.execute(sa.delete(chunks).where(chunks.c.changefeed_id == cid))
         c.execute(sa.delete(snapshots).where(snapshots.c.changefeed_id == cid))
         c.execute(sa.insert(snapshots).values(changefeed_id=cid, status=COPYING, position=json.dumps(position),

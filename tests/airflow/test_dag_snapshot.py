@@ -1,0 +1,103 @@
+"""The trigger form's mode snapshot through Airflow's dag.test(): a changefeed created on an
+upstream that already held rows misses them downstream; stopped, a snapshot run copies its
+tables from a new consistent point while the upstream keeps writing (progress in the task
+log), resumes it there, and the next catch-up run makes the downstream equal.  A changefeed
+that is not stopped is refused, naming it and what to do."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import pytest
+
+try:
+    from airflow_env import parsed_changefeed_dag
+except ImportError:  # tests/ imported as a package
+    from tests.airflow_env import parsed_changefeed_dag
+
+from e2e_helpers import assert_consistent, cli_ok, create_changefeed, query
+
+from cdcflow.store import metastore, snapshots
+
+pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
+
+S = "dag_sn"
+SNAPSHOT = {"mode": "snapshot", "start_ts": None, "target_ts": None}
+CATCH_UP = {"mode": "catch-up", "start_ts": None, "target_ts": None}
+CONFIG = f"force-replicate = true\n[filter]\nrules = ['{S}.*']\n[cdcflow]\nsnapshot-chunk-size = 40\nsnapshot-workers = 2\n"
+
+
+def _state(run) -> str:
+    return str(run.state).rsplit(".", 1)[-1].lower()
+
+
+def _run(dag, conf, capsys, caplog) -> tuple[str, str]:
+    """One run: its state and its task logs (dag.test() writes them to stdout, or to the log
+    handlers once an earlier test configured logging: both are read)."""
+    capsys.readouterr()
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        run = dag.test(run_conf=conf)
+    return _state(run), capsys.readouterr().out + caplog.text
+
+
+def _keep_writing(up, stop: threading.Event) -> None:
+    conn = up.connect()
+    i = 0
+    try:
+        with conn.cursor() as cur:
+            while not stop.is_set():
+                i += 1
+                cur.execute(f"INSERT INTO {S}.t VALUES ({10000 + i}, 'live{i}')")
+                cur.execute(f"UPDATE {S}.t SET v = 'upd{i}' WHERE id = {i % 300 + 1}")
+                cur.execute(f"DELETE FROM {S}.t WHERE id = {(i * 7) % 300 + 1}")
+                cur.execute(f"INSERT INTO {S}.k VALUES ({i % 5}, 'w')")
+    finally:
+        conn.close()
+
+
+def test_mode_snapshot_copies_a_stopped_changefeed_then_catch_up_replicates(mariadb_pair, airflow_home, capsys,
+                                                                           caplog):
+    up, down = mariadb_pair
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {S}")
+    up.execute(f"CREATE DATABASE {S}", f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v VARCHAR(20))",
+               f"CREATE TABLE {S}.k (a INT, s VARCHAR(10))",
+               f"INSERT INTO {S}.t VALUES " + ", ".join(f"({i}, 'v{i}')" for i in range(1, 301)),
+               f"INSERT INTO {S}.k VALUES (1, 'x'), (1, 'x'), (NULL, NULL)")
+    create_changefeed(capsys, up, down, "dag-sn", CONFIG)  # starts after the rows: a cycle never sees them
+    dag = parsed_changefeed_dag("dag-sn")
+
+    state, log = _run(dag, SNAPSHOT, capsys, caplog)  # normal: refused, nothing changes
+    assert state == "failed"
+    assert "changefeed dag-sn" in log and "a snapshot needs the changefeed stopped; it is normal" in log
+    assert "cdcflow changefeed pause -c dag-sn" in log
+    assert snapshots.get("dag-sn") is None and metastore.get_feed("dag-sn").state == "normal"
+
+    cli_ok(capsys, "changefeed", "pause", "-c", "dag-sn")
+    up.execute(f"UPDATE {S}.t SET v = 'while stopped' WHERE id = 5", f"DELETE FROM {S}.t WHERE id = 6")
+    stop = threading.Event()
+    writer = threading.Thread(target=_keep_writing, args=(up, stop), daemon=True)
+    writer.start()
+    try:
+        state, log = _run(dag, SNAPSHOT, capsys, caplog)
+    finally:
+        stop.set()
+        writer.join()
+    assert state == "success", log[-3000:]
+    status = query(capsys, "dag-sn")
+    progress = status["cdcflow"]["snapshot"]
+    assert progress["status"] == "done" and progress["chunks_done"] == progress["chunks_total"] >= 8, progress
+    assert f"snapshot dag-sn: {progress['chunks_total']}/{progress['chunks_total']} chunks" in log
+    assert "rows/s" in log
+    assert status["state"] == "normal"  # resumed at the copy's point
+    assert status["cdcflow"]["checkpoint_position"]["pos"] == progress["position"]["pos"]
+    assert status["cdcflow"]["last_runs"] == []  # a snapshot is no cycle
+
+    up.execute(f"INSERT INTO {S}.t VALUES (5000, 'after')", f"DELETE FROM {S}.k WHERE a IS NULL")
+    state, log = _run(dag, CATCH_UP, capsys, caplog)
+    assert state == "success", log[-3000:]
+    assert_consistent(up, down, [S])
+    for s in (up, down):
+        s.execute(f"DROP DATABASE {S}")
