@@ -198,11 +198,18 @@ def test_range_server_ids_never_repeat_within_a_changefeed_nor_take_a_default_id
         range_server_id(1_000_123, 1024)
 
 
-def test_pull_parallelism_is_off_by_default():
-    assert ChangefeedConfig().pull_parallelism == 0
-    cfg = ChangefeedConfig()
+def test_pull_parallelism_asks_for_the_cores_by_default_and_1_turns_it_off(monkeypatch):
+    monkeypatch.setattr(pull_ranges.os, "cpu_count", lambda: 6)
+    assert pull_ranges.ranges_asked(ChangefeedConfig()) == 6
+    assert pull_ranges.ranges_asked(ChangefeedConfig(pull_parallelism=3)) == 3
     win = contracts.Window(start_ts=1, start_pos=Position("b.000001", 4), head=Position("b.000002", 4), head_tso=1)
-    assert not pull_ranges.wanted(SimpleNamespace(config=cfg), win)
+    assert not pull_ranges.wanted(SimpleNamespace(config=ChangefeedConfig(pull_parallelism=1)), win)
+    # an idle window, or one that stops at a target-ts, is read in one process whatever the config
+    assert not pull_ranges.wanted(SimpleNamespace(config=ChangefeedConfig()),
+                                  contracts.Window(start_ts=1, start_pos=win.start_pos, head=win.start_pos, head_tso=1))
+    assert not pull_ranges.wanted(SimpleNamespace(config=ChangefeedConfig()),
+                                  contracts.Window(start_ts=1, start_pos=win.start_pos, head=win.head, head_tso=1,
+                                                   target_ts=5))
 
 
 @pytest.mark.parametrize("after", [0, 40], ids=["spark-up", "spark-starting"])

@@ -127,7 +127,7 @@ class ChangefeedConfig:
     spark_master: str | None = None  # None: local[*]; set: the DAG's stages run by spark-submit
     spark_remote: str | None = None  # a Spark Connect server (sc://host:port) instead of a JVM here
     shuffle_partitions: int = 4
-    pull_parallelism: int = 0  # 0 or 1: pull reads the window in one process (stages.pull_ranges)
+    pull_parallelism: int = 0  # 0: the machine's cores, 1: pull reads in one process (stages.pull_ranges)
     pull_parallel_min_bytes: int = 64 * 1024 * 1024
     snapshot_chunk_size: int = 100000  # upstream rows per copied chunk (create --snapshot, mode snapshot)
     snapshot_workers: int = 4  # Spark tasks copying chunks at once

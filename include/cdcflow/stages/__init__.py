@@ -93,8 +93,8 @@ def pull_and_settle(changefeed_id: str, run_id: str, session=None, spark_remote=
     try:
         results = {"pull": run_stage("pull", later, changefeed_id, run_id)}
     finally:
-        if opened_here and session.exception() is None:  # one that could not start failed the pull if needed
-            release(session.result())
+        if opened_here:  # closed once started, without waiting for a start the pull did not need
+            session.add_done_callback(lambda f: f.exception() is None and release(f.result()))
     if results["pull"].pulled == 0:
         results.update(empty_window(changefeed_id, run_id))
     return results

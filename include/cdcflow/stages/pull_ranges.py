@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from concurrent.futures import Future
 
@@ -36,10 +37,16 @@ from cdcflow.store.events import RunFolder
 RANGES_FOLDER = "raw-ranges"  # each range's events before their commit ts is known
 
 
+def ranges_asked(cfg) -> int:
+    """`pull-parallelism`, its default 0 being the cores of the machine pull runs on (what
+    an embedded local[*] Spark runs at once); 1 turns the parallel path off."""
+    return cfg.pull_parallelism or os.cpu_count() or 1
+
+
 def wanted(cycle: Cycle, window: contracts.Window) -> bool:
     """Whether this cycle's pull takes the parallel path (and so needs a Spark session)."""
     cfg = cycle.config
-    if cfg.pull_parallelism <= 1 or window.idle or window.target_ts:
+    if ranges_asked(cfg) <= 1 or window.idle or window.target_ts:
         return False
     conn = cycle.source.connect()
     try:
@@ -89,7 +96,7 @@ def plan(cycle: Cycle, window: contracts.Window) -> list[Position]:
     holds no transaction boundary to cut at."""
     conn = cycle.source.connect()
     try:
-        return [window.start_pos, *cuts(conn, window.start_pos, window.head, cycle.config.pull_parallelism)]
+        return [window.start_pos, *cuts(conn, window.start_pos, window.head, ranges_asked(cycle.config))]
     finally:
         conn.close()
 
