@@ -10,7 +10,8 @@ cdcflow runs as `cdcflow changefeed run` in a child process, so its wall time in
 Python's and Spark's start-up and its peak memory includes the Spark JVM and Python
 workers.  A second table gives the cycle time for other sizes and for an idle cycle; a
 third (bench_launchers) runs the same windows as a CLI cycle, as a DAG run on Spark Connect
-and as a DAG run with spark-submit per stage.
+and as a DAG run with spark-submit per stage.  The snapshot part (bench_snapshot, opt-in)
+measures `create --snapshot` and `verify` against dump tools and CHECKSUM TABLE.
 """
 
 from __future__ import annotations
