@@ -21,6 +21,10 @@ system-packages:
 	  echo "installing chromium (the browser test of the changefeeds page)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
+	@if ! command -v mydumper >/dev/null 2>&1; then \
+	  echo "installing mydumper (the snapshot part of make bench)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mydumper >/dev/null; \
+	fi
 	@if ! command -v java >/dev/null 2>&1; then \
 	  echo "installing a Java runtime for Spark"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
@@ -43,10 +47,13 @@ test: setup
 demo: setup
 	$(PY) -m cdcflow.devtools.demo
 
-# make bench [ROWS=300000] [SCALE=10000,100000,1000000|none] [LAUNCHERS=10000,100000|none] [PULL=<ranges>|none] [SHAPE=oltp|bulk]
+# make bench [PARTS=replication,scaling,pull,launchers,snapshot] [ROWS=300000] [SCALE=10000,100000,1000000|none]
+#            [LAUNCHERS=10000,100000|none] [PULL=<ranges>] [SHAPE=oltp|bulk] [SNAPSHOT=2000000] [THREADS=4]
+# The snapshot part runs when PARTS names it or SNAPSHOT= is given.
 bench: setup
-	$(PY) -m cdcflow.devtools.bench $(if $(ROWS),--rows $(ROWS)) $(if $(SCALE),--scale $(SCALE)) \
-	  $(if $(LAUNCHERS),--launchers $(LAUNCHERS)) $(if $(PULL),--pull $(PULL)) $(if $(SHAPE),--shape $(SHAPE))
+	$(PY) -m cdcflow.devtools.bench $(if $(PARTS),--parts $(PARTS)) $(if $(ROWS),--rows $(ROWS)) \
+	  $(if $(SCALE),--scale $(SCALE)) $(if $(LAUNCHERS),--launchers $(LAUNCHERS)) $(if $(SHAPE),--shape $(SHAPE)) \
+	  $(if $(PULL),--pull $(PULL)) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) $(if $(THREADS),--snapshot-threads $(THREADS))
 
 # Run one cycle of a changefeed through Airflow: make dag-test CF=<changefeed id>
 dag-test: setup

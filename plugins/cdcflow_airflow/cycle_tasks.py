@@ -118,7 +118,7 @@ def verify_changefeed(changefeed_id: str) -> None:
 def snapshot_changefeed(changefeed_id: str) -> None:
     """Trigger mode snapshot: copy the tables of the stopped changefeed from a new consistent
     point (or continue its unfinished copy) on the stages' Spark, the progress in the task log
-    after each wave; the changefeed then resumes from the point."""
+    as chunks end; the changefeed then resumes from the point."""
     from cdcflow.changefeed import commands
     from cdcflow.snapshot.runner import progress_line
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from cdcflow.devtools import bench, bench_peers, bench_workload
+from cdcflow.devtools import bench, bench_peers, bench_snapshot, bench_workload
 from cdcflow.devtools.compare import compare
 
 
@@ -96,3 +96,36 @@ def test_peak_rss_counts_child_processes():
     sampler = bench.PeakRss(proc.pid, interval=0.05)
     proc.wait()
     assert sampler.stop() > 80_000_000
+
+
+def test_the_snapshot_part_is_opt_in_and_parts_are_checked():
+    assert bench.parse_args([]).parts == list(bench.DEFAULT_PARTS)
+    a = bench.parse_args(["--snapshot", "1000"])
+    assert a.parts == [*bench.DEFAULT_PARTS, "snapshot"] and a.snapshot == 1000
+    a = bench.parse_args(["--parts", "snapshot"])
+    assert a.parts == ["snapshot"] and a.snapshot == bench_snapshot.DEFAULT_ROWS
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--parts", "snap"])
+
+
+@pytest.fixture
+def snapshot_schema(mariadb_pair):
+    up, down = mariadb_pair
+    yield up, down
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {bench_snapshot.SCHEMA}")
+
+
+def test_the_snapshot_peers_copy_the_tables_and_checksum_table_sees_a_difference(snapshot_schema, tmp_path):
+    up, down = snapshot_schema
+    schema = bench_snapshot.SCHEMA
+    assert bench_workload.fill(up, schema, 2_000) == 2_000
+    for copy in (lambda: bench_snapshot.dump_pipe(up, down),
+                 lambda: bench_snapshot.mydumper_myloader(up, down, 2, tmp_path)):
+        down.execute(f"DROP DATABASE IF EXISTS {schema}")
+        copy()
+        with up.connect() as u, down.connect() as d:
+            assert compare(u, d, schemas=[schema]) == []
+    assert bench_snapshot.checksum_tables(up, down, list(bench_workload.TABLES))["equal"] is True
+    down.execute(f"UPDATE {schema}.items SET qty = qty + 1 WHERE id = 7")
+    assert bench_snapshot.checksum_tables(up, down, list(bench_workload.TABLES))["equal"] is False

@@ -7,113 +7,21 @@ from __future__ import annotations
 
 import pytest
 from e2e_helpers import assert_consistent, create_changefeed
+from type_matrix import assert_same_values, create_types
 
 from cdcflow import cli
 
 pytestmark = pytest.mark.e2e
-
-COLUMNS = """
-  id INT PRIMARY KEY,
-  ti TINYINT, tiu TINYINT UNSIGNED, si SMALLINT, siu SMALLINT UNSIGNED,
-  mi MEDIUMINT, miu MEDIUMINT UNSIGNED, i INT, iu INT UNSIGNED, bi BIGINT, biu BIGINT UNSIGNED,
-  d65 DECIMAL(65,30), d5 DECIMAL(5,2) UNSIGNED, f FLOAT, db DOUBLE,
-  da DATE, dt DATETIME(6), dt0 DATETIME, ts TIMESTAMP(6) NULL DEFAULT NULL, tm TIME(6), tm0 TIME, y YEAR,
-  c CHAR(10), vc VARCHAR(40), tx TEXT, l1 VARCHAR(20) CHARACTER SET latin1, l1c CHAR(5) CHARACTER SET latin1,
-  bn BINARY(4), vb VARBINARY(300), bl BLOB, lb LONGBLOB,
-  e ENUM('a','b','c d'), s SET('a','b','c','d'), b1 BIT(1), b64 BIT(64), b5 BIT(5),
-  j JSON
-"""
-
-NAMES = ["id", "ti", "tiu", "si", "siu", "mi", "miu", "i", "iu", "bi", "biu", "d65", "d5", "f", "db",
-         "da", "dt", "dt0", "ts", "tm", "tm0", "y", "c", "vc", "tx", "l1", "l1c", "bn", "vb", "bl", "lb",
-         "e", "s", "b1", "b64", "b5", "j"]
-
-ROWS = [
-    # the minimum of everything
-    "(1, -128, 0, -32768, 0, -8388608, 0, -2147483648, 0, -9223372036854775808, 0,"
-    " -99999999999999999999999999999999999.999999999999999999999999999999, 0.00,"
-    " -3.40282e38, -1.7976931348623157e308,"
-    " '1000-01-01', '1000-01-01 00:00:00.000000', '1000-01-01 00:00:00', '1970-01-01 05:30:01.000000',"
-    " '-838:59:59.000000', '-838:59:59', 1901,"
-    " '', '', '', '', '', x'00000000', '', '', '', 'a', '', b'0', b'0', b'0', '[]')",
-    # the maximum of everything
-    "(2, 127, 255, 32767, 65535, 8388607, 16777215, 2147483647, 4294967295, 9223372036854775807,"
-    " 18446744073709551615,"
-    " 99999999999999999999999999999999999.999999999999999999999999999999, 999.99,"
-    " 3.40282e38, 1.7976931348623157e308,"
-    " '9999-12-31', '9999-12-31 23:59:59.999999', '9999-12-31 23:59:59', '2038-01-19 08:44:07.999999',"
-    " '838:59:59.000000', '838:59:59', 2155,"
-    " 'ÿ😀𝄞汉字', 'trailing  ', 'emoji 😀 and \\\\ \\' \" \\n\\t\\0', 'café ÿ ½ €', 'Ñu',"
-    " x'ff00ff00', x'00ff7f80fe', x'000102030405060708090a0b0c0d0e0f', REPEAT(x'00ff', 40000),"
-    " 'c d', 'a,b,c,d', b'1', b'1111111111111111111111111111111111111111111111111111111111111111', b'10101',"
-    " '{\"a\": [1, 2.50, null, \"x😀\"], \"b\": {\"c\": true}, \"d\": 1e400}')",
-    # awkward values in the middle
-    "(3, 0, 1, -1, 1, -1, 1, -1, 1, -1, 9223372036854775808,"
-    " 0.000000000000000000000000000001, 0.01,"
-    " 1.17549e-38, 2.2250738585072014e-308,"
-    " '0000-00-00', '0000-00-00 00:00:00.000000', '0000-00-00 00:00:00', '0000-00-00 00:00:00',"
-    " '-00:00:00.000001', '25:00:00', '0000',"
-    " ' lead', 'tab\\there', 'x', 'a\\'b', 'é', x'00', x'00', x'', x'',"
-    " 'a', '', b'1', b'1000000000000000000000000000000000000000000000000000000000000001', b'00001',"
-    " '\"just a string\"')",
-    "(4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
-    " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
-    " NULL)",
-    # zero-in-date parts, negative zero, fractions that float formatting likes to round
-    "(5, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, -0.000000000000000000000000000001, 1.50,"
-    " 0.1, 0.1, '2000-00-00', '2000-01-00 12:00:00.5', '2000-00-01 00:00:00', '2001-02-03 04:05:06.000007',"
-    " '-12:34:56.789', '100:00:00', 2000,"
-    " 'x', 'y', 'z', 'w', 'v', x'7f', x'80', x'81', x'8d8f909d',"
-    " 'b', 'd,a', b'0', b'0', b'11111', 'null')",
-]
 
 
 def run_cli(cid: str) -> None:
     assert cli.main(["changefeed", "run", "-c", cid]) == 0
 
 
-def exact_values(server, db: str) -> list[tuple]:
-    """Each value as the server's own text or bytes, and FLOAT widened to DOUBLE, so no
-    client-side rounding can hide a difference."""
-    exprs = []
-    for n in NAMES:
-        if n in ("f",):
-            exprs.append(f"CAST({n} AS DOUBLE)")
-        elif n in ("db",):
-            exprs.append(f"HEX(CAST({n} AS CHAR))")
-        else:
-            exprs.append(f"HEX({n})" if n in ("bn", "vb", "bl", "lb", "b1", "b64", "b5", "l1", "l1c", "c", "vc",
-                                                  "tx") else f"CAST({n} AS CHAR)")
-    with server.connect() as c, c.cursor() as cur:
-        cur.execute("SET SESSION time_zone = '+00:00'")
-        cur.execute(f"SELECT {', '.join(exprs)} FROM {db}.t ORDER BY id")
-        return list(cur.fetchall())
-
-
-def assert_same_values(up, down) -> None:
-    got, want = exact_values(down, "types"), exact_values(up, "types")
-    diffs = [f"id {w[0]} {n}: up {wv!r} down {gv!r}"
-             for w, g in zip(want, got) for n, wv, gv in zip(NAMES, w, g) if wv != gv]
-    assert len(got) == len(want) and not diffs, "\n".join(diffs)
-
-
 def test_every_type_round_trips_exactly(mariadb_pair, spark, cdcflow_home, capsys):
     up, down = mariadb_pair
     create_changefeed(capsys, up, down, "types", "[filter]\nrules = ['types.*']\n")
-    with up.connect() as c, c.cursor() as cur:
-        # zero dates need a mode without NO_ZERO_DATE / NO_ZERO_IN_DATE; TIMESTAMP literals are
-        # read in the session's zone, +05:30 here, and the binlog carries them as UTC seconds
-        cur.execute("SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION'")
-        cur.execute("SET SESSION time_zone = '+05:30'")
-        cur.execute("CREATE DATABASE types")
-        cur.execute(f"CREATE TABLE types.t ({COLUMNS}) DEFAULT CHARSET = utf8mb4")
-        cur.execute("CREATE TABLE types.k (bk VARBINARY(8) PRIMARY KEY, dk DECIMAL(65,30) NOT NULL, "
-                    "tk TIMESTAMP(6) NOT NULL DEFAULT '2000-01-01 00:00:00', v INT, UNIQUE KEY u (dk, tk))")
-        for row in ROWS:
-            cur.execute(f"INSERT INTO types.t VALUES {row}")
-        cur.execute("INSERT INTO types.k VALUES (x'00', 1.5, '2001-01-01 00:00:00.000001', 1), "
-                    "(x'ff00', -0.000000000000000000000000000001, '2038-01-19 08:44:07.999999', 2), (x'', 0, "
-                    "'1970-01-01 05:30:01', 3)")
+    create_types(up)  # the binlog carries the TIMESTAMPs as UTC seconds
     run_cli("types")
     assert_same_values(up, down)
     assert_consistent(up, down, ["types"])

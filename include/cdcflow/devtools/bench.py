@@ -10,7 +10,8 @@ cdcflow runs as `cdcflow changefeed run` in a child process, so its wall time in
 Python's and Spark's start-up and its peak memory includes the Spark JVM and Python
 workers.  A second table gives the cycle time for other sizes and for an idle cycle; a
 third (bench_launchers) runs the same windows as a CLI cycle, as a DAG run on Spark Connect
-and as a DAG run with spark-submit per stage.
+and as a DAG run with spark-submit per stage.  The snapshot part (bench_snapshot, opt-in)
+measures `create --snapshot` and `verify` against dump tools and CHECKSUM TABLE.
 """
 
 from __future__ import annotations
@@ -101,24 +102,30 @@ class PeakRss:
         return self.peak
 
 
-def run_cycle_measured(cid: str, row_changes: int, log_dir: Path) -> CycleResult:
-    """One `cdcflow changefeed run -c cid` as a child process: wall time, peak memory, run stats."""
-    from cdcflow.store import metastore
-
+def run_measured(args: list[str], log_path: Path, ok: tuple[int, ...] = (0,)) -> tuple[float, int, str]:
+    """`cdcflow <args>` as a child process: (wall seconds, peak memory of it and its children,
+    its stdout); its stderr goes to `log_path`."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT / "include"), env.get("PYTHONPATH")) if p)
-    log_path = log_dir / f"cycle-{cid}.log"
-    with open(log_path, "wb") as log:
+    out_path = log_path.with_suffix(".out")
+    with open(log_path, "wb") as log, open(out_path, "wb") as out:
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", cid],
-                                stdout=log, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.Popen([sys.executable, "-m", "cdcflow.cli", *args], stdout=out, stderr=log, env=env)
         sampler = PeakRss(proc.pid)
         rc = proc.wait()
         wall = time.perf_counter() - t0
         peak = sampler.stop()
-    if rc != 0:
+    if rc not in ok:
         tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-15:])
-        raise RuntimeError(f"cdcflow changefeed run -c {cid} failed (exit {rc}); see {log_path}:\n{tail}")
+        raise RuntimeError(f"cdcflow {' '.join(args[:2])} failed (exit {rc}); see {log_path}:\n{tail}")
+    return wall, peak, out_path.read_text(errors="replace")
+
+
+def run_cycle_measured(cid: str, row_changes: int, log_dir: Path) -> CycleResult:
+    """One `cdcflow changefeed run -c cid` as a child process: wall time, peak memory, run stats."""
+    from cdcflow.store import metastore
+
+    wall, peak, _ = run_measured(["changefeed", "run", "-c", cid], log_dir / f"cycle-{cid}.log")
     runs = metastore.recent_runs(cid, limit=1)
     return CycleResult(cid, row_changes, wall, peak, runs[0].stats if runs else {})
 
@@ -179,13 +186,13 @@ def create_changefeed(cid: str, up, down, home: Path, config: str = "") -> dict:
     return metastore.get_feed(cid).checkpoint_pos
 
 
-def verify(up, down, label: str) -> list[str]:
-    """Differences between the upstream's and a downstream's bench schema; [] when equal."""
+def verify(up, down, label: str, schema: str | None = None) -> list[str]:
+    """Differences between the upstream's and a downstream's bench schema (or `schema`); [] when equal."""
     from cdcflow.devtools.bench_workload import SCHEMA
     from cdcflow.devtools.compare import compare
 
     with up.connect() as u, down.connect() as d:
-        diffs = [str(x) for x in compare(u, d, schemas=[SCHEMA])]
+        diffs = [str(x) for x in compare(u, d, schemas=[schema or SCHEMA])]
     say(f"{label}: " + ("consistent with the upstream" if not diffs else "DIFFERS: " + "; ".join(diffs[:5])))
     return diffs
 
@@ -346,8 +353,18 @@ def machine_text() -> str:
             f"load average before the run {load[0]:.2f}")
 
 
+PARTS = ("replication", "scaling", "pull", "launchers", "snapshot")
+# the snapshot part when SNAPSHOT= or PARTS= asks; the pull table needs the replication part's window
+DEFAULT_PARTS = ("replication", "scaling", "pull", "launchers")
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    from cdcflow.devtools import bench_snapshot
+
     p = argparse.ArgumentParser(prog="python -m cdcflow.devtools.bench", description=__doc__.split("\n")[0])
+    p.add_argument("--parts", default=os.environ.get("BENCH_PARTS"),
+                   help=f"comma-separated, of {', '.join(PARTS)} (default {','.join(DEFAULT_PARTS)}, "
+                        "plus snapshot when --snapshot is given; env BENCH_PARTS)")
     p.add_argument("--rows", type=int, default=int(os.environ.get("BENCH_ROWS") or DEFAULT_ROWS),
                    help=f"row changes of the compared workload (default {DEFAULT_ROWS:,}; env BENCH_ROWS)")
     p.add_argument("--scale", default=os.environ.get("BENCH_SCALE") or ",".join(map(str, DEFAULT_SCALE)),
@@ -356,14 +373,28 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--launchers", default=os.environ.get("BENCH_LAUNCHERS") or "10000,100000",
                    help="window sizes run through the CLI, a DAG on Spark Connect and a DAG with spark-submit "
                         "(plus an idle window); 'none' skips the table")
-    p.add_argument("--pull", default=os.environ.get("BENCH_PULL") or str(os.cpu_count() or 2),
-                   help="ranges of the pull table (pull alone on parts of the compared window, sequential "
-                        "vs in ranges on Spark); 'none' skips it (default: the machine's cores; env BENCH_PULL)")
+    p.add_argument("--pull", type=int, default=int(os.environ.get("BENCH_PULL") or os.cpu_count() or 2),
+                   help="ranges of the pull part (pull alone on parts of the compared window, sequential "
+                        "vs in ranges on Spark; default: the machine's cores; env BENCH_PULL)")
     p.add_argument("--shape", default=os.environ.get("BENCH_SHAPE") or "oltp", choices=("oltp", "bulk"),
                    help="oltp: updates and deletes one row per transaction; bulk: 100 rows per transaction "
                         "(default oltp; env BENCH_SHAPE)")
+    p.add_argument("--snapshot", type=int, default=None,
+                   help=f"rows of the snapshot part's tables (default {bench_snapshot.DEFAULT_ROWS:,}); "
+                        "giving it adds the part")
+    p.add_argument("--snapshot-threads", type=int, default=bench_snapshot.DEFAULT_THREADS,
+                   help="cdcflow's snapshot workers and mydumper's / myloader's threads "
+                        f"(default {bench_snapshot.DEFAULT_THREADS})")
     p.add_argument("--dir", default=str(DEFAULT_DIR), help="where the servers and CDCFLOW_HOME live")
-    return p.parse_args(argv)
+    a = p.parse_args(argv)
+    parts = [x.strip() for x in a.parts.split(",") if x.strip()] if a.parts else \
+        list(DEFAULT_PARTS) + (["snapshot"] if a.snapshot else [])
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        p.error(f"unknown part(s) {', '.join(unknown)}: choose among {', '.join(PARTS)}")
+    a.parts = parts
+    a.snapshot = a.snapshot or bench_snapshot.DEFAULT_ROWS
+    return a
 
 
 def _ends(rng: dict) -> tuple[tuple[str, int], tuple[str, int]]:
@@ -374,12 +405,22 @@ def _sizes(text: str) -> list[int]:
     return [] if text.strip().lower() in ("", "none", "0") else [int(float(x)) for x in text.split(",")]
 
 
+def _part(name: str, errors: list[str], run, *args):
+    """One part of the run; an error is kept so the other parts' figures are still printed."""
+    try:
+        return run(*args)
+    except Exception as e:  # noqa: BLE001 - see above
+        errors.append(f"{name}: {type(e).__name__}: {e}")
+        say(f"{name} failed: {type(e).__name__}: {e}")
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    from cdcflow.devtools import bench_launchers, bench_pull
+    from cdcflow.devtools import bench_launchers, bench_pull, bench_snapshot
 
     a = parse_args(argv)
-    sizes = _sizes(a.scale)
-    launcher_sizes = _sizes(a.launchers)
+    sizes = _sizes(a.scale) if "scaling" in a.parts else []
+    launcher_sizes = _sizes(a.launchers) if "launchers" in a.parts else []
     base = Path(a.dir).resolve()
     home = base / "cdcflow-home"
     shutil.rmtree(home, ignore_errors=True)
@@ -387,49 +428,51 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["CDCFLOW_HOME"] = str(home)
     machine = machine_text()
     say(f"{machine}")
-    say(f"compared workload: {a.rows:,} row changes, shape {a.shape}; scaling sizes: "
-        f"{', '.join(f'{n:,}' for n in sizes) + ' and an idle cycle' if sizes else 'none'}")
+    say(f"parts: {', '.join(a.parts)}")
+    if "replication" in a.parts:
+        say(f"compared workload: {a.rows:,} row changes, shape {a.shape}; scaling sizes: "
+            f"{', '.join(f'{n:,}' for n in sizes) + ' and an idle cycle' if sizes else 'none'}")
     say(f"starting an upstream and three downstreams under {base}")
     t0 = time.perf_counter()
     servers = start_servers(base)
     servers.up.execute("RESET MASTER")  # a fresh binlog each run
-    scale_error = None
+    errors: list[str] = []
     try:
-        main_res = main_comparison(servers, a.rows, a.shape, home, base)
-        try:
-            pull = bench_pull.pull_table(servers.up.uri, *_ends(main_res["binlog_range"]), base, int(a.pull)) \
-                if _sizes(a.pull) else {}
-        except Exception as e:  # noqa: BLE001 - as below
-            pull, scale_error = {}, f"pull table: {type(e).__name__}: {e}"
-        try:
-            scale = scaling(servers, sizes, a.shape, home, base) if sizes else []
-        except Exception as e:  # noqa: BLE001 - the compared figures are still worth printing
-            scale, scale_error = [], f"{type(e).__name__}: {e}"
-        try:
-            launchers = bench_launchers.launcher_table(servers, launcher_sizes, a.shape, home, base) \
-                if launcher_sizes else []
-        except Exception as e:  # noqa: BLE001 - as above
-            launchers = []
-            scale_error = f"{scale_error + '; ' if scale_error else ''}launchers: {type(e).__name__}: {e}"
+        main_res = _part("replication", errors, main_comparison, servers, a.rows, a.shape, home, base) \
+            if "replication" in a.parts else None
+        pull = _part("pull", errors, bench_pull.pull_table, servers.up.uri, *_ends(main_res["binlog_range"]), base,
+                     a.pull) if main_res and "pull" in a.parts else None
+        scale = (_part("scaling", errors, scaling, servers, sizes, a.shape, home, base) or []) if sizes else []
+        launchers = (_part("launchers", errors, bench_launchers.launcher_table, servers, launcher_sizes, a.shape,
+                           home, base) or []) if launcher_sizes else []
+        snap = _part("snapshot", errors, bench_snapshot.snapshot_table, servers, a.snapshot, a.snapshot_threads,
+                     base) if "snapshot" in a.parts else None
     finally:
         stop_servers(servers)
-    x, y = report(main_res, scale, machine)
+    x, y = report(main_res, scale, machine) if main_res else (0.0, 0.0)
     bench_pull.report(pull)
     bench_launchers.report(launchers)
-    results = {"machine": machine, "main": main_res, "scaling": scale, "pull": pull, "launchers": launchers,
-               "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
+    bench_snapshot.report(snap)
+    results = {"machine": machine, "parts": a.parts, "main": main_res, "scaling": scale, "pull": pull,
+               "launchers": launchers, "snapshot": snap, "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
                "total_seconds": time.perf_counter() - t0}
+    if snap:
+        results.update(bench_snapshot.ratios(snap))
     (base / "results.json").write_text(json.dumps(results, indent=1, default=str))
     print(f"(bench took {results['total_seconds'] / 60:.1f} min; figures in {base / 'results.json'})")
-    consistent = (all(main_res["consistent"].values()) and all(e["consistent"] for e in scale)
+    consistent = ((main_res is None or all(main_res["consistent"].values())) and all(e["consistent"] for e in scale)
                   and all(r["consistent"] for e in launchers for r in e["runs"].values())
-                  and all(e["identical"] for e in pull.get("rows", [])))
+                  and all(e["identical"] for e in (pull or {}).get("rows", []))
+                  and bench_snapshot.consistent(snap))
     if not consistent:
         print("RESULT: a downstream DIFFERS from the upstream (see above)")
-    if scale_error:
-        print(f"RESULT: a table is incomplete: {scale_error}")
-    print(f"ratio_vs_mariadb_binlog={x:.2f} ratio_vs_native_replica={y:.2f}")
-    return 0 if consistent and not scale_error else 1
+    for e in errors:
+        print(f"RESULT: a part is incomplete: {e}")
+    if main_res:
+        print(f"ratio_vs_mariadb_binlog={x:.2f} ratio_vs_native_replica={y:.2f}")
+    if snap:
+        print(" ".join(f"{k}={v:.2f}" for k, v in bench_snapshot.ratios(snap).items()))
+    return 0 if consistent and not errors else 1
 
 
 if __name__ == "__main__":

@@ -24,26 +24,30 @@ class BinlogRange:
         return [f for f in available if self.start_file <= f <= self.stop_file]
 
 
-def _client_args(port: int) -> list[str]:
+def client_args(port: int) -> list[str]:
     return [f"--host={HOST}", f"--port={port}", f"--user={ROOT_USER}", f"--password={ROOT_PASSWORD}"]
 
 
 def binlog_replay(upstream, downstream, rng: BinlogRange) -> float:
     """`mariadb-binlog --read-from-remote-server … | mariadb`; the wall seconds of the pipe."""
     files = rng.files([r[0] for r in upstream.query("SHOW BINARY LOGS")])
-    dump = ["mariadb-binlog", "--read-from-remote-server", *_client_args(upstream.port),
+    dump = ["mariadb-binlog", "--read-from-remote-server", *client_args(upstream.port),
             f"--start-position={rng.start_pos}", f"--stop-position={rng.stop_pos}", *files]
-    load = ["mariadb", *_client_args(downstream.port)]
+    return pipe(dump, ["mariadb", *client_args(downstream.port)], "mariadb-binlog | mariadb")
+
+
+def pipe(producer_args: list[str], consumer_args: list[str], what: str) -> float:
+    """`producer | consumer`; the wall seconds of the pipe."""
     t0 = time.perf_counter()
-    producer = subprocess.Popen(dump, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    consumer = subprocess.run(load, stdin=producer.stdout, capture_output=True, text=True)
+    producer = subprocess.Popen(producer_args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    consumer = subprocess.run(consumer_args, stdin=producer.stdout, capture_output=True, text=True)
     producer.stdout.close()
-    dump_err = producer.stderr.read().decode(errors="replace")
+    err = producer.stderr.read().decode(errors="replace")
     producer.wait()
     secs = time.perf_counter() - t0
     if producer.returncode or consumer.returncode:
-        raise RuntimeError(f"mariadb-binlog | mariadb failed (exit {producer.returncode}/{consumer.returncode}): "
-                           f"{dump_err.strip()[-500:]} {consumer.stderr.strip()[-500:]}")
+        raise RuntimeError(f"{what} failed (exit {producer.returncode}/{consumer.returncode}): "
+                           f"{err.strip()[-500:]} {consumer.stderr.strip()[-500:]}")
     return secs
 
 

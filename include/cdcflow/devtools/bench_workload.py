@@ -18,18 +18,24 @@ from dataclasses import dataclass, field
 SCHEMA = "bench"
 TXN_ROWS = 100
 
+
+def table_definitions(schema: str) -> tuple[str, ...]:
+    """The four tables, in `schema`: the replication workload's (SCHEMA) and the snapshot
+    bench's copy (bench_snapshot) have the same column types."""
+    return (
+        f"CREATE TABLE {schema}.accounts (id BIGINT PRIMARY KEY, email VARCHAR(80) NOT NULL, name VARCHAR(80),"
+        " balance DECIMAL(14,2) NOT NULL, updated DATETIME(6), UNIQUE KEY uk_email (email))",
+        f"CREATE TABLE {schema}.orders (id BIGINT PRIMARY KEY, account_id BIGINT NOT NULL, amount DECIMAL(12,2),"
+        " note VARCHAR(200), created DATETIME, KEY k_account (account_id))",
+        f"CREATE TABLE {schema}.events (id BIGINT NOT NULL, shard INT NOT NULL, kind INT NOT NULL, payload TEXT,"
+        " at TIMESTAMP(3) NULL, PRIMARY KEY (id, shard))",
+        f"CREATE TABLE {schema}.items (id BIGINT PRIMARY KEY, code VARCHAR(32) NOT NULL, name VARCHAR(100),"
+        " qty INT NOT NULL, price DOUBLE, UNIQUE KEY uk_code (code))",
+    )
+
+
 # The snapshot every downstream starts from: the schema as it is at the start position.
-SNAPSHOT = (
-    f"CREATE DATABASE {SCHEMA}",
-    f"CREATE TABLE {SCHEMA}.accounts (id BIGINT PRIMARY KEY, email VARCHAR(80) NOT NULL, name VARCHAR(80),"
-    " balance DECIMAL(14,2) NOT NULL, updated DATETIME(6), UNIQUE KEY uk_email (email))",
-    f"CREATE TABLE {SCHEMA}.orders (id BIGINT PRIMARY KEY, account_id BIGINT NOT NULL, amount DECIMAL(12,2),"
-    " note VARCHAR(200), created DATETIME, KEY k_account (account_id))",
-    f"CREATE TABLE {SCHEMA}.events (id BIGINT NOT NULL, shard INT NOT NULL, kind INT NOT NULL, payload TEXT,"
-    " at TIMESTAMP(3) NULL, PRIMARY KEY (id, shard))",
-    f"CREATE TABLE {SCHEMA}.items (id BIGINT PRIMARY KEY, code VARCHAR(32) NOT NULL, name VARCHAR(100),"
-    " qty INT NOT NULL, price DOUBLE, UNIQUE KEY uk_code (code))",
-)
+SNAPSHOT = (f"CREATE DATABASE {SCHEMA}", *table_definitions(SCHEMA))
 
 # Row values as functions of the id `i` (the sequence's `seq` shifted by a base).
 _INSERTS = {
@@ -168,6 +174,24 @@ def _batch(head: str, lo: int, kind: str, point: bool) -> Statement:
 def create_snapshot(server) -> None:
     """The schema as of the start position, on any server (upstream or downstream)."""
     server.execute(f"DROP DATABASE IF EXISTS {SCHEMA}", *SNAPSHOT)
+
+
+def fill(server, schema: str, rows: int, slice_rows: int = 100_000) -> int:
+    """`schema` created anew with the four tables holding about `rows` rows in all (the
+    workload's row values, ids 1..rows/4 each), inserted by the server `slice_rows` at a time."""
+    per_table = max(1, rows // len(TABLES))
+    server.execute(f"DROP DATABASE IF EXISTS {schema}", f"CREATE DATABASE {schema}", *table_definitions(schema))
+    conn = server.connect(schema)
+    try:
+        with conn.cursor() as cur:
+            for table in TABLES:
+                for lo in range(1, per_table + 1, slice_rows):
+                    hi = min(per_table, lo + slice_rows - 1)
+                    cur.execute(f"INSERT INTO {schema}.{table} ({_COLUMNS[table]}) "
+                                f"{_INSERTS[table].format(i='seq')} FROM seq_{lo}_to_{hi}")
+    finally:
+        conn.close()
+    return per_table * len(TABLES)
 
 
 def run(server, workload: Plan) -> int:

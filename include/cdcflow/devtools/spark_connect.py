@@ -106,7 +106,8 @@ def server_env(log_dir: Path) -> dict[str, str]:
 
 
 def start(log_dir: Path, port: int = DEFAULT_PORT, driver_memory: str = "2g",
-          shuffle_partitions: int = 4, timeout: float = START_TIMEOUT_S, warm: bool = True) -> ConnectServer:
+          shuffle_partitions: int = 4, timeout: float = START_TIMEOUT_S, warm: bool = True,
+          master: str = "local[*]") -> ConnectServer:
     """Start a server on 127.0.0.1:`port` and wait until it takes sessions; `warm` runs the
     warm-up job (cdcflow.spark.warm_up) first, so the first stage does not pay for it."""
     log_dir = Path(log_dir)
@@ -116,7 +117,7 @@ def start(log_dir: Path, port: int = DEFAULT_PORT, driver_memory: str = "2g",
                            f"stop it, or choose another port")
     log_path = log_dir / f"spark-connect-{port}.log"
     cmd = [str(spark_home() / "sbin" / "start-connect-server.sh"), "--wait",
-           "--master", "local[*]", "--driver-memory", driver_memory,
+           "--master", master, "--driver-memory", driver_memory,
            "--conf", f"spark.connect.grpc.binding.address={HOST}",
            "--conf", f"spark.connect.grpc.binding.port={port}",
            "--conf", "spark.ui.enabled=false",

@@ -148,7 +148,25 @@ class RowWriter:
             done += len(chunk)
             self.rows_written += len(chunk)
 
-    def _chunks(self, items: list[str], head_len: int) -> Iterable[list[str]]:
+    def write_literals(self, schema: str, table: str, columns: tuple[str, ...], tuples: list[bytes],
+                       verb: str = "REPLACE") -> None:
+        """Rows already written as SQL text, b"(v1,v2,…)" each (utf8mb4, as the session reads
+        it), in multi-row statements: what the snapshot's copy gets from the upstream."""
+        head = self._values_head(schema, table, columns, verb)
+        for chunk in self._chunks(tuples, len(head)):
+            self.write_values(schema, table, columns, b",".join(chunk), len(chunk), verb)
+
+    def write_values(self, schema: str, table: str, columns: tuple[str, ...], values: bytes, rows: int,
+                     verb: str = "REPLACE") -> None:
+        """One statement of `rows` rows whose VALUES list, b"(…),(…)", is already SQL text."""
+        self._run(self._values_head(schema, table, columns, verb) + values, f"{verb} into {schema}.{table}")
+        self.rows_written += rows
+
+    @staticmethod
+    def _values_head(schema: str, table: str, columns: tuple[str, ...], verb: str) -> bytes:
+        return f"{verb} INTO {qualified(schema, table)} ({', '.join(quote_ident(c) for c in columns)}) VALUES ".encode()
+
+    def _chunks(self, items: list, head_len: int) -> Iterable[list[str]]:
         chunk, size = [], head_len
         for it in items:
             if chunk and (len(chunk) >= self.batch_rows or size + len(it) + 2 > self.max_bytes):

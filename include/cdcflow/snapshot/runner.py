@@ -1,8 +1,8 @@
 """A snapshot from start to end: the consistent point, the tables created downstream, the
 chunks planned and recorded (store/snapshots.py) in the same metadata-store transaction as the
 changefeed's start at the point (the caller's), keyless tables copied at the point, then
-the keyed chunks copied in parallel Spark tasks, in waves of one chunk per task so each wave's
-chunks are recorded done as it ends (a killed copy loses at most one wave)."""
+the keyed chunks copied in parallel Spark tasks, one job of one chunk each, `workers` at a
+time, each chunk recorded done as it ends (a killed copy loses only the chunks in flight)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from cdcflow.core.config import ChangefeedConfig
@@ -111,30 +112,50 @@ def needs_new_point(cid: str) -> bool:
 
 def continue_copy(cid: str, up_args: dict, down_args: dict, spark_for: Callable[[], object],
                   options: SnapshotOptions, report: Callable[[dict], None]) -> dict:
-    """Copy the chunks not done yet, recording each; `report(progress)` after each wave.
-    Returns the progress at the end (store.snapshots.progress)."""
+    """Copy the chunks not done yet, recording each as it ends; `report(progress)` as they do
+    (at most every REPORT_SECONDS).  Returns the progress at the end (store.snapshots.progress)."""
     todo = snapshots.pending(cid)
-    spark = spark_for() if todo else None
-    width = max(1, options.workers)
-    for i in range(0, len(todo), width):
-        wave = todo[i:i + width]
-        df = spark.createDataFrame([(json.dumps(t),) for t in wave], "task string").repartition(len(wave))
-        try:
-            rows = df.mapInArrow(lambda it: copy_partition(it, up_args, down_args, options.batch_rows),
-                                 "result string").collect()
-        except Exception as e:  # noqa: BLE001 - a task's error reaches the driver wrapped by Spark
-            sink = mysql_sink.SinkError.parse(str(e))
-            why = f"{sink['what']}: {sink['text']}" if sink else str(e).strip().splitlines()[0][:500]
-            raise CdcflowError(
-                f"snapshot copy failed in chunks of {', '.join(sorted({t['table'] for t in wave}))}: {why}",
-                changefeed=cid, code=SNAPSHOT_FAILED,
-                hint=f"fix the cause, then run `cdcflow changefeed create -c {cid} … --snapshot` again: the chunks "
-                     "done are not copied again") from None
-        for r in rows:
-            done = json.loads(r["result"])
-            snapshots.chunk_done(cid, done["table"], done["index"], done["rows"], done["seconds"])
-        progress = snapshots.progress(cid)
-        log.info("%s", progress_line(cid, progress))
-        report(progress)
+    if todo:
+        _copy_chunks(cid, todo, up_args, down_args, spark_for(), options, report)
     snapshots.finish(cid)
     return snapshots.progress(cid)
+
+
+REPORT_SECONDS = 1.0
+
+
+def _copy_chunks(cid: str, todo: list[dict], up_args: dict, down_args: dict, spark, options: SnapshotOptions,
+                 report: Callable[[dict], None]) -> None:
+    """`options.workers` chunks at a time, each a Spark job of one task started from a driver
+    thread as soon as a worker is free (not in waves, which wait for their slowest chunk); the
+    store is written by this thread alone."""
+    def copy_one(task: dict) -> dict:
+        df = spark.createDataFrame([(json.dumps(task),)], "task string").coalesce(1)  # not one task per core
+        rows = df.mapInArrow(lambda it: copy_partition(it, up_args, down_args, options.batch_rows),
+                             "result string").collect()
+        return json.loads(rows[0]["result"])
+
+    last = 0.0
+    with ThreadPoolExecutor(max(1, options.workers), thread_name_prefix="snapshot-copy") as pool:
+        running = {pool.submit(copy_one, t): t for t in todo}
+        for future in as_completed(running):
+            try:
+                done = future.result()
+            except Exception as e:  # noqa: BLE001 - a task's error reaches the driver wrapped by Spark
+                pool.shutdown(cancel_futures=True)
+                raise _copy_failed(cid, running[future]["table"], e) from None
+            snapshots.chunk_done(cid, done["table"], done["index"], done["rows"], done["seconds"])
+            progress = snapshots.progress(cid)
+            if time.monotonic() - last >= REPORT_SECONDS or progress["chunks_done"] == progress["chunks_total"]:
+                last = time.monotonic()
+                log.info("%s", progress_line(cid, progress))
+                report(progress)
+
+
+def _copy_failed(cid: str, table: str, e: Exception) -> CdcflowError:
+    sink = mysql_sink.SinkError.parse(str(e))
+    why = f"{sink['what']}: {sink['text']}" if sink else str(e).strip().splitlines()[0][:500]
+    return CdcflowError(
+        f"snapshot copy failed in a chunk of {table}: {why}", changefeed=cid, code=SNAPSHOT_FAILED,
+        hint=f"fix the cause, then run `cdcflow changefeed create -c {cid} … --snapshot` again: the chunks "
+             "done are not copied again")

@@ -29,6 +29,9 @@ class Chunk:
             if bound is None:
                 continue
             values = decode_image(bound)
+            if len(key) > 1:  # MariaDB scans the whole index for a row comparison: a range on the first column
+                parts.append(f"{quote_ident(key[0])} {op[0]}= %s")
+                args.append(values[key[0]])
             parts.append(f"{_tuple(key)} {op} {_tuple(['%s'] * len(key), quote=False)}")
             args += [values[c] for c in key]
         return " AND ".join(parts), args
