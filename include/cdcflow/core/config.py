@@ -128,7 +128,7 @@ class ChangefeedConfig:
     spark_remote: str | None = None  # a Spark Connect server (sc://host:port) instead of a JVM here
     shuffle_partitions: int = 4
     pull_parallelism: int = 0  # 0: the machine's cores, 1: pull reads in one process (stages.pull_ranges)
-    pull_parallel_min_bytes: int = 64 * 1024 * 1024
+    pull_parallel_min_bytes: int = 4 * 1024 * 1024  # measured crossover about 3 MiB (docs/performance.md)
     snapshot_chunk_size: int = 100000  # upstream rows per copied chunk (create --snapshot, mode snapshot)
     snapshot_workers: int = 4  # Spark tasks copying chunks at once
     snapshot_point: str = "auto"  # how the consistent point is taken (snapshot/point.py)
