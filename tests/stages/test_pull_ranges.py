@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 import pytest
-from e2e.test_type_fidelity import COLUMNS, ROWS
+from type_matrix import COLUMNS, ROWS
 
 from cdcflow.core import tso
 from cdcflow.core.config import ChangefeedConfig
