@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 from contextlib import contextmanager
 
 from cdcflow import cli
@@ -96,6 +99,21 @@ def run_fails(capsys, cid: str) -> tuple[dict, str, int]:
     message = status["error"]["message"]
     assert message in err
     return status, message, int(re.search(r"commit ts (\d+)", message).group(1))
+
+
+def dead_pid() -> int:
+    """The pid of a process that has ended: a lease owner naming it is free to take over."""
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                           text=True, check=True)
+    return int(child.stdout)
+
+
+def orphan_lease(cid: str) -> None:
+    """Make the changefeed's lease look held by a process of this host that is gone, as a DAG
+    task's lease is once the task's process has ended."""
+    owner = metastore.lease_holder(cid)
+    run_key = owner.split(":", 2)[2]
+    metastore.update_feed(cid, lease_owner=f"{socket.gethostname()}:{dead_pid()}:{run_key}")
 
 
 def backdate(cid: str, seconds: float, *fields: str) -> None:

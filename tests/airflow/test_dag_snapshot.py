@@ -16,8 +16,10 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import parsed_changefeed_dag
 
-from e2e_helpers import assert_consistent, cli_ok, create_changefeed, query
+from e2e_helpers import assert_consistent, cli_ok, create_changefeed, orphan_lease, query
 
+from cdcflow import stages
+from cdcflow.core.errors import CdcflowError
 from cdcflow.store import metastore, snapshots
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
@@ -101,3 +103,46 @@ def test_mode_snapshot_copies_a_stopped_changefeed_then_catch_up_replicates(mari
     assert_consistent(up, down, [S])
     for s in (up, down):
         s.execute(f"DROP DATABASE {S}")
+
+
+def test_mode_snapshot_waits_for_a_live_cycle_and_replaces_a_dag_run_left_open(mariadb_pair, airflow_home, capsys,
+                                                                               caplog):
+    """A cycle prepared before the pause holds the changefeed's lease: while its process lives a
+    snapshot is refused (its apply would write the tables the copy writes); once only a DAG run
+    left open between its tasks remains (no live holder), the snapshot replaces it, and that
+    run's next stage stops, changing nothing."""
+    up, down = mariadb_pair
+    s2 = "dag_sn2"
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {s2}")
+    up.execute(f"CREATE DATABASE {s2}", f"CREATE TABLE {s2}.t (id INT PRIMARY KEY, v VARCHAR(20))",
+               f"INSERT INTO {s2}.t VALUES " + ", ".join(f"({i}, 'v{i}')" for i in range(1, 51)))
+    create_changefeed(capsys, up, down, "dag-sn2", CONFIG.replace(S, s2))
+    dag = parsed_changefeed_dag("dag-sn2")
+    open_run = "airflow__left_open"
+    assert not stages.prepare("dag-sn2", open_run).skip  # holds the lease, as a running prepare task does
+    cli_ok(capsys, "changefeed", "pause", "-c", "dag-sn2")
+
+    state, log = _run(dag, SNAPSHOT, capsys, caplog)
+    assert state == "failed"
+    assert "changefeed dag-sn2" in log and "a snapshot cannot start while a cycle of the changefeed runs" in log
+    assert "wait for that cycle to end" in log and snapshots.get("dag-sn2") is None
+    assert metastore.get_feed("dag-sn2").state == "stopped"
+
+    orphan_lease("dag-sn2")  # the prepare task's process has ended: its run stays open, unheld
+    state, log = _run(dag, SNAPSHOT, capsys, caplog)
+    assert state == "success", log[-3000:]
+    left = metastore.get_run("dag-sn2", open_run)
+    assert left.status == "superseded" and left.stats["superseded_by"].startswith("snapshot-"), left
+    feed = metastore.get_feed("dag-sn2")
+    assert feed.state == "normal" and feed.lease_owner is None
+    with pytest.raises(CdcflowError) as stopped:
+        stages.run_stage("pull", None, "dag-sn2", open_run)
+    assert stopped.value.code == "CDCFLOW:ErrCycleSuperseded"
+
+    up.execute(f"INSERT INTO {s2}.t VALUES (500, 'after')")
+    state, log = _run(dag, CATCH_UP, capsys, caplog)
+    assert state == "success", log[-3000:]
+    assert_consistent(up, down, [s2])
+    for s in (up, down):
+        s.execute(f"DROP DATABASE {s2}")

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import logging
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -23,7 +21,7 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import parsed_changefeed_dag
 
-from e2e_helpers import assert_consistent, cli_run, create_changefeed, schema_changefeed
+from e2e_helpers import assert_consistent, cli_run, create_changefeed, orphan_lease, schema_changefeed
 
 from cdcflow.store import metastore
 
@@ -48,12 +46,6 @@ def _error_lines(capsys, caplog) -> list[str]:
 ERROR_LINE = re.compile(r"\S+ \[error\s*\] (.*) \[[\w.]+\] loc=\S+$")
 
 
-def _dead_pid() -> int:
-    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                           text=True, check=True)
-    return int(child.stdout)
-
-
 def test_a_dag_run_left_open_while_another_cycle_ran_stops_cleanly(mariadb_pair, airflow_home, spark, capsys,
                                                                     caplog):
     up, down = mariadb_pair
@@ -68,9 +60,7 @@ def test_a_dag_run_left_open_while_another_cycle_ran_stops_cleanly(mariadb_pair,
         # the lease until the next task starts, for as long as the DAG stays paused.  dag.test()
         # runs every task in this process, so the lease is handed back as that exit would leave
         # it (its owner a process that no longer exists), and a cycle runs meanwhile.
-        feed = metastore.get_feed("dag-stale")
-        host, _, run_key = feed.lease_owner.split(":", 2)
-        metastore.update_feed("dag-stale", lease_owner=f"{host}:{_dead_pid()}:{run_key}")
+        orphan_lease("dag-stale")
         up.execute("INSERT INTO dag_stale.t VALUES (3, 'while paused')")
         other["rc"], other["err"] = cli_run(capsys, "dag-stale")
         other["run"] = metastore.recent_runs("dag-stale", limit=1)[0]

@@ -9,6 +9,7 @@ The command line (cli.py) only parses, calls and prints.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 
@@ -21,6 +22,7 @@ from cdcflow.core.errors import (
     CLI_CHECKPOINT_TS_IN_FUTURE,
     CLI_INVALID_CHECKPOINT_TS,
     CLI_START_TS_IN_FUTURE,
+    LEASE_HELD,
     MYSQL_CONNECTION_ERROR,
     SNAPSHOT_REFUSED,
     SNAPSHOT_UNSUPPORTED,
@@ -31,6 +33,8 @@ from cdcflow.core.home import Spec, load_spec, save_spec, spec_exists
 from cdcflow.store import ddl_replacements, metastore, schema_versions, snapshots, verify_results
 from cdcflow.store.engine import transaction
 from cdcflow.store.removal import remove_changefeed
+
+log = logging.getLogger(__name__)
 
 UPDATABLE_STATES = (states.STOPPED, states.FAILED)
 
@@ -226,11 +230,37 @@ def snapshot(cid: str, spark_for: Callable, report: Callable[[dict], None] = lam
             hint=f"pause it first (`cdcflow changefeed pause -c {spec.id}`), then trigger mode snapshot again: "
                  "the copy resumes it from its consistent point when it is done")
     new, _ = states.next_state(feed.state, "resume", spec.id)
-    continuing = snapshots.unfinished(spec.id)
-    out = _continue_snapshot(spec.id, given, spark_for, report, new_point=not continuing)
-    now = time.time()
-    metastore.update_feed(spec.id, state=new, state_since=now, last_progress_at=now, **lifecycle.cleared())
+    run_key = f"snapshot-{time.time_ns()}"
+    _take_lease_for_snapshot(spec.id, run_key)
+    try:
+        continuing = snapshots.unfinished(spec.id)
+
+        def report_and_renew(progress: dict) -> None:
+            metastore.acquire_lease(spec.id, metastore.lease_owner_for(run_key), run_key)
+            report(progress)
+
+        out = _continue_snapshot(spec.id, given, spark_for, report_and_renew, new_point=not continuing)
+        now = time.time()
+        metastore.update_feed(spec.id, state=new, state_since=now, last_progress_at=now, **lifecycle.cleared())
+    finally:
+        metastore.release_lease(spec.id, run_key)
     return {**out, "continued": continuing, "state": new}
+
+
+def _take_lease_for_snapshot(cid: str, run_key: str) -> None:
+    """A snapshot moves the changefeed's start and writes its tables: no cycle may run meanwhile.
+    A cycle started before the pause still holds the lease while its process lives: refused.
+    A DAG run left open between its tasks (no live holder) is replaced, as a new cycle replaces
+    it (metastore.supersede_open_runs): its later stages stop, changing nothing."""
+    if not metastore.acquire_lease(cid, metastore.lease_owner_for(run_key), run_key):
+        raise CdcflowError(
+            f"a snapshot cannot start while a cycle of the changefeed runs ({metastore.lease_holder(cid)}): "
+            "its apply would write the tables the copy writes", changefeed=cid, code=LEASE_HELD,
+            hint="wait for that cycle to end (its DAG run, or `cdcflow changefeed run`), then trigger mode "
+                 "snapshot again")
+    replaced = metastore.supersede_open_runs(cid, run_key)
+    if replaced:
+        log.info("changefeed %s: the snapshot replaced the open cycles %s", cid, ", ".join(replaced))
 
 
 def _read_config(path: str, cid: str | None = None) -> str:
