@@ -8,6 +8,7 @@ import pytest
 from e2e_helpers import create_changefeed
 
 from cdcflow import cli
+from cdcflow.store import metastore
 
 pytestmark = pytest.mark.e2e
 
@@ -43,6 +44,7 @@ def test_value_expressions(mariadb_pair, spark, cdcflow_home, capsys):
     )
     assert cli.main(["changefeed", "run", "-c", "dmlf"]) == 0
     assert down.query("SELECT id FROM dmlf.t ORDER BY id") == [(1,), (4,), (5,), (6,), (7,)]
+    assert metastore.recent_runs("dmlf", 1)[0].stats["filter"]["rows_copied"]  # rows dropped: a copy kept
     assert down.query("SELECT id, name FROM dmlf.other") == [(1, "skip")]
 
     up.execute(
@@ -72,6 +74,8 @@ def test_ignore_txn_gtid_skips_a_whole_transaction(mariadb_pair, spark, cdcflow_
     assert up.query("SELECT @@GLOBAL.gtid_binlog_pos")[0][0].endswith(f"-{int(seq) + 3}")
     assert cli.main(["changefeed", "run", "-c", "txnf"]) == 0
     assert down.query("SELECT id FROM txnf.t ORDER BY id") == [(1,), (4,)]
+    # no row dropped by a rule: barrier and apply read pull's events, without the same transaction
+    assert metastore.recent_runs("txnf", 1)[0].stats["filter"]["rows_copied"] is False
 
 
 @pytest.mark.parametrize("expr, words", [

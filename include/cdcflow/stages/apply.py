@@ -20,6 +20,7 @@ from cdcflow.sink.async_index import IndexDDL
 from cdcflow.stages import contracts
 from cdcflow.stages.contracts import DdlEntry, IndexWait, PlannedDdl, PlannedSegment, Segment
 from cdcflow.stages.cycle import Cycle, as_cdcflow_error
+from cdcflow.stages.rows import kept_rows
 from cdcflow.store import metastore
 
 
@@ -160,7 +161,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
     segments = contracts.SEGMENTS.read(cycle.folder)
     keys_known = {(k.schema, k.table): k.ranges for k in contracts.KEYS.read(cycle.folder)}
     sink = cycle.sink.connection_args(cycle.sink_options)
-    rows = spark.read.parquet(cycle.folder.path("filtered"))
+    rows = kept_rows(spark, cycle)
     stats = contracts.ApplyResult(safe_mode=cycle.sink_options.safe_mode or may_replay(cycle, window))
     t0 = time.time()
     try:

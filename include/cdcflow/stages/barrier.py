@@ -8,7 +8,7 @@ as TiCDC's owner does.
 from __future__ import annotations
 
 from cdcflow.source.binlog import Position
-from cdcflow.stages import contracts
+from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, Segment
 from cdcflow.stages.cycle import Cycle
 
@@ -35,7 +35,7 @@ def barrier(spark, cycle: Cycle) -> contracts.BarrierResult:
     his = [s.hi for s in segments]
     tables: list[set] = [set() for _ in segments]
     index = sum(((F.col("commit_ts") > hi).cast("int") for hi in his), F.lit(0))
-    for r in (spark.read.parquet(cycle.folder.path("filtered"))
+    for r in (rows.kept_rows(spark, cycle)
               .groupBy(index.alias("segment"), "schema", "table").agg(F.count("*").alias("n")).collect()):
         i = r["segment"]
         if i < len(segments):

@@ -170,6 +170,13 @@ class FilterResult(Record):
     tables: int = 0
     kept_tables: int = 0
     skipped: list[SkippedDdl] = []  # the first SKIPPED_DDL_KEPT of them
+    rows_copied: bool = False  # filter dropped row events, so it wrote the rows kept (stages.rows)
+
+
+class KeptRows(Record):
+    """Where the row events filter kept are (stages.rows): its copy, or pull's events."""
+
+    copied: bool
 
 
 class BarrierResult(Record):
@@ -246,3 +253,4 @@ WINDOW = _File("window.json", Window)
 DDLS = _File("ddl.json", DdlLog)
 KEYS = _File("keys.json", list[TableKeys])
 SEGMENTS = _File("barrier.json", list[Segment])
+ROWS = _File("rows.json", KeptRows)

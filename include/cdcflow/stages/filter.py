@@ -19,13 +19,11 @@ from cdcflow.filter.event import EventFilter
 from cdcflow.filter.rename import REPLICATE, rename_decision
 from cdcflow.filter.statement_rows import passed_over
 from cdcflow.filter.table import TableFilter
-from cdcflow.filter.txn import skip_transactions
 from cdcflow.source.binlog import Position
-from cdcflow.stages import contracts
+from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, DdlError, DdlLog, TableKeys
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import ddl_replacements, schema_versions
-from cdcflow.store.events import EVENT_SPARK_SCHEMA
 
 
 def ddl_decision(info, tf: TableFilter) -> tuple[bool, str]:
@@ -122,10 +120,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     window = contracts.WINDOW.read(cycle.folder)
     cfg = cycle.config
     tf = TableFilter(list(cfg.rules), case_sensitive=cfg.case_sensitive)
-    raw = spark.read.schema(EVENT_SPARK_SCHEMA).parquet(cycle.folder.path("raw"))
-    if window.pulled.aborted_ts:
-        raw = raw.where(~F.col("commit_ts").isin(window.pulled.aborted_ts))
-    raw = skip_transactions(raw, cfg)
+    raw = rows.window_events(spark, cycle, window)
 
     kept_ddl, skipped_ddl = [], []
     tracker = schema_versions.load(cycle.cid)
@@ -134,7 +129,10 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     ef = EventFilter(cfg.event_filters, cfg.case_sensitive)
     operator_skips = set(cycle.feed().skip_ddl)
     replaced = ddl_replacements.load(cycle.cid, window.start_ts)
-    for r in raw.where(F.col("op") == "ddl").orderBy("commit_ts", "seq").collect():
+    # a DDL event carries no row image: the wide columns are not read
+    ddl_events = raw.where(F.col("op") == "ddl").select(
+        *(F.lit(None).cast("string").alias(c) if c in ("before", "after") else c for c in raw.columns))
+    for r in ddl_events.orderBy("commit_ts", "seq").collect():
         ev = Event(**r.asDict())
         entry = gate_ddl(cycle, ev, tf, ef, tracker, skipped=ev.commit_ts in operator_skips,
                          replacement=replaced.get(ev.commit_ts))
@@ -143,7 +141,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
                     why=entry.why)
     schema_versions.save(cycle.cid, tracker.added)
 
-    dml = raw.where(F.col("op") != "ddl")
+    dml = rows.row_events(raw)
     # one pass gives both the tables and, per table and binlog key, the latest row image for
     # the schema-drift check
     samples = (dml.groupBy("schema", "table", "pk")
@@ -151,7 +149,9 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
                     F.max_by(F.coalesce("after", "before"), "commit_ts").alias("image")).collect())
     tables = sorted({(r["schema"], r["table"]) for r in samples})
     keep_tables = [t for t in tables if tf.match_table(*t)]
-    if keep_tables:
+    if len(keep_tables) == len(tables):
+        kept = dml
+    elif keep_tables:
         keep_df = spark.createDataFrame(keep_tables, "schema string, table string")
         kept = dml.join(F.broadcast(keep_df), ["schema", "table"], "left_semi")
     else:
@@ -173,11 +173,11 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         cycle.event("schema drift", detail=note,
                     hint="keys follow the tracked schema; if it is wrong, re-create the changefeed so a new "
                          "catalogue snapshot is taken")
-    kept.write.mode("overwrite").parquet(cycle.folder.path("filtered"))
+    copied = rows.keep(cycle, kept, dml)
     named = [contracts.SkippedDdl(commit_ts=e.commit_ts, statement=e.query, why=e.why)
              for e in skipped_ddl[:contracts.SKIPPED_DDL_KEPT]]
     counts = contracts.FilterResult(kept_ddl=len(kept_ddl), skipped_ddl=len(skipped_ddl), tables=len(tables),
-                                    kept_tables=len(keep_tables), skipped=named)
+                                    kept_tables=len(keep_tables), skipped=named, rows_copied=copied)
     contracts.DDLS.write(cycle.folder, DdlLog(kept=kept_ddl, skipped=skipped_ddl))
     cycle.event("filtered", **{k: v for k, v in contracts.plain(counts).items() if k != "skipped"},
                 dropped_tables=sorted(f"{s}.{t}" for s, t in set(tables) - set(keep_tables)))

@@ -1,0 +1,53 @@
+"""The window's events as the Spark stages read them.
+
+filter drops transactions, tables and rows; where it drops no row event it writes no copy of
+them (a copy is a full rewrite of the window), and barrier and apply read the row events as
+pull wrote them, without the same transactions filter read them without.
+"""
+
+from __future__ import annotations
+
+from cdcflow.stages import contracts
+from cdcflow.stages.cycle import Cycle
+from cdcflow.store.events import EVENT_SPARK_SCHEMA
+
+COPY = "filtered"  # the folder of filter's copy, when it made one
+
+
+def window_events(spark, cycle: Cycle, window: contracts.Window):
+    """Pull's events without the aborted transactions (ROLLBACK in the binlog: a non-transactional
+    table's rows) and those the config says to skip (ignore-txn-*)."""
+    from pyspark.sql import functions as F
+
+    from cdcflow.filter.txn import skip_transactions
+
+    raw = spark.read.schema(EVENT_SPARK_SCHEMA).parquet(cycle.folder.path("raw"))
+    if window.pulled.aborted_ts:
+        raw = raw.where(~F.col("commit_ts").isin(window.pulled.aborted_ts))
+    return skip_transactions(raw, cycle.config)
+
+
+def row_events(events):
+    from pyspark.sql import functions as F
+
+    return events.where(F.col("op") != "ddl")
+
+
+def keep(cycle: Cycle, kept, window_rows) -> bool:
+    """Record the rows filter kept: `kept` written as its copy, unless it is `window_rows` itself
+    (nothing dropped).  Returns whether a copy was written."""
+    copied = kept is not window_rows
+    if copied:
+        kept.write.mode("overwrite").parquet(cycle.folder.path(COPY))
+    else:
+        cycle.folder.remove_folder(COPY)  # an earlier attempt's copy, stale now
+    contracts.ROWS.write(cycle.folder, contracts.KeptRows(copied=copied))
+    return copied
+
+
+def kept_rows(spark, cycle: Cycle):
+    """The row events filter kept (barrier, apply)."""
+    # a run whose filter predates this record always wrote its copy
+    if not cycle.folder.exists(contracts.ROWS.name) or contracts.ROWS.read(cycle.folder).copied:
+        return spark.read.parquet(cycle.folder.path(COPY))
+    return row_events(window_events(spark, cycle, contracts.WINDOW.read(cycle.folder)))
