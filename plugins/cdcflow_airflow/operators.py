@@ -18,6 +18,7 @@ from pathlib import Path
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.providers.standard.operators.python import PythonOperator
 
+from cdcflow.spark.session import driver_java_options
 from cdcflow_airflow.cycle_tasks import spark_stage
 
 SPARK_CONN_ID = "spark_default"
@@ -113,7 +114,8 @@ def spark_submit_task(stage: str, changefeed_id: str, cdcflow_home: str) -> Stag
         application=str(STAGE_JOB),
         application_args=[stage, "--changefeed-id", changefeed_id, "--run-id", RUN_ID_TEMPLATE],
         name=f"cdcflow-{stage}-{changefeed_id}",
-        conf={"spark.log.level": "WARN"},  # Spark's INFO start-up lines would bury the stage's own
+        # Spark's INFO start-up lines would bury the stage's own; the stage's driver lives for one task
+        conf={"spark.log.level": "WARN", "spark.driver.defaultJavaOptions": driver_java_options()},
         env_vars=spark_env(cdcflow_home),
         doc_md=f"spark-submit `jobs/stage.py {stage}`: the {stage} stage of this cycle.",
     )
