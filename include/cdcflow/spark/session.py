@@ -78,6 +78,7 @@ def connect_session(remote: str, shuffle_partitions: int = 4):
     from pyspark.sql.connect.session import SparkSession
 
     os.environ[CONNECT_MODE] = "1"
+    spark = None
     try:
         spark = SparkSession.builder.remote(remote).create()  # no call to the server yet
         spark.client.set_retry_policies(
@@ -86,8 +87,21 @@ def connect_session(remote: str, shuffle_partitions: int = 4):
             spark.conf.set(key, value)
     except BaseException:
         os.environ.pop(CONNECT_MODE, None)  # no session: the process is not in Connect mode
+        if spark is not None:
+            _close_channel(spark)
         raise
     return spark
+
+
+def _close_channel(spark) -> None:
+    """Close a Connect client's channel without a call to the server.  pyspark calls an open
+    client's server once more at the process's exit, with its default retries: with the
+    server gone that held the exit some 17 s and printed a logging traceback after the
+    stage's own error."""
+    try:
+        spark.client.close()
+    except Exception:  # noqa: BLE001 - closing a channel to a server that is gone
+        pass
 
 
 def is_remote(spark) -> bool:
@@ -106,6 +120,7 @@ def release(spark) -> None:
         pass
     finally:
         if is_remote(spark):
+            _close_channel(spark)  # stop() leaves it open when it failed first
             os.environ.pop(CONNECT_MODE, None)
 
 
