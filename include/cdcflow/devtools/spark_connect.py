@@ -136,7 +136,11 @@ def start(log_dir: Path, port: int = DEFAULT_PORT, driver_memory: str = "2g",
                                f"starting; its log: {log_path}\n{_tail(log_path)}")
         if READY_LINE in log_path.read_text(errors="replace") and port_taken(port):
             if warm:
-                _warm(server, log_dir)
+                try:
+                    _warm(server, log_dir)
+                except BaseException:
+                    server.stop()  # a server its caller never got would outlive it
+                    raise
             return server
         time.sleep(0.5)
     server.stop()
