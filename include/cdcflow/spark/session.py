@@ -62,7 +62,12 @@ def get_session(app_name: str = "cdcflow", master: str | None = None, shuffle_pa
 
 
 def driver_java_options() -> str:
-    return os.environ.get("CDCFLOW_DRIVER_JAVA_OPTIONS", SHORT_LIVED_JVM)
+    """SHORT_LIVED_JVM and, once built, the class archive's option (spark.class_archive)."""
+    if "CDCFLOW_DRIVER_JAVA_OPTIONS" in os.environ:
+        return os.environ["CDCFLOW_DRIVER_JAVA_OPTIONS"]
+    from cdcflow.spark.class_archive import java_option
+
+    return " ".join(o for o in (SHORT_LIVED_JVM, java_option()) if o)
 
 
 # While set, pyspark.sql.functions build Spark Connect columns, not the JVM's: a process is

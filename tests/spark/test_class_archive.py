@@ -1,0 +1,60 @@
+"""The class-data archive of the short-lived JVMs: built by a JVM that runs the warm-up job,
+renamed into place once that JVM has ended, mapped by a later spark-submit JVM (-Xshare:on
+makes a JVM that cannot map it fail), and given to a JVM only once it exists."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from cdcflow.spark import class_archive
+from cdcflow.spark.session import SHORT_LIVED_JVM, driver_java_options
+
+APP = """
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.getOrCreate()
+print("SUM", spark.range(1000).selectExpr("sum(id)").first()[0])
+"""
+
+
+def test_an_archive_is_built_whole_and_a_spark_submit_jvm_maps_it(tmp_path, monkeypatch):
+    target = tmp_path / "share" / "spark-classes-test.jsa"
+    monkeypatch.setattr(class_archive, "archive_path", lambda: target)
+    assert class_archive.build() == target
+    assert target.stat().st_size > 10 * 2**20 and not list(target.parent.glob("*.part"))
+    assert class_archive.java_option() == f"-XX:SharedArchiveFile={target}"
+
+    app = tmp_path / "app.py"
+    app.write_text(APP)
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PATH": bin_dir + os.pathsep + os.environ["PATH"]}
+    options = f"{SHORT_LIVED_JVM} -XX:SharedArchiveFile={target} -Xshare:on"
+    run = subprocess.run(["spark-submit", "--master", "local[1]", "--conf", "spark.log.level=WARN",
+                          "--conf", f"spark.driver.defaultJavaOptions={options}", str(app)],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "SUM 499500" in run.stdout, run.stderr[-2000:]
+
+    assert class_archive.build() == target  # built once: kept as it is
+
+
+def test_a_jvm_gets_the_archive_only_once_it_is_built(tmp_path, monkeypatch):
+    target = tmp_path / "spark-classes-none.jsa"
+    monkeypatch.setattr(class_archive, "archive_path", lambda: target)
+    monkeypatch.delenv("CDCFLOW_DRIVER_JAVA_OPTIONS", raising=False)
+    assert driver_java_options() == SHORT_LIVED_JVM
+    target.write_bytes(b"built")
+    assert driver_java_options() == f"{SHORT_LIVED_JVM} -XX:SharedArchiveFile={target}"
+    monkeypatch.setenv("CDCFLOW_DRIVER_JAVA_OPTIONS", "-Xmx1g")
+    assert driver_java_options() == "-Xmx1g"
+
+
+def test_the_archive_is_named_by_the_java_and_pyspark_it_was_built_from(monkeypatch, tmp_path):
+    first = class_archive.archive_path()
+    assert first.parent == Path(sys.prefix) / "share" / "cdcflow" and first.suffix == ".jsa"
+    java = tmp_path / "bin" / "java"
+    java.parent.mkdir()
+    java.write_text("")
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    assert class_archive.archive_path() != first
