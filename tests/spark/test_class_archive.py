@@ -58,3 +58,16 @@ def test_the_archive_is_named_by_the_java_and_pyspark_it_was_built_from(monkeypa
     java.write_text("")
     monkeypatch.setenv("JAVA_HOME", str(tmp_path))
     assert class_archive.archive_path() != first
+
+
+def test_under_spark_submit_the_jars_are_spark_homes(monkeypatch, tmp_path):
+    """spark-submit imports pyspark from its pyspark.zip, which holds no jars: SPARK_HOME's
+    name the archive, the same one; with neither there is no archive, and no error."""
+    import pyspark
+
+    here = class_archive.archive_path()
+    monkeypatch.setenv("SPARK_HOME", str(Path(pyspark.__file__).parent))
+    monkeypatch.setattr(pyspark, "__file__", str(tmp_path / "lib" / "pyspark.zip" / "pyspark" / "__init__.py"))
+    assert class_archive.archive_path() == here
+    monkeypatch.delenv("SPARK_HOME")
+    assert class_archive.archive_path() is None and class_archive.java_option() == ""

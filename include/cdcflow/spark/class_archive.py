@@ -28,14 +28,23 @@ def _java() -> Path | None:
     return Path(found).resolve() if found and Path(found).exists() else None
 
 
-def archive_path() -> Path | None:
-    """Where the archive of this Java and pyspark is (whether built or not); None without Java."""
+def _jars() -> Path | None:
+    """The Spark jars: SPARK_HOME's (under spark-submit pyspark itself is imported from a zip),
+    else the pyspark package's."""
     import pyspark
 
-    java = _java()
-    if java is None:
+    jars = Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent) / "jars"
+    return jars if jars.is_dir() else None
+
+
+def archive_path() -> Path | None:
+    """Where the archive of this Java and pyspark is (whether built or not); None without Java
+    or Spark's jars."""
+    import pyspark
+
+    java, jars = _java(), _jars()
+    if java is None or jars is None:
         return None
-    jars = Path(pyspark.__file__).parent / "jars"
     key = hashlib.sha1("\n".join([str(java), str(java.stat().st_mtime_ns), pyspark.__version__,
                                   *sorted(os.listdir(jars))]).encode()).hexdigest()[:16]
     return Path(sys.prefix) / "share" / "cdcflow" / f"spark-classes-{key}.jsa"
