@@ -71,3 +71,11 @@ def test_under_spark_submit_the_jars_are_spark_homes(monkeypatch, tmp_path):
     assert class_archive.archive_path() == here
     monkeypatch.delenv("SPARK_HOME")
     assert class_archive.archive_path() is None and class_archive.java_option() == ""
+
+
+def test_an_environment_that_cannot_be_written_builds_none(monkeypatch, tmp_path, capsys):
+    blocker = tmp_path / "share"
+    blocker.write_text("a file where the folder would go")
+    monkeypatch.setattr(class_archive, "archive_path", lambda: blocker / "cdcflow" / "spark-classes-x.jsa")
+    assert class_archive.build() is None
+    assert "class archive not built (JVMs start without one)" in capsys.readouterr().out

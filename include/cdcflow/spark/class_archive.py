@@ -68,7 +68,11 @@ def build() -> Path | None:
     if path.is_file():
         print(f"class archive: {path} (already built)")
         return path
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # an environment this user cannot write to
+        print(f"class archive not built (JVMs start without one): {e}")
+        return None
     part = path.with_name(f"{path.stem}.{os.getpid()}.part")
     from cdcflow.spark.session import SHORT_LIVED_JVM
 
