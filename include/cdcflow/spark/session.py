@@ -3,6 +3,7 @@ master, a JVM in this process) or remote (a Spark Connect server, `sc://host:por
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -103,10 +104,9 @@ def _close_channel(spark) -> None:
     client's server once more at the process's exit, with its default retries: with the
     server gone that held the exit some 17 s and printed a logging traceback after the
     stage's own error."""
-    try:
-        spark.client.close()
-    except Exception:  # noqa: BLE001 - closing a channel to a server that is gone
-        pass
+    with contextlib.suppress(Exception):  # closing a channel to a server that is gone
+        if not spark.client.is_closed:  # stop() closed it unless it failed first
+            spark.client.close()
 
 
 def is_remote(spark) -> bool:
@@ -125,7 +125,7 @@ def release(spark) -> None:
         pass
     finally:
         if is_remote(spark):
-            _close_channel(spark)  # stop() leaves it open when it failed first
+            _close_channel(spark)
             os.environ.pop(CONNECT_MODE, None)
 
 
