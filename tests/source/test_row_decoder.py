@@ -15,15 +15,18 @@ COLUMNS = """id INT PRIMARY KEY, ti TINYINT, tu TINYINT UNSIGNED, si SMALLINT, s
     mi MEDIUMINT, mu MEDIUMINT UNSIGNED, i INT, iu INT UNSIGNED, bi BIGINT, bu BIGINT UNSIGNED,
     f FLOAT, d DOUBLE, c CHAR(4), vc VARCHAR(20), vl VARCHAR(300), l1 VARCHAR(10) CHARACTER SET latin1,
     vb VARBINARY(10), tt TINYTEXT, mt MEDIUMTEXT, lb LONGBLOB, de DECIMAL(65,30), dt DATETIME(6),
-    e ENUM('a','b'), j JSON"""
+    e ENUM('a','b'), j JSON, d2 DECIMAL(10,2), d5 DECIMAL(5,5), d0 DECIMAL(12,0), d19 DECIMAL(19,9),
+    da DATE, dt3 DATETIME(3), ts2 TIMESTAMP(2) NULL, ts TIMESTAMP NULL"""
 ROWS = [
     "(1, -128, 255, -32768, 65535, -8388608, 16777215, -2147483648, 4294967295, -9223372036854775808, "
     "18446744073709551615, -1.5, 2.2250738585072014e-308, 'ab', '', REPEAT('é', 300), 'Ünï', X'00FF', "
     "'😀', REPEAT('m', 70000), X'DEADBEEF', '-1.000000000000000000000000000001', '2026-11-23 12:00:00.000001', "
-    "'b', '{\"k\": [1, 2]}')",
+    "'b', '{\"k\": [1, 2]}', -12345678.99, -0.00001, -999999999999, -1234567890.123456789, "
+    "'9999-12-31', '2026-11-24 23:59:59.999', '2038-01-19 03:14:07.99', '1970-01-01 00:00:01')",
     "(2, 127, 0, 32767, 0, 8388607, 0, 2147483647, 0, 9223372036854775807, 0, 3.4e38, -1e308, 'abcd', "
-    "'x', 'y', 'z', '', '', '', '', 0, '1000-01-01 00:00:00', 'a', 'null')",
-    "(3" + ", NULL" * 24 + ")",
+    "'x', 'y', 'z', '', '', '', '', 0, '1000-01-01 00:00:00', 'a', 'null', 0.01, 0.99999, 7, "
+    "9999999999.999999999, '0000-00-00', '0000-00-00 00:00:00', '0000-00-00 00:00:00', '2000-06-15 12:00:00')",
+    "(3" + ", NULL" * 32 + ")",
 ]
 
 
@@ -37,7 +40,7 @@ def test_plans_decode_exactly_what_mysql_replication_decodes(mariadb_pair, monke
     up, _ = mariadb_pair
     up.execute(f"DROP DATABASE IF EXISTS {S}", f"CREATE DATABASE {S}", f"CREATE TABLE {S}.t ({COLUMNS})")
     start = Position(*up.binlog_head())
-    up.execute(*[f"INSERT INTO {S}.t VALUES {r}" for r in ROWS],
+    up.execute("SET SESSION sql_mode = ''", *[f"INSERT INTO {S}.t VALUES {r}" for r in ROWS],
                f"UPDATE {S}.t SET vc = CONCAT(vc, '!'), bu = 1, f = NULL WHERE id IN (1, 3)",
                f"DELETE FROM {S}.t WHERE id = 2")
     head = Position(*up.binlog_head())
@@ -56,3 +59,9 @@ def test_plans_decode_exactly_what_mysql_replication_decodes(mariadb_pair, monke
         (-8388608, 18446744073709551615, "é" * 300, "Ünï", "😀")
     assert first["vb"] == {"b": "AP8="} and len(first["mt"]) == 70000
     assert set(json.loads(planned[2][2]).values()) == {3, None}
+    assert (first["d2"], first["d5"], first["d0"], first["d19"]) == \
+        ({"d": "-12345678.99"}, {"d": "-0.00001"}, {"d": "-999999999999"}, {"d": "-1234567890.123456789"})
+    assert (first["dt3"], first["ts2"]) == ({"dt": "2026-11-24 23:59:59.999000"}, {"dt": "2038-01-19 03:14:07.990000"})
+    second = json.loads(planned[1][2])
+    assert (second["d5"], second["da"], second["dt3"]) == ({"d": "0.99999"}, {"tt": "0000-00-00"},
+                                                           {"tt": "0000-00-00 00:00:00.000000"})

@@ -53,6 +53,8 @@ def _encode_value(v):
 
 
 def _datetime_text(v: dt.datetime) -> str:
+    if v.tzinfo is None:
+        return v.isoformat(" ", "microseconds")  # the year always in 4 digits, as MySQL reads it
     # %Y gives '999' for year 999, which neither strptime nor MySQL reads as intended
     return f"{v.year:04d}-" + v.strftime("%m-%d %H:%M:%S.%f")
 
@@ -71,10 +73,13 @@ def format_time(v: dt.timedelta) -> str:
 _encode_json = msgspec.json.Encoder().encode  # compact JSON, as json.dumps with separators, faster
 
 
+_AS_IS = frozenset({int, str, type(None), bool})  # exact types: a str subclass is TemporalText
+
+
 def encode_image(row: dict | None) -> str | None:
     if row is None:
         return None
-    return _encode_json({k: _encode_value(v) for k, v in row.items()}).decode()
+    return _encode_json({k: v if type(v) in _AS_IS else _encode_value(v) for k, v in row.items()}).decode()
 
 
 class _Tagged:

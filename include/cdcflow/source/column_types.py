@@ -22,10 +22,19 @@ def _int_be(packet, n: int) -> int:
     return int.from_bytes(packet.read(n), "big")
 
 
+def frac_size(fsp: int | None) -> int:
+    """Bytes of a DATETIME2/TIMESTAMP2/TIME2 fraction: 0, 1, 2 or 3."""
+    return ((fsp or 0) + 1) // 2
+
+
+def frac_us(stored: int, size: int) -> int:
+    """The fraction's stored value in microseconds."""
+    return stored * 100 ** (3 - size) if size else 0
+
+
 def _frac(packet, fsp: int) -> int:
-    """DATETIME2/TIMESTAMP2 fraction in microseconds (stored in 0, 1, 2 or 3 bytes)."""
-    n = (fsp + 1) // 2
-    return _int_be(packet, n) * 100 ** (3 - n) if n else 0
+    n = frac_size(fsp)
+    return frac_us(_int_be(packet, n), n) if n else 0
 
 
 def _date_or_text(y: int, mo: int, d: int):
@@ -35,30 +44,42 @@ def _date_or_text(y: int, mo: int, d: int):
         return TemporalText(f"{y:04d}-{mo:02d}-{d:02d}")
 
 
-def read_date(packet, column):
-    v = packet.read_uint24()
+def date_value(v: int):
+    """DATE from its 3 stored bytes (little-endian)."""
     return _date_or_text(v >> 9, (v >> 5) & 15, v & 31)
 
 
-def read_datetime2(packet, column):
-    v = _int_be(packet, 5)
+def read_date(packet, column):
+    return date_value(packet.read_uint24())
+
+
+def datetime2_value(v: int, us: int):
+    """DATETIME2 from its 5 stored bytes (big-endian) and its fraction."""
     ym = (v >> 22) & ((1 << 17) - 1)
     y, mo, d = ym // 13, ym % 13, (v >> 17) & 31
     h, mi, s = (v >> 12) & 31, (v >> 6) & 63, v & 63
-    us = _frac(packet, column.fsp)
     try:
         return dt.datetime(y, mo, d, h, mi, s, us)
     except ValueError:
         return TemporalText(f"{y:04d}-{mo:02d}-{d:02d} {h:02d}:{mi:02d}:{s:02d}.{us:06d}")
 
 
-def read_timestamp2(packet, column):
-    secs = _int_be(packet, 4)
-    us = _frac(packet, column.fsp)
+def read_datetime2(packet, column):
+    v = _int_be(packet, 5)
+    return datetime2_value(v, _frac(packet, column.fsp))
+
+
+def timestamp2_value(secs: int, us: int):
+    """TIMESTAMP2 from its 4 stored bytes (big-endian) and its fraction."""
     if secs == 0 and us == 0:
         return TemporalText("0000-00-00 00:00:00")
     # seconds since the epoch in UTC: the sink writes in a UTC session, so the instant is kept
     return _EPOCH + dt.timedelta(seconds=secs, microseconds=us)
+
+
+def read_timestamp2(packet, column):
+    secs = _int_be(packet, 4)
+    return timestamp2_value(secs, _frac(packet, column.fsp))
 
 
 def read_time2(packet, column):

@@ -14,38 +14,95 @@ columns without names take the original path whole.
 from __future__ import annotations
 
 import codecs
+import decimal
 import struct
+
+from cdcflow.source import column_types
 
 _original = None  # mysql-replication's RowsEvent._read_column_data while the plans are installed
 
 
 def _fixed(fmt: str):
     packed = struct.Struct(fmt)
-    unpack, size = packed.unpack, packed.size
-    return lambda read: unpack(read(size))[0]
+    unpack, size = packed.unpack_from, packed.size
+    return lambda data, at: (unpack(data, at)[0], at + size)
 
 
 def _int24(signed: bool):
-    def read24(read):
-        v = int.from_bytes(read(3), "little")
-        return v - 0x1000000 if signed and v >= 0x800000 else v
+    def read24(data, at):
+        v = int.from_bytes(data[at:at + 3], "little")
+        return (v - 0x1000000 if signed and v >= 0x800000 else v), at + 3
     return read24
 
 
 def _string(length_size: int, encoding: str | None, errors: str):
     """mysql-replication's __read_string: the column's charset, utf-8 where the binlog names
     none, raw bytes where Python has no codec for it (binary columns: charset 'binary')."""
-    def read_raw(read):
-        return read(int.from_bytes(read(length_size), "little"))
+    def read_raw(data, at):
+        start = at + length_size
+        end = start + int.from_bytes(data[at:start], "little")
+        return data[start:end], end
+
+    def read_text(data, at):
+        raw, at = read_raw(data, at)
+        return raw.decode(encoding or "utf-8", errors), at
 
     if encoding is None:
-        return lambda read: read_raw(read).decode(errors=errors)
+        return read_text
     try:
         codecs.lookup(encoding)
     except LookupError:
-        # CPython decodes b"" to "" before it looks the codec up, so the original gives "" there
-        return lambda read: read_raw(read) or ""
-    return lambda read: read_raw(read).decode(encoding, errors)
+        def read_bytes(data, at):
+            # CPython decodes b"" to "" before it looks the codec up, so the original gives "" there
+            raw, at = read_raw(data, at)
+            return raw or "", at
+        return read_bytes
+    return read_text
+
+
+def _temporal(size: int, byte_order: str, fsp: int | None, value):
+    """DATE, DATETIME2, TIMESTAMP2: `size` stored bytes, then the fraction (column_types)."""
+    n = column_types.frac_size(fsp)
+    frac_at, end = size, size + n
+
+    def read_temporal(data, at):
+        stored = int.from_bytes(data[at:at + size], byte_order)
+        us = column_types.frac_us(int.from_bytes(data[at + frac_at:at + end], "big"), n) if n else 0
+        return value(stored, us), at + end
+    return read_temporal
+
+
+_DECIMAL_BYTES = [0, 1, 1, 2, 2, 3, 3, 4, 4, 4]  # bytes of a group of 0..9 leftover digits
+_DIGITS = 9  # per full 4-byte group
+
+
+def _decimal(precision: int, scale: int):
+    """NEWDECIMAL as mysql-replication's __read_new_decimal builds it: the groups' digits
+    written out (a negative value stores them inverted), read by decimal.Decimal."""
+    whole, lead = divmod(precision - scale, _DIGITS)
+    full, tail = divmod(scale, _DIGITS)
+    # (bytes, text format) of each group in order; the first leftover is written unpadded
+    groups = [(_DECIMAL_BYTES[lead], "d")] * bool(lead) + [(4, "09d")] * whole
+    fraction = [(4, "09d")] * full + [(_DECIMAL_BYTES[tail], f"0{tail}d")] * bool(tail)
+    size = sum(n for n, _ in groups + fraction)
+    last_int = len(groups)
+
+    def read_decimal(data, at):
+        stored = bytearray(data[at:at + size])
+        negative = not stored[0] & 0x80
+        stored[0] ^= 0x80
+        if negative:
+            stored = bytes(b ^ 0xFF for b in stored)
+        parts, i = ["-" if negative else ""], 0
+        for k, (n, fmt) in enumerate(groups + fraction):
+            if k == last_int:
+                parts.append(".")
+            parts.append(format(int.from_bytes(stored[i:i + n], "big"), fmt))
+            i += n
+        if last_int == len(groups + fraction):
+            parts.append(".")
+        return decimal.Decimal("".join(parts)), at + size
+    return read_decimal
 
 
 def _reader(event, column):
@@ -60,6 +117,14 @@ def _reader(event, column):
         return _fixed(ints[t])
     if t == T.INT24:
         return _int24(not unsigned)
+    if t == T.DATE:
+        return _temporal(3, "little", 0, lambda v, _us: column_types.date_value(v))
+    if t == T.DATETIME2:
+        return _temporal(5, "big", column.fsp, column_types.datetime2_value)
+    if t == T.TIMESTAMP2:
+        return _temporal(4, "big", column.fsp, column_types.timestamp2_value)
+    if t == T.NEWDECIMAL:
+        return _decimal(column.precision, column.decimals)
     if t not in (T.VARCHAR, T.STRING, T.BLOB):
         return None
     errors = "ignore" if event._ignore_decode_errors else "strict"
@@ -98,22 +163,38 @@ def install() -> None:
 
     def read_column_data(self, cols_bitmap, row_image_type=None):
         plan = None if self.event_type == BINLOG.PARTIAL_UPDATE_ROWS_EVENT else _plan(self)
-        if plan is None or cols_bitmap != plan[0]:
+        wrapper = self.packet
+        if plan is None or cols_bitmap != plan[0] or wrapper._BinLogPacketWrapper__data_buffer:
             return original(self, cols_bitmap, row_image_type)
         self.is_partial_json_update = False
         full, readers = plan
-        read = self.packet.read
-        null_bitmap = read(len(full))
+        # the values are read at offsets into the packet's bytes, not through the wrapper's
+        # read() per value; the wrapper's count and the packet's position are set after
+        packet = wrapper.packet
+        data, at = packet._data, packet._position
+        begin, at = at, at + len(full)
+        null_bitmap = data[begin:at]
         slow = self._RowsEvent__read_values_name
         values = {}
         for i, (name, reader) in enumerate(readers):
             if null_bitmap[i >> 3] & (1 << (i & 7)):
                 values[name] = None
-            elif reader is not None:
-                values[name] = reader(read)
-            else:
+            elif reader is not None and at is not None:
+                values[name], at = reader(data, at)
+            else:  # mysql-replication's own reader, from where this one got to
+                if at is not None:
+                    wrapper.read_bytes += at - begin
+                    packet._position = at
                 column = self.columns[i]
                 values[name] = slow(column, null_bitmap, i, False, cols_bitmap, column.unsigned, i)
+                # bytes pushed back into the wrapper's buffer: the rest goes through read() too
+                at = None if wrapper._BinLogPacketWrapper__data_buffer else packet._position
+                begin = at
+        if at is not None:
+            if at > len(data):  # as pymysql's read() says of a short packet
+                raise AssertionError(f"a row image ends {at - len(data)} bytes past its binlog packet")
+            wrapper.read_bytes += at - begin
+            packet._position = at
         return values
 
     RowsEvent._read_column_data = read_column_data

@@ -10,6 +10,7 @@ classpath, ...).
 from __future__ import annotations
 
 import json
+import operator
 import re
 from pathlib import Path
 from typing import get_args, get_type_hints
@@ -35,6 +36,7 @@ _COLUMNS = {name: _column_types(hint) for name, hint in get_type_hints(Event).it
 EVENT_SCHEMA = pa.schema([(name, arrow) for name, (arrow, _) in _COLUMNS.items()])
 EVENT_SPARK_SCHEMA = ", ".join(f"`{name}` {spark}" for name, (_, spark) in _COLUMNS.items())
 FIELDS = EVENT_SCHEMA.names
+_fields_of = operator.attrgetter(*FIELDS)  # an event's values as a tuple, in FIELDS' order
 
 
 def _safe(name: str) -> str:
@@ -125,24 +127,24 @@ class EventWriter:
         self.folder = folder
         self.part = part
         self.batch_rows = batch_rows
-        self.cols: dict[str, list] = {f: [] for f in FIELDS}
+        self.rows: list[tuple] = []  # transposed into columns at flush, in C
         self.count = 0
         self._writer: pq.ParquetWriter | None = None
         self._sink = None
 
     def add(self, event) -> None:
-        for f, col in self.cols.items():
-            col.append(getattr(event, f))
+        self.rows.append(_fields_of(event))
         self.count += 1
-        if len(self.cols["commit_ts"]) >= self.batch_rows:
+        if len(self.rows) >= self.batch_rows:
             self.flush()
 
     def flush(self) -> None:
-        if not self.cols["commit_ts"]:
+        if not self.rows:
             return
-        table = pa.Table.from_pydict(self.cols, schema=EVENT_SCHEMA)
+        columns = zip(*self.rows)
+        table = pa.Table.from_arrays([pa.array(c, f.type) for c, f in zip(columns, EVENT_SCHEMA)], schema=EVENT_SCHEMA)
         self._open().write_table(table)
-        self.cols = {f: [] for f in FIELDS}
+        self.rows = []
 
     def close(self) -> None:
         self.flush()
