@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, unquote_plus, urlsplit
 
-from cdcflow.core import credentials, sink_params
+from cdcflow.core import credentials, sink_params, tls
 from cdcflow.core.errors import ConfigError
 from cdcflow.core.sink_params import TIMEOUT_PARAMS, URI_PARAMS, SinkOptions, merge_sink_options
 
@@ -131,6 +131,7 @@ class DbUri:
         args = {**self.connection_args(), "database": database, "charset": "utf8mb4", "autocommit": autocommit}
         args.update(kw)
         args["local_infile"] = False
+        tls.install()
         return pymysql.connect(**args)
 
 

@@ -16,6 +16,7 @@ from typing import Iterable
 
 import pymysql
 
+from cdcflow.core import tls
 from cdcflow.core.ddl_session import DdlSession
 from cdcflow.core.row_codec import decode_image, quote_ident, sql_literal
 from cdcflow.ddl.table_def import PRIMARY, TableInfo
@@ -222,6 +223,7 @@ class SinkError(Exception):
 def connect(sink: dict, **kw):
     """A DML session on the downstream described by plain parameters (picklable for Spark):
     DbUri.connection_args, with its connect/read/write timeouts; `kw` overrides them."""
+    tls.install()
     conn = pymysql.connect(**{**sink, "charset": "utf8mb4", "autocommit": True, **kw})
     with conn.cursor() as cur:
         for stmt in DML_SESSION:

@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass
 from typing import Callable
 
-from cdcflow.core import tso
+from cdcflow.core import tls, tso
 from cdcflow.core.errors import (
     SNAPSHOT_LOST_BY_GC,
     START_TS_BEFORE_GC,
@@ -133,6 +133,7 @@ def open_stream(uri: DbUri, server_id: int, start: Position, only_events: list):
     from cdcflow.source import patches
 
     patches.install()
+    tls.install()  # the stream's two connections
     return BinLogStreamReader(
         connection_settings={**uri.connection_args(), "charset": "utf8mb4"},  # its socket times out too
         server_id=server_id, resume_stream=True, blocking=False, log_file=start.file, log_pos=start.pos,

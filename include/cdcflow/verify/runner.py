@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import pymysql
 
+from cdcflow.core import tls
 from cdcflow.core.errors import DOWNSTREAM_UNREACHABLE, UPSTREAM_UNREACHABLE, CdcflowError
 from cdcflow.core.row_codec import encode_image
 from cdcflow.sink.collation_key import KeyFolder
@@ -51,6 +52,7 @@ def summary_line(result: dict) -> str:
 def connect(args: dict):
     """A reading session on either server: UTC, as the sink writes rows, so a TIMESTAMP
     prints the same instant on both sides."""
+    tls.install()
     conn = pymysql.connect(**{**args, "charset": "utf8mb4", "autocommit": True})
     with conn.cursor() as cur:
         cur.execute(f"SET SESSION time_zone = '{ROW_TIME_ZONE}'")

@@ -1,0 +1,70 @@
+"""Connections without TLS options share one TLS context (core.tls), and still use TLS when
+the server offers it: a real MariaDB without TLS (the session pair) and one started here
+with a self-signed certificate."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from cdcflow.core.uri import parse_sink_uri, parse_source_uri
+from cdcflow.devtools.mariadb import MariaDB
+from cdcflow.sink import mysql_sink
+from cdcflow.verify.runner import connect as reading_session
+
+
+def _cipher(conn) -> str:
+    with conn.cursor() as cur:
+        cur.execute("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+        return cur.fetchone()[1]
+
+
+def _every_way(server: MariaDB) -> list:
+    """A connection through each of cdcflow's ways to open one."""
+    sink = parse_sink_uri(server.uri).connection_args()
+    return [parse_source_uri(server.uri).connect(), parse_sink_uri(server.uri).connect(),
+            mysql_sink.connect(sink), reading_session(sink)]
+
+
+def test_connections_without_tls_options_share_one_context(mariadb_pair):
+    up, _ = mariadb_pair
+    conns = _every_way(up)
+    try:
+        assert all(c.ctx is conns[0].ctx for c in conns)  # built once, not per connection
+        assert all(_cipher(c) == "" for c in conns)  # the server offers no TLS: plain, as before
+        assert conns[0].ctx.verify_mode.name == "CERT_NONE"  # pymysql's PREFERRED mode, unchanged
+    finally:
+        for c in conns:
+            c.close()
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory):
+    base = tmp_path_factory.mktemp("tls")
+    cert, key = base / "cert.pem", base / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    server = MariaDB(base, name="tls", server_id=7,
+                     extra_args=[f"--ssl-cert={cert}", f"--ssl-key={key}"]).start()
+    yield server, cert
+    server.stop()
+
+
+def test_a_server_that_offers_tls_still_gets_it(tls_server):
+    server, cert = tls_server
+    conns = _every_way(server)
+    try:
+        assert all(_cipher(c) for c in conns)  # every connection encrypted
+        assert all(c.ctx is conns[0].ctx for c in conns)
+        # TLS options of its own: a context of its own, which checks the certificate
+        own = parse_sink_uri(server.uri).connect(ssl_ca=str(cert), ssl_verify_cert=True)
+        try:
+            assert own.ctx is not conns[0].ctx and own.ctx.verify_mode.name == "CERT_REQUIRED"
+            assert _cipher(own)
+        finally:
+            own.close()
+    finally:
+        for c in conns:
+            c.close()
