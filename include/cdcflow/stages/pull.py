@@ -37,8 +37,9 @@ def read_window(spark, cycle: Cycle, window: contracts.Window, server_id: int) -
     was read and where the time went (contracts.PullResult's fields)."""
     t0 = time.time()
     later = pull_ranges.SparkLater.of(spark) if spark is not None and pull_ranges.wanted(cycle, window) else None
-    pulled, reader = read_sequentially(cycle, window, server_id,
-                                       pull_ranges.hand_over(cycle, window, later) if later else None)
+    with pull_ranges.session_first(later):
+        pulled, reader = read_sequentially(cycle, window, server_id,
+                                           pull_ranges.hand_over(cycle, window, later) if later else None)
     if not reader.handed_over:
         return pulled, {"ranges": 1}
     t1 = time.time()
