@@ -8,12 +8,13 @@ import time
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.stage_names import SPARK_STAGES, STAGES
 from cdcflow.spark.session import is_remote, release
+from cdcflow.spark.warm_up import python_workers
 from cdcflow.stages import contracts, pull_ranges
 from cdcflow.stages.apply import apply as _apply
 from cdcflow.stages.apply import may_replay
 from cdcflow.stages.barrier import barrier as _barrier
 from cdcflow.stages.barrier import build_segments
-from cdcflow.stages.cycle import Cycle, recording
+from cdcflow.stages.cycle import Cycle, log, recording
 from cdcflow.stages.filter import filter_events as _filter
 from cdcflow.stages.finish import finish
 from cdcflow.stages.prepare import prepare
@@ -128,12 +129,22 @@ def run_spark_stage(stage: str, changefeed_id: str, run_id: str, spark_remote=No
 
 
 def _start_session(cfg, changefeed_id: str, spark_remote: str | None):
-    """The cycle's Spark session, being built in a background thread."""
+    """The cycle's Spark session, being built in a background thread; an embedded one's
+    Python workers are started there too (a Connect server's were at its start)."""
     from concurrent.futures import ThreadPoolExecutor
+
+    def start():
+        spark = session_for(cfg, changefeed_id, spark_remote)
+        if not is_remote(spark):
+            try:
+                log.info("Spark's Python workers started in %.1f s", python_workers(spark))
+            except Exception as e:  # noqa: BLE001 - the stage that needs them says why, in context
+                log.warning("Spark's Python workers did not start ahead of the stages: %s", e)
+        return spark
 
     pool = ThreadPoolExecutor(1, thread_name_prefix="spark-start")
     try:
-        return pool.submit(session_for, cfg, changefeed_id, spark_remote)
+        return pool.submit(start)
     finally:
         pool.shutdown(wait=False)
 
