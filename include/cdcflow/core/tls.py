@@ -5,7 +5,7 @@ it, without checking the server's certificate.  pymysql builds a new SSLContext 
 connection, and building one loads the system's CA bundle, which a context that checks no
 certificate never reads: 21 ms of CPU per connection on this machine, whether or not the
 server offers TLS.  apply opens a connection per partition and segment, verify and snapshot
-one per chunk, pull two per range.  `install()` makes those connections share the context
+two per partition, pull two per range.  `install()` makes those connections share the context
 pymysql builds for the first: the same settings, so the same TLS, built once per process.
 Connections with TLS options of their own still get a context of their own.
 """
