@@ -36,6 +36,7 @@ def test_the_dag_reads_a_large_window_in_ranges_on_its_connect_server(mariadb_pa
     assert_consistent(up, down, [S])
     pull = metastore.recent_runs("dag-pr", 1)[0].stats["pull"]
     assert pull["ranges"] > 1 and pull["spark"] == "connect", pull
-    assert sum(pull["range_events"]) == pull["pulled"] > 100
+    # the task reads on in its own process while the session opens: the ranges get the rest
+    assert sum(pull["range_events"]) + pull.get("sequential_events", 0) == pull["pulled"] > 100
     for s in (up, down):
         s.execute(f"DROP DATABASE {S}")

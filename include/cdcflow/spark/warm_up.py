@@ -20,8 +20,6 @@ def _touch_cdcflow(batches):
     import pymysql  # noqa: F401
 
     import cdcflow.core.row_codec  # noqa: F401
-    import cdcflow.source.binlog_ranges  # noqa: F401  pull's ranges
-    import cdcflow.store.events  # noqa: F401
 
     yield from batches
 
