@@ -138,13 +138,9 @@ def _quote(s: str) -> str:
 
 def sql_literal(v) -> str:
     """The SQL literal for a decoded value (the session must not use NO_BACKSLASH_ESCAPES)."""
-    plain = _PLAIN_LITERALS.get(type(v))  # the common types at one lookup, not the chain below
+    plain = _PLAIN_LITERALS.get(type(v))  # NULL, tagged values and the common exact types at one lookup
     if plain is not None:
         return plain(v)
-    if v is None:
-        return "NULL"
-    if isinstance(v, _Tagged):
-        return v.literal
     if isinstance(v, bool):
         return "1" if v else "0"
     if isinstance(v, int):

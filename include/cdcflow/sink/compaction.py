@@ -15,6 +15,7 @@ from typing import Iterator
 import msgspec
 import pyarrow as pa
 
+from cdcflow.core.arrow_rows import rows_batch
 from cdcflow.sink.collation_key import KeyFolder
 
 KEYED_SCHEMA = "schema string, table string, key string, part string, commit_ts long, seq long, sub int, " \
@@ -54,7 +55,7 @@ def keyed_changes(batches: Iterator[pa.RecordBatch], keys: dict[str, list[str]],
 
 
 def _keyed_batch(batch: pa.RecordBatch, keys: dict[str, list[str]], folder: KeyFolder) -> pa.RecordBatch:
-    out: list[tuple] = []  # rows, transposed into columns at the end
+    out: list[tuple] = []  # one tuple per keyed change (core.arrow_rows)
 
     def add(schema, table, key, ts, seq, sub, kind, image):
         out.append((schema, table, key, key, ts, seq, sub, kind, image))  # part: the key
@@ -81,9 +82,7 @@ def _keyed_batch(batch: pa.RecordBatch, keys: dict[str, list[str]], folder: KeyF
             if kb != ka:
                 add(schema, table, kb, ts, seq, 0, "D", before)
             add(schema, table, ka, ts, seq, 1, "I" if kb != ka else "U", after)
-    columns = list(zip(*out)) or [()] * len(_KEYED_ARROW)
-    return pa.RecordBatch.from_arrays([pa.array(c, f.type) for c, f in zip(columns, _KEYED_ARROW)],
-                                      schema=_KEYED_ARROW)
+    return rows_batch(out, _KEYED_ARROW)
 
 
 def final_changes(rows: Iterator[tuple]) -> Iterator[tuple]:

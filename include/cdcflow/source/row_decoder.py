@@ -43,9 +43,11 @@ def _string(length_size: int, encoding: str | None, errors: str):
         end = start + int.from_bytes(data[at:start], "little")
         return data[start:end], end
 
+    codec = encoding or "utf-8"
+
     def read_text(data, at):
         raw, at = read_raw(data, at)
-        return raw.decode(encoding or "utf-8", errors), at
+        return raw.decode(codec, errors), at
 
     if encoding is None:
         return read_text
@@ -84,8 +86,9 @@ def _decimal(precision: int, scale: int):
     # (bytes, text format) of each group in order; the first leftover is written unpadded
     groups = [(_DECIMAL_BYTES[lead], "d")] * bool(lead) + [(4, "09d")] * whole
     fraction = [(4, "09d")] * full + [(_DECIMAL_BYTES[tail], f"0{tail}d")] * bool(tail)
-    size = sum(n for n, _ in groups + fraction)
-    last_int = len(groups)
+    layout = groups + fraction
+    size = sum(n for n, _ in layout)
+    point = len(groups)  # the decimal point goes before this group (after the last one if none follows)
 
     def read_decimal(data, at):
         stored = bytearray(data[at:at + size])
@@ -94,13 +97,10 @@ def _decimal(precision: int, scale: int):
         if negative:
             stored = bytes(b ^ 0xFF for b in stored)
         parts, i = ["-" if negative else ""], 0
-        for k, (n, fmt) in enumerate(groups + fraction):
-            if k == last_int:
-                parts.append(".")
+        for n, fmt in layout:
             parts.append(format(int.from_bytes(stored[i:i + n], "big"), fmt))
             i += n
-        if last_int == len(groups + fraction):
-            parts.append(".")
+        parts.insert(point + 1, ".")  # parts[0] is the sign
         return decimal.Decimal("".join(parts)), at + size
     return read_decimal
 

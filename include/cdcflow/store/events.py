@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from cdcflow.core.arrow_rows import rows_batch
 from cdcflow.core.event import Event
 from cdcflow.core.home import home
 
@@ -127,7 +128,7 @@ class EventWriter:
         self.folder = folder
         self.part = part
         self.batch_rows = batch_rows
-        self.rows: list[tuple] = []  # transposed into columns at flush, in C
+        self.rows: list[tuple] = []  # one tuple per event (core.arrow_rows)
         self.count = 0
         self._writer: pq.ParquetWriter | None = None
         self._sink = None
@@ -141,9 +142,7 @@ class EventWriter:
     def flush(self) -> None:
         if not self.rows:
             return
-        columns = zip(*self.rows)
-        table = pa.Table.from_arrays([pa.array(c, f.type) for c, f in zip(columns, EVENT_SCHEMA)], schema=EVENT_SCHEMA)
-        self._open().write_table(table)
+        self._open().write_batch(rows_batch(self.rows, EVENT_SCHEMA))
         self.rows = []
 
     def close(self) -> None:
