@@ -11,10 +11,10 @@ export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
 setup: system-packages $(STAMP) class-archive
 
-# The short-lived JVMs' class archive (cdcflow/spark/class_archive.py): built once per Java
+# The short-lived JVMs' class archive (cdcflow/spark/class_archive.py, built by class_archive_build.py): built once per Java
 # and pyspark install; without it JVMs start as before, only slower.
 class-archive: $(STAMP)
-	@$(PY) -m cdcflow.spark.class_archive || echo "(continuing without a class archive)"
+	@$(PY) -m cdcflow.spark.class_archive_build || echo "(continuing without a class archive)"
 
 system-packages:
 	@if { ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; } \

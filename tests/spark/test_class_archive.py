@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cdcflow.spark import class_archive
+from cdcflow.spark import class_archive, class_archive_build
 from cdcflow.spark.session import SHORT_LIVED_JVM, driver_java_options
 
 APP = """
@@ -22,7 +22,7 @@ print("SUM", spark.range(1000).selectExpr("sum(id)").first()[0])
 def test_an_archive_is_built_whole_and_a_spark_submit_jvm_maps_it(tmp_path, monkeypatch):
     target = tmp_path / "share" / "spark-classes-test.jsa"
     monkeypatch.setattr(class_archive, "archive_path", lambda: target)
-    assert class_archive.build() == target
+    assert class_archive_build.build() == target
     assert target.stat().st_size > 10 * 2**20 and not list(target.parent.glob("*.part"))
     assert class_archive.java_option() == f"-XX:SharedArchiveFile={target}"
 
@@ -36,7 +36,7 @@ def test_an_archive_is_built_whole_and_a_spark_submit_jvm_maps_it(tmp_path, monk
                          env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and "SUM 499500" in run.stdout, run.stderr[-2000:]
 
-    assert class_archive.build() == target  # built once: kept as it is
+    assert class_archive_build.build() == target  # built once: kept as it is
 
 
 def test_a_jvm_gets_the_archive_only_once_it_is_built(tmp_path, monkeypatch):
@@ -77,5 +77,5 @@ def test_an_environment_that_cannot_be_written_builds_none(monkeypatch, tmp_path
     blocker = tmp_path / "share"
     blocker.write_text("a file where the folder would go")
     monkeypatch.setattr(class_archive, "archive_path", lambda: blocker / "cdcflow" / "spark-classes-x.jsa")
-    assert class_archive.build() is None
+    assert class_archive_build.build() is None
     assert "class archive not built (JVMs start without one)" in capsys.readouterr().out

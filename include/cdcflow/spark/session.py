@@ -7,6 +7,8 @@ import contextlib
 import os
 import sys
 
+from cdcflow.spark.class_archive import java_option
+
 # Session settings every stage relies on, in both kinds of session.
 SQL_CONF = {
     "spark.sql.session.timeZone": "UTC",
@@ -66,8 +68,6 @@ def driver_java_options() -> str:
     """SHORT_LIVED_JVM and, once built, the class archive's option (spark.class_archive)."""
     if "CDCFLOW_DRIVER_JAVA_OPTIONS" in os.environ:
         return os.environ["CDCFLOW_DRIVER_JAVA_OPTIONS"]
-    from cdcflow.spark.class_archive import java_option
-
     return " ".join(o for o in (SHORT_LIVED_JVM, java_option()) if o)
 
 
