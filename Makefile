@@ -50,28 +50,28 @@ test: setup
 	$(VENV)/bin/pytest -q -p no:cacheprovider
 
 demo: setup
-	$(PY) -m cdcflow.devtools.demo
+	$(PY) -m cdcflow_devtools.demo
 
 # make bench [PARTS=replication,scaling,pull,launchers,snapshot] [ROWS=300000] [SCALE=10000,100000,1000000|none]
 #            [LAUNCHERS=10000,100000|none] [PULL=<ranges>] [SHAPE=oltp|bulk] [SNAPSHOT=2000000] [THREADS=4]
 # The snapshot part runs when PARTS names it or SNAPSHOT= is given.
 bench: setup
-	$(PY) -m cdcflow.devtools.bench $(if $(PARTS),--parts $(PARTS)) $(if $(ROWS),--rows $(ROWS)) \
+	$(PY) -m cdcflow_devtools.bench $(if $(PARTS),--parts $(PARTS)) $(if $(ROWS),--rows $(ROWS)) \
 	  $(if $(SCALE),--scale $(SCALE)) $(if $(LAUNCHERS),--launchers $(LAUNCHERS)) $(if $(SHAPE),--shape $(SHAPE)) \
 	  $(if $(PULL),--pull $(PULL)) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) $(if $(THREADS),--snapshot-threads $(THREADS))
 
 # Run one cycle of a changefeed through Airflow: make dag-test CF=<changefeed id>
 dag-test: setup
 	@test -n "$(CF)" || (echo "usage: make dag-test CF=<changefeed id>"; exit 2)
-	$(PY) -m cdcflow.devtools.airflow_local dags-test $(CF)
+	$(PY) -m cdcflow_devtools.airflow_local dags-test $(CF)
 
 airflow-bootstrap: setup
-	$(PY) -m cdcflow.devtools.airflow_local bootstrap
+	$(PY) -m cdcflow_devtools.airflow_local bootstrap
 
 # A local Airflow (standalone, 127.0.0.1:$(AIRFLOW_PORT)) with the demo changefeed; Ctrl-C stops it.
 AIRFLOW_PORT ?= 8080
 airflow: setup
-	$(PY) -m cdcflow.devtools.airflow_local standalone --port $(AIRFLOW_PORT)
+	$(PY) -m cdcflow_devtools.airflow_local standalone --port $(AIRFLOW_PORT)
 
 clean:
 	rm -rf .local build *.egg-info

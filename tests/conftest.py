@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cdcflow.devtools.mariadb import MariaDB, start_pair
+from cdcflow_devtools.mariadb import MariaDB, start_pair
 
 
 @pytest.fixture(scope="session")
@@ -26,8 +26,8 @@ def mariadb_pair(tmp_path_factory) -> tuple[MariaDB, MariaDB]:
 def spark_connect(tmp_path_factory):
     """One Spark Connect server (its own JVM, 127.0.0.1, a free port) for the session's
     DAG runs and Spark Connect tests; started by the first test that asks for it."""
-    from cdcflow.devtools import spark_connect as connect
-    from cdcflow.devtools.mariadb import free_port
+    from cdcflow_devtools import spark_connect as connect
+    from cdcflow_devtools.mariadb import free_port
 
     server = connect.start(tmp_path_factory.mktemp("spark-connect"), port=free_port(), shuffle_partitions=2)
     try:

@@ -9,7 +9,7 @@ import sys
 from contextlib import contextmanager
 
 from cdcflow import cli
-from cdcflow.devtools.compare import compare
+from cdcflow_devtools.compare import compare
 from cdcflow.store import metastore
 
 
@@ -17,7 +17,7 @@ from cdcflow.store import metastore
 def own_pair(tmp_path_factory, name: str):
     """A MariaDB pair (upstream, downstream) of a test module's own, for tests that stop,
     freeze or purge what the session's shared pair must keep."""
-    from cdcflow.devtools.mariadb import start_pair
+    from cdcflow_devtools.mariadb import start_pair
 
     up, down = start_pair(tmp_path_factory.mktemp(name))
     try:

@@ -1,12 +1,15 @@
 """The house plan of include/cdcflow/ (README, Layout): subpackages that mirror the cycle,
-what each may import, no reaching into another module's private names, no Airflow."""
+what each may import, no import circles, no reaching into another module's private names, no
+Airflow, and the development tools (include/cdcflow_devtools/) beside the library, not in it."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "include" / "cdcflow"
+INCLUDE = Path(__file__).resolve().parents[1] / "include"
+PACKAGE = INCLUDE / "cdcflow"
+DEVTOOLS = INCLUDE / "cdcflow_devtools"
 
 # subpackage -> the subpackages (or single modules) it may import; README's layout table
 # says the same in words.  core reads the DDL type registry for the event names a config
@@ -23,14 +26,12 @@ MAY_IMPORT = {
     "changefeed": {"core", "ddl", "filter", "source", "sink", "store", "verify", "snapshot"},
     "spark": {"core"},
     "stages": {"core", "ddl", "filter", "source", "sink", "store", "verify", "changefeed", "spark"},
-    "devtools": {"core", "ddl", "filter", "source", "sink", "store", "verify", "snapshot", "changefeed", "spark",
-                 "stages", "cli"},
 }
 TOP_LEVEL_MODULES = {"__init__.py", "cli.py"}
 
 
-def _modules():
-    for path in sorted(PACKAGE.rglob("*.py")):
+def _modules(package: Path = PACKAGE):
+    for path in sorted(package.rglob("*.py")):
         yield path, ast.parse(path.read_text(), str(path))
 
 
@@ -104,4 +105,75 @@ def test_the_library_never_imports_airflow():
                 continue
             wrong += [f"{path.relative_to(PACKAGE)}:{node.lineno}" for n in names
                       if n.split(".")[0] == "airflow"]
+    assert not wrong, wrong
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(INCLUDE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """module -> the modules of the same package it imports, at the top or inside a function:
+    `from cdcflow.pkg import name` names the module pkg.name where there is one, else pkg."""
+    trees = {_module_name(path): tree for path, tree in _modules(package)}
+    graph = {}
+    for name, tree in trees.items():
+        edges = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    target = next((t for t in (f"{node.module}.{alias.name}", node.module) if t in trees), None)
+                    edges.add(target)
+            elif isinstance(node, ast.Import):
+                edges.update(a.name for a in node.names if a.name in trees)
+        graph[name] = edges - {None, name}
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, circles = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while not component or component[-1] != v:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_import_circles_are_found():
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circles_in_the_library_or_the_devtools():
+    for package in (PACKAGE, DEVTOOLS):
+        circles = import_circles(import_graph(package))
+        assert not circles, "\n".join(" <-> ".join(c) for c in circles)
+
+
+def test_the_library_holds_no_development_tools():
+    assert not (PACKAGE / "devtools").exists()
+    wrong = [f"{path.relative_to(PACKAGE)}:{node.lineno}" for path, tree in _modules() for node in ast.walk(tree)
+             if isinstance(node, (ast.Import, ast.ImportFrom))
+             and any((n or "").startswith("cdcflow_devtools")
+                      for n in ([node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]))]
     assert not wrong, wrong

@@ -13,7 +13,7 @@ except ImportError:  # tests/ imported as a package
 
 from e2e_helpers import compare_twins, twin_changefeeds
 
-from cdcflow.devtools.mariadb import MariaDB, free_port
+from cdcflow_devtools.mariadb import MariaDB, free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
 

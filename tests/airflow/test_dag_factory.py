@@ -207,7 +207,7 @@ def test_a_task_reads_airflow_conn_id_credentials_through_the_task_sdk(airflow, 
 
 
 def test_spark_connect_url_comes_from_the_connection(airflow, monkeypatch):
-    from cdcflow.devtools import airflow_bootstrap as boot
+    from cdcflow_devtools import airflow_bootstrap as boot
     from cdcflow_airflow.cycle_tasks import connect_url
 
     conn = next(c for c in boot.load_settings(REPO / "airflow_settings.yaml")["connections"]
@@ -350,7 +350,7 @@ def test_failure_message_names_the_failed_tasks_only(airflow):
 
 
 def test_settings_file_is_astro_format_with_spark_pool_and_home():
-    from cdcflow.devtools import airflow_bootstrap as boot
+    from cdcflow_devtools import airflow_bootstrap as boot
 
     settings = boot.load_settings(REPO / "airflow_settings.yaml")
     connect, submit = settings["connections"]
@@ -367,7 +367,7 @@ def test_settings_file_is_astro_format_with_spark_pool_and_home():
 def test_spark_connection_resolves_to_local_master(airflow, monkeypatch):
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
-    from cdcflow.devtools import airflow_bootstrap as boot
+    from cdcflow_devtools import airflow_bootstrap as boot
 
     conn = next(c for c in boot.load_settings(REPO / "airflow_settings.yaml")["connections"]
                 if c["conn_id"] == "spark_default")
@@ -389,7 +389,7 @@ def test_spark_connection_resolves_to_local_master(airflow, monkeypatch):
 )
 def test_bad_settings_are_named(tmp_path, text, names):
     from cdcflow.core.errors import ConfigError
-    from cdcflow.devtools import airflow_bootstrap as boot
+    from cdcflow_devtools import airflow_bootstrap as boot
 
     path = tmp_path / "airflow_settings.yaml"
     path.write_text(text)
@@ -403,7 +403,7 @@ def test_bootstrap_applies_settings_idempotently(airflow):
     cli = str(Path(sys.executable).parent / "airflow")
     env = {k: v for k, v in os.environ.items() if k != "AIRFLOW_CONN_SPARK_DEFAULT"}
     for _ in range(2):
-        done = subprocess.run([sys.executable, "-m", "cdcflow.devtools.airflow_bootstrap", str(REPO / "airflow_settings.yaml")],
+        done = subprocess.run([sys.executable, "-m", "cdcflow_devtools.airflow_bootstrap", str(REPO / "airflow_settings.yaml")],
                               env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
     conn = json.loads(subprocess.run([cli, "connections", "get", "spark_default", "-o", "json"], env=env,

@@ -137,7 +137,7 @@ def test_failure_callback_records_warning(mariadb_pair, airflow_home, capsys):
 
 def test_a_spark_connect_server_that_is_down_puts_the_changefeed_in_warning(mariadb_pair, airflow_home, capsys,
                                                                             monkeypatch):
-    from cdcflow.devtools.mariadb import free_port
+    from cdcflow_devtools.mariadb import free_port
 
     up, down = mariadb_pair
     for s in (up, down):
@@ -173,7 +173,7 @@ def test_a_spark_connect_server_that_is_down_puts_the_changefeed_in_warning(mari
 
 def test_a_backfill_from_the_creation_second_and_one_that_fails(mariadb_pair, airflow_home, capsys, monkeypatch,
                                                                spark_connect):
-    from cdcflow.devtools.mariadb import free_port
+    from cdcflow_devtools.mariadb import free_port
 
     up, down = mariadb_pair
     for s in (up, down):

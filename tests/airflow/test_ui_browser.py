@@ -31,7 +31,7 @@ from cdcflow import cli
 from cdcflow.changefeed import lifecycle
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
-from cdcflow.devtools.mariadb import free_port
+from cdcflow_devtools.mariadb import free_port
 from cdcflow.store import metastore, snapshots
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from cdcflow.core.uri import parse_sink_uri, parse_source_uri
-from cdcflow.devtools.mariadb import MariaDB
+from cdcflow_devtools.mariadb import MariaDB
 from cdcflow.sink import mysql_sink
 from cdcflow.verify.runner import connect as reading_session
 

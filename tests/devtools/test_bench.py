@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from cdcflow.devtools import bench, bench_peers, bench_snapshot, bench_workload
-from cdcflow.devtools.compare import compare
+from cdcflow_devtools import bench, bench_common, bench_peers, bench_snapshot, bench_workload
+from cdcflow_devtools.compare import compare
 
 
 def test_plan_counts_whole_transactions_and_places_every_ddl():
@@ -93,7 +93,7 @@ def test_peak_rss_counts_child_processes():
     code = ("import subprocess, sys, time; "
             "subprocess.run([sys.executable, '-c', 'b = bytearray(80_000_000); import time; time.sleep(1.5)'])")
     proc = subprocess.Popen([sys.executable, "-c", code])
-    sampler = bench.PeakRss(proc.pid, interval=0.05)
+    sampler = bench_common.PeakRss(proc.pid, interval=0.05)
     proc.wait()
     assert sampler.stop() > 80_000_000
 

@@ -11,8 +11,8 @@ import pymysql
 import pytest
 
 from cdcflow.core.errors import CdcflowError
-from cdcflow.devtools.compare import TableDiff, compare, format_report, table_checksums
-from cdcflow.devtools.mariadb import ROOT_PASSWORD, MariaDB
+from cdcflow_devtools.compare import TableDiff, compare, format_report, table_checksums
+from cdcflow_devtools.mariadb import ROOT_PASSWORD, MariaDB
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from cdcflow.devtools.checkout import PROJECT
-from cdcflow.devtools.mariadb import MariaDB
-from cdcflow.devtools.run_log import progress_line, run_logged
+from cdcflow_devtools.checkout import PROJECT
+from cdcflow_devtools.mariadb import MariaDB
+from cdcflow_devtools.run_log import progress_line, run_logged
 
 # lines as `airflow dags test` prints them (structlog's console renderer)
 RECORDED = [
@@ -68,7 +68,7 @@ def test_make_demo_shows_progress_and_names_its_log(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "CDCFLOW"))}
     env["CDCFLOW_LOCAL"] = str(tmp_path / "local")
     try:
-        done = subprocess.run([sys.executable, "-m", "cdcflow.devtools.demo"], cwd=PROJECT, env=env,
+        done = subprocess.run([sys.executable, "-m", "cdcflow_devtools.demo"], cwd=PROJECT, env=env,
                               capture_output=True, text=True, timeout=900)
     finally:  # the demo leaves its servers running for the person who ran it
         for name in ("upstream", "downstream"):

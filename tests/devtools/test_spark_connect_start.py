@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cdcflow.devtools import spark_connect as connect
-from cdcflow.devtools.mariadb import free_port
+from cdcflow_devtools import spark_connect as connect
+from cdcflow_devtools.mariadb import free_port
 
 
 def test_a_failed_warm_up_leaves_no_server_running(tmp_path, monkeypatch):

@@ -1,7 +1,7 @@
 """Asynchronous ADD INDEX on a TiDB downstream (seed 000), end to end.
 
 TiDB cannot run on these machines. The downstream here is a TiDB stand-in
-(cdcflow.devtools.tidb_standin): a real MariaDB server executes the rows and the DDL,
+(cdcflow_devtools.tidb_standin): a real MariaDB server executes the rows and the DDL,
 while SELECT VERSION(), ADMIN SHOW DDL JOBS and TiDB's DDL history are answered from
 the recorded result sets in tests/tidb_recorded/ (TiDB's documented columns and
 states), and an ADD INDEX sent without waiting is answered as TiDB answers one that
@@ -20,7 +20,7 @@ from e2e_helpers import assert_consistent, backdate, index_jobs_of
 
 from cdcflow import cli
 from cdcflow.core.errors import CdcflowError
-from cdcflow.devtools.tidb_standin import TiDBStandIn
+from cdcflow_devtools.tidb_standin import TiDBStandIn
 from cdcflow.sink import async_index, mysql_sink
 from cdcflow.stages import run_cycle
 from cdcflow.stages.cycle import Cycle

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 from e2e_helpers import assert_consistent, cli_ok, cli_run, create_changefeed, run_fails
 
-from cdcflow.devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
+from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
 
 pytestmark = pytest.mark.e2e
 

@@ -24,7 +24,7 @@ import pymysql
 import pytest
 from e2e_helpers import assert_consistent, backdate, cli_run, create_changefeed, query
 
-from cdcflow.devtools.mariadb import MariaDB
+from cdcflow_devtools.mariadb import MariaDB
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
 

@@ -20,7 +20,7 @@ from e2e_helpers import (
     tables,
 )
 
-from cdcflow.devtools.compare import compare
+from cdcflow_devtools.compare import compare
 
 pytestmark = pytest.mark.e2e
 

@@ -18,7 +18,7 @@ import pytest
 from e2e_helpers import assert_consistent, backdate, cli_run, query
 
 from cdcflow import cli
-from cdcflow.devtools.mariadb import ROOT_PASSWORD
+from cdcflow_devtools.mariadb import ROOT_PASSWORD
 
 pytestmark = pytest.mark.e2e
 

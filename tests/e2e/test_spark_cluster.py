@@ -12,7 +12,7 @@ import sys
 import pytest
 from e2e_helpers import assert_consistent, create_changefeed, query
 
-from cdcflow.devtools import spark_standalone
+from cdcflow_devtools import spark_standalone
 
 pytestmark = pytest.mark.e2e
 

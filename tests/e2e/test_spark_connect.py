@@ -12,7 +12,7 @@ import sys
 import pytest
 from e2e_helpers import assert_consistent, backdate, compare_twins, create_changefeed, query, twin_changefeeds
 
-from cdcflow.devtools.mariadb import MariaDB, free_port
+from cdcflow_devtools.mariadb import MariaDB, free_port
 from cdcflow.store import metastore
 
 pytestmark = pytest.mark.e2e
@@ -88,7 +88,7 @@ def test_a_restarted_server_is_a_retryable_error(tmp_path):
     """A session whose server went away and came back (a restart mid-stage) is lost; the stage's
     error says so and is retryable."""
     from cdcflow.core.errors import SPARK_UNAVAILABLE
-    from cdcflow.devtools import spark_connect as connect
+    from cdcflow_devtools import spark_connect as connect
     from cdcflow.spark.session import get_session, release
     from cdcflow.stages.cycle import as_cdcflow_error
 

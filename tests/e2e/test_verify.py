@@ -179,7 +179,7 @@ def test_rows_the_changefeed_has_not_applied_yet(feed, capsys, monkeypatch):
 
 def test_an_unreachable_downstream_or_unknown_changefeed_is_one_line(feed, capsys):
     from cdcflow.core.home import load_spec, save_spec
-    from cdcflow.devtools.mariadb import free_port
+    from cdcflow_devtools.mariadb import free_port
 
     up, down, cid = feed
     spec = load_spec(cid)

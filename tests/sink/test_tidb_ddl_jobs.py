@@ -2,7 +2,7 @@
 
 TiDB cannot run here: the result sets in tests/tidb_recorded/ stand in for it (TiDB's
 documented columns and values), served through the same DB-API calls a real pymysql
-connection to TiDB gets (cdcflow.devtools.tidb_standin over a real MariaDB server).
+connection to TiDB gets (cdcflow_devtools.tidb_standin over a real MariaDB server).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pymysql
 import pytest
 from e2e_helpers import index_jobs_of
 
-from cdcflow.devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
-from cdcflow.devtools.tidb_standin import VERSION, TiDBStandIn
+from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
+from cdcflow_devtools.tidb_standin import VERSION, TiDBStandIn
 from cdcflow.sink import async_index, downstream, mysql_sink, tidb_ddl_jobs
 from cdcflow.source.binlog import Position
 from cdcflow.stages.contracts import DdlEntry

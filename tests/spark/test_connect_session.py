@@ -9,7 +9,7 @@ import os
 import pytest
 from pyspark.sql.connect.client import core
 
-from cdcflow.devtools.mariadb import free_port
+from cdcflow_devtools.mariadb import free_port
 from cdcflow.spark.session import CONNECT_MODE, connect_session, release
 
 

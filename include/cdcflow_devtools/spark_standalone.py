@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cdcflow.devtools.mariadb import free_port
-from cdcflow.devtools.spark_connect import HOST, port_taken, server_env, spark_home
+from cdcflow_devtools.mariadb import free_port
+from cdcflow_devtools.spark_connect import HOST, port_taken, server_env, spark_home
 
 MASTER = "org.apache.spark.deploy.master.Master"
 WORKER = "org.apache.spark.deploy.worker.Worker"

@@ -1,8 +1,8 @@
 """A local Airflow for this project: `make dag-test`, `make airflow-bootstrap` and the demo.
 
-    python -m cdcflow.devtools.airflow_local bootstrap           # db migrate + airflow_settings.yaml
-    python -m cdcflow.devtools.airflow_local dags-test CF_ID      # one DAG run through `airflow dags test`
-    python -m cdcflow.devtools.airflow_local standalone [--port N]  # `make airflow`: the UI with the demo changefeed
+    python -m cdcflow_devtools.airflow_local bootstrap           # db migrate + airflow_settings.yaml
+    python -m cdcflow_devtools.airflow_local dags-test CF_ID      # one DAG run through `airflow dags test`
+    python -m cdcflow_devtools.airflow_local standalone [--port N]  # `make airflow`: the UI with the demo changefeed
 
 AIRFLOW_HOME defaults to .local/airflow in the project, CDCFLOW_HOME to .local/cdcflow-home
 (the demo's); the DAGs and plugins folders are this project's.  The DAG's Spark stages run
@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cdcflow.devtools import spark_connect
-from cdcflow.devtools.checkout import LOCAL, PROJECT
+from cdcflow_devtools import spark_connect
+from cdcflow_devtools.checkout import LOCAL, PROJECT
 
 DEMO_HOME = LOCAL / "cdcflow-home"  # the CDCFLOW_HOME of make demo, make airflow, make dag-test
 
@@ -55,7 +55,7 @@ def bootstrap(env: dict[str, str], quiet: bool = True) -> None:
     marker = Path(env["AIRFLOW_HOME"]) / ".cdcflow-bootstrapped"
     if not marker.exists():
         _airflow("db", "migrate", env=env, quiet=quiet)
-    subprocess.run([sys.executable, "-m", "cdcflow.devtools.airflow_bootstrap", str(PROJECT / "airflow_settings.yaml")],
+    subprocess.run([sys.executable, "-m", "cdcflow_devtools.airflow_bootstrap", str(PROJECT / "airflow_settings.yaml")],
                    env=env, check=True, stdout=subprocess.DEVNULL if quiet else None)
     marker.touch()
 
@@ -81,7 +81,7 @@ def spark_connect_server() -> Iterator[str]:
 def dags_test(dag_id: str, env: dict[str, str], conf: str | None = None) -> int:
     """One DAG run through `airflow dags test`: its tasks and what each moved on the terminal,
     Airflow's and Spark's whole output in .local/logs/<dag id>.log (named on the terminal)."""
-    from cdcflow.devtools.run_log import run_logged
+    from cdcflow_devtools.run_log import run_logged
 
     bootstrap(env)
     args = ["dags", "test", dag_id]
@@ -113,7 +113,7 @@ def standalone(env: dict[str, str], port: int) -> int:
     """`airflow standalone` on 127.0.0.1 with airflow_settings.yaml applied and the demo
     changefeed (its MariaDB pair started) and a Spark Connect server; prints the URL and
     the login once it serves."""
-    from cdcflow.devtools.demo import demo_changefeed
+    from cdcflow_devtools.demo_feed import demo_changefeed
 
     env.setdefault("CDCFLOW_HOME", os.environ.get("CDCFLOW_HOME") or str(DEMO_HOME))
     os.environ["CDCFLOW_HOME"] = env["CDCFLOW_HOME"]

@@ -1,6 +1,6 @@
 """Peak memory of one cycle that replicates a single large upstream transaction.
 
-    python -m cdcflow.devtools.large_txn [--rows 1000000]
+    python -m cdcflow_devtools.large_txn [--rows 1000000]
 
 Starts a MariaDB pair in a temporary folder, commits one transaction of `--rows` row
 inserts (plus, with --update, an UPDATE of every row in the same transaction), runs one
@@ -104,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["CDCFLOW_HOME"] = str(Path(tmp) / "home")
         Path(os.environ["CDCFLOW_HOME"]).mkdir()
         from cdcflow import cli
-        from cdcflow.devtools.compare import compare
-        from cdcflow.devtools.mariadb import start_pair
+        from cdcflow_devtools.compare import compare
+        from cdcflow_devtools.mariadb import start_pair
         from cdcflow.spark.session import get_session
         from cdcflow.stages import run_cycle
 

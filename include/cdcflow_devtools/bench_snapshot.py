@@ -23,8 +23,8 @@ import threading
 import time
 from pathlib import Path
 
-from cdcflow.devtools.bench_peers import client_args, pipe
-from cdcflow.devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
+from cdcflow_devtools.bench_peers import client_args, pipe
+from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
 
 SCHEMA = "snapbench"
 CID = "snapbench"
@@ -50,7 +50,7 @@ def cdcflow_snapshot(up, down, cid: str, threads: int, log_dir: Path, remote: st
     """`cdcflow changefeed create --snapshot` as a child process (its Spark embedded, or on the
     Spark Connect server `remote`): its wall time and peak memory, and the copy's own seconds
     (chunks recorded .. last chunk done, Spark's start included) from the store."""
-    from cdcflow.devtools.bench import run_measured
+    from cdcflow_devtools.bench_common import run_measured
     from cdcflow.store import snapshots
 
     cfg = log_dir / f"{cid}.toml"
@@ -87,7 +87,7 @@ def mydumper_myloader(up, down, threads: int, work: Path) -> dict:
 
 
 def cdcflow_verify(cid: str, log_dir: Path, remote: str | None = None) -> dict:
-    from cdcflow.devtools.bench import run_measured
+    from cdcflow_devtools.bench_common import run_measured
 
     args = ["changefeed", "verify", "-c", cid, "--wait", "0s"] + (["--spark-remote", remote] if remote else [])
     wall, peak, out = run_measured(args, log_dir / f"verify-{cid}.log", ok=(0, 2, 3))
@@ -117,9 +117,9 @@ def checksum_tables(up, down, tables: list[str]) -> dict:
 
 def snapshot_table(servers, rows: int, threads: int, base: Path) -> dict:
     """The whole part: fill, the copies, their checks, the verifications."""
-    from cdcflow.devtools import bench_workload, spark_connect
-    from cdcflow.devtools.bench import verify
-    from cdcflow.devtools.mariadb import free_port
+    from cdcflow_devtools import bench_workload, spark_connect
+    from cdcflow_devtools.bench_common import verify
+    from cdcflow_devtools.mariadb import free_port
 
     up = servers.up
     targets = {"cdcflow": servers.cdcflow, "dump": servers.binlog, "mydumper": servers.replica}

@@ -20,208 +20,18 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
-import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
-from cdcflow.devtools.checkout import LOCAL, PROJECT
-
-DEFAULT_DIR = LOCAL / "bench"
-DEFAULT_ROWS = 300_000
-DEFAULT_SCALE = (10_000, 100_000, 1_000_000)
-CONFIG = """\
-# The benchmark's changefeed: everything in the bench schema, default sink settings.
-[filter]
-rules = ['bench.*']
-"""
-
-
-def say(text: str) -> None:
-    print(f"[bench] {text}", flush=True)
-
-
-@dataclass
-class CycleResult:
-    """One `cdcflow changefeed run` measured from outside."""
-
-    changefeed: str
-    row_changes: int
-    wall_seconds: float
-    peak_rss_bytes: int
-    stats: dict = field(default_factory=dict)
-
-    def stage_seconds(self, stage: str) -> float:
-        return float(self.stats.get(f"{stage}_seconds") or 0.0)
-
-    @property
-    def apply_rows_per_second(self) -> float | None:
-        secs = self.stage_seconds("apply")
-        return self.row_changes / secs if secs and self.row_changes else None
-
-
-class PeakRss:
-    """Samples the resident memory of a process and all its descendants (the Spark JVM, its
-    Python workers) and keeps the largest sum seen."""
-
-    def __init__(self, pid: int, interval: float = 0.1):
-        import psutil
-
-        self._root = psutil.Process(pid)
-        self._interval = interval
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _sample(self) -> int:
-        import psutil
-
-        total = 0
-        try:
-            procs = [self._root] + self._root.children(recursive=True)
-        except psutil.Error:
-            return 0
-        for p in procs:
-            try:
-                total += p.memory_info().rss
-            except psutil.Error:
-                pass
-        return total
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self._sample())
-            self._stop.wait(self._interval)
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join()
-        return self.peak
-
-
-def run_measured(args: list[str], log_path: Path, ok: tuple[int, ...] = (0,)) -> tuple[float, int, str]:
-    """`cdcflow <args>` as a child process: (wall seconds, peak memory of it and its children,
-    its stdout); its stderr goes to `log_path`."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT / "include"), env.get("PYTHONPATH")) if p)
-    out_path = log_path.with_suffix(".out")
-    with open(log_path, "wb") as log, open(out_path, "wb") as out:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "cdcflow.cli", *args], stdout=out, stderr=log, env=env)
-        sampler = PeakRss(proc.pid)
-        rc = proc.wait()
-        wall = time.perf_counter() - t0
-        peak = sampler.stop()
-    if rc not in ok:
-        tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-15:])
-        raise RuntimeError(f"cdcflow {' '.join(args[:2])} failed (exit {rc}); see {log_path}:\n{tail}")
-    return wall, peak, out_path.read_text(errors="replace")
-
-
-def run_cycle_measured(cid: str, row_changes: int, log_dir: Path) -> CycleResult:
-    """One `cdcflow changefeed run -c cid` as a child process: wall time, peak memory, run stats."""
-    from cdcflow.store import metastore
-
-    wall, peak, _ = run_measured(["changefeed", "run", "-c", cid], log_dir / f"cycle-{cid}.log")
-    runs = metastore.recent_runs(cid, limit=1)
-    return CycleResult(cid, row_changes, wall, peak, runs[0].stats if runs else {})
-
-
-# --- servers ---------------------------------------------------------------------------------
-
-@dataclass
-class Servers:
-    up: object
-    cdcflow: object
-    binlog: object
-    replica: object
-
-    def all(self):
-        return (self.up, self.cdcflow, self.binlog, self.replica)
-
-
-def start_servers(base: Path) -> Servers:
-    from cdcflow.devtools.mariadb import MariaDB
-
-    servers = Servers(
-        up=MariaDB(base, name="upstream", binlog=True, server_id=1),
-        cdcflow=MariaDB(base, name="down-cdcflow", server_id=2),
-        binlog=MariaDB(base, name="down-binlog", server_id=3),
-        replica=MariaDB(base, name="down-replica", server_id=4),
-    )
-    for s in servers.all():
-        s.start()
-    return servers
-
-
-def stop_servers(servers: Servers) -> None:
-    for s in servers.all():
-        s.stop()
-
-
-# --- the steps -------------------------------------------------------------------------------
-
-def create_changefeed(cid: str, up, down, home: Path, config: str = "") -> dict:
-    """A changefeed of the bench schema (CONFIG, then `config`), anew."""
-    from cdcflow import cli
-    from cdcflow.core.home import spec_exists
-    from cdcflow.store import metastore
-
-    cfg = home / f"{cid}.toml"
-    cfg.write_text(CONFIG + config)
-    if spec_exists(cid):
-        cli.main(["changefeed", "remove", "-c", cid])
-    with open(os.devnull, "w") as quiet:
-        old, sys.stdout = sys.stdout, quiet
-        try:
-            rc = cli.main(["changefeed", "create", "-c", cid, "--source-uri", up.uri, "--sink-uri", down.uri,
-                           "--config", str(cfg)])
-        finally:
-            sys.stdout = old
-    if rc != 0:
-        raise RuntimeError(f"cdcflow changefeed create -c {cid} failed")
-    return metastore.get_feed(cid).checkpoint_pos
-
-
-def verify(up, down, label: str, schema: str | None = None) -> list[str]:
-    """Differences between the upstream's and a downstream's bench schema (or `schema`); [] when equal."""
-    from cdcflow.devtools.bench_workload import SCHEMA
-    from cdcflow.devtools.compare import compare
-
-    with up.connect() as u, down.connect() as d:
-        diffs = [str(x) for x in compare(u, d, schemas=[schema or SCHEMA])]
-    say(f"{label}: " + ("consistent with the upstream" if not diffs else "DIFFERS: " + "; ".join(diffs[:5])))
-    return diffs
-
-
-def run_workload(up, rows: int, shape: str):
-    from cdcflow.devtools import bench_workload
-
-    plan = bench_workload.plan(rows, shape=shape)
-    t0 = time.perf_counter()
-    done = bench_workload.run(up, plan)
-    return plan, done, time.perf_counter() - t0
-
-
-def _rate(rows: int, secs: float | None) -> float | None:
-    return rows / secs if secs else None
-
-
-def _fmt_rate(r: float | None) -> str:
-    return f"{r:,.0f}" if r else "-"
-
-
-def _fmt_bytes(n: int | None) -> str:
-    return f"{n / 2**30:.2f} GiB" if n else "-"
-
-
-# --- the run ---------------------------------------------------------------------------------
+from cdcflow_devtools.bench_common import (
+    DEFAULT_DIR, DEFAULT_ROWS, DEFAULT_SCALE, Servers, create_changefeed, fmt_bytes, fmt_rate, rate,
+    run_cycle_measured, run_workload, say, start_servers, stop_servers, verify,
+)
 
 def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir: Path) -> dict:
-    from cdcflow.devtools import bench_peers, bench_workload
+    from cdcflow_devtools import bench_peers, bench_workload
 
     up = servers.up
     bench_peers.reset_replica(servers.replica)
@@ -267,7 +77,7 @@ def scale_changefeed_id(rows: int) -> str:
 
 def scaling(servers: Servers, sizes: list[int], shape: str, home: Path, log_dir: Path) -> list[dict]:
     """One fresh changefeed per size on cdcflow's downstream, then an idle cycle."""
-    from cdcflow.devtools import bench_workload
+    from cdcflow_devtools import bench_workload
 
     out, cid = [], None
     for n in sizes:
@@ -299,10 +109,10 @@ def stage_line(stats: dict, wall: float) -> str:
 def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
     rows = main["rows"]
     cyc = main["cdcflow"]
-    whole = _rate(rows, cyc["wall_seconds"])
+    whole = rate(rows, cyc["wall_seconds"])
     apply_secs = float(cyc["stats"].get("apply_seconds") or 0)
-    binlog = _rate(rows, main["mariadb_binlog_seconds"])
-    replica = _rate(rows, main["native_replica_seconds"])
+    binlog = rate(rows, main["mariadb_binlog_seconds"])
+    replica = rate(rows, main["native_replica_seconds"])
     ok = main["consistent"]
     yes = {True: "yes", False: "NO"}
     print()
@@ -314,13 +124,13 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
           f"transactions ({shape}), {main['ddls']} DDLs between them, on 4 tables")
     print()
     print(f"{'':32}{'row changes/s':>15}{'wall s':>10}{'peak memory':>14}{'consistent':>12}")
-    print(f"{'cdcflow (whole cycle)':32}{_fmt_rate(whole):>15}{cyc['wall_seconds']:>10.1f}"
-          f"{_fmt_bytes(cyc['peak_rss_bytes']):>14}{yes[ok['cdcflow']]:>12}")
-    print(f"{'cdcflow apply stage alone':32}{_fmt_rate(_rate(rows, apply_secs)):>15}{apply_secs:>10.1f}"
+    print(f"{'cdcflow (whole cycle)':32}{fmt_rate(whole):>15}{cyc['wall_seconds']:>10.1f}"
+          f"{fmt_bytes(cyc['peak_rss_bytes']):>14}{yes[ok['cdcflow']]:>12}")
+    print(f"{'cdcflow apply stage alone':32}{fmt_rate(rate(rows, apply_secs)):>15}{apply_secs:>10.1f}"
           f"{'':>14}{'':>12}")
-    print(f"{'mariadb-binlog | mariadb':32}{_fmt_rate(binlog):>15}{main['mariadb_binlog_seconds']:>10.1f}"
+    print(f"{'mariadb-binlog | mariadb':32}{fmt_rate(binlog):>15}{main['mariadb_binlog_seconds']:>10.1f}"
           f"{'':>14}{yes[ok['mariadb_binlog']]:>12}")
-    print(f"{'native replica':32}{_fmt_rate(replica):>15}{main['native_replica_seconds']:>10.1f}"
+    print(f"{'native replica':32}{fmt_rate(replica):>15}{main['native_replica_seconds']:>10.1f}"
           f"{'':>14}{yes[ok['native_replica']]:>12}")
     print(f"cdcflow's cycle: {stage_line(cyc['stats'], cyc['wall_seconds'])}")
     ap = cyc["stats"].get("apply", {})
@@ -335,8 +145,8 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
                          key=lambda e: e["rows"])
         for e in entries:
             label = f"{e['rows']:,}" if e["rows"] else "0 (idle)"
-            print(f"{label:>14}{e['wall_seconds']:>10.1f}{_fmt_rate(_rate(e['rows'], e['wall_seconds'])):>15}"
-                  f"{_fmt_bytes(e['peak_rss_bytes']):>14}{yes[e['consistent']]:>12}")
+            print(f"{label:>14}{e['wall_seconds']:>10.1f}{fmt_rate(rate(e['rows'], e['wall_seconds'])):>15}"
+                  f"{fmt_bytes(e['peak_rss_bytes']):>14}{yes[e['consistent']]:>12}")
     x = whole / binlog if whole and binlog else 0.0
     y = whole / replica if whole and replica else 0.0
     return x, y
@@ -359,9 +169,9 @@ DEFAULT_PARTS = ("replication", "scaling", "pull", "launchers")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from cdcflow.devtools import bench_snapshot
+    from cdcflow_devtools import bench_snapshot
 
-    p = argparse.ArgumentParser(prog="python -m cdcflow.devtools.bench", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m cdcflow_devtools.bench", description=__doc__.split("\n")[0])
     p.add_argument("--parts", default=os.environ.get("BENCH_PARTS"),
                    help=f"comma-separated, of {', '.join(PARTS)} (default {','.join(DEFAULT_PARTS)}, "
                         "plus snapshot when --snapshot is given; env BENCH_PARTS)")
@@ -416,7 +226,7 @@ def _part(name: str, errors: list[str], run, *args):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cdcflow.devtools import bench_launchers, bench_pull, bench_snapshot
+    from cdcflow_devtools import bench_launchers, bench_pull, bench_snapshot
 
     a = parse_args(argv)
     sizes = _sizes(a.scale) if "scaling" in a.parts else []

@@ -1,7 +1,7 @@
 """A local Spark Connect server from the pyspark package, for `make airflow`, `make demo`,
 the tests and the benchmark: one warm JVM that every Spark stage opens a session on.
 
-    python -m cdcflow.devtools.spark_connect [--port 15002] [--log-dir DIR]
+    python -m cdcflow_devtools.spark_connect [--port 15002] [--log-dir DIR]
 
 runs one in the foreground until Ctrl-C.  The server's Python workers run this
 interpreter with this checkout's cdcflow first on their path, so the stages' Arrow
@@ -165,7 +165,7 @@ def _tail(path: Path, lines: int = 15) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m cdcflow.devtools.spark_connect",
+    p = argparse.ArgumentParser(prog="python -m cdcflow_devtools.spark_connect",
                                 description="Run a local Spark Connect server until Ctrl-C.")
     p.add_argument("--port", type=int, default=DEFAULT_PORT)
     p.add_argument("--log-dir", type=Path, default=Path.cwd() / "logs")

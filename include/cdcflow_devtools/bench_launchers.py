@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cdcflow.devtools.checkout import LOCAL, PROJECT
+from cdcflow_devtools.checkout import LOCAL, PROJECT
 
 LAUNCHERS = ("cli", "connect", "submit")
 DEFAULT_SIZES = (10_000, 100_000)
@@ -37,7 +37,7 @@ def say(text: str) -> None:
 
 
 def _child_env() -> dict[str, str]:
-    from cdcflow.devtools.airflow_local import airflow_env
+    from cdcflow_devtools.airflow_local import airflow_env
 
     env = airflow_env(LOCAL / "bench" / "airflow")
     env["PYTHONPATH"] = os.pathsep.join(
@@ -77,7 +77,7 @@ def _measure_dag(cid: str, env: dict[str, str], log_dir: Path) -> dict:
 
 
 def _measure(launcher: str, cid: str, rows: int, env: dict[str, str], log_dir: Path) -> dict:
-    from cdcflow.devtools.bench import run_cycle_measured
+    from cdcflow_devtools.bench_common import run_cycle_measured
 
     if launcher == "cli":
         cyc = run_cycle_measured(cid, rows, log_dir)
@@ -89,9 +89,9 @@ def _measure(launcher: str, cid: str, rows: int, env: dict[str, str], log_dir: P
 
 def launcher_table(servers, sizes: list[int], shape: str, home: Path, log_dir: Path) -> list[dict]:
     """Each size through the three launchers, then an idle window: one entry per window."""
-    from cdcflow.devtools import bench_peers, bench_workload
-    from cdcflow.devtools.airflow_local import bootstrap, spark_connect_server
-    from cdcflow.devtools.bench import create_changefeed, run_workload, verify
+    from cdcflow_devtools import bench_peers, bench_workload
+    from cdcflow_devtools.airflow_local import bootstrap, spark_connect_server
+    from cdcflow_devtools.bench_common import create_changefeed, run_workload, verify
 
     downs = {"cli": servers.cdcflow, "connect": servers.binlog, "submit": servers.replica}
     env = _child_env()

@@ -7,5 +7,5 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parents[3]
+PROJECT = Path(__file__).resolve().parents[2]
 LOCAL = Path(os.environ.get("CDCFLOW_LOCAL") or PROJECT / ".local")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pymysql.cursors
 
-from cdcflow.devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
+from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
 
 
 @dataclass(frozen=True)

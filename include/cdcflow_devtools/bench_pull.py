@@ -56,7 +56,7 @@ def pull_table(up_uri: str, start: tuple[str, int], stop: tuple[str, int], workd
                parallelism: int) -> dict:
     from cdcflow.core.config import ChangefeedConfig
     from cdcflow.core.uri import parse_source_uri
-    from cdcflow.devtools.bench import say
+    from cdcflow_devtools.bench_common import say
     from cdcflow.source.binlog import Position
     from cdcflow.source.binlog_ranges import window_bytes
     from cdcflow.spark.session import get_session

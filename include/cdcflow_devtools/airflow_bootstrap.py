@@ -1,6 +1,6 @@
 """Apply airflow_settings.yaml (the Astro CLI format) to a plain local Airflow.
 
-    python -m cdcflow.devtools.airflow_bootstrap [path/to/airflow_settings.yaml] [--dry-run]
+    python -m cdcflow_devtools.airflow_bootstrap [path/to/airflow_settings.yaml] [--dry-run]
 
 Astro's `astro dev start` reads the file itself; a pip-installed Airflow does
 not, so this runs the `airflow` CLI that sits next to this interpreter:
@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from cdcflow.core.errors import ConfigError
-from cdcflow.devtools.checkout import PROJECT
+from cdcflow_devtools.checkout import PROJECT
 
 SETTINGS_FILE = "airflow_settings.yaml"
 
@@ -154,7 +154,7 @@ def apply(settings: dict, *, cli: str | None = None, dry_run: bool = False, out=
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m cdcflow.devtools.airflow_bootstrap",
+        prog="python -m cdcflow_devtools.airflow_bootstrap",
         description="Apply airflow_settings.yaml (connections, pools, variables) to the local Airflow.",
     )
     parser.add_argument("path", nargs="?", help=f"default: ./{SETTINGS_FILE}, else {PROJECT / SETTINGS_FILE}")

@@ -1,0 +1,205 @@
+"""What the parts of `make bench` share (bench.py runs them): the servers, the changefeed,
+the measured child processes, the workload and the check of each downstream."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cdcflow_devtools.checkout import LOCAL, PROJECT
+
+DEFAULT_DIR = LOCAL / "bench"
+DEFAULT_ROWS = 300_000
+DEFAULT_SCALE = (10_000, 100_000, 1_000_000)
+CONFIG = """\
+# The benchmark's changefeed: everything in the bench schema, default sink settings.
+[filter]
+rules = ['bench.*']
+"""
+
+
+def say(text: str) -> None:
+    print(f"[bench] {text}", flush=True)
+
+
+@dataclass
+class CycleResult:
+    """One `cdcflow changefeed run` measured from outside."""
+
+    changefeed: str
+    row_changes: int
+    wall_seconds: float
+    peak_rss_bytes: int
+    stats: dict = field(default_factory=dict)
+
+    def stage_seconds(self, stage: str) -> float:
+        return float(self.stats.get(f"{stage}_seconds") or 0.0)
+
+    @property
+    def apply_rows_per_second(self) -> float | None:
+        secs = self.stage_seconds("apply")
+        return self.row_changes / secs if secs and self.row_changes else None
+
+
+class PeakRss:
+    """Samples the resident memory of a process and all its descendants (the Spark JVM, its
+    Python workers) and keeps the largest sum seen."""
+
+    def __init__(self, pid: int, interval: float = 0.1):
+        import psutil
+
+        self._root = psutil.Process(pid)
+        self._interval = interval
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> int:
+        import psutil
+
+        total = 0
+        try:
+            procs = [self._root] + self._root.children(recursive=True)
+        except psutil.Error:
+            return 0
+        for p in procs:
+            try:
+                total += p.memory_info().rss
+            except psutil.Error:
+                pass
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self._sample())
+            self._stop.wait(self._interval)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+def run_measured(args: list[str], log_path: Path, ok: tuple[int, ...] = (0,)) -> tuple[float, int, str]:
+    """`cdcflow <args>` as a child process: (wall seconds, peak memory of it and its children,
+    its stdout); its stderr goes to `log_path`."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT / "include"), env.get("PYTHONPATH")) if p)
+    out_path = log_path.with_suffix(".out")
+    with open(log_path, "wb") as log, open(out_path, "wb") as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "cdcflow.cli", *args], stdout=out, stderr=log, env=env)
+        sampler = PeakRss(proc.pid)
+        rc = proc.wait()
+        wall = time.perf_counter() - t0
+        peak = sampler.stop()
+    if rc not in ok:
+        tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-15:])
+        raise RuntimeError(f"cdcflow {' '.join(args[:2])} failed (exit {rc}); see {log_path}:\n{tail}")
+    return wall, peak, out_path.read_text(errors="replace")
+
+
+def run_cycle_measured(cid: str, row_changes: int, log_dir: Path) -> CycleResult:
+    """One `cdcflow changefeed run -c cid` as a child process: wall time, peak memory, run stats."""
+    from cdcflow.store import metastore
+
+    wall, peak, _ = run_measured(["changefeed", "run", "-c", cid], log_dir / f"cycle-{cid}.log")
+    runs = metastore.recent_runs(cid, limit=1)
+    return CycleResult(cid, row_changes, wall, peak, runs[0].stats if runs else {})
+
+
+# --- servers ---------------------------------------------------------------------------------
+
+@dataclass
+class Servers:
+    up: object
+    cdcflow: object
+    binlog: object
+    replica: object
+
+    def all(self):
+        return (self.up, self.cdcflow, self.binlog, self.replica)
+
+
+def start_servers(base: Path) -> Servers:
+    from cdcflow_devtools.mariadb import MariaDB
+
+    servers = Servers(
+        up=MariaDB(base, name="upstream", binlog=True, server_id=1),
+        cdcflow=MariaDB(base, name="down-cdcflow", server_id=2),
+        binlog=MariaDB(base, name="down-binlog", server_id=3),
+        replica=MariaDB(base, name="down-replica", server_id=4),
+    )
+    for s in servers.all():
+        s.start()
+    return servers
+
+
+def stop_servers(servers: Servers) -> None:
+    for s in servers.all():
+        s.stop()
+
+
+# --- the steps -------------------------------------------------------------------------------
+
+def create_changefeed(cid: str, up, down, home: Path, config: str = "") -> dict:
+    """A changefeed of the bench schema (CONFIG, then `config`), anew."""
+    from cdcflow import cli
+    from cdcflow.core.home import spec_exists
+    from cdcflow.store import metastore
+
+    cfg = home / f"{cid}.toml"
+    cfg.write_text(CONFIG + config)
+    if spec_exists(cid):
+        cli.main(["changefeed", "remove", "-c", cid])
+    with open(os.devnull, "w") as quiet:
+        old, sys.stdout = sys.stdout, quiet
+        try:
+            rc = cli.main(["changefeed", "create", "-c", cid, "--source-uri", up.uri, "--sink-uri", down.uri,
+                           "--config", str(cfg)])
+        finally:
+            sys.stdout = old
+    if rc != 0:
+        raise RuntimeError(f"cdcflow changefeed create -c {cid} failed")
+    return metastore.get_feed(cid).checkpoint_pos
+
+
+def verify(up, down, label: str, schema: str | None = None) -> list[str]:
+    """Differences between the upstream's and a downstream's bench schema (or `schema`); [] when equal."""
+    from cdcflow_devtools.bench_workload import SCHEMA
+    from cdcflow_devtools.compare import compare
+
+    with up.connect() as u, down.connect() as d:
+        diffs = [str(x) for x in compare(u, d, schemas=[schema or SCHEMA])]
+    say(f"{label}: " + ("consistent with the upstream" if not diffs else "DIFFERS: " + "; ".join(diffs[:5])))
+    return diffs
+
+
+def run_workload(up, rows: int, shape: str):
+    from cdcflow_devtools import bench_workload
+
+    plan = bench_workload.plan(rows, shape=shape)
+    t0 = time.perf_counter()
+    done = bench_workload.run(up, plan)
+    return plan, done, time.perf_counter() - t0
+
+
+def rate(rows: int, secs: float | None) -> float | None:
+    return rows / secs if secs else None
+
+
+def fmt_rate(r: float | None) -> str:
+    return f"{r:,.0f}" if r else "-"
+
+
+def fmt_bytes(n: int | None) -> str:
+    return f"{n / 2**30:.2f} GiB" if n else "-"
+
+
+# --- the run ---------------------------------------------------------------------------------
