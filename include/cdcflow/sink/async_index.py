@@ -33,6 +33,7 @@ import pymysql
 from cdcflow.core.errors import ASYNC_INDEX_FAILED, ASYNC_INDEX_UNKNOWN, CdcflowError
 from cdcflow.ddl import table_def
 from cdcflow.ddl import types as T
+from cdcflow.ddl.classify import classify
 from cdcflow.ddl.lexer import tokenize
 from cdcflow.sink import connection, ddl_exec, downstream, tidb_ddl_jobs
 from cdcflow.sink.tidb_ddl_jobs import DONE, FAILED
@@ -201,8 +202,6 @@ def _touched(ddl) -> tuple[set[tuple[str, str]], str | None]:
     tables = {(s.lower(), t.lower()) for s, t in ddl.tables}
     if tables:
         return tables, None
-    from cdcflow.ddl.classify import classify
-
     try:
         info = classify(ddl.query, ddl.default_schema, ddl.sql_mode or "")
     except CdcflowError:
