@@ -73,7 +73,7 @@ class _Conn:
 
     @property
     def _read_timeout(self):
-        # the sink sets a statement's read timeout on the connection (mysql_sink.read_timeout)
+        # the sink sets a statement's read timeout on the connection (sink.connection.read_timeout)
         return self.real._read_timeout
 
     @_read_timeout.setter

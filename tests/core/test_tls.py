@@ -10,7 +10,7 @@ import pytest
 
 from cdcflow.core.uri import parse_sink_uri, parse_source_uri
 from cdcflow_devtools.mariadb import MariaDB
-from cdcflow.sink import mysql_sink
+from cdcflow.sink import connection
 from cdcflow.verify.runner import connect as reading_session
 
 
@@ -24,7 +24,7 @@ def _every_way(server: MariaDB) -> list:
     """A connection through each of cdcflow's ways to open one."""
     sink = parse_sink_uri(server.uri).connection_args()
     return [parse_source_uri(server.uri).connect(), parse_sink_uri(server.uri).connect(),
-            mysql_sink.connect(sink), reading_session(sink)]
+            connection.connect(sink), reading_session(sink)]
 
 
 def test_connections_without_tls_options_share_one_context(mariadb_pair):

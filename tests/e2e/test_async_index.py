@@ -21,7 +21,7 @@ from e2e_helpers import assert_consistent, backdate, index_jobs_of
 from cdcflow import cli
 from cdcflow.core.errors import CdcflowError
 from cdcflow_devtools.tidb_standin import TiDBStandIn
-from cdcflow.sink import async_index, mysql_sink
+from cdcflow.sink import async_index, connection
 from cdcflow.stages import run_cycle
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.wait_index import wait_index
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.e2e
 
 RECORDED = Path(__file__).resolve().parents[1] / "tidb_recorded" / "admin_show_ddl_jobs.json"
 SCHEMA = "tidb_async"
-REAL_CONNECT = mysql_sink.connect
+REAL_CONNECT = connection.connect
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def tidb(mariadb_pair, monkeypatch, cdcflow_home):
 
     def use(standin: TiDBStandIn) -> TiDBStandIn:
         holder["standin"] = standin
-        monkeypatch.setattr(mysql_sink, "connect", standin.connect)
+        monkeypatch.setattr(connection, "connect", standin.connect)
         return standin
 
     use.new = lambda **kw: use(TiDBStandIn(RECORDED, REAL_CONNECT, **kw))

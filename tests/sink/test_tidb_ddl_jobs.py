@@ -16,7 +16,7 @@ from e2e_helpers import index_jobs_of
 
 from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
 from cdcflow_devtools.tidb_standin import VERSION, TiDBStandIn
-from cdcflow.sink import async_index, downstream, mysql_sink, tidb_ddl_jobs
+from cdcflow.sink import async_index, connection, downstream, tidb_ddl_jobs
 from cdcflow.source.binlog import Position
 from cdcflow.stages.contracts import DdlEntry
 
@@ -33,7 +33,7 @@ STATE_SETS = [("queueing", "queueing", "pending"), ("running", "running", "pendi
 def standin(mariadb_pair):
     _, down = mariadb_pair
     sink = {"host": HOST, "port": down.port, "user": ROOT_USER, "password": ROOT_PASSWORD}
-    s = TiDBStandIn(RECORDED, mysql_sink.connect)
+    s = TiDBStandIn(RECORDED, connection.connect)
     conn = s.connect(sink)
     yield s, conn
     conn.close()

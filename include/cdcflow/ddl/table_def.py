@@ -34,7 +34,7 @@ class TableInfo:
         NOT NULL.  None: the table has none.  A key on column prefixes counts (as in TiCDC):
         unique prefixes make the full values unique, and rows are keyed by the full values.
         The one definition: the downstream's catalogue is read into a TableInfo for it too
-        (mysql_sink)."""
+        (sink.downstream_tables)."""
         order = sorted(self.indexes.items(), key=lambda kv: (not kv[1]["primary"], kv[0]))
         for _, ix in order:
             if not ix["unique"] or not ix["columns"]:

@@ -33,8 +33,9 @@ import pymysql
 from cdcflow.core.errors import ASYNC_INDEX_FAILED, ASYNC_INDEX_UNKNOWN, CdcflowError
 from cdcflow.ddl import table_def
 from cdcflow.ddl import types as T
+from cdcflow.ddl.classify import classify
 from cdcflow.ddl.lexer import tokenize
-from cdcflow.sink import downstream, mysql_sink, tidb_ddl_jobs
+from cdcflow.sink import connection, ddl_exec, downstream, tidb_ddl_jobs
 from cdcflow.sink.tidb_ddl_jobs import DONE, FAILED
 from cdcflow.store import index_jobs
 
@@ -160,15 +161,15 @@ class IndexDDL:
 
     def execute(self, ddl, replay: bool) -> str:
         if not self.is_async(ddl):
-            return mysql_sink.execute_ddl(self.conn, ddl.query, ddl.default_schema, ddl.sql_mode, replay, ddl.session,
-                                          self.ddl_timeout)
+            return ddl_exec.execute_ddl(self.conn, ddl.query, ddl.default_schema, ddl.sql_mode, replay, ddl.session,
+                                        self.ddl_timeout)
         if ddl.commit_ts in self._adopted:
             return "submitted before; still building"
         schema, table = ddl.tables[0]
         before = tidb_ddl_jobs.newest_job_id(self.conn)
-        submitter = mysql_sink.connect(self.sink, read_timeout=self.submit_wait)
+        submitter = connection.connect(self.sink, read_timeout=self.submit_wait)
         try:
-            return mysql_sink.execute_ddl(submitter, ddl.query, ddl.default_schema, ddl.sql_mode, replay, ddl.session)
+            return ddl_exec.execute_ddl(submitter, ddl.query, ddl.default_schema, ddl.sql_mode, replay, ddl.session)
         except pymysql.err.OperationalError as e:
             if not (e.args and e.args[0] == LOST_DURING_QUERY):
                 raise
@@ -201,8 +202,6 @@ def _touched(ddl) -> tuple[set[tuple[str, str]], str | None]:
     tables = {(s.lower(), t.lower()) for s, t in ddl.tables}
     if tables:
         return tables, None
-    from cdcflow.ddl.classify import classify
-
     try:
         info = classify(ddl.query, ddl.default_schema, ddl.sql_mode or "")
     except CdcflowError:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from cdcflow.sink.connection import connect
+
 # How a collation compares, by its name.  NO PAD: MariaDB names them _nopad_, MySQL 8's
 # UCA 9.0.0 ones (_0900_) all are.  Exact: binary, and names ending _bin or _cs.
 _NO_PAD_MARKS = ("_nopad_", "_0900_")
@@ -79,8 +81,6 @@ class KeyFolder:
         if not _NAME.match(coll):
             raise ValueError(f"not a collation name: {coll!r}")
         if self._conn is None:
-            from cdcflow.sink.mysql_sink import connect
-
             self._conn = connect(self.sink)
         expr = f"HEX(WEIGHT_STRING(CONVERT(%s USING {coll.split('_')[0]}) COLLATE {coll}))"
         with self._conn.cursor() as cur:

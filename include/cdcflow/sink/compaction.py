@@ -2,7 +2,7 @@
 
 Spark only moves and sorts rows: `keyed_changes` (mapInArrow) gives each change its
 key, as the downstream's index compares it (collation_key); after a hash partition and a sort by key and commit order, the sink's partition
-writers (mysql_sink.apply_partition, also a mapInArrow) run `final_changes`, which keeps
+writers (partitions.apply_partition, also a mapInArrow) run `final_changes`, which keeps
 the last change of each key.  Parsing the JSON images once in Python
 is much cheaper than asking Spark SQL to extract key fields from them per row; msgspec
 decodes them a few times faster than the json module, to the same Python values.

@@ -20,7 +20,8 @@ import pymysql
 
 from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError
 from cdcflow.core.row_codec import encode_image, quote_ident
-from cdcflow.sink import mysql_sink
+from cdcflow.sink import connection
+from cdcflow.sink.row_writer import RowWriter
 from cdcflow.verify.chunks import Chunk
 from cdcflow.verify.runner import connect as reading_session
 
@@ -72,7 +73,7 @@ def _chunk_query(task: dict, select: str, tail: str = "") -> tuple[str, list]:
     return f"SELECT {select} FROM {table}" + (f" WHERE {where}" if where else "") + tail, args
 
 
-def _copy_grouped(up, writer: mysql_sink.RowWriter, task: dict, verb: str) -> int:
+def _copy_grouped(up, writer: RowWriter, task: dict, verb: str) -> int:
     """A keyed chunk in batches of `batch_rows` consecutive keys, each batch's VALUES list
     joined by the upstream (GROUP_CONCAT of the rows' text, each built once): two queries and
     one statement a batch, so Python handles no row at all.  A batch the upstream cannot join
@@ -104,7 +105,7 @@ def _copy_grouped(up, writer: mysql_sink.RowWriter, task: dict, verb: str) -> in
             lo = batch["chunk"]["hi"]
 
 
-def _copy_text(up, writer: mysql_sink.RowWriter, task: dict, verb: str) -> int:
+def _copy_text(up, writer: RowWriter, task: dict, verb: str) -> int:
     columns = _columns(up, task["schema"], task["name"])
     names = tuple(c for c, _ in columns)
     copied = 0
@@ -128,7 +129,7 @@ def _value(v):
     return v
 
 
-def _copy_decoded(up, writer: mysql_sink.RowWriter, task: dict, verb: str) -> int:
+def _copy_decoded(up, writer: RowWriter, task: dict, verb: str) -> int:
     """The rows decoded by pymysql and encoded again: for a row too long for the upstream to
     print as text (its blobs' hex over max_allowed_packet)."""
     names = tuple(c for c, _ in _columns(up, task["schema"], task["name"]))
@@ -142,7 +143,7 @@ def _copy_decoded(up, writer: mysql_sink.RowWriter, task: dict, verb: str) -> in
     return copied
 
 
-def copy_rows(up, writer: mysql_sink.RowWriter, task: dict, verb: str = "REPLACE") -> int:
+def copy_rows(up, writer: RowWriter, task: dict, verb: str = "REPLACE") -> int:
     """The rows of `task`'s chunk, read on `up` (already in the transaction to read in), written
     through `writer`.  Returns the rows copied."""
     try:
@@ -158,7 +159,7 @@ def copy_rows(up, writer: mysql_sink.RowWriter, task: dict, verb: str = "REPLACE
         return _copy_decoded(up, writer, task, verb)  # REPLACE: the rows already written converge
 
 
-def copy_chunk(up, writer: mysql_sink.RowWriter, task: dict) -> dict:
+def copy_chunk(up, writer: RowWriter, task: dict) -> dict:
     t0 = time.monotonic()
     with up.cursor() as cur:
         cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
@@ -172,7 +173,7 @@ def copy_chunk(up, writer: mysql_sink.RowWriter, task: dict) -> dict:
 
 def copy_partition(batches, up_args: dict, down_args: dict, batch_rows: int):
     """Spark mapInArrow body: chunk tasks (JSON) in, one result (JSON) per chunk out; a
-    downstream error travels as mysql_sink.SinkError's text."""
+    downstream error travels as sink.downstream_errors.SinkError's text."""
     import pyarrow as pa
 
     up = down = None
@@ -181,8 +182,8 @@ def copy_partition(batches, up_args: dict, down_args: dict, batch_rows: int):
             out = []
             for text in batch.column(0).to_pylist():
                 if up is None:
-                    up, down = reading_session(up_args), mysql_sink.connect(down_args)
-                    writer = mysql_sink.RowWriter(down, batch_rows)
+                    up, down = reading_session(up_args), connection.connect(down_args)
+                    writer = RowWriter(down, batch_rows)
                 out.append(json.dumps(copy_chunk(up, writer, json.loads(text))))
             yield pa.RecordBatch.from_pydict({"result": out})
     finally:

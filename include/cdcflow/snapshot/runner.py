@@ -17,7 +17,9 @@ from cdcflow.core.config import ChangefeedConfig
 from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError
 from cdcflow.core.row_codec import quote_ident
 from cdcflow.filter.table import TableFilter
-from cdcflow.sink import mysql_sink
+from cdcflow.sink import connection
+from cdcflow.sink.downstream_errors import SinkError
+from cdcflow.sink.row_writer import RowWriter
 from cdcflow.snapshot.copy import copy_partition, copy_rows
 from cdcflow.snapshot.point import create_downstream, open_point
 from cdcflow.source.binlog import Position
@@ -64,7 +66,7 @@ def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str
     call `record(point)` (the changefeed starts there and the plan is recorded, in one
     transaction: Point.record) and copy the keyless tables inside the point's transaction.
     Returns the number of chunks."""
-    up, down = reading_session(up_args), mysql_sink.connect(down_args)
+    up, down = reading_session(up_args), connection.connect(down_args)
     try:
         position, method = open_point(up, options.point)
         log.info("snapshot %s: consistent point %s:%s (by %s)", cid, position.file, position.pos, method)
@@ -82,7 +84,7 @@ def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str
             tasks += [{"table": f"{schema}.{name}", "schema": schema, "name": name, "key": key, "chunk": c.__dict__}
                       for c in table_chunks(up, quoted, key, options.chunk_size)]
         record(Point(position, method, tasks, catalogue))
-        writer = mysql_sink.RowWriter(down, options.batch_rows)
+        writer = RowWriter(down, options.batch_rows)
         for task in tasks:
             if task["key"]:
                 continue
@@ -153,7 +155,7 @@ def _copy_chunks(cid: str, todo: list[dict], up_args: dict, down_args: dict, spa
 
 
 def _copy_failed(cid: str, table: str, e: Exception) -> CdcflowError:
-    sink = mysql_sink.SinkError.parse(str(e))
+    sink = SinkError.parse(str(e))
     why = f"{sink['what']}: {sink['text']}" if sink else str(e).strip().splitlines()[0][:500]
     return CdcflowError(
         f"snapshot copy failed in a chunk of {table}: {why}", changefeed=cid, code=SNAPSHOT_FAILED,

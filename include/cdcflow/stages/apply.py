@@ -15,8 +15,15 @@ from cdcflow.core.errors import (
 )
 from cdcflow.ddl import tidb_only
 from cdcflow.ddl.tracker import lookup_key
-from cdcflow.sink import mysql_sink
+from cdcflow.sink import connection
 from cdcflow.sink.async_index import IndexDDL
+from cdcflow.sink.collation_key import KeyFolder
+from cdcflow.sink.compaction import KEYED_SCHEMA, keyed_changes
+from cdcflow.sink.ddl_exec import execute_ddl
+from cdcflow.sink.downstream_errors import is_retryable, is_timeout
+from cdcflow.sink.downstream_tables import catalogue_key, table_exists
+from cdcflow.sink.partitions import apply_partition, apply_partition_txns
+from cdcflow.sink.row_writer import apply_ordered
 from cdcflow.stages import contracts
 from cdcflow.stages.contracts import DdlEntry, IndexWait, PlannedDdl, PlannedSegment, Segment
 from cdcflow.stages.cycle import Cycle, as_cdcflow_error
@@ -33,10 +40,10 @@ def _key(keys: dict, conn, table: tuple[str, str], ts: int) -> tuple[list[str] |
         key, known, collations = lookup_key(keys[table], ts)
         if known:
             if None in collations.values():  # no clause named it: as the downstream created it
-                down = mysql_sink.catalogue_key(conn, *table)[1]
+                down = catalogue_key(conn, *table)[1]
                 collations = {c: coll or down.get(c) for c, coll in collations.items()}
             return key, True, collations
-    key, collations = mysql_sink.catalogue_key(conn, *table)
+    key, collations = catalogue_key(conn, *table)
     return key, False, collations
 
 
@@ -55,9 +62,6 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
                 stats: contracts.ApplyResult, hi: int, safe: bool = True) -> None:
     from pyspark.sql import functions as F
 
-    from cdcflow.sink.collation_key import KeyFolder
-    from cdcflow.sink.compaction import KEYED_SCHEMA, keyed_changes
-
     opts = cycle.sink_options
     keys, collations, unkeyed = {}, {}, []
     for t in tables:
@@ -65,7 +69,7 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
         if k:
             keys[f"{t[0]}.{t[1]}"] = k
             collations[f"{t[0]}.{t[1]}"] = colls
-        elif not mysql_sink.table_exists(conn, *t):
+        elif not table_exists(conn, *t):
             raise CdcflowError(
                 f"table {t[0]}.{t[1]} does not exist downstream", code=TABLE_NOT_EXISTS,
                 hint="the downstream must hold every replicated table as of the start-ts: load a snapshot, "
@@ -96,11 +100,11 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
             # rows are REPLACEd (each transaction is atomic downstream, so a replay converges)
             ordered = (changes.repartition(n, "schema", "table")
                        .sortWithinPartitions("schema", "table", "commit_ts", "part", "key", "seq", "sub"))
-            passes = [lambda it: mysql_sink.apply_partition_txns(it, sink, batch, keys)]
+            passes = [lambda it: apply_partition_txns(it, sink, batch, keys)]
         else:
             ordered = (changes.repartition(n, "schema", "table", "part")
                        .sortWithinPartitions("schema", "table", "part", "key", "commit_ts", "seq", "sub"))
-            passes = [lambda it, ph=ph: mysql_sink.apply_partition(it, sink, batch, keys, ph)
+            passes = [lambda it, ph=ph: apply_partition(it, sink, batch, keys, ph)
                       for ph in ([None] if safe else ["existing", "new"])]
         if len(passes) > 1:
             from pyspark import StorageLevel
@@ -117,7 +121,7 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
     for s, t in unkeyed:  # force-replicate: whole rows matched, in commit order
         changes = (rows_df.where((F.col("schema") == s) & (F.col("table") == t))
                    .orderBy("commit_ts", "seq").select("op", "before", "after").toLocalIterator())
-        stats.rows_written += mysql_sink.apply_ordered(conn, s, t, changes)
+        stats.rows_written += apply_ordered(conn, s, t, changes)
 
 
 def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, flavour: str, ddl: DdlEntry, replay: bool) -> str:
@@ -131,13 +135,13 @@ def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, flavour: str, ddl: DdlEntry, rep
     try:
         if statements:
             for q in statements:
-                mysql_sink.execute_ddl(index_ddl.conn, q, ddl.default_schema, ddl.sql_mode, replay, ddl.session,
-                                       index_ddl.ddl_timeout)
+                execute_ddl(index_ddl.conn, q, ddl.default_schema, ddl.sql_mode, replay, ddl.session,
+                            index_ddl.ddl_timeout)
                 ran += 1
             return f"replaced by {len(statements)} statement(s) (replace-ddl)"
         return index_ddl.execute(replace(ddl, query=query), replay)
     except pymysql.MySQLError as e:
-        if ran == 0 and not replay and not mysql_sink.is_retryable(e):
+        if ran == 0 and not replay and not is_retryable(e):
             # the server refused it, so it did not run: a rerun is no replay, and must not take
             # the same refusal ("exists already") for its own earlier success
             metastore.update_feed(cycle.cid, ddl_in_flight_ts=None)
@@ -165,7 +169,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
     stats = contracts.ApplyResult(safe_mode=cycle.sink_options.safe_mode or may_replay(cycle, window))
     t0 = time.time()
     try:
-        conn = mysql_sink.connect(sink)
+        conn = connection.connect(sink)
     except Exception as e:
         raise CdcflowError(f"cannot connect to the downstream {cycle.sink.redacted()}: {e}",
                            code=DOWNSTREAM_UNREACHABLE,
@@ -221,7 +225,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
             except CdcflowError as e:
                 raise e.with_context(ts=ddl.commit_ts)
             except Exception as e:
-                if mysql_sink.is_timeout(e):
+                if is_timeout(e):
                     raise _ddl_timed_out(cycle, ddl) from None
                 raise _ddl_failed(e, cycle.cid, ddl) from None
             metastore.advance_checkpoint(cycle.cid, ddl.commit_ts, seg.pos_after.to_dict())
@@ -253,7 +257,7 @@ def _ddl_failed(e: Exception, cid: str, ddl: DdlEntry) -> CdcflowError:
     """A DDL that did not run downstream.  A refusal (a statement the downstream cannot run) is
     the operator's to fix or skip; a lost connection, a lock wait or a deadlock is not a
     refusal, and skipping the DDL for it would lose it: the next cycle runs it again."""
-    if mysql_sink.is_retryable(e):
+    if is_retryable(e):
         return CdcflowError(
             f"DDL {ddl.name} did not complete on the downstream: {e}", ts=ddl.commit_ts, statement=ddl.query,
             code=EXEC_DDL_FAILED, retryable=True,

@@ -118,7 +118,7 @@ TIMEOUT_HINT = ("check that the {side} runs and is not frozen or overloaded; the
 def as_cdcflow_error(e: BaseException, cid: str, stage: str) -> CdcflowError:
     if isinstance(e, CdcflowError):
         return e.with_context(changefeed=cid)
-    from cdcflow.sink.mysql_sink import SinkError, is_retryable, is_timeout
+    from cdcflow.sink.downstream_errors import SinkError, is_retryable, is_timeout
     from cdcflow.spark.session import connect_failure
 
     lost = connect_failure(e)

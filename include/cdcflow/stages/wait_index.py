@@ -12,7 +12,7 @@ for by the DDL that touches their table next).
 from __future__ import annotations
 
 from cdcflow.core.errors import CdcflowError
-from cdcflow.sink import mysql_sink
+from cdcflow.sink import connection
 from cdcflow.sink.async_index import poll
 from cdcflow.stages import contracts
 from cdcflow.stages.contracts import WaitIndexResult
@@ -28,7 +28,7 @@ def wait_index(spark, cycle: Cycle) -> WaitIndexResult:
     if not pending or run.dry_run:
         return WaitIndexResult(done=True, pending=[], waiting_at=None)
     try:
-        conn = mysql_sink.connect(cycle.sink.connection_args(cycle.sink_options))
+        conn = connection.connect(cycle.sink.connection_args(cycle.sink_options))
     except CdcflowError:
         raise  # a password reference that does not resolve says so itself
     except Exception as e:  # noqa: BLE001 - unreachable downstream: keep waiting, say why

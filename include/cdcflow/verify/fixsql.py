@@ -8,7 +8,7 @@ instant; the sink's SQL mode), and holds one statement per line."""
 from __future__ import annotations
 
 from cdcflow.core.row_codec import decode_image, quote_ident, sql_literal
-from cdcflow.sink.mysql_sink import DML_SESSION
+from cdcflow.sink.connection import DML_SESSION
 from cdcflow.verify.catalogue import TablePlan
 from cdcflow.verify.checksum import text_form
 from cdcflow.verify.rowdiff import EXTRA

@@ -16,7 +16,7 @@ from cdcflow.core import tls
 from cdcflow.core.errors import DOWNSTREAM_UNREACHABLE, UPSTREAM_UNREACHABLE, CdcflowError
 from cdcflow.core.row_codec import encode_image
 from cdcflow.sink.collation_key import KeyFolder
-from cdcflow.sink.ddl_session import ROW_TIME_ZONE
+from cdcflow.sink.connection import ROW_TIME_ZONE
 from cdcflow.verify import live
 from cdcflow.verify.catalogue import TablePlan, plan_tables
 from cdcflow.verify.checksum import checksum, fetch_rows

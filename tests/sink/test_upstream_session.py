@@ -7,7 +7,7 @@ import pytest
 
 from cdcflow.core.ddl_session import DdlSession
 from cdcflow.core.errors import EXEC_DDL_FAILED, CdcflowError
-from cdcflow.sink.ddl_session import upstream_session
+from cdcflow.sink.upstream_session import upstream_session
 
 
 class Cursor:

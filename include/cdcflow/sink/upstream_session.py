@@ -11,14 +11,13 @@ import pymysql
 
 from cdcflow.core.ddl_session import DdlSession
 from cdcflow.core.errors import EXEC_DDL_FAILED, CdcflowError
+from cdcflow.sink.connection import ROW_TIME_ZONE
 
 log = logging.getLogger(__name__)
 
 UNKNOWN_TIME_ZONE = 1298
 UNKNOWN_COLLATION = 1273
 COLLATIONS = ("collation_connection", "collation_server")
-# Rows are written in UTC (TIMESTAMP literals are decoded in UTC); a DDL's zone is set and undone
-ROW_TIME_ZONE = "+00:00"
 
 
 @contextmanager

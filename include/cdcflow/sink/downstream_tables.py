@@ -1,0 +1,44 @@
+"""What the downstream's catalogue (information_schema) says of a table: whether it exists,
+its valid index and the collations of that key's string columns."""
+
+from __future__ import annotations
+
+from cdcflow.ddl.table_def import PRIMARY, TableInfo
+
+
+def catalogue_key(conn, schema: str, table: str) -> tuple[list[str] | None, dict[str, str | None]]:
+    """The table's valid index (TableInfo.valid_key) as the downstream's catalogue has it, and
+    its string columns' collations; None when the table has none or does not exist."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT s.INDEX_NAME, s.COLUMN_NAME, c.IS_NULLABLE, s.SUB_PART, c.DATA_TYPE, c.COLLATION_NAME "
+            "FROM information_schema.STATISTICS s "
+            "JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = s.TABLE_SCHEMA "
+            "AND c.TABLE_NAME = s.TABLE_NAME AND c.COLUMN_NAME = s.COLUMN_NAME "
+            "WHERE s.TABLE_SCHEMA = %s AND s.TABLE_NAME = %s AND s.NON_UNIQUE = 0 "
+            "ORDER BY s.INDEX_NAME, s.SEQ_IN_INDEX",
+            (schema, table),
+        )
+        info = TableInfo()
+        for name, col, nullable, sub_part, data_type, collation in cur.fetchall():
+            ix = info.indexes.setdefault(name, {"columns": [], "unique": True, "primary": name == PRIMARY,
+                                                "prefix": False})
+            ix["columns"].append(col)
+            ix["prefix"] |= sub_part is not None
+            if info.column(col) is None:
+                info.columns.append({"name": col, "type": data_type.lower(), "nullable": nullable == "YES",
+                                     "collation": collation and collation.lower()})
+    key = info.valid_key()
+    return key, info.key_collations(key) if key else {}
+
+
+def valid_key(conn, schema: str, table: str) -> list[str] | None:
+    """The table's valid index as the downstream's catalogue has it (catalogue_key)."""
+    return catalogue_key(conn, schema, table)[0]
+
+
+def table_exists(conn, schema: str, table: str) -> bool:
+    with conn.cursor() as cur:
+        cur.execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA=%s AND TABLE_NAME=%s",
+                    (schema, table))
+        return cur.fetchone() is not None

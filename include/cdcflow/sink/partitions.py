@@ -1,0 +1,91 @@
+"""The bodies of the Spark partitions that write a segment's rows (mapInArrow): each
+compacts its sorted changes (compaction.final_changes) and writes them on a downstream
+connection of its own (row_writer), returning how many rows and statements it wrote."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+import pyarrow as pa
+
+from cdcflow.core.row_codec import decode_image
+from cdcflow.sink.compaction import final_changes
+from cdcflow.sink.connection import connect_with_retry
+from cdcflow.sink.row_writer import RowWriter, StreamingWriter
+
+# safe-mode = false writes a segment in two passes (Spark jobs): first the keys whose row
+# existed before the segment (DELETE, REPLACE), then the new keys with INSERT.  After the
+# first pass every old row holds its final image or is gone, so an INSERT can only meet a
+# row the upstream never had: a real conflict, reported as TiCDC's non-safe mode does.
+PHASE_KINDS = {None: ("D", "U", "I"), "existing": ("D", "U"), "new": ("I",)}
+
+
+def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]], phase: str | None = None):
+    """Spark mapInArrow body: changes sorted by (schema, table, key, commit order) in; the
+    last one per key is written (only the kinds of `phase`, see PHASE_KINDS); one batch of
+    (rows, statements) counts out.
+
+    Why this converges even when rows exchange unique-key values across partitions:
+    every key touched in the segment is written with its final image, and those images
+    are one consistent snapshot of the upstream at the segment's end, so no two of them
+    share a unique value, and none clashes with a row the segment did not touch (that row
+    already holds its end-of-segment value downstream).  A REPLACE therefore only ever
+    removes stale rows of touched keys, whose own final image another partition writes
+    (before or after) or whose DELETE is due anyway; a DELETE only removes a key that has
+    no final image.  Nothing removes a final image once written, so in whatever order the
+    partitions run (and after a replay of a half-applied segment) each key ends with its
+    final image or absent: the upstream's state.  Concurrent REPLACEs on the same unique
+    values may deadlock; the statement is retried (RowWriter._run).
+    Deletes go first inside a partition: a key that only changed case (or trailing
+    spaces) under a case-insensitive collation shares its old spelling's partition,
+    and the old image must go before the new one is written.
+    """
+    kinds = PHASE_KINDS[phase]
+
+    def write(w: StreamingWriter, conn) -> None:
+        w.insert_new = phase == "new"
+        for schema, table, _part, _key, kind, image, ts in final_changes(_change_rows(batches, "commit_ts")):
+            if kind in kinds:
+                w.add(schema, table, kind, decode_image(image), ts)
+        w.close()
+
+    yield _run_partition(sink, batch_rows, keys, write)
+
+
+def apply_partition_txns(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]]):
+    """transaction-atomicity = table: changes sorted by (schema, table, commit_ts, key,
+    commit order) in; each upstream transaction's changes to one table become one
+    downstream transaction.  Inside it the changes compact to their final image per key
+    (the state at that commit, which is all a transaction shows), never across
+    transactions.  A table's transactions all run in one partition, in commit order, so
+    partitions never touch the same rows and cannot deadlock each other."""
+    def write(w: StreamingWriter, conn) -> None:
+        rows = _change_rows(batches, "commit_ts")
+        for _txn, changes in groupby(rows, key=lambda r: (r[0], r[1], r[6])):
+            conn.begin()
+            for schema, table, _part, _key, kind, image, ts in final_changes(changes):
+                w.add(schema, table, kind, decode_image(image), ts)
+            w.close()
+            conn.commit()
+
+    yield _run_partition(sink, batch_rows, keys, write)
+
+
+def _change_rows(batches, *extra: str):
+    for b in batches:
+        d = b.to_pydict()
+        yield from zip(d["schema"], d["table"], d["part"], d["key"], d["kind"], d["image"], *(d[e] for e in extra))
+
+
+def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], write):
+    """One downstream connection for a partition's writes; the (rows, statements) counts."""
+    conn = None
+    try:
+        conn = connect_with_retry(sink)
+        w = StreamingWriter(RowWriter(conn, batch_rows), keys)
+        write(w, conn)
+        written, statements = w.writer.rows_written, w.writer.statements
+    finally:
+        if conn is not None:
+            conn.close()
+    return pa.RecordBatch.from_pydict({"rows": [written], "statements": [statements]})

@@ -1,0 +1,183 @@
+"""Writing rows to a MySQL-compatible downstream (MySQL, MariaDB, TiDB) on one connection.
+
+Row changes arrive compacted to one final image per key, so every statement
+is idempotent: `REPLACE INTO … VALUES (…),(…)` for rows that exist at the
+end of the segment, `DELETE … WHERE key IN (…)` for rows that do not.
+Replaying a segment after a crash writes the same final images again.
+Tables without a valid index take their changes one by one instead (apply_ordered).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Iterable
+
+import pymysql
+
+from cdcflow.core.row_codec import decode_image, quote_ident, sql_literal
+from cdcflow.sink.downstream_errors import SinkError, error_code, offending_row
+
+MAX_STATEMENT_BYTES = 4 * 1024 * 1024
+
+
+def qualified(schema: str, table: str) -> str:
+    return f"{quote_ident(schema)}.{quote_ident(table)}"
+
+
+class RowWriter:
+    """Batches final row images into multi-row statements on one connection."""
+
+    def __init__(self, conn, batch_rows: int, max_bytes: int = MAX_STATEMENT_BYTES):
+        self.conn = conn
+        self.batch_rows = batch_rows
+        self.max_bytes = max_bytes
+        self.rows_written = 0
+        self.statements = 0
+
+    def _run(self, sql: str, what: str, rows: list | None = None, key: list[str] | None = None) -> None:
+        """`rows`: the statement's (image, commit ts) in VALUES order, to name the one a value
+        error points at."""
+        for attempt in range(5):
+            try:
+                with self.conn.cursor() as cur:
+                    cur.execute(sql)
+                self.statements += 1
+                return
+            except pymysql.err.OperationalError as e:
+                # deadlocks between partitions that touch the same unique values: retry
+                if error_code(e) in (1205, 1213) and attempt < 4:
+                    time.sleep(0.05 * (attempt + 1))
+                    continue
+                raise SinkError(what, e) from None
+            except pymysql.MySQLError as e:
+                raise SinkError(what, e, *offending_row(e, rows, key)) from None
+
+    def delete_keys(self, schema: str, table: str, key: list[str], images: list[dict]) -> None:
+        target = qualified(schema, table)
+        if len(key) == 1:
+            head = f"DELETE FROM {target} WHERE {quote_ident(key[0])} IN ("
+            tuples = [sql_literal(img[key[0]]) for img in images]
+        else:
+            head = f"DELETE FROM {target} WHERE ({', '.join(quote_ident(k) for k in key)}) IN ("
+            tuples = ["(" + ", ".join(sql_literal(img[k]) for k in key) + ")" for img in images]
+        for chunk in self._chunks(tuples, len(head)):
+            self._run(head + ", ".join(chunk) + ")", f"DELETE from {schema}.{table}")
+            self.rows_written += len(chunk)
+
+    def replace_rows(self, schema: str, table: str, columns: tuple[str, ...], images: list[dict],
+                     verb: str = "REPLACE", commit_ts: list | None = None, key: list[str] | None = None) -> None:
+        """REPLACE (safe mode: overwrites whatever holds the key or a unique value), or
+        INSERT for rows that must be new (fails on a conflicting row).  `commit_ts`: each
+        image's, and `key`: the table's, to name a row the downstream refuses."""
+        head = f"{verb} INTO {qualified(schema, table)} ({', '.join(quote_ident(c) for c in columns)}) VALUES "
+        tuples = ["(" + ", ".join(sql_literal(img[c]) for c in columns) + ")" for img in images]
+        rows = list(zip(images, commit_ts or [None] * len(images)))
+        done = 0
+        for chunk in self._chunks(tuples, len(head)):
+            self._run(head + ",".join(chunk), f"{verb} into {schema}.{table}", rows[done:done + len(chunk)], key)
+            done += len(chunk)
+            self.rows_written += len(chunk)
+
+    def write_literals(self, schema: str, table: str, columns: tuple[str, ...], tuples: list[bytes],
+                       verb: str = "REPLACE") -> None:
+        """Rows already written as SQL text, b"(v1,v2,…)" each (utf8mb4, as the session reads
+        it), in multi-row statements: what the snapshot's copy gets from the upstream."""
+        head = self._values_head(schema, table, columns, verb)
+        for chunk in self._chunks(tuples, len(head)):
+            self.write_values(schema, table, columns, b",".join(chunk), len(chunk), verb)
+
+    def write_values(self, schema: str, table: str, columns: tuple[str, ...], values: bytes, rows: int,
+                     verb: str = "REPLACE") -> None:
+        """One statement of `rows` rows whose VALUES list, b"(…),(…)", is already SQL text."""
+        self._run(self._values_head(schema, table, columns, verb) + values, f"{verb} into {schema}.{table}")
+        self.rows_written += rows
+
+    @staticmethod
+    def _values_head(schema: str, table: str, columns: tuple[str, ...], verb: str) -> bytes:
+        return f"{verb} INTO {qualified(schema, table)} ({', '.join(quote_ident(c) for c in columns)}) VALUES ".encode()
+
+    def _chunks(self, items: list, head_len: int) -> Iterable[list[str]]:
+        chunk, size = [], head_len
+        for it in items:
+            if chunk and (len(chunk) >= self.batch_rows or size + len(it) + 2 > self.max_bytes):
+                yield chunk
+                chunk, size = [], head_len
+            chunk.append(it)
+            size += len(it) + 2
+        if chunk:
+            yield chunk
+
+
+
+class StreamingWriter:
+    """Pending multi-row statements, flushed when full; a table's pending DELETEs always go
+    out before any of its upserts, so memory stays bounded by the batch size.  With
+    `insert_new`, rows of kind I (new keys) are written with INSERT instead of REPLACE."""
+
+    def __init__(self, writer: RowWriter, keys: dict[str, list[str]], insert_new: bool = False):
+        self.writer = writer
+        self.keys = keys
+        self.insert_new = insert_new
+        self.deletes: dict[tuple[str, str], list] = {}
+        self.upserts: dict[tuple[str, str, tuple, str], list] = {}
+
+    def add(self, schema: str, table: str, kind: str, img: dict, commit_ts: int | None = None) -> None:
+        if kind == "D":
+            pending = self.deletes.setdefault((schema, table), [])
+            pending.append(img)
+            if len(pending) >= self.writer.batch_rows:
+                self._flush_deletes(schema, table)
+        else:
+            group = (schema, table, tuple(img), "INSERT" if kind == "I" and self.insert_new else "REPLACE")
+            pending = self.upserts.setdefault(group, [])
+            pending.append((img, commit_ts))
+            if len(pending) >= self.writer.batch_rows:
+                self._flush_deletes(schema, table)
+                self._upsert(group, self.upserts.pop(group))
+
+    def _upsert(self, group: tuple, pending: list) -> None:
+        schema, table, cols, verb = group
+        self.writer.replace_rows(schema, table, cols, [i for i, _ in pending], verb, [t for _, t in pending],
+                                 self.keys.get(f"{schema}.{table}"))
+
+    def _flush_deletes(self, schema: str, table: str) -> None:
+        images = self.deletes.pop((schema, table), None)
+        if images:
+            self.writer.delete_keys(schema, table, self.keys[f"{schema}.{table}"], images)
+
+    def close(self) -> None:
+        for schema, table in list(self.deletes):
+            self._flush_deletes(schema, table)
+        for group, pending in list(self.upserts.items()):
+            self._upsert(group, pending)
+        self.upserts.clear()
+
+
+
+def apply_ordered(conn, schema: str, table: str, changes: Iterable[dict]) -> int:
+    """Changes of a table without a valid index (force-replicate): one by one, in commit order.
+
+    No compaction is possible without a key, so UPDATE and DELETE match the whole old
+    row NULL-safely and touch one row (LIMIT 1), which keeps duplicate rows right.
+    """
+    n = 0
+    target = qualified(schema, table)
+    with conn.cursor() as cur:
+        for ch in changes:
+            before, after = decode_image(ch["before"]), decode_image(ch["after"])
+            if ch["op"] == "insert":
+                sql = (f"INSERT INTO {target} ({', '.join(quote_ident(c) for c in after)}) VALUES ("
+                       + ", ".join(sql_literal(v) for v in after.values()) + ")")
+            else:
+                where = " AND ".join(f"{quote_ident(c)} <=> {sql_literal(v)}" for c, v in before.items())
+                if ch["op"] == "delete":
+                    sql = f"DELETE FROM {target} WHERE {where} LIMIT 1"
+                else:
+                    sets = ", ".join(f"{quote_ident(c)} = {sql_literal(v)}" for c, v in after.items())
+                    sql = f"UPDATE {target} SET {sets} WHERE {where} LIMIT 1"
+            try:
+                cur.execute(sql)
+            except pymysql.MySQLError as e:
+                raise SinkError(f"{ch['op'].upper()} on {schema}.{table} (no valid index)", e) from None
+            n += 1
+    return n

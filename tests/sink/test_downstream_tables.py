@@ -1,0 +1,33 @@
+"""sink.downstream_tables: finding the valid index in the downstream's catalogue (a fake
+connection answers the query)."""
+
+import pytest
+from fake_downstream import FakeConn
+
+from cdcflow.sink.downstream_tables import catalogue_key, valid_key
+
+
+def _stat(index, col, nullable, sub_part=None, data_type="int", collation=None):
+    return index, col, nullable, sub_part, data_type, collation
+
+
+@pytest.mark.parametrize("rows, key", [
+    ([_stat("PRIMARY", "id", "NO"), _stat("u", "code", "NO")], ["id"]),
+    ([_stat("PRIMARY", "a", "NO"), _stat("PRIMARY", "b", "NO")], ["a", "b"]),
+    ([_stat("u1", "a", "NO"), _stat("u1", "b", "YES"), _stat("u2", "c", "NO"), _stat("u2", "d", "NO")], ["c", "d"]),
+    ([_stat("u1", "a", "YES")], None),
+    ([_stat("PRIMARY", "b", "NO", 20, "text")], ["b"]),  # a prefix primary key is valid
+    ([_stat("u1", "b", "NO", 3, "varchar")], ["b"]),
+    ([], None),
+])
+def test_valid_key(rows, key):
+    conn = FakeConn(rows=rows)
+    assert valid_key(conn, "db", "t") == key
+    assert conn.sql[0][1] == ("db", "t")
+
+
+def test_catalogue_key_names_the_collations_of_string_key_columns():
+    conn = FakeConn(rows=[_stat("PRIMARY", "k", "NO", None, "varchar", "utf8mb4_General_ci"),
+                          _stat("PRIMARY", "n", "NO")])
+    assert catalogue_key(conn, "db", "t") == (["k", "n"], {"k": "utf8mb4_general_ci"})
+

@@ -1,0 +1,70 @@
+"""sink.partitions: the whole body of a Spark partition, on a fake connection."""
+
+import pyarrow as pa
+import pymysql
+import pytest
+from fake_downstream import FakeConn, failing
+
+from cdcflow.core.row_codec import encode_image
+from cdcflow.sink import partitions
+from cdcflow.sink.compaction import keyed_changes
+from cdcflow.sink.downstream_errors import SinkError
+
+
+def keyed_batches(changes, keys):
+    cols = {f: [] for f in ("schema", "table", "commit_ts", "seq", "op", "before", "after")}
+    for table, ts, seq, op, before, after in changes:
+        for f, v in zip(cols, ("db", table, ts, seq, op, encode_image(before), encode_image(after))):
+            cols[f].append(v)
+    out = list(keyed_changes(iter([pa.RecordBatch.from_pydict(cols)]), keys))
+    rows = out[0].to_pylist()
+    rows.sort(key=lambda r: (r["schema"], r["table"], r["part"], r["key"], r["commit_ts"], r["seq"], r["sub"]))
+    return [pa.RecordBatch.from_pylist(rows[:2], schema=out[0].schema),
+            pa.RecordBatch.from_pylist(rows[2:], schema=out[0].schema)]
+
+
+def test_apply_partition_case_only_key_change(monkeypatch):
+    conn = FakeConn()
+    monkeypatch.setattr(partitions, "connect_with_retry", lambda sink: conn)
+    keys = {"db.s": ["name"]}
+    batches = keyed_batches([
+        ("s", 10, 0, "update", {"name": "abc", "v": 1}, {"name": "ABC", "v": 1}),
+        ("s", 11, 0, "insert", None, {"name": "zz", "v": 2}),
+        ("s", 12, 0, "delete", {"name": "qq", "v": 3}, None),
+    ], keys)
+    out = list(partitions.apply_partition(iter(batches), {"host": "h", "port": 1}, 100, keys))
+    assert conn.sql == [
+        "DELETE FROM `db`.`s` WHERE `name` IN ('abc', 'qq')",
+        "REPLACE INTO `db`.`s` (`name`, `v`) VALUES ('ABC', 1),('zz', 2)",
+    ]
+    assert out[0].to_pydict() == {"rows": [4], "statements": [2]}
+    assert conn.closed
+
+
+def test_apply_partition_phases_of_safe_mode_false(monkeypatch):
+    """Pass 'existing' writes DELETEs and the REPLACEs of rows that were there; pass 'new'
+    INSERTs the keys these changes created (the split's new key included)."""
+    keys = {"db.t": ["id"]}
+    changes = [("t", 10, 0, "update", {"id": 1, "v": 1}, {"id": 5, "v": 1}),   # key change: D 1, I 5
+               ("t", 10, 1, "update", {"id": 2, "v": 2}, {"id": 2, "v": 9}),   # U 2
+               ("t", 10, 2, "insert", None, {"id": 3, "v": 3})]                 # I 3
+    sql = {}
+    for phase in ("existing", "new"):
+        conn = FakeConn()
+        monkeypatch.setattr(partitions, "connect_with_retry", lambda sink, c=conn: c)
+        list(partitions.apply_partition(iter(keyed_batches(changes, keys)), {}, 100, keys, phase))
+        sql[phase] = conn.sql
+    assert sql["existing"] == ["DELETE FROM `db`.`t` WHERE `id` IN (1)",
+                               "REPLACE INTO `db`.`t` (`id`, `v`) VALUES (2, 9)"]
+    assert sql["new"] == ["INSERT INTO `db`.`t` (`id`, `v`) VALUES (3, 3),(5, 1)"]
+
+
+def test_apply_partition_closes_the_connection_on_error(monkeypatch):
+    conn = FakeConn(fail=failing([pymysql.err.ProgrammingError(1146, "Table 'db.s' doesn't exist")]))
+    monkeypatch.setattr(partitions, "connect_with_retry", lambda sink: conn)
+    keys = {"db.s": ["name"]}
+    batches = keyed_batches([("s", 11, 0, "insert", None, {"name": "zz", "v": 2})], keys)
+    with pytest.raises(SinkError) as e:
+        list(partitions.apply_partition(iter(batches), {"host": "h", "port": 1}, 100, keys))
+    assert e.value.code == 1146 and conn.closed
+

@@ -1,0 +1,223 @@
+"""sink.row_writer without a server: statements are recorded by a fake connection."""
+
+import random
+
+import pymysql
+import pytest
+from fake_downstream import FakeConn, failing
+
+from cdcflow.core.row_codec import encode_image
+from cdcflow.sink import row_writer
+from cdcflow.sink.downstream_errors import SinkError
+from cdcflow.sink.row_writer import RowWriter, StreamingWriter, apply_ordered
+
+
+@pytest.fixture(autouse=True)
+def no_sleep(monkeypatch):
+    monkeypatch.setattr(row_writer.time, "sleep", lambda s: None)
+
+
+# --- RowWriter: batching ------------------------------------------------------------------
+
+def test_chunks_by_rows():
+    w = RowWriter(FakeConn(), batch_rows=3)
+    assert [len(c) for c in w._chunks([str(i) for i in range(7)], 10)] == [3, 3, 1]
+    assert list(w._chunks([], 10)) == []
+
+
+def test_chunks_by_bytes():
+    w = RowWriter(FakeConn(), batch_rows=1000, max_bytes=50)
+    items = ["x" * 8] * 9  # each costs 8 + 2 separator bytes
+    chunks = list(w._chunks(items, 10))
+    assert [len(c) for c in chunks] == [4, 4, 1]
+    assert all(10 + sum(len(i) + 2 for i in c) <= 50 for c in chunks)
+    assert sum(chunks, []) == items
+
+
+def test_an_item_bigger_than_the_limit_goes_alone():
+    w = RowWriter(FakeConn(), batch_rows=1000, max_bytes=50)
+    assert [len(c) for c in w._chunks(["a", "b" * 100, "c"], 10)] == [1, 1, 1]
+
+
+def test_replace_rows_statements_stay_under_the_byte_limit():
+    conn = FakeConn()
+    w = RowWriter(conn, batch_rows=1000, max_bytes=300)
+    images = [{"id": i, "v": "x" * 20} for i in range(40)]
+    w.replace_rows("db", "t", ("id", "v"), images)
+    assert len(conn.sql) > 1
+    assert all(len(s.encode()) <= 300 for s in conn.sql)
+    assert (w.rows_written, w.statements) == (40, len(conn.sql))
+    assert conn.sql[0].startswith("REPLACE INTO `db`.`t` (`id`, `v`) VALUES (0, 'xxxxxxxxxxxxxxxxxxxx'),(1, ")
+    assert sum(s.count("'xxxxxxxxxxxxxxxxxxxx'") for s in conn.sql) == 40
+
+
+def test_replace_and_delete_statement_text():
+    conn = FakeConn()
+    w = RowWriter(conn, batch_rows=2)
+    w.replace_rows("d`b", "t", ("id", "s"), [{"id": 1, "s": "o'k"}, {"id": 2, "s": None}, {"id": 3, "s": ""}])
+    w.delete_keys("db", "t", ["id"], [{"id": 1}, {"id": 2}, {"id": 3}])
+    w.delete_keys("db", "m", ["a", "b"], [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}])
+    assert conn.sql == [
+        "REPLACE INTO `d``b`.`t` (`id`, `s`) VALUES (1, 'o\\'k'),(2, NULL)",
+        "REPLACE INTO `d``b`.`t` (`id`, `s`) VALUES (3, '')",
+        "DELETE FROM `db`.`t` WHERE `id` IN (1, 2)",
+        "DELETE FROM `db`.`t` WHERE `id` IN (3)",
+        "DELETE FROM `db`.`m` WHERE (`a`, `b`) IN ((1, 'x'), (2, 'y'))",
+    ]
+    assert (w.rows_written, w.statements) == (8, 5)
+
+
+# --- RowWriter: errors --------------------------------------------------------------------
+def test_deadlock_is_retried():
+    conn = FakeConn(fail=failing([pymysql.err.OperationalError(1213, "Deadlock found"),
+                                  pymysql.err.OperationalError(1205, "Lock wait timeout")]))
+    w = RowWriter(conn, batch_rows=10)
+    w.replace_rows("db", "t", ("id",), [{"id": 1}])
+    assert (len(conn.sql), w.statements, w.rows_written) == (1, 1, 1)
+
+
+def test_persistent_deadlock_becomes_a_retryable_sink_error():
+    conn = FakeConn(fail=failing([pymysql.err.OperationalError(1213, "Deadlock found")] * 5))
+    with pytest.raises(SinkError) as e:
+        RowWriter(conn, batch_rows=10).delete_keys("db", "t", ["id"], [{"id": 1}])
+    assert (e.value.code, e.value.retryable, e.value.what) == (1213, True, "DELETE from db.t")
+    assert conn.sql == []
+
+
+def test_other_errors_are_not_retried():
+    conn = FakeConn(fail=failing([pymysql.err.IntegrityError(1062, "Duplicate entry '1' for key 'PRIMARY'")]))
+    with pytest.raises(SinkError) as e:
+        RowWriter(conn, batch_rows=10).replace_rows("db", "t", ("id",), [{"id": 1}])
+    assert (e.value.code, e.value.retryable, e.value.text) == (1062, False, "Duplicate entry '1' for key 'PRIMARY'")
+    assert conn.sql == []
+
+
+# --- StreamingWriter: a table's DELETEs before its upserts, bounded memory ----------------
+
+class Recorder:
+    """Stands for RowWriter: records what would be written, in order."""
+
+    def __init__(self, batch_rows):
+        self.batch_rows = batch_rows
+        self.log = []  # (kind, schema, table, [row ids]) per statement batch
+
+    def delete_keys(self, schema, table, key, images):
+        assert key == KEYS[f"{schema}.{table}"]
+        self.log.append(("D", schema, table, [img["n"] for img in images]))
+
+    def replace_rows(self, schema, table, columns, images, verb="REPLACE", commit_ts=None, key=None):
+        assert all(tuple(img) == columns for img in images)
+        self.log.append(("U" if verb == "REPLACE" else verb, schema, table, [img["n"] for img in images]))
+
+
+KEYS = {"db.a": ["id"], "db.b": ["id"], "db.c": ["x", "y"]}
+
+
+def stream(seed: int, n: int) -> list[tuple]:
+    """Changes as final_changes emits them: per table, parts in order, a part's DELETEs first."""
+    rnd = random.Random(seed)
+    out, n_id = [], 0
+    for table in ("a", "b", "c"):
+        for _part in range(n):
+            kinds = sorted(rnd.choice("DU") for _ in range(rnd.randint(1, 3)))  # 'D' < 'U'
+            for kind in kinds:
+                img = {"n": n_id, "id": n_id} if table != "c" else {"n": n_id, "x": n_id, "y": "v"}
+                if kind == "U" and rnd.random() < 0.3:
+                    img["extra"] = 1  # another column set: a separate pending statement
+                out.append(("db", table, kind, img))
+                n_id += 1
+    # tables interleave at random (a partition holds many tables), each keeping its order
+    by_table: dict[str, list] = {}
+    for r in out:
+        by_table.setdefault(r[1], []).append(r)
+    merged = []
+    while any(by_table.values()):
+        t = rnd.choice([t for t, rows in by_table.items() if rows])
+        merged.append(by_table[t].pop(0))
+    return merged
+
+
+def restore_table_order(rows):
+    return sorted(rows, key=lambda r: r[3]["n"])
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("batch_rows", [1, 2, 3, 7, 1000])
+def test_streaming_writer_orders_deletes_and_bounds_memory(seed, batch_rows):
+    changes = stream(seed, 40)
+    # within each table the input keeps final_changes' order (ids increase)
+    for t in "abc":
+        ids = [r[3]["n"] for r in changes if r[1] == t]
+        assert ids == sorted(ids)
+    rec = Recorder(batch_rows)
+    w = StreamingWriter(rec, KEYS)
+    added_at = {}
+    for i, (schema, table, kind, img) in enumerate(changes):
+        w.add(schema, table, kind, img)
+        added_at[img["n"]] = i
+        pending = list(w.deletes.values()) + list(w.upserts.values())
+        assert all(len(p) < batch_rows for p in pending)
+        assert sum(len(p) for p in pending) <= batch_rows * (3 + 6)  # per table: deletes + 2 column sets
+    w.close()
+    assert w.deletes == {} and w.upserts == {}
+    # every change written exactly once, with its kind
+    written = {n: kind for kind, _, _, ns in rec.log for n in ns}
+    assert sorted(written) == sorted(r[3]["n"] for r in changes)
+    assert all(written[r[3]["n"]] == r[2] for r in changes)
+    assert all(len(ns) <= batch_rows for *_, ns in rec.log)
+    # a DELETE added before an upsert of the same table is written before it
+    done: set[int] = set()
+    for kind, _, table, ns in rec.log:
+        if kind == "U":
+            first_upsert = min(added_at[n] for n in ns)
+            earlier_deletes = {r[3]["n"] for r in changes[:first_upsert] if r[1] == table and r[2] == "D"}
+            assert earlier_deletes <= done, (table, sorted(earlier_deletes - done))
+        done.update(ns)
+
+
+def test_streaming_writer_flushes_pending_deletes_when_upserts_fill():
+    rec = Recorder(2)
+    w = StreamingWriter(rec, KEYS)
+    w.add("db", "a", "D", {"n": 1, "id": 1})
+    w.add("db", "a", "U", {"n": 2, "id": 2})
+    assert rec.log == []
+    w.add("db", "a", "U", {"n": 3, "id": 3})
+    assert rec.log == [("D", "db", "a", [1]), ("U", "db", "a", [2, 3])]
+    w.add("db", "b", "D", {"n": 4, "id": 4})
+    w.close()
+    assert rec.log[-1] == ("D", "db", "b", [4])
+
+
+def test_streaming_writer_inserts_new_rows_only_when_asked():
+    for insert_new, verb in ((False, "U"), (True, "INSERT")):
+        rec = Recorder(10)
+        w = StreamingWriter(rec, KEYS, insert_new=insert_new)
+        w.add("db", "a", "I", {"n": 1, "id": 1})
+        w.add("db", "a", "U", {"n": 2, "id": 2})
+        w.add("db", "a", "I", {"n": 3, "id": 3})
+        w.close()
+        assert sorted(rec.log) == sorted([(verb, "db", "a", [1, 3]), ("U", "db", "a", [2])] if insert_new
+                                         else [("U", "db", "a", [1, 2, 3])])
+
+
+def test_insert_statement_text():
+    conn = FakeConn()
+    RowWriter(conn, batch_rows=10).replace_rows("db", "t", ("id",), [{"id": 1}, {"id": 2}], "INSERT")
+    assert conn.sql == ["INSERT INTO `db`.`t` (`id`) VALUES (1),(2)"]
+
+
+# --- tables without a valid index ---------------------------------------------------------
+
+def test_apply_ordered_statements():
+    conn = FakeConn()
+    n = apply_ordered(conn, "db", "t", [
+        {"op": "insert", "before": None, "after": encode_image({"a": 1, "b": None})},
+        {"op": "update", "before": encode_image({"a": 1, "b": None}), "after": encode_image({"a": 1, "b": "x"})},
+        {"op": "delete", "before": encode_image({"a": 1, "b": "x"}), "after": None},
+    ])
+    assert n == 3
+    assert conn.sql == [
+        "INSERT INTO `db`.`t` (`a`, `b`) VALUES (1, NULL)",
+        "UPDATE `db`.`t` SET `a` = 1, `b` = 'x' WHERE `a` <=> 1 AND `b` <=> NULL LIMIT 1",
+        "DELETE FROM `db`.`t` WHERE `a` <=> 1 AND `b` <=> 'x' LIMIT 1",
+    ]
