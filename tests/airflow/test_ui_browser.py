@@ -1,4 +1,5 @@
-"""The changefeeds page in a real headless Chromium (Debian's `chromium`) against a real
+"""The changefeeds page in a real headless Chromium (Debian's `chromium`, driven by Playwright:
+found by role and label, clicked as a person clicks) against a real
 `airflow standalone` (scheduler, DAG processor, triggerer and API server) that this test
 starts on 127.0.0.1 with low parallelism and the simple auth manager's users and passwords.
 The browser logs in as the simple auth manager's login page does (a JWT from
