@@ -35,12 +35,16 @@ system-packages:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
 	fi
 
-# The Spark provider depends on pyspark-client (Spark Connect only), which shares the
-# `pyspark` package folder with the full pyspark: reinstalling pyspark last restores it.
-$(STAMP): requirements.txt constraints.txt pyproject.toml
+# Runtime packages (requirements.txt) and the tests' and benchmarks' (requirements-test.txt),
+# resolved together.  The Spark provider requires pyspark-client (Spark Connect only, 4.2.0),
+# whose ~700 modules are files of the full pyspark 4.3.0 too (same `pyspark` folder); pip
+# installs both without noticing, so when pyspark-client is unpacked last, 4.2.0 Python code
+# sits beside 4.3.0's jars.  Reinstalling pyspark last (no dependencies) writes its own files
+# back, and the version check after it fails the set-up if it did not.
+$(STAMP): requirements.txt requirements-test.txt constraints.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip wheel
-	$(PIP) install -q -c constraints.txt -r requirements.txt
+	$(PIP) install -q -c constraints.txt -r requirements.txt -r requirements-test.txt
 	$(PIP) install -q --no-deps --force-reinstall -c constraints.txt pyspark
 	$(PIP) install -q --no-deps -e .
 	$(PY) -c "import pyspark, sys; sys.exit(pyspark.__version__ != '4.3.0')"

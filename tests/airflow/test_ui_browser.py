@@ -1,4 +1,5 @@
-"""The changefeeds page in a real headless Chromium (Debian's `chromium`) against a real
+"""The changefeeds page in a real headless Chromium (Debian's `chromium`, driven by Playwright:
+found by role and label, clicked as a person clicks) against a real
 `airflow standalone` (scheduler, DAG processor, triggerer and API server) that this test
 starts on 127.0.0.1 with low parallelism and the simple auth manager's users and passwords.
 The browser logs in as the simple auth manager's login page does (a JWT from
@@ -9,22 +10,24 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect, sync_playwright
 
 try:
     from airflow_env import DAGS_FOLDER, PLUGINS_FOLDER
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import DAGS_FOLDER, PLUGINS_FOLDER
 
-from chromium import Browser
 from e2e_helpers import create_changefeed, query, runs_ending_in_a_failure
 
 from cdcflow import cli
@@ -37,6 +40,7 @@ from cdcflow.store import metastore, snapshots
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
 
 START_TIMEOUT = 150
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"  # Debian's, not a Playwright download
 PASSWORDS = {"admin": "admin-pw", "viewer": "viewer-pw"}  # the simple auth manager's users, by role name
 
 
@@ -134,9 +138,18 @@ def wait_for_dag(base: str, token: str, dag_id: str) -> dict:
         time.sleep(3)
 
 
-CELLS = "[...document.querySelectorAll('#changefeeds tr[data-id]')].map(r => [r.dataset.id, " \
-        "[...r.cells].map(c => c.innerText)])"
-RUN_CELLS = "[...document.querySelectorAll('#runs tbody tr')].map(r => [...r.cells].map(c => c.innerText))"
+@contextmanager
+def chromium_page():
+    """A page of Debian's headless Chromium driven by Playwright (no browser download): clicks
+    are a person's, on what is visible, enabled and not covered."""
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1800})
+            page.set_default_timeout(60_000)
+            yield page
+        finally:
+            browser.close()
 
 
 def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, spark, capsys, tmp_path):
@@ -176,23 +189,25 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
     with urllib.request.urlopen(standalone + "/cdcflow/ui", timeout=30) as r:  # to the login page and back
         assert "/auth/login" in r.url and "cdcflow%2Fui" in r.url, r.url
 
-    with Browser() as browser:
-        browser.set_cookie(standalone, "_token", admin)  # as the login page stores it
-        browser.open(standalone + "/cdcflow/ui#ui-runs")
-        assert browser.wait_for("document.getElementById('summary').innerText === '4 changefeeds'")
-        rows = dict(browser.wait_for(f"document.querySelectorAll('#runs tbody tr').length === 3 && {CELLS}"))
+    with chromium_page() as page:
+        page.context.add_cookies([{"name": "_token", "value": admin, "url": standalone}])  # as the login page
+        page.goto(standalone + "/cdcflow/ui#ui-runs")
+        expect(page.locator("#summary")).to_have_text("4 changefeeds")
+        expect(page.locator("#runs tbody tr")).to_have_count(3)
+        rows = {row.get_attribute("data-id"): row.locator("td").all_inner_texts()
+                for row in page.locator("#changefeeds tr[data-id]").all()}
         assert sorted(rows) == ["ui-normal", "ui-paused", "ui-runs", "ui-warning"]
         ident, state, when, tso_text, lag, next_retry, error, links = rows["ui-normal"]
         # a new DAG starts paused in Airflow: the changefeed keeps its state, and the page says both
         assert (ident, state, error, next_retry) == ("ui-normal", "normal\nDAG paused", "", "")
-        assert "no scheduled or triggered run starts" in browser.js(
-            "document.querySelector('#changefeeds tr[data-id=\"ui-normal\"] .dag-paused').title")
+        assert "no scheduled or triggered run starts" in page.locator(
+            '#changefeeds tr[data-id="ui-normal"] .dag-paused').get_attribute("title")
         # one time format, with its zone
         assert int(tso_text) == behind and when == tso.to_text(behind)[:19] + " UTC"
         assert lag.endswith(" h") and 2.9 <= float(lag[:-2]) <= 3.2
         assert links == "DAG · runs"
-        assert browser.js("[...document.querySelectorAll('#changefeeds a')].map(a => a.href)"
-                          ".filter(h => h.includes('changefeed__ui-normal'))") == \
+        assert [h for h in page.locator("#changefeeds a").evaluate_all("as => as.map(a => a.href)")
+                if "changefeed__ui-normal" in h] == \
             [standalone + "/dags/changefeed__ui-normal", standalone + "/dags/changefeed__ui-normal/runs"]
         assert rows["ui-paused"][1] == "stopped\nDAG paused\ncopying 1/3 chunks"
         warning = rows["ui-warning"]
@@ -200,8 +215,7 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         assert warning[6].startswith("CDCFLOW:ErrDownstreamUnreachable: changefeed ui-warning: cannot connect")
 
         # the detail of a changefeed with runs and an error
-        fields = dict(browser.js("[...document.querySelectorAll('#detail-fields dd')]"
-                                 ".map(d => [d.dataset.field, d.innerText])"))
+        fields = {dd.get_attribute("data-field"): dd.inner_text() for dd in page.locator("#detail-fields dd").all()}
         assert fields["Last verify"].startswith(f"{verified['status']} at ") and "row(s) compared" in \
             fields["Last verify"]
         snap = fields["Snapshot"]
@@ -210,10 +224,10 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         assert fields["State"] == "failed\nDAG paused" and "***" in fields["Source"] and "***" in fields["Sink"]
         assert down.uri.split("@")[0].split(":")[-1] not in fields["Sink"]  # the password is not shown
         assert fields["Filter rules"] == "ui_runs.*" and fields["Checkpoint"].endswith(")")
-        remedy = browser.js("document.querySelector('#detail-error .remedy').innerText")
+        remedy = page.locator("#detail-error .remedy").inner_text()
         assert remedy.startswith("Remedy: ") and "skip-ddl -c ui-runs" in remedy
-        assert "t2" in browser.js("document.querySelector('#detail-error .error').innerText")
-        runs = browser.js(RUN_CELLS)
+        assert "t2" in page.locator("#detail-error .error").inner_text()
+        runs = [row.locator("td").all_inner_texts() for row in page.locator("#runs tbody tr").all()]
         assert [r[1:4] for r in runs] == [["catch-up", "CLI", "failed"], ["catch-up", "CLI", "done"],
                                           ["dry-run", "CLI", "done"]]
         failed, done, dry = runs
@@ -221,47 +235,47 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         assert (done[5], done[6]) == ("3", "2") and int(done[4]) >= 5 and (dry[5], dry[6]) == ("0", "0")
         assert "pull" in done[8] and "apply" in done[8] and "t2" in failed[10]
         # the lag plot: one point per finished run, the failed run's above zero
-        lags = browser.js("[...document.querySelectorAll('#lag-svg circle')].map(c => +c.dataset.lag)")
+        lags = page.locator("#lag-svg circle").evaluate_all("cs => cs.map(c => +c.dataset.lag)")
         assert len(lags) == 3 and lags[1] == 0 and lags[2] >= 0
-        browser.screenshot(os.environ.get("CDCFLOW_PAGE_SCREENSHOT") or tmp_path / "page.png")
+        page.screenshot(path=os.environ.get("CDCFLOW_PAGE_SCREENSHOT") or tmp_path / "page.png", full_page=True)
 
         # pause and resume from the page run the CLI's commands
-        browser.js("location.hash = 'ui-paused'")
-        browser.wait_for("document.getElementById('detail-title').innerText === 'Changefeed ui-paused'")
-        browser.js("document.querySelector('[data-action=resume]').click()")
-        assert "stopped → normal" in browser.wait_for(
-            "document.getElementById('action-result').innerText.includes('resumed') && "
-            "document.getElementById('action-result').innerText")
+        result = page.locator("#action-result")
+        page.get_by_role("link", name="ui-paused", exact=True).click()
+        expect(page.locator("#detail-title")).to_have_text("Changefeed ui-paused")
+        page.get_by_role("button", name="Resume", exact=True).click()
+        expect(result).to_contain_text("resumed")
+        assert "stopped → normal" in result.inner_text()
         assert metastore.get_feed("ui-paused").state == "normal"
-        browser.js("document.querySelector('[data-action=pause]').click()")
-        browser.wait_for("document.getElementById('action-result').innerText.includes('paused:')")
+        page.get_by_role("button", name="Pause", exact=True).click()
+        expect(result).to_contain_text("paused:")
         assert metastore.get_feed("ui-paused").state == "stopped"
         # an overwrite-checkpoint-ts is asked about on the page first, then given to resume
         target = metastore.get_feed("ui-paused").checkpoint_ts
-        browser.js(f"document.querySelector('[name=overwrite_checkpoint_ts]').value = '{target}';"
-                   "document.querySelector('[data-action=resume]').click()")
-        asked = browser.wait_for("document.querySelector('[data-action=confirm-overwrite]') && "
-                                 "document.getElementById('action-result').innerText")
-        assert f"Overwrite the checkpoint of ui-paused with {target}?" in asked
+        page.get_by_label("overwrite checkpoint ts", exact=True).fill(str(target))
+        page.get_by_role("button", name="Resume", exact=True).click()
+        confirm = page.get_by_role("button", name="Overwrite the checkpoint", exact=True)
+        expect(confirm).to_be_visible()
+        assert f"Overwrite the checkpoint of ui-paused with {target}?" in result.inner_text()
         assert metastore.get_feed("ui-paused").state == "stopped"  # nothing done before the answer
-        browser.js("document.querySelector('[data-action=confirm-overwrite]').click()")
-        browser.wait_for("document.getElementById('action-result').innerText.includes('resumed')")
+        confirm.click()
+        expect(result).to_contain_text("resumed")
         assert metastore.get_feed("ui-paused").state == "normal"
         # a refused command shows the command's own message
-        browser.js("document.querySelector('[name=overwrite_checkpoint_ts]').value = '';"
-                   "document.querySelector('[data-action=resume]').click()")
-        assert "ui-paused" in browser.wait_for("document.getElementById('action-result').className === 'refused' "
-                                               "&& document.getElementById('action-result').innerText")
+        page.get_by_label("overwrite checkpoint ts", exact=True).fill("")
+        page.get_by_role("button", name="Resume", exact=True).click()
+        expect(result).to_have_class("refused")
+        assert "ui-paused" in result.inner_text()
 
         # a dry run triggered from the page is a DAG run like any other, and leaves the DAG paused
         dag = wait_for_dag(standalone, admin, "changefeed__ui-normal")
         assert dag["is_paused"] is True
-        browser.js("location.hash = 'ui-normal'")
-        browser.wait_for("document.getElementById('detail-title').innerText === 'Changefeed ui-normal'")
-        browser.js("document.querySelector('[name=mode]').value = 'dry-run';"
-                   "document.querySelector('[data-action=run]').click()")
-        said = browser.wait_for("document.getElementById('action-result').innerText.includes('DAG run') && "
-                                "document.getElementById('action-result').innerText")
+        page.get_by_role("link", name="ui-normal", exact=True).click()
+        expect(page.locator("#detail-title")).to_have_text("Changefeed ui-normal")
+        page.get_by_role("combobox", name="mode", exact=True).select_option("dry-run")
+        page.get_by_role("button", name="Trigger a run", exact=True).click()
+        expect(result).to_contain_text("DAG run")
+        said = result.inner_text()
         assert "(dry-run) is queued" in said and "is paused" in said, said
         status, dag_runs = request(f"{standalone}/api/v2/dags/changefeed__ui-normal/dagRuns", admin)
         assert status == 200 and dag_runs["total_entries"] == 1
@@ -272,7 +286,7 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
 
         # the page inside the Airflow UI: the plugin's nav entry renders it in a sandboxed iframe,
         # where its script runs and its calls carry the login
-        browser.open(standalone + "/plugin/cdcflow-changefeeds")
-        frame = "document.querySelector('iframe[src=\"cdcflow/ui\"][title=\"Changefeeds\"]')"
-        assert browser.wait_for(f"!!{frame}")
-        assert browser.wait_for(f"{frame}.contentDocument.getElementById('summary').innerText === '4 changefeeds'")
+        page.goto(standalone + "/plugin/cdcflow-changefeeds")
+        frame = 'iframe[src="cdcflow/ui"][title="Changefeeds"]'
+        expect(page.locator(frame)).to_be_attached()
+        expect(page.frame_locator(frame).locator("#summary")).to_have_text("4 changefeeds")

@@ -348,12 +348,34 @@ def test_format_duration_is_compact():
 def test_cron_problem():
     assert cron_problem("*/5 * * * *") is None
     assert cron_problem("0 12 1-15/2 jan-jun 7") is None
-    assert "runs backwards" in cron_problem("0 5-2 * * *")
+    assert cron_problem("0 5-2 * * *") is None  # croniter (so Airflow) wraps it: 5-23 and 0-2
     assert "step" in cron_problem("*/0 * * * *")
     assert "day of month" in cron_problem("0 0 0 * *")
     assert "found 6 fields" in cron_problem("0 0 * * * *")
     assert "day of week" in cron_problem("0 0 * * 8")
-    assert "range" in cron_problem("0 0-1-2 * * *")
+    assert "'0-1-2' is not a valid hour" in cron_problem("0 0-1-2 * * *")
+
+
+@pytest.mark.parametrize("expr", ["0 0 L * *", "0 9 * * MON#2", "0 9 * * 1#2", "30 6 1,L * *", "0 0 * * L5",
+                                  "0 22-2 * * *", "0 0 ? * *"])
+def test_cron_accepts_what_airflow_accepts(expr):
+    assert cron_problem(expr) is None
+    c = parse_config(f'[cdcflow]\nschedule = "{expr}"')
+    assert c.schedule == expr
+
+
+@pytest.mark.parametrize("expr,problem", [
+    ("0 9 * * mon#6", "'mon#6' is not a valid day of week"),
+    ("0 0 LW * *", "'LW' is not a valid day of month"),
+    ("H * * * *", "'H' is not a valid minute"),  # Jenkins' hash needs an id Airflow does not give
+    ("0 0 1 13 *", "'13' is not a valid month"),
+    ("0 0 * * * 2030", "found 6 fields"),  # croniter's year field is not Airflow's
+])
+def test_cron_still_refuses(expr, problem):
+    assert problem in cron_problem(expr)
+    with pytest.raises(ConfigError) as info:
+        parse_config(f'[cdcflow]\nschedule = "{expr}"')
+    assert "cdcflow.schedule" in str(info.value) and problem in str(info.value)
 
 
 # --- sink URI parameters over [sink] -----------------------------------------

@@ -150,6 +150,16 @@ def test_regex_re2_spellings_are_translated():
     assert f.match_table("aBc", "t") and not f.match_table("abc", "t")
 
 
+def test_regex_is_go_re2_syntax():
+    # constructs Go's regexp (TiCDC) reads and Python's re does not: Unicode scripts,
+    # quoted literals, negated POSIX classes
+    f = TableFilter([r"/\p{Han}/.*", r"/^\Qa.b*\E$/.t", "db./^[[:^alpha:]]+$/"], case_sensitive=True)
+    assert f.match_table("订单", "x") and f.match_table("app_日志", "x") and not f.match_table("app", "x")
+    assert f.match_table("a.b*", "t") and not f.match_table("axbb", "t") and not f.match_table("a.b*c", "t")
+    assert f.match_table("db", "_1") and not f.match_table("db", "_a")
+    assert TableFilter([r"/^\QAB\E$/.*"]).match_table("ab", "t")  # case-insensitive by default
+
+
 # --- rule order and negation ------------------------------------------------
 
 def test_last_matching_rule_decides():
@@ -274,7 +284,8 @@ def test_match_schema(rules, schemas, cs, ci):
     ("/a*+/.*", "possessive quantifier"),
     ("/(?>a)/.*", "atomic group"),
     ("/a(?#note)/.*", "comment group"),
-    ("/[[:^alpha:]]/.*", "negated POSIX class"),
+    (r"/(?P<x>a)(?P=x)/.*", "named backreference"),
+    ("/a{2,1}/.*", "invalid pattern /a{2,1}/"),
     ("`db.*", "unterminated or empty quoted name"),
     ('"db.*', "unterminated or empty quoted name"),
     ("``.t", "unterminated or empty quoted name"),

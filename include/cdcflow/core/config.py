@@ -21,6 +21,8 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from croniter import CroniterError, croniter
+
 from cdcflow.core import sink_params
 from cdcflow.core.duration import go_duration_ns as _duration_ns
 from cdcflow.core.errors import ConfigError
@@ -56,12 +58,9 @@ DEFAULT_SCHEDULE = "*/5 * * * *"
 # Airflow's schedule presets; "none" (no schedule: trigger only) is handled apart.
 SCHEDULE_PRESETS = frozenset({"@once", "@continuous", "@hourly", "@daily", "@weekly",
                               "@monthly", "@quarterly", "@yearly"})
-_MONTHS = {m: i + 1 for i, m in enumerate(
-    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
-_DAYS = {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}
-# (field name, lowest, highest, names allowed for values)
-_CRON_FIELDS = (("minute", 0, 59, {}), ("hour", 0, 23, {}), ("day of month", 1, 31, {}),
-                ("month", 1, 12, _MONTHS), ("day of week", 0, 7, _DAYS))
+# A cron field's name and, for messages, the values it takes (croniter decides what is valid).
+_CRON_FIELDS = (("minute", "0-59"), ("hour", "0-23"), ("day of month", "1-31 or L"),
+                ("month", "1-12 or jan-dec"), ("day of week", "0-7 or sun-sat, mon#2 for the second"))
 
 # TiCDC settings cdcflow does not implement: named as such rather than as typos.
 _TICDC_UNSUPPORTED = frozenset({
@@ -398,29 +397,26 @@ def _schedule(ctx: _Ctx, key: str, v: Any) -> str | None:
 
 
 def cron_problem(expr: str) -> str | None:
-    """Why a 5-field cron expression is malformed, or None when it is well formed."""
+    """Why a 5-field cron expression is malformed, or None when it is well formed.
+
+    croniter is the judge, the library Airflow schedules with, so `L` (last day of
+    the month), `mon#2` or a range that wraps (`22-2`) pass as Airflow takes them.
+    The 6th and 7th fields croniter would read (seconds, year) are not Airflow's.
+    """
     fields = expr.split()
     if len(fields) != 5:
         return f"found {len(fields)} field{'s' if len(fields) != 1 else ''}"
-    for text, (name, low, high, names) in zip(fields, _CRON_FIELDS):
-        for item in text.split(","):
-            base, slash, step = item.partition("/")
-            if slash and not (step.isdigit() and int(step) >= 1):
-                return f"bad step {step!r} in the {name} field"
-            if base == "*":
-                continue
-            bounds = base.split("-")
-            if len(bounds) > 2:
-                return f"bad range {base!r} in the {name} field"
-            values = []
-            for b in bounds:
-                value = int(b) if b.isdigit() else names.get(b.lower())
-                if value is None or not low <= value <= high:
-                    return f"{b!r} is not a valid {name} ({low}-{high})"
-                values.append(value)
-            if len(values) == 2 and values[0] > values[1]:
-                return f"range {base!r} in the {name} field runs backwards"
-    return None
+    try:
+        croniter(expr)
+        return None
+    except CroniterError as e:
+        reason = str(e)
+    for i, (name, allowed) in enumerate(_CRON_FIELDS):  # the first field croniter refuses alone
+        try:
+            croniter(" ".join(fields[i] if j == i else "*" for j in range(5)))
+        except CroniterError:
+            return f"{fields[i]!r} is not a valid {name} ({allowed}): {reason}"
+    return reason
 
 
 # --- schema -----------------------------------------------------------------

@@ -1,4 +1,9 @@
-"""Go's duration syntax (`time.ParseDuration`), which TiCDC's config and sink URI use: '2m', '1h30m', '500ms'."""
+"""Go's duration syntax (`time.ParseDuration`), which TiCDC's config and sink URI use: '2m', '1h30m', '500ms'.
+
+Written here because no Python library reads Go's syntax exactly (chained units from ns to h,
+fractions of any unit, a bare '0', the two micro signs): the ones that parse durations read
+ISO 8601 or their own human formats, and a value TiCDC refuses must be refused here too.
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,10 @@ Lexing is sqlparse's; the quoting rules are MySQL's: backquotes quote names, dou
 quotes quote names only under ANSI_QUOTES, and executable comments (`/*!40101 ... */`,
 MariaDB's `/*M!100100 ... */`) are content, because the server runs them.  Every token
 keeps its place in the statement text, so a statement can be rewritten piece by piece.
+
+Those rules are written here because no SQL library applies them: whatever the sql_mode,
+sqlparse leaves "..." undecided and sqlglot's MySQL reads it as a string, and both take
+executable comments for comments.
 """
 
 from __future__ import annotations

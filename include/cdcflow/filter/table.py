@@ -5,8 +5,14 @@ exclude.  Each pattern is a wildcard (`*`, `?`, `[a-z]`, `[!a-z]`, `\\`
 escapes), a quoted literal (`` `a.b` `` or `"a.b"`, the quote doubled inside)
 or a `/regex/` searched anywhere in the name.  The last rule that matches
 decides; a name no rule matches is excluded.  Blank lines and `#` comments are
-skipped.  Regexes follow Go's RE2, so constructs RE2 lacks are rejected here
-too: a rule TiCDC would refuse must not silently work in cdcflow.
+skipped.
+
+The rule grammar and its wildcards are parsed here by hand: they are TiDB's own
+(fnmatch has no `\\` escapes, quoted names or schema.table split) and no
+library implements them.  A `/regex/` is compiled by RE2 itself (google-re2),
+the syntax TiCDC evaluates it with through Go's regexp, so `\\p{Han}` or
+`\\Q...\\E` work as in TiCDC and a rule TiCDC would refuse (a lookahead, a
+backreference) is refused here too rather than silently working.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import re
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable
+
+import re2
 
 from cdcflow.core.errors import ConfigError
 from cdcflow.core.system_schemas import is_system_schema
@@ -27,17 +35,12 @@ _REGEX_PART = re.compile(r"/(?:\\.|[^/])+/")
 _QUOTED_PART = {'"': re.compile(r'"(?:""|[^"])+"'), "`": re.compile(r"`(?:``|[^`])+`")}
 _CHAR_CLASS = re.compile(r"\[!?(?:\\[^0-9a-zA-Z]|[^\\\]])+\]")
 
-# RE2 constructs Python spells differently, translated so TiCDC rules keep working.
-_POSIX_CLASSES = {
-    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7f", "blank": "\\t ",
-    "cntrl": "\\x00-\\x1f\\x7f", "digit": "0-9", "graph": "!-~", "lower": "a-z",
-    "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\v\\f\\r ",
-    "upper": "A-Z", "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f",
-}
-_POSIX_CLASS = re.compile(r"\[:(\^?)([a-z]+):\]")
-# Python-only regex features RE2 (and so TiCDC) refuses: group prefix -> name.
-_NOT_IN_RE2 = {"=": "lookahead", "!": "negative lookahead", "<=": "lookbehind", "<!": "negative lookbehind",
-               ">": "atomic group", "(": "conditional group", "P=": "named backreference", "#": "comment group"}
+# Constructs Python's `re` has and RE2 refuses, named after the fragment RE2's error
+# quotes, so the message says what the user wrote rather than RE2's parser term.
+_NOT_IN_RE2 = {"(?=": "lookahead", "(?!": "negative lookahead", "(?<=": "lookbehind",
+               "(?<!": "negative lookbehind", "(?>": "atomic group", "(?(": "conditional group",
+               "(?P": "named backreference", "(?#": "comment group", "*+": "possessive quantifier",
+               "++": "possessive quantifier", "?+": "possessive quantifier"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,43 +75,27 @@ def _class_char(c: str) -> str:
     return "\\" + c if c in "[&~|" else c
 
 
-def _to_python_regex(src: str) -> str:
-    """Check a user /regex/ against RE2's syntax and spell RE2-only forms the Python way."""
-    def unsupported(what: str) -> _RuleError:
-        return _RuleError(f"/{src}/ uses {what}, which TiCDC's regex engine (RE2) does not support")
+def _compile_regex(src: str, case_sensitive: bool) -> Callable[[str], object]:
+    """A user /regex/ compiled by RE2, the engine (through Go's regexp) TiCDC evaluates it with."""
+    options = re2.Options()
+    options.case_sensitive = case_sensitive
+    options.log_errors = False  # the error becomes the rule's ConfigError, not a line on stderr
+    try:
+        return re2.compile(src, options).search
+    except re2.error as e:
+        reason = e.args[0]
+        raise _refused(src, reason.decode() if isinstance(reason, bytes) else str(reason)) from None
 
-    out, i, in_class = [], 0, False
-    while i < len(src):
-        c, nxt = src[i], src[i + 1:i + 2]
-        if c == "\\":
-            if nxt and nxt in "123456789" and not in_class:
-                raise unsupported("a backreference")
-            out.append("\\Z" if nxt == "z" and not in_class else c + nxt)
-            i += 2
-            continue
-        posix = _POSIX_CLASS.match(src, i) if in_class else None
-        if posix and posix.group(2) in _POSIX_CLASSES:
-            if posix.group(1):
-                raise unsupported(f"a negated POSIX class {posix.group()} (use [^...] instead)")
-            out.append(_POSIX_CLASSES[posix.group(2)])
-            i = posix.end()
-            continue
-        if in_class:
-            in_class, c = c != "]", _class_char(c)
-        elif c == "[":
-            in_class = True
-            j = i + 1 + (nxt == "^")
-            j += src[j:j + 1] == "]"  # a leading ']' is a literal, not the end of the class
-            c, i = src[i:j], j - 1
-        elif c == "(" and nxt == "?":
-            for prefix, what in _NOT_IN_RE2.items():
-                if src.startswith(prefix, i + 2):
-                    raise unsupported(f"a {what}")
-        elif c in "*+?" and nxt == "+" and src[i - 1:i] != "(":
-            raise unsupported("a possessive quantifier")
-        out.append(c)
-        i += 1
-    return "".join(out)
+
+def _refused(src: str, reason: str) -> _RuleError:
+    """RE2's reason for refusing /src/, naming the Python-only construct when it is one."""
+    fragment = reason.rpartition(": ")[2]  # RE2 quotes the offending part last
+    what = _NOT_IN_RE2.get(fragment)
+    if what is None and reason.startswith("invalid escape") and fragment[1:2] in tuple("123456789"):
+        what = "backreference"
+    if what is None:
+        return _RuleError(f"invalid pattern /{src}/: {reason}")
+    return _RuleError(f"/{src}/ uses a {what} ({reason}), which TiCDC's regex engine (RE2) does not support")
 
 
 def _char_class(body: str) -> str:
@@ -181,7 +168,7 @@ def _parse_pattern(text: str, flags: int, case_sensitive: bool) -> tuple[_Patter
         m = _REGEX_PART.match(text)
         if not m:
             raise _RuleError("unterminated or empty /regex/")
-        return _Pattern(match=_compile(_to_python_regex(m.group()[1:-1]), flags, m.group()).search), text[m.end():]
+        return _Pattern(match=_compile_regex(m.group()[1:-1], case_sensitive)), text[m.end():]
     if (q := text[0]) in _QUOTED_PART:
         m = _QUOTED_PART[q].match(text)
         if not m:
