@@ -40,6 +40,8 @@ def ddl_decision(info, tf: TableFilter) -> tuple[bool, str]:
 
 @dataclass(frozen=True)
 class Filter:
+    """The config and its compiled rules; `build` compiles them once per cycle (or command)."""
+
     config: ChangefeedConfig
     tables: TableFilter
     events: EventFilter
