@@ -177,3 +177,41 @@ def test_the_library_holds_no_development_tools():
              and any((n or "").startswith("cdcflow_devtools")
                       for n in ([node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]))]
     assert not wrong, wrong
+
+
+# the cycle's own rooms: the stages, and the runner that drives them
+CYCLE_ROOMS = {"stages", "runner"}
+
+
+def _cycle_uses(tree):
+    """(line, what) for every place a module takes or names the stage-level Cycle."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arguments):
+            for a in node.posonlyargs + node.args + node.kwonlyargs + [node.vararg, node.kwarg]:
+                if a is not None and a.arg == "cycle":
+                    yield a.lineno, "a parameter named cycle"
+        elif isinstance(node, ast.Name) and node.id == "Cycle":
+            yield node.lineno, "the name Cycle"
+        elif isinstance(node, ast.Attribute) and node.attr == "Cycle":
+            yield node.lineno, "the name Cycle"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip("'\" ") == "Cycle":
+            yield node.lineno, "the annotation 'Cycle'"
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.startswith("cdcflow.stages.cycle") or (
+                    node.module == "cdcflow.stages" and any(a.name == "cycle" for a in node.names)):
+                yield node.lineno, "an import of cdcflow.stages.cycle"
+            elif any(a.name == "Cycle" for a in node.names):
+                yield node.lineno, "an import of Cycle"
+        elif isinstance(node, ast.Import) and any(a.name.startswith("cdcflow.stages.cycle") for a in node.names):
+            yield node.lineno, "an import of cdcflow.stages.cycle"
+
+
+def test_only_the_cycles_rooms_take_a_cycle():
+    # the rooms below the stages take what they need (a connection factory, a log callback,
+    # plain values), so a reader and the import plan both see it
+    wrong = []
+    for path, tree in _modules():
+        if _part(path) in CYCLE_ROOMS:
+            continue
+        wrong += [f"{path.relative_to(PACKAGE)}:{line}: {what}" for line, what in _cycle_uses(tree)]
+    assert not wrong, "\n".join(wrong)

@@ -10,9 +10,9 @@ from cdcflow.ddl.classify import classify
 from cdcflow.ddl.tracker import SchemaTracker
 from cdcflow.ddl.types import ALLOW_LIST
 from cdcflow.filter.ddl_gate import ValidIndexError, decide
-from cdcflow.filter.event import ALTER_TABLE_TYPES, DDL_EVENT_NAMES, EventFilter
+from cdcflow.filter.event_filter import ALTER_TABLE_TYPES, DDL_EVENT_NAMES, EventFilter
 from cdcflow.filter.table import TableFilter
-from cdcflow.stages.filter import ddl_decision
+from cdcflow.filter.assembled import ddl_decision
 
 SEED_CONFIG = """
 [filter]

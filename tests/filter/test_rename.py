@@ -9,10 +9,10 @@ from cdcflow.ddl.classify import classify
 from cdcflow.ddl.table_def import TableInfo
 from cdcflow.ddl.tracker import SchemaTracker
 from cdcflow.filter.ddl_gate import decide
-from cdcflow.filter.event import EventFilter
+from cdcflow.filter.event_filter import EventFilter
 from cdcflow.filter.rename import IGNORE, REPLICATE, RenameRuleError, rename_decision
 from cdcflow.filter.table import TableFilter
-from cdcflow.stages.filter import ddl_decision
+from cdcflow.filter.assembled import ddl_decision
 
 SEED_FILTER = TableFilter(["test.t*"])
 ERROR = "error"

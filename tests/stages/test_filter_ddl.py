@@ -1,4 +1,4 @@
-"""The filter stage's entry for one DDL event (stages.filter.gate_ddl): SQL mode fallback,
+"""The filter stage's entry for one DDL event (stages.filter_stage.gate_ddl): SQL mode fallback,
 the unclassifiable statement's hint, and operator skips that still evolve the schema."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from cdcflow.core.event import Event
 from cdcflow.core.home import Spec
 from cdcflow.core.sql_mode import TIDB_DEFAULT_SQL_MODE
 from cdcflow.ddl.tracker import SchemaTracker
-from cdcflow.filter.event import EventFilter
+from cdcflow.filter.event_filter import EventFilter
 from cdcflow.filter.table import TableFilter
 from cdcflow.stages.cycle import Cycle
-from cdcflow.stages.filter import gate_ddl
+from cdcflow.stages.filter_stage import gate_ddl
 
 ANSI = 'CREATE TABLE "q1" ("a" INT PRIMARY KEY)'
 

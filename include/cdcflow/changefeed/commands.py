@@ -30,6 +30,7 @@ from cdcflow.core.errors import (
     CdcflowError,
 )
 from cdcflow.core.home import Spec, load_spec, save_spec, spec_exists
+from cdcflow.filter.assembled import Filter
 from cdcflow.store import ddl_replacements, metastore, schema_versions, snapshots, verify_results
 from cdcflow.store.engine import transaction
 from cdcflow.store.removal import remove_changefeed
@@ -94,9 +95,10 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
     _check_credentials(cid, source, sink)
     check_upstream(source, cid)
     _check_sink_reachable(sink, cid)
-    tf = _check_filter_rules(cfg, cid)
-    _check_filter_expressions(cfg, source, cid)
-    _check_foreign_keys(tf, source, cid)
+    flt = _check_filter_rules(cfg, cid)
+    # value expressions are checked against the upstream's tables now, not at the first cycle
+    flt.check_value_expressions(source.connect, cid)
+    _check_foreign_keys(flt.tables, source, cid)
     server_id = source.server_id or default_server_id(cid)
     replay_until = None
     if snapshot is not None:
@@ -271,32 +273,13 @@ def _read_config(path: str, cid: str | None = None) -> str:
         raise CdcflowError(f"cannot read config file {path}: {e.strerror}", changefeed=cid) from None
 
 
-def _check_filter_rules(cfg, cid: str):
-    """The table filter, once its rules and the event-filter matchers compile (else a cycle
-    would fail on them)."""
-    from cdcflow.filter.table import TableFilter
-
+def _check_filter_rules(cfg, cid: str) -> Filter:
+    """The changefeed's filter, once its rules and the event-filter matchers compile (else a
+    cycle would fail on them)."""
     try:
-        tf = TableFilter(list(cfg.rules), cfg.case_sensitive)
-        for i, rule in enumerate(cfg.event_filters):
-            TableFilter(list(rule.matcher), cfg.case_sensitive, f"filter.event-filters[{i}].matcher")
+        return Filter.build(cfg)
     except CdcflowError as e:
         raise e.with_context(changefeed=cid) from None
-    return tf
-
-
-def _check_filter_expressions(cfg, source, cid: str) -> None:
-    """Value expressions are checked against the upstream's tables now, not at the first cycle."""
-    from cdcflow.filter import value_expr
-
-    if not value_expr.has_expressions(cfg):
-        return
-    conn = source.connect()
-    try:
-        columns = value_expr.upstream_columns(conn)
-    finally:
-        conn.close()
-    value_expr.check_expressions(cfg, columns, cid)
 
 
 def _check_foreign_keys(tf, source, cid: str) -> None:

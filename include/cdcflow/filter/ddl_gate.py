@@ -20,7 +20,7 @@ from cdcflow.core.errors import VALID_INDEX_CHANGED, CdcflowError
 from cdcflow.core.row_codec import quote_ident
 from cdcflow.ddl import types as T
 from cdcflow.ddl.table_def import TableInfo
-from cdcflow.filter.event import EventFilter
+from cdcflow.filter.event_filter import EventFilter
 from cdcflow.filter.rename import follow, outside
 from cdcflow.filter.table import TableFilter
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import decimal
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cdcflow.core.errors import EXPRESSION_COLUMN_ABSENT, CdcflowError, ConfigError
@@ -389,14 +390,15 @@ def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, c
     return images.where(" OR ".join(conds)).select("commit_ts", "seq")
 
 
-def drop_ignored_rows(spark, dml, cycle, tracker, lo: int, hi: int):
+def drop_ignored_rows(spark, dml, cfg, tracker, lo: int, hi: int, connect: Callable[[], object],
+                      log: Callable[..., None], changefeed: str | None = None):
     """The filter stage's step: `dml` (rows of the window (lo, hi]) without the row events the
     value expressions ignore.  Each row is read with the tracked version of its table at its
-    commit ts; the upstream's catalogue stands in for versions the tracker does not know."""
+    commit ts; the upstream's catalogue (a connection from `connect`) stands in for versions the
+    tracker does not know.  `log(what, **fields)` is told how many rows were ignored."""
     from cdcflow.ddl.table_def import TableInfo
     from cdcflow.ddl.tracker import UNKNOWN
 
-    cfg = cycle.config
     if not has_expressions(cfg):
         return dml
     tables = [(r["schema"], r["table"]) for r in dml.select("schema", "table").distinct().collect()]
@@ -408,7 +410,7 @@ def drop_ignored_rows(spark, dml, cycle, tracker, lo: int, hi: int):
     unknown = [t for t, vs in tracked.items() if any(info is UNKNOWN for _, info in vs)]
     catalogue = {}
     if unknown:
-        conn = cycle.source.connect()
+        conn = connect()
         try:
             catalogue = upstream_columns(conn, unknown)
         finally:
@@ -416,9 +418,9 @@ def drop_ignored_rows(spark, dml, cycle, tracker, lo: int, hi: int):
     versions = {t: [(ts, tracked_columns(info) if isinstance(info, TableInfo)
                      else catalogue.get(t, []) if info is UNKNOWN else None) for ts, info in vs]
                 for t, vs in tracked.items()}
-    ignored = ignored_events(spark, dml, cfg, versions, cycle.cid)
+    ignored = ignored_events(spark, dml, cfg, versions, changefeed)
     if ignored is None:
         return dml
     n = ignored.count()
-    cycle.event("rows ignored by value expressions", rows=n)
+    log("rows ignored by value expressions", rows=n)
     return dml.join(ignored, ["commit_ts", "seq"], "left_anti") if n else dml

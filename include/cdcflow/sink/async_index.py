@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 import pymysql
 
@@ -109,17 +110,20 @@ class IndexDDL:
         self._adopted: dict[int, tidb_ddl_jobs.DDLJob] = {}
 
     @classmethod
-    def open(cls, cycle, conn, sink: dict) -> "IndexDDL":
-        kind, version = downstream.detect(conn, cycle.sink.scheme)
+    def open(cls, cid: str, conn, sink: dict, scheme: str, ddl_timeout: float | None,
+             event: Callable[..., None]) -> "IndexDDL":
+        """The runner for `conn`, a connection to the downstream `sink` of URI scheme `scheme`:
+        what the downstream is decides whether index DDL may run asynchronously, and
+        `event(what, **fields)` is told."""
+        kind, version = downstream.detect(conn, scheme)
         can_poll, why = False, None
         if kind == downstream.TIDB:
             can_poll, why = tidb_ddl_jobs.can_show_jobs(conn)
             if not can_poll:
                 why = f"ADD INDEX and CREATE INDEX run synchronously: {why}"
-                log.warning("changefeed %s: %s", cycle.cid, why)
-        cycle.event("downstream", kind=kind, version=version, async_index=can_poll, why_sync=why)
-        return cls(cycle.cid, conn, sink, kind, can_poll, why, version=version,
-                   ddl_timeout=cycle.sink_options.ddl_read_timeout())
+                log.warning("changefeed %s: %s", cid, why)
+        event("downstream", kind=kind, version=version, async_index=can_poll, why_sync=why)
+        return cls(cid, conn, sink, kind, can_poll, why, version=version, ddl_timeout=ddl_timeout)
 
     def is_async(self, ddl) -> bool:
         return self.can_poll and ddl.type in ASYNC_TYPES and len(ddl.tables) == 1

@@ -15,7 +15,7 @@ from cdcflow.stages.apply import may_replay
 from cdcflow.stages.barrier import barrier as _barrier
 from cdcflow.stages.barrier import build_segments
 from cdcflow.stages.cycle import Cycle, log, recording
-from cdcflow.stages.filter import filter_events as _filter
+from cdcflow.stages.filter_stage import filter_events as _filter
 from cdcflow.stages.finish import finish
 from cdcflow.stages.prepare import prepare
 from cdcflow.stages.pull import pull as _pull

@@ -175,7 +175,8 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                            code=DOWNSTREAM_UNREACHABLE,
                            hint="the checkpoint has not moved; the next cycle retries") from None
     try:
-        index_ddl = IndexDDL.open(cycle, conn, sink)
+        index_ddl = IndexDDL.open(cycle.cid, conn, sink, cycle.sink.scheme,
+                                  cycle.sink_options.ddl_read_timeout(), cycle.event)
         flavour = tidb_only.flavour(index_ddl.kind, index_ddl.version)
         for seg in segments:
             feed = cycle.feed()

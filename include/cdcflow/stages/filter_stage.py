@@ -1,7 +1,9 @@
-"""filter: the table filter and the DDL allow list.
+"""filter: the stage that asks the changefeed's Filter (filter.assembled) about the window.
 
-DDL events are few, so they are classified in the driver; row events stay in
-Spark and are kept by a join against the (small) set of tables that pass.
+It reads the window's events, writes ddl.json (each DDL's entry: kept, skipped or a failing
+barrier), keys.json and the rows it kept.  DDL events are few, so they are classified in the
+driver; row events stay in Spark and are kept by a join against the (small) set of tables
+that pass.
 """
 
 from __future__ import annotations
@@ -13,11 +15,8 @@ from cdcflow.core.errors import CdcflowError
 from cdcflow.core.event import Event
 from cdcflow.ddl.classify import classify
 from cdcflow.ddl.tracker import disagreements
-from cdcflow.filter import cascade_fk, value_expr
-from cdcflow.filter.ddl_gate import decide, drop_ineligible_rows, key_changed
-from cdcflow.filter.event import EventFilter
-from cdcflow.filter.rename import REPLICATE, rename_decision
-from cdcflow.filter.statement_rows import passed_over
+from cdcflow.filter.assembled import Filter
+from cdcflow.filter.event_filter import EventFilter
 from cdcflow.filter.table import TableFilter
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, rows
@@ -26,34 +25,19 @@ from cdcflow.stages.cycle import Cycle
 from cdcflow.store import ddl_replacements, schema_versions
 
 
-def ddl_decision(info, tf: TableFilter) -> tuple[bool, str]:
-    """Whether a classified DDL is replicated by the table filter, and why (for the log)."""
-    if info.kind != "ddl":
-        return False, "not a DDL"
-    if not info.allowed:
-        return False, f"{info.statement_name} is not in the DDL allow list"
-    if info.is_schema_level:
-        ok = info.schema is not None and tf.match_schema(info.schema)
-        return ok, "schema matches the filter" if ok else f"schema {info.schema} is filtered out"
-    if info.renames:
-        verdict, why = rename_decision(info.renames, tf)
-        return verdict == REPLICATE, why
-    first = info.tables[0]
-    ok = tf.match_table(first.schema, first.table)
-    return ok, f"{first.schema}.{first.table} " + ("matches the filter" if ok else "is filtered out")
-
-
 SKIPPED = "skipped by operator (skip-ddl)"
 
 
 def gate_ddl(cycle: Cycle, ev: Event, tf: TableFilter, ef: EventFilter, tracker, skipped: bool,
              replacement: list[str] | None = None) -> DdlEntry:
     """The ddl.json entry of one DDL event: classified, applied to the tracked schema (whatever
-    becomes of it downstream), then decided; `keep` says whether it is a barrier."""
+    becomes of it downstream), then decided by the filter the cycle's config and the compiled
+    `tf` and `ef` make; `keep` says whether it is a barrier."""
+    flt = Filter(cycle.config, tf, ef)
     ts = ev.commit_ts
     # the mode the statement ran under, as the binlog recorded it; the config's sql-mode where
     # the source recorded none (seed 003)
-    mode = ev.sql_mode if ev.sql_mode is not None else cycle.config.sql_mode
+    mode = flt.sql_mode(ev.sql_mode)
     entry = DdlEntry(
         commit_ts=ts, query=ev.ddl_query, default_schema=ev.ddl_schema, sql_mode=mode,
         start_pos=Position(ev.start_file, ev.start_pos), end_pos=Position(ev.end_file, ev.end_pos, ev.gtid),
@@ -66,13 +50,11 @@ def gate_ddl(cycle: Cycle, ev: Event, tf: TableFilter, ef: EventFilter, tracker,
         entry.type, entry.name, entry.sub_types = info.type, info.statement_name, list(info.sub_types)
         entry.tables = [(t.schema, t.table) for t in info.tables]
         if info.kind == "dml":
-            return replace(entry, keep=False, why=passed_over(info, tf))
+            return replace(entry, keep=False, why=flt.statement_rows(info))
         changes = tracker.apply(info, ev.ddl_query, mode, ts)
         if skipped:
-            return replace(entry, keep=key_changed(changes, tf), schema_only=True, why=SKIPPED)
-        cascade_fk.check_ddl(info, ev.ddl_query, mode, tf)  # raises: a failing barrier
-        verdict = decide(info, ev.ddl_query, ts, changes, tf, ef, cycle.config.force_replicate,
-                         ddl_decision(info, tf), tracker.current)
+            return replace(entry, keep=flt.key_changed(changes), schema_only=True, why=SKIPPED)
+        verdict = flt.decide_ddl(info, ev.ddl_query, mode, ts, changes, tracker.current)  # raises: a failing barrier
     except CdcflowError as e:
         if skipped:
             return replace(entry, keep=False, why=SKIPPED)
@@ -118,15 +100,13 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     from pyspark.sql import functions as F
 
     window = contracts.WINDOW.read(cycle.folder)
-    cfg = cycle.config
-    tf = TableFilter(list(cfg.rules), case_sensitive=cfg.case_sensitive)
+    flt = Filter.build(cycle.config)
     raw = rows.window_events(spark, cycle, window)
 
     kept_ddl, skipped_ddl = [], []
     tracker = schema_versions.load(cycle.cid)
     schema_versions.forget(cycle.cid, tracker.gc(cycle.feed().checkpoint_ts))
     tracker.rewind(window.start_ts)
-    ef = EventFilter(cfg.event_filters, cfg.case_sensitive)
     operator_skips = set(cycle.feed().skip_ddl)
     replaced = ddl_replacements.load(cycle.cid, window.start_ts)
     # a DDL event carries no row image: the wide columns are not read
@@ -134,7 +114,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         *(F.lit(None).cast("string").alias(c) if c in ("before", "after") else c for c in raw.columns))
     for r in ddl_events.orderBy("commit_ts", "seq").collect():
         ev = Event(**r.asDict())
-        entry = gate_ddl(cycle, ev, tf, ef, tracker, skipped=ev.commit_ts in operator_skips,
+        entry = gate_ddl(cycle, ev, flt.tables, flt.events, tracker, skipped=ev.commit_ts in operator_skips,
                          replacement=replaced.get(ev.commit_ts))
         (kept_ddl if entry.keep else skipped_ddl).append(entry)
         cycle.event("ddl kept" if entry.keep else "ddl skipped", commit_ts=ev.commit_ts, name=entry.name,
@@ -148,7 +128,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
                .agg(F.max("commit_ts").alias("ts"),
                     F.max_by(F.coalesce("after", "before"), "commit_ts").alias("image")).collect())
     tables = sorted({(r["schema"], r["table"]) for r in samples})
-    keep_tables = [t for t in tables if tf.match_table(*t)]
+    keep_tables = [t for t in tables if flt.match_table(*t)]
     if len(keep_tables) == len(tables):
         kept = dml
     elif keep_tables:
@@ -156,13 +136,13 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         kept = dml.join(F.broadcast(keep_df), ["schema", "table"], "left_semi")
     else:
         kept = dml.limit(0)
-    if ef:
-        kept, ignored_ops = ef.drop_ignored_rows(spark, kept, keep_tables)
-        if ignored_ops:
-            cycle.event("rows ignored by event filter", kinds=[f"{s}.{t} {op}" for s, t, op in ignored_ops])
-    kept = value_expr.drop_ignored_rows(spark, kept, cycle, tracker, window.start_ts, window.pulled.resolved_ts)
+    kept, ignored_ops = flt.drop_ignored_events(spark, kept, keep_tables)
+    if ignored_ops:
+        cycle.event("rows ignored by event filter", kinds=[f"{s}.{t} {op}" for s, t, op in ignored_ops])
+    kept = flt.drop_ignored_values(spark, kept, tracker, window.start_ts, window.pulled.resolved_ts,
+                                   cycle.source.connect, cycle.event, cycle.cid)
     ranges = {t: tracker.key_ranges(*t, window.start_ts, window.pulled.resolved_ts) for t in keep_tables}
-    kept, no_key = drop_ineligible_rows(spark, kept, ranges, cfg.force_replicate)
+    kept, no_key = flt.drop_ineligible_rows(spark, kept, ranges)
     for (s, t), spans in no_key.items():
         cycle.event("rows skipped", table=f"{s}.{t}", commit_ts_ranges=spans,
                     why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")

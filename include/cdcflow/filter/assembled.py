@@ -1,0 +1,112 @@
+"""The changefeed's filter, built once from its config (TiCDC's pkg/filter.NewFilter).
+
+One Filter holds the compiled table filter (with its case-sensitivity) and event filters
+(ignore-event / ignore-sql; the value expressions), and answers what the filter stage asks:
+whether a DDL runs downstream (table filter and RENAME rules, event filter, the valid-index
+matrix under force-replicate), and which row events go.  `create` and `update` build it too,
+so a config whose rules do not compile is refused there with the messages a cycle would give.
+(The ignore-txn-* lists apply where a stage reads the window: stages.rows, filter.txn.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cdcflow.core.config import ChangefeedConfig
+from cdcflow.filter import cascade_fk, ddl_gate, value_expr
+from cdcflow.filter.event_filter import EventFilter
+from cdcflow.filter.rename import REPLICATE, rename_decision
+from cdcflow.filter.statement_rows import passed_over
+from cdcflow.filter.table import TableFilter
+
+
+def ddl_decision(info, tf: TableFilter) -> tuple[bool, str]:
+    """Whether a classified DDL is replicated by the table filter, and why (for the log)."""
+    if info.kind != "ddl":
+        return False, "not a DDL"
+    if not info.allowed:
+        return False, f"{info.statement_name} is not in the DDL allow list"
+    if info.is_schema_level:
+        ok = info.schema is not None and tf.match_schema(info.schema)
+        return ok, "schema matches the filter" if ok else f"schema {info.schema} is filtered out"
+    if info.renames:
+        verdict, why = rename_decision(info.renames, tf)
+        return verdict == REPLICATE, why
+    first = info.tables[0]
+    ok = tf.match_table(first.schema, first.table)
+    return ok, f"{first.schema}.{first.table} " + ("matches the filter" if ok else "is filtered out")
+
+
+@dataclass(frozen=True)
+class Filter:
+    """The config and its compiled rules; `build` compiles them once per cycle (or command)."""
+
+    config: ChangefeedConfig
+    tables: TableFilter
+    events: EventFilter
+
+    @classmethod
+    def build(cls, config: ChangefeedConfig) -> Filter:
+        """Compile the config's rules; raises ConfigError naming the first rule that does not."""
+        tables = TableFilter(list(config.rules), config.case_sensitive)
+        # every matcher compiles, a rule's that ignores nothing (yet) too
+        for i, rule in enumerate(config.event_filters):
+            TableFilter(list(rule.matcher), config.case_sensitive, f"filter.event-filters[{i}].matcher")
+        return cls(config, tables, EventFilter(config.event_filters, config.case_sensitive))
+
+    def match_table(self, schema: str, table: str) -> bool:
+        return self.tables.match_table(schema, table)
+
+    def sql_mode(self, recorded: str | None) -> str:
+        """The mode a DDL ran under: as the binlog recorded it, else the config's sql-mode."""
+        return recorded if recorded is not None else self.config.sql_mode
+
+    # -- DDL events
+
+    def statement_rows(self, info) -> str:
+        """Why a row change logged as a statement does not concern the downstream (raises where
+        it does: filter.statement_rows)."""
+        return passed_over(info, self.tables)
+
+    def key_changed(self, changes) -> bool:
+        return ddl_gate.key_changed(changes, self.tables)
+
+    def decide_ddl(self, info, query: str, mode: str, ts: int, changes, current) -> ddl_gate.Verdict:
+        """Whether a DDL the tracked schema already followed (`changes`) runs downstream; raises
+        a CdcflowError for a rule it breaks (a cascading foreign key, a RENAME rule)."""
+        cascade_fk.check_ddl(info, query, mode, self.tables)
+        return ddl_gate.decide(info, query, ts, changes, self.tables, self.events, self.config.force_replicate,
+                               ddl_decision(info, self.tables), current)
+
+    # -- row events (Spark DataFrames)
+
+    def drop_ignored_events(self, spark, rows_df, tables: list[tuple[str, str]]):
+        """`rows_df` without the row kinds ignore-event drops on `tables`, and the dropped
+        (schema, table, op) triples."""
+        if not self.events:
+            return rows_df, []
+        return self.events.drop_ignored_rows(spark, rows_df, tables)
+
+    def drop_ignored_values(self, spark, rows_df, tracker, lo: int, hi: int, connect: Callable[[], object],
+                            log: Callable[..., None], changefeed: str):
+        """`rows_df` without the row events the value expressions ignore (filter.value_expr)."""
+        return value_expr.drop_ignored_rows(spark, rows_df, self.config, tracker, lo, hi, connect, log, changefeed)
+
+    def drop_ineligible_rows(self, spark, rows_df, ranges: dict[tuple[str, str], list]):
+        """`rows_df` without the rows of tables with no valid index (unless force-replicate)."""
+        return ddl_gate.drop_ineligible_rows(spark, rows_df, ranges, self.config.force_replicate)
+
+    # -- at create
+
+    def check_value_expressions(self, connect: Callable[[], object], changefeed: str) -> None:
+        """Refuse value expressions that do not parse or name a column a matched upstream table
+        lacks (the upstream's catalogue, read on a connection from `connect`)."""
+        if not value_expr.has_expressions(self.config):
+            return
+        conn = connect()
+        try:
+            columns = value_expr.upstream_columns(conn)
+        finally:
+            conn.close()
+        value_expr.check_expressions(self.config, columns, changefeed)
