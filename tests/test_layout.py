@@ -23,8 +23,10 @@ MAY_IMPORT = {
     "changefeed": {"core", "ddl", "filter", "source", "sink", "store", "verify", "snapshot"},
     "spark": {"core"},
     "stages": {"core", "ddl", "filter", "source", "sink", "store", "verify", "changefeed", "spark"},
+    "runner": {"core", "ddl", "filter", "source", "sink", "store", "verify", "snapshot", "changefeed", "spark",
+               "stages"},
     "devtools": {"core", "ddl", "filter", "source", "sink", "store", "verify", "snapshot", "changefeed", "spark",
-                 "stages", "cli"},
+                 "stages", "runner", "cli"},
 }
 TOP_LEVEL_MODULES = {"__init__.py", "cli.py"}
 

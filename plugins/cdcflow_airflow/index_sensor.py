@@ -24,13 +24,12 @@ TIMEOUT = dt.timedelta(hours=6)
 
 
 def poke_index_jobs(changefeed_id: str, cdcflow_home: str, run_id: str) -> bool:
+    from cdcflow.runner import airflow_tasks
     from cdcflow_airflow.cycle_tasks import user_errors_fail_the_task
 
     os.environ["CDCFLOW_HOME"] = cdcflow_home
     with user_errors_fail_the_task():
-        from cdcflow import stages
-
-        result = stages.run_stage(TASK_ID, None, changefeed_id, run_id)
+        result = airflow_tasks.poke_index(changefeed_id, run_id)
     log.info("changefeed %s: cycle %s: %s", changefeed_id, run_id, result)
     return result.done
 
