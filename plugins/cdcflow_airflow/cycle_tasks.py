@@ -14,12 +14,9 @@ from contextlib import contextmanager
 
 from cdcflow.core.stage_names import SPARK_STAGES
 from cdcflow.runner import airflow_tasks
-from cdcflow.runner.airflow_tasks import CYCLE_TASKS, MODES, RECORDING_TASKS, cycle_request, cycle_run_id, failure_message
+from cdcflow.runner.airflow_tasks import CYCLE_TASKS, RECORDING_TASKS, failure_message
 
 log = logging.getLogger(__name__)
-
-__all__ = ["MODES", "cycle_request", "cycle_run_id", "failure_message", "prepare_cycle", "pull_cycle", "spark_stage",
-           "finish_cycle", "record_task_failure", "connect_url", "user_errors_fail_the_task"]
 
 
 def airflow_connection_credentials(conn_id: str) -> tuple[str | None, str | None] | None:

@@ -12,6 +12,7 @@ import os
 from airflow.providers.standard.sensors.python import PythonSensor
 from airflow.sdk import TriggerRule
 
+from cdcflow.runner import airflow_tasks
 from cdcflow_airflow.operators import RUN_ID_TEMPLATE
 
 log = logging.getLogger(__name__)
@@ -24,7 +25,6 @@ TIMEOUT = dt.timedelta(hours=6)
 
 
 def poke_index_jobs(changefeed_id: str, cdcflow_home: str, run_id: str) -> bool:
-    from cdcflow.runner import airflow_tasks
     from cdcflow_airflow.cycle_tasks import user_errors_fail_the_task
 
     os.environ["CDCFLOW_HOME"] = cdcflow_home

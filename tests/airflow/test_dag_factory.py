@@ -286,7 +286,7 @@ def test_prepare_takes_what_the_trigger_form_sends(airflow):
 def test_cycle_run_ids_are_unique_and_say_airflow(airflow):
     import re
 
-    from cdcflow_airflow.cycle_tasks import cycle_run_id
+    from cdcflow.runner.airflow_tasks import cycle_run_id
 
     ids = {cycle_run_id() for _ in range(20)}
     assert len(ids) == 20
@@ -309,7 +309,7 @@ def test_cycle_run_ids_are_unique_and_say_airflow(airflow):
     ],
 )
 def test_cycle_request(airflow, params, expected):
-    from cdcflow_airflow.cycle_tasks import cycle_request
+    from cdcflow.runner.airflow_tasks import cycle_request
 
     assert cycle_request("orders", params) == expected
 
@@ -326,7 +326,7 @@ def test_cycle_request(airflow, params, expected):
 )
 def test_cycle_request_errors_name_the_parameter(airflow, params, names):
     from cdcflow.core.errors import ConfigError
-    from cdcflow_airflow.cycle_tasks import cycle_request
+    from cdcflow.runner.airflow_tasks import cycle_request
 
     with pytest.raises(ConfigError) as e:
         cycle_request("orders", params)
@@ -334,7 +334,7 @@ def test_cycle_request_errors_name_the_parameter(airflow, params, names):
 
 
 def test_failure_message_names_the_failed_tasks_only(airflow):
-    from cdcflow_airflow.cycle_tasks import failure_message
+    from cdcflow.runner.airflow_tasks import failure_message
 
     ok = {"prepare": "success", "pull": "success", "filter": "success", "barrier": "success", "apply": "success"}
     assert failure_message(ok) is None
