@@ -1,5 +1,5 @@
 import sys
 
-from cdcflow.stages import job_entry
+from cdcflow.runner import spark_submit
 
-sys.exit(job_entry.main())
+sys.exit(spark_submit.main())

@@ -201,7 +201,7 @@ def runs_ending_in_a_failure(spark, up, down, capsys, cid: str) -> None:
     refuses (CREATE TABLE t2, which the downstream already has): an error with its remedy, the
     checkpoint left below it."""
     from cdcflow.core.errors import CdcflowError
-    from cdcflow.stages import run_cycle
+    from cdcflow.runner.in_process import run_cycle
 
     db = cid.replace("-", "_")
     for s in (up, down):

@@ -26,6 +26,8 @@ MAY_IMPORT = {
     "changefeed": {"core", "ddl", "filter", "source", "sink", "store", "verify", "snapshot"},
     "spark": {"core"},
     "stages": {"core", "ddl", "filter", "source", "sink", "store", "verify", "changefeed", "spark"},
+    "runner": {"core", "ddl", "filter", "source", "sink", "store", "verify", "snapshot", "changefeed", "spark",
+               "stages"},
 }
 TOP_LEVEL_MODULES = {"__init__.py", "cli.py"}
 

@@ -28,7 +28,7 @@ def cmd_create(a) -> int:
     snapshot = {"chunk_size": a.snapshot_chunk_size, "workers": a.snapshot_workers} if a.snapshot else None
 
     def spark_for(cfg):
-        from cdcflow.stages import session_for
+        from cdcflow.runner.sessions import session_for
 
         return session_for(cfg, a.changefeed_id, a.spark_remote)
 
@@ -61,7 +61,7 @@ def cmd_remove(a) -> int:
 
 
 def cmd_run(a) -> int:
-    from cdcflow.stages import run_cycle
+    from cdcflow.runner.in_process import run_cycle
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     for noisy in ("py4j", "pyspark"):
@@ -150,7 +150,7 @@ def cmd_replace_ddl(a) -> int:
 
 
 def cmd_verify(a) -> int:
-    from cdcflow.stages import session_for
+    from cdcflow.runner.sessions import session_for
     from cdcflow.verify.runner import EXIT_CODES, summary_line
 
     def spark_for(cfg):

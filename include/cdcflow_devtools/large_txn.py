@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         from cdcflow_devtools.compare import compare
         from cdcflow_devtools.mariadb import start_pair
         from cdcflow.spark.session import get_session
-        from cdcflow.stages import run_cycle
+        from cdcflow.runner.in_process import run_cycle
 
         up, down = start_pair(Path(tmp) / "servers")
         sampler = PeakSampler()

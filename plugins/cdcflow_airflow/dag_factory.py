@@ -30,8 +30,8 @@ from airflow.providers.standard.operators.python import (
 from airflow.sdk import DAG, Param, TriggerRule, chain
 
 from cdcflow.core.stage_names import SPARK_STAGES
+from cdcflow.runner.airflow_tasks import MODES
 from cdcflow_airflow.cycle_tasks import (
-    MODES,
     finish_cycle,
     prepare_cycle,
     pull_cycle,

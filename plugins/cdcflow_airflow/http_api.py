@@ -99,7 +99,7 @@ def _resume(changefeed_id: str, overwrite: str | int | None) -> dict:
 def _check_run_request(changefeed_id: str, conf: dict) -> dict:
     """The run's conf as the DAG's prepare task will read it, refused here if it would fail there."""
     from cdcflow.core.home import load_spec
-    from cdcflow_airflow.cycle_tasks import cycle_request
+    from cdcflow.runner.airflow_tasks import cycle_request
 
     load_spec(changefeed_id)  # a changefeed that does not exist is a 404, not a DAG run
     cycle_request(changefeed_id, conf)

@@ -12,6 +12,7 @@ import os
 from airflow.providers.standard.sensors.python import PythonSensor
 from airflow.sdk import TriggerRule
 
+from cdcflow.runner import airflow_tasks
 from cdcflow_airflow.operators import RUN_ID_TEMPLATE
 
 log = logging.getLogger(__name__)
@@ -28,9 +29,7 @@ def poke_index_jobs(changefeed_id: str, cdcflow_home: str, run_id: str) -> bool:
 
     os.environ["CDCFLOW_HOME"] = cdcflow_home
     with user_errors_fail_the_task():
-        from cdcflow import stages
-
-        result = stages.run_stage(TASK_ID, None, changefeed_id, run_id)
+        result = airflow_tasks.poke_index(changefeed_id, run_id)
     log.info("changefeed %s: cycle %s: %s", changefeed_id, run_id, result)
     return result.done
 

@@ -224,7 +224,7 @@ def test_spark_connect_url_comes_from_the_connection(airflow, monkeypatch):
 def test_one_thin_job_runs_every_spark_stage():
     assert sorted(p.name for p in (REPO / "jobs").glob("*.py")) == ["stage.py"]
     text = (REPO / "jobs" / "stage.py").read_text()
-    assert "sys.exit(job_entry.main())" in text
+    assert "sys.exit(spark_submit.main())" in text
     assert len([line for line in text.splitlines() if line.strip()]) == 3
 
 
@@ -286,7 +286,7 @@ def test_prepare_takes_what_the_trigger_form_sends(airflow):
 def test_cycle_run_ids_are_unique_and_say_airflow(airflow):
     import re
 
-    from cdcflow_airflow.cycle_tasks import cycle_run_id
+    from cdcflow.runner.airflow_tasks import cycle_run_id
 
     ids = {cycle_run_id() for _ in range(20)}
     assert len(ids) == 20
@@ -309,7 +309,7 @@ def test_cycle_run_ids_are_unique_and_say_airflow(airflow):
     ],
 )
 def test_cycle_request(airflow, params, expected):
-    from cdcflow_airflow.cycle_tasks import cycle_request
+    from cdcflow.runner.airflow_tasks import cycle_request
 
     assert cycle_request("orders", params) == expected
 
@@ -326,7 +326,7 @@ def test_cycle_request(airflow, params, expected):
 )
 def test_cycle_request_errors_name_the_parameter(airflow, params, names):
     from cdcflow.core.errors import ConfigError
-    from cdcflow_airflow.cycle_tasks import cycle_request
+    from cdcflow.runner.airflow_tasks import cycle_request
 
     with pytest.raises(ConfigError) as e:
         cycle_request("orders", params)
@@ -334,7 +334,7 @@ def test_cycle_request_errors_name_the_parameter(airflow, params, names):
 
 
 def test_failure_message_names_the_failed_tasks_only(airflow):
-    from cdcflow_airflow.cycle_tasks import failure_message
+    from cdcflow.runner.airflow_tasks import failure_message
 
     ok = {"prepare": "success", "pull": "success", "filter": "success", "barrier": "success", "apply": "success"}
     assert failure_message(ok) is None
@@ -421,12 +421,12 @@ def test_bootstrap_applies_settings_idempotently(airflow):
 
 
 def _fake_stage(outcome):
-    def run_stage(name, spark, changefeed_id, run_id):
+    def run_stage(name, spark, cycle):
         assert spark.range(2).count() == 2  # the session it was given works
         assert spark.conf.get("spark.sql.shuffle.partitions") == "3"  # built with the changefeed's settings
         if isinstance(outcome, BaseException):
             raise outcome
-        return {"stage": name, "changefeed": changefeed_id, "run_id": run_id, **outcome}
+        return {"stage": name, "changefeed": cycle.cid, "run_id": cycle.run_id, **outcome}
 
     return run_stage
 
@@ -435,7 +435,7 @@ def _fake_stage(outcome):
 def stage_outcome(monkeypatch, feeds_home):
     import logging
 
-    import cdcflow.stages
+    from cdcflow.runner import cycle_runner
 
     # py4j logs at INFO while the interpreter exits, after pytest closed the
     # stream Airflow's logging setup writes to
@@ -443,7 +443,7 @@ def stage_outcome(monkeypatch, feeds_home):
 
     def use(outcome):
         monkeypatch.setenv("CDCFLOW_HOME", str(feeds_home))
-        monkeypatch.setattr(cdcflow.stages, "run_stage", _fake_stage(outcome), raising=False)
+        monkeypatch.setattr(cycle_runner, "run_stage", _fake_stage(outcome))
 
     return use
 
@@ -452,33 +452,33 @@ ARGS = ["--changefeed-id", "orders", "--run-id", "r7"]  # a changefeed of feeds_
 
 
 def test_job_entry_prints_the_result_as_one_json_line(stage_outcome, capsys):
-    from cdcflow.stages import job_entry
+    from cdcflow.runner import spark_submit
 
     stage_outcome({"events": 3})
-    assert job_entry.main(["filter", *ARGS]) == 0
+    assert spark_submit.main(["filter", *ARGS]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert json.loads(out[-1]) == {"stage": "filter", "changefeed": "orders", "run_id": "r7", "events": 3}
 
 
 def test_job_entry_maps_a_cdcflow_error_to_exit_2_and_one_line(stage_outcome, capsys):
-    from cdcflow.stages import job_entry
+    from cdcflow.runner import spark_submit
 
     stage_outcome(CdcflowError("DDL not allowed", changefeed="orders", ts=42, statement="ALTER TABLE t\n  ADD x int",
                                hint="add a filter rule"))
-    assert job_entry.main(["filter", *ARGS]) == 2
+    assert spark_submit.main(["filter", *ARGS]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.strip() == "changefeed orders, commit ts 42: DDL not allowed [statement: ALTER TABLE t ADD x int] — add a filter rule"
 
-    assert job_entry.main(["filter", *ARGS, "--debug"]) == 2
+    assert spark_submit.main(["filter", *ARGS, "--debug"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" in err and err.strip().splitlines()[-1].startswith("changefeed orders, commit ts 42:")
 
 
 def test_job_entry_maps_any_other_error_to_exit_1(stage_outcome, capsys):
-    from cdcflow.stages import job_entry
+    from cdcflow.runner import spark_submit
 
     stage_outcome(KeyError("checkpoint"))
-    assert job_entry.main(["apply", *ARGS]) == 1
+    assert spark_submit.main(["apply", *ARGS]) == 1
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last == "changefeed orders: stage apply failed: KeyError: 'checkpoint'"

@@ -19,7 +19,9 @@ except ImportError:  # tests/ imported as a package
 from e2e_helpers import assert_consistent, cli_ok, create_changefeed, orphan_lease, query
 
 from cdcflow import stages
+from cdcflow.runner.cycle_runner import run_stage
 from cdcflow.core.errors import CdcflowError
+from cdcflow.stages.cycle import Cycle
 from cdcflow.store import metastore, snapshots
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
@@ -120,7 +122,7 @@ def test_mode_snapshot_waits_for_a_live_cycle_and_replaces_a_dag_run_left_open(m
     create_changefeed(capsys, up, down, "dag-sn2", CONFIG.replace(S, s2))
     dag = parsed_changefeed_dag("dag-sn2")
     open_run = "airflow__left_open"
-    assert not stages.prepare("dag-sn2", open_run).skip  # holds the lease, as a running prepare task does
+    assert not stages.prepare(Cycle.load("dag-sn2", open_run)).skip  # holds the lease, as a running prepare task does
     cli_ok(capsys, "changefeed", "pause", "-c", "dag-sn2")
 
     state, log = _run(dag, SNAPSHOT, capsys, caplog)
@@ -137,7 +139,7 @@ def test_mode_snapshot_waits_for_a_live_cycle_and_replaces_a_dag_run_left_open(m
     feed = metastore.get_feed("dag-sn2")
     assert feed.state == "normal" and feed.lease_owner is None
     with pytest.raises(CdcflowError) as stopped:
-        stages.run_stage("pull", None, "dag-sn2", open_run)
+        run_stage("pull", None, Cycle.load("dag-sn2", open_run))
     assert stopped.value.code == "CDCFLOW:ErrCycleSuperseded"
 
     up.execute(f"INSERT INTO {s2}.t VALUES (500, 'after')")

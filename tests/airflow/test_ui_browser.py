@@ -31,7 +31,7 @@ except ImportError:  # tests/ imported as a package
 from e2e_helpers import create_changefeed, query, runs_ending_in_a_failure
 
 from cdcflow import cli
-from cdcflow.changefeed import lifecycle
+from cdcflow.changefeed import feed_state
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
 from cdcflow_devtools.mariadb import free_port
@@ -158,9 +158,9 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
     create_changefeed(capsys, up, down, "ui-paused", "")
     create_changefeed(capsys, up, down, "ui-warning", "")
     assert cli.main(["changefeed", "pause", "-c", "ui-paused"]) == 0
-    lifecycle.record_error("ui-warning", CdcflowError("cannot connect to the downstream", changefeed="ui-warning",
-                                                      code="CDCFLOW:ErrDownstreamUnreachable", retryable=True),
-                           stuck_limit=1800)
+    feed_state.record_error("ui-warning", CdcflowError("cannot connect to the downstream", changefeed="ui-warning",
+                                                       code="CDCFLOW:ErrDownstreamUnreachable", retryable=True),
+                            stuck_limit=1800)
     behind = metastore.get_feed("ui-normal").checkpoint_ts - (3 * 3600 * 1000 << 18)  # three hours behind
     metastore.update_feed("ui-normal", checkpoint_ts=behind)
     runs_ending_in_a_failure(spark, up, down, capsys, "ui-runs")

@@ -22,7 +22,7 @@ from cdcflow import cli
 from cdcflow.core.errors import CdcflowError
 from cdcflow_devtools.tidb_standin import TiDBStandIn
 from cdcflow.sink import async_index, connection
-from cdcflow.stages import run_cycle
+from cdcflow.runner.in_process import run_cycle
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.wait_index import wait_index
 from cdcflow.store import index_jobs, metastore
@@ -240,9 +240,9 @@ def test_cli_run_says_where_it_stopped(tidb, mariadb_pair, spark, capsys, monkey
     up, down = mariadb_pair
     standin = _start(tidb, capsys, mariadb_pair, spark, "tidb-cli", on_submit="running")
     up.execute(f"ALTER TABLE {SCHEMA}.t ADD INDEX iv (v)", f"ALTER TABLE {SCHEMA}.t DROP COLUMN v")
-    import cdcflow.stages as stages
+    import cdcflow.runner.in_process as in_process
 
-    monkeypatch.setattr(stages, "run_cycle", lambda cid, dry_run=False, **kw: run_cycle(cid, spark=spark, dry_run=dry_run))
+    monkeypatch.setattr(in_process, "run_cycle", lambda cid, dry_run=False, **kw: run_cycle(cid, spark=spark, dry_run=dry_run))
     capsys.readouterr()
     assert cli.main(["changefeed", "run", "-c", "tidb-cli"]) == 0
     out = capsys.readouterr()

@@ -20,7 +20,7 @@ from cdcflow.changefeed import commands
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
 from cdcflow_devtools.mariadb import free_port
-from cdcflow.stages import run_cycle
+from cdcflow.runner.in_process import run_cycle
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
 

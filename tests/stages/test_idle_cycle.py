@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from e2e_helpers import assert_consistent, create_changefeed, query
 
-from cdcflow import stages
-from cdcflow.stages import run_cycle
+from cdcflow.runner import sessions
+from cdcflow.runner.in_process import run_cycle
 from cdcflow.store import metastore
 
 S = "idle_cycle"
@@ -15,8 +15,8 @@ S = "idle_cycle"
 def test_idle_cycle_moves_the_checkpoint_without_spark(mariadb_pair, cdcflow_home, capsys, monkeypatch):
     # every session a cycle opens is asked for here (the test session's own Spark may be running)
     opened = []
-    start_session = stages._start_session
-    monkeypatch.setattr(stages, "_start_session", lambda *a: opened.append(a) or start_session(*a))
+    start_session = sessions.start_session
+    monkeypatch.setattr(sessions, "start_session", lambda *a: opened.append(a) or start_session(*a))
     up, down = mariadb_pair
     for s in (up, down):
         s.execute(f"DROP DATABASE IF EXISTS {S}", f"CREATE DATABASE {S}",

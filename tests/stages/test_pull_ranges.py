@@ -220,10 +220,10 @@ def test_a_cycle_with_pull_parallelism_reads_in_ranges_and_replicates(mariadb_pa
     with its Spark session up at once, or up while pull is reading."""
     from e2e_helpers import assert_consistent, cli_run, create_changefeed
 
-    from cdcflow import stages
+    from cdcflow.runner import sessions
     from cdcflow.store import metastore
 
-    monkeypatch.setattr(stages, "_start_session", lambda *a: Starting(spark, after))
+    monkeypatch.setattr(sessions, "start_session", lambda *a: Starting(spark, after))
 
     up, down = mariadb_pair
     for s in (up, down):

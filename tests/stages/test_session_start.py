@@ -1,4 +1,4 @@
-"""The cycle's session is started in a thread (stages._start_session) that also starts an
+"""The cycle's session is started in a thread (runner.sessions.start_session) that also starts an
 embedded session's Python workers; a failed start of the workers leaves the session to
 the stages, whose own error will say why."""
 
@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import logging
 
-from cdcflow import stages
 from cdcflow.core.config import ChangefeedConfig
+from cdcflow.runner import sessions
 
 
 def test_the_session_starts_its_python_workers(spark, monkeypatch):
     started = []
-    monkeypatch.setattr(stages, "python_workers", lambda s: started.append(s) or 0.1)
-    got = stages._start_session(ChangefeedConfig(), "warm", None).result(timeout=120)
+    monkeypatch.setattr(sessions, "python_workers", lambda s: started.append(s) or 0.1)
+    got = sessions.start_session(ChangefeedConfig(), "warm", None).result(timeout=120)
     assert got.sparkContext is spark.sparkContext  # the process's session, found again
     assert started == [got]
 
@@ -22,9 +22,9 @@ def test_a_failed_worker_start_leaves_the_session_to_the_stages(spark, monkeypat
     def fail(_spark):
         raise RuntimeError("no Python worker could start")
 
-    monkeypatch.setattr(stages, "python_workers", fail)
+    monkeypatch.setattr(sessions, "python_workers", fail)
     with caplog.at_level(logging.WARNING, logger="cdcflow"):
-        got = stages._start_session(ChangefeedConfig(), "warm", None).result(timeout=120)
+        got = sessions.start_session(ChangefeedConfig(), "warm", None).result(timeout=120)
     assert got.range(3).count() == 3  # usable: the stage that needs the workers reports why
     assert "did not start ahead of the stages: no Python worker could start" in caplog.text
 

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from cdcflow.changefeed import lifecycle, states, status_view
+from cdcflow.changefeed import feed_state, lifecycle, states, status_view
 from cdcflow.core import tso
 from cdcflow.core.errors import (
     CHANGEFEED_ALREADY_EXISTS,
@@ -42,17 +42,7 @@ UPDATABLE_STATES = (states.STOPPED, states.FAILED)
 
 def _load(cid: str) -> tuple[Spec, metastore.FeedState]:
     spec = load_spec(cid)
-    feed = metastore.get_feed(spec.id)
-    if feed.state in (states.STOPPED, states.FAILED):
-        feed = lifecycle.expire_gc_ttl(spec.id, _gc_ttl(spec))
-    return spec, feed
-
-
-def _gc_ttl(spec: Spec) -> float:
-    try:
-        return spec.config().gc_ttl_seconds
-    except CdcflowError:
-        return 86400.0
+    return spec, feed_state.expire_gc_ttl(spec.id, metastore.get_feed(spec.id), spec.config)
 
 
 def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = None,
@@ -231,7 +221,7 @@ def snapshot(cid: str, spark_for: Callable, report: Callable[[dict], None] = lam
             "moves its start)", changefeed=spec.id, code=SNAPSHOT_REFUSED,
             hint=f"pause it first (`cdcflow changefeed pause -c {spec.id}`), then trigger mode snapshot again: "
                  "the copy resumes it from its consistent point when it is done")
-    new, _ = states.next_state(feed.state, "resume", spec.id)
+    states.next_state(feed.state, "resume", spec.id)  # refused before the copy begins
     run_key = f"snapshot-{time.time_ns()}"
     _take_lease_for_snapshot(spec.id, run_key)
     try:
@@ -242,8 +232,7 @@ def snapshot(cid: str, spark_for: Callable, report: Callable[[dict], None] = lam
             report(progress)
 
         out = _continue_snapshot(spec.id, given, spark_for, report_and_renew, new_point=not continuing)
-        now = time.time()
-        metastore.update_feed(spec.id, state=new, state_since=now, last_progress_at=now, **lifecycle.cleared())
+        new = feed_state.resume(spec.id, feed)
     finally:
         metastore.release_lease(spec.id, run_key)
     return {**out, "continued": continuing, "state": new}
@@ -326,9 +315,7 @@ def list_changefeeds(include_ended: bool = False) -> list[dict]:
 def pause(cid: str) -> tuple[str, str]:
     """①: stop the changefeed; its cycles do nothing until it is resumed."""
     spec, feed = _load(cid)
-    new, _ = states.next_state(feed.state, "pause", spec.id)
-    metastore.update_feed(spec.id, state=new, state_since=time.time(), next_retry_at=None)
-    return feed.state, new
+    return feed.state, feed_state.pause(spec.id, feed)
 
 
 def resume(cid: str, overwrite_checkpoint_ts: int | None = None,
@@ -336,7 +323,7 @@ def resume(cid: str, overwrite_checkpoint_ts: int | None = None,
     """② / ⑨: back to normal, from the checkpoint or from `overwrite_checkpoint_ts`.
     Returns (old state, new state, checkpoint ts)."""
     spec, feed = _load(cid)
-    new, _ = states.next_state(feed.state, "resume", spec.id)
+    states.next_state(feed.state, "resume", spec.id)  # refused before anything is asked or looked up
     lifecycle.check_resumable(feed, overwrite=overwrite_checkpoint_ts is not None)
     from cdcflow.core.uri import default_server_id, parse_source_uri
     from cdcflow.source.binlog import available_logs, position_for_ts, replay_horizon
@@ -361,9 +348,7 @@ def resume(cid: str, overwrite_checkpoint_ts: int | None = None,
                       replay_until=replay_horizon(ts, feed.replay_until, feed.checkpoint_ts))
     else:
         _check_upstream_holds(spec.id, source, feed, available_logs)
-    now = time.time()
-    metastore.update_feed(spec.id, state=new, state_since=now, last_progress_at=now, **lifecycle.cleared(),
-                          **values)
+    new = feed_state.resume(spec.id, feed, **values)
     return feed.state, new, values.get("checkpoint_ts", feed.checkpoint_ts)
 
 

@@ -1,8 +1,9 @@
 """The clock-driven rules of seed 001: retry backoff in warning, the error-stuck limit, gc-ttl.
 
 The state table (states.py) says where an event leads; this module decides when
-the time-based events happen and records them, so prepare, finish, the CLI and
-the HTTP API all apply the same rules.
+the time-based events are due, and feed_state.py, the one owner of a changefeed's
+state, records them, so prepare, finish, the CLI and the HTTP API all apply the
+same rules.
 """
 
 from __future__ import annotations
@@ -44,34 +45,6 @@ def stuck_seconds(feed: metastore.FeedState, now: float) -> float:
     return now - max(feed.last_progress_at, feed.error_since or 0.0)
 
 
-def record_error(cid: str, err: CdcflowError, stuck_limit: float, now: float | None = None) -> str:
-    """③ / ⑤ / ⑥: warning with the next retry time for a retryable error, failed after
-    `stuck_limit` seconds without progress, failed for any other error.  Returns the state."""
-    feed = metastore.get_feed(cid)
-    if feed.state in states.IDLE_REASONS:
-        return feed.state
-    now = time.time() if now is None else now
-    values: dict = {"error": error_record(err, now)}
-    if err.retryable:
-        in_warning = feed.state == states.WARNING
-        since = feed.error_since if in_warning and feed.error_since else now
-        stuck = in_warning and stuck_seconds(feed, now) > stuck_limit
-        event = "stuck_timeout" if stuck else "retryable_error"
-        attempt = feed.retry_count + 1
-        values.update(error_since=since, retry_count=attempt,
-                      next_retry_at=None if stuck else now + backoff_seconds(attempt))
-        if stuck:
-            values["error"]["message"] += (f" (no progress for {int(stuck_seconds(feed, now))} s, longer than "
-                                           f"changefeed-error-stuck-duration {int(stuck_limit)} s)")
-    else:
-        event = "fatal_error"
-        values.update(error_since=now, next_retry_at=None)
-    new, _ = states.next_state(feed.state, event, cid)
-    values.update(state=new, state_since=now if new != feed.state else feed.state_since)
-    metastore.update_feed(cid, **values)
-    return new
-
-
 def retry_wait_reason(feed: metastore.FeedState, now: float | None = None) -> str | None:
     """Why a warning changefeed's cycle must wait (its backoff has not run out), or None."""
     now = time.time() if now is None else now
@@ -79,7 +52,7 @@ def retry_wait_reason(feed: metastore.FeedState, now: float | None = None) -> st
         return None
     message = (feed.error or {}).get("message", "an error")
     return (f"changefeed {feed.id} is in warning after {feed.retry_count} failed attempt(s) ({message}); "
-            f"the next retry is at {_utc(feed.next_retry_at)} (in {int(feed.next_retry_at - now) + 1} s)")
+            f"the next retry is at {utc(feed.next_retry_at)} (in {int(feed.next_retry_at - now) + 1} s)")
 
 
 def cleared() -> dict:
@@ -91,25 +64,6 @@ def gc_ttl_expired(feed: metastore.FeedState, gc_ttl: float, now: float | None =
     now = time.time() if now is None else now
     return feed.state in (states.STOPPED, states.FAILED) and now - feed.state_since > gc_ttl \
         and (feed.error or {}).get("code") != GC_TTL_EXCEEDED
-
-
-def expire_gc_ttl(cid: str, gc_ttl: float, now: float | None = None) -> metastore.FeedState:
-    """⑧: a changefeed stopped or failed longer than gc-ttl fails with ErrGCTTLExceeded."""
-    now = time.time() if now is None else now
-    feed = metastore.get_feed(cid)
-    if not gc_ttl_expired(feed, gc_ttl, now):
-        return feed
-    new, _ = states.next_state(feed.state, "gc_ttl_exceeded", cid)
-    err = CdcflowError(
-        f"it has been {feed.state} since {_utc(feed.state_since)}, longer than gc-ttl ({int(gc_ttl)} s); "
-        "it no longer holds back the upstream's log retention and cannot be resumed",
-        changefeed=cid, code=GC_TTL_EXCEEDED,
-        hint="resume it from a point the upstream still holds with "
-             "`cdcflow changefeed resume --overwrite-checkpoint-ts now`, or re-create it",
-    )
-    metastore.update_feed(cid, state=new, state_since=now, error=error_record(err, now), error_since=now,
-                          next_retry_at=None)
-    return metastore.get_feed(cid)
 
 
 def check_resumable(feed: metastore.FeedState, overwrite: bool) -> None:
@@ -124,5 +78,6 @@ def check_resumable(feed: metastore.FeedState, overwrite: bool) -> None:
         )
 
 
-def _utc(epoch: float) -> str:
+def utc(epoch: float) -> str:
+    """A moment as the error messages give it."""
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))

@@ -1,30 +1,17 @@
-"""finish: the state transition, garbage collection of the cycle's events, the lease."""
+"""finish: the state transition (changefeed.feed_state), garbage collection of the cycle's events, the lease."""
 
 from __future__ import annotations
 
 import json
 import time
 
-from cdcflow.changefeed import lifecycle, states
+from cdcflow.changefeed import feed_state
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
 from cdcflow.stages.contracts import FinishResult, plain
 from cdcflow.stages.cycle import Cycle
-from cdcflow.stages.prepare import undo_backfill
 from cdcflow.store import metastore
 from cdcflow.store.events import collect_garbage
-
-
-def record_error(cid: str, err: CdcflowError) -> str:
-    """Warning for a retryable error (with a backoff before the next retry; failed after
-    changefeed-error-stuck-duration without progress), failed for any other.  Returns the state."""
-    try:
-        from cdcflow.core.home import load_spec
-
-        stuck = load_spec(cid).config().error_stuck_seconds
-    except CdcflowError:
-        stuck = 1800
-    return lifecycle.record_error(cid, err, stuck)
 
 
 # Stages whose failure leaves the downstream untouched: a backfill failing there can be undone.
@@ -33,8 +20,8 @@ def record_error(cid: str, err: CdcflowError) -> str:
 WRITE_NOTHING = ("pull", "filter", "barrier")
 
 
-def finish(changefeed_id: str, run_id: str, error: str | None = None) -> FinishResult:
-    cycle = Cycle.load(changefeed_id, run_id)
+def finish(cycle: Cycle, error: str | None = None) -> FinishResult:
+    changefeed_id, run_id = cycle.cid, cycle.run_id
     try:
         run = cycle.run()
     except CdcflowError:
@@ -54,25 +41,18 @@ def finish(changefeed_id: str, run_id: str, error: str | None = None) -> FinishR
     before_backfill = run.stats.get(metastore.RUN_BACKFILL)
     try:
         if err is not None and before_backfill and run.stats.get("failed_stage") in WRITE_NOTHING:
-            err = undo_backfill(changefeed_id, before_backfill, err)
+            err = feed_state.undo_backfill(changefeed_id, before_backfill, err)
             state = before_backfill["state"]
             metastore.update_run(changefeed_id, run_id, status="failed", ended_at=time.time(),
                                  error=json.dumps(err.to_dict()))
         elif err is not None:
-            state = record_error(changefeed_id, err)
+            state = feed_state.record_error(changefeed_id, err, feed_state.error_stuck_limit(lambda: cycle.config))
             metastore.update_run(changefeed_id, run_id, status="failed", ended_at=time.time())
         else:
             feed = cycle.feed()
             state = feed.state
             if not run.dry_run:
-                if run.target_ts and feed.checkpoint_ts >= run.target_ts:
-                    state, _ = states.next_state(feed.state, "target_reached", changefeed_id)
-                elif feed.state == states.WARNING and feed.checkpoint_ts > run.start_ts:
-                    state, _ = states.next_state(feed.state, "progress", changefeed_id)
-                if state != feed.state:
-                    metastore.update_feed(changefeed_id, state=state, state_since=time.time())
-                if state in (states.NORMAL, states.FINISHED):
-                    metastore.update_feed(changefeed_id, **lifecycle.cleared())
+                state = feed_state.cycle_done(changefeed_id, feed, run.start_ts, run.target_ts)
             metastore.update_run(changefeed_id, run_id, status="done", ended_at=time.time())
             cycle.folder.remove()  # every event of this cycle is below the checkpoint now
         # earlier cycles' folders (failed or killed ones) hold only events at or below the

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import time
-import uuid
 
-from cdcflow.changefeed import lifecycle, states
+from cdcflow.changefeed import feed_state, lifecycle, states
 from cdcflow.core import tso
 from cdcflow.core.errors import UPSTREAM_UNREACHABLE, CdcflowError
 from cdcflow.source.binlog import Position, available_logs, check_checkpoint_held, head_position
@@ -15,21 +13,14 @@ from cdcflow.stages.cycle import Cycle, as_cdcflow_error
 from cdcflow.store import metastore, snapshots
 
 
-def new_run_id() -> str:
-    return time.strftime("cli__%Y%m%dT%H%M%S", time.gmtime()) + "_" + uuid.uuid4().hex[:6]
-
-
-def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | None = None,
-            target_ts: int | None = None, dry_run: bool = False, manual: bool = False) -> contracts.Prepared:
+def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None = None, dry_run: bool = False,
+            manual: bool = False) -> contracts.Prepared:
     """Fix the window of one cycle.  `start_ts` (a backfill) first moves the checkpoint to that
     ts, as `resume --overwrite-checkpoint-ts` does; `target_ts` bounds this cycle only.  A run
     a person triggered (`manual`) does not wait out a warning's backoff: it is their decision,
     as TiCDC's resume is."""
-    run_id = run_id or new_run_id()
-    cycle = Cycle.load(changefeed_id, run_id)
-    feed = cycle.feed()
-    if feed.state in (states.STOPPED, states.FAILED):
-        feed = lifecycle.expire_gc_ttl(changefeed_id, _gc_ttl(cycle))  # ⑧ happens when a cycle looks
+    changefeed_id, run_id = cycle.cid, cycle.run_id
+    feed = feed_state.expire_gc_ttl(changefeed_id, cycle.feed(), lambda: cycle.config)  # ⑧ happens when a cycle looks
     reason = None
     if feed.state in states.IDLE_REASONS:
         reason = f"changefeed {changefeed_id} does nothing this cycle: {states.IDLE_REASONS[feed.state]}"
@@ -46,7 +37,7 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
     try:
         cycle.config  # a config that no longer parses fails here (⑥), before any lease is taken
     except CdcflowError as e:
-        _record_prepare_failure(changefeed_id, e.with_context(changefeed=changefeed_id))
+        feed_state.record_error(changefeed_id, e.with_context(changefeed=changefeed_id))
         raise
 
     cycle.renew_lease()  # ErrLeaseHeld (another cycle runs) is raised before the try: no state change
@@ -90,9 +81,9 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
         metastore.release_lease(changefeed_id, run_id)
         err = as_cdcflow_error(e, changefeed_id, "prepare")
         if before_backfill:
-            err = undo_backfill(changefeed_id, before_backfill, err)
+            err = feed_state.undo_backfill(changefeed_id, before_backfill, err)
         else:
-            _record_prepare_failure(changefeed_id, err)
+            feed_state.record_error(changefeed_id, err, feed_state.error_stuck_limit(lambda: cycle.config))
         if err is e:
             raise
         raise err from e
@@ -102,29 +93,9 @@ def prepare(changefeed_id: str, run_id: str | None = None, *, start_ts: int | No
                               checkpoint_ts=feed.checkpoint_ts)
 
 
-def _gc_ttl(cycle: Cycle) -> float:
-    try:
-        return cycle.config.gc_ttl_seconds
-    except CdcflowError:
-        return 86400.0  # a config that no longer parses: TiCDC's default gc-ttl
-
-
 def _where(feed, start_ts: int) -> dict:
     return {"from_ts": start_ts, "checkpoint_ts": feed.checkpoint_ts, "checkpoint_pos": feed.checkpoint_pos,
             "replay_until": feed.replay_until, "state": feed.state}
-
-
-def undo_backfill(cid: str, before: dict, err: CdcflowError) -> CdcflowError:
-    """A backfill that failed before it wrote anything downstream puts the changefeed back where
-    it was (checkpoint, replay horizon, state): its next catch-up runs as if the backfill had
-    not been asked for.  Returns the error, saying so."""
-    metastore.update_feed(cid, checkpoint_ts=before["checkpoint_ts"], checkpoint_pos=before["checkpoint_pos"],
-                          replay_until=before["replay_until"], state=before["state"])
-    return CdcflowError(
-        f"backfill from ts {before['from_ts']} ({tso.to_text(before['from_ts'])}) failed before it wrote "
-        f"anything, so the changefeed is back at checkpoint {before['checkpoint_ts']} ({before['state']}): "
-        f"{err.message.removeprefix(f'changefeed {cid}: ')}", changefeed=cid, ts=err.ts, statement=err.statement, code=err.code,
-        retryable=err.retryable, hint=err.hint)
 
 
 def _backfill_from(cycle: Cycle, feed, start_ts: int, persist: bool = True):
@@ -143,8 +114,3 @@ def _backfill_from(cycle: Cycle, feed, start_ts: int, persist: bool = True):
     metastore.update_feed(cycle.cid, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict(), replay_until=replay_until)
     return cycle.feed(), replay_until
 
-
-def _record_prepare_failure(cid: str, err: CdcflowError) -> None:
-    from cdcflow.stages.finish import record_error
-
-    record_error(cid, err)

@@ -31,7 +31,7 @@ def pull(spark, cycle: Cycle) -> contracts.PullResult:
 
 def read_window(spark, cycle: Cycle, window: contracts.Window, server_id: int) -> tuple[contracts.Pulled, dict]:
     """Read the window in this process into the raw folder.  When pull_ranges.wanted says so
-    and a Spark session is given or starting (stages.pull_and_settle gives a
+    and a Spark session is given or starting (runner.cycle_runner.pull_and_settle gives a
     pull_ranges.SparkLater), the read stops at the first transaction start after the session
     is up, and what is left of the window is read in ranges by Spark tasks.  Returns what
     was read and where the time went (contracts.PullResult's fields)."""

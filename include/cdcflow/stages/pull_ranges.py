@@ -59,7 +59,7 @@ def wanted(cycle: Cycle, window: contracts.Window) -> bool:
 
 class SparkLater:
     """The Spark session of pull's ranges: one given, or a future of one still starting
-    (stages.pull_and_settle), which pull does not wait for."""
+    (runner.cycle_runner.pull_and_settle), which pull does not wait for."""
 
     def __init__(self, session):
         self._session = session

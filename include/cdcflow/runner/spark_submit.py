@@ -53,12 +53,14 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("SPARK_SUBMIT_ARGS_SET_BY_LAUNCHER", "1")
 
     try:
-        from cdcflow import stages
+        # imported here: a failure to import is a failure of the stage too (exit code 1, one line)
+        from cdcflow.runner.cycle_runner import run_spark_stage
         from cdcflow.stages.contracts import plain
+        from cdcflow.stages.cycle import Cycle
 
         # the session is built with the changefeed's settings, as the CLI's cycle builds it,
         # and stopped before the last line, so Spark's shutdown logging does not follow it
-        result = stages.run_spark_stage(stage, args.changefeed_id, args.run_id)
+        result = run_spark_stage(stage, Cycle.load(args.changefeed_id, args.run_id))
         code, line, stream = EXIT_OK, json.dumps(plain(result), default=str, sort_keys=True), sys.stdout
     except Exception as e:  # noqa: BLE001 - every failure becomes an exit code and one line
         from cdcflow.core.errors import CdcflowError

@@ -1,0 +1,95 @@
+"""The cycle runner under every launcher: the stages of one cycle over ONE loaded Cycle (spec,
+config, folder: stages.cycle.Cycle, loaded once per cycle and process by the launcher and
+handed down), each stage's result recorded on the run, and the one decision every launcher
+takes after pull: a window without a single event is settled here, without Spark."""
+
+from __future__ import annotations
+
+from cdcflow.core.errors import CdcflowError
+from cdcflow.core.stage_names import SPARK_STAGES
+from cdcflow.runner import sessions
+from cdcflow.spark.session import release
+from cdcflow.stages import contracts, pull_ranges
+from cdcflow.stages.apply import apply, may_replay
+from cdcflow.stages.barrier import barrier, build_segments
+from cdcflow.stages.cycle import Cycle, recording
+from cdcflow.stages.filter_stage import filter_events
+from cdcflow.stages.pull import pull
+from cdcflow.stages.wait_index import wait_index
+from cdcflow.store import metastore
+
+STAGE_FUNCS = {"pull": pull, "filter": filter_events, "barrier": barrier, "apply": apply,
+               "wait_index": wait_index}  # not a Spark stage: the DAG runs it as a sensor
+
+
+def run_stage(name: str, spark, cycle: Cycle):
+    """Run one stage of the cycle and record its result (a contracts record) on the run."""
+    if name not in STAGE_FUNCS:
+        raise CdcflowError(f"unknown stage {name!r}; stages are {', '.join(STAGE_FUNCS)}")
+    with recording(cycle, name):
+        cycle.hold(name)
+        result = STAGE_FUNCS[name](spark, cycle)
+    metastore.update_run(cycle.cid, cycle.run_id, stats={name: contracts.plain(result)})
+    return result
+
+
+def empty_window(cycle: Cycle) -> dict:
+    """A window without a single event: filter, barrier and apply have nothing to read, so no
+    Spark session is needed; the checkpoint moves to the resolved ts, as apply moves it past
+    an empty final segment.  Returns the results of the three stages, recorded as theirs."""
+    with recording(cycle, "apply"):
+        cycle.hold("apply")
+        window = contracts.WINDOW.read(cycle.folder)
+        segments = build_segments(window.start_ts, [], window.pulled.resolved_ts, window.pulled.end_pos)
+        if not cycle.run().dry_run:
+            metastore.advance_checkpoint(cycle.cid, segments[-1].hi, segments[-1].pos_after.to_dict())
+        out = {"filter": contracts.FilterResult(), "barrier": contracts.BarrierResult(segments=len(segments)),
+               "apply": contracts.ApplyResult(safe_mode=cycle.sink_options.safe_mode or may_replay(cycle, window))}
+    cycle.event("empty window", checkpoint_after=cycle.feed().checkpoint_ts)
+    metastore.update_run(cycle.cid, cycle.run_id, stats=contracts.plain(out))
+    return out
+
+
+def pull_and_settle(cycle: Cycle, session=None, spark_remote=None) -> dict:
+    """Pull the window and settle a window without a single event right away (empty_window):
+    the Spark stages then have nothing to do.  The one decision both launchers take:
+    `cdcflow changefeed run` and the DAG's pull task.  Pull reads in this process, without
+    Spark, unless the config asks for the parallel path and the window is large enough
+    (stages.pull_ranges.wanted): then pull reads on while a Spark session starts, and hands
+    what is left of the window to Spark tasks once it is up.  The session is `session` (a
+    future: the CLI's cycle, which starts it anyway), else one started here as
+    run_spark_stage opens one (on `spark_remote`, a URL or a function giving one, else as the
+    config says) and closed after.  Returns the stage results so far; `needs_spark(results)`
+    says whether the Spark stages must run."""
+    later, opened_here = None, False
+    if pull_ranges.wanted(cycle, contracts.WINDOW.read(cycle.folder)):
+        opened_here = session is None
+        if opened_here:
+            remote = spark_remote() if callable(spark_remote) else spark_remote
+            session = sessions.start_session(cycle.config, cycle.cid, remote)
+        later = pull_ranges.SparkLater(session)
+    try:
+        results = {"pull": run_stage("pull", later, cycle)}
+    finally:
+        if opened_here:  # closed once started, without waiting for a start the pull did not need
+            sessions.release_once_started(session)
+    if results["pull"].pulled == 0:
+        results.update(empty_window(cycle))
+    return results
+
+
+def needs_spark(results: dict) -> bool:
+    return any(name not in results for name in SPARK_STAGES)
+
+
+def run_spark_stage(stage: str, cycle: Cycle, spark_remote=None):
+    """One Spark stage in a session of its own, as a DAG task or a spark-submit job runs it:
+    the session is opened as the config says (`spark_remote`, a URL or a function giving
+    one, wins), a failure to open it is the stage's recorded error, and it is closed after."""
+    with recording(cycle, stage):
+        remote = spark_remote() if callable(spark_remote) else spark_remote
+        spark = sessions.session_for(cycle.config, cycle.cid, remote)
+    try:
+        return run_stage(stage, spark, cycle)
+    finally:
+        release(spark)

@@ -1,0 +1,59 @@
+"""The in-process cycle of `cdcflow changefeed run`: prepare, pull (the Spark session starting
+meanwhile), the Spark stages, wait_index once, finish — in this process, over one Cycle."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from cdcflow.core.errors import CdcflowError
+from cdcflow.core.stage_names import SPARK_STAGES, STAGES
+from cdcflow.runner import sessions
+from cdcflow.runner.cycle_runner import needs_spark, pull_and_settle, run_stage
+from cdcflow.spark.session import is_remote, release
+from cdcflow.stages import contracts
+from cdcflow.stages.cycle import Cycle, recording
+from cdcflow.stages.finish import finish
+from cdcflow.stages.prepare import prepare
+
+
+def new_run_id() -> str:
+    """A new cycle's id, saying the cycle came from the CLI."""
+    return time.strftime("cli__%Y%m%dT%H%M%S", time.gmtime()) + "_" + uuid.uuid4().hex[:6]
+
+
+def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts: int | None = None,
+              target_ts: int | None = None, spark_remote: str | None = None) -> dict:
+    """One catch-up cycle in this process: prepare, the four Spark stages, finish."""
+    t0 = time.time()
+    cycle = Cycle.load(changefeed_id, new_run_id())
+    prep = prepare(cycle, start_ts=start_ts, target_ts=target_ts, dry_run=dry_run)
+    if prep.skip:
+        return {"skipped": True, "reason": prep.reason, "state": prep.state}
+    results: dict = {}
+    failure = None
+    session_opened_here = spark is None
+    try:
+        if spark is None:
+            # pull needs no Spark: the JVM starts on another core while the binlog is read,
+            # and not at all when the upstream has written nothing since the checkpoint
+            idle = contracts.WINDOW.read(cycle.folder).idle
+            session = None if idle else sessions.start_session(cycle.config, changefeed_id, spark_remote)
+            results = pull_and_settle(cycle, session)
+            if needs_spark(results):
+                with recording(cycle, SPARK_STAGES[0]):  # a Connect server that is down fails here
+                    spark = (session or sessions.start_session(cycle.config, changefeed_id, spark_remote)).result()
+        for name in STAGES:
+            if name not in results:
+                results[name] = run_stage(name, spark, cycle)
+        # one look, no waiting: a cycle stopped for an index build says so, and the next run resumes
+        results["wait_index"] = run_stage("wait_index", spark, cycle)
+    except CdcflowError as e:
+        failure = e
+    finally:
+        if spark is not None and is_remote(spark) and session_opened_here:
+            release(spark)
+        results["finish"] = finish(cycle)
+    if failure is not None:
+        raise failure
+    return {"run_id": cycle.run_id, **contracts.plain(results), "seconds": round(time.time() - t0, 3)}
