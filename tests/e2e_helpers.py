@@ -27,10 +27,10 @@ def own_pair(tmp_path_factory, name: str):
         down.stop()
 
 
-def create_changefeed(capsys, up, down, cid: str, config: str = "", *extra: str) -> dict:
-    args = ["changefeed", "create", "-c", cid, "--source-uri", up.uri, "--sink-uri", down.uri]
+def create_changefeed(capsys, up, down, changefeed_id: str, config: str = "", *extra: str) -> dict:
+    args = ["changefeed", "create", "-c", changefeed_id, "--source-uri", up.uri, "--sink-uri", down.uri]
     if config:
-        path = _write_config(cid, config)
+        path = _write_config(changefeed_id, config)
         args += ["--config", str(path)]
     capsys.readouterr()
     rc = cli.main(args + list(extra))
@@ -39,26 +39,26 @@ def create_changefeed(capsys, up, down, cid: str, config: str = "", *extra: str)
     return json.loads(out.out.split("\n", 2)[2])
 
 
-def schema_changefeed(capsys, up, down, cid: str, schema: str, *upstream: str) -> None:
+def schema_changefeed(capsys, up, down, changefeed_id: str, schema: str, *upstream: str) -> None:
     """A changefeed of one schema of its own (dropped first on both sides), then `upstream`'s
     statements run after its creation."""
     for s in (up, down):
         s.execute(f"DROP DATABASE IF EXISTS {schema}")
-    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{schema}.*']\n")
+    create_changefeed(capsys, up, down, changefeed_id, f"[filter]\nrules = ['{schema}.*']\n")
     if upstream:
         up.execute(*upstream)
 
 
-def _write_config(cid: str, text: str):
-    from cdcflow.core.home import home
+def _write_config(changefeed_id: str, text: str):
+    from cdcflow.core.spec_store import home
 
-    path = home() / f"{cid}.toml"
+    path = home() / f"{changefeed_id}.toml"
     path.write_text(text)
     return path
 
 
-def query(capsys, cid: str) -> dict:
-    return cli_json(capsys, "changefeed", "query", "-c", cid)
+def query(capsys, changefeed_id: str) -> dict:
+    return cli_json(capsys, "changefeed", "query", "-c", changefeed_id)
 
 
 def cli_json(capsys, *args: str) -> dict:
@@ -76,10 +76,10 @@ def assert_consistent(up, down, schemas: list[str]) -> None:
     assert not diffs, "\n".join(str(x) for x in diffs)
 
 
-def cli_run(capsys, cid: str) -> tuple[int, str]:
-    """`cdcflow changefeed run -c cid` (reusing the test's Spark session): (exit code, stderr)."""
+def cli_run(capsys, changefeed_id: str) -> tuple[int, str]:
+    """`cdcflow changefeed run -c changefeed_id` (reusing the test's Spark session): (exit code, stderr)."""
     capsys.readouterr()
-    rc = cli.main(["changefeed", "run", "-c", cid])
+    rc = cli.main(["changefeed", "run", "-c", changefeed_id])
     return rc, capsys.readouterr().err
 
 
@@ -89,12 +89,12 @@ def cli_ok(capsys, *args: str) -> None:
     assert rc == 0, capsys.readouterr().err
 
 
-def run_fails(capsys, cid: str) -> tuple[dict, str, int]:
+def run_fails(capsys, changefeed_id: str) -> tuple[dict, str, int]:
     """Run one cycle that must leave the changefeed failed: (status, error message, its commit ts)."""
     import re
 
-    rc, err = cli_run(capsys, cid)
-    status = query(capsys, cid)
+    rc, err = cli_run(capsys, changefeed_id)
+    status = query(capsys, changefeed_id)
     assert rc == 1 and status["state"] == "failed", err
     message = status["error"]["message"]
     assert message in err
@@ -108,19 +108,19 @@ def dead_pid() -> int:
     return int(child.stdout)
 
 
-def orphan_lease(cid: str) -> None:
+def orphan_lease(changefeed_id: str) -> None:
     """Make the changefeed's lease look held by a process of this host that is gone, as a DAG
     task's lease is once the task's process has ended."""
-    owner = metastore.lease_holder(cid)
+    owner = metastore.lease_holder(changefeed_id)
     run_key = owner.split(":", 2)[2]
-    metastore.update_feed(cid, lease_owner=f"{socket.gethostname()}:{dead_pid()}:{run_key}")
+    metastore.update_feed(changefeed_id, lease_owner=f"{socket.gethostname()}:{dead_pid()}:{run_key}")
 
 
-def backdate(cid: str, seconds: float, *fields: str) -> None:
+def backdate(changefeed_id: str, seconds: float, *fields: str) -> None:
     """Move a changefeed's clock fields into the past, so a time-based rule (backoff, stuck
     duration, gc-ttl) comes due without the test sleeping."""
-    feed = metastore.get_feed(cid)
-    metastore.update_feed(cid, **{f: getattr(feed, f) - seconds for f in fields})
+    feed = metastore.get_feed(changefeed_id)
+    metastore.update_feed(changefeed_id, **{f: getattr(feed, f) - seconds for f in fields})
 
 
 def tables(db, schema: str) -> list[str]:
@@ -128,7 +128,7 @@ def tables(db, schema: str) -> list[str]:
     return sorted(r[0] for r in db.query(f"SHOW TABLES FROM `{schema}`"))
 
 
-def index_jobs_of(cid: str) -> list:
+def index_jobs_of(changefeed_id: str) -> list:
     """Every index job recorded for the changefeed, finished ones too (cdcflow reads only the pending)."""
     import sqlalchemy as sa
 
@@ -137,7 +137,7 @@ def index_jobs_of(cid: str) -> list:
     from cdcflow.store.tables import index_jobs
 
     with engine().connect() as c:
-        rows = c.execute(sa.select(index_jobs).where(index_jobs.c.changefeed_id == cid).order_by(index_jobs.c.job_id))
+        rows = c.execute(sa.select(index_jobs).where(index_jobs.c.changefeed_id == changefeed_id).order_by(index_jobs.c.job_id))
         return [IndexJob(**dict(r._mapping)) for r in rows]
 
 
@@ -145,10 +145,10 @@ def index_jobs_of(cid: str) -> list:
 _TIMINGS = ("seconds", "per_second")
 
 
-def decisions(cid: str) -> dict:
+def decisions(changefeed_id: str) -> dict:
     """What the last cycle's Spark stages decided (counts, segments, DDL), without their timings:
     equal for the same window however the stages were launched."""
-    stats = metastore.recent_runs(cid, limit=1)[0].stats
+    stats = metastore.recent_runs(changefeed_id, limit=1)[0].stats
     return {stage: {k: v for k, v in (stats.get(stage) or {}).items() if not any(t in k for t in _TIMINGS)}
             for stage in ("pull", "filter", "barrier", "apply")}
 
@@ -195,26 +195,26 @@ def compare_twins(down, other, schema: str, cids: tuple[str, str]) -> None:
     assert metastore.get_feed(cids[0]).state == metastore.get_feed(cids[1]).state == "normal"
 
 
-def runs_ending_in_a_failure(spark, up, down, capsys, cid: str) -> None:
-    """A changefeed `cid` (database `cid` with '_' for '-') with three runs of the CLI's cycle: a
+def runs_ending_in_a_failure(spark, up, down, capsys, changefeed_id: str) -> None:
+    """A changefeed `changefeed_id` (database `changefeed_id` with '_' for '-') with three runs of the CLI's cycle: a
     dry run, a catch-up that writes 3 rows and 2 DDLs, and one that fails at a DDL the downstream
     refuses (CREATE TABLE t2, which the downstream already has): an error with its remedy, the
     checkpoint left below it."""
     from cdcflow.core.errors import CdcflowError
     from cdcflow.runner.in_process import run_cycle
 
-    db = cid.replace("-", "_")
+    db = changefeed_id.replace("-", "_")
     for s in (up, down):
         s.execute(f"DROP DATABASE IF EXISTS {db}")
-    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{db}.*']\n")
+    create_changefeed(capsys, up, down, changefeed_id, f"[filter]\nrules = ['{db}.*']\n")
     up.execute(f"CREATE DATABASE {db}", f"CREATE TABLE {db}.t (id INT PRIMARY KEY)",
                f"INSERT INTO {db}.t VALUES (1), (2), (3)")
-    run_cycle(cid, spark=spark, dry_run=True)
-    run_cycle(cid, spark=spark)
+    run_cycle(changefeed_id, spark=spark, dry_run=True)
+    run_cycle(changefeed_id, spark=spark)
     down.execute(f"CREATE TABLE {db}.t2 (id INT PRIMARY KEY)")
     up.execute(f"CREATE TABLE {db}.t2 (id INT PRIMARY KEY)", f"INSERT INTO {db}.t VALUES (4)")
     try:
-        run_cycle(cid, spark=spark)
+        run_cycle(changefeed_id, spark=spark)
     except CdcflowError:
         return
-    raise AssertionError(f"changefeed {cid}: the cycle at CREATE TABLE {db}.t2 did not fail")
+    raise AssertionError(f"changefeed {changefeed_id}: the cycle at CREATE TABLE {db}.t2 did not fail")

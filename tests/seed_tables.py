@@ -1,6 +1,6 @@
 """Tables of the seeds (the specification) as the tests walk them, row by row."""
 
-# Seed 000's Y/N table, row by row
+# TiCDC's DDL-replication doc's Y/N table, row by row
 # (DDL as the seed writes it, cdcflow type, "has valid index | no valid index, force=false |
 #  no valid index, force=true")
 SEED_000_MATRIX = [

@@ -136,15 +136,15 @@ def _config_changes(old_text: str, new_text: str) -> dict:
 
 
 def cmd_skip_ddl(a) -> int:
-    cid = commands.skip_ddl(a.changefeed_id, a.commit_ts)
-    print(f"Changefeed {cid}: the DDL at commit ts {a.commit_ts} will be skipped; "
+    changefeed_id = commands.skip_ddl(a.changefeed_id, a.commit_ts)
+    print(f"Changefeed {changefeed_id}: the DDL at commit ts {a.commit_ts} will be skipped; "
           f"resume the changefeed if it has failed")
     return 0
 
 
 def cmd_replace_ddl(a) -> int:
-    cid, statements = commands.replace_ddl(a.changefeed_id, a.commit_ts, a.sql)
-    print(f"Changefeed {cid}: the DDL at commit ts {a.commit_ts} will be replaced by "
+    changefeed_id, statements = commands.replace_ddl(a.changefeed_id, a.commit_ts, a.sql)
+    print(f"Changefeed {changefeed_id}: the DDL at commit ts {a.commit_ts} will be replaced by "
           f"{len(statements)} statement(s); resume the changefeed")
     return 0
 
@@ -211,8 +211,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--snapshot", action="store_true",
                    help="first copy the tables the filter selects, then start at the copy's consistent point "
                         "(again on a changefeed whose copy was stopped: continue it)")
-    c.add_argument("--snapshot-chunk-size", type=_positive, help="upstream rows per copied chunk (default: the config's snapshot-chunk-size, 100000)")
-    c.add_argument("--snapshot-workers", type=_positive, help="Spark tasks copying chunks at once (default: the config's snapshot-workers, 4)")
+    c.add_argument("--snapshot-chunk-size", type=_positive,
+                   help="upstream rows per copied chunk (default: the config's snapshot-chunk-size, 100000)")
+    c.add_argument("--snapshot-workers", type=_positive,
+                   help="Spark tasks copying chunks at once (default: the config's snapshot-workers, 4)")
     c.add_argument("--spark-remote", metavar="sc://HOST:PORT", help="copy the chunks on this Spark Connect server")
     c.set_defaults(func=cmd_create)
 
@@ -310,8 +312,8 @@ def main(argv: list[str] | None = None, stop_spark: bool = False) -> int:
     except Exception as e:  # noqa: BLE001 - anything else is a bug; still one line unless --debug
         if args.debug:
             traceback.print_exc()
-        cid = getattr(args, "changefeed_id", None)
-        where = f"changefeed {cid}: " if cid else ""
+        changefeed_id = getattr(args, "changefeed_id", None)
+        where = f"changefeed {changefeed_id}: " if changefeed_id else ""
         if stop_spark:
             _stop_spark()
         print(f"Error: {where}{type(e).__name__}: {e} (run with --debug for the trace)", file=sys.stderr)

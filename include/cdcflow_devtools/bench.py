@@ -79,21 +79,21 @@ def scaling(servers: Servers, sizes: list[int], shape: str, home: Path, log_dir:
     """One fresh changefeed per size on cdcflow's downstream, then an idle cycle."""
     from cdcflow_devtools import bench_workload
 
-    out, cid = [], None
+    out, changefeed_id = [], None
     for n in sizes:
         for s in (servers.up, servers.cdcflow):
             bench_workload.create_snapshot(s)
-        cid = scale_changefeed_id(n)
-        create_changefeed(cid, servers.up, servers.cdcflow, home)
+        changefeed_id = scale_changefeed_id(n)
+        create_changefeed(changefeed_id, servers.up, servers.cdcflow, home)
         _plan, done, _ = run_workload(servers.up, n, shape)
         say(f"scaling: {done:,} row changes, one cycle")
-        cyc = run_cycle_measured(cid, done, log_dir)
+        cyc = run_cycle_measured(changefeed_id, done, log_dir)
         ok = not verify(servers.up, servers.cdcflow, f"cdcflow's downstream after {done:,}")
         out.append({"rows": done, "wall_seconds": cyc.wall_seconds, "peak_rss_bytes": cyc.peak_rss_bytes,
                     "stats": cyc.stats, "consistent": ok})
-    if cid is not None:
+    if changefeed_id is not None:
         say("scaling: an idle cycle (nothing to apply)")
-        cyc = run_cycle_measured(cid, 0, log_dir)
+        cyc = run_cycle_measured(changefeed_id, 0, log_dir)
         out.append({"rows": 0, "wall_seconds": cyc.wall_seconds, "peak_rss_bytes": cyc.peak_rss_bytes,
                     "stats": cyc.stats, "consistent": True})
     return out

@@ -105,13 +105,13 @@ def run_measured(args: list[str], log_path: Path, ok: tuple[int, ...] = (0,)) ->
     return wall, peak, out_path.read_text(errors="replace")
 
 
-def run_cycle_measured(cid: str, row_changes: int, log_dir: Path) -> CycleResult:
-    """One `cdcflow changefeed run -c cid` as a child process: wall time, peak memory, run stats."""
+def run_cycle_measured(changefeed_id: str, row_changes: int, log_dir: Path) -> CycleResult:
+    """One `cdcflow changefeed run -c changefeed_id` as a child process: wall time, peak memory, run stats."""
     from cdcflow.store import metastore
 
-    wall, peak, _ = run_measured(["changefeed", "run", "-c", cid], log_dir / f"cycle-{cid}.log")
-    runs = metastore.recent_runs(cid, limit=1)
-    return CycleResult(cid, row_changes, wall, peak, runs[0].stats if runs else {})
+    wall, peak, _ = run_measured(["changefeed", "run", "-c", changefeed_id], log_dir / f"cycle-{changefeed_id}.log")
+    runs = metastore.recent_runs(changefeed_id, limit=1)
+    return CycleResult(changefeed_id, row_changes, wall, peak, runs[0].stats if runs else {})
 
 
 # --- servers ---------------------------------------------------------------------------------
@@ -148,26 +148,26 @@ def stop_servers(servers: Servers) -> None:
 
 # --- the steps -------------------------------------------------------------------------------
 
-def create_changefeed(cid: str, up, down, home: Path, config: str = "") -> dict:
+def create_changefeed(changefeed_id: str, up, down, home: Path, config: str = "") -> dict:
     """A changefeed of the bench schema (CONFIG, then `config`), anew."""
     from cdcflow import cli
-    from cdcflow.core.home import spec_exists
+    from cdcflow.core.spec_store import spec_exists
     from cdcflow.store import metastore
 
-    cfg = home / f"{cid}.toml"
+    cfg = home / f"{changefeed_id}.toml"
     cfg.write_text(CONFIG + config)
-    if spec_exists(cid):
-        cli.main(["changefeed", "remove", "-c", cid])
+    if spec_exists(changefeed_id):
+        cli.main(["changefeed", "remove", "-c", changefeed_id])
     with open(os.devnull, "w") as quiet:
         old, sys.stdout = sys.stdout, quiet
         try:
-            rc = cli.main(["changefeed", "create", "-c", cid, "--source-uri", up.uri, "--sink-uri", down.uri,
+            rc = cli.main(["changefeed", "create", "-c", changefeed_id, "--source-uri", up.uri, "--sink-uri", down.uri,
                            "--config", str(cfg)])
         finally:
             sys.stdout = old
     if rc != 0:
-        raise RuntimeError(f"cdcflow changefeed create -c {cid} failed")
-    return metastore.get_feed(cid).checkpoint_pos
+        raise RuntimeError(f"cdcflow changefeed create -c {changefeed_id} failed")
+    return metastore.get_feed(changefeed_id).checkpoint_pos
 
 
 def verify(up, down, label: str, schema: str | None = None) -> list[str]:

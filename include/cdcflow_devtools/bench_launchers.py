@@ -45,14 +45,14 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def _measure_dag(cid: str, env: dict[str, str], log_dir: Path) -> dict:
+def _measure_dag(changefeed_id: str, env: dict[str, str], log_dir: Path) -> dict:
     """One `airflow dags test` of the changefeed's DAG; the run's times from Airflow's database."""
     import datetime as dt
 
     import sqlalchemy as sa
 
-    log_path = log_dir / f"dag-{cid}.log"
-    dag_id = f"changefeed__{cid}"
+    log_path = log_dir / f"dag-{changefeed_id}.log"
+    dag_id = f"changefeed__{changefeed_id}"
     with open(log_path, "wb") as log:
         subprocess.run([str(Path(sys.executable).parent / "airflow"), "dags", "test", dag_id],
                        stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -66,7 +66,7 @@ def _measure_dag(cid: str, env: dict[str, str], log_dir: Path) -> dict:
     finally:
         engine.dispose()
     if run.state != "success":
-        raise RuntimeError(f"the DAG run of {cid} ended {run.state}; see {log_path}")
+        raise RuntimeError(f"the DAG run of {changefeed_id} ended {run.state}; see {log_path}")
 
     def seconds(start, end) -> float:
         return (dt.datetime.fromisoformat(str(end)) - dt.datetime.fromisoformat(str(start))).total_seconds()
@@ -76,15 +76,15 @@ def _measure_dag(cid: str, env: dict[str, str], log_dir: Path) -> dict:
     return {"wall_seconds": round(seconds(run.start_date, run.end_date), 2), "tasks": tasks}
 
 
-def _measure(launcher: str, cid: str, rows: int, env: dict[str, str], log_dir: Path) -> dict:
+def _measure(launcher: str, changefeed_id: str, rows: int, env: dict[str, str], log_dir: Path) -> dict:
     from cdcflow_devtools.bench_common import run_cycle_measured
 
     if launcher == "cli":
-        cyc = run_cycle_measured(cid, rows, log_dir)
+        cyc = run_cycle_measured(changefeed_id, rows, log_dir)
         tasks = {s: round(cyc.stage_seconds(s), 2) for s in ("pull", "filter", "barrier", "apply")
                  if f"{s}_seconds" in cyc.stats}
         return {"wall_seconds": round(cyc.wall_seconds, 2), "tasks": tasks}
-    return _measure_dag(cid, env, log_dir)
+    return _measure_dag(changefeed_id, env, log_dir)
 
 
 def launcher_table(servers, sizes: list[int], shape: str, home: Path, log_dir: Path) -> list[dict]:

@@ -28,7 +28,7 @@ class PullCycle:
     source: object
     config: object
     folder: object
-    cid: str = "bench-pull"
+    changefeed_id: str = "bench-pull"
 
 
 def _heads(conn, start, stop):

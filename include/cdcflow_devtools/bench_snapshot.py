@@ -46,21 +46,22 @@ def _timed(args: list[str], what: str, **kw) -> float:
     return secs
 
 
-def cdcflow_snapshot(up, down, cid: str, threads: int, log_dir: Path, remote: str | None = None) -> dict:
+def cdcflow_snapshot(up, down, changefeed_id: str, threads: int, log_dir: Path, remote: str | None = None) -> dict:
     """`cdcflow changefeed create --snapshot` as a child process (its Spark embedded, or on the
     Spark Connect server `remote`): its wall time and peak memory, and the copy's own seconds
     (chunks recorded .. last chunk done, Spark's start included) from the store."""
     from cdcflow_devtools.bench_common import run_measured
     from cdcflow.store import snapshots
 
-    cfg = log_dir / f"{cid}.toml"
+    cfg = log_dir / f"{changefeed_id}.toml"
     # as many Spark task slots as workers (local[*] would give one per core: two on a small machine)
     cfg.write_text(f"[filter]\nrules = ['{SCHEMA}.*']\n[cdcflow]\nspark-master = \"local[{threads}]\"\n")
-    args = ["changefeed", "create", "-c", cid, "--source-uri", up.uri, "--sink-uri", down.uri, "--config", str(cfg),
+    args = ["changefeed", "create", "-c", changefeed_id, "--source-uri", up.uri, "--sink-uri", down.uri, "--config",
+            str(cfg),
             "--snapshot", "--snapshot-workers", str(threads), "--snapshot-chunk-size", str(CHUNK_ROWS)]
     wall, peak, _ = run_measured(args + (["--spark-remote", remote] if remote else []),
-                                 log_dir / f"snapshot-{cid}.log")
-    head, progress = snapshots.get(cid), snapshots.progress(cid)
+                                 log_dir / f"snapshot-{changefeed_id}.log")
+    head, progress = snapshots.get(changefeed_id), snapshots.progress(changefeed_id)
     return {"wall_seconds": wall, "peak_rss_bytes": peak, "rows": progress["rows_copied"],
             "chunks": progress["chunks_total"], "copy_seconds": head["finished_at"] - head["started_at"]}
 
@@ -86,11 +87,12 @@ def mydumper_myloader(up, down, threads: int, work: Path) -> dict:
     return {"dump_seconds": dump, "load_seconds": load, "dump_bytes": sum(p.stat().st_size for p in out.iterdir())}
 
 
-def cdcflow_verify(cid: str, log_dir: Path, remote: str | None = None) -> dict:
+def cdcflow_verify(changefeed_id: str, log_dir: Path, remote: str | None = None) -> dict:
     from cdcflow_devtools.bench_common import run_measured
 
-    args = ["changefeed", "verify", "-c", cid, "--wait", "0s"] + (["--spark-remote", remote] if remote else [])
-    wall, peak, out = run_measured(args, log_dir / f"verify-{cid}.log", ok=(0, 2, 3))
+    args = ["changefeed", "verify", "-c", changefeed_id, "--wait", "0s"] + (["--spark-remote",
+                                                                             remote] if remote else [])
+    wall, peak, out = run_measured(args, log_dir / f"verify-{changefeed_id}.log", ok=(0, 2, 3))
     result = json.loads(out)
     return {"wall_seconds": wall, "peak_rss_bytes": peak, "status": result["status"],
             "rows_compared": result["rows_compared"], "chunks": result["chunks_checked"]}

@@ -16,7 +16,7 @@ def dag_doc(spec, schedule: str | None) -> str:
     from cdcflow.core.uri import parse_sink_uri, parse_source_uri
 
     cfg = spec.config()
-    cid = spec.id
+    changefeed_id = spec.id
     if cfg.spark_master:
         spark = f"spark-submit jobs on `{cfg.spark_master}` (connection `spark_default`)"
     else:
@@ -24,7 +24,7 @@ def dag_doc(spec, schedule: str | None) -> str:
     rules = ", ".join(f"`{r}`" for r in cfg.rules)
     filters = f"; {len(cfg.event_filters)} event filter(s)" if cfg.event_filters else ""
     return f"""\
-### Changefeed `{cid}`
+### Changefeed `{changefeed_id}`
 
 One run of this DAG is one catch-up cycle: prepare → pull → filter → barrier → apply →
 wait_index → finish. A run with nothing new upstream skips the Spark tasks.
@@ -38,10 +38,10 @@ wait_index → finish. A run with nothing new upstream skips the Spark tasks.
 | Spark | {spark} |
 
 **State, errors, last runs**: the [Changefeeds page]({CHANGEFEEDS_PAGE}), or
-`cdcflow changefeed query -c {cid}`.
+`cdcflow changefeed query -c {changefeed_id}`.
 
-**Pause / resume** the changefeed with `cdcflow changefeed pause -c {cid}` /
-`cdcflow changefeed resume -c {cid}`: a paused changefeed's runs do nothing and say so.
+**Pause / resume** the changefeed with `cdcflow changefeed pause -c {changefeed_id}` /
+`cdcflow changefeed resume -c {changefeed_id}`: a paused changefeed's runs do nothing and say so.
 Pausing this DAG in Airflow only stops its schedule from starting runs; the changefeed keeps
 its state (the Changefeeds page still shows it `normal`).
 

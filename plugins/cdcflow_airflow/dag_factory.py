@@ -59,13 +59,13 @@ def use_cdcflow_home() -> str:
 
     The environment wins; without it the Airflow Variable `cdcflow_home`
     (airflow_settings.yaml) says where the specs are, and it is put into the
-    environment because cdcflow.core.home reads it from there.
+    environment because cdcflow.core.spec_store reads it from there.
     """
     if not os.environ.get("CDCFLOW_HOME"):
         value = _variable(HOME_VARIABLE)
         if value:
             os.environ["CDCFLOW_HOME"] = value
-    from cdcflow.core.home import home
+    from cdcflow.core.spec_store import home
 
     return str(home())
 

@@ -66,7 +66,7 @@ def _detail(changefeed_id: str) -> dict:
 
 def _status(changefeed_id: str) -> dict:
     from cdcflow.changefeed import status_view
-    from cdcflow.core.home import load_spec
+    from cdcflow.core.spec_store import load_spec
     from cdcflow.store import metastore
 
     return status_view.status(metastore.get_feed(load_spec(changefeed_id).id))
@@ -98,7 +98,7 @@ def _resume(changefeed_id: str, overwrite: str | int | None) -> dict:
 
 def _check_run_request(changefeed_id: str, conf: dict) -> dict:
     """The run's conf as the DAG's prepare task will read it, refused here if it would fail there."""
-    from cdcflow.core.home import load_spec
+    from cdcflow.core.spec_store import load_spec
     from cdcflow.runner.airflow_tasks import cycle_request
 
     load_spec(changefeed_id)  # a changefeed that does not exist is a 404, not a DAG run

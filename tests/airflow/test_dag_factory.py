@@ -20,7 +20,7 @@ except ImportError:  # tests/ imported as a package
     from tests.airflow_env import REPO, use_airflow
 
 from cdcflow.core.errors import CdcflowError
-from cdcflow.core.home import Spec, save_spec
+from cdcflow.core.spec_store import Spec, save_spec
 
 CHAIN = ["prepare", "pull", "filter", "barrier", "apply", "wait_index", "finish"]
 SPARK_STAGES = ["filter", "barrier", "apply"]
@@ -44,8 +44,8 @@ def feeds_home(tmp_path_factory, airflow):
     home = tmp_path_factory.mktemp("cdcflow-home")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CDCFLOW_HOME", str(home))
-        for cid, (config_text, _) in FEEDS.items():
-            save_spec(Spec(id=cid, source_uri="mysql://u@127.0.0.1:3306", sink_uri="mysql://u@127.0.0.1:4000",
+        for changefeed_id, (config_text, _) in FEEDS.items():
+            save_spec(Spec(id=changefeed_id, source_uri="mysql://u@127.0.0.1:3306", sink_uri="mysql://u@127.0.0.1:4000",
                            config_text=config_text))
         # a spec whose config no longer parses must not take the others down
         save_spec(Spec(id="broken", source_uri="mysql://u@h:1", sink_uri="mysql://u@h:2",
@@ -78,14 +78,14 @@ def test_each_dag_documents_its_changefeed(dagbag):
 
 def test_one_dag_per_spec_and_no_import_errors(dagbag):
     assert dagbag.import_errors == {}
-    assert sorted(dagbag.dag_ids) == sorted(f"changefeed__{cid}" for cid in FEEDS)
+    assert sorted(dagbag.dag_ids) == sorted(f"changefeed__{changefeed_id}" for changefeed_id in FEEDS)
 
 
-@pytest.mark.parametrize("cid", sorted(FEEDS))
-def test_dag_settings(dagbag, cid):
-    dag = dagbag.dags[f"changefeed__{cid}"]
-    assert dag.schedule == FEEDS[cid][1]
-    assert dag.timetable.can_be_scheduled is (FEEDS[cid][1] is not None)
+@pytest.mark.parametrize("changefeed_id", sorted(FEEDS))
+def test_dag_settings(dagbag, changefeed_id):
+    dag = dagbag.dags[f"changefeed__{changefeed_id}"]
+    assert dag.schedule == FEEDS[changefeed_id][1]
+    assert dag.timetable.can_be_scheduled is (FEEDS[changefeed_id][1] is not None)
     assert dag.max_active_runs == 1
     assert dag.catchup is False
     assert set(dag.tags) == {"cdcflow"}
@@ -136,18 +136,19 @@ def test_prepare_skips_only_the_stages_and_finish_always_runs(dagbag):
     assert dag.get_task("wait_index").trigger_rule == TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS
 
 
-@pytest.mark.parametrize("cid", sorted(FEEDS))
-def test_every_dag_waits_for_index_builds_without_holding_a_worker_slot(dagbag, feeds_home, cid):
+@pytest.mark.parametrize("changefeed_id", sorted(FEEDS))
+def test_every_dag_waits_for_index_builds_without_holding_a_worker_slot(dagbag, feeds_home, changefeed_id):
     from airflow.providers.standard.sensors.python import PythonSensor
     from airflow.serialization.serialized_objects import DagSerialization
 
-    dag = dagbag.dags[f"changefeed__{cid}"]
+    dag = dagbag.dags[f"changefeed__{changefeed_id}"]
     sensor = dag.get_task("wait_index")
     assert isinstance(sensor, PythonSensor)
     assert sensor.mode == "reschedule"  # the slot is given back between pokes
     assert sensor.upstream_task_ids == {"apply", "pull"} and sensor.downstream_task_ids == {"finish"}
     assert sensor.poke_interval == 30 and sensor.timeout == 6 * 3600
-    assert sensor.op_kwargs == {"changefeed_id": cid, "cdcflow_home": str(feeds_home), "run_id": RUN_ID_TEMPLATE}
+    assert sensor.op_kwargs == {"changefeed_id": changefeed_id, "cdcflow_home": str(feeds_home),
+                                "run_id": RUN_ID_TEMPLATE}
     back = DagSerialization.from_dict(DagSerialization.to_dict(dag)).get_task("wait_index")
     # what the scheduler reads from the serialized DAG
     assert back.reschedule is True and back.op_kwargs["run_id"] == RUN_ID_TEMPLATE
@@ -264,8 +265,8 @@ def test_the_dag_runs_the_library_stages(dagbag):
     from cdcflow import stages
 
     assert [t for t in CHAIN if t in stages.STAGES] == list(stages.STAGES)
-    for cid, launcher in (("orders", "StageSubmitOperator"), ("audit", "PythonOperator")):
-        dag = dagbag.dags[f"changefeed__{cid}"]
+    for changefeed_id, launcher in (("orders", "StageSubmitOperator"), ("audit", "PythonOperator")):
+        dag = dagbag.dags[f"changefeed__{changefeed_id}"]
         spark_tasks = [t.task_id for t in dag.tasks if type(t).__name__ == launcher and t.pool == "cdcflow_spark"]
         assert sorted(spark_tasks) == sorted(stages.SPARK_STAGES)
         if launcher == "StageSubmitOperator":  # its driver lives for one task, as an embedded session's
@@ -300,8 +301,10 @@ def test_cycle_run_ids_are_unique_and_say_airflow(airflow):
     "params, expected",
     [
         ({"mode": "catch-up"}, {"start_ts": None, "target_ts": None, "dry_run": False, "instead": None}),
-        ({"mode": "catch-up", "start_ts": "", "target_ts": "12345"}, {"start_ts": None, "target_ts": 12345, "dry_run": False, "instead": None}),
-        ({"mode": "backfill", "start_ts": "1970-01-01 00:00:01"}, {"start_ts": 1000 << 18, "target_ts": None, "dry_run": False, "instead": None}),
+        ({"mode": "catch-up", "start_ts": "", "target_ts": "12345"}, {"start_ts": None, "target_ts": 12345,
+                                                                      "dry_run": False, "instead": None}),
+        ({"mode": "backfill", "start_ts": "1970-01-01 00:00:01"}, {"start_ts": 1000 << 18, "target_ts": None,
+                                                                   "dry_run": False, "instead": None}),
         ({"mode": "dry-run"}, {"start_ts": None, "target_ts": None, "dry_run": True, "instead": None}),
         ({"mode": "dry-run", "start_ts": "77"}, {"start_ts": 77, "target_ts": None, "dry_run": True, "instead": None}),
         ({"mode": "verify"}, {"start_ts": None, "target_ts": None, "dry_run": False, "instead": "verify"}),
@@ -403,12 +406,14 @@ def test_bootstrap_applies_settings_idempotently(airflow):
     cli = str(Path(sys.executable).parent / "airflow")
     env = {k: v for k, v in os.environ.items() if k != "AIRFLOW_CONN_SPARK_DEFAULT"}
     for _ in range(2):
-        done = subprocess.run([sys.executable, "-m", "cdcflow_devtools.airflow_bootstrap", str(REPO / "airflow_settings.yaml")],
+        done = subprocess.run([sys.executable, "-m", "cdcflow_devtools.airflow_bootstrap",
+                               str(REPO / "airflow_settings.yaml")],
                               env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
     conn = json.loads(subprocess.run([cli, "connections", "get", "spark_default", "-o", "json"], env=env,
                                      capture_output=True, text=True, check=True).stdout)
-    assert [(c["conn_type"], c["host"], c["extra_dejson"]) for c in conn] == [("spark", "local[*]", {"deploy-mode": "client"})]
+    assert [(c["conn_type"], c["host"], c["extra_dejson"]) for c in conn] == [("spark", "local[*]",
+                                                                               {"deploy-mode": "client"})]
     pools = json.loads(subprocess.run([cli, "pools", "get", "cdcflow_spark", "-o", "json"], env=env,
                                       capture_output=True, text=True, check=True).stdout)
     assert [(p["pool"], int(p["slots"])) for p in pools] == [("cdcflow_spark", 2)]
@@ -426,7 +431,7 @@ def _fake_stage(outcome):
         assert spark.conf.get("spark.sql.shuffle.partitions") == "3"  # built with the changefeed's settings
         if isinstance(outcome, BaseException):
             raise outcome
-        return {"stage": name, "changefeed": cycle.cid, "run_id": cycle.run_id, **outcome}
+        return {"stage": name, "changefeed": cycle.changefeed_id, "run_id": cycle.run_id, **outcome}
 
     return run_stage
 

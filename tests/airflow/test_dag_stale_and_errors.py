@@ -92,14 +92,14 @@ def test_a_dag_run_left_open_while_another_cycle_ran_stops_cleanly(mariadb_pair,
 def test_a_failed_stage_says_what_failed_in_its_first_error_line(mariadb_pair, airflow_home, capsys, caplog,
                                                                  launcher):
     up, down = mariadb_pair
-    cid, schema = f"dag-err-{launcher}", f"dag_err_{launcher.replace('-', '_')}"
+    changefeed_id, schema = f"dag-err-{launcher}", f"dag_err_{launcher.replace('-', '_')}"
     for s in (up, down):
         s.execute(f"DROP DATABASE IF EXISTS {schema}")
     down.execute(f"CREATE DATABASE {schema}")  # the downstream refuses the upstream's CREATE DATABASE
     master = '[cdcflow]\nspark-master = "local[1]"\n' if launcher == "spark-submit" else ""
-    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{schema}.*']\n{master}")
+    create_changefeed(capsys, up, down, changefeed_id, f"[filter]\nrules = ['{schema}.*']\n{master}")
     up.execute(f"CREATE DATABASE {schema}")
-    dag = parsed_changefeed_dag(cid)
+    dag = parsed_changefeed_dag(changefeed_id)
     assert (type(dag.get_task("apply")).__name__ == "StageSubmitOperator") == (launcher == "spark-submit")
     caplog.clear()
     with caplog.at_level(logging.INFO):
@@ -107,13 +107,13 @@ def test_a_failed_stage_says_what_failed_in_its_first_error_line(mariadb_pair, a
     assert str(run.state) in ("failed", "DagRunState.FAILED"), run.state
     assert _state(run.get_task_instance("apply")) == "failed"
 
-    feed = metastore.get_feed(cid)
+    feed = metastore.get_feed(changefeed_id)
     assert feed.state == "failed"
     errors = _error_lines(capsys, caplog)
     assert errors
     first = errors[0]
     assert "\n" not in first and first == feed.error["message"]
-    assert first.startswith(f"changefeed {cid}, commit ts ")
+    assert first.startswith(f"changefeed {changefeed_id}, commit ts ")
     assert f"[statement: CREATE DATABASE {schema}] — " in first and "skip-ddl" in first  # statement, remedy
     for s in (up, down):
         s.execute(f"DROP DATABASE IF EXISTS {schema}")

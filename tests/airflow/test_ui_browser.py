@@ -168,10 +168,10 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
     verified = query(capsys, "ui-runs")["cdcflow"]["last_verify"]
     # snapshot progress as the copy records it: one copy under way, one done
     chunks = [{"table": "s.t", "chunk": {"index": i}} for i in range(3)]
-    for cid, done in (("ui-paused", 1), ("ui-runs", 3)):
-        snapshots.begin(cid, {"file": "binlog.000007", "pos": 1234}, chunks)
+    for changefeed_id, done in (("ui-paused", 1), ("ui-runs", 3)):
+        snapshots.begin(changefeed_id, {"file": "binlog.000007", "pos": 1234}, chunks)
         for i in range(done):
-            snapshots.chunk_done(cid, "s.t", i, 250, 0.5)
+            snapshots.chunk_done(changefeed_id, "s.t", i, 250, 0.5)
     snapshots.finish("ui-runs")
 
     # the plugin's API and page answer nobody without Airflow's login; a viewer reads, but

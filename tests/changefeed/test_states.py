@@ -18,7 +18,7 @@ from cdcflow.core.errors import CdcflowError
 SEED = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "001_e80c0a0e34d88ca2.txt"
 NUMBERS = "①②③④⑤⑥⑦⑧⑨"
 
-# Each numbered arrow of seed 001's diagram: words of the seed's description of it, and the
+# Each numbered arrow of TiCDC's Changefeed Overview's diagram: words of the seed's description of it, and the
 # (from state, event, to state) those words mean.  The states are the seed's own: Stopped is
 # "the user manually pauses", Warning "recoverable errors ... keeps trying to resume",
 # Failed "does not keep trying", Finished "reached the preset TargetTs".
@@ -51,7 +51,7 @@ def _squeezed(text: str) -> str:
 def seed_arrows() -> dict[int, str]:
     """The seed's description of each numbered arrow, by number."""
     if not SEED.is_file():
-        pytest.skip(f"seed 001 is not at {SEED} (the shared/ folder beside the repository)")
+        pytest.skip(f"TiCDC's Changefeed Overview is not at {SEED} (the shared/ folder beside the repository)")
     text = SEED.read_text(encoding="utf-8")
     text = text[text.index("The numbers in the preceding state transfer diagram"):]
     parts = re.split(f"([{NUMBERS}])", text)
@@ -65,7 +65,7 @@ def test_the_seed_numbers_nine_arrows(seed_arrows):
 @pytest.mark.parametrize("number", sorted(ARROWS), ids=[f"({n})" for n in sorted(ARROWS)])
 def test_seed_transition(seed_arrows, number):
     words, src, event, dst = ARROWS[number]
-    assert _squeezed(words) in seed_arrows[number], f"seed 001 no longer says this of ({number}): {words}"
+    assert _squeezed(words) in seed_arrows[number], f"the Changefeed Overview no longer says this of ({number}): {words}"
     assert next_state(src, event) == (dst, number), words
 
 

@@ -214,7 +214,7 @@ def test_an_airflow_connection_from_its_environment_variable(monkeypatch, value)
 def test_an_installed_airflow_lookup_is_asked_first(monkeypatch):
     from cdcflow.core import credentials
 
-    monkeypatch.setattr(credentials, "_airflow_lookup", [lambda cid: (None, f"pw-of-{cid}")])
+    monkeypatch.setattr(credentials, "_airflow_lookup", [lambda changefeed_id: (None, f"pw-of-{changefeed_id}")])
     args = parse_sink_uri("mysql://someone@h/?airflow-conn-id=x").connection_args()
     assert (args["user"], args["password"]) == ("someone", "pw-of-x")
 
@@ -299,15 +299,15 @@ def test_connect_refused_raises_pymysql_error_quickly():
 
 # --- changefeed ids and server ids ----------------------------------------------
 
-@pytest.mark.parametrize("cid", ["a", "simple-changefeed-task", "A1-b2-C3", "0", "x" * 128, "orders-2024"])
-def test_valid_changefeed_ids(cid):
-    assert validate_changefeed_id(cid) == cid
+@pytest.mark.parametrize("changefeed_id", ["a", "simple-changefeed-task", "A1-b2-C3", "0", "x" * 128, "orders-2024"])
+def test_valid_changefeed_ids(changefeed_id):
+    assert validate_changefeed_id(changefeed_id) == changefeed_id
 
 
-@pytest.mark.parametrize("cid", ["", "-a", "a-", "a--b", "a_b", "a b", "a.b", "ä", "x" * 129, "a\n", "a-b_c",
+@pytest.mark.parametrize("changefeed_id", ["", "-a", "a-", "a--b", "a_b", "a b", "a.b", "ä", "x" * 129, "a\n", "a-b_c",
                                  None, 5])
-def test_invalid_changefeed_ids(cid):
-    message = config_error(validate_changefeed_id, cid)
+def test_invalid_changefeed_ids(changefeed_id):
+    message = config_error(validate_changefeed_id, changefeed_id)
     assert "^[a-zA-Z0-9]+(\\-[a-zA-Z0-9]+)*$" in message and "128" in message
 
 

@@ -9,7 +9,7 @@ from cdcflow.core.errors import CdcflowError
 from cdcflow.ddl.classify import DDLParseError, TableName, classify
 from cdcflow.ddl.types import ALLOW_LIST, REPLICATE_MATRIX, should_replicate
 
-# Seed 003's allow list, in its order.
+# TiCDC's DDL-replication doc's allow list, in its order.
 SEED_003_ALLOW_LIST = [
     "create database", "drop database", "create table", "drop table", "add column", "drop column",
     "create index / add index", "drop index", "truncate table", "modify column", "rename table",
@@ -366,7 +366,7 @@ def test_unparseable_message_names_what_was_found():
         classify("ALTER TABLE t1 FROBNICATE", "db")
 
 
-# ---------------------------------------------------------------- seed 000's RENAME TABLE statements
+# ---------------------------------------------------------------- TiCDC's DDL-replication doc's RENAME TABLE statements
 def _t(name: str) -> TableName:
     schema, table = name.split(".")
     return TableName(schema, table)

@@ -1,4 +1,4 @@
-"""Asynchronous ADD INDEX on a TiDB downstream (seed 000), end to end.
+"""Asynchronous ADD INDEX on a TiDB downstream (TiCDC's DDL-replication doc), end to end.
 
 TiDB cannot run on these machines. The downstream here is a TiDB stand-in
 (cdcflow_devtools.tidb_standin): a real MariaDB server executes the rows and the DDL,
@@ -52,28 +52,28 @@ def tidb(mariadb_pair, monkeypatch, cdcflow_home):
     return use
 
 
-def _create(capsys, up, down, cid: str) -> None:
-    from cdcflow.core.home import home
+def _create(capsys, up, down, changefeed_id: str) -> None:
+    from cdcflow.core.spec_store import home
 
-    config = home() / f"{cid}.toml"
+    config = home() / f"{changefeed_id}.toml"
     config.write_text(f"[filter]\nrules = ['{SCHEMA}.*']\n")
     capsys.readouterr()
-    rc = cli.main(["changefeed", "create", "-c", cid, "--source-uri", up.uri,
+    rc = cli.main(["changefeed", "create", "-c", changefeed_id, "--source-uri", up.uri,
                    "--sink-uri", down.uri.replace("mysql://", "tidb://"), "--config", str(config)])
     assert rc == 0, capsys.readouterr().err
 
 
-def _start(tidb, capsys, mariadb_pair, spark, cid: str, **standin) -> TiDBStandIn:
+def _start(tidb, capsys, mariadb_pair, spark, changefeed_id: str, **standin) -> TiDBStandIn:
     """A new TiDB stand-in, a changefeed to it, and two tables replicated by a first cycle."""
     up, down = mariadb_pair
     s = tidb.new(**standin)
-    _create(capsys, up, down, cid)
+    _create(capsys, up, down, changefeed_id)
     up.execute(f"CREATE DATABASE {SCHEMA}",
                f"CREATE TABLE {SCHEMA}.t (id INT PRIMARY KEY, v INT)",
                f"CREATE TABLE {SCHEMA}.u (id INT PRIMARY KEY, c INT)",
                f"INSERT INTO {SCHEMA}.t VALUES (1, 10), (2, 20)",
                f"INSERT INTO {SCHEMA}.u VALUES (1, 1)")
-    run_cycle(cid, spark=spark)
+    run_cycle(changefeed_id, spark=spark)
     return s
 
 
@@ -149,26 +149,26 @@ def test_dml_flows_past_async_add_index_next_ddl_on_that_table_waits_and_a_resta
 def test_a_failed_index_build_fails_the_changefeed_naming_table_index_ts_and_tidbs_error(
         tidb, mariadb_pair, spark, capsys, state, tidb_text):
     up, down = mariadb_pair
-    cid = "tidb-fail-" + state.replace(" ", "-")
-    standin = _start(tidb, capsys, mariadb_pair, spark, cid, on_submit="running")
+    changefeed_id = "tidb-fail-" + state.replace(" ", "-")
+    standin = _start(tidb, capsys, mariadb_pair, spark, changefeed_id, on_submit="running")
     up.execute(f"CREATE UNIQUE INDEX iv ON {SCHEMA}.t (v)", f"INSERT INTO {SCHEMA}.t VALUES (3, 30)")
-    first = run_cycle(cid, spark=spark)
+    first = run_cycle(changefeed_id, spark=spark)
     assert first["wait_index"]["done"] is True  # no DDL waits for it: DML keeps flowing
     assert first["wait_index"]["pending"] == [122]
-    (job,) = index_jobs.pending(cid)
+    (job,) = index_jobs.pending(changefeed_id)
 
     standin.show(state)  # TiDB gave the job up and rolled the index back
     down.execute(f"ALTER TABLE {SCHEMA}.t DROP INDEX iv")
     with pytest.raises(CdcflowError) as e:
-        run_cycle(cid, spark=spark)
+        run_cycle(changefeed_id, spark=spark)
     text = str(e.value)
     for part in ("index iv on tidb_async.t", "TiDB job 122", f"commit ts {job.commit_ts}", f"ended {state}",
                  tidb_text, "CREATE UNIQUE INDEX iv"):
         assert part in text, part
-    feed = metastore.get_feed(cid)
+    feed = metastore.get_feed(changefeed_id)
     assert feed.state == "failed" and tidb_text in feed.error["message"]
     assert feed.error["code"] == "CDCFLOW:ErrAsyncIndexFailed"
-    assert [(j.status, j.tidb_state) for j in index_jobs_of(cid)] == [("failed", state)]
+    assert [(j.status, j.tidb_state) for j in index_jobs_of(changefeed_id)] == [("failed", state)]
 
 
 def test_without_super_index_ddl_runs_synchronously_and_says_why(tidb, mariadb_pair, spark, capsys, caplog):
@@ -242,7 +242,8 @@ def test_cli_run_says_where_it_stopped(tidb, mariadb_pair, spark, capsys, monkey
     up.execute(f"ALTER TABLE {SCHEMA}.t ADD INDEX iv (v)", f"ALTER TABLE {SCHEMA}.t DROP COLUMN v")
     import cdcflow.runner.in_process as in_process
 
-    monkeypatch.setattr(in_process, "run_cycle", lambda cid, dry_run=False, **kw: run_cycle(cid, spark=spark, dry_run=dry_run))
+    monkeypatch.setattr(in_process, "run_cycle", lambda changefeed_id, dry_run=False, **kw: run_cycle(changefeed_id,
+                                                                                                      spark=spark, dry_run=dry_run))
     capsys.readouterr()
     assert cli.main(["changefeed", "run", "-c", "tidb-cli"]) == 0
     out = capsys.readouterr()

@@ -41,7 +41,7 @@ def test_cross_database_ddl_and_ansi_quotes(mariadb_pair, spark, cdcflow_home, c
     _fresh("xz", up)  # not replicated, and absent downstream
     create_changefeed(capsys, up, down, "e2e-xdb", "[filter]\nrules = ['xa.*', 'xb.*', 'aq.*']\n")
     up.execute("CREATE TABLE xb.t2 (id INT PRIMARY KEY, v VARCHAR(5) NOT NULL DEFAULT 'd')")
-    # issued from xb: `t2` is xb.t2, the new table is xa.t1 (seed 000's cross-database example)
+    # issued from xb: `t2` is xb.t2, the new table is xa.t1 (TiCDC's DDL-replication doc's cross-database example)
     up.execute("CREATE TABLE xa.t1 LIKE t2", "INSERT INTO xa.t1 (id) VALUES (1)",
                "ALTER TABLE xa.t1 ADD COLUMN w INT", "INSERT INTO xa.t1 VALUES (2, 'b', 2)", database="xb")
     up.execute("SET SESSION sql_mode = 'ANSI_QUOTES'",

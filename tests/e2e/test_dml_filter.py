@@ -1,4 +1,4 @@
-"""Seed 004's DML filters end to end through the CLI: the four value expressions (with NULL
+"""TiCDC's DML filters end to end through the CLI: the four value expressions (with NULL
 and case-insensitive strings), skipping transactions by GTID, and expressions refused at
 create.  The downstream holds exactly the rows the filters say."""
 

@@ -1,4 +1,4 @@
-"""Seed 000's event-filter table through the CLI against the real MariaDB pair: an ignored
+"""TiCDC's DDL-replication doc's event-filter table through the CLI against the real MariaDB pair: an ignored
 CREATE/TRUNCATE/RENAME TABLE leaves the table's rows replicated; a table the table filter
 excludes gets neither; ignore-event for row changes and ignore-sql for DDL."""
 

@@ -34,11 +34,11 @@ pytestmark = pytest.mark.e2e
 # --- a `cdcflow changefeed run` in a process group of its own ------------------------------
 
 class RunProcess:
-    """`cdcflow changefeed run -c cid` as a child in its own session (so its process group is
+    """`cdcflow changefeed run -c changefeed_id` as a child in its own session (so its process group is
     it and its Spark JVM); its stderr lines are collected by a thread as they come."""
 
-    def __init__(self, cid: str):
-        self.proc = subprocess.Popen([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", cid],
+    def __init__(self, changefeed_id: str):
+        self.proc = subprocess.Popen([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", changefeed_id],
                                      env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, start_new_session=True)
         self.lines: list[str] = []
@@ -116,16 +116,16 @@ def _binlog_dump_running(up) -> bool:
     return any(r[0] == "Binlog Dump" for r in up.query("SELECT COMMAND FROM information_schema.PROCESSLIST"))
 
 
-def _killed_run(cid: str) -> metastore.RunState:
-    (run,) = [r for r in metastore.recent_runs(cid, 5) if r.status == "running"]
+def _killed_run(changefeed_id: str) -> metastore.RunState:
+    (run,) = [r for r in metastore.recent_runs(changefeed_id, 5) if r.status == "running"]
     return run
 
 
-def _fresh(capsys, up, down, cid: str, schema: str, *create: str) -> None:
+def _fresh(capsys, up, down, changefeed_id: str, schema: str, *create: str) -> None:
     """A changefeed of one schema, created anew upstream after the changefeed's start."""
     for s in (up, down):
         s.execute(f"DROP DATABASE IF EXISTS {schema}")
-    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{schema}.*']\n")
+    create_changefeed(capsys, up, down, changefeed_id, f"[filter]\nrules = ['{schema}.*']\n")
     up.execute(f"CREATE DATABASE {schema}", *create)
 
 
@@ -276,8 +276,8 @@ def test_downstream_down_during_apply_warns_and_the_next_cycle_converges(mariadb
     up, _ = mariadb_pair
     down = own_downstream
     s = f"fault_down_{how}"
-    cid = f"fault-down-{how}"
-    _fresh(capsys, up, down, cid, s, f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT, pad VARCHAR(40))")
+    changefeed_id = f"fault-down-{how}"
+    _fresh(capsys, up, down, changefeed_id, s, f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT, pad VARCHAR(40))")
     for i in range(4):
         up.execute(f"INSERT INTO {s}.t (id, v, pad) SELECT seq + {i * 4000}, seq, MD5(seq) FROM seq_1_to_4000",
                    f"UPDATE {s}.t SET v = -v WHERE id % 5 = {i}",
@@ -300,10 +300,10 @@ def test_downstream_down_during_apply_warns_and_the_next_cycle_converges(mariadb
     else:
         trigger = _Watcher(rows_arriving, stop_downstream)
     with trigger:
-        rc, err = cli_run(capsys, cid)
+        rc, err = cli_run(capsys, changefeed_id)
     assert stopped.is_set(), "the downstream was not stopped during apply"
     assert rc == 1, err
-    status = query(capsys, cid)
+    status = query(capsys, changefeed_id)
     assert status["state"] == "warning", status
     message = status["error"]["message"]
     # no advice to skip anything: nothing was refused, the next cycle retries
@@ -312,11 +312,11 @@ def test_downstream_down_during_apply_warns_and_the_next_cycle_converges(mariadb
 
     down.start()
     assert down.port == port
-    backdate(cid, 3600, "next_retry_at")  # the backoff is over
-    rc, err = cli_run(capsys, cid)
+    backdate(changefeed_id, 3600, "next_retry_at")  # the backoff is over
+    rc, err = cli_run(capsys, changefeed_id)
     assert rc == 0, err
     assert_consistent(up, down, [s])
-    assert query(capsys, cid)["state"] == "normal"
+    assert query(capsys, changefeed_id)["state"] == "normal"
     up.execute(f"DROP DATABASE {s}")
     down.execute(f"DROP DATABASE IF EXISTS {s}")
 

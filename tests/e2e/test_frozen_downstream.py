@@ -54,19 +54,19 @@ def test_a_frozen_downstream_ends_the_run_in_warning(own_pair, spark, cdcflow_ho
         s.execute(f"DROP DATABASE IF EXISTS {DB}", f"CREATE DATABASE {DB}",
                   f"CREATE TABLE {DB}.t (id INT PRIMARY KEY, v VARCHAR(40))")
     sink = f"{down.uri}?read-timeout={TIMEOUT}&write-timeout={TIMEOUT}&timeout={TIMEOUT}&worker-count=2&max-txn-row=64"
-    cid = "frozen-down"
+    changefeed_id = "frozen-down"
     config = cdcflow_home / "frozen.toml"
     config.write_text(f"[filter]\nrules = ['{DB}.*']\n")
-    cli_ok(capsys, "changefeed", "create", "-c", cid, "--source-uri", up.uri, "--sink-uri", sink,
+    cli_ok(capsys, "changefeed", "create", "-c", changefeed_id, "--source-uri", up.uri, "--sink-uri", sink,
            "--config", str(config))
     up.execute(f"INSERT INTO t SELECT seq, CONCAT('row ', seq) FROM seq_1_to_{ROWS}", database=DB)
-    checkpoint = query(capsys, cid)["checkpoint_tso"]
+    checkpoint = query(capsys, changefeed_id)["checkpoint_tso"]
 
     stopped, give_up = threading.Event(), threading.Event()
     proc = None
     try:
         watcher = freeze_once_rows_arrive(down, stopped, give_up)
-        proc = subprocess.Popen([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", cid],
+        proc = subprocess.Popen([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", changefeed_id],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
         try:
             _, err = proc.communicate(timeout=RUN_LIMIT)
@@ -78,12 +78,12 @@ def test_a_frozen_downstream_ends_the_run_in_warning(own_pair, spark, cdcflow_ho
         assert stopped.is_set(), f"the downstream was never frozen mid-apply: {err[-2000:]}"
         assert proc.returncode == 1, err[-3000:]
         last = [line for line in err.splitlines() if line.strip()][-1]
-        assert last.startswith(f"Error: changefeed {cid}"), err[-3000:]
+        assert last.startswith(f"Error: changefeed {changefeed_id}"), err[-3000:]
         assert "timed out" in last and "stage apply" in last, last
         assert "in the row changes committed in (" in last, last  # the commit ts range being written
         assert "read-timeout" in last, last  # the remedy names the knob
 
-        status = query(capsys, cid)
+        status = query(capsys, changefeed_id)
         assert status["state"] == "warning", status  # retryable: warning and backoff, not failed
         assert status["checkpoint_tso"] == checkpoint  # the window's rows were not all applied
     finally:
@@ -94,8 +94,8 @@ def test_a_frozen_downstream_ends_the_run_in_warning(own_pair, spark, cdcflow_ho
             proc.kill()
             proc.wait()
 
-    backdate(cid, 3600, "next_retry_at")  # the backoff has passed
-    rc, err = cli_run(capsys, cid)
+    backdate(changefeed_id, 3600, "next_retry_at")  # the backoff has passed
+    rc, err = cli_run(capsys, changefeed_id)
     assert rc == 0, err
-    assert query(capsys, cid)["state"] == "normal"
+    assert query(capsys, changefeed_id)["state"] == "normal"
     assert_consistent(up, down, [DB])

@@ -47,5 +47,5 @@ def test_without_force_replicate_the_rows_are_skipped(mariadb_pair, spark, cdcfl
     up.execute("CREATE DATABASE keyless_off", "CREATE TABLE keyless_off.t (a INT)",
                "INSERT INTO keyless_off.t VALUES (1), (1)")
     assert cli.main(["changefeed", "run", "-c", "keyless-off"]) == 0
-    # seed 000: without a valid index and force-replicate the table's DDL and rows stay upstream
+    # TiCDC's DDL-replication doc: without a valid index and force-replicate the table's DDL and rows stay upstream
     assert down.query("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'keyless_off'") == [(0,)]

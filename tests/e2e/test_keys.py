@@ -15,8 +15,8 @@ def _fresh(db: str, *servers) -> None:
         s.execute(f"DROP DATABASE IF EXISTS {db}")
 
 
-def _run(capsys, cid: str) -> dict:
-    return cli_json(capsys, "changefeed", "run", "-c", cid)
+def _run(capsys, changefeed_id: str) -> dict:
+    return cli_json(capsys, "changefeed", "run", "-c", changefeed_id)
 
 
 def _same_bytes(up, down, db: str, table: str) -> None:
@@ -74,9 +74,9 @@ _RESPELLINGS = [
 @pytest.mark.parametrize("safe", [True, False])
 def test_keys_equal_under_the_collation_are_one_row(mariadb_pair, spark, cdcflow_home, capsys, safe):
     up, down = mariadb_pair
-    db, cid = f"keys_coll_{int(safe)}", f"keys-coll-{int(safe)}"
+    db, changefeed_id = f"keys_coll_{int(safe)}", f"keys-coll-{int(safe)}"
     _fresh(db, up, down)
-    create_changefeed(capsys, up, down, cid,
+    create_changefeed(capsys, up, down, changefeed_id,
                       f"[filter]\nrules = ['{db}.*']\n[sink]\nsafe-mode = {str(safe).lower()}\n")
     charset = {"lat": "latin1"}
     up.execute(f"CREATE DATABASE {db}")
@@ -88,13 +88,13 @@ def test_keys_equal_under_the_collation_are_one_row(mariadb_pair, spark, cdcflow
                    f" UNIQUE KEY uk (k)) DEFAULT CHARSET={cs} COLLATE={coll}")
         for k in keys:
             up.execute(f"INSERT INTO {db}.{name} VALUES ('{k}', 1)", f"INSERT INTO {db}.{name}_u VALUES ('{k}', 1)")
-    _run(capsys, cid)
+    _run(capsys, changefeed_id)
     assert_consistent(up, down, [db])
 
     for name, _, _, statements in _RESPELLINGS:
         for t in (name, f"{name}_u"):
             up.execute(*[s.format(t=f"{db}.{t}") for s in statements])
-    result = _run(capsys, cid)
+    result = _run(capsys, changefeed_id)
     assert result["apply"]["safe_mode"] is safe
     for name, *_ in _RESPELLINGS:
         for t in (name, f"{name}_u"):

@@ -1,4 +1,4 @@
-"""Seed 001's states end to end: each numbered transition and each error class, driven through
+"""TiCDC's Changefeed Overview's states end to end: each numbered transition and each error class, driven through
 the CLI and real cycles against a MariaDB pair of this module's own (its tests stop the
 downstream and purge the upstream's binlogs, which the session's shared pair must not see).
 
@@ -51,14 +51,14 @@ def cli_fails(capsys, *args: str) -> str:
     return out.err
 
 
-def simple(capsys, cid: str) -> dict:
-    return json.loads(cli_ok(capsys, "changefeed", "query", "-s", "-c", cid))
+def simple(capsys, changefeed_id: str) -> dict:
+    return json.loads(cli_ok(capsys, "changefeed", "query", "-s", "-c", changefeed_id))
 
 
-def event_folders(cid: str) -> list[str]:
+def event_folders(changefeed_id: str) -> list[str]:
     from pathlib import Path
 
-    parent = Path(RunFolder(None, cid, "_").root).parent
+    parent = Path(RunFolder(None, changefeed_id, "_").root).parent
     return sorted(p.name for p in parent.iterdir()) if parent.exists() else []
 
 
@@ -236,7 +236,8 @@ def test_target_ts_reached_finishes_with_only_the_earlier_write_7(own_pair, spar
 def test_stopped_longer_than_gc_ttl_fails_and_cannot_resume_8(own_pair, spark, cdcflow_home, capsys, monkeypatch):
     up, down = own_pair
     create_changefeed(capsys, up, down, "lc-ttl", "gc-ttl = 3600\n[filter]\nrules = ['lc_ttl.*']\n")
-    up.execute("CREATE DATABASE lc_ttl", "CREATE TABLE lc_ttl.t (id INT PRIMARY KEY)", "INSERT INTO lc_ttl.t VALUES (1)")
+    up.execute("CREATE DATABASE lc_ttl", "CREATE TABLE lc_ttl.t (id INT PRIMARY KEY)",
+               "INSERT INTO lc_ttl.t VALUES (1)")
     cli_ok(capsys, "changefeed", "pause", "-c", "lc-ttl")
     backdate("lc-ttl", 3500, "state_since")
     assert run_cycle("lc-ttl", spark=spark)["skipped"]

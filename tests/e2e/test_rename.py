@@ -1,4 +1,4 @@
-"""Every row of seed 000/003's two RENAME TABLE tables, through the CLI against the real MariaDB
+"""Every row of TiCDC's DDL-replication doc's two RENAME TABLE tables, through the CLI against the real MariaDB
 pair.  The seed's filter is ['test.t*']; here the schemas are rn_test and rn_ignore and the
 rule is ['rn_test.t*'], the same shape.  A replicated rename runs downstream and the table's
 later rows follow it; an ignored one leaves the downstream alone; a forbidden one fails the
@@ -88,13 +88,13 @@ def test_seed_rename_tables_end_to_end(mariadb_pair, spark, cdcflow_home, capsys
 # (the clauses replayed in order, each table followed to its last name; TiCDC's ddl puller
 # leaves out a clause whose table is outside the filter before and after)
 
-def _start(mariadb_pair, capsys, schema: str, cid: str, rules: str, *tables: str):
+def _start(mariadb_pair, capsys, schema: str, changefeed_id: str, rules: str, *tables: str):
     """A fresh schema on both servers, a changefeed with `rules`, then `tables` created upstream,
     each with one row: (up, down)."""
     up, down = mariadb_pair
     for db in (up, down):
         db.execute(f"DROP DATABASE IF EXISTS {schema}")
-    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = [{rules}]\n")
+    create_changefeed(capsys, up, down, changefeed_id, f"[filter]\nrules = [{rules}]\n")
     up.execute(f"CREATE DATABASE {schema}",
                *[f"CREATE TABLE {schema}.{t} (id INT PRIMARY KEY, v VARCHAR(20))" for t in tables],
                *[f"INSERT INTO {schema}.{t} VALUES (1, 'was {t}')" for t in tables])
@@ -121,11 +121,11 @@ def test_a_rename_chain_replicates(mariadb_pair, spark, cdcflow_home, capsys):
 
 
 def test_a_swap_fails_naming_its_clauses_until_skipped(mariadb_pair, spark, cdcflow_home, capsys):
-    S, cid = "rn_swap", "e2e-rename-swap"
-    up, down = _start(mariadb_pair, capsys, S, cid, f"'{S}.*'", "a", "b")
+    S, changefeed_id = "rn_swap", "e2e-rename-swap"
+    up, down = _start(mariadb_pair, capsys, S, changefeed_id, f"'{S}.*'", "a", "b")
     statement = "RENAME TABLE a TO tmp, b TO a, tmp TO b"
     up.execute(statement, "INSERT INTO a VALUES (2, 'now a')", database=S)
-    status, message, ts = run_fails(capsys, cid)
+    status, message, ts = run_fails(capsys, changefeed_id)
     assert status["error"]["code"] == "CDCFLOW:ErrSyncRenameTableFailed"
     assert "swaps names" in message and f"commit ts {ts}" in message
     assert f"{S}.a ends as {S}.b and {S}.b as {S}.a" in message
@@ -133,35 +133,35 @@ def test_a_swap_fails_naming_its_clauses_until_skipped(mariadb_pair, spark, cdcf
     # the way past it the message gives: run the exchange downstream, skip it, resume
     assert "skip-ddl" in message
     down.execute(statement, database=S)
-    cli_ok(capsys, "changefeed", "skip-ddl", "-c", cid, "--commit-ts", str(ts))
-    cli_ok(capsys, "changefeed", "resume", "-c", cid)
-    rc, err = cli_run(capsys, cid)
+    cli_ok(capsys, "changefeed", "skip-ddl", "-c", changefeed_id, "--commit-ts", str(ts))
+    cli_ok(capsys, "changefeed", "resume", "-c", changefeed_id)
+    rc, err = cli_run(capsys, changefeed_id)
     assert rc == 0, err
-    assert query(capsys, cid)["state"] == "normal"
+    assert query(capsys, changefeed_id)["state"] == "normal"
     assert down.query(f"SELECT v FROM {S}.a ORDER BY id") == [("was b",), ("now a",)]
     assert_consistent(up, down, [S])
 
 
 def test_a_swap_among_tables_the_filter_leaves_out_fails_nothing(mariadb_pair, spark, cdcflow_home, capsys):
-    S, cid = "rn_xswap", "e2e-rename-xswap"
-    up, down = _start(mariadb_pair, capsys, S, cid, f"'{S}.t*'", "t1", "n1", "n2")
+    S, changefeed_id = "rn_xswap", "e2e-rename-xswap"
+    up, down = _start(mariadb_pair, capsys, S, changefeed_id, f"'{S}.t*'", "t1", "n1", "n2")
     up.execute("RENAME TABLE n1 TO ntmp, n2 TO n1, ntmp TO n2",  # only excluded tables: ignored
                "RENAME TABLE t1 TO t2, n1 TO ntmp, n2 TO n1, ntmp TO n2",  # runs as RENAME TABLE t1 TO t2
                "INSERT INTO t2 VALUES (2, 'now t2')", "INSERT INTO n1 VALUES (2, 'now n1')", database=S)
-    rc, err = cli_run(capsys, cid)
+    rc, err = cli_run(capsys, changefeed_id)
     assert rc == 0, err
-    assert query(capsys, cid)["state"] == "normal"
+    assert query(capsys, changefeed_id)["state"] == "normal"
     assert tables(down, S) == ["t2"]
     assert _differences(up, down, S) == [f"{S}.n1: missing downstream", f"{S}.n2: missing downstream"]
 
 
 def test_a_multi_table_rename_partly_outside_the_filter_replicates_the_rest(mariadb_pair, spark, cdcflow_home,
                                                                           capsys):
-    S, cid = "rn_part", "e2e-rename-part"
-    up, down = _start(mariadb_pair, capsys, S, cid, f"'{S}.t6*', '{S}.t7*', '{S}.t8*'", "t7", "t555", "t8")
+    S, changefeed_id = "rn_part", "e2e-rename-part"
+    up, down = _start(mariadb_pair, capsys, S, changefeed_id, f"'{S}.t6*', '{S}.t7*', '{S}.t8*'", "t7", "t555", "t8")
     up.execute("RENAME TABLE t7 TO t77, t555 TO t55",  # t555 and t55 are both outside the filter
                "INSERT INTO t77 VALUES (2, 'now t77')", "INSERT INTO t55 VALUES (2, 'now t55')", database=S)
-    rc, err = cli_run(capsys, cid)
+    rc, err = cli_run(capsys, changefeed_id)
     assert rc == 0, err
     assert tables(down, S) == ["t77", "t8"]
     assert down.query(f"SELECT id, v FROM {S}.t77 ORDER BY id") == [(1, "was t7"), (2, "now t77")]
@@ -169,6 +169,6 @@ def test_a_multi_table_rename_partly_outside_the_filter_replicates_the_rest(mari
 
     # a clause moving a table into the filter still fails the statement, naming the clause
     up.execute("RENAME TABLE t8 TO t88, t55 TO t66", database=S)
-    status, message, _ = run_fails(capsys, cid)
+    status, message, _ = run_fails(capsys, changefeed_id)
     assert status["error"]["code"] == "CDCFLOW:ErrSyncRenameTableFailed"
     assert f"{S}.t55 TO {S}.t66: the old name {S}.t55 does not match but the new name {S}.t66 does" in message

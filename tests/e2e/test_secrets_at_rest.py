@@ -48,11 +48,11 @@ def without_password(uri: str, ref: str) -> str:
     return f"mysql://{parts.username}@{parts.hostname}:{parts.port}/?{ref}"
 
 
-def create(capsys, cid: str, source: str, sink: str, home: Path) -> tuple[int, str]:
-    config = home / f"{cid}.toml"
+def create(capsys, changefeed_id: str, source: str, sink: str, home: Path) -> tuple[int, str]:
+    config = home / f"{changefeed_id}.toml"
     config.write_text(f"[filter]\nrules = ['{DB}.*']\n")
     capsys.readouterr()
-    rc = cli.main(["changefeed", "create", "-c", cid, "--source-uri", source, "--sink-uri", sink,
+    rc = cli.main(["changefeed", "create", "-c", changefeed_id, "--source-uri", source, "--sink-uri", sink,
                    "--config", str(config)])
     return rc, capsys.readouterr().err
 

@@ -22,12 +22,12 @@ def status(down) -> dict:
     return {k: int(v) for k, v in rows}
 
 
-def run_measured(capsys, down, cid: str) -> tuple[dict, dict]:
+def run_measured(capsys, down, changefeed_id: str) -> tuple[dict, dict]:
     """One cycle through the CLI: its result, and how the downstream's counters moved
     (less the one connection that reads them)."""
     before = status(down)
     capsys.readouterr()
-    assert cli.main(["changefeed", "run", "-c", cid]) == 0
+    assert cli.main(["changefeed", "run", "-c", changefeed_id]) == 0
     result = json.loads(capsys.readouterr().out)
     after = status(down)
     delta = {k: after[k] - before[k] for k in after}
@@ -43,13 +43,13 @@ def make_tables(up, down, db: str, *ddl: str) -> None:
 @pytest.mark.parametrize("workers, rows_per_stmt", [(1, 1000), (3, 7)])
 def test_worker_count_and_max_txn_row(mariadb_pair, spark, cdcflow_home, capsys, workers, rows_per_stmt):
     up, down = mariadb_pair
-    db, cid = f"sinkopt_{workers}", f"sinkopt-{workers}"
+    db, changefeed_id = f"sinkopt_{workers}", f"sinkopt-{workers}"
     make_tables(up, down, db, f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(20))")
     # the options come from the sink URI here (the [sink] section is the other way)
-    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{db}.*']\n", "--sink-uri",
+    create_changefeed(capsys, up, down, changefeed_id, f"[filter]\nrules = ['{db}.*']\n", "--sink-uri",
                       f"{down.uri}?worker-count={workers}&max-txn-row={rows_per_stmt}")
     up.execute(f"INSERT INTO {db}.t SELECT seq, CONCAT('v', seq) FROM seq_1_to_1000", database=db)
-    result, delta = run_measured(capsys, down, cid)
+    result, delta = run_measured(capsys, down, changefeed_id)
     apply = result["apply"]
     assert apply["workers"] == workers
     # the apply stage's own connection, and one per worker
@@ -92,17 +92,18 @@ def test_safe_mode(mariadb_pair, spark, cdcflow_home, capsys, safe):
     stops the changefeed (as in TiCDC); safe-mode = true REPLACEs it.  A cycle after a failed
     one is always safe, so the changefeed recovers once resumed."""
     up, down = mariadb_pair
-    db, cid = f"safe_{int(safe)}", f"safe-{int(safe)}"
+    db, changefeed_id = f"safe_{int(safe)}", f"safe-{int(safe)}"
     make_tables(up, down, db, f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(10))")
-    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{db}.*']\n[sink]\nsafe-mode = {str(safe).lower()}\n")
+    create_changefeed(capsys, up, down, changefeed_id,
+                      f"[filter]\nrules = ['{db}.*']\n[sink]\nsafe-mode = {str(safe).lower()}\n")
     up.execute(f"INSERT INTO {db}.t VALUES (1, 'a')")
-    result, _ = run_measured(capsys, down, cid)
+    result, _ = run_measured(capsys, down, changefeed_id)
     assert result["apply"]["safe_mode"]  # a changefeed's first cycle is always safe
 
     down.execute(f"INSERT INTO {db}.t VALUES (2, 'stray')")  # the downstream drifts
     up.execute(f"INSERT INTO {db}.t VALUES (2, 'b'), (3, 'c')", f"UPDATE {db}.t SET v = 'a2' WHERE id = 1")
     capsys.readouterr()
-    rc = cli.main(["changefeed", "run", "-c", cid])
+    rc = cli.main(["changefeed", "run", "-c", changefeed_id])
     out = capsys.readouterr()
     if safe:
         assert rc == 0 and json.loads(out.out)["apply"]["safe_mode"] is True
@@ -111,11 +112,11 @@ def test_safe_mode(mariadb_pair, spark, cdcflow_home, capsys, safe):
     assert rc == 1 and "Duplicate entry" in out.err and "INSERT into" in out.err
     assert re.search(r"in the row changes committed in \(\d+, \d+\]", out.err), out.err  # where in the window
     assert down.query(f"SELECT v FROM {db}.t WHERE id = 2") == [("stray",)]
-    assert cli.main(["changefeed", "resume", "-c", cid]) == 0
-    result, _ = run_measured(capsys, down, cid)
+    assert cli.main(["changefeed", "resume", "-c", changefeed_id]) == 0
+    result, _ = run_measured(capsys, down, changefeed_id)
     assert result["apply"]["safe_mode"] is True  # the previous cycle failed
     assert_consistent(up, down, [db])
     up.execute(f"INSERT INTO {db}.t VALUES (4, 'd')", f"DELETE FROM {db}.t WHERE id = 3")
-    result, _ = run_measured(capsys, down, cid)
+    result, _ = run_measured(capsys, down, changefeed_id)
     assert result["apply"]["safe_mode"] is False
     assert_consistent(up, down, [db])

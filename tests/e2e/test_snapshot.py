@@ -91,13 +91,14 @@ class Writer(threading.Thread):
             conn.close()
 
 
-def _create_args(up, down, cid: str, cfg) -> list[str]:
-    return ["changefeed", "create", "-c", cid, "--source-uri", up.uri, "--sink-uri", down.uri, "--config", str(cfg),
+def _create_args(up, down, changefeed_id: str, cfg) -> list[str]:
+    return ["changefeed", "create", "-c", changefeed_id, "--source-uri", up.uri, "--sink-uri", down.uri, "--config",
+            str(cfg),
             "--snapshot", "--snapshot-chunk-size", "7", "--snapshot-workers", "2"]
 
 
-def _config(home, cid: str, cdcflow: str = ""):
-    path = home / f"{cid}.toml"
+def _config(home, changefeed_id: str, cdcflow: str = ""):
+    path = home / f"{changefeed_id}.toml"
     path.write_text(f"force-replicate = true\n[filter]\nrules = ['{S}.*']\n"  # the keyless table too
                     + (f"[cdcflow]\n{cdcflow}\n" if cdcflow else ""))
     return path
@@ -122,9 +123,9 @@ def _cli(capsys, args: list[str]):
     return rc, capsys.readouterr()
 
 
-def _catch_up(capsys, up, down, cid: str) -> None:
+def _catch_up(capsys, up, down, changefeed_id: str) -> None:
     for _ in range(2):  # the second cycle finds nothing new: the first one took everything
-        rc, err = cli_run(capsys, cid)
+        rc, err = cli_run(capsys, changefeed_id)
         assert rc == 0, err
     assert_consistent(up, down, [S])
 
@@ -189,7 +190,8 @@ PROGRESS = re.compile(r"^snapshot snap2: (\d+)/(\d+) chunks, \d+ rows, ")
 def test_snapshot_refuses_a_start_ts(mariadb_pair, cdcflow_home, capsys):
     up, down = mariadb_pair
     capsys.readouterr()
-    rc = cli.main(_create_args(up, down, "snap3", _config(cdcflow_home, "snap3")) + ["--start-ts", "2026-01-01 00:00:00"])
+    rc = cli.main(_create_args(up, down, "snap3", _config(cdcflow_home, "snap3")) + ["--start-ts",
+                                                                                     "2026-01-01 00:00:00"])
     err = capsys.readouterr().err
     assert rc == 1 and "changefeed snap3" in err and "--snapshot starts the changefeed at the copy's consistent point" in err
     assert "Traceback" not in err
@@ -245,7 +247,7 @@ def test_a_failure_recording_the_copy_leaves_no_half_created_changefeed(mariadb_
     """The changefeed's start and the copy's chunks are one metadata-store transaction, and its
     spec is written after it: a failure while the chunks are recorded (injected right after
     their rows are written) leaves neither; the same create then succeeds."""
-    from cdcflow.core.home import spec_exists
+    from cdcflow.core.spec_store import spec_exists
     from cdcflow.store import metastore, schema_versions
 
     up, down = mariadb_pair

@@ -28,9 +28,9 @@ def cluster(tmp_path_factory):
         c.stop()
 
 
-def run_on_cluster(cid: str) -> subprocess.CompletedProcess:
+def run_on_cluster(changefeed_id: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
-    return subprocess.run([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", cid],
+    return subprocess.run([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", changefeed_id],
                           capture_output=True, text=True, timeout=900, env=env)
 
 

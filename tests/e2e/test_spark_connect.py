@@ -21,9 +21,9 @@ S = "sc_eq"
 CIDS = ("sc-embedded", "sc-connect")
 
 
-def run_cli(cid: str, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess:
+def run_cli(changefeed_id: str, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess:
     """`cdcflow changefeed run` in a process of its own, as a user runs it."""
-    return subprocess.run([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", cid, *extra],
+    return subprocess.run([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", changefeed_id, *extra],
                           capture_output=True, text=True, timeout=timeout, env=dict(os.environ))
 
 

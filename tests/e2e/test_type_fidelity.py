@@ -14,8 +14,8 @@ from cdcflow import cli
 pytestmark = pytest.mark.e2e
 
 
-def run_cli(cid: str) -> None:
-    assert cli.main(["changefeed", "run", "-c", cid]) == 0
+def run_cli(changefeed_id: str) -> None:
+    assert cli.main(["changefeed", "run", "-c", changefeed_id]) == 0
 
 
 def test_every_type_round_trips_exactly(mariadb_pair, spark, cdcflow_home, capsys):

@@ -1,4 +1,4 @@
-"""Seed 002's update split end to end, through the CLI against real MariaDB servers: key
+"""TiCDC's split of key-changing UPDATEs's update split end to end, through the CLI against real MariaDB servers: key
 swaps and longer key cycles in one transaction, on primary keys and on NOT NULL unique keys,
 and many rows exchanging unique-key values across parallel apply partitions."""
 
@@ -12,8 +12,8 @@ from cdcflow import cli
 pytestmark = pytest.mark.e2e
 
 
-def run_cli(cid: str) -> None:
-    assert cli.main(["changefeed", "run", "-c", cid]) == 0
+def run_cli(changefeed_id: str) -> None:
+    assert cli.main(["changefeed", "run", "-c", changefeed_id]) == 0
 
 
 def in_one_txn(up, *stmts: str) -> None:
@@ -79,8 +79,8 @@ def test_many_rows_exchange_unique_values_across_partitions(mariadb_pair, spark,
     written yet.  The downstream must still end equal to the upstream."""
     up, down = mariadb_pair
     db = f"split_many_{workers}"
-    cid = f"split-many-{workers}"
-    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{db}.*']\n"
+    changefeed_id = f"split-many-{workers}"
+    create_changefeed(capsys, up, down, changefeed_id, f"[filter]\nrules = ['{db}.*']\n"
                       f"[sink]\nworker-count = {workers}\nmax-txn-row = 50\n")
     n = 3000
     up.execute(f"CREATE DATABASE {db}")
@@ -94,7 +94,7 @@ def test_many_rows_exchange_unique_values_across_partitions(mariadb_pair, spark,
         f"INSERT INTO {db}.uk_only SELECT seq, seq FROM seq_1_to_{n}",
         database=db,
     )
-    run_cli(cid)
+    run_cli(changefeed_id)
     for shift in (1, 7, n // 2):
         in_one_txn(up,
                    f"UPDATE {db}.pk_uk SET u = u + {n}, w = CONCAT('t', w)",
@@ -106,6 +106,6 @@ def test_many_rows_exchange_unique_values_across_partitions(mariadb_pair, spark,
                    f"INSERT INTO {db}.uk_only VALUES ({shift}, -{shift})")
     # one statement that moves every key up by one, highest first
     in_one_txn(up, f"UPDATE {db}.uk_only SET u = u + 1 ORDER BY u DESC")
-    run_cli(cid)
+    run_cli(changefeed_id)
     assert_consistent(up, down, [db])
     assert down.query(f"SELECT COUNT(*), COUNT(DISTINCT u), MIN(u), MAX(u) FROM {db}.uk_only") == [(n, n, 2, n + 1)]

@@ -1,4 +1,4 @@
-"""Seed 000's valid-index rules through the CLI against the real MariaDB pair: a table without
+"""TiCDC's DDL-replication doc's valid-index rules through the CLI against the real MariaDB pair: a table without
 a valid index is neither created nor fed downstream unless force-replicate; the two cases
 the seed warns about stop the changefeed at the DDL, naming table, statement, commit ts and
 remedy, and an operator gets past them as the message says."""

@@ -34,9 +34,9 @@ ROWS = [
 ]
 
 
-def verify(capsys, cid: str, *args: str) -> tuple[int, dict, str]:
+def verify(capsys, changefeed_id: str, *args: str) -> tuple[int, dict, str]:
     capsys.readouterr()
-    rc = cli.main(["changefeed", "verify", "-c", cid, *args])
+    rc = cli.main(["changefeed", "verify", "-c", changefeed_id, *args])
     out = capsys.readouterr()
     return rc, (json.loads(out.out) if out.out.strip() else {}), out.err
 
@@ -52,7 +52,7 @@ def apply_fix(down, path) -> list[str]:
 
 @pytest.fixture
 def feed(mariadb_pair, spark, cdcflow_home, capsys):
-    """A changefeed of schema vfy, caught up: (up, down, cid)."""
+    """A changefeed of schema vfy, caught up: (up, down, changefeed_id)."""
     up, down = mariadb_pair
     for db in (up, down):
         db.execute(f"DROP DATABASE IF EXISTS {S}")
@@ -68,8 +68,8 @@ def _keys(result) -> dict:
 
 
 def test_equal_then_three_rows_changed_by_hand_then_fixed(feed, capsys, tmp_path):
-    up, down, cid = feed
-    rc, result, err = verify(capsys, cid, "--chunk-size", "3")
+    up, down, changefeed_id = feed
+    rc, result, err = verify(capsys, changefeed_id, "--chunk-size", "3")
     assert rc == 0 and result["status"] == "equal", err
     assert result["tables_checked"] == 3  # the filter leaves vfy.skipped out
     assert {t["table"]: t["chunks"] for t in result["tables"]} == {f"{S}.t": 4, f"{S}.c": 2, f"{S}.k": 1}
@@ -78,7 +78,7 @@ def test_equal_then_three_rows_changed_by_hand_then_fixed(feed, capsys, tmp_path
     down.execute(f"DELETE FROM {S}.t WHERE id = 2", f"UPDATE {S}.t SET v = 'changed' WHERE id = 7",
                  f"INSERT INTO {S}.t (id, v) VALUES (100, 'new')")
     fix = tmp_path / "fix.sql"
-    rc, result, err = verify(capsys, cid, "--chunk-size", "3", "--fix-sql", str(fix))
+    rc, result, err = verify(capsys, changefeed_id, "--chunk-size", "3", "--fix-sql", str(fix))
     assert rc == 2 and result["status"] == "different", err
     assert _keys(result) == {(f"{S}.t", '{"id": "2"}'): "missing downstream",
                              (f"{S}.t", '{"id": "7"}'): "different",
@@ -90,17 +90,17 @@ def test_equal_then_three_rows_changed_by_hand_then_fixed(feed, capsys, tmp_path
     assert extra["upstream"] is None and extra["downstream"]["v"] == "new"
     assert "3 difference(s)" in err and str(fix) in err
 
-    last = query(capsys, cid)["cdcflow"]["last_verify"]
+    last = query(capsys, changefeed_id)["cdcflow"]["last_verify"]
     assert last["status"] == "different" and len(last["differences"]) == 3
 
     assert len([s for s in apply_fix(down, fix) if not s.startswith("SET SESSION")]) == 3
-    rc, result, err = verify(capsys, cid, "--chunk-size", "3")
+    rc, result, err = verify(capsys, changefeed_id, "--chunk-size", "3")
     assert rc == 0 and result["status"] == "equal", err
-    assert query(capsys, cid)["cdcflow"]["last_verify"]["status"] == "equal"
+    assert query(capsys, changefeed_id)["cdcflow"]["last_verify"]["status"] == "equal"
 
 
 def test_nulls_floats_timestamps_collations_and_a_keyless_table(feed, capsys, tmp_path):
-    up, down, cid = feed
+    up, down, changefeed_id = feed
     down.execute(
         f"UPDATE {S}.t SET n = 0 WHERE id = 3",             # NULL -> 0
         f"UPDATE {S}.t SET v = '' WHERE id = 4",            # NULL -> ''
@@ -113,7 +113,7 @@ def test_nulls_floats_timestamps_collations_and_a_keyless_table(feed, capsys, tm
         f"INSERT INTO {S}.k VALUES (NULL, NULL)",             # a second all-NULL row
     )
     fix = tmp_path / "fix.sql"
-    rc, result, err = verify(capsys, cid, "--fix-sql", str(fix))
+    rc, result, err = verify(capsys, changefeed_id, "--fix-sql", str(fix))
     assert rc == 2, err
     got = {(d["table"], json.dumps(d["key"]), d["kind"], tuple(d.get("columns", ()))) for d in result["differences"]}
     assert got == {
@@ -134,17 +134,17 @@ def test_nulls_floats_timestamps_collations_and_a_keyless_table(feed, capsys, tm
                                                                 "2024-01-01 12:00:00.000010")
 
     apply_fix(down, fix)
-    rc, result, err = verify(capsys, cid)
+    rc, result, err = verify(capsys, changefeed_id)
     assert rc == 0 and result["status"] == "equal", (err, result["differences"])
     assert down.query(f"SELECT code FROM {S}.c WHERE w = 1") == [("abc",)]
     assert down.query(f"SELECT COUNT(*) FROM {S}.k WHERE a = 1") == [(3,)]
 
 
 def test_column_definitions_and_tables_are_compared(feed, capsys):
-    up, down, cid = feed
+    up, down, changefeed_id = feed
     down.execute(f"ALTER TABLE {S}.t MODIFY d DECIMAL(12,2)", f"ALTER TABLE {S}.t DROP COLUMN b",
                  f"ALTER TABLE {S}.c ADD COLUMN extra INT", f"CREATE TABLE {S}.only_down (x INT)")
-    rc, result, err = verify(capsys, cid)
+    rc, result, err = verify(capsys, changefeed_id)
     assert rc == 2, err
     assert {(p["table"], p["column"], p["problem"]) for p in result["column_problems"]} == {
         (f"{S}.t", "d", "different type"), (f"{S}.t", "b", "missing downstream"),
@@ -152,14 +152,14 @@ def test_column_definitions_and_tables_are_compared(feed, capsys):
     assert result["table_problems"] == [{"table": f"{S}.only_down", "problem": "extra downstream"}]
     assert result["differences"] == []  # the columns both sides have hold the same values
 
-    rc, result, err = verify(capsys, cid, "--tables", f"{S}.k")
+    rc, result, err = verify(capsys, changefeed_id, "--tables", f"{S}.k")
     assert rc == 0 and result["tables_checked"] == 1, err
 
 
 def test_rows_the_changefeed_has_not_applied_yet(feed, capsys, monkeypatch):
-    up, down, cid = feed
+    up, down, changefeed_id = feed
     up.execute(f"UPDATE {S}.t SET v = 'later' WHERE id = 1", f"INSERT INTO {S}.t (id) VALUES (50)")
-    rc, result, err = verify(capsys, cid, "--wait", "0")
+    rc, result, err = verify(capsys, changefeed_id, "--wait", "0")
     assert rc == 3 and result["status"] == "not yet applied", err
     assert result["differences"] == [] and len(result["not_yet_applied"]) == 2
     assert "not applied yet" in err
@@ -169,25 +169,25 @@ def test_rows_the_changefeed_has_not_applied_yet(feed, capsys, monkeypatch):
 
     def a_cycle_runs(seconds):
         if not ran:
-            ran.append(cli_run(capsys, cid))
+            ran.append(cli_run(capsys, changefeed_id))
 
     monkeypatch.setattr(live, "_sleep", a_cycle_runs)
-    rc, result, err = verify(capsys, cid, "--wait", "5m")
+    rc, result, err = verify(capsys, changefeed_id, "--wait", "5m")
     assert ran and ran[0][0] == 0
     assert rc == 0 and result["status"] == "equal" and result["rechecks"] == 1, err
 
 
 def test_an_unreachable_downstream_or_unknown_changefeed_is_one_line(feed, capsys):
-    from cdcflow.core.home import load_spec, save_spec
+    from cdcflow.core.spec_store import load_spec, save_spec
     from cdcflow_devtools.mariadb import free_port
 
-    up, down, cid = feed
-    spec = load_spec(cid)
+    up, down, changefeed_id = feed
+    spec = load_spec(changefeed_id)
     spec.sink_uri = spec.sink_uri.replace(f":{down.port}/", f":{free_port()}/")
     save_spec(spec)
-    rc, result, err = verify(capsys, cid)
+    rc, result, err = verify(capsys, changefeed_id)
     assert rc == 1 and result == {}
-    assert err.startswith(f"Error: changefeed {cid}: verify cannot reach the downstream") and err.count("\n") == 1
+    assert err.startswith(f"Error: changefeed {changefeed_id}: verify cannot reach the downstream") and err.count("\n") == 1
     assert "ErrDownstreamUnreachable" not in err and "start the downstream" in err
     rc, result, err = verify(capsys, "no-such-feed")
     assert rc == 1 and err.count("\n") == 1 and "no-such-feed" in err

@@ -1,5 +1,5 @@
-"""The event filter and the per-table DDL gate: seed 000's event-filter table row by row,
-TiCDC's event names, and seed 000's valid-index matrix walked through the tracked schema."""
+"""The event filter and the per-table DDL gate: TiCDC's DDL-replication doc's event-filter table row by row,
+TiCDC's event names, and TiCDC's DDL-replication doc's valid-index matrix walked through the tracked schema."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ rules = ['test.t*']
 matcher = ["test.t1"]
 ignore-event = ["create table", "drop table", "truncate table", "rename table"]
 """
-# seed 000's last table: (DDL, DDL replicated?, table whose DML follows, DML replicated? or None for '-')
+# TiCDC's DDL-replication doc's last table: (DDL, DDL replicated?, table whose DML follows, DML replicated? or None for '-')
 SEED_EVENT_FILTER_TABLE = [
     ("CREATE TABLE test.t1 (id INT, name VARCHAR(50));", False, "t1", True),
     ("CREATE TABLE test.t2 (id INT, name VARCHAR(50));", True, "t2", True),
@@ -130,7 +130,7 @@ def test_ignored_ddl_still_evolves_the_schema():
     assert tr.at("d", "t1", 3).valid_key() == ["a"]
 
 
-# ------------------------------------------------------------------ seed 000's valid-index matrix
+# ------------------------------------------------------------------ TiCDC's DDL-replication doc's valid-index matrix
 
 WITH_KEY = "CREATE TABLE t1 (id INT PRIMARY KEY, name VARCHAR(50) NOT NULL, UNIQUE KEY u (name), KEY i (name))"
 WITHOUT_KEY = "CREATE TABLE t1 (id INT, name VARCHAR(50), KEY i (name))"
@@ -159,7 +159,7 @@ STATEMENTS = {
 CREATE_TABLE = {True: "CREATE TABLE t5 (id INT PRIMARY KEY)", False: "CREATE TABLE t5 (id INT)"}
 VIEWS = {"create view": "CREATE VIEW v1 AS SELECT 1", "drop view": "DROP VIEW v1"}
 STOPS = "stops"  # replicated per the matrix, but the seed's warned case: a failing barrier
-# seed 000's rows as (type, "has valid index | none, force=false | none, force=true")
+# TiCDC's DDL-replication doc's rows as (type, "has valid index | none, force=false | none, force=true")
 from seed_tables import SEED_000_MATRIX  # noqa: E402
 
 

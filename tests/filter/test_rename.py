@@ -1,4 +1,4 @@
-"""Both RENAME TABLE tables of seed 000/003, row by row, with the seed's filter ['test.t*']:
+"""Both RENAME TABLE tables of TiCDC's DDL-replication doc, row by row, with the seed's filter ['test.t*']:
 the statements go through the real DDL classifier and the real table filter."""
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from cdcflow.filter.assembled import ddl_decision
 SEED_FILTER = TableFilter(["test.t*"])
 ERROR = "error"
 
-SINGLE_TABLE = [  # seed 000, first RENAME table
+SINGLE_TABLE = [  # TiCDC's DDL-replication doc, first RENAME table
     ("RENAME TABLE test.t1 TO test.t2", REPLICATE),
     ("RENAME TABLE test.t1 TO ignore.t1", REPLICATE),
     ("RENAME TABLE ignore.t1 TO ignore.t2", IGNORE),
     ("RENAME TABLE test.n1 TO test.t1", ERROR),
     ("RENAME TABLE ignore.t1 TO test.t1", ERROR),
 ]
-MULTI_TABLE = [  # seed 000, second RENAME table
+MULTI_TABLE = [  # TiCDC's DDL-replication doc, second RENAME table
     ("RENAME TABLE test.t1 TO test.t2, test.t3 TO test.t4", REPLICATE),
     ("RENAME TABLE test.t1 TO test.ignore1, test.t3 TO test.ignore2", REPLICATE),
     ("RENAME TABLE test.t1 TO ignore.t1, test.t2 TO test.t22;", ERROR),
@@ -104,7 +104,7 @@ def test_a_chain_is_no_swap_and_runs_as_written(statement):
 @pytest.mark.parametrize("statement, cycle", [
     ("RENAME TABLE test.ta TO test.tmp, test.tb TO test.ta, test.tmp TO test.tb",
      "test.ta ends as test.tb and test.tb as test.ta"),
-    ("RENAME TABLE test.t1 TO test.t4, test.t3 TO test.t1, test.t4 TO test.t3",  # seed 003's row
+    ("RENAME TABLE test.t1 TO test.t4, test.t3 TO test.t1, test.t4 TO test.t3",  # TiCDC's DDL-replication doc's row
      "test.t1 ends as test.t3 and test.t3 as test.t1"),
     ("RENAME TABLE test.t1 TO test.tx, test.t2 TO test.t1, test.t3 TO test.t2, test.tx TO test.t3",  # three
      "test.t1 ends as test.t3, test.t3 as test.t2 and test.t2 as test.t1"),

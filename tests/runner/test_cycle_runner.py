@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import msgspec
 
-from cdcflow.core.home import Spec, save_spec
+from cdcflow.core.spec_store import Spec, save_spec
 from cdcflow.runner import airflow_tasks, cycle_runner
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, cycle
@@ -34,7 +34,8 @@ def test_the_pull_task_loads_the_spec_once(cdcflow_home, monkeypatch):
                            contracts.Window(start_ts=START, start_pos=POS, head=POS, head_tso=RESOLVED))
     loads = []
     load_spec = cycle.load_spec
-    monkeypatch.setattr(cycle, "load_spec", lambda cid: loads.append(cid) or load_spec(cid))
+    monkeypatch.setattr(cycle, "load_spec",
+                        lambda changefeed_id: loads.append(changefeed_id) or load_spec(changefeed_id))
     monkeypatch.setitem(cycle_runner.STAGE_FUNCS, "pull", _pull_nothing)
 
     results, following = airflow_tasks.pull(CID, RUN, spark_remote=lambda cfg: None)

@@ -206,7 +206,7 @@ def test_many_keys_stream_in_order():
 
 
 def test_split_orders_deletes_before_inserts_in_one_transaction():
-    # seed 002: the swap's four events are two DELETEs and two INSERTs; per key, the
+    # TiCDC's split of key-changing UPDATEs: the swap's four events are two DELETEs and two INSERTs; per key, the
     # DELETE (sub 0) sorts before the INSERT (sub 1) of the same change
     rows = keyed([("t", 20, 0, "update", {"id": 1, "v": "a"}, {"id": 2, "v": "a"}),
                   ("t", 20, 1, "update", {"id": 2, "v": "b"}, {"id": 1, "v": "b"})])  # as the binlog has it

@@ -167,10 +167,10 @@ def test_standin_passes_everything_else_to_mariadb(standin):
 
 # -- which DDL waits for a pending job, and a job TiDB no longer lists (no Spark needed)
 
-def _pending_job_122(cid: str) -> None:
+def _pending_job_122(changefeed_id: str) -> None:
     from cdcflow.store import index_jobs
 
-    index_jobs.record(cid, 122, commit_ts=1000, schema="tidb_async", table="t", index_name="iv",
+    index_jobs.record(changefeed_id, 122, commit_ts=1000, schema="tidb_async", table="t", index_name="iv",
                       query="ALTER TABLE tidb_async.t ADD INDEX iv (v)", tidb_state="running")
 
 
@@ -207,7 +207,8 @@ def test_mysql_downstream_never_waits(standin, cdcflow_home):
     _pending_job_122("on-mariadb")
     runner = async_index.IndexDDL("on-mariadb", conn.real, {}, "mysql", False, None)
     assert runner.blockers(_ddl("ALTER TABLE tidb_async.t ADD COLUMN w INT", [["tidb_async", "t"]]), False) == []
-    assert not runner.is_async(_ddl("ALTER TABLE tidb_async.t ADD INDEX i (v)", [["tidb_async", "t"]], type="add index"))
+    assert not runner.is_async(_ddl("ALTER TABLE tidb_async.t ADD INDEX i (v)", [["tidb_async", "t"]],
+                                    type="add index"))
 
 
 @pytest.mark.parametrize("index_exists", [True, False])

@@ -4,7 +4,7 @@ the unclassifiable statement's hint, and operator skips that still evolve the sc
 from __future__ import annotations
 
 from cdcflow.core.event import Event
-from cdcflow.core.home import Spec
+from cdcflow.core.spec_store import Spec
 from cdcflow.core.sql_mode import TIDB_DEFAULT_SQL_MODE
 from cdcflow.ddl.tracker import SchemaTracker
 from cdcflow.filter.event_filter import EventFilter
@@ -33,7 +33,7 @@ def _entry(cycle, query, sql_mode, tracker=None, skipped=False):
 
 def test_the_binlog_sql_mode_wins_and_the_config_is_the_fallback():
     assert _entry(_cycle(), ANSI, "ANSI_QUOTES").keep is True  # as the upstream ran it
-    # no mode recorded: TiCDC's sql-mode key applies (seed 003's ANSI_QUOTES example)
+    # no mode recorded: TiCDC's sql-mode key applies (TiCDC's DDL-replication doc's ANSI_QUOTES example)
     cycle = _cycle(f'sql-mode = "{TIDB_DEFAULT_SQL_MODE},ANSI_QUOTES"\n')
     entry = _entry(cycle, ANSI, None)
     assert entry.keep is True and entry.error is None and entry.sql_mode.endswith("ANSI_QUOTES")

@@ -123,7 +123,7 @@ def test_parallel_pull_writes_every_event_as_the_sequential_read(window, spark, 
     assert {e["op"] for e in expected} == {"insert", "update", "delete", "ddl"}
 
     cfg = ChangefeedConfig(pull_parallelism=RANGES, pull_parallel_min_bytes=0, event_store=str(tmp_path))
-    cycle = SimpleNamespace(source=uri, config=cfg, cid="pr-feed", run_id="r1",
+    cycle = SimpleNamespace(source=uri, config=cfg, changefeed_id="pr-feed", run_id="r1",
                             folder=RunFolder(str(tmp_path), "pr-feed", "r1"))
     win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
     assert pull_ranges.wanted(cycle, win)
@@ -173,7 +173,7 @@ def test_a_read_handed_to_the_ranges_midway_writes_every_event_as_the_sequential
     prev_ts = tso.compose(1_000_000)
     reader, expected = sequential(uri, start, head, prev_ts)
     cfg = ChangefeedConfig(pull_parallelism=3, pull_parallel_min_bytes=0, event_store=str(tmp_path))
-    cycle = SimpleNamespace(source=uri, config=cfg, cid="pr-feed", run_id="r2",
+    cycle = SimpleNamespace(source=uri, config=cfg, changefeed_id="pr-feed", run_id="r2",
                             folder=RunFolder(str(tmp_path), "pr-feed", "r2"))
     win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
     starting = Starting(spark, after)

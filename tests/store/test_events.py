@@ -120,14 +120,14 @@ def test_remove(tmp_path):
     assert other.read_json("b.json") == 2
 
 
-@pytest.mark.parametrize("cid, run", [("cf", ".."), ("cf", "."), ("..", "r"), (".", "..")])
-def test_dot_names_stay_inside_their_own_folder(tmp_path, cid, run):
+@pytest.mark.parametrize("changefeed_id, run", [("cf", ".."), ("cf", "."), ("..", "r"), (".", "..")])
+def test_dot_names_stay_inside_their_own_folder(tmp_path, changefeed_id, run):
     store = (tmp_path / "store").resolve()
-    folder = RunFolder(str(store), cid, run)
+    folder = RunFolder(str(store), changefeed_id, run)
     rel = Path(folder.url).relative_to(store)  # raises if the folder is outside the store
     assert len(rel.parts) == 2
     # removing such a run must not take the changefeed's other runs with it
-    sibling = RunFolder(str(store), cid, "other")
+    sibling = RunFolder(str(store), changefeed_id, "other")
     sibling.write_json("keep.json", 1)
     folder.write_json("x.json", 1)
     folder.remove()

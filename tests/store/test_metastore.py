@@ -8,7 +8,7 @@ import time
 import pytest
 
 from cdcflow.core.errors import CdcflowError
-from cdcflow.core.home import Spec, load_spec, save_spec, spec_exists
+from cdcflow.core.spec_store import Spec, load_spec, save_spec, spec_exists
 from cdcflow.store import ddl_replacements, index_jobs, metastore, removal, schema_versions
 from cdcflow.store.events import RunFolder
 
@@ -98,15 +98,16 @@ def test_create_again_forgets_what_the_old_one_owned():
 
 
 def test_remove_changefeed_deletes_everything_it_owns(home):
-    for cid in ("cf", "other"):
-        save_spec(Spec(id=cid, source_uri="mysql://u@h:3306/", sink_uri="mysql://u@h:3306/"))
-        metastore.create_feed(cid, 1, POS)
-        metastore.start_run(cid, "r", 1, POS, 0, False)
-        metastore.acquire_lease(cid, owner("r"), "r")
-        index_jobs.record(cid, 7, commit_ts=3, schema="d", table="t", index_name="i", query="q", tidb_state="running")
-        schema_versions.save(cid, [("d", "t", 1, None)])
-        ddl_replacements.store(cid, 5, ["SELECT 1"])
-        RunFolder(None, cid, "r").write_json("window.json", {})
+    for changefeed_id in ("cf", "other"):
+        save_spec(Spec(id=changefeed_id, source_uri="mysql://u@h:3306/", sink_uri="mysql://u@h:3306/"))
+        metastore.create_feed(changefeed_id, 1, POS)
+        metastore.start_run(changefeed_id, "r", 1, POS, 0, False)
+        metastore.acquire_lease(changefeed_id, owner("r"), "r")
+        index_jobs.record(changefeed_id, 7, commit_ts=3, schema="d", table="t", index_name="i", query="q",
+                          tidb_state="running")
+        schema_versions.save(changefeed_id, [("d", "t", 1, None)])
+        ddl_replacements.store(changefeed_id, 5, ["SELECT 1"])
+        RunFolder(None, changefeed_id, "r").write_json("window.json", {})
     removal.remove_changefeed(load_spec("cf"))
     assert [f.id for f in metastore.list_feeds()] == ["other"]
     with pytest.raises(CdcflowError):
@@ -133,7 +134,8 @@ def test_a_store_of_an_older_cdcflow_opens_and_migrates(home):
         "stopped", 100, [7], 0, None, 0)
     ddl_replacements.store("old", 200, ["SELECT 1"])
     schema_versions.save("old", [("d", "t", 100, None)])
-    assert ddl_replacements.load("old") == {200: ["SELECT 1"]} and list(schema_versions.load("old").versions) == [("d", "t")]
+    assert ddl_replacements.load("old") == {200: ["SELECT 1"]} and list(schema_versions.load("old").versions) == [("d",
+                                                                                                                   "t")]
 
 
 # --- lease ---------------------------------------------------------------------------------

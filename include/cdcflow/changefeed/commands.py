@@ -29,7 +29,7 @@ from cdcflow.core.errors import (
     UPSTREAM_UNREACHABLE,
     CdcflowError,
 )
-from cdcflow.core.home import Spec, load_spec, save_spec, spec_exists
+from cdcflow.core.spec_store import Spec, load_spec, save_spec, spec_exists
 from cdcflow.filter.assembled import Filter
 from cdcflow.store import ddl_replacements, metastore, schema_versions, snapshots, verify_results
 from cdcflow.store.engine import transaction
@@ -40,12 +40,12 @@ log = logging.getLogger(__name__)
 UPDATABLE_STATES = (states.STOPPED, states.FAILED)
 
 
-def _load(cid: str) -> tuple[Spec, metastore.FeedState]:
-    spec = load_spec(cid)
+def _load(changefeed_id: str) -> tuple[Spec, metastore.FeedState]:
+    spec = load_spec(changefeed_id)
     return spec, feed_state.expire_gc_ttl(spec.id, metastore.get_feed(spec.id), spec.config)
 
 
-def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = None,
+def create(changefeed_id: str, source_uri: str, sink_uri: str, config_path: str | None = None,
            start_ts: int | None = None, target_ts: int | None = None, snapshot=None,
            spark_for: Callable | None = None, report: Callable[[dict], None] = lambda p: None) -> dict:
     """Check the upstream, the sink, the config and its value expressions, then record the
@@ -66,49 +66,50 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
     from cdcflow.snapshot import SnapshotOptions
     from cdcflow.source.binlog import check_upstream, head_position, position_for_ts, replay_horizon
 
-    cid = validate_changefeed_id(cid)
-    if snapshot is not None and spec_exists(cid) and snapshots.unfinished(cid):
-        return _continue_snapshot(cid, snapshot, spark_for, report)
-    if spec_exists(cid):
-        raise CdcflowError(f"changefeed {cid} already exists", code=CHANGEFEED_ALREADY_EXISTS,
+    changefeed_id = validate_changefeed_id(changefeed_id)
+    if snapshot is not None and spec_exists(changefeed_id) and snapshots.unfinished(changefeed_id):
+        return _continue_snapshot(changefeed_id, snapshot, spark_for, report)
+    if spec_exists(changefeed_id):
+        raise CdcflowError(f"changefeed {changefeed_id} already exists", code=CHANGEFEED_ALREADY_EXISTS,
                            hint="choose another --changefeed-id, or remove the old one first")
     now = tso.now()
     if start_ts and start_ts > now:  # TiCDC refuses a start-ts above the current TSO too
         raise CdcflowError(f"start-ts {start_ts} ({tso.to_text(start_ts)}) is later than the current TSO {now} "
-                           f"({tso.to_text(now)})", changefeed=cid, code=CLI_START_TS_IN_FUTURE,
+                           f"({tso.to_text(now)})", changefeed=changefeed_id, code=CLI_START_TS_IN_FUTURE,
                            hint="give a --start-ts at or before the current TSO (`cdcflow tso query`), or none "
                                 "to start at the upstream's current position")
     source, sink = parse_source_uri(source_uri), parse_sink_uri(sink_uri)
     config_text = _read_config(config_path) if config_path else ""
     cfg = parse_config(config_text, source=config_path or "<config>")
     merge_sink_options(cfg.sink, dict(sink.params))
-    _check_credentials(cid, source, sink)
-    check_upstream(source, cid)
-    _check_sink_reachable(sink, cid)
-    flt = _check_filter_rules(cfg, cid)
+    _check_credentials(changefeed_id, source, sink)
+    check_upstream(source, changefeed_id)
+    _check_sink_reachable(sink, changefeed_id)
+    flt = _check_filter_rules(cfg, changefeed_id)
     # value expressions are checked against the upstream's tables now, not at the first cycle
-    flt.check_value_expressions(source.connect, cid)
-    _check_foreign_keys(flt.tables, source, cid)
-    server_id = source.server_id or default_server_id(cid)
+    flt.check_value_expressions(source.connect, changefeed_id)
+    _check_foreign_keys(flt.tables, source, changefeed_id)
+    server_id = source.server_id or default_server_id(changefeed_id)
     replay_until = None
     if snapshot is not None:
         if start_ts or (target_ts and target_ts <= tso.now()):
             raise CdcflowError("--snapshot starts the changefeed at the copy's consistent point: give no --start-ts "
-                               "(and a --target-ts in the future)", changefeed=cid, code=SNAPSHOT_UNSUPPORTED,
+                               "(and a --target-ts in the future)", changefeed=changefeed_id, code=SNAPSHOT_UNSUPPORTED,
                                hint="drop --start-ts, or create without --snapshot")
 
         def at_point(point):
-            _record(cid, source, source_uri, sink_uri, config_text, tso.now(), target_ts, point.position, None, point)
+            _record(changefeed_id, source, source_uri, sink_uri, config_text, tso.now(), target_ts, point.position,
+                    None, point)
 
         options = SnapshotOptions.of(cfg, **snapshot)
-        _snapshot_start(cid, source, sink, cfg, options, at_point)
-        progress = _snapshot_copy(cid, source, sink, cfg, options, spark_for, report)
-        feed = metastore.get_feed(cid)
+        _snapshot_start(changefeed_id, source, sink, cfg, options, at_point)
+        progress = _snapshot_copy(changefeed_id, source, sink, cfg, options, spark_for, report)
+        feed = metastore.get_feed(changefeed_id)
         return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": feed.checkpoint_ts,
                 "target_ts": target_ts or 0, "start_position": feed.checkpoint_pos, "server_id": server_id,
                 "snapshot": progress, "config": cfg.to_dict()}
     if start_ts:
-        pos = position_for_ts(source, server_id, start_ts, cid)
+        pos = position_for_ts(source, server_id, start_ts, changefeed_id)
         replay_until = replay_horizon(start_ts)  # start-ts's second is read again: its DDLs may be replays
     else:
         conn = source.connect()
@@ -119,31 +120,32 @@ def create(cid: str, source_uri: str, sink_uri: str, config_path: str | None = N
         start_ts = tso.now()
     if target_ts and target_ts <= start_ts:
         raise CdcflowError(f"target-ts {target_ts} is not after start-ts {start_ts}",
-                           changefeed=cid, hint="give a --target-ts later than the start")
-    tables = _record(cid, source, source_uri, sink_uri, config_text, start_ts, target_ts, pos, replay_until)
+                           changefeed=changefeed_id, hint="give a --target-ts later than the start")
+    tables = _record(changefeed_id, source, source_uri, sink_uri, config_text, start_ts, target_ts, pos, replay_until)
     return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": start_ts,
             "target_ts": target_ts or 0, "start_position": pos.to_dict(), "server_id": server_id,
             "tracked_tables": tables,
             "config": cfg.to_dict()}
 
 
-def _record(cid, source, source_uri, sink_uri, config_text, start_ts, target_ts, pos, replay_until,
+def _record(changefeed_id, source, source_uri, sink_uri, config_text, start_ts, target_ts, pos, replay_until,
             point=None) -> int:
     """The feed at `pos` / `start_ts`, its tracked schema and a snapshot's plan (`point`,
     snapshot.runner.Point) in one metadata-store transaction, then the spec file: a changefeed
     exists once its spec does (spec_exists, status_view.all_feeds), so an interruption leaves
     all of it or none (rows without a spec are cleared when the id is created again).
     Returns the tracked schema's tables."""
-    # seed 004: the schema starts from the upstream's catalogue (a snapshot's: read at its point)
+    # TiCDC's DDL handling: the schema starts from the upstream's catalogue (a snapshot's: read at its point)
     tables = point.catalogue if point else schema_versions.upstream_catalogue(source)
     with transaction() as c:
-        metastore.create_feed(cid, start_ts, pos.to_dict(), c)  # nothing of an earlier changefeed of that id stays
+        metastore.create_feed(changefeed_id, start_ts, pos.to_dict(),
+                              c)  # nothing of an earlier changefeed of that id stays
         if replay_until is not None:
-            metastore.update_feed(cid, c, replay_until=replay_until)
-        count = schema_versions.start_from(cid, tables, start_ts, c)
+            metastore.update_feed(changefeed_id, c, replay_until=replay_until)
+        count = schema_versions.start_from(changefeed_id, tables, start_ts, c)
         if point is not None:
-            point.record(cid, c)
-    save_spec(Spec(id=cid, source_uri=source_uri, sink_uri=sink_uri, config_text=config_text,
+            point.record(changefeed_id, c)
+    save_spec(Spec(id=changefeed_id, source_uri=source_uri, sink_uri=sink_uri, config_text=config_text,
                    start_ts=start_ts, target_ts=target_ts or 0))
     return count
 
@@ -155,52 +157,53 @@ def _connection_args(source, sink, cfg) -> tuple[dict, dict]:
     return source.connection_args(), sink.connection_args(merge_sink_options(cfg.sink, dict(sink.params)))
 
 
-def _snapshot_start(cid, source, sink, cfg, options, at_point) -> None:
+def _snapshot_start(changefeed_id, source, sink, cfg, options, at_point) -> None:
     from cdcflow.snapshot import start
 
     up_args, down_args = _connection_args(source, sink, cfg)
     try:
-        start(cid, up_args, down_args, sink.scheme, list(cfg.rules), cfg.case_sensitive, cfg.force_replicate, options,
+        start(changefeed_id, up_args, down_args, sink.scheme, list(cfg.rules), cfg.case_sensitive, cfg.force_replicate,
+              options,
               at_point)
     except CdcflowError as e:
-        raise e.with_context(changefeed=cid) from None
+        raise e.with_context(changefeed=changefeed_id) from None
 
 
-def _snapshot_copy(cid, source, sink, cfg, options, spark_for, report) -> dict:
+def _snapshot_copy(changefeed_id, source, sink, cfg, options, spark_for, report) -> dict:
     """The chunks not done yet; then the first cycle treats what it reads up to now as replays
     (its DDLs may already be in the tables created; its rows are written in safe mode)."""
     from cdcflow.snapshot import continue_copy
     from cdcflow.source.binlog import replay_horizon
 
     up_args, down_args = _connection_args(source, sink, cfg)
-    progress = continue_copy(cid, up_args, down_args, lambda: spark_for(cfg), options, report)
-    metastore.update_feed(cid, replay_until=replay_horizon(tso.now()))
+    progress = continue_copy(changefeed_id, up_args, down_args, lambda: spark_for(cfg), options, report)
+    metastore.update_feed(changefeed_id, replay_until=replay_horizon(tso.now()))
     return progress
 
 
-def _continue_snapshot(cid, given: dict, spark_for, report, new_point: bool = False) -> dict:
+def _continue_snapshot(changefeed_id, given: dict, spark_for, report, new_point: bool = False) -> dict:
     """`create --snapshot` again on a changefeed whose copy was stopped: the chunks not done are
     copied; a keyless table not yet copied takes a new consistent point (the changefeed's start
     moves there).  `new_point`: a new copy from a new point whatever was done before."""
     from cdcflow.core.uri import parse_sink_uri, parse_source_uri
     from cdcflow.snapshot.runner import SnapshotOptions, needs_new_point
 
-    spec = load_spec(cid)
+    spec = load_spec(changefeed_id)
     cfg = spec.config()
     options = SnapshotOptions.of(cfg, **given)
     source, sink = parse_source_uri(spec.source_uri), parse_sink_uri(spec.sink_uri)
-    if new_point or needs_new_point(cid):
+    if new_point or needs_new_point(changefeed_id):
         def at_point(point):  # the start moves to the new point with the new plan, in one transaction
             ts = tso.now()
             with transaction() as c:
-                metastore.update_feed(cid, c, checkpoint_ts=ts, checkpoint_pos=point.position.to_dict(),
+                metastore.update_feed(changefeed_id, c, checkpoint_ts=ts, checkpoint_pos=point.position.to_dict(),
                                       ddl_in_flight_ts=None)
-                schema_versions.start_from(cid, point.catalogue, ts, c)
-                point.record(cid, c)
+                schema_versions.start_from(changefeed_id, point.catalogue, ts, c)
+                point.record(changefeed_id, c)
 
-        _snapshot_start(cid, source, sink, cfg, options, at_point)
-    progress = _snapshot_copy(cid, source, sink, cfg, options, spark_for, report)
-    feed = metastore.get_feed(cid)
+        _snapshot_start(changefeed_id, source, sink, cfg, options, at_point)
+    progress = _snapshot_copy(changefeed_id, source, sink, cfg, options, spark_for, report)
+    feed = metastore.get_feed(changefeed_id)
     return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": feed.checkpoint_ts,
             "target_ts": spec.target_ts, "start_position": feed.checkpoint_pos, "continued": True,
             "snapshot": progress, "config": cfg.to_dict()}
@@ -209,12 +212,12 @@ def _continue_snapshot(cid, given: dict, spark_for, report, new_point: bool = Fa
 SNAPSHOT_STATES = (states.STOPPED, states.FAILED)
 
 
-def snapshot(cid: str, spark_for: Callable, report: Callable[[dict], None] = lambda p: None, **given) -> dict:
+def snapshot(changefeed_id: str, spark_for: Callable, report: Callable[[dict], None] = lambda p: None, **given) -> dict:
     """The DAG's trigger mode snapshot: copy the filter's tables of an existing changefeed that
     is stopped (or failed) from a new consistent point (or continue its unfinished copy), move
     its start there and resume it (② / ⑨), so the next cycles replicate from the point.
     `given`: SnapshotOptions' fields over the config's."""
-    spec, feed = _load(cid)
+    spec, feed = _load(changefeed_id)
     if feed.state not in SNAPSHOT_STATES:
         raise CdcflowError(
             f"a snapshot needs the changefeed stopped; it is {feed.state} (its cycles would write while the copy "
@@ -238,56 +241,56 @@ def snapshot(cid: str, spark_for: Callable, report: Callable[[dict], None] = lam
     return {**out, "continued": continuing, "state": new}
 
 
-def _take_lease_for_snapshot(cid: str, run_key: str) -> None:
+def _take_lease_for_snapshot(changefeed_id: str, run_key: str) -> None:
     """A snapshot moves the changefeed's start and writes its tables: no cycle may run meanwhile.
     A cycle started before the pause still holds the lease while its process lives: refused.
     A DAG run left open between its tasks (no live holder) is replaced, as a new cycle replaces
     it (metastore.supersede_open_runs): its later stages stop, changing nothing."""
-    if not metastore.acquire_lease(cid, metastore.lease_owner_for(run_key), run_key):
+    if not metastore.acquire_lease(changefeed_id, metastore.lease_owner_for(run_key), run_key):
         raise CdcflowError(
-            f"a snapshot cannot start while a cycle of the changefeed runs ({metastore.lease_holder(cid)}): "
-            "its apply would write the tables the copy writes", changefeed=cid, code=LEASE_HELD,
+            f"a snapshot cannot start while a cycle of the changefeed runs ({metastore.lease_holder(changefeed_id)}): "
+            "its apply would write the tables the copy writes", changefeed=changefeed_id, code=LEASE_HELD,
             hint="wait for that cycle to end (its DAG run, or `cdcflow changefeed run`), then trigger mode "
                  "snapshot again")
-    replaced = metastore.supersede_open_runs(cid, run_key)
+    replaced = metastore.supersede_open_runs(changefeed_id, run_key)
     if replaced:
-        log.info("changefeed %s: the snapshot replaced the open cycles %s", cid, ", ".join(replaced))
+        log.info("changefeed %s: the snapshot replaced the open cycles %s", changefeed_id, ", ".join(replaced))
 
 
-def _read_config(path: str, cid: str | None = None) -> str:
+def _read_config(path: str, changefeed_id: str | None = None) -> str:
     try:
         with open(path, encoding="utf-8") as f:
             return f.read()
     except OSError as e:
-        raise CdcflowError(f"cannot read config file {path}: {e.strerror}", changefeed=cid) from None
+        raise CdcflowError(f"cannot read config file {path}: {e.strerror}", changefeed=changefeed_id) from None
 
 
-def _check_filter_rules(cfg, cid: str) -> Filter:
+def _check_filter_rules(cfg, changefeed_id: str) -> Filter:
     """The changefeed's filter, once its rules and the event-filter matchers compile (else a
     cycle would fail on them)."""
     try:
         return Filter.build(cfg)
     except CdcflowError as e:
-        raise e.with_context(changefeed=cid) from None
+        raise e.with_context(changefeed=changefeed_id) from None
 
 
-def _check_foreign_keys(tf, source, cid: str) -> None:
+def _check_foreign_keys(tf, source, changefeed_id: str) -> None:
     from cdcflow.filter import cascade_fk
 
     conn = source.connect()
     try:
-        cascade_fk.check_catalogue(conn, tf, cid)
+        cascade_fk.check_catalogue(conn, tf, changefeed_id)
     finally:
         conn.close()
 
 
-def query(cid: str, simple: bool = False, last_runs: int = 5, lag_points: int = 0) -> dict:
+def query(changefeed_id: str, simple: bool = False, last_runs: int = 5, lag_points: int = 0) -> dict:
     """`changefeed query`: TiCDC's fields (status_view), and cdcflow's own under `cdcflow`: the
     last runs (mode, origin, figures) and, with `lag_points`, the lag at the end of that many
     runs (the page's plot)."""
     from cdcflow.core.uri import parse_source_uri
 
-    spec = load_spec(cid)
+    spec = load_spec(changefeed_id)
     feed = metastore.get_feed(spec.id)
     if simple:
         return status_view.simple(feed)
@@ -312,17 +315,17 @@ def list_changefeeds(include_ended: bool = False) -> list[dict]:
             if include_ended or feed.state not in (states.FINISHED, states.REMOVED)]
 
 
-def pause(cid: str) -> tuple[str, str]:
+def pause(changefeed_id: str) -> tuple[str, str]:
     """①: stop the changefeed; its cycles do nothing until it is resumed."""
-    spec, feed = _load(cid)
+    spec, feed = _load(changefeed_id)
     return feed.state, feed_state.pause(spec.id, feed)
 
 
-def resume(cid: str, overwrite_checkpoint_ts: int | None = None,
+def resume(changefeed_id: str, overwrite_checkpoint_ts: int | None = None,
            confirm: Callable[[str], bool] | None = None) -> tuple[str, str, int]:
     """② / ⑨: back to normal, from the checkpoint or from `overwrite_checkpoint_ts`.
     Returns (old state, new state, checkpoint ts)."""
-    spec, feed = _load(cid)
+    spec, feed = _load(changefeed_id)
     states.next_state(feed.state, "resume", spec.id)  # refused before anything is asked or looked up
     lifecycle.check_resumable(feed, overwrite=overwrite_checkpoint_ts is not None)
     from cdcflow.core.uri import default_server_id, parse_source_uri
@@ -352,17 +355,18 @@ def resume(cid: str, overwrite_checkpoint_ts: int | None = None,
     return feed.state, new, values.get("checkpoint_ts", feed.checkpoint_ts)
 
 
-def _checkpoint_arg(cid: str, ts: int) -> int:
+def _checkpoint_arg(changefeed_id: str, ts: int) -> int:
     if ts <= 0:
-        raise CdcflowError("--overwrite-checkpoint-ts must be positive", changefeed=cid,
+        raise CdcflowError("--overwrite-checkpoint-ts must be positive", changefeed=changefeed_id,
                            code=CLI_INVALID_CHECKPOINT_TS, hint="give 'now', a TSO or a UTC date-time")
     if ts > tso.now():
-        raise CdcflowError(f"--overwrite-checkpoint-ts {ts} ({tso.to_text(ts)}) is in the future", changefeed=cid,
+        raise CdcflowError(f"--overwrite-checkpoint-ts {ts} ({tso.to_text(ts)}) is in the future",
+                           changefeed=changefeed_id,
                            code=CLI_CHECKPOINT_TS_IN_FUTURE, hint="give 'now' or an earlier ts")
     return ts
 
 
-def _check_upstream_holds(cid: str, source, feed: metastore.FeedState, available_logs) -> None:
+def _check_upstream_holds(changefeed_id: str, source, feed: metastore.FeedState, available_logs) -> None:
     """TiCDC refuses to resume below the GC safepoint; here: from a binlog already purged."""
     from cdcflow.source.binlog import check_checkpoint_held
 
@@ -372,7 +376,7 @@ def _check_upstream_holds(cid: str, source, feed: metastore.FeedState, available
         raise  # a password reference that does not resolve says so itself
     except Exception as e:  # noqa: BLE001 - any connection failure means the same to the operator
         raise CdcflowError(f"cannot reach the upstream {source.redacted()} to check its binlogs: {e}",
-                           changefeed=cid, code=UPSTREAM_UNREACHABLE,
+                           changefeed=changefeed_id, code=UPSTREAM_UNREACHABLE,
                            hint="start the upstream, then resume again") from None
     try:
         logs = available_logs(conn)
@@ -381,19 +385,19 @@ def _check_upstream_holds(cid: str, source, feed: metastore.FeedState, available
     try:
         check_checkpoint_held(logs, feed.checkpoint_pos, feed.checkpoint_ts)
     except CdcflowError as e:
-        raise e.with_context(changefeed=cid)
+        raise e.with_context(changefeed=changefeed_id)
 
 
-def _check_credentials(cid: str, *uris) -> None:
+def _check_credentials(changefeed_id: str, *uris) -> None:
     """A password given by reference (core.credentials) must resolve now, not at the first cycle."""
     for uri in uris:
         try:
             uri.connection_args()
         except CdcflowError as e:
-            raise e.with_context(changefeed=cid) from None
+            raise e.with_context(changefeed=changefeed_id) from None
 
 
-def _check_sink_reachable(sink, cid: str) -> None:
+def _check_sink_reachable(sink, changefeed_id: str) -> None:
     """As TiCDC validates the sink at create and update: a downstream that cannot be reached
     is refused there, not found out at the first cycle with rows to write."""
     try:
@@ -401,16 +405,16 @@ def _check_sink_reachable(sink, cid: str) -> None:
     except CdcflowError:
         raise  # a password reference that does not resolve says so itself
     except Exception as e:  # noqa: BLE001 - any connection failure means the same to the operator
-        raise CdcflowError(f"cannot connect to the sink {sink.redacted()}: {e}", changefeed=cid,
+        raise CdcflowError(f"cannot connect to the sink {sink.redacted()}: {e}", changefeed=changefeed_id,
                            code=MYSQL_CONNECTION_ERROR,
                            hint="check the sink URI's host, port, user and password, and that the server runs") from None
 
 
-def update(cid: str, *, target_ts: int | None = None, config_path: str | None = None,
+def update(changefeed_id: str, *, target_ts: int | None = None, config_path: str | None = None,
            sink_uri: str | None = None) -> dict:
     """Change target-ts, config or sink URI of a stopped or failed changefeed (as TiCDC allows).
     Returns {field: (old, new)} of what changed."""
-    spec, feed = _load(cid)
+    spec, feed = _load(changefeed_id)
     if feed.state not in UPDATABLE_STATES:
         raise CdcflowError(
             f"can only be updated while stopped or failed; it is {feed.state}",
@@ -447,21 +451,21 @@ def update(cid: str, *, target_ts: int | None = None, config_path: str | None = 
     return changes
 
 
-def skip_ddl(cid: str, commit_ts: int) -> str:
+def skip_ddl(changefeed_id: str, commit_ts: int) -> str:
     """Get past one DDL the downstream rejects (like DM's `binlog skip`): the DDL at that commit
     ts is not replicated; every other event still is.  Returns the changefeed's id."""
-    spec = load_spec(cid)
+    spec = load_spec(changefeed_id)
     feed = metastore.get_feed(spec.id)
     _check_not_past(spec.id, feed, commit_ts)
     metastore.update_feed(spec.id, skip_ddl=feed.skip_ddl + [commit_ts])
     return spec.id
 
 
-def replace_ddl(cid: str, commit_ts: int, sql: list[str]) -> tuple[str, list[str]]:
+def replace_ddl(changefeed_id: str, commit_ts: int, sql: list[str]) -> tuple[str, list[str]]:
     """Run other statements downstream instead of the one DDL at a commit ts (like DM's `binlog
     replace`); only while the changefeed is stopped or failed, so no cycle is past its filter.
     Returns the changefeed's id and the statements stored."""
-    spec = load_spec(cid)
+    spec = load_spec(changefeed_id)
     feed = metastore.get_feed(spec.id)
     if feed.state not in UPDATABLE_STATES:
         raise CdcflowError(f"changefeed {spec.id} is {feed.state}: a DDL can be replaced only while it is "
@@ -476,21 +480,21 @@ def replace_ddl(cid: str, commit_ts: int, sql: list[str]) -> tuple[str, list[str
     return spec.id, statements
 
 
-def _check_not_past(cid: str, feed: metastore.FeedState, commit_ts: int) -> None:
+def _check_not_past(changefeed_id: str, feed: metastore.FeedState, commit_ts: int) -> None:
     if commit_ts <= feed.checkpoint_ts:
         raise CdcflowError(f"commit ts {commit_ts} is at or below the checkpoint {feed.checkpoint_ts}: "
-                           "that DDL is already past", changefeed=cid,
+                           "that DDL is already past", changefeed=changefeed_id,
                            hint="give the commit ts from the changefeed's error (cdcflow changefeed query)")
 
 
-def remove(cid: str) -> str:
+def remove(changefeed_id: str) -> str:
     """Delete the changefeed and everything it owns.  Returns its id."""
-    spec = load_spec(cid)
+    spec = load_spec(changefeed_id)
     remove_changefeed(spec)
     return spec.id
 
 
-def verify(cid: str, spark_for: Callable, *, tables: list[str] | None = None, chunk_size: int | None = None,
+def verify(changefeed_id: str, spark_for: Callable, *, tables: list[str] | None = None, chunk_size: int | None = None,
            wait_seconds: float | None = None, fix_sql: str | None = None) -> dict:
     """Compare the changefeed's tables upstream and downstream (cdcflow.verify), keep the
     result as the changefeed's last, and write the fix SQL to `fix_sql` when given.
@@ -500,7 +504,7 @@ def verify(cid: str, spark_for: Callable, *, tables: list[str] | None = None, ch
     from cdcflow.verify import VerifyOptions
     from cdcflow.verify import verify as run_verify
 
-    spec = load_spec(cid)
+    spec = load_spec(changefeed_id)
     metastore.get_feed(spec.id)
     cfg = spec.config()
     given = {"tables": tables, "chunk_size": chunk_size, "wait_seconds": wait_seconds}

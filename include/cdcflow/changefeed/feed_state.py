@@ -15,7 +15,7 @@ from collections.abc import Callable
 from cdcflow.changefeed import lifecycle, states
 from cdcflow.core import tso
 from cdcflow.core.errors import GC_TTL_EXCEEDED, CdcflowError
-from cdcflow.core.home import load_spec
+from cdcflow.core.spec_store import load_spec
 from cdcflow.store import metastore
 
 # TiCDC's defaults, for a changefeed whose config no longer parses
@@ -41,47 +41,48 @@ def error_stuck_limit(config_of: Callable) -> float:
     return _setting(config_of, "error_stuck_seconds", DEFAULT_ERROR_STUCK_SECONDS)
 
 
-def _take(cid: str, feed: metastore.FeedState, event: str, now: float | None = None, **values) -> str:
-    new, _ = states.next_state(feed.state, event, cid)
-    metastore.update_feed(cid, state=new, state_since=time.time() if now is None else now, **values)
+def _take(changefeed_id: str, feed: metastore.FeedState, event: str, now: float | None = None, **values) -> str:
+    new, _ = states.next_state(feed.state, event, changefeed_id)
+    metastore.update_feed(changefeed_id, state=new, state_since=time.time() if now is None else now, **values)
     return new
 
 
-def pause(cid: str, feed: metastore.FeedState) -> str:
+def pause(changefeed_id: str, feed: metastore.FeedState) -> str:
     """①: stopped; its cycles do nothing until it is resumed.  Returns the new state."""
-    return _take(cid, feed, "pause", next_retry_at=None)
+    return _take(changefeed_id, feed, "pause", next_retry_at=None)
 
 
-def resume(cid: str, feed: metastore.FeedState, **values) -> str:
+def resume(changefeed_id: str, feed: metastore.FeedState, **values) -> str:
     """② / ⑨: back to normal, its error cleared, with `values` (a new checkpoint) stored along."""
     now = time.time()
-    return _take(cid, feed, "resume", now, last_progress_at=now, **lifecycle.cleared(), **values)
+    return _take(changefeed_id, feed, "resume", now, last_progress_at=now, **lifecycle.cleared(), **values)
 
 
-def cycle_done(cid: str, feed: metastore.FeedState, start_ts: int, target_ts: int) -> str:
+def cycle_done(changefeed_id: str, feed: metastore.FeedState, start_ts: int, target_ts: int) -> str:
     """④ / ⑦ after a cycle that ended well: finished at its target-ts, normal again once a warning
     changefeed's checkpoint moved; a normal or finished one's error is cleared.  Returns the state."""
     state = feed.state
     if target_ts and feed.checkpoint_ts >= target_ts:
-        state, _ = states.next_state(feed.state, "target_reached", cid)
+        state, _ = states.next_state(feed.state, "target_reached", changefeed_id)
     elif feed.state == states.WARNING and feed.checkpoint_ts > start_ts:
-        state, _ = states.next_state(feed.state, "progress", cid)
+        state, _ = states.next_state(feed.state, "progress", changefeed_id)
     if state != feed.state:
-        metastore.update_feed(cid, state=state, state_since=time.time())
+        metastore.update_feed(changefeed_id, state=state, state_since=time.time())
     if state in (states.NORMAL, states.FINISHED):
-        metastore.update_feed(cid, **lifecycle.cleared())
+        metastore.update_feed(changefeed_id, **lifecycle.cleared())
     return state
 
 
-def record_error(cid: str, err: CdcflowError, stuck_limit: float | None = None, now: float | None = None) -> str:
+def record_error(changefeed_id: str, err: CdcflowError, stuck_limit: float | None = None,
+                 now: float | None = None) -> str:
     """③ / ⑤ / ⑥: warning with the next retry time for a retryable error, failed after
     `stuck_limit` seconds without progress (default: the changefeed's
     changefeed-error-stuck-duration), failed for any other error.  Returns the state."""
-    feed = metastore.get_feed(cid)
+    feed = metastore.get_feed(changefeed_id)
     if feed.state in states.IDLE_REASONS:
         return feed.state
     if stuck_limit is None:
-        stuck_limit = error_stuck_limit(lambda: load_spec(cid).config())
+        stuck_limit = error_stuck_limit(lambda: load_spec(changefeed_id).config())
     now = time.time() if now is None else now
     values: dict = {"error": lifecycle.error_record(err, now)}
     if err.retryable:
@@ -98,13 +99,13 @@ def record_error(cid: str, err: CdcflowError, stuck_limit: float | None = None, 
     else:
         event = "fatal_error"
         values.update(error_since=now, next_retry_at=None)
-    new, _ = states.next_state(feed.state, event, cid)
+    new, _ = states.next_state(feed.state, event, changefeed_id)
     values.update(state=new, state_since=now if new != feed.state else feed.state_since)
-    metastore.update_feed(cid, **values)
+    metastore.update_feed(changefeed_id, **values)
     return new
 
 
-def expire_gc_ttl(cid: str, feed: metastore.FeedState, config_of: Callable,
+def expire_gc_ttl(changefeed_id: str, feed: metastore.FeedState, config_of: Callable,
                   now: float | None = None) -> metastore.FeedState:
     """⑧, when a cycle or a command looks at it: a changefeed stopped or failed longer than
     gc-ttl fails with ErrGCTTLExceeded.  Returns the feed as it is then."""
@@ -112,30 +113,32 @@ def expire_gc_ttl(cid: str, feed: metastore.FeedState, config_of: Callable,
         return feed
     ttl = gc_ttl(config_of)
     now = time.time() if now is None else now
-    feed = metastore.get_feed(cid)
+    feed = metastore.get_feed(changefeed_id)
     if not lifecycle.gc_ttl_expired(feed, ttl, now):
         return feed
-    new, _ = states.next_state(feed.state, "gc_ttl_exceeded", cid)
+    new, _ = states.next_state(feed.state, "gc_ttl_exceeded", changefeed_id)
     err = CdcflowError(
         f"it has been {feed.state} since {lifecycle.utc(feed.state_since)}, longer than gc-ttl ({int(ttl)} s); "
         "it no longer holds back the upstream's log retention and cannot be resumed",
-        changefeed=cid, code=GC_TTL_EXCEEDED,
+        changefeed=changefeed_id, code=GC_TTL_EXCEEDED,
         hint="resume it from a point the upstream still holds with "
              "`cdcflow changefeed resume --overwrite-checkpoint-ts now`, or re-create it",
     )
-    metastore.update_feed(cid, state=new, state_since=now, error=lifecycle.error_record(err, now), error_since=now,
+    metastore.update_feed(changefeed_id, state=new, state_since=now, error=lifecycle.error_record(err, now),
+                          error_since=now,
                           next_retry_at=None)
-    return metastore.get_feed(cid)
+    return metastore.get_feed(changefeed_id)
 
 
-def undo_backfill(cid: str, before: dict, err: CdcflowError) -> CdcflowError:
+def undo_backfill(changefeed_id: str, before: dict, err: CdcflowError) -> CdcflowError:
     """A backfill that failed before it wrote anything downstream puts the changefeed back where
     it was (checkpoint, replay horizon, state): its next catch-up runs as if the backfill had
     not been asked for.  Returns the error, saying so."""
-    metastore.update_feed(cid, checkpoint_ts=before["checkpoint_ts"], checkpoint_pos=before["checkpoint_pos"],
+    metastore.update_feed(changefeed_id, checkpoint_ts=before["checkpoint_ts"], checkpoint_pos=before["checkpoint_pos"],
                           replay_until=before["replay_until"], state=before["state"])
     return CdcflowError(
         f"backfill from ts {before['from_ts']} ({tso.to_text(before['from_ts'])}) failed before it wrote "
         f"anything, so the changefeed is back at checkpoint {before['checkpoint_ts']} ({before['state']}): "
-        f"{err.message.removeprefix(f'changefeed {cid}: ')}", changefeed=cid, ts=err.ts, statement=err.statement, code=err.code,
+        f"{err.message.removeprefix(f'changefeed {changefeed_id}: ')}", changefeed=changefeed_id, ts=err.ts,
+        statement=err.statement, code=err.code,
         retryable=err.retryable, hint=err.hint)

@@ -1,4 +1,4 @@
-"""The clock-driven rules of seed 001: retry backoff in warning, the error-stuck limit, gc-ttl.
+"""The clock-driven rules of TiCDC's Changefeed Overview: retry backoff in warning, the error-stuck limit, gc-ttl.
 
 The state table (states.py) says where an event leads; this module decides when
 the time-based events are due, and feed_state.py, the one owner of a changefeed's
@@ -21,7 +21,7 @@ BACKOFF_MULTIPLIER = 2.0
 BACKOFF_MAX_SECONDS = 600.0
 
 # Errors after which the changefeed cannot resume from its own checkpoint: the upstream no
-# longer holds the changes (seed 001: these do not block GC).  Only a new checkpoint helps.
+# longer holds the changes (TiCDC's Changefeed Overview: these do not block GC).  Only a new checkpoint helps.
 UNRESUMABLE = {
     GC_TTL_EXCEEDED: "it was left stopped or failed longer than gc-ttl",
     SNAPSHOT_LOST_BY_GC: "the upstream no longer holds the change log at its checkpoint",

@@ -1,6 +1,6 @@
-"""Changefeed states and their transitions (seed 001), as one table.
+"""Changefeed states and their transitions (TiCDC's Changefeed Overview), as one table.
 
-Each row: (from state, event) -> (to state, the seed's transition number or None
+Each row: (from state, event) -> (to state, the Changefeed Overview's transition number or None
 for the ones the diagram leaves implicit).
 """
 

@@ -12,7 +12,7 @@ import time
 from cdcflow import __version__
 from cdcflow.changefeed import states
 from cdcflow.core import tso
-from cdcflow.core.home import Spec
+from cdcflow.core.spec_store import Spec
 from cdcflow.store import metastore, snapshots
 
 NAMESPACE = "default"
@@ -21,7 +21,7 @@ UPSTREAM_ID = 0  # one upstream per changefeed, named in its source URI (TiCDC n
 
 def all_feeds() -> list[metastore.FeedState]:
     """The state of every changefeed that has a spec (a spec without state is half-created)."""
-    from cdcflow.core.home import list_specs
+    from cdcflow.core.spec_store import list_specs
 
     ids = {spec.id for spec in list_specs()}
     return [feed for feed in metastore.list_feeds() if feed.id in ids]

@@ -236,11 +236,12 @@ def default_server_id(changefeed_id: str) -> int:
     return 1_000_000 + zlib.crc32(changefeed_id.encode("utf-8")) % 1_000_000_000
 
 
-def validate_changefeed_id(cid: str) -> str:
+def validate_changefeed_id(changefeed_id: str) -> str:
     """TiCDC's rule: letters and digits in groups joined by single hyphens, at most 128 long."""
-    if not isinstance(cid, str) or not _CHANGEFEED_ID_RE.fullmatch(cid) or len(cid) > CHANGEFEED_ID_MAX_LEN:
+    if (not isinstance(changefeed_id, str) or not _CHANGEFEED_ID_RE.fullmatch(changefeed_id)
+            or len(changefeed_id) > CHANGEFEED_ID_MAX_LEN):
         raise ConfigError(
-            f"bad changefeed id {cid!r}: it must match {CHANGEFEED_ID_PATTERN} "
+            f"bad changefeed id {changefeed_id!r}: it must match {CHANGEFEED_ID_PATTERN} "
             f"and be at most {CHANGEFEED_ID_MAX_LEN} characters",
             hint="use letters, digits and single hyphens between them, e.g. 'orders-to-tidb'")
-    return cid
+    return changefeed_id

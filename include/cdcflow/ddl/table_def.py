@@ -1,7 +1,7 @@
 """What a DDL statement does to a table's definition: columns in order (name, type,
 nullability) and indexes (primary, unique, plain), read from the statement text.
 
-The binlog gives the statement, not the resulting table, so the tracked schema (seed 004's
+The binlog gives the statement, not the resulting table, so the tracked schema (TiCDC's
 schema storage) is evolved by interpreting the statement here.  Only what decides keys
 and column order is modelled; options, partitions, defaults and comments change nothing.
 Applying is tolerant (ADD of an existing column replaces it, DROP of a missing one does
@@ -30,7 +30,7 @@ class TableInfo:
         return next((c for c in self.columns if c["name"].lower() == low), None)
 
     def valid_key(self) -> list[str] | None:
-        """Seed 000's valid index: the primary key, else a unique index whose columns are all
+        """TiCDC's DDL-replication doc's valid index: the primary key, else a unique index whose columns are all
         NOT NULL.  None: the table has none.  A key on column prefixes counts (as in TiCDC):
         unique prefixes make the full values unique, and rows are keyed by the full values.
         The one definition: the downstream's catalogue is read into a TableInfo for it too

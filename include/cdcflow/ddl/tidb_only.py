@@ -39,29 +39,29 @@ def flavour(kind: str, version: str) -> str:
     return MYSQL8 if major and int(major.group(1)) >= 8 else MYSQL5
 
 
-def _stop(ddl, cid: str, target: str, why: str) -> CdcflowError:
+def _stop(ddl, changefeed_id: str, target: str, why: str) -> CdcflowError:
     ts = ddl.commit_ts
     return CdcflowError(
         f"DDL {ddl.name or ddl.query} cannot run on a {target} downstream: {why}",
-        changefeed=cid, ts=ts, statement=ddl.query, code=DDL_UNSUPPORTED_DOWNSTREAM,
-        hint=f"replace it with an equivalent the downstream accepts: `cdcflow changefeed replace-ddl -c {cid} "
-             f"--commit-ts {ts} --sql \"...\"`, or skip it: `cdcflow changefeed skip-ddl -c {cid} --commit-ts {ts}` "
+        changefeed=changefeed_id, ts=ts, statement=ddl.query, code=DDL_UNSUPPORTED_DOWNSTREAM,
+        hint=f"replace it with an equivalent the downstream accepts: `cdcflow changefeed replace-ddl -c {changefeed_id} "
+             f"--commit-ts {ts} --sql \"...\"`, or skip it: `cdcflow changefeed skip-ddl -c {changefeed_id} --commit-ts {ts}` "
              "(or ignore such DDL in the config with [[filter.event-filters]] ignore-event); then resume")
 
 
-def for_downstream(ddl, target: str, cid: str) -> str:
+def for_downstream(ddl, target: str, changefeed_id: str) -> str:
     """The statement to run on a downstream of flavour `target` for one DDL entry (stages.contracts.DdlEntry); raises
     a non-retryable CdcflowError where the downstream has no equivalent."""
     types = {ddl.type, *ddl.sub_types}
     if target != TIDB:
         for t in sorted(types & set(TIDB_ONLY_TYPES)):
-            raise _stop(ddl, cid, target, TIDB_ONLY_TYPES[t])
+            raise _stop(ddl, changefeed_id, target, TIDB_ONLY_TYPES[t])
     query = ddl.query
     if not types & VISIBILITY_TYPES:
         return query
     words = VISIBILITY_WORDS[target]
     if words is None:
-        raise _stop(ddl, cid, target, "MySQL before 8.0 has no invisible indexes")
+        raise _stop(ddl, changefeed_id, target, "MySQL before 8.0 has no invisible indexes")
     return _with_visibility_words(query, ddl.sql_mode, *words)
 
 

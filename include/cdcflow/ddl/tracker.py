@@ -1,4 +1,4 @@
-"""Multi-version table info (seed 004's schema storage): for every upstream table, the
+"""Multi-version table info (TiCDC's multi-version schema storage): for every upstream table, the
 versions of its definition by the commit ts of the DDL that made them.
 
 Initialised from the upstream's information_schema when the changefeed is created, then

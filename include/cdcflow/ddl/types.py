@@ -1,9 +1,9 @@
-"""The DDL types: one row each, read by the allow list, seed 000's valid-index matrix, the
+"""The DDL types: one row each, read by the allow list, TiCDC's DDL-replication doc's valid-index matrix, the
 event filter's `ignore-event` names and the rewriting for each downstream flavour.
 
-A type is named as the seeds' allow list words it (seeds 000/003; CREATE INDEX and ADD
+A type is named as TiCDC's allow list words it (TiCDC's DDL-replication doc; CREATE INDEX and ADD
 INDEX share 'add index').  TiCDC's whitelist (pkg/filter `ddlWhiteListMap`) also allows
-ActionRenameTables and ActionMultiSchemaChange, which have no row in the seeds' lists;
+ActionRenameTables and ActionMultiSchemaChange, which have no row in the documented lists;
 two more types have an `ignore-event` name but are not allowed at all.
 """
 
@@ -47,7 +47,7 @@ ALTER_TABLE_PARTITIONING = "alter table partitioning"
 REMOVE_PARTITIONING = "remove partitioning"
 
 LISTED, WHITELIST, NOT_ALLOWED = "listed", "whitelist", "no"
-# Seed 000's columns: has a valid index | no valid index, force-replicate=false | ... =true.
+# TiCDC's DDL-replication doc's columns: has a valid index | no valid index, force-replicate=false | ... =true.
 _MATRIX = {"Y Y Y": (True, True, True), "Y N Y": (True, False, True)}
 _TTL = "TTL is a TiDB table option"
 
@@ -55,8 +55,8 @@ _TTL = "TTL is a TiDB table option"
 @dataclass(frozen=True)
 class DDLType:
     name: str
-    allowed: str  # LISTED: a row of the seeds' allow list; WHITELIST: TiCDC's only; NOT_ALLOWED
-    matrix: str | None  # seed 000's row: 'Y Y Y' or 'Y N Y'
+    allowed: str  # LISTED: a row of the documented allow list; WHITELIST: TiCDC's only; NOT_ALLOWED
+    matrix: str | None  # TiCDC's DDL-replication doc's row: 'Y Y Y' or 'Y N Y'
     event: str | None = None  # TiCDC's ignore-event name where it is not the type's own
     alter_table: bool = True  # also ignored by ignore-event 'alter table' (TiCDC's alterTableSubType)
     tidb_only: str | None = None  # why no downstream but TiDB has an equivalent: it stops there
@@ -111,7 +111,7 @@ ROWS: tuple[DDLType, ...] = (
 )
 BY_NAME: dict[str, DDLType] = {r.name: r for r in ROWS}
 
-# Seeds 000/003's allow list, in their order, and seed 000's Y/N matrix over it.
+# TiCDC's DDL-replication doc's allow list, in their order, and TiCDC's DDL-replication doc's Y/N matrix over it.
 ALLOW_LIST: tuple[str, ...] = tuple(r.name for r in ROWS if r.allowed == LISTED)
 REPLICATE_MATRIX: dict[str, tuple[bool, bool, bool]] = {r.name: r.replicate for r in ROWS if r.allowed == LISTED}
 # Every allowed type (the allow list and TiCDC's whitelist extras) -> its ignore-event name.
@@ -127,7 +127,7 @@ VISIBILITY_TYPES: frozenset[str] = frozenset(r.name for r in ROWS if r.visibilit
 
 
 def should_replicate(ddl_type: str, has_valid_index: bool, force_replicate: bool) -> bool:
-    """Seed 000's Y/N matrix: does a DDL of this type reach the downstream?"""
+    """TiCDC's DDL-replication doc's Y/N matrix: does a DDL of this type reach the downstream?"""
     row = BY_NAME.get(ddl_type)
     if row is None or row.allowed == NOT_ALLOWED:
         raise ValueError(f"{ddl_type!r} is not an allow-listed DDL type")

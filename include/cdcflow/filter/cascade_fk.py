@@ -58,7 +58,7 @@ def check_ddl(info, query: str, sql_mode: str | None, tf: TableFilter) -> None:
             code=CASCADING_FOREIGN_KEY, hint=_DDL_REMEDY.format(table=name))
 
 
-def check_catalogue(conn, tf: TableFilter, cid: str) -> None:
+def check_catalogue(conn, tf: TableFilter, changefeed_id: str) -> None:
     """Refuse, at create, replicated tables that already have a row-changing foreign key."""
     with conn.cursor() as cur:
         cur.execute(_CATALOGUE)
@@ -68,5 +68,5 @@ def check_catalogue(conn, tf: TableFilter, cid: str) -> None:
         tables = ", ".join(sorted({f"{r[0]}.{r[1]}" for r in rows}))
         raise CdcflowError(
             f"replicated tables have foreign keys whose actions change rows the binlog does not carry: {keys}",
-            changefeed=cid, code=CASCADING_FOREIGN_KEY,
+            changefeed=changefeed_id, code=CASCADING_FOREIGN_KEY,
             hint=_REMEDY.format(table=tables))

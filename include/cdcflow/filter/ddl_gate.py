@@ -1,9 +1,9 @@
 """Whether one DDL runs downstream, per table it names: table filter and RENAME rules, then
-the event filter, then seed 000's valid-index matrix on the tracked schema.
+the event filter, then TiCDC's DDL-replication doc's valid-index matrix on the tracked schema.
 
 A statement naming several tables (DROP TABLE a, b; RENAME TABLE a TO b, c TO d) is
 decided table by table, as TiDB runs it as one job per table; when only some tables
-pass, the statement is rewritten to name those.  Two matrix cases the seed warns end
+pass, the statement is rewritten to name those.  Two matrix cases TiCDC's document warns of end
 in a later silent divergence, so they stop the changefeed at the DDL instead (a failing
 barrier: everything before it is applied, the checkpoint stops just below it):
 - a valid index created on a table that was never replicated (it had none): the
@@ -157,7 +157,7 @@ def decide(info, query: str, ts: int, changes, tf: TableFilter, ef: EventFilter,
     return Verdict(True, why, query, notes=notes)
 
 
-# Seed 000's two warned cases, by (valid index before, after): what happens and the ways past it.
+# TiCDC's DDL-replication doc's two warned cases, by (valid index before, after): what happens and the ways past it.
 _WARNED = {
     (False, True): (
         "{what} gives table {label} a valid index, but the table had none, so it was never replicated "
@@ -185,7 +185,7 @@ def _warned_case(info, query: str, ts: int, label: str, before, after) -> ValidI
 
 def drop_ineligible_rows(spark, rows_df, ranges: dict[tuple[str, str], list], force_replicate: bool):
     """Rows of tables without a valid index at their commit ts are not fed downstream unless
-    force-replicate (seed 000).  `ranges`: (schema, table) -> SchemaTracker.key_ranges().
+    force-replicate (TiCDC's DDL-replication doc).  `ranges`: (schema, table) -> SchemaTracker.key_ranges().
     Returns (rows kept, {(schema, table): [[from_ts, to_ts or None], ...]} of the ranges dropped)."""
     from pyspark.sql import functions as F
 

@@ -1,4 +1,4 @@
-"""`[[filter.event-filters]]`: `ignore-event` and `ignore-sql` per `matcher` (seed 004's
+"""`[[filter.event-filters]]`: `ignore-event` and `ignore-sql` per `matcher` (TiCDC's
 event-type filter, TiCDC's pkg/filter sqlEventFilter).
 
 A rule applies to an event when its matcher (table-filter rules) matches the event's
@@ -6,7 +6,7 @@ table, or for a database DDL its schema.  A DDL is ignored when its TiCDC event 
 `all ddl`, or (for ALTER TABLE's sub-types) `alter table` is in `ignore-event`, or when
 an `ignore-sql` pattern is found in its text; a row change when `insert`/`update`/`delete`
 or `all dml` is.  An ignored DDL still changes the tracked schema (it happened upstream)
-but is not run downstream, and the table's rows keep flowing (seed 000's last table).
+but is not run downstream, and the table's rows keep flowing (TiCDC's DDL-replication doc's last table).
 The four value expressions and ignore-txn-start-ts are other filters.
 """
 

@@ -1,4 +1,4 @@
-"""TiCDC's RENAME TABLE rules (seeds 000/003), decided from names and the table filter.
+"""TiCDC's RENAME TABLE rules (TiCDC's DDL-replication doc), decided from names and the table filter.
 
 A statement is replayed clause by clause, as the upstream ran it, and each table it moves
 is followed from the name it had before the statement to the name it has after
@@ -10,7 +10,7 @@ is followed from the name it had before the statement to the name it has after
 - A multi-table rename leaves out every table whose names before and after the statement
   are both outside the filter: its clauses do not run downstream (TiCDC's DDL puller drops
   such clauses, `handleRenameTables`).  Every other table must start under a name that
-  matches and each clause moving it must name a new schema that matches (the seed's rule);
+  matches and each clause moving it must name a new schema that matches (TiCDC's documented rule);
   otherwise the statement fails, naming the clause.
 - A swap cannot be replicated: tables of the statement that end under each other's names
   (t1 under t3's and t3 under t1's, or any longer cycle).  Only the tables the filter keeps

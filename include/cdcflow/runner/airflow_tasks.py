@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from cdcflow.core import tso
 from cdcflow.core.errors import TASK_FAILED, CdcflowError, ConfigError
-from cdcflow.core.home import spec_exists
+from cdcflow.core.spec_store import spec_exists
 from cdcflow.core.stage_names import SPARK_STAGES, STAGES
 
 # What each trigger-form mode does with start_ts, whether it only reports, and the task that

@@ -27,9 +27,9 @@ def run_stage(name: str, spark, cycle: Cycle):
     if name not in STAGE_FUNCS:
         raise CdcflowError(f"unknown stage {name!r}; stages are {', '.join(STAGE_FUNCS)}")
     with recording(cycle, name):
-        cycle.hold(name)
+        cycle.keep_lease(name)
         result = STAGE_FUNCS[name](spark, cycle)
-    metastore.update_run(cycle.cid, cycle.run_id, stats={name: contracts.plain(result)})
+    metastore.update_run(cycle.changefeed_id, cycle.run_id, stats={name: contracts.plain(result)})
     return result
 
 
@@ -38,15 +38,15 @@ def empty_window(cycle: Cycle) -> dict:
     Spark session is needed; the checkpoint moves to the resolved ts, as apply moves it past
     an empty final segment.  Returns the results of the three stages, recorded as theirs."""
     with recording(cycle, "apply"):
-        cycle.hold("apply")
+        cycle.keep_lease("apply")
         window = contracts.WINDOW.read(cycle.folder)
         segments = build_segments(window.start_ts, [], window.pulled.resolved_ts, window.pulled.end_pos)
         if not cycle.run().dry_run:
-            metastore.advance_checkpoint(cycle.cid, segments[-1].hi, segments[-1].pos_after.to_dict())
+            metastore.advance_checkpoint(cycle.changefeed_id, segments[-1].hi, segments[-1].pos_after.to_dict())
         out = {"filter": contracts.FilterResult(), "barrier": contracts.BarrierResult(segments=len(segments)),
                "apply": contracts.ApplyResult(safe_mode=cycle.sink_options.safe_mode or may_replay(cycle, window))}
-    cycle.event("empty window", checkpoint_after=cycle.feed().checkpoint_ts)
-    metastore.update_run(cycle.cid, cycle.run_id, stats=contracts.plain(out))
+    cycle.log_event("empty window", checkpoint_after=cycle.feed().checkpoint_ts)
+    metastore.update_run(cycle.changefeed_id, cycle.run_id, stats=contracts.plain(out))
     return out
 
 
@@ -66,7 +66,7 @@ def pull_and_settle(cycle: Cycle, session=None, spark_remote=None) -> dict:
         opened_here = session is None
         if opened_here:
             remote = spark_remote() if callable(spark_remote) else spark_remote
-            session = sessions.start_session(cycle.config, cycle.cid, remote)
+            session = sessions.start_session(cycle.config, cycle.changefeed_id, remote)
         later = pull_ranges.SparkLater(session)
     try:
         results = {"pull": run_stage("pull", later, cycle)}
@@ -88,7 +88,7 @@ def run_spark_stage(stage: str, cycle: Cycle, spark_remote=None):
     one, wins), a failure to open it is the stage's recorded error, and it is closed after."""
     with recording(cycle, stage):
         remote = spark_remote() if callable(spark_remote) else spark_remote
-        spark = sessions.session_for(cycle.config, cycle.cid, remote)
+        spark = sessions.session_for(cycle.config, cycle.changefeed_id, remote)
     try:
         return run_stage(stage, spark, cycle)
     finally:

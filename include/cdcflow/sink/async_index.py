@@ -1,6 +1,6 @@
 """ADD INDEX / CREATE INDEX on a TiDB downstream without waiting for the index build.
 
-Seed 000: on a TiDB downstream TiCDC sends ADD INDEX and CREATE INDEX and returns
+TiCDC's DDL-replication doc: on a TiDB downstream TiCDC sends ADD INDEX and CREATE INDEX and returns
 at once, so later DML is not held up; since v8.4.0, with the SUPER privilege, it
 polls ADMIN SHOW DDL JOBS and lets the next DDL on that table run only once the
 index is built, because that DDL would otherwise sit in `queueing` and be sent
@@ -53,19 +53,20 @@ def index_name(query: str, sql_mode: str | None = "") -> str | None:
 
 
 class IndexBuildFailed(CdcflowError):
-    def __init__(self, job: index_jobs.IndexJob, tidb: tidb_ddl_jobs.DDLJob | None, text: str | None, cid: str):
+    def __init__(self, job: index_jobs.IndexJob, tidb: tidb_ddl_jobs.DDLJob | None, text: str | None,
+                 changefeed_id: str):
         state = tidb.state if tidb else "gone"
         cause = text or (tidb.describe() if tidb else "TiDB no longer lists the job and the index is missing")
         super().__init__(
             f"TiDB could not build {job.what()}: the job ended {state}: {cause}",
-            changefeed=cid, ts=job.commit_ts, statement=job.query, code=ASYNC_INDEX_FAILED,
+            changefeed=changefeed_id, ts=job.commit_ts, statement=job.query, code=ASYNC_INDEX_FAILED,
             hint=f"the rows after it are applied; fix the cause downstream (e.g. duplicate values for a UNIQUE "
                  f"index), create the index there by hand if it is still wanted, then "
-                 f"`cdcflow changefeed resume -c {cid}`",
+                 f"`cdcflow changefeed resume -c {changefeed_id}`",
         )
 
 
-def poll(conn, cid: str, jobs: list[index_jobs.IndexJob]) -> list[index_jobs.IndexJob]:
+def poll(conn, changefeed_id: str, jobs: list[index_jobs.IndexJob]) -> list[index_jobs.IndexJob]:
     """Look each job up once; mark the ones that ended.  Returns those still running;
     raises IndexBuildFailed for one that was cancelled or rolled back."""
     still = []
@@ -78,15 +79,15 @@ def poll(conn, cid: str, jobs: list[index_jobs.IndexJob]) -> list[index_jobs.Ind
         else:
             outcome, state = seen.outcome, seen.state
         if outcome == DONE:
-            index_jobs.mark(cid, job.job_id, index_jobs.DONE, state)
-            log.info("changefeed %s: %s is built (%s)", cid, job.what(), state)
+            index_jobs.mark(changefeed_id, job.job_id, index_jobs.DONE, state)
+            log.info("changefeed %s: %s is built (%s)", changefeed_id, job.what(), state)
         elif outcome == FAILED:
             text = tidb_ddl_jobs.error_text(conn, job.job_id)
-            err = IndexBuildFailed(job, seen, text, cid)
-            index_jobs.mark(cid, job.job_id, index_jobs.FAILED, state, err.message)
+            err = IndexBuildFailed(job, seen, text, changefeed_id)
+            index_jobs.mark(changefeed_id, job.job_id, index_jobs.FAILED, state, err.message)
             raise err
         else:
-            index_jobs.mark(cid, job.job_id, index_jobs.PENDING, state)
+            index_jobs.mark(changefeed_id, job.job_id, index_jobs.PENDING, state)
             still.append(job)
     return still
 
@@ -101,16 +102,16 @@ def _has_index(conn, schema: str, table: str, name: str) -> bool:
 class IndexDDL:
     """Runs the DDL of one apply on one downstream connection, the TiDB way where it applies."""
 
-    def __init__(self, cid: str, conn, sink: dict, kind: str, can_poll: bool, why_sync: str | None,
+    def __init__(self, changefeed_id: str, conn, sink: dict, kind: str, can_poll: bool, why_sync: str | None,
                  submit_wait: float = SUBMIT_WAIT, version: str = "", ddl_timeout: float | None = None):
-        self.cid, self.conn, self.sink, self.version = cid, conn, sink, version
+        self.changefeed_id, self.conn, self.sink, self.version = changefeed_id, conn, sink, version
         self.ddl_timeout = ddl_timeout  # a synchronous DDL's read timeout (the sink's ddl-timeout)
         self.kind, self.can_poll, self.why_sync = kind, can_poll, why_sync
         self.submit_wait = submit_wait
         self._adopted: dict[int, tidb_ddl_jobs.DDLJob] = {}
 
     @classmethod
-    def open(cls, cid: str, conn, sink: dict, scheme: str, ddl_timeout: float | None,
+    def open(cls, changefeed_id: str, conn, sink: dict, scheme: str, ddl_timeout: float | None,
              event: Callable[..., None]) -> "IndexDDL":
         """The runner for `conn`, a connection to the downstream `sink` of URI scheme `scheme`:
         what the downstream is decides whether index DDL may run asynchronously, and
@@ -121,9 +122,9 @@ class IndexDDL:
             can_poll, why = tidb_ddl_jobs.can_show_jobs(conn)
             if not can_poll:
                 why = f"ADD INDEX and CREATE INDEX run synchronously: {why}"
-                log.warning("changefeed %s: %s", cid, why)
+                log.warning("changefeed %s: %s", changefeed_id, why)
         event("downstream", kind=kind, version=version, async_index=can_poll, why_sync=why)
-        return cls(cid, conn, sink, kind, can_poll, why, version=version, ddl_timeout=ddl_timeout)
+        return cls(changefeed_id, conn, sink, kind, can_poll, why, version=version, ddl_timeout=ddl_timeout)
 
     def is_async(self, ddl) -> bool:
         return self.can_poll and ddl.type in ASYNC_TYPES and len(ddl.tables) == 1
@@ -133,7 +134,7 @@ class IndexDDL:
         if self.kind != downstream.TIDB:
             return []
         tables, schema = _touched(ddl)
-        waiting = [j for j in index_jobs.pending(self.cid)
+        waiting = [j for j in index_jobs.pending(self.changefeed_id)
                    if (j.schema_name.lower(), j.table_name.lower()) in tables
                    or (schema is not None and j.schema_name.lower() == schema)]
         if waiting and not self.can_poll:
@@ -142,7 +143,7 @@ class IndexDDL:
                 f"cannot be read: {self.why_sync}", ts=ddl.commit_ts, statement=ddl.query,
                 code=ASYNC_INDEX_UNKNOWN,
                 hint="grant the downstream user SUPER again; the next cycle retries")
-        still = poll(self.conn, self.cid, waiting)
+        still = poll(self.conn, self.changefeed_id, waiting)
         if not self.can_poll:
             return still
         known = {j.job_id for j in still}
@@ -151,16 +152,17 @@ class IndexDDL:
                 if job.job_id in known:
                     continue
                 mine = replay and self.is_async(ddl) and job.is_add_index
-                index_jobs.record(self.cid, job.job_id, commit_ts=ddl.commit_ts if mine else None,
+                index_jobs.record(self.changefeed_id, job.job_id, commit_ts=ddl.commit_ts if mine else None,
                                   schema=job.db_name, table=job.table_name,
                                   index_name=index_name(ddl.query, ddl.sql_mode) if mine else None,
                                   query=ddl.query if mine else None, tidb_state=job.state)
                 if mine:  # this ADD INDEX, sent before a crash: wait for it like any other, never send it twice
                     self._adopted[ddl.commit_ts] = job
-                    log.info("changefeed %s: adopting %s instead of sending it again", self.cid, job.describe())
+                    log.info("changefeed %s: adopting %s instead of sending it again", self.changefeed_id,
+                             job.describe())
                     continue
                 known.add(job.job_id)
-                still.extend(j for j in index_jobs.pending(self.cid) if j.job_id == job.job_id)
+                still.extend(j for j in index_jobs.pending(self.changefeed_id) if j.job_id == job.job_id)
         return still
 
     def execute(self, ddl, replay: bool) -> str:
@@ -194,10 +196,11 @@ class IndexDDL:
                 f"after job {before}", ts=ddl.commit_ts, statement=ddl.query,
                 code=ASYNC_INDEX_UNKNOWN,
                 hint="the next cycle sends it again (a replay tolerates an index that exists already)")
-        index_jobs.record(self.cid, job.job_id, commit_ts=ddl.commit_ts, schema=schema, table=table,
+        index_jobs.record(self.changefeed_id, job.job_id, commit_ts=ddl.commit_ts, schema=schema, table=table,
                           index_name=index_name(ddl.query, ddl.sql_mode), query=ddl.query,
                           tidb_state=job.state)
-        still = poll(self.conn, self.cid, [j for j in index_jobs.pending(self.cid) if j.job_id == job.job_id])
+        still = poll(self.conn, self.changefeed_id,
+                     [j for j in index_jobs.pending(self.changefeed_id) if j.job_id == job.job_id])
         return f"submitted as TiDB job {job.job_id}; still building" if still else "applied"
 
 

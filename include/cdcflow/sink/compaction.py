@@ -43,7 +43,7 @@ def keyed_changes(batches: Iterator[pa.RecordBatch], keys: dict[str, list[str]],
                   folder: KeyFolder | None = None) -> Iterator[pa.RecordBatch]:
     """Each change with its key (as `folder` compares key values; `part`, what the
     partitioner hashes, is the key too); an UPDATE that changes the key becomes a DELETE of
-    the old key (sub 0) and an INSERT of the new one (sub 1): seed 002's split, DELETE
+    the old key (sub 0) and an INSERT of the new one (sub 1): TiCDC's split of key-changing UPDATEs, DELETE
     first.  An UPDATE to a spelling the collation takes as equal keeps its key: an update
     of the same row.  Kinds: I (the key's row is new: an INSERT), U (an UPDATE of the
     key's row), D."""

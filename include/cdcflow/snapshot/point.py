@@ -104,7 +104,7 @@ def _under_read_lock(cur, version: str) -> tuple[str | None, str | None]:
     return (row[0], row[1]) if row else (None, None)
 
 
-def create_downstream(up, down, scheme: str, schema: str, table: str, cid: str) -> None:
+def create_downstream(up, down, scheme: str, schema: str, table: str, changefeed_id: str) -> None:
     """Create `schema`.`table` downstream from SHOW CREATE TABLE upstream, through the rules a
     replicated DDL goes through (tidb_only.for_downstream); an existing table is kept."""
     with up.cursor() as cur:
@@ -115,7 +115,7 @@ def create_downstream(up, down, scheme: str, schema: str, table: str, cid: str) 
     entry = SimpleNamespace(type=info.type, sub_types=list(info.sub_types), query=query, sql_mode=None,
                             name=info.statement_name, commit_ts=None)
     with down.cursor() as cur:
-        statement = for_downstream(entry, flavour(*detect(down, scheme)), cid)
+        statement = for_downstream(entry, flavour(*detect(down, scheme)), changefeed_id)
         cur.execute(f"CREATE DATABASE IF NOT EXISTS {quote_ident(schema)}")
         cur.execute(f"USE {quote_ident(schema)}")
         cur.execute(statement)

@@ -41,9 +41,9 @@ class Point:
     tasks: list[dict]
     catalogue: dict
 
-    def record(self, cid: str, conn) -> None:
+    def record(self, changefeed_id: str, conn) -> None:
         """The copy's plan, inside the caller's transaction `conn`."""
-        snapshots.begin(cid, {**self.position.to_dict(), "method": self.method}, self.tasks, conn)
+        snapshots.begin(changefeed_id, {**self.position.to_dict(), "method": self.method}, self.tasks, conn)
 
 
 @dataclass
@@ -60,7 +60,7 @@ class SnapshotOptions:
         return cls(**(values | {k: v for k, v in given.items() if v is not None}))
 
 
-def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str], case_sensitive: bool,
+def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules: list[str], case_sensitive: bool,
           force_replicate: bool, options: SnapshotOptions, record: Callable[[Point], None]) -> int:
     """Take the consistent point, create the filter's tables downstream, plan their chunks,
     call `record(point)` (the changefeed starts there and the plan is recorded, in one
@@ -69,7 +69,7 @@ def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str
     up, down = reading_session(up_args), connection.connect(down_args)
     try:
         position, method = open_point(up, options.point)
-        log.info("snapshot %s: consistent point %s:%s (by %s)", cid, position.file, position.pos, method)
+        log.info("snapshot %s: consistent point %s:%s (by %s)", changefeed_id, position.file, position.pos, method)
         keep = TableFilter(list(rules), case_sensitive)
         tasks = []
         catalogue = read_catalogue(up)
@@ -79,7 +79,7 @@ def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str
             key = info.valid_key()
             if not key and not force_replicate:
                 continue  # as the changefeed: a table without a valid index only with force-replicate
-            create_downstream(up, down, scheme, schema, name, cid)
+            create_downstream(up, down, scheme, schema, name, changefeed_id)
             quoted = f"{quote_ident(schema)}.{quote_ident(name)}"
             tasks += [{"table": f"{schema}.{name}", "schema": schema, "name": name, "key": key, "chunk": c.__dict__}
                       for c in table_chunks(up, quoted, key, options.chunk_size)]
@@ -92,7 +92,7 @@ def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str
             with down.cursor() as cur:  # a keyless table is copied whole: an earlier partial copy goes
                 cur.execute(f"DELETE FROM {quote_ident(task['schema'])}.{quote_ident(task['name'])}")
             rows = copy_rows(up, writer, task, verb="INSERT")
-            snapshots.chunk_done(cid, task["table"], task["chunk"]["index"], rows, time.monotonic() - t0)
+            snapshots.chunk_done(changefeed_id, task["table"], task["chunk"]["index"], rows, time.monotonic() - t0)
         up.rollback()
         return len(tasks)
     finally:
@@ -100,33 +100,33 @@ def start(cid: str, up_args: dict, down_args: dict, scheme: str, rules: list[str
         down.close()
 
 
-def progress_line(cid: str, p: dict) -> str:
+def progress_line(changefeed_id: str, p: dict) -> str:
     """The progress a person follows, in the CLI and in the task log."""
-    return (f"snapshot {cid}: {p['chunks_done']}/{p['chunks_total']} chunks, {p['rows_copied']} rows, "
+    return (f"snapshot {changefeed_id}: {p['chunks_done']}/{p['chunks_total']} chunks, {p['rows_copied']} rows, "
             f"{p['rows_per_second']} rows/s")
 
 
-def needs_new_point(cid: str) -> bool:
+def needs_new_point(changefeed_id: str) -> bool:
     """A keyless table not copied at the point cannot be copied later (its replay would apply
     changes twice): the snapshot then starts again from a new point."""
-    return any(not t["key"] for t in snapshots.pending(cid))
+    return any(not t["key"] for t in snapshots.pending(changefeed_id))
 
 
-def continue_copy(cid: str, up_args: dict, down_args: dict, spark_for: Callable[[], object],
+def continue_copy(changefeed_id: str, up_args: dict, down_args: dict, spark_for: Callable[[], object],
                   options: SnapshotOptions, report: Callable[[dict], None]) -> dict:
     """Copy the chunks not done yet, recording each as it ends; `report(progress)` as they do
     (at most every REPORT_SECONDS).  Returns the progress at the end (store.snapshots.progress)."""
-    todo = snapshots.pending(cid)
+    todo = snapshots.pending(changefeed_id)
     if todo:
-        _copy_chunks(cid, todo, up_args, down_args, spark_for(), options, report)
-    snapshots.finish(cid)
-    return snapshots.progress(cid)
+        _copy_chunks(changefeed_id, todo, up_args, down_args, spark_for(), options, report)
+    snapshots.finish(changefeed_id)
+    return snapshots.progress(changefeed_id)
 
 
 REPORT_SECONDS = 1.0
 
 
-def _copy_chunks(cid: str, todo: list[dict], up_args: dict, down_args: dict, spark, options: SnapshotOptions,
+def _copy_chunks(changefeed_id: str, todo: list[dict], up_args: dict, down_args: dict, spark, options: SnapshotOptions,
                  report: Callable[[dict], None]) -> None:
     """`options.workers` chunks at a time, each a Spark job of one task started from a driver
     thread as soon as a worker is free (not in waves, which wait for their slowest chunk); the
@@ -145,19 +145,19 @@ def _copy_chunks(cid: str, todo: list[dict], up_args: dict, down_args: dict, spa
                 done = future.result()
             except Exception as e:  # noqa: BLE001 - a task's error reaches the driver wrapped by Spark
                 pool.shutdown(cancel_futures=True)
-                raise _copy_failed(cid, running[future]["table"], e) from None
-            snapshots.chunk_done(cid, done["table"], done["index"], done["rows"], done["seconds"])
-            progress = snapshots.progress(cid)
+                raise _copy_failed(changefeed_id, running[future]["table"], e) from None
+            snapshots.chunk_done(changefeed_id, done["table"], done["index"], done["rows"], done["seconds"])
+            progress = snapshots.progress(changefeed_id)
             if time.monotonic() - last >= REPORT_SECONDS or progress["chunks_done"] == progress["chunks_total"]:
                 last = time.monotonic()
-                log.info("%s", progress_line(cid, progress))
+                log.info("%s", progress_line(changefeed_id, progress))
                 report(progress)
 
 
-def _copy_failed(cid: str, table: str, e: Exception) -> CdcflowError:
+def _copy_failed(changefeed_id: str, table: str, e: Exception) -> CdcflowError:
     sink = SinkError.parse(str(e))
     why = f"{sink['what']}: {sink['text']}" if sink else str(e).strip().splitlines()[0][:500]
     return CdcflowError(
-        f"snapshot copy failed in a chunk of {table}: {why}", changefeed=cid, code=SNAPSHOT_FAILED,
-        hint=f"fix the cause, then run `cdcflow changefeed create -c {cid} … --snapshot` again: the chunks "
+        f"snapshot copy failed in a chunk of {table}: {why}", changefeed=changefeed_id, code=SNAPSHOT_FAILED,
+        hint=f"fix the cause, then run `cdcflow changefeed create -c {changefeed_id} … --snapshot` again: the chunks "
              "done are not copied again")

@@ -54,7 +54,7 @@ def may_replay(cycle: Cycle, window: contracts.Window) -> bool:
     rows), or a previous cycle that did not finish cleanly (it may have written rows)."""
     if window.replay_until:
         return True
-    previous = [r for r in metastore.recent_runs(cycle.cid, 5) if r.run_id != cycle.run_id]
+    previous = [r for r in metastore.recent_runs(cycle.changefeed_id, 5) if r.run_id != cycle.run_id]
     return not previous or previous[0].status != "done"
 
 
@@ -81,7 +81,7 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
         else:
             # The tracker does not know the table, so its key comes from the downstream's catalogue,
             # which filter cannot see (and which the DDLs run before this segment may change).
-            cycle.event("rows skipped", table=f"{t[0]}.{t[1]}",
+            cycle.log_event("rows skipped", table=f"{t[0]}.{t[1]}",
                         why="the tracked schema does not know the table, the downstream's has no valid index "
                             "(primary key or NOT NULL unique key), and force-replicate is false")
             stats.skipped_tables.append(f"{t[0]}.{t[1]}")
@@ -129,8 +129,8 @@ def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, flavour: str, ddl: DdlEntry, rep
     the downstream's dialect (tidb_only_ddl; raises before anything runs where it has none).
     The DDL is marked in flight first: a rerun after a crash then tolerates that it ran."""
     statements = ddl.replacement
-    query = None if statements else tidb_only.for_downstream(ddl, flavour, cycle.cid)
-    metastore.update_feed(cycle.cid, ddl_in_flight_ts=ddl.commit_ts)
+    query = None if statements else tidb_only.for_downstream(ddl, flavour, cycle.changefeed_id)
+    metastore.update_feed(cycle.changefeed_id, ddl_in_flight_ts=ddl.commit_ts)
     ran = 0
     try:
         if statements:
@@ -144,7 +144,7 @@ def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, flavour: str, ddl: DdlEntry, rep
         if ran == 0 and not replay and not is_retryable(e):
             # the server refused it, so it did not run: a rerun is no replay, and must not take
             # the same refusal ("exists already") for its own earlier success
-            metastore.update_feed(cycle.cid, ddl_in_flight_ts=None)
+            metastore.update_feed(cycle.changefeed_id, ddl_in_flight_ts=None)
         raise
 
 
@@ -175,12 +175,12 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                            code=DOWNSTREAM_UNREACHABLE,
                            hint="the checkpoint has not moved; the next cycle retries") from None
     try:
-        index_ddl = IndexDDL.open(cycle.cid, conn, sink, cycle.sink.scheme,
-                                  cycle.sink_options.ddl_read_timeout(), cycle.event)
+        index_ddl = IndexDDL.open(cycle.changefeed_id, conn, sink, cycle.sink.scheme,
+                                  cycle.sink_options.ddl_read_timeout(), cycle.log_event)
         flavour = tidb_only.flavour(index_ddl.kind, index_ddl.version)
         for seg in segments:
             feed = cycle.feed()
-            cycle.hold("apply")
+            cycle.keep_lease("apply")
             # a dry run moves no checkpoint: it plans every segment of its window
             lo = seg.lo if run.dry_run else max(seg.lo, feed.checkpoint_ts)
             if seg.rows and lo < seg.hi:
@@ -193,32 +193,32 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                     except CdcflowError as e:
                         raise e.with_context(ts=seg.hi)
                     except Exception as e:  # noqa: BLE001 - a row statement the downstream refused
-                        raise _refused_rows(e, cycle.cid, lo, seg.hi) from e
+                        raise _refused_rows(e, cycle.changefeed_id, lo, seg.hi) from e
             if run.dry_run:
                 stats.would_apply = [*(stats.would_apply or []), _planned(seg, lo)]
                 continue
             ddl = seg.ddl
             if ddl is None:
-                metastore.advance_checkpoint(cycle.cid, seg.hi, seg.pos_after.to_dict())
+                metastore.advance_checkpoint(cycle.changefeed_id, seg.hi, seg.pos_after.to_dict())
                 continue
             if feed.checkpoint_ts >= ddl.commit_ts:
                 continue  # applied by an earlier attempt of this cycle
-            # The checkpoint reaches the barrier before the DDL runs (seed 004), so a crash
+            # The checkpoint reaches the barrier before the DDL runs (TiCDC's DDL handling), so a crash
             # after the DDL never replays older rows against the new table structure.
-            metastore.advance_checkpoint(cycle.cid, ddl.commit_ts - 1, seg.pos_before.to_dict())
+            metastore.advance_checkpoint(cycle.changefeed_id, ddl.commit_ts - 1, seg.pos_before.to_dict())
             if ddl.error:
                 e = ddl.error
                 raise CdcflowError(e.message, ts=ddl.commit_ts, statement=ddl.query, code=e.code,
                                    retryable=e.retryable, hint=e.hint)
             if ddl.schema_only:  # not run downstream; only splits the segments
-                metastore.advance_checkpoint(cycle.cid, ddl.commit_ts, seg.pos_after.to_dict())
+                metastore.advance_checkpoint(cycle.changefeed_id, ddl.commit_ts, seg.pos_after.to_dict())
                 continue
             # a replay: the DDL ran before a crash, or before a backfill moved the checkpoint back
             replay = cycle.feed().ddl_in_flight_ts == ddl.commit_ts or ddl.commit_ts <= window.replay_until
             waits = index_ddl.blockers(ddl, replay)
             if waits:  # an index TiDB still builds on a table this DDL touches: wait_index takes over
                 stats.index_wait = IndexWait(commit_ts=ddl.commit_ts, jobs=[j.job_id for j in waits])
-                cycle.event("stopped at barrier", commit_ts=ddl.commit_ts, name=ddl.name,
+                cycle.log_event("stopped at barrier", commit_ts=ddl.commit_ts, name=ddl.name,
                             waiting_for=[j.what() for j in waits])
                 break
             try:
@@ -228,17 +228,17 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
             except Exception as e:
                 if is_timeout(e):
                     raise _ddl_timed_out(cycle, ddl) from None
-                raise _ddl_failed(e, cycle.cid, ddl) from None
-            metastore.advance_checkpoint(cycle.cid, ddl.commit_ts, seg.pos_after.to_dict())
+                raise _ddl_failed(e, cycle.changefeed_id, ddl) from None
+            metastore.advance_checkpoint(cycle.changefeed_id, ddl.commit_ts, seg.pos_after.to_dict())
             stats.ddl_applied += 1
-            cycle.event("ddl applied", commit_ts=ddl.commit_ts, name=ddl.name, outcome=outcome)
+            cycle.log_event("ddl applied", commit_ts=ddl.commit_ts, name=ddl.name, outcome=outcome)
     finally:
         conn.close()
     secs = time.time() - t0
     stats.apply_seconds = round(secs, 3)
     stats.rows_per_second = round(stats.rows_in / secs, 1) if secs > 0 else None
     feed = cycle.feed()
-    cycle.event("applied", **contracts.plain(stats), checkpoint_before=run.start_ts,
+    cycle.log_event("applied", **contracts.plain(stats), checkpoint_before=run.start_ts,
                 checkpoint_after=feed.checkpoint_ts)
     return stats
 
@@ -254,7 +254,7 @@ def _ddl_timed_out(cycle: Cycle, ddl: DdlEntry) -> CdcflowError:
              "legitimately takes longer")
 
 
-def _ddl_failed(e: Exception, cid: str, ddl: DdlEntry) -> CdcflowError:
+def _ddl_failed(e: Exception, changefeed_id: str, ddl: DdlEntry) -> CdcflowError:
     """A DDL that did not run downstream.  A refusal (a statement the downstream cannot run) is
     the operator's to fix or skip; a lost connection, a lock wait or a deadlock is not a
     refusal, and skipping the DDL for it would lose it: the next cycle runs it again."""
@@ -268,14 +268,14 @@ def _ddl_failed(e: Exception, cid: str, ddl: DdlEntry) -> CdcflowError:
         f"the downstream rejected DDL {ddl.name}: {e}", ts=ddl.commit_ts, statement=ddl.query,
         code=EXEC_DDL_FAILED, retryable=False,
         hint="fix the downstream so it accepts the statement, or skip it with "
-             f"`cdcflow changefeed skip-ddl -c {cid} --commit-ts {ddl.commit_ts}`")
+             f"`cdcflow changefeed skip-ddl -c {changefeed_id} --commit-ts {ddl.commit_ts}`")
 
 
-def _refused_rows(e: Exception, cid: str, lo: int, hi: int) -> CdcflowError:
+def _refused_rows(e: Exception, changefeed_id: str, lo: int, hi: int) -> CdcflowError:
     """The downstream's refusal of a row statement, placed in the window: a value error names
     its row's key and commit ts; any other (a duplicate key, a lock) names the commit ts range
     of the rows the failed statements were writing."""
-    err = as_cdcflow_error(e, cid, "apply")
+    err = as_cdcflow_error(e, changefeed_id, "apply")
     if err.ts is None:
         err.message += f" (in the row changes committed in ({lo}, {hi}])"
     return err

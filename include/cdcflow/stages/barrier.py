@@ -1,4 +1,4 @@
-"""barrier: the DDL barrier ts list and the DML segments between barriers (seed 004).
+"""barrier: the DDL barrier ts list and the DML segments between barriers (TiCDC's DDL handling).
 
 A segment is (lo, hi]: its row changes, then the DDL at hi (if any), then the
 checkpoint moves to hi.  Every DDL blocks the rows of every table after it,
@@ -44,6 +44,6 @@ def barrier(spark, cycle: Cycle) -> contracts.BarrierResult:
     for seg, ts in zip(segments, tables):
         seg.tables = sorted(ts)
     contracts.SEGMENTS.write(cycle.folder, segments)
-    cycle.event("barriers", barriers=[s.hi for s in segments if s.ddl], segments=len(segments),
+    cycle.log_event("barriers", barriers=[s.hi for s in segments if s.ddl], segments=len(segments),
                 rows=[s.rows for s in segments])
     return contracts.BarrierResult(segments=len(segments), barriers=sum(1 for s in segments if s.ddl))

@@ -20,7 +20,7 @@ from cdcflow.core.errors import (
     UPSTREAM_UNREACHABLE,
     CdcflowError,
 )
-from cdcflow.core.home import Spec, load_spec
+from cdcflow.core.spec_store import Spec, load_spec
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
 
@@ -37,7 +37,7 @@ class Cycle:
         return cls(load_spec(changefeed_id), run_id)
 
     @property
-    def cid(self) -> str:
+    def changefeed_id(self) -> str:
         return self.spec.id
 
     @cached_property
@@ -64,26 +64,26 @@ class Cycle:
 
     @cached_property
     def folder(self) -> RunFolder:
-        return RunFolder(self.config.event_store, self.cid, self.run_id)
+        return RunFolder(self.config.event_store, self.changefeed_id, self.run_id)
 
     def feed(self) -> metastore.FeedState:
-        return metastore.get_feed(self.cid)
+        return metastore.get_feed(self.changefeed_id)
 
     def run(self) -> metastore.RunState:
-        return metastore.get_run(self.cid, self.run_id)
+        return metastore.get_run(self.changefeed_id, self.run_id)
 
     def renew_lease(self) -> None:
         """Take the changefeed's lease for prepare; prepare refuses while another cycle holds it."""
         owner = metastore.lease_owner_for(self.run_id)
-        if not metastore.acquire_lease(self.cid, owner, self.run_id):
+        if not metastore.acquire_lease(self.changefeed_id, owner, self.run_id):
             raise CdcflowError(
-                f"another cycle holds the lease ({metastore.lease_holder(self.cid)})",
-                changefeed=self.cid, code=LEASE_HELD,
+                f"another cycle holds the lease ({metastore.lease_holder(self.changefeed_id)})",
+                changefeed=self.changefeed_id, code=LEASE_HELD,
                 hint="two cycles of one changefeed never overlap: this one stops without changing anything; "
                      "run it again once the other has ended (a schedule's next run does)",
             )
 
-    def hold(self, stage: str) -> None:
+    def keep_lease(self, stage: str) -> None:
         """Renew the lease for a later stage of this cycle.  A cycle is the changefeed's only while
         no other took over: between the tasks of a DAG run no process holds the lease (a DAG paused
         in Airflow leaves its run open for as long as it stays paused), and a cycle started then
@@ -91,20 +91,20 @@ class Cycle:
         changing nothing: ErrCycleSuperseded."""
         run = self.run()
         if run.status != metastore.SUPERSEDED and metastore.acquire_lease(
-                self.cid, metastore.lease_owner_for(self.run_id), self.run_id):
+                self.changefeed_id, metastore.lease_owner_for(self.run_id), self.run_id):
             return
-        by = run.stats.get("superseded_by") or metastore.lease_holder(self.cid)
+        by = run.stats.get("superseded_by") or metastore.lease_holder(self.changefeed_id)
         raise CdcflowError(
             f"stage {stage}: cycle {self.run_id} is no longer this changefeed's cycle: {by} replaced it "
-            f"while it was open, so it stops here and changes nothing", changefeed=self.cid,
+            f"while it was open, so it stops here and changes nothing", changefeed=self.changefeed_id,
             code=CYCLE_SUPERSEDED,
             hint="nothing is lost: the changefeed goes on from its checkpoint in the cycle that replaced "
                  "this one. (Pausing a DAG in Airflow only holds its runs; `cdcflow changefeed pause` "
                  "stops the changefeed for every launcher.)")
 
-    def event(self, what: str, **fields) -> None:
+    def log_event(self, what: str, **fields) -> None:
         """A structured log line: what moved, with numbers."""
-        fields = {"changefeed": self.cid, "run": self.run_id, "event": what, **fields}
+        fields = {"changefeed": self.changefeed_id, "run": self.run_id, "event": what, **fields}
         log.info(json.dumps(fields, default=str, sort_keys=False))
 
 
@@ -115,16 +115,16 @@ TIMEOUT_HINT = ("check that the {side} runs and is not frozen or overloaded; the
                 "{side} URI if its statements legitimately take longer)")
 
 
-def as_cdcflow_error(e: BaseException, cid: str, stage: str) -> CdcflowError:
+def as_cdcflow_error(e: BaseException, changefeed_id: str, stage: str) -> CdcflowError:
     if isinstance(e, CdcflowError):
-        return e.with_context(changefeed=cid)
+        return e.with_context(changefeed=changefeed_id)
     from cdcflow.sink.downstream_errors import SinkError, is_retryable, is_timeout
     from cdcflow.spark.session import connect_failure
 
     lost = connect_failure(e)
     if lost:
         return CdcflowError(
-            f"stage {stage}: the Spark Connect server was lost: {lost}", changefeed=cid,
+            f"stage {stage}: the Spark Connect server was lost: {lost}", changefeed=changefeed_id,
             code=SPARK_UNAVAILABLE,
             hint="start the server again (make airflow / make demo start one on 127.0.0.1); the next "
                  "cycle retries the window, the checkpoint has not passed it")
@@ -135,27 +135,28 @@ def as_cdcflow_error(e: BaseException, cid: str, stage: str) -> CdcflowError:
             hint = TIMEOUT_HINT.format(side="sink")
         elif parsed.get("value_error"):
             hint = ("the downstream column cannot hold the upstream's value: widen it (or change its type) "
-                    f"downstream, then `cdcflow changefeed resume -c {cid}`")
+                    f"downstream, then `cdcflow changefeed resume -c {changefeed_id}`")
         elif parsed["retryable"]:
             hint = "the checkpoint has not passed these rows; fix the downstream and the next cycle retries"
         else:
             hint = "fix the downstream table, then resume the changefeed"
         return CdcflowError(
             f"stage {stage}: {parsed['what']} failed on the downstream: ({parsed['code']}) {parsed['text']}{row}",
-            changefeed=cid, ts=parsed.get("ts"), code=MYSQL_TXN_ERROR, retryable=bool(parsed["retryable"]),
+            changefeed=changefeed_id, ts=parsed.get("ts"), code=MYSQL_TXN_ERROR, retryable=bool(parsed["retryable"]),
             hint=hint)
     if is_timeout(e):
         downstream = stage in DOWNSTREAM_STAGES
         side = "sink" if downstream else "source"
         return CdcflowError(
             f"stage {stage}: the {'downstream' if downstream else 'upstream'} did not answer in time: {e}",
-            changefeed=cid, code=DOWNSTREAM_UNREACHABLE if downstream else UPSTREAM_UNREACHABLE, retryable=True,
+            changefeed=changefeed_id, code=DOWNSTREAM_UNREACHABLE if downstream else UPSTREAM_UNREACHABLE,
+            retryable=True,
             hint=TIMEOUT_HINT.format(side=side))
     retry = is_retryable(e)
     return CdcflowError(
         f"stage {stage} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
-        changefeed=cid, code=STAGE_FAILED, retryable=retry or not isinstance(e, (ValueError, TypeError)),
-        hint="run `cdcflow changefeed run -c %s --debug` for the full trace" % cid,
+        changefeed=changefeed_id, code=STAGE_FAILED, retryable=retry or not isinstance(e, (ValueError, TypeError)),
+        hint="run `cdcflow changefeed run -c %s --debug` for the full trace" % changefeed_id,
     )
 
 
@@ -168,11 +169,11 @@ def recording(cycle: Cycle, stage: str):
     except BaseException as e:  # noqa: BLE001 - re-raised as the one error type
         if getattr(e, "code", None) == CYCLE_SUPERSEDED:
             raise  # not this cycle's failure to record: the run already says it was replaced
-        err = as_cdcflow_error(e, cycle.cid, stage)
-        metastore.update_run(cycle.cid, cycle.run_id, error=json.dumps(err.to_dict()),
+        err = as_cdcflow_error(e, cycle.changefeed_id, stage)
+        metastore.update_run(cycle.changefeed_id, cycle.run_id, error=json.dumps(err.to_dict()),
                              stats={f"{stage}_seconds": round(time.time() - t0, 3),
                                     "failed_stage": stage, "trace": traceback.format_exc()[-4000:]})
         if err is e:
             raise
         raise err from e
-    metastore.update_run(cycle.cid, cycle.run_id, stats={f"{stage}_seconds": round(time.time() - t0, 3)})
+    metastore.update_run(cycle.changefeed_id, cycle.run_id, stats={f"{stage}_seconds": round(time.time() - t0, 3)})

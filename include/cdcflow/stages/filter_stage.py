@@ -36,7 +36,7 @@ def gate_ddl(cycle: Cycle, ev: Event, tf: TableFilter, ef: EventFilter, tracker,
     flt = Filter(cycle.config, tf, ef)
     ts = ev.commit_ts
     # the mode the statement ran under, as the binlog recorded it; the config's sql-mode where
-    # the source recorded none (seed 003)
+    # the source recorded none (TiCDC's DDL-replication doc)
     mode = flt.sql_mode(ev.sql_mode)
     entry = DdlEntry(
         commit_ts=ts, query=ev.ddl_query, default_schema=ev.ddl_schema, sql_mode=mode,
@@ -60,7 +60,7 @@ def gate_ddl(cycle: Cycle, ev: Event, tf: TableFilter, ef: EventFilter, tracker,
             return replace(entry, keep=False, why=SKIPPED)
         # A DDL that breaks a rule is a barrier that fails: everything before it is still
         # applied, and the checkpoint stops just below it.
-        hint = (e.hint or "").replace("<changefeed>", cycle.cid).replace("<ts>", str(ts))
+        hint = (e.hint or "").replace("<changefeed>", cycle.changefeed_id).replace("<ts>", str(ts))
         return replace(entry, keep=True, why=e.message, error=_error(e, hint))
     if verdict.error is not None:
         entry.error = _error(verdict.error, verdict.error.hint)
@@ -104,11 +104,11 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     raw = rows.window_events(spark, cycle, window)
 
     kept_ddl, skipped_ddl = [], []
-    tracker = schema_versions.load(cycle.cid)
-    schema_versions.forget(cycle.cid, tracker.gc(cycle.feed().checkpoint_ts))
+    tracker = schema_versions.load(cycle.changefeed_id)
+    schema_versions.forget(cycle.changefeed_id, tracker.gc(cycle.feed().checkpoint_ts))
     tracker.rewind(window.start_ts)
     operator_skips = set(cycle.feed().skip_ddl)
-    replaced = ddl_replacements.load(cycle.cid, window.start_ts)
+    replaced = ddl_replacements.load(cycle.changefeed_id, window.start_ts)
     # a DDL event carries no row image: the wide columns are not read
     ddl_events = raw.where(F.col("op") == "ddl").select(
         *(F.lit(None).cast("string").alias(c) if c in ("before", "after") else c for c in raw.columns))
@@ -117,9 +117,9 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         entry = gate_ddl(cycle, ev, flt.tables, flt.events, tracker, skipped=ev.commit_ts in operator_skips,
                          replacement=replaced.get(ev.commit_ts))
         (kept_ddl if entry.keep else skipped_ddl).append(entry)
-        cycle.event("ddl kept" if entry.keep else "ddl skipped", commit_ts=ev.commit_ts, name=entry.name,
+        cycle.log_event("ddl kept" if entry.keep else "ddl skipped", commit_ts=ev.commit_ts, name=entry.name,
                     why=entry.why)
-    schema_versions.save(cycle.cid, tracker.added)
+    schema_versions.save(cycle.changefeed_id, tracker.added)
 
     dml = rows.row_events(raw)
     # one pass gives both the tables and, per table and binlog key, the latest row image for
@@ -138,19 +138,19 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         kept = dml.limit(0)
     kept, ignored_ops = flt.drop_ignored_events(spark, kept, keep_tables)
     if ignored_ops:
-        cycle.event("rows ignored by event filter", kinds=[f"{s}.{t} {op}" for s, t, op in ignored_ops])
+        cycle.log_event("rows ignored by event filter", kinds=[f"{s}.{t} {op}" for s, t, op in ignored_ops])
     kept = flt.drop_ignored_values(spark, kept, tracker, window.start_ts, window.pulled.resolved_ts,
-                                   cycle.source.connect, cycle.event, cycle.cid)
+                                   cycle.source.connect, cycle.log_event, cycle.changefeed_id)
     ranges = {t: tracker.key_ranges(*t, window.start_ts, window.pulled.resolved_ts) for t in keep_tables}
     kept, no_key = flt.drop_ineligible_rows(spark, kept, ranges)
     for (s, t), spans in no_key.items():
-        cycle.event("rows skipped", table=f"{s}.{t}", commit_ts_ranges=spans,
+        cycle.log_event("rows skipped", table=f"{s}.{t}", commit_ts_ranges=spans,
                     why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
     contracts.KEYS.write(cycle.folder, [TableKeys(schema=s, table=t, ranges=rs) for (s, t), rs in ranges.items()])
     kept_set = set(keep_tables)
     for note in disagreements(tracker, [(r["schema"], r["table"], r["ts"], r["pk"], r["image"]) for r in samples
                                         if (r["schema"], r["table"]) in kept_set]):
-        cycle.event("schema drift", detail=note,
+        cycle.log_event("schema drift", detail=note,
                     hint="keys follow the tracked schema; if it is wrong, re-create the changefeed so a new "
                          "catalogue snapshot is taken")
     copied = rows.keep(cycle, kept, dml)
@@ -159,6 +159,6 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     counts = contracts.FilterResult(kept_ddl=len(kept_ddl), skipped_ddl=len(skipped_ddl), tables=len(tables),
                                     kept_tables=len(keep_tables), skipped=named, rows_copied=copied)
     contracts.DDLS.write(cycle.folder, DdlLog(kept=kept_ddl, skipped=skipped_ddl))
-    cycle.event("filtered", **{k: v for k, v in contracts.plain(counts).items() if k != "skipped"},
+    cycle.log_event("filtered", **{k: v for k, v in contracts.plain(counts).items() if k != "skipped"},
                 dropped_tables=sorted(f"{s}.{t}" for s, t in set(tables) - set(keep_tables)))
     return counts

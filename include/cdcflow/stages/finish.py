@@ -21,7 +21,7 @@ WRITE_NOTHING = ("pull", "filter", "barrier")
 
 
 def finish(cycle: Cycle, error: str | None = None) -> FinishResult:
-    changefeed_id, run_id = cycle.cid, cycle.run_id
+    changefeed_id, run_id = cycle.changefeed_id, cycle.run_id
     try:
         run = cycle.run()
     except CdcflowError:
@@ -29,7 +29,7 @@ def finish(cycle: Cycle, error: str | None = None) -> FinishResult:
     if run.status == metastore.SUPERSEDED:
         # another cycle owns the changefeed (and the lease, and the event store's folders) now
         by = run.stats.get("superseded_by", "")
-        cycle.event("superseded", by=by, note="nothing to finish: the changefeed's state is that cycle's")
+        cycle.log_event("superseded", by=by, note="nothing to finish: the changefeed's state is that cycle's")
         return FinishResult(state=cycle.feed().state, skipped=True, superseded_by=by)
     err = None
     if run.error:
@@ -59,7 +59,7 @@ def finish(cycle: Cycle, error: str | None = None) -> FinishResult:
         # checkpoint too: a cycle always re-reads the upstream from the checkpoint on
         removed = collect_garbage(cycle.config.event_store, changefeed_id, keep={run_id})
         if removed:
-            cycle.event("event store gc", removed=removed)
+            cycle.log_event("event store gc", removed=removed)
     finally:
         metastore.release_lease(changefeed_id, run_id)
     feed = cycle.feed()
@@ -67,5 +67,5 @@ def finish(cycle: Cycle, error: str | None = None) -> FinishResult:
         "checkpoint_ts": feed.checkpoint_ts, "resolved_ts": feed.resolved_ts}})
     result = FinishResult(state=state, checkpoint_before=run.start_ts, checkpoint_ts=feed.checkpoint_ts,
                           checkpoint_time=tso.to_text(feed.checkpoint_ts), error=str(err) if err else None)
-    cycle.event("finished", **plain(result))
+    cycle.log_event("finished", **plain(result))
     return result

@@ -19,7 +19,7 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
     ts, as `resume --overwrite-checkpoint-ts` does; `target_ts` bounds this cycle only.  A run
     a person triggered (`manual`) does not wait out a warning's backoff: it is their decision,
     as TiCDC's resume is."""
-    changefeed_id, run_id = cycle.cid, cycle.run_id
+    changefeed_id, run_id = cycle.changefeed_id, cycle.run_id
     feed = feed_state.expire_gc_ttl(changefeed_id, cycle.feed(), lambda: cycle.config)  # ⑧ happens when a cycle looks
     reason = None
     if feed.state in states.IDLE_REASONS:
@@ -32,7 +32,7 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
     elif start_ts is None and not manual:  # a backfill or a triggered run is an operator's request
         reason = lifecycle.retry_wait_reason(feed)
     if reason:
-        cycle.event("skip", state=feed.state, reason=reason)
+        cycle.log_event("skip", state=feed.state, reason=reason)
         return contracts.Prepared(run_id=run_id, skip=True, reason=reason, state=feed.state)
     try:
         cycle.config  # a config that no longer parses fails here (⑥), before any lease is taken
@@ -43,7 +43,7 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
     cycle.renew_lease()  # ErrLeaseHeld (another cycle runs) is raised before the try: no state change
     replaced = metastore.supersede_open_runs(changefeed_id, run_id)
     if replaced:
-        cycle.event("replaced open cycles", runs=replaced)
+        cycle.log_event("replaced open cycles", runs=replaced)
     before_backfill = None
     try:
         replay_until = 0
@@ -87,7 +87,7 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
         if err is e:
             raise
         raise err from e
-    cycle.event("window", checkpoint_ts=feed.checkpoint_ts, start=start.to_dict(), head=head.to_dict(),
+    cycle.log_event("window", checkpoint_ts=feed.checkpoint_ts, start=start.to_dict(), head=head.to_dict(),
                 target_ts=target, dry_run=dry_run)
     return contracts.Prepared(run_id=run_id, skip=False, reason=None, state=feed.state,
                               checkpoint_ts=feed.checkpoint_ts)
@@ -104,13 +104,14 @@ def _backfill_from(cycle: Cycle, feed, start_ts: int, persist: bool = True):
     from cdcflow.core.uri import default_server_id
     from cdcflow.source.binlog import position_for_ts, replay_horizon
 
-    server_id = cycle.source.server_id or default_server_id(cycle.cid)
-    pos = position_for_ts(cycle.source, server_id, start_ts, cycle.cid)
-    cycle.event("backfill", from_ts=start_ts, position=pos.to_dict(), previous_checkpoint=feed.checkpoint_ts,
+    server_id = cycle.source.server_id or default_server_id(cycle.changefeed_id)
+    pos = position_for_ts(cycle.source, server_id, start_ts, cycle.changefeed_id)
+    cycle.log_event("backfill", from_ts=start_ts, position=pos.to_dict(), previous_checkpoint=feed.checkpoint_ts,
                 dry_run=not persist)
     replay_until = replay_horizon(start_ts, feed.replay_until, feed.checkpoint_ts)
     if not persist:
         return dataclasses.replace(feed, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict()), replay_until
-    metastore.update_feed(cycle.cid, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict(), replay_until=replay_until)
+    metastore.update_feed(cycle.changefeed_id, checkpoint_ts=start_ts, checkpoint_pos=pos.to_dict(),
+                          replay_until=replay_until)
     return cycle.feed(), replay_until
 

@@ -18,12 +18,13 @@ from cdcflow.store import metastore
 def pull(spark, cycle: Cycle) -> contracts.PullResult:
     """Read the window (read_window) and record how far it was read."""
     window = contracts.WINDOW.read(cycle.folder)
-    server_id = int(cycle.source.params.get("server-id") or default_server_id(cycle.cid))
+    server_id = int(cycle.source.params.get("server-id") or default_server_id(cycle.changefeed_id))
     t0 = time.time()
     pulled, detail = read_window(spark, cycle, window, server_id)
     contracts.WINDOW.write(cycle.folder, msgspec.structs.replace(window, pulled=pulled))
-    metastore.raise_resolved(cycle.cid, pulled.resolved_ts)
-    cycle.event("pulled", events=pulled.events, transactions=pulled.transactions, seconds=round(time.time() - t0, 3),
+    metastore.raise_resolved(cycle.changefeed_id, pulled.resolved_ts)
+    cycle.log_event("pulled", events=pulled.events, transactions=pulled.transactions, seconds=round(time.time() - t0,
+                                                                                                    3),
                 end_pos=pulled.end_pos.to_dict(), resolved_ts=pulled.resolved_ts,
                 resolved_time=tso.to_text(pulled.resolved_ts), **detail)
     return contracts.PullResult(pulled=pulled.events, transactions=pulled.transactions, **detail)

@@ -22,7 +22,7 @@ from cdcflow.store import index_jobs
 
 def wait_index(spark, cycle: Cycle) -> WaitIndexResult:
     run = cycle.run()
-    pending = index_jobs.pending(cycle.cid)
+    pending = index_jobs.pending(cycle.changefeed_id)
     applied = contracts.recorded(run.stats, "apply", contracts.ApplyResult)
     barrier = applied.index_wait if applied else None
     if not pending or run.dry_run:
@@ -32,18 +32,18 @@ def wait_index(spark, cycle: Cycle) -> WaitIndexResult:
     except CdcflowError:
         raise  # a password reference that does not resolve says so itself
     except Exception as e:  # noqa: BLE001 - unreachable downstream: keep waiting, say why
-        cycle.event("index wait", done=False, why=f"cannot reach the downstream: {e}")
+        cycle.log_event("index wait", done=False, why=f"cannot reach the downstream: {e}")
         return WaitIndexResult(done=False, pending=[j.job_id for j in pending],
                                waiting_at=barrier.commit_ts if barrier else None)
     try:
-        still = poll(conn, cycle.cid, pending)
+        still = poll(conn, cycle.changefeed_id, pending)
     except CdcflowError as e:
-        raise e.with_context(changefeed=cycle.cid)
+        raise e.with_context(changefeed=cycle.changefeed_id)
     finally:
         conn.close()
     blocking = [j for j in still if barrier and j.job_id in barrier.jobs]
     result = WaitIndexResult(done=not blocking, pending=[j.job_id for j in still],
                              waiting_at=barrier.commit_ts if blocking else None,
                              waiting_for=[j.what() for j in blocking])
-    cycle.event("index wait", **contracts.plain(result))
+    cycle.log_event("index wait", **contracts.plain(result))
     return result

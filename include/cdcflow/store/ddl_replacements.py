@@ -18,17 +18,18 @@ from cdcflow.store.engine import engine
 from cdcflow.store.tables import ddl_replacements as replacements
 
 
-def store(cid: str, commit_ts: int, statements: list[str]) -> None:
+def store(changefeed_id: str, commit_ts: int, statements: list[str]) -> None:
     t = replacements.c
     with engine().begin() as c:
-        c.execute(sa.delete(replacements).where(t.changefeed_id == cid, t.commit_ts == commit_ts))
-        c.execute(sa.insert(replacements).values(changefeed_id=cid, commit_ts=commit_ts,
+        c.execute(sa.delete(replacements).where(t.changefeed_id == changefeed_id, t.commit_ts == commit_ts))
+        c.execute(sa.insert(replacements).values(changefeed_id=changefeed_id, commit_ts=commit_ts,
                                                  statements=json.dumps(statements)))
 
 
-def load(cid: str, above_ts: int = 0) -> dict[int, list[str]]:
+def load(changefeed_id: str, above_ts: int = 0) -> dict[int, list[str]]:
     t = replacements.c
     with engine().connect() as c:
-        rows = c.execute(sa.select(t.commit_ts, t.statements).where(t.changefeed_id == cid, t.commit_ts > above_ts))
+        rows = c.execute(sa.select(t.commit_ts, t.statements).where(t.changefeed_id == changefeed_id,
+                                                                    t.commit_ts > above_ts))
         return {ts: json.loads(s) for ts, s in rows}
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import sqlalchemy as sa
 
-from cdcflow.core.home import home
+from cdcflow.core.spec_store import home
 from cdcflow.store.tables import metadata
 
 

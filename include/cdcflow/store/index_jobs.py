@@ -45,29 +45,30 @@ class IndexJob:
         return f"{index} on {self.table} (TiDB job {self.job_id}, {origin})"
 
 
-def record(cid: str, job_id: int, *, commit_ts: int | None, schema: str, table: str, index_name: str | None,
+def record(changefeed_id: str, job_id: int, *, commit_ts: int | None, schema: str, table: str, index_name: str | None,
            query: str | None, tidb_state: str | None) -> None:
     """Remember a job to wait for (again, if it is known already: a replay adopts it)."""
     now = time.time()
     with engine().begin() as c:
-        c.execute(sa.delete(index_jobs).where(index_jobs.c.changefeed_id == cid, index_jobs.c.job_id == job_id))
+        c.execute(sa.delete(index_jobs).where(index_jobs.c.changefeed_id == changefeed_id,
+                                              index_jobs.c.job_id == job_id))
         c.execute(sa.insert(index_jobs).values(
-            changefeed_id=cid, job_id=job_id, commit_ts=commit_ts, schema_name=schema, table_name=table,
+            changefeed_id=changefeed_id, job_id=job_id, commit_ts=commit_ts, schema_name=schema, table_name=table,
             index_name=index_name, query=query, status=PENDING, tidb_state=tidb_state, submitted_at=now,
             checked_at=now,
         ))
 
 
-def pending(cid: str) -> list[IndexJob]:
+def pending(changefeed_id: str) -> list[IndexJob]:
     with engine().connect() as c:
-        rows = c.execute(sa.select(index_jobs).where(index_jobs.c.changefeed_id == cid,
+        rows = c.execute(sa.select(index_jobs).where(index_jobs.c.changefeed_id == changefeed_id,
                                                      index_jobs.c.status == PENDING)
                          .order_by(index_jobs.c.job_id))
         return [IndexJob(**dict(r._mapping)) for r in rows]
 
 
-def mark(cid: str, job_id: int, status: str, tidb_state: str | None, error: str | None = None) -> None:
+def mark(changefeed_id: str, job_id: int, status: str, tidb_state: str | None, error: str | None = None) -> None:
     with engine().begin() as c:
         c.execute(sa.update(index_jobs)
-                  .where(index_jobs.c.changefeed_id == cid, index_jobs.c.job_id == job_id)
+                  .where(index_jobs.c.changefeed_id == changefeed_id, index_jobs.c.job_id == job_id)
                   .values(status=status, tidb_state=tidb_state, error=error, checked_at=time.time()))

@@ -64,25 +64,26 @@ def _feed(row) -> FeedState:
     return FeedState(**d)
 
 
-def create_feed(cid: str, checkpoint_ts: int, checkpoint_pos: dict, conn=None) -> None:
+def create_feed(changefeed_id: str, checkpoint_ts: int, checkpoint_pos: dict, conn=None) -> None:
     now = time.time()
     with transaction(conn) as c:
-        for stmt in owned_by(cid):  # a re-created changefeed inherits nothing of an old one
+        for stmt in owned_by(changefeed_id):  # a re-created changefeed inherits nothing of an old one
             c.execute(stmt)
         c.execute(
             sa.insert(changefeeds).values(
-                id=cid, state="normal", checkpoint_ts=checkpoint_ts, checkpoint_pos=json.dumps(checkpoint_pos),
+                id=changefeed_id, state="normal", checkpoint_ts=checkpoint_ts,
+                checkpoint_pos=json.dumps(checkpoint_pos),
                 resolved_ts=checkpoint_ts, skip_ddl="[]", state_since=now, last_progress_at=now, created_at=now, updated_at=now,
             )
         )
 
 
-def get_feed(cid: str) -> FeedState:
+def get_feed(changefeed_id: str) -> FeedState:
     with engine().connect() as c:
-        row = c.execute(sa.select(changefeeds).where(changefeeds.c.id == cid)).first()
+        row = c.execute(sa.select(changefeeds).where(changefeeds.c.id == changefeed_id)).first()
     if row is None:
         raise CdcflowError(
-            f"changefeed {cid} has no state in the metadata store",
+            f"changefeed {changefeed_id} has no state in the metadata store",
             code=CHANGEFEED_NOT_EXISTS,
             hint="create it with `cdcflow changefeed create`",
         )
@@ -94,7 +95,7 @@ def list_feeds() -> list[FeedState]:
         return [_feed(r) for r in c.execute(sa.select(changefeeds).order_by(changefeeds.c.id))]
 
 
-def update_feed(cid: str, conn=None, **values) -> None:
+def update_feed(changefeed_id: str, conn=None, **values) -> None:
     if "checkpoint_pos" in values:
         values["checkpoint_pos"] = json.dumps(values["checkpoint_pos"])
     if "skip_ddl" in values:
@@ -103,25 +104,25 @@ def update_feed(cid: str, conn=None, **values) -> None:
         values["error"] = json.dumps(values["error"])
     values["updated_at"] = time.time()
     with transaction(conn) as c:
-        c.execute(sa.update(changefeeds).where(changefeeds.c.id == cid).values(**values))
+        c.execute(sa.update(changefeeds).where(changefeeds.c.id == changefeed_id).values(**values))
 
 
-def advance_checkpoint(cid: str, ts: int, pos: dict) -> None:
+def advance_checkpoint(changefeed_id: str, ts: int, pos: dict) -> None:
     """Move the checkpoint forward (never back: a replay may re-reach older barriers)."""
     now = time.time()
     with engine().begin() as c:
         c.execute(
             sa.update(changefeeds)
-            .where(changefeeds.c.id == cid, changefeeds.c.checkpoint_ts < ts)
+            .where(changefeeds.c.id == changefeed_id, changefeeds.c.checkpoint_ts < ts)
             .values(checkpoint_ts=ts, checkpoint_pos=json.dumps(pos), last_progress_at=now, updated_at=now,
                     ddl_in_flight_ts=None)
         )
 
 
-def raise_resolved(cid: str, ts: int) -> None:
+def raise_resolved(changefeed_id: str, ts: int) -> None:
     """The resolved ts: how far the upstream's changes have been read (never back)."""
     with engine().begin() as c:
-        c.execute(sa.update(changefeeds).where(changefeeds.c.id == cid, changefeeds.c.resolved_ts < ts)
+        c.execute(sa.update(changefeeds).where(changefeeds.c.id == changefeed_id, changefeeds.c.resolved_ts < ts)
                   .values(resolved_ts=ts, updated_at=time.time()))
 
 
@@ -147,13 +148,13 @@ def _owner_dead(owner: str | None) -> bool:
     return False
 
 
-def acquire_lease(cid: str, owner: str, run_key: str, ttl: float = 3600.0) -> bool:
+def acquire_lease(changefeed_id: str, owner: str, run_key: str, ttl: float = 3600.0) -> bool:
     """Take or renew the lease.  `run_key` identifies the cycle across the processes of one
     DAG run (each Airflow task is a process of its own), so any of them may renew it."""
     now = time.time()
     with engine().begin() as c:
         row = c.execute(
-            sa.select(changefeeds.c.lease_owner, changefeeds.c.lease_until).where(changefeeds.c.id == cid)
+            sa.select(changefeeds.c.lease_owner, changefeeds.c.lease_until).where(changefeeds.c.id == changefeed_id)
         ).first()
         if row is None:
             return False
@@ -164,22 +165,23 @@ def acquire_lease(cid: str, owner: str, run_key: str, ttl: float = 3600.0) -> bo
             return False
         res = c.execute(
             sa.update(changefeeds)
-            .where(changefeeds.c.id == cid, changefeeds.c.lease_owner.is_(held_by) if held_by is None
+            .where(changefeeds.c.id == changefeed_id, changefeeds.c.lease_owner.is_(held_by) if held_by is None
                    else changefeeds.c.lease_owner == held_by)
             .values(lease_owner=owner, lease_until=now + ttl)
         )
         return res.rowcount == 1
 
 
-def lease_holder(cid: str) -> str | None:
-    return get_feed(cid).lease_owner
+def lease_holder(changefeed_id: str) -> str | None:
+    return get_feed(changefeed_id).lease_owner
 
 
-def release_lease(cid: str, run_key: str) -> None:
+def release_lease(changefeed_id: str, run_key: str) -> None:
     with engine().begin() as c:
         c.execute(
             sa.update(changefeeds)
-            .where(changefeeds.c.id == cid, changefeeds.c.lease_owner.endswith(":" + run_key, autoescape=True))
+            .where(changefeeds.c.id == changefeed_id, changefeeds.c.lease_owner.endswith(":" + run_key,
+                                                                                         autoescape=True))
             .values(lease_owner=None, lease_until=None)
         )
 
@@ -197,23 +199,24 @@ def _run(row) -> RunState:
     return RunState(**d)
 
 
-def start_run(cid: str, run_id: str, start_ts: int, start_pos: dict, target_ts: int, dry_run: bool) -> RunState:
+def start_run(changefeed_id: str, run_id: str, start_ts: int, start_pos: dict, target_ts: int,
+              dry_run: bool) -> RunState:
     with engine().begin() as c:
-        c.execute(sa.delete(runs).where(runs.c.changefeed_id == cid, runs.c.run_id == run_id))
+        c.execute(sa.delete(runs).where(runs.c.changefeed_id == changefeed_id, runs.c.run_id == run_id))
         c.execute(
             sa.insert(runs).values(
-                changefeed_id=cid, run_id=run_id, status="running", start_ts=start_ts,
+                changefeed_id=changefeed_id, run_id=run_id, status="running", start_ts=start_ts,
                 start_pos=json.dumps(start_pos), target_ts=target_ts, dry_run=dry_run, stats="{}",
                 started_at=time.time(),
             )
         )
-    return get_run(cid, run_id)
+    return get_run(changefeed_id, run_id)
 
 
 SUPERSEDED = "superseded"  # a run another cycle replaced while it was open (see supersede_open_runs)
 
 
-def supersede_open_runs(cid: str, run_id: str) -> list[str]:
+def supersede_open_runs(changefeed_id: str, run_id: str) -> list[str]:
     """Mark every other open run of the changefeed replaced by `run_id`, which has just taken
     the lease: a DAG run left open between its tasks (its DAG paused, its worker gone) can no
     longer be the changefeed's cycle, and its later stages must stop instead of reading a
@@ -221,41 +224,42 @@ def supersede_open_runs(cid: str, run_id: str) -> list[str]:
     now = time.time()
     with engine().begin() as c:
         rows = c.execute(sa.select(runs.c.run_id, runs.c.stats).where(
-            runs.c.changefeed_id == cid, runs.c.status == "running", runs.c.run_id != run_id)).all()
+            runs.c.changefeed_id == changefeed_id, runs.c.status == "running", runs.c.run_id != run_id)).all()
         for other, stats in rows:
             merged = {**json.loads(stats or "{}"), "superseded_by": run_id}
-            c.execute(sa.update(runs).where(runs.c.changefeed_id == cid, runs.c.run_id == other,
+            c.execute(sa.update(runs).where(runs.c.changefeed_id == changefeed_id, runs.c.run_id == other,
                                             runs.c.status == "running")
                       .values(status=SUPERSEDED, ended_at=now, stats=json.dumps(merged)))
     return [other for other, _ in rows]
 
 
-def get_run(cid: str, run_id: str) -> RunState:
+def get_run(changefeed_id: str, run_id: str) -> RunState:
     with engine().connect() as c:
-        row = c.execute(sa.select(runs).where(runs.c.changefeed_id == cid, runs.c.run_id == run_id)).first()
+        row = c.execute(sa.select(runs).where(runs.c.changefeed_id == changefeed_id, runs.c.run_id == run_id)).first()
     if row is None:
         raise CdcflowError(
-            f"changefeed {cid} has no cycle {run_id!r}",
+            f"changefeed {changefeed_id} has no cycle {run_id!r}",
             hint="each cycle starts with the prepare stage; run `cdcflow changefeed run` or trigger the DAG",
         )
     return _run(row)
 
 
-def update_run(cid: str, run_id: str, *, stats: dict | None = None, **values) -> None:
+def update_run(changefeed_id: str, run_id: str, *, stats: dict | None = None, **values) -> None:
     with engine().begin() as c:
         if stats:
             row = c.execute(
-                sa.select(runs.c.stats).where(runs.c.changefeed_id == cid, runs.c.run_id == run_id)
+                sa.select(runs.c.stats).where(runs.c.changefeed_id == changefeed_id, runs.c.run_id == run_id)
             ).first()
             merged = json.loads(row[0] or "{}") if row else {}
             merged.update(stats)
             values["stats"] = json.dumps(merged)
-        c.execute(sa.update(runs).where(runs.c.changefeed_id == cid, runs.c.run_id == run_id).values(**values))
+        c.execute(sa.update(runs).where(runs.c.changefeed_id == changefeed_id,
+                                        runs.c.run_id == run_id).values(**values))
 
 
-def recent_runs(cid: str, limit: int = 20) -> list[RunState]:
+def recent_runs(changefeed_id: str, limit: int = 20) -> list[RunState]:
     with engine().connect() as c:
         rows = c.execute(
-            sa.select(runs).where(runs.c.changefeed_id == cid).order_by(runs.c.started_at.desc()).limit(limit)
+            sa.select(runs).where(runs.c.changefeed_id == changefeed_id).order_by(runs.c.started_at.desc()).limit(limit)
         )
         return [_run(r) for r in rows]

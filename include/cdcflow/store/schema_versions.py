@@ -27,7 +27,7 @@ def _decode(text: str):
     return TableInfo.from_dict(d) if d is not None else None
 
 
-def save(cid: str, rows, conn=None) -> None:
+def save(changefeed_id: str, rows, conn=None) -> None:
     """Upsert versions [(schema, table, ts, info)]: a re-read window writes the same rows."""
     rows = list(rows)
     if not rows:
@@ -35,33 +35,35 @@ def save(cid: str, rows, conn=None) -> None:
     t = versions.c
     with transaction(conn) as c:
         for s, tb, ts, _ in rows:
-            c.execute(sa.delete(versions).where(t.changefeed_id == cid, t.schema_name == s, t.table_name == tb,
+            c.execute(sa.delete(versions).where(t.changefeed_id == changefeed_id, t.schema_name == s,
+                                                t.table_name == tb,
                                                 t.version_ts == ts))
-        c.execute(sa.insert(versions), [{"changefeed_id": cid, "schema_name": s, "table_name": tb,
+        c.execute(sa.insert(versions), [{"changefeed_id": changefeed_id, "schema_name": s, "table_name": tb,
                                          "version_ts": ts, "info": _encode(info)} for s, tb, ts, info in rows])
 
 
-def load(cid: str) -> SchemaTracker:
+def load(changefeed_id: str) -> SchemaTracker:
     tracker = SchemaTracker()
     t = versions.c
     with engine().connect() as c:
         for s, tb, ts, info in c.execute(sa.select(t.schema_name, t.table_name, t.version_ts, t.info)
-                                         .where(t.changefeed_id == cid).order_by(t.version_ts)):
+                                         .where(t.changefeed_id == changefeed_id).order_by(t.version_ts)):
             tracker.versions.setdefault((s, tb), []).append((ts, _decode(info)))
     return tracker
 
 
-def forget(cid: str, gone) -> None:
+def forget(changefeed_id: str, gone) -> None:
     t = versions.c
     with engine().begin() as c:
         for s, tb, ts in gone:
-            c.execute(sa.delete(versions).where(t.changefeed_id == cid, t.schema_name == s, t.table_name == tb,
+            c.execute(sa.delete(versions).where(t.changefeed_id == changefeed_id, t.schema_name == s,
+                                                t.table_name == tb,
                                                 t.version_ts == ts))
 
 
-def delete(cid: str, conn=None) -> None:
+def delete(changefeed_id: str, conn=None) -> None:
     with transaction(conn) as c:
-        c.execute(sa.delete(versions).where(versions.c.changefeed_id == cid))
+        c.execute(sa.delete(versions).where(versions.c.changefeed_id == changefeed_id))
 
 
 _SYSTEM = tuple(sorted(SYSTEM_SCHEMAS))
@@ -105,15 +107,15 @@ def upstream_catalogue(source_uri) -> dict[tuple[str, str], TableInfo]:
         conn.close()
 
 
-def start_from(cid: str, tables: dict[tuple[str, str], TableInfo], ts: int, conn=None) -> int:
+def start_from(changefeed_id: str, tables: dict[tuple[str, str], TableInfo], ts: int, conn=None) -> int:
     """Replace the changefeed's tracked schema by `tables` (a catalogue), as the version at `ts`
     (the changefeed's start).  Returns the number of tables."""
     with transaction(conn) as c:
-        delete(cid, c)
-        save(cid, [(s, tb, ts, info) for (s, tb), info in tables.items()], c)
+        delete(changefeed_id, c)
+        save(changefeed_id, [(s, tb, ts, info) for (s, tb), info in tables.items()], c)
     return len(tables)
 
 
-def snapshot(cid: str, source_uri, ts: int) -> int:
+def snapshot(changefeed_id: str, source_uri, ts: int) -> int:
     """start_from the upstream's catalogue now."""
-    return start_from(cid, upstream_catalogue(source_uri), ts)
+    return start_from(changefeed_id, upstream_catalogue(source_uri), ts)

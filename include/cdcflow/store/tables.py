@@ -121,8 +121,8 @@ snapshot_chunks = sa.Table(
 )
 
 
-def owned_by(cid: str) -> list[sa.Delete]:
+def owned_by(changefeed_id: str) -> list[sa.Delete]:
     """Deletes of every row a changefeed owns, in every table: one declared later is included
     without its callers knowing it."""
-    return [sa.delete(t).where((t.c.id if t is changefeeds else t.c.changefeed_id) == cid)
+    return [sa.delete(t).where((t.c.id if t is changefeeds else t.c.changefeed_id) == changefeed_id)
             for t in reversed(metadata.sorted_tables)]

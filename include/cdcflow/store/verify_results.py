@@ -13,7 +13,7 @@ from cdcflow.store.tables import verify_results as results
 KEPT_DIFFERENCES = 100  # a result with more keeps the first ones and says how many there were
 
 
-def save(cid: str, result: dict) -> None:
+def save(changefeed_id: str, result: dict) -> None:
     kept = dict(result)
     for name in ("differences", "not_yet_applied"):
         rows = result.get(name) or []
@@ -21,12 +21,13 @@ def save(cid: str, result: dict) -> None:
             kept[name] = rows[:KEPT_DIFFERENCES]
             kept[f"{name}_total"] = len(rows)
     with engine().begin() as c:
-        c.execute(sa.delete(results).where(results.c.changefeed_id == cid))
-        c.execute(sa.insert(results).values(changefeed_id=cid, status=result["status"], finished_at=time.time(),
+        c.execute(sa.delete(results).where(results.c.changefeed_id == changefeed_id))
+        c.execute(sa.insert(results).values(changefeed_id=changefeed_id, status=result["status"],
+                                            finished_at=time.time(),
                                             result=json.dumps(kept, default=str)))
 
 
-def last(cid: str) -> dict | None:
+def last(changefeed_id: str) -> dict | None:
     with engine().connect() as c:
-        row = c.execute(sa.select(results.c.result).where(results.c.changefeed_id == cid)).first()
+        row = c.execute(sa.select(results.c.result).where(results.c.changefeed_id == changefeed_id)).first()
     return json.loads(row[0]) if row else None

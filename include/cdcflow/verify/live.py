@@ -21,9 +21,9 @@ def head(source) -> Position:
         conn.close()
 
 
-def applied(cid: str, pos: Position) -> bool:
+def applied(changefeed_id: str, pos: Position) -> bool:
     """Has the changefeed's checkpoint reached `pos`?"""
-    feed = metastore.get_feed(cid)
+    feed = metastore.get_feed(changefeed_id)
     return bool(feed.checkpoint_pos) and Position.from_dict(feed.checkpoint_pos).key() >= pos.key()
 
 
@@ -31,11 +31,11 @@ def _sleep(seconds: float) -> None:
     time.sleep(seconds)
 
 
-def wait_applied(cid: str, pos: Position, timeout: float, moves) -> bool:
+def wait_applied(changefeed_id: str, pos: Position, timeout: float, moves) -> bool:
     """Wait (at most `timeout` seconds) until the checkpoint reaches `pos`; False when it did
     not, at once once `moves()` says the changefeed's state lets no cycle move it."""
     deadline = time.monotonic() + timeout
-    while not applied(cid, pos):
+    while not applied(changefeed_id, pos):
         if not moves() or time.monotonic() >= deadline:
             return False
         _sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))

@@ -123,7 +123,7 @@ def _run(spark, tasks: list[dict], plans: dict, up_args: dict, down_args: dict, 
     return [json.loads(r["result"]) for r in rows]
 
 
-def verify(cid: str, source, up_args: dict, down_args: dict, rules: list[str], case_sensitive: bool,
+def verify(changefeed_id: str, source, up_args: dict, down_args: dict, rules: list[str], case_sensitive: bool,
            spark_for: Callable[[], object], options: VerifyOptions,
            checkpoint_moves: Callable[[], bool]) -> tuple[dict, str]:
     """Compare the changefeed's tables.  `source` is the upstream's DbUri (its binlog head),
@@ -151,7 +151,7 @@ def verify(cid: str, source, up_args: dict, down_args: dict, rules: list[str], c
         return _run(spark, todo, plan_dicts, up_args, down_args, options.workers)
 
     seen_at = live.head(source)
-    already = live.applied(cid, seen_at)
+    already = live.applied(changefeed_id, seen_at)
     results = {(r["table"], r["chunk"]): r for r in run(tasks)}
     head = live.head(source)
     differing = [k for k, r in results.items() if r["up"] != r["down"]]
@@ -159,7 +159,7 @@ def verify(cid: str, source, up_args: dict, down_args: dict, rules: list[str], c
     final = already and head.key() == seen_at.key()
     rechecks, applied, deadline = 0, True, time.monotonic() + options.wait_seconds
     while differing and not final and rechecks < options.rechecks:
-        applied = live.wait_applied(cid, head, max(0.0, deadline - time.monotonic()), checkpoint_moves)
+        applied = live.wait_applied(changefeed_id, head, max(0.0, deadline - time.monotonic()), checkpoint_moves)
         if not applied:
             break
         seen_at = head
@@ -169,10 +169,10 @@ def verify(cid: str, source, up_args: dict, down_args: dict, rules: list[str], c
         head = live.head(source)
         differing = [k for k in differing if results[k]["up"] != results[k]["down"]]
         final = head.key() == seen_at.key()
-    return _result(cid, plans, table_problems, results, differing, applied, rechecks, t0)
+    return _result(changefeed_id, plans, table_problems, results, differing, applied, rechecks, t0)
 
 
-def _result(cid, plans, table_problems, results, differing, applied, rechecks, t0) -> tuple[dict, str]:
+def _result(changefeed_id, plans, table_problems, results, differing, applied, rechecks, t0) -> tuple[dict, str]:
     diffs = [d for k in differing for d in results[k]["diffs"]]
     columns = [{"table": p.name, **c} for p in plans for c in p.problems]
     shown = [{k: v for k, v in d.items() if k not in _IMAGES} for d in diffs]
@@ -192,7 +192,7 @@ def _result(cid, plans, table_problems, results, differing, applied, rechecks, t
     for table, _ in differing:
         per_table[table]["differing_chunks"] += 1
     result = {
-        "changefeed": cid, "status": status, "equal": status == EQUAL,
+        "changefeed": changefeed_id, "status": status, "equal": status == EQUAL,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "seconds": round(time.time() - t0, 3),
         "tables_checked": len(plans), "chunks_checked": len(results),
