@@ -34,7 +34,8 @@ def test_apply_partition_case_only_key_change(monkeypatch):
     ], keys)
     out = list(partitions.apply_partition(iter(batches), {"host": "h", "port": 1}, 100, keys))
     assert conn.sql == [
-        "DELETE FROM `db`.`s` WHERE `name` IN ('abc', 'qq')",
+        # every key written ends deleted first (rows REPLACEd by the upstream's key: row_writer)
+        "DELETE FROM `db`.`s` WHERE `name` IN ('ABC', 'abc', 'qq', 'zz')",
         "REPLACE INTO `db`.`s` (`name`, `v`) VALUES ('ABC', 1),('zz', 2)",
     ]
     assert out[0].to_pydict() == {"rows": [4], "statements": [2]}
@@ -54,7 +55,7 @@ def test_apply_partition_phases_of_safe_mode_false(monkeypatch):
         monkeypatch.setattr(partitions, "connect_with_retry", lambda sink, c=conn: c)
         list(partitions.apply_partition(iter(keyed_batches(changes, keys)), {}, 100, keys, phase))
         sql[phase] = conn.sql
-    assert sql["existing"] == ["DELETE FROM `db`.`t` WHERE `id` IN (1)",
+    assert sql["existing"] == ["DELETE FROM `db`.`t` WHERE `id` IN (1, 2)",
                                "REPLACE INTO `db`.`t` (`id`, `v`) VALUES (2, 9)"]
     assert sql["new"] == ["INSERT INTO `db`.`t` (`id`, `v`) VALUES (3, 3),(5, 1)"]
 

@@ -101,7 +101,7 @@ class Recorder:
         self.batch_rows = batch_rows
         self.log = []  # (kind, schema, table, [row ids]) per statement batch
 
-    def delete_keys(self, schema, table, key, images):
+    def delete_keys(self, schema, table, key, images, counted=None):
         assert key == KEYS[f"{schema}.{table}"]
         self.log.append(("D", schema, table, [img["n"] for img in images]))
 
@@ -160,44 +160,73 @@ def test_streaming_writer_orders_deletes_and_bounds_memory(seed, batch_rows):
         assert sum(len(p) for p in pending) <= batch_rows * (3 + 6)  # per table: deletes + 2 column sets
     w.close()
     assert w.deletes == {} and w.upserts == {}
-    # every change written exactly once, with its kind
-    written = {n: kind for kind, _, _, ns in rec.log for n in ns}
-    assert sorted(written) == sorted(r[3]["n"] for r in changes)
-    assert all(written[r[3]["n"]] == r[2] for r in changes)
+    # every change deleted by its key exactly once, and an upserted one REPLACEd exactly once after that
+    deleted = [n for kind, _, _, ns in rec.log if kind == "D" for n in ns]
+    replaced = [n for kind, _, _, ns in rec.log if kind == "U" for n in ns]
+    assert sorted(deleted) == sorted(r[3]["n"] for r in changes)
+    assert sorted(replaced) == sorted(r[3]["n"] for r in changes if r[2] == "U")
     assert all(len(ns) <= batch_rows for *_, ns in rec.log)
-    # a DELETE added before an upsert of the same table is written before it
+    # a DELETE added before an upsert of the same table is written before it, and so is the
+    # upserted row's own DELETE
     done: set[int] = set()
     for kind, _, table, ns in rec.log:
         if kind == "U":
             first_upsert = min(added_at[n] for n in ns)
             earlier_deletes = {r[3]["n"] for r in changes[:first_upsert] if r[1] == table and r[2] == "D"}
-            assert earlier_deletes <= done, (table, sorted(earlier_deletes - done))
-        done.update(ns)
+            assert earlier_deletes | set(ns) <= done, (table, sorted((earlier_deletes | set(ns)) - done))
+        else:
+            done.update(ns)
 
 
 def test_streaming_writer_flushes_pending_deletes_when_upserts_fill():
     rec = Recorder(2)
     w = StreamingWriter(rec, KEYS)
     w.add("db", "a", "D", {"n": 1, "id": 1})
-    w.add("db", "a", "U", {"n": 2, "id": 2})
     assert rec.log == []
+    w.add("db", "a", "U", {"n": 2, "id": 2})  # its DELETE by key fills the pending DELETEs
+    assert rec.log == [("D", "db", "a", [1, 2])]
     w.add("db", "a", "U", {"n": 3, "id": 3})
-    assert rec.log == [("D", "db", "a", [1]), ("U", "db", "a", [2, 3])]
+    assert rec.log == [("D", "db", "a", [1, 2]), ("D", "db", "a", [3]), ("U", "db", "a", [2, 3])]
     w.add("db", "b", "D", {"n": 4, "id": 4})
     w.close()
     assert rec.log[-1] == ("D", "db", "b", [4])
 
 
 def test_streaming_writer_inserts_new_rows_only_when_asked():
-    for insert_new, verb in ((False, "U"), (True, "INSERT")):
+    for insert_new in (False, True):
         rec = Recorder(10)
         w = StreamingWriter(rec, KEYS, insert_new=insert_new)
         w.add("db", "a", "I", {"n": 1, "id": 1})
         w.add("db", "a", "U", {"n": 2, "id": 2})
         w.add("db", "a", "I", {"n": 3, "id": 3})
         w.close()
-        assert sorted(rec.log) == sorted([(verb, "db", "a", [1, 3]), ("U", "db", "a", [2])] if insert_new
-                                         else [("U", "db", "a", [1, 2, 3])])
+        if insert_new:  # a new key cannot exist yet: INSERT, no DELETE first
+            assert rec.log == [("D", "db", "a", [2]), ("INSERT", "db", "a", [1, 3]), ("U", "db", "a", [2])]
+        else:
+            assert rec.log == [("D", "db", "a", [1, 2, 3]), ("U", "db", "a", [1, 2, 3])]
+
+
+def test_generated_columns_are_left_out_of_written_rows():
+    rec = Recorder(10)
+    w = StreamingWriter(rec, KEYS, generated={"db.a": frozenset({"g"})})
+    columns = []
+    rec.replace_rows = lambda schema, table, cols, images, *a, **k: columns.append((table, cols))
+    w.add("db", "a", "U", {"n": 1, "id": 1, "g": 2})
+    w.add("db", "b", "U", {"n": 2, "id": 2, "g": 3})
+    w.close()
+    assert sorted(columns) == [("a", ("n", "id")), ("b", ("n", "id", "g"))]
+
+
+def test_rows_written_counts_each_final_row_once():
+    conn = FakeConn()
+    writer = RowWriter(conn, batch_rows=10)
+    w = StreamingWriter(writer, {"db.t": ["id"]})
+    w.add("db", "t", "D", {"id": 1})
+    w.add("db", "t", "U", {"id": 2})
+    w.add("db", "t", "I", {"id": 3})
+    w.close()
+    assert conn.sql == ["DELETE FROM `db`.`t` WHERE `id` IN (1, 2, 3)", "REPLACE INTO `db`.`t` (`id`) VALUES (2),(3)"]
+    assert writer.rows_written == 3
 
 
 def test_insert_statement_text():
@@ -220,4 +249,18 @@ def test_apply_ordered_statements():
         "INSERT INTO `db`.`t` (`a`, `b`) VALUES (1, NULL)",
         "UPDATE `db`.`t` SET `a` = 1, `b` = 'x' WHERE `a` <=> 1 AND `b` <=> NULL LIMIT 1",
         "DELETE FROM `db`.`t` WHERE `a` <=> 1 AND `b` <=> 'x' LIMIT 1",
+    ]
+
+
+def test_apply_ordered_leaves_generated_columns_out():
+    conn = FakeConn()
+    apply_ordered(conn, "db", "t", [
+        {"op": "insert", "before": None, "after": encode_image({"a": 1, "g": 2})},
+        {"op": "update", "before": encode_image({"a": 1, "g": 2}), "after": encode_image({"a": 3, "g": 4})},
+        {"op": "delete", "before": encode_image({"a": 3, "g": 4}), "after": None},
+    ], frozenset({"g"}))
+    assert conn.sql == [
+        "INSERT INTO `db`.`t` (`a`) VALUES (1)",
+        "UPDATE `db`.`t` SET `a` = 3 WHERE `a` <=> 1 LIMIT 1",
+        "DELETE FROM `db`.`t` WHERE `a` <=> 3 LIMIT 1",
     ]

@@ -1,5 +1,6 @@
 """What the downstream's catalogue (information_schema) says of a table: whether it exists,
-its valid index and the collations of that key's string columns."""
+its valid index and the collations of that key's string columns, and the columns it
+computes itself (generated columns, never written)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,24 @@ def table_exists(conn, schema: str, table: str) -> bool:
         cur.execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA=%s AND TABLE_NAME=%s",
                     (schema, table))
         return cur.fetchone() is not None
+
+
+def generated_columns(conn, tables: list[tuple[str, str]]) -> dict[str, frozenset[str]]:
+    """"schema.table" -> the table's generated columns (VIRTUAL and STORED) as the downstream
+    has them now, for the tables that have any.  MySQL, MariaDB and TiDB all say
+    `VIRTUAL GENERATED` / `STORED GENERATED` in EXTRA (MySQL's `DEFAULT_GENERATED` is an
+    expression default: such a column is written)."""
+    wanted = {f"{s}.{t}" for s, t in tables}
+    if not wanted:
+        return {}
+    schemas = sorted({s for s, _ in tables})
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS "
+            f"WHERE TABLE_SCHEMA IN ({', '.join(['%s'] * len(schemas))}) "
+            "AND (EXTRA LIKE '%%VIRTUAL GENERATED%%' OR EXTRA LIKE '%%STORED GENERATED%%')", schemas)
+        found: dict[str, set[str]] = {}
+        for schema, table, column in cur.fetchall():
+            if f"{schema}.{table}" in wanted:
+                found.setdefault(f"{schema}.{table}", set()).add(column)
+    return {name: frozenset(cols) for name, cols in found.items()}

@@ -20,10 +20,12 @@ from cdcflow.sink.row_writer import RowWriter, StreamingWriter
 PHASE_KINDS = {None: ("D", "U", "I"), "existing": ("D", "U"), "new": ("I",)}
 
 
-def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]], phase: str | None = None):
+def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]], phase: str | None = None,
+                    generated: dict[str, frozenset[str]] | None = None):
     """Spark mapInArrow body: changes sorted by (schema, table, key, commit order) in; the
     last one per key is written (only the kinds of `phase`, see PHASE_KINDS); one batch of
-    (rows, statements) counts out.
+    (rows, statements) counts out.  `generated`: per table, the columns the downstream
+    computes, left out of every written row.
 
     Why this converges even when rows exchange unique-key values across partitions:
     every key touched in the segment is written with its final image, and those images
@@ -49,10 +51,11 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
                 w.add(schema, table, kind, decode_image(image), ts)
         w.close()
 
-    yield _run_partition(sink, batch_rows, keys, write)
+    yield _run_partition(sink, batch_rows, keys, write, generated)
 
 
-def apply_partition_txns(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]]):
+def apply_partition_txns(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]],
+                         generated: dict[str, frozenset[str]] | None = None):
     """transaction-atomicity = table: changes sorted by (schema, table, commit_ts, key,
     commit order) in; each upstream transaction's changes to one table become one
     downstream transaction.  Inside it the changes compact to their final image per key
@@ -68,7 +71,7 @@ def apply_partition_txns(batches, sink: dict, batch_rows: int, keys: dict[str, l
             w.close()
             conn.commit()
 
-    yield _run_partition(sink, batch_rows, keys, write)
+    yield _run_partition(sink, batch_rows, keys, write, generated)
 
 
 def _change_rows(batches, *extra: str):
@@ -77,12 +80,12 @@ def _change_rows(batches, *extra: str):
         yield from zip(d["schema"], d["table"], d["part"], d["key"], d["kind"], d["image"], *(d[e] for e in extra))
 
 
-def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], write):
+def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], write, generated=None):
     """One downstream connection for a partition's writes; the (rows, statements) counts."""
     conn = None
     try:
         conn = connect_with_retry(sink)
-        w = StreamingWriter(RowWriter(conn, batch_rows), keys)
+        w = StreamingWriter(RowWriter(conn, batch_rows), keys, generated=generated)
         write(w, conn)
         written, statements = w.writer.rows_written, w.writer.statements
     finally:

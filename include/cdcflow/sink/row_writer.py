@@ -1,10 +1,14 @@
 """Writing rows to a MySQL-compatible downstream (MySQL, MariaDB, TiDB) on one connection.
 
 Row changes arrive compacted to one final image per key, so every statement
-is idempotent: `REPLACE INTO … VALUES (…),(…)` for rows that exist at the
-end of the segment, `DELETE … WHERE key IN (…)` for rows that do not.
-Replaying a segment after a crash writes the same final images again.
-Tables without a valid index take their changes one by one instead (apply_ordered).
+is idempotent: `DELETE … WHERE key IN (…)` then `REPLACE INTO … VALUES (…),(…)` for rows
+that exist at the end of the segment, the DELETE alone for rows that do not.  Rows are
+matched by the upstream's key whatever keys the downstream table has (TiCDC's safe mode:
+DELETE by the handle key, then REPLACE): a REPLACE alone only finds the old row through a
+unique key the downstream shares, and left it beside the new one where the downstream's keys
+differ.  Replaying a segment after a crash writes the same final images again.  Columns the
+downstream generates are never written.  Tables without a valid index take their changes one
+by one instead (apply_ordered).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import pymysql
 
 from cdcflow.core.row_codec import decode_image, quote_ident, sql_literal
 from cdcflow.sink.downstream_errors import SinkError, error_code, offending_row
+from cdcflow.sink.enum_error_value import write_error_values
 
 MAX_STATEMENT_BYTES = 4 * 1024 * 1024
 
@@ -34,9 +39,11 @@ class RowWriter:
         self.rows_written = 0
         self.statements = 0
 
-    def _run(self, sql: str, what: str, rows: list | None = None, key: list[str] | None = None) -> None:
+    def _run(self, sql: str, what: str, rows: list | None = None, key: list[str] | None = None,
+             table: tuple[str, str] | None = None) -> None:
         """`rows`: the statement's (image, commit ts) in VALUES order, to name the one a value
-        error points at."""
+        error points at (and to tell the ENUM error value from a value the column would alter:
+        enum_error_value)."""
         for attempt in range(5):
             try:
                 with self.conn.cursor() as cur:
@@ -50,9 +57,16 @@ class RowWriter:
                     continue
                 raise SinkError(what, e) from None
             except pymysql.MySQLError as e:
-                raise SinkError(what, e, *offending_row(e, rows, key)) from None
+                stands = write_error_values(self.conn, sql, e, rows, table)
+                if stands is None:
+                    self.statements += 1
+                    return
+                raise SinkError(what, stands, *offending_row(stands, rows, key)) from None
 
-    def delete_keys(self, schema: str, table: str, key: list[str], images: list[dict]) -> None:
+    def delete_keys(self, schema: str, table: str, key: list[str], images: list[dict],
+                    counted: int | None = None) -> None:
+        """`counted`: how many of the rows count as written (the others are written again
+        right after, by REPLACE); all of them when not given."""
         target = qualified(schema, table)
         if len(key) == 1:
             head = f"DELETE FROM {target} WHERE {quote_ident(key[0])} IN ("
@@ -62,7 +76,7 @@ class RowWriter:
             tuples = ["(" + ", ".join(sql_literal(img[k]) for k in key) + ")" for img in images]
         for chunk in self._chunks(tuples, len(head)):
             self._run(head + ", ".join(chunk) + ")", f"DELETE from {schema}.{table}")
-            self.rows_written += len(chunk)
+        self.rows_written += len(images) if counted is None else counted
 
     def replace_rows(self, schema: str, table: str, columns: tuple[str, ...], images: list[dict],
                      verb: str = "REPLACE", commit_ts: list | None = None, key: list[str] | None = None) -> None:
@@ -74,7 +88,8 @@ class RowWriter:
         rows = list(zip(images, commit_ts or [None] * len(images)))
         done = 0
         for chunk in self._chunks(tuples, len(head)):
-            self._run(head + ",".join(chunk), f"{verb} into {schema}.{table}", rows[done:done + len(chunk)], key)
+            self._run(head + ",".join(chunk), f"{verb} into {schema}.{table}", rows[done:done + len(chunk)], key,
+                      (schema, table))
             done += len(chunk)
             self.rows_written += len(chunk)
 
@@ -111,24 +126,29 @@ class RowWriter:
 
 class StreamingWriter:
     """Pending multi-row statements, flushed when full; a table's pending DELETEs always go
-    out before any of its upserts, so memory stays bounded by the batch size.  With
-    `insert_new`, rows of kind I (new keys) are written with INSERT instead of REPLACE."""
+    out before any of its upserts, so memory stays bounded by the batch size.  A row written
+    with REPLACE is also deleted by its key first (the module's first lines say why).  With
+    `insert_new`, rows of kind I (new keys) are written with INSERT instead of REPLACE (they
+    cannot exist yet: no DELETE).  `generated`: per table, the columns left out of rows."""
 
-    def __init__(self, writer: RowWriter, keys: dict[str, list[str]], insert_new: bool = False):
+    def __init__(self, writer: RowWriter, keys: dict[str, list[str]], insert_new: bool = False,
+                 generated: dict[str, frozenset[str]] | None = None):
         self.writer = writer
         self.keys = keys
         self.insert_new = insert_new
+        self.generated = generated or {}
         self.deletes: dict[tuple[str, str], list] = {}
         self.upserts: dict[tuple[str, str, tuple, str], list] = {}
 
     def add(self, schema: str, table: str, kind: str, img: dict, commit_ts: int | None = None) -> None:
-        if kind == "D":
+        verb = "DELETE" if kind == "D" else "INSERT" if kind == "I" and self.insert_new else "REPLACE"
+        if verb != "INSERT":
             pending = self.deletes.setdefault((schema, table), [])
-            pending.append(img)
+            pending.append((img, verb == "DELETE"))  # a row that ends deleted counts as written
             if len(pending) >= self.writer.batch_rows:
                 self._flush_deletes(schema, table)
-        else:
-            group = (schema, table, tuple(img), "INSERT" if kind == "I" and self.insert_new else "REPLACE")
+        if verb != "DELETE":
+            group = (schema, table, tuple(img), verb)
             pending = self.upserts.setdefault(group, [])
             pending.append((img, commit_ts))
             if len(pending) >= self.writer.batch_rows:
@@ -137,13 +157,17 @@ class StreamingWriter:
 
     def _upsert(self, group: tuple, pending: list) -> None:
         schema, table, cols, verb = group
+        generated = self.generated.get(f"{schema}.{table}")
+        if generated:
+            cols = tuple(c for c in cols if c not in generated)
         self.writer.replace_rows(schema, table, cols, [i for i, _ in pending], verb, [t for _, t in pending],
                                  self.keys.get(f"{schema}.{table}"))
 
     def _flush_deletes(self, schema: str, table: str) -> None:
-        images = self.deletes.pop((schema, table), None)
-        if images:
-            self.writer.delete_keys(schema, table, self.keys[f"{schema}.{table}"], images)
+        pending = self.deletes.pop((schema, table), None)
+        if pending:
+            self.writer.delete_keys(schema, table, self.keys[f"{schema}.{table}"], [i for i, _ in pending],
+                                    counted=sum(final for _, final in pending))
 
     def close(self) -> None:
         for schema, table in list(self.deletes):
@@ -153,18 +177,21 @@ class StreamingWriter:
         self.upserts.clear()
 
 
-
-def apply_ordered(conn, schema: str, table: str, changes: Iterable[dict]) -> int:
+def apply_ordered(conn, schema: str, table: str, changes: Iterable[dict],
+                  generated: frozenset[str] = frozenset()) -> int:
     """Changes of a table without a valid index (force-replicate): one by one, in commit order.
 
     No compaction is possible without a key, so UPDATE and DELETE match the whole old
-    row NULL-safely and touch one row (LIMIT 1), which keeps duplicate rows right.
+    row NULL-safely and touch one row (LIMIT 1), which keeps duplicate rows right.  The
+    `generated` columns are neither written nor matched: the downstream computes them from
+    the others.
     """
     n = 0
     target = qualified(schema, table)
     with conn.cursor() as cur:
         for ch in changes:
-            before, after = decode_image(ch["before"]), decode_image(ch["after"])
+            before, after = (None if img is None else {c: v for c, v in img.items() if c not in generated}
+                             for img in (decode_image(ch["before"]), decode_image(ch["after"])))
             if ch["op"] == "insert":
                 sql = (f"INSERT INTO {target} ({', '.join(quote_ident(c) for c in after)}) VALUES ("
                        + ", ".join(sql_literal(v) for v in after.values()) + ")")
@@ -178,6 +205,8 @@ def apply_ordered(conn, schema: str, table: str, changes: Iterable[dict]) -> int
             try:
                 cur.execute(sql)
             except pymysql.MySQLError as e:
-                raise SinkError(f"{ch['op'].upper()} on {schema}.{table} (no valid index)", e) from None
+                stands = write_error_values(conn, sql, e, [(after, None)] if after else None, (schema, table))
+                if stands is not None:
+                    raise SinkError(f"{ch['op'].upper()} on {schema}.{table} (no valid index)", stands) from None
             n += 1
     return n

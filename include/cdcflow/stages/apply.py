@@ -21,7 +21,7 @@ from cdcflow.sink.collation_key import KeyFolder
 from cdcflow.sink.compaction import KEYED_SCHEMA, keyed_changes
 from cdcflow.sink.ddl_exec import execute_ddl
 from cdcflow.sink.downstream_errors import is_retryable, is_timeout
-from cdcflow.sink.downstream_tables import catalogue_key, table_exists
+from cdcflow.sink.downstream_tables import catalogue_key, generated_columns, table_exists
 from cdcflow.sink.partitions import apply_partition, apply_partition_txns
 from cdcflow.sink.row_writer import apply_ordered
 from cdcflow.stages import contracts
@@ -85,6 +85,8 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
                         why="the tracked schema does not know the table, the downstream's has no valid index "
                             "(primary key or NOT NULL unique key), and force-replicate is false")
             stats.skipped_tables.append(f"{t[0]}.{t[1]}")
+    # the columns the downstream computes, as it has them now: the DDLs before this segment ran
+    generated = generated_columns(conn, [tuple(k.split(".", 1)) for k in keys] + unkeyed)
     if keys:
         n = max(1, opts.worker_count)
         keyed_rows = rows_df
@@ -100,11 +102,11 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
             # rows are REPLACEd (each transaction is atomic downstream, so a replay converges)
             ordered = (changes.repartition(n, "schema", "table")
                        .sortWithinPartitions("schema", "table", "commit_ts", "part", "key", "seq", "sub"))
-            passes = [lambda it: apply_partition_txns(it, sink, batch, keys)]
+            passes = [lambda it: apply_partition_txns(it, sink, batch, keys, generated)]
         else:
             ordered = (changes.repartition(n, "schema", "table", "part")
                        .sortWithinPartitions("schema", "table", "part", "key", "commit_ts", "seq", "sub"))
-            passes = [lambda it, ph=ph: apply_partition(it, sink, batch, keys, ph)
+            passes = [lambda it, ph=ph: apply_partition(it, sink, batch, keys, ph, generated)
                       for ph in ([None] if safe else ["existing", "new"])]
         if len(passes) > 1:
             from pyspark import StorageLevel
@@ -121,7 +123,7 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
     for s, t in unkeyed:  # force-replicate: whole rows matched, in commit order
         changes = (rows_df.where((F.col("schema") == s) & (F.col("table") == t))
                    .orderBy("commit_ts", "seq").select("op", "before", "after").toLocalIterator())
-        stats.rows_written += apply_ordered(conn, s, t, changes)
+        stats.rows_written += apply_ordered(conn, s, t, changes, generated.get(f"{s}.{t}", frozenset()))
 
 
 def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, flavour: str, ddl: DdlEntry, replay: bool) -> str:
