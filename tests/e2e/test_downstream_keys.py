@@ -56,15 +56,15 @@ def test_downstream_tables_with_keys_of_their_own_end_equal(mariadb_pair, spark,
     for table, ddl in DOWNSTREAM.items():
         up.execute(UPSTREAM.format(t=table), database=schema)
         down.execute(ddl.format(t=table), database=schema)
-    cid = schema.replace("_", "-")
-    create_changefeed(capsys, up, down, cid,
+    changefeed_id = schema.replace("_", "-")
+    create_changefeed(capsys, up, down, changefeed_id,
                       f"[filter]\nrules = ['{schema}.*']\n[sink]\nsafe-mode = {str(safe_mode).lower()}\n")
     for step in (lambda t: _inserts(up, schema, t, 0), lambda t: _changes(up, schema, t, 0),
                  lambda t: (_inserts(up, schema, t, 100), _changes(up, schema, t, 100)),  # in one cycle
                  lambda t: _changes(up, schema, t, 1000)):  # the moved keys change again
         for table in DOWNSTREAM:
             step(table)
-        rc, err = cli_run(capsys, cid)
+        rc, err = cli_run(capsys, changefeed_id)
         assert rc == 0, err
         for table in DOWNSTREAM:
             assert _rows(down, schema, table) == _rows(up, schema, table), table

@@ -45,8 +45,8 @@ def _fresh(up, down, schema: str) -> str:
     return schema.replace("_", "-")
 
 
-def _cycle(capsys, up, down, cid: str, schema: str) -> None:
-    rc, err = cli_run(capsys, cid)
+def _cycle(capsys, up, down, changefeed_id: str, schema: str) -> None:
+    rc, err = cli_run(capsys, changefeed_id)
     assert rc == 0, err
     assert_consistent(up, down, [schema])
 
@@ -55,59 +55,59 @@ def _cycle(capsys, up, down, cid: str, schema: str) -> None:
 def test_the_matrix_of_generated_columns_replicates(mariadb_pair, spark, cdcflow_home, capsys, safe_mode):
     up, down = mariadb_pair
     schema = f"gen_{'safe' if safe_mode else 'normal'}"
-    cid = _fresh(up, down, schema)
+    changefeed_id = _fresh(up, down, schema)
     tables = [_table(*cell) for cell in MATRIX]
     for _, ddl in tables[:4]:  # half exist before the changefeed (its schema read from the catalogue)
         up.execute(ddl, database=schema)
         down.execute(ddl, database=schema)
-    create_changefeed(capsys, up, down, cid,
+    create_changefeed(capsys, up, down, changefeed_id,
                       f"[filter]\nrules = ['{schema}.*']\n[sink]\nsafe-mode = {str(safe_mode).lower()}\n")
     for _, ddl in tables[4:]:  # half created by a replicated DDL
         up.execute(ddl, database=schema)
     for name, _ in tables:
         _rows(up, schema, name, 0)
-    _cycle(capsys, up, down, cid, schema)
+    _cycle(capsys, up, down, changefeed_id, schema)
     for name, _ in tables:
         _rows(up, schema, name, 100)
-    _cycle(capsys, up, down, cid, schema)
+    _cycle(capsys, up, down, changefeed_id, schema)
     assert down.query(f"SELECT g FROM {schema}.g_stored_ix_arith WHERE id = 2") == [(2005,)]
 
 
 def test_generated_columns_added_modified_and_dropped(mariadb_pair, spark, cdcflow_home, capsys):
     up, down = mariadb_pair
     schema = "gen_ddl"
-    cid = _fresh(up, down, schema)
-    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{schema}.*']\n")
+    changefeed_id = _fresh(up, down, schema)
+    create_changefeed(capsys, up, down, changefeed_id, f"[filter]\nrules = ['{schema}.*']\n")
     up.execute("CREATE TABLE t (id INT PRIMARY KEY, n INT, j JSON, note VARCHAR(20))", database=schema)
     _rows(up, schema, "t", 0)
     up.execute("ALTER TABLE t ADD COLUMN g INT AS (n * 3) VIRTUAL, ADD COLUMN s INT AS (n + 1) STORED",
                database=schema)
     _rows(up, schema, "t", 100)
-    _cycle(capsys, up, down, cid, schema)
+    _cycle(capsys, up, down, changefeed_id, schema)
     up.execute("ALTER TABLE t MODIFY COLUMN g BIGINT AS (n * 5) VIRTUAL", database=schema)
     _rows(up, schema, "t", 200)
     up.execute("ALTER TABLE t MODIFY COLUMN s BIGINT", database=schema)  # no longer generated: written
     _rows(up, schema, "t", 300)
     up.execute("UPDATE t SET s = 7 WHERE id = 301", database=schema)
-    _cycle(capsys, up, down, cid, schema)
+    _cycle(capsys, up, down, changefeed_id, schema)
     up.execute("ALTER TABLE t DROP COLUMN g", database=schema)
     _rows(up, schema, "t", 400)
-    _cycle(capsys, up, down, cid, schema)
+    _cycle(capsys, up, down, changefeed_id, schema)
     assert down.query(f"SELECT s FROM {schema}.t WHERE id IN (301, 401) ORDER BY id") == [(7,), (None,)]
 
 
 def test_a_value_filter_names_a_generated_column(mariadb_pair, spark, cdcflow_home, capsys):
     up, down = mariadb_pair
     schema = "gen_filter"
-    cid = _fresh(up, down, schema)
+    changefeed_id = _fresh(up, down, schema)
     ddl = "CREATE TABLE t (id INT PRIMARY KEY, n INT, g INT AS (n * 10) VIRTUAL)"
     up.execute(ddl, database=schema)
     down.execute(ddl, database=schema)
-    create_changefeed(capsys, up, down, cid,
+    create_changefeed(capsys, up, down, changefeed_id,
                       f"[filter]\nrules = ['{schema}.*']\n[[filter.event-filters]]\nmatcher = ['{schema}.t']\n"
                       "ignore-insert-value-expr = \"g > 50\"\n")
     up.execute("INSERT INTO t (id, n) VALUES (1, 1), (2, 5), (3, 6), (4, 9)", database=schema)
-    rc, err = cli_run(capsys, cid)
+    rc, err = cli_run(capsys, changefeed_id)
     assert rc == 0, err
     assert down.query(f"SELECT id, g FROM {schema}.t ORDER BY id") == [(1, 10), (2, 50)]
 
@@ -116,9 +116,9 @@ def test_a_table_without_a_valid_index_keeps_its_generated_column_computed(maria
                                                                            capsys):
     up, down = mariadb_pair
     schema = "gen_keyless"
-    cid = _fresh(up, down, schema)
-    create_changefeed(capsys, up, down, cid, f"force-replicate = true\n[filter]\nrules = ['{schema}.*']\n")
+    changefeed_id = _fresh(up, down, schema)
+    create_changefeed(capsys, up, down, changefeed_id, f"force-replicate = true\n[filter]\nrules = ['{schema}.*']\n")
     up.execute("CREATE TABLE t (n INT, j JSON, g INT AS (n + 1) STORED, note VARCHAR(20))", database=schema)
     up.execute("INSERT INTO t (n, j, note) VALUES (1, '{}', 'a'), (2, '{}', 'b'), (2, '{}', 'b')",
                "UPDATE t SET n = 3 WHERE note = 'a'", "DELETE FROM t WHERE n = 2 LIMIT 1", database=schema)
-    _cycle(capsys, up, down, cid, schema)
+    _cycle(capsys, up, down, changefeed_id, schema)
