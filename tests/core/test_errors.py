@@ -21,6 +21,7 @@ def test_retryable_comes_from_the_code_unless_the_raiser_decides():
     assert CdcflowError("x", code=errors.CHANGEFEED_STATE).retryable is False
     assert CdcflowError("x", code=errors.EXEC_DDL_FAILED).retryable is False  # no class: not retryable
     assert CdcflowError("x", code=errors.EXEC_DDL_FAILED, retryable=True).retryable is True
+    assert CdcflowError("x", code=errors.MYSQL_TXN_ERROR).retryable is True  # every sink error, as TiCDC
     err = CdcflowError("x", code=errors.UPSTREAM_UNREACHABLE)
     assert err.to_dict() == {"code": "CDCFLOW:ErrUpstreamUnreachable", "message": "x", "retryable": True,
                              "hint": None}

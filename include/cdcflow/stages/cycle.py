@@ -130,20 +130,22 @@ def as_cdcflow_error(e: BaseException, changefeed_id: str, stage: str) -> Cdcflo
                  "cycle retries the window, the checkpoint has not passed it")
     parsed = SinkError.parse(str(e))
     if parsed:
+        # Every row the downstream refuses is retryable, as TiCDC retries every sink error it does not
+        # name unretryable (pkg/errors: only config, filter-expression, rename and GC errors are):
+        # warning and backoff (③), failed once stuck (⑤); a downstream fixed meanwhile resumes by itself.
         row = f" (the row with key {parsed['row']})" if parsed.get("row") else ""
         if parsed.get("timed_out"):
             hint = TIMEOUT_HINT.format(side="sink")
         elif parsed.get("value_error"):
             hint = ("the downstream column cannot hold the upstream's value: widen it (or change its type) "
-                    f"downstream, then `cdcflow changefeed resume -c {changefeed_id}`")
-        elif parsed["retryable"]:
-            hint = "the checkpoint has not passed these rows; fix the downstream and the next cycle retries"
+                    "downstream; the checkpoint has not passed the row and the next cycle writes it after the "
+                    "backoff")
         else:
-            hint = "fix the downstream table, then resume the changefeed"
+            hint = ("the checkpoint has not passed these rows; fix the downstream table and the next cycle "
+                    "writes them after the backoff")
         return CdcflowError(
             f"stage {stage}: {parsed['what']} failed on the downstream: ({parsed['code']}) {parsed['text']}{row}",
-            changefeed=changefeed_id, ts=parsed.get("ts"), code=MYSQL_TXN_ERROR, retryable=bool(parsed["retryable"]),
-            hint=hint)
+            changefeed=changefeed_id, ts=parsed.get("ts"), code=MYSQL_TXN_ERROR, retryable=True, hint=hint)
     if is_timeout(e):
         downstream = stage in DOWNSTREAM_STAGES
         side = "sink" if downstream else "source"
