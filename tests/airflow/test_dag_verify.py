@@ -40,7 +40,9 @@ def test_mode_verify_runs_no_cycle_and_fails_when_the_downstream_differs(mariadb
     assert str(run.state) in ("failed", "DagRunState.FAILED"), run.state
     last = query(capsys, "dag-vf")["cdcflow"]["last_verify"]
     assert last["status"] == "different" and len(last["differences"]) == 1
-    assert "2" in str(last["differences"][0])
+    diff = last["differences"][0]
+    assert (diff["table"], diff["key"], diff["kind"], diff["columns"]) == ("dag_vf.t", {"id": "2"}, "different", ["v"])
+    assert diff["downstream"]["v"] == "changed"
     feed = metastore.get_feed("dag-vf")  # a verify is no cycle: nothing moved, nothing recorded as an error
     assert (feed.state, feed.checkpoint_ts, feed.error) == ("normal", checkpoint, None)
     assert len(metastore.recent_runs("dag-vf")) == runs_before
