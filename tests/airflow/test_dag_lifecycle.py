@@ -208,3 +208,33 @@ def test_a_backfill_from_the_creation_second_and_one_that_fails(mariadb_pair, ai
     assert_consistent(up, down, ["dag_bf"])
     for s in (up, down):
         s.execute("DROP DATABASE dag_bf")
+
+
+FUTURE = "2999-01-01"  # as typed into the trigger form
+
+
+def test_a_backfill_from_the_future_is_refused_and_changes_nothing(mariadb_pair, airflow_home, capsys):
+    """The trigger form's start_ts is checked as every surface checks a ts (core.ts_input):
+    later than the current TSO, the run fails in prepare, naming it, and the changefeed's
+    record stays as it was (an older cdcflow moved the checkpoint to 2999 for good)."""
+    up, down = mariadb_pair
+    for s in (up, down):
+        s.execute("DROP DATABASE IF EXISTS dag_future", "CREATE DATABASE dag_future",
+                  "CREATE TABLE dag_future.t (id INT PRIMARY KEY)")
+    create_changefeed(capsys, up, down, "dag-future", "[filter]\nrules = ['dag_future.*']\n")
+    before = metastore.get_feed("dag-future")
+    runs_before = len(metastore.recent_runs("dag-future"))
+    dag = parsed_changefeed_dag("dag-future")
+    capsys.readouterr()
+    for mode in ("backfill", "dry-run"):
+        run = dag.test(run_conf={"mode": mode, "start_ts": FUTURE, "target_ts": None})
+        assert str(run.state) in ("failed", "DagRunState.FAILED"), run.state
+    out = capsys.readouterr()
+    assert "start_ts" in out.out + out.err and "is later than the current TSO" in out.out + out.err
+    after = metastore.get_feed("dag-future")
+    assert after == before
+    assert len(metastore.recent_runs("dag-future")) == runs_before
+    up.execute("INSERT INTO dag_future.t VALUES (1)")
+    _succeeded(dag.test(run_conf=CATCH_UP))  # the changefeed goes on from where it was
+    assert tso.to_text(metastore.get_feed("dag-future").checkpoint_ts) < "2100"
+    assert_consistent(up, down, ["dag_future"])

@@ -209,3 +209,26 @@ def test_runs_with_modes_figures_error_remedy_and_lag_history(mariadb_pair, spar
     lags = own["lag_history"]
     assert [p["run_id"] for p in lags] == [dry["run_id"], caught_up["run_id"], failed["run_id"]]
     assert lags[1]["lag_seconds"] == 0 and lags[2]["lag_seconds"] >= 0 and lags[2]["time"].endswith("Z")
+
+
+def test_a_run_from_the_future_is_refused_with_the_words_of_every_surface(mariadb_pair, client, airflow_auth,
+                                                                        capsys):
+    up, down = mariadb_pair
+    create_changefeed(capsys, up, down, "api-future", "")
+    before = metastore.get_feed("api-future")
+    user = airflow_auth["user"]
+    for body in ({"mode": "backfill", "start_ts": "2999-01-01"}, {"mode": "dry-run", "start_ts": "2999-01-01"}):
+        refused = client.post("/api/v2/changefeeds/api-future/runs", headers=user, json=body)
+        assert refused.status_code == 400, refused.text
+        message = refused.json()["error_msg"]
+        assert "start_ts" in message and "(2999-01-01 00:00:00.000) is later than the current TSO" in message
+    nonsense = client.post("/api/v2/changefeeds/api-future/runs", headers=user,
+                           json={"mode": "backfill", "start_ts": "yesterday-ish"})
+    assert nonsense.status_code == 400 and "start_ts" in nonsense.json()["error_msg"]
+    client.post("/api/v2/changefeeds/api-future/pause", headers=user)
+    future = client.post("/api/v2/changefeeds/api-future/resume", headers=user,
+                         json={"overwrite_checkpoint_ts": "2999-01-01"})
+    assert future.status_code == 400 and "is later than the current TSO" in future.json()["error_msg"]
+    after = metastore.get_feed("api-future")
+    assert (after.checkpoint_ts, after.resolved_ts, after.checkpoint_pos) == \
+        (before.checkpoint_ts, before.resolved_ts, before.checkpoint_pos)

@@ -45,3 +45,40 @@ def test_a_backfill_from_the_creation_second_converges(mariadb_pair, cdcflow_hom
     finally:
         for s in (up, down):
             s.execute(f"DROP DATABASE IF EXISTS {S}")
+
+
+def test_prepare_refuses_a_start_ts_from_the_future_and_resume_repairs_a_future_checkpoint(mariadb_pair, spark,
+                                                                                           cdcflow_home, capsys):
+    """prepare is the last guard: a backfill from the future that reached it (a trigger an older
+    surface let through) changes nothing.  A changefeed an older cdcflow moved into the future
+    (checkpoint and resolved ts in 2999) is repaired by `resume --overwrite-checkpoint-ts now`."""
+    from cdcflow.core.errors import CLI_START_TS_IN_FUTURE, CdcflowError
+    from cdcflow.runner.in_process import new_run_id
+    from cdcflow.stages import prepare
+    from cdcflow.stages.cycle import Cycle
+
+    up, down = mariadb_pair
+    for s in (up, down):
+        s.execute("DROP DATABASE IF EXISTS bf_future", "CREATE DATABASE bf_future",
+                  "CREATE TABLE bf_future.t (id INT PRIMARY KEY)")
+    create_changefeed(capsys, up, down, "bf-future", "[filter]\nrules = ['bf_future.*']\n")
+    before = metastore.get_feed("bf-future")
+    future = tso.parse("2999-01-01")
+    with pytest.raises(CdcflowError) as refused:
+        prepare(Cycle.load("bf-future", new_run_id()), start_ts=future)
+    assert refused.value.code == CLI_START_TS_IN_FUTURE and f"start_ts {future}" in str(refused.value)
+    assert metastore.get_feed("bf-future") == before and metastore.recent_runs("bf-future") == []
+
+    # what an older cdcflow left: checkpoint and resolved ts in 2999, state normal
+    metastore.update_feed("bf-future", checkpoint_ts=future, resolved_ts=future, replay_until=future)
+    cli_ok(capsys, "changefeed", "pause", "-c", "bf-future")
+    cli_ok(capsys, "changefeed", "resume", "-c", "bf-future", "--overwrite-checkpoint-ts", "now", "--no-confirm")
+    repaired = metastore.get_feed("bf-future")
+    assert repaired.checkpoint_ts <= tso.now() and repaired.resolved_ts == repaired.checkpoint_ts
+    assert repaired.replay_until < tso.parse("2100-01-01")
+    up.execute("INSERT INTO bf_future.t VALUES (1)")
+    rc, err = cli_run(capsys, "bf-future")
+    assert rc == 0, err
+    assert metastore.get_feed("bf-future").checkpoint_ts <= tso.now()
+    assert query(capsys, "bf-future")["state"] == "normal"
+    assert_consistent(up, down, ["bf_future"])

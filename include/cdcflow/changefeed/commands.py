@@ -14,14 +14,13 @@ import time
 from collections.abc import Callable
 
 from cdcflow.changefeed import feed_state, lifecycle, states, status_view
-from cdcflow.core import tso
+from cdcflow.core import ts_input, tso
 from cdcflow.core.errors import (
     CHANGEFEED_ALREADY_EXISTS,
     CHANGEFEED_UPDATE_REFUSED,
     CLI_ABORTED,
     CLI_CHECKPOINT_TS_IN_FUTURE,
     CLI_INVALID_CHECKPOINT_TS,
-    CLI_START_TS_IN_FUTURE,
     LEASE_HELD,
     MYSQL_CONNECTION_ERROR,
     SNAPSHOT_REFUSED,
@@ -72,12 +71,10 @@ def create(changefeed_id: str, source_uri: str, sink_uri: str, config_path: str 
     if spec_exists(changefeed_id):
         raise CdcflowError(f"changefeed {changefeed_id} already exists", code=CHANGEFEED_ALREADY_EXISTS,
                            hint="choose another --changefeed-id, or remove the old one first")
-    now = tso.now()
-    if start_ts and start_ts > now:  # TiCDC refuses a start-ts above the current TSO too
-        raise CdcflowError(f"start-ts {start_ts} ({tso.to_text(start_ts)}) is later than the current TSO {now} "
-                           f"({tso.to_text(now)})", changefeed=changefeed_id, code=CLI_START_TS_IN_FUTURE,
-                           hint="give a --start-ts at or before the current TSO (`cdcflow tso query`), or none "
-                                "to start at the upstream's current position")
+    if start_ts:
+        ts_input.not_in_future(start_ts, "start-ts", changefeed_id,
+                               hint="give a --start-ts at or before the current TSO (`cdcflow tso query`), or "
+                                    "none to start at the upstream's current position")
     source, sink = parse_source_uri(source_uri), parse_sink_uri(sink_uri)
     config_text = _read_config(config_path) if config_path else ""
     cfg = parse_config(config_text, source=config_path or "<config>")
@@ -347,8 +344,11 @@ def resume(changefeed_id: str, overwrite_checkpoint_ts: int | None = None,
             # the DDLs skipped over are never read: track the schema from the catalogue as it is now,
             # as create does for its start-ts (versions before a backward move stay valid)
             schema_versions.snapshot(spec.id, source, ts)
-        values.update(checkpoint_ts=ts, checkpoint_pos=pos.to_dict(), ddl_in_flight_ts=None,
-                      replay_until=replay_horizon(ts, feed.replay_until, feed.checkpoint_ts))
+        # the resolved ts only moves forward by itself: an overwrite sets it with the checkpoint, which
+        # also repairs a changefeed an older cdcflow let a backfill move into the future
+        now = tso.now()  # (nor does a replay horizon stay in such a future)
+        values.update(checkpoint_ts=ts, checkpoint_pos=pos.to_dict(), ddl_in_flight_ts=None, resolved_ts=ts,
+                      replay_until=replay_horizon(ts, min(feed.replay_until, now), min(feed.checkpoint_ts, now)))
     else:
         _check_upstream_holds(spec.id, source, feed, available_logs)
     new = feed_state.resume(spec.id, feed, **values)
@@ -359,11 +359,8 @@ def _checkpoint_arg(changefeed_id: str, ts: int) -> int:
     if ts <= 0:
         raise CdcflowError("--overwrite-checkpoint-ts must be positive", changefeed=changefeed_id,
                            code=CLI_INVALID_CHECKPOINT_TS, hint="give 'now', a TSO or a UTC date-time")
-    if ts > tso.now():
-        raise CdcflowError(f"--overwrite-checkpoint-ts {ts} ({tso.to_text(ts)}) is in the future",
-                           changefeed=changefeed_id,
-                           code=CLI_CHECKPOINT_TS_IN_FUTURE, hint="give 'now' or an earlier ts")
-    return ts
+    return ts_input.not_in_future(ts, "--overwrite-checkpoint-ts", changefeed_id, CLI_CHECKPOINT_TS_IN_FUTURE,
+                                  hint="give 'now' or an earlier ts; nothing was changed")
 
 
 def _check_upstream_holds(changefeed_id: str, source, feed: metastore.FeedState, available_logs) -> None:

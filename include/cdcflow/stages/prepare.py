@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from cdcflow.changefeed import feed_state, lifecycle, states
-from cdcflow.core import tso
+from cdcflow.core import ts_input, tso
 from cdcflow.core.errors import UPSTREAM_UNREACHABLE, CdcflowError
 from cdcflow.source.binlog import Position, available_logs, check_checkpoint_held, head_position
 from cdcflow.stages import contracts
@@ -20,6 +20,8 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
     a person triggered (`manual`) does not wait out a warning's backoff: it is their decision,
     as TiCDC's resume is."""
     changefeed_id, run_id = cycle.changefeed_id, cycle.run_id
+    if start_ts is not None:  # the last guard: whatever surface let it through, nothing is recorded
+        ts_input.not_in_future(start_ts, "start_ts", changefeed_id)
     feed = feed_state.expire_gc_ttl(changefeed_id, cycle.feed(), lambda: cycle.config)  # ⑧ happens when a cycle looks
     reason = None
     if feed.state in states.IDLE_REASONS:

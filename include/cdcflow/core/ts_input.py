@@ -1,0 +1,35 @@
+"""A ts a person gives, checked once for every surface: the CLI (`create --start-ts`, `resume
+--overwrite-checkpoint-ts`), the DAG's trigger form and the page (a backfill's or dry run's
+`start_ts`), the HTTP API, and prepare as the last guard before a backfill moves the checkpoint.
+A ts later than the current TSO is refused with the same words everywhere, before anything is
+recorded: a checkpoint moved into the future would stamp every later row with a commit ts from
+there, and the resolved ts, which only moves forward, would stay there."""
+
+from __future__ import annotations
+
+from cdcflow.core import tso
+from cdcflow.core.errors import CLI_START_TS_IN_FUTURE, CdcflowError, ConfigError
+
+
+def parse(value, name: str, changefeed_id: str | None = None) -> int | None:
+    """A TSO or a date-time (tso.parse); None for nothing given."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        return tso.parse(value)
+    except ValueError as e:
+        raise ConfigError(f"{name}: {e}", changefeed=changefeed_id,
+                          hint=f"give {name} as a TSO or a UTC date-time (`cdcflow tso query` prints the "
+                               "current one), or leave it empty") from None
+
+
+def not_in_future(ts: int, name: str, changefeed_id: str | None = None, code: str = CLI_START_TS_IN_FUTURE,
+                  hint: str | None = None) -> int:
+    """`ts`, unless it is later than the current TSO (TiCDC refuses such a start-ts too)."""
+    now = tso.now()
+    if ts > now:
+        raise CdcflowError(
+            f"{name} {ts} ({tso.to_text(ts)}) is later than the current TSO {now} ({tso.to_text(now)})",
+            changefeed=changefeed_id, code=code,
+            hint=hint or f"give a {name} at or before the current TSO (`cdcflow tso query`); nothing was changed")
+    return ts
