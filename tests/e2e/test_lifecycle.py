@@ -364,8 +364,9 @@ def test_cli_errors_and_field_names(own_pair, cdcflow_home, capsys):
     out = cli_ok(capsys, "changefeed", "update", "-c", "lc-cli", "--config", str(new_config))
     assert json.loads(out.split("\n", 1)[1]) == {"config": {
         "filter.rules": {"old": ["*.*"], "new": ["lc_cli.*"]}, "sink.worker-count": {"old": 4, "new": 2}}}
-    assert "in the future" in cli_fails(capsys, "changefeed", "resume", "-c", "lc-cli", "--no-confirm",
-                                        "--overwrite-checkpoint-ts", str(tso.now() + (3600_000 << 18)))
+    assert "is later than the current TSO" in cli_fails(capsys, "changefeed", "resume", "-c", "lc-cli",
+                                                        "--no-confirm", "--overwrite-checkpoint-ts",
+                                                        str(tso.now() + (3600_000 << 18)))
     # an unreachable sink is refused at create and at update, in one line naming it
     closed = f"mysql://root:cdcflow@127.0.0.1:{free_port()}/"
     err = cli_fails(capsys, "changefeed", "update", "-c", "lc-cli", "--sink-uri", closed)
