@@ -51,7 +51,7 @@ def _squeezed(text: str) -> str:
 def seed_arrows() -> dict[int, str]:
     """The seed's description of each numbered arrow, by number."""
     if not SEED.is_file():
-        pytest.skip(f"TiCDC's Changefeed Overview is not at {SEED} (the shared/ folder beside the repository)")
+        pytest.skip(f"the Changefeed Overview's text is not at {SEED} (the shared/ folder beside the repository)")
     text = SEED.read_text(encoding="utf-8")
     text = text[text.index("The numbers in the preceding state transfer diagram"):]
     parts = re.split(f"([{NUMBERS}])", text)
