@@ -158,7 +158,7 @@ def as_cdcflow_error(e: BaseException, changefeed_id: str, stage: str) -> Cdcflo
     return CdcflowError(
         f"stage {stage} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
         changefeed=changefeed_id, code=STAGE_FAILED, retryable=retry or not isinstance(e, (ValueError, TypeError)),
-        hint="run `cdcflow changefeed run -c %s --debug` for the full trace" % changefeed_id,
+        hint="run `cdcflow --debug changefeed run -c %s` for the full trace" % changefeed_id,
     )
 
 
