@@ -49,6 +49,15 @@ def schema_changefeed(capsys, up, down, changefeed_id: str, schema: str, *upstre
         up.execute(*upstream)
 
 
+def fresh_schema(up, down, schema: str, *ddl: str) -> None:
+    """`schema` dropped and created anew on both servers, `ddl` run in it on both: the tables a
+    changefeed created afterwards finds on both sides."""
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {schema}", f"CREATE DATABASE {schema}")
+        if ddl:
+            s.execute(*ddl, database=schema)
+
+
 def _write_config(changefeed_id: str, text: str):
     from cdcflow.core.spec_store import home
 

@@ -81,16 +81,10 @@ def _pause(changefeed_id: str) -> dict:
 
 def _resume(changefeed_id: str, overwrite: str | int | None) -> dict:
     from cdcflow.changefeed import commands
-    from cdcflow.core import tso
-    from cdcflow.core.errors import API_INVALID_PARAM, CdcflowError
+    from cdcflow.core import ts_input, tso
+    from cdcflow.core.errors import API_INVALID_PARAM
 
-    ts = None
-    if overwrite not in (None, ""):
-        try:
-            ts = tso.parse(overwrite)
-        except ValueError as e:
-            raise CdcflowError(f"overwrite_checkpoint_ts: {e}", changefeed=changefeed_id, code=API_INVALID_PARAM,
-                               hint="give a TSO, a UTC date-time or 'now'") from None
+    ts = ts_input.parse(overwrite, "overwrite_checkpoint_ts", changefeed_id, API_INVALID_PARAM)
     before, after, checkpoint = commands.resume(changefeed_id, ts)  # no confirm: the request is the decision
     return {"id": changefeed_id, "state_before": before, "state": after, "checkpoint_ts": checkpoint,
             "checkpoint_time": tso.to_text(checkpoint)}

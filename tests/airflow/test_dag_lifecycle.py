@@ -18,7 +18,7 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import connect_connection, parsed_changefeed_dag
 
-from e2e_helpers import assert_consistent, create_changefeed
+from e2e_helpers import assert_consistent, create_changefeed, fresh_schema
 
 from cdcflow import cli
 from cdcflow.core import tso
@@ -218,9 +218,7 @@ def test_a_backfill_from_the_future_is_refused_and_changes_nothing(mariadb_pair,
     later than the current TSO, the run fails in prepare, naming it, and the changefeed's
     record stays as it was (an older cdcflow moved the checkpoint to 2999 for good)."""
     up, down = mariadb_pair
-    for s in (up, down):
-        s.execute("DROP DATABASE IF EXISTS dag_future", "CREATE DATABASE dag_future",
-                  "CREATE TABLE dag_future.t (id INT PRIMARY KEY)")
+    fresh_schema(up, down, "dag_future", "CREATE TABLE t (id INT PRIMARY KEY)")
     create_changefeed(capsys, up, down, "dag-future", "[filter]\nrules = ['dag_future.*']\n")
     before = metastore.get_feed("dag-future")
     runs_before = len(metastore.recent_runs("dag-future"))

@@ -5,7 +5,7 @@ after among them, and must end `normal` with the downstream equal to the upstrea
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import assert_consistent, cli_ok, cli_run, create_changefeed, query
+from e2e_helpers import assert_consistent, cli_ok, cli_run, create_changefeed, fresh_schema, query
 
 from cdcflow.core import tso
 from cdcflow.store import metastore
@@ -58,9 +58,7 @@ def test_prepare_refuses_a_start_ts_from_the_future_and_resume_repairs_a_future_
     from cdcflow.stages.cycle import Cycle
 
     up, down = mariadb_pair
-    for s in (up, down):
-        s.execute("DROP DATABASE IF EXISTS bf_future", "CREATE DATABASE bf_future",
-                  "CREATE TABLE bf_future.t (id INT PRIMARY KEY)")
+    fresh_schema(up, down, "bf_future", "CREATE TABLE t (id INT PRIMARY KEY)")
     create_changefeed(capsys, up, down, "bf-future", "[filter]\nrules = ['bf_future.*']\n")
     before = metastore.get_feed("bf-future")
     future = tso.parse("2999-01-01")

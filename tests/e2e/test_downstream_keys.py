@@ -6,7 +6,7 @@ replicated columns (TiCDC's MySQL sink matches rows by the upstream's handle key
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import cli_run, create_changefeed
+from e2e_helpers import cli_run, create_changefeed, fresh_schema
 
 pytestmark = pytest.mark.e2e
 
@@ -51,8 +51,7 @@ def _rows(server, schema: str, table: str) -> list[tuple]:
 def test_downstream_tables_with_keys_of_their_own_end_equal(mariadb_pair, spark, cdcflow_home, capsys, safe_mode):
     up, down = mariadb_pair
     schema = f"dkeys_{'safe' if safe_mode else 'normal'}"
-    for s in (up, down):
-        s.execute(f"DROP DATABASE IF EXISTS {schema}", f"CREATE DATABASE {schema}")
+    fresh_schema(up, down, schema)
     for table, ddl in DOWNSTREAM.items():
         up.execute(UPSTREAM.format(t=table), database=schema)
         down.execute(ddl.format(t=table), database=schema)

@@ -7,7 +7,7 @@ changefeed-error-stuck-duration (⑤)."""
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import assert_consistent, backdate, cli_run, create_changefeed, query, run_fails
+from e2e_helpers import assert_consistent, backdate, cli_run, create_changefeed, fresh_schema, query, run_fails
 
 from cdcflow.core.errors import MYSQL_TXN_ERROR
 
@@ -20,9 +20,7 @@ CONFIG = ("changefeed-error-stuck-duration = '30m'\n[filter]\nrules = ['{s}.*']\
 def _diverged(up, down, capsys, schema: str) -> str:
     """A changefeed whose downstream table lacks the column the upstream's rows now carry."""
     changefeed_id = schema.replace("_", "-")
-    for s in (up, down):
-        s.execute(f"DROP DATABASE IF EXISTS {schema}", f"CREATE DATABASE {schema}",
-                  f"CREATE TABLE {schema}.t (id INT PRIMARY KEY, v INT)")
+    fresh_schema(up, down, schema, "CREATE TABLE t (id INT PRIMARY KEY, v INT)")
     create_changefeed(capsys, up, down, changefeed_id, CONFIG.format(s=schema))
     up.execute(f"INSERT INTO {schema}.t VALUES (1, 1)", f"ALTER TABLE {schema}.t ADD COLUMN note VARCHAR(20)",
                f"INSERT INTO {schema}.t VALUES (2, 2, 'two')", f"UPDATE {schema}.t SET note = 'one' WHERE id = 1")

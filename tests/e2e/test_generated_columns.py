@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from e2e_helpers import assert_consistent, cli_run, create_changefeed
+from e2e_helpers import assert_consistent, cli_run, create_changefeed, fresh_schema
 
 pytestmark = pytest.mark.e2e
 
@@ -40,8 +40,7 @@ def _rows(up, schema: str, name: str, base: int) -> None:
 
 
 def _fresh(up, down, schema: str) -> str:
-    for s in (up, down):
-        s.execute(f"DROP DATABASE IF EXISTS {schema}", f"CREATE DATABASE {schema}")
+    fresh_schema(up, down, schema)
     return schema.replace("_", "-")
 
 

@@ -344,9 +344,10 @@ def resume(changefeed_id: str, overwrite_checkpoint_ts: int | None = None,
             # the DDLs skipped over are never read: track the schema from the catalogue as it is now,
             # as create does for its start-ts (versions before a backward move stay valid)
             schema_versions.snapshot(spec.id, source, ts)
-        # the resolved ts only moves forward by itself: an overwrite sets it with the checkpoint, which
-        # also repairs a changefeed an older cdcflow let a backfill move into the future
-        now = tso.now()  # (nor does a replay horizon stay in such a future)
+        # the resolved ts only moves forward by itself: an overwrite sets it with the checkpoint, and
+        # keeps the replay horizon out of the future, which repairs a changefeed an older cdcflow let
+        # a backfill move there
+        now = tso.now()
         values.update(checkpoint_ts=ts, checkpoint_pos=pos.to_dict(), ddl_in_flight_ts=None, resolved_ts=ts,
                       replay_until=replay_horizon(ts, min(feed.replay_until, now), min(feed.checkpoint_ts, now)))
     else:

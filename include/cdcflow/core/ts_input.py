@@ -8,17 +8,17 @@ there, and the resolved ts, which only moves forward, would stay there."""
 from __future__ import annotations
 
 from cdcflow.core import tso
-from cdcflow.core.errors import CLI_START_TS_IN_FUTURE, CdcflowError, ConfigError
+from cdcflow.core.errors import CLI_START_TS_IN_FUTURE, INVALID_CONFIG, CdcflowError, ConfigError
 
 
-def parse(value, name: str, changefeed_id: str | None = None) -> int | None:
-    """A TSO or a date-time (tso.parse); None for nothing given."""
+def parse(value, name: str, changefeed_id: str | None = None, code: str = INVALID_CONFIG) -> int | None:
+    """A TSO, a date-time or 'now' (tso.parse); None for nothing given."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     try:
         return tso.parse(value)
     except ValueError as e:
-        raise ConfigError(f"{name}: {e}", changefeed=changefeed_id,
+        raise ConfigError(f"{name}: {e}", changefeed=changefeed_id, code=code,
                           hint=f"give {name} as a TSO or a UTC date-time (`cdcflow tso query` prints the "
                                "current one), or leave it empty") from None
 

@@ -36,8 +36,7 @@ def _error_value_row(code: int, message: str, rows: list, enums: set[str]) -> bo
     if code != DATA_TRUNCATED or not m or not 1 <= int(m.group(2)) <= len(rows):
         return False
     column = m.group(1).replace("''", "'")
-    image = rows[int(m.group(2)) - 1][0]
-    return column.lower() in enums and image.get(column) == "" if isinstance(image, dict) else False
+    return column.lower() in enums and rows[int(m.group(2)) - 1][0].get(column) == ""
 
 
 def _enum_columns(cur, table: tuple[str, str]) -> set[str]:

@@ -86,7 +86,7 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
                             "(primary key or NOT NULL unique key), and force-replicate is false")
             stats.skipped_tables.append(f"{t[0]}.{t[1]}")
     # the columns the downstream computes, as it has them now: the DDLs before this segment ran
-    generated = generated_columns(conn, [tuple(k.split(".", 1)) for k in keys] + unkeyed)
+    generated = generated_columns(conn, tables)
     if keys:
         n = max(1, opts.worker_count)
         keyed_rows = rows_df
