@@ -187,26 +187,69 @@ def apply_ordered(conn, schema: str, table: str, changes: Iterable[dict],
     the others.
     """
     n = 0
-    target = qualified(schema, table)
     with conn.cursor() as cur:
         for ch in changes:
-            before, after = (None if img is None else {c: v for c, v in img.items() if c not in generated}
-                             for img in (decode_image(ch["before"]), decode_image(ch["after"])))
-            if ch["op"] == "insert":
-                sql = (f"INSERT INTO {target} ({', '.join(quote_ident(c) for c in after)}) VALUES ("
-                       + ", ".join(sql_literal(v) for v in after.values()) + ")")
-            else:
-                where = " AND ".join(f"{quote_ident(c)} <=> {sql_literal(v)}" for c, v in before.items())
-                if ch["op"] == "delete":
-                    sql = f"DELETE FROM {target} WHERE {where} LIMIT 1"
-                else:
-                    sets = ", ".join(f"{quote_ident(c)} = {sql_literal(v)}" for c, v in after.items())
-                    sql = f"UPDATE {target} SET {sets} WHERE {where} LIMIT 1"
-            try:
-                cur.execute(sql)
-            except pymysql.MySQLError as e:
-                stands = write_error_values(conn, sql, e, [(after, None)] if after else None, (schema, table))
-                if stands is not None:
-                    raise SinkError(f"{ch['op'].upper()} on {schema}.{table} (no valid index)", stands) from None
+            _apply_change(conn, cur, schema, table, ch, None, generated, "(no valid index)")
             n += 1
     return n
+
+
+def apply_in_commit_order(conn, changes: Iterable[dict], keys: dict[str, list[str] | None],
+                          generated: dict[str, frozenset[str]], parents: set[str], upsert: bool) -> int:
+    """The changes of tables bound by foreign keys whose actions change rows (sink.foreign_keys),
+    across those tables in commit order, one statement each, as a native replica runs them: an
+    UPDATE stays an UPDATE by the upstream's key (one that changes the key changes it in place, so
+    ON UPDATE CASCADE fires), a DELETE deletes by the key, and an INSERT never deletes (with
+    `upsert`, safe mode: `ON DUPLICATE KEY UPDATE`).  UPDATEs and DELETEs of a table in `parents`
+    run with foreign_key_checks = 1, so the downstream's key redoes the cascade the binlog left
+    out; everything else with it off, as every row is written.  `keys`: per table, its key (None:
+    no valid index, matched by the whole old row).  Runs in the caller's transaction."""
+    n, checks = 0, False
+    with conn.cursor() as cur:
+        try:
+            for ch in changes:
+                name = f"{ch['schema']}.{ch['table']}"
+                wanted = ch["op"] != "insert" and name in parents
+                if wanted != checks:
+                    cur.execute(f"SET SESSION foreign_key_checks = {int(wanted)}")
+                    checks = wanted
+                _apply_change(conn, cur, ch["schema"], ch["table"], ch, keys.get(name),
+                              generated.get(name, frozenset()), "(foreign keys)", upsert)
+                n += 1
+        finally:
+            if checks:
+                cur.execute("SET SESSION foreign_key_checks = 0")
+    return n
+
+
+def _apply_change(conn, cur, schema: str, table: str, ch: dict, key: list[str] | None,
+                  generated: frozenset[str], why: str, upsert: bool = False) -> None:
+    """One change as one statement (change_statement); a refusal raised as a SinkError."""
+    before, after = (None if img is None else {c: v for c, v in img.items() if c not in generated}
+                     for img in (decode_image(ch["before"]), decode_image(ch["after"])))
+    sql = change_statement(qualified(schema, table), ch["op"], before, after, key, upsert)
+    try:
+        cur.execute(sql)
+    except pymysql.MySQLError as e:
+        stands = write_error_values(conn, sql, e, [(after, None)] if after else None, (schema, table))
+        if stands is not None:
+            raise SinkError(f"{ch['op'].upper()} on {schema}.{table} {why}", stands) from None
+
+
+def change_statement(target: str, op: str, before: dict | None, after: dict | None, key: list[str] | None,
+                     upsert: bool = False) -> str:
+    """An INSERT of `after` (with `upsert`, one that updates the row already there), or an UPDATE
+    to `after` / a DELETE of the row whose `key` columns hold `before`'s values; without a key,
+    of one row (LIMIT 1) equal to the whole of `before` (NULL-safe)."""
+    if op == "insert":
+        cols = [quote_ident(c) for c in after]
+        sql = (f"INSERT INTO {target} ({', '.join(cols)}) VALUES ("
+               + ", ".join(sql_literal(v) for v in after.values()) + ")")
+        return sql + " ON DUPLICATE KEY UPDATE " + ", ".join(f"{c} = VALUES({c})" for c in cols) if upsert else sql
+    match = before if key is None else {c: before[c] for c in key}
+    where = " AND ".join(f"{quote_ident(c)} <=> {sql_literal(v)}" for c, v in match.items())
+    limit = " LIMIT 1" if key is None else ""
+    if op == "delete":
+        return f"DELETE FROM {target} WHERE {where}{limit}"
+    sets = ", ".join(f"{quote_ident(c)} = {sql_literal(v)}" for c, v in after.items())
+    return f"UPDATE {target} SET {sets} WHERE {where}{limit}"

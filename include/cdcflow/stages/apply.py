@@ -22,6 +22,7 @@ from cdcflow.sink.compaction import KEYED_SCHEMA, keyed_changes
 from cdcflow.sink.ddl_exec import execute_ddl
 from cdcflow.sink.downstream_errors import is_retryable, is_timeout
 from cdcflow.sink.downstream_tables import catalogue_key, generated_columns, table_exists
+from cdcflow.sink.foreign_keys import applied_up_to, cascade_group, marker_id, write_group
 from cdcflow.sink.partitions import apply_partition, apply_partition_txns
 from cdcflow.sink.row_writer import apply_ordered
 from cdcflow.stages import contracts
@@ -59,7 +60,7 @@ def may_replay(cycle: Cycle, window: contracts.Window) -> bool:
 
 
 def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], keys_known: dict, conn, sink: dict,
-                stats: contracts.ApplyResult, hi: int, safe: bool = True) -> None:
+                stats: contracts.ApplyResult, hi: int, safe: bool = True, replay_until: int = 0) -> None:
     from pyspark.sql import functions as F
 
     opts = cycle.sink_options
@@ -87,6 +88,12 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
             stats.skipped_tables.append(f"{t[0]}.{t[1]}")
     # the columns the downstream computes, as it has them now: the DDLs before this segment ran
     generated = generated_columns(conn, tables)
+    # tables bound by a foreign key that changes rows: in commit order, apart (sink.foreign_keys)
+    group = cascade_group(conn, tables)
+    if group.tables:
+        bound = {t: keys.get(t) for t in group.tables if t in keys or tuple(t.split(".", 1)) in unkeyed}
+        keys = {t: k for t, k in keys.items() if t not in group.tables}
+        unkeyed = [t for t in unkeyed if f"{t[0]}.{t[1]}" not in group.tables]
     if keys:
         n = max(1, opts.worker_count)
         keyed_rows = rows_df
@@ -124,6 +131,28 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
         changes = (rows_df.where((F.col("schema") == s) & (F.col("table") == t))
                    .orderBy("commit_ts", "seq").select("op", "before", "after").toLocalIterator())
         stats.rows_written += apply_ordered(conn, s, t, changes, generated.get(f"{s}.{t}", frozenset()))
+    if group.tables and bound:
+        _apply_bound(spark, cycle, rows_df, bound, group, generated, conn, stats, hi, safe, replay_until)
+
+
+def _apply_bound(spark, cycle: Cycle, rows_df, bound: dict, group, generated: dict, conn,
+                 stats: contracts.ApplyResult, hi: int, safe: bool, replay_until: int) -> None:
+    """The segment's changes to the tables its foreign keys bind: in commit order across them, in
+    one downstream transaction, after what the marker says is there already (a marker at or below
+    a backfill's replay_until is the earlier pass's: those rows are written again)."""
+    from pyspark.sql import functions as F
+
+    marker = marker_id(cycle.changefeed_id, cycle.spec.created_at)
+    done = applied_up_to(conn, marker)
+    if done >= hi and done > replay_until:
+        return
+    names = spark.createDataFrame([t.split(".", 1) for t in bound], "schema string, table string")
+    rows = rows_df.join(F.broadcast(names), ["schema", "table"], "left_semi")
+    if done > replay_until:
+        rows = rows.where(F.col("commit_ts") > done)
+    changes = (r.asDict() for r in rows.orderBy("commit_ts", "seq")
+               .select("schema", "table", "op", "before", "after").toLocalIterator())
+    stats.rows_written += write_group(conn, changes, bound, generated, group, safe, marker, hi)
 
 
 def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, flavour: str, ddl: DdlEntry, replay: bool) -> str:
@@ -191,7 +220,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                 if not run.dry_run:
                     try:
                         _apply_rows(spark, cycle, seg_rows, seg.tables, keys_known, conn, sink, stats, seg.hi,
-                                    stats.safe_mode)
+                                    stats.safe_mode, window.replay_until)
                     except CdcflowError as e:
                         raise e.with_context(ts=seg.hi)
                     except Exception as e:  # noqa: BLE001 - a row statement the downstream refused

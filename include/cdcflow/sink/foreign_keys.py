@@ -1,0 +1,104 @@
+"""The downstream's foreign keys that redo the cascades a binlog leaves out, and how far a
+changefeed's rows of those tables are applied.
+
+InnoDB runs ON DELETE / ON UPDATE CASCADE and SET NULL inside the engine: the child rows it
+changes are not in a row binlog, and a native replica gets them by running the parent's change
+with its own foreign key.  cdcflow does the same for the tables those keys bind: the
+segment's tables connected (through any foreign key, so that a RESTRICT key among them sees
+its rows in the upstream's order too) to a key whose action changes rows are written in commit
+order in one downstream transaction (row_writer.apply_in_commit_order).  That transaction also
+moves this changefeed's row in `cdcflow.fk_applied` to the segment's end, so a replay after a
+kill (before the checkpoint moved) leaves out the changes already there instead of redoing a
+cascade over rows that changed since.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from cdcflow.filter.cascade_fk import CHANGING
+from cdcflow.sink.row_writer import apply_in_commit_order
+
+MARKER_TABLE = "`cdcflow`.`fk_applied`"
+_MARKER_DDL = ("CREATE DATABASE IF NOT EXISTS `cdcflow`",
+               f"CREATE TABLE IF NOT EXISTS {MARKER_TABLE} (changefeed VARCHAR(255) PRIMARY KEY, "
+               "applied_ts BIGINT UNSIGNED NOT NULL)")
+
+
+@dataclass
+class CascadeGroup:
+    """The segment's tables ("schema.table") written in commit order, and which of them are the
+    parent of a row-changing key (their UPDATEs and DELETEs run with foreign_key_checks = 1)."""
+    tables: set[str] = field(default_factory=set)
+    parents: set[str] = field(default_factory=set)
+
+
+def cascade_group(conn, tables: list[tuple[str, str]]) -> CascadeGroup:
+    """The segment's `tables` bound by a row-changing foreign key, as the downstream has its keys
+    now (after the DDLs before the segment ran): one catalogue query."""
+    if not tables:
+        return CascadeGroup()
+    with conn.cursor() as cur:
+        # every schema's keys: a chain of keys may pass through tables this segment does not touch
+        cur.execute("SELECT CONSTRAINT_SCHEMA, TABLE_NAME, UNIQUE_CONSTRAINT_SCHEMA, REFERENCED_TABLE_NAME, "
+                    "DELETE_RULE, UPDATE_RULE FROM information_schema.REFERENTIAL_CONSTRAINTS")
+        keys = cur.fetchall()
+    if not any(d in CHANGING or u in CHANGING for *_, d, u in keys):
+        return CascadeGroup()
+    # connected components over every key; a component holding a row-changing key is written in order
+    root: dict[str, str] = {}
+
+    def find(t: str) -> str:
+        while root.setdefault(t, t) != t:
+            t = root[t]
+        return t
+
+    for s, t, ps, p, _d, _u in keys:
+        root[find(f"{s}.{t}")] = find(f"{ps}.{p}")
+    cascading = {find(f"{ps}.{p}") for _s, _t, ps, p, d, u in keys if d in CHANGING or u in CHANGING}
+    wanted = {f"{s}.{t}" for s, t in tables}
+    return CascadeGroup(tables={t for t in wanted if t in root and find(t) in cascading},
+                        parents={f"{ps}.{p}" for _s, _t, ps, p, d, u in keys
+                                 if (d in CHANGING or u in CHANGING) and f"{ps}.{p}" in wanted})
+
+
+def marker_id(changefeed_id: str, created_at: float) -> str:
+    """The changefeed's row in the marker table: a changefeed created again under the same id
+    starts from nothing."""
+    return f"{changefeed_id}@{created_at:.6f}"
+
+
+def applied_up_to(conn, marker: str) -> int:
+    """The commit ts up to which this changefeed's cascade-bound rows are downstream (0: none)."""
+    with conn.cursor() as cur:
+        for stmt in _MARKER_DDL:
+            cur.execute(stmt)
+        cur.execute(f"SELECT applied_ts FROM {MARKER_TABLE} WHERE changefeed = %s", (marker,))
+        row = cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+def mark_applied(cur, marker: str, ts: int) -> None:
+    """Inside the transaction that wrote the rows: they are applied up to `ts`."""
+    cur.execute(f"REPLACE INTO {MARKER_TABLE} (changefeed, applied_ts) VALUES (%s, %s)", (marker, ts))
+
+
+def write_group(conn, changes: Iterable[dict], keys: dict[str, list[str] | None], generated: dict[str, frozenset[str]],
+                group: CascadeGroup, upsert: bool, marker: str, hi: int) -> int:
+    """The group's changes (commit order, after the marker's ts) and the marker moved to `hi`, in
+    one downstream transaction: a kill rolls all of it back, and once committed a replay of the
+    segment finds the marker and writes none of it again."""
+    conn.begin()
+    try:
+        n = apply_in_commit_order(conn, changes, keys, generated, group.parents, upsert)
+        with conn.cursor() as cur:
+            mark_applied(cur, marker, hi)
+        conn.commit()
+    except BaseException:
+        try:
+            conn.rollback()
+        except Exception:  # noqa: BLE001 - the connection is gone: the server rolled it back
+            pass
+        raise
+    return n
