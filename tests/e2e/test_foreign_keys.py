@@ -1,25 +1,49 @@
 """Foreign keys with row-changing actions (CASCADE, SET NULL) through the CLI against the real
-MariaDB pair: InnoDB's cascaded changes are not in the binlog, so a replicated child table of
-such a key is refused at create and at the DDL that adds the key, naming it and the remedy;
-with the child left out of the filter, the rest converges."""
+MariaDB pair.  InnoDB's cascaded changes are not in the binlog; the downstream keeps the keys
+and redoes them, as a native replica does: the tables such keys bind are written in commit
+order, parents' UPDATEs and DELETEs by key with foreign_key_checks = 1, in one transaction with
+a marker so a replay after a kill writes nothing twice.  Only a replicated child whose parent
+the filter leaves out is refused, at create and at the DDL, naming the key and the remedy."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
-from e2e_helpers import _write_config, cli_ok, cli_run, create_changefeed, run_fails
+from e2e_helpers import _write_config, assert_consistent, cli_ok, cli_run, create_changefeed, fresh_schema, run_fails
 
 from cdcflow import cli
+from cdcflow.store import metastore
 
 pytestmark = pytest.mark.e2e
 
 PARENT = "CREATE TABLE p (id INT PRIMARY KEY, v INT)"
-CHILD = ("CREATE TABLE c (id INT PRIMARY KEY, pid INT, "
+CHILD = ("CREATE TABLE c (id INT PRIMARY KEY, pid INT, v INT DEFAULT 0, "
          "FOREIGN KEY (pid) REFERENCES p (id) ON DELETE CASCADE ON UPDATE CASCADE)")
-
-
-def _fresh(db, *servers):
-    for s in servers:
-        s.execute(f"DROP DATABASE IF EXISTS {db}", f"CREATE DATABASE {db}")
+NULLED = ("CREATE TABLE n (id INT PRIMARY KEY, pid INT NULL, "
+          "FOREIGN KEY (pid) REFERENCES p (id) ON DELETE SET NULL ON UPDATE SET NULL)")
+# grandparent -> parent -> child, a self-referencing table each way, and a table no key binds
+LEVELS = (
+    "CREATE TABLE gp (id INT PRIMARY KEY, v INT)",
+    "CREATE TABLE p (id INT PRIMARY KEY, gid INT, v INT, "
+    "FOREIGN KEY (gid) REFERENCES gp (id) ON DELETE CASCADE ON UPDATE CASCADE)",
+    CHILD, NULLED,
+    "CREATE TABLE emp (id INT PRIMARY KEY, manager_id INT NULL, name VARCHAR(20), "
+    "FOREIGN KEY (manager_id) REFERENCES emp (id) ON DELETE CASCADE)",
+    "CREATE TABLE emp2 (id INT PRIMARY KEY, manager_id INT NULL, name VARCHAR(20), "
+    "FOREIGN KEY (manager_id) REFERENCES emp2 (id) ON DELETE SET NULL)",
+    "CREATE TABLE plain (id INT PRIMARY KEY, v INT)",
+)
+START = (
+    "INSERT INTO gp VALUES (1, 0), (2, 0), (3, 0)",
+    "INSERT INTO p VALUES (1, 1, 0), (2, 1, 0), (3, 2, 0), (4, 2, 0), (5, 3, 0), (6, 3, 0)",
+    "INSERT INTO c (id, pid) VALUES " + ", ".join(f"({10 * p + i}, {p})" for p in range(1, 7) for i in range(3)),
+    "INSERT INTO n VALUES " + ", ".join(f"({10 * p + i}, {p})" for p in range(1, 7) for i in range(2)),
+    "INSERT INTO emp VALUES (1, NULL, 'ceo'), (2, 1, 'vp'), (3, 2, 'dev'), (4, NULL, 'cto'), (5, 4, 'ops')",
+    "INSERT INTO emp2 VALUES (1, NULL, 'ceo'), (2, 1, 'vp'), (3, 2, 'dev')",
+    "INSERT INTO plain VALUES (1, 1), (2, 2)",
+)
 
 
 def _same(up, down, table):
@@ -28,54 +52,169 @@ def _same(up, down, table):
 
 @pytest.fixture(autouse=True, scope="module")
 def _no_cascading_keys_left(mariadb_pair):
-    """The servers serve the whole session: a cascading key left behind would make every
-    later changefeed that selects every table refuse to start."""
+    """The servers serve the whole session: keys left behind would bind tables of later tests."""
     yield
     for s in mariadb_pair:
-        s.execute("DROP DATABASE IF EXISTS fka", "DROP DATABASE IF EXISTS fkb")
+        s.execute(*(f"DROP DATABASE IF EXISTS {d}" for d in ("fka", "fkb", "fkk", "fk_normal", "fk_safe")))
 
 
-def test_create_refuses_a_replicated_child_of_a_cascading_key(mariadb_pair, cdcflow_home, capsys):
+@pytest.mark.parametrize("safe_mode", [False, True], ids=["normal", "safe-mode"])
+def test_cascades_are_redone_by_the_downstreams_keys(mariadb_pair, spark, cdcflow_home, capsys, safe_mode):
     up, down = mariadb_pair
-    _fresh("fka", up, down)
-    up.execute(PARENT, CHILD, "CREATE TABLE n (id INT PRIMARY KEY, pid INT, "
-               "FOREIGN KEY (pid) REFERENCES p (id) ON DELETE SET NULL)", database="fka")
-    path = _write_config("e2e-fka", "[filter]\nrules = ['fka.*']\n")
+    db = f"fk_{'safe' if safe_mode else 'normal'}"
+    fresh_schema(up, down, db, *LEVELS)
+    cid = db.replace("_", "-")
+    create_changefeed(capsys, up, down, cid,
+                      f"[filter]\nrules = ['{db}.*']\n[sink]\nsafe-mode = {str(safe_mode).lower()}\n")
+    up.execute(*START, database=db)
+    rc, err = cli_run(capsys, cid)
+    assert rc == 0, err
+    assert_consistent(up, down, [db])
+
+    # a parent's non-key UPDATE (and an upsert of its row in safe mode) deletes no child
+    up.execute("UPDATE gp SET v = v + 1", "UPDATE p SET v = v + 1", "UPDATE emp SET name = UPPER(name)",
+               database=db)
+    rc, err = cli_run(capsys, cid)
+    assert rc == 0, err
+    assert down.query(f"SELECT COUNT(*) FROM {db}.c") == [(18,)] and down.query(f"SELECT COUNT(*) FROM {db}.n") \
+        == [(12,)]
+    assert_consistent(up, down, [db])
+
+    up.execute(
+        "DELETE FROM p WHERE id = 1",                 # ON DELETE CASCADE / SET NULL
+        "UPDATE p SET id = 20 WHERE id = 2",          # ON UPDATE CASCADE / SET NULL of the parent's key
+        "DELETE FROM gp WHERE id = 2",                # two levels: p 3 and 4 go, and their children
+        "UPDATE gp SET id = 30 WHERE id = 3",         # the key update reaches p.gid
+        # a child's own changes and its parent's delete in one transaction, in commit order
+        "BEGIN", "INSERT INTO c (id, pid) VALUES (100, 5)", "UPDATE c SET v = 7 WHERE id = 100",
+        "DELETE FROM p WHERE id = 5", "INSERT INTO p VALUES (5, 30, 9)", "INSERT INTO c (id, pid) VALUES (101, 5)",
+        "UPDATE c SET pid = 6 WHERE id = 60", "COMMIT",
+        "DELETE FROM emp WHERE id = 1",               # self-referencing: the whole chain below goes
+        "DELETE FROM emp2 WHERE id = 1",              # its reports stay, without a manager
+        "UPDATE plain SET v = 3 WHERE id = 1", "DELETE FROM plain WHERE id = 2",
+        database=db)
+    rc, err = cli_run(capsys, cid)
+    assert rc == 0, err
+    assert_consistent(up, down, [db])
+    assert down.query(f"SELECT id, pid FROM {db}.c WHERE id IN (20, 60, 100, 101) ORDER BY id") == [
+        (20, 20), (60, 6), (101, 5)]
+    assert down.query(f"SELECT id FROM {db}.emp ORDER BY id") == [(4,), (5,)]
+    assert down.query(f"SELECT id, manager_id FROM {db}.emp2 ORDER BY id") == [(2, None), (3, 2)]
+
+
+def test_create_refuses_only_a_replicated_child_whose_parent_is_left_out(mariadb_pair, cdcflow_home, capsys):
+    up, down = mariadb_pair
+    fresh_schema(up, down, "fka", PARENT, CHILD, NULLED)
+    path = _write_config("e2e-fka", "[filter]\nrules = ['fka.*', '!fka.p']\n")
     capsys.readouterr()
     rc = cli.main(["changefeed", "create", "-c", "e2e-fka", "--source-uri", up.uri, "--sink-uri", down.uri,
                    "--config", str(path)])
     err = capsys.readouterr().err
-    assert rc != 0 and "foreign keys whose actions change rows the binlog does not carry" in err
-    assert "fka.c key" in err and "ON DELETE CASCADE" in err and "fka.n key" in err and "SET NULL" in err
-    assert "leave fka.c, fka.n out of filter.rules" in err
-    # the children left out: nothing the binlog omits reaches a replicated table
+    assert rc != 0 and "to parents the filter leaves out" in err and "fka.c key" in err and "→ fka.p" in err
+    assert "ON DELETE CASCADE" in err and "fka.n key" in err and "SET NULL" in err
+    assert "replicate the parent too" in err and "leave fka.c, fka.n out of filter.rules" in err
+    # the parent replicated and the children left out: exact, nothing to refuse
     create_changefeed(capsys, up, down, "e2e-fka", "[filter]\nrules = ['fka.*', '!fka.c', '!fka.n']\n")
+    cli_ok(capsys, "changefeed", "remove", "-c", "e2e-fka")
+    # both replicated: the downstream's keys redo the cascades
+    create_changefeed(capsys, up, down, "e2e-fka", "[filter]\nrules = ['fka.*']\n")
 
 
-def test_a_ddl_adding_a_cascading_key_stops_the_changefeed(mariadb_pair, spark, cdcflow_home, capsys):
+def test_a_ddl_adding_a_cascading_key_mid_stream_is_replicated(mariadb_pair, spark, cdcflow_home, capsys):
     up, down = mariadb_pair
-    _fresh("fkb", up, down)
-    create_changefeed(capsys, up, down, "e2e-fkb", "[filter]\nrules = ['fkb.*']\n")
-    up.execute(PARENT, "INSERT INTO p VALUES (1, 1), (2, 2)", CHILD, "INSERT INTO c VALUES (10, 1), (20, 2)",
-               "DELETE FROM p WHERE id = 1", "UPDATE p SET v = 3 WHERE id = 2", database="fkb")
-    status, message, ts = run_fails(capsys, "e2e-fkb")
-    assert status["error"]["code"] == "CDCFLOW:ErrCascadingForeignKey"
-    assert "CREATE TABLE gives table fkb.c a foreign key ON DELETE CASCADE ON UPDATE CASCADE" in message
-    assert f"replace-ddl -c e2e-fkb --commit-ts {ts}" in message and "leave fkb.c out of filter.rules" in message
-    assert down.query("SELECT * FROM fkb.p") == [(1, 1), (2, 2)]  # everything before the DDL
-
-    # the remedy: leave the child out, resume; the parent converges
-    path = _write_config("e2e-fkb", "[filter]\nrules = ['fkb.*', '!fkb.c']\n")
-    cli_ok(capsys, "changefeed", "update", "-c", "e2e-fkb", "--config", str(path))
-    cli_ok(capsys, "changefeed", "resume", "-c", "e2e-fkb")
+    fresh_schema(up, down, "fkb")
+    create_changefeed(capsys, up, down, "e2e-fkb", "[filter]\nrules = ['fkb.*', '!fkb.q']\n")
+    up.execute(PARENT, "INSERT INTO p VALUES (1, 1), (2, 2), (3, 3)", CHILD,
+               "INSERT INTO c (id, pid) VALUES (10, 1), (20, 2), (30, 3)",
+               "DELETE FROM p WHERE id = 1", "UPDATE p SET v = 3 WHERE id = 2", "UPDATE p SET id = 4 WHERE id = 3",
+               database="fkb")
     rc, err = cli_run(capsys, "e2e-fkb")
     assert rc == 0, err
-    _same(up, down, "fkb.p")
+    assert down.query("SELECT id, pid FROM fkb.c ORDER BY id") == [(20, 2), (30, 4)]
+    assert_consistent(up, down, ["fkb"])
 
-    # ALTER TABLE ... ADD FOREIGN KEY ... ON UPDATE SET NULL on a replicated table stops too
-    up.execute("CREATE TABLE d (id INT PRIMARY KEY, pid INT)", "INSERT INTO d VALUES (1, 2)",
+    # ALTER TABLE … ADD FOREIGN KEY … ON UPDATE SET NULL on a replicated table, then a key update
+    up.execute("CREATE TABLE d (id INT PRIMARY KEY, pid INT)", "INSERT INTO d VALUES (1, 2), (2, 4)",
                "ALTER TABLE d ADD CONSTRAINT dp FOREIGN KEY (pid) REFERENCES p (id) ON UPDATE SET NULL",
+               "UPDATE p SET id = 5 WHERE id = 2", database="fkb")
+    rc, err = cli_run(capsys, "e2e-fkb")
+    assert rc == 0, err
+    assert down.query("SELECT * FROM fkb.d ORDER BY id") == [(1, None), (2, 4)]
+    assert_consistent(up, down, ["fkb"])
+
+    # a cascading key from a replicated table to one the filter leaves out stops at its DDL
+    up.execute("CREATE TABLE q (id INT PRIMARY KEY)", "INSERT INTO q VALUES (1)",
+               "CREATE TABLE e (id INT PRIMARY KEY, qid INT, FOREIGN KEY (qid) REFERENCES q (id) ON DELETE CASCADE)",
                database="fkb")
     status, message, ts = run_fails(capsys, "e2e-fkb")
-    assert "table fkb.d a foreign key ON UPDATE SET NULL" in message
-    _same(up, down, "fkb.d")
+    assert status["error"]["code"] == "CDCFLOW:ErrCascadingForeignKey"
+    assert "CREATE TABLE gives table fkb.e a foreign key ON DELETE CASCADE to fkb.q, which the filter leaves out" \
+        in message
+    assert f"replace-ddl -c e2e-fkb --commit-ts {ts}" in message and "leave fkb.e out of them" in message
+    # the remedy: leave the child out too, resume
+    path = _write_config("e2e-fkb", "[filter]\nrules = ['fkb.*', '!fkb.q', '!fkb.e']\n")
+    cli_ok(capsys, "changefeed", "update", "-c", "e2e-fkb", "--config", str(path))
+    cli_ok(capsys, "changefeed", "resume", "-c", "e2e-fkb")
+    up.execute("UPDATE p SET id = 6 WHERE id = 4", database="fkb")
+    rc, err = cli_run(capsys, "e2e-fkb")
+    assert rc == 0, err
+    for t in ("p", "c", "d"):
+        _same(up, down, f"fkb.{t}")
+
+
+# The CLI in a child process on the session's Spark Connect server, killed (os._exit: no clean-up,
+# the connection dropped) where argv[3] says: "open" after the bound tables' statements ran in
+# their transaction, before it commits; "committed" right after it committed, before the
+# checkpoint moves; "none" not at all.
+KILLED_RUN = r"""
+import os, sys
+from cdcflow import cli
+from cdcflow.sink import foreign_keys
+from cdcflow.stages import apply
+
+where = sys.argv[3]
+if where == "open":
+    foreign_keys.mark_applied = lambda *a: os._exit(9)
+elif where == "committed":
+    real = apply.write_group
+
+    def write_group(*a, **k):
+        real(*a, **k)
+        os._exit(9)
+
+    apply.write_group = write_group
+sys.exit(cli.main(["changefeed", "run", "-c", sys.argv[1], "--spark-remote", sys.argv[2]]))
+"""
+
+
+def _killed_run(spark_connect, cid: str, where: str) -> int:
+    proc = subprocess.run([sys.executable, "-c", KILLED_RUN, cid, spark_connect.url, where], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode in (0, 9), proc.stderr[-3000:]
+    return proc.returncode
+
+
+def test_a_kill_mid_segment_then_the_replay_writes_each_change_once(mariadb_pair, cdcflow_home, capsys,
+                                                                     spark_connect):
+    up, down = mariadb_pair
+    fresh_schema(up, down, "fkk", PARENT, CHILD, NULLED)
+    create_changefeed(capsys, up, down, "e2e-fkk", "[filter]\nrules = ['fkk.*']\n[sink]\nsafe-mode = false\n")
+    up.execute("INSERT INTO p VALUES (1, 0), (3, 0)", "INSERT INTO c (id, pid) VALUES (10, 1), (30, 3)",
+               "INSERT INTO n VALUES (1, 1)", database="fkk")
+    assert _killed_run(spark_connect, "e2e-fkk", "none") == 0
+    before = metastore.get_feed("e2e-fkk").checkpoint_ts
+    # rewritten over its own result this segment would diverge: c 11 follows p 1's key to 2 by the
+    # cascade, and a new p 1 would take it back if its INSERT ran again
+    up.execute("INSERT INTO c (id, pid) VALUES (11, 1)", "UPDATE p SET id = 2 WHERE id = 1",
+               "INSERT INTO p VALUES (1, 5)", "DELETE FROM p WHERE id = 3", "UPDATE c SET v = v + 1 WHERE id = 10",
+               database="fkk")
+    assert _killed_run(spark_connect, "e2e-fkk", "open") == 9
+    assert down.query("SELECT id, pid FROM fkk.c ORDER BY id") == [(10, 1), (30, 3)]  # rolled back
+    assert _killed_run(spark_connect, "e2e-fkk", "committed") == 9
+    assert metastore.get_feed("e2e-fkk").checkpoint_ts == before
+    assert down.query("SELECT id, pid, v FROM fkk.c ORDER BY id") == [(10, 2, 1), (11, 2, 0)]
+    assert _killed_run(spark_connect, "e2e-fkk", "none") == 0  # the replay, in safe mode
+    assert metastore.get_feed("e2e-fkk").checkpoint_ts > before
+    assert_consistent(up, down, ["fkk"])
+    assert down.query("SELECT id, pid, v FROM fkk.c ORDER BY id") == [(10, 2, 1), (11, 2, 0)]
+    assert down.query("SELECT * FROM fkk.n") == [(1, None)]

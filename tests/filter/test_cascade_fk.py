@@ -1,7 +1,7 @@
 import pytest
 
 from cdcflow.ddl.classify import classify
-from cdcflow.filter.cascade_fk import check_ddl, keys_in_ddl
+from cdcflow.filter.cascade_fk import check_ddl, keys_in_ddl, runs_downstream
 from cdcflow.filter.table import TableFilter
 
 
@@ -26,3 +26,16 @@ def test_only_a_replicated_child_of_a_parent_left_out_is_refused():
     check_ddl(classify(q, "d"), q, "", TableFilter(["d.*", "o.*"]))
     with pytest.raises(Exception, match="to o.p, which the filter leaves out"):
         check_ddl(classify(q, "d"), q, "", TableFilter(["d.*"]))
+
+
+def test_foreign_key_ddl_the_downstream_needs_runs_outside_the_allow_list():
+    tf = TableFilter(["d.*", "!d.x"])
+
+    def runs(q):
+        return runs_downstream(classify(q, "d"), q, "", tf)
+
+    assert runs("ALTER TABLE c ADD CONSTRAINT k FOREIGN KEY (p) REFERENCES p (id) ON DELETE CASCADE")
+    assert runs("ALTER TABLE c DROP FOREIGN KEY k")
+    assert not runs("ALTER TABLE c ADD FOREIGN KEY (p) REFERENCES p (id) ON DELETE RESTRICT")  # as TiCDC
+    assert not runs("ALTER TABLE x DROP FOREIGN KEY k")  # not replicated
+    assert not runs("ALTER TABLE c ADD COLUMN z INT")  # allow-listed: the gate decides

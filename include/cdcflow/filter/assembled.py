@@ -76,6 +76,12 @@ class Filter:
         """Whether a DDL the tracked schema already followed (`changes`) runs downstream; raises
         a CdcflowError for a rule it breaks (a cascading foreign key, a RENAME rule)."""
         cascade_fk.check_ddl(info, query, mode, self.tables)
+        if cascade_fk.runs_downstream(info, query, mode, self.tables):
+            child = info.tables[0]
+            ignored = self.events.ddl_ignored(info.type, query, child.schema, child.table) if self.events else None
+            if not ignored:
+                return ddl_gate.Verdict(True, "a foreign key the downstream needs to redo the upstream's cascades "
+                                              "(outside TiCDC's allow list)", query)
         return ddl_gate.decide(info, query, ts, changes, self.tables, self.events, self.config.force_replicate,
                                ddl_decision(info, self.tables), current)
 

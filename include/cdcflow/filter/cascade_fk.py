@@ -78,6 +78,21 @@ def check_ddl(info, query: str, sql_mode: str | None, tf: TableFilter) -> None:
                 code=CASCADING_FOREIGN_KEY, hint=_DDL_REMEDY.format(table=name))
 
 
+def runs_downstream(info, query: str, sql_mode: str | None, tf: TableFilter) -> bool:
+    """Whether an ALTER TABLE outside TiCDC's allow list runs downstream all the same: one that
+    adds a row-changing foreign key to a replicated table (its parent replicated: check_ddl), or
+    drops a foreign key of one.  The downstream's keys redo the upstream's cascades, so they must
+    follow the upstream's (TiCDC replicates no foreign-key DDL of its own: TiDB's change stream
+    carries the cascaded rows)."""
+    if info.allowed or not info.tables or not info.statement_name.startswith("ALTER TABLE"):
+        return False
+    child = info.tables[0]
+    if not tf.match_table(child.schema, child.table):
+        return False
+    return "DROP FOREIGN KEY" in info.statement_name or (
+        "ADD FOREIGN KEY" in info.statement_name and bool(keys_in_ddl(query, sql_mode)))
+
+
 def check_catalogue(conn, tf: TableFilter, changefeed_id: str) -> None:
     """Refuse, at create, replicated tables that have a row-changing foreign key to a parent the
     filter leaves out."""
