@@ -52,10 +52,11 @@ def _same(up, down, table):
 
 @pytest.fixture(autouse=True, scope="module")
 def _no_cascading_keys_left(mariadb_pair):
-    """The servers serve the whole session: keys left behind would bind tables of later tests."""
+    """The servers serve the whole session: keys left behind would bind tables of later tests (and
+    the marker table is the downstream's only)."""
     yield
     for s in mariadb_pair:
-        s.execute(*(f"DROP DATABASE IF EXISTS {d}" for d in ("fka", "fkb", "fkk", "fk_normal", "fk_safe")))
+        s.execute(*(f"DROP DATABASE IF EXISTS {d}" for d in ("fka", "fkb", "fkk", "fk_normal", "fk_safe", "cdcflow")))
 
 
 @pytest.mark.parametrize("safe_mode", [False, True], ids=["normal", "safe-mode"])
