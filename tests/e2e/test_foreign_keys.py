@@ -117,7 +117,19 @@ def test_create_refuses_only_a_replicated_child_whose_parent_is_left_out(mariadb
     # the parent replicated and the children left out: exact, nothing to refuse
     create_changefeed(capsys, up, down, "e2e-fka", "[filter]\nrules = ['fka.*', '!fka.c', '!fka.n']\n")
     cli_ok(capsys, "changefeed", "remove", "-c", "e2e-fka")
-    # both replicated: the downstream's keys redo the cascades
+    # both replicated, but the downstream's n lacks its key: nothing would redo its SET NULL there
+    down.execute("ALTER TABLE n DROP FOREIGN KEY n_ibfk_1", database="fka")
+    path = _write_config("e2e-fka", "[filter]\nrules = ['fka.*']\n")
+    capsys.readouterr()
+    rc = cli.main(["changefeed", "create", "-c", "e2e-fka", "--source-uri", up.uri, "--sink-uri", down.uri,
+                   "--config", str(path)])
+    err = capsys.readouterr().err
+    assert rc != 0 and "the downstream has replicated tables without the foreign keys" in err
+    assert "fka.n key n_ibfk_1 → fka.p ON DELETE SET NULL ON UPDATE SET NULL" in err and "fka.c" not in err
+    assert "add the keys to the downstream's tables" in err
+    # with the key back, the downstream's keys redo the cascades
+    down.execute("ALTER TABLE n ADD CONSTRAINT n_ibfk_1 FOREIGN KEY (pid) REFERENCES p (id) ON DELETE SET NULL "
+                 "ON UPDATE SET NULL", database="fka")
     create_changefeed(capsys, up, down, "e2e-fka", "[filter]\nrules = ['fka.*']\n")
 
 

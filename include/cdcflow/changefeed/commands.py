@@ -85,7 +85,7 @@ def create(changefeed_id: str, source_uri: str, sink_uri: str, config_path: str 
     flt = _check_filter_rules(cfg, changefeed_id)
     # value expressions are checked against the upstream's tables now, not at the first cycle
     flt.check_value_expressions(source.connect, changefeed_id)
-    _check_foreign_keys(flt.tables, source, changefeed_id)
+    _check_foreign_keys(flt.tables, source, sink, changefeed_id)
     server_id = source.server_id or default_server_id(changefeed_id)
     replay_until = None
     if snapshot is not None:
@@ -271,14 +271,15 @@ def _check_filter_rules(cfg, changefeed_id: str) -> Filter:
         raise e.with_context(changefeed=changefeed_id) from None
 
 
-def _check_foreign_keys(tf, source, changefeed_id: str) -> None:
+def _check_foreign_keys(tf, source, sink, changefeed_id: str) -> None:
     from cdcflow.filter import cascade_fk
 
-    conn = source.connect()
+    conn, down = source.connect(), sink.connect()
     try:
-        cascade_fk.check_catalogue(conn, tf, changefeed_id)
+        cascade_fk.check_catalogue(conn, tf, changefeed_id, down)
     finally:
         conn.close()
+        down.close()
 
 
 def query(changefeed_id: str, simple: bool = False, last_runs: int = 5, lag_points: int = 0) -> dict:

@@ -93,16 +93,42 @@ def runs_downstream(info, query: str, sql_mode: str | None, tf: TableFilter) -> 
         "ADD FOREIGN KEY" in info.statement_name and bool(keys_in_ddl(query, sql_mode)))
 
 
-def check_catalogue(conn, tf: TableFilter, changefeed_id: str) -> None:
+def check_catalogue(conn, tf: TableFilter, changefeed_id: str, downstream=None) -> None:
     """Refuse, at create, replicated tables that have a row-changing foreign key to a parent the
-    filter leaves out."""
+    filter leaves out, and (given the `downstream`'s connection) such a key of a replicated table
+    the downstream has without it: there the downstream would not redo the cascade."""
     with conn.cursor() as cur:
         cur.execute(_CATALOGUE)
-        rows = [r for r in cur.fetchall() if tf.match_table(r[0], r[1]) and not tf.match_table(r[3], r[4])]
-    if rows:
-        keys = "; ".join(f"{s}.{t} key {k} → {ps}.{p} ON DELETE {d} ON UPDATE {u}" for s, t, k, ps, p, d, u in rows)
-        tables = ", ".join(sorted({f"{r[0]}.{r[1]}" for r in rows}))
+        rows = [r for r in cur.fetchall() if tf.match_table(r[0], r[1])]
+    refused = [r for r in rows if not tf.match_table(r[3], r[4])]
+    if refused:
+        tables = ", ".join(sorted({f"{r[0]}.{r[1]}" for r in refused}))
         raise CdcflowError(
             "replicated tables have foreign keys whose actions change rows the binlog does not carry, to parents "
-            f"the filter leaves out (the downstream cannot redo those changes without the parent's): {keys}",
-            changefeed=changefeed_id, code=CASCADING_FOREIGN_KEY, hint=_REMEDY.format(table=tables))
+            f"the filter leaves out (the downstream cannot redo those changes without the parent's): "
+            f"{_keys(refused)}", changefeed=changefeed_id, code=CASCADING_FOREIGN_KEY,
+            hint=_REMEDY.format(table=tables))
+    missing = _missing_downstream(rows, downstream) if rows and downstream is not None else []
+    if missing:
+        raise CdcflowError(
+            "the downstream has replicated tables without the foreign keys that redo the upstream's cascades: "
+            f"{_keys(missing)}", changefeed=changefeed_id, code=CASCADING_FOREIGN_KEY,
+            hint="add the keys to the downstream's tables as the upstream has them (ALTER TABLE … ADD FOREIGN KEY … "
+                 "ON DELETE … ON UPDATE …), or drop those tables downstream so the snapshot or the replicated DDL "
+                 "creates them, or leave them out of filter.rules")
+
+
+def _keys(rows) -> str:
+    return "; ".join(f"{s}.{t} key {k} → {ps}.{p} ON DELETE {d} ON UPDATE {u}" for s, t, k, ps, p, d, u in rows)
+
+
+def _missing_downstream(rows, downstream) -> list:
+    """The upstream's keys (catalogue rows) of tables the downstream holds without a key of the same
+    child, parent and actions."""
+    with downstream.cursor() as cur:
+        cur.execute("SELECT CONSTRAINT_SCHEMA, TABLE_NAME, UNIQUE_CONSTRAINT_SCHEMA, REFERENCED_TABLE_NAME, "
+                    "DELETE_RULE, UPDATE_RULE FROM information_schema.REFERENTIAL_CONSTRAINTS")
+        have = set(cur.fetchall())
+        cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES")
+        tables = set(cur.fetchall())
+    return [r for r in rows if (r[0], r[1]) in tables and (r[0], r[1], *r[3:]) not in have]
