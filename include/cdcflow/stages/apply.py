@@ -90,10 +90,10 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
     generated = generated_columns(conn, tables)
     # tables bound by a foreign key that changes rows: in commit order, apart (sink.foreign_keys)
     group = cascade_group(conn, tables)
-    if group.tables:
-        bound = {t: keys.get(t) for t in group.tables if t in keys or tuple(t.split(".", 1)) in unkeyed}
-        keys = {t: k for t, k in keys.items() if t not in group.tables}
-        unkeyed = [t for t in unkeyed if f"{t[0]}.{t[1]}" not in group.tables]
+    bound = {t: keys.get(t) for t in group.tables if t in keys or tuple(t.split(".", 1)) in unkeyed}
+    if bound:
+        keys = {t: k for t, k in keys.items() if t not in bound}
+        unkeyed = [t for t in unkeyed if f"{t[0]}.{t[1]}" not in bound]
     if keys:
         n = max(1, opts.worker_count)
         keyed_rows = rows_df
@@ -131,7 +131,7 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
         changes = (rows_df.where((F.col("schema") == s) & (F.col("table") == t))
                    .orderBy("commit_ts", "seq").select("op", "before", "after").toLocalIterator())
         stats.rows_written += apply_ordered(conn, s, t, changes, generated.get(f"{s}.{t}", frozenset()))
-    if group.tables and bound:
+    if bound:
         _apply_bound(spark, cycle, rows_df, bound, group, generated, conn, stats, hi, safe, replay_until)
 
 
