@@ -2,10 +2,14 @@
 each: inserts with NULLs and extreme values of every column type the type tests cover,
 updates, key changes and key swaps (primary and unique keys, integer, case-insensitive string
 and composite keys), deletes, multi-statement transactions, ADD / DROP / MODIFY COLUMN,
-ADD / DROP INDEX, RENAME, TRUNCATE, CREATE and DROP TABLE.
+ADD / DROP INDEX, RENAME, TRUNCATE, CREATE and DROP TABLE; as shops have them: VIRTUAL and
+STORED generated columns (arithmetic and JSON-extracted, some indexed), values a lax session
+stores (INSERT IGNORE and sql_mode=''), downstream tables given keys of their own, and an
+insert-only schema under a value filter (its downstream holds what the filter keeps).
 
-Seeded: the seed is printed, and `CDCFLOW_RANDOM_SEED=<seed>` replays a failing run exactly
-(the statements are written to the test's output as they run, for reading)."""
+Seeded: five fixed seeds run in `make test`; `CDCFLOW_RANDOM_SEED=<seed>` replays one run
+exactly (the statements are written to the test's output as they run, for reading) and
+`make random-workload SEEDS=N` runs N more, drawn at random."""
 
 from __future__ import annotations
 
@@ -132,6 +136,9 @@ class Table:
     not_null: set[str] = field(default_factory=set)
     unique: str | None = None  # a NOT NULL UNIQUE column (besides the key)
     indexes: list[str] = field(default_factory=list)
+    generated: dict[str, str] = field(default_factory=dict)  # generated column -> its definition
+    pinned: set[str] = field(default_factory=set)  # columns a generated column reads: never dropped
+    down_keys: list[str] = field(default_factory=list)  # keys only the downstream has
 
 
 KEY_KINDS = {
@@ -141,14 +148,27 @@ KEY_KINDS = {
 }
 
 
+# A generated column's definition per key kind, over the key (which no DDL here drops)
+GENERATED_OF_KEY = {
+    "int": "BIGINT AS (`id` DIV 3)",
+    "ci_string": "INT AS (CHAR_LENGTH(`k`))",
+    "composite": "VARCHAR(30) AS (CONCAT(`b`, '-', `a`))",
+}
+# ... and over a JSON column: the JSON-extracted column shops index
+JSON_EXTRACTED = "VARCHAR(80) AS (LEFT(JSON_UNQUOTE(JSON_EXTRACT(`{c}`, '$.a')), 60))"
+# Indexable columns whose type no MODIFY here widens into an unindexable one (a downstream-only
+# key on a VARCHAR(40) would stop the downstream's own MODIFY to TEXT: the DBA's affair, not ours)
+DOWN_KEYABLE = ("INT", "BIGINT", "DATE", "DATETIME(6)", "DECIMAL(5,2) UNSIGNED", "YEAR", "DOUBLE")
+
+
 def _folded(key: tuple) -> tuple:
     """A key as a case-insensitive index compares it (keys are drawn from ASCII letters)."""
     return tuple(str(v).lower() for v in key)
 
 
 class Workload:
-    def __init__(self, rng: random.Random, conn, log):
-        self.r, self.conn, self.log = rng, conn, log
+    def __init__(self, rng: random.Random, conn, log, down=None):
+        self.r, self.conn, self.log, self.down = rng, conn, log, down
         self.tables: dict[str, Table] = {}
         self.counter = 0
 
@@ -196,11 +216,19 @@ class Workload:
             t.unique = self.fresh("code")
             t.columns[t.unique] = "VARCHAR(40)"
             t.not_null.add(t.unique)
+        if self.r.random() < 0.5:
+            t.generated[self.fresh("g")] = f"{GENERATED_OF_KEY[kind]} {self.r.choice(['VIRTUAL', 'STORED'])}"
+        if "JSON" in t.columns.values() and self.r.random() < 0.6:
+            source = next(c for c, typ in t.columns.items() if typ == "JSON")
+            t.generated[self.fresh("gj")] = f"{JSON_EXTRACTED.format(c=source)} {self.r.choice(['VIRTUAL', 'STORED'])}"
+            t.pinned.add(source)
         cols = [f"`{c}` {typ} NOT NULL" for c, typ in t.key]
         cols += [f"`{c}` {typ}" + (" NOT NULL" if c in t.not_null else "") for c, typ in t.columns.items()]
+        cols += [f"`{g}` {definition}" for g, definition in t.generated.items()]
         cols.append(f"PRIMARY KEY ({', '.join(f'`{c}`' for c, _ in t.key)})")
         if t.unique:
             cols.append(f"UNIQUE KEY ({t.unique})")
+        cols += [f"KEY ({g})" for g in t.generated if self.r.random() < 0.5]
         self.sql(f"CREATE TABLE {SCHEMA}.`{t.name}` ({', '.join(cols)}) DEFAULT CHARSET = utf8mb4")
         self.tables[t.name] = t
 
@@ -234,7 +262,7 @@ class Workload:
         t.columns[c] = typ
 
     def drop_column(self, t: Table) -> None:
-        droppable = [c for c in t.columns if c != t.unique]
+        droppable = [c for c in t.columns if c != t.unique and c not in t.pinned]
         if len(droppable) > 1:
             c = self.r.choice(droppable)
             self.sql(f"ALTER TABLE {SCHEMA}.`{t.name}` DROP COLUMN `{c}`")
@@ -243,11 +271,25 @@ class Workload:
             t.indexes = [i for i in t.indexes if not i.endswith("_" + c)]
 
     def modify_column(self, t: Table) -> None:
-        widenable = [c for c, typ in t.columns.items() if typ in WIDER and c not in t.not_null]
+        widenable = [c for c, typ in t.columns.items() if typ in WIDER and c not in t.not_null | t.pinned]
         if widenable:
             c = self.r.choice(widenable)
             t.columns[c] = WIDER[t.columns[c]]
             self.sql(f"ALTER TABLE {SCHEMA}.`{t.name}` MODIFY COLUMN `{c}` {t.columns[c]}")
+
+    def add_generated(self, t: Table) -> None:
+        """ADD COLUMN … AS (…) VIRTUAL/STORED, sometimes with an index on it."""
+        kind = next(k for k, cols in KEY_KINDS.items() if cols == t.key)
+        g = self.fresh("g")
+        t.generated[g] = f"{GENERATED_OF_KEY[kind]} {self.r.choice(['VIRTUAL', 'STORED'])}"
+        index = f", ADD INDEX (`{g}`)" if self.r.random() < 0.5 else ""
+        self.sql(f"ALTER TABLE {SCHEMA}.`{t.name}` ADD COLUMN `{g}` {t.generated[g]}{index}")
+
+    def drop_generated(self, t: Table) -> None:
+        if t.generated:
+            g = self.r.choice(sorted(t.generated))
+            del t.generated[g]
+            self.sql(f"ALTER TABLE {SCHEMA}.`{t.name}` DROP COLUMN `{g}`")
 
     def add_index(self, t: Table) -> None:
         indexable = [c for c, typ in t.columns.items() if typ not in UNINDEXED]
@@ -278,6 +320,29 @@ class Workload:
         marks = "(" + ", ".join(["%s"] * len(names)) + ")"
         self.sql(f"INSERT INTO {SCHEMA}.`{t.name}` ({', '.join(f'`{c}`' for c in names)}) VALUES "
                  + ", ".join([marks] * len(rows)), [v for row in rows for v in row])
+
+    def lax_insert(self, t: Table) -> None:
+        """A row a lax session stores: out-of-range numbers clipped, strings cut, ENUM/SET
+        non-members as the error value, impossible dates zeroed (INSERT IGNORE, or sql_mode='')."""
+        if len(self.keys(t)) >= MAX_ROWS or not t.columns:
+            return
+        lax = {"INT": 2 ** 40, "TINYINT UNSIGNED": -5, "BIGINT UNSIGNED": -1, "CHAR(10)": "x" * 30,
+               "VARCHAR(40)": "y" * 90, "ENUM('a','b','c d')": "not a member", "SET('a','b','c','d')": "a,zz",
+               "DATE": "2024-02-30", "DATETIME": "2024-13-01 00:00:00", "DECIMAL(5,2) UNSIGNED": "12345.678",
+               "YEAR": 3000, "BIT(5)": 99, "TIME": "900:00:00"}
+        names = [c for c, _ in t.key] + list(t.columns)
+        row = list(self.new_key(t)) + [lax.get(typ, self.value(t, c)) if c != t.unique else self.fresh("u")
+                                       for c, typ in t.columns.items()]
+        marks = ", ".join(["%s"] * len(names))
+        columns = ", ".join(f"`{c}`" for c in names)
+        if self.r.random() < 0.5:
+            self.sql(f"INSERT IGNORE INTO {SCHEMA}.`{t.name}` ({columns}) VALUES ({marks})", row)
+            return
+        self.sql("SET SESSION sql_mode = ''")
+        try:
+            self.sql(f"INSERT INTO {SCHEMA}.`{t.name}` ({columns}) VALUES ({marks})", row)
+        finally:
+            self.sql("SET SESSION sql_mode = DEFAULT")
 
     def update(self, t: Table) -> None:
         keys = self.keys(t)
@@ -347,7 +412,25 @@ class Workload:
         "insert": 8, "update": 6, "change_key": 3, "swap_keys": 3, "delete": 3, "transaction": 3,
         "add_column": 2, "drop_column": 1, "modify_column": 1, "add_index": 1, "drop_index": 1,
         "rename_table": 1, "truncate": 0.5, "create_table": 1, "drop_table": 0.5,
+        "add_generated": 1, "drop_generated": 0.5, "lax_insert": 2,
     }
+
+    def key_the_downstream(self) -> None:
+        """Give a replicated table a key of the downstream's own: an index, or a unique key the
+        upstream's key makes unique (its column and the key), as a reporting replica has."""
+        t = self.r.choice(sorted(self.tables.values(), key=lambda t: t.name))
+        keyable = [c for c, typ in t.columns.items() if typ in DOWN_KEYABLE and c not in t.pinned]
+        if not keyable:
+            return
+        c, name = self.r.choice(keyable), self.fresh("dk")
+        unique = self.r.random() < 0.5
+        parts = ", ".join([f"`{c}`"] + [f"`{k}`" for k, _ in t.key] if unique else [f"`{c}`"])
+        stmt = f"ALTER TABLE {SCHEMA}.`{t.name}` ADD {'UNIQUE ' if unique else ''}KEY `{name}` ({parts})"
+        self.log.append(f"-- downstream: {stmt}")
+        with self.down.cursor() as cur:
+            cur.execute(stmt)
+        t.down_keys.append(name)
+        t.pinned.add(c)  # a DROP COLUMN upstream would drop it from the downstream's key
 
     def step(self) -> None:
         op = self.r.choices(list(self.OPS), weights=list(self.OPS.values()))[0]
@@ -356,38 +439,94 @@ class Workload:
         getattr(self, op)(self.r.choice(sorted(self.tables.values(), key=lambda t: t.name)))
 
 
+# --- a value-filtered schema: insert-only, its downstream holds the rows the filter keeps ---
+
+VF_SCHEMA = "rnd_vf"
+VF_COLUMNS = {"n": "INT", "s": "VARCHAR(20) COLLATE utf8mb4_general_ci", "d": "DATE",
+              "e": "ENUM('a','b','c d')", "x": "DECIMAL(10,2)", "f": "DOUBLE", "b": "VARBINARY(8)"}
+
+
+def _vf_values(r: random.Random) -> list:
+    return [r.choice([None, r.randint(-50, 250)]), r.choice([None, _text("abAB ", 4)(r)]),
+            r.choice([None, _datetime(r, 1990, 2010, False)[:10]]), r.choice([None, "a", "b", "c d"]),
+            r.choice([None, Decimal(f"{r.randint(-999, 999)}.{r.randint(0, 99):02d}")]),
+            r.choice([None, r.uniform(-100, 100)]), r.choice([None, _text("ab", 3)(r).encode()])]
+
+
+def _vf_expression(r: random.Random) -> str:
+    """One `ignore-insert-value-expr`, comparing like with like (the type-by-literal matrix is
+    tests/filter/test_value_expr.py's); MySQL's WHERE over the upstream says which rows it drops."""
+    simple = [f"n > {r.randint(-50, 250)}", f"s = '{_text('abAB ', 3)(r)}'", f"d < '{r.randint(1990, 2010)}-06-01'",
+              f"e = '{r.choice(['a', 'b', 'c d'])}'", f"x >= {r.randint(-999, 999)}.5", f"f < {r.uniform(-100, 100):.3f}",
+              "n IS NULL", f"s LIKE '{r.choice('abAB')}%'", f"e IN ('a', 'c d')", f"b = '{_text('ab', 2)(r)}'"]
+    left, right = r.sample(simple, 2)
+    return r.choice([left, f"{left} AND {right}", f"{left} OR {right}", f"NOT ({left})"])
+
+
+def _vf_rows(db, where: str = "TRUE") -> list[tuple]:
+    with db.connect() as c, c.cursor() as cur:
+        cur.execute(f"SELECT * FROM {VF_SCHEMA}.t WHERE {where} ORDER BY id")
+        return list(cur.fetchall())
+
+
 # --- the test -----------------------------------------------------------------------------
 
-def test_random_ddl_and_dml_over_several_cycles(mariadb_pair, spark, cdcflow_home, capsys):
-    seed = int(os.environ.get("CDCFLOW_RANDOM_SEED") or random.SystemRandom().randrange(2 ** 32))
+def _seeds() -> list[int]:
+    """CDCFLOW_RANDOM_SEED=<seed> replays one; CDCFLOW_RANDOM_SEEDS=N draws N (make random-workload)."""
+    if os.environ.get("CDCFLOW_RANDOM_SEED"):
+        return [int(os.environ["CDCFLOW_RANDOM_SEED"])]
+    if os.environ.get("CDCFLOW_RANDOM_SEEDS"):
+        return [random.SystemRandom().randrange(2 ** 32) for _ in range(int(os.environ["CDCFLOW_RANDOM_SEEDS"]))]
+    return [20261125, 7, 4242, 99991, 31337]
+
+
+@pytest.mark.parametrize("seed", _seeds())
+def test_random_ddl_and_dml_over_several_cycles(mariadb_pair, spark, cdcflow_home, capsys, seed):
     print(f"random workload seed {seed} (CDCFLOW_RANDOM_SEED={seed} replays it)")
     up, down = mariadb_pair
+    r = random.Random(seed)
+    expression = _vf_expression(r)
     for s in (up, down):
-        s.execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
-    create_changefeed(capsys, up, down, "random", f"[filter]\nrules = ['{SCHEMA}.*']\n")
-    log: list[str] = []
-    conn = up.connect()
+        s.execute(f"DROP DATABASE IF EXISTS {SCHEMA}", f"DROP DATABASE IF EXISTS {VF_SCHEMA}")
+    create_changefeed(capsys, up, down, "random", f"[filter]\nrules = ['{SCHEMA}.*', '{VF_SCHEMA}.*']\n"
+                      f"[[filter.event-filters]]\nmatcher = ['{VF_SCHEMA}.*']\n"
+                      f"ignore-insert-value-expr = \"{expression}\"\n")
+    log: list[str] = [f"-- value filter on {VF_SCHEMA}.t: {expression}"]
+    conn, down_conn = up.connect(), down.connect()
     try:
         with conn.cursor() as cur:
             cur.execute("SET SESSION time_zone = '+05:30'")  # TIMESTAMP literals are read in it
-        work = Workload(random.Random(seed), conn, log)
+        work = Workload(r, conn, log, down_conn)
         work.sql(f"CREATE DATABASE {SCHEMA}")
+        work.sql(f"CREATE DATABASE {VF_SCHEMA}")
+        work.sql(f"CREATE TABLE {VF_SCHEMA}.t (id INT PRIMARY KEY, "
+                 + ", ".join(f"{c} {typ}" for c, typ in VF_COLUMNS.items()) + ")")
         for _ in range(3):
             work.create_table()
+        vf_id = 0
         for cycle in range(CYCLES):
             start = len(log)
             for _ in range(OPS_PER_CYCLE):
                 work.step()
+                if r.random() < 0.2:
+                    vf_id += 1
+                    work.sql(f"INSERT INTO {VF_SCHEMA}.t VALUES ({', '.join(['%s'] * (len(VF_COLUMNS) + 1))})",
+                             [vf_id] + _vf_values(r))
             rc, err = cli_run(capsys, "random")
             where = (f"seed {seed}, cycle {cycle + 1}; its statements:\n" + "\n".join(log[start:]))
             assert rc == 0, f"{err}\n{where}"
             try:
                 assert_consistent(up, down, [SCHEMA])
+                assert _vf_rows(down) == _vf_rows(up, f"({expression}) IS NOT TRUE"), f"value filter {expression}"
             except AssertionError as e:
                 raise AssertionError(f"{e}\n{where}") from None
+            if r.random() < 0.7:
+                work.key_the_downstream()
         assert query(capsys, "random")["state"] == "normal"
+        log.append(f"-- value filter kept {len(_vf_rows(down))} of {vf_id} rows")
     finally:
         conn.close()
+        down_conn.close()
         print("\n".join(log))
     for s in (up, down):
-        s.execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
+        s.execute(f"DROP DATABASE IF EXISTS {SCHEMA}", f"DROP DATABASE IF EXISTS {VF_SCHEMA}")
