@@ -4,7 +4,9 @@ updates, key changes and key swaps (primary and unique keys, integer, case-insen
 and composite keys), deletes, multi-statement transactions, ADD / DROP / MODIFY COLUMN,
 ADD / DROP INDEX, RENAME, TRUNCATE, CREATE and DROP TABLE; as shops have them: VIRTUAL and
 STORED generated columns (arithmetic and JSON-extracted, some indexed), values a lax session
-stores (INSERT IGNORE and sql_mode=''), downstream tables given keys of their own, and an
+stores (INSERT IGNORE and sql_mode=''), foreign keys with ON DELETE CASCADE / SET NULL and ON
+UPDATE CASCADE (on other tables, on children, on themselves: the parent's key swaps, deletes
+and whole-table deletes cascade), downstream tables given keys of their own, and an
 insert-only schema under a value filter (its downstream holds what the filter keeps).
 
 Seeded: five fixed seeds run in `make test`; `CDCFLOW_RANDOM_SEED=<seed>` replays one run
@@ -139,6 +141,16 @@ class Table:
     generated: dict[str, str] = field(default_factory=dict)  # generated column -> its definition
     pinned: set[str] = field(default_factory=set)  # columns a generated column reads: never dropped
     down_keys: list[str] = field(default_factory=list)  # keys only the downstream has
+    referenced: bool = False  # the parent of a foreign key: TRUNCATE and DROP refused upstream
+
+
+@dataclass
+class Child:
+    """A table whose `pid` references a parent's key (another table's, a child's, or its own)
+    with a cascading action: its rows change in the parent's statements, never in the binlog."""
+    name: str
+    parent: Table | Child | None  # None: itself
+    on_delete: str
 
 
 KEY_KINDS = {
@@ -170,6 +182,7 @@ class Workload:
     def __init__(self, rng: random.Random, conn, log, down=None):
         self.r, self.conn, self.log, self.down = rng, conn, log, down
         self.tables: dict[str, Table] = {}
+        self.children: list[Child] = []
         self.counter = 0
 
     # -- helpers --
@@ -233,7 +246,7 @@ class Workload:
         self.tables[t.name] = t
 
     def drop_table(self, t: Table) -> None:
-        if len(self.tables) > 2:
+        if len(self.tables) > 2 and not t.referenced:
             self.sql(f"DROP TABLE {SCHEMA}.`{t.name}`")
             del self.tables[t.name]
 
@@ -245,6 +258,8 @@ class Workload:
         self.tables[new] = t
 
     def truncate(self, t: Table) -> None:
+        if t.referenced:  # refused on a parent; its DELETE cascades to every child instead
+            return self.sql(f"DELETE FROM {SCHEMA}.`{t.name}`")
         self.sql(f"TRUNCATE TABLE {SCHEMA}.`{t.name}`")
 
     def add_column(self, t: Table) -> None:
@@ -320,6 +335,48 @@ class Workload:
         marks = "(" + ", ".join(["%s"] * len(names)) + ")"
         self.sql(f"INSERT INTO {SCHEMA}.`{t.name}` ({', '.join(f'`{c}`' for c in names)}) VALUES "
                  + ", ".join([marks] * len(rows)), [v for row in rows for v in row])
+
+    # -- foreign keys with cascades --
+    def create_child(self, _t: Table) -> None:
+        parents = [t for t in self.tables.values() if t.key == KEY_KINDS["int"]] + self.children
+        parent = self.r.choice(sorted(parents, key=lambda p: p.name) + [None]) if parents else None
+        child = Child(self.fresh("fk"), parent, self.r.choice(["CASCADE", "SET NULL"]))
+        target = f"`{child.name}`" if parent is None else f"`{parent.name}`"
+        self.sql(f"CREATE TABLE {SCHEMA}.`{child.name}` (id INT PRIMARY KEY, pid INT NULL, note VARCHAR(20), "
+                 f"KEY (pid), FOREIGN KEY (pid) REFERENCES {SCHEMA}.{target} (id) "
+                 f"ON DELETE {child.on_delete} ON UPDATE CASCADE)")
+        if isinstance(parent, Table):
+            parent.referenced = True
+        self.children.append(child)
+
+    def _ids(self, name: str) -> list[int]:
+        with self.conn.cursor() as cur:
+            cur.execute(f"SELECT id FROM {SCHEMA}.`{name}`")
+            return [row[0] for row in cur.fetchall()]
+
+    def _parent_id(self, child: Child):
+        ids = self._ids(child.name if child.parent is None else child.parent.name)
+        return self.r.choice(ids + [None]) if ids else None
+
+    def child_write(self, _t: Table) -> None:
+        """An insert, an update of the note or of the reference, or a delete (cascading on)."""
+        if not self.children:
+            return self.create_child(_t)
+        child = self.r.choice(self.children)
+        ids = self._ids(child.name)
+        op = self.r.choice(["insert", "insert", "note", "repoint", "delete"]) if ids else "insert"
+        if op == "insert" and len(ids) < MAX_ROWS:
+            new = self.r.choice([i for i in range(1, 3 * MAX_ROWS) if i not in ids])
+            self.sql(f"INSERT INTO {SCHEMA}.`{child.name}` VALUES (%s, %s, %s)",
+                     [new, self._parent_id(child), _text("abc", 8)(self.r)])
+        elif op == "note":
+            self.sql(f"UPDATE {SCHEMA}.`{child.name}` SET note = %s WHERE id = %s",
+                     [_text("xyz", 8)(self.r), self.r.choice(ids)])
+        elif op == "repoint":
+            self.sql(f"UPDATE {SCHEMA}.`{child.name}` SET pid = %s WHERE id = %s",
+                     [self._parent_id(child), self.r.choice(ids)])
+        elif ids:
+            self.sql(f"DELETE FROM {SCHEMA}.`{child.name}` WHERE id = %s", [self.r.choice(ids)])
 
     def lax_insert(self, t: Table) -> None:
         """A row a lax session stores: out-of-range numbers clipped, strings cut, ENUM/SET
@@ -412,7 +469,7 @@ class Workload:
         "insert": 8, "update": 6, "change_key": 3, "swap_keys": 3, "delete": 3, "transaction": 3,
         "add_column": 2, "drop_column": 1, "modify_column": 1, "add_index": 1, "drop_index": 1,
         "rename_table": 1, "truncate": 0.5, "create_table": 1, "drop_table": 0.5,
-        "add_generated": 1, "drop_generated": 0.5, "lax_insert": 2,
+        "add_generated": 1, "drop_generated": 0.5, "lax_insert": 2, "create_child": 0.7, "child_write": 5,
     }
 
     def key_the_downstream(self) -> None:
