@@ -327,9 +327,12 @@ def test_cycle_run_ids_are_unique_and_say_airflow(airflow):
         ({"mode": "snapshot"}, {"start_ts": None, "target_ts": None, "dry_run": False, "instead": "snapshot"}),
     ],
 )
-def test_cycle_request(airflow, params, expected):
+def test_cycle_request(airflow, params, expected, tmp_path, monkeypatch):
     from cdcflow.runner.airflow_tasks import cycle_request
 
+    # a home without the changefeed: a start_ts of one that exists is also checked against its
+    # upstream's oldest binlog (tests/airflow/test_ts_every_surface.py)
+    monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path))
     assert cycle_request("orders", params) == expected
 
 

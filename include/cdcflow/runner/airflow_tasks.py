@@ -84,7 +84,19 @@ def cycle_request(changefeed_id: str, params) -> dict:
         )
     if start_ts is not None:  # prepare checks again: a run a trigger slipped past changes nothing either
         ts_input.not_in_future(start_ts, "start_ts", changefeed_id)
+        if spec_exists(changefeed_id):  # a removed changefeed's run does nothing anyway
+            _check_held(changefeed_id, start_ts)
     return {"start_ts": start_ts, "target_ts": target_ts, "dry_run": dry_run, "instead": instead}
+
+
+def _check_held(changefeed_id: str, start_ts: int) -> None:
+    """A start_ts before the upstream's oldest binlog is refused (ts_input.not_before_gc)."""
+    from cdcflow.core.spec_store import load_spec  # task time, not parse time (module docstring)
+    from cdcflow.core.uri import default_server_id, parse_source_uri
+    from cdcflow.source.binlog import check_ts_held
+
+    source = parse_source_uri(load_spec(changefeed_id).source_uri)
+    check_ts_held(source, source.server_id or default_server_id(changefeed_id), start_ts, "start_ts", changefeed_id)
 
 
 def cycle_run_id() -> str:
