@@ -130,7 +130,8 @@ def standalone(env: dict[str, str], port: int, spark_port: int = spark_connect.D
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):  # a second Ctrl-C must not cut the stop short
             signal.signal(sig, signal.SIG_IGN)
-        print("\nstopping Airflow, the Spark Connect server and the MariaDB pair started here ...", flush=True)
+        print("\nstopping every process started here (Airflow, the Spark Connect server, the MariaDB pair "
+              "if it was not running before) ...", flush=True)
         t0 = time.monotonic()
         left = process_tree.stop_all(groups, STOP_GRACE_S)
         print(f"stopped in {time.monotonic() - t0:.1f} s" + (f"; still running: {left}" if left else ""),
