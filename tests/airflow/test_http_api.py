@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from e2e_helpers import create_changefeed, runs_ending_in_a_failure
 
 from cdcflow.core import tso
