@@ -77,10 +77,12 @@ dag-test: setup
 airflow-bootstrap: setup
 	$(PY) -m cdcflow_devtools.airflow_local bootstrap
 
-# A local Airflow (standalone, 127.0.0.1:$(AIRFLOW_PORT)) with the demo changefeed; Ctrl-C stops it.
+# A local Airflow (standalone, 127.0.0.1:$(AIRFLOW_PORT)) with the demo changefeed and a Spark Connect
+# server (127.0.0.1:$(SPARK_PORT)); Ctrl-C stops every process it started within seconds.
 AIRFLOW_PORT ?= 8080
+SPARK_PORT ?= 15002
 airflow: setup
-	$(PY) -m cdcflow_devtools.airflow_local standalone --port $(AIRFLOW_PORT)
+	$(PY) -m cdcflow_devtools.airflow_local standalone --port $(AIRFLOW_PORT) --spark-port $(SPARK_PORT)
 
 clean:
 	rm -rf .local build *.egg-info

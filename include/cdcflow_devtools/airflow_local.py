@@ -2,26 +2,30 @@
 
     python -m cdcflow_devtools.airflow_local bootstrap           # db migrate + airflow_settings.yaml
     python -m cdcflow_devtools.airflow_local dags-test CF_ID      # one DAG run through `airflow dags test`
-    python -m cdcflow_devtools.airflow_local standalone [--port N]  # `make airflow`: the UI with the demo changefeed
+    python -m cdcflow_devtools.airflow_local standalone [--port N] [--spark-port N]
+                                                                  # `make airflow`: the UI with the demo changefeed
 
 AIRFLOW_HOME defaults to .local/airflow in the project, CDCFLOW_HOME to .local/cdcflow-home
 (the demo's); the DAGs and plugins folders are this project's.  The DAG's Spark stages run
 on a Spark Connect server on 127.0.0.1:15002 (the `spark_connect_default` connection of
-airflow_settings.yaml), started here unless one listens there already.  cdcflow's library
-never imports airflow: this only runs its CLI.
+airflow_settings.yaml; `standalone --spark-port` another), started here unless one listens
+there already.  cdcflow's library never imports airflow: this only runs its CLI.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cdcflow_devtools import spark_connect
+from cdcflow_devtools import process_tree, spark_connect
 from cdcflow_devtools.checkout import LOCAL, PROJECT
 
 DEMO_HOME = LOCAL / "cdcflow-home"  # the CDCFLOW_HOME of make demo, make airflow, make dag-test
@@ -109,10 +113,32 @@ def dag_test_changefeed(changefeed_id: str, env: dict[str, str]) -> int:
 PASSWORDS_FILE = "simple_auth_manager_passwords.json.generated"
 
 
-def standalone(env: dict[str, str], port: int) -> int:
+STOP_GRACE_S = 5.0  # from SIGTERM to SIGKILL for what `make airflow` started, at Ctrl-C
+
+
+def standalone(env: dict[str, str], port: int, spark_port: int = spark_connect.DEFAULT_PORT) -> int:
     """`airflow standalone` on 127.0.0.1 with airflow_settings.yaml applied and the demo
     changefeed (its MariaDB pair started) and a Spark Connect server; prints the URL and
-    the login once it serves."""
+    the login once it serves.  Ctrl-C (or SIGTERM) stops every process it started at once
+    (process_tree.stop_all): Airflow's components, the Spark server, a MariaDB pair it started."""
+    process_tree.become_subreaper()  # what a component leaves behind when it dies stays ours to stop
+    groups: list[int] = []  # the process groups started here
+    try:
+        return _standalone(env, port, spark_port, groups)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):  # a second Ctrl-C must not cut the stop short
+            signal.signal(sig, signal.SIG_IGN)
+        print("\nstopping every process started here (Airflow, the Spark Connect server, the MariaDB pair "
+              "if it was not running before) ...", flush=True)
+        t0 = time.monotonic()
+        left = process_tree.stop_all(groups, STOP_GRACE_S)
+        print(f"stopped in {time.monotonic() - t0:.1f} s" + (f"; still running: {left}" if left else ""),
+              flush=True)
+
+
+def _standalone(env: dict[str, str], port: int, spark_port: int, groups: list[int]) -> int:
     from cdcflow_devtools.demo_feed import demo_changefeed
 
     env.setdefault("CDCFLOW_HOME", os.environ.get("CDCFLOW_HOME") or str(DEMO_HOME))
@@ -120,47 +146,40 @@ def standalone(env: dict[str, str], port: int) -> int:
     if demo_changefeed(fresh=False) is None:
         return 1
     bootstrap(env)
+    spark_url = f"sc://{spark_connect.HOST}:{spark_port}"
+    if spark_connect.port_taken(spark_port):
+        print(f"Spark Connect: using the server already on {spark_url}", flush=True)
+    else:
+        print(f"Spark Connect: starting a server on {spark_url} (log: {LOCAL / 'logs'})", flush=True)
+        groups.append(spark_connect.start(LOCAL / "logs", port=spark_port).process.pid)
     # the workers reach the task execution API on the same server: on another port than
-    # Airflow's default 8080 they must be told, or every task fails before it starts
+    # Airflow's default 8080 they must be told, or every task fails before it starts; the
+    # connection spark_connect_default names this server (the environment wins over the database)
     env.update({"AIRFLOW__API__HOST": "127.0.0.1", "AIRFLOW__API__PORT": str(port),
                 "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-                "AIRFLOW__CORE__PARALLELISM": "4"})
-    with spark_connect_server() as spark_url:
-        return _serve(env, port, spark_url)
-
-
-def _serve(env: dict[str, str], port: int, spark_url: str) -> int:
-    import json
-    import time
-    import urllib.request
-
-    # a group of its own: stopping it stops every Airflow component it started
+                "AIRFLOW__CORE__PARALLELISM": "4",
+                "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": json.dumps(
+                    {"conn_type": "spark_connect", "host": spark_connect.HOST, "port": spark_port})})
+    # a group of its own: the terminal's Ctrl-C reaches this process alone, which stops them all
     proc = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), "standalone"], env=env,
                             start_new_session=True)
+    groups.append(proc.pid)
     url = f"http://127.0.0.1:{port}"
-    try:
-        while proc.poll() is None:
-            try:
-                urllib.request.urlopen(url + "/api/v2/monitor/health", timeout=5).close()
-                break
-            except OSError:
-                time.sleep(2)
-        passwords = Path(env["AIRFLOW_HOME"]) / PASSWORDS_FILE
-        login = ", ".join(f"{user} / {password}" for user, password in json.loads(passwords.read_text()).items()) \
-            if passwords.exists() else "see the `standalone |` lines above"
-        print(f"\n  Airflow:      {url}\n  login:        {login}\n"
-              f"  changefeeds:  {url}/plugin/cdcflow-changefeeds (API: {url}/cdcflow/api/v2/changefeeds, with\n"
-              f"                a bearer token from POST {url}/auth/token {{\"username\", \"password\"}})\n"
-              f"  Spark:        {spark_url} (Spark Connect, connection spark_connect_default)\n"
-              f"  CDCFLOW_HOME: {env['CDCFLOW_HOME']}\n  Ctrl-C stops it.\n", flush=True)
-        return proc.wait()
-    except KeyboardInterrupt:
-        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends to all of them
+    while proc.poll() is None:
         try:
-            return proc.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            return proc.wait()
+            urllib.request.urlopen(url + "/api/v2/monitor/health", timeout=5).close()
+            break
+        except OSError:
+            time.sleep(2)
+    passwords = Path(env["AIRFLOW_HOME"]) / PASSWORDS_FILE
+    login = ", ".join(f"{user} / {password}" for user, password in json.loads(passwords.read_text()).items()) \
+        if passwords.exists() else "see the `standalone |` lines above"
+    print(f"\n  Airflow:      {url}\n  login:        {login}\n"
+          f"  changefeeds:  {url}/plugin/cdcflow-changefeeds (API: {url}/cdcflow/api/v2/changefeeds, with\n"
+          f"                a bearer token from POST {url}/auth/token {{\"username\", \"password\"}})\n"
+          f"  Spark:        {spark_url} (Spark Connect, connection spark_connect_default)\n"
+          f"  CDCFLOW_HOME: {env['CDCFLOW_HOME']}\n  Ctrl-C stops it.\n", flush=True)
+    return proc.wait()
 
 
 def _interrupt(signum, frame):
@@ -177,9 +196,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["dags-test"] and len(argv) == 2:
         return dag_test_changefeed(argv[1], env)
     if argv[:1] == ["standalone"]:
-        port = int(argv[2]) if argv[1:2] == ["--port"] and len(argv) == 3 else 8080
+        opts = dict(zip(argv[1::2], argv[2::2]))
+        port, spark_port = int(opts.get("--port", 8080)), int(opts.get("--spark-port", spark_connect.DEFAULT_PORT))
         signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops Airflow and the Spark server as Ctrl-C does
-        return standalone(env, port)
+        return standalone(env, port, spark_port)
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -7,11 +7,12 @@ each stage moved (cdcflow's structured event lines) and any warning or error.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+
+from cdcflow.core import log_line
 
 # structlog's console line: "<time> [<level>] <message> [<logger>] key=value ..."
 _LINE = re.compile(r"^\S+ \[(?P<level>\w+)\s*\] (?P<msg>.*?) \[(?P<logger>[\w.]+)\](?: \S+=.*)?$")
@@ -39,12 +40,9 @@ def progress_line(line: str) -> str | None:
     if not m:
         return None
     level, msg = m["level"], m["msg"]
-    if m["logger"] == "cdcflow" and msg.startswith("{"):
-        try:
-            event = json.loads(msg)
-        except ValueError:
-            return None
-        fields = EVENTS.get(event.get("event"))
+    event = log_line.parse(msg) if m["logger"] == "cdcflow" else None
+    if event is not None:
+        fields = EVENTS.get(event["event"])
         if fields is None:
             return None
         said = ", ".join(f"{k} {event[k]}" for k in fields if event.get(k) not in (None, [], ""))

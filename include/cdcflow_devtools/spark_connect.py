@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from cdcflow_devtools import process_tree
+
 HOST = "127.0.0.1"
 DEFAULT_PORT = 15002
 READY_LINE = "Spark Connect server started"
@@ -62,27 +64,8 @@ class ConnectServer:
 
 
 def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
     # a group whose only member is the launcher's zombie is gone
-    members = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _pgid(p) == pgid]
-    return any(_state(p) != "Z" for p in members)
-
-
-def _pgid(proc: Path) -> int | None:
-    try:
-        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[2])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _state(proc: Path) -> str:
-    try:
-        return (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return "Z"
+    return bool(process_tree.group_members(pgid))
 
 
 def spark_home() -> Path:

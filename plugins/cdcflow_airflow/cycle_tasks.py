@@ -12,6 +12,7 @@ import logging
 import os
 from contextlib import contextmanager
 
+from cdcflow.core.log_line import event_line
 from cdcflow.core.stage_names import SPARK_STAGES
 from cdcflow.runner import airflow_tasks
 from cdcflow.runner.airflow_tasks import CYCLE_TASKS, RECORDING_TASKS, failure_message
@@ -127,12 +128,21 @@ def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti, dag_run=Non
     return True
 
 
+def _log_result(what: str, changefeed_id: str, run_id: str, result) -> dict:
+    """A task's result in the task log, words first (core.log_line); returns it as plain values."""
+    from cdcflow.stages.contracts import plain  # task time: the DAG file imports this module to parse
+
+    fields = plain(result)
+    log.info("%s", event_line(what, changefeed_id, run=run_id, **fields))
+    return fields
+
+
 def pull_cycle(changefeed_id: str, cdcflow_home: str, run_id: str) -> list[str]:
     """Pull the window here and choose the tasks that follow (airflow_tasks.pull)."""
     os.environ["CDCFLOW_HOME"] = cdcflow_home
     with user_errors_fail_the_task():
         results, following = airflow_tasks.pull(changefeed_id, run_id, _spark_remote(changefeed_id))
-    log.info("changefeed %s: cycle %s: pull: %s", changefeed_id, run_id, results["pull"])
+    _log_result("pull done", changefeed_id, run_id, results["pull"])
     if SPARK_STAGES[0] not in following:
         log.info("changefeed %s: cycle %s: nothing to read; no Spark stage runs", changefeed_id, run_id)
     return following
@@ -143,11 +153,8 @@ def spark_stage(stage: str, changefeed_id: str, cdcflow_home: str, run_id: str) 
     config's cdcflow.spark-remote, else the Airflow connection), the stage, the session closed."""
     os.environ["CDCFLOW_HOME"] = cdcflow_home
     with user_errors_fail_the_task():
-        from cdcflow.stages.contracts import plain
-
         result = airflow_tasks.spark_stage(stage, changefeed_id, run_id, _spark_remote(changefeed_id))
-    log.info("changefeed %s: cycle %s: %s: %s", changefeed_id, run_id, stage, result)
-    return plain(result)
+    return _log_result(f"{stage} done", changefeed_id, run_id, result)
 
 
 def finish_cycle(changefeed_id: str, cdcflow_home: str, ti) -> None:
@@ -170,7 +177,7 @@ def finish_cycle(changefeed_id: str, cdcflow_home: str, ti) -> None:
         log.warning("changefeed %s: cycle %s was replaced by cycle %s while it was open: nothing to finish",
                     changefeed_id, run_id, result.superseded_by)
         raise AirflowSkipException(f"cycle {run_id} was replaced by cycle {result.superseded_by}")
-    log.info("changefeed %s: cycle %s finished: %s", changefeed_id, run_id, result)
+    _log_result("cycle finished", changefeed_id, run_id, result)
     if error:
         line = result.error or f"changefeed {changefeed_id}: cycle {run_id}: {error}"
         log.error("%s", line)

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+from cdcflow.runner.airflow_tasks import modes_in_words
+
 CHANGEFEEDS_PAGE = "/plugin/cdcflow-changefeeds"  # the plugin's page inside the Airflow UI
+
+
+def unpause_warning(dag_id: str, page: str) -> str:
+    """Airflow's trigger form ticks its unpause box on a paused DAG (fixed in its UI, no DAG argument
+    or option changes it); `page` names the Changefeeds page."""
+    return (f'Airflow\'s trigger form ticks "Unpause {dag_id} on trigger" on a paused DAG. Left ticked, it '
+            f"unpauses the DAG: a scheduled run can start first, the run you triggered then does nothing, and "
+            f"the schedule stays on. Untick it to run once, or trigger from {page}, which never unpauses.")
 
 
 def _uri(parse, text: str) -> str:
@@ -12,7 +22,7 @@ def _uri(parse, text: str) -> str:
         return "(not readable: see `cdcflow changefeed query`)"
 
 
-def dag_doc(spec, schedule: str | None) -> str:
+def dag_doc(spec, schedule: str | None, dag_id: str) -> str:
     from cdcflow.core.uri import parse_sink_uri, parse_source_uri
 
     cfg = spec.config()
@@ -20,9 +30,13 @@ def dag_doc(spec, schedule: str | None) -> str:
     if cfg.spark_master:
         spark = f"spark-submit jobs on `{cfg.spark_master}` (connection `spark_default`)"
     else:
-        spark = f"sessions on the Spark Connect server `{cfg.spark_remote or 'of connection spark_connect_default'}`"
+        server = f"`{cfg.spark_remote}`" if cfg.spark_remote else "of the connection `spark_connect_default`"
+        spark = f"sessions on the Spark Connect server {server}"
     rules = ", ".join(f"`{r}`" for r in cfg.rules)
     filters = f"; {len(cfg.event_filters)} event filter(s)" if cfg.event_filters else ""
+    modes = modes_in_words("- `{}`", sep="\n")
+    page = f"the [Changefeeds page]({CHANGEFEEDS_PAGE})"
+    unpause = f"\n**Unpause on trigger**: {unpause_warning(dag_id, page)}\n" if schedule else ""
     return f"""\
 ### Changefeed `{changefeed_id}`
 
@@ -45,8 +59,10 @@ wait_index → finish. A run with nothing new upstream skips the Spark tasks.
 Pausing this DAG in Airflow only stops its schedule from starting runs; the changefeed keeps
 its state (the Changefeeds page still shows it `normal`).
 
-**Trigger** with a mode: `catch-up` (from the checkpoint), `backfill` (replay from `start_ts`,
-a TSO or a UTC date-time), `dry-run` (plan the window, apply nothing). Airflow's own
-"Backfill" (runs for a range of dates) is not cdcflow's backfill: every run catches up from
-the checkpoint whatever its date; to replay, trigger one run with `mode = backfill`.
-"""
+**Trigger** with a mode (`start_ts` and `target_ts`: a TSO or a UTC date-time):
+
+{modes}
+
+Airflow's own "Backfill" (runs for a range of dates) is not cdcflow's backfill: every run
+catches up from the checkpoint whatever its date; to replay, trigger one run with `mode = backfill`.
+{unpause}"""

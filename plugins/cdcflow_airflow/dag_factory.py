@@ -30,14 +30,14 @@ from airflow.providers.standard.operators.python import (
 from airflow.sdk import DAG, Param, TriggerRule, chain
 
 from cdcflow.core.stage_names import SPARK_STAGES
-from cdcflow.runner.airflow_tasks import MODES
+from cdcflow.runner.airflow_tasks import MODES, modes_in_words
 from cdcflow_airflow.cycle_tasks import (
     finish_cycle,
     prepare_cycle,
     pull_cycle,
     record_task_failure,
 )
-from cdcflow_airflow.dag_doc import dag_doc
+from cdcflow_airflow.dag_doc import CHANGEFEEDS_PAGE, dag_doc, unpause_warning
 from cdcflow_airflow.index_sensor import wait_index_task
 from cdcflow_airflow.operators import RUN_ID_TEMPLATE, spark_stage_task
 
@@ -80,19 +80,16 @@ def _variable(key: str) -> str | None:
         return None
 
 
-def trigger_params() -> dict[str, Param]:
+def trigger_params(dag_id: str, schedule: str | None) -> dict[str, Param]:
+    unpause = f" {unpause_warning(dag_id, f'the Changefeeds page ({CHANGEFEEDS_PAGE})')}" if schedule else ""
     return {
         "mode": Param(
             MODES[0],
             type="string",
             enum=list(MODES),
             title="Mode",
-            description="catch-up: from the checkpoint to what upstream has committed; "
-            "backfill: replay from start_ts; dry-run: plan the window and apply nothing; "
-            "verify: compare the downstream with the upstream (no cycle; the run fails if they differ); "
-            "snapshot: copy the tables of a stopped changefeed from a new consistent point, then resume it "
-            "from there (no cycle). "
-            "(Airflow's own date-range Backfill is not this: to replay, trigger one run with backfill.)",
+            description=f"{modes_in_words()}. "
+            f"(Airflow's own date-range Backfill is not this: to replay, trigger one run with backfill.){unpause}",
         ),
         "start_ts": Param(
             None,
@@ -136,9 +133,9 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
         catchup=False,
         max_active_runs=1,
         tags=TAGS,
-        params=trigger_params(),
+        params=trigger_params(dag_id_for(spec.id), schedule_of(spec)),
         default_args={"owner": "cdcflow", "retries": 0},
-        doc_md=dag_doc(spec, schedule_of(spec)),
+        doc_md=dag_doc(spec, schedule_of(spec), dag_id_for(spec.id)),
     ) as dag:
         prepare = ShortCircuitOperator(
             task_id="prepare",

@@ -21,6 +21,7 @@ except ImportError:  # tests/ imported as a package
 
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.spec_store import Spec, save_spec
+from cdcflow.runner.airflow_tasks import MODES
 
 CHAIN = ["prepare", "pull", "filter", "barrier", "apply", "wait_index", "finish"]
 SPARK_STAGES = ["filter", "barrier", "apply"]
@@ -69,11 +70,21 @@ def test_each_dag_documents_its_changefeed(dagbag):
     orders, audit = dagbag.dags["changefeed__orders"].doc_md, dagbag.dags["changefeed__audit"].doc_md
     assert "### Changefeed `orders`" in orders and "`*/10 * * * *`" in orders
     assert "mysql://u@127.0.0.1:3306" in orders and "spark-submit jobs on `local[2]`" in orders
-    assert "runs only when triggered" in audit and "Spark Connect server" in audit
+    assert "runs only when triggered" in audit
+    assert "| Spark | sessions on the Spark Connect server of the connection `spark_connect_default` |" in audit
     for doc in (orders, audit):
         assert "(/plugin/cdcflow-changefeeds)" in doc  # the Changefeeds page
         assert "cdcflow changefeed pause -c" in doc and "only stops its schedule" in doc
         assert "not cdcflow's backfill" in doc and "mode = backfill" in doc
+        # every mode of the trigger form, in order, with what it does
+        trigger = doc[doc.index("**Trigger**"):]
+        assert [trigger.index(f"`{mode}`: ") for mode in MODES] == sorted(trigger.index(f"`{m}`: ") for m in MODES)
+        assert "`verify`: compare the downstream" in trigger and "`snapshot`: copy the tables" in trigger
+    # a scheduled DAG warns of Airflow's unpause tick and points to the page's trigger, which never unpauses
+    assert 'Airflow\'s trigger form ticks "Unpause changefeed__orders on trigger"' in orders
+    assert "the schedule stays on" in orders and "trigger from the [Changefeeds page](/plugin/cdcflow-changefeeds)" \
+        in orders and "never unpauses" in orders
+    assert "Unpause" not in audit  # no schedule: unpausing it starts nothing of its own
 
 
 def test_one_dag_per_spec_and_no_import_errors(dagbag):
@@ -96,6 +107,11 @@ def test_trigger_form_params(dagbag):
 
     params = dagbag.dags["changefeed__orders"].params
     assert params.get_param("mode").schema["enum"] == ["catch-up", "backfill", "dry-run", "verify", "snapshot"]
+    described = params.get_param("mode").description
+    assert all(f"{mode}: " in described for mode in MODES), described
+    assert '"Unpause changefeed__orders on trigger"' in described and "the schedule stays on" in described
+    assert "the Changefeeds page (/plugin/cdcflow-changefeeds), which never unpauses" in described
+    assert "Unpause" not in dagbag.dags["changefeed__audit"].params.get_param("mode").description
     assert params["mode"] == "catch-up"
     assert params["start_ts"] is None and params["target_ts"] is None
     with pytest.raises(ParamValidationError):
@@ -311,9 +327,12 @@ def test_cycle_run_ids_are_unique_and_say_airflow(airflow):
         ({"mode": "snapshot"}, {"start_ts": None, "target_ts": None, "dry_run": False, "instead": "snapshot"}),
     ],
 )
-def test_cycle_request(airflow, params, expected):
+def test_cycle_request(airflow, params, expected, tmp_path, monkeypatch):
     from cdcflow.runner.airflow_tasks import cycle_request
 
+    # a home without the changefeed: a start_ts of one that exists is also checked against its
+    # upstream's oldest binlog (tests/airflow/test_ts_every_surface.py)
+    monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path))
     assert cycle_request("orders", params) == expected
 
 

@@ -21,7 +21,7 @@ except ImportError:  # tests/ imported as a package
 from e2e_helpers import assert_consistent, create_changefeed, fresh_schema
 
 from cdcflow import cli
-from cdcflow.core import tso
+from cdcflow.core import log_line, tso
 from cdcflow.store import metastore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
@@ -63,8 +63,13 @@ def test_dry_run_backfill_and_idle_runs(mariadb_pair, airflow_home, capsys, capl
     assert ddls == ["CREATE DATABASE dag_lc", "CREATE TABLE dag_lc.t (id INT PRIMARY KEY, v VARCHAR(20))"]
     assert sum(seg["rows"] for seg in plan) == 2 and ["dag_lc.t"] in [seg["tables"] for seg in plan]
 
-    _succeeded(dag.test(run_conf=CATCH_UP))
+    log = _task_log(capsys, caplog, dag)
     assert_consistent(up, down, ["dag_lc"])
+    # the task logs say each event and the changefeed in words first, the JSON after them
+    assert "applied · changefeed dag-lc · {" in log and "apply done · changefeed dag-lc · {" in log, log[-3000:]
+    structured = [line for line in log.splitlines() if '{"changefeed": "dag-lc"' in line]
+    assert structured and all(' · changefeed dag-lc · {"changefeed"' in line for line in structured), structured
+    assert [e["rows_written"] for e in map(log_line.parse, structured) if e["event"] == "apply done"] == [2]
     after_catch_up = metastore.get_feed("dag-lc").checkpoint_ts
 
     # backfill from a date-time: the checkpoint moves back, the DDLs replay, the rows converge

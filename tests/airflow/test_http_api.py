@@ -1,49 +1,15 @@
-"""The plugin's read-only API (TiCDC OpenAPI v2 shapes) through FastAPI's TestClient, over a
-real metadata store written by the CLI against the shared MariaDB pair."""
+"""The plugin's read-only API (TiCDC OpenAPI v2 shapes) through FastAPI's TestClient (the `client`
+fixture, tests/airflow/conftest.py), over a real metadata store written by the CLI against the shared
+MariaDB pair."""
 
 from __future__ import annotations
 
 import time
 
-import pytest
-
-try:
-    from airflow_env import use_airflow
-except ImportError:  # tests/ imported as a package
-    from tests.airflow_env import use_airflow
-
 from e2e_helpers import create_changefeed, runs_ending_in_a_failure
 
 from cdcflow.core import tso
 from cdcflow.store import metastore, snapshots
-
-
-ROLES = {"admin": "admin", "viewer": "viewer", "user": "user"}  # simple auth manager users
-
-
-@pytest.fixture
-def airflow_auth(tmp_path_factory, monkeypatch):
-    """Airflow's metadata DB (its auth checks look the DAG up) and its simple auth manager,
-    initialised as the API server does; returns a bearer header per user."""
-    env = use_airflow(tmp_path_factory.mktemp("airflow"))  # cdcflow_airflow imports airflow
-    env.migrate_db()
-    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS", ",".join(f"{u}:{r}" for u, r in ROLES.items()))
-    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False")
-    from airflow.api_fastapi.app import init_auth_manager
-    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
-
-    manager = init_auth_manager()
-    return {u: {"Authorization": "Bearer " + manager.generate_jwt(SimpleAuthManagerUser(username=u, role=r))}
-            for u, r in ROLES.items()}
-
-
-@pytest.fixture
-def client(cdcflow_home, airflow_auth):
-    from fastapi.testclient import TestClient
-
-    from cdcflow_airflow.http_api import create_app
-
-    return TestClient(create_app(), headers=airflow_auth["viewer"])  # a viewer reads everything
 
 
 def test_list_detail_status_and_page(mariadb_pair, client, capsys):

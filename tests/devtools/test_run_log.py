@@ -21,10 +21,12 @@ RECORDED = [
     "BundleDagBag] loc=dagbag.py:460",
     "2026-11-24T13:56:27.348308Z [info     ] [DAG TEST] starting task_id=pull map_index=-1 [airflow.sdk.definitions"
     ".dag] loc=dag.py:1501",
-    '2026-11-24T13:56:29.607617Z [info     ] {"changefeed": "demo", "run": "r1", "event": "pulled", "events": 42083, '
-    '"transactions": 24, "seconds": 2.151, "end_pos": {"file": "binlog.000001"}} [cdcflow] loc=cycle.py:100',
-    '2026-11-24T13:56:43.135641Z [info     ] {"changefeed": "demo", "run": "r1", "event": "ddl kept", "commit_ts": 1,'
-    ' "name": "CREATE TABLE", "why": "shop.t matches the filter"} [cdcflow] loc=cycle.py:109',
+    '2026-11-24T13:56:29.607617Z [info     ] pulled · changefeed demo · {"changefeed": "demo", "event": "pulled", '
+    '"run": "r1", "events": 42083, "transactions": 24, "seconds": 2.151, "end_pos": {"file": "binlog.000001"}} '
+    '[cdcflow] loc=cycle.py:100',
+    '2026-11-24T13:56:43.135641Z [info     ] ddl kept · changefeed demo · {"changefeed": "demo", "event": "ddl kept", '
+    '"run": "r1", "commit_ts": 1, "name": "CREATE TABLE", "why": "shop.t matches the filter"} [cdcflow] '
+    'loc=cycle.py:109',
     "2026-11-24T13:56:29.706364Z [info     ] [DAG TEST] end task task_id=pull map_index=-1 [airflow.sdk.definitions"
     ".dag] loc=dag.py:1563",
     "2026-11-24T13:44:22.265087Z [error    ] changefeed demo, commit ts 7: the downstream rejected DDL CREATE "

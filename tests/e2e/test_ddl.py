@@ -4,13 +4,13 @@ outside the allow list, and keys taken from the upstream's tracked schema."""
 
 from __future__ import annotations
 
-import json
 import logging
 
 import pytest
 from e2e_helpers import assert_consistent, cli_ok, cli_run, create_changefeed, query, run_fails
 
 from cdcflow import cli
+from cdcflow.core import log_line
 from cdcflow.store import schema_versions
 
 pytestmark = pytest.mark.e2e
@@ -22,15 +22,8 @@ def _fresh(db, *servers):
 
 
 def _events(caplog, what: str) -> list[dict]:
-    out = []
-    for r in caplog.records:
-        try:
-            d = json.loads(r.getMessage())
-        except ValueError:
-            continue
-        if isinstance(d, dict) and d.get("event") == what:
-            out.append(d)
-    return out
+    events = (log_line.parse(r.getMessage()) for r in caplog.records)
+    return [d for d in events if d is not None and d["event"] == what]
 
 
 def test_cross_database_ddl_and_ansi_quotes(mariadb_pair, spark, cdcflow_home, capsys, caplog):

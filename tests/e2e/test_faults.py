@@ -10,7 +10,6 @@ statement is being written)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import queue
@@ -25,6 +24,7 @@ import pytest
 from e2e_helpers import assert_consistent, backdate, cli_run, create_changefeed, query
 
 from cdcflow_devtools.mariadb import MariaDB
+from cdcflow.core import log_line
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
 
@@ -54,11 +54,8 @@ class RunProcess:
 
     def events(self, name: str) -> list[dict]:
         """The structured log lines (stages.cycle.Cycle.event) of one event."""
-        found = []
-        for line in self.lines:
-            if f'"event": "{name}"' in line:
-                found.append(json.loads(line[line.index("{"):]))
-        return found
+        events = (log_line.parse(line) for line in self.lines)
+        return [e for e in events if e is not None and e["event"] == name]
 
     def wait_for(self, what, timeout: float = 300) -> bool:
         """Until `what()` is true (checked on each new stderr line and every 20 ms); False when
@@ -331,7 +328,8 @@ class _OnEvent:
         self.fired = False
 
     def _emit(self, record) -> None:
-        if not self.fired and f'"event": "{self.event}"' in record.getMessage():
+        event = log_line.parse(record.getMessage())
+        if not self.fired and event is not None and event["event"] == self.event:
             self.fired = True
             self.action()
 

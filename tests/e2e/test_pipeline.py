@@ -14,7 +14,7 @@ import pytest
 from e2e_helpers import assert_consistent, create_changefeed, query
 
 from cdcflow import cli
-from cdcflow.core import tso
+from cdcflow.core import log_line, tso
 from cdcflow.runner.in_process import run_cycle
 from cdcflow.store import metastore
 
@@ -129,7 +129,7 @@ def test_killed_cycle_reruns_to_the_same_state(mariadb_pair, spark, cdcflow_home
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     killed_after = None
     for line in proc.stderr:
-        if '"event": "ddl applied"' in line:  # inside apply, with more segments to go
+        if (log_line.parse(line) or {}).get("event") == "ddl applied":  # inside apply, with more segments to go
             killed_after = line
             proc.send_signal(signal.SIGKILL)
             break

@@ -3,12 +3,20 @@
 `start_ts`), the HTTP API, and prepare as the last guard before a backfill moves the checkpoint.
 A ts later than the current TSO is refused with the same words everywhere, before anything is
 recorded: a checkpoint moved into the future would stamp every later row with a commit ts from
-there, and the resolved ts, which only moves forward, would stay there."""
+there, and the resolved ts, which only moves forward, would stay there.  So is a ts older than
+the oldest change the upstream still holds (the start of its oldest binlog, which the source
+reads: source.binlog.check_ts_held): the changes after it are purged, TiCDC's ErrStartTsBeforeGC."""
 
 from __future__ import annotations
 
 from cdcflow.core import tso
-from cdcflow.core.errors import CLI_START_TS_IN_FUTURE, INVALID_CONFIG, CdcflowError, ConfigError
+from cdcflow.core.errors import (
+    CLI_START_TS_IN_FUTURE,
+    INVALID_CONFIG,
+    START_TS_BEFORE_GC,
+    CdcflowError,
+    ConfigError,
+)
 
 
 def parse(value, name: str, changefeed_id: str | None = None, code: str = INVALID_CONFIG) -> int | None:
@@ -32,4 +40,16 @@ def not_in_future(ts: int, name: str, changefeed_id: str | None = None, code: st
             f"{name} {ts} ({tso.to_text(ts)}) is later than the current TSO {now} ({tso.to_text(now)})",
             changefeed=changefeed_id, code=code,
             hint=hint or f"give a {name} at or before the current TSO (`cdcflow tso query`); nothing was changed")
+    return ts
+
+
+def not_before_gc(ts: int, name: str, changefeed_id: str | None, oldest_log: str, oldest_ts: int) -> int:
+    """`ts`, unless it is older than `oldest_ts`, the start of `oldest_log`, the oldest binlog the
+    upstream holds: what came before is purged."""
+    if ts < oldest_ts:
+        raise CdcflowError(
+            f"{name} {ts} ({tso.to_text(ts)}) is older than the oldest change the upstream still holds "
+            f"(binlog {oldest_log} starts at {tso.to_text(oldest_ts)})", changefeed=changefeed_id,
+            code=START_TS_BEFORE_GC,
+            hint=f"choose a later {name}, or keep binlogs longer (binlog_expire_logs_seconds); nothing was changed")
     return ts

@@ -13,23 +13,41 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from cdcflow.core import ts_input
 from cdcflow.core.errors import TASK_FAILED, CdcflowError, ConfigError
 from cdcflow.core.spec_store import spec_exists
 from cdcflow.core.stage_names import SPARK_STAGES, STAGES
 
-# What each trigger-form mode does with start_ts, whether it only reports, and the task that
-# runs instead of a cycle (a mode the plugin runs instead: verify, snapshot).
-#   mode         start_ts          dry_run  instead of a cycle
+
+class ModeRule(NamedTuple):
+    """What a trigger-form mode does: its start_ts ("required", "optional", "not allowed"), whether
+    it only reports, the task that runs instead of a cycle (a mode the plugin runs instead), and
+    what it does in words (the trigger form's and the DAG's Docs' one text)."""
+
+    start_ts: str
+    dry_run: bool
+    instead: str | None
+    what: str
+
+
 _MODE_RULES = {
-    "catch-up": ("not allowed", False, None),  # from the checkpoint up to what upstream has committed
-    "backfill": ("required", False, None),  # replay from start_ts
-    "dry-run": ("optional", True, None),  # plan the window, apply nothing
-    "verify": ("not allowed", False, "verify"),  # compare upstream and downstream (cdcflow.verify)
-    "snapshot": ("not allowed", False, "snapshot"),  # copy the tables of a stopped changefeed, start it there
+    "catch-up": ModeRule("not allowed", False, None, "from the checkpoint to what the upstream has committed"),
+    "backfill": ModeRule("required", False, None, "replay from start_ts"),
+    "dry-run": ModeRule("optional", True, None, "plan the window and apply nothing"),
+    "verify": ModeRule("not allowed", False, "verify",
+                       "compare the downstream with the upstream (no cycle; the run fails if they differ)"),
+    "snapshot": ModeRule("not allowed", False, "snapshot", "copy the tables of a stopped changefeed from a new "
+                         "consistent point, then resume it from there (no cycle)"),
 }
 MODES = tuple(_MODE_RULES)  # the trigger form's choices, default first
+
+
+def modes_in_words(mode_style: str = "{}", sep: str = "; ") -> str:
+    """Every mode and what it does, `mode_style` formatting each mode's name, `sep` between them."""
+    return sep.join(f"{mode_style.format(mode)}: {rule.what}" for mode, rule in _MODE_RULES.items())
+
 
 CYCLE_TASKS = ("prepare", *STAGES, "wait_index")
 REMOVED_REASON = "it was removed (its spec is gone); this DAG disappears at the next DAG parse"
@@ -51,7 +69,7 @@ def cycle_request(changefeed_id: str, params) -> dict:
         raise ConfigError(
             f"trigger parameter mode={mode!r} is not one of {', '.join(MODES)}", changefeed=changefeed_id
         )
-    start_rule, dry_run, instead = _MODE_RULES[mode]
+    start_rule, dry_run, instead, _ = _MODE_RULES[mode]
     start_ts = _ts_param(changefeed_id, "start_ts", params.get("start_ts"))
     target_ts = _ts_param(changefeed_id, "target_ts", params.get("target_ts"))
     if start_rule == "required" and start_ts is None:
@@ -66,7 +84,19 @@ def cycle_request(changefeed_id: str, params) -> dict:
         )
     if start_ts is not None:  # prepare checks again: a run a trigger slipped past changes nothing either
         ts_input.not_in_future(start_ts, "start_ts", changefeed_id)
+        if spec_exists(changefeed_id):  # a removed changefeed's run does nothing anyway
+            _check_held(changefeed_id, start_ts)
     return {"start_ts": start_ts, "target_ts": target_ts, "dry_run": dry_run, "instead": instead}
+
+
+def _check_held(changefeed_id: str, start_ts: int) -> None:
+    """A start_ts before the upstream's oldest binlog is refused (ts_input.not_before_gc)."""
+    from cdcflow.core.spec_store import load_spec  # task time, not parse time (module docstring)
+    from cdcflow.core.uri import default_server_id, parse_source_uri
+    from cdcflow.source.binlog import check_ts_held
+
+    source = parse_source_uri(load_spec(changefeed_id).source_uri)
+    check_ts_held(source, source.server_id or default_server_id(changefeed_id), start_ts, "start_ts", changefeed_id)
 
 
 def cycle_run_id() -> str:

@@ -14,10 +14,9 @@ import logging
 from dataclasses import dataclass
 from typing import Callable
 
-from cdcflow.core import tls, tso
+from cdcflow.core import tls, ts_input, tso
 from cdcflow.core.errors import (
     SNAPSHOT_LOST_BY_GC,
-    START_TS_BEFORE_GC,
     UPSTREAM_BINLOG,
     UPSTREAM_UNREACHABLE,
     CdcflowError,
@@ -52,10 +51,10 @@ class Position:
         return (self.file, self.pos)
 
 
-def check_upstream(uri: DbUri, changefeed: str | None = None) -> None:
-    """Refuse an upstream whose binlog cannot give full row images with column names."""
+def connect_upstream(uri: DbUri, changefeed: str | None = None):
+    """A connection to the upstream, or ErrUpstreamUnreachable in words."""
     try:
-        conn = uri.connect()
+        return uri.connect()
     except CdcflowError:
         raise  # a password reference that does not resolve says so itself
     except Exception as e:  # pymysql raises OperationalError with the server's text
@@ -64,6 +63,11 @@ def check_upstream(uri: DbUri, changefeed: str | None = None) -> None:
             changefeed=changefeed, code=UPSTREAM_UNREACHABLE,
             hint="check the source URI, that the server runs, and the user's password",
         ) from None
+
+
+def check_upstream(uri: DbUri, changefeed: str | None = None) -> None:
+    """Refuse an upstream whose binlog cannot give full row images with column names."""
+    conn = connect_upstream(uri, changefeed)
     try:
         with conn.cursor() as cur:
             cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN ('log_bin','binlog_format',"
@@ -141,6 +145,37 @@ def open_stream(uri: DbUri, server_id: int, start: Position, only_events: list):
         is_mariadb=False,  # True ignores log_file/log_pos (a GTID-only dump); file+pos works on both
         enable_logging=False,
     )
+
+
+def probe_server_id(server_id: int) -> int:
+    """The binlog server id of a short read beside a changefeed's own reader (a trigger's check while
+    a cycle pulls; a server ends the older of two dumps with one id): between the default ids (below
+    1_001_000_000) and the range readers' (from 2**31)."""
+    return 1_100_000_000 + server_id % 1_000_000_000
+
+
+def oldest_held(uri: DbUri, server_id: int, changefeed: str | None = None) -> tuple[str, int]:
+    """The oldest binlog the upstream holds and the TSO of its start: its format description
+    event is dated when the file was opened, the oldest time it holds (position_for_ts reads the
+    same event)."""
+    from pymysqlreplication.event import FormatDescriptionEvent, RotateEvent
+
+    conn = connect_upstream(uri, changefeed)
+    try:
+        oldest = available_logs(conn)[0]
+    finally:
+        conn.close()
+    stream = open_stream(uri, probe_server_id(server_id), Position(oldest, 4), [FormatDescriptionEvent, RotateEvent])
+    try:
+        first = next((ev.timestamp for ev in stream if ev.timestamp), 0)  # 0: nothing dated, nothing purged
+    finally:
+        stream.close()
+    return oldest, tso.compose(first * 1000)
+
+
+def check_ts_held(uri: DbUri, server_id: int, ts: int, name: str, changefeed: str | None = None) -> int:
+    """`ts`, unless the upstream purged the binlog it needs (core.ts_input.not_before_gc)."""
+    return ts_input.not_before_gc(ts, name, changefeed, *oldest_held(uri, server_id, changefeed))
 
 
 class BinlogReader:
@@ -354,13 +389,7 @@ def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None 
                 continue
             if ev.timestamp and first_time is None:
                 first_time = ev.timestamp
-                if tso.compose(first_time * 1000) > ts:
-                    raise CdcflowError(
-                        f"{name} {ts} ({tso.to_text(ts)}) is older than the oldest change the upstream "
-                        f"still holds (binlog {logs[0]} starts at {tso.to_text(tso.compose(first_time * 1000))})",
-                        changefeed=changefeed, code=START_TS_BEFORE_GC,
-                        hint=f"choose a later {name}, or keep binlogs longer (binlog_expire_logs_seconds)",
-                    )
+                ts_input.not_before_gc(ts, name, changefeed, logs[0], tso.compose(first_time * 1000))
             if isinstance(ev, FormatDescriptionEvent):
                 continue
             if (cur_file, ev.packet.log_pos - ev.event_size) >= head.key() and not in_trx:

@@ -20,6 +20,7 @@ from cdcflow.core.errors import (
     UPSTREAM_UNREACHABLE,
     CdcflowError,
 )
+from cdcflow.core.log_line import event_line
 from cdcflow.core.spec_store import Spec, load_spec
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
@@ -103,9 +104,8 @@ class Cycle:
                  "stops the changefeed for every launcher.)")
 
     def log_event(self, what: str, **fields) -> None:
-        """A structured log line: what moved, with numbers."""
-        fields = {"changefeed": self.changefeed_id, "run": self.run_id, "event": what, **fields}
-        log.info(json.dumps(fields, default=str, sort_keys=False))
+        """A structured log line (core.log_line): what moved, with numbers."""
+        log.info("%s", event_line(what, self.changefeed_id, run=self.run_id, **fields))
 
 
 # the stages that talk to the downstream; the others read the upstream

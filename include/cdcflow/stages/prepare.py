@@ -7,7 +7,8 @@ import dataclasses
 from cdcflow.changefeed import feed_state, lifecycle, states
 from cdcflow.core import ts_input, tso
 from cdcflow.core.errors import UPSTREAM_UNREACHABLE, CdcflowError
-from cdcflow.source.binlog import Position, available_logs, check_checkpoint_held, head_position
+from cdcflow.core.uri import default_server_id
+from cdcflow.source.binlog import Position, available_logs, check_checkpoint_held, check_ts_held, head_position
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle, as_cdcflow_error
 from cdcflow.store import metastore, snapshots
@@ -22,6 +23,8 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
     changefeed_id, run_id = cycle.changefeed_id, cycle.run_id
     if start_ts is not None:  # the last guard: whatever surface let it through, nothing is recorded
         ts_input.not_in_future(start_ts, "start_ts", changefeed_id)
+        check_ts_held(cycle.source, cycle.source.server_id or default_server_id(changefeed_id), start_ts,
+                      "start_ts", changefeed_id)
     feed = feed_state.expire_gc_ttl(changefeed_id, cycle.feed(), lambda: cycle.config)  # ⑧ happens when a cycle looks
     reason = None
     if feed.state in states.IDLE_REASONS:
@@ -103,7 +106,6 @@ def _where(feed, start_ts: int) -> dict:
 def _backfill_from(cycle: Cycle, feed, start_ts: int, persist: bool = True):
     """Move the checkpoint to `start_ts`; DDLs up to the old checkpoint will be replays.
     A dry run (persist=False) only plans its window from there and moves nothing."""
-    from cdcflow.core.uri import default_server_id
     from cdcflow.source.binlog import position_for_ts, replay_horizon
 
     server_id = cycle.source.server_id or default_server_id(cycle.changefeed_id)
