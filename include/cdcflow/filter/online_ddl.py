@@ -117,8 +117,8 @@ class OnlineDdl:
         for t, role in zip(named, roles):
             if role == SHADOW and recorded:
                 log.add(t.schema, t.table, Mark(ts, ALTER, query, mode))
-            elif role == SHADOW:
-                log.add(t.schema, t.table, Mark(ts, RESET))  # created or dropped: a run of the tool starts or ends
+            elif role == SHADOW and info.type in (T.CREATE_TABLE, T.DROP_TABLE):
+                log.add(t.schema, t.table, Mark(ts, RESET))  # a run of the tool starts or ends
         return Step("; ".join(self._what(t) for t in named) + (" (recorded for the cut-over)" if recorded else ""))
 
     def _renames(self, info: DDLInfo, query: str, ts: int, log: ShadowLog) -> Step | None:
