@@ -20,7 +20,17 @@ import time
 
 import pymysql
 import pytest
-from e2e_helpers import assert_consistent, cli_run, create_changefeed, decisions, fresh_schema, query, tables
+from e2e_helpers import (
+    assert_consistent,
+    cli_ok,
+    cli_run,
+    create_changefeed,
+    decisions,
+    fresh_schema,
+    query,
+    run_fails,
+    tables,
+)
 
 from cdcflow.store import metastore
 from cdcflow_devtools.mariadb import ROOT_PASSWORD, ROOT_USER
@@ -214,3 +224,24 @@ def test_gh_ost_cut_over_in_a_later_cycle_survives_a_killed_cycle(mariadb_pair, 
     assert down.query(INDEXES, (s,)) == up.query(INDEXES, (s,))
     assert down.query(f"SELECT v, note FROM {s}.t WHERE v IN ('during', 'after') ORDER BY n") == [
         ("during", "fresh"), ("after", "late")]
+
+
+def test_a_cut_over_whose_alter_ran_before_the_start_stops_with_the_remedy(mariadb_pair, spark, cdcflow_home,
+                                                                           capsys):
+    up, down = mariadb_pair
+    s, changefeed_id = "ghost_early", "ghost-early"
+    fresh_schema(up, down, s, ORDERS.replace("orders", "t"))
+    up.execute(*_gh_ost_copy(s))  # the tool's ALTER runs before the changefeed exists
+    create_changefeed(capsys, up, down, changefeed_id, f"[filter]\nrules = ['{s}.t']\n")
+    up.execute(*_gh_ost_cut_over(s))
+    status, message, ts = run_fails(capsys, changefeed_id)
+    assert status["error"]["code"] == "CDCFLOW:ErrOnlineDDLUnfollowed"
+    assert f"RENAME TABLE {s}.t TO {s}._t_del, {s}._t_gho TO {s}.t" in message and ts is not None
+    assert "no ALTER of ghost_early._t_gho was read" in message
+    assert f"skip-ddl -c {changefeed_id} --commit-ts {ts}" in status["cdcflow"]["error_remedy"]
+    # the remedy: the change by hand downstream, the cut-over skipped
+    down.execute(f"ALTER TABLE {s}.t ADD COLUMN note VARCHAR(30) NOT NULL DEFAULT 'fresh', ADD INDEX idx_v (v)")
+    cli_ok(capsys, "changefeed", "skip-ddl", "-c", changefeed_id, "--commit-ts", str(ts))
+    cli_ok(capsys, "changefeed", "resume", "-c", changefeed_id)
+    _cycle_ok(capsys, changefeed_id)
+    assert_consistent(up, down, [s])

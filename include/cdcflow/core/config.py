@@ -347,8 +347,8 @@ def _table_rules(ctx: _Ctx, key: str, v: Any) -> tuple[str, ...]:
                               hint="fix or remove the pattern") from None
         if not groups:
             raise ConfigError(f"{ctx.source}: {key} pattern {p!r} has no group for the real table's name",
-                              hint=f"capture the real table's name in the first group, as {DEFAULT_SHADOW_TABLE_RULE!r} "
-                                   "does")
+                              hint="capture the real table's name in the first group, as "
+                                   f"{DEFAULT_SHADOW_TABLE_RULE!r} does")
     return patterns
 
 
