@@ -232,6 +232,8 @@ def test_a_cut_over_whose_alter_ran_before_the_start_stops_with_the_remedy(maria
     s, changefeed_id = "ghost_early", "ghost-early"
     fresh_schema(up, down, s, ORDERS.replace("orders", "t"))
     up.execute(*_gh_ost_copy(s))  # the tool's ALTER runs before the changefeed exists
+    for row in up.query(f"SELECT id, v, n FROM {s}.t"):  # the downstream as of the start
+        down.execute(f"INSERT INTO {s}.t (id, v, n) VALUES {row!r}")
     create_changefeed(capsys, up, down, changefeed_id, f"[filter]\nrules = ['{s}.t']\n")
     up.execute(*_gh_ost_cut_over(s))
     status, message, ts = run_fails(capsys, changefeed_id)
