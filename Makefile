@@ -30,6 +30,10 @@ system-packages:
 	  echo "installing mydumper (the snapshot part of make bench)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mydumper >/dev/null; \
 	fi
+	@if ! command -v pt-online-schema-change >/dev/null 2>&1; then \
+	  echo "installing percona-toolkit (pt-online-schema-change, for the online schema change tests)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq percona-toolkit >/dev/null; \
+	fi
 	@if ! command -v java >/dev/null 2>&1; then \
 	  echo "installing a Java runtime for Spark"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \

@@ -31,6 +31,9 @@ def err(text: str) -> str:
 def test_defaults_follow_ticdc():
     c = ChangefeedConfig()
     assert c == parse_config("")
+    # DM's online-ddl defaults: on, its shadow-table-rules and trash-table-rules
+    assert c.online_ddl is True
+    assert c.shadow_table_rules == (r"^_(.+)_(?:new|gho)$",) and c.trash_table_rules == (r"^_(.+)_(?:ghc|del|old)$",)
     assert c.case_sensitive is False and c.force_replicate is False
     assert c.sql_mode == TIDB_DEFAULT_SQL_MODE == (
         "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
@@ -169,6 +172,9 @@ GOOD = [
      lambda c: c.spark_master == "spark://m:7077"),
     ('[cdcflow]\nspark-remote = "sc://127.0.0.1:15002"', lambda c: c.spark_remote == "sc://127.0.0.1:15002"),
     ("[cdcflow]\nshuffle-partitions = 1", lambda c: c.shuffle_partitions == 1),
+    ("[cdcflow]\nonline-ddl = false", lambda c: c.online_ddl is False),
+    ('[cdcflow]\nshadow-table-rules = ["^(.+)_shadow$"]\ntrash-table-rules = ["^(.+)_trash$", "^_(.+)_old$"]',
+     lambda c: c.shadow_table_rules == ("^(.+)_shadow$",) and c.trash_table_rules == ("^(.+)_trash$", "^_(.+)_old$")),
     ('filter.rules = ["x.*"]', lambda c: c.rules == ("x.*",)),  # dotted keys are the same table
 ]
 
@@ -235,6 +241,10 @@ BAD = [
     ('[cdcflow]\nspark-master = "spark://m:7077"', ["spark://m:7077", "default folder under CDCFLOW_HOME"]),
     ('[cdcflow]\nspark-master = "yarn"\nevent-store = "/data/events"', ["'yarn'", "'/data/events'"]),
     ("sink = 3", ["sink", "a table"]),
+    ('[cdcflow]\nonline-ddl = "yes"', ["cdcflow.online-ddl"]),
+    ('[cdcflow]\nshadow-table-rules = ["^_.+_new$"]', ["cdcflow.shadow-table-rules", "no group", "real table"]),
+    ('[cdcflow]\ntrash-table-rules = ["^_(.+_old$"]', ["cdcflow.trash-table-rules", "invalid regular expression"]),
+    ('[cdcflow]\nshadow-table-rules = "^_(.+)_new$"', ["cdcflow.shadow-table-rules", "array"]),
 ]
 
 

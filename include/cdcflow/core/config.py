@@ -54,6 +54,10 @@ DEFAULT_ERROR_STUCK_SECONDS = 30 * 60
 MIN_ERROR_STUCK_SECONDS = 30 * 60
 DEFAULT_GC_TTL_SECONDS = 24 * 3600
 DEFAULT_SCHEDULE = "*/5 * * * *"
+# DM's defaults (dm/config DefaultShadowTableRules / DefaultTrashTableRules): gh-ost's _t_gho and
+# pt-online-schema-change's _t_new are shadow tables; gh-ost's _t_ghc, _t_del and pt-osc's _t_old trash
+DEFAULT_SHADOW_TABLE_RULE = r"^_(.+)_(?:new|gho)$"
+DEFAULT_TRASH_TABLE_RULE = r"^_(.+)_(?:ghc|del|old)$"
 
 # Airflow's schedule presets; "none" (no schedule: trigger only) is handled apart.
 SCHEDULE_PRESETS = frozenset({"@once", "@continuous", "@hourly", "@daily", "@weekly",
@@ -131,6 +135,10 @@ class ChangefeedConfig:
     snapshot_chunk_size: int = 100000  # upstream rows per copied chunk (create --snapshot, mode snapshot)
     snapshot_workers: int = 4  # Spark tasks copying chunks at once
     snapshot_point: str = "auto"  # how the consistent point is taken (snapshot/point.py)
+    # online schema change tools (filter/online_ddl.py): DM's online-ddl, shadow-table-rules, trash-table-rules
+    online_ddl: bool = True
+    shadow_table_rules: tuple[str, ...] = (DEFAULT_SHADOW_TABLE_RULE,)
+    trash_table_rules: tuple[str, ...] = (DEFAULT_TRASH_TABLE_RULE,)
 
     def to_dict(self) -> dict:
         """The config file's shape (kebab-case keys), JSON-able; config_from_dict reads it back."""
@@ -159,6 +167,9 @@ class ChangefeedConfig:
                 "snapshot-chunk-size": self.snapshot_chunk_size,
                 "snapshot-workers": self.snapshot_workers,
                 "snapshot-point": self.snapshot_point,
+                "online-ddl": self.online_ddl,
+                "shadow-table-rules": list(self.shadow_table_rules),
+                "trash-table-rules": list(self.trash_table_rules),
             },
         }
 
@@ -325,6 +336,22 @@ def _regex_list(ctx: _Ctx, key: str, v: Any) -> tuple[str, ...]:
     return patterns
 
 
+def _table_rules(ctx: _Ctx, key: str, v: Any) -> tuple[str, ...]:
+    """Regular expressions over a table's name whose first group is the real table's name."""
+    patterns = _str_list(ctx, key, v, "regular expressions")
+    for p in patterns:
+        try:
+            groups = re.compile(p).groups
+        except re.error as e:
+            raise ConfigError(f"{ctx.source}: {key} has an invalid regular expression {p!r}: {e}",
+                              hint="fix or remove the pattern") from None
+        if not groups:
+            raise ConfigError(f"{ctx.source}: {key} pattern {p!r} has no group for the real table's name",
+                              hint="capture the real table's name in the first group, as "
+                                   f"{DEFAULT_SHADOW_TABLE_RULE!r} does")
+    return patterns
+
+
 def _sql_mode(ctx: _Ctx, key: str, v: Any) -> str:
     if not isinstance(v, str):
         raise ctx.bad(key, v, "a comma-separated list of SQL modes")
@@ -457,6 +484,9 @@ _CDCFLOW_KEYS: dict[str, tuple[str, Callable]] = {
     "snapshot-chunk-size": ("snapshot_chunk_size", _int_between(1)),
     "snapshot-workers": ("snapshot_workers", _int_between(1, 1024)),
     "snapshot-point": ("snapshot_point", _one_of("auto", "consistent-snapshot", "ftwrl")),
+    "online-ddl": ("online_ddl", _bool),
+    "shadow-table-rules": ("shadow_table_rules", _table_rules),
+    "trash-table-rules": ("trash_table_rules", _table_rules),
 }
 
 # Where each known key lives, for "belongs in [sink]" hints: label -> keys.

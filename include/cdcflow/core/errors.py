@@ -50,6 +50,7 @@ ROW_CHANGE_AS_STATEMENT = Code("ErrRowChangeAsStatement", False, "a row change l
 CASCADING_FOREIGN_KEY = Code("ErrCascadingForeignKey", False, "a cascading key's child replicated, its parent not")
 DDL_UNSUPPORTED_DOWNSTREAM = Code("ErrDDLUnsupportedDownstream", False, "a DDL the downstream kind cannot run")
 SYNC_RENAME_TABLE_FAILED = Code("ErrSyncRenameTableFailed", False, "a RENAME the filter rules forbid")
+ONLINE_DDL_UNFOLLOWED = Code("ErrOnlineDDLUnfollowed", False, "an online schema change cdcflow cannot follow")
 VALID_INDEX_CHANGED = Code("ErrValidIndexChanged", False, "a DDL that changes a table's valid index")
 EXPRESSION_COLUMN_ABSENT = Code("ErrExpressionColumnAbsent", False, "an event filter expression names a missing column")
 ASYNC_INDEX_FAILED = Code("ErrAsyncIndexFailed", False, "TiDB could not build an index added asynchronously")

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from cdcflow.core.config import ChangefeedConfig
 from cdcflow.filter import cascade_fk, ddl_gate, value_expr
 from cdcflow.filter.event_filter import EventFilter
+from cdcflow.filter.online_ddl import CutOver, OnlineDdl, Step, decide_cut_over
 from cdcflow.filter.rename import REPLICATE, rename_decision
 from cdcflow.filter.statement_rows import passed_over
 from cdcflow.filter.table import TableFilter
@@ -58,6 +60,16 @@ class Filter:
     def match_table(self, schema: str, table: str) -> bool:
         return self.tables.match_table(schema, table)
 
+    @cached_property
+    def online(self) -> OnlineDdl | None:
+        """The online schema change tools' tables (filter.online_ddl); None where online-ddl is off."""
+        return OnlineDdl.of(self.config)
+
+    def replicates_rows(self, schema: str, table: str) -> bool:
+        """Whether the table's row changes go downstream: it matches the filter and is no online
+        schema change tool's shadow or trash table."""
+        return self.match_table(schema, table) and not (self.online and self.online.skips_rows(table))
+
     def sql_mode(self, recorded: str | None) -> str:
         """The mode a DDL ran under: as the binlog recorded it, else the config's sql-mode."""
         return recorded if recorded is not None else self.config.sql_mode
@@ -84,6 +96,16 @@ class Filter:
                                               "(outside TiCDC's allow list)", query)
         return ddl_gate.decide(info, query, ts, changes, self.tables, self.events, self.config.force_replicate,
                                ddl_decision(info, self.tables), current)
+
+    def online_step(self, info, query: str, mode: str, ts: int, shadows) -> Step | None:
+        """What becomes of a DDL on an online schema change tool's tables (None: not one)."""
+        return self.online.step(info, query, mode, ts, shadows) if self.online and shadows is not None else None
+
+    def decide_cut_over(self, step: Step, default_schema: str | None, mode: str, ts: int, changes,
+                        current) -> CutOver:
+        """A cut-over's ALTERs decided as any ALTER of the real table (decide_ddl)."""
+        return decide_cut_over(step, default_schema, mode,
+                               lambda info, q: self.decide_ddl(info, q, mode, ts, changes, current))
 
     # -- row events (Spark DataFrames)
 

@@ -160,7 +160,9 @@ def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, flavour: str, ddl: DdlEntry, rep
     the downstream's dialect (tidb_only_ddl; raises before anything runs where it has none).
     The DDL is marked in flight first: a rerun after a crash then tolerates that it ran."""
     statements = ddl.replacement
-    query = None if statements else tidb_only.for_downstream(ddl, flavour, cycle.changefeed_id)
+    # an online schema change's cut-over runs its ALTERs in order, each as any DDL
+    queries = [] if statements else [tidb_only.for_downstream(replace(ddl, query=q), flavour, cycle.changefeed_id)
+                                     for q in ddl.statements or [ddl.query]]
     metastore.update_feed(cycle.changefeed_id, ddl_in_flight_ts=ddl.commit_ts)
     ran = 0
     try:
@@ -170,7 +172,11 @@ def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, flavour: str, ddl: DdlEntry, rep
                             index_ddl.ddl_timeout)
                 ran += 1
             return f"replaced by {len(statements)} statement(s) (replace-ddl)"
-        return index_ddl.execute(replace(ddl, query=query), replay)
+        outcomes = []
+        for q in queries:
+            outcomes.append(index_ddl.execute(replace(ddl, query=q), replay))
+            ran += 1
+        return ", ".join(outcomes)
     except pymysql.MySQLError as e:
         if ran == 0 and not replay and not is_retryable(e):
             # the server refused it, so it did not run: a rerun is no replay, and must not take

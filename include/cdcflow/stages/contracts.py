@@ -96,6 +96,8 @@ class DdlEntry(Record):
     notes: list[str] = []
     error: DdlError | None = None
     replacement: list[str] | None = None  # replace-ddl's statements, run instead of the query
+    # an online schema change's cut-over (filter.online_ddl): the ALTERs run in order, `query` shows them
+    statements: list[str] = []
     session: DdlSession | None = None  # the upstream session's time, time zone and collations
 
 

@@ -14,6 +14,7 @@ from cdcflow.core.ddl_session import DdlSession
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.event import Event
 from cdcflow.ddl.classify import classify
+from cdcflow.ddl.shadow_log import ShadowLog
 from cdcflow.ddl.tracker import disagreements
 from cdcflow.filter.assembled import Filter
 from cdcflow.filter.event_filter import EventFilter
@@ -22,17 +23,18 @@ from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, DdlError, DdlLog, TableKeys
 from cdcflow.stages.cycle import Cycle
-from cdcflow.store import ddl_replacements, schema_versions
+from cdcflow.store import ddl_replacements, schema_versions, shadow_ddls
 
 
 SKIPPED = "skipped by operator (skip-ddl)"
 
 
 def gate_ddl(cycle: Cycle, ev: Event, tf: TableFilter, ef: EventFilter, tracker, skipped: bool,
-             replacement: list[str] | None = None) -> DdlEntry:
+             replacement: list[str] | None = None, shadows: ShadowLog | None = None) -> DdlEntry:
     """The ddl.json entry of one DDL event: classified, applied to the tracked schema (whatever
     becomes of it downstream), then decided by the filter the cycle's config and the compiled
-    `tf` and `ef` make; `keep` says whether it is a barrier."""
+    `tf` and `ef` make; `keep` says whether it is a barrier.  `shadows`: what online schema
+    change tools ran on their shadow tables (filter.online_ddl), added to here."""
     flt = Filter(cycle.config, tf, ef)
     ts = ev.commit_ts
     # the mode the statement ran under, as the binlog recorded it; the config's sql-mode where
@@ -54,6 +56,9 @@ def gate_ddl(cycle: Cycle, ev: Event, tf: TableFilter, ef: EventFilter, tracker,
         changes = tracker.apply(info, ev.ddl_query, mode, ts)
         if skipped:
             return replace(entry, keep=flt.key_changed(changes), schema_only=True, why=SKIPPED)
+        step = flt.online_step(info, ev.ddl_query, mode, ts, shadows)
+        if step is not None:
+            return _online(entry, step, flt, changes, tracker)
         verdict = flt.decide_ddl(info, ev.ddl_query, mode, ts, changes, tracker.current)  # raises: a failing barrier
     except CdcflowError as e:
         if skipped:
@@ -70,6 +75,24 @@ def gate_ddl(cycle: Cycle, ev: Event, tf: TableFilter, ef: EventFilter, tracker,
         # must land in different segments
         return replace(entry, keep=True, schema_only=True)
     return replace(entry, keep=verdict.keep)
+
+
+def _online(entry: DdlEntry, step, flt: Filter, changes, tracker) -> DdlEntry:
+    """A DDL on an online schema change tool's tables: not run, or at the cut-over the ALTERs
+    recorded on the shadow table, run on the real table (raises a rule they break)."""
+    if step.error is not None:
+        raise step.error
+    if not step.cut_over:
+        return replace(entry, keep=False, why=step.why)
+    cut = flt.decide_cut_over(step, entry.default_schema, entry.sql_mode, entry.commit_ts, changes, tracker.current)
+    if cut.error is not None:
+        raise cut.error
+    if not cut.statements:  # the real table is filtered out, or its ALTERs ignored
+        return replace(entry, keep=flt.key_changed(changes), schema_only=True, why=cut.why, notes=cut.notes)
+    return replace(entry, keep=True, why=cut.why, notes=cut.notes, query="; ".join(cut.statements),
+                   statements=cut.statements, name=cut.infos[0].statement_name, type=cut.infos[0].type,
+                   sub_types=sorted({s for i in cut.infos for s in i.sub_types}),
+                   tables=list(dict.fromkeys((t.schema, t.table) for i in cut.infos for t in i.tables)))
 
 
 def _error(e: CdcflowError, hint: str | None) -> DdlError:
@@ -107,6 +130,9 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     tracker = schema_versions.load(cycle.changefeed_id)
     schema_versions.forget(cycle.changefeed_id, tracker.gc(cycle.feed().checkpoint_ts))
     tracker.rewind(window.start_ts)
+    shadows = shadow_ddls.load(cycle.changefeed_id)
+    shadow_ddls.forget(cycle.changefeed_id, shadows.gc(cycle.feed().checkpoint_ts))
+    shadows.rewind(window.start_ts)
     operator_skips = set(cycle.feed().skip_ddl)
     replaced = ddl_replacements.load(cycle.changefeed_id, window.start_ts)
     # a DDL event carries no row image: the wide columns are not read
@@ -115,11 +141,12 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     for r in ddl_events.orderBy("commit_ts", "seq").collect():
         ev = Event(**r.asDict())
         entry = gate_ddl(cycle, ev, flt.tables, flt.events, tracker, skipped=ev.commit_ts in operator_skips,
-                         replacement=replaced.get(ev.commit_ts))
+                         replacement=replaced.get(ev.commit_ts), shadows=shadows)
         (kept_ddl if entry.keep else skipped_ddl).append(entry)
         cycle.log_event("ddl kept" if entry.keep else "ddl skipped", commit_ts=ev.commit_ts, name=entry.name,
                     why=entry.why)
     schema_versions.save(cycle.changefeed_id, tracker.added)
+    shadow_ddls.save(cycle.changefeed_id, shadows, window.start_ts)
 
     dml = rows.row_events(raw)
     # one pass gives both the tables and, per table and binlog key, the latest row image for
@@ -128,7 +155,11 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
                .agg(F.max("commit_ts").alias("ts"),
                     F.max_by(F.coalesce("after", "before"), "commit_ts").alias("image")).collect())
     tables = sorted({(r["schema"], r["table"]) for r in samples})
-    keep_tables = [t for t in tables if flt.match_table(*t)]
+    keep_tables = [t for t in tables if flt.replicates_rows(*t)]
+    shadow_tables = [f"{s}.{t}" for s, t in tables if flt.match_table(s, t) and (s, t) not in keep_tables]
+    if shadow_tables:
+        cycle.log_event("rows skipped", tables=shadow_tables,
+                        why="shadow or trash tables of an online schema change (online-ddl)")
     if len(keep_tables) == len(tables):
         kept = dml
     elif keep_tables:

@@ -76,6 +76,20 @@ schema_versions = sa.Table(
     sa.Column("info", sa.Text),  # TableInfo JSON; 'null': no such table; 'unknown': not derivable
 )
 
+# What online schema change tools ran on their shadow tables (ddl/shadow_log.py): the ALTERs a
+# cut-over replays on the real table, however many cycles lie between them.
+shadow_ddls = sa.Table(
+    "cdcflow_shadow_ddls",
+    metadata,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("schema_name", sa.String(64), primary_key=True),
+    sa.Column("table_name", sa.String(64), primary_key=True),  # the shadow table
+    sa.Column("commit_ts", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("kind", sa.String(8), nullable=False),  # alter | reset
+    sa.Column("statement", sa.Text, nullable=False, default=""),
+    sa.Column("sql_mode", sa.Text),
+)
+
 # Operator replacements of one DDL (`cdcflow changefeed replace-ddl`).
 ddl_replacements = sa.Table(
     "cdcflow_ddl_replacements",
