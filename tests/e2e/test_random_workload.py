@@ -6,7 +6,8 @@ ADD / DROP INDEX, RENAME, TRUNCATE, CREATE and DROP TABLE; as shops have them: V
 STORED generated columns (arithmetic and JSON-extracted, some indexed), values a lax session
 stores (INSERT IGNORE and sql_mode=''), foreign keys with ON DELETE CASCADE / SET NULL and ON
 UPDATE CASCADE (on other tables, on children, on themselves: the parent's key swaps, deletes
-and whole-table deletes cascade), downstream tables given keys of their own, and an
+and whole-table deletes cascade), online schema changes as pt-online-schema-change and gh-ost
+run them, downstream tables given keys of their own, and an
 insert-only schema under a value filter (its downstream holds what the filter keeps).
 
 Seeded: five fixed seeds run in `make test`; `CDCFLOW_RANDOM_SEED=<seed>` replays one run
@@ -336,6 +337,27 @@ class Workload:
         self.sql(f"INSERT INTO {SCHEMA}.`{t.name}` ({', '.join(f'`{c}`' for c in names)}) VALUES "
                  + ", ".join([marks] * len(rows)), [v for row in rows for v in row])
 
+    def online_alter(self, t: Table) -> None:
+        """An online schema change as pt-online-schema-change or gh-ost runs it (their tables'
+        names, the ALTER on the copy, the rows copied, the atomic cut-over RENAME, the drop)."""
+        if t.referenced:  # the children's keys would follow the old table
+            return
+        shadow, trash = (f"_{t.name}_new", f"_{t.name}_old") if self.r.random() < 0.5 else \
+            (f"_{t.name}_gho", f"_{t.name}_del")
+        names = ", ".join(f"`{c}`" for c in [k for k, _ in t.key] + list(t.columns))
+        self.sql(f"CREATE TABLE {SCHEMA}.`{shadow}` LIKE {SCHEMA}.`{t.name}`")
+        if shadow.endswith("_gho"):
+            self.sql(f"CREATE TABLE {SCHEMA}.`_{t.name}_ghc` (id BIGINT PRIMARY KEY, hint VARCHAR(64), value TEXT)")
+            self.sql(f"INSERT INTO {SCHEMA}.`_{t.name}_ghc` VALUES (1, 'state', 'migrating')")
+        c, typ = self.fresh("c"), self.r.choice(list(TYPES))
+        self.sql(f"ALTER TABLE {SCHEMA}.`{shadow}` ADD COLUMN `{c}` {typ}")
+        self.sql(f"INSERT INTO {SCHEMA}.`{shadow}` ({names}) SELECT {names} FROM {SCHEMA}.`{t.name}`")
+        self.sql(f"RENAME TABLE {SCHEMA}.`{t.name}` TO {SCHEMA}.`{trash}`, {SCHEMA}.`{shadow}` TO {SCHEMA}.`{t.name}`")
+        self.sql(f"DROP TABLE {SCHEMA}.`{trash}`")
+        if shadow.endswith("_gho"):
+            self.sql(f"DROP TABLE {SCHEMA}.`_{t.name}_ghc`")
+        t.columns[c] = typ
+
     # -- foreign keys with cascades --
     def create_child(self, _t: Table) -> None:
         parents = [t for t in self.tables.values() if t.key == KEY_KINDS["int"]] + self.children
@@ -470,6 +492,7 @@ class Workload:
         "add_column": 2, "drop_column": 1, "modify_column": 1, "add_index": 1, "drop_index": 1,
         "rename_table": 1, "truncate": 0.5, "create_table": 1, "drop_table": 0.5,
         "add_generated": 1, "drop_generated": 0.5, "lax_insert": 2, "create_child": 0.7, "child_write": 5,
+        "online_alter": 1,
     }
 
     def key_the_downstream(self) -> None:
