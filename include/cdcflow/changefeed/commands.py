@@ -283,8 +283,8 @@ def _check_foreign_keys(tf, source, changefeed_id: str) -> None:
 
 def query(changefeed_id: str, simple: bool = False, last_runs: int = 5, lag_points: int = 0) -> dict:
     """`changefeed query`: TiCDC's fields (status_view), and cdcflow's own under `cdcflow`: the
-    last runs (mode, origin, figures) and, with `lag_points`, the lag at the end of that many
-    runs (the page's plot)."""
+    lag now (live_lag), the last runs (mode, origin, figures) and, with `lag_points`, the lag
+    at the end of that many runs and now (the page's plot)."""
     from cdcflow.core.uri import parse_source_uri
 
     spec = load_spec(changefeed_id)
@@ -295,20 +295,20 @@ def query(changefeed_id: str, simple: bool = False, last_runs: int = 5, lag_poin
     del out["checkpoint_ts"]  # the CLI says checkpoint_tso; the HTTP API checkpoint_ts
     runs = metastore.recent_runs(spec.id, limit=max(last_runs, lag_points))
     out["cdcflow"] = {
-        **status_view.extras(feed),
+        **status_view.extras(spec, feed),
         "upstream": parse_source_uri(spec.source_uri).redacted(),
         "checkpoint_position": feed.checkpoint_pos,
         "last_runs": [status_view.run_summary(r) for r in runs[:last_runs]],
         "last_verify": status_view.verify_summary(verify_results.last(spec.id)),
     }
-    if lag_points:
-        out["cdcflow"]["lag_history"] = status_view.lag_history(runs[:lag_points])
+    if lag_points:  # the lag at the end of each run, then the lag now
+        out["cdcflow"]["lag_history"] = status_view.lag_history(runs[:lag_points], out["cdcflow"]["lag"])
     return out
 
 
 def list_changefeeds(include_ended: bool = False) -> list[dict]:
     """`changefeed list`: finished and removed ones only with `include_ended`."""
-    return [status_view.list_item(feed) for feed in status_view.all_feeds()
+    return [status_view.list_item(feed) for _, feed in status_view.all_feeds()
             if include_ended or feed.state not in (states.FINISHED, states.REMOVED)]
 
 
