@@ -168,7 +168,8 @@ def test_every_route_needs_airflows_login_and_dag_access(mariadb_pair, client, a
     # what the page enables follows the state table
     actions = client.get("/api/v2/changefeeds/api-auth").json()["cdcflow"]["actions"]
     assert (actions["pause"], actions["resume"], actions["modes"]) == (False, True, ["verify", "snapshot"])
-    assert actions["refusals"] == {"pause": "a stopped changefeed cannot be paused — a stopped changefeed can take Resume"}
+    assert actions["refusals"] == \
+        {"pause": "a stopped changefeed cannot be paused — a stopped changefeed can take Resume"}
     # a dry run checks everything and resolves `now`, changing nothing: the page asks about that ts
     before = metastore.get_feed("api-auth")
     checked = client.post("/api/v2/changefeeds/api-auth/resume", headers=user,
@@ -256,11 +257,13 @@ def test_the_lag_is_computed_when_asked(mariadb_pair, spark, client, capsys):
         return next(x["cdcflow"] for x in client.get("/api/v2/changefeeds").json()["items"] if x["id"] == "api-lag")
 
     assert (listed()["lag"]["status"], listed()["checkpoint_lag_seconds"]) == ("caught-up", 0)
-    up.execute("CREATE DATABASE api_lag", "CREATE TABLE api_lag.t (id INT PRIMARY KEY)", "INSERT INTO api_lag.t VALUES (1)")
+    up.execute("CREATE DATABASE api_lag", "CREATE TABLE api_lag.t (id INT PRIMARY KEY)",
+               "INSERT INTO api_lag.t VALUES (1)")
     time.sleep(2)
     first = client.get("/api/v2/changefeeds/api-lag").json()["cdcflow"]
     assert first["lag"]["status"] == "behind" and first["checkpoint_lag_seconds"] >= 1.0, first["lag"]
-    assert first["lag_history"][-1]["live"] and first["lag_history"][-1]["lag_seconds"] == first["checkpoint_lag_seconds"]
+    live = first["lag_history"][-1]
+    assert live["live"] and live["lag_seconds"] == first["checkpoint_lag_seconds"]
     time.sleep(1.5)
     second = listed()
     assert second["checkpoint_lag_seconds"] >= first["checkpoint_lag_seconds"] + 1.4

@@ -328,7 +328,8 @@ def resume(changefeed_id: str, overwrite_checkpoint_ts: int | None = None,
     or changed; `dry_run` stops there (the page asks its question with the ts resolved), and
     refusals use `words` (the CLI's, or the page's)."""
     spec, feed = _load(changefeed_id)
-    new_state, _ = states.next_state(feed.state, "resume", spec.id, words)  # refused before anything is looked up
+    # refused before anything is looked up
+    new_state, _ = states.next_state(feed.state, "resume", spec.id, words)
     lifecycle.check_resumable(feed, overwrite=overwrite_checkpoint_ts is not None, words=words)
     from cdcflow.core.uri import default_server_id, parse_source_uri
     from cdcflow.source.binlog import available_logs, position_for_ts, replay_horizon
