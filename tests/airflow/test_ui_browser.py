@@ -57,6 +57,8 @@ def standalone_env(airflow_home: Path, cdcflow_home: Path, port: int, passwords:
         "AIRFLOW__CORE__PARALLELISM": "2",
         "AIRFLOW__API__HOST": "127.0.0.1",
         "AIRFLOW__API__PORT": str(port),
+        # the tasks' Execution API on this API server (the default is port 8080)
+        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
         "AIRFLOW__API__WORKERS": "1",
         # the log servers of the scheduler and triggerer: free ports, not the fixed defaults
         "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),
@@ -237,7 +239,8 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         assert [h for h in hrefs if "changefeed__ui-normal" in h] == \
             [standalone + "/dags/changefeed__ui-normal", standalone + "/dags/changefeed__ui-normal/runs"]
         assert rows["ui-paused"][1] == "stopped\nDAG paused\ncopying 1/3 chunks"
-        assert rows["ui-failed"][1] == "normal" and rows["ui-failed"][6] == ""  # a failed run changes no state
+        failed_feed = metastore.get_feed("ui-failed")  # the failed prepare recorded its error: as the page shows
+        assert rows["ui-failed"][1] == failed_feed.state and (rows["ui-failed"][6] == "") == (failed_feed.error is None)
 
         warning = rows["ui-warning"]
         assert warning[1] == "warning\nDAG paused" and warning[5].endswith(" UTC")
@@ -263,10 +266,13 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         assert all(r[0].endswith(" UTC") for r in runs)
         assert (done[5], done[6]) == ("3", "2") and int(done[4]) >= 5 and (dry[5], dry[6]) == ("0", "0")
         assert "pull" in done[8] and "apply" in done[8] and "t2" in failed[10]
-        # the lag plot: one point per finished run, the failed run's above zero
-        lags = page.locator("#lag-svg circle").evaluate_all("cs => cs.map(c => +c.dataset.lag)")
-        assert len(lags) == 3 and lags[1] == 0 and lags[2] >= 0
         page.screenshot(path=shot("runs"), full_page=True)
+        # the lag plot: one point per finished run, then the lag now (the failed DDL still pending)
+        lags = page.locator("#lag-svg circle").evaluate_all("cs => cs.map(c => [+c.dataset.lag, !!c.dataset.live])")
+        assert [live for _, live in lags] == [False, False, False, True]
+        assert lags[1][0] == 0 and lags[2][0] >= 0 and lags[3][0] > 0
+        assert fields["Lag"].startswith(page.locator("#lag-svg circle[data-live] title").text_content().split(": ")[1]
+                                        .removesuffix(" (now)"))
 
         # a run that failed in Airflow before it opened a cycle: its error line and its task's log
         page.get_by_role("link", name="ui-failed", exact=True).click()
