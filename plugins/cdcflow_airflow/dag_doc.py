@@ -51,7 +51,7 @@ wait_index → finish. A run with nothing new upstream skips the Spark tasks.
 | schedule | {f"`{schedule}`" if schedule else "none: runs only when triggered"} |
 | Spark | {spark} |
 
-**State, errors, last runs**: the [Changefeeds page]({CHANGEFEEDS_PAGE}), or
+**State, lag now, errors, every run (Airflow's and the CLI's)**: the [Changefeeds page]({CHANGEFEEDS_PAGE}), or
 `cdcflow changefeed query -c {changefeed_id}`.
 
 **Pause / resume** the changefeed with `cdcflow changefeed pause -c {changefeed_id}` /

@@ -6,7 +6,7 @@ Mounted by the Airflow plugin under URL_PREFIX on Airflow's API server:
     GET  {URL_PREFIX}/api/v2/changefeeds/{id}             TiCDC's ChangeFeedInfo, cdcflow's own under `cdcflow`
     GET  {URL_PREFIX}/api/v2/changefeeds/{id}/status      TiCDC's ChangefeedStatus
     POST {URL_PREFIX}/api/v2/changefeeds/{id}/pause       as `cdcflow changefeed pause`
-    POST {URL_PREFIX}/api/v2/changefeeds/{id}/resume      {"overwrite_checkpoint_ts": TS|now|null}
+    POST {URL_PREFIX}/api/v2/changefeeds/{id}/resume      {"overwrite_checkpoint_ts": TS|now|null, "dry_run": bool}
     POST {URL_PREFIX}/api/v2/changefeeds/{id}/runs        {"mode", "start_ts", "target_ts"}: a DAG run
     GET  {URL_PREFIX}/ui                                  the page (HTML; it calls the API)
 
@@ -14,6 +14,11 @@ Every route needs Airflow's login (its JWT, as a bearer token or the UI's cookie
 access Airflow's auth manager gives on the changefeed's DAG: reading needs read access,
 pause and resume edit access (as pausing the DAG does), a run the DAG-run access Airflow's
 own trigger needs.  The list shows the changefeeds whose DAG the user may read.
+
+The lag is computed when asked (cdcflow.changefeed.live_lag); a changefeed's runs are Airflow's
+DAG runs, queued to failed, merged with cdcflow's cycle records (dag_runs).  Refusals are worded
+for the page (core.wording.PAGE: its buttons and fields, not the CLI's commands); a resume with
+`dry_run` runs every check and returns the checkpoint it would set, changing nothing.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations, and the
@@ -48,10 +53,10 @@ def _list(state: str | None, readable) -> dict:
 
     if state is not None and state not in states.STATES:
         raise CdcflowError(f"state {state!r} is not one of {', '.join(states.STATES)}", code=API_INVALID_PARAM)
-    feeds = [feed for feed in status_view.all_feeds() if state is None or feed.state == state]
-    allowed = readable({_dag_id(feed.id) for feed in feeds})
-    items = [{**status_view.simple(feed), "cdcflow": {**status_view.extras(feed), "dag_id": _dag_id(feed.id)}}
-             for feed in feeds if _dag_id(feed.id) in allowed]
+    feeds = [(spec, feed) for spec, feed in status_view.all_feeds() if state is None or feed.state == state]
+    allowed = readable({_dag_id(feed.id) for _, feed in feeds})
+    items = [{**status_view.simple(feed), "cdcflow": {**status_view.extras(spec, feed), "dag_id": _dag_id(feed.id)}}
+             for spec, feed in feeds if _dag_id(feed.id) in allowed]
     return {"total": len(items), "items": items}
 
 
@@ -61,6 +66,26 @@ def _detail(changefeed_id: str) -> dict:
     out = commands.query(changefeed_id, last_runs=LAST_RUNS, lag_points=LAG_POINTS)
     out["checkpoint_ts"] = out.pop("checkpoint_tso")  # OpenAPI v2's ChangeFeedInfo says checkpoint_ts
     out["cdcflow"]["dag_id"] = _dag_id(out["id"])
+    out["cdcflow"]["actions"] = _actions(out["state"])
+    return out
+
+
+def _actions(state: str) -> dict:
+    """What the page enables: the commands the state table allows (with the refusal the others
+    would get, in the page's words) and the trigger modes that do something."""
+    from cdcflow.changefeed import states
+    from cdcflow.core.errors import CdcflowError
+    from cdcflow.core.wording import PAGE
+    from cdcflow.runner.airflow_tasks import modes_for
+
+    out: dict = {"modes": modes_for(state), "refusals": {}}
+    for command in states.COMMANDS:
+        try:
+            states.next_state(state, command, words=PAGE)
+            out[command] = True
+        except CdcflowError as e:
+            out[command] = False
+            out["refusals"][command] = f"{e.message} — {e.hint}"
     return out
 
 
@@ -74,20 +99,26 @@ def _status(changefeed_id: str) -> dict:
 
 def _pause(changefeed_id: str) -> dict:
     from cdcflow.changefeed import commands
+    from cdcflow.core.wording import PAGE
 
-    before, after = commands.pause(changefeed_id)
+    before, after = commands.pause(changefeed_id, PAGE)
     return {"id": changefeed_id, "state_before": before, "state": after}
 
 
-def _resume(changefeed_id: str, overwrite: str | int | None) -> dict:
+def _resume(changefeed_id: str, overwrite: str | int | None, dry_run: bool) -> dict:
+    """The resume, or with `dry_run` its checks alone and the checkpoint it would set (an
+    overwrite's `now` resolved: the page asks about that ts, then resumes with it)."""
     from cdcflow.changefeed import commands
     from cdcflow.core import ts_input, tso
     from cdcflow.core.errors import API_INVALID_PARAM
+    from cdcflow.core.wording import PAGE
 
-    ts = ts_input.parse(overwrite, "overwrite_checkpoint_ts", changefeed_id, API_INVALID_PARAM)
-    before, after, checkpoint = commands.resume(changefeed_id, ts)  # no confirm: the request is the decision
+    ts = ts_input.parse(overwrite, PAGE.field("overwrite_checkpoint_ts"), changefeed_id, API_INVALID_PARAM, PAGE)
+    # no confirm: the request is the decision (the page asked before it sent it)
+    before, after, checkpoint = commands.resume(changefeed_id, ts, words=PAGE, dry_run=dry_run)
     return {"id": changefeed_id, "state_before": before, "state": after, "checkpoint_ts": checkpoint,
-            "checkpoint_time": tso.to_text(checkpoint)}
+            "checkpoint_time": tso.to_text(checkpoint), "dry_run": dry_run,
+            "checkpoint_overwritten": ts is not None}
 
 
 def _check_run_request(changefeed_id: str, conf: dict) -> dict:
@@ -142,14 +173,14 @@ def create_app() -> FastAPI:
             return get_auth_manager().filter_authorized_dag_ids(dag_ids=dag_ids, user=user, method="GET")
         out = await _call(None, _list, state, readable)
         if not isinstance(out, JSONResponse):
-            await asyncio.to_thread(_with_dag_paused, session, [item["cdcflow"] for item in out["items"]])
+            await asyncio.to_thread(_with_dag_state, session, [item["cdcflow"] for item in out["items"]])
         return out
 
     @app.get("/api/v2/changefeeds/{changefeed_id}", dependencies=[can_read])
     async def get_changefeed(changefeed_id: str, session: SessionDep):
         out = await _call(changefeed_id, _detail, changefeed_id)
         if not isinstance(out, JSONResponse):
-            await asyncio.to_thread(_with_dag_paused, session, [out["cdcflow"]])
+            await asyncio.to_thread(_with_dag_runs, session, out["cdcflow"])
         return out
 
     @app.get("/api/v2/changefeeds/{changefeed_id}/status", dependencies=[can_read])
@@ -162,7 +193,9 @@ def create_app() -> FastAPI:
 
     @app.post("/api/v2/changefeeds/{changefeed_id}/resume", dependencies=[can_edit, Depends(action_logging())])
     async def cdcflow_resume_changefeed(changefeed_id: str, body: Annotated[dict | None, Body()] = None):
-        return await _call(changefeed_id, _resume, changefeed_id, (body or {}).get("overwrite_checkpoint_ts"))
+        body = body or {}
+        return await _call(changefeed_id, _resume, changefeed_id, body.get("overwrite_checkpoint_ts"),
+                           bool(body.get("dry_run")))
 
     @app.post("/api/v2/changefeeds/{changefeed_id}/runs", dependencies=[can_trigger, Depends(action_logging())])
     async def cdcflow_trigger_changefeed_run(changefeed_id: str, request: Request, user: GetUserDep,
@@ -184,17 +217,34 @@ def create_app() -> FastAPI:
     return app
 
 
-def _with_dag_paused(session, entries: list[dict]) -> None:
-    """Each entry's `dag_paused`: whether its DAG is paused in Airflow (None: not parsed yet).
-    A paused DAG holds the changefeed's scheduled and triggered runs, while the changefeed
-    itself stays in its state (`cdcflow changefeed pause` is what stops it for every launcher)."""
+def _with_dag_state(session, entries: list[dict]) -> None:
+    """Each entry's `dag_paused`: whether its DAG is paused in Airflow (None: not parsed yet),
+    and its `last_run_time`: its last cycle's or DAG run's start, whichever is later.  A paused
+    DAG holds the changefeed's scheduled and triggered runs, while the changefeed itself stays
+    in its state (`cdcflow changefeed pause` is what stops it for every launcher)."""
     from airflow.models.dag import DagModel
-    from sqlalchemy import select
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import func, select
+
+    from cdcflow_airflow.dag_runs import utc_text
 
     ids = [e["dag_id"] for e in entries]
     paused = dict(session.execute(select(DagModel.dag_id, DagModel.is_paused).where(DagModel.dag_id.in_(ids))).all())
+    started = dict(session.execute(select(DagRun.dag_id, func.max(DagRun.start_date))
+                                   .where(DagRun.dag_id.in_(ids)).group_by(DagRun.dag_id)).all())
     for e in entries:
         e["dag_paused"] = paused.get(e["dag_id"])
+        e["last_run_time"] = max(filter(None, (e.get("last_run_time"), utc_text(started.get(e["dag_id"])))),
+                                 default=None)
+
+
+def _with_dag_runs(session, own: dict) -> None:
+    """The detail's `last_runs`: Airflow's DAG runs merged with the cycles (dag_runs)."""
+    from cdcflow_airflow import dag_runs
+
+    _with_dag_state(session, [own])
+    runs = dag_runs.airflow_runs(session, own["dag_id"], LAST_RUNS)
+    own["last_runs"] = dag_runs.merged(runs, own["last_runs"], LAST_RUNS)
 
 
 def _bearer(request: Request):

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import time
 
-from e2e_helpers import create_changefeed, runs_ending_in_a_failure
+from e2e_helpers import cli_run, create_changefeed, runs_ending_in_a_failure, schema_changefeed
 
 from cdcflow.core import tso
+from cdcflow.core.spec_store import load_spec, save_spec
 from cdcflow.store import metastore, snapshots
+from cdcflow_devtools.mariadb import free_port
 
 
 def test_list_detail_status_and_page(mariadb_pair, client, capsys):
@@ -27,6 +29,7 @@ def test_list_detail_status_and_page(mariadb_pair, client, capsys):
         {"upstream_id": 0, "namespace": "default", "state": "normal", "error": None}
     assert one["checkpoint_time"] == tso.to_text(one["checkpoint_tso"])
     assert one["cdcflow"]["checkpoint_lag_seconds"] == 0  # nothing committed upstream that it has not passed
+    assert one["cdcflow"]["lag"]["status"] == "caught-up" and one["cdcflow"]["last_run_time"] is None
     assert two["state"] == "warning" and two["error"]["code"] == "CDCFLOW:ErrMySQLTxnError"
     assert set(two["error"]) == {"time", "addr", "code", "message"} and two["error"]["addr"] == "host-a"
     assert two["cdcflow"]["retry_count"] == 2 and two["cdcflow"]["next_retry_time"].endswith("Z")
@@ -40,28 +43,10 @@ def test_list_detail_status_and_page(mariadb_pair, client, capsys):
                 "creator_version", "checkpoint_time"):
         assert key in detail, key
 
-    # lag is how far the checkpoint is behind the upstream's commits, not behind the clock: a
-    # changefeed caught up ten minutes ago on an idle upstream has none; one whose cycle saw
-    # commits it could not pass has their distance
-    ten_minutes_ago = tso.compose(int((time.time() - 600) * 1000), 0)
-    metastore.update_feed("api-one", checkpoint_ts=ten_minutes_ago, resolved_ts=ten_minutes_ago)
-    assert client.get("/api/v2/changefeeds").json()["items"][0]["cdcflow"]["checkpoint_lag_seconds"] == 0
-    metastore.update_feed("api-one", resolved_ts=tso.compose(int((time.time() - 540) * 1000), 0))
-    assert 59 <= client.get("/api/v2/changefeeds").json()["items"][0]["cdcflow"]["checkpoint_lag_seconds"] <= 61
-
     status = client.get("/api/v2/changefeeds/api-two/status").json()
     assert status["state"] == "warning" and status["last_warning"]["message"].endswith("cannot connect")
     assert status["last_error"] is None and status["checkpoint_ts"] == two["checkpoint_tso"]
     metastore.update_feed("api-two", state="failed")
-    # lag is how far the checkpoint is behind the upstream's commits, not behind the clock: a
-    # changefeed caught up ten minutes ago on an idle upstream has none; one whose cycle saw
-    # commits it could not pass has their distance
-    ten_minutes_ago = tso.compose(int((time.time() - 600) * 1000), 0)
-    metastore.update_feed("api-one", checkpoint_ts=ten_minutes_ago, resolved_ts=ten_minutes_ago)
-    assert client.get("/api/v2/changefeeds").json()["items"][0]["cdcflow"]["checkpoint_lag_seconds"] == 0
-    metastore.update_feed("api-one", resolved_ts=tso.compose(int((time.time() - 540) * 1000), 0))
-    assert 59 <= client.get("/api/v2/changefeeds").json()["items"][0]["cdcflow"]["checkpoint_lag_seconds"] <= 61
-
     status = client.get("/api/v2/changefeeds/api-two/status").json()
     assert status["last_error"]["code"] == "CDCFLOW:ErrMySQLTxnError" and status["last_warning"] is None
 
@@ -140,8 +125,33 @@ def test_every_route_needs_airflows_login_and_dag_access(mariadb_pair, client, a
     assert metastore.get_feed("api-auth").state == "stopped"
     again = client.post("/api/v2/changefeeds/api-auth/pause", headers=user)  # the command's own refusal
     assert again.status_code == 400 and "api-auth" in again.json()["error_msg"]
+    # refusals in the page's words (its buttons and fields), not the CLI's
+    assert again.json()["error_msg"] == ("changefeed api-auth: a stopped changefeed cannot be paused — "
+                                         "a stopped changefeed can take Resume")
     bad = client.post("/api/v2/changefeeds/api-auth/resume", headers=user, json={"overwrite_checkpoint_ts": "soon"})
-    assert bad.status_code == 400 and "overwrite_checkpoint_ts" in bad.json()["error_msg"]
+    assert bad.status_code == 400 and "overwrite checkpoint ts: 'soon' is neither" in bad.json()["error_msg"]
+    assert "'now' is the current one" in bad.json()["error_msg"] and "cdcflow " not in bad.json()["error_msg"]
+    # what the page enables follows the state table
+    actions = client.get("/api/v2/changefeeds/api-auth").json()["cdcflow"]["actions"]
+    assert (actions["pause"], actions["resume"], actions["modes"]) == (False, True, ["verify", "snapshot"])
+    assert actions["refusals"] == \
+        {"pause": "a stopped changefeed cannot be paused — a stopped changefeed can take Resume"}
+    # a dry run checks everything and resolves `now`, changing nothing: the page asks about that ts
+    before = metastore.get_feed("api-auth")
+    checked = client.post("/api/v2/changefeeds/api-auth/resume", headers=user,
+                          json={"overwrite_checkpoint_ts": "now", "dry_run": True})
+    assert checked.status_code == 200, checked.text
+    checked = checked.json()
+    assert (checked["dry_run"], checked["state_before"], checked["state"]) == (True, "stopped", "normal")
+    assert abs(tso.physical_ms(checked["checkpoint_ts"]) / 1000 - time.time()) < 30
+    assert checked["checkpoint_time"] == tso.to_text(checked["checkpoint_ts"])
+    after = metastore.get_feed("api-auth")
+    assert (after.state, after.checkpoint_ts, after.checkpoint_pos) == ("stopped", before.checkpoint_ts,
+                                                                         before.checkpoint_pos)
+    future = client.post("/api/v2/changefeeds/api-auth/resume", headers=user,
+                         json={"overwrite_checkpoint_ts": "2999-01-01", "dry_run": True})
+    assert future.status_code == 400 and "overwrite checkpoint ts " in future.json()["error_msg"]
+    assert "--overwrite-checkpoint-ts" not in future.json()["error_msg"]
     resumed = client.post("/api/v2/changefeeds/api-auth/resume", headers=user,
                           json={"overwrite_checkpoint_ts": "now"})
     assert resumed.status_code == 200 and resumed.json()["state"] == "normal"
@@ -173,8 +183,11 @@ def test_runs_with_modes_figures_error_remedy_and_lag_history(mariadb_pair, spar
     assert detail["state"] == "failed" and "skip-ddl" in own["error_remedy"]
     assert detail["error"]["message"].endswith(own["error_remedy"])  # the message keeps it, as the CLI prints it
     lags = own["lag_history"]
-    assert [p["run_id"] for p in lags] == [dry["run_id"], caught_up["run_id"], failed["run_id"]]
+    # the lag at the end of each run, then the lag now (the failed DDL's change is still pending)
+    assert [p["run_id"] for p in lags] == [dry["run_id"], caught_up["run_id"], failed["run_id"], None]
     assert lags[1]["lag_seconds"] == 0 and lags[2]["lag_seconds"] >= 0 and lags[2]["time"].endswith("Z")
+    assert lags[3]["live"] and lags[3]["lag_seconds"] == own["checkpoint_lag_seconds"] > 0
+    assert own["lag"]["status"] == "behind" and own["last_run_time"] == failed["started"]
 
 
 def test_a_run_from_the_future_is_refused_with_the_words_of_every_surface(mariadb_pair, client, airflow_auth,
@@ -198,3 +211,41 @@ def test_a_run_from_the_future_is_refused_with_the_words_of_every_surface(mariad
     after = metastore.get_feed("api-future")
     assert (after.checkpoint_ts, after.resolved_ts, after.checkpoint_pos) == \
         (before.checkpoint_ts, before.resolved_ts, before.checkpoint_pos)
+
+
+def test_the_lag_is_computed_when_asked(mariadb_pair, spark, client, capsys):
+    """No cycle runs (a DAG paused, a scheduler down): the lag grows with the upstream's writes;
+    a cycle that caught up makes it 0; an upstream that cannot be reached is said so, not 0."""
+    up, down = mariadb_pair
+    schema_changefeed(capsys, up, down, "api-lag", "api_lag")
+
+    def listed() -> dict:
+        return next(x["cdcflow"] for x in client.get("/api/v2/changefeeds").json()["items"] if x["id"] == "api-lag")
+
+    assert (listed()["lag"]["status"], listed()["checkpoint_lag_seconds"]) == ("caught-up", 0)
+    up.execute("CREATE DATABASE api_lag", "CREATE TABLE api_lag.t (id INT PRIMARY KEY)",
+               "INSERT INTO api_lag.t VALUES (1)")
+    time.sleep(2)
+    first = client.get("/api/v2/changefeeds/api-lag").json()["cdcflow"]
+    assert first["lag"]["status"] == "behind" and first["checkpoint_lag_seconds"] >= 1.0, first["lag"]
+    live = first["lag_history"][-1]
+    assert live["live"] and live["lag_seconds"] == first["checkpoint_lag_seconds"]
+    time.sleep(1.5)
+    second = listed()
+    assert second["checkpoint_lag_seconds"] >= first["checkpoint_lag_seconds"] + 1.4
+    assert second["lag"]["pending_ts"] == first["lag"]["pending_ts"]
+
+    rc, err = cli_run(capsys, "api-lag")
+    assert rc == 0, err
+    caught_up = listed()
+    assert (caught_up["lag"]["status"], caught_up["checkpoint_lag_seconds"]) == ("caught-up", 0)
+    assert caught_up["last_run_time"].endswith("Z")
+
+    # the upstream down (a port nothing listens on: the shared servers keep running)
+    spec = load_spec("api-lag")
+    spec.source_uri = spec.source_uri.replace(f":{up.port}", f":{free_port()}")
+    save_spec(spec)
+    down_lag = listed()
+    assert down_lag["checkpoint_lag_seconds"] is None and down_lag["lag"]["status"] == "unknown"
+    assert "cannot be read" in down_lag["lag"]["note"]
+    assert client.get("/api/v2/changefeeds/api-lag").json()["cdcflow"]["lag_history"][-1].get("live") is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -56,6 +57,8 @@ def standalone_env(airflow_home: Path, cdcflow_home: Path, port: int, passwords:
         "AIRFLOW__CORE__PARALLELISM": "2",
         "AIRFLOW__API__HOST": "127.0.0.1",
         "AIRFLOW__API__PORT": str(port),
+        # the tasks' Execution API on this API server (the default is port 8080)
+        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
         "AIRFLOW__API__WORKERS": "1",
         # the log servers of the scheduler and triggerer: free ports, not the fixed defaults
         "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),
@@ -153,6 +156,11 @@ def chromium_page():
 
 
 def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, spark, capsys, tmp_path):
+    shots = Path(os.environ.get("CDCFLOW_PAGE_SCREENSHOTS") or tmp_path)  # where the screenshots go
+
+    def shot(name: str) -> Path:
+        return shots / f"page-{name}.png"
+
     up, down = mariadb_pair
     create_changefeed(capsys, up, down, "ui-normal", "")
     create_changefeed(capsys, up, down, "ui-paused", "")
@@ -164,6 +172,8 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
     behind = metastore.get_feed("ui-normal").checkpoint_ts - (3 * 3600 * 1000 << 18)  # three hours behind
     metastore.update_feed("ui-normal", checkpoint_ts=behind)
     runs_ending_in_a_failure(spark, up, down, capsys, "ui-runs")
+    # a changefeed without a schedule whose one Airflow run fails in prepare (below)
+    create_changefeed(capsys, up, down, "ui-failed", '[cdcflow]\nschedule = "none"\n')
     cli.main(["changefeed", "verify", "-c", "ui-runs", "--wait", "0"])
     verified = query(capsys, "ui-runs")["cdcflow"]["last_verify"]
     # snapshot progress as the copy records it: one copy under way, one done
@@ -182,21 +192,34 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
     assert request(api + "/ui-paused/resume", method="POST", body={})[0] == 401
     viewer, admin = login(standalone, "viewer"), login(standalone, "admin")
     status, listed = request(api, viewer)
-    assert status == 200 and listed["total"] == 4
+    assert status == 200 and listed["total"] == 5
     assert request(api + "/ui-paused/resume", viewer, "POST", {})[0] == 403
     assert request(api + "/ui-normal/runs", viewer, "POST", {"mode": "dry-run"})[0] == 403
     assert metastore.get_feed("ui-paused").state == "stopped"
     with urllib.request.urlopen(standalone + "/cdcflow/ui", timeout=30) as r:  # to the login page and back
         assert "/auth/login" in r.url and "cdcflow%2Fui" in r.url, r.url
 
+    # a backfill triggered through Airflow's own API (which does not check cdcflow's parameters)
+    # with a start_ts that is no ts: its prepare fails; the run is Airflow's alone (no cycle opened)
+    dags = standalone + "/api/v2/dags/changefeed__ui-failed"
+    wait_for_dag(standalone, admin, "changefeed__ui-failed")
+    assert request(dags, admin, "PATCH", {"is_paused": False})[0] == 200
+    status, failed_run = request(dags + "/dagRuns", admin, "POST",
+                                 {"logical_date": None, "conf": {"mode": "backfill", "start_ts": "yesterday-ish"}})
+    assert status == 200, failed_run
+    deadline = time.time() + START_TIMEOUT
+    while request(f"{dags}/dagRuns/{failed_run['dag_run_id']}", admin)[1]["state"] != "failed":
+        assert time.time() < deadline, "the run with a bad start_ts did not fail in time"
+        time.sleep(3)
+
     with chromium_page() as page:
         page.context.add_cookies([{"name": "_token", "value": admin, "url": standalone}])  # as the login page
         page.goto(standalone + "/cdcflow/ui#ui-runs")
-        expect(page.locator("#summary")).to_have_text("4 changefeeds")
+        expect(page.locator("#summary")).to_have_text("5 changefeeds")
         expect(page.locator("#runs tbody tr")).to_have_count(3)
         rows = {row.get_attribute("data-id"): row.locator("td").all_inner_texts()
                 for row in page.locator("#changefeeds tr[data-id]").all()}
-        assert sorted(rows) == ["ui-normal", "ui-paused", "ui-runs", "ui-warning"]
+        assert sorted(rows) == ["ui-failed", "ui-normal", "ui-paused", "ui-runs", "ui-warning"]
         ident, state, when, tso_text, lag, next_retry, error, links = rows["ui-normal"]
         # a new DAG starts paused in Airflow: the changefeed keeps its state, and the page says both
         assert (ident, state, error, next_retry) == ("ui-normal", "normal\nDAG paused", "", "")
@@ -204,12 +227,21 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
             '#changefeeds tr[data-id="ui-normal"] .dag-paused').get_attribute("title")
         # one time format, with its zone
         assert int(tso_text) == behind and when == tso.to_text(behind)[:19] + " UTC"
-        assert lag.endswith(" h") and 2.9 <= float(lag[:-2]) <= 3.2
+        # the lag now, not at the last run: ui-normal never ran, and the changefeeds created after it
+        # wrote tables it replicates, so it is behind by about as long as they took
+        shown, last_run = lag.split("\n")
+        assert last_run == "last run never" and shown.endswith((" s", " min")), lag
+        live = request(api + "/ui-normal", admin)[1]["cdcflow"]["lag"]
+        assert live["status"] == "behind" and live["seconds"] > 10, live
+        assert rows["ui-runs"][4].split("\n")[1].startswith("last run ") and rows["ui-runs"][4].endswith(" ago")
         assert links == "DAG · runs"
-        assert [h for h in page.locator("#changefeeds a").evaluate_all("as => as.map(a => a.href)")
-                if "changefeed__ui-normal" in h] == \
+        hrefs = page.locator("#changefeeds a[target=_top]").evaluate_all("as => as.map(a => a.href)")
+        assert [h for h in hrefs if "changefeed__ui-normal" in h] == \
             [standalone + "/dags/changefeed__ui-normal", standalone + "/dags/changefeed__ui-normal/runs"]
         assert rows["ui-paused"][1] == "stopped\nDAG paused\ncopying 1/3 chunks"
+        failed_feed = metastore.get_feed("ui-failed")  # the failed prepare recorded its error: as the page shows
+        assert rows["ui-failed"][1] == failed_feed.state and (rows["ui-failed"][6] == "") == (failed_feed.error is None)
+
         warning = rows["ui-warning"]
         assert warning[1] == "warning\nDAG paused" and warning[5].endswith(" UTC")
         assert warning[6].startswith("CDCFLOW:ErrDownstreamUnreachable: changefeed ui-warning: cannot connect")
@@ -234,38 +266,80 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         assert all(r[0].endswith(" UTC") for r in runs)
         assert (done[5], done[6]) == ("3", "2") and int(done[4]) >= 5 and (dry[5], dry[6]) == ("0", "0")
         assert "pull" in done[8] and "apply" in done[8] and "t2" in failed[10]
-        # the lag plot: one point per finished run, the failed run's above zero
-        lags = page.locator("#lag-svg circle").evaluate_all("cs => cs.map(c => +c.dataset.lag)")
-        assert len(lags) == 3 and lags[1] == 0 and lags[2] >= 0
-        page.screenshot(path=os.environ.get("CDCFLOW_PAGE_SCREENSHOT") or tmp_path / "page.png", full_page=True)
+        page.screenshot(path=shot("runs"), full_page=True)
+        # the lag plot: one point per finished run, then the lag now (the failed DDL still pending)
+        lags = page.locator("#lag-svg circle").evaluate_all("cs => cs.map(c => [+c.dataset.lag, !!c.dataset.live])")
+        assert [live for _, live in lags] == [False, False, False, True]
+        assert lags[1][0] == 0 and lags[2][0] >= 0 and lags[3][0] > 0
+        assert fields["Lag"].startswith(page.locator("#lag-svg circle[data-live] title").text_content().split(": ")[1]
+                                        .removesuffix(" (now)"))
 
-        # pause and resume from the page run the CLI's commands
+        # a run that failed in Airflow before it opened a cycle: its error line and its task's log
+        page.get_by_role("link", name="ui-failed", exact=True).click()
+        expect(page.locator("#detail-title")).to_have_text("Changefeed ui-failed")
+        failed_id = failed_run["dag_run_id"]
+        failed_row = page.locator(f'#runs tbody tr[data-dag-run="{failed_id}"]')
+        expect(failed_row).to_have_count(1)
+        cells = failed_row.locator("td").all_inner_texts()
+        assert cells[1:4] == ["backfill", "Airflow run", "failed"], cells
+        assert "yesterday-ish" in cells[10] and "start_ts" in cells[10], cells[10]
+        log_link = failed_row.get_by_role("link", name="log of prepare", exact=True)
+        assert log_link.get_attribute("target") == "_top"
+        assert log_link.get_attribute("href").startswith(
+            f"../dags/changefeed__ui-failed/runs/{failed_id}/tasks/prepare")
+        page.screenshot(path=shot("failed-run"), full_page=True)
+
+        # actions follow the state: a stopped changefeed cannot be paused, only resumed
         result = page.locator("#action-result")
+        pause, resume = (page.get_by_role("button", name=n, exact=True) for n in ("Pause", "Resume"))
         page.get_by_role("link", name="ui-paused", exact=True).click()
         expect(page.locator("#detail-title")).to_have_text("Changefeed ui-paused")
-        page.get_by_role("button", name="Resume", exact=True).click()
+        expect(pause).to_be_disabled()
+        assert pause.get_attribute("title") == \
+            "a stopped changefeed cannot be paused — a stopped changefeed can take Resume"
+        expect(page.get_by_role("combobox", name="mode", exact=True).locator("option:enabled")).to_have_text(
+            ["verify", "snapshot"])
+        resume.click()
         expect(result).to_contain_text("resumed")
         assert "stopped → normal" in result.inner_text()
         assert metastore.get_feed("ui-paused").state == "normal"
-        page.get_by_role("button", name="Pause", exact=True).click()
+        expect(resume).to_be_disabled()
+        pause.click()
         expect(result).to_contain_text("paused:")
         assert metastore.get_feed("ui-paused").state == "stopped"
-        # an overwrite-checkpoint-ts is asked about on the page first, then given to resume
-        target = metastore.get_feed("ui-paused").checkpoint_ts
-        page.get_by_label("overwrite checkpoint ts", exact=True).fill(str(target))
-        page.get_by_role("button", name="Resume", exact=True).click()
+        # an overwrite-checkpoint-ts is checked before it is asked about: a ts that is none is
+        # refused in the page's words, and nothing is asked
+        box = page.get_by_label("overwrite checkpoint ts", exact=True)
         confirm = page.get_by_role("button", name="Overwrite the checkpoint", exact=True)
+        box.fill("yesterday-ish")
+        resume.click()
+        expect(result).to_have_class("refused")
+        said = result.inner_text()
+        assert "overwrite checkpoint ts: 'yesterday-ish' is neither a TSO" in said and "--overwrite" not in said, said
+        expect(confirm).to_have_count(0)
+        box.fill("2999-01-01")
+        resume.click()
+        expect(result).to_contain_text("is later than the current TSO")
+        expect(confirm).to_have_count(0)
+        # a good one is asked about with the time it resolves to; nothing is done before the answer
+        box.fill("now")
+        resume.click()
         expect(confirm).to_be_visible()
-        assert f"Overwrite the checkpoint of ui-paused with {target}?" in result.inner_text()
-        assert metastore.get_feed("ui-paused").state == "stopped"  # nothing done before the answer
+        question = result.inner_text()
+        asked = re.search(r"Overwrite the checkpoint of ui-paused with now \((\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC, "
+                          r"ts (\d+)\)\?", question)
+        assert asked, question
+        resolved = int(asked.group(2))
+        assert tso.to_text(resolved)[:19] == asked.group(1)
+        assert abs(tso.physical_ms(resolved) / 1000 - time.time()) < 60
+        assert metastore.get_feed("ui-paused").state == "stopped"
+        page.screenshot(path=shot("confirm"), full_page=True)
         confirm.click()
         expect(result).to_contain_text("resumed")
-        assert metastore.get_feed("ui-paused").state == "normal"
-        # a refused command shows the command's own message
-        page.get_by_label("overwrite checkpoint ts", exact=True).fill("")
-        page.get_by_role("button", name="Resume", exact=True).click()
-        expect(result).to_have_class("refused")
-        assert "ui-paused" in result.inner_text()
+        feed = metastore.get_feed("ui-paused")
+        assert (feed.state, feed.checkpoint_ts) == ("normal", resolved)  # the ts asked about, not a later now
+        expect(resume).to_be_disabled()
+        expect(pause).to_be_enabled()
 
         # a dry run triggered from the page is a DAG run like any other, and leaves the DAG paused
         dag = wait_for_dag(standalone, admin, "changefeed__ui-normal")
@@ -283,10 +357,21 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         assert run["run_type"] == "manual" and run["conf"]["mode"] == "dry-run" and run["triggering_user_name"] == "admin"
         assert run["dag_run_id"] in said
         assert request(f"{standalone}/api/v2/dags/changefeed__ui-normal", admin)[1]["is_paused"] is True
+        # the queued run is on the page, from Airflow's records (no cycle exists for it yet)
+        queued = page.locator(f'#runs tbody tr[data-dag-run="{run["dag_run_id"]}"]')
+        expect(queued).to_have_count(1)
+        assert queued.locator("td").all_inner_texts()[1:4] == ["dry-run", "Airflow run", "queued"]
 
         # the page inside the Airflow UI: the plugin's nav entry renders it in a sandboxed iframe,
         # where its script runs and its calls carry the login
         page.goto(standalone + "/plugin/cdcflow-changefeeds")
         frame = 'iframe[src="cdcflow/ui"][title="Changefeeds"]'
         expect(page.locator(frame)).to_be_attached()
-        expect(page.frame_locator(frame).locator("#summary")).to_have_text("4 changefeeds")
+        expect(page.frame_locator(frame).locator("#summary")).to_have_text("5 changefeeds")
+        page.screenshot(path=shot("in-airflow"))
+        # its links open Airflow's page in the whole window, not a second Airflow inside the frame
+        page.frame_locator(frame).locator('#changefeeds tr[data-id="ui-normal"]').get_by_role(
+            "link", name="DAG", exact=True).click()
+        expect(page).to_have_url(standalone + "/dags/changefeed__ui-normal")
+        expect(page.locator("iframe")).to_have_count(0)
+        page.screenshot(path=shot("dag-from-link"))

@@ -29,6 +29,7 @@ from cdcflow.core.errors import (
     CdcflowError,
 )
 from cdcflow.core.spec_store import Spec, load_spec, save_spec, spec_exists
+from cdcflow.core.wording import CLI, Words
 from cdcflow.filter.assembled import Filter
 from cdcflow.store import ddl_replacements, metastore, schema_versions, snapshots, verify_results
 from cdcflow.store.engine import transaction
@@ -284,8 +285,8 @@ def _check_foreign_keys(tf, source, sink, changefeed_id: str) -> None:
 
 def query(changefeed_id: str, simple: bool = False, last_runs: int = 5, lag_points: int = 0) -> dict:
     """`changefeed query`: TiCDC's fields (status_view), and cdcflow's own under `cdcflow`: the
-    last runs (mode, origin, figures) and, with `lag_points`, the lag at the end of that many
-    runs (the page's plot)."""
+    lag now (live_lag), the last runs (mode, origin, figures) and, with `lag_points`, the lag
+    at the end of that many runs and now (the page's plot)."""
     from cdcflow.core.uri import parse_source_uri
 
     spec = load_spec(changefeed_id)
@@ -296,45 +297,52 @@ def query(changefeed_id: str, simple: bool = False, last_runs: int = 5, lag_poin
     del out["checkpoint_ts"]  # the CLI says checkpoint_tso; the HTTP API checkpoint_ts
     runs = metastore.recent_runs(spec.id, limit=max(last_runs, lag_points))
     out["cdcflow"] = {
-        **status_view.extras(feed),
+        **status_view.extras(spec, feed),
         "upstream": parse_source_uri(spec.source_uri).redacted(),
         "checkpoint_position": feed.checkpoint_pos,
         "last_runs": [status_view.run_summary(r) for r in runs[:last_runs]],
         "last_verify": status_view.verify_summary(verify_results.last(spec.id)),
     }
-    if lag_points:
-        out["cdcflow"]["lag_history"] = status_view.lag_history(runs[:lag_points])
+    if lag_points:  # the lag at the end of each run, then the lag now
+        out["cdcflow"]["lag_history"] = status_view.lag_history(runs[:lag_points], out["cdcflow"]["lag"])
     return out
 
 
 def list_changefeeds(include_ended: bool = False) -> list[dict]:
     """`changefeed list`: finished and removed ones only with `include_ended`."""
-    return [status_view.list_item(feed) for feed in status_view.all_feeds()
+    return [status_view.list_item(feed) for _, feed in status_view.all_feeds()
             if include_ended or feed.state not in (states.FINISHED, states.REMOVED)]
 
 
-def pause(changefeed_id: str) -> tuple[str, str]:
+def pause(changefeed_id: str, words: Words = CLI) -> tuple[str, str]:
     """①: stop the changefeed; its cycles do nothing until it is resumed."""
     spec, feed = _load(changefeed_id)
+    states.next_state(feed.state, "pause", spec.id, words)  # refused in `words` before anything changes
     return feed.state, feed_state.pause(spec.id, feed)
 
 
 def resume(changefeed_id: str, overwrite_checkpoint_ts: int | None = None,
-           confirm: Callable[[str], bool] | None = None) -> tuple[str, str, int]:
+           confirm: Callable[[str], bool] | None = None, words: Words = CLI,
+           dry_run: bool = False) -> tuple[str, str, int]:
     """② / ⑨: back to normal, from the checkpoint or from `overwrite_checkpoint_ts`.
-    Returns (old state, new state, checkpoint ts)."""
+    Returns (old state, new state, checkpoint ts).  Every check runs before anything is asked
+    or changed; `dry_run` stops there (the page asks its question with the ts resolved), and
+    refusals use `words` (the CLI's, or the page's)."""
     spec, feed = _load(changefeed_id)
-    states.next_state(feed.state, "resume", spec.id)  # refused before anything is asked or looked up
-    lifecycle.check_resumable(feed, overwrite=overwrite_checkpoint_ts is not None)
+    # refused before anything is looked up
+    new_state, _ = states.next_state(feed.state, "resume", spec.id, words)
+    lifecycle.check_resumable(feed, overwrite=overwrite_checkpoint_ts is not None, words=words)
     from cdcflow.core.uri import default_server_id, parse_source_uri
     from cdcflow.source.binlog import available_logs, position_for_ts, replay_horizon
 
     source = parse_source_uri(spec.source_uri)
     values: dict = {}
     if overwrite_checkpoint_ts is not None:
-        ts = _checkpoint_arg(spec.id, overwrite_checkpoint_ts)
+        ts = _checkpoint_arg(spec.id, overwrite_checkpoint_ts, words)
         pos = position_for_ts(source, source.server_id or default_server_id(spec.id), ts, spec.id,
-                              "--overwrite-checkpoint-ts")
+                              words.field("overwrite_checkpoint_ts"))
+        if dry_run:
+            return feed.state, new_state, ts
         question = (f"You are overwriting the checkpoint of changefeed {spec.id} from {feed.checkpoint_ts} "
                     f"({tso.to_text(feed.checkpoint_ts)}) to {ts} ({tso.to_text(ts)}), which may replicate "
                     "changes again or skip changes. Continue? (Y/n) ")
@@ -352,20 +360,24 @@ def resume(changefeed_id: str, overwrite_checkpoint_ts: int | None = None,
         values.update(checkpoint_ts=ts, checkpoint_pos=pos.to_dict(), ddl_in_flight_ts=None, resolved_ts=ts,
                       replay_until=replay_horizon(ts, min(feed.replay_until, now), min(feed.checkpoint_ts, now)))
     else:
-        _check_upstream_holds(spec.id, source, feed, available_logs)
+        _check_upstream_holds(spec.id, source, feed, available_logs, words)
+        if dry_run:
+            return feed.state, new_state, feed.checkpoint_ts
     new = feed_state.resume(spec.id, feed, **values)
     return feed.state, new, values.get("checkpoint_ts", feed.checkpoint_ts)
 
 
-def _checkpoint_arg(changefeed_id: str, ts: int) -> int:
+def _checkpoint_arg(changefeed_id: str, ts: int, words: Words) -> int:
+    name = words.field("overwrite_checkpoint_ts")
     if ts <= 0:
-        raise CdcflowError("--overwrite-checkpoint-ts must be positive", changefeed=changefeed_id,
+        raise CdcflowError(f"{name} must be positive", changefeed=changefeed_id,
                            code=CLI_INVALID_CHECKPOINT_TS, hint="give 'now', a TSO or a UTC date-time")
-    return ts_input.not_in_future(ts, "--overwrite-checkpoint-ts", changefeed_id, CLI_CHECKPOINT_TS_IN_FUTURE,
+    return ts_input.not_in_future(ts, name, changefeed_id, CLI_CHECKPOINT_TS_IN_FUTURE,
                                   hint="give 'now' or an earlier ts; nothing was changed")
 
 
-def _check_upstream_holds(changefeed_id: str, source, feed: metastore.FeedState, available_logs) -> None:
+def _check_upstream_holds(changefeed_id: str, source, feed: metastore.FeedState, available_logs,
+                          words: Words) -> None:
     """TiCDC refuses to resume below the GC safepoint; here: from a binlog already purged."""
     from cdcflow.source.binlog import check_checkpoint_held
 
@@ -382,7 +394,7 @@ def _check_upstream_holds(changefeed_id: str, source, feed: metastore.FeedState,
     finally:
         conn.close()
     try:
-        check_checkpoint_held(logs, feed.checkpoint_pos, feed.checkpoint_ts)
+        check_checkpoint_held(logs, feed.checkpoint_pos, feed.checkpoint_ts, words)
     except CdcflowError as e:
         raise e.with_context(changefeed=changefeed_id)
 

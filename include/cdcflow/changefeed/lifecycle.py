@@ -13,6 +13,7 @@ import time
 
 from cdcflow.changefeed import states
 from cdcflow.core.errors import GC_TTL_EXCEEDED, SNAPSHOT_LOST_BY_GC, CdcflowError
+from cdcflow.core.wording import CLI, Words
 from cdcflow.store import metastore
 
 # TiCDC's changefeed backoff (cdc/owner/feed_state_manager.go): 10 s, doubling, at most 10 min.
@@ -66,15 +67,14 @@ def gc_ttl_expired(feed: metastore.FeedState, gc_ttl: float, now: float | None =
         and (feed.error or {}).get("code") != GC_TTL_EXCEEDED
 
 
-def check_resumable(feed: metastore.FeedState, overwrite: bool) -> None:
+def check_resumable(feed: metastore.FeedState, overwrite: bool, words: Words = CLI) -> None:
     """A changefeed whose checkpoint the upstream no longer serves resumes only from a new one."""
     code = (feed.error or {}).get("code")
     if code in UNRESUMABLE and not overwrite:
         raise CdcflowError(
             f"cannot be resumed: {UNRESUMABLE[code]} ({code.split(':')[-1]})",
             changefeed=feed.id, code=code,
-            hint="resume from a point the upstream still holds: "
-                 "`cdcflow changefeed resume --overwrite-checkpoint-ts now` (or a TSO / date-time)",
+            hint=f"resume from a point the upstream still holds: {words.resume_from_now} (or a TSO / date-time)",
         )
 
 

@@ -7,6 +7,7 @@ for the ones the diagram leaves implicit).
 from __future__ import annotations
 
 from cdcflow.core.errors import CHANGEFEED_STATE, CdcflowError
+from cdcflow.core.wording import CLI, Words
 
 NORMAL, STOPPED, WARNING, FINISHED, FAILED, REMOVED = "normal", "stopped", "warning", "finished", "failed", "removed"
 STATES = (NORMAL, STOPPED, WARNING, FINISHED, FAILED, REMOVED)
@@ -44,14 +45,21 @@ IDLE_REASONS = {
 COMMANDS = ("pause", "resume")
 
 
-def next_state(current: str, event: str, changefeed: str | None = None) -> tuple[str, int | None]:
+def commands_allowed(current: str) -> list[str]:
+    """The operator's commands the table lets a changefeed in `current` take."""
+    return [e for (s, e) in TRANSITIONS if s == current and e in COMMANDS]
+
+
+def next_state(current: str, event: str, changefeed: str | None = None,
+               words: Words = CLI) -> tuple[str, int | None]:
+    """The transition, or a refusal that says what the state takes, in `words`' phrasing."""
     try:
         return TRANSITIONS[(current, event)]
     except KeyError:
-        allowed = [e for (s, e) in TRANSITIONS if s == current and e in COMMANDS]
-        hint = ("a " + current + " changefeed takes " + " or ".join(f"`cdcflow changefeed {e}`" for e in allowed)
-                if allowed else f"no command changes a {current} changefeed (`remove` it, or `update` a stopped one)")
+        allowed = commands_allowed(current)
+        hint = (words.only.format(state=current, commands=" or ".join(words.command(e) for e in allowed))
+                if allowed else words.none.format(state=current))
         raise CdcflowError(
-            f"a {current} changefeed cannot take '{event.replace('_', ' ')}'",
+            words.refused.format(state=current, command=event.replace("_", " ")),
             changefeed=changefeed, code=CHANGEFEED_STATE, hint=hint,
         ) from None

@@ -7,10 +7,11 @@ Fields TiCDC does not have (cdcflow's own) live under the key `cdcflow`.
 
 from __future__ import annotations
 
+import calendar
 import time
 
 from cdcflow import __version__
-from cdcflow.changefeed import states
+from cdcflow.changefeed import live_lag, states
 from cdcflow.core import tso
 from cdcflow.core.spec_store import Spec
 from cdcflow.store import metastore, snapshots
@@ -19,12 +20,12 @@ NAMESPACE = "default"
 UPSTREAM_ID = 0  # one upstream per changefeed, named in its source URI (TiCDC numbers PD clusters)
 
 
-def all_feeds() -> list[metastore.FeedState]:
-    """The state of every changefeed that has a spec (a spec without state is half-created)."""
+def all_feeds() -> list[tuple[Spec, metastore.FeedState]]:
+    """Every changefeed that has a spec (a spec without state is half-created), with its state."""
     from cdcflow.core.spec_store import list_specs
 
-    ids = {spec.id for spec in list_specs()}
-    return [feed for feed in metastore.list_feeds() if feed.id in ids]
+    specs = {spec.id: spec for spec in list_specs()}
+    return [(specs[feed.id], feed) for feed in metastore.list_feeds() if feed.id in specs]
 
 
 def _time_text(epoch: float | None) -> str | None:
@@ -41,23 +42,21 @@ def running_error(error: dict | None) -> dict | None:
             "code": error.get("code", ""), "message": error.get("message", "")}
 
 
-def lag_seconds(feed: metastore.FeedState) -> float:
-    """How far the checkpoint is behind what the upstream had committed when a cycle last
-    read it (the resolved ts): zero once a cycle caught up, however long ago, since the
-    checkpoint of an idle upstream has nothing left to pass."""
-    return _lag(feed.resolved_ts, feed.checkpoint_ts)
-
-
 def _lag(resolved_ts: int, checkpoint_ts: int) -> float:
     behind = tso.physical_ms(resolved_ts) - tso.physical_ms(checkpoint_ts)
     return round(max(0.0, behind / 1000), 3)
 
 
-def extras(feed: metastore.FeedState) -> dict:
-    """cdcflow's own fields: lag (as of the last cycle's look at the upstream), the retry
-    schedule of a warning changefeed."""
+def extras(spec: Spec, feed: metastore.FeedState) -> dict:
+    """cdcflow's own fields: the lag now (live_lag: read from the upstream when asked; its
+    seconds also as `checkpoint_lag_seconds`, None when the upstream cannot be read), when the
+    last cycle started, the retry schedule of a warning changefeed."""
+    lag = live_lag.live_lag(spec, feed)
+    last = metastore.recent_runs(feed.id, limit=1)
     return {
-        "checkpoint_lag_seconds": lag_seconds(feed),
+        "checkpoint_lag_seconds": lag.seconds,
+        "lag": lag.to_dict(),
+        "last_run_time": _time_text(last[0].started_at) if last else None,
         "retry_count": feed.retry_count,
         "next_retry_time": _time_text(feed.next_retry_at) if feed.state == states.WARNING else None,
         "state_since": _time_text(feed.state_since),
@@ -138,9 +137,10 @@ def run_summary(run) -> dict:
             "resolved_ts": after.get("resolved_ts")}
 
 
-def lag_history(runs) -> list[dict]:
+def lag_history(runs, now: dict | None = None) -> list[dict]:
     """The checkpoint's lag behind the upstream (as lag_seconds) at the end of each finished
-    run, oldest first: the points of the page's lag plot."""
+    run, oldest first, then the lag `now` (live_lag.Lag.to_dict(), `live`: true) when it has a
+    number: the points of the page's lag plot."""
     points = []
     for run in sorted(runs, key=lambda r: r.started_at):
         end = (run.stats or {}).get(metastore.RUN_END) or {}
@@ -148,6 +148,10 @@ def lag_history(runs) -> list[dict]:
             continue
         points.append({"time": _time_text(run.ended_at), "epoch": run.ended_at,
                        "lag_seconds": _lag(end["resolved_ts"], end["checkpoint_ts"]), "run_id": run.run_id})
+    if now and now["seconds"] is not None:
+        epoch = calendar.timegm(time.strptime(now["as_of"], "%Y-%m-%dT%H:%M:%SZ"))
+        points.append({"time": now["as_of"], "epoch": epoch, "lag_seconds": now["seconds"], "run_id": None,
+                       "live": True})
     return points
 
 

@@ -17,9 +17,11 @@ from cdcflow.core.errors import (
     CdcflowError,
     ConfigError,
 )
+from cdcflow.core.wording import CLI, Words
 
 
-def parse(value, name: str, changefeed_id: str | None = None, code: str = INVALID_CONFIG) -> int | None:
+def parse(value, name: str, changefeed_id: str | None = None, code: str = INVALID_CONFIG,
+          words: Words = CLI) -> int | None:
     """A TSO, a date-time or 'now' (tso.parse); None for nothing given."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
@@ -27,8 +29,7 @@ def parse(value, name: str, changefeed_id: str | None = None, code: str = INVALI
         return tso.parse(value)
     except ValueError as e:
         raise ConfigError(f"{name}: {e}", changefeed=changefeed_id, code=code,
-                          hint=f"give {name} as a TSO or a UTC date-time (`cdcflow tso query` prints the "
-                               "current one), or leave it empty") from None
+                          hint=f"give {name} as a TSO or a UTC date-time ({words.current_tso}), or leave it empty") from None
 
 
 def not_in_future(ts: int, name: str, changefeed_id: str | None = None, code: str = CLI_START_TS_IN_FUTURE,

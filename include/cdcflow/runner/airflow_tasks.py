@@ -58,6 +58,21 @@ RECORDING_TASKS = ("prepare", "finish")
 SparkRemote = Callable[[object], "str | None"]
 
 
+def modes_for(state: str) -> list[str]:
+    """The trigger modes that do something for a changefeed in `state`: a cycle's modes unless
+    the state idles its cycles (states.IDLE_REASONS), a snapshot of a stopped or failed one
+    (commands.SNAPSHOT_STATES), a verify whatever the state."""
+    from cdcflow.changefeed import commands, states  # not at DAG parse time (module docstring)
+
+    def does_something(mode: str) -> bool:
+        instead = _MODE_RULES[mode][2]
+        if instead == "snapshot":
+            return state in commands.SNAPSHOT_STATES
+        return instead == "verify" or state not in states.IDLE_REASONS
+
+    return [mode for mode in MODES if does_something(mode)]
+
+
 def _ts_param(changefeed_id: str, name: str, value) -> int | None:
     return ts_input.parse(value, f"trigger parameter {name}", changefeed_id)
 

@@ -26,6 +26,7 @@ from cdcflow.core.row_codec import encode_image
 from cdcflow.core.sql_mode import from_bits
 from cdcflow.core.system_schemas import is_system_schema
 from cdcflow.core.uri import DbUri
+from cdcflow.core.wording import CLI, Words
 from cdcflow.source.session_vars import SessionVars
 
 log = logging.getLogger(__name__)
@@ -115,7 +116,8 @@ def available_logs(conn) -> list[str]:
         return [r[0] for r in cur.fetchall()]
 
 
-def check_checkpoint_held(logs: list[str], checkpoint_pos: dict | None, checkpoint_ts: int) -> None:
+def check_checkpoint_held(logs: list[str], checkpoint_pos: dict | None, checkpoint_ts: int,
+                          words: Words = CLI) -> None:
     """A changefeed's own checkpoint whose binlog the upstream purged: TiCDC's ErrSnapshotLostByGC,
     found by a cycle or at resume alike.  (A new start-ts too old is ErrStartTsBeforeGC: position_for_ts.)"""
     file = (checkpoint_pos or {}).get("file")
@@ -125,8 +127,8 @@ def check_checkpoint_held(logs: list[str], checkpoint_pos: dict | None, checkpoi
             f"no longer holds (oldest kept: {logs[0] if logs else 'none'})",
             code=SNAPSHOT_LOST_BY_GC,
             hint="the changes since the checkpoint are lost upstream: resume from a point it still holds with "
-                 "--overwrite-checkpoint-ts after re-copying the data, or re-create the changefeed; keep binlogs "
-                 "longer (binlog_expire_logs_seconds)",
+                 f"{words.field('overwrite_checkpoint_ts')} after re-copying the data, or re-create the changefeed; "
+                 "keep binlogs longer (binlog_expire_logs_seconds)",
         )
 
 

@@ -1,0 +1,129 @@
+"""A changefeed's lag, computed when asked against the upstream's head: what `changefeed
+query`, the HTTP API, the Changefeeds page and its plot show.
+
+TiCDC's lag grows while a changefeed stalls; a lag read from the last cycle's record would stay
+where that cycle left it (a DAG paused, a scheduler down, a changefeed that never ran).  Here:
+
+- caught up (nothing the changefeed replicates between its checkpoint and the upstream's
+  head): 0;
+- behind: now - the commit time of the first change after the checkpoint that the changefeed
+  would replicate (its table filter; the commit ts derived as a cycle derives it);
+- the read is bounded (SCAN_EVENTS events, SCAN_SECONDS): when no replicated change shows up
+  within the bound, the first one is later than the last event read, so the lag is *at most*
+  now - that event's commit time, and says so;
+- the upstream cannot be read: no number, and why.
+
+The binlog is read with a server id of its own (a dump with the changefeed's id would end the
+dump of a cycle running at the same time).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from cdcflow.changefeed import states
+from cdcflow.core import tso
+from cdcflow.core.errors import CdcflowError
+from cdcflow.core.spec_store import Spec
+from cdcflow.core.uri import default_server_id, parse_source_uri
+from cdcflow.ddl.classify import classify
+from cdcflow.filter.assembled import Filter, ddl_decision
+from cdcflow.source.binlog import BinlogReader, Position, head_position
+from cdcflow.store import metastore
+
+SCAN_EVENTS = 20_000  # row events and DDLs read past the checkpoint at most
+SCAN_SECONDS = 5.0
+CONNECT_TIMEOUT = 5  # seconds: an upstream that does not answer is said so quickly
+
+CAUGHT_UP, BEHIND, AT_MOST, UNKNOWN = "caught-up", "behind", "at-most", "unknown"
+
+
+@dataclass(frozen=True)
+class Lag:
+    """`seconds` is None when `status` is unknown; `pending_ts` is the commit ts of the first
+    change not applied (behind), or of the last event read (at-most)."""
+
+    status: str
+    seconds: float | None
+    as_of: float
+    pending_ts: int | None = None
+    note: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "seconds": self.seconds, "pending_ts": self.pending_ts,
+                "pending_time": tso.to_text(self.pending_ts), "note": self.note,
+                "as_of": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.as_of))}
+
+
+class _Found(Exception):
+    """Ends the read at the first replicated change (or at the bound)."""
+
+    def __init__(self, ts: int, replicated: bool):
+        super().__init__(ts)
+        self.ts, self.replicated = ts, replicated
+
+
+def lag_server_id(changefeed_id: str) -> int:
+    return default_server_id(changefeed_id + "#lag")
+
+
+def live_lag(spec: Spec, feed: metastore.FeedState) -> Lag:
+    """The changefeed's lag now (module docstring)."""
+    now = time.time()
+    if feed.state == states.FINISHED:
+        return Lag(CAUGHT_UP, 0.0, now, note="finished at its target-ts: nothing more to replicate")
+    if feed.state == states.REMOVED:
+        return Lag(UNKNOWN, None, now, note="removed")
+    source = parse_source_uri(spec.source_uri)
+    try:
+        conn = source.connect(connect_timeout=CONNECT_TIMEOUT)
+        try:
+            head = head_position(conn)
+        finally:
+            conn.close()
+    except Exception as e:  # noqa: BLE001 - any failure to read the head means the same: no number
+        return Lag(UNKNOWN, None, now, note=f"the upstream {source.redacted()} cannot be read: {_reason(e)}")
+    start = Position.from_dict(feed.checkpoint_pos)
+    if start.key() >= head.key():
+        return Lag(CAUGHT_UP, 0.0, now)
+    flt = Filter.build(spec.config())
+    seen = 0
+    deadline = time.monotonic() + SCAN_SECONDS
+
+    def emit(event) -> None:
+        nonlocal seen
+        seen += 1
+        if _replicated(flt, event):
+            raise _Found(event.commit_ts, True)
+        if seen >= SCAN_EVENTS or time.monotonic() > deadline:
+            raise _Found(event.commit_ts, False)
+
+    reader = BinlogReader(source, lag_server_id(spec.id), start, head, feed.checkpoint_ts, spec.target_ts)
+    try:
+        reader.read(emit)
+    except _Found as found:
+        seconds = round(max(0.0, now - tso.physical_ms(found.ts) / 1000), 3)
+        if found.replicated:
+            return Lag(BEHIND, seconds, now, found.ts)
+        return Lag(AT_MOST, seconds, now, found.ts,
+                   note=f"no change of its tables in the first {seen} events after the checkpoint "
+                        f"(read at most {SCAN_EVENTS} events or {SCAN_SECONDS:g} s)")
+    except Exception as e:  # noqa: BLE001 - a purged binlog, a lost connection: no number, and why
+        return Lag(UNKNOWN, None, now, note=f"the upstream's binlog after the checkpoint cannot be read: {_reason(e)}")
+    return Lag(CAUGHT_UP, 0.0, now)
+
+
+def _replicated(flt: Filter, event) -> bool:
+    """A row change of a table the filter keeps, or a DDL the filter's table rules keep (as
+    filter.assembled.ddl_decision decides; one cdcflow cannot classify stops the cycle: pending)."""
+    if event.op != "ddl":
+        return flt.match_table(event.schema, event.table)
+    try:
+        return ddl_decision(classify(event.ddl_query, event.ddl_schema, event.sql_mode or ""), flt.tables)[0]
+    except CdcflowError:
+        return True
+
+
+def _reason(e: Exception) -> str:
+    return e.message if isinstance(e, CdcflowError) else f"{type(e).__name__}: {e}"

@@ -1,0 +1,96 @@
+"""A changefeed DAG's runs as Airflow records them — queued, running, failed, succeeded — merged
+with cdcflow's cycle records: the runs list of the Changefeeds page and of the HTTP API.
+
+Airflow's records are read through its ORM in the API server's session (DagRun, TaskInstance,
+the prepare task's XCom that names the cycle a run opened); a failed run carries its failed
+task, that task's first ERROR line (TaskLogReader, as Airflow's own log view reads it) and the
+Airflow UI path of the task's log.  A run whose prepare failed before opening a cycle has no
+cycle record: it is here only because Airflow's records are read.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import select
+
+log = logging.getLogger(__name__)
+
+ERROR_LINE_CHARS = 500
+
+
+def utc_text(dt) -> str | None:
+    """An Airflow time (aware, UTC) as cdcflow's API writes times."""
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z" if dt else None
+
+
+def _state(value) -> str | None:
+    return None if value is None else str(getattr(value, "value", value))
+
+
+def airflow_runs(session, dag_id: str, limit: int) -> list[dict]:
+    """The DAG's last `limit` runs, newest first, as the page shows them."""
+    from airflow.models.dagrun import DagRun
+    from airflow.models.taskinstance import TaskInstance
+    from airflow.models.xcom import XComModel
+
+    runs = session.scalars(select(DagRun).where(DagRun.dag_id == dag_id).order_by(DagRun.id.desc()).limit(limit)).all()
+    if not runs:
+        return []
+    run_ids = [r.run_id for r in runs]
+    cycles = {row.run_id: XComModel.deserialize_value(row) for row in session.execute(
+        select(XComModel.run_id, XComModel.value).where(
+            XComModel.dag_id == dag_id, XComModel.run_id.in_(run_ids), XComModel.task_id == "prepare",
+            XComModel.key == "run_id"))}
+    failed: dict[str, TaskInstance] = {}
+    for ti in session.scalars(select(TaskInstance).where(
+            TaskInstance.dag_id == dag_id, TaskInstance.run_id.in_(run_ids), TaskInstance.state == "failed")
+            .order_by(TaskInstance.end_date)):
+        failed.setdefault(ti.run_id, ti)  # the first task that failed; the ones after it followed it
+    out = []
+    for run in runs:
+        conf = run.conf or {}
+        ti = failed.get(run.run_id)
+        out.append({
+            "dag_run_id": run.run_id, "airflow_state": _state(run.state), "run_type": _state(run.run_type),
+            "mode": conf.get("mode") or "catch-up", "conf": conf, "cycle_id": cycles.get(run.run_id),
+            "queued": utc_text(run.queued_at), "started": utc_text(run.start_date), "ended": utc_text(run.end_date),
+            "failed_task": ti.task_id if ti else None,
+            "error": _first_error_line(ti) if ti else None,
+            "log_path": (f"dags/{dag_id}/runs/{run.run_id}/tasks/{ti.task_id}?try_number={ti.try_number}"
+                         if ti else None),
+            "run_path": f"dags/{dag_id}/runs/{run.run_id}",
+        })
+    return out
+
+
+def _first_error_line(ti) -> str | None:
+    """The first ERROR of the task's log (cdcflow logs its error's one line first)."""
+    from airflow.utils.log.log_reader import TaskLogReader
+
+    try:
+        messages, _ = TaskLogReader().read_log_chunks(ti, ti.try_number, {})
+        for message in messages:
+            level = str((message.model_extra or {}).get("level", "")).lower()
+            if level in ("error", "critical") and message.event:
+                return message.event[:ERROR_LINE_CHARS]
+    except Exception:  # noqa: BLE001 - a log that cannot be read leaves the link to it
+        log.warning("the log of %s %s %s cannot be read", ti.dag_id, ti.run_id, ti.task_id, exc_info=True)
+    return None
+
+
+def merged(airflow: list[dict], cycles: list[dict], limit: int) -> list[dict]:
+    """Airflow's runs with the figures of the cycle each opened, and the cycles no Airflow run
+    shows (the CLI's, or a DAG run Airflow no longer keeps), newest first."""
+    by_cycle = {c["run_id"]: c for c in cycles}
+    rows = []
+    for run in airflow:
+        cycle = by_cycle.pop(run["cycle_id"], None) if run["cycle_id"] else None
+        row = {**(cycle or {}), **{k: v for k, v in run.items() if v is not None or k not in (cycle or {})}}
+        row.update(origin="airflow", status=run["airflow_state"], mode=(cycle or run)["mode"],
+                   started=run["started"] or (cycle or {}).get("started"),
+                   error=(cycle or {}).get("error") or run["error"])
+        rows.append(row)
+    rows += [{**c, "airflow_state": None} for c in by_cycle.values()]
+    rows.sort(key=lambda r: r.get("started") or r.get("queued") or "9999", reverse=True)
+    return rows[:limit]
