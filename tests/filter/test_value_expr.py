@@ -198,7 +198,9 @@ def test_tracked_columns_type_like_information_schema():
                       {"name": "e", "type": "boolean", "nullable": True},
                       {"name": "f", "type": "enum('x','it''s')", "nullable": True},
                       {"name": "g", "type": "year(4)", "nullable": True},
-                      {"name": "h", "type": "timestamp(6)", "nullable": True}])
+                      {"name": "h", "type": "timestamp(6)", "nullable": True},
+                      {"name": "i", "type": "bit(9)", "nullable": True},
+                      {"name": "j", "type": "float", "nullable": True}])
     assert [(c.kind, c.length, c.members) for c in df_.tracked_columns(info)] == [
         ("int", 0, ()), ("decimal", 0, ()), ("text", 0, ()), ("binary", 4, ()), ("int", 0, ()),
-        ("enum", 0, ("x", "it's")), ("year", 0, ()), ("datetime", 0, ())]
+        ("enum", 0, ("x", "it's")), ("year", 0, ()), ("datetime", 6, ()), ("bit", 2, ()), ("float", 4, ())]

@@ -25,6 +25,7 @@ import datetime as dt
 import decimal
 import math
 import re
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -33,9 +34,10 @@ from cdcflow.core.errors import ConfigError
 
 @dataclass(frozen=True)
 class Col:
-    """A column as the evaluator reads it: `kind` is int, year, decimal, float, text, binary, enum,
-    set, date, datetime, time or json; `length` BINARY(n)'s n (the binlog leaves its trailing
-    zero bytes out); `members` an ENUM's or SET's values."""
+    """A column as the evaluator reads it: `kind` is int, bit, year, decimal, float, text, binary,
+    enum, set, date, datetime, time or json; `length` BINARY(n)'s n (the binlog leaves its
+    trailing zero bytes out), a temporal column's fraction digits, BIT(M)'s bytes, or 4 for a
+    FLOAT (single precision); `members` an ENUM's or SET's values."""
     name: str
     kind: str
     length: int = 0
@@ -57,6 +59,7 @@ class Temporal:
     microseconds (parts = (us,))."""
     parts: tuple[int, ...]
     kind: str = field(compare=False)  # date, datetime, time
+    fsp: int = field(default=0, compare=False)  # the column's fraction digits, for its text
 
 
 # --- row values ---------------------------------------------------------------------
@@ -96,20 +99,25 @@ def typed_value(col: Col, v):
     if k == "decimal":
         return decimal.Decimal(v)
     if k == "float":
-        return float(v)
+        return Float32(v) if col.length == 4 else float(v)
+    if k == "bit":
+        b = Bit(v)
+        b.size = col.length
+        return b
     if k == "binary":
         b = v.encode("utf-8", "surrogateescape") if isinstance(v, str) else bytes(v)
         return b.ljust(col.length, b"\0")
     if k in ("date", "datetime"):
         if isinstance(v, dt.datetime):
             v = v.astimezone(dt.timezone.utc).replace(tzinfo=None) if v.tzinfo else v
-            return Temporal((v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond), k)
+            return Temporal((v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond), k, col.length)
         if isinstance(v, dt.date):
-            return Temporal((v.year, v.month, v.day, 0, 0, 0, 0), k)
+            return Temporal((v.year, v.month, v.day, 0, 0, 0, 0), k, col.length)
         t = parse_temporal(str(v), k)
-        return None if t is None else Temporal(t.parts, k)
+        return None if t is None else Temporal(t.parts, k, col.length)
     if k == "time":
-        return parse_temporal(str(v), "time")
+        t = parse_temporal(str(v), "time")
+        return None if t is None else Temporal(t.parts, k, col.length)
     if k in ("enum", "set"):
         s = str(v)
         m = Member(s)
@@ -150,7 +158,7 @@ def _temporal_number(t: Temporal):
 
 def number(v):
     """A value in numeric context: int, Decimal or float."""
-    if isinstance(v, (bool, Year)):
+    if isinstance(v, (bool, Year, Bit)):
         return int(v)
     if isinstance(v, (int, float, decimal.Decimal)):
         return v
@@ -189,6 +197,15 @@ def _cmp(a, b) -> int:
         return (x > y) - (x < y)
     x, y = _numeric_pair(number(a), number(b))
     return (x > y) - (x < y)
+
+
+class Bit(int):
+    """A BIT(M) column's value: a number, and M/8 bytes as a string (LENGTH, IFNULL(b, 'x'))."""
+    size: int
+
+
+class Float32(float):
+    """A FLOAT (single precision) column's value: its text has FLOAT's shortest digits."""
 
 
 class Year(int):
@@ -267,8 +284,8 @@ def truth(v) -> bool | None:
 
 # --- compiling a tree --------------------------------------------------------------------
 
-UNSUPPORTED_HINT = ("use comparisons, IN, BETWEEN, LIKE, IS [NOT] NULL, AND/OR/XOR/NOT, + - * / %, and "
-                    "LENGTH, UPPER, LOWER, ABS, IFNULL/COALESCE, IF")
+UNSUPPORTED_HINT = ("use comparisons, IN, BETWEEN, LIKE, IS [NOT] NULL, AND/OR/XOR/NOT, + - * / DIV %, and "
+                    "LENGTH, CHAR_LENGTH, UPPER, LOWER, ABS, IFNULL/COALESCE, IF")
 _CMP = {"EQ": lambda c: c == 0, "NEQ": lambda c: c != 0, "GT": lambda c: c > 0, "GTE": lambda c: c >= 0,
         "LT": lambda c: c < 0, "LTE": lambda c: c <= 0}
 
@@ -323,7 +340,7 @@ def _known():
     return (exp.Column, exp.Identifier, exp.Literal, exp.Null, exp.Boolean, exp.HexString, exp.BitString,
             exp.Paren, exp.Neg, exp.Not, exp.And, exp.Or, exp.Xor, exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT,
             exp.LTE, exp.NullSafeEQ, exp.Is, exp.In, exp.Between, exp.Like, exp.Add, exp.Sub, exp.Mul,
-            exp.Div, exp.Mod, exp.Length, exp.Upper, exp.Lower, exp.Abs, exp.Coalesce, exp.If)
+            exp.Div, exp.IntDiv, exp.Mod, exp.Length, exp.Upper, exp.Lower, exp.Abs, exp.Coalesce, exp.If)
 
 
 def compile_expr(tree, cols: list[Col]) -> Callable[[list], object]:
@@ -337,6 +354,11 @@ def compile_expr(tree, cols: list[Col]) -> Callable[[list], object]:
                           "which cdcflow's value filter does not evaluate", hint=UNSUPPORTED_HINT)
 
     def c(node) -> Callable[[list], object]:
+        if node.args.get("negate"):  # `x NOT LIKE p` and the like: the node's value negated
+            plain = node.copy()
+            plain.set("negate", None)
+            inner = c(plain)
+            return lambda row: _not(truth(inner(row)))
         if isinstance(node, exp.Column):
             i = index[node.name.lower()]
             return lambda row: row[i]
@@ -380,7 +402,7 @@ def compile_expr(tree, cols: list[Col]) -> Callable[[list], object]:
         if isinstance(node, exp.Neg):
             inner = c(node.this)
             return lambda row: None if (v := inner(row)) is None else -number(v)
-        if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)):
+        if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod)):
             return _arith(type(node).__name__, c(node.left), c(node.right))
         return _function(node, c)
 
@@ -438,9 +460,40 @@ def _between(this, low, high):
     return run
 
 
+def _temporal_text(t: Temporal) -> str:
+    """MySQL's text of a temporal value, its fraction to the column's digits."""
+    if t.kind == "time":
+        us = abs(t.parts[0])
+        h, rem = divmod(us, 3_600_000_000)
+        text = f"{'-' if t.parts[0] < 0 else ''}{h:02d}:{rem // 60_000_000:02d}:{rem // 1_000_000 % 60:02d}"
+        frac = rem % 1_000_000
+    else:
+        y, mo, d, h, mi, sec, frac = t.parts
+        text = f"{y:04d}-{mo:02d}-{d:02d}" + (f" {h:02d}:{mi:02d}:{sec:02d}" if t.kind == "datetime" else "")
+    return text + (f".{frac:06d}"[:t.fsp + 1] if t.fsp and t.kind != "date" else "")
+
+
+def _float_text(v: float) -> str:
+    """MySQL's text of a FLOAT or DOUBLE: the fewest digits that read back the same value."""
+    if v == 0:
+        return "0"
+    for digits in range(1, 18):
+        text = f"{v:.{digits}g}"
+        back = float(text)
+        if (struct.unpack("f", struct.pack("f", back))[0] == v) if isinstance(v, Float32) else back == v:
+            break
+    return re.sub(r"e([+-])0*(\d)", lambda m: "e" + m.group(1).replace("+", "") + m.group(2), text)
+
+
 def _as_text(v) -> str:
     if isinstance(v, Temporal):
-        return str(_temporal_number(v))
+        return _temporal_text(v)
+    if isinstance(v, Bit):
+        return v.to_bytes(v.size, "big").decode("latin-1")
+    if isinstance(v, Year):
+        return f"{int(v):04d}"
+    if isinstance(v, float):
+        return _float_text(v)
     if isinstance(v, bytes):
         return v.decode("latin-1")
     return str(v)
@@ -460,42 +513,68 @@ def _like_of(this, pattern):
     return run
 
 
+_EXACT = decimal.Context(prec=160)  # DECIMAL(65,30) sums, products and quotients, without rounding
+
+
 def _arith(op: str, left, right):
     def run(row):
         a, b = left(row), right(row)
         if a is None or b is None:
             return None
-        x, y = _numeric_pair(number(a), number(b))
-        if op == "Add":
-            return x + y
-        if op == "Sub":
-            return x - y
-        if op == "Mul":
-            return x * y
-        if y == 0:
-            return None  # MySQL: division by zero is NULL
-        if op == "Mod":  # the sign of the dividend, as MySQL's MOD
-            return math.fmod(x, y) if isinstance(x, float) else (abs(x) % abs(y)) * (1 if x >= 0 else -1)
-        return x / y if isinstance(x, float) else decimal.Decimal(x) / decimal.Decimal(y)
+        with decimal.localcontext(_EXACT):
+            return _compute(op, *_numeric_pair(number(a), number(b)))
     return run
+
+
+def _compute(op: str, x, y):
+    """x op y, both already of one numeric type (_numeric_pair)."""
+    if op == "Add":
+        return x + y
+    if op == "Sub":
+        return x - y
+    if op == "Mul":
+        return x * y
+    if y == 0:
+        return None  # MySQL: division by zero is NULL
+    if op == "Mod":  # the sign of the dividend, as MySQL's MOD
+        return math.fmod(x, y) if isinstance(x, float) else (abs(x) % abs(y)) * (1 if x >= 0 else -1)
+    if op == "IntDiv":  # truncated toward zero
+        q = abs(decimal.Decimal(x) / decimal.Decimal(y)) if not isinstance(x, float) else abs(x / y)
+        return int(q) * (1 if (x >= 0) == (y >= 0) else -1)
+    if isinstance(x, float):
+        return x / y
+    # MySQL's quotient has the dividend's scale plus div_precision_increment (4) digits
+    scale = max(0, -decimal.Decimal(x).as_tuple().exponent) + 4
+    q = decimal.Decimal(x) / decimal.Decimal(y)
+    return q.quantize(decimal.Decimal(1).scaleb(-scale), decimal.ROUND_HALF_UP)
 
 
 def _function(node, c):
     from sqlglot import exp
 
     args = [c(a) for a in node.iter_expressions()]
-    if isinstance(node, exp.Coalesce):
-        return lambda row: next((v for v in (a(row) for a in args) if v is not None), None)
-    if isinstance(node, exp.If):
+    if isinstance(node, (exp.Coalesce, exp.If)):
+        # a string among the results makes the result a string (MySQL's type of IFNULL/IF)
+        results = list(node.iter_expressions())[1:] if isinstance(node, exp.If) else list(node.iter_expressions())
+        text = any(isinstance(r, exp.Literal) and r.is_string for r in results)
+
+        def typed(v):
+            return _as_text(v) if text and v is not None and not isinstance(v, (str, bytes)) else v
+        if isinstance(node, exp.Coalesce):
+            return lambda row: typed(next((v for v in (a(row) for a in args) if v is not None), None))
         cond, then = c(node.this), c(node.args["true"])
         other = c(node.args["false"]) if node.args.get("false") else (lambda row: None)
-        return lambda row: then(row) if truth(cond(row)) else other(row)
+        return lambda row: typed(then(row) if truth(cond(row)) else other(row))
     arg = args[0]
 
     def apply(f):
         return lambda row: None if (v := arg(row)) is None else f(v)
-    if isinstance(node, exp.Length):
-        return apply(lambda v: len(v if isinstance(v, bytes) else _as_text(v).encode("utf-8")))
+    if isinstance(node, exp.Length) and node.args.get("binary"):  # LENGTH: bytes
+        return apply(lambda v: v.size if isinstance(v, Bit) else len(v) if isinstance(v, bytes)
+                     else len(_as_text(v).encode("utf-8")))
+    if isinstance(node, exp.Length):  # CHAR_LENGTH: characters (bytes of a binary string)
+        return apply(lambda v: v.size if isinstance(v, Bit) else len(v) if isinstance(v, bytes)
+                     else len(_as_text(v)))
     if isinstance(node, exp.Upper):
         return apply(lambda v: v if isinstance(v, bytes) else _as_text(v).upper())
     if isinstance(node, exp.Lower):

@@ -38,7 +38,7 @@ EXPRESSIONS = (
     ("delete", "before", "ignore_delete_value_expr", "ignore-delete-value-expr"),
 )
 
-_INTS = ("tinyint", "smallint", "mediumint", "int", "integer", "bigint", "bit")
+_INTS = ("tinyint", "smallint", "mediumint", "int", "integer", "bigint")
 _BYTES = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "geometry")
 _KINDS = {"decimal": "decimal", "numeric": "decimal", "float": "float", "double": "float", "real": "float",
           "year": "year", "date": "date", "datetime": "datetime", "timestamp": "datetime", "time": "time",
@@ -49,6 +49,11 @@ def column_of(name: str, data_type: str, column_type: str) -> Col:
     """A column typed for the evaluator from its information_schema DATA_TYPE and COLUMN_TYPE
     (its collation does not matter: see mysql_eval)."""
     t, ctype = data_type.lower(), (column_type or "").lower()
+    if t == "bit":
+        size = re.match(r"bit\((\d+)\)", ctype)
+        return Col(name, "bit", length=(int(size.group(1)) + 7) // 8 if size else 1)
+    if t == "float":
+        return Col(name, "float", length=4)
     if t in _INTS:
         return Col(name, "int")
     if t in _BYTES:
@@ -57,7 +62,11 @@ def column_of(name: str, data_type: str, column_type: str) -> Col:
     if t in ("enum", "set"):
         members = re.findall(r"'((?:[^']|'')*)'", column_type)
         return Col(name, t, members=tuple(m.replace("''", "'") for m in members))
-    return Col(name, _KINDS.get(t, "text"))
+    kind = _KINDS.get(t, "text")
+    if kind in ("datetime", "time"):  # the fraction digits, for the value's text
+        fsp = re.match(r"\w+\((\d+)\)", ctype)
+        return Col(name, kind, length=int(fsp.group(1)) if fsp else 0)
+    return Col(name, kind)
 
 
 # DDL spellings of types information_schema names otherwise
