@@ -2,9 +2,11 @@
 
 Used by the tests, `make demo` and the benchmark.  Two servers are consistent
 when they hold the same set of tables, each table has the same columns (name,
-column type, nullability, in order) and the same rows as a multiset, with exact
-values: bytes stay bytes, decimals keep their scale, temporal values keep their
-fraction.
+column type, nullability, in order), the same definition otherwise (defaults,
+collations, generated columns, indexes, partitions: table_definition) and the
+same rows as a multiset, with exact values: bytes stay bytes, decimals keep
+their scale, temporal values keep their fraction.  `allow` names the aspects of
+a definition a caller expects to differ, by table pattern.
 
 Rows are digested on the client, so the same digest comes out of MariaDB,
 MySQL and TiDB for the same data: each row's `repr` (which carries the Python
@@ -23,6 +25,7 @@ import pymysql.cursors
 
 from cdcflow.core.system_schemas import SYSTEM_SCHEMAS
 from cdcflow.verify.catalogue import normalize_column_type
+from cdcflow_devtools.table_definition import Allow, allowed, definition_problems, table_definitions
 
 _MOD = 1 << 128
 _FETCH = 5000
@@ -177,18 +180,23 @@ def column_problems(up: list[Column], down: list[Column]) -> list[str]:
     return problems
 
 
-def compare(up_conn, down_conn, schemas: list[str] | None = None, ignore_schemas=("cdcflow",)) -> list[TableDiff]:
-    """Every difference between upstream and downstream; [] means consistent."""
-    return _compare(up_conn, down_conn, schemas, ignore_schemas)[0]
+def compare(up_conn, down_conn, schemas: list[str] | None = None, ignore_schemas=("cdcflow",),
+            allow: Allow | None = None) -> list[TableDiff]:
+    """Every difference between upstream and downstream; [] means consistent.  `allow`:
+    {"schema.table" pattern: aspects expected to differ}: table_definition.ASPECTS, or "rows"
+    (a filter the test sets leaves rows out)."""
+    return _compare(up_conn, down_conn, schemas, ignore_schemas, allow)[0]
 
 
-def _compare(up_conn, down_conn, schemas, ignore_schemas):
+def _compare(up_conn, down_conn, schemas, ignore_schemas, allow=None):
     exclude = tuple(SYSTEM_SCHEMAS) + tuple(ignore_schemas)
     up_cols = table_columns(up_conn, schemas, exclude)
     down_cols = table_columns(down_conn, schemas, exclude)
     # Tables without columns visible in information_schema still count.
     up_tables = set(list_tables(up_conn, schemas, exclude))
     down_tables = set(list_tables(down_conn, schemas, exclude))
+    in_schemas = sorted({s for s, _ in up_tables | down_tables})
+    up_defs, down_defs = table_definitions(up_conn, in_schemas), table_definitions(down_conn, in_schemas)
     diffs: list[TableDiff] = []
     counts: dict[tuple[str, str], tuple[int, int]] = {}  # (up rows, down rows)
     for key in sorted(up_tables | down_tables):
@@ -202,10 +210,14 @@ def _compare(up_conn, down_conn, schemas, ignore_schemas):
         problems = column_problems(up_cols.get(key, []), down_cols.get(key, []))
         if problems:
             diffs.append(TableDiff(schema, table, "columns differ: " + "; ".join(problems)))
+        expected = allowed(allow, schema, table)
+        problems = definition_problems(up_defs.get(key), down_defs.get(key), expected)
+        if problems:
+            diffs.append(TableDiff(schema, table, "definition differs: " + "; ".join(problems)))
         up_sum = table_checksum(up_conn, schema, table)
         down_sum = table_checksum(down_conn, schema, table)
         counts[key] = (up_sum[0], down_sum[0])
-        if up_sum != down_sum:
+        if up_sum != down_sum and "rows" not in expected:
             diffs.append(TableDiff(schema, table, f"rows differ (up {up_sum[0]}, down {down_sum[0]})"))
     return diffs, counts, sorted(up_tables | down_tables)
 
@@ -223,12 +235,12 @@ def row_differences(up_conn, down_conn, schema: str, table: str, limit: int = 3)
 
 
 def format_report(up_conn, down_conn, schemas: list[str] | None = None, ignore_schemas=("cdcflow",),
-                  replicated=None) -> str:
+                  replicated=None, allow: Allow | None = None) -> str:
     """One line per table, `db.t  rows=N  ok` or `db.t  DIFF: ...`, example
     rows under small tables whose rows differ, and a summary line.  `replicated(schema,
     table)`, when given, names the tables a changefeed's filter leaves out: shown as such,
     not compared."""
-    diffs, counts, tables = _compare(up_conn, down_conn, schemas, ignore_schemas)
+    diffs, counts, tables = _compare(up_conn, down_conn, schemas, ignore_schemas, allow)
     left_out = [key for key in tables if replicated is not None and not replicated(*key)]
     by_table: dict[tuple[str, str], list[TableDiff]] = {}
     for d in diffs:

@@ -34,7 +34,7 @@ def test_the_dag_and_the_cli_take_the_same_decisions(mariadb_pair, tmp_path_fact
         run = parsed_changefeed_dag("eq-dag").test(run_conf={"mode": "catch-up", "start_ts": None, "target_ts": None})
         assert str(run.state) in ("success", "DagRunState.SUCCESS"), run.state
         assert type(parsed_changefeed_dag("eq-dag").get_task("apply")).__name__ == "PythonOperator"  # Connect
-        compare_twins(down, other, S, CIDS)
+        compare_twins(up, down, other, S, CIDS)
     finally:
         other.stop()
         for s in (up, down):

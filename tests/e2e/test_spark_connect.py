@@ -35,7 +35,7 @@ def test_a_window_on_spark_connect_equals_the_embedded_one(mariadb_pair, cdcflow
         twin_changefeeds(capsys, up, down, other, S, CIDS)
         proc = run_cli("sc-connect", "--spark-remote", spark_connect.url)
         assert proc.returncode == 0, proc.stderr[-3000:]
-        compare_twins(down, other, S, CIDS)
+        compare_twins(up, down, other, S, CIDS)
         assert other.query(f"SELECT id, v, x FROM {S}.t ORDER BY id") == [
             (1, "one", 2), (2, "two", 4), (5, "five", 5), (40, None, 7)]  # 'skip' was filtered
     finally:

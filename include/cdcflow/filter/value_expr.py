@@ -1,46 +1,34 @@
-"""TiCDC's DML value-expression filters, evaluated in Spark over each row image.
+"""TiCDC's DML value-expression filters, evaluated over each row image.
 
 An event-filter rule's `ignore-insert-value-expr` is tested on an INSERT's new row,
 `ignore-delete-value-expr` on a DELETE's old row, and an UPDATE is ignored when
 `ignore-update-old-value-expr` matches its old row or `ignore-update-new-value-expr`
-its new row.  Expressions are MySQL expressions (parsed with sqlglot's MySQL dialect);
-each is rewritten to Spark SQL over the image's typed columns, keeping MySQL's meaning
-where Spark's differs:
-
-* NULL: an expression whose value is NULL does not match (as in a WHERE clause).
-* strings: columns with a case-insensitive (`_ci`) collation compare ignoring case and
-  trailing spaces (PAD SPACE), for =, <>, <, >, <=, >=, <=>, IN and LIKE.  Accents
-  stay significant ('é' <> 'e'), which utf8mb4_general_ci would fold.
-* implicit casts: a number compared with a string compares both as DOUBLE, as MySQL
-  does; a string that is not a number becomes NULL there (MySQL would read its numeric
-  prefix), so such a comparison does not match.
-* types: integers, DECIMAL up to 38 digits, DOUBLE, DATE and DATETIME are Spark values
-  of those types (wider DECIMAL becomes DOUBLE, BIGINT UNSIGNED and BIT DECIMAL(20,0));
-  TIMESTAMP is compared in UTC; TIME, ENUM, SET, JSON are their text; a zero date is NULL.
-
-* TRUE and FALSE are the integers 1 and 0, and a number where a condition stands (an
-  operand of AND, OR, XOR, NOT, IS TRUE, or the whole expression) is true when non-zero.
+its new row.  Expressions are MySQL expressions (parsed with sqlglot's MySQL dialect),
+evaluated per row in Spark's Python workers by mysql_eval with the comparison rules of
+TiDB's expression engine (string against number as DOUBLE, so 'abc' = 0 is true; temporal
+columns against strings as time; DECIMAL exactly; strings byte by byte; NULL).  As in TiCDC, a row is
+ignored when the expression's value is the integer 1: NULL, 0, or a value that is no
+integer (a bare DECIMAL or string column) keeps the row.
 
 A row is read with its table as it was at the row's commit ts: the tracked schema's
 version (ddl.tracker), so a table dropped or a column renamed later in the upstream does
 not matter; where the tracker does not know the table, the upstream's information_schema.
-A string column's collation is the one its definition or its CREATE TABLE names, else its
-character set's default (case-insensitive).  `check_expressions` runs at `changefeed
-create` over the upstream's catalogue (the tracked schema's start): an expression that
-does not parse, or names a column that a matched table lacks, is refused there, naming
-the rule, the expression and the column.
+`check_expressions` runs at `changefeed create` over the upstream's catalogue (the tracked
+schema's start): an expression that does not parse, uses a function the evaluator does not
+know, or names a column that a matched table lacks, is refused there, naming the rule, the
+expression and the column.
 """
 
 from __future__ import annotations
 
-import decimal
 import json
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from cdcflow.core.errors import EXPRESSION_COLUMN_ABSENT, CdcflowError, ConfigError
-from cdcflow.core.row_codec import TemporalText, plain_value
+from cdcflow.core.row_codec import plain_value
 from cdcflow.core.system_schemas import sql_not_system
+from cdcflow.filter.mysql_eval import UNSUPPORTED_HINT, Col, compile_expr, typed_value, unsupported
 
 # (op the expression applies to, image it reads, EventFilterRule field, TOML key)
 EXPRESSIONS = (
@@ -50,42 +38,35 @@ EXPRESSIONS = (
     ("delete", "before", "ignore_delete_value_expr", "ignore-delete-value-expr"),
 )
 
-# MySQL DATA_TYPE -> (Spark type, how a value is compared).  Kinds: num, str (case
-# matters), ci (case-insensitive string: decided by the collation), other.
-_INTS = ("tinyint", "smallint", "mediumint", "int", "integer", "year")
-_TEXT = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set")
+_INTS = ("tinyint", "smallint", "mediumint", "int", "integer", "bigint")
 _BYTES = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "geometry")
+_KINDS = {"decimal": "decimal", "numeric": "decimal", "float": "float", "double": "float", "real": "float",
+          "year": "year", "date": "date", "datetime": "datetime", "timestamp": "datetime", "time": "time",
+          "json": "json", "enum": "enum", "set": "set"}
 
 
-@dataclass(frozen=True)
-class Col:
-    name: str
-    spark_type: str  # as in a DDL schema string
-    kind: str
-
-
-def column_of(name: str, data_type: str, column_type: str, collation: str | None, precision, scale) -> Col:
-    t, unsigned = data_type.lower(), "unsigned" in (column_type or "").lower()
-    if t in _INTS:
-        return Col(name, "bigint", "num")
-    if t == "bigint":
-        return Col(name, "decimal(20,0)" if unsigned else "bigint", "num")
+def column_of(name: str, data_type: str, column_type: str) -> Col:
+    """A column typed for the evaluator from its information_schema DATA_TYPE and COLUMN_TYPE
+    (its collation does not matter: see mysql_eval)."""
+    t, ctype = data_type.lower(), (column_type or "").lower()
     if t == "bit":
-        return Col(name, "decimal(20,0)", "num")
-    if t in ("decimal", "numeric"):
-        p, s = int(precision or 10), int(scale or 0)
-        return Col(name, f"decimal({p},{s})" if p <= 38 else "double", "num")
-    if t in ("float", "double", "real"):
-        return Col(name, "double", "num")
-    if t == "date":
-        return Col(name, "date", "other")
-    if t in ("datetime", "timestamp"):
-        return Col(name, "timestamp_ntz", "other")
+        size = re.match(r"bit\((\d+)\)", ctype)
+        return Col(name, "bit", length=(int(size.group(1)) + 7) // 8 if size else 1)
+    if t == "float":
+        return Col(name, "float", length=4)
+    if t in _INTS:
+        return Col(name, "int")
     if t in _BYTES:
-        return Col(name, "binary", "str")
-    if t in _TEXT:
-        return Col(name, "string", "ci" if (collation or "").lower().endswith("_ci") else "str")
-    return Col(name, "string", "str")  # time, json, anything newer
+        size = re.match(r"binary\((\d+)\)", ctype)
+        return Col(name, "binary", length=int(size.group(1)) if size else 0)
+    if t in ("enum", "set"):
+        members = re.findall(r"'((?:[^']|'')*)'", column_type)
+        return Col(name, t, members=tuple(m.replace("''", "'") for m in members))
+    kind = _KINDS.get(t, "text")
+    if kind in ("datetime", "time"):  # the fraction digits, for the value's text
+        fsp = re.match(r"\w+\((\d+)\)", ctype)
+        return Col(name, kind, length=int(fsp.group(1)) if fsp else 0)
+    return Col(name, kind)
 
 
 # DDL spellings of types information_schema names otherwise
@@ -99,22 +80,18 @@ def tracked_columns(info) -> list[Col]:
     types information_schema's."""
     cols = []
     for c in info.columns:
-        text = c["type"].lower()
-        head, _, args = text.partition("(")
-        words = head.split()
+        text = c["type"]
+        words = text.lower().partition("(")[0].split()
         data_type = _TYPE_ALIASES.get(words[0], words[0]) if words else ""
-        nums = [a.strip() for a in args.split(")")[0].split(",")] if args else []
-        precision, scale = (nums + [None, None])[:2] if all(n.isdigit() for n in nums) else (None, None)
-        collation = c.get("collation") or ("binary" if " binary" in f" {text}" else "default_ci")
-        cols.append(column_of(c["name"], data_type, text, collation, precision, scale))
+        cols.append(column_of(c["name"], data_type, text))
     return cols
 
 
 def upstream_columns(conn, tables: list[tuple[str, str]] | None = None) -> dict[tuple[str, str], list[Col]]:
     """Columns of the upstream's tables (all user tables, or the ones given), in order."""
     user_tables, args = sql_not_system("TABLE_SCHEMA")
-    sql = ("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, COLLATION_NAME, "
-           "NUMERIC_PRECISION, NUMERIC_SCALE FROM information_schema.COLUMNS WHERE " + user_tables)
+    sql = ("SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE "
+           "FROM information_schema.COLUMNS WHERE " + user_tables)
     if tables is not None:
         if not tables:
             return {}
@@ -123,12 +100,12 @@ def upstream_columns(conn, tables: list[tuple[str, str]] | None = None) -> dict[
     out: dict[tuple[str, str], list[Col]] = {}
     with conn.cursor() as cur:
         cur.execute(sql + " ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION", args)
-        for s, t, name, dtype, ctype, coll, prec, scale in cur.fetchall():
-            out.setdefault((s, t), []).append(column_of(name, dtype, ctype, coll, prec, scale))
+        for s, t, name, dtype, ctype in cur.fetchall():
+            out.setdefault((s, t), []).append(column_of(name, dtype, ctype))
     return out
 
 
-# --- parsing and rewriting -------------------------------------------------------------
+# --- parsing -------------------------------------------------------------
 
 def parse(text: str, where: str):
     """The expression's syntax tree; a ConfigError naming `where` if it is not one."""
@@ -156,74 +133,6 @@ def column_names(tree) -> set[str]:
 def missing_columns(tree, cols: list[Col]) -> list[str]:
     have = {c.name.lower() for c in cols}  # MySQL column names ignore case
     return sorted(n for n in column_names(tree) if n.lower() not in have)
-
-
-def to_spark(tree, cols: list[Col]) -> str:
-    """The expression as Spark SQL over columns c0, c1, ... (the image's columns in `cols`
-    order), rewritten for MySQL's comparison semantics (see the module's docstring)."""
-    from sqlglot import exp
-
-    index = {c.name.lower(): i for i, c in enumerate(cols)}
-    # MySQL's TRUE and FALSE are 1 and 0 (`x IS TRUE` keeps its own meaning, below)
-    tree = tree.copy().transform(lambda n: exp.Literal.number(int(n.this)) if isinstance(n, exp.Boolean)
-                                 and not isinstance(n.parent, exp.Is) else n)
-
-    def kind(node) -> str | None:
-        if isinstance(node, exp.Column):
-            return cols[index[node.name.lower()]].kind
-        if isinstance(node, exp.Literal):
-            return "lit" if node.is_string else "num"
-        if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
-            return "num"
-        return None
-
-    def as_double(node):
-        return exp.TryCast(this=node, to=exp.DataType.build("double"), safe=True)
-
-    def folded(node):
-        return exp.Lower(this=exp.Anonymous(this="rtrim", expressions=[node]))
-
-    def rewrite(node):
-        if isinstance(node, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)):
-            kinds = {kind(node.left), kind(node.right)}
-            if "num" in kinds and kinds & {"str", "ci", "lit"}:
-                return node.__class__(this=as_double(node.left), expression=as_double(node.right))
-            if "ci" in kinds and kinds <= {"ci", "str", "lit", None}:
-                return node.__class__(this=folded(node.left), expression=folded(node.right))
-        elif isinstance(node, exp.In) and kind(node.this) == "ci":
-            return exp.In(this=folded(node.this), expressions=[folded(e) for e in node.expressions])
-        elif isinstance(node, exp.In) and kind(node.this) in ("str", "lit") and any(
-                kind(e) == "num" for e in node.expressions):
-            return exp.In(this=as_double(node.this), expressions=[as_double(e) for e in node.expressions])
-        elif isinstance(node, (exp.Like, exp.ILike)) and kind(node.this) == "ci":
-            return exp.Like(this=exp.Lower(this=node.this), expression=exp.Lower(this=node.expression))
-        return node
-
-    def truth(node):
-        """A condition of MySQL's where `node` stands as one: a number is true when non-zero."""
-        if isinstance(node.unnest(), (exp.Predicate, exp.Connector, exp.Not, exp.Boolean)):
-            return node
-        return exp.Paren(this=exp.NEQ(this=as_double(node), expression=exp.Literal.number(0)))
-
-    def conditions(node):
-        if isinstance(node, exp.Connector):
-            return node.__class__(this=truth(node.left), expression=truth(node.right))
-        if isinstance(node, exp.Not):
-            return exp.Not(this=truth(node.this))
-        if isinstance(node, exp.Is) and isinstance(node.expression, exp.Boolean):  # x IS [NOT] TRUE/FALSE
-            cond = truth(node.this)
-            known = exp.Not(this=exp.Is(this=cond.copy(), expression=exp.Null()))
-            return exp.Paren(this=exp.And(this=known, expression=cond if node.expression.this else exp.Not(this=cond)))
-        return node
-
-    root = exp.Paren(this=tree.transform(rewrite))
-    for node in reversed(list(root.this.dfs())):  # innermost first: each sees its operands rewritten
-        new = conditions(node)
-        if new is not node:
-            node.replace(new)
-    tree = truth(root.this)
-    tree = tree.transform(lambda n: exp.column(f"c{index[n.name.lower()]}") if isinstance(n, exp.Column) else n)
-    return tree.sql(dialect="spark")
 
 
 # --- the rules of one changefeed --------------------------------------------------------
@@ -258,6 +167,10 @@ def check_expressions(cfg, columns: dict[tuple[str, str], list[Col]], changefeed
                 tree = parse(text, where)
             except ConfigError as e:
                 raise e.with_context(changefeed=changefeed)
+            bad = unsupported(tree)
+            if bad:
+                raise ConfigError(f"{where} = {text!r} uses {', '.join(bad)}, which cdcflow's value filter does "
+                                  "not evaluate", changefeed=changefeed, hint=UNSUPPORTED_HINT)
             for (s, t), cols in sorted(columns.items()):
                 if not (m.match_table(s, t) and replicated.match_table(s, t)):
                     continue
@@ -271,63 +184,30 @@ def check_expressions(cfg, columns: dict[tuple[str, str], list[Col]], changefeed
                              "or narrow the rule's matcher")
 
 
-def _plain(v):
-    v = plain_value(v)
-    return None if isinstance(v, TemporalText) else v  # a zero date has no Spark value
-
-
-def _arrow_value(v, spark_type: str):
-    if v is None:
-        return None
-    if spark_type.startswith("decimal"):
-        scale = int(spark_type.rstrip(")").split(",")[1])
-        return decimal.Decimal(v).quantize(decimal.Decimal(1).scaleb(-scale))
-    if spark_type == "double":
-        return float(v)
-    if spark_type == "string" and isinstance(v, (bytes, bytearray)):
-        return bytes(v).decode("utf-8", "replace")
-    return v
-
-
-def typed_images(batches, cols: list[Col], sides: dict[str, set[str]], schema):
-    """mapInArrow body: events of one table in; one row per image an expression reads out:
-    (commit_ts, seq, op, side, c0, c1, ...) with the columns typed as `cols` says and
-    `schema` (the Arrow form of image_schema(cols)) lays out."""
+def matching_rows(batches, cols: list[Col], conds):
+    """mapInArrow body: events of one table in (all reading the table version `cols`);
+    (commit_ts, seq) of the ones an expression ignores out.  `conds`: [(op, side, tree)].
+    As TiCDC's filter, an event is ignored when an expression's value is the integer 1."""
     import pyarrow as pa
 
+    tests = [(op, side, compile_expr(tree, cols)) for op, side, tree in conds]
     for b in batches:
         d = b.to_pydict()
-        out = {f: [] for f in schema.names}
+        out = {"commit_ts": [], "seq": []}
         for ts, seq, op, before, after in zip(d["commit_ts"], d["seq"], d["op"], d["before"], d["after"]):
-            for side in sides.get(op, ()):
-                img = json.loads(before if side == "before" else after)
-                low = {k.lower(): v for k, v in img.items()}
-                out["commit_ts"].append(ts)
-                out["seq"].append(seq)
-                out["op"].append(op)
-                out["side"].append(side)
-                for i, c in enumerate(cols):
-                    out[f"c{i}"].append(_arrow_value(_plain(low.get(c.name.lower())), c.spark_type))
-        yield pa.RecordBatch.from_pydict(out, schema=schema)
-
-
-def image_schema(cols: list[Col]):
-    """The StructType of typed_images' rows.  Built here, not parsed from a DDL string:
-    the parser needs a JVM, which a Spark Connect client does not have."""
-    from pyspark.sql import types as T
-
-    def spark_type(name: str):
-        if name.startswith("decimal("):
-            p, s = name[len("decimal("):-1].split(",")
-            return T.DecimalType(int(p), int(s))
-        return {"bigint": T.LongType(), "double": T.DoubleType(), "date": T.DateType(),
-                "timestamp_ntz": T.TimestampNTZType(), "binary": T.BinaryType(),
-                "string": T.StringType()}[name]
-
-    fixed = [("commit_ts", T.LongType()), ("seq", T.LongType()), ("op", T.StringType()),
-             ("side", T.StringType())]
-    return T.StructType([T.StructField(n, t) for n, t in fixed]
-                        + [T.StructField(f"c{i}", spark_type(c.spark_type)) for i, c in enumerate(cols)])
+            images = {}
+            for t_op, side, test in tests:
+                if t_op != op:
+                    continue
+                if side not in images:
+                    low = {k.lower(): v for k, v in json.loads(before if side == "before" else after).items()}
+                    images[side] = [typed_value(c, plain_value(low.get(c.name.lower()))) for c in cols]
+                v = test(images[side])
+                if type(v) is int and v == 1:
+                    out["commit_ts"].append(ts)
+                    out["seq"].append(seq)
+                    break
+        yield pa.RecordBatch.from_pydict(out, schema=pa.schema([("commit_ts", pa.int64()), ("seq", pa.int64())]))
 
 
 def ignored_events(spark, dml, cfg, versions: dict[tuple[str, str], list[tuple[int, list[Col]]]],
@@ -369,9 +249,7 @@ def ignored_events(spark, dml, cfg, versions: dict[tuple[str, str], list[tuple[i
 
 def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, changefeed):
     """(commit_ts, seq) of `rows` (all reading one version of s.t: `cols`) the expressions ignore."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    conds, sides = [], {}
+    conds = []
     for op, side, key, text in exprs:
         tree = parse(text, key)
         missing = missing_columns(tree, cols)
@@ -382,12 +260,9 @@ def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, c
                 changefeed=changefeed, code=EXPRESSION_COLUMN_ABSENT,
                 hint="fix the expression in the changefeed's config and re-create the changefeed, or narrow "
                      "the rule's matcher")
-        sides.setdefault(op, set()).add(side)
-        conds.append(f"(op = '{op}' AND side = '{side}' AND coalesce(({to_spark(tree, cols)}), false))")
-    spark_schema = image_schema(cols)
-    arrow_schema = to_arrow_schema(spark_schema)
-    images = rows.mapInArrow(lambda it, c=cols, s=sides, a=arrow_schema: typed_images(it, c, s, a), spark_schema)
-    return images.where(" OR ".join(conds)).select("commit_ts", "seq")
+        compile_expr(tree, cols)  # refuses what it cannot evaluate here, on the driver
+        conds.append((op, side, tree))
+    return rows.mapInArrow(lambda it, c=cols, x=conds: matching_rows(it, c, x), "commit_ts long, seq long")
 
 
 def drop_ignored_rows(spark, dml, cfg, tracker, lo: int, hi: int, connect: Callable[[], object],
