@@ -32,23 +32,29 @@ _BISECT = """aggregate(sequence(1, {steps}), named_struct('lo', 0, 'hi', size(ba
         acc)).lo"""
 
 
-def segment_counts(spark, row_events, his: list[int]) -> list[tuple[tuple[int, str, str], int]]:
-    """((segment, schema, table), rows) of the row events, segment i holding the rows with
-    commit ts in (his[i-1], his[i]] (len(his) for rows above the last).  A DDL is a
+def with_segment(spark, row_events, his: list[int]):
+    """The row events with a `segment` column: i for the rows with commit ts in
+    (his[i-1], his[i]] (len(his) for rows above the last), his sorted.  A DDL is a
     transaction of its own, so no row shares its ts and (lo, hi] holds exactly the rows
     before the barrier.
 
-    The segment is bisect_left(his, commit_ts), computed in Spark against the sorted barrier
-    ts shipped as one array in a one-row broadcast DataFrame, so only (segment, table) counts
-    come back to the driver, and the plan does not grow with the barriers (an expression with
-    a term per DDL overflowed the JVM's stack at a few hundred)."""
+    The segment is bisect_left(his, commit_ts), computed in Spark against the barrier ts
+    shipped as one array in a one-row broadcast DataFrame: the plan does not grow with the
+    barriers (an expression with a term per DDL overflowed the JVM's stack at a few hundred)."""
     from pyspark.sql import functions as F
 
-    his = sorted(his)
-    barriers = spark.createDataFrame([(his,)], "barrier_his array<bigint>")
+    barriers = spark.createDataFrame([(list(his),)], "barrier_his array<bigint>")
     segment = F.expr(_BISECT.format(steps=max(1, len(his)).bit_length() + 1))
-    counted = (row_events.select("commit_ts", "schema", "table").crossJoin(F.broadcast(barriers))
-               .groupBy(segment.alias("segment"), "schema", "table").agg(F.count("*").alias("n")))
+    return row_events.crossJoin(F.broadcast(barriers)).withColumn("segment", segment).drop("barrier_his")
+
+
+def segment_counts(spark, row_events, his: list[int]) -> list[tuple[tuple[int, str, str], int]]:
+    """((segment, schema, table), rows) of the row events (with_segment): only these counts
+    come back to the driver, not one row per transaction."""
+    from pyspark.sql import functions as F
+
+    counted = (with_segment(spark, row_events.select("commit_ts", "schema", "table"), sorted(his))
+               .groupBy("segment", "schema", "table").agg(F.count("*").alias("n")))
     return [((r["segment"], r["schema"], r["table"]), r["n"]) for r in counted.collect()]
 
 
