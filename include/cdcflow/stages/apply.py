@@ -40,8 +40,8 @@ ROW_COLUMNS = ("schema", "table", "commit_ts", "seq", "op", "before", "after")
 # with those of the window's other small segments in one Spark job (_small_segments), up to
 # SMALL_SEGMENTS_ROWS in all: a Spark job per segment cost 0.3-0.5 s, which over a thousand
 # DDLs with rows between them was most of the cycle.
-SMALL_SEGMENT_ROWS = 5_000
-SMALL_SEGMENTS_ROWS = 200_000
+SMALL_SEGMENT_ROWS = 2_000
+SMALL_SEGMENTS_ROWS = 50_000
 # the lease (an hour long) is renewed this often during apply, not at every segment
 LEASE_RENEWAL_SECONDS = 30.0
 
