@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
@@ -130,7 +131,9 @@ def _write_here(local: pa.Table, keys: dict, folder: KeyFolder, by, order, passe
     if not batches:
         return []
     ordered = pa.Table.from_batches(batches).sort_by([(c, "ascending") for c in order])
-    spread = pa.array([hash(k) % workers for k in zip(*(ordered[c].to_pylist() for c in by))], pa.int32())
+    # crc32, not hash(): the same rows spread alike in every process (a launcher's results compare)
+    spread = pa.array([zlib.crc32(repr(k).encode()) % workers for k in zip(*(ordered[c].to_pylist() for c in by))],
+                      pa.int32())
     parts = [p for p in (ordered.filter(pc.equal(spread, w)) for w in range(workers)) if p.num_rows]
     counts = []
     with ThreadPoolExecutor(len(parts)) as pool:
