@@ -1,5 +1,9 @@
+import bisect
+import random
+from collections import Counter
+
 from cdcflow.source.binlog import Position
-from cdcflow.stages.barrier import build_segments
+from cdcflow.stages.barrier import build_segments, segment_counts
 from cdcflow.stages.contracts import DdlEntry, Segment
 
 END = Position("mysql-bin.000002", 900, "0-1-42")
@@ -57,3 +61,18 @@ def test_final_segment_never_ends_below_the_last_barrier():
     d = ddl(700, "DROP TABLE t", 1, 2)
     segs = build_segments(100, [d], 600, END)
     assert (segs[-1].lo, segs[-1].hi) == (700, 700)
+
+
+def test_rows_are_counted_per_segment_and_table_with_thousands_of_barriers(spark):
+    """A window of 2,500 DDLs: each row lands in the segment (lo, hi] that holds its ts, as
+    bisect gives it (a plan with a term per DDL overflowed the JVM's stack from ~500 on)."""
+    rnd = random.Random(27)
+    his = sorted(rnd.sample(range(1_000, 10_000_000), 2_500))
+    row_ts = [his[0] - 1, his[0], his[0] + 1, his[-1], his[-1] + 5, 1]  # the edges of (lo, hi]
+    row_ts += [rnd.randrange(0, 10_000_100) for _ in range(20_000)]
+    rows = [(ts, "s", f"t{ts % 7}") for ts in row_ts]
+    df = spark.createDataFrame(rows, "commit_ts bigint, schema string, table string")
+    want = Counter((bisect.bisect_left(his, ts), s, t) for ts, s, t in rows)
+    got = dict(segment_counts(spark, df, list(reversed(his))))  # any order in, sorted inside
+    assert got == want
+    assert got[(0, "s", f"t{his[0] % 7}")] >= 1 and got[(len(his), "s", f"t{(his[-1] + 5) % 7}")] >= 1

@@ -132,6 +132,9 @@ class ChangefeedConfig:
     shuffle_partitions: int = 4
     pull_parallelism: int = 0  # 0: the machine's cores, 1: pull reads in one process (stages.pull_ranges)
     pull_parallel_min_bytes: int = 4 * 1024 * 1024  # measured crossover about 3 MiB (docs/performance.md)
+    # a cycle reads at most about this many binlog bytes (whole transactions); the rest is the
+    # next cycle's (stages.prepare); 0: up to the upstream's head, however far
+    max_window_bytes: int = 1024 * 1024 * 1024
     snapshot_chunk_size: int = 100000  # upstream rows per copied chunk (create --snapshot, mode snapshot)
     snapshot_workers: int = 4  # Spark tasks copying chunks at once
     snapshot_point: str = "auto"  # how the consistent point is taken (snapshot/point.py)
@@ -164,6 +167,7 @@ class ChangefeedConfig:
                 "shuffle-partitions": self.shuffle_partitions,
                 "pull-parallelism": self.pull_parallelism,
                 "pull-parallel-min-bytes": self.pull_parallel_min_bytes,
+                "max-window-bytes": self.max_window_bytes,
                 "snapshot-chunk-size": self.snapshot_chunk_size,
                 "snapshot-workers": self.snapshot_workers,
                 "snapshot-point": self.snapshot_point,
@@ -481,6 +485,7 @@ _CDCFLOW_KEYS: dict[str, tuple[str, Callable]] = {
     "shuffle-partitions": ("shuffle_partitions", _int_between(1)),
     "pull-parallelism": ("pull_parallelism", _int_between(0, 1024)),
     "pull-parallel-min-bytes": ("pull_parallel_min_bytes", _int_between(0)),
+    "max-window-bytes": ("max_window_bytes", _int_between(0)),
     "snapshot-chunk-size": ("snapshot_chunk_size", _int_between(1)),
     "snapshot-workers": ("snapshot_workers", _int_between(1, 1024)),
     "snapshot-point": ("snapshot_point", _one_of("auto", "consistent-snapshot", "ftwrl")),

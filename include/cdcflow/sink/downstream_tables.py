@@ -45,6 +45,9 @@ def table_exists(conn, schema: str, table: str) -> bool:
         return cur.fetchone() is not None
 
 
+FEW_TABLES = 16  # up to this many tables are looked up one by one (generated_columns)
+
+
 def generated_columns(conn, tables: list[tuple[str, str]]) -> dict[str, frozenset[str]]:
     """"schema.table" -> the table's generated columns (VIRTUAL and STORED) as the downstream
     has them now, for the tables that have any.  MySQL, MariaDB and TiDB all say
@@ -53,14 +56,22 @@ def generated_columns(conn, tables: list[tuple[str, str]]) -> dict[str, frozense
     wanted = {f"{s}.{t}" for s, t in tables}
     if not wanted:
         return {}
-    schemas = sorted({s for s, _ in tables})
+    generated = "(EXTRA LIKE '%%VIRTUAL GENERATED%%' OR EXTRA LIKE '%%STORED GENERATED%%')"
+    query = f"SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE {generated} AND "
     with conn.cursor() as cur:
-        cur.execute(
-            "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS "
-            f"WHERE TABLE_SCHEMA IN ({', '.join(['%s'] * len(schemas))}) "
-            "AND (EXTRA LIKE '%%VIRTUAL GENERATED%%' OR EXTRA LIKE '%%STORED GENERATED%%')", schemas)
-        found: dict[str, set[str]] = {}
-        for schema, table, column in cur.fetchall():
-            if f"{schema}.{table}" in wanted:
-                found.setdefault(f"{schema}.{table}", set()).add(column)
+        if len(wanted) <= FEW_TABLES:
+            # by schema and name: the server opens only these tables, not every table of the schema
+            # (a window creating a table per tenant writes a few rows between thousands of DDLs)
+            rows = []
+            for s, t in sorted(set(tables)):
+                cur.execute(query + "TABLE_SCHEMA = %s AND TABLE_NAME = %s", (s, t))
+                rows += cur.fetchall()
+        else:
+            schemas = sorted({s for s, _ in tables})
+            cur.execute(query + f"TABLE_SCHEMA IN ({', '.join(['%s'] * len(schemas))})", schemas)
+            rows = cur.fetchall()
+    found: dict[str, set[str]] = {}
+    for schema, table, column in rows:
+        if f"{schema}.{table}" in wanted:
+            found.setdefault(f"{schema}.{table}", set()).add(column)
     return {name: frozenset(cols) for name, cols in found.items()}

@@ -61,6 +61,20 @@ def window_bytes(conn, start: Position, head: Position) -> int:
     return sum(hi - lo for _f, lo, hi in _spans(conn, start, head))
 
 
+def bounded_head(conn, start: Position, head: Position, max_bytes: int) -> Position | None:
+    """Where a window from `start` ends when it may hold about `max_bytes` of binlog: the byte
+    `max_bytes` after `start` (None when the window up to `head` holds no more).  It need not
+    be an event's start: a reader reads every transaction that starts before it, whole, so
+    the window still ends at a commit boundary, and a transaction larger than the bound goes
+    through whole."""
+    left = max_bytes
+    for file, lo, hi in _spans(conn, start, head):
+        if hi - lo > left:
+            return Position(file, lo + max(1, left))
+        left -= hi - lo
+    return None
+
+
 def cuts(conn, start: Position, head: Position, ranges: int) -> list[Position]:
     """At most ranges-1 positions strictly inside the window where a range may start, each the
     first transaction start (a GTID event right after a transaction's end, in the same file)

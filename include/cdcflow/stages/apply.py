@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import bisect
 import time
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pymysql
 from msgspec.structs import replace
 
@@ -26,10 +31,21 @@ from cdcflow.sink.foreign_keys import applied_up_to, cascade_group, marker_id, w
 from cdcflow.sink.partitions import apply_partition, apply_partition_txns
 from cdcflow.sink.row_writer import apply_ordered
 from cdcflow.stages import contracts
+from cdcflow.stages.barrier import with_segment
 from cdcflow.stages.contracts import DdlEntry, IndexWait, PlannedDdl, PlannedSegment, Segment
 from cdcflow.stages.cycle import Cycle, as_cdcflow_error
 from cdcflow.stages.rows import kept_rows
 from cdcflow.store import metastore
+
+ROW_COLUMNS = ("schema", "table", "commit_ts", "seq", "op", "before", "after")
+# A segment of at most this many row events is written from the driver, its rows fetched
+# with those of the window's other small segments in one Spark job (_small_segments), up to
+# SMALL_SEGMENTS_ROWS in all: a Spark job per segment cost 0.3-0.5 s, which over a thousand
+# DDLs with rows between them was most of the cycle.
+SMALL_SEGMENT_ROWS = 2_000
+SMALL_SEGMENTS_ROWS = 50_000
+# the lease (an hour long) is renewed this often during apply, not at every segment
+LEASE_RENEWAL_SECONDS = 30.0
 
 
 def _key(keys: dict, conn, table: tuple[str, str], ts: int) -> tuple[list[str] | None, bool, dict]:
@@ -59,8 +75,80 @@ def may_replay(cycle: Cycle, window: contracts.Window) -> bool:
     return not previous or previous[0].status != "done"
 
 
+def _write_in_spark(spark, rows_df, keys: dict, tables: int, folder: KeyFolder, by, order, passes,
+                    workers: int) -> list[dict]:
+    """A segment's keyed rows written by `workers` Spark partitions: the counts of each pass's."""
+    from pyspark.sql import functions as F
+
+    keyed_rows = rows_df
+    if len(keys) < tables:
+        keyed = spark.createDataFrame([k.split(".", 1) for k in keys], "schema string, table string")
+        keyed_rows = rows_df.join(F.broadcast(keyed), ["schema", "table"], "left_semi")
+    changes = (keyed_rows.select(*ROW_COLUMNS)
+               .mapInArrow(lambda it: keyed_changes(it, keys, folder), KEYED_SCHEMA))
+    ordered = changes.repartition(workers, *by).sortWithinPartitions(*order)
+    if len(passes) > 1:
+        from pyspark import StorageLevel
+
+        # on local disk, not in the JVM heap: a segment may hold a huge transaction
+        ordered = ordered.persist(StorageLevel.DISK_ONLY)
+    counts = [r.asDict() for body in passes for r in ordered.mapInArrow(body, "rows long, statements long").collect()]
+    if len(passes) > 1:
+        ordered.unpersist()
+    return counts
+
+
+def _small_segments(spark, rows, segments: list[Segment], checkpoint_ts: int) -> dict[int, pa.Table]:
+    """The rows of the segments not applied yet that hold at most SMALL_SEGMENT_ROWS each
+    (up to SMALL_SEGMENTS_ROWS in all), fetched in one Spark job: {segment index: its rows}."""
+    from pyspark.sql import functions as F
+
+    picked, total = [], 0
+    for i, seg in enumerate(segments):
+        if 0 < seg.rows <= SMALL_SEGMENT_ROWS and seg.hi > checkpoint_ts and total + seg.rows <= SMALL_SEGMENTS_ROWS:
+            picked.append(i)
+            total += seg.rows
+    if not picked:
+        return {}
+    wanted = spark.createDataFrame([(i,) for i in picked], "segment int")
+    fetched = (with_segment(spark, rows.select(*ROW_COLUMNS), [s.hi for s in segments])
+               .join(F.broadcast(wanted), "segment", "left_semi").toArrow().sort_by("segment"))
+    ids = fetched["segment"].to_pylist()
+    out = {}
+    for i in picked:
+        a, b = bisect.bisect_left(ids, i), bisect.bisect_right(ids, i)
+        if b > a:
+            out[i] = fetched.slice(a, b - a)
+    return out
+
+
+def _write_here(local: pa.Table, keys: dict, folder: KeyFolder, by, order, passes, workers: int) -> list[dict]:
+    """A small segment's keyed rows (already in this process: _small_segments) written from
+    here, without a Spark job: spread over `workers` threads by the columns Spark partitions
+    them by, each sorted as a Spark partition is and written by the same partition bodies."""
+    names = pc.binary_join_element_wise(local["schema"], local["table"], ".")
+    local = local.filter(pc.is_in(names, pa.array(list(keys), pa.string())))
+    batches = list(keyed_changes(iter(local.select(list(ROW_COLUMNS)).to_batches()), keys, folder))
+    if not batches:
+        return []
+    ordered = pa.Table.from_batches(batches).sort_by([(c, "ascending") for c in order])
+    # crc32, not hash(): the same rows spread alike in every process (a launcher's results compare)
+    spread = pa.array([zlib.crc32(repr(k).encode()) % workers for k in zip(*(ordered[c].to_pylist() for c in by))],
+                      pa.int32())
+    parts = [p for p in (ordered.filter(pc.equal(spread, w)) for w in range(workers)) if p.num_rows]
+    counts = []
+    with ThreadPoolExecutor(len(parts)) as pool:
+        for body in passes:  # a pass ends in every part before the next begins, as a Spark job does
+            for out in pool.map(lambda part, body=body: list(body(iter(part.to_batches()))), parts):
+                counts += [r for b in out for r in b.to_pylist()]
+    return counts
+
+
 def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], keys_known: dict, conn, sink: dict,
-                stats: contracts.ApplyResult, hi: int, safe: bool = True, replay_until: int = 0) -> None:
+                stats: contracts.ApplyResult, hi: int, safe: bool = True, replay_until: int = 0,
+                local: pa.Table | None = None) -> None:
+    """Write one segment's rows: in Spark tasks, or from this process when `local` holds
+    them (a small segment)."""
     from pyspark.sql import functions as F
 
     opts = cycle.sink_options
@@ -95,38 +183,25 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
         keys = {t: k for t, k in keys.items() if t not in bound}
         unkeyed = [t for t in unkeyed if f"{t[0]}.{t[1]}" not in bound]
     if keys:
-        n = max(1, opts.worker_count)
-        keyed_rows = rows_df
-        if len(keys) < len(tables):
-            keyed = spark.createDataFrame([k.split(".", 1) for k in keys], "schema string, table string")
-            keyed_rows = rows_df.join(F.broadcast(keyed), ["schema", "table"], "left_semi")
-        batch = opts.max_txn_row
         folder = KeyFolder(collations, sink)
-        changes = (keyed_rows.select("schema", "table", "commit_ts", "seq", "op", "before", "after")
-                   .mapInArrow(lambda it: keyed_changes(it, keys, folder), KEYED_SCHEMA))
+        batch = opts.max_txn_row
         if opts.transaction_atomicity == "table":
             # a table's transactions stay whole and in commit order: one partition per table;
             # rows are REPLACEd (each transaction is atomic downstream, so a replay converges)
-            ordered = (changes.repartition(n, "schema", "table")
-                       .sortWithinPartitions("schema", "table", "commit_ts", "part", "key", "seq", "sub"))
+            by, order = ("schema", "table"), ("schema", "table", "commit_ts", "part", "key", "seq", "sub")
             passes = [lambda it: apply_partition_txns(it, sink, batch, keys, generated)]
         else:
-            ordered = (changes.repartition(n, "schema", "table", "part")
-                       .sortWithinPartitions("schema", "table", "part", "key", "commit_ts", "seq", "sub"))
+            by, order = ("schema", "table", "part"), ("schema", "table", "part", "key", "commit_ts", "seq", "sub")
             passes = [lambda it, ph=ph: apply_partition(it, sink, batch, keys, ph, generated)
                       for ph in ([None] if safe else ["existing", "new"])]
-        if len(passes) > 1:
-            from pyspark import StorageLevel
-
-            # on local disk, not in the JVM heap: a segment may hold a huge transaction
-            ordered = ordered.persist(StorageLevel.DISK_ONLY)
-        for body in passes:
-            counts = ordered.mapInArrow(body, "rows long, statements long").collect()
-            stats.rows_written += sum(r["rows"] for r in counts)
-            stats.statements += sum(r["statements"] for r in counts)
-        if len(passes) > 1:
-            ordered.unpersist()
-        stats.workers = max(stats.workers or 0, len(counts))
+        if local is not None:
+            counts = _write_here(local, keys, folder, by, order, passes, max(1, opts.worker_count))
+        else:
+            counts = _write_in_spark(spark, rows_df, keys, len(tables), folder, by, order, passes,
+                                     max(1, opts.worker_count))
+        stats.rows_written += sum(r["rows"] for r in counts)
+        stats.statements += sum(r["statements"] for r in counts)
+        stats.workers = max(stats.workers or 0, len(counts) // len(passes))
     for s, t in unkeyed:  # force-replicate: whole rows matched, in commit order
         changes = (rows_df.where((F.col("schema") == s) & (F.col("table") == t))
                    .orderBy("commit_ts", "seq").select("op", "before", "after").toLocalIterator())
@@ -215,18 +290,26 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
         index_ddl = IndexDDL.open(cycle.changefeed_id, conn, sink, cycle.sink.scheme,
                                   cycle.sink_options.ddl_read_timeout(), cycle.log_event)
         flavour = tidb_only.flavour(index_ddl.kind, index_ddl.version)
-        for seg in segments:
+        small = {} if run.dry_run else _small_segments(spark, rows, segments, cycle.feed().checkpoint_ts)
+        renewed = 0.0
+        for i, seg in enumerate(segments):
             feed = cycle.feed()
-            cycle.keep_lease("apply")
+            if time.time() - renewed >= LEASE_RENEWAL_SECONDS:
+                cycle.keep_lease("apply")
+                renewed = time.time()
             # a dry run moves no checkpoint: it plans every segment of its window
             lo = seg.lo if run.dry_run else max(seg.lo, feed.checkpoint_ts)
-            if seg.rows and lo < seg.hi:
+            wrote = bool(seg.rows and lo < seg.hi)
+            if wrote:
                 seg_rows = rows.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= seg.hi))
                 stats.rows_in += seg.rows
                 if not run.dry_run:
+                    local = small.get(i)
+                    if local is not None:
+                        local = local.filter(pc.greater(local["commit_ts"], lo))
                     try:
                         _apply_rows(spark, cycle, seg_rows, seg.tables, keys_known, conn, sink, stats, seg.hi,
-                                    stats.safe_mode, window.replay_until)
+                                    stats.safe_mode, window.replay_until, local)
                     except CdcflowError as e:
                         raise e.with_context(ts=seg.hi)
                     except Exception as e:  # noqa: BLE001 - a row statement the downstream refused
@@ -240,9 +323,16 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                 continue
             if feed.checkpoint_ts >= ddl.commit_ts:
                 continue  # applied by an earlier attempt of this cycle
+
+            def reach_barrier(ddl=ddl, seg=seg):
+                metastore.advance_checkpoint(cycle.changefeed_id, ddl.commit_ts - 1, seg.pos_before.to_dict())
+
             # The checkpoint reaches the barrier before the DDL runs (TiCDC's DDL handling), so a crash
-            # after the DDL never replays older rows against the new table structure.
-            metastore.advance_checkpoint(cycle.changefeed_id, ddl.commit_ts - 1, seg.pos_before.to_dict())
+            # after the DDL never replays older rows against the new table structure.  Where no row of
+            # the segment was written (a run of DDLs), the checkpoint at the segment's start is already
+            # past every row below the DDL: the write is saved.
+            if wrote or feed.checkpoint_ts < seg.lo or ddl.error:
+                reach_barrier()
             if ddl.error:
                 e = ddl.error
                 raise CdcflowError(e.message, ts=ddl.commit_ts, statement=ddl.query, code=e.code,
@@ -254,6 +344,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
             replay = cycle.feed().ddl_in_flight_ts == ddl.commit_ts or ddl.commit_ts <= window.replay_until
             waits = index_ddl.blockers(ddl, replay)
             if waits:  # an index TiDB still builds on a table this DDL touches: wait_index takes over
+                reach_barrier()
                 stats.index_wait = IndexWait(commit_ts=ddl.commit_ts, jobs=[j.job_id for j in waits])
                 cycle.log_event("stopped at barrier", commit_ts=ddl.commit_ts, name=ddl.name,
                             waiting_for=[j.what() for j in waits])

@@ -22,25 +22,51 @@ def build_segments(start_ts: int, ddls: list[DdlEntry], resolved_ts: int, end_po
     return segments
 
 
-def barrier(spark, cycle: Cycle) -> contracts.BarrierResult:
+# bisect_left(his, commit_ts) in Spark SQL: a binary search over the barrier array, `steps`
+# halvings of [lo, hi); the plan is the same whatever the number of barriers
+_BISECT = """aggregate(sequence(1, {steps}), named_struct('lo', 0, 'hi', size(barrier_his)),
+    (acc, i) -> if(acc.lo < acc.hi,
+        if(element_at(barrier_his, cast((acc.lo + acc.hi) div 2 + 1 as int)) < commit_ts,
+           named_struct('lo', cast((acc.lo + acc.hi) div 2 + 1 as int), 'hi', acc.hi),
+           named_struct('lo', acc.lo, 'hi', cast((acc.lo + acc.hi) div 2 as int))),
+        acc)).lo"""
+
+
+def with_segment(spark, row_events, his: list[int]):
+    """The row events with a `segment` column: i for the rows with commit ts in
+    (his[i-1], his[i]] (len(his) for rows above the last), his sorted.  A DDL is a
+    transaction of its own, so no row shares its ts and (lo, hi] holds exactly the rows
+    before the barrier.
+
+    The segment is bisect_left(his, commit_ts), computed in Spark against the barrier ts
+    shipped as one array in a one-row broadcast DataFrame: the plan does not grow with the
+    barriers (an expression with a term per DDL overflowed the JVM's stack at a few hundred)."""
     from pyspark.sql import functions as F
 
+    barriers = spark.createDataFrame([(list(his),)], "barrier_his array<bigint>")
+    segment = F.expr(_BISECT.format(steps=max(1, len(his)).bit_length() + 1))
+    return row_events.crossJoin(F.broadcast(barriers)).withColumn("segment", segment).drop("barrier_his")
+
+
+def segment_counts(spark, row_events, his: list[int]) -> list[tuple[tuple[int, str, str], int]]:
+    """((segment, schema, table), rows) of the row events (with_segment): only these counts
+    come back to the driver, not one row per transaction."""
+    from pyspark.sql import functions as F
+
+    counted = (with_segment(spark, row_events.select("commit_ts", "schema", "table"), sorted(his))
+               .groupBy("segment", "schema", "table").agg(F.count("*").alias("n")))
+    return [((r["segment"], r["schema"], r["table"]), r["n"]) for r in counted.collect()]
+
+
+def barrier(spark, cycle: Cycle) -> contracts.BarrierResult:
     window = contracts.WINDOW.read(cycle.folder)
     ddls = contracts.DDLS.read(cycle.folder).kept
     segments = build_segments(window.start_ts, ddls, window.pulled.resolved_ts, window.pulled.end_pos)
-    # rows per segment and table; a DDL is a transaction of its own, so no row shares its
-    # ts and (lo, hi] holds exactly the rows before the barrier.  The segment index is
-    # bisect_left(his, commit_ts), computed in Spark so only (segment, table) counts come
-    # back to the driver, not one row per transaction.
-    his = [s.hi for s in segments]
     tables: list[set] = [set() for _ in segments]
-    index = sum(((F.col("commit_ts") > hi).cast("int") for hi in his), F.lit(0))
-    for r in (rows.kept_rows(spark, cycle)
-              .groupBy(index.alias("segment"), "schema", "table").agg(F.count("*").alias("n")).collect()):
-        i = r["segment"]
+    for (i, schema, table), n in segment_counts(spark, rows.kept_rows(spark, cycle), [s.hi for s in segments]):
         if i < len(segments):
-            segments[i].rows += r["n"]
-            tables[i].add((r["schema"], r["table"]))
+            segments[i].rows += n
+            tables[i].add((schema, table))
     for seg, ts in zip(segments, tables):
         seg.tables = sorted(ts)
     contracts.SEGMENTS.write(cycle.folder, segments)

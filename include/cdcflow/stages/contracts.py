@@ -52,6 +52,8 @@ class Pulled(Record):
 
 
 class Window(Record):
+    """A cycle's window: the transactions starting at start_pos up to (not at or after) head."""
+
     start_ts: int  # the checkpoint the cycle starts from
     start_pos: Position
     head: Position  # the upstream's binlog head when prepare looked
@@ -59,12 +61,20 @@ class Window(Record):
     target_ts: int = 0  # 0: none
     # DDLs at or below this ts may already be downstream (a backfill or a moved checkpoint); 0: none
     replay_until: int = 0
+    # the head above is max-window-bytes after the start, not the upstream's: the window is
+    # resolved only up to its last transaction, and the next cycle reads on from there
+    bounded: bool = False
     pulled: Pulled | None = None  # set by pull
 
     @property
     def idle(self) -> bool:
         """Whether the upstream has written nothing since the checkpoint."""
         return (self.head.file, self.head.pos) == (self.start_pos.file, self.start_pos.pos)
+
+    def resolved(self, last_ts: int) -> int:
+        """The ts the window is resolved up to once read to its end, its last transaction at
+        `last_ts`: the moment the head was taken, unless the window was bounded."""
+        return last_ts if self.bounded else max(last_ts, self.head_tso)
 
 
 # -- DDLs, as filter decided on them

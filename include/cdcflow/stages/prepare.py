@@ -9,6 +9,7 @@ from cdcflow.core import ts_input, tso
 from cdcflow.core.errors import UPSTREAM_UNREACHABLE, CdcflowError
 from cdcflow.core.uri import default_server_id
 from cdcflow.source.binlog import Position, available_logs, check_checkpoint_held, check_ts_held, head_position
+from cdcflow.source.binlog_ranges import bounded_head
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle, as_cdcflow_error
 from cdcflow.store import metastore, snapshots
@@ -67,6 +68,8 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
         try:
             logs = available_logs(conn)
             head = head_position(conn)
+            # a window too large for one cycle ends max-window-bytes on; the next cycle reads on
+            bound = cycle.config.max_window_bytes and bounded_head(conn, start, head, cycle.config.max_window_bytes)
         finally:
             conn.close()
         check_checkpoint_held(logs, feed.checkpoint_pos, feed.checkpoint_ts)
@@ -80,8 +83,8 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
         if replay_until <= feed.checkpoint_ts:
             replay_until = 0  # every replay is behind the checkpoint: the cycle writes as configured
         contracts.WINDOW.write(cycle.folder, contracts.Window(
-            start_ts=feed.checkpoint_ts, start_pos=start, head=head, head_tso=head_tso, target_ts=target,
-            replay_until=replay_until))
+            start_ts=feed.checkpoint_ts, start_pos=start, head=bound or head, head_tso=head_tso, target_ts=target,
+            replay_until=replay_until, bounded=bool(bound)))
     except BaseException as e:
         metastore.release_lease(changefeed_id, run_id)
         err = as_cdcflow_error(e, changefeed_id, "prepare")
@@ -93,7 +96,7 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
             raise
         raise err from e
     cycle.log_event("window", checkpoint_ts=feed.checkpoint_ts, start=start.to_dict(), head=head.to_dict(),
-                target_ts=target, dry_run=dry_run)
+                target_ts=target, dry_run=dry_run, bounded_at=bound.to_dict() if bound else None)
     return contracts.Prepared(run_id=run_id, skip=False, reason=None, state=feed.state,
                               checkpoint_ts=feed.checkpoint_ts)
 

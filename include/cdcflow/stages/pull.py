@@ -64,8 +64,9 @@ def read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int,
     reader.read(writer.add, hand_over)
     writer.close()
     # Everything up to the head is read: the window is resolved up to the moment the head
-    # was taken (or up to target-ts, whichever is first).
-    resolved = max(reader.last_ts, window.head_tso)
+    # was taken (or up to target-ts, whichever is first; or up to its last transaction, for a
+    # window bounded by max-window-bytes).
+    resolved = window.resolved(reader.last_ts)
     if window.target_ts:
         resolved = window.target_ts if reader.stopped_at_target else min(resolved, window.target_ts)
     return contracts.Pulled(
