@@ -103,7 +103,7 @@ def test_pt_online_schema_change_under_writes(mariadb_pair, spark, cdcflow_home,
     _cycle_ok(capsys, changefeed_id)
 
     pause = tmp_path / "pause"
-    pause.touch()  # the tool copies nothing while the file exists
+    pause.touch()  # the tool copies nothing while the file exists (it looks again every 60 s)
     writer = Writer(up, f"{schema}.orders")
     writer.start()
     tool = subprocess.Popen(
@@ -213,7 +213,7 @@ def test_gh_ost_cut_over_in_a_later_cycle_survives_a_killed_cycle(mariadb_pair, 
     killed = run(crash=True)
     assert killed.returncode == 9, killed.stderr[-3000:]
     feed = metastore.get_feed(changefeed_id)
-    assert feed.checkpoint_ts == feed.ddl_in_flight_ts - 1
+    assert feed.checkpoint_ts < feed.ddl_in_flight_ts  # apply writes no checkpoint before a DDL no rows precede
     assert "note" in {r[0] for r in down.query(f"SHOW COLUMNS FROM {s}.t")}  # the ALTER ran before the kill
     rerun = run(crash=False)
     assert rerun.returncode == 0, rerun.stderr[-3000:]

@@ -237,7 +237,9 @@ def record_failure(changefeed_id: str, task_id: str, run_id: str, exc: BaseExcep
 
     if not spec_exists(changefeed_id):
         return None
-    what = f"{type(exc).__name__}: {exc}" if exc is not None else "no exception given"
+    # no exception: Airflow ended the task from outside (killed, timed out, or it never started)
+    what = f"{type(exc).__name__}: {exc}" if exc is not None else "it ended without an exception (killed, " \
+        "timed out, or never started)"
     err = CdcflowError(f"Airflow task {task_id} of run {run_id} failed: {what}", changefeed=changefeed_id,
                        code=TASK_FAILED,
                        hint="its Airflow task log has the details; the next cycle retries")
