@@ -8,7 +8,14 @@ import json
 import pytest
 
 from cdcflow.sink.connection import DML_SESSION
-from cdcflow.sink.foreign_keys import applied_up_to, cascade_group, marker_id, write_group
+from cdcflow.sink.foreign_keys import (
+    ForeignKeys,
+    applied_up_to,
+    cascade_group,
+    marker_id,
+    read_keys,
+    write_group,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -45,9 +52,9 @@ def test_a_row_changing_key_binds_its_component_across_schemas(down, conn):
         "CREATE TABLE fks1.b (id INT PRIMARY KEY, aid INT, FOREIGN KEY (aid) REFERENCES fks1.a (id))",
         "CREATE TABLE fks1.plain (id INT PRIMARY KEY)")
     segment = [("fks1", "p"), ("fks1", "r"), ("fks1", "a"), ("fks1", "b"), ("fks1", "plain")]
-    group = cascade_group(conn, segment)
+    group = cascade_group(read_keys(conn), segment)
     assert group.tables == {"fks1.p", "fks1.r"} and group.parents == {"fks1.p"}
-    assert cascade_group(conn, [("fks1", "a"), ("fks1", "plain")]).tables == set()
+    assert cascade_group(read_keys(conn), [("fks1", "a"), ("fks1", "plain")]).tables == set()
 
 
 def _ch(table, op, before=None, after=None):
@@ -60,7 +67,7 @@ def test_changes_run_in_commit_order_with_the_parents_key_cascading(down, conn):
                  "CREATE TABLE fks1.c (id INT PRIMARY KEY, pid INT, "
                  "FOREIGN KEY (pid) REFERENCES fks1.p (id) ON DELETE CASCADE ON UPDATE CASCADE)",
                  "INSERT INTO fks1.p VALUES (1, 0), (2, 0)", "INSERT INTO fks1.c VALUES (10, 1), (20, 2)")
-    group = cascade_group(conn, [("fks1", "p"), ("fks1", "c")])
+    group = cascade_group(read_keys(conn), [("fks1", "p"), ("fks1", "c")])
     keys = {"fks1.p": ["id"], "fks1.c": ["id"]}
     marker = marker_id("fk-unit", 1.5)
     assert applied_up_to(conn, marker) == 0
@@ -89,3 +96,18 @@ def _checks(conn) -> int:
     with conn.cursor() as cur:
         cur.execute("SELECT @@SESSION.foreign_key_checks")
         return cur.fetchone()[0]
+
+
+def test_the_keys_are_read_again_only_after_a_ddl_that_may_change_them(down, conn):
+    down.execute("CREATE TABLE fks1.p (id INT PRIMARY KEY)", "CREATE TABLE fks1.c (id INT PRIMARY KEY, pid INT)")
+    keys, segment = ForeignKeys(conn), [("fks1", "p"), ("fks1", "c")]
+    assert keys.group(segment).tables == set()
+    add = "ALTER TABLE fks1.c ADD FOREIGN KEY (pid) REFERENCES fks1.p (id) ON DELETE CASCADE"
+    down.execute(add)
+    keys.ddl_ran("create table", ["CREATE TABLE fks1.t1 (id INT PRIMARY KEY)"])  # keeps the keys read
+    assert keys.group(segment).tables == set()
+    keys.ddl_ran("create table", ["CREATE TABLE fks1.t2 (id INT, pid INT REFERENCES fks1.p (id))"])
+    assert keys.group(segment).tables == {"fks1.p", "fks1.c"}
+    down.execute("ALTER TABLE fks1.c DROP FOREIGN KEY c_ibfk_1")
+    keys.ddl_ran("alter table", ["ALTER TABLE fks1.c DROP FOREIGN KEY c_ibfk_1"])  # any other DDL: read again
+    assert keys.group(segment).tables == set()

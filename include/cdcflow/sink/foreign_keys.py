@@ -14,12 +14,16 @@ cascade over rows that changed since.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterable
+
+from cdcflow.ddl.types import CREATE_TABLE
 
 from cdcflow.filter.cascade_fk import CHANGING
 from cdcflow.sink.row_writer import apply_in_commit_order
 
+_REFERENCES = re.compile(r"\bREFERENCES\b", re.IGNORECASE)  # in a comment too: read again, to be safe
 MARKER_TABLE = "`cdcflow`.`fk_applied`"
 _MARKER_DDL = ("CREATE DATABASE IF NOT EXISTS `cdcflow`",
                f"CREATE TABLE IF NOT EXISTS {MARKER_TABLE} (changefeed VARCHAR(255) PRIMARY KEY, "
@@ -34,17 +38,19 @@ class CascadeGroup:
     parents: set[str] = field(default_factory=set)
 
 
-def cascade_group(conn, tables: list[tuple[str, str]]) -> CascadeGroup:
-    """The segment's `tables` bound by a row-changing foreign key, as the downstream has its keys
-    now (after the DDLs before the segment ran): one catalogue query."""
-    if not tables:
-        return CascadeGroup()
+def read_keys(conn) -> list[tuple]:
+    """Every foreign key the downstream has now: (schema, table, parent schema, parent table,
+    delete rule, update rule).  Every schema's: a chain of keys may pass through tables a segment
+    does not touch."""
     with conn.cursor() as cur:
-        # every schema's keys: a chain of keys may pass through tables this segment does not touch
         cur.execute("SELECT CONSTRAINT_SCHEMA, TABLE_NAME, UNIQUE_CONSTRAINT_SCHEMA, REFERENCED_TABLE_NAME, "
                     "DELETE_RULE, UPDATE_RULE FROM information_schema.REFERENTIAL_CONSTRAINTS")
-        keys = cur.fetchall()
-    if not any(d in CHANGING or u in CHANGING for *_, d, u in keys):
+        return list(cur.fetchall())
+
+
+def cascade_group(keys: list[tuple], tables: list[tuple[str, str]]) -> CascadeGroup:
+    """The segment's `tables` bound by a row-changing foreign key among `keys` (read_keys)."""
+    if not tables or not any(d in CHANGING or u in CHANGING for *_, d, u in keys):
         return CascadeGroup()
     # connected components over every key; a component holding a row-changing key is written in order
     root: dict[str, str] = {}
@@ -61,6 +67,29 @@ def cascade_group(conn, tables: list[tuple[str, str]]) -> CascadeGroup:
     return CascadeGroup(tables={t for t in wanted if t in root and find(t) in cascading},
                         parents={f"{ps}.{p}" for _s, _t, ps, p, d, u in keys
                                  if (d in CHANGING or u in CHANGING) and f"{ps}.{p}" in wanted})
+
+
+class ForeignKeys:
+    """The downstream's foreign keys through one apply: read when a segment first needs them, and
+    again after a DDL that may have changed them (after the DDLs before each segment ran, as the
+    downstream has them then).  A CREATE TABLE that names no REFERENCES leaves them as they
+    were, so a window creating thousands of tables does not read the whole catalogue (which
+    opens every table) once per segment."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self._keys: list[tuple] | None = None
+
+    def group(self, tables: list[tuple[str, str]]) -> CascadeGroup:
+        if not tables:
+            return CascadeGroup()
+        if self._keys is None:
+            self._keys = read_keys(self.conn)
+        return cascade_group(self._keys, tables)
+
+    def ddl_ran(self, ddl_type: str | None, queries: list[str]) -> None:
+        if ddl_type != CREATE_TABLE or any(_REFERENCES.search(q) for q in queries):
+            self._keys = None
 
 
 def marker_id(changefeed_id: str, created_at: float) -> str:

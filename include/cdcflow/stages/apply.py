@@ -27,7 +27,7 @@ from cdcflow.sink.compaction import KEYED_SCHEMA, keyed_changes
 from cdcflow.sink.ddl_exec import execute_ddl
 from cdcflow.sink.downstream_errors import is_retryable, is_timeout
 from cdcflow.sink.downstream_tables import catalogue_key, generated_columns, table_exists
-from cdcflow.sink.foreign_keys import applied_up_to, cascade_group, marker_id, write_group
+from cdcflow.sink.foreign_keys import ForeignKeys, applied_up_to, marker_id, write_group
 from cdcflow.sink.partitions import apply_partition, apply_partition_txns
 from cdcflow.sink.row_writer import apply_ordered
 from cdcflow.stages import contracts
@@ -145,8 +145,8 @@ def _write_here(local: pa.Table, keys: dict, folder: KeyFolder, by, order, passe
 
 
 def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], keys_known: dict, conn, sink: dict,
-                stats: contracts.ApplyResult, hi: int, safe: bool = True, replay_until: int = 0,
-                local: pa.Table | None = None) -> None:
+                stats: contracts.ApplyResult, hi: int, foreign_keys: ForeignKeys, safe: bool = True,
+                replay_until: int = 0, local: pa.Table | None = None) -> None:
     """Write one segment's rows: in Spark tasks, or from this process when `local` holds
     them (a small segment)."""
     from pyspark.sql import functions as F
@@ -177,7 +177,7 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
     # the columns the downstream computes, as it has them now: the DDLs before this segment ran
     generated = generated_columns(conn, tables)
     # tables bound by a foreign key that changes rows: in commit order, apart (sink.foreign_keys)
-    group = cascade_group(conn, tables)
+    group = foreign_keys.group(tables)
     bound = {t: keys.get(t) for t in group.tables if t in keys or tuple(t.split(".", 1)) in unkeyed}
     if bound:
         keys = {t: k for t, k in keys.items() if t not in bound}
@@ -292,6 +292,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
         flavour = tidb_only.flavour(index_ddl.kind, index_ddl.version)
         small = {} if run.dry_run else _small_segments(spark, rows, segments, cycle.feed().checkpoint_ts)
         renewed = 0.0
+        foreign_keys = ForeignKeys(conn)
         for i, seg in enumerate(segments):
             feed = cycle.feed()
             if time.time() - renewed >= LEASE_RENEWAL_SECONDS:
@@ -309,7 +310,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                         local = local.filter(pc.greater(local["commit_ts"], lo))
                     try:
                         _apply_rows(spark, cycle, seg_rows, seg.tables, keys_known, conn, sink, stats, seg.hi,
-                                    stats.safe_mode, window.replay_until, local)
+                                    foreign_keys, stats.safe_mode, window.replay_until, local)
                     except CdcflowError as e:
                         raise e.with_context(ts=seg.hi)
                     except Exception as e:  # noqa: BLE001 - a row statement the downstream refused
@@ -357,6 +358,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                 if is_timeout(e):
                     raise _ddl_timed_out(cycle, ddl) from None
                 raise _ddl_failed(e, cycle.changefeed_id, ddl) from None
+            foreign_keys.ddl_ran(ddl.type, ddl.replacement or ddl.statements or [ddl.query])
             metastore.advance_checkpoint(cycle.changefeed_id, ddl.commit_ts, seg.pos_after.to_dict())
             stats.ddl_applied += 1
             cycle.log_event("ddl applied", commit_ts=ddl.commit_ts, name=ddl.name, outcome=outcome)
