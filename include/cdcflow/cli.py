@@ -99,7 +99,8 @@ def _ask(question: str) -> bool:
 
 
 def cmd_update(a) -> int:
-    changes = commands.update(a.changefeed_id, target_ts=a.target_ts, config_path=a.config, sink_uri=a.sink_uri)
+    changes = commands.update(a.changefeed_id, target_ts=a.target_ts, config_path=a.config, sink_uri=a.sink_uri,
+                              source_uri=a.source_uri)
     print(f"Update changefeed {a.changefeed_id} successfully!")
     _emit(_update_report(changes))
     return 0
@@ -112,10 +113,11 @@ def _update_report(changes: dict) -> dict:
     for name, (old, new) in changes.items():
         if name == "config_text":
             report["config"] = _config_changes(old, new)
-        elif name == "sink_uri":
-            from cdcflow.core.uri import parse_sink_uri
+        elif name in ("sink_uri", "source_uri"):
+            from cdcflow.core.uri import parse_sink_uri, parse_source_uri
 
-            report[name] = {"old": parse_sink_uri(old).redacted(), "new": parse_sink_uri(new).redacted()}
+            parse = parse_sink_uri if name == "sink_uri" else parse_source_uri
+            report[name] = {"old": parse(old).redacted(), "new": parse(new).redacted()}
         else:
             report[name] = {"old": old, "new": new}
     return report
@@ -242,6 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
             s.add_argument("--target-ts", type=_ts_arg, help="TSO or date-time at which it finishes (0: never)")
             s.add_argument("--config", help="a new TiCDC changefeed config (TOML)")
             s.add_argument("--sink-uri", help="a new downstream URI")
+            s.add_argument("--source-uri", help="a new upstream (a promoted replica after a failover): the "
+                                                "changefeed continues there from its checkpoint's GTID position")
     sk = cf.add_parser("skip-ddl", help="skip the one DDL at a commit ts (a DDL the downstream rejects)")
     sk.add_argument("--changefeed-id", "-c", required=True)
     sk.add_argument("--commit-ts", type=_ts_arg, required=True)

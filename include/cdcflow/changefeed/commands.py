@@ -112,7 +112,7 @@ def create(changefeed_id: str, source_uri: str, sink_uri: str, config_path: str 
     else:
         conn = source.connect()
         try:
-            pos = head_position(conn)
+            pos = head_position(conn, with_gtid=True)
         finally:
             conn.close()
         start_ts = tso.now()
@@ -422,9 +422,9 @@ def _check_sink_reachable(sink, changefeed_id: str) -> None:
 
 
 def update(changefeed_id: str, *, target_ts: int | None = None, config_path: str | None = None,
-           sink_uri: str | None = None) -> dict:
-    """Change target-ts, config or sink URI of a stopped or failed changefeed (as TiCDC allows).
-    Returns {field: (old, new)} of what changed."""
+           sink_uri: str | None = None, source_uri: str | None = None) -> dict:
+    """Change target-ts, config, sink URI or source URI of a stopped or failed changefeed (as
+    TiCDC allows; a new source: move_source).  Returns {field: (old, new)} of what changed."""
     spec, feed = _load(changefeed_id)
     if feed.state not in UPDATABLE_STATES:
         raise CdcflowError(
@@ -432,9 +432,9 @@ def update(changefeed_id: str, *, target_ts: int | None = None, config_path: str
             changefeed=spec.id, code=CHANGEFEED_UPDATE_REFUSED,
             hint=f"pause it first: `cdcflow changefeed pause -c {spec.id}`",
         )
-    if target_ts is None and config_path is None and sink_uri is None:
+    if target_ts is None and config_path is None and sink_uri is None and source_uri is None:
         raise CdcflowError("nothing to update", changefeed=spec.id, code=CHANGEFEED_UPDATE_REFUSED,
-                           hint="give --target-ts, --config or --sink-uri")
+                           hint="give --target-ts, --config, --sink-uri or --source-uri")
     changes: dict = {}
     if target_ts is not None:
         ts = target_ts
@@ -456,10 +456,39 @@ def update(changefeed_id: str, *, target_ts: int | None = None, config_path: str
         _check_credentials(spec.id, new_sink)
         _check_sink_reachable(new_sink, spec.id)
         changes["sink_uri"] = (spec.sink_uri, sink_uri)
+    if source_uri is not None:
+        move_source(spec.id, feed, source_uri)  # before the spec: see there
+        changes["source_uri"] = (spec.source_uri, source_uri)
     for name, (_, new) in changes.items():
         setattr(spec, name, new)
     save_spec(spec)
     return changes
+
+
+def move_source(changefeed_id: str, feed: metastore.FeedState, source_uri: str) -> None:
+    """Point a changefeed at a new upstream (a replica promoted after its primary was lost):
+    refused unless that server can continue the checkpoint's GTID position
+    (source.gtid_locate.locate, the check the next cycle's prepare repeats where it locates the
+    start).  The checkpoint keeps its ts and GTID position and loses its binlog file and offset,
+    which name nothing on another server; DDLs and rows up to now are read as replays (safe
+    mode), for transactions of the checkpoint that a server interleaving several GTID domains
+    otherwise has after the located start.  Recorded before the spec: a crash in between leaves
+    the old source with a GTID-only checkpoint, which prepare locates on it just as well."""
+    from cdcflow.core.uri import parse_source_uri
+    from cdcflow.source.binlog import check_upstream, connect_upstream
+    from cdcflow.source.gtid_locate import locate
+
+    source = parse_source_uri(source_uri)
+    _check_credentials(changefeed_id, source)
+    check_upstream(source, changefeed_id)
+    gtid = (feed.checkpoint_pos or {}).get("gtid")
+    conn = connect_upstream(source, changefeed_id)
+    try:
+        locate(conn, gtid, changefeed_id, feed.checkpoint_ts, source.redacted())
+    finally:
+        conn.close()
+    metastore.update_feed(changefeed_id, checkpoint_pos={"file": None, "pos": None, "gtid": gtid},
+                          replay_until=max(feed.replay_until, tso.now()))
 
 
 def skip_ddl(changefeed_id: str, commit_ts: int) -> str:

@@ -85,6 +85,9 @@ def live_lag(spec: Spec, feed: metastore.FeedState) -> Lag:
     except Exception as e:  # noqa: BLE001 - any failure to read the head means the same: no number
         return Lag(UNKNOWN, None, now, note=f"the upstream {source.redacted()} cannot be read: {_reason(e)}")
     start = Position.from_dict(feed.checkpoint_pos)
+    if start.file is None:
+        return Lag(UNKNOWN, None, now, note="the checkpoint moved to a new upstream (update --source-uri) is "
+                                            "located in its binlog by GTID at the next cycle")
     if start.key() >= head.key():
         return Lag(CAUGHT_UP, 0.0, now)
     flt = Filter.build(spec.config())

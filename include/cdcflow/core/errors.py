@@ -37,6 +37,10 @@ CLI_START_TS_IN_FUTURE = Code("ErrCliStartTsIsInFuture", False, "--start-ts is l
 GC_TTL_EXCEEDED = Code("ErrGCTTLExceeded",       False, "stopped or failed longer than gc-ttl")
 SNAPSHOT_LOST_BY_GC = Code("ErrSnapshotLostByGC", False, "the upstream purged the binlog at the checkpoint")
 START_TS_BEFORE_GC = Code("ErrStartTsBeforeGC",  False, "a new start-ts older than the oldest binlog held")
+SOURCE_BEHIND_CHECKPOINT = Code("ErrSourceBehindCheckpoint", False,
+                                "a new source lacks transactions the checkpoint's GTID position holds")
+CHECKPOINT_GTID_NOT_IN_SOURCE = Code("ErrCheckpointGTIDNotInSource", False,
+                                     "a new source's binlog cannot continue the checkpoint's GTID position")
 UPSTREAM_UNREACHABLE = Code("ErrUpstreamUnreachable", True, "cannot connect to the upstream")
 UPSTREAM_BINLOG = Code("ErrUpstreamBinlog",      False, "the upstream's binlog is off or not ROW / FULL / FULL")
 DOWNSTREAM_UNREACHABLE = Code("ErrDownstreamUnreachable", True, "cannot connect to the downstream in a cycle")

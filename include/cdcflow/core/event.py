@@ -23,6 +23,8 @@ class Event:
     ddl_schema: str | None = None
     sql_mode: str | None = None
     gtid: str | None = None
+    # a DDL's: the GTID position before its transaction (None where the reader does not know it)
+    gtid_position: str | None = None
     start_file: str | None = None  # where the transaction starts in the binlog
     start_pos: int | None = None
     end_file: str | None = None  # where a DDL ends

@@ -38,6 +38,7 @@ from cdcflow.ddl.classify import classify
 from cdcflow.ddl.tidb_only import flavour, for_downstream
 from cdcflow.sink.downstream import detect
 from cdcflow.source.binlog import Position
+from cdcflow.source.gtid_locate import gtid_at
 
 AUTO, CONSISTENT_SNAPSHOT, FTWRL = "auto", "consistent-snapshot", "ftwrl"
 NEEDS = {
@@ -75,7 +76,7 @@ def open_point(conn, method: str = AUTO) -> tuple[Position, str]:
     if not file:
         raise CdcflowError("the upstream reports no binlog position for its snapshot (log_bin is off)",
                            code=SNAPSHOT_UNSUPPORTED, hint="enable log_bin on the upstream")
-    return Position(file, int(pos)), method
+    return gtid_at(conn, Position(file, int(pos))), method  # its GTID position too: a failover needs it
 
 
 def _snapshot_status(cur, version: str) -> tuple[str | None, str | None]:

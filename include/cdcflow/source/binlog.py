@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
 from typing import Callable
 
 from cdcflow.core import tls, ts_input, tso
@@ -27,29 +26,14 @@ from cdcflow.core.sql_mode import from_bits
 from cdcflow.core.system_schemas import is_system_schema
 from cdcflow.core.uri import DbUri
 from cdcflow.core.wording import CLI, Words
+from cdcflow.source.gtid import GtidPosition, is_anonymous
+from cdcflow.source.gtid_locate import gtid_at
+from cdcflow.source.position import Position, available_logs
 from cdcflow.source.session_vars import SessionVars
 
 log = logging.getLogger(__name__)
 
 REQUIRED_VARIABLES = {"binlog_format": "ROW", "binlog_row_image": "FULL", "binlog_row_metadata": "FULL"}
-
-
-@dataclass(frozen=True)
-class Position:
-    file: str
-    pos: int
-    gtid: str | None = None
-
-    def to_dict(self) -> dict:
-        return {"file": self.file, "pos": self.pos, "gtid": self.gtid}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Position":
-        return cls(d["file"], int(d["pos"]), d.get("gtid"))
-
-    def key(self) -> tuple:
-        # binlog files are numbered with a fixed-width suffix, so names order like the log
-        return (self.file, self.pos)
 
 
 def connect_upstream(uri: DbUri, changefeed: str | None = None):
@@ -93,27 +77,17 @@ def check_upstream(uri: DbUri, changefeed: str | None = None) -> None:
             )
 
 
-def head_position(conn) -> Position:
-    """The last committed binlog position right now."""
+def head_position(conn, with_gtid: bool = False) -> Position:
+    """The last committed binlog position right now; `with_gtid`: and its GTID position (read
+    from the binlog, source.gtid_locate.gtid_at: a changefeed starts there)."""
     with conn.cursor() as cur:
         cur.execute("SHOW MASTER STATUS")
         row = cur.fetchone()
         if not row:
             raise CdcflowError("the upstream reports no binlog position (SHOW MASTER STATUS is empty)",
                                code=UPSTREAM_BINLOG, hint="enable log_bin on the upstream")
-        gtid = None
-        try:
-            cur.execute("SELECT @@GLOBAL.gtid_binlog_pos")
-            gtid = cur.fetchone()[0] or None
-        except Exception:  # MySQL has gtid_executed instead; the position alone suffices
-            gtid = None
-    return Position(row[0], int(row[1]), gtid)
-
-
-def available_logs(conn) -> list[str]:
-    with conn.cursor() as cur:
-        cur.execute("SHOW BINARY LOGS")
-        return [r[0] for r in cur.fetchall()]
+    head = Position(row[0], int(row[1]))
+    return gtid_at(conn, head) if with_gtid else head
 
 
 def check_checkpoint_held(logs: list[str], checkpoint_pos: dict | None, checkpoint_ts: int,
@@ -191,12 +165,26 @@ class BinlogReader:
         self.head = head
         self.prev_ts = prev_ts
         self.target_ts = target_ts
-        self.last_pos = start  # boundary after the last complete transaction read
+        self._file, self._pos = start.file, start.pos  # boundary after the last complete transaction read
+        # the GTID position there: the start's (None: unknown, as at a range's start) followed by
+        # the GTIDs of the transactions read since (`read_gtids`: a range returns them)
+        self.start_gtids = None if start.gtid is None else GtidPosition.parse(start.gtid)
+        self.read_gtids = GtidPosition()
         self.last_ts = prev_ts
         self.transactions = 0
         self.stopped_at_target = False
         self.handed_over = False
         self.aborted_ts: set[int] = set()
+
+    @property
+    def last_pos(self) -> Position:
+        """The boundary after the last complete transaction read, with its GTID position."""
+        return Position(self._file, self._pos, self.gtid_position())
+
+    def gtid_position(self) -> str | None:
+        if self.start_gtids is None:
+            return None
+        return str(self.start_gtids.then(self.read_gtids))
 
     def read(self, emit: Callable[[Event], None], hand_over: Callable[[Position], bool] | None = None) -> None:
         """Stream events to `emit`; rows of a large transaction go out as they are read.
@@ -223,7 +211,7 @@ class BinlogReader:
                               MariadbGtidEvent, GtidEvent, RotateEvent, ExecuteLoadQueryEvent])
         cur_file = self.start.file
         trx_ts: int | None = None
-        trx_start = self.last_pos
+        trx_start = Position(self._file, self._pos)
         trx_gtid: str | None = None
         seq = 0
         session = SessionVars(self.uri)
@@ -240,16 +228,19 @@ class BinlogReader:
         def end(end_pos: int) -> None:
             nonlocal trx_ts, trx_gtid, trx_start
             self.last_ts = trx_ts
-            self.last_pos = Position(cur_file, end_pos, trx_gtid or self.last_pos.gtid)
+            self._file, self._pos = cur_file, end_pos
+            if not is_anonymous(trx_gtid):
+                self.read_gtids.add(trx_gtid)
             self.transactions += 1
-            trx_ts, trx_gtid, trx_start = None, None, self.last_pos
+            trx_ts, trx_gtid, trx_start = None, None, Position(cur_file, end_pos)
 
         try:
             for ev in stream:
                 if isinstance(ev, RotateEvent):
                     cur_file = ev.next_binlog
-                    if trx_ts is None and ev.position == 4 and self.last_pos.file != cur_file:
-                        self.last_pos = trx_start = Position(cur_file, 4, self.last_pos.gtid)
+                    if trx_ts is None and ev.position == 4 and self._file != cur_file:
+                        self._file, self._pos = cur_file, 4
+                        trx_start = Position(cur_file, 4)
                     continue
                 if trx_ts is None:
                     ev_start = ev.packet.log_pos - ev.event_size
@@ -294,6 +285,7 @@ class BinlogReader:
                         ddl_schema=schema or None, sql_mode=from_bits(getattr(ev, "sql_mode", None)),
                         gtid=trx_gtid, start_file=trx_start.file, start_pos=trx_start.pos,
                         end_file=cur_file, end_pos=ev.packet.log_pos, event_time=ev.timestamp,
+                        gtid_position=self.gtid_position(),
                         **session.fields(ev),
                     ))
                     end(ev.packet.log_pos)  # DDL commits implicitly
@@ -350,6 +342,17 @@ def replay_horizon(ts: int, replay_until: int = 0, checkpoint_ts: int = 0) -> in
 
 def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None = None,
                     name: str = "start-ts") -> Position:
+    """The transaction boundary at which a changefeed starting at `ts` begins reading
+    (_boundary_for_ts), with its GTID position."""
+    pos = _boundary_for_ts(uri, server_id, ts, changefeed, name)
+    conn = uri.connect()
+    try:
+        return gtid_at(conn, pos)
+    finally:
+        conn.close()
+
+
+def _boundary_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None, name: str) -> Position:
     """The transaction boundary at which a changefeed starting at `ts` begins reading.
 
     A binlog records no TSO, only each event's time in seconds, so the boundary is the one

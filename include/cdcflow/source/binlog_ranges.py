@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from cdcflow.core import tso
 from cdcflow.core.uri import DbUri
 from cdcflow.source.binlog import BinlogReader, Position
+from cdcflow.source.gtid import GtidPosition
 
 # Range readers' server ids: above every default id (core.uri.default_server_id stays below
 # 1_001_000_000), one block of MAX_RANGES per changefeed server id
@@ -168,11 +169,24 @@ class RangeResult:
     events: int
     last_pos: dict
     seconds: float  # the task's own time: connecting, decoding, writing
+    gtids: str = ""  # the GTIDs of the transactions read to their end (a GtidPosition's text)
 
     @classmethod
     def of(cls, reader: RangeReader, events: int, seconds: float) -> "RangeResult":
         return cls(list(reader.times), sorted(reader.aborted_ts), reader.transactions, events,
-                   reader.last_pos.to_dict(), seconds)
+                   reader.last_pos.to_dict(), seconds, str(reader.read_gtids))
+
+
+def gtid_after(start_gtid: str | None, results: list[RangeResult]) -> str | None:
+    """The GTID position at the end of ranges read one after another from a start whose GTID
+    position is `start_gtid` (None: unknown).  A range's reader knows the GTIDs it read, not
+    the position at its start: that is the driver's to put together."""
+    if start_gtid is None:
+        return None
+    out = GtidPosition.parse(start_gtid)
+    for r in results:
+        out = out.then(GtidPosition.parse(r.gtids))
+    return str(out)
 
 
 def chain(prev_ts: int, results: list[RangeResult]) -> list[list[int]]:

@@ -19,6 +19,7 @@ from cdcflow.ddl.tracker import disagreements
 from cdcflow.filter.assembled import Filter
 from cdcflow.filter.event_filter import EventFilter
 from cdcflow.filter.table import TableFilter
+from cdcflow.source import gtid
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, DdlError, DdlLog, TableKeys
@@ -42,7 +43,8 @@ def gate_ddl(cycle: Cycle, ev: Event, tf: TableFilter, ef: EventFilter, tracker,
     mode = flt.sql_mode(ev.sql_mode)
     entry = DdlEntry(
         commit_ts=ts, query=ev.ddl_query, default_schema=ev.ddl_schema, sql_mode=mode,
-        start_pos=Position(ev.start_file, ev.start_pos), end_pos=Position(ev.end_file, ev.end_pos, ev.gtid),
+        start_pos=Position(ev.start_file, ev.start_pos, ev.gtid_position),
+        end_pos=Position(ev.end_file, ev.end_pos, gtid.after(ev.gtid_position, ev.gtid)),
         session=DdlSession.of(ev),
     )
     if replacement is not None and not skipped:

@@ -10,6 +10,7 @@ from cdcflow.core.errors import UPSTREAM_UNREACHABLE, CdcflowError
 from cdcflow.core.uri import default_server_id
 from cdcflow.source.binlog import Position, available_logs, check_checkpoint_held, check_ts_held, head_position
 from cdcflow.source.binlog_ranges import bounded_head
+from cdcflow.source.gtid_locate import gtid_at, locate
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle, as_cdcflow_error
 from cdcflow.store import metastore, snapshots
@@ -66,6 +67,7 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
                                code=UPSTREAM_UNREACHABLE,
                                hint="the next cycle retries; check that the upstream runs") from None
         try:
+            start = _start_on_this_source(cycle, conn, start, feed.checkpoint_ts)
             logs = available_logs(conn)
             head = head_position(conn)
             # a window too large for one cycle ends max-window-bytes on; the next cycle reads on
@@ -99,6 +101,21 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
                 target_ts=target, dry_run=dry_run, bounded_at=bound.to_dict() if bound else None)
     return contracts.Prepared(run_id=run_id, skip=False, reason=None, state=feed.state,
                               checkpoint_ts=feed.checkpoint_ts)
+
+
+def _start_on_this_source(cycle: Cycle, conn, start: Position, checkpoint_ts: int) -> Position:
+    """The window's start as a binlog position of the source: a checkpoint `update --source-uri`
+    moved to a new source holds only its GTID position, located here in the new server's binlog
+    (refused when the server cannot continue it); a checkpoint recorded without its GTID position
+    (a cdcflow from before GTID checkpoints, a DDL barrier inside a range of a parallel read)
+    gets it from the binlog, so the checkpoints after it carry one."""
+    if start.file is None:
+        located = locate(conn, start.gtid, cycle.changefeed_id, checkpoint_ts, cycle.source.redacted())
+        cycle.log_event("located by gtid", gtid=start.gtid, position=located.to_dict())
+        return located
+    if start.gtid is None:
+        return gtid_at(conn, start)
+    return start
 
 
 def _where(feed, start_ts: int) -> dict:

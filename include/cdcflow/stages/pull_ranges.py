@@ -29,6 +29,7 @@ from cdcflow.source.binlog_ranges import (
     RangeResult,
     chain,
     cuts,
+    gtid_after,
     range_server_id,
     window_bytes,
 )
@@ -166,7 +167,9 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
     flat = [ts for mine in stamps for ts in mine]
     end_ts = flat[ended - 1] if ended else window.start_ts  # only the last range may end mid-transaction
     return contracts.Pulled(
-        end_ts=end_ts, end_pos=Position.from_dict(results[-1].last_pos), resolved_ts=window.resolved(end_ts),
+        end_ts=end_ts, resolved_ts=window.resolved(end_ts),
+        end_pos=dataclasses.replace(Position.from_dict(results[-1].last_pos),
+                                    gtid=gtid_after(window.start_pos.gtid, results)),
         stopped_at_target=False, aborted_ts=sorted(stamps[i][n] for i, r in enumerate(results) for n in r.aborted),
         events=sum(r.events for r in results), transactions=ended,
     ), {"decode_seconds": round(t1 - t0, 3), "stamp_seconds": round(t2 - t1, 3),
