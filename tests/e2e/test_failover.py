@@ -16,6 +16,7 @@ import pytest
 from cdcflow import cli
 from cdcflow.changefeed import commands
 from cdcflow.core.errors import CHECKPOINT_GTID_NOT_IN_SOURCE, SOURCE_BEHIND_CHECKPOINT, CdcflowError
+from cdcflow.core.spec_store import load_spec
 from cdcflow.store import metastore
 from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER, MariaDB
 from e2e_helpers import assert_consistent, cli_ok, cli_run, schema_changefeed
@@ -114,11 +115,9 @@ def test_servers_that_cannot_continue_the_checkpoint_are_refused(capsys, cdcflow
     err = _update_refused(capsys, "fo-refuse", replica.uri, CHECKPOINT_GTID_NOT_IN_SOURCE)
     assert "purged" in err and checkpoint_gtid in err
 
-    # nothing was recorded: the changefeed goes on from the primary
+    # nothing was recorded: the changefeed is where it was, on the primary
     assert metastore.get_feed("fo-refuse").checkpoint_pos == before
-    cli_ok(capsys, "changefeed", "resume", "-c", "fo-refuse")
-    assert cli_run(capsys, "fo-refuse")[0] == 0
-    assert_consistent(primary, down, [s])
+    assert load_spec("fo-refuse").source_uri == primary.uri
 
 
 def test_failover_to_the_promoted_replica(capsys, cdcflow_home, spark, topology, mariadb_pair):
@@ -129,12 +128,10 @@ def test_failover_to_the_promoted_replica(capsys, cdcflow_home, spark, topology,
                       f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT, note VARCHAR(20))",
                       *(f"INSERT INTO {s}.t VALUES ({i}, {i}, 'a')" for i in range(1, 21)))
     assert cli_run(capsys, "fo-main")[0] == 0
+    checkpoint = metastore.get_feed("fo-main").checkpoint_pos
     primary.execute(f"UPDATE {s}.t SET v = v + 100 WHERE id <= 5", f"DELETE FROM {s}.t WHERE id = 20",
                     f"ALTER TABLE {s}.t ADD COLUMN extra INT DEFAULT 7",
-                    *(f"INSERT INTO {s}.t VALUES ({i}, {i}, 'b', {i})" for i in range(21, 41)))
-    assert cli_run(capsys, "fo-main")[0] == 0
-    checkpoint = metastore.get_feed("fo-main").checkpoint_pos
-    primary.execute(*(f"INSERT INTO {s}.t VALUES ({i}, {i}, 'c', 0)" for i in range(41, 61)))
+                    *(f"INSERT INTO {s}.t VALUES ({i}, {i}, 'b', {i})" for i in range(21, 61)))
     _caught_up(replica, primary)
 
     # the primary dies mid-workload: whatever the replica did not receive is lost with it

@@ -40,6 +40,12 @@ def test_mysql_sets():
     assert str(GtidPosition.parse(f"{U1}:1-3").then(GtidPosition.parse(f"{U1}:4-6:9"))) == f"{U1}:1-6:9"
 
 
+def test_mysql_sets_read_from_a_binlog_start_at_one():
+    g = GtidPosition.parse(f"{U1}:50-100:120,{U2}:3")
+    assert str(g.from_first()) == f"{U1}:1-100:120,{U2}:1-3"
+    assert str(GtidPosition.parse("0-1-5").from_first()) == "0-1-5"  # MariaDB's positions have no sets
+
+
 def test_then_and_after():
     assert str(GtidPosition.parse("0-1-5,1-1-2").then(GtidPosition.parse("0-2-9"))) == "0-2-9,1-1-2"
     assert after("0-1-5", "0-1-6") == "0-1-6"

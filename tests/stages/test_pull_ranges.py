@@ -29,7 +29,7 @@ def window(mariadb_pair):
     up, _ = mariadb_pair
     uri = parse_source_uri(up.uri)
     conn = uri.connect()
-    start = head_position(conn)
+    start = head_position(conn, with_gtid=True)  # each range's DDLs and the end get the GTID position too
     up.execute("DROP DATABASE IF EXISTS pr", "CREATE DATABASE pr")
     up.execute("SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION'", "SET SESSION time_zone = '+05:30'",
                f"CREATE TABLE t ({COLUMNS})", *[f"INSERT INTO t VALUES {r}" for r in ROWS], database="pr")
@@ -121,6 +121,7 @@ def test_parallel_pull_writes_every_event_as_the_sequential_read(window, spark, 
     prev_ts = tso.compose(1_000_000)
     reader, expected = sequential(uri, start, head, prev_ts)
     assert {e["op"] for e in expected} == {"insert", "update", "delete", "ddl"}
+    assert all(e["gtid_position"] for e in expected if e["op"] == "ddl") and reader.last_pos.gtid
 
     cfg = ChangefeedConfig(pull_parallelism=RANGES, pull_parallel_min_bytes=0, event_store=str(tmp_path))
     cycle = SimpleNamespace(source=uri, config=cfg, changefeed_id="pr-feed", run_id="r1",

@@ -186,6 +186,10 @@ class BinlogReader:
             return None
         return str(self.start_gtids.then(self.read_gtids))
 
+    def event_gtid_position(self) -> str | None:
+        """A DDL event's gtid_position: the GTID position before its transaction."""
+        return self.gtid_position()
+
     def read(self, emit: Callable[[Event], None], hand_over: Callable[[Position], bool] | None = None) -> None:
         """Stream events to `emit`; rows of a large transaction go out as they are read.
 
@@ -285,7 +289,7 @@ class BinlogReader:
                         ddl_schema=schema or None, sql_mode=from_bits(getattr(ev, "sql_mode", None)),
                         gtid=trx_gtid, start_file=trx_start.file, start_pos=trx_start.pos,
                         end_file=cur_file, end_pos=ev.packet.log_pos, event_time=ev.timestamp,
-                        gtid_position=self.gtid_position(),
+                        gtid_position=self.event_gtid_position(),
                         **session.fields(ev),
                     ))
                     end(ev.packet.log_pos)  # DDL commits implicitly

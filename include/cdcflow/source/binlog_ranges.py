@@ -146,9 +146,13 @@ def _first_start(rows, more, hi: int) -> int | None:
     return None
 
 
+READ_SINCE_START = "+"  # a range's DDL events' gtid_position: the GTIDs read since the range's start
+
+
 class RangeReader(BinlogReader):
     """Reads one range; its events carry the transaction's number within the range as
-    commit_ts, and `times` holds each transaction's time (for `chain`)."""
+    commit_ts, and `times` holds each transaction's time (for `chain`); a DDL's gtid_position
+    is READ_SINCE_START and the GTIDs read before it in the range (gtid_in_range completes it)."""
 
     def __init__(self, uri: DbUri, server_id: int, start: Position, end: Position):
         super().__init__(uri, server_id, start, end, prev_ts=-1)
@@ -157,6 +161,9 @@ class RangeReader(BinlogReader):
     def _next_ts(self, ev_time: int) -> int:
         self.times.append(ev_time)
         return len(self.times) - 1
+
+    def event_gtid_position(self) -> str | None:
+        return READ_SINCE_START + str(self.read_gtids)
 
 
 @dataclass
@@ -177,16 +184,28 @@ class RangeResult:
                    reader.last_pos.to_dict(), seconds, str(reader.read_gtids))
 
 
-def gtid_after(start_gtid: str | None, results: list[RangeResult]) -> str | None:
-    """The GTID position at the end of ranges read one after another from a start whose GTID
-    position is `start_gtid` (None: unknown).  A range's reader knows the GTIDs it read, not
-    the position at its start: that is the driver's to put together."""
+def gtids_at_starts(start_gtid: str | None, results: list[RangeResult]) -> list[str | None]:
+    """The GTID position at the start of each of the ranges read one after another from a start
+    whose GTID position is `start_gtid` (None: unknown), and at the end of the last.  A range's
+    reader knows the GTIDs it read, not the position at its start: that is the driver's to put
+    together."""
     if start_gtid is None:
-        return None
-    out = GtidPosition.parse(start_gtid)
+        return [None] * (len(results) + 1)
+    out, at = [start_gtid], GtidPosition.parse(start_gtid)
     for r in results:
-        out = out.then(GtidPosition.parse(r.gtids))
-    return str(out)
+        at = at.then(GtidPosition.parse(r.gtids))
+        out.append(str(at))
+    return out
+
+
+def gtid_in_range(range_start: str | None, value: str) -> str | None:
+    """A DDL event's gtid_position as a range read it (RangeReader.event_gtid_position) made
+    whole with the GTID position at the range's start."""
+    if not value.startswith(READ_SINCE_START):
+        return value
+    if range_start is None:
+        return None
+    return str(GtidPosition.parse(range_start).then(GtidPosition.parse(value[len(READ_SINCE_START):])))
 
 
 def chain(prev_ts: int, results: list[RangeResult]) -> list[list[int]]:

@@ -114,6 +114,17 @@ class GtidPosition:
                 merged.append((a, b))
         self.sets[uuid] = merged
 
+    def from_first(self) -> "GtidPosition":
+        """MySQL: every uuid's set from transaction 1 on (in place; returns self).  A file's
+        Previous_gtids event can lack the start of a set (DM's getGTIDsForPos says so and resets
+        it as here): a position read from the binlog then names what the server executed."""
+        for u, ivs in self.sets.items():
+            ivs[0] = (1, ivs[0][1])
+            self.sets[u] = []
+            for lo, hi in ivs:
+                self._add_interval(u, lo, hi)
+        return self
+
     # -- comparing --------------------------------------------------------------------------
 
     def has(self, gtid: str) -> bool:

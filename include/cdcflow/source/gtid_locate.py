@@ -46,7 +46,7 @@ def gtid_at(conn, pos: Position) -> Position:
             g = GtidPosition.parse(info)
         elif (gtid := gtid_of_event(kind, info)) is not None:
             g.add(gtid)
-    return dataclasses.replace(pos, gtid=str(g))
+    return dataclasses.replace(pos, gtid=str(g.from_first()))
 
 
 def server_gtids(conn) -> tuple[str, GtidPosition, str]:

@@ -29,7 +29,8 @@ from cdcflow.source.binlog_ranges import (
     RangeResult,
     chain,
     cuts,
-    gtid_after,
+    gtid_in_range,
+    gtids_at_starts,
     range_server_id,
     window_bytes,
 )
@@ -156,8 +157,11 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
     t1 = time.perf_counter()
     stamps = chain(window.start_ts, results)
 
+    starts_gtid = gtids_at_starts(window.start_pos.gtid, results)
+
     def stamp(index: int) -> str:
-        RunFolder.at(url).restamp(RANGES_FOLDER, "raw", first_part + index, stamps[index])
+        RunFolder.at(url).restamp(RANGES_FOLDER, "raw", first_part + index, stamps[index],
+                                  lambda read: gtid_in_range(starts_gtid[index], read))
         return ""
 
     _each_range(spark, len(specs), stamp)
@@ -169,7 +173,7 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
     return contracts.Pulled(
         end_ts=end_ts, resolved_ts=window.resolved(end_ts),
         end_pos=dataclasses.replace(Position.from_dict(results[-1].last_pos),
-                                    gtid=gtid_after(window.start_pos.gtid, results)),
+                                    gtid=gtids_at_starts(window.start_pos.gtid, results)[-1]),
         stopped_at_target=False, aborted_ts=sorted(stamps[i][n] for i, r in enumerate(results) for n in r.aborted),
         events=sum(r.events for r in results), transactions=ended,
     ), {"decode_seconds": round(t1 - t0, 3), "stamp_seconds": round(t2 - t1, 3),

@@ -104,20 +104,24 @@ class RunFolder:
         return self._fs_path(name) + f"/part-{part:05d}.parquet"
 
 
-    def restamp(self, src: str, dst: str, part: int, commit_ts: list[int]) -> None:
+    def restamp(self, src: str, dst: str, part: int, commit_ts: list[int], gtid_position=None) -> None:
         """Copy part `part` of folder `src` to `dst` a row group at a time, its commit_ts (a
-        number into `commit_ts`) replaced by commit_ts[number]: pull's parallel path."""
+        number into `commit_ts`) replaced by commit_ts[number], and each DDL's gtid_position
+        by `gtid_position(value)` where one is given: pull's parallel path."""
         self.fs.create_dir(self._fs_path(dst), recursive=True)
         table = pa.array(commit_ts, pa.int64())
-        where = FIELDS.index("commit_ts")
+        where, gtids = FIELDS.index("commit_ts"), FIELDS.index("gtid_position")
         with self.fs.open_input_file(self.part_file(src, part)) as f, \
                 self.fs.open_output_stream(self.part_file(dst, part)) as sink:
             source = pq.ParquetFile(f)
             with pq.ParquetWriter(sink, EVENT_SCHEMA, compression="zstd") as out:
                 for i in range(source.num_row_groups):
                     group = source.read_row_group(i)
-                    stamped = pc.take(table, group.column(where))
-                    out.write_table(group.set_column(where, "commit_ts", stamped))
+                    group = group.set_column(where, "commit_ts", pc.take(table, group.column(where)))
+                    if gtid_position is not None and group.column(gtids).null_count < len(group):
+                        values = [None if v is None else gtid_position(v) for v in group.column(gtids).to_pylist()]
+                        group = group.set_column(gtids, "gtid_position", pa.array(values, pa.string()))
+                    out.write_table(group)
 
 
 class EventWriter:
