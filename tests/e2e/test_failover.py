@@ -17,9 +17,10 @@ from cdcflow import cli
 from cdcflow.changefeed import commands
 from cdcflow.core.errors import CHECKPOINT_GTID_NOT_IN_SOURCE, SOURCE_BEHIND_CHECKPOINT, CdcflowError
 from cdcflow.core.spec_store import load_spec
+from cdcflow.source.gtid_locate import locate
 from cdcflow.store import metastore
 from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER, MariaDB
-from e2e_helpers import assert_consistent, cli_ok, cli_run, schema_changefeed
+from e2e_helpers import assert_consistent, cli_ok, cli_run, query, schema_changefeed
 
 
 def _gtid_pos(server) -> str:
@@ -127,8 +128,11 @@ def test_failover_to_the_promoted_replica(capsys, cdcflow_home, spark, topology,
     schema_changefeed(capsys, primary, down, "fo-main", s, f"CREATE DATABASE {s}",
                       f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT, note VARCHAR(20))",
                       *(f"INSERT INTO {s}.t VALUES ({i}, {i}, 'a')" for i in range(1, 21)))
+    # a checkpoint an older cdcflow recorded, without GTID position: the cycle reads it from the binlog
+    metastore.update_feed("fo-main", checkpoint_pos={**metastore.get_feed("fo-main").checkpoint_pos, "gtid": None})
     assert cli_run(capsys, "fo-main")[0] == 0
     checkpoint = metastore.get_feed("fo-main").checkpoint_pos
+    assert checkpoint["gtid"] == _gtid_pos(primary)
     primary.execute(f"UPDATE {s}.t SET v = v + 100 WHERE id <= 5", f"DELETE FROM {s}.t WHERE id = 20",
                     f"ALTER TABLE {s}.t ADD COLUMN extra INT DEFAULT 7",
                     *(f"INSERT INTO {s}.t VALUES ({i}, {i}, 'b', {i})" for i in range(21, 61)))
@@ -166,6 +170,8 @@ def test_failover_to_the_promoted_replica(capsys, cdcflow_home, spark, topology,
     cli_ok(capsys, "changefeed", "update", "-c", "fo-main", "--source-uri", replica.uri)
     moved = metastore.get_feed("fo-main").checkpoint_pos
     assert moved == {"file": None, "pos": None, "gtid": checkpoint["gtid"]}  # located by GTID at the next cycle
+    lag = query(capsys, "fo-main")["cdcflow"]["lag"]
+    assert lag["status"] == "unknown" and "located" in lag["note"]
     cli_ok(capsys, "changefeed", "resume", "-c", "fo-main")
     rc, err = cli_run(capsys, "fo-main")
     assert rc == 0, err
@@ -181,3 +187,13 @@ def test_failover_to_the_promoted_replica(capsys, cdcflow_home, spark, topology,
     feed = metastore.get_feed("fo-main")
     assert feed.state == "normal" and feed.checkpoint_pos["gtid"] == _gtid_pos(replica)
     assert feed.checkpoint_pos["gtid"].startswith(f"{domain}-12-")  # a transaction the new primary wrote
+
+
+def test_a_checkpoint_without_gtid_or_of_the_other_flavour_is_refused(topology):
+    _, replica = topology  # the one server of the two that is never killed
+    with replica.connect() as conn:
+        for gtid, why in ((None, "records no GTID position"),
+                          ("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5", "GTIDs are mysql's, the server is mariadb")):
+            with pytest.raises(CdcflowError) as refused:
+                locate(conn, gtid, "fo-x", 1, "the replica")
+            assert refused.value.code == CHECKPOINT_GTID_NOT_IN_SOURCE and why in str(refused.value)
