@@ -36,15 +36,25 @@ def events(conn, file: str, start: int = 4) -> Iterator[tuple[str, int, int, str
 
 
 def gtid_at(conn, pos: Position) -> Position:
-    """`pos` with the GTID position of the transactions before it (its binlog file's starting
-    position, then each transaction of the file up to `pos`)."""
+    """`pos` with the GTID position of the transactions before it.  MariaDB computes it itself
+    (BINLOG_GTID_POS: its own read of the file, 0.15 s for 4.5 MB where a read of its events
+    over the protocol took 4 s); otherwise, as DM's GetGTIDsForPos: the file's starting position
+    (Gtid_list / Previous_gtids, which belongs to every position of the file), then the GTID of
+    each transaction that starts before `pos`."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT @@version")
+        if "mariadb" in cur.fetchone()[0].lower():
+            cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (pos.file, pos.pos))
+            found = cur.fetchone()[0]
+            if found is not None:  # None: not an event's start, or a file the server lacks
+                return dataclasses.replace(pos, gtid=str(GtidPosition.parse(found)))
     g = GtidPosition()
     for kind, at, _end, info in events(conn, pos.file):
-        if at >= pos.pos:
-            break
         if kind in PREVIOUS_GTIDS:
             g = GtidPosition.parse(info)
         elif (gtid := gtid_of_event(kind, info)) is not None:
+            if at >= pos.pos:
+                break
             g.add(gtid)
     return dataclasses.replace(pos, gtid=str(g.from_first()))
 
