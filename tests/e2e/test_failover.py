@@ -16,11 +16,11 @@ import pytest
 from cdcflow import cli
 from cdcflow.changefeed import commands
 from cdcflow.core.errors import CHECKPOINT_GTID_NOT_IN_SOURCE, SOURCE_BEHIND_CHECKPOINT, CdcflowError
-from cdcflow.core.spec_store import load_spec
+from cdcflow.core.spec_store import load_spec, save_spec
 from cdcflow.source.gtid_locate import locate
 from cdcflow.store import metastore
 from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER, MariaDB
-from e2e_helpers import assert_consistent, cli_ok, cli_run, query, schema_changefeed
+from e2e_helpers import assert_consistent, cli_ok, cli_run, query, run_fails, schema_changefeed
 
 
 def _gtid_pos(server) -> str:
@@ -120,6 +120,15 @@ def test_servers_that_cannot_continue_the_checkpoint_are_refused(capsys, cdcflow
     # nothing was recorded: the changefeed is where it was, on the primary
     assert metastore.get_feed("fo-refuse").checkpoint_pos == before
     assert load_spec("fo-refuse").source_uri == primary.uri
+
+    # a server that changed after the update is refused by the cycle, in the same words (one check)
+    spec = load_spec("fo-refuse")
+    spec.source_uri = replica.uri
+    save_spec(spec)
+    metastore.update_feed("fo-refuse", checkpoint_pos={"file": None, "pos": None, "gtid": checkpoint_gtid})
+    cli_ok(capsys, "changefeed", "resume", "-c", "fo-refuse")
+    status, message, _ = run_fails(capsys, "fo-refuse")
+    assert status["error"]["code"] == CHECKPOINT_GTID_NOT_IN_SOURCE and "purged" in message
 
 
 def test_failover_to_the_promoted_replica(capsys, cdcflow_home, spark, topology, mariadb_pair):
