@@ -18,6 +18,7 @@ except ImportError:  # tests/ imported as a package
 from e2e_helpers import assert_consistent, schema_changefeed
 
 from cdcflow.core import tso
+from cdcflow.runner.cycle_tables import cycle_tables
 from cdcflow.store import metastore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
@@ -78,6 +79,7 @@ def test_a_run_emits_an_event_only_for_the_tables_it_changed_and_queues_their_co
         mariadb_pair, airflow_home, capsys, tmp_path, monkeypatch):
     from cdcflow_airflow import index_trigger
     from cdcflow_airflow.assets import table_asset
+    from cdcflow_airflow.lineage import cycle_datasets
 
     looks = []  # the index trigger's looks: none, when the sensor does not defer
     real_look = index_trigger.look_once
@@ -96,8 +98,7 @@ def test_a_run_emits_an_event_only_for_the_tables_it_changed_and_queues_their_co
                       f"INSERT INTO {SCHEMA}.orders VALUES (1, 10), (2, 20)",
                       f"INSERT INTO {SCHEMA}.audit VALUES (1, 'created')")
     orders, audit = (table_asset(down.uri, SCHEMA, t).uri for t in ("orders", "audit"))
-    host, port = down.uri.split("@", 1)[1].split("/", 1)[0].rsplit(":", 1)
-    assert orders == f"mysql://{host}:{port}/{SCHEMA}/orders"  # the MySQL provider's asset URI
+    assert orders == f"mysql://127.0.0.1:{down.port}/{SCHEMA}/orders"  # the MySQL provider's asset URI
     _sync_consumer(tmp_path, orders)
     assert not _consumer_due()
 
@@ -128,3 +129,7 @@ def test_a_run_emits_an_event_only_for_the_tables_it_changed_and_queues_their_co
     (*_, (_, _, last)) = _events(audit)
     assert len(_events(audit)) == 2 and last["cycle"] == second.run_id
     assert last["checkpoint_ts"] == metastore.get_feed("e2e-assets").checkpoint_ts > feed.checkpoint_ts
+    # the lineage the finish task reports (lineage.py): the one table, read upstream, written downstream
+    inputs, outputs = cycle_datasets(cycle_tables("e2e-assets", second.run_id))
+    assert inputs == [(f"mysql://127.0.0.1:{up.port}", f"{SCHEMA}.audit")]
+    assert outputs == [(f"mysql://127.0.0.1:{down.port}", f"{SCHEMA}.audit")]
