@@ -9,6 +9,7 @@ import os
 
 from airflow.providers.standard.operators.python import PythonOperator
 
+from cdcflow.core.errors import CdcflowError
 from cdcflow_airflow.assets import alias_for, emit_table_events
 from cdcflow_airflow.lineage import operator_lineage
 
@@ -32,7 +33,11 @@ class FinishOperator(PythonOperator):
 
     def execute(self, context):
         result = super().execute(context)  # raises when the cycle failed: no event then
-        tables = self._cycle_tables(context["ti"])
+        try:
+            tables = self._cycle_tables(context["ti"])
+        except CdcflowError as e:  # the changefeed was removed meanwhile: its cycle is closed all the same
+            log.warning("changefeed %s: no asset events: %s", self.changefeed_id, e)
+            return result
         if tables is not None:
             uris = emit_table_events(context["outlet_events"], tables)
             log.info("changefeed %s: cycle %s: asset events for %s", self.changefeed_id, tables.run_id,

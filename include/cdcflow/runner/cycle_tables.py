@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cdcflow.core import tso
+from cdcflow.core.errors import CdcflowError
 from cdcflow.core.spec_store import load_spec
 from cdcflow.core.uri import parse_sink_uri, parse_source_uri
 from cdcflow.stages import contracts
@@ -43,9 +44,13 @@ def servers(changefeed_id: str) -> tuple[Server, Server]:
 
 def cycle_tables(changefeed_id: str, run_id: str) -> CycleTables:
     """What cycle `run_id` wrote.  Only a cycle that finished done counts: a dry run, a failed
-    or a replaced cycle changed nothing a reader may rely on."""
+    or a replaced cycle changed nothing a reader may rely on.  Raises CdcflowError when the
+    changefeed's spec is gone."""
     source, sink = servers(changefeed_id)
-    run = metastore.get_run(changefeed_id, run_id)
+    try:
+        run = metastore.get_run(changefeed_id, run_id)
+    except CdcflowError:  # prepare skipped the cycle (a stopped changefeed): no run was recorded
+        return CycleTables(changefeed_id, run_id, source, sink, (), None, None)
     applied = contracts.recorded(run.stats, "apply", contracts.ApplyResult)
     done = run.status == "done" and not run.dry_run
     changed = tuple(sorted(tuple(name.split(".", 1)) for name in applied.changed_tables)) \
