@@ -118,7 +118,8 @@ def test_a_run_emits_an_event_only_for_the_tables_it_changed_and_queues_their_co
     assert _succeeded(run, "wait_index") and looks == []
 
     _clear_queue()  # as the scheduler does when it creates the consumer's run
-    up.execute(f"INSERT INTO {SCHEMA}.audit VALUES (2, 'audited')")
+    up.execute(f"INSERT INTO {SCHEMA}.audit VALUES (2, 'audited')",
+               f"CREATE TABLE {SCHEMA}.later (id INT PRIMARY KEY)")  # a table the DAG never saw: DDL only
     run = dag.test()
     assert _succeeded(run), run.state
     assert down.query(f"SELECT what FROM {SCHEMA}.audit WHERE id = 2") == [("audited",)]
@@ -129,7 +130,9 @@ def test_a_run_emits_an_event_only_for_the_tables_it_changed_and_queues_their_co
     (*_, (_, _, last)) = _events(audit)
     assert len(_events(audit)) == 2 and last["cycle"] == second.run_id
     assert last["checkpoint_ts"] == metastore.get_feed("e2e-assets").checkpoint_ts > feed.checkpoint_ts
-    # the lineage the finish task reports (lineage.py): the one table, read upstream, written downstream
+    later = table_asset(down.uri, SCHEMA, "later").uri
+    assert [e for *_, e in _events(later)] == [last]
+    # the lineage the finish task reports (lineage.py): the tables it changed, read upstream, written downstream
     inputs, outputs = cycle_datasets(cycle_tables("e2e-assets", second.run_id))
-    assert inputs == [(f"mysql://127.0.0.1:{up.port}", f"{SCHEMA}.audit")]
-    assert outputs == [(f"mysql://127.0.0.1:{down.port}", f"{SCHEMA}.audit")]
+    assert inputs == [(f"mysql://127.0.0.1:{up.port}", f"{SCHEMA}.{t}") for t in ("audit", "later")]
+    assert outputs == [(f"mysql://127.0.0.1:{down.port}", f"{SCHEMA}.{t}") for t in ("audit", "later")]
