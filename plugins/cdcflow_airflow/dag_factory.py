@@ -22,7 +22,10 @@ import logging
 import os
 from collections.abc import Iterable, Iterator
 
-from airflow.providers.standard.operators.python import BranchPythonOperator, ShortCircuitOperator
+from airflow.providers.standard.operators.python import (
+    BranchPythonOperator,
+    ShortCircuitOperator,
+)
 from airflow.sdk import DAG, Param, TriggerRule, chain
 
 from cdcflow.core.stage_names import SPARK_STAGES
