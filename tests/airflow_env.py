@@ -104,3 +104,23 @@ def parsed_changefeed_dag(changefeed_id: str):
     bag = DagBag(dag_folder=str(DAGS_FOLDER))
     assert not bag.import_errors, bag.import_errors
     return bag.dags[f"changefeed__{changefeed_id}"]
+
+
+def sync_dag_file(path: Path, bundle: str = "tests") -> dict:
+    """The DAGs of a file outside dags/ (a consumer a user writes, a DAG a test builds), written to
+    Airflow's DB under a bundle of their own (syncing dags/ leaves them alone) and unpaused, so
+    the scheduler's queries and dag.test() see them.  Returns them by id."""
+    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
+    from airflow.models.dag import DagModel
+    from airflow.models.dagbundle import DagBundleModel
+    from airflow.utils.session import create_session
+
+    bag = DagBag(dag_folder=str(path))
+    assert not bag.import_errors and bag.dags, bag.import_errors
+    with create_session() as session:
+        session.merge(DagBundleModel(name=bundle))
+    sync_bag_to_db(bag, bundle, None)
+    with create_session() as session:
+        for dag_id in bag.dags:
+            session.get(DagModel, dag_id).is_paused = False
+    return bag.dags

@@ -2,8 +2,8 @@
 
     prepare ─► pull ─► filter ─► barrier ─► apply ─► wait_index ─► finish
     (python)  (python,  (Spark Connect sessions,     (sensor,      (python,
-               branch)   or spark-submit jobs;        reschedule)   all_done)
-                         pool cdcflow_spark)
+               branch)   or spark-submit jobs;        deferrable)   all_done,
+                         pool cdcflow_spark)                        asset events)
                  └──────────── empty window ──────────►┘
 
 `prepare` may decide the changefeed does nothing this cycle (stopped, failed,
@@ -24,7 +24,6 @@ from collections.abc import Iterable, Iterator
 
 from airflow.providers.standard.operators.python import (
     BranchPythonOperator,
-    PythonOperator,
     ShortCircuitOperator,
 )
 from airflow.sdk import DAG, Param, TriggerRule, chain
@@ -38,6 +37,7 @@ from cdcflow_airflow.cycle_tasks import (
     record_task_failure,
 )
 from cdcflow_airflow.dag_doc import CHANGEFEEDS_PAGE, dag_doc, unpause_warning
+from cdcflow_airflow.finish_task import FinishOperator
 from cdcflow_airflow.index_sensor import wait_index_task
 from cdcflow_airflow.operators import RUN_ID_TEMPLATE, spark_stage_task
 
@@ -152,11 +152,12 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
             doc_md="Reads the binlog window into the event store; an empty window skips the Spark stages.",
         )
         stages = [spark_stage_task(stage, spec, cdcflow_home) for stage in SPARK_STAGES]
-        wait_index = wait_index_task(spec.id, cdcflow_home)
-        finish = PythonOperator(
+        wait_index = wait_index_task(spec.id, cdcflow_home, spec.config().index_wait)
+        finish = FinishOperator(  # also emits the changed tables' asset events (assets.py)
             task_id="finish",
             python_callable=finish_cycle,
             op_kwargs=task_kwargs,
+            **task_kwargs,
             on_failure_callback=on_failure,
             trigger_rule=TriggerRule.ALL_DONE,
         )

@@ -31,8 +31,9 @@ FEEDS = {
     # id: (config text, the DAG's schedule)
     "orders": ('[cdcflow]\nschedule = "*/10 * * * *"\nshuffle-partitions = 3\nspark-master = "local[2]"\n',
                "*/10 * * * *"),
-    "audit": ('[cdcflow]\nschedule = "none"\n', None),
+    "audit": ('[cdcflow]\nschedule = "none"\nindex-wait = "reschedule"\n', None),
 }
+INDEX_WAIT = {"orders": "deferrable", "audit": "reschedule"}  # the default, and the config's
 
 
 @pytest.fixture(scope="module")
@@ -154,20 +155,22 @@ def test_prepare_skips_only_the_stages_and_finish_always_runs(dagbag):
 
 @pytest.mark.parametrize("changefeed_id", sorted(FEEDS))
 def test_every_dag_waits_for_index_builds_without_holding_a_worker_slot(dagbag, feeds_home, changefeed_id):
-    from airflow.providers.standard.sensors.python import PythonSensor
     from airflow.serialization.serialized_objects import DagSerialization
+
+    from cdcflow_airflow.index_sensor import IndexWaitSensor
 
     dag = dagbag.dags[f"changefeed__{changefeed_id}"]
     sensor = dag.get_task("wait_index")
-    assert isinstance(sensor, PythonSensor)
-    assert sensor.mode == "reschedule"  # the slot is given back between pokes
+    assert isinstance(sensor, IndexWaitSensor)
+    # deferred to the triggerer, or the slot given back between pokes, as the config says
+    assert sensor.index_wait == INDEX_WAIT[changefeed_id] and sensor.mode == "reschedule"
     assert sensor.upstream_task_ids == {"apply", "pull"} and sensor.downstream_task_ids == {"finish"}
     assert sensor.poke_interval == 30 and sensor.timeout == 6 * 3600
-    assert sensor.op_kwargs == {"changefeed_id": changefeed_id, "cdcflow_home": str(feeds_home),
-                                "run_id": RUN_ID_TEMPLATE}
+    assert (sensor.changefeed_id, sensor.cdcflow_home, sensor.run_id) == (changefeed_id, str(feeds_home),
+                                                                         RUN_ID_TEMPLATE)
     back = DagSerialization.from_dict(DagSerialization.to_dict(dag)).get_task("wait_index")
     # what the scheduler reads from the serialized DAG
-    assert back.reschedule is True and back.op_kwargs["run_id"] == RUN_ID_TEMPLATE
+    assert back.reschedule is True and list(back.template_fields) == ["run_id"]
 
 
 @pytest.mark.parametrize("stage", SPARK_STAGES)

@@ -171,6 +171,8 @@ GOOD = [
     ('[cdcflow]\nspark-master = "spark://m:7077"\nevent-store = "file:///mnt/shared/ev"',
      lambda c: c.spark_master == "spark://m:7077"),
     ('[cdcflow]\nspark-remote = "sc://127.0.0.1:15002"', lambda c: c.spark_remote == "sc://127.0.0.1:15002"),
+    ('[cdcflow]\nindex-wait = "reschedule"', lambda c: c.index_wait == "reschedule"),
+    ("", lambda c: c.index_wait == "deferrable"),
     ("[cdcflow]\nshuffle-partitions = 1", lambda c: c.shuffle_partitions == 1),
     ("[cdcflow]\nonline-ddl = false", lambda c: c.online_ddl is False),
     ('[cdcflow]\nshadow-table-rules = ["^(.+)_shadow$"]\ntrash-table-rules = ["^(.+)_trash$", "^_(.+)_old$"]',
@@ -235,6 +237,7 @@ BAD = [
     ('[cdcflow]\nevent-store = ""', ["cdcflow.event-store", "non-empty string"]),
     ("[cdcflow]\nspark-master = 7077", ["cdcflow.spark-master", "7077"]),
     ("[cdcflow]\nshuffle-partitions = 0", ["cdcflow.shuffle-partitions", "at least 1"]),
+    ('[cdcflow]\nindex-wait = "poke"', ["cdcflow.index-wait", "deferrable", "reschedule"]),
     ('[cdcflow]\nspark-remote = "127.0.0.1:15002"', ["cdcflow.spark-remote", "sc://"]),
     ('[cdcflow]\nspark-remote = "sc://h:1"\nspark-master = "local[2]"', ["spark-master", "spark-remote", "both"]),
     # a cluster's executors cannot read a folder only the driver's machine has

@@ -13,68 +13,19 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 
 import pytest
 from e2e_helpers import assert_consistent, backdate, index_jobs_of
+from tidb_standin_helpers import SCHEMA, start_tidb_changefeed, tidb  # noqa: F401 - tidb: a fixture
 
 from cdcflow import cli
 from cdcflow.core.errors import CdcflowError
-from cdcflow_devtools.tidb_standin import TiDBStandIn
-from cdcflow.sink import async_index, connection
 from cdcflow.runner.in_process import run_cycle
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.wait_index import wait_index
 from cdcflow.store import index_jobs, metastore
 
 pytestmark = pytest.mark.e2e
-
-RECORDED = Path(__file__).resolve().parents[1] / "tidb_recorded" / "admin_show_ddl_jobs.json"
-SCHEMA = "tidb_async"
-REAL_CONNECT = connection.connect
-
-
-@pytest.fixture
-def tidb(mariadb_pair, monkeypatch, cdcflow_home):
-    """The TiDB stand-in, serving every downstream connection the driver opens."""
-    up, down = mariadb_pair
-    for server in (up, down):
-        server.execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
-    monkeypatch.setattr(async_index, "FIND_PAUSE", 0.01)
-    holder = {}
-
-    def use(standin: TiDBStandIn) -> TiDBStandIn:
-        holder["standin"] = standin
-        monkeypatch.setattr(connection, "connect", standin.connect)
-        return standin
-
-    use.new = lambda **kw: use(TiDBStandIn(RECORDED, REAL_CONNECT, **kw))
-    return use
-
-
-def _create(capsys, up, down, changefeed_id: str) -> None:
-    from cdcflow.core.spec_store import home
-
-    config = home() / f"{changefeed_id}.toml"
-    config.write_text(f"[filter]\nrules = ['{SCHEMA}.*']\n")
-    capsys.readouterr()
-    rc = cli.main(["changefeed", "create", "-c", changefeed_id, "--source-uri", up.uri,
-                   "--sink-uri", down.uri.replace("mysql://", "tidb://"), "--config", str(config)])
-    assert rc == 0, capsys.readouterr().err
-
-
-def _start(tidb, capsys, mariadb_pair, spark, changefeed_id: str, **standin) -> TiDBStandIn:
-    """A new TiDB stand-in, a changefeed to it, and two tables replicated by a first cycle."""
-    up, down = mariadb_pair
-    s = tidb.new(**standin)
-    _create(capsys, up, down, changefeed_id)
-    up.execute(f"CREATE DATABASE {SCHEMA}",
-               f"CREATE TABLE {SCHEMA}.t (id INT PRIMARY KEY, v INT)",
-               f"CREATE TABLE {SCHEMA}.u (id INT PRIMARY KEY, c INT)",
-               f"INSERT INTO {SCHEMA}.t VALUES (1, 10), (2, 20)",
-               f"INSERT INTO {SCHEMA}.u VALUES (1, 1)")
-    run_cycle(changefeed_id, spark=spark)
-    return s
 
 
 def _columns(down, table: str) -> list[str]:
@@ -90,7 +41,7 @@ def _indexes(down, table: str) -> set[str]:
 def test_dml_flows_past_async_add_index_next_ddl_on_that_table_waits_and_a_restart_resumes(
         tidb, mariadb_pair, spark, capsys):
     up, down = mariadb_pair
-    standin = _start(tidb, capsys, mariadb_pair, spark, "tidb-async")
+    standin = start_tidb_changefeed(tidb, capsys, mariadb_pair, spark, "tidb-async")
     assert standin.async_submissions == []  # CREATE TABLE is not index DDL
 
     standin.on_submit = "queueing"  # TiDB accepts the job and queues it
@@ -150,7 +101,7 @@ def test_a_failed_index_build_fails_the_changefeed_naming_table_index_ts_and_tid
         tidb, mariadb_pair, spark, capsys, state, tidb_text):
     up, down = mariadb_pair
     changefeed_id = "tidb-fail-" + state.replace(" ", "-")
-    standin = _start(tidb, capsys, mariadb_pair, spark, changefeed_id, on_submit="running")
+    standin = start_tidb_changefeed(tidb, capsys, mariadb_pair, spark, changefeed_id, on_submit="running")
     up.execute(f"CREATE UNIQUE INDEX iv ON {SCHEMA}.t (v)", f"INSERT INTO {SCHEMA}.t VALUES (3, 30)")
     first = run_cycle(changefeed_id, spark=spark)
     assert first["wait_index"]["done"] is True  # no DDL waits for it: DML keeps flowing
@@ -173,7 +124,7 @@ def test_a_failed_index_build_fails_the_changefeed_naming_table_index_ts_and_tid
 
 def test_without_super_index_ddl_runs_synchronously_and_says_why(tidb, mariadb_pair, spark, capsys, caplog):
     up, down = mariadb_pair
-    standin = _start(tidb, capsys, mariadb_pair, spark, "tidb-nosuper", super_privilege=False)
+    standin = start_tidb_changefeed(tidb, capsys, mariadb_pair, spark, "tidb-nosuper", super_privilege=False)
     up.execute(f"ALTER TABLE {SCHEMA}.t ADD INDEX iv (v)", f"INSERT INTO {SCHEMA}.t VALUES (3, 30)",
                f"ALTER TABLE {SCHEMA}.t ADD COLUMN w INT", f"INSERT INTO {SCHEMA}.t VALUES (4, 40, 4)")
     with caplog.at_level(logging.WARNING, logger="cdcflow"):
@@ -191,7 +142,7 @@ def test_without_super_index_ddl_runs_synchronously_and_says_why(tidb, mariadb_p
 
 def test_a_job_tidb_shows_running_on_the_table_is_waited_for_never_joined(tidb, mariadb_pair, spark, capsys):
     up, down = mariadb_pair
-    standin = _start(tidb, capsys, mariadb_pair, spark, "tidb-busy")
+    standin = start_tidb_changefeed(tidb, capsys, mariadb_pair, spark, "tidb-busy")
     standin.statements.clear()
     standin.show("other job running on t")  # an index build cdcflow did not submit
     up.execute(f"ALTER TABLE {SCHEMA}.t ADD COLUMN w INT", f"INSERT INTO {SCHEMA}.t VALUES (3, 30, 3)")
@@ -211,7 +162,7 @@ def test_a_job_tidb_shows_running_on_the_table_is_waited_for_never_joined(tidb, 
 
 def test_an_add_index_sent_before_a_crash_is_adopted_not_sent_again(tidb, mariadb_pair, spark, capsys, monkeypatch):
     up, down = mariadb_pair
-    standin = _start(tidb, capsys, mariadb_pair, spark, "tidb-crash", on_submit="running")
+    standin = start_tidb_changefeed(tidb, capsys, mariadb_pair, spark, "tidb-crash", on_submit="running")
     up.execute(f"ALTER TABLE {SCHEMA}.t ADD INDEX iv (v)", f"INSERT INTO {SCHEMA}.t VALUES (3, 30)")
 
     def crash(*a, **kw):
@@ -238,7 +189,7 @@ def test_an_add_index_sent_before_a_crash_is_adopted_not_sent_again(tidb, mariad
 
 def test_cli_run_says_where_it_stopped(tidb, mariadb_pair, spark, capsys, monkeypatch):
     up, down = mariadb_pair
-    standin = _start(tidb, capsys, mariadb_pair, spark, "tidb-cli", on_submit="running")
+    standin = start_tidb_changefeed(tidb, capsys, mariadb_pair, spark, "tidb-cli", on_submit="running")
     up.execute(f"ALTER TABLE {SCHEMA}.t ADD INDEX iv (v)", f"ALTER TABLE {SCHEMA}.t DROP COLUMN v")
     import cdcflow.runner.in_process as in_process
 

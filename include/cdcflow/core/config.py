@@ -54,6 +54,8 @@ DEFAULT_ERROR_STUCK_SECONDS = 30 * 60
 MIN_ERROR_STUCK_SECONDS = 30 * 60
 DEFAULT_GC_TTL_SECONDS = 24 * 3600
 DEFAULT_SCHEDULE = "*/5 * * * *"
+# [cdcflow] index-wait: the DAG's wait_index sensor defers to the triggerer, or reschedules itself
+INDEX_WAIT_MODES = ("deferrable", "reschedule")
 # DM's defaults (dm/config DefaultShadowTableRules / DefaultTrashTableRules): gh-ost's _t_gho and
 # pt-online-schema-change's _t_new are shadow tables; gh-ost's _t_ghc, _t_del and pt-osc's _t_old trash
 DEFAULT_SHADOW_TABLE_RULE = r"^_(.+)_(?:new|gho)$"
@@ -129,6 +131,8 @@ class ChangefeedConfig:
     event_store: str | None = None  # None: under CDCFLOW_HOME
     spark_master: str | None = None  # None: local[*]; set: the DAG's stages run by spark-submit
     spark_remote: str | None = None  # a Spark Connect server (sc://host:port) instead of a JVM here
+    # how the DAG's wait_index task waits for TiDB's index builds: on the triggerer, or by rescheduling
+    index_wait: str = "deferrable"
     shuffle_partitions: int = 4
     pull_parallelism: int = 0  # 0: the machine's cores, 1: pull reads in one process (stages.pull_ranges)
     pull_parallel_min_bytes: int = 4 * 1024 * 1024  # measured crossover about 3 MiB (docs/performance.md)
@@ -164,6 +168,7 @@ class ChangefeedConfig:
                 "event-store": self.event_store,
                 "spark-master": self.spark_master,
                 "spark-remote": self.spark_remote,
+                "index-wait": self.index_wait,
                 "shuffle-partitions": self.shuffle_partitions,
                 "pull-parallelism": self.pull_parallelism,
                 "pull-parallel-min-bytes": self.pull_parallel_min_bytes,
@@ -482,6 +487,7 @@ _CDCFLOW_KEYS: dict[str, tuple[str, Callable]] = {
     "event-store": ("event_store", _optional_text),
     "spark-master": ("spark_master", _optional_text),
     "spark-remote": ("spark_remote", _connect_url),
+    "index-wait": ("index_wait", _one_of(*INDEX_WAIT_MODES)),
     "shuffle-partitions": ("shuffle_partitions", _int_between(1)),
     "pull-parallelism": ("pull_parallelism", _int_between(0, 1024)),
     "pull-parallel-min-bytes": ("pull_parallel_min_bytes", _int_between(0)),

@@ -269,6 +269,12 @@ def _planned(seg: Segment, lo: int) -> PlannedSegment:
                                                 error=ddl.error.message if ddl.error else None))
 
 
+def _changed(stats: contracts.ApplyResult, tables) -> None:
+    """Add the tables that got rows or a DDL to stats.changed_tables (a skipped table got nothing)."""
+    names = {f"{s}.{t}" for s, t in tables} - set(stats.skipped_tables)
+    stats.changed_tables = sorted(set(stats.changed_tables) | names)
+
+
 def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
     from pyspark.sql import functions as F
 
@@ -315,6 +321,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                         raise e.with_context(ts=seg.hi)
                     except Exception as e:  # noqa: BLE001 - a row statement the downstream refused
                         raise _refused_rows(e, cycle.changefeed_id, lo, seg.hi) from e
+                    _changed(stats, seg.tables)
             if run.dry_run:
                 stats.would_apply = [*(stats.would_apply or []), _planned(seg, lo)]
                 continue
@@ -361,6 +368,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
             foreign_keys.ddl_ran(ddl.type, ddl.replacement or ddl.statements or [ddl.query])
             metastore.advance_checkpoint(cycle.changefeed_id, ddl.commit_ts, seg.pos_after.to_dict())
             stats.ddl_applied += 1
+            _changed(stats, ddl.tables)
             cycle.log_event("ddl applied", commit_ts=ddl.commit_ts, name=ddl.name, outcome=outcome)
     finally:
         conn.close()

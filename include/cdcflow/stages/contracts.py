@@ -224,6 +224,8 @@ class ApplyResult(Record):
     statements: int = 0
     ddl_applied: int = 0
     skipped_tables: list[str] = []
+    # 'schema.table' of every downstream table that got rows or a DDL (the DAG's asset events, lineage)
+    changed_tables: list[str] = []
     workers: int | UnsetType = UNSET  # Spark partitions that wrote rows
     index_wait: IndexWait | UnsetType = UNSET
     would_apply: list[PlannedSegment] | UnsetType = UNSET  # a dry run's plan
