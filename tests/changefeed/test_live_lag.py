@@ -4,6 +4,7 @@ only a bound, and says so when the upstream is down (no 0)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from e2e_helpers import CountedReads, cli_run, create_changefeed, own_pair, schema_changefeed
@@ -98,12 +99,17 @@ def test_many_changefeeds_on_one_upstream_read_its_head_once_and_their_binlogs_a
     assert {i: (lag.status, lag.pending_ts) for i, lag in lags.items()} == \
         {i: (lag.status, lag.pending_ts) for i, lag in alone.items()}
 
-    # a second upstream that is down: its changefeeds say so, the others keep their figures
+    # a second upstream that is down, and a spec whose source URI no longer parses: those changefeeds
+    # say so, the others keep their figures
+    bad_uri = dataclasses.replace(load_spec(ids[0]), id="lag-many-bad-uri", source_uri="mysql://u@h:notaport/")
     with own_pair(tmp_path_factory, "lag-many-down") as (up2, down2):
         create_changefeed(capsys, up2, down2, "lag-many-down", "")
         up2.stop()
         reads.heads = reads.reads = 0
-        lags = live_lag.live_lags([*pairs, (load_spec("lag-many-down"), metastore.get_feed("lag-many-down"))])
+        lags = live_lag.live_lags([*pairs, (load_spec("lag-many-down"), metastore.get_feed("lag-many-down")),
+                                   (bad_uri, dataclasses.replace(pairs[0][1], id="lag-many-bad-uri"))])
     assert lags["lag-many-down"].status == live_lag.UNKNOWN and "cannot be read" in lags["lag-many-down"].note
+    assert lags["lag-many-bad-uri"].status == live_lag.UNKNOWN
+    assert lags["lag-many-bad-uri"].note.startswith("the source URI cannot be read: "), lags["lag-many-bad-uri"].note
     assert all(lags[i].status == live_lag.BEHIND for i in ids)
     assert reads.heads == 1  # the upstream that answers; the one that is down fails to connect

@@ -18,8 +18,10 @@ dump of a cycle running at the same time).
 
 The list of many changefeeds (`live_lags`) reads the head once per upstream (server and login)
 and reads the binlog only for a changefeed behind that head, those reads at once in a bounded
-pool of threads (each read waits on its upstream, not on the CPU): 20 changefeeds on one
-upstream are one head read when they are caught up, and about one bounded read's time when not.
+pool of threads: 20 changefeeds on one upstream are one head read when they are caught up.  The
+threads overlap the waits on the upstream, not the decoding (it holds Python's lock), so on few
+cores the reads of many changefeeds behind take less than one after another, not one read's time.
+A source URI that no longer parses is that changefeed's unknown lag, not the list's error.
 """
 
 from __future__ import annotations
