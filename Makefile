@@ -60,9 +60,10 @@ test: setup
 demo: setup
 	$(PY) -m cdcflow_devtools.demo
 
-# make bench [PARTS=replication,scaling,pull,launchers,snapshot] [ROWS=300000] [SCALE=10000,100000,1000000|none]
+# make bench [PARTS=replication,scaling,pull,launchers,snapshot,feeds] [ROWS=300000] [SCALE=10000,100000,1000000|none]
 #            [LAUNCHERS=10000,100000|none] [PULL=<ranges>] [SHAPE=oltp|bulk] [SNAPSHOT=2000000] [THREADS=4]
-# The snapshot part runs when PARTS names it or SNAPSHOT= is given.
+# The snapshot part runs when PARTS names it or SNAPSHOT= is given; the feeds part (20 changefeeds on one
+# airflow standalone: DAG parse, the Changefeeds page, cycles on one Spark Connect server) when PARTS names it.
 bench: setup
 	$(PY) -m cdcflow_devtools.bench $(if $(PARTS),--parts $(PARTS)) $(if $(ROWS),--rows $(ROWS)) \
 	  $(if $(SCALE),--scale $(SCALE)) $(if $(LAUNCHERS),--launchers $(LAUNCHERS)) $(if $(SHAPE),--shape $(SHAPE)) \

@@ -6,9 +6,11 @@ import json
 import socket
 import subprocess
 import sys
+import threading
 from contextlib import contextmanager
 
 from cdcflow import cli
+from cdcflow.changefeed import live_lag
 from cdcflow_devtools.compare import compare
 from cdcflow.store import metastore
 
@@ -234,3 +236,38 @@ def runs_ending_in_a_failure(spark, up, down, capsys, changefeed_id: str) -> Non
     except CdcflowError:
         return
     raise AssertionError(f"changefeed {changefeed_id}: the cycle at CREATE TABLE {db}.t2 did not fail")
+
+
+class CountedReads:
+    """Counts the real head reads and binlog reads live_lag makes (wrapping them, not faking them),
+    and how many binlog reads were under way at once; the first read waits (up to 10 s) for a
+    second one to start, so a list that reads one changefeed after another shows 1."""
+
+    def __init__(self, monkeypatch):
+        self.heads, self.reads, self.active, self.most = 0, 0, 0, 0
+        self._lock, self._two = threading.Lock(), threading.Event()
+        head, read = live_lag.head_position, live_lag.BinlogReader.read
+
+        def counted_head(conn):
+            with self._lock:
+                self.heads += 1
+            return head(conn)
+
+        def counted_read(reader, emit):
+            with self._lock:
+                self.reads += 1
+                first = self.reads == 1
+                self.active += 1
+                self.most = max(self.most, self.active)
+                if self.active >= 2:
+                    self._two.set()
+            try:
+                if first:
+                    self._two.wait(10)
+                return read(reader, emit)
+            finally:
+                with self._lock:
+                    self.active -= 1
+
+        monkeypatch.setattr(live_lag, "head_position", counted_head)
+        monkeypatch.setattr(live_lag.BinlogReader, "read", counted_read)

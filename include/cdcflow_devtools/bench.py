@@ -163,7 +163,7 @@ def machine_text() -> str:
             f"load average before the run {load[0]:.2f}")
 
 
-PARTS = ("replication", "scaling", "pull", "launchers", "snapshot")
+PARTS = ("replication", "scaling", "pull", "launchers", "snapshot", "feeds")
 # the snapshot part when SNAPSHOT= or PARTS= asks; the pull table needs the replication part's window
 DEFAULT_PARTS = ("replication", "scaling", "pull", "launchers")
 
@@ -226,7 +226,7 @@ def _part(name: str, errors: list[str], run, *args):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cdcflow_devtools import bench_launchers, bench_pull, bench_snapshot
+    from cdcflow_devtools import bench_feeds, bench_launchers, bench_pull, bench_snapshot
 
     a = parse_args(argv)
     sizes = _sizes(a.scale) if "scaling" in a.parts else []
@@ -257,14 +257,18 @@ def main(argv: list[str] | None = None) -> int:
                            home, base) or []) if launcher_sizes else []
         snap = _part("snapshot", errors, bench_snapshot.snapshot_table, servers, a.snapshot, a.snapshot_threads,
                      base) if "snapshot" in a.parts else None
+        feeds = _part("feeds", errors, bench_feeds.feeds_table, servers.up, servers.cdcflow, base / "feeds") \
+            if "feeds" in a.parts else None
     finally:
         stop_servers(servers)
     x, y = report(main_res, scale, machine) if main_res else (0.0, 0.0)
     bench_pull.report(pull)
     bench_launchers.report(launchers)
     bench_snapshot.report(snap)
+    bench_feeds.report(feeds)
     results = {"machine": machine, "parts": a.parts, "main": main_res, "scaling": scale, "pull": pull,
-               "launchers": launchers, "snapshot": snap, "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
+               "launchers": launchers, "snapshot": snap, "feeds": feeds, "ratio_vs_mariadb_binlog": x,
+               "ratio_vs_native_replica": y,
                "total_seconds": time.perf_counter() - t0}
     if snap:
         results.update(bench_snapshot.ratios(snap))
@@ -273,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     consistent = ((main_res is None or all(main_res["consistent"].values())) and all(e["consistent"] for e in scale)
                   and all(r["consistent"] for e in launchers for r in e["runs"].values())
                   and all(e["identical"] for e in (pull or {}).get("rows", []))
-                  and bench_snapshot.consistent(snap))
+                  and bench_snapshot.consistent(snap) and (feeds or {}).get("consistent", True))
     if not consistent:
         print("RESULT: a downstream DIFFERS from the upstream (see above)")
     for e in errors:

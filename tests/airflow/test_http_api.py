@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from e2e_helpers import cli_run, create_changefeed, runs_ending_in_a_failure, schema_changefeed
+from e2e_helpers import CountedReads, cli_run, create_changefeed, runs_ending_in_a_failure, schema_changefeed
 
 from cdcflow.core import tso
 from cdcflow.core.spec_store import load_spec, save_spec
@@ -249,3 +249,27 @@ def test_the_lag_is_computed_when_asked(mariadb_pair, spark, client, capsys):
     assert down_lag["checkpoint_lag_seconds"] is None and down_lag["lag"]["status"] == "unknown"
     assert "cannot be read" in down_lag["lag"]["note"]
     assert client.get("/api/v2/changefeeds/api-lag").json()["cdcflow"]["lag_history"][-1].get("live") is None
+
+
+def test_the_list_of_many_changefeeds_on_one_upstream_reads_its_head_once(mariadb_pair, client, capsys,
+                                                                          monkeypatch):
+    """The list page's lag of 20 changefeeds on one upstream: one head read per request, and the
+    binlog reads of the changefeeds behind it at once (live_lag.live_lags), not one after another."""
+    up, down = mariadb_pair
+    for s in (up, down):
+        s.execute("DROP DATABASE IF EXISTS api_many")
+    ids = [f"api-many-{i:02d}" for i in range(20)]
+    for changefeed_id in ids:
+        create_changefeed(capsys, up, down, changefeed_id, "[filter]\nrules = ['api_many.*']\n")
+    reads = CountedReads(monkeypatch)
+    listed = client.get("/api/v2/changefeeds").json()
+    assert [x["id"] for x in listed["items"]] == ids
+    assert {x["cdcflow"]["lag"]["status"] for x in listed["items"]} == {"caught-up"}
+    assert (reads.heads, reads.reads) == (1, 0)
+
+    up.execute("CREATE DATABASE api_many", "CREATE TABLE api_many.t (id INT PRIMARY KEY)")
+    reads.heads = 0
+    listed = client.get("/api/v2/changefeeds").json()
+    assert {x["cdcflow"]["lag"]["status"] for x in listed["items"]} == {"behind"}
+    assert all(x["cdcflow"]["checkpoint_lag_seconds"] >= 0 for x in listed["items"])
+    assert reads.heads == 1 and reads.reads == 20 and reads.most >= 2, vars(reads)

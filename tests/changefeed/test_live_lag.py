@@ -4,9 +4,10 @@ only a bound, and says so when the upstream is down (no 0)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
-from e2e_helpers import cli_run, create_changefeed, own_pair, schema_changefeed
+from e2e_helpers import CountedReads, cli_run, create_changefeed, own_pair, schema_changefeed
 
 from cdcflow.changefeed import live_lag
 from cdcflow.core import tso
@@ -68,3 +69,47 @@ def test_an_upstream_that_is_down_is_said_so_not_zero(tmp_path_factory, cdcflow_
         assert (lag.status, lag.seconds) == (live_lag.UNKNOWN, None)
         assert lag.note.startswith("the upstream mysql://") and "cannot be read" in lag.note, lag.note
         assert lag.to_dict()["seconds"] is None
+
+
+FEEDS = 20
+
+
+def test_many_changefeeds_on_one_upstream_read_its_head_once_and_their_binlogs_at_once(
+        mariadb_pair, cdcflow_home, capsys, monkeypatch, tmp_path_factory):
+    up, down = mariadb_pair
+    ids = [f"lag-many-{i:02d}" for i in range(FEEDS)]
+    for s in (up, down):
+        s.execute("DROP DATABASE IF EXISTS lag_many")
+    for changefeed_id in ids:
+        create_changefeed(capsys, up, down, changefeed_id, "[filter]\nrules = ['lag_many.*']\n")
+    pairs = [(load_spec(i), metastore.get_feed(i)) for i in ids]
+    reads = CountedReads(monkeypatch)
+    lags = live_lag.live_lags(pairs)
+    assert {lag.status for lag in lags.values()} == {live_lag.CAUGHT_UP} and sorted(lags) == ids
+    assert (reads.heads, reads.reads) == (1, 0)  # caught up: the head alone, read once for all 20
+
+    up.execute("CREATE DATABASE lag_many", "CREATE TABLE lag_many.t (id INT PRIMARY KEY)",
+               "INSERT INTO lag_many.t VALUES (1)")
+    reads.heads = 0
+    lags = live_lag.live_lags(pairs)
+    assert reads.heads == 1 and reads.reads == FEEDS and reads.most >= 2, vars(reads)
+    assert {lag.status for lag in lags.values()} == {live_lag.BEHIND}
+    # the same figures as each changefeed's own live_lag
+    alone = {i: live_lag.live_lag(*pair) for i, pair in zip(ids, pairs)}
+    assert {i: (lag.status, lag.pending_ts) for i, lag in lags.items()} == \
+        {i: (lag.status, lag.pending_ts) for i, lag in alone.items()}
+
+    # a second upstream that is down, and a spec whose source URI no longer parses: those changefeeds
+    # say so, the others keep their figures
+    bad_uri = dataclasses.replace(load_spec(ids[0]), id="lag-many-bad-uri", source_uri="mysql://u@h:notaport/")
+    with own_pair(tmp_path_factory, "lag-many-down") as (up2, down2):
+        create_changefeed(capsys, up2, down2, "lag-many-down", "")
+        up2.stop()
+        reads.heads = reads.reads = 0
+        lags = live_lag.live_lags([*pairs, (load_spec("lag-many-down"), metastore.get_feed("lag-many-down")),
+                                   (bad_uri, dataclasses.replace(pairs[0][1], id="lag-many-bad-uri"))])
+    assert lags["lag-many-down"].status == live_lag.UNKNOWN and "cannot be read" in lags["lag-many-down"].note
+    assert lags["lag-many-bad-uri"].status == live_lag.UNKNOWN
+    assert lags["lag-many-bad-uri"].note.startswith("the source URI cannot be read: "), lags["lag-many-bad-uri"].note
+    assert all(lags[i].status == live_lag.BEHIND for i in ids)
+    assert reads.heads == 1  # the upstream that answers; the one that is down fails to connect

@@ -421,3 +421,19 @@ def test_merge_sink_options_rejects(params, parts):
         merge_sink_options(SinkOptions(), params)
     for part in parts:
         assert part in str(e.value), str(e.value)
+
+
+def test_a_spec_parses_its_config_text_once_and_an_edit_anew():
+    """Building a DAG asks a spec for its config several times: one parse serves them (the config
+    is frozen); a changed text, or a spec whose text does not parse, is parsed again each time."""
+    from cdcflow.core.spec_store import Spec
+
+    spec = Spec(id="memo", source_uri="mysql://u@h:1", sink_uri="mysql://u@h:2", config_text="[filter]\nrules = ['a.*']\n")
+    first = spec.config()
+    assert spec.config() is first and first.rules == ("a.*",)
+    spec.config_text = "[filter]\nrules = ['b.*']\n"
+    assert spec.config() is not first and spec.config().rules == ("b.*",)
+    spec.config_text = "[cdcflow]\nschedul = 1\n"
+    for _ in range(2):  # an error is not kept: each call says it
+        with pytest.raises(ConfigError, match="changefeed memo config"):
+            spec.config()

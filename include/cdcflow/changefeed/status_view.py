@@ -47,11 +47,11 @@ def _lag(resolved_ts: int, checkpoint_ts: int) -> float:
     return round(max(0.0, behind / 1000), 3)
 
 
-def extras(spec: Spec, feed: metastore.FeedState) -> dict:
-    """cdcflow's own fields: the lag now (live_lag: read from the upstream when asked; its
-    seconds also as `checkpoint_lag_seconds`, None when the upstream cannot be read), when the
-    last cycle started, the retry schedule of a warning changefeed."""
-    lag = live_lag.live_lag(spec, feed)
+def extras(spec: Spec, feed: metastore.FeedState, lag: live_lag.Lag | None = None) -> dict:
+    """cdcflow's own fields: the lag now (live_lag: read from the upstream when asked, unless
+    `lag` is that; its seconds also as `checkpoint_lag_seconds`, None when the upstream cannot be
+    read), when the last cycle started, the retry schedule of a warning changefeed."""
+    lag = lag or live_lag.live_lag(spec, feed)
     last = metastore.recent_runs(feed.id, limit=1)
     return {
         "checkpoint_lag_seconds": lag.seconds,
@@ -64,6 +64,13 @@ def extras(spec: Spec, feed: metastore.FeedState) -> dict:
         "error_remedy": (feed.error or {}).get("hint"),
         "snapshot": snapshots.progress(feed.id),  # the initial copy (create --snapshot), None without one
     }
+
+
+def extras_of_all(pairs: list[tuple[Spec, metastore.FeedState]]) -> dict[str, dict]:
+    """`extras` of many changefeeds (by id), their lags read together (live_lag.live_lags:
+    one head read per upstream, the binlog reads at once)."""
+    lags = live_lag.live_lags(pairs)
+    return {feed.id: extras(spec, feed, lags[feed.id]) for spec, feed in pairs}
 
 
 def simple(feed: metastore.FeedState) -> dict:

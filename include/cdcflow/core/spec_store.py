@@ -11,6 +11,7 @@ is written later (SQLite's -wal/-journal, pyarrow's and Spark's Parquet) is priv
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import stat
@@ -71,9 +72,16 @@ class Spec:
     created_at: float = field(default_factory=time.time)
 
     def config(self):
-        from cdcflow.core.config import parse_config
+        return _parsed_config(self.config_text or "", f"changefeed {self.id} config")
 
-        return parse_config(self.config_text or "", source=f"changefeed {self.id} config")
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_config(text: str, source: str):
+    """A config text parsed once (ChangefeedConfig is frozen, so one object serves every caller):
+    building a changefeed's DAG asks for its config several times, for every spec at every parse."""
+    from cdcflow.core.config import parse_config  # core.config reads sink parameters and more: loaded when needed
+
+    return parse_config(text, source=source)
 
 
 def _path(changefeed_id: str) -> Path:
