@@ -168,11 +168,13 @@ class RangeResult:
     events: int
     last_pos: dict
     seconds: float  # the task's own time: connecting, decoding, writing
+    held: int = 0  # the most events its writer held at once
 
     @classmethod
-    def of(cls, reader: RangeReader, events: int, seconds: float) -> "RangeResult":
-        return cls(list(reader.times), sorted(reader.aborted_ts), reader.transactions, events,
-                   reader.last_pos.to_dict(), seconds)
+    def of(cls, reader: RangeReader, writer, seconds: float) -> "RangeResult":
+        """`writer`: the store.events.EventWriter the range was read into."""
+        return cls(list(reader.times), sorted(reader.aborted_ts), reader.transactions, writer.count,
+                   reader.last_pos.to_dict(), seconds, writer.held_rows)
 
 
 def chain(prev_ts: int, results: list[RangeResult]) -> list[list[int]]:
