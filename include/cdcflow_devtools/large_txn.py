@@ -1,14 +1,15 @@
 """Peak memory of one cycle that replicates a single large upstream transaction.
 
-    python -m cdcflow_devtools.large_txn [--rows 1000000]
+    python -m cdcflow_devtools.large_txn [--rows 1000000] [--update] [--config TOML] [--out FILE]
 
 Starts a MariaDB pair in a temporary folder, commits one transaction of `--rows` row
 inserts (plus, with --update, an UPDATE of every row in the same transaction), runs one
 cycle in this process with Spark local, checks the downstream equals the upstream, and
 prints the peak resident memory (VmHWM) of every process that took part: this Python
 driver (which also runs the pull stage), the Spark JVM (driver and local executor) and
-the Python workers Spark starts.  The servers themselves are not counted.  Too slow for
-the test suite; run it by hand and record the figures.
+the Python workers Spark starts, and the largest sum of all of them at one moment.  The
+servers themselves are not counted.  Too slow for the test suite: `make bench
+PARTS=large_txn` runs it per size (bench_large_txn), each in a process of its own.
 """
 
 from __future__ import annotations
@@ -164,9 +165,13 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=1_000_000)
     p.add_argument("--update", action="store_true", help="also update every row in the same transaction")
+    p.add_argument("--config", default="", help="more lines of the changefeed's TOML (e.g. '[sink]\\n...')")
+    p.add_argument("--out", help="also write the report (JSON) to this file")
     a = p.parse_args(argv)
-    report = measure(a.rows, a.update)
+    report = measure(a.rows, a.update, a.config.replace("\\n", "\n"))
     print(json.dumps(report, indent=1, default=str))
+    if a.out:
+        Path(a.out).write_text(json.dumps(report, indent=1, default=str))
     return 0 if report["consistent"] else 1
 
 
