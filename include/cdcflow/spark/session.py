@@ -21,10 +21,10 @@ SQL_CONF = {
 # 65.0 s -> 58.1 s.  CDCFLOW_DRIVER_JAVA_OPTIONS replaces it ("" for the JVM's default).
 SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1"
 
-# An embedded JVM's heap (the driver's and, in local mode, the executor's): with it the JVM's
-# resident memory stays below about heap + 0.6 GiB whatever a segment holds, since Spark's sorts
-# and shuffles spill to local disk beyond their share of it (docs/performance.md, "One large
-# transaction").  [cdcflow] spark-driver-memory sets it per changefeed.
+# An embedded JVM's heap (the driver's and, in local mode, the executor's): the JVM's resident
+# memory stays below about heap + 0.45 GiB whatever a segment holds, since Spark's sorts and
+# shuffles spill to local disk beyond their share of it (docs/performance.md, "One large
+# transaction in bounded memory").  [cdcflow] spark-driver-memory sets it per changefeed.
 DRIVER_MEMORY = "2g"
 
 # A Connect server that is down is retried this long (gRPC UNAVAILABLE: about 10 s in
