@@ -270,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     bench_snapshot.report(snap)
     bench_large_txn.report(large)
     results = {"machine": machine, "parts": a.parts, "main": main_res, "scaling": scale, "pull": pull,
-               "launchers": launchers, "snapshot": snap, "large_txn": large, "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
+               "launchers": launchers, "snapshot": snap, "large_txn": large,
+               "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
                "total_seconds": time.perf_counter() - t0}
     if snap:
         results.update(bench_snapshot.ratios(snap))
