@@ -67,7 +67,8 @@ def report(rows: list[dict] | None) -> None:
         pull_s = (pull.get("sequential_seconds") or 0) + (pull.get("decode_seconds") or 0) + \
             (pull.get("stamp_seconds") or 0)
         held = f"{pull.get('events_held', 0):,}/{apply.get('rows_held', 0):,}"
-        print(f"{e['rows']:>12,}{e['cycle_seconds']:>9.1f}{pull_s:>8.1f}{apply.get('apply_seconds', 0):>9.1f}"
+        pull_text = f"{pull_s:.1f}" if pull.get("spark") else "-"  # a sequential read reports no seconds
+        print(f"{e['rows']:>12,}{e['cycle_seconds']:>9.1f}{pull_text:>8}{apply.get('apply_seconds', 0):>9.1f}"
               f"{p['driver']:>8.0f}{p['jvm']:>8.0f}{p['workers']:>9.0f}{e['total_peak_mb']:>8.0f}{held:>14}"
               f"{'yes' if e['consistent'] else 'NO':>12}")
     print("(held: the most events pull's writer held / the most row images one apply writer held)")
