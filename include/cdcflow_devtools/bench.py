@@ -163,7 +163,7 @@ def machine_text() -> str:
             f"load average before the run {load[0]:.2f}")
 
 
-PARTS = ("replication", "scaling", "pull", "launchers", "snapshot", "feeds")
+PARTS = ("replication", "scaling", "pull", "launchers", "snapshot", "feeds", "large_txn")
 # the snapshot part when SNAPSHOT= or PARTS= asks; the pull table needs the replication part's window
 DEFAULT_PARTS = ("replication", "scaling", "pull", "launchers")
 
@@ -195,6 +195,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--snapshot-threads", type=int, default=bench_snapshot.DEFAULT_THREADS,
                    help="cdcflow's snapshot workers and mydumper's / myloader's threads "
                         f"(default {bench_snapshot.DEFAULT_THREADS})")
+    p.add_argument("--large-txn", default=os.environ.get("BENCH_LARGE_TXN") or "1000000,5000000",
+                   help="rows of the single transaction of the large_txn part, one cycle per size "
+                        "(default 1000000,5000000; env BENCH_LARGE_TXN)")
     p.add_argument("--dir", default=str(DEFAULT_DIR), help="where the servers and CDCFLOW_HOME live")
     a = p.parse_args(argv)
     parts = [x.strip() for x in a.parts.split(",") if x.strip()] if a.parts else \
@@ -226,7 +229,7 @@ def _part(name: str, errors: list[str], run, *args):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cdcflow_devtools import bench_feeds, bench_launchers, bench_pull, bench_snapshot
+    from cdcflow_devtools import bench_feeds, bench_large_txn, bench_launchers, bench_pull, bench_snapshot
 
     a = parse_args(argv)
     sizes = _sizes(a.scale) if "scaling" in a.parts else []
@@ -259,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
                      base) if "snapshot" in a.parts else None
         feeds = _part("feeds", errors, bench_feeds.feeds_table, servers.up, servers.cdcflow, base / "feeds") \
             if "feeds" in a.parts else None
+        large = _part("large_txn", errors, bench_large_txn.large_txn_table, _sizes(a.large_txn), base) \
+            if "large_txn" in a.parts else None
     finally:
         stop_servers(servers)
     x, y = report(main_res, scale, machine) if main_res else (0.0, 0.0)
@@ -266,9 +271,10 @@ def main(argv: list[str] | None = None) -> int:
     bench_launchers.report(launchers)
     bench_snapshot.report(snap)
     bench_feeds.report(feeds)
+    bench_large_txn.report(large)
     results = {"machine": machine, "parts": a.parts, "main": main_res, "scaling": scale, "pull": pull,
-               "launchers": launchers, "snapshot": snap, "feeds": feeds, "ratio_vs_mariadb_binlog": x,
-               "ratio_vs_native_replica": y,
+               "launchers": launchers, "snapshot": snap, "feeds": feeds, "large_txn": large,
+               "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
                "total_seconds": time.perf_counter() - t0}
     if snap:
         results.update(bench_snapshot.ratios(snap))
@@ -277,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     consistent = ((main_res is None or all(main_res["consistent"].values())) and all(e["consistent"] for e in scale)
                   and all(r["consistent"] for e in launchers for r in e["runs"].values())
                   and all(e["identical"] for e in (pull or {}).get("rows", []))
-                  and bench_snapshot.consistent(snap) and (feeds or {}).get("consistent", True))
+                  and bench_snapshot.consistent(snap) and (feeds or {}).get("consistent", True)
+                  and all(e["consistent"] for e in large or []))
     if not consistent:
         print("RESULT: a downstream DIFFERS from the upstream (see above)")
     for e in errors:

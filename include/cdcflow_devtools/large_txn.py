@@ -1,14 +1,15 @@
 """Peak memory of one cycle that replicates a single large upstream transaction.
 
-    python -m cdcflow_devtools.large_txn [--rows 1000000]
+    python -m cdcflow_devtools.large_txn [--rows 1000000] [--update] [--config TOML] [--out FILE]
 
 Starts a MariaDB pair in a temporary folder, commits one transaction of `--rows` row
 inserts (plus, with --update, an UPDATE of every row in the same transaction), runs one
 cycle in this process with Spark local, checks the downstream equals the upstream, and
 prints the peak resident memory (VmHWM) of every process that took part: this Python
 driver (which also runs the pull stage), the Spark JVM (driver and local executor) and
-the Python workers Spark starts.  The servers themselves are not counted.  Too slow for
-the test suite; run it by hand and record the figures.
+the Python workers Spark starts, and the largest sum of all of them at one moment.  The
+servers themselves are not counted.  Too slow for the test suite: `make bench
+PARTS=large_txn` runs it per size (bench_large_txn), each in a process of its own.
 """
 
 from __future__ import annotations
@@ -61,12 +62,16 @@ def _kind(pid: int) -> str | None:
 
 
 class PeakSampler(threading.Thread):
-    """Polls this process's tree and keeps, per kind, the largest VmHWM any process had."""
+    """Polls this process's tree and keeps, per kind, the largest VmHWM any process had, the
+    processes of each kind seen, and the largest sum of resident memory (VmRSS) of all of
+    them at one sample (what the machine had to give at once)."""
 
     def __init__(self, every: float = 0.3):
         super().__init__(daemon=True)
         self.every = every
         self.peak_kb: dict[str, int] = {}
+        self.pids: dict[str, set[int]] = {}
+        self.total_kb = 0
         self.stop_event = threading.Event()
 
     def run(self) -> None:
@@ -75,7 +80,7 @@ class PeakSampler(threading.Thread):
             time.sleep(self.every)
 
     def sample(self) -> None:
-        kids, todo, seen = _children(), [os.getpid()], set()
+        kids, todo, seen, total = _children(), [os.getpid()], set(), 0
         while todo:
             pid = todo.pop()
             if pid in seen:
@@ -83,9 +88,14 @@ class PeakSampler(threading.Thread):
             seen.add(pid)
             todo.extend(kids.get(pid, []))
             kind = _kind(pid)
-            hwm = _status_kb(pid, "VmHWM") if kind else None
+            if not kind:
+                continue
+            hwm, rss = _status_kb(pid, "VmHWM"), _status_kb(pid, "VmRSS")
             if hwm:
                 self.peak_kb[kind] = max(self.peak_kb.get(kind, 0), hwm)
+                self.pids.setdefault(kind, set()).add(pid)
+            total += rss or 0
+        self.total_kb = max(self.total_kb, total)
 
     def stop(self) -> dict[str, int]:
         self.sample()
@@ -94,19 +104,18 @@ class PeakSampler(threading.Thread):
         return self.peak_kb
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--rows", type=int, default=1_000_000)
-    p.add_argument("--update", action="store_true", help="also update every row in the same transaction")
-    a = p.parse_args(argv)
-
+def measure(rows: int, update: bool = False, config: str = "") -> dict:
+    """One cycle replicating one transaction of `rows` inserts (and with `update` an UPDATE of
+    every row in it) on a fresh MariaDB pair: the report main prints.  `config`: more lines of
+    the changefeed's TOML (e.g. a [sink] or [cdcflow] section)."""
     with tempfile.TemporaryDirectory(prefix="cdcflow-large-txn-") as tmp:
         os.environ["CDCFLOW_HOME"] = str(Path(tmp) / "home")
         Path(os.environ["CDCFLOW_HOME"]).mkdir()
         from cdcflow import cli
+        from cdcflow.core.config import parse_config
         from cdcflow_devtools.compare import compare
         from cdcflow_devtools.mariadb import start_pair
-        from cdcflow.spark.session import get_session
+        from cdcflow.runner.sessions import session_for
         from cdcflow.runner.in_process import run_cycle
 
         up, down = start_pair(Path(tmp) / "servers")
@@ -116,17 +125,17 @@ def main(argv: list[str] | None = None) -> int:
             for server in (up, down):
                 server.execute("CREATE DATABASE big", ddl)
             cfg = Path(tmp) / "cf.toml"
-            cfg.write_text("[filter]\nrules = ['big.*']\n")
+            cfg.write_text("[filter]\nrules = ['big.*']\n" + config)
             assert cli.main(["changefeed", "create", "-c", "large-txn", "--source-uri", up.uri,
                              "--sink-uri", down.uri, "--config", str(cfg)]) == 0
-            spark = get_session("cdcflow-large-txn")
+            spark = session_for(parse_config(cfg.read_text()), "large-txn")
             # a changefeed's first cycle always writes in safe mode; an idle one first makes the
             # measured cycle take the default path (safe-mode = false: two passes)
             run_cycle("large-txn", spark=spark)
             with up.connect(database="big") as c, c.cursor() as cur:
                 cur.execute("BEGIN")
-                cur.execute(f"INSERT INTO big.t SELECT seq, seq, MD5(seq) FROM seq_1_to_{a.rows}")
-                if a.update:
+                cur.execute(f"INSERT INTO big.t SELECT seq, seq, MD5(seq) FROM seq_1_to_{rows}")
+                if update:
                     cur.execute("UPDATE big.t SET pad = CONCAT('u', SUBSTR(pad, 2))")
                 cur.execute("COMMIT")
             sampler.start()
@@ -142,15 +151,28 @@ def main(argv: list[str] | None = None) -> int:
                 sampler.stop()
             up.stop()
             down.stop()
-    report = {
+    return {
         "row_changes": result["pull"]["pulled"], "transactions": result["pull"]["transactions"],
         "cycle_seconds": round(seconds, 1), "consistent": not diffs,
-        "driver_memory_setting": os.environ.get("CDCFLOW_DRIVER_MEMORY", "2g"),
         "peak_rss_mb": {k: round(v / 1024, 1) for k, v in sorted(peaks.items())},
+        "processes": {k: len(v) for k, v in sorted(sampler.pids.items())},
+        "total_peak_rss_mb": round(sampler.total_kb / 1024, 1),
         "stages": {k: v for k, v in result.items() if k in ("pull", "filter", "barrier", "apply")},
     }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rows", type=int, default=1_000_000)
+    p.add_argument("--update", action="store_true", help="also update every row in the same transaction")
+    p.add_argument("--config", default="", help="more lines of the changefeed's TOML (e.g. '[sink]\\n...')")
+    p.add_argument("--out", help="also write the report (JSON) to this file")
+    a = p.parse_args(argv)
+    report = measure(a.rows, a.update, a.config.replace("\\n", "\n"))
     print(json.dumps(report, indent=1, default=str))
-    return 0 if not diffs else 1
+    if a.out:
+        Path(a.out).write_text(json.dumps(report, indent=1, default=str))
+    return 0 if report["consistent"] else 1
 
 
 if __name__ == "__main__":

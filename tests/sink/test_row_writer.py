@@ -151,15 +151,19 @@ def test_streaming_writer_orders_deletes_and_bounds_memory(seed, batch_rows):
         assert ids == sorted(ids)
     rec = Recorder(batch_rows)
     w = StreamingWriter(rec, KEYS)
-    added_at = {}
+    added_at, most = {}, 0
     for i, (schema, table, kind, img) in enumerate(changes):
         w.add(schema, table, kind, img)
         added_at[img["n"]] = i
         pending = list(w.deletes.values()) + list(w.upserts.values())
         assert all(len(p) < batch_rows for p in pending)
         assert sum(len(p) for p in pending) <= batch_rows * (3 + 6)  # per table: deletes + 2 column sets
+        # its own count of the row images it holds (a REPLACEd row, in both lists, once)
+        assert w.held == len({id(img) for p in pending for img, _ in p})
+        most = max(most, w.held)
     w.close()
-    assert w.deletes == {} and w.upserts == {}
+    assert w.deletes == {} and w.upserts == {} and w.held == 0
+    assert most <= w.most_held <= most + 1  # its peak: the moment a row is added, before a flush
     # every change deleted by its key exactly once, and an upserted one REPLACEd exactly once after that
     deleted = [n for kind, _, _, ns in rec.log if kind == "D" for n in ns]
     replaced = [n for kind, _, _, ns in rec.log if kind == "U" for n in ns]

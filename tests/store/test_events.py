@@ -6,6 +6,7 @@ import pytest
 
 from cdcflow.core.event import Event
 from cdcflow.core.row_codec import encode_image
+from cdcflow.store import events as store_events
 from cdcflow.store.events import EVENT_SCHEMA, FIELDS, RunFolder
 
 
@@ -132,3 +133,25 @@ def test_dot_names_stay_inside_their_own_folder(tmp_path, changefeed_id, run):
     folder.write_json("x.json", 1)
     folder.remove()
     assert sibling.read_json("keep.json") == 1
+
+
+def test_writer_holds_at_most_its_rows_or_bytes(tmp_path, monkeypatch):
+    """A row group goes out at batch_rows events or BATCH_BYTES of images, whichever comes
+    first; held_rows / held_bytes say the most the writer held at once."""
+    folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
+    w = folder.writer("raw", batch_rows=7)
+    for i in range(30):
+        w.add(event(i))
+    w.close()
+    assert w.held_rows == 7
+    assert pq.ParquetFile(folder.part_file("raw")).metadata.num_row_groups == 5
+    monkeypatch.setattr(store_events, "BATCH_BYTES", 1000)
+    w = folder.writer("bytes", batch_rows=1000)
+    big = [dataclasses.replace(event(i), after=encode_image({"id": i, "v": "y" * 300})) for i in range(3, 40, 5)]
+    for e in big:
+        w.add(e)
+    w.close()
+    size = len(big[0].after)
+    assert 1000 <= w.held_bytes < 1000 + size and w.held_rows == -(-1000 // size)
+    groups = pq.ParquetFile(folder.part_file("bytes")).metadata
+    assert groups.num_row_groups == -(-len(big) // w.held_rows) and groups.num_rows == len(big)

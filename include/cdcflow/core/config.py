@@ -139,6 +139,10 @@ class ChangefeedConfig:
     # a cycle reads at most about this many binlog bytes (whole transactions); the rest is the
     # next cycle's (stages.prepare); 0: up to the upstream's head, however far
     max_window_bytes: int = 1024 * 1024 * 1024
+    pull_batch_rows: int = 50_000  # events pull holds before it writes them (store.events.EventWriter)
+    # the heap of an embedded session's JVM (spark.driver.memory), which bounds its memory;
+    # None: CDCFLOW_DRIVER_MEMORY, else spark.session.DRIVER_MEMORY
+    spark_driver_memory: str | None = None
     snapshot_chunk_size: int = 100000  # upstream rows per copied chunk (create --snapshot, mode snapshot)
     snapshot_workers: int = 4  # Spark tasks copying chunks at once
     snapshot_point: str = "auto"  # how the consistent point is taken (snapshot/point.py)
@@ -173,6 +177,8 @@ class ChangefeedConfig:
                 "pull-parallelism": self.pull_parallelism,
                 "pull-parallel-min-bytes": self.pull_parallel_min_bytes,
                 "max-window-bytes": self.max_window_bytes,
+                "pull-batch-rows": self.pull_batch_rows,
+                "spark-driver-memory": self.spark_driver_memory,
                 "snapshot-chunk-size": self.snapshot_chunk_size,
                 "snapshot-workers": self.snapshot_workers,
                 "snapshot-point": self.snapshot_point,
@@ -268,6 +274,15 @@ def _text(ctx: _Ctx, key: str, v: Any) -> str:
 def _optional_text(ctx: _Ctx, key: str, v: Any) -> str | None:
     # null only comes from JSON (to_dict); TOML cannot write it.
     return None if v is None else _text(ctx, key, v)
+
+
+def _jvm_memory(ctx: _Ctx, key: str, v: Any) -> str | None:
+    """A JVM memory size as spark.driver.memory takes it: a number with k, m, g or t ('2g', '1536m')."""
+    if v is None:  # from JSON (to_dict): the default
+        return None
+    if not isinstance(v, str) or not re.fullmatch(r"[1-9][0-9]*[kmgt]", v.strip().lower()):
+        raise ctx.bad(key, v, "a JVM memory size such as \"2g\" or \"1536m\"")
+    return v.strip().lower()
 
 
 def _connect_url(ctx: _Ctx, key: str, v: Any) -> str | None:
@@ -492,6 +507,8 @@ _CDCFLOW_KEYS: dict[str, tuple[str, Callable]] = {
     "pull-parallelism": ("pull_parallelism", _int_between(0, 1024)),
     "pull-parallel-min-bytes": ("pull_parallel_min_bytes", _int_between(0)),
     "max-window-bytes": ("max_window_bytes", _int_between(0)),
+    "pull-batch-rows": ("pull_batch_rows", _int_between(1)),
+    "spark-driver-memory": ("spark_driver_memory", _jvm_memory),
     "snapshot-chunk-size": ("snapshot_chunk_size", _int_between(1)),
     "snapshot-workers": ("snapshot_workers", _int_between(1, 1024)),
     "snapshot-point": ("snapshot_point", _one_of("auto", "consistent-snapshot", "ftwrl")),

@@ -19,7 +19,7 @@ def session_for(cfg, changefeed_id: str, spark_remote: str | None = None):
     """The Spark session of a changefeed's stages, as its config says (every launcher):
     on a Spark Connect server (`spark_remote`, else `cdcflow.spark-remote`), else embedded."""
     return get_session(f"cdcflow-{changefeed_id}", cfg.spark_master, cfg.shuffle_partitions,
-                       remote=spark_remote or cfg.spark_remote)
+                       remote=spark_remote or cfg.spark_remote, driver_memory=cfg.spark_driver_memory)
 
 
 def start_session(cfg, changefeed_id: str, spark_remote: str | None) -> Future:

@@ -24,7 +24,7 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
                     generated: dict[str, frozenset[str]] | None = None):
     """Spark mapInArrow body: changes sorted by (schema, table, key, commit order) in; the
     last one per key is written (only the kinds of `phase`, see PHASE_KINDS); one batch of
-    (rows, statements) counts out.  `generated`: per table, the columns the downstream
+    (rows, statements, held) counts out.  `generated`: per table, the columns the downstream
     computes, left out of every written row.
 
     Why this converges even when rows exchange unique-key values across partitions:
@@ -80,8 +80,12 @@ def _change_rows(batches, *extra: str):
         yield from zip(d["schema"], d["table"], d["part"], d["key"], d["kind"], d["image"], *(d[e] for e in extra))
 
 
+# what a partition body returns: rows and statements written, the most row images held at once
+COUNTS_SCHEMA = "rows long, statements long, held long"
+
+
 def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], write, generated=None):
-    """One downstream connection for a partition's writes; the (rows, statements) counts."""
+    """One downstream connection for a partition's writes; its counts (COUNTS_SCHEMA)."""
     conn = None
     try:
         conn = connect_with_retry(sink)
@@ -91,4 +95,4 @@ def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], writ
     finally:
         if conn is not None:
             conn.close()
-    return pa.RecordBatch.from_pydict({"rows": [written], "statements": [statements]})
+    return pa.RecordBatch.from_pydict({"rows": [written], "statements": [statements], "held": [w.most_held]})

@@ -129,7 +129,9 @@ class StreamingWriter:
     out before any of its upserts, so memory stays bounded by the batch size.  A row written
     with REPLACE is also deleted by its key first (the module's first lines say why).  With
     `insert_new`, rows of kind I (new keys) are written with INSERT instead of REPLACE (they
-    cannot exist yet: no DELETE).  `generated`: per table, the columns left out of rows."""
+    cannot exist yet: no DELETE).  `generated`: per table, the columns left out of rows.
+    `held`: the row images pending now (one REPLACEd row, in both lists, counts once), and
+    `most_held` the most at any time: at most max-txn-row per table and column set."""
 
     def __init__(self, writer: RowWriter, keys: dict[str, list[str]], insert_new: bool = False,
                  generated: dict[str, frozenset[str]] | None = None):
@@ -139,9 +141,12 @@ class StreamingWriter:
         self.generated = generated or {}
         self.deletes: dict[tuple[str, str], list] = {}
         self.upserts: dict[tuple[str, str, tuple, str], list] = {}
+        self.held = self.most_held = 0
 
     def add(self, schema: str, table: str, kind: str, img: dict, commit_ts: int | None = None) -> None:
         verb = "DELETE" if kind == "D" else "INSERT" if kind == "I" and self.insert_new else "REPLACE"
+        self.held += 1
+        self.most_held = max(self.most_held, self.held)
         if verb != "INSERT":
             pending = self.deletes.setdefault((schema, table), [])
             pending.append((img, verb == "DELETE"))  # a row that ends deleted counts as written
@@ -162,12 +167,15 @@ class StreamingWriter:
             cols = tuple(c for c in cols if c not in generated)
         self.writer.replace_rows(schema, table, cols, [i for i, _ in pending], verb, [t for _, t in pending],
                                  self.keys.get(f"{schema}.{table}"))
+        self.held -= len(pending)
 
     def _flush_deletes(self, schema: str, table: str) -> None:
         pending = self.deletes.pop((schema, table), None)
         if pending:
+            deleted = sum(final for _, final in pending)
             self.writer.delete_keys(schema, table, self.keys[f"{schema}.{table}"], [i for i, _ in pending],
-                                    counted=sum(final for _, final in pending))
+                                    counted=deleted)
+            self.held -= deleted  # a REPLACEd row is held until its upsert is written
 
     def close(self) -> None:
         for schema, table in list(self.deletes):

@@ -177,11 +177,13 @@ class RangeResult:
     last_pos: dict
     seconds: float  # the task's own time: connecting, decoding, writing
     gtids: str = ""  # the GTIDs of the transactions read to their end (a GtidPosition's text)
+    held: int = 0  # the most events its writer held at once
 
     @classmethod
-    def of(cls, reader: RangeReader, events: int, seconds: float) -> "RangeResult":
-        return cls(list(reader.times), sorted(reader.aborted_ts), reader.transactions, events,
-                   reader.last_pos.to_dict(), seconds, str(reader.read_gtids))
+    def of(cls, reader: RangeReader, writer, seconds: float) -> "RangeResult":
+        """`writer`: the store.events.EventWriter the range was read into."""
+        return cls(list(reader.times), sorted(reader.aborted_ts), reader.transactions, writer.count,
+                   reader.last_pos.to_dict(), seconds, str(reader.read_gtids), writer.held_rows)
 
 
 def gtids_at_starts(start_gtid: str | None, results: list[RangeResult]) -> list[str | None]:

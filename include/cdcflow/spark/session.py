@@ -21,6 +21,12 @@ SQL_CONF = {
 # 65.0 s -> 58.1 s.  CDCFLOW_DRIVER_JAVA_OPTIONS replaces it ("" for the JVM's default).
 SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1"
 
+# An embedded JVM's heap (the driver's and, in local mode, the executor's): the JVM's resident
+# memory stays below about heap + 0.45 GiB whatever a segment holds, since Spark's sorts and
+# shuffles spill to local disk beyond their share of it (docs/performance.md, "One large
+# transaction in bounded memory").  [cdcflow] spark-driver-memory sets it per changefeed.
+DRIVER_MEMORY = "2g"
+
 # A Connect server that is down is retried this long (gRPC UNAVAILABLE: about 10 s in
 # all), then the stage fails retryably; pyspark's default policy keeps trying ~10 min.
 CONNECT_RETRIES = 5
@@ -28,9 +34,10 @@ CONNECT_MAX_BACKOFF_MS = 4000
 
 
 def get_session(app_name: str = "cdcflow", master: str | None = None, shuffle_partitions: int = 4,
-                remote: str | None = None):
+                remote: str | None = None, driver_memory: str | None = None):
     """A SparkSession for the stages: on the Spark Connect server `remote` when given,
-    else embedded, `local[*]` unless a master is given.
+    else embedded, `local[*]` unless a master is given, its JVM's heap `driver_memory`
+    (else CDCFLOW_DRIVER_MEMORY, else DRIVER_MEMORY; a JVM this process already runs keeps its own).
 
     Under spark-submit the master is already set by the launcher and wins.
     Executors must run the same interpreter as the driver, so cdcflow and its
@@ -50,7 +57,7 @@ def get_session(app_name: str = "cdcflow", master: str | None = None, shuffle_pa
         .config("spark.default.parallelism", str(shuffle_partitions))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")  # a progress bar breaks log lines
-        .config("spark.driver.memory", os.environ.get("CDCFLOW_DRIVER_MEMORY", "2g"))
+        .config("spark.driver.memory", driver_memory or os.environ.get("CDCFLOW_DRIVER_MEMORY", DRIVER_MEMORY))
         # prepended to spark.driver.extraJavaOptions, whose flags win
         .config("spark.driver.defaultJavaOptions", driver_java_options())
         .config("spark.python.worker.reuse", "true")

@@ -28,7 +28,7 @@ from cdcflow.sink.ddl_exec import execute_ddl
 from cdcflow.sink.downstream_errors import is_retryable, is_timeout
 from cdcflow.sink.downstream_tables import catalogue_key, generated_columns, table_exists
 from cdcflow.sink.foreign_keys import ForeignKeys, applied_up_to, marker_id, write_group
-from cdcflow.sink.partitions import apply_partition, apply_partition_txns
+from cdcflow.sink.partitions import COUNTS_SCHEMA, apply_partition, apply_partition_txns
 from cdcflow.sink.row_writer import apply_ordered
 from cdcflow.stages import contracts
 from cdcflow.stages.barrier import with_segment
@@ -44,6 +44,10 @@ ROW_COLUMNS = ("schema", "table", "commit_ts", "seq", "op", "before", "after")
 # DDLs with rows between them was most of the cycle.
 SMALL_SEGMENT_ROWS = 2_000
 SMALL_SEGMENTS_ROWS = 50_000
+# Changes written in commit order (keyless tables, tables foreign keys bind) reach this process
+# a Spark partition at a time, which the JVM holds whole: a segment's are cut into range
+# partitions of about this many rows, so a huge transaction never sits in the heap at once.
+ORDERED_ROWS = 100_000
 # the lease (an hour long) is renewed this often during apply, not at every segment
 LEASE_RENEWAL_SECONDS = 30.0
 
@@ -92,7 +96,7 @@ def _write_in_spark(spark, rows_df, keys: dict, tables: int, folder: KeyFolder, 
 
         # on local disk, not in the JVM heap: a segment may hold a huge transaction
         ordered = ordered.persist(StorageLevel.DISK_ONLY)
-    counts = [r.asDict() for body in passes for r in ordered.mapInArrow(body, "rows long, statements long").collect()]
+    counts = [r.asDict() for body in passes for r in ordered.mapInArrow(body, COUNTS_SCHEMA).collect()]
     if len(passes) > 1:
         ordered.unpersist()
     return counts
@@ -146,9 +150,9 @@ def _write_here(local: pa.Table, keys: dict, folder: KeyFolder, by, order, passe
 
 def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], keys_known: dict, conn, sink: dict,
                 stats: contracts.ApplyResult, hi: int, foreign_keys: ForeignKeys, safe: bool = True,
-                replay_until: int = 0, local: pa.Table | None = None) -> None:
-    """Write one segment's rows: in Spark tasks, or from this process when `local` holds
-    them (a small segment)."""
+                replay_until: int = 0, local: pa.Table | None = None, rows: int = 0) -> None:
+    """Write one segment's rows (`rows` of them at most): in Spark tasks, or from this process
+    when `local` holds them (a small segment)."""
     from pyspark.sql import functions as F
 
     opts = cycle.sink_options
@@ -202,16 +206,24 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
         stats.rows_written += sum(r["rows"] for r in counts)
         stats.statements += sum(r["statements"] for r in counts)
         stats.workers = max(stats.workers or 0, len(counts) // len(passes))
+        stats.rows_held = max([stats.rows_held, *(r["held"] for r in counts)])
     for s, t in unkeyed:  # force-replicate: whole rows matched, in commit order
-        changes = (rows_df.where((F.col("schema") == s) & (F.col("table") == t))
-                   .orderBy("commit_ts", "seq").select("op", "before", "after").toLocalIterator())
+        changes = (_in_commit_order(rows_df.where((F.col("schema") == s) & (F.col("table") == t)), rows)
+                   .select("op", "before", "after").toLocalIterator())
         stats.rows_written += apply_ordered(conn, s, t, changes, generated.get(f"{s}.{t}", frozenset()))
     if bound:
-        _apply_bound(spark, cycle, rows_df, bound, group, generated, conn, stats, hi, safe, replay_until)
+        _apply_bound(spark, cycle, rows_df, bound, group, generated, conn, stats, hi, safe, replay_until, rows)
+
+
+def _in_commit_order(rows_df, rows: int):
+    """`rows_df` (at most `rows` changes) in commit order, in range partitions of about
+    ORDERED_ROWS changes each (toLocalIterator brings one at a time)."""
+    parts = max(1, -(-rows // ORDERED_ROWS))
+    return rows_df.repartitionByRange(parts, "commit_ts", "seq").sortWithinPartitions("commit_ts", "seq")
 
 
 def _apply_bound(spark, cycle: Cycle, rows_df, bound: dict, group, generated: dict, conn,
-                 stats: contracts.ApplyResult, hi: int, safe: bool, replay_until: int) -> None:
+                 stats: contracts.ApplyResult, hi: int, safe: bool, replay_until: int, seg_rows: int) -> None:
     """The segment's changes to the tables its foreign keys bind: in commit order across them, in
     one downstream transaction, after what the marker says is there already (a marker at or below
     a backfill's replay_until is the earlier pass's: those rows are written again)."""
@@ -225,7 +237,7 @@ def _apply_bound(spark, cycle: Cycle, rows_df, bound: dict, group, generated: di
     rows = rows_df.join(F.broadcast(names), ["schema", "table"], "left_semi")
     if done > replay_until:
         rows = rows.where(F.col("commit_ts") > done)
-    changes = (r.asDict() for r in rows.orderBy("commit_ts", "seq")
+    changes = (r.asDict() for r in _in_commit_order(rows, seg_rows)
                .select("schema", "table", "op", "before", "after").toLocalIterator())
     stats.rows_written += write_group(conn, changes, bound, generated, group, safe, marker, hi)
 
@@ -316,7 +328,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                         local = local.filter(pc.greater(local["commit_ts"], lo))
                     try:
                         _apply_rows(spark, cycle, seg_rows, seg.tables, keys_known, conn, sink, stats, seg.hi,
-                                    foreign_keys, stats.safe_mode, window.replay_until, local)
+                                    foreign_keys, stats.safe_mode, window.replay_until, local, seg.rows)
                     except CdcflowError as e:
                         raise e.with_context(ts=seg.hi)
                     except Exception as e:  # noqa: BLE001 - a row statement the downstream refused

@@ -49,6 +49,7 @@ class Pulled(Record):
     aborted_ts: list[int]  # transactions rolled back after rows went out
     events: int
     transactions: int
+    events_held: int = 0  # the most events a writer held at once (store.events.EventWriter)
 
 
 class Window(Record):
@@ -164,6 +165,7 @@ class PullResult(Record):
     range_events: list[int] = []
     range_seconds: list[float] = []
     spark: str = ""  # where the ranges were read: "connect" or "embedded"
+    events_held: int = 0  # the most events one writer held at once: at most pull-batch-rows
 
 
 class SkippedDdl(Record):
@@ -231,6 +233,7 @@ class ApplyResult(Record):
     would_apply: list[PlannedSegment] | UnsetType = UNSET  # a dry run's plan
     apply_seconds: float = 0.0
     rows_per_second: float | None = None
+    rows_held: int = 0  # the most row images one writer held at once (sink.row_writer.StreamingWriter)
 
 
 class WaitIndexResult(Record):

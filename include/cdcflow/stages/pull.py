@@ -27,7 +27,8 @@ def pull(spark, cycle: Cycle) -> contracts.PullResult:
                                                                                                     3),
                 end_pos=pulled.end_pos.to_dict(), resolved_ts=pulled.resolved_ts,
                 resolved_time=tso.to_text(pulled.resolved_ts), **detail)
-    return contracts.PullResult(pulled=pulled.events, transactions=pulled.transactions, **detail)
+    return contracts.PullResult(pulled=pulled.events, transactions=pulled.transactions,
+                                events_held=pulled.events_held, **detail)
 
 
 def read_window(spark, cycle: Cycle, window: contracts.Window, server_id: int) -> tuple[contracts.Pulled, dict]:
@@ -60,7 +61,7 @@ def read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int,
     `hand_over` stopped it: BinlogReader.read)."""
     reader = BinlogReader(cycle.source, server_id, window.start_pos, window.head,
                           prev_ts=window.start_ts, target_ts=window.target_ts)
-    writer = cycle.folder.writer("raw")
+    writer = cycle.folder.writer("raw", cycle.config.pull_batch_rows)
     reader.read(writer.add, hand_over)
     writer.close()
     # Everything up to the head is read: the window is resolved up to the moment the head
@@ -72,5 +73,5 @@ def read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int,
     return contracts.Pulled(
         end_ts=reader.last_ts, end_pos=reader.last_pos, resolved_ts=resolved,
         stopped_at_target=reader.stopped_at_target, aborted_ts=sorted(reader.aborted_ts), events=writer.count,
-        transactions=reader.transactions,
+        transactions=reader.transactions, events_held=writer.held_rows,
     ), reader

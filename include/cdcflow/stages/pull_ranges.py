@@ -142,15 +142,16 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
     ends = [*starts[1:], window.head]
     specs = [(range_server_id(server_id, i), s.to_dict(), e.to_dict()) for i, (s, e) in enumerate(zip(starts, ends))]
     uri, url = cycle.source, cycle.folder.url  # plain values: the tasks get them pickled
+    batch_rows = cycle.config.pull_batch_rows
 
     def decode(index: int) -> str:
         t0 = time.perf_counter()
         sid, start, end = specs[index]
-        writer = RunFolder.at(url).writer(RANGES_FOLDER, part=first_part + index)
+        writer = RunFolder.at(url).writer(RANGES_FOLDER, batch_rows, part=first_part + index)
         reader = RangeReader(uri, sid, Position.from_dict(start), Position.from_dict(end))
         reader.read(writer.add)  # rows go out in bounded batches, however large the transaction
         writer.close()
-        return json.dumps(dataclasses.asdict(RangeResult.of(reader, writer.count, time.perf_counter() - t0)))
+        return json.dumps(dataclasses.asdict(RangeResult.of(reader, writer, time.perf_counter() - t0)))
 
     t0 = time.perf_counter()
     results = [RangeResult(**json.loads(r)) for r in _each_range(spark, len(specs), decode)]
@@ -175,7 +176,7 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
         end_pos=dataclasses.replace(Position.from_dict(results[-1].last_pos),
                                     gtid=gtids_at_starts(window.start_pos.gtid, results)[-1]),
         stopped_at_target=False, aborted_ts=sorted(stamps[i][n] for i, r in enumerate(results) for n in r.aborted),
-        events=sum(r.events for r in results), transactions=ended,
+        events=sum(r.events for r in results), transactions=ended, events_held=max(r.held for r in results),
     ), {"decode_seconds": round(t1 - t0, 3), "stamp_seconds": round(t2 - t1, 3),
         "range_events": [r.events for r in results], "range_seconds": [round(r.seconds, 3) for r in results]}
 
@@ -184,7 +185,7 @@ def joined(first: contracts.Pulled, rest: contracts.Pulled) -> contracts.Pulled:
     """A window read in two parts, `rest` from where `first` ended."""
     return msgspec.structs.replace(
         rest, aborted_ts=sorted([*first.aborted_ts, *rest.aborted_ts]), events=first.events + rest.events,
-        transactions=first.transactions + rest.transactions)
+        transactions=first.transactions + rest.transactions, events_held=max(first.events_held, rest.events_held))
 
 
 def _each_range(spark, n: int, fn) -> list[str]:

@@ -38,6 +38,10 @@ EVENT_SCHEMA = pa.schema([(name, arrow) for name, (arrow, _) in _COLUMNS.items()
 EVENT_SPARK_SCHEMA = ", ".join(f"`{name}` {spark}" for name, (_, spark) in _COLUMNS.items())
 FIELDS = EVENT_SCHEMA.names
 _fields_of = operator.attrgetter(*FIELDS)  # an event's values as a tuple, in FIELDS' order
+# What the event writer holds at most before it writes a row group ([cdcflow] pull-batch-rows
+# sets the rows; the bytes are the images' and statements' text)
+BATCH_ROWS = 50_000
+BATCH_BYTES = 32 * 1024 * 1024
 
 
 def _safe(name: str) -> str:
@@ -95,7 +99,7 @@ class RunFolder:
     def remove_folder(self, name: str) -> None:
         delete_folder(self.fs, self._fs_path(name))
 
-    def writer(self, name: str, batch_rows: int = 50_000, part: int = 0) -> "EventWriter":
+    def writer(self, name: str, batch_rows: int = BATCH_ROWS, part: int = 0) -> "EventWriter":
         self.fs.create_dir(self._fs_path(name), recursive=True)
         return EventWriter(self.fs, self._fs_path(name), batch_rows, part)
 
@@ -125,7 +129,9 @@ class RunFolder:
 
 
 class EventWriter:
-    """Columnar buffers flushed as Parquet row groups every `batch_rows` events."""
+    """Columnar buffers flushed as Parquet row groups every `batch_rows` events or BATCH_BYTES of
+    row images and statements, whichever comes first: what pull holds of a window (however large
+    one transaction is) stays below both.  `held_rows` / `held_bytes`: the most it held at once."""
 
     def __init__(self, fs, folder: str, batch_rows: int, part: int = 0):
         self.fs = fs
@@ -133,21 +139,25 @@ class EventWriter:
         self.part = part
         self.batch_rows = batch_rows
         self.rows: list[tuple] = []  # one tuple per event (core.arrow_rows)
+        self.bytes = 0  # the text of the buffered events' images and statements
         self.count = 0
+        self.held_rows = self.held_bytes = 0
         self._writer: pq.ParquetWriter | None = None
         self._sink = None
 
     def add(self, event) -> None:
         self.rows.append(_fields_of(event))
         self.count += 1
-        if len(self.rows) >= self.batch_rows:
+        self.bytes += len(event.before or "") + len(event.after or "") + len(event.ddl_query or "")
+        if len(self.rows) >= self.batch_rows or self.bytes >= BATCH_BYTES:
             self.flush()
 
     def flush(self) -> None:
         if not self.rows:
             return
+        self.held_rows, self.held_bytes = max(self.held_rows, len(self.rows)), max(self.held_bytes, self.bytes)
         self._open().write_batch(rows_batch(self.rows, EVENT_SCHEMA))
-        self.rows = []
+        self.rows, self.bytes = [], 0
 
     def close(self) -> None:
         self.flush()
