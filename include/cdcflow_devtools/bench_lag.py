@@ -273,9 +273,10 @@ def set_paused(env: dict[str, str], dag_id: str, paused: bool) -> None:
 
 
 def where_the_seconds_go(env: dict[str, str], dag_id: str, window: list[float]) -> dict:
-    """Medians over the DAG's runs that started in `window`: the run's seconds, and per task
-    the seconds it ran and the seconds before it started (from the previous task's end, or
-    from the run's start for the first)."""
+    """Medians over the DAG's runs that started in `window` (the last may still run): the run's
+    seconds, and per task the seconds it ran and the seconds before it started (from the
+    previous task's end, or from the run's start for the first); and the gap from a run's
+    end to the next run's start."""
     def ts(text):
         if not text:
             return None
@@ -283,8 +284,7 @@ def where_the_seconds_go(env: dict[str, str], dag_id: str, window: list[float]) 
         return (at if at.tzinfo else at.replace(tzinfo=dt.timezone.utc)).timestamp()  # Airflow stores UTC
 
     with _airflow_db(env) as db:
-        runs = db.execute("SELECT run_id, start_date, end_date FROM dag_run WHERE dag_id = ? AND state = 'success'",
-                          (dag_id,)).fetchall()
+        runs = db.execute("SELECT run_id, start_date, end_date FROM dag_run WHERE dag_id = ?", (dag_id,)).fetchall()
         tis = db.execute("SELECT run_id, task_id, state, start_date, end_date FROM task_instance WHERE dag_id = ?",
                          (dag_id,)).fetchall()
     runs = [(r, ts(s), ts(e)) for r, s, e in runs if s and window[0] <= ts(s) <= window[1]]
@@ -300,7 +300,10 @@ def where_the_seconds_go(env: dict[str, str], dag_id: str, window: list[float]) 
             d["ran"].append(e - s)
             prev = e
     med = lambda xs: round(statistics.median(xs), 2) if xs else None  # noqa: E731
+    ordered = sorted((s, e) for _, s, e in runs)
+    between = [b[0] - a[1] for a, b in zip(ordered, ordered[1:]) if a[1]]
     return {"runs": len(runs), "run_seconds_p50": med([e - s for _, s, e in runs if e]),
+            "between_runs_p50": med(between),
             "tasks_per_run_p50": med(ran),
             "tasks": {t: {"wait_p50": med(d["wait"]), "ran_p50": med(d["ran"]), "runs": len(d["ran"])}
                       for t, d in per_task.items()}}
@@ -385,7 +388,8 @@ def report(table: dict | None) -> None:
         print("  " + summary_line(int(rate), entry))
         where = entry["dag"].get("where") or {}
         tasks = ", ".join(f"{t} {d['wait_p50']}+{d['ran_p50']}" for t, d in where.get("tasks", {}).items())
-        print(f"    a DAG run: {where.get('run_seconds_p50')} s (median); per task wait+ran s: {tasks}")
+        print(f"    a DAG run: {where.get('run_seconds_p50')} s (median), {where.get('between_runs_p50')} s to the "
+              f"next; per task, median s waited + ran: {tasks}")
 
 
 def main(argv: list[str] | None = None) -> int:
