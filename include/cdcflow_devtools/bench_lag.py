@@ -32,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 from cdcflow_devtools.checkout import LOCAL, PROJECT
@@ -254,9 +255,17 @@ def _airflow_db(env: dict[str, str]) -> sqlite3.Connection:
     return sqlite3.connect(Path(env["AIRFLOW_HOME"]) / "airflow.db", timeout=30)
 
 
-def wait_dag(env: dict[str, str], dag_id: str, timeout: float = 180) -> None:
-    """Until the DAG processor has parsed the changefeed's DAG, then unpause it."""
+def wait_dag(env: dict[str, str], dag_id: str, timeout: float = 300) -> None:
+    """Until the API server answers (a task started before fails: its worker cannot reach the
+    execution API) and the DAG processor has parsed the changefeed's DAG, then unpause it."""
     deadline = time.monotonic() + timeout
+    health = f"http://127.0.0.1:{env['AIRFLOW__API__PORT']}/api/v2/monitor/health"
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(health, timeout=5).close()
+            break
+        except OSError:
+            time.sleep(2)
     while time.monotonic() < deadline:
         with _airflow_db(env) as db:
             if db.execute("SELECT 1 FROM dag WHERE dag_id = ? AND is_stale = 0", (dag_id,)).fetchone():
@@ -291,7 +300,8 @@ def where_the_seconds_go(env: dict[str, str], dag_id: str, window: list[float]) 
     per_task: dict[str, dict[str, list[float]]] = {}
     ran: list[int] = []
     for run_id, start, end in runs:
-        done = sorted((ts(s), ts(e), t) for r, t, st, s, e in tis if r == run_id and s and e)
+        done = sorted((ts(s), ts(e), t) for r, t, st, s, e in tis  # a skipped task ran nowhere
+                      if r == run_id and s and e and st in ("success", "failed"))
         ran.append(len(done))
         prev = start
         for s, e, task in done:
