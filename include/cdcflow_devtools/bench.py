@@ -11,7 +11,8 @@ Python's and Spark's start-up and its peak memory includes the Spark JVM and Pyt
 workers.  A second table gives the cycle time for other sizes and for an idle cycle; a
 third (bench_launchers) runs the same windows as a CLI cycle, as a DAG run on Spark Connect
 and as a DAG run with spark-submit per stage.  The snapshot part (bench_snapshot, opt-in)
-measures `create --snapshot` and `verify` against dump tools and CHECKSUM TABLE.
+measures `create --snapshot` and `verify` against dump tools and CHECKSUM TABLE; the lag
+part (bench_lag, opt-in) the end-to-end lag of a DAG on @continuous against a CLI loop.
 """
 
 from __future__ import annotations
