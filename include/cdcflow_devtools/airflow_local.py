@@ -9,7 +9,8 @@ AIRFLOW_HOME defaults to .local/airflow in the project, CDCFLOW_HOME to .local/c
 (the demo's); the DAGs and plugins folders are this project's.  The DAG's Spark stages run
 on a Spark Connect server on 127.0.0.1:15002 (the `spark_connect_default` connection of
 airflow_settings.yaml; `standalone --spark-port` another), started here unless one listens
-there already.  cdcflow's library never imports airflow: this only runs its CLI.
+there already.  The scheduler loops as SCHEDULER_SETTINGS says (README, "Keeping a
+downstream fresh").  cdcflow's library never imports airflow: this only runs its CLI.
 """
 
 from __future__ import annotations
@@ -112,6 +113,25 @@ def dag_test_changefeed(changefeed_id: str, env: dict[str, str]) -> int:
 
 PASSWORDS_FILE = "simple_auth_manager_passwords.json.generated"
 
+# The scheduler's loop, tuned for a changefeed on `@continuous` (docs/performance.md, "Freshness"):
+# each hop between two tasks of a run, and from one run to the next, waits for a scheduler loop
+# that found nothing to do to sleep its idle time out.
+SCHEDULER_SETTINGS = {"AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.2"}
+
+
+def standalone_settings(port: int, spark_port: int, tuned: bool = True) -> dict[str, str]:
+    """The environment of an `airflow standalone` on `port` whose DAGs' Spark stages run on the
+    Spark Connect server on `spark_port`; `tuned` adds SCHEDULER_SETTINGS."""
+    # the workers reach the task execution API on the same server: on another port than
+    # Airflow's default 8080 they must be told, or every task fails before it starts; the
+    # connection spark_connect_default names this server (the environment wins over the database)
+    return {"AIRFLOW__API__HOST": "127.0.0.1", "AIRFLOW__API__PORT": str(port),
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+            "AIRFLOW__CORE__PARALLELISM": "4",
+            "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": json.dumps(
+                {"conn_type": "spark_connect", "host": spark_connect.HOST, "port": spark_port}),
+            **(SCHEDULER_SETTINGS if tuned else {})}
+
 
 STOP_GRACE_S = 5.0  # from SIGTERM to SIGKILL for what `make airflow` started, at Ctrl-C
 
@@ -152,14 +172,7 @@ def _standalone(env: dict[str, str], port: int, spark_port: int, groups: list[in
     else:
         print(f"Spark Connect: starting a server on {spark_url} (log: {LOCAL / 'logs'})", flush=True)
         groups.append(spark_connect.start(LOCAL / "logs", port=spark_port).process.pid)
-    # the workers reach the task execution API on the same server: on another port than
-    # Airflow's default 8080 they must be told, or every task fails before it starts; the
-    # connection spark_connect_default names this server (the environment wins over the database)
-    env.update({"AIRFLOW__API__HOST": "127.0.0.1", "AIRFLOW__API__PORT": str(port),
-                "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-                "AIRFLOW__CORE__PARALLELISM": "4",
-                "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": json.dumps(
-                    {"conn_type": "spark_connect", "host": spark_connect.HOST, "port": spark_port})})
+    env.update(standalone_settings(port, spark_port))
     # a group of its own: the terminal's Ctrl-C reaches this process alone, which stops them all
     proc = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), "standalone"], env=env,
                             start_new_session=True)

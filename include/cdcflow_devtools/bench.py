@@ -11,7 +11,8 @@ Python's and Spark's start-up and its peak memory includes the Spark JVM and Pyt
 workers.  A second table gives the cycle time for other sizes and for an idle cycle; a
 third (bench_launchers) runs the same windows as a CLI cycle, as a DAG run on Spark Connect
 and as a DAG run with spark-submit per stage.  The snapshot part (bench_snapshot, opt-in)
-measures `create --snapshot` and `verify` against dump tools and CHECKSUM TABLE.
+measures `create --snapshot` and `verify` against dump tools and CHECKSUM TABLE; the lag
+part (bench_lag, opt-in) the end-to-end lag of a DAG on @continuous against a CLI loop.
 """
 
 from __future__ import annotations
@@ -163,13 +164,14 @@ def machine_text() -> str:
             f"load average before the run {load[0]:.2f}")
 
 
-PARTS = ("replication", "scaling", "pull", "launchers", "snapshot", "feeds", "large_txn")
-# the snapshot part when SNAPSHOT= or PARTS= asks; the pull table needs the replication part's window
+PARTS = ("replication", "scaling", "pull", "launchers", "snapshot", "feeds", "large_txn", "lag")
+# the parts past the default when PARTS= asks (or SNAPSHOT= / LAG_RATES=); the pull table needs the replication
+# part's window
 DEFAULT_PARTS = ("replication", "scaling", "pull", "launchers")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from cdcflow_devtools import bench_snapshot
+    from cdcflow_devtools import bench_lag, bench_snapshot
 
     p = argparse.ArgumentParser(prog="python -m cdcflow_devtools.bench", description=__doc__.split("\n")[0])
     p.add_argument("--parts", default=os.environ.get("BENCH_PARTS"),
@@ -198,15 +200,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--large-txn", default=os.environ.get("BENCH_LARGE_TXN") or "1000000,5000000",
                    help="rows of the single transaction of the large_txn part, one cycle per size "
                         "(default 1000000,5000000; env BENCH_LARGE_TXN)")
+    p.add_argument("--lag-rates", default=None, help="row changes per second of the lag part, comma-separated "
+                   f"(default {','.join(map(str, bench_lag.DEFAULT_RATES))}); giving it adds the part")
+    p.add_argument("--lag-seconds", type=float, default=bench_lag.DEFAULT_SECONDS,
+                   help=f"seconds measured per rate and launcher in the lag part (default {bench_lag.DEFAULT_SECONDS})")
     p.add_argument("--dir", default=str(DEFAULT_DIR), help="where the servers and CDCFLOW_HOME live")
     a = p.parse_args(argv)
     parts = [x.strip() for x in a.parts.split(",") if x.strip()] if a.parts else \
-        list(DEFAULT_PARTS) + (["snapshot"] if a.snapshot else [])
+        list(DEFAULT_PARTS) + (["snapshot"] if a.snapshot else []) + (["lag"] if a.lag_rates else [])
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         p.error(f"unknown part(s) {', '.join(unknown)}: choose among {', '.join(PARTS)}")
     a.parts = parts
     a.snapshot = a.snapshot or bench_snapshot.DEFAULT_ROWS
+    a.lag_rates = _sizes(a.lag_rates or ",".join(map(str, bench_lag.DEFAULT_RATES)))
     return a
 
 
@@ -229,7 +236,7 @@ def _part(name: str, errors: list[str], run, *args):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cdcflow_devtools import bench_feeds, bench_large_txn, bench_launchers, bench_pull, bench_snapshot
+    from cdcflow_devtools import bench_feeds, bench_lag, bench_large_txn, bench_launchers, bench_pull, bench_snapshot
 
     a = parse_args(argv)
     sizes = _sizes(a.scale) if "scaling" in a.parts else []
@@ -264,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
             if "feeds" in a.parts else None
         large = _part("large_txn", errors, bench_large_txn.large_txn_table, _sizes(a.large_txn), base) \
             if "large_txn" in a.parts else None
+        lag = _part("lag", errors, bench_lag.lag_table, a.lag_rates, a.lag_seconds, base) if "lag" in a.parts else None
     finally:
         stop_servers(servers)
     x, y = report(main_res, scale, machine) if main_res else (0.0, 0.0)
@@ -272,8 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     bench_snapshot.report(snap)
     bench_feeds.report(feeds)
     bench_large_txn.report(large)
+    bench_lag.report(lag)
     results = {"machine": machine, "parts": a.parts, "main": main_res, "scaling": scale, "pull": pull,
-               "launchers": launchers, "snapshot": snap, "feeds": feeds, "large_txn": large,
+               "launchers": launchers, "snapshot": snap, "feeds": feeds, "large_txn": large, "lag": lag,
                "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
                "total_seconds": time.perf_counter() - t0}
     if snap:

@@ -143,8 +143,17 @@ def pull_cycle(changefeed_id: str, cdcflow_home: str, run_id: str) -> list[str]:
     with user_errors_fail_the_task():
         results, following = airflow_tasks.pull(changefeed_id, run_id, _spark_remote(changefeed_id))
     _log_result("pull done", changefeed_id, run_id, results["pull"])
-    if SPARK_STAGES[0] not in following:
+    if SPARK_STAGES[0] in following:
+        return following
+    if results["pull"].pulled == 0:
         log.info("changefeed %s: cycle %s: nothing to read; no Spark stage runs", changefeed_id, run_id)
+    else:  # the fast path: the stages ran here, their tasks end skipped
+        for stage in SPARK_STAGES:
+            _log_result(f"{stage} done", changefeed_id, run_id, results[stage])
+        log.info("changefeed %s: cycle %s: %s ran in this task, in one Spark Connect session (a window read "
+                 "in one process); their own tasks are skipped", changefeed_id, run_id, ", ".join(SPARK_STAGES))
+    if "wait_index" not in following:
+        log.info("changefeed %s: cycle %s: no index build pending; wait_index is skipped", changefeed_id, run_id)
     return following
 
 

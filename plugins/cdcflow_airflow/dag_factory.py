@@ -11,7 +11,10 @@ finished, removed, or waiting for its next retry): every later task but `finish`
 is then skipped, and `finish` still runs, as it does when a stage fails.  `pull`
 reads the binlog in the worker (it needs no Spark) and, as `cdcflow changefeed
 run` does, settles a window without events itself: the Spark stages are skipped
-and no JVM starts.
+and no JVM starts.  On Spark Connect, a window pull read in one process has its
+Spark stages run in the pull task, in one session (the fast path: a task costs
+more than such a stage); their tasks are then skipped, and so is wait_index when
+no index build is pending (cdcflow.runner.airflow_tasks.pull).
 """
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
 """The cycle runner loads a changefeed's spec once per task and hands the loaded Cycle down:
 the DAG's pull task reads the spec once for pull, the empty-window settle and the records of
-both, where it used to read it four times."""
+both, where it used to read it four times.  The pull task leads to the wait_index sensor only
+when an index build is pending."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import msgspec
 
@@ -10,7 +13,7 @@ from cdcflow.core.spec_store import Spec, save_spec
 from cdcflow.runner import airflow_tasks, cycle_runner
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, cycle
-from cdcflow.store import metastore
+from cdcflow.store import index_jobs, metastore
 
 CID, RUN = "once", "airflow__20260101T000000_abcdef"
 POS = Position("b.000001", 4)
@@ -26,12 +29,16 @@ def _pull_nothing(spark, cyc):
     return contracts.PullResult()
 
 
-def test_the_pull_task_loads_the_spec_once(cdcflow_home, monkeypatch):
-    save_spec(Spec(id=CID, source_uri="mysql://u@127.0.0.1:1/", sink_uri="mysql://u@127.0.0.1:2/"))
-    metastore.create_feed(CID, START, POS.to_dict())
-    metastore.start_run(CID, RUN, START, POS.to_dict(), 0, False)
-    contracts.WINDOW.write(cycle.Cycle.load(CID, RUN).folder,
+def _idle_window(changefeed_id: str, run_id: str) -> None:
+    save_spec(Spec(id=changefeed_id, source_uri="mysql://u@127.0.0.1:1/", sink_uri="mysql://u@127.0.0.1:2/"))
+    metastore.create_feed(changefeed_id, START, POS.to_dict())
+    metastore.start_run(changefeed_id, run_id, START, POS.to_dict(), 0, False)
+    contracts.WINDOW.write(cycle.Cycle.load(changefeed_id, run_id).folder,
                            contracts.Window(start_ts=START, start_pos=POS, head=POS, head_tso=RESOLVED))
+
+
+def test_the_pull_task_loads_the_spec_once(cdcflow_home, monkeypatch):
+    _idle_window(CID, RUN)
     loads = []
     load_spec = cycle.load_spec
     monkeypatch.setattr(cycle, "load_spec",
@@ -41,7 +48,24 @@ def test_the_pull_task_loads_the_spec_once(cdcflow_home, monkeypatch):
     results, following = airflow_tasks.pull(CID, RUN, spark_remote=lambda cfg: None)
 
     assert loads == [CID]
-    assert sorted(results) == ["apply", "barrier", "filter", "pull"] and following == ["wait_index"]
+    # no index build pending: the sensor is skipped with the Spark stages, finish follows
+    assert sorted(results) == ["apply", "barrier", "filter", "pull"] and following == []
     assert metastore.get_feed(CID).checkpoint_ts == RESOLVED  # the empty window was settled
     stats = metastore.get_run(CID, RUN).stats
     assert {"pull", "filter", "barrier", "apply"} <= set(stats)
+
+
+def test_the_pull_task_leads_to_wait_index_while_an_index_build_is_pending(cdcflow_home, monkeypatch):
+    monkeypatch.setitem(cycle_runner.STAGE_FUNCS, "pull", _pull_nothing)
+    _idle_window("idx", RUN)
+    index_jobs.record("idx", 7, commit_ts=START, schema="d", table="t", index_name="i", query="ALTER TABLE t ADD "
+                      "INDEX i (v)", tidb_state="running")
+    # a build of an earlier cycle is still running: the sensor looks (a failed build fails the changefeed)
+    assert airflow_tasks.pull("idx", RUN, spark_remote=lambda cfg: None)[1] == ["wait_index"]
+
+
+def test_the_stages_run_in_the_pull_task_on_spark_connect_for_a_window_read_in_one_process():
+    connect, master = SimpleNamespace(spark_master=None), SimpleNamespace(spark_master="local[2]")
+    assert airflow_tasks.fused(connect, contracts.PullResult(pulled=5))
+    assert not airflow_tasks.fused(connect, contracts.PullResult(pulled=5, ranges=3))  # a large window: staged
+    assert not airflow_tasks.fused(master, contracts.PullResult(pulled=5))  # spark-submit: a job per stage

@@ -180,18 +180,38 @@ def snapshot(changefeed_id: str, spark_remote: SparkRemote, report: Callable[[st
         return commands.snapshot(changefeed_id, spark_for, report=lambda p: report(progress_line(changefeed_id, p)))
 
 
+def fused(cfg, pulled) -> bool:
+    """Whether the pull task runs the Spark stages itself (the fast path): on Spark Connect
+    (the config names no master) with a window pull read in one process (below
+    `pull-parallel-min-bytes`), where a task per stage would cost more than the stage."""
+    return not cfg.spark_master and pulled.ranges == 1
+
+
 def pull(changefeed_id: str, run_id: str, spark_remote: SparkRemote) -> tuple[dict, list[str]]:
-    """Pull the window and choose the tasks that follow, as the CLI's cycle does: the Spark
-    stages only when pull found events; an empty window is settled by pull_and_settle (the
-    checkpoint moves) and goes straight to wait_index.  Pull takes no Spark, unless the config
-    turns its parallel path on and the window is large: then its ranges are read by tasks on
-    the same Spark as the stages' (`spark_remote`).  Returns the results and the next tasks."""
-    from cdcflow.runner.cycle_runner import needs_spark, pull_and_settle  # task time (module docstring)
+    """Pull the window and choose the tasks that follow, as the CLI's cycle does.  An empty
+    window is settled by pull_and_settle (the checkpoint moves).  A window with events goes on
+    to the Spark stage tasks, unless `fused`: then this task runs them in one session on the
+    Spark Connect server.  wait_index follows the stage tasks, or, without them, only when an
+    index build is pending (index_wait_needed): an idle run or a fast one ends with finish.
+    Pull takes no Spark, unless the config turns its parallel path on and the window is large:
+    then its ranges are read by tasks on the same Spark as the stages' (`spark_remote`).
+    Returns the results and the next tasks."""
+    from cdcflow.runner.cycle_runner import (  # task time, not parse time (module docstring)
+        index_wait_needed,
+        needs_spark,
+        pull_and_settle,
+        run_spark_stages,
+    )
     from cdcflow.stages.cycle import Cycle
 
     cycle = Cycle.load(changefeed_id, run_id)
-    results = pull_and_settle(cycle, spark_remote=lambda: spark_remote(cycle.config))
-    return results, [SPARK_STAGES[0], "wait_index"] if needs_spark(results) else ["wait_index"]
+    remote = lambda: spark_remote(cycle.config)  # noqa: E731 - asked once a session is wanted
+    results = pull_and_settle(cycle, spark_remote=remote)
+    if needs_spark(results):
+        if not fused(cycle.config, results["pull"]):
+            return results, [SPARK_STAGES[0], "wait_index"]
+        run_spark_stages(cycle, results, remote)
+    return results, ["wait_index"] if index_wait_needed(cycle) else []
 
 
 def spark_stage(stage: str, changefeed_id: str, run_id: str, spark_remote: SparkRemote):

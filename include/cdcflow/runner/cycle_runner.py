@@ -16,7 +16,7 @@ from cdcflow.stages.cycle import Cycle, recording
 from cdcflow.stages.filter_stage import filter_events
 from cdcflow.stages.pull import pull
 from cdcflow.stages.wait_index import wait_index
-from cdcflow.store import metastore
+from cdcflow.store import index_jobs, metastore
 
 STAGE_FUNCS = {"pull": pull, "filter": filter_events, "barrier": barrier, "apply": apply,
                "wait_index": wait_index}  # not a Spark stage: the DAG runs it as a sensor
@@ -82,14 +82,40 @@ def needs_spark(results: dict) -> bool:
     return any(name not in results for name in SPARK_STAGES)
 
 
-def run_spark_stage(stage: str, cycle: Cycle, spark_remote=None):
-    """One Spark stage in a session of its own, as a DAG task or a spark-submit job runs it:
-    the session is opened as the config says (`spark_remote`, a URL or a function giving
-    one, wins), a failure to open it is the stage's recorded error, and it is closed after."""
+def _open_session(stage: str, cycle: Cycle, spark_remote):
+    """A session as the config says (`spark_remote`, a URL or a function giving one, wins); a
+    failure to open it is `stage`'s recorded error."""
     with recording(cycle, stage):
         remote = spark_remote() if callable(spark_remote) else spark_remote
-        spark = sessions.session_for(cycle.config, cycle.changefeed_id, remote)
+        return sessions.session_for(cycle.config, cycle.changefeed_id, remote)
+
+
+def run_spark_stage(stage: str, cycle: Cycle, spark_remote=None):
+    """One Spark stage in a session of its own, as a DAG task or a spark-submit job runs it
+    (_open_session), the session closed after."""
+    spark = _open_session(stage, cycle, spark_remote)
     try:
         return run_stage(stage, spark, cycle)
     finally:
         release(spark)
+
+
+def run_spark_stages(cycle: Cycle, results: dict, spark_remote=None) -> dict:
+    """The Spark stages `results` (pull_and_settle's) lacks, in order, in ONE session opened as
+    run_spark_stage opens it and closed after: a cycle's fast path in one DAG task, as
+    `cdcflow changefeed run` runs them.  Returns `results` with theirs."""
+    spark = _open_session(SPARK_STAGES[0], cycle, spark_remote)
+    try:
+        for stage in SPARK_STAGES:
+            if stage not in results:
+                results[stage] = run_stage(stage, spark, cycle)
+    finally:
+        release(spark)
+    return results
+
+
+def index_wait_needed(cycle: Cycle) -> bool:
+    """Whether the wait_index stage has anything to look at: an index build of this changefeed
+    still pending (only ever on a TiDB downstream), outside a dry run.  Without one it is done
+    at once (stages.wait_index), so a launcher may leave it out."""
+    return not cycle.run().dry_run and bool(index_jobs.pending(cycle.changefeed_id))

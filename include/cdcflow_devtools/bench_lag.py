@@ -1,0 +1,421 @@
+"""`make bench`'s lag part: how fresh a downstream stays under a steady upstream workload.
+
+    python -m cdcflow_devtools.bench_lag [--rates 1000,5000] [--seconds 120] [--dir DIR]
+
+An upstream MariaDB takes a steady stream of row changes (UPDATEs of `rate / 10` rows ten
+times a second) and, every 100 ms, an UPDATE of one heartbeat row holding the upstream's
+write time in microseconds.  A sampler reads that row on the downstream every 250 ms: the
+lag of a sample is the sample's time minus the heartbeat value it sees, so it is the
+end-to-end freshness a reader of the downstream gets (write, binlog, cycle, apply).  For
+each rate, two launchers take turns on the same Spark Connect server:
+
+    dag   the changefeed's DAG on `[cdcflow] schedule = "@continuous"`, run by a real
+          scheduler (`airflow standalone` on free ports, in a folder of its own)
+    cli   a loop of `cdcflow changefeed run --spark-remote` (one cycle after the other)
+
+Each launcher gets a changefeed created at the upstream's head just before its turn, so
+neither catches up the other's backlog; only one runs at a time.  Also recorded: cycles
+per minute (from cdcflow's runs), and for the DAG where a run's seconds go (each task's
+time and the wait before it starts, from Airflow's database).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+from cdcflow_devtools.checkout import LOCAL, PROJECT
+
+DEFAULT_RATES = (1000, 5000)
+DEFAULT_SECONDS = 120
+SCHEMA = "bench"  # the schema bench_common.CONFIG replicates (the part has servers of its own)
+TABLE_ROWS = 20_000
+HEARTBEAT_EVERY_S = 0.1
+SAMPLE_EVERY_S = 0.25
+LOAD_TICK_S = 0.1
+FIRST_HEARTBEAT_TIMEOUT_S = 240  # the first cycle or DAG run after the changefeed's creation
+DRAIN_S = 15  # after a DAG's pause: its last run ends before the CLI's turn
+
+
+def say(text: str) -> None:
+    print(f"[bench] lag: {text}", flush=True)
+
+
+def percentile(values: list[float], p: float) -> float:
+    """The p-th percentile by nearest rank (p in 0..100)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))]
+
+
+def lag_figures(lags: list[float]) -> dict:
+    if not lags:
+        return {"samples": 0}
+    return {"samples": len(lags), "p50": round(percentile(lags, 50), 2), "p99": round(percentile(lags, 99), 2),
+            "max": round(max(lags), 2)}
+
+
+# --- the upstream's workload and the downstream's sampler -------------------------------------
+
+def create_tables(*servers) -> None:
+    """The same tables and rows on every server (the downstreams' snapshot)."""
+    for s in servers:
+        s.execute(f"DROP DATABASE IF EXISTS {SCHEMA}", f"CREATE DATABASE {SCHEMA}",
+                  f"CREATE TABLE {SCHEMA}.heartbeat (id INT PRIMARY KEY, written_us BIGINT NOT NULL)",
+                  f"INSERT INTO {SCHEMA}.heartbeat VALUES (1, 0)",
+                  f"CREATE TABLE {SCHEMA}.churn (id INT PRIMARY KEY, v INT NOT NULL, pad VARCHAR(64) NOT NULL)")
+        conn = s.connect(SCHEMA)
+        try:
+            with conn.cursor() as cur:
+                for lo in range(1, TABLE_ROWS + 1, 5000):
+                    cur.execute("INSERT INTO churn VALUES " + ",".join(
+                        f"({i}, 0, 'row {i} of the lag bench')" for i in range(lo, min(lo + 5000, TABLE_ROWS + 1))))
+        finally:
+            conn.close()
+
+
+class Ticker(threading.Thread):
+    """Calls `step(conn)` every `every` seconds on a connection of its own until stopped."""
+
+    def __init__(self, connect, every: float, step):
+        super().__init__(daemon=True)
+        self._connect, self._every, self._step = connect, every, step
+        self._halt = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        conn = self._connect()
+        try:
+            t = time.monotonic()
+            while not self._halt.is_set():
+                self._step(conn)
+                t += self._every
+                self._halt.wait(max(0.0, t - time.monotonic()))
+        except BaseException as e:  # noqa: BLE001 - reported by stop()
+            self.error = e
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join()
+        if self.error is not None:
+            raise RuntimeError(f"lag bench thread failed: {self.error}") from self.error
+
+
+class Workload:
+    """The upstream's steady row changes and its heartbeat, and the downstream's samples."""
+
+    def __init__(self, up, down, rate: int):
+        self.rows_changed = 0
+        self.samples: list[tuple[float, float]] = []  # (sample time, heartbeat value seen), seconds
+        self._at = 0
+        per_tick = max(1, round(rate * LOAD_TICK_S))
+        self._threads = [
+            Ticker(lambda: up.connect(SCHEMA), LOAD_TICK_S, lambda c: self._load(c, per_tick)),
+            Ticker(lambda: up.connect(SCHEMA), HEARTBEAT_EVERY_S, self._beat),
+            Ticker(lambda: down.connect(SCHEMA), SAMPLE_EVERY_S, self._sample),
+        ] if rate else [Ticker(lambda: up.connect(SCHEMA), HEARTBEAT_EVERY_S, self._beat),
+                        Ticker(lambda: down.connect(SCHEMA), SAMPLE_EVERY_S, self._sample)]
+
+    def _load(self, conn, rows: int) -> None:
+        lo = self._at % TABLE_ROWS + 1
+        hi = min(TABLE_ROWS, lo + rows - 1)
+        self._at = hi % TABLE_ROWS
+        with conn.cursor() as cur:
+            self.rows_changed += cur.execute("UPDATE churn SET v = v + 1 WHERE id BETWEEN %s AND %s", (lo, hi))
+
+    @staticmethod
+    def _beat(conn) -> None:
+        with conn.cursor() as cur:
+            cur.execute("UPDATE heartbeat SET written_us = %s WHERE id = 1", (int(time.time() * 1e6),))
+
+    def _sample(self, conn) -> None:
+        with conn.cursor() as cur:
+            cur.execute("SELECT written_us FROM heartbeat WHERE id = 1")
+            (value,) = cur.fetchone()
+        self.samples.append((time.time(), value / 1e6))
+
+    def __enter__(self) -> "Workload":
+        for t in self._threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for t in self._threads:
+            t.stop()
+
+    def lags_since(self, since: float) -> list[float]:
+        return [at - seen for at, seen in self.samples if at >= since]
+
+    def wait_first_heartbeat(self, since: float, timeout: float) -> float:
+        """Seconds until the downstream shows a heartbeat written after `since`."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.samples and self.samples[-1][1] >= since:
+                return time.time() - since
+            time.sleep(SAMPLE_EVERY_S)
+        raise RuntimeError(f"no heartbeat written after the turn began reached the downstream in {timeout:.0f} s")
+
+
+def measure_turn(up, down, rate: int, seconds: float, changefeed_id: str) -> dict:
+    """Run the workload for the first heartbeat's way through plus `seconds`, sampling the lag."""
+    from cdcflow.store import metastore
+
+    t0 = time.time()
+    with Workload(up, down, rate) as w:
+        first = w.wait_first_heartbeat(t0, FIRST_HEARTBEAT_TIMEOUT_S)
+        start = time.time()
+        time.sleep(seconds)
+        end = time.time()
+        rows = w.rows_changed
+    runs = [r for r in metastore.recent_runs(changefeed_id, limit=10_000) if start <= r.started_at <= end]
+    took = [r.ended_at - r.started_at for r in runs if r.ended_at]
+    return {**lag_figures(w.lags_since(start)), "first_seconds": round(first, 1),
+            "rows_per_second": round(rows / (end - t0)), "cycles_per_minute": round(len(runs) * 60 / (end - start), 1),
+            "cycle_seconds_p50": round(statistics.median(took), 2) if took else None,
+            "window": [start, end]}
+
+
+# --- the launchers ----------------------------------------------------------------------------
+
+def cli_env(home: Path) -> dict[str, str]:
+    env = {**os.environ, "CDCFLOW_HOME": str(home)}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT / "include"), env.get("PYTHONPATH")) if p)
+    return env
+
+
+class CliLoop(threading.Thread):
+    """`cdcflow changefeed run --spark-remote URL` again and again, one cycle at a time."""
+
+    def __init__(self, changefeed_id: str, spark_url: str, env: dict[str, str], log_path: Path):
+        super().__init__(daemon=True)
+        self.args = [sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", changefeed_id,
+                     "--spark-remote", spark_url]
+        self.env, self.log_path = env, log_path
+        self._halt = threading.Event()
+        self.failures = 0
+
+    def run(self) -> None:
+        with open(self.log_path, "ab") as log:
+            while not self._halt.is_set():
+                rc = subprocess.run(self.args, env=self.env, stdout=log, stderr=subprocess.STDOUT).returncode
+                self.failures += rc != 0
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join()
+
+
+def airflow_standalone_env(home: Path, cdcflow_home: Path, spark_port: int,
+                           tuned: bool = True) -> tuple[dict[str, str], int]:
+    """The environment of an `airflow standalone` on free ports in `home`, and its API port."""
+    from cdcflow_devtools import airflow_local
+    from cdcflow_devtools.mariadb import free_port
+
+    env = airflow_local.airflow_env(home)
+    env["CDCFLOW_HOME"] = str(cdcflow_home)
+    env["PYTHONPATH"] = cli_env(cdcflow_home)["PYTHONPATH"]
+    port = free_port()
+    env.update(airflow_local.standalone_settings(port, spark_port, tuned))
+    env.update({"AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),
+                "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),
+                "AIRFLOW__SCHEDULER__SCHEDULER_HEALTH_CHECK_SERVER_PORT": str(free_port())})
+    return env, port
+
+
+def stop_group(proc: subprocess.Popen, grace: float = 15.0) -> None:
+    """SIGTERM to the process group `proc` leads (Airflow's components), SIGKILL after `grace`."""
+    from cdcflow_devtools import process_tree
+
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and process_tree.group_members(proc.pid):
+            proc.poll()
+            time.sleep(0.3)
+        if not process_tree.group_members(proc.pid):
+            return
+
+
+def _airflow_db(env: dict[str, str]) -> sqlite3.Connection:
+    return sqlite3.connect(Path(env["AIRFLOW_HOME"]) / "airflow.db", timeout=30)
+
+
+def wait_dag(env: dict[str, str], dag_id: str, timeout: float = 300) -> None:
+    """Until the API server answers (a task started before fails: its worker cannot reach the
+    execution API) and the DAG processor has parsed the changefeed's DAG, then unpause it."""
+    deadline = time.monotonic() + timeout
+    health = f"http://127.0.0.1:{env['AIRFLOW__API__PORT']}/api/v2/monitor/health"
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(health, timeout=5).close()
+            break
+        except OSError:
+            time.sleep(2)
+    while time.monotonic() < deadline:
+        with _airflow_db(env) as db:
+            if db.execute("SELECT 1 FROM dag WHERE dag_id = ? AND is_stale = 0", (dag_id,)).fetchone():
+                break
+        time.sleep(2)
+    else:
+        raise RuntimeError(f"Airflow did not parse {dag_id} within {timeout:.0f} s")
+    set_paused(env, dag_id, False)
+
+
+def set_paused(env: dict[str, str], dag_id: str, paused: bool) -> None:
+    subprocess.run([str(Path(sys.executable).parent / "airflow"), "dags", "pause" if paused else "unpause", dag_id],
+                   env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def where_the_seconds_go(env: dict[str, str], dag_id: str, window: list[float]) -> dict:
+    """Medians over the DAG's runs that started in `window` (the last may still run): the run's
+    seconds, and per task the seconds it ran and the seconds before it started (from the
+    previous task's end, or from the run's start for the first); and the gap from a run's
+    end to the next run's start."""
+    def ts(text):
+        if not text:
+            return None
+        at = dt.datetime.fromisoformat(text)
+        return (at if at.tzinfo else at.replace(tzinfo=dt.timezone.utc)).timestamp()  # Airflow stores UTC
+
+    with _airflow_db(env) as db:
+        runs = db.execute("SELECT run_id, start_date, end_date FROM dag_run WHERE dag_id = ?", (dag_id,)).fetchall()
+        tis = db.execute("SELECT run_id, task_id, state, start_date, end_date FROM task_instance WHERE dag_id = ?",
+                         (dag_id,)).fetchall()
+    runs = [(r, ts(s), ts(e)) for r, s, e in runs if s and window[0] <= ts(s) <= window[1]]
+    per_task: dict[str, dict[str, list[float]]] = {}
+    ran: list[int] = []
+    for run_id, start, end in runs:
+        done = sorted((ts(s), ts(e), t) for r, t, st, s, e in tis  # a skipped task ran nowhere
+                      if r == run_id and s and e and st in ("success", "failed"))
+        ran.append(len(done))
+        prev = start
+        for s, e, task in done:
+            d = per_task.setdefault(task, {"wait": [], "ran": []})
+            d["wait"].append(s - prev)
+            d["ran"].append(e - s)
+            prev = e
+    med = lambda xs: round(statistics.median(xs), 2) if xs else None  # noqa: E731
+    ordered = sorted((s, e) for _, s, e in runs)
+    between = [b[0] - a[1] for a, b in zip(ordered, ordered[1:]) if a[1]]
+    return {"runs": len(runs), "run_seconds_p50": med([e - s for _, s, e in runs if e]),
+            "between_runs_p50": med(between),
+            "tasks_per_run_p50": med(ran),
+            "tasks": {t: {"wait_p50": med(d["wait"]), "ran_p50": med(d["ran"]), "runs": len(d["ran"])}
+                      for t, d in per_task.items()}}
+
+
+# --- the part ---------------------------------------------------------------------------------
+
+def lag_table(rates: list[int], seconds: float, base: Path, tuned: bool = True) -> dict:
+    """Each rate through the DAG on @continuous and through the CLI loop, in turn."""
+    from cdcflow_devtools import airflow_local, spark_connect
+    from cdcflow_devtools.bench_common import create_changefeed
+    from cdcflow_devtools.mariadb import MariaDB, free_port
+
+    root = base / "lag"
+    home = root / "cdcflow-home"
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ["CDCFLOW_HOME"] = str(home)
+    up = MariaDB(root, name="upstream", binlog=True, server_id=11).start()
+    downs = {"dag": MariaDB(root, name="down-dag", server_id=12).start(),
+             "cli": MariaDB(root, name="down-cli", server_id=13).start()}
+    spark = airflow = None
+    out: dict = {"rates": {}, "seconds": seconds}
+    try:
+        create_tables(up, *downs.values())
+        spark_port = free_port()
+        say(f"Spark Connect server on port {spark_port}")
+        spark = spark_connect.start(root / "logs", port=spark_port)
+        env, port = airflow_standalone_env(root / "airflow", home, spark_port, tuned)
+        airflow_local.bootstrap(env)
+        say(f"airflow standalone on port {port} (AIRFLOW_HOME {env['AIRFLOW_HOME']})")
+        with open(root / "logs" / "airflow-standalone.log", "ab") as log:
+            airflow = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), "standalone"], env=env,
+                                       stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        for rate in rates:
+            entry = out["rates"][str(rate)] = {}
+            cid = f"lag-dag-{rate}"
+            create_changefeed(cid, up, downs["dag"], home, config='[cdcflow]\nschedule = "@continuous"\n')
+            wait_dag(env, f"changefeed__{cid}")
+            say(f"{rate:,} row changes/s through the DAG on @continuous for {seconds:.0f} s")
+            entry["dag"] = measure_turn(up, downs["dag"], rate, seconds, cid)
+            set_paused(env, f"changefeed__{cid}", True)
+            entry["dag"]["where"] = where_the_seconds_go(env, f"changefeed__{cid}", entry["dag"].pop("window"))
+            time.sleep(DRAIN_S)
+            cid = f"lag-cli-{rate}"
+            create_changefeed(cid, up, downs["cli"], home, config='[cdcflow]\nschedule = "none"\n')
+            say(f"{rate:,} row changes/s through a loop of `cdcflow changefeed run --spark-remote` "
+                f"for {seconds:.0f} s")
+            loop = CliLoop(cid, spark.url, cli_env(home), root / "logs" / f"cli-{rate}.log")
+            loop.start()
+            try:
+                entry["cli"] = measure_turn(up, downs["cli"], rate, seconds, cid)
+            finally:
+                loop.stop()
+            entry["cli"].pop("window")
+            entry["cli"]["failed_cycles"] = loop.failures
+            say(summary_line(rate, entry))
+    finally:
+        if airflow is not None:
+            stop_group(airflow)
+        if spark is not None:
+            spark.stop()
+        for s in (up, *downs.values()):
+            s.stop()
+    return out
+
+
+def summary_line(rate: int, entry: dict) -> str:
+    dag, cli = entry["dag"], entry["cli"]
+    ratio = dag["p99"] / cli["p99"] if dag.get("p99") and cli.get("p99") else 0
+    return (f"{rate:,}/s: dag p50 {dag.get('p50')} s p99 {dag.get('p99')} s max {dag.get('max')} s, "
+            f"{dag['cycles_per_minute']} runs/min; cli p50 {cli.get('p50')} s p99 {cli.get('p99')} s "
+            f"max {cli.get('max')} s, {cli['cycles_per_minute']} cycles/min; p99 dag/cli {ratio:.2f}")
+
+
+def report(table: dict | None) -> None:
+    if not table:
+        return
+    print()
+    print(f"end-to-end lag (heartbeat every {HEARTBEAT_EVERY_S * 1000:.0f} ms, sampled every "
+          f"{SAMPLE_EVERY_S * 1000:.0f} ms, {table['seconds']:.0f} s per launcher and rate):")
+    for rate, entry in table["rates"].items():
+        print("  " + summary_line(int(rate), entry))
+        where = entry["dag"].get("where") or {}
+        tasks = ", ".join(f"{t} {d['wait_p50']}+{d['ran_p50']}" for t, d in where.get("tasks", {}).items())
+        print(f"    a DAG run: {where.get('run_seconds_p50')} s (median), {where.get('between_runs_p50')} s to the "
+              f"next; per task, median s waited + ran: {tasks}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m cdcflow_devtools.bench_lag", description=__doc__.split("\n")[0])
+    p.add_argument("--rates", default=",".join(map(str, DEFAULT_RATES)))
+    p.add_argument("--seconds", type=float, default=DEFAULT_SECONDS)
+    p.add_argument("--dir", default=str(LOCAL / "bench"))
+    p.add_argument("--untuned", action="store_true", help="Airflow's own scheduler settings "
+                   "(not airflow_local.SCHEDULER_SETTINGS), for a before/after comparison")
+    a = p.parse_args(argv)
+    base = Path(a.dir).resolve()
+    table = lag_table([int(x) for x in a.rates.split(",")], a.seconds, base, tuned=not a.untuned)
+    report(table)
+    (base / "lag-results.json").write_text(json.dumps(table, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
