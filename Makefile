@@ -62,11 +62,13 @@ demo: setup
 
 # make bench [PARTS=replication,scaling,pull,launchers,snapshot] [ROWS=300000] [SCALE=10000,100000,1000000|none]
 #            [LAUNCHERS=10000,100000|none] [PULL=<ranges>] [SHAPE=oltp|bulk] [SNAPSHOT=2000000] [THREADS=4]
-# The snapshot part runs when PARTS names it or SNAPSHOT= is given.
+#            [TABLES=100,1000,10000]
+# The snapshot and tables parts run when PARTS names them or SNAPSHOT= / TABLES= is given.
 bench: setup
 	$(PY) -m cdcflow_devtools.bench $(if $(PARTS),--parts $(PARTS)) $(if $(ROWS),--rows $(ROWS)) \
 	  $(if $(SCALE),--scale $(SCALE)) $(if $(LAUNCHERS),--launchers $(LAUNCHERS)) $(if $(SHAPE),--shape $(SHAPE)) \
-	  $(if $(PULL),--pull $(PULL)) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) $(if $(THREADS),--snapshot-threads $(THREADS))
+	  $(if $(PULL),--pull $(PULL)) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) $(if $(THREADS),--snapshot-threads $(THREADS)) \
+	  $(if $(TABLES),--tables $(TABLES))
 
 # The seeded random workload with SEEDS more seeds, drawn at random (make test runs five fixed ones):
 # make random-workload [SEEDS=20]; a failing seed is printed and CDCFLOW_RANDOM_SEED=<seed> replays it.

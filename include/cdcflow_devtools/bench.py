@@ -163,13 +163,13 @@ def machine_text() -> str:
             f"load average before the run {load[0]:.2f}")
 
 
-PARTS = ("replication", "scaling", "pull", "launchers", "snapshot")
-# the snapshot part when SNAPSHOT= or PARTS= asks; the pull table needs the replication part's window
+PARTS = ("replication", "scaling", "pull", "launchers", "snapshot", "tables")
+# the snapshot and tables parts when SNAPSHOT= / TABLES= or PARTS= asks; the pull table needs the replication part's window
 DEFAULT_PARTS = ("replication", "scaling", "pull", "launchers")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from cdcflow_devtools import bench_snapshot
+    from cdcflow_devtools import bench_snapshot, bench_tables
 
     p = argparse.ArgumentParser(prog="python -m cdcflow_devtools.bench", description=__doc__.split("\n")[0])
     p.add_argument("--parts", default=os.environ.get("BENCH_PARTS"),
@@ -195,15 +195,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--snapshot-threads", type=int, default=bench_snapshot.DEFAULT_THREADS,
                    help="cdcflow's snapshot workers and mydumper's / myloader's threads "
                         f"(default {bench_snapshot.DEFAULT_THREADS})")
+    p.add_argument("--tables", default=None,
+                   help="table counts of the tables part, comma-separated (default 100,1000,10000); giving it "
+                        "adds the part")
     p.add_argument("--dir", default=str(DEFAULT_DIR), help="where the servers and CDCFLOW_HOME live")
     a = p.parse_args(argv)
     parts = [x.strip() for x in a.parts.split(",") if x.strip()] if a.parts else \
-        list(DEFAULT_PARTS) + (["snapshot"] if a.snapshot else [])
+        list(DEFAULT_PARTS) + (["snapshot"] if a.snapshot else []) + (["tables"] if a.tables else [])
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         p.error(f"unknown part(s) {', '.join(unknown)}: choose among {', '.join(PARTS)}")
     a.parts = parts
     a.snapshot = a.snapshot or bench_snapshot.DEFAULT_ROWS
+    a.tables = a.tables or ",".join(map(str, bench_tables.DEFAULT_SIZES))
     return a
 
 
@@ -226,7 +230,7 @@ def _part(name: str, errors: list[str], run, *args):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cdcflow_devtools import bench_launchers, bench_pull, bench_snapshot
+    from cdcflow_devtools import bench_launchers, bench_pull, bench_snapshot, bench_tables
 
     a = parse_args(argv)
     sizes = _sizes(a.scale) if "scaling" in a.parts else []
@@ -257,14 +261,18 @@ def main(argv: list[str] | None = None) -> int:
                            home, base) or []) if launcher_sizes else []
         snap = _part("snapshot", errors, bench_snapshot.snapshot_table, servers, a.snapshot, a.snapshot_threads,
                      base) if "snapshot" in a.parts else None
+        tables = _part("tables", errors, bench_tables.tables_table, servers, _sizes(a.tables), home, base) \
+            if "tables" in a.parts else None
     finally:
         stop_servers(servers)
     x, y = report(main_res, scale, machine) if main_res else (0.0, 0.0)
     bench_pull.report(pull)
     bench_launchers.report(launchers)
     bench_snapshot.report(snap)
+    bench_tables.report(tables)
     results = {"machine": machine, "parts": a.parts, "main": main_res, "scaling": scale, "pull": pull,
-               "launchers": launchers, "snapshot": snap, "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
+               "launchers": launchers, "snapshot": snap, "tables": tables,
+               "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
                "total_seconds": time.perf_counter() - t0}
     if snap:
         results.update(bench_snapshot.ratios(snap))
@@ -273,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     consistent = ((main_res is None or all(main_res["consistent"].values())) and all(e["consistent"] for e in scale)
                   and all(r["consistent"] for e in launchers for r in e["runs"].values())
                   and all(e["identical"] for e in (pull or {}).get("rows", []))
-                  and bench_snapshot.consistent(snap))
+                  and bench_snapshot.consistent(snap) and bench_tables.consistent(tables))
     if not consistent:
         print("RESULT: a downstream DIFFERS from the upstream (see above)")
     for e in errors:
