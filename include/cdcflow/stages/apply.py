@@ -316,8 +316,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
             lo = seg.lo if run.dry_run else max(seg.lo, checkpoint_ts)
             wrote = bool(seg.rows and lo < seg.hi)
             if wrote:
-                write_pending()
-            if wrote:
+                write_pending()  # the DDL before these rows is past before they are written
                 seg_rows = rows.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= seg.hi))
                 stats.rows_in += seg.rows
                 if not run.dry_run:
