@@ -67,8 +67,8 @@ demo: setup
 bench: setup
 	$(PY) -m cdcflow_devtools.bench $(if $(PARTS),--parts $(PARTS)) $(if $(ROWS),--rows $(ROWS)) \
 	  $(if $(SCALE),--scale $(SCALE)) $(if $(LAUNCHERS),--launchers $(LAUNCHERS)) $(if $(SHAPE),--shape $(SHAPE)) \
-	  $(if $(PULL),--pull $(PULL)) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) $(if $(THREADS),--snapshot-threads $(THREADS)) \
-	  $(if $(TABLES),--tables $(TABLES))
+	  $(if $(PULL),--pull $(PULL)) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
+	  $(if $(THREADS),--snapshot-threads $(THREADS)) $(if $(TABLES),--tables $(TABLES))
 
 # The seeded random workload with SEEDS more seeds, drawn at random (make test runs five fixed ones):
 # make random-workload [SEEDS=20]; a failing seed is printed and CDCFLOW_RANDOM_SEED=<seed> replays it.
