@@ -60,18 +60,20 @@ test: setup
 demo: setup
 	$(PY) -m cdcflow_devtools.demo
 
-# make bench [PARTS=replication,scaling,pull,launchers,snapshot,feeds,large_txn,lag] [ROWS=300000]
+# make bench [PARTS=replication,scaling,pull,launchers,snapshot,feeds,large_txn,lag,tables] [ROWS=300000]
 #            [SCALE=10000,100000,1000000|none] [LAUNCHERS=10000,100000|none] [PULL=<ranges>] [SHAPE=oltp|bulk]
 #            [SNAPSHOT=2000000] [THREADS=4] [LARGE_TXN=1000000,5000000] [LAG_RATES=1000,5000] [LAG_SECONDS=120]
-# The snapshot part runs when PARTS names it or SNAPSHOT= is given, the lag part when PARTS names it or
-# LAG_RATES= is given; the feeds part (20 changefeeds on one airflow standalone: DAG parse, the Changefeeds
-# page, cycles on one Spark Connect server) and large_txn when PARTS names them.
+#            [TABLES=100,1000,10000]
+# The snapshot, lag and tables parts run when PARTS names them or SNAPSHOT= / LAG_RATES= / TABLES= is given;
+# the feeds part (20 changefeeds on one airflow standalone: DAG parse, the Changefeeds page, cycles on one
+# Spark Connect server) and large_txn when PARTS names them.
 bench: setup
 	$(PY) -m cdcflow_devtools.bench $(if $(PARTS),--parts $(PARTS)) $(if $(ROWS),--rows $(ROWS)) \
 	  $(if $(SCALE),--scale $(SCALE)) $(if $(LAUNCHERS),--launchers $(LAUNCHERS)) $(if $(SHAPE),--shape $(SHAPE)) \
 	  $(if $(PULL),--pull $(PULL)) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
 	  $(if $(THREADS),--snapshot-threads $(THREADS)) $(if $(LARGE_TXN),--large-txn $(LARGE_TXN)) \
-	  $(if $(LAG_RATES),--lag-rates $(LAG_RATES)) $(if $(LAG_SECONDS),--lag-seconds $(LAG_SECONDS))
+	  $(if $(LAG_RATES),--lag-rates $(LAG_RATES)) $(if $(LAG_SECONDS),--lag-seconds $(LAG_SECONDS)) \
+	  $(if $(TABLES),--tables $(TABLES))
 
 # The seeded random workload with SEEDS more seeds, drawn at random (make test runs five fixed ones):
 # make random-workload [SEEDS=20]; a failing seed is printed and CDCFLOW_RANDOM_SEED=<seed> replays it.

@@ -164,14 +164,14 @@ def machine_text() -> str:
             f"load average before the run {load[0]:.2f}")
 
 
-PARTS = ("replication", "scaling", "pull", "launchers", "snapshot", "feeds", "large_txn", "lag")
-# the parts past the default when PARTS= asks (or SNAPSHOT= / LAG_RATES=); the pull table needs the replication
-# part's window
+PARTS = ("replication", "scaling", "pull", "launchers", "snapshot", "feeds", "large_txn", "lag", "tables")
+# the parts past the default when PARTS= asks (or SNAPSHOT= / LAG_RATES= / TABLES=); the pull table needs the
+# replication part's window
 DEFAULT_PARTS = ("replication", "scaling", "pull", "launchers")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from cdcflow_devtools import bench_lag, bench_snapshot
+    from cdcflow_devtools import bench_lag, bench_snapshot, bench_tables
 
     p = argparse.ArgumentParser(prog="python -m cdcflow_devtools.bench", description=__doc__.split("\n")[0])
     p.add_argument("--parts", default=os.environ.get("BENCH_PARTS"),
@@ -203,17 +203,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lag-rates", default=None, help="row changes per second of the lag part, comma-separated "
                    f"(default {','.join(map(str, bench_lag.DEFAULT_RATES))}); giving it adds the part")
     p.add_argument("--lag-seconds", type=float, default=bench_lag.DEFAULT_SECONDS,
-                   help=f"seconds measured per rate and launcher in the lag part (default {bench_lag.DEFAULT_SECONDS})")
+                   help="seconds measured per rate and launcher in the lag part "
+                        f"(default {bench_lag.DEFAULT_SECONDS})")
+    p.add_argument("--tables", default=None,
+                   help="table counts of the tables part, comma-separated (default 100,1000,10000); giving it "
+                        "adds the part")
     p.add_argument("--dir", default=str(DEFAULT_DIR), help="where the servers and CDCFLOW_HOME live")
     a = p.parse_args(argv)
     parts = [x.strip() for x in a.parts.split(",") if x.strip()] if a.parts else \
-        list(DEFAULT_PARTS) + (["snapshot"] if a.snapshot else []) + (["lag"] if a.lag_rates else [])
+        list(DEFAULT_PARTS) + (["snapshot"] if a.snapshot else []) + (["lag"] if a.lag_rates else []) \
+        + (["tables"] if a.tables else [])
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         p.error(f"unknown part(s) {', '.join(unknown)}: choose among {', '.join(PARTS)}")
     a.parts = parts
     a.snapshot = a.snapshot or bench_snapshot.DEFAULT_ROWS
     a.lag_rates = _sizes(a.lag_rates or ",".join(map(str, bench_lag.DEFAULT_RATES)))
+    a.tables = a.tables or ",".join(map(str, bench_tables.DEFAULT_SIZES))
     return a
 
 
@@ -236,7 +242,9 @@ def _part(name: str, errors: list[str], run, *args):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cdcflow_devtools import bench_feeds, bench_lag, bench_large_txn, bench_launchers, bench_pull, bench_snapshot
+    from cdcflow_devtools import (
+        bench_feeds, bench_lag, bench_large_txn, bench_launchers, bench_pull, bench_snapshot, bench_tables,
+    )
 
     a = parse_args(argv)
     sizes = _sizes(a.scale) if "scaling" in a.parts else []
@@ -272,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
         large = _part("large_txn", errors, bench_large_txn.large_txn_table, _sizes(a.large_txn), base) \
             if "large_txn" in a.parts else None
         lag = _part("lag", errors, bench_lag.lag_table, a.lag_rates, a.lag_seconds, base) if "lag" in a.parts else None
+        tables = _part("tables", errors, bench_tables.tables_table, servers, _sizes(a.tables), home, base) \
+            if "tables" in a.parts else None
     finally:
         stop_servers(servers)
     x, y = report(main_res, scale, machine) if main_res else (0.0, 0.0)
@@ -281,8 +291,10 @@ def main(argv: list[str] | None = None) -> int:
     bench_feeds.report(feeds)
     bench_large_txn.report(large)
     bench_lag.report(lag)
+    bench_tables.report(tables)
     results = {"machine": machine, "parts": a.parts, "main": main_res, "scaling": scale, "pull": pull,
                "launchers": launchers, "snapshot": snap, "feeds": feeds, "large_txn": large, "lag": lag,
+               "tables": tables,
                "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
                "total_seconds": time.perf_counter() - t0}
     if snap:
@@ -293,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
                   and all(r["consistent"] for e in launchers for r in e["runs"].values())
                   and all(e["identical"] for e in (pull or {}).get("rows", []))
                   and bench_snapshot.consistent(snap) and (feeds or {}).get("consistent", True)
-                  and all(e["consistent"] for e in large or []))
+                  and all(e["consistent"] for e in large or []) and bench_tables.consistent(tables))
     if not consistent:
         print("RESULT: a downstream DIFFERS from the upstream (see above)")
     for e in errors:

@@ -148,14 +148,14 @@ def stop_servers(servers: Servers) -> None:
 
 # --- the steps -------------------------------------------------------------------------------
 
-def create_changefeed(changefeed_id: str, up, down, home: Path, config: str = "") -> dict:
-    """A changefeed of the bench schema (CONFIG, then `config`), anew."""
+def create_changefeed(changefeed_id: str, up, down, home: Path, config: str = "", base: str = CONFIG) -> dict:
+    """A changefeed of the bench schema (`base`, then `config`), anew."""
     from cdcflow import cli
     from cdcflow.core.spec_store import spec_exists
     from cdcflow.store import metastore
 
     cfg = home / f"{changefeed_id}.toml"
-    cfg.write_text(CONFIG + config)
+    cfg.write_text(base + config)
     if spec_exists(changefeed_id):
         cli.main(["changefeed", "remove", "-c", changefeed_id])
     with open(os.devnull, "w") as quiet:

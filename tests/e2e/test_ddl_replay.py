@@ -28,13 +28,13 @@ from cdcflow.store import metastore
 crashed = os.environ["CRASHED"]
 real = metastore.advance_checkpoint
 
-def advance_checkpoint(changefeed_id, ts, pos):
+def advance_checkpoint(changefeed_id, ts, pos, conn=None):
     done = open(crashed).read().split() if os.path.exists(crashed) else []
     if metastore.get_feed(changefeed_id).ddl_in_flight_ts == ts and str(ts) not in done:
         with open(crashed, "a") as f:
             f.write(f"{ts}\n")
         os._exit(9)  # the DDL ran downstream; its checkpoint is never written
-    return real(changefeed_id, ts, pos)
+    return real(changefeed_id, ts, pos, conn=conn)
 
 metastore.advance_checkpoint = advance_checkpoint
 sys.exit(cli.main(["changefeed", "run", "-c", sys.argv[1], "--spark-remote", sys.argv[2]]))

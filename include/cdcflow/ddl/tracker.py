@@ -42,7 +42,9 @@ class SchemaTracker:
     def __init__(self):
         # (schema, table) -> [(version ts, TableInfo | None for dropped)], ts ascending
         self.versions: dict[tuple[str, str], list[tuple[int, TableInfo | None]]] = {}
-        self.added: list[tuple[str, str, int, TableInfo | None]] = []  # versions made since loading
+        # versions made since loading, by (schema, table, ts): a dict, so a re-derived version
+        # replaces its first derivation without a scan of all of them (a window of thousands of DDLs)
+        self._added: dict[tuple[str, str, int], TableInfo | None] = {}
 
     # -- reading
     def at(self, schema: str, table: str, ts: int):
@@ -75,8 +77,13 @@ class SchemaTracker:
         while vs and vs[-1][0] >= ts:  # a re-read window re-derives the same versions
             vs.pop()
         vs.append((ts, info))
-        self.added = [a for a in self.added if (a[0], a[1], a[2]) != (schema, table, ts)]
-        self.added.append((schema, table, ts, info))
+        self._added.pop((schema, table, ts), None)  # re-derived: now the newest
+        self._added[(schema, table, ts)] = info
+
+    @property
+    def added(self) -> list[tuple[str, str, int, TableInfo | None]]:
+        """The versions made since loading, in the order they were (last) made."""
+        return [(s, t, ts, info) for (s, t, ts), info in self._added.items()]
 
     def apply(self, info, query: str, sql_mode: str | None, ts: int) -> list[tuple]:
         """Evolve the schema by one classified DDL at commit ts `ts`.  Returns the tables it

@@ -18,12 +18,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from cdcflow.ddl.types import CREATE_TABLE
+from cdcflow.ddl.types import DROP_DATABASE, DROP_TABLE
 
 from cdcflow.filter.cascade_fk import CHANGING
 from cdcflow.sink.row_writer import apply_in_commit_order
 
-_REFERENCES = re.compile(r"\bREFERENCES\b", re.IGNORECASE)  # in a comment too: read again, to be safe
+# Words of a DDL that may add, drop or rename a foreign key (a comment saying them too: read
+# again, to be safe); the other DDLs leave the keys as they were (ForeignKeys.ddl_ran).
+_KEY_WORDS = re.compile(r"\b(REFERENCES|FOREIGN|CONSTRAINT|RENAME|ENGINE)\b", re.IGNORECASE)
 MARKER_TABLE = "`cdcflow`.`fk_applied`"
 _MARKER_DDL = ("CREATE DATABASE IF NOT EXISTS `cdcflow`",
                f"CREATE TABLE IF NOT EXISTS {MARKER_TABLE} (changefeed VARCHAR(255) PRIMARY KEY, "
@@ -72,9 +74,11 @@ def cascade_group(keys: list[tuple], tables: list[tuple[str, str]]) -> CascadeGr
 class ForeignKeys:
     """The downstream's foreign keys through one apply: read when a segment first needs them, and
     again after a DDL that may have changed them (after the DDLs before each segment ran, as the
-    downstream has them then).  A CREATE TABLE that names no REFERENCES leaves them as they
-    were, so a window creating thousands of tables does not read the whole catalogue (which
-    opens every table) once per segment."""
+    downstream has them then).  Reading them opens every table of the downstream, so a window of
+    thousands of DDLs on thousands of tables must not read them per DDL: only a DDL naming
+    REFERENCES, FOREIGN, CONSTRAINT, RENAME or ENGINE, a DROP DATABASE, or a DROP TABLE of a
+    table a key binds makes them read again.  Any other DDL cannot change them: MariaDB, MySQL and TiDB
+    refuse to drop a column or an index a foreign key needs."""
 
     def __init__(self, conn):
         self.conn = conn
@@ -87,9 +91,16 @@ class ForeignKeys:
             self._keys = read_keys(self.conn)
         return cascade_group(self._keys, tables)
 
-    def ddl_ran(self, ddl_type: str | None, queries: list[str]) -> None:
-        if ddl_type != CREATE_TABLE or any(_REFERENCES.search(q) for q in queries):
+    def ddl_ran(self, ddl_type: str | None, queries: list[str], tables: list[tuple[str, str]] = ()) -> None:
+        """A DDL of `ddl_type` on `tables` ran as `queries`: forget the keys if it may have changed them."""
+        if self._keys is None:
+            return
+        if ddl_type in (None, DROP_DATABASE) or any(_KEY_WORDS.search(q) for q in queries):
             self._keys = None
+        elif ddl_type == DROP_TABLE:
+            bound = {(k[0], k[1]) for k in self._keys} | {(k[2], k[3]) for k in self._keys}
+            if any(tuple(t) in bound for t in tables):
+                self._keys = None
 
 
 def marker_id(changefeed_id: str, created_at: float) -> str:

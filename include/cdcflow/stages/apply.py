@@ -6,6 +6,7 @@ import bisect
 import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -242,15 +243,17 @@ def _apply_bound(spark, cycle: Cycle, rows_df, bound: dict, group, generated: di
     stats.rows_written += write_group(conn, changes, bound, generated, group, safe, marker, hi)
 
 
-def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, flavour: str, ddl: DdlEntry, replay: bool) -> str:
+def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, flavour: str, ddl: DdlEntry, replay: bool,
+             checkpoint: tuple[int, dict] | None) -> str:
     """Run one DDL downstream: the operator's replacement if there is one, else the statement in
     the downstream's dialect (tidb_only_ddl; raises before anything runs where it has none).
-    The DDL is marked in flight first: a rerun after a crash then tolerates that it ran."""
+    The DDL is marked in flight first (with `checkpoint`, the one past the DDL before it, not
+    written yet): a rerun after a crash then tolerates that it ran."""
     statements = ddl.replacement
     # an online schema change's cut-over runs its ALTERs in order, each as any DDL
     queries = [] if statements else [tidb_only.for_downstream(replace(ddl, query=q), flavour, cycle.changefeed_id)
                                      for q in ddl.statements or [ddl.query]]
-    metastore.update_feed(cycle.changefeed_id, ddl_in_flight_ts=ddl.commit_ts)
+    metastore.mark_ddl_in_flight(cycle.changefeed_id, ddl.commit_ts, checkpoint)
     ran = 0
     try:
         if statements:
@@ -268,7 +271,7 @@ def _run_ddl(cycle: Cycle, index_ddl: IndexDDL, flavour: str, ddl: DdlEntry, rep
         if ran == 0 and not replay and not is_retryable(e):
             # the server refused it, so it did not run: a rerun is no replay, and must not take
             # the same refusal ("exists already") for its own earlier success
-            metastore.update_feed(cycle.changefeed_id, ddl_in_flight_ts=None)
+            metastore.mark_ddl_in_flight(cycle.changefeed_id, None)
         raise
 
 
@@ -304,6 +307,16 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
         raise CdcflowError(f"cannot connect to the downstream {cycle.sink.redacted()}: {e}",
                            code=DOWNSTREAM_UNREACHABLE,
                            hint="the checkpoint has not moved; the next cycle retries") from None
+    # the checkpoint past the last DDL run, written with the next DDL's in-flight mark (one
+    # metadata-store commit per DDL in a run of DDLs), or before anything else moves it
+    pending: tuple[int, dict] | None = None
+
+    def write_pending() -> None:
+        nonlocal pending
+        if pending is not None:
+            metastore.advance_checkpoint(cycle.changefeed_id, *pending)
+            pending = None
+
     try:
         index_ddl = IndexDDL.open(cycle.changefeed_id, conn, sink, cycle.sink.scheme,
                                   cycle.sink_options.ddl_read_timeout(), cycle.log_event)
@@ -313,13 +326,15 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
         foreign_keys = ForeignKeys(conn)
         for i, seg in enumerate(segments):
             feed = cycle.feed()
+            checkpoint_ts = max(feed.checkpoint_ts, pending[0] if pending else 0)
             if time.time() - renewed >= LEASE_RENEWAL_SECONDS:
                 cycle.keep_lease("apply")
                 renewed = time.time()
             # a dry run moves no checkpoint: it plans every segment of its window
-            lo = seg.lo if run.dry_run else max(seg.lo, feed.checkpoint_ts)
+            lo = seg.lo if run.dry_run else max(seg.lo, checkpoint_ts)
             wrote = bool(seg.rows and lo < seg.hi)
             if wrote:
+                write_pending()  # the DDL before these rows is past before they are written
                 seg_rows = rows.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= seg.hi))
                 stats.rows_in += seg.rows
                 if not run.dry_run:
@@ -339,49 +354,56 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                 continue
             ddl = seg.ddl
             if ddl is None:
+                write_pending()
                 metastore.advance_checkpoint(cycle.changefeed_id, seg.hi, seg.pos_after.to_dict())
                 continue
-            if feed.checkpoint_ts >= ddl.commit_ts:
+            if checkpoint_ts >= ddl.commit_ts:
                 continue  # applied by an earlier attempt of this cycle
 
-            def reach_barrier(ddl=ddl, seg=seg):
-                metastore.advance_checkpoint(cycle.changefeed_id, ddl.commit_ts - 1, seg.pos_before.to_dict())
-
             # The checkpoint reaches the barrier before the DDL runs (TiCDC's DDL handling), so a crash
-            # after the DDL never replays older rows against the new table structure.  Where no row of
-            # the segment was written (a run of DDLs), the checkpoint at the segment's start is already
-            # past every row below the DDL: the write is saved.
-            if wrote or feed.checkpoint_ts < seg.lo or ddl.error:
-                reach_barrier()
+            # after the DDL never replays older rows against the new table structure; it is written
+            # with the DDL's in-flight mark.  Where no row of the segment was written (a run of DDLs),
+            # the checkpoint at the segment's start is already past every row below the DDL.
+            in_flight = feed.ddl_in_flight_ts
+            if wrote or checkpoint_ts < seg.lo or ddl.error:
+                pending = (ddl.commit_ts - 1, seg.pos_before.to_dict())
+                if checkpoint_ts < ddl.commit_ts - 1:
+                    in_flight = None  # moving the checkpoint clears the mark (a mark from before a rewind)
             if ddl.error:
+                write_pending()
                 e = ddl.error
                 raise CdcflowError(e.message, ts=ddl.commit_ts, statement=ddl.query, code=e.code,
                                    retryable=e.retryable, hint=e.hint)
             if ddl.schema_only:  # not run downstream; only splits the segments
-                metastore.advance_checkpoint(cycle.changefeed_id, ddl.commit_ts, seg.pos_after.to_dict())
+                pending = (ddl.commit_ts, seg.pos_after.to_dict())
                 continue
             # a replay: the DDL ran before a crash, or before a backfill moved the checkpoint back
-            replay = cycle.feed().ddl_in_flight_ts == ddl.commit_ts or ddl.commit_ts <= window.replay_until
+            replay = in_flight == ddl.commit_ts or ddl.commit_ts <= window.replay_until
             waits = index_ddl.blockers(ddl, replay)
             if waits:  # an index TiDB still builds on a table this DDL touches: wait_index takes over
-                reach_barrier()
+                write_pending()
                 stats.index_wait = IndexWait(commit_ts=ddl.commit_ts, jobs=[j.job_id for j in waits])
                 cycle.log_event("stopped at barrier", commit_ts=ddl.commit_ts, name=ddl.name,
                             waiting_for=[j.what() for j in waits])
                 break
             try:
-                outcome = _run_ddl(cycle, index_ddl, flavour, ddl, replay)
+                outcome = _run_ddl(cycle, index_ddl, flavour, ddl, replay, pending)
             except CdcflowError as e:
                 raise e.with_context(ts=ddl.commit_ts)
             except Exception as e:
                 if is_timeout(e):
                     raise _ddl_timed_out(cycle, ddl) from None
                 raise _ddl_failed(e, cycle.changefeed_id, ddl) from None
-            foreign_keys.ddl_ran(ddl.type, ddl.replacement or ddl.statements or [ddl.query])
-            metastore.advance_checkpoint(cycle.changefeed_id, ddl.commit_ts, seg.pos_after.to_dict())
+            foreign_keys.ddl_ran(ddl.type, ddl.replacement or ddl.statements or [ddl.query], ddl.tables)
+            pending = (ddl.commit_ts, seg.pos_after.to_dict())
             stats.ddl_applied += 1
             _changed(stats, ddl.tables)
             cycle.log_event("ddl applied", commit_ts=ddl.commit_ts, name=ddl.name, outcome=outcome)
+        write_pending()
+    except BaseException:
+        with suppress(Exception):  # the DDL that ran is past, whatever failed after it; that error is the one
+            write_pending()
+        raise
     finally:
         conn.close()
     secs = time.time() - t0

@@ -107,16 +107,26 @@ def update_feed(changefeed_id: str, conn=None, **values) -> None:
         c.execute(sa.update(changefeeds).where(changefeeds.c.id == changefeed_id).values(**values))
 
 
-def advance_checkpoint(changefeed_id: str, ts: int, pos: dict) -> None:
+def advance_checkpoint(changefeed_id: str, ts: int, pos: dict, conn=None) -> None:
     """Move the checkpoint forward (never back: a replay may re-reach older barriers)."""
     now = time.time()
-    with engine().begin() as c:
+    with transaction(conn) as c:
         c.execute(
             sa.update(changefeeds)
             .where(changefeeds.c.id == changefeed_id, changefeeds.c.checkpoint_ts < ts)
             .values(checkpoint_ts=ts, checkpoint_pos=json.dumps(pos), last_progress_at=now, updated_at=now,
                     ddl_in_flight_ts=None)
         )
+
+
+def mark_ddl_in_flight(changefeed_id: str, ts: int | None, checkpoint: tuple[int, dict] | None = None) -> None:
+    """Mark the DDL at commit ts `ts` as sent downstream (None: not sent), after moving the
+    checkpoint to `checkpoint` (ts, position) where given, in one commit: in a run of DDLs the
+    checkpoint past one DDL goes with the next one's mark, one metadata-store commit per DDL."""
+    with transaction() as c:
+        if checkpoint is not None:
+            advance_checkpoint(changefeed_id, *checkpoint, conn=c)
+        update_feed(changefeed_id, conn=c, ddl_in_flight_ts=ts)
 
 
 def raise_resolved(changefeed_id: str, ts: int) -> None:
