@@ -25,7 +25,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from cdcflow_devtools.bench_common import PeakRss, say
+from cdcflow_devtools import process_tree
 from cdcflow_devtools.checkout import LOCAL, PROJECT
 
 DEFAULT_FEEDS = 20
@@ -166,27 +166,7 @@ class Standalone:
         return [float(m) for m in re.findall(r"changefeeds\.py\s+\d+\s+\d+\s+([\d.]+)s\s+\d{4}-", text)]
 
     def stop(self) -> None:
-        import psutil
-
-        try:
-            procs = [psutil.Process(self.proc.pid), *psutil.Process(self.proc.pid).children(recursive=True)]
-        except psutil.Error:
-            procs = []
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        for p in procs:
-            try:
-                p.terminate()
-            except psutil.Error:
-                pass
-        _gone, alive = psutil.wait_procs(procs, timeout=10)
-        for p in alive:
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
+        process_tree.stop_group(self.proc, 10.0)
         self.proc.wait(timeout=10)
         self.log.close()
 

@@ -25,7 +25,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import signal
 import sqlite3
 import statistics
 import subprocess
@@ -35,6 +34,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from cdcflow_devtools import process_tree
 from cdcflow_devtools.checkout import LOCAL, PROJECT
 
 DEFAULT_RATES = (1000, 5000)
@@ -234,23 +234,6 @@ def airflow_standalone_env(home: Path, cdcflow_home: Path, spark_port: int,
     return env, port
 
 
-def stop_group(proc: subprocess.Popen, grace: float = 15.0) -> None:
-    """SIGTERM to the process group `proc` leads (Airflow's components), SIGKILL after `grace`."""
-    from cdcflow_devtools import process_tree
-
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and process_tree.group_members(proc.pid):
-            proc.poll()
-            time.sleep(0.3)
-        if not process_tree.group_members(proc.pid):
-            return
-
-
 def _airflow_db(env: dict[str, str]) -> sqlite3.Connection:
     return sqlite3.connect(Path(env["AIRFLOW_HOME"]) / "airflow.db", timeout=30)
 
@@ -372,7 +355,7 @@ def lag_table(rates: list[int], seconds: float, base: Path, tuned: bool = True) 
             say(summary_line(rate, entry))
     finally:
         if airflow is not None:
-            stop_group(airflow)
+            process_tree.stop_group(airflow, 15.0)
         if spark is not None:
             spark.stop()
         for s in (up, *downs.values()):

@@ -14,8 +14,9 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
@@ -100,6 +101,21 @@ def _signal_all(pids: Iterable[int], groups: Iterable[int], sig: int) -> None:
             pass
 
 
+def _stop(running: Callable[[], list[int]], groups: list[int], grace: float, poll: float) -> list[int]:
+    """SIGTERM to the processes `running()` names and to `groups`, SIGKILL to whatever still runs
+    after `grace` seconds; returns once `running()` is empty (or 10 s after the SIGKILL): what
+    it names then, normally nothing."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+        left = running()
+        if not left:
+            return []
+        _signal_all(left, groups, sig)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and running():
+            time.sleep(poll)
+    return running()
+
+
 def stop_all(groups: Iterable[int] = (), grace: float = 5.0) -> list[int]:
     """SIGTERM to the process groups `groups` and to every descendant of this process at once;
     SIGKILL to whatever is still running after `grace` seconds.  Returns once all are gone (or
@@ -111,12 +127,17 @@ def stop_all(groups: Iterable[int] = (), grace: float = 5.0) -> list[int]:
         _reap()
         return sorted({*descendants(me), *(p for g in groups for p in group_members(g))} - {me})
 
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
-        left = running()
-        if not left:
-            return []
-        _signal_all(left, groups, sig)
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and running():
-            time.sleep(0.1)
-    return running()
+    return _stop(running, groups, grace, 0.1)
+
+
+def stop_group(leader: subprocess.Popen, grace: float) -> list[int]:
+    """Stop what `leader` started in a session of its own (`start_new_session=True`): its process
+    group and its descendants as they were when asked (one that left the group included), as
+    stop_all does.  The leader is reaped as it goes, so its zombie does not count."""
+    tree = set(descendants(leader.pid))
+
+    def running() -> list[int]:
+        leader.poll()
+        return sorted({*group_members(leader.pid), *(p for p in tree if alive(p))})
+
+    return _stop(running, [leader.pid], grace, 0.2)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -42,20 +41,9 @@ class ConnectServer:
         return self.process.poll() is None
 
     def stop(self, timeout: float = 30) -> None:
-        """SIGTERM to the server's process group (the launcher script, the JVM, its Python
-        workers), then SIGKILL; returns once none of them is left (the port is free again)."""
-        for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 10)):
-            try:
-                os.killpg(self.process.pid, sig)
-            except ProcessLookupError:
-                break
-            deadline = time.monotonic() + wait
-            while time.monotonic() < deadline and _group_alive(self.process.pid):
-                self.process.poll()  # reap the launcher, so its pid does not linger as a zombie
-                time.sleep(0.2)
-            if not _group_alive(self.process.pid):
-                break
-        self.process.poll()
+        """SIGTERM to the server's process group and descendants (the launcher script, the JVM, its
+        Python workers), then SIGKILL; returns once none of them is left (the port is free again)."""
+        process_tree.stop_group(self.process, timeout)
         # the listening socket can outlive the group by a moment: a start on the same port
         # right after (a restart) found it taken
         deadline = time.monotonic() + timeout
