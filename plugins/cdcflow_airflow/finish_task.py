@@ -14,12 +14,14 @@ from cdcflow_airflow.assets import alias_for, emit_table_events
 from cdcflow_airflow.lineage import operator_lineage
 
 log = logging.getLogger(__name__)
+_UNREAD = object()
 
 
 class FinishOperator(PythonOperator):
     def __init__(self, *, changefeed_id: str, cdcflow_home: str, **kwargs):
         super().__init__(outlets=[alias_for(changefeed_id)], **kwargs)
         self.changefeed_id, self.cdcflow_home = changefeed_id, cdcflow_home
+        self._written = _UNREAD  # what execute read, for the lineage the provider asks for after it
 
     def _cycle_tables(self, ti):
         """What the cycle wrote (None: prepare opened no cycle)."""
@@ -34,7 +36,7 @@ class FinishOperator(PythonOperator):
     def execute(self, context):
         result = super().execute(context)  # raises when the cycle failed: no event then
         try:
-            tables = self._cycle_tables(context["ti"])
+            tables = self._written = self._cycle_tables(context["ti"])
         except CdcflowError as e:  # the changefeed was removed meanwhile: its cycle is closed all the same
             log.warning("changefeed %s: no asset events: %s", self.changefeed_id, e)
             return result
@@ -46,4 +48,5 @@ class FinishOperator(PythonOperator):
 
     def get_openlineage_facets_on_complete(self, task_instance):
         """Called by the OpenLineage provider (only when it is installed) after a success."""
-        return operator_lineage(self._cycle_tables(task_instance))
+        tables = self._written
+        return operator_lineage(self._cycle_tables(task_instance) if tables is _UNREAD else tables)
