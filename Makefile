@@ -31,7 +31,7 @@ system-packages:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mydumper >/dev/null; \
 	fi
 	@if ! command -v pt-online-schema-change >/dev/null 2>&1; then \
-	  echo "installing percona-toolkit (pt-online-schema-change, for the online schema change tests)"; \
+	  echo "installing percona-toolkit (pt-online-schema-change for the online schema change tests, pt-table-sync for the snapshot part of make bench)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq percona-toolkit >/dev/null; \
 	fi
 	@if ! command -v java >/dev/null 2>&1; then \
@@ -62,9 +62,10 @@ demo: setup
 
 # make bench [PARTS=replication,scaling,pull,launchers,snapshot,feeds,large_txn,lag,tables] [ROWS=300000]
 #            [SCALE=10000,100000,1000000|none] [LAUNCHERS=10000,100000|none] [PULL=<ranges>] [SHAPE=oltp|bulk]
-#            [SNAPSHOT=2000000] [THREADS=4] [LARGE_TXN=1000000,5000000] [LAG_RATES=1000,5000] [LAG_SECONDS=120]
+#            [SNAPSHOT=2000000,10000000] [THREADS=4] [LARGE_TXN=1000000,5000000] [LAG_RATES=1000,5000] [LAG_SECONDS=120]
 #            [TABLES=100,1000,10000]
 # The snapshot, lag and tables parts run when PARTS names them or SNAPSHOT= / LAG_RATES= / TABLES= is given;
+# the snapshot part runs once per SNAPSHOT size;
 # the feeds part (20 changefeeds on one airflow standalone: DAG parse, the Changefeeds page, cycles on one
 # Spark Connect server) and large_txn when PARTS names them.
 bench: setup

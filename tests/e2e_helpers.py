@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from contextlib import contextmanager
 
 from cdcflow import cli
@@ -27,6 +28,14 @@ def own_pair(tmp_path_factory, name: str):
     finally:
         up.stop()
         down.stop()
+
+
+def next_second(after: float | None = None) -> None:
+    """Wait until the clock is in a later whole second than `after` (now by default): binlog
+    events and files carry whole seconds, so what happens next dates after what came before."""
+    mark = int(time.time() if after is None else after)
+    while time.time() < mark + 1:
+        time.sleep(max(0.0, mark + 1.01 - time.time()))
 
 
 def create_changefeed(capsys, up, down, changefeed_id: str, config: str = "", *extra: str) -> dict:

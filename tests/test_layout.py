@@ -25,7 +25,7 @@ MAY_IMPORT = {
     "snapshot": {"core", "ddl", "filter", "source", "sink", "store", "verify"},
     "changefeed": {"core", "ddl", "filter", "source", "sink", "store", "verify", "snapshot"},
     "spark": {"core"},
-    "stages": {"core", "ddl", "filter", "source", "sink", "store", "verify", "changefeed", "spark"},
+    "stages": {"core", "ddl", "filter", "source", "sink", "store", "verify", "snapshot", "changefeed", "spark"},
     "runner": {"core", "ddl", "filter", "source", "sink", "store", "verify", "snapshot", "changefeed", "spark",
                "stages"},
 }

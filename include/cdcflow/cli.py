@@ -152,13 +152,9 @@ def cmd_replace_ddl(a) -> int:
 
 
 def cmd_verify(a) -> int:
-    from cdcflow.runner.sessions import session_for
     from cdcflow.verify.runner import EXIT_CODES, summary_line
 
-    def spark_for(cfg):
-        return session_for(cfg, a.changefeed_id, a.spark_remote)
-
-    result = commands.verify(a.changefeed_id, spark_for, tables=a.tables, chunk_size=a.chunk_size,
+    result = commands.verify(a.changefeed_id, tables=a.tables, chunk_size=a.chunk_size,
                              wait_seconds=a.wait, fix_sql=a.fix_sql)
     _emit(result)
     print(summary_line(result), file=sys.stderr)
@@ -266,7 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--wait", type=_seconds, metavar="DURATION",
                    help="how long differing chunks wait for the changefeed to apply what the upstream held "
                         "when they were seen (default 120s)")
-    v.add_argument("--spark-remote", metavar="sc://HOST:PORT", help="compare chunks on this Spark Connect server")
+    v.add_argument("--spark-remote", metavar="sc://HOST:PORT",
+                   help="accepted and unused: verify runs its queries from this command, without Spark")
     v.set_defaults(func=cmd_verify)
     ls = cf.add_parser("list", help="list changefeeds")
     ls.add_argument("--all", "-a", action="store_true", help="include finished and removed ones")

@@ -191,9 +191,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--shape", default=os.environ.get("BENCH_SHAPE") or "oltp", choices=("oltp", "bulk"),
                    help="oltp: updates and deletes one row per transaction; bulk: 100 rows per transaction "
                         "(default oltp; env BENCH_SHAPE)")
-    p.add_argument("--snapshot", type=int, default=None,
-                   help=f"rows of the snapshot part's tables (default {bench_snapshot.DEFAULT_ROWS:,}); "
-                        "giving it adds the part")
+    p.add_argument("--snapshot", default=None,
+                   help="rows of the snapshot part's tables, comma-separated, one run of the part per size "
+                        f"(default {','.join(map(str, bench_snapshot.DEFAULT_SIZES))}); giving it adds the part")
     p.add_argument("--snapshot-threads", type=int, default=bench_snapshot.DEFAULT_THREADS,
                    help="cdcflow's snapshot workers and mydumper's / myloader's threads "
                         f"(default {bench_snapshot.DEFAULT_THREADS})")
@@ -217,7 +217,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if unknown:
         p.error(f"unknown part(s) {', '.join(unknown)}: choose among {', '.join(PARTS)}")
     a.parts = parts
-    a.snapshot = a.snapshot or bench_snapshot.DEFAULT_ROWS
+    a.snapshot = _sizes(a.snapshot or ",".join(map(str, bench_snapshot.DEFAULT_SIZES)))
     a.lag_rates = _sizes(a.lag_rates or ",".join(map(str, bench_lag.DEFAULT_RATES)))
     a.tables = a.tables or ",".join(map(str, bench_tables.DEFAULT_SIZES))
     return a
@@ -273,8 +273,9 @@ def main(argv: list[str] | None = None) -> int:
         scale = (_part("scaling", errors, scaling, servers, sizes, a.shape, home, base) or []) if sizes else []
         launchers = (_part("launchers", errors, bench_launchers.launcher_table, servers, launcher_sizes, a.shape,
                            home, base) or []) if launcher_sizes else []
-        snap = _part("snapshot", errors, bench_snapshot.snapshot_table, servers, a.snapshot, a.snapshot_threads,
-                     base) if "snapshot" in a.parts else None
+        snap = [r for n in (a.snapshot if "snapshot" in a.parts else [])
+                if (r := _part(f"snapshot {n:,}", errors, bench_snapshot.snapshot_table, servers, n,
+                               a.snapshot_threads, base))]
         feeds = _part("feeds", errors, bench_feeds.feeds_table, servers.up, servers.cdcflow, base / "feeds") \
             if "feeds" in a.parts else None
         large = _part("large_txn", errors, bench_large_txn.large_txn_table, _sizes(a.large_txn), base) \
@@ -307,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
                   and bench_snapshot.consistent(snap) and (feeds or {}).get("consistent", True)
                   and all(e["consistent"] for e in large or []) and bench_tables.consistent(tables))
     if not consistent:
-        print("RESULT: a downstream DIFFERS from the upstream (see above)")
+        print("RESULT: a downstream DIFFERS from the upstream, or verify and pt-table-sync disagree (see above)")
     for e in errors:
         print(f"RESULT: a part is incomplete: {e}")
     if main_res:

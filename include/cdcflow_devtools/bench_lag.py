@@ -14,15 +14,17 @@ each rate, two launchers take turns on the same Spark Connect server:
     cli   a loop of `cdcflow changefeed run --spark-remote` (one cycle after the other)
 
 Each launcher gets a changefeed created at the upstream's head just before its turn, so
-neither catches up the other's backlog; only one runs at a time.  Also recorded: cycles
-per minute (from cdcflow's runs), and for the DAG where a run's seconds go (each task's
-time and the wait before it starts, from Airflow's database).
+neither catches up the other's backlog; only one runs at a time.  The lag is measured once
+the first heartbeat has arrived and SETTLE_CYCLES more cycles have ended (settle_cycles).
+Also recorded: cycles per minute (from cdcflow's runs), for the DAG where a run's seconds go
+(each task's time and the wait before it starts, from Airflow's database), and the tail run
+by run for both launchers (lag_tail: each run's path, window, tasks or stages, and the runs
+above the p90), printed and in the results.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import sqlite3
@@ -34,7 +36,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from cdcflow_devtools import process_tree
+from cdcflow_devtools import lag_tail, process_tree
 from cdcflow_devtools.checkout import LOCAL, PROJECT
 
 DEFAULT_RATES = (1000, 5000)
@@ -45,6 +47,8 @@ HEARTBEAT_EVERY_S = 0.1
 SAMPLE_EVERY_S = 0.25
 LOAD_TICK_S = 0.1
 FIRST_HEARTBEAT_TIMEOUT_S = 240  # the first cycle or DAG run after the changefeed's creation
+TARGET_RATIO = 1.5  # the goal: the DAG's p99 lag at most this many times the CLI loop's at 1,000/s
+SETTLE_CYCLES = 3  # cycles (or DAG runs) left to end after the first heartbeat's arrival before measuring
 DRAIN_S = 15  # after a DAG's pause: its last run ends before the CLI's turn
 
 
@@ -118,6 +122,7 @@ class Workload:
 
     def __init__(self, up, down, rate: int):
         self.rows_changed = 0
+        self.missing = 0  # samples that found no heartbeat row downstream
         self.samples: list[tuple[float, float]] = []  # (sample time, heartbeat value seen), seconds
         self._at = 0
         per_tick = max(1, round(rate * LOAD_TICK_S))
@@ -143,8 +148,11 @@ class Workload:
     def _sample(self, conn) -> None:
         with conn.cursor() as cur:
             cur.execute("SELECT written_us FROM heartbeat WHERE id = 1")
-            (value,) = cur.fetchone()
-        self.samples.append((time.time(), value / 1e6))
+            row = cur.fetchone()
+        if row is None:  # between a safe-mode apply's DELETE and its REPLACE: counted, not a lag
+            self.missing += 1
+            return
+        self.samples.append((time.time(), row[0] / 1e6))
 
     def __enter__(self) -> "Workload":
         for t in self._threads:
@@ -168,13 +176,15 @@ class Workload:
         raise RuntimeError(f"no heartbeat written after the turn began reached the downstream in {timeout:.0f} s")
 
 
-def measure_turn(up, down, rate: int, seconds: float, changefeed_id: str) -> dict:
+def measure_turn(up, down, rate: int, seconds: float, changefeed_id: str, settle: int = SETTLE_CYCLES) -> dict:
     """Run the workload for the first heartbeat's way through plus `seconds`, sampling the lag."""
     from cdcflow.store import metastore
 
     t0 = time.time()
     with Workload(up, down, rate) as w:
         first = w.wait_first_heartbeat(t0, FIRST_HEARTBEAT_TIMEOUT_S)
+        arrived = time.time()
+        settle_cycles(changefeed_id, arrived, settle)
         start = time.time()
         time.sleep(seconds)
         end = time.time()
@@ -184,7 +194,25 @@ def measure_turn(up, down, rate: int, seconds: float, changefeed_id: str) -> dic
     return {**lag_figures(w.lags_since(start)), "first_seconds": round(first, 1),
             "rows_per_second": round(rows / (end - t0)), "cycles_per_minute": round(len(runs) * 60 / (end - start), 1),
             "cycle_seconds_p50": round(statistics.median(took), 2) if took else None,
-            "window": [start, end]}
+            "heartbeat_missing": w.missing, "settle": {"seconds": round(start - arrived, 1), **lag_figures(
+                [at - seen for at, seen in w.samples if arrived <= at < start])},
+            "window": [start, end], "samples_seen": w.samples}
+
+
+def settle_cycles(changefeed_id: str, since: float, cycles: int, timeout: float = FIRST_HEARTBEAT_TIMEOUT_S) -> None:
+    """Until `cycles` cycles that started after `since` have ended: a launcher's first
+    cycles are cold (a turn's first DAG run's first task spent 20-37 s in Airflow's start-up
+    before its code ran, on a loaded machine) and the backlog they leave takes a few cycles to
+    drain, which is not the steady lag this part measures (the settle's lag is reported apart)."""
+    from cdcflow.store import metastore
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        done = [r for r in metastore.recent_runs(changefeed_id, limit=50) if r.started_at >= since and r.ended_at]
+        if len(done) >= cycles:
+            return
+        time.sleep(SAMPLE_EVERY_S)
+    raise RuntimeError(f"changefeed {changefeed_id}: fewer than {cycles} cycles ended in {timeout:.0f} s")
 
 
 # --- the launchers ----------------------------------------------------------------------------
@@ -264,47 +292,27 @@ def set_paused(env: dict[str, str], dag_id: str, paused: bool) -> None:
                    env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def where_the_seconds_go(env: dict[str, str], dag_id: str, window: list[float]) -> dict:
-    """Medians over the DAG's runs that started in `window` (the last may still run): the run's
-    seconds, and per task the seconds it ran and the seconds before it started (from the
-    previous task's end, or from the run's start for the first); and the gap from a run's
-    end to the next run's start."""
-    def ts(text):
-        if not text:
-            return None
-        at = dt.datetime.fromisoformat(text)
-        return (at if at.tzinfo else at.replace(tzinfo=dt.timezone.utc)).timestamp()  # Airflow stores UTC
-
-    with _airflow_db(env) as db:
-        runs = db.execute("SELECT run_id, start_date, end_date FROM dag_run WHERE dag_id = ?", (dag_id,)).fetchall()
-        tis = db.execute("SELECT run_id, task_id, state, start_date, end_date FROM task_instance WHERE dag_id = ?",
-                         (dag_id,)).fetchall()
-    runs = [(r, ts(s), ts(e)) for r, s, e in runs if s and window[0] <= ts(s) <= window[1]]
-    per_task: dict[str, dict[str, list[float]]] = {}
-    ran: list[int] = []
-    for run_id, start, end in runs:
-        done = sorted((ts(s), ts(e), t) for r, t, st, s, e in tis  # a skipped task ran nowhere
-                      if r == run_id and s and e and st in ("success", "failed"))
-        ran.append(len(done))
-        prev = start
-        for s, e, task in done:
-            d = per_task.setdefault(task, {"wait": [], "ran": []})
-            d["wait"].append(s - prev)
-            d["ran"].append(e - s)
-            prev = e
+def where_the_seconds_go(runs: list[dict]) -> dict:
+    """Medians over the DAG's runs (lag_tail.dag_runs): the run's seconds, the gap from a run's
+    end to the next run's start, and per task the seconds it ran and the seconds before it
+    started (from the previous task's end, or from the run's start for the first)."""
     med = lambda xs: round(statistics.median(xs), 2) if xs else None  # noqa: E731
-    ordered = sorted((s, e) for _, s, e in runs)
-    between = [b[0] - a[1] for a, b in zip(ordered, ordered[1:]) if a[1]]
-    return {"runs": len(runs), "run_seconds_p50": med([e - s for _, s, e in runs if e]),
-            "between_runs_p50": med(between),
-            "tasks_per_run_p50": med(ran),
+    per_task: dict[str, dict[str, list[float]]] = {}
+    for r in runs:
+        for task, d in r["tasks"].items():
+            t = per_task.setdefault(task, {"wait": [], "ran": []})
+            t["wait"].append(d["wait"])
+            t["ran"].append(d["ran"])
+    return {"runs": len(runs), "run_seconds_p50": med([r["seconds"] for r in runs]),
+            "between_runs_p50": med([r["gap_before"] for r in runs if r["gap_before"] is not None]),
+            "tasks_per_run_p50": med([len(r["tasks"]) for r in runs]),
             "tasks": {t: {"wait_p50": med(d["wait"]), "ran_p50": med(d["ran"]), "runs": len(d["ran"])}
                       for t, d in per_task.items()}}
 
 
 # --- the part ---------------------------------------------------------------------------------
 
-def lag_table(rates: list[int], seconds: float, base: Path, tuned: bool = True) -> dict:
+def lag_table(rates: list[int], seconds: float, base: Path, tuned: bool = True, settle: int = SETTLE_CYCLES) -> dict:
     """Each rate through the DAG on @continuous and through the CLI loop, in turn."""
     from cdcflow_devtools import airflow_local, spark_connect
     from cdcflow_devtools.bench_common import create_changefeed
@@ -318,7 +326,7 @@ def lag_table(rates: list[int], seconds: float, base: Path, tuned: bool = True) 
     downs = {"dag": MariaDB(root, name="down-dag", server_id=12).start(),
              "cli": MariaDB(root, name="down-cli", server_id=13).start()}
     spark = airflow = None
-    out: dict = {"rates": {}, "seconds": seconds}
+    out: dict = {"rates": {}, "seconds": seconds, "settle_cycles": settle}
     try:
         create_tables(up, *downs.values())
         spark_port = free_port()
@@ -336,10 +344,13 @@ def lag_table(rates: list[int], seconds: float, base: Path, tuned: bool = True) 
             create_changefeed(cid, up, downs["dag"], home, config='[cdcflow]\nschedule = "@continuous"\n')
             wait_dag(env, f"changefeed__{cid}")
             say(f"{rate:,} row changes/s through the DAG on @continuous for {seconds:.0f} s")
-            entry["dag"] = measure_turn(up, downs["dag"], rate, seconds, cid)
+            entry["dag"] = dag = measure_turn(up, downs["dag"], rate, seconds, cid, settle)
             set_paused(env, f"changefeed__{cid}", True)
-            entry["dag"]["where"] = where_the_seconds_go(env, f"changefeed__{cid}", entry["dag"].pop("window"))
-            time.sleep(DRAIN_S)
+            time.sleep(DRAIN_S)  # also lets the last run in the window end
+            dag["runs"] = lag_tail.dag_runs(Path(env["AIRFLOW_HOME"]) / "airflow.db", f"changefeed__{cid}", cid,
+                                            dag.pop("window"), dag.pop("samples_seen"))
+            dag["where"] = where_the_seconds_go(dag["runs"])
+            dag["tail"] = lag_tail.summary(dag["runs"])
             cid = f"lag-cli-{rate}"
             create_changefeed(cid, up, downs["cli"], home, config='[cdcflow]\nschedule = "none"\n')
             say(f"{rate:,} row changes/s through a loop of `cdcflow changefeed run --spark-remote` "
@@ -347,11 +358,13 @@ def lag_table(rates: list[int], seconds: float, base: Path, tuned: bool = True) 
             loop = CliLoop(cid, spark.url, cli_env(home), root / "logs" / f"cli-{rate}.log")
             loop.start()
             try:
-                entry["cli"] = measure_turn(up, downs["cli"], rate, seconds, cid)
+                entry["cli"] = measure_turn(up, downs["cli"], rate, seconds, cid, settle)
             finally:
                 loop.stop()
-            entry["cli"].pop("window")
-            entry["cli"]["failed_cycles"] = loop.failures
+            cli = entry["cli"]
+            cli["runs"] = lag_tail.cli_cycles(cid, cli.pop("window"), cli.pop("samples_seen"))
+            cli["tail"] = lag_tail.summary(cli["runs"])
+            cli["failed_cycles"] = loop.failures
             say(summary_line(rate, entry))
     finally:
         if airflow is not None:
@@ -368,7 +381,9 @@ def summary_line(rate: int, entry: dict) -> str:
     ratio = dag["p99"] / cli["p99"] if dag.get("p99") and cli.get("p99") else 0
     return (f"{rate:,}/s: dag p50 {dag.get('p50')} s p99 {dag.get('p99')} s max {dag.get('max')} s, "
             f"{dag['cycles_per_minute']} runs/min; cli p50 {cli.get('p50')} s p99 {cli.get('p99')} s "
-            f"max {cli.get('max')} s, {cli['cycles_per_minute']} cycles/min; p99 dag/cli {ratio:.2f}")
+            f"max {cli.get('max')} s, {cli['cycles_per_minute']} cycles/min; "
+            f"P99 DAG/CLI {ratio:.2f} ({'within' if ratio and ratio <= TARGET_RATIO else 'above'} "
+            f"the {TARGET_RATIO}x target)")
 
 
 def report(table: dict | None) -> None:
@@ -383,6 +398,9 @@ def report(table: dict | None) -> None:
         tasks = ", ".join(f"{t} {d['wait_p50']}+{d['ran_p50']}" for t, d in where.get("tasks", {}).items())
         print(f"    a DAG run: {where.get('run_seconds_p50')} s (median), {where.get('between_runs_p50')} s to the "
               f"next; per task, median s waited + ran: {tasks}")
+        for launcher, name in (("dag", "DAG runs"), ("cli", "CLI cycles")):
+            for line in lag_tail.report_lines(name, entry[launcher].get("tail") or {}):
+                print("    " + line)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -392,9 +410,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dir", default=str(LOCAL / "bench"))
     p.add_argument("--untuned", action="store_true", help="Airflow's own scheduler settings "
                    "(not airflow_local.SCHEDULER_SETTINGS), for a before/after comparison")
+    p.add_argument("--settle-cycles", type=int, default=SETTLE_CYCLES, help="cycles to end after the first "
+                   f"heartbeat's arrival before the lag is measured (default {SETTLE_CYCLES}; 0: measure from it)")
     a = p.parse_args(argv)
     base = Path(a.dir).resolve()
-    table = lag_table([int(x) for x in a.rates.split(",")], a.seconds, base, tuned=not a.untuned)
+    table = lag_table([int(x) for x in a.rates.split(",")], a.seconds, base, tuned=not a.untuned,
+                      settle=a.settle_cycles)
     report(table)
     (base / "lag-results.json").write_text(json.dumps(table, indent=1))
     return 0

@@ -2,8 +2,8 @@
 
     prepare ─► pull ─► filter ─► barrier ─► apply ─► wait_index ─► finish
     (python)  (python,  (Spark Connect sessions,     (sensor,      (python,
-               branch)   or spark-submit jobs;        deferrable)   all_done,
-                         pool cdcflow_spark)                        asset events)
+               branch,   or spark-submit jobs;        deferrable)   all_done,
+               pool)     pool cdcflow_spark)                        asset events)
                  └──────────── empty window ──────────►┘
 
 `prepare` may decide the changefeed does nothing this cycle (stopped, failed,
@@ -11,10 +11,14 @@ finished, removed, or waiting for its next retry): every later task but `finish`
 is then skipped, and `finish` still runs, as it does when a stage fails.  `pull`
 reads the binlog in the worker (it needs no Spark) and, as `cdcflow changefeed
 run` does, settles a window without events itself: the Spark stages are skipped
-and no JVM starts.  On Spark Connect, a window pull read in one process has its
-Spark stages run in the pull task, in one session (the fast path: a task costs
-more than such a stage); their tasks are then skipped, and so is wait_index when
-no index build is pending (cdcflow.runner.airflow_tasks.pull).
+and no JVM starts.  On Spark Connect, a window of at most `fast-path-max-events`
+events has its Spark stages run in the pull task, in one session (the fast path: a
+task costs more than such a stage); their tasks are then skipped, and so is
+wait_index when no index build is pending (cdcflow.runner.airflow_tasks.pull).
+pull is in the `cdcflow_spark` pool as the stage tasks are: it may run the stages
+(the fast path) or read a large window's ranges on Spark, so the pool's slots bound
+the Spark work of every changefeed whichever path a run takes; a fast-path run holds
+its one slot for the whole fused cycle, an idle run's pull for its short read.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from cdcflow_airflow.cycle_tasks import (
 from cdcflow_airflow.dag_doc import CHANGEFEEDS_PAGE, dag_doc, unpause_warning
 from cdcflow_airflow.finish_task import FinishOperator
 from cdcflow_airflow.index_sensor import wait_index_task
-from cdcflow_airflow.operators import RUN_ID_TEMPLATE, spark_stage_task
+from cdcflow_airflow.operators import RUN_ID_TEMPLATE, SPARK_POOL, spark_stage_task
 
 log = logging.getLogger(__name__)
 
@@ -150,9 +154,11 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
         )
         pull = BranchPythonOperator(
             task_id="pull",
+            pool=SPARK_POOL,  # it may run the Spark stages itself (module docstring)
             python_callable=pull_cycle,
             op_kwargs={**task_kwargs, "run_id": RUN_ID_TEMPLATE},
-            doc_md="Reads the binlog window into the event store; an empty window skips the Spark stages.",
+            doc_md="Reads the binlog window into the event store; an empty window skips the Spark stages, and "
+                   "on Spark Connect a window of at most `fast-path-max-events` events has them run here.",
         )
         stages = [spark_stage_task(stage, spec, cdcflow_home) for stage in SPARK_STAGES]
         wait_index = wait_index_task(spec.id, cdcflow_home, spec.config().index_wait)

@@ -74,7 +74,8 @@ def spark_stage_task(stage: str, spec, cdcflow_home: str):
 class StageSubmitOperator(SparkSubmitOperator):
     """spark-submit of one stage.  Spark logs at WARN from its start, and a failed stage's own
     error (recorded on the run where it was raised: changefeed, commit ts, statement, remedy)
-    is the task log's first ERROR, in one line, instead of spark-submit's exit code."""
+    is the task log's first ERROR, in one line, instead of spark-submit's exit code.  A stage
+    of a cycle another cycle replaced ends skipped, saying so, as a Spark Connect stage does."""
 
     def __init__(self, *, changefeed_id: str, cdcflow_home: str, **kwargs):
         super().__init__(**kwargs)
@@ -82,26 +83,36 @@ class StageSubmitOperator(SparkSubmitOperator):
 
     def execute(self, context):
         from airflow.exceptions import AirflowException
-        from airflow.sdk.exceptions import AirflowFailException
+        from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+
+        from cdcflow.store import metastore
 
         try:
             return super().execute(context)
         except AirflowException as e:
-            line = self._recorded_error() or f"changefeed {self.changefeed_id}: stage {self.task_id}: {e}"
+            run = self._run()
+            if run is not None and run.status == metastore.SUPERSEDED:  # the job stopped at its lease
+                line = (f"changefeed {self.changefeed_id}: stage {self.task_id}: cycle {run.run_id} is no longer "
+                        f"this changefeed's cycle: {run.stats.get('superseded_by')} replaced it while it was open, "
+                        "so it stops here and changes nothing")
+                self.log.warning("%s", line)
+                raise AirflowSkipException(line) from None
+            recorded = json.loads(run.error)["message"] if run is not None and run.error else None
+            line = recorded or f"changefeed {self.changefeed_id}: stage {self.task_id}: {e}"
             self.log.error("%s", line)
             raise AirflowFailException(line) from None
 
-    def _recorded_error(self) -> str | None:
+    def _run(self):
+        """This task's cycle as the metadata store has it; None when it has none."""
         os.environ["CDCFLOW_HOME"] = self.cdcflow_home
         from cdcflow.core.errors import CdcflowError
         from cdcflow.store import metastore
 
         run_id = self.application_args[self.application_args.index("--run-id") + 1]
         try:
-            error = metastore.get_run(self.changefeed_id, run_id).error
+            return metastore.get_run(self.changefeed_id, run_id)
         except CdcflowError:
             return None
-        return json.loads(error)["message"] if error else None
 
 
 def spark_submit_task(stage: str, changefeed_id: str, cdcflow_home: str) -> StageSubmitOperator:

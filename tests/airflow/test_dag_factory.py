@@ -205,6 +205,15 @@ def test_spark_connect_tasks_by_default(dagbag, feeds_home, stage):
                               "run_id": RUN_ID_TEMPLATE}
 
 
+@pytest.mark.parametrize("changefeed_id", ["audit", "orders"])
+def test_pull_takes_a_spark_pool_slot_as_it_may_run_the_spark_stages(dagbag, changefeed_id):
+    # the fast path runs filter, barrier and apply inside pull, and a large window's ranges are
+    # read on Spark there: the pool bounds the Spark work of either path
+    dag = dagbag.dags[f"changefeed__{changefeed_id}"]
+    assert dag.get_task("pull").pool == "cdcflow_spark"
+    assert {t.task_id for t in dag.tasks if t.pool == "cdcflow_spark"} == {"pull", *SPARK_STAGES}
+
+
 def test_a_task_reads_airflow_conn_id_credentials_through_the_task_sdk(airflow, monkeypatch):
     from cdcflow.core import credentials
     from cdcflow.core.uri import parse_sink_uri
@@ -425,23 +434,36 @@ def test_bad_settings_are_named(tmp_path, text, names):
 
 def test_bootstrap_applies_settings_idempotently(airflow):
     airflow.migrate_db()
-    cli = str(Path(sys.executable).parent / "airflow")
     env = {k: v for k, v in os.environ.items() if k != "AIRFLOW_CONN_SPARK_DEFAULT"}
     for _ in range(2):
         done = subprocess.run([sys.executable, "-m", "cdcflow_devtools.airflow_bootstrap",
                                str(REPO / "airflow_settings.yaml")],
                               env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
-    conn = json.loads(subprocess.run([cli, "connections", "get", "spark_default", "-o", "json"], env=env,
-                                     capture_output=True, text=True, check=True).stdout)
-    assert [(c["conn_type"], c["host"], c["extra_dejson"]) for c in conn] == [("spark", "local[*]",
-                                                                               {"deploy-mode": "client"})]
-    pools = json.loads(subprocess.run([cli, "pools", "get", "cdcflow_spark", "-o", "json"], env=env,
-                                      capture_output=True, text=True, check=True).stdout)
-    assert [(p["pool"], int(p["slots"])) for p in pools] == [("cdcflow_spark", 2)]
-    value = subprocess.run([cli, "variables", "get", "cdcflow_home"], env=env,
-                           capture_output=True, text=True, check=True).stdout.strip()
-    assert value == "~/.cdcflow"
+    # what the two runs left in Airflow's DB, read by one process (the CLI's Fernet key decrypts
+    # the connection's extra and the variable) rather than by three `airflow ... get` processes
+    done = subprocess.run([sys.executable, "-c", READ_SETTINGS], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "connections": [["spark", "local[*]", {"deploy-mode": "client"}]],
+        "pools": [["cdcflow_spark", 2]],
+        "variables": ["~/.cdcflow"]}
+
+
+READ_SETTINGS = """
+import json
+from airflow.models import Connection, Pool, Variable
+from airflow.utils.session import create_session
+from sqlalchemy import select
+
+with create_session() as session:
+    conns = session.scalars(select(Connection).where(Connection.conn_id == "spark_default")).all()
+    pools = session.scalars(select(Pool).where(Pool.pool == "cdcflow_spark")).all()
+    values = session.scalars(select(Variable).where(Variable.key == "cdcflow_home")).all()
+    print(json.dumps({"connections": [[c.conn_type, c.host, c.extra_dejson] for c in conns],
+                      "pools": [[p.pool, p.slots] for p in pools], "variables": [v.val for v in values]}))
+"""
 
 
 # -- the spark-submit entry point's exit codes

@@ -4,8 +4,9 @@ servers and the session's Spark Connect server:
 - a DAG run left open between its tasks (its DAG paused in Airflow after pull) while another
   cycle ran: its later tasks see that they are no longer the changefeed's cycle, end skipped
   and say so, and change nothing (they failed on the other cycle's garbage collection and put
-  the changefeed in warning).  On Spark Connect the small window's stages ran inside pull (the
-  fast path), so the task that finds the cycle replaced is finish;
+  the changefeed in warning).  On the fast path (the small window's stages inside pull) the
+  task that finds the cycle replaced is finish; on the staged path (a task per stage: on Spark
+  Connect with `fast-path-max-events = 0`, or spark-submit jobs) it is filter, the first stage;
 - a stage that fails: its one line (changefeed, commit ts, statement, remedy) is the task
   log's first ERROR, ahead of Airflow's own error block.
 """
@@ -22,7 +23,7 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import parsed_changefeed_dag
 
-from e2e_helpers import assert_consistent, cli_run, create_changefeed, orphan_lease, schema_changefeed
+from e2e_helpers import assert_consistent, cli_run, create_changefeed, orphan_lease
 
 from cdcflow.store import metastore
 
@@ -47,12 +48,18 @@ def _error_lines(capsys, caplog) -> list[str]:
 ERROR_LINE = re.compile(r"\S+ \[error\s*\] (.*) \[[\w.]+\] loc=\S+$")
 
 
+STAGED = {"fast": "", "staged": "fast-path-max-events = 0", "spark-submit": 'spark-master = "local[1]"'}
+
+
+@pytest.mark.parametrize("path", list(STAGED))
 def test_a_dag_run_left_open_while_another_cycle_ran_stops_cleanly(mariadb_pair, airflow_home, spark, capsys,
-                                                                    caplog):
+                                                                    caplog, path):
     up, down = mariadb_pair
-    schema_changefeed(capsys, up, down, "dag-stale", "dag_stale", "CREATE DATABASE dag_stale",
-                      "CREATE TABLE dag_stale.t (id INT PRIMARY KEY, v VARCHAR(20))",
-                      "INSERT INTO dag_stale.t VALUES (1, 'one'), (2, 'two')")
+    for s in (up, down):
+        s.execute("DROP DATABASE IF EXISTS dag_stale")
+    create_changefeed(capsys, up, down, "dag-stale", f"[filter]\nrules = ['dag_stale.*']\n[cdcflow]\n{STAGED[path]}\n")
+    up.execute("CREATE DATABASE dag_stale", "CREATE TABLE dag_stale.t (id INT PRIMARY KEY, v VARCHAR(20))",
+               "INSERT INTO dag_stale.t VALUES (1, 'one'), (2, 'two')")
     dag = parsed_changefeed_dag("dag-stale")
     other = {}
 
@@ -82,6 +89,10 @@ def test_a_dag_run_left_open_while_another_cycle_ran_stops_cleanly(mariadb_pair,
     assert stale.status == "superseded" and stale.stats["superseded_by"] == other["run"].run_id
     assert stale.error is None
     assert f"was replaced by cycle {other['run'].run_id} while it was open: nothing to finish" in log_text
+    # the stage task of the staged path stops before it reads anything; the fast path's ran inside pull
+    replaced = f"stage filter: cycle {stale.run_id} is no longer this changefeed's cycle: {other['run'].run_id}"
+    assert (replaced in log_text) == (path != "fast")
+    assert ("filter" in stale.stats) == (path == "fast"), stale.stats  # a stage's result: it ran
     feed = metastore.get_feed("dag-stale")
     assert feed.state == "normal" and feed.error is None and feed.lease_owner is None
     assert_consistent(up, down, ["dag_stale"])

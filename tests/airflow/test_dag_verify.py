@@ -1,6 +1,6 @@
 """The trigger form's mode verify through Airflow's dag.test(): `cdcflow changefeed verify` in
-the run, its chunks compared on the session's Spark Connect server; no cycle runs, and the
-run fails, naming the difference, when the downstream differs."""
+the run (its chunks compared by the task's own threads); no cycle runs, and the run fails,
+naming the difference, when the downstream differs."""
 
 from __future__ import annotations
 

@@ -73,7 +73,9 @@ def test_ctrl_c_stops_every_process_make_airflow_started(tmp_path):
         assert not _running(started), _running(started)
         assert took < STOPS_WITHIN_S and proc.returncode == 130, (took, proc.returncode)
         assert not port_taken(port) and not port_taken(spark_port)
-        time.sleep(1)
+        said = time.monotonic() + 5  # its last line, read by the thread from a pipe that has closed
+        while "stopped in" not in "".join(list(lines.queue)) and time.monotonic() < said:
+            time.sleep(0.05)
         assert "stopped in" in "".join(list(lines.queue))
     finally:  # a failing test leaves nothing behind
         for pid in _running(started):

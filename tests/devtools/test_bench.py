@@ -6,11 +6,15 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from cdcflow_devtools import bench, bench_common, bench_peers, bench_snapshot, bench_workload
+from cdcflow_devtools import bench, bench_common, bench_peers, bench_snapshot, bench_table_sync, bench_workload
+from cdcflow_devtools.pt_table_sync import fix_rows
 from cdcflow_devtools.compare import compare
+
+DATA = Path(__file__).parent / "data"
 
 
 def test_plan_counts_whole_transactions_and_places_every_ddl():
@@ -101,9 +105,10 @@ def test_peak_rss_counts_child_processes():
 def test_the_snapshot_part_is_opt_in_and_parts_are_checked():
     assert bench.parse_args([]).parts == list(bench.DEFAULT_PARTS)
     a = bench.parse_args(["--snapshot", "1000"])
-    assert a.parts == [*bench.DEFAULT_PARTS, "snapshot"] and a.snapshot == 1000
+    assert a.parts == [*bench.DEFAULT_PARTS, "snapshot"] and a.snapshot == [1000]
+    assert bench.parse_args(["--snapshot", "2000000,1e7"]).snapshot == [2_000_000, 10_000_000]
     a = bench.parse_args(["--parts", "snapshot"])
-    assert a.parts == ["snapshot"] and a.snapshot == bench_snapshot.DEFAULT_ROWS
+    assert a.parts == ["snapshot"] and a.snapshot == list(bench_snapshot.DEFAULT_SIZES)
     with pytest.raises(SystemExit):
         bench.parse_args(["--parts", "snap"])
 
@@ -129,3 +134,134 @@ def test_the_snapshot_peers_copy_the_tables_and_checksum_table_sees_a_difference
     assert bench_snapshot.checksum_tables(up, down, list(bench_workload.TABLES))["equal"] is True
     down.execute(f"UPDATE {schema}.items SET qty = qty + 1 WHERE id = 7")
     assert bench_snapshot.checksum_tables(up, down, list(bench_workload.TABLES))["equal"] is False
+
+
+BENCH_KEYS = {f"{bench_snapshot.SCHEMA}.{t}": ("id", "shard") if t == "events" else ("id",)
+              for t in bench_workload.TABLES}
+
+
+def test_fix_rows_reads_pt_table_sync_and_verify_statements_as_the_same_rows():
+    # captured from one run of the part (40,000 rows, 1,000 injected differences), the same 24 rows
+    # kept in both: pt-table-sync's INSERT / UPDATE / DELETE, cdcflow's REPLACE / DELETE
+    pt = fix_rows((DATA / "pt_table_sync_print.sql").read_text(), BENCH_KEYS)
+    fix = fix_rows((DATA / "verify_fix.sql").read_text(), BENCH_KEYS)
+    assert len(pt) == 24 and pt == fix
+    assert {("snapbench.events", ("10001", "1")), ("snapbench.accounts", ("130",))} <= pt
+    # the first statement of each kind names the row of its key columns, not of other values
+    assert fix_rows(
+        "UPDATE `snapbench`.`events` SET `kind`='7', `payload`='WHERE `id`=\\'1\\';' WHERE `id`='20' AND "
+        "`shard`='4' LIMIT 1 /*percona-toolkit src_db:snapbench*/;\n"
+        "REPLACE INTO `snapbench`.`items` (`id`, `code`) VALUES (5, 'a;b');", BENCH_KEYS) == {
+        ("snapbench.events", ("20", "4")), ("snapbench.items", ("5",))}
+
+
+def test_pt_table_sync_and_injected_differences_name_the_same_rows(snapshot_schema):
+    up, down = snapshot_schema
+    schema = bench_snapshot.SCHEMA
+    bench_workload.fill(up, schema, 4_000)
+    bench_snapshot.dump_pipe(up, down)
+    tables = list(bench_workload.TABLES)
+    keys = bench_table_sync.primary_keys(up, schema)
+    assert keys == BENCH_KEYS
+    _, text = bench_table_sync.timed_print(up, down, schema, tables)
+    assert fix_rows(text, keys) == set()
+    expected = bench_table_sync.inject(down, schema, 1_000, 40, seed=7)
+    changed = [r for r in down.query(f"SELECT balance, name FROM {schema}.accounts WHERE name LIKE 'changed %'")]
+    assert changed and len({r[1] for r in changed}) == len(changed)  # each updated row changed its own way
+    assert len(expected) == 40 and {t for t, _ in expected} == {f"{schema}.{t}" for t in tables}
+    with up.connect() as u, down.connect() as d:
+        assert len(compare(u, d, schemas=[schema])) > 0
+    _, text = bench_table_sync.timed_print(up, down, schema, tables)
+    assert fix_rows(text, keys) == expected
+    assert {s.split()[0] for s in text.splitlines()} == {"INSERT", "UPDATE", "DELETE"}
+
+
+def test_myloader_is_run_once_more_after_a_deadlock_and_says_so(snapshot_schema, tmp_path, monkeypatch):
+    up, down = snapshot_schema
+    bench_workload.fill(up, bench_snapshot.SCHEMA, 2_000)
+    real, calls = bench_snapshot._timed, []
+
+    def deadlocking(args, what, **kw):
+        calls.append(what)
+        if what == "myloader":  # the first attempt: a partial copy, then the error myloader gives
+            down.execute(f"CREATE DATABASE IF NOT EXISTS {bench_snapshot.SCHEMA}")
+            raise RuntimeError("myloader failed (exit 1): Deadlock found when trying to get lock")
+        return real(args, what, **kw)
+
+    monkeypatch.setattr(bench_snapshot, "_timed", deadlocking)
+    res = bench_snapshot.mydumper_myloader(up, down, 2, tmp_path)
+    assert calls == ["mydumper", "myloader", "myloader (second attempt)"]
+    assert "Deadlock" in res["load_retried"]["error"] and res["seconds"] == res["dump_seconds"] + res["load_seconds"]
+    with up.connect() as u, down.connect() as d:
+        assert compare(u, d, schemas=[bench_snapshot.SCHEMA]) == []
+
+
+def test_pt_table_sync_misses_two_rows_of_one_chunk_changed_alike(snapshot_schema):
+    # why a run of the part can find pt-table-sync short of the injected rows: it sums a chunk as
+    # BIT_XOR(CRC32(row text)), and CRC32 is affine, so two rows of one chunk whose texts change by
+    # the same bits (same lengths; balance 0.37 -> 1.37 and 0.74 -> 1.74, the same name change)
+    # leave the chunk's sum as it was.  A third such row shows up.
+    up, down = snapshot_schema
+    schema = bench_snapshot.SCHEMA
+    bench_workload.fill(up, schema, 4_000)
+    bench_snapshot.dump_pipe(up, down)
+    change = f"UPDATE {schema}.accounts SET balance = balance + 1, name = CONCAT('changed ', id) WHERE id IN "
+    down.execute(change + "(1, 2)")
+    keys = bench_table_sync.primary_keys(up, schema)
+    tables = list(bench_workload.TABLES)
+    assert fix_rows(bench_table_sync.timed_print(up, down, schema, tables)[1], keys) == set()
+    with up.connect() as u, down.connect() as d:
+        assert compare(u, d, schemas=[schema])  # the rows do differ
+    # the bench's explanation of such a miss: pt-table-sync summing with MD5 over the missed rows names them
+    missed = {(f"{schema}.accounts", (str(i),)) for i in (1, 2)}
+    assert bench_table_sync.md5_named(up, down, missed | {(f"{schema}.accounts", ("5",))}, keys) == missed
+    down.execute(change + "(3)")
+    assert fix_rows(bench_table_sync.timed_print(up, down, schema, tables)[1], keys) == {
+        (f"{schema}.accounts", (str(i),)) for i in (1, 2, 3)}
+
+
+def _cycle(run_id: str, started: float, ended: float, pos: int, ts_s: float, pulled: int, **seconds):
+    from cdcflow.store.metastore import RunState
+
+    return RunState("lag", run_id, "done", int(ts_s * 1000) << 18, {"file": "binlog.000001", "pos": pos}, 0, False,
+                    stats={"pull": {"pulled": pulled, "ranges": 1}, **{f"{k}_seconds": v for k, v in seconds.items()}},
+                    started_at=started, ended_at=ended)
+
+
+def test_the_lag_tail_breaks_out_each_dag_run_and_its_slowest():
+    from cdcflow_devtools import lag_tail
+
+    at = lambda t: f"2026-11-26 10:00:{t:06.3f}"  # noqa: E731 - Airflow's UTC text
+    t0 = lag_tail._utc(at(0))
+    runs = [("r1", at(0), at(4)), ("r2", at(4.5), at(13)), ("r3", at(13.2), at(16))]
+    task = lambda run, t, q, s, e: (run, t, "success", at(q), at(s), at(e))  # noqa: E731
+    tis = [task("r1", "prepare", 0.05, 0.1, 0.3), task("r1", "pull", 0.4, 0.5, 3.5),
+           ("r1", "filter", "skipped", None, None, None), task("r1", "finish", 3.6, 3.7, 4),
+           task("r2", "prepare", 4.6, 4.7, 5), task("r2", "pull", 5.1, 5.2, 6), task("r2", "filter", 6.5, 7, 9),
+           task("r2", "finish", 12, 12.5, 13),
+           task("r3", "prepare", 13.3, 13.4, 13.6), task("r3", "pull", 13.7, 13.8, 14),
+           task("r3", "finish", 14.2, 14.3, 16)]
+    cycles = [_cycle("c1", t0 + 0.2, t0 + 3.9, 1000, 100, 500, pull=1.0, apply=1.5),
+              _cycle("c2", t0 + 4.9, t0 + 12.8, 41000, 104, 9000), _cycle("c3", t0 + 13.5, t0 + 15, 900000, 113, 0),
+              _cycle("c4", t0 + 17, t0 + 18, 900100, 116, 0)]
+    samples = [(t0 + 3, t0 - 2), (t0 + 10, t0 + 1), (t0 + 15, t0 + 12)]
+    rows = lag_tail.dag_rows(runs, tis, cycles, [t0, t0 + 14], samples)
+    assert [r["run"] for r in rows] == ["r1", "r2", "r3"]
+    assert [r["path"] for r in rows] == ["fast", "staged", "empty"]
+    assert [r["seconds"] for r in rows] == [4.0, 8.5, 2.8]
+    assert rows[0]["gap_before"] is None and rows[1]["gap_before"] == 0.5
+    assert rows[0]["window"] == {"events": 500, "ranges": 1, "bytes": 40000, "upstream_seconds": 4.0}
+    assert rows[0]["stages"] == {"pull": 1.0, "apply": 1.5}
+    assert rows[1]["tasks"]["filter"] == {"wait": 1.0, "queued": 0.5, "ran": 2.0}  # from pull's end
+    assert "filter" not in rows[0]["tasks"]  # skipped: it ran nowhere
+    assert [r["lag_max"] for r in rows] == [5.0, 9.0, 3.0]  # each sample to the run that would clear it
+    tail = lag_tail.summary(rows)
+    assert tail["runs"] == 3 and tail["seconds"]["max"] == 8.5
+    assert [r["run"] for r in tail["above_p90"]] == ["r2"] and tail["worst_lag"][0]["run"] == "r2"
+    assert tail["paths"]["staged"] == {"runs": 1, "seconds_p50": 8.5}
+    assert sum(c for _, _, c in tail["histogram"]) == 3
+    lines = lag_tail.report_lines("DAG runs", tail)
+    assert any("8.50 s staged, 9000 events" in line and "filter 1.0+2.0" in line for line in lines), lines
+    # the CLI's cycles: the gap before one is its process's start
+    cli = lag_tail.cli_rows(cycles, [t0, t0 + 14], samples)
+    assert [r["path"] for r in cli] == ["cycle", "cycle", "empty"] and cli[1]["gap_before"] == 1.0

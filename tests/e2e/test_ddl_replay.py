@@ -8,10 +8,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 import pytest
-from e2e_helpers import assert_consistent, create_changefeed, query
+from e2e_helpers import assert_consistent, create_changefeed, next_second, query
 
 from cdcflow.store import metastore
 
@@ -62,7 +61,7 @@ def test_crash_between_ddl_and_checkpoint_replays_safely(mariadb_pair, cdcflow_h
         s.execute("DROP DATABASE IF EXISTS rp", "CREATE DATABASE rp")
     create_changefeed(capsys, up, down, "e2e-replay", "[filter]\nrules = ['rp.*']\n")
     start_ts = metastore.get_feed("e2e-replay").checkpoint_ts
-    time.sleep(1.1)  # the first DDL in a later second than the create: no row and no ts just below it
+    next_second()  # the first DDL in a later second than the create: no row and no ts just below it
     for ddl, dml in DDLS:
         up.execute(ddl, *([dml] if dml else []))
     crashed = tmp_path / "crashed"

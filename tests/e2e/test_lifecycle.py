@@ -211,9 +211,9 @@ def test_target_ts_reached_finishes_with_only_the_earlier_write_7(own_pair, spar
     create_changefeed(capsys, up, down, "lc-target", "[filter]\nrules = ['lc_target.*']\n")
     down.execute("CREATE DATABASE lc_target", "CREATE TABLE lc_target.t (id INT PRIMARY KEY, v VARCHAR(10))")
     up.execute("INSERT INTO lc_target.t VALUES (1, 'before')")
-    time.sleep(1.2)  # binlog times have one-second precision
+    e2e_helpers.next_second()  # binlog times have one-second precision
     between = tso.now()
-    time.sleep(1.2)
+    e2e_helpers.next_second(tso.physical_ms(between) / 1000)
     up.execute("INSERT INTO lc_target.t VALUES (2, 'after')")
     assert "can only be updated while stopped or failed" in cli_fails(
         capsys, "changefeed", "update", "-c", "lc-target", "--target-ts", str(between))
@@ -257,7 +257,7 @@ def test_stopped_longer_than_gc_ttl_fails_and_cannot_resume_8(own_pair, spark, c
     out = capsys.readouterr()
     assert "You are overwriting the checkpoint of changefeed lc-ttl" in out.out and "cancelled" in out.err
     assert simple(capsys, "lc-ttl")["state"] == "failed"
-    time.sleep(1.1)  # a ts reads its whole binlog second again: let "now" be a second after row 1
+    e2e_helpers.next_second()  # a ts reads its whole binlog second again: let "now" be a second after row 1
     cli_ok(capsys, "changefeed", "resume", "-c", "lc-ttl", "--overwrite-checkpoint-ts", "now", "--no-confirm")
     up.execute("INSERT INTO lc_ttl.t VALUES (2)")
     down.execute("CREATE DATABASE lc_ttl", "CREATE TABLE lc_ttl.t (id INT PRIMARY KEY)")
@@ -284,9 +284,9 @@ def test_purged_binlog_snapshot_lost_and_start_ts_before_gc(own_pair, spark, cdc
     up.execute("CREATE DATABASE lc_purge", "CREATE TABLE lc_purge.t (id INT PRIMARY KEY)",
                "INSERT INTO lc_purge.t VALUES (1)")
     long_ago = tso.now()
-    time.sleep(1.1)  # binlog files carry their opening time in whole seconds
+    e2e_helpers.next_second()  # binlog files carry their opening time in whole seconds
     up.execute("FLUSH BINARY LOGS")
-    time.sleep(1.1)
+    e2e_helpers.next_second()
     up.execute("FLUSH BINARY LOGS")
     head = up.query("SHOW MASTER STATUS")[0][0]
     up.execute(f"PURGE BINARY LOGS TO '{head}'")

@@ -86,6 +86,16 @@ def _wait_for(check, what: str, timeout: float = 120) -> None:
         time.sleep(0.2)
 
 
+# pt-online-schema-change's --pause-file is looked at again only every 60 s; this plugin holds the
+# tool at the same point (triggers created, no row copied) and looks at the file every 0.1 s.
+HOLD_PLUGIN = """package pt_online_schema_change_plugin;
+use strict;
+sub new { my ($class, %args) = @_; return bless {%args}, $class; }
+sub before_copy_rows { select(undef, undef, undef, 0.1) while -f $ENV{CDCFLOW_TEST_HOLD_FILE}; }
+1;
+"""
+
+
 def _cycle_ok(capsys, changefeed_id: str) -> None:
     rc, err = cli_run(capsys, changefeed_id)
     assert rc == 0, err
@@ -102,19 +112,22 @@ def test_pt_online_schema_change_under_writes(mariadb_pair, spark, cdcflow_home,
     up.execute(*[f"INSERT INTO {schema}.orders (v, n) VALUES ('r{i}', {i})" for i in range(300)])
     _cycle_ok(capsys, changefeed_id)
 
-    pause = tmp_path / "pause"
-    pause.touch()  # the tool copies nothing while the file exists (it looks again every 60 s)
+    pause, plugin = tmp_path / "pause", tmp_path / "hold.pm"
+    pause.touch()  # the tool copies nothing while the file exists
+    plugin.write_text(HOLD_PLUGIN)
     writer = Writer(up, f"{schema}.orders")
     writer.start()
     tool = subprocess.Popen(
         ["pt-online-schema-change", "--alter", ALTER, "--execute", "--recursion-method=none", "--no-check-alter",
-         "--chunk-size=100", "--pause-file", str(pause),
+         "--chunk-size=100", "--plugin", str(plugin),
          f"h=127.0.0.1,P={up.port},u={ROOT_USER},p={ROOT_PASSWORD},D={schema},t=orders"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        env={**os.environ, "CDCFLOW_TEST_HOLD_FILE": str(pause)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True)
     try:
         triggers = f"SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = '{schema}'"
         _wait_for(lambda: up.query(triggers)[0][0] == 3, "pt-online-schema-change's triggers")
-        time.sleep(1)  # rows the triggers copy into the shadow table
+        shadow = f"SELECT COUNT(*) FROM {schema}._orders_new"
+        _wait_for(lambda: up.query(shadow)[0][0] >= 20, "rows the triggers copy into the shadow table")
         # a cycle while the tool waits to copy: the shadow table's CREATE and ALTER, the triggers'
         # rows, the real table's own rows
         _cycle_ok(capsys, changefeed_id)

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.e2e
 
 
 def status(down) -> dict:
-    rows = down.query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Connections', 'Com_replace', 'Com_delete', 'Com_commit')")
+    rows = down.query("SHOW GLOBAL STATUS WHERE Variable_name IN "
+                      "('Connections', 'Com_replace', 'Com_delete', 'Com_commit', 'Com_insert')")
     return {k: int(v) for k, v in rows}
 
 
@@ -55,9 +56,9 @@ def test_worker_count_and_max_txn_row(mariadb_pair, spark, cdcflow_home, capsys,
     assert apply["workers"] == workers
     # the apply stage's own connection, and one per worker
     assert delta["Connections"] == 1 + workers
-    # each batch of REPLACEd rows is deleted by the upstream's key first (sink.row_writer)
-    assert delta["Com_replace"] == delta["Com_delete"] and delta["Com_replace"] + delta["Com_delete"] == \
-        apply["statements"]
+    # the downstream's primary key is the upstream's key: the REPLACE finds the row, no DELETE
+    # first (sink.row_writer; test_rows_already_downstream_are_upserted_outside_safe_mode has both)
+    assert delta["Com_delete"] == 0 and delta["Com_replace"] == apply["statements"]
     assert math.ceil(1000 / rows_per_stmt) <= delta["Com_replace"] <= math.ceil(1000 / rows_per_stmt) + workers
     assert_consistent(up, down, [db])
 
@@ -124,3 +125,61 @@ def test_safe_mode(mariadb_pair, spark, cdcflow_home, capsys, safe):
     result, _ = run_measured(capsys, down, changefeed_id)
     assert result["apply"]["safe_mode"] is False
     assert_consistent(up, down, [db])
+
+
+def test_rows_already_downstream_are_upserted_outside_safe_mode(mariadb_pair, spark, cdcflow_home, capsys):
+    """Outside safe mode a row that was there before the window is written with INSERT … ON
+    DUPLICATE KEY UPDATE (no DELETE) where the downstream has a unique index on exactly the
+    upstream's key; rows rotating unique values across partitions make such statements meet
+    stale rows, which are refused and written as DELETE + REPLACE.  Generated columns, a
+    case-insensitive key respelled, and a table the downstream keys otherwise all end equal."""
+    up, down = mariadb_pair
+    db, changefeed_id = "upsert", "upsert"
+    n = 400
+    common = (f"CREATE TABLE {db}.uk (id INT PRIMARY KEY, u INT NOT NULL, w VARCHAR(20) NOT NULL, v INT, "
+              "UNIQUE KEY uu (u), UNIQUE KEY uw (w))",
+              f"CREATE TABLE {db}.gen (id INT PRIMARY KEY, a INT, g INT AS (a * 2) STORED, h INT AS (a + 1) VIRTUAL, "
+              "KEY kg (g))",
+              f"CREATE TABLE {db}.ci (name VARCHAR(20) COLLATE utf8mb4_general_ci PRIMARY KEY, v INT)")
+    make_tables(up, down, db, *common)
+    up.execute(f"CREATE TABLE {db}.other (id INT PRIMARY KEY, v INT)")
+    down.execute(f"CREATE TABLE {db}.other (rid INT AUTO_INCREMENT PRIMARY KEY, id INT NOT NULL, v INT, KEY (id))")
+    create_changefeed(capsys, up, down, changefeed_id,
+                      f"[filter]\nrules = ['{db}.*']\n[sink]\nworker-count = 4\nmax-txn-row = 16\n")
+    up.execute(f"INSERT INTO {db}.uk SELECT seq, seq, CONCAT('w', seq), seq FROM seq_1_to_{n}",
+               f"INSERT INTO {db}.gen (id, a) SELECT seq, seq FROM seq_1_to_{n}",
+               f"INSERT INTO {db}.ci VALUES ('abc', 1), ('x', 2)",
+               f"INSERT INTO {db}.other SELECT seq, seq FROM seq_1_to_{n}", database=db)
+    result, delta = run_measured(capsys, down, changefeed_id)
+    assert result["apply"]["safe_mode"]  # the first cycle: REPLACE, deleted by the key first in `other` only
+    assert math.ceil(n / 16) <= delta["Com_delete"] < delta["Com_replace"] and delta["Com_insert"] == 0
+
+    up.execute(f"UPDATE {db}.gen SET a = a + 7", f"UPDATE {db}.ci SET name = 'ABC', v = 3 WHERE name = 'abc'",
+               f"UPDATE {db}.other SET v = -v", f"UPDATE {db}.uk SET v = v + 1 WHERE id > {n // 2}")
+    result, delta = run_measured(capsys, down, changefeed_id)
+    apply = result["apply"]
+    assert apply["safe_mode"] is False and apply["upsert_fallbacks"] == 0
+    # `other` only (the downstream does not index its key): deleted by the key and REPLACEd
+    assert delta["Com_delete"] == delta["Com_replace"] >= math.ceil(n / 16)
+    assert delta["Com_insert"] >= math.ceil(n / 16) + math.ceil(n // 2 / 16) + 1  # gen, uk, ci: upserted
+    assert down.query(f"SELECT name, v FROM {db}.ci ORDER BY v") == [("x", 2), ("ABC", 3)]
+    same_rows(up, down, db, {"gen": "id, a, g, h", "other": "id, v", "uk": "id, u, w, v"})
+
+    # every row takes another's unique values: most statements meet a stale row
+    in_txn = [f"UPDATE {db}.uk SET u = u + {n}, w = CONCAT('t', w)",
+              f"UPDATE {db}.uk SET u = (u - {n}) % {n} + 1, w = CONCAT('w', SUBSTR(w, 3) % {n} + 1), v = v + 1"]
+    with up.connect() as c, c.cursor() as cur:
+        cur.execute("BEGIN")
+        for stmt in in_txn:
+            cur.execute(stmt)
+        cur.execute("COMMIT")
+    result, _ = run_measured(capsys, down, changefeed_id)
+    assert result["apply"]["safe_mode"] is False and result["apply"]["upsert_fallbacks"] > 0
+    same_rows(up, down, db, {"gen": "id, a, g, h", "other": "id, v", "uk": "id, u, w, v", "ci": "name, v"})
+
+
+def same_rows(up, down, db: str, columns: dict[str, str]) -> None:
+    """The tables hold the same rows on these columns (`other`'s definitions differ on purpose)."""
+    for t, cols in columns.items():
+        q = f"SELECT {cols} FROM {db}.{t} ORDER BY 1"
+        assert down.query(q) == up.query(q), t

@@ -5,10 +5,10 @@ when an index build is pending."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 import msgspec
 
+from cdcflow.core.config import ChangefeedConfig, config_from_dict
 from cdcflow.core.spec_store import Spec, save_spec
 from cdcflow.runner import airflow_tasks, cycle_runner
 from cdcflow.source.binlog import Position
@@ -64,8 +64,14 @@ def test_the_pull_task_leads_to_wait_index_while_an_index_build_is_pending(cdcfl
     assert airflow_tasks.pull("idx", RUN, spark_remote=lambda cfg: None)[1] == ["wait_index"]
 
 
-def test_the_stages_run_in_the_pull_task_on_spark_connect_for_a_window_read_in_one_process():
-    connect, master = SimpleNamespace(spark_master=None), SimpleNamespace(spark_master="local[2]")
-    assert airflow_tasks.fused(connect, contracts.PullResult(pulled=5))
-    assert not airflow_tasks.fused(connect, contracts.PullResult(pulled=5, ranges=3))  # a large window: staged
+def test_the_stages_run_in_the_pull_task_on_spark_connect_for_a_window_of_at_most_fast_path_max_events():
+    connect = config_from_dict({"cdcflow": {"fast-path-max-events": 1000}})
+    master = config_from_dict({"cdcflow": {"fast-path-max-events": 1000, "spark-master": "local[2]"}})
+    assert airflow_tasks.fused(connect, contracts.PullResult(pulled=1000))
+    # however pull read it: a window read in ranges (a slow run made it larger) stays on the fast path
+    assert airflow_tasks.fused(connect, contracts.PullResult(pulled=1000, ranges=3))
+    assert not airflow_tasks.fused(connect, contracts.PullResult(pulled=1001))  # a larger window: a task per stage
     assert not airflow_tasks.fused(master, contracts.PullResult(pulled=5))  # spark-submit: a job per stage
+    never = config_from_dict({"cdcflow": {"fast-path-max-events": 0}})
+    assert not airflow_tasks.fused(never, contracts.PullResult(pulled=1))
+    assert ChangefeedConfig().fast_path_max_events == 1_000_000

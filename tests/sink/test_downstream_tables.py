@@ -4,7 +4,7 @@ connection answers the query)."""
 import pytest
 from fake_downstream import FakeConn
 
-from cdcflow.sink.downstream_tables import catalogue_key, valid_key
+from cdcflow.sink.downstream_tables import catalogue_key, key_indexed, valid_key
 
 
 def _stat(index, col, nullable, sub_part=None, data_type="int", collation=None):
@@ -31,3 +31,19 @@ def test_catalogue_key_names_the_collations_of_string_key_columns():
                           _stat("PRIMARY", "n", "NO")])
     assert catalogue_key(conn, "db", "t") == (["k", "n"], {"k": "utf8mb4_general_ci"})
 
+
+
+def test_key_indexed_needs_a_whole_column_unique_index_on_exactly_the_key():
+    keys = {"db.pk": ["id"], "db.pk2": ["a", "b"], "db.uk": ["code"], "db.surrogate": ["code"],
+            "db.prefix": ["name"], "db.wider": ["a"], "db.case": ["Id"]}
+    conn = FakeConn(rows=[("db", "pk", "PRIMARY", "id", None), ("db", "pk", "u", "v", None),
+                          ("db", "pk2", "PRIMARY", "b", None), ("db", "pk2", "PRIMARY", "a", None),
+                          ("db", "uk", "PRIMARY", "rowid", None), ("db", "uk", "uc", "code", None),
+                          ("db", "surrogate", "PRIMARY", "rowid", None),
+                          ("db", "prefix", "PRIMARY", "name", 10),
+                          ("db", "wider", "u", "a", None), ("db", "wider", "u", "z", None),
+                          ("db", "case", "PRIMARY", "id", None)])
+    assert key_indexed(conn, keys) == {"db.pk", "db.pk2", "db.uk", "db.case"}
+    assert "NON_UNIQUE = 0" in conn.sql[0][0] and {q[1] for q in conn.sql} == {(s, t) for s, t in
+                                                                               (k.split(".") for k in keys)}
+    assert key_indexed(FakeConn(), {}) == frozenset()

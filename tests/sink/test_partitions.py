@@ -39,7 +39,7 @@ def test_apply_partition_case_only_key_change(monkeypatch):
         "REPLACE INTO `db`.`s` (`name`, `v`) VALUES ('ABC', 1),('zz', 2)",
     ]
     # held: the two rows REPLACEd and the two only deleted, all pending until the end
-    assert out[0].to_pydict() == {"rows": [4], "statements": [2], "held": [4]}
+    assert out[0].to_pydict() == {"rows": [4], "statements": [2], "held": [4], "fallbacks": [0]}
     assert conn.closed
 
 
@@ -58,6 +58,29 @@ def test_apply_partition_phases_of_safe_mode_false(monkeypatch):
         sql[phase] = conn.sql
     assert sql["existing"] == ["DELETE FROM `db`.`t` WHERE `id` IN (1, 2)",
                                "REPLACE INTO `db`.`t` (`id`, `v`) VALUES (2, 9)"]
+    assert sql["new"] == ["INSERT INTO `db`.`t` (`id`, `v`) VALUES (3, 3),(5, 1)"]
+
+
+def test_apply_partition_key_indexed_tables(monkeypatch):
+    """With the table in `key_indexed`, REPLACEd rows are not deleted first (safe mode: no
+    phase), and pass 'existing' writes the row that was there with INSERT … ON DUPLICATE KEY
+    UPDATE; only the key that ends deleted gets a DELETE; pass 'new' writes as before."""
+    keys = {"db.t": ["id"]}
+    changes = [("t", 10, 0, "update", {"id": 1, "v": 1}, {"id": 5, "v": 1}),   # key change: D 1, I 5
+               ("t", 10, 1, "update", {"id": 2, "v": 2}, {"id": 2, "v": 9}),   # U 2
+               ("t", 10, 2, "insert", None, {"id": 3, "v": 3})]                 # I 3
+    sql = {}
+    for phase in (None, "existing", "new"):
+        conn = FakeConn()
+        monkeypatch.setattr(partitions, "connect_with_retry", lambda sink, c=conn: c)
+        list(partitions.apply_partition(iter(keyed_batches(changes, keys)), {}, 100, keys, phase,
+                                        key_indexed=frozenset({"db.t"})))
+        sql[phase] = conn.sql
+    assert sql[None] == ["DELETE FROM `db`.`t` WHERE `id` IN (1)",
+                         "REPLACE INTO `db`.`t` (`id`, `v`) VALUES (2, 9),(3, 3),(5, 1)"]
+    assert sql["existing"] == ["DELETE FROM `db`.`t` WHERE `id` IN (1)",
+                               "INSERT INTO `db`.`t` (`id`, `v`) VALUES (2, 9) "
+                               "ON DUPLICATE KEY UPDATE `id` = VALUES(`id`), `v` = VALUES(`v`)"]
     assert sql["new"] == ["INSERT INTO `db`.`t` (`id`, `v`) VALUES (3, 3),(5, 1)"]
 
 

@@ -233,6 +233,73 @@ def test_rows_written_counts_each_final_row_once():
     assert writer.rows_written == 3
 
 
+def test_upsert_statement_text():
+    conn = FakeConn()
+    w = RowWriter(conn, batch_rows=2)
+    w.replace_rows("db", "t", ("id", "v"), [{"id": 1, "v": "a"}, {"id": 2, "v": None}, {"id": 3, "v": "c"}],
+                   "UPSERT", key=["id"])
+    tail = " ON DUPLICATE KEY UPDATE `id` = VALUES(`id`), `v` = VALUES(`v`)"
+    assert conn.sql == ["INSERT INTO `db`.`t` (`id`, `v`) VALUES (1, 'a'),(2, NULL)" + tail,
+                        "INSERT INTO `db`.`t` (`id`, `v`) VALUES (3, 'c')" + tail]
+    assert (w.rows_written, w.statements, w.fallbacks) == (3, 2, 0)
+
+
+def test_upsert_statements_stay_under_the_byte_limit_with_their_tail():
+    conn = FakeConn()
+    w = RowWriter(conn, batch_rows=1000, max_bytes=300)
+    w.replace_rows("db", "t", ("id", "v"), [{"id": i, "v": "x" * 20} for i in range(40)], "UPSERT", key=["id"])
+    assert len(conn.sql) > 1 and all(len(s.encode()) <= 300 for s in conn.sql)
+    assert sum(s.count("'xxxxxxxxxxxxxxxxxxxx'") for s in conn.sql) == 40
+
+
+def test_upsert_refused_for_a_duplicate_is_written_as_delete_and_replace():
+    """A stale row of another key holds a unique value of the statement's rows: the
+    statement's rows are deleted by their key and REPLACEd, which removes that row."""
+    dup = pymysql.err.IntegrityError(1062, "Duplicate entry 'x' for key 'u'")
+    conn = FakeConn(fail=lambda sql, args: dup if sql.startswith("INSERT") and "(2, 'x')" in sql else None)
+    w = RowWriter(conn, batch_rows=2)
+    w.replace_rows("db", "t", ("id", "u"), [{"id": 1, "u": "w"}, {"id": 2, "u": "x"}, {"id": 3, "u": "y"}],
+                   "UPSERT", [10, 11, 12], ["id"])
+    tail = " ON DUPLICATE KEY UPDATE `id` = VALUES(`id`), `u` = VALUES(`u`)"
+    assert conn.sql == ["DELETE FROM `db`.`t` WHERE `id` IN (1, 2)",
+                        "REPLACE INTO `db`.`t` (`id`, `u`) VALUES (1, 'w'),(2, 'x')",
+                        "INSERT INTO `db`.`t` (`id`, `u`) VALUES (3, 'y')" + tail]
+    assert (w.rows_written, w.statements, w.fallbacks) == (3, 3, 1)
+
+
+@pytest.mark.parametrize("verb", ["REPLACE", "INSERT"])
+def test_a_duplicate_refusing_replace_or_insert_stands(verb):
+    conn = FakeConn(fail=failing([pymysql.err.IntegrityError(1062, "Duplicate entry '1' for key 'PRIMARY'")]))
+    with pytest.raises(SinkError) as e:
+        RowWriter(conn, batch_rows=10).replace_rows("db", "t", ("id",), [{"id": 1}], verb, key=["id"])
+    assert e.value.code == 1062 and conn.sql == []
+
+
+def test_upsert_refused_for_another_reason_stands():
+    conn = FakeConn(fail=failing([pymysql.err.IntegrityError(1048, "Column 'v' cannot be null")]))
+    with pytest.raises(SinkError) as e:
+        RowWriter(conn, batch_rows=10).replace_rows("db", "t", ("id", "v"), [{"id": 1, "v": None}], "UPSERT",
+                                                    [5], ["id"])
+    assert e.value.code == 1048 and conn.sql == []
+
+
+def test_streaming_writer_upserts_existing_rows_of_key_indexed_tables():
+    """In a table of `key_indexed`, rows of kind U go out as UPSERT when asked (outside safe
+    mode), else as REPLACE, in neither case deleted by their key first; other tables' rows,
+    and new rows, as before."""
+    for upsert in (False, True):
+        rec = Recorder(10)
+        w = StreamingWriter(rec, KEYS, key_indexed=frozenset({"db.a"}), upsert=upsert)
+        w.add("db", "a", "D", {"n": 1, "id": 1})
+        w.add("db", "a", "U", {"n": 2, "id": 2})
+        w.add("db", "a", "I", {"n": 3, "id": 3})
+        w.add("db", "b", "U", {"n": 4, "id": 4})
+        w.close()
+        upserted = [("UPSERT", "db", "a", [2]), ("U", "db", "a", [3])] if upsert else [("U", "db", "a", [2, 3])]
+        assert rec.log == [("D", "db", "a", [1]), ("D", "db", "b", [4]), *upserted, ("U", "db", "b", [4])]
+        assert w.held == 0
+
+
 def test_insert_statement_text():
     conn = FakeConn()
     RowWriter(conn, batch_rows=10).replace_rows("db", "t", ("id",), [{"id": 1}, {"id": 2}], "INSERT")

@@ -7,7 +7,7 @@ import decimal
 
 from cdcflow.core.row_codec import encode_image
 from cdcflow.verify.catalogue import TablePlan, column_problems
-from cdcflow.verify.chunks import Chunk, boundary_sql, chunks_from_bounds
+from cdcflow.verify.chunks import Chunk, chunks_from_bounds, next_bound_sql
 from cdcflow.verify.fixsql import fix_file, statements
 from cdcflow.verify.rowdiff import DIFFERENT, EXTRA, MISSING, keyed_diff, multiset_diff
 
@@ -34,9 +34,15 @@ def test_a_composite_key_compares_as_a_tuple_with_its_values_kept_exact():
 
 
 def test_boundaries_are_every_nth_key_in_key_order():
-    sql = boundary_sql("`s`.`t`", ["a", "b"], 500)
-    assert "ROW_NUMBER() OVER (ORDER BY `a`, `b`)" in sql
-    assert sql.endswith("WHERE cdcflow_rn % 500 = 0 ORDER BY `a`, `b`")
+    assert next_bound_sql("`s`.`t`", ["a", "b"], "`a` >= %s", 500) == (
+        "SELECT `a`, `b` FROM `s`.`t` WHERE `a` >= %s ORDER BY `a`, `b` LIMIT 1 OFFSET 499")
+
+
+def test_a_chunk_cut_into_sub_chunks_keeps_its_own_bounds():
+    parent = Chunk(7, '{"id":10}', '{"id":40}')
+    subs = chunks_from_bounds([{"id": 20}, {"id": 30}], parent)
+    assert [(c.lo, c.hi) for c in subs] == [('{"id":10}', '{"id":20}'), ('{"id":20}', '{"id":30}'),
+                                            ('{"id":30}', '{"id":40}')]
 
 
 def test_columns_missing_or_of_another_type_are_named():

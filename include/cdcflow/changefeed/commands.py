@@ -174,7 +174,7 @@ def _snapshot_copy(changefeed_id, source, sink, cfg, options, spark_for, report)
     from cdcflow.source.binlog import replay_horizon
 
     up_args, down_args = _connection_args(source, sink, cfg)
-    progress = continue_copy(changefeed_id, up_args, down_args, lambda: spark_for(cfg), options, report)
+    progress = continue_copy(changefeed_id, up_args, down_args, sink.scheme, lambda: spark_for(cfg), options, report)
     metastore.update_feed(changefeed_id, replay_until=replay_horizon(tso.now()))
     return progress
 
@@ -534,12 +534,12 @@ def remove(changefeed_id: str) -> str:
     return spec.id
 
 
-def verify(changefeed_id: str, spark_for: Callable, *, tables: list[str] | None = None, chunk_size: int | None = None,
+def verify(changefeed_id: str, *, tables: list[str] | None = None, chunk_size: int | None = None,
            wait_seconds: float | None = None, fix_sql: str | None = None) -> dict:
     """Compare the changefeed's tables upstream and downstream (cdcflow.verify), keep the
     result as the changefeed's last, and write the fix SQL to `fix_sql` when given.
-    `spark_for(config)` opens the Spark session the chunks are compared in; `tables`
-    (filter rules) narrows the tables, None values keep VerifyOptions' defaults."""
+    `tables` (filter rules) narrows the tables, None values keep VerifyOptions' defaults;
+    the changefeed's `shuffle-partitions` chunks are compared at once."""
     from cdcflow.core.uri import parse_sink_uri, parse_source_uri
     from cdcflow.verify import VerifyOptions
     from cdcflow.verify import verify as run_verify
@@ -553,8 +553,7 @@ def verify(changefeed_id: str, spark_for: Callable, *, tables: list[str] | None 
     try:
         up_args, down_args = _connection_args(source, sink, cfg)
         result, fix = run_verify(
-            spec.id, source, up_args, down_args, list(cfg.rules), cfg.case_sensitive, lambda: spark_for(cfg),
-            options, lambda: metastore.get_feed(spec.id).state in (states.NORMAL, states.WARNING))
+            spec.id, source, up_args, down_args, list(cfg.rules), cfg.case_sensitive, options, lambda: metastore.get_feed(spec.id).state in (states.NORMAL, states.WARNING))
     except CdcflowError as e:
         raise e.with_context(changefeed=spec.id) from None
     if fix_sql:

@@ -136,6 +136,9 @@ class ChangefeedConfig:
     shuffle_partitions: int = 4
     pull_parallelism: int = 0  # 0: the machine's cores, 1: pull reads in one process (stages.pull_ranges)
     pull_parallel_min_bytes: int = 4 * 1024 * 1024  # measured crossover about 3 MiB (docs/performance.md)
+    # a DAG run on Spark Connect runs filter, barrier and apply inside its pull task (the fast
+    # path) for a window of at most this many events; a larger one, a task per stage; 0: never
+    fast_path_max_events: int = 1_000_000
     # a cycle reads at most about this many binlog bytes (whole transactions); the rest is the
     # next cycle's (stages.prepare); 0: up to the upstream's head, however far
     max_window_bytes: int = 1024 * 1024 * 1024
@@ -176,6 +179,7 @@ class ChangefeedConfig:
                 "shuffle-partitions": self.shuffle_partitions,
                 "pull-parallelism": self.pull_parallelism,
                 "pull-parallel-min-bytes": self.pull_parallel_min_bytes,
+                "fast-path-max-events": self.fast_path_max_events,
                 "max-window-bytes": self.max_window_bytes,
                 "pull-batch-rows": self.pull_batch_rows,
                 "spark-driver-memory": self.spark_driver_memory,
@@ -506,6 +510,7 @@ _CDCFLOW_KEYS: dict[str, tuple[str, Callable]] = {
     "shuffle-partitions": ("shuffle_partitions", _int_between(1)),
     "pull-parallelism": ("pull_parallelism", _int_between(0, 1024)),
     "pull-parallel-min-bytes": ("pull_parallel_min_bytes", _int_between(0)),
+    "fast-path-max-events": ("fast_path_max_events", _int_between(0)),
     "max-window-bytes": ("max_window_bytes", _int_between(0)),
     "pull-batch-rows": ("pull_batch_rows", _int_between(1)),
     "spark-driver-memory": ("spark_driver_memory", _jvm_memory),

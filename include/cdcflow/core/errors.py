@@ -64,6 +64,7 @@ LEASE_HELD = Code("ErrLeaseHeld",                True, "another cycle of the cha
 CYCLE_SUPERSEDED = Code("ErrCycleSuperseded",    False, "a stage of a cycle another cycle replaced: it stops, changing nothing")
 SNAPSHOT_UNSUPPORTED = Code("ErrSnapshotUnsupported", False, "--snapshot on an upstream it cannot take a consistent point of")
 SNAPSHOT_FAILED = Code("ErrSnapshotFailed",    True, "the initial copy failed; create --snapshot again continues it")
+SNAPSHOT_INDEX_FAILED = Code("ErrSnapshotIndexFailed", False, "an index a snapshot deferred could not be built downstream")
 SNAPSHOT_REFUSED = Code("ErrSnapshotRefused",  False, "a snapshot of a changefeed that is not stopped (or failed)")
 STAGE_FAILED = Code("ErrStageFailed",            None, "a stage failed unexpectedly (retryable unless a bug)")
 API_INVALID_PARAM = Code("ErrAPIInvalidParam",    False, "an HTTP API request parameter is invalid")

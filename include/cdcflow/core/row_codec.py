@@ -116,11 +116,13 @@ def plain_value(v):
     return _PLAIN[tag](x)
 
 
-def _decode_value(v):
-    val = plain_value(v)
-    if isinstance(v, dict) and next(iter(v)) in _AS_TEXT_LITERAL:
-        return _Tagged(_quote(val))
-    return val
+def _decode_value(v: dict):
+    """A tagged image value (a one-key dict) as decode_image gives it."""
+    (tag, x), = v.items()
+    decode = _PLAIN.get(tag)
+    if decode is None:
+        raise ValueError(f"unknown row-image tag {tag!r}")
+    return _Tagged(_quote(decode(x))) if tag in _AS_TEXT_LITERAL else decode(x)
 
 
 _decode_json = msgspec.json.Decoder().decode  # the same Python values as json.loads, faster
@@ -146,9 +148,7 @@ def sql_literal(v) -> str:
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
-        if math.isnan(v) or math.isinf(v):
-            raise ValueError(f"MySQL has no literal for the float {v!r}")
-        return repr(v)
+        return _float_literal(v)
     if isinstance(v, decimal.Decimal):
         return format(v, "f")  # str() may give '1E-8', which MySQL reads as an approximate DOUBLE
     if isinstance(v, str):
@@ -162,7 +162,17 @@ def sql_literal(v) -> str:
     raise TypeError(f"no SQL literal for a {type(v).__name__} value")
 
 
-_PLAIN_LITERALS = {type(None): lambda _v: "NULL", int: str, str: _quote, _Tagged: lambda v: v.literal}
+def _float_literal(v: float) -> str:
+    if math.isnan(v) or math.isinf(v):
+        raise ValueError(f"MySQL has no literal for the float {v!r}")
+    return repr(v)
+
+
+# by exact type (a subclass, such as TemporalText, takes sql_literal's checks), at one lookup
+_PLAIN_LITERALS = {type(None): lambda _v: "NULL", int: str, str: _quote, _Tagged: lambda v: v.literal,
+                   bool: lambda v: "1" if v else "0", float: _float_literal,
+                   decimal.Decimal: lambda v: format(v, "f"),
+                   dt.datetime: lambda v: "'" + _datetime_text(v) + "'", dt.date: lambda v: "'" + v.isoformat() + "'"}
 
 
 def quote_ident(name: str) -> str:

@@ -35,13 +35,18 @@ class TableInfo:
         unique prefixes make the full values unique, and rows are keyed by the full values.
         The one definition: the downstream's catalogue is read into a TableInfo for it too
         (sink.downstream_tables)."""
+        name = self.valid_key_index()
+        return None if name is None else [self.column(c)["name"] for c in self.indexes[name]["columns"]]
+
+    def valid_key_index(self) -> str | None:
+        """The name of the index valid_key takes its columns from."""
         order = sorted(self.indexes.items(), key=lambda kv: (not kv[1]["primary"], kv[0]))
-        for _, ix in order:
+        for name, ix in order:
             if not ix["unique"] or not ix["columns"]:
                 continue
             cols = [self.column(c) for c in ix["columns"]]
             if all(c is not None and (ix["primary"] or not c["nullable"]) for c in cols):
-                return [c["name"] for c in cols]
+                return name
         return None
 
     def key_collations(self, key: list[str]) -> dict[str, str | None]:

@@ -158,14 +158,12 @@ def prepare(changefeed_id: str, params, manual: bool) -> Opened:
     return Opened(run_id=result.run_id, skip_reason=result.reason if result.skip else None)
 
 
-def verify(changefeed_id: str, spark_remote: SparkRemote) -> dict:
-    """Trigger mode verify: `cdcflow changefeed verify` on the stages' Spark; its result
-    (the changefeed's state does not change)."""
+def verify(changefeed_id: str) -> dict:
+    """Trigger mode verify: `cdcflow changefeed verify` in the task (its queries need no
+    Spark); its result (the changefeed's state does not change)."""
     from cdcflow.changefeed import commands  # task time, not parse time (module docstring)
-    from cdcflow.runner.sessions import command_sessions
 
-    with command_sessions(changefeed_id, spark_remote) as spark_for:
-        return commands.verify(changefeed_id, spark_for)
+    return commands.verify(changefeed_id)
 
 
 def snapshot(changefeed_id: str, spark_remote: SparkRemote, report: Callable[[str], None]) -> dict:
@@ -182,9 +180,13 @@ def snapshot(changefeed_id: str, spark_remote: SparkRemote, report: Callable[[st
 
 def fused(cfg, pulled) -> bool:
     """Whether the pull task runs the Spark stages itself (the fast path): on Spark Connect
-    (the config names no master) with a window pull read in one process (below
-    `pull-parallel-min-bytes`), where a task per stage would cost more than the stage."""
-    return not cfg.spark_master and pulled.ranges == 1
+    (the config names no master) with a window of at most `fast-path-max-events` events,
+    however pull read it.  A task per stage costs a process, a DAG parse, a session and a
+    scheduler hop each, which only a window far larger than a fresh changefeed's dwarfs.  The
+    bound is on events (what the stages' work grows with), not on pull-parallel-min-bytes:
+    with that one, a slow run could make the next window large enough to be read in ranges,
+    which sent it down the slower staged path, which made the window after it larger still."""
+    return not cfg.spark_master and pulled.pulled <= cfg.fast_path_max_events
 
 
 def pull(changefeed_id: str, run_id: str, spark_remote: SparkRemote) -> tuple[dict, list[str]]:

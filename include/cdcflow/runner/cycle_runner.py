@@ -10,7 +10,7 @@ from cdcflow.core.stage_names import SPARK_STAGES
 from cdcflow.runner import sessions
 from cdcflow.spark.session import release
 from cdcflow.stages import contracts, pull_ranges
-from cdcflow.stages.apply import apply, may_replay
+from cdcflow.stages.apply import apply, may_replay, snapshot_indexes
 from cdcflow.stages.barrier import barrier, build_segments
 from cdcflow.stages.cycle import Cycle, recording
 from cdcflow.stages.filter_stage import filter_events
@@ -43,6 +43,7 @@ def empty_window(cycle: Cycle) -> dict:
         segments = build_segments(window.start_ts, [], window.pulled.resolved_ts, window.pulled.end_pos)
         if not cycle.run().dry_run:
             metastore.advance_checkpoint(cycle.changefeed_id, segments[-1].hi, segments[-1].pos_after.to_dict())
+        snapshot_indexes(cycle)  # a snapshot's deferred indexes, once the checkpoint is past its copy
         out = {"filter": contracts.FilterResult(), "barrier": contracts.BarrierResult(segments=len(segments)),
                "apply": contracts.ApplyResult(safe_mode=cycle.sink_options.safe_mode or may_replay(cycle, window))}
     cycle.log_event("empty window", checkpoint_after=cycle.feed().checkpoint_ts)

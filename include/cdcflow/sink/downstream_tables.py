@@ -1,6 +1,7 @@
 """What the downstream's catalogue (information_schema) says of a table: whether it exists,
-its valid index and the collations of that key's string columns, and the columns it
-computes itself (generated columns, never written)."""
+its valid index and the collations of that key's string columns, the columns it computes
+itself (generated columns, never written), and whether a unique index finds rows by the
+upstream's key."""
 
 from __future__ import annotations
 
@@ -45,7 +46,25 @@ def table_exists(conn, schema: str, table: str) -> bool:
         return cur.fetchone() is not None
 
 
-FEW_TABLES = 16  # up to this many tables are looked up one by one (generated_columns)
+FEW_TABLES = 16  # up to this many tables are looked up one by one (_rows_of)
+
+
+def _rows_of(conn, query: str, tables: list[tuple[str, str]]) -> list[tuple]:
+    """The rows of `query` (an information_schema SELECT whose first columns are TABLE_SCHEMA,
+    TABLE_NAME and whose WHERE clause ends in AND) for `tables`."""
+    with conn.cursor() as cur:
+        if len(set(tables)) <= FEW_TABLES:
+            # by schema and name: the server opens only these tables, not every table of the schema
+            # (a window creating a table per tenant writes a few rows between thousands of DDLs)
+            rows = []
+            for s, t in sorted(set(tables)):
+                cur.execute(query + " TABLE_SCHEMA = %s AND TABLE_NAME = %s", (s, t))
+                rows += cur.fetchall()
+            return rows
+        schemas = sorted({s for s, _ in tables})
+        cur.execute(query + f" TABLE_SCHEMA IN ({', '.join(['%s'] * len(schemas))})", schemas)
+        wanted = set(tables)
+        return [r for r in cur.fetchall() if (r[0], r[1]) in wanted]
 
 
 def generated_columns(conn, tables: list[tuple[str, str]]) -> dict[str, frozenset[str]]:
@@ -53,25 +72,31 @@ def generated_columns(conn, tables: list[tuple[str, str]]) -> dict[str, frozense
     has them now, for the tables that have any.  MySQL, MariaDB and TiDB all say
     `VIRTUAL GENERATED` / `STORED GENERATED` in EXTRA (MySQL's `DEFAULT_GENERATED` is an
     expression default: such a column is written)."""
-    wanted = {f"{s}.{t}" for s, t in tables}
-    if not wanted:
+    if not tables:
         return {}
     generated = "(EXTRA LIKE '%%VIRTUAL GENERATED%%' OR EXTRA LIKE '%%STORED GENERATED%%')"
-    query = f"SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE {generated} AND "
-    with conn.cursor() as cur:
-        if len(wanted) <= FEW_TABLES:
-            # by schema and name: the server opens only these tables, not every table of the schema
-            # (a window creating a table per tenant writes a few rows between thousands of DDLs)
-            rows = []
-            for s, t in sorted(set(tables)):
-                cur.execute(query + "TABLE_SCHEMA = %s AND TABLE_NAME = %s", (s, t))
-                rows += cur.fetchall()
-        else:
-            schemas = sorted({s for s, _ in tables})
-            cur.execute(query + f"TABLE_SCHEMA IN ({', '.join(['%s'] * len(schemas))})", schemas)
-            rows = cur.fetchall()
     found: dict[str, set[str]] = {}
-    for schema, table, column in rows:
-        if f"{schema}.{table}" in wanted:
-            found.setdefault(f"{schema}.{table}", set()).add(column)
+    for schema, table, column in _rows_of(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME "
+                                                f"FROM information_schema.COLUMNS WHERE {generated} AND", tables):
+        found.setdefault(f"{schema}.{table}", set()).add(column)
     return {name: frozenset(cols) for name, cols in found.items()}
+
+
+def key_indexed(conn, keys: dict[str, list[str]]) -> frozenset[str]:
+    """The tables of `keys` ("schema.table" -> the upstream's key) whose downstream table has a
+    unique index on exactly the key's columns (whole columns, not prefixes): the index that
+    finds a key's row for `INSERT … ON DUPLICATE KEY UPDATE` (row_writer.StreamingWriter)."""
+    tables = [tuple(name.split(".", 1)) for name in keys]
+    if not tables:
+        return frozenset()
+    indexes: dict[tuple[str, str, str], set[str]] = {}
+    prefixed = set()
+    for schema, table, index, column, sub_part in _rows_of(
+            conn, "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, COLUMN_NAME, SUB_PART "
+                  "FROM information_schema.STATISTICS WHERE NON_UNIQUE = 0 AND", tables):
+        indexes.setdefault((schema, table, index), set()).add(column)
+        if sub_part is not None:
+            prefixed.add((schema, table, index))
+    return frozenset(f"{s}.{t}" for (s, t, ix), cols in indexes.items()
+                     if (s, t, ix) not in prefixed
+                     and {c.lower() for c in cols} == {c.lower() for c in keys[f"{s}.{t}"]})

@@ -14,18 +14,21 @@ from cdcflow.sink.connection import connect_with_retry
 from cdcflow.sink.row_writer import RowWriter, StreamingWriter
 
 # safe-mode = false writes a segment in two passes (Spark jobs): first the keys whose row
-# existed before the segment (DELETE, REPLACE), then the new keys with INSERT.  After the
-# first pass every old row holds its final image or is gone, so an INSERT can only meet a
-# row the upstream never had: a real conflict, reported as TiCDC's non-safe mode does.
+# existed before the segment (DELETE; UPSERT where the downstream indexes the key, else
+# REPLACE), then the new keys with INSERT.  After the first pass every old row holds its
+# final image or is gone, so an INSERT can only meet a row the upstream never had: a real
+# conflict, reported as TiCDC's non-safe mode does.
 PHASE_KINDS = {None: ("D", "U", "I"), "existing": ("D", "U"), "new": ("I",)}
 
 
 def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]], phase: str | None = None,
-                    generated: dict[str, frozenset[str]] | None = None):
+                    generated: dict[str, frozenset[str]] | None = None, key_indexed: frozenset[str] = frozenset()):
     """Spark mapInArrow body: changes sorted by (schema, table, key, commit order) in; the
     last one per key is written (only the kinds of `phase`, see PHASE_KINDS); one batch of
-    (rows, statements, held) counts out.  `generated`: per table, the columns the downstream
-    computes, left out of every written row.
+    counts (COUNTS_SCHEMA) out.  `generated`: per table, the columns the downstream
+    computes, left out of every written row; `key_indexed`: the tables whose REPLACEs need no
+    DELETE first and whose rows of kind U the "existing" phase writes with UPSERT
+    (row_writer.StreamingWriter).
 
     Why this converges even when rows exchange unique-key values across partitions:
     every key touched in the segment is written with its final image, and those images
@@ -46,6 +49,7 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
 
     def write(w: StreamingWriter, conn) -> None:
         w.insert_new = phase == "new"
+        w.key_indexed, w.upsert = key_indexed, phase == "existing"
         for schema, table, _part, _key, kind, image, ts in final_changes(_change_rows(batches, "commit_ts")):
             if kind in kinds:
                 w.add(schema, table, kind, decode_image(image), ts)
@@ -80,8 +84,9 @@ def _change_rows(batches, *extra: str):
         yield from zip(d["schema"], d["table"], d["part"], d["key"], d["kind"], d["image"], *(d[e] for e in extra))
 
 
-# what a partition body returns: rows and statements written, the most row images held at once
-COUNTS_SCHEMA = "rows long, statements long, held long"
+# what a partition body returns: rows and statements written, the most row images held at
+# once, the UPSERT statements written again as DELETE + REPLACE
+COUNTS_SCHEMA = "rows long, statements long, held long, fallbacks long"
 
 
 def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], write, generated=None):
@@ -95,4 +100,5 @@ def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], writ
     finally:
         if conn is not None:
             conn.close()
-    return pa.RecordBatch.from_pydict({"rows": [written], "statements": [statements], "held": [w.most_held]})
+    return pa.RecordBatch.from_pydict({"rows": [written], "statements": [statements], "held": [w.most_held],
+                                       "fallbacks": [w.writer.fallbacks]})

@@ -6,7 +6,12 @@ that exist at the end of the segment, the DELETE alone for rows that do not.  Ro
 matched by the upstream's key whatever keys the downstream table has (TiCDC's safe mode:
 DELETE by the handle key, then REPLACE): a REPLACE alone only finds the old row through a
 unique key the downstream shares, and left it beside the new one where the downstream's keys
-differ.  Replaying a segment after a crash writes the same final images again.  Columns the
+differ.  Where the downstream has a unique index on exactly the upstream's key, the REPLACE
+finds the row itself and goes without the DELETE, and outside safe mode a row that was there
+before the segment is written with `INSERT … ON DUPLICATE KEY UPDATE` every column instead
+(UPSERT; StreamingWriter's docstring says why both are exact).  TiCDC's non-safe mode writes
+UPDATE, which measured four times slower than UPSERT here (docs/performance.md).
+Replaying a segment after a crash writes the same final images again.  Columns the
 downstream generates are never written.  Tables without a valid index take their changes one
 by one instead (apply_ordered).
 """
@@ -23,6 +28,7 @@ from cdcflow.sink.downstream_errors import SinkError, error_code, offending_row
 from cdcflow.sink.enum_error_value import write_error_values
 
 MAX_STATEMENT_BYTES = 4 * 1024 * 1024
+DUPLICATE_ENTRY = 1062
 
 
 def qualified(schema: str, table: str) -> str:
@@ -38,12 +44,15 @@ class RowWriter:
         self.max_bytes = max_bytes
         self.rows_written = 0
         self.statements = 0
+        self.fallbacks = 0  # UPSERT statements refused for a duplicate and written as DELETE + REPLACE
 
     def _run(self, sql: str, what: str, rows: list | None = None, key: list[str] | None = None,
-             table: tuple[str, str] | None = None) -> None:
+             table: tuple[str, str] | None = None, on_duplicate=None) -> None:
         """`rows`: the statement's (image, commit ts) in VALUES order, to name the one a value
         error points at (and to tell the ENUM error value from a value the column would alter:
-        enum_error_value)."""
+        enum_error_value).  `on_duplicate`: what writes the rows instead when the downstream
+        refuses the statement for a duplicate unique value (a transactional table undid all of
+        it; the rows are written again whole in any case)."""
         for attempt in range(5):
             try:
                 with self.conn.cursor() as cur:
@@ -57,6 +66,10 @@ class RowWriter:
                     continue
                 raise SinkError(what, e) from None
             except pymysql.MySQLError as e:
+                if on_duplicate is not None and error_code(e) == DUPLICATE_ENTRY:
+                    self.fallbacks += 1
+                    on_duplicate()
+                    return
                 stands = write_error_values(self.conn, sql, e, rows, table)
                 if stands is None:
                     self.statements += 1
@@ -80,16 +93,32 @@ class RowWriter:
 
     def replace_rows(self, schema: str, table: str, columns: tuple[str, ...], images: list[dict],
                      verb: str = "REPLACE", commit_ts: list | None = None, key: list[str] | None = None) -> None:
-        """REPLACE (safe mode: overwrites whatever holds the key or a unique value), or
-        INSERT for rows that must be new (fails on a conflicting row).  `commit_ts`: each
-        image's, and `key`: the table's, to name a row the downstream refuses."""
-        head = f"{verb} INTO {qualified(schema, table)} ({', '.join(quote_ident(c) for c in columns)}) VALUES "
-        tuples = ["(" + ", ".join(sql_literal(img[c]) for c in columns) + ")" for img in images]
+        """REPLACE (safe mode: overwrites whatever holds the key or a unique value), INSERT
+        for rows that must be new (fails on a conflicting row), or UPSERT: `INSERT … ON
+        DUPLICATE KEY UPDATE` every column, for rows whose key the downstream holds, a
+        statement refused for a duplicate unique value written again as DELETE by `key` and
+        REPLACE.  `commit_ts`: each image's, and `key`: the table's, to name a row the
+        downstream refuses."""
+        cols = ", ".join(quote_ident(c) for c in columns)
+        head = f"{'INSERT' if verb == 'UPSERT' else verb} INTO {qualified(schema, table)} ({cols}) VALUES "
+        tail = "" if verb != "UPSERT" else \
+            " ON DUPLICATE KEY UPDATE " + ", ".join(f"{c} = VALUES({c})" for c in map(quote_ident, columns))
+        tuples = ["(" + ", ".join(map(sql_literal, map(img.__getitem__, columns))) + ")" for img in images]
         rows = list(zip(images, commit_ts or [None] * len(images)))
         done = 0
-        for chunk in self._chunks(tuples, len(head)):
-            self._run(head + ",".join(chunk), f"{verb} into {schema}.{table}", rows[done:done + len(chunk)], key,
-                      (schema, table))
+        for chunk in self._chunks(tuples, len(head) + len(tail)):
+            part = rows[done:done + len(chunk)]
+
+            def instead(part=part) -> None:
+                # a stale row of another key holds one of the unique values: REPLACE removes it
+                # (its own final image is written by its partition, or its DELETE is due)
+                self.delete_keys(schema, table, key, [img for img, _ in part], counted=0)
+                self.replace_rows(schema, table, columns, [img for img, _ in part], "REPLACE",
+                                  [ts for _, ts in part], key)
+                self.rows_written -= len(part)  # counted once, below
+
+            self._run(head + ",".join(chunk) + tail, f"{verb} into {schema}.{table}", part, key,
+                      (schema, table), instead if verb == "UPSERT" else None)
             done += len(chunk)
             self.rows_written += len(chunk)
 
@@ -127,27 +156,41 @@ class RowWriter:
 class StreamingWriter:
     """Pending multi-row statements, flushed when full; a table's pending DELETEs always go
     out before any of its upserts, so memory stays bounded by the batch size.  A row written
-    with REPLACE is also deleted by its key first (the module's first lines say why).  With
+    with REPLACE is also deleted by its key first (the module's first lines say why), except
+    in the tables of `key_indexed`, whose downstream has a unique index on exactly the key's
+    columns: there the REPLACE itself removes the key's row, as the DELETE would.  With
     `insert_new`, rows of kind I (new keys) are written with INSERT instead of REPLACE (they
-    cannot exist yet: no DELETE).  `generated`: per table, the columns left out of rows.
-    `held`: the row images pending now (one REPLACEd row, in both lists, counts once), and
-    `most_held` the most at any time: at most max-txn-row per table and column set."""
+    cannot exist yet: no DELETE).  With `upsert` (outside safe mode), rows of kind U of those
+    tables are written with UPSERT, no DELETE: the index finds the key's row, so an UPSERT
+    that succeeds turned one row into the final image and left no other row holding its
+    unique values, which is what a REPLACE ends with (it removes every row holding one of
+    them); where a second row holds one (a stale row another partition has not written yet),
+    the statement is refused with a duplicate and written as DELETE + REPLACE.  Columns only
+    the downstream has keep their values, as under TiCDC's UPDATE.  `generated`: per table,
+    the columns left out of rows.  `held`: the row images pending now (one REPLACEd row, in
+    both lists, counts once), and `most_held` the most at any time: at most max-txn-row per
+    table and column set."""
 
     def __init__(self, writer: RowWriter, keys: dict[str, list[str]], insert_new: bool = False,
-                 generated: dict[str, frozenset[str]] | None = None):
+                 generated: dict[str, frozenset[str]] | None = None, key_indexed: frozenset[str] = frozenset(),
+                 upsert: bool = False):
         self.writer = writer
         self.keys = keys
         self.insert_new = insert_new
+        self.key_indexed = key_indexed
+        self.upsert = upsert
         self.generated = generated or {}
         self.deletes: dict[tuple[str, str], list] = {}
         self.upserts: dict[tuple[str, str, tuple, str], list] = {}
         self.held = self.most_held = 0
 
     def add(self, schema: str, table: str, kind: str, img: dict, commit_ts: int | None = None) -> None:
-        verb = "DELETE" if kind == "D" else "INSERT" if kind == "I" and self.insert_new else "REPLACE"
+        indexed = f"{schema}.{table}" in self.key_indexed
+        verb = "DELETE" if kind == "D" else "INSERT" if kind == "I" and self.insert_new else \
+            "UPSERT" if kind == "U" and self.upsert and indexed else "REPLACE"
         self.held += 1
         self.most_held = max(self.most_held, self.held)
-        if verb != "INSERT":
+        if verb == "DELETE" or verb == "REPLACE" and not indexed:
             pending = self.deletes.setdefault((schema, table), [])
             pending.append((img, verb == "DELETE"))  # a row that ends deleted counts as written
             if len(pending) >= self.writer.batch_rows:

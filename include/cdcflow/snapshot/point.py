@@ -28,15 +28,14 @@ copy (chunks run in waves), which is what the short lock avoids."""
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 
 import pymysql
 
 from cdcflow.core.errors import SNAPSHOT_UNSUPPORTED, CdcflowError
 from cdcflow.core.row_codec import quote_ident
-from cdcflow.ddl.classify import classify
-from cdcflow.ddl.tidb_only import flavour, for_downstream
+from cdcflow.ddl.tidb_only import flavour
 from cdcflow.sink.downstream import detect
+from cdcflow.snapshot.deferred_indexes import downstream_statement, split
 from cdcflow.source.binlog import Position
 from cdcflow.source.gtid_locate import gtid_at
 
@@ -105,18 +104,22 @@ def _under_read_lock(cur, version: str) -> tuple[str | None, str | None]:
     return (row[0], row[1]) if row else (None, None)
 
 
-def create_downstream(up, down, scheme: str, schema: str, table: str, changefeed_id: str) -> None:
+def create_downstream(up, down, scheme: str, schema: str, table: str, changefeed_id: str,
+                      keep: set[str] | None = None) -> list[str]:
     """Create `schema`.`table` downstream from SHOW CREATE TABLE upstream, through the rules a
-    replicated DDL goes through (tidb_only.for_downstream); an existing table is kept."""
+    replicated DDL goes through (tidb_only.for_downstream); an existing table is kept.  With
+    `keep` (the index names that stay), without the secondary indexes deferred_indexes.split
+    defers: their clauses are returned, for the build after the replay."""
     with up.cursor() as cur:
         cur.execute(f"SHOW CREATE TABLE {quote_ident(schema)}.{quote_ident(table)}")
         text = cur.fetchone()[1]
+    deferred: list[str] = []
+    if keep is not None:
+        text, deferred = split(text, keep)
     query = "CREATE TABLE IF NOT EXISTS " + text.split(" ", 2)[2]
-    info = classify(query, schema)
-    entry = SimpleNamespace(type=info.type, sub_types=list(info.sub_types), query=query, sql_mode=None,
-                            name=info.statement_name, commit_ts=None)
     with down.cursor() as cur:
-        statement = for_downstream(entry, flavour(*detect(down, scheme)), changefeed_id)
+        statement = downstream_statement(flavour(*detect(down, scheme)), schema, query, changefeed_id)
         cur.execute(f"CREATE DATABASE IF NOT EXISTS {quote_ident(schema)}")
         cur.execute(f"USE {quote_ident(schema)}")
         cur.execute(statement)
+    return deferred

@@ -11,18 +11,21 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cdcflow.core.config import ChangefeedConfig
 from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError
 from cdcflow.core.row_codec import quote_ident
 from cdcflow.filter.table import TableFilter
 from cdcflow.sink import connection
+from cdcflow.ddl.tidb_only import flavour
+from cdcflow.sink.downstream import detect
 from cdcflow.sink.downstream_errors import SinkError
 from cdcflow.sink.row_writer import RowWriter
+from cdcflow.snapshot import deferred_indexes
 from cdcflow.snapshot.copy import copy_partition, copy_rows
 from cdcflow.snapshot.point import create_downstream, open_point
-from cdcflow.source.binlog import Position
+from cdcflow.source.binlog import Position, head_position
 from cdcflow.store import snapshots
 from cdcflow.store.schema_versions import read_catalogue
 from cdcflow.verify.chunks import table_chunks
@@ -40,10 +43,12 @@ class Point:
     method: str
     tasks: list[dict]
     catalogue: dict
+    deferred: dict[str, list[str]] = field(default_factory=dict)  # "schema.table" -> index clauses built later
 
     def record(self, changefeed_id: str, conn) -> None:
         """The copy's plan, inside the caller's transaction `conn`."""
-        snapshots.begin(changefeed_id, {**self.position.to_dict(), "method": self.method}, self.tasks, conn)
+        snapshots.begin(changefeed_id, {**self.position.to_dict(), "method": self.method}, self.tasks, conn,
+                        self.deferred)
 
 
 @dataclass
@@ -71,7 +76,7 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
         position, method = open_point(up, options.point)
         log.info("snapshot %s: consistent point %s:%s (by %s)", changefeed_id, position.file, position.pos, method)
         keep = TableFilter(list(rules), case_sensitive)
-        tasks = []
+        tasks, deferred = [], {}
         catalogue = read_catalogue(up)
         for (schema, name), info in sorted(catalogue.items()):
             if not keep.match_table(schema, name):
@@ -79,11 +84,15 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
             key = info.valid_key()
             if not key and not force_replicate:
                 continue  # as the changefeed: a table without a valid index only with force-replicate
-            create_downstream(up, down, scheme, schema, name, changefeed_id)
+            # a keyless table is read at the point and replayed once: it keeps its indexes
+            kept = deferred_indexes.needed(up, schema, name, info) if key else None
+            clauses = create_downstream(up, down, scheme, schema, name, changefeed_id, kept)
+            if clauses:
+                deferred[f"{schema}.{name}"] = clauses
             quoted = f"{quote_ident(schema)}.{quote_ident(name)}"
             tasks += [{"table": f"{schema}.{name}", "schema": schema, "name": name, "key": key, "chunk": c.__dict__}
                       for c in table_chunks(up, quoted, key, options.chunk_size)]
-        record(Point(position, method, tasks, catalogue))
+        record(Point(position, method, tasks, catalogue, deferred))
         writer = RowWriter(down, options.batch_rows)
         for task in tasks:
             if task["key"]:
@@ -112,15 +121,37 @@ def needs_new_point(changefeed_id: str) -> bool:
     return any(not t["key"] for t in snapshots.pending(changefeed_id))
 
 
-def continue_copy(changefeed_id: str, up_args: dict, down_args: dict, spark_for: Callable[[], object],
+def continue_copy(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, spark_for: Callable[[], object],
                   options: SnapshotOptions, report: Callable[[dict], None]) -> dict:
     """Copy the chunks not done yet, recording each as it ends; `report(progress)` as they do
     (at most every REPORT_SECONDS).  Returns the progress at the end (store.snapshots.progress)."""
     todo = snapshots.pending(changefeed_id)
     if todo:
         _copy_chunks(changefeed_id, todo, up_args, down_args, spark_for(), options, report)
-    snapshots.finish(changefeed_id)
+    _copied(changefeed_id, up_args, down_args, scheme)
     return snapshots.progress(changefeed_id)
+
+
+def _copied(changefeed_id: str, up_args: dict, down_args: dict, scheme: str) -> None:
+    """Record the copy's last read: the upstream's head now, after every chunk's read.  If the
+    binlog has not moved since the point, no change waits for a replay and the deferred indexes
+    are built now (synchronously); else the first cycle past that head builds them
+    (deferred_indexes.after_apply)."""
+    up = reading_session(up_args)
+    try:
+        head = head_position(up)
+    finally:
+        up.close()
+    snapshots.copied(changefeed_id, head.to_dict())
+    point = snapshots.get(changefeed_id)["position"]
+    if not snapshots.deferred(changefeed_id) or (point.get("file"), point.get("pos")) != (head.file, head.pos):
+        return
+    down = connection.connect(down_args, read_timeout=None)
+    try:
+        kind, version = detect(down, scheme)
+        deferred_indexes.build(changefeed_id, down, kind, flavour(kind, version))
+    finally:
+        down.close()
 
 
 REPORT_SECONDS = 1.0
@@ -131,15 +162,9 @@ def _copy_chunks(changefeed_id: str, todo: list[dict], up_args: dict, down_args:
     """`options.workers` chunks at a time, each a Spark job of one task started from a driver
     thread as soon as a worker is free (not in waves, which wait for their slowest chunk); the
     store is written by this thread alone."""
-    def copy_one(task: dict) -> dict:
-        df = spark.createDataFrame([(json.dumps(task),)], "task string").coalesce(1)  # not one task per core
-        rows = df.mapInArrow(lambda it: copy_partition(it, up_args, down_args, options.batch_rows),
-                             "result string").collect()
-        return json.loads(rows[0]["result"])
-
     last = 0.0
     with ThreadPoolExecutor(max(1, options.workers), thread_name_prefix="snapshot-copy") as pool:
-        running = {pool.submit(copy_one, t): t for t in todo}
+        running = {pool.submit(copy_in_spark, spark, t, up_args, down_args, options.batch_rows): t for t in todo}
         for future in as_completed(running):
             try:
                 done = future.result()
@@ -152,6 +177,13 @@ def _copy_chunks(changefeed_id: str, todo: list[dict], up_args: dict, down_args:
                 last = time.monotonic()
                 log.info("%s", progress_line(changefeed_id, progress))
                 report(progress)
+
+
+def copy_in_spark(spark, task: dict, up_args: dict, down_args: dict, batch_rows: int) -> dict:
+    """One chunk as a Spark job of one task; its result (copy.copy_chunk)."""
+    df = spark.createDataFrame([(json.dumps(task),)], "task string").coalesce(1)  # not one task per core
+    rows = df.mapInArrow(lambda it: copy_partition(it, up_args, down_args, batch_rows), "result string").collect()
+    return json.loads(rows[0]["result"])
 
 
 def _copy_failed(changefeed_id: str, table: str, e: Exception) -> CdcflowError:

@@ -9,6 +9,7 @@ for: the one constraints.txt pins.
 from __future__ import annotations
 
 import functools
+import warnings
 from importlib.metadata import PackageNotFoundError, version
 
 from cdcflow.core.errors import CdcflowError
@@ -34,6 +35,10 @@ def check_version() -> None:
 def install() -> None:
     """Check the version, then install every patch (each install is idempotent)."""
     check_version()
+    # its control connection passes pymysql's deprecated `db=`: the warning is the library's, and
+    # where Airflow's logging is set up it reaches stdout, ahead of a command's JSON
+    warnings.filterwarnings("ignore", message="'db' is deprecated", category=DeprecationWarning,
+                            module="pymysqlreplication")
     table_maps.install()
     column_types.install()
     row_decoder.install()

@@ -23,11 +23,12 @@ from cdcflow.ddl import tidb_only
 from cdcflow.ddl.tracker import lookup_key
 from cdcflow.sink import connection
 from cdcflow.sink.async_index import IndexDDL
+from cdcflow.snapshot import deferred_indexes
 from cdcflow.sink.collation_key import KeyFolder
 from cdcflow.sink.compaction import KEYED_SCHEMA, keyed_changes
 from cdcflow.sink.ddl_exec import execute_ddl
 from cdcflow.sink.downstream_errors import is_retryable, is_timeout
-from cdcflow.sink.downstream_tables import catalogue_key, generated_columns, table_exists
+from cdcflow.sink.downstream_tables import catalogue_key, generated_columns, key_indexed, table_exists
 from cdcflow.sink.foreign_keys import ForeignKeys, applied_up_to, marker_id, write_group
 from cdcflow.sink.partitions import COUNTS_SCHEMA, apply_partition, apply_partition_txns
 from cdcflow.sink.row_writer import apply_ordered
@@ -197,7 +198,8 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
             passes = [lambda it: apply_partition_txns(it, sink, batch, keys, generated)]
         else:
             by, order = ("schema", "table", "part"), ("schema", "table", "part", "key", "commit_ts", "seq", "sub")
-            passes = [lambda it, ph=ph: apply_partition(it, sink, batch, keys, ph, generated)
+            indexed = key_indexed(conn, keys)
+            passes = [lambda it, ph=ph: apply_partition(it, sink, batch, keys, ph, generated, indexed)
                       for ph in ([None] if safe else ["existing", "new"])]
         if local is not None:
             counts = _write_here(local, keys, folder, by, order, passes, max(1, opts.worker_count))
@@ -208,6 +210,7 @@ def _apply_rows(spark, cycle: Cycle, rows_df, tables: list[tuple[str, str]], key
         stats.statements += sum(r["statements"] for r in counts)
         stats.workers = max(stats.workers or 0, len(counts) // len(passes))
         stats.rows_held = max([stats.rows_held, *(r["held"] for r in counts)])
+        stats.upsert_fallbacks += sum(r["fallbacks"] for r in counts)
     for s, t in unkeyed:  # force-replicate: whole rows matched, in commit order
         changes = (_in_commit_order(rows_df.where((F.col("schema") == s) & (F.col("table") == t)), rows)
                    .select("op", "before", "after").toLocalIterator())
@@ -406,6 +409,8 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
         raise
     finally:
         conn.close()
+    if not stats.index_wait:  # the window applied whole: a snapshot's deferred indexes may follow it
+        snapshot_indexes(cycle)
     secs = time.time() - t0
     stats.apply_seconds = round(secs, 3)
     stats.rows_per_second = round(stats.rows_in / secs, 1) if secs > 0 else None
@@ -413,6 +418,17 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
     cycle.log_event("applied", **contracts.plain(stats), checkpoint_before=run.start_ts,
                 checkpoint_after=feed.checkpoint_ts)
     return stats
+
+
+def snapshot_indexes(cycle: Cycle) -> bool:
+    """A snapshot's deferred indexes, built once the cycle's checkpoint is past the copy's last
+    read (snapshot/deferred_indexes.py); a dry run builds nothing."""
+    if cycle.run().dry_run:
+        return False
+    feed = cycle.feed()
+    return deferred_indexes.after_apply(cycle.changefeed_id, feed.checkpoint_pos, feed.checkpoint_ts,
+                                        cycle.sink.connection_args(cycle.sink_options), cycle.sink.scheme,
+                                        lambda: cycle.keep_lease("apply"), cycle.log_event)
 
 
 def _ddl_timed_out(cycle: Cycle, ddl: DdlEntry) -> CdcflowError:

@@ -234,6 +234,8 @@ class ApplyResult(Record):
     apply_seconds: float = 0.0
     rows_per_second: float | None = None
     rows_held: int = 0  # the most row images one writer held at once (sink.row_writer.StreamingWriter)
+    # UPSERT statements the downstream refused for a duplicate unique value, written as DELETE + REPLACE
+    upsert_fallbacks: int = 0
 
 
 class WaitIndexResult(Record):

@@ -1,6 +1,12 @@
 """A changefeed's initial copy in the metadata store: its consistent point and which of its
-chunks are done, so a killed copy continues where it stopped, and its progress for
-`query` and the Changefeeds page."""
+chunks are done, so a killed copy continues where it stopped, the secondary indexes its tables
+were created without and each table's index-build phase (deferred, building, built), so a
+killed build goes on with the tables not built, and its progress for `query` and the
+Changefeeds page.
+
+Status: `copying` until every chunk is done (the changefeed's cycles wait), then `indexing`
+while deferred indexes are not built (the cycles run: their replay is what makes the build
+possible), then `done`."""
 
 from __future__ import annotations
 
@@ -11,17 +17,21 @@ import sqlalchemy as sa
 
 from cdcflow.store.engine import engine, transaction
 from cdcflow.store.tables import snapshot_chunks as chunks
+from cdcflow.store.tables import snapshot_indexes as indexes
 from cdcflow.store.tables import snapshots
 
-COPYING, DONE = "copying", "done"
+COPYING, INDEXING, DONE = "copying", "indexing", "done"
+DEFERRED, BUILDING, BUILT = "deferred", "building", "built"
 
 
-def begin(changefeed_id: str, position: dict, tasks: list[dict], conn=None) -> None:
-    """Record a copy from `position` with all its chunk tasks (each {"table", "chunk": {"index"…}, …}) not done;
-    anything of an earlier copy of the changefeed goes.  `conn`: inside the caller's transaction."""
+def begin(changefeed_id: str, position: dict, tasks: list[dict], conn=None,
+          deferred: dict[str, list[str]] | None = None) -> None:
+    """Record a copy from `position` with all its chunk tasks (each {"table", "chunk": {"index"…}, …}) not done
+    and the index clauses each table ("schema.table") was created without (`deferred`); anything of an
+    earlier copy of the changefeed goes.  `conn`: inside the caller's transaction."""
     with transaction(conn) as c:
-        c.execute(sa.delete(chunks).where(chunks.c.changefeed_id == changefeed_id))
-        c.execute(sa.delete(snapshots).where(snapshots.c.changefeed_id == changefeed_id))
+        for t in (chunks, indexes, snapshots):
+            c.execute(sa.delete(t).where(t.c.changefeed_id == changefeed_id))
         c.execute(sa.insert(snapshots).values(changefeed_id=changefeed_id, status=COPYING,
                                               position=json.dumps(position),
                                               started_at=time.time()))
@@ -29,6 +39,10 @@ def begin(changefeed_id: str, position: dict, tasks: list[dict], conn=None) -> N
             c.execute(sa.insert(chunks), [{"changefeed_id": changefeed_id, "table_name": t["table"],
                                            "chunk_index": t["chunk"]["index"], "task": json.dumps(t),
                                            "done": False, "rows": 0, "seconds": 0.0} for t in tasks])
+        if deferred:
+            c.execute(sa.insert(indexes), [{"changefeed_id": changefeed_id, "table_name": table,
+                                            "clauses": json.dumps(clauses), "status": DEFERRED}
+                                           for table, clauses in sorted(deferred.items())])
 
 
 def get(changefeed_id: str) -> dict | None:
@@ -42,7 +56,16 @@ def get(changefeed_id: str) -> dict | None:
 def unfinished(changefeed_id: str) -> bool:
     """A copy began and did not finish: the changefeed's cycles wait for it."""
     head = get(changefeed_id)
-    return head is not None and head["status"] != DONE
+    return head is not None and head["status"] == COPYING
+
+
+def indexing(changefeed_id: str) -> dict | None:
+    """The copy's last read (`copied_to`, a binlog position) when the copy is done and deferred indexes
+    are still to be built; else None."""
+    head = get(changefeed_id)
+    if head is None or head["status"] != INDEXING or not head["copied_to"]:
+        return None
+    return json.loads(head["copied_to"])
 
 
 def pending(changefeed_id: str) -> list[dict]:
@@ -61,14 +84,54 @@ def chunk_done(changefeed_id: str, table: str, index: int, rows: int, seconds: f
                   .values(done=True, rows=rows, seconds=seconds))
 
 
+def copied(changefeed_id: str, copied_to: dict) -> None:
+    """Every chunk is done; `copied_to`: the upstream's binlog head read after the last chunk's read.
+    Done at once when no table has deferred indexes left to build."""
+    with engine().begin() as c:
+        c.execute(sa.update(snapshots).where(snapshots.c.changefeed_id == changefeed_id)
+                  .values(status=INDEXING, copied_to=json.dumps(copied_to), finished_at=time.time()))
+    _done_if_built(changefeed_id)
+
+
 def finish(changefeed_id: str) -> None:
+    """The copy done with nothing left to build."""
     with engine().begin() as c:
         c.execute(sa.update(snapshots).where(snapshots.c.changefeed_id == changefeed_id)
                   .values(status=DONE, finished_at=time.time()))
 
 
+def deferred(changefeed_id: str) -> list[dict]:
+    """The tables whose deferred indexes are not built yet: {table, clauses, status}."""
+    with engine().connect() as c:
+        rows = c.execute(sa.select(indexes.c.table_name, indexes.c.clauses, indexes.c.status)
+                         .where(indexes.c.changefeed_id == changefeed_id, indexes.c.status != BUILT)
+                         .order_by(indexes.c.table_name)).all()
+    return [{"table": t, "clauses": json.loads(cl), "status": st} for t, cl, st in rows]
+
+
+def index_phase(changefeed_id: str, table: str, status: str) -> None:
+    """A table's index build `building` (begun: a resume checks which indexes exist) or `built`; the
+    snapshot is done with the last table built."""
+    with engine().begin() as c:
+        c.execute(sa.update(indexes).where(indexes.c.changefeed_id == changefeed_id, indexes.c.table_name == table)
+                  .values(status=status, built_at=time.time() if status == BUILT else None))
+    if status == BUILT:
+        _done_if_built(changefeed_id)
+
+
+def _done_if_built(changefeed_id: str) -> None:
+    with engine().begin() as c:
+        left = c.execute(sa.select(sa.func.count()).where(indexes.c.changefeed_id == changefeed_id,
+                                                          indexes.c.status != BUILT)).scalar()
+        if not left:
+            c.execute(sa.update(snapshots).where(snapshots.c.changefeed_id == changefeed_id,
+                                                 snapshots.c.status == INDEXING)
+                      .values(status=DONE))
+
+
 def progress(changefeed_id: str) -> dict | None:
-    """{status, chunks_done, chunks_total, rows_copied, rows_per_second, started, finished}; None: no copy."""
+    """{status, chunks_done, chunks_total, rows_copied, rows_per_second, indexes_deferred, indexes_built,
+    started, finished}; None: no copy.  `finished`: the copy's last chunk (the index build comes after)."""
     head = get(changefeed_id)
     if head is None:
         return None
@@ -76,11 +139,15 @@ def progress(changefeed_id: str) -> dict | None:
         total, done, rows = c.execute(
             sa.select(sa.func.count(), sa.func.sum(sa.case((chunks.c.done.is_(True), 1), else_=0)),
                       sa.func.sum(chunks.c.rows)).where(chunks.c.changefeed_id == changefeed_id)).one()
+        tables, built = c.execute(
+            sa.select(sa.func.count(), sa.func.sum(sa.case((indexes.c.status == BUILT, 1), else_=0)))
+            .where(indexes.c.changefeed_id == changefeed_id)).one()
     elapsed = (head["finished_at"] or time.time()) - head["started_at"]
     rows = int(rows or 0)
     return {"status": head["status"], "chunks_done": int(done or 0), "chunks_total": int(total),
             "rows_copied": rows, "rows_per_second": round(rows / elapsed, 1) if elapsed > 0 else None,
             "position": head["position"],
+            "tables_with_deferred_indexes": int(tables), "tables_indexed": int(built or 0),
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(head["started_at"])),
             "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(head["finished_at"]))
             if head["finished_at"] else None}

@@ -115,10 +115,11 @@ snapshots = sa.Table(
     "cdcflow_snapshots",
     metadata,
     sa.Column("changefeed_id", sa.String(128), primary_key=True),
-    sa.Column("status", sa.String(16), nullable=False),  # copying | done
+    sa.Column("status", sa.String(16), nullable=False),  # copying | indexing | done
     sa.Column("position", sa.Text, nullable=False),  # the consistent point's binlog position (JSON)
     sa.Column("started_at", sa.Float, nullable=False),
     sa.Column("finished_at", sa.Float),
+    sa.Column("copied_to", sa.Text),  # the upstream's binlog head once every chunk was read (JSON)
 )
 
 # Its key-range chunks; a chunk done is not copied again when a killed snapshot runs again.
@@ -132,6 +133,18 @@ snapshot_chunks = sa.Table(
     sa.Column("done", sa.Boolean, nullable=False, default=False),
     sa.Column("rows", sa.BigInteger, nullable=False, default=0),
     sa.Column("seconds", sa.Float, nullable=False, default=0.0),
+)
+
+# The secondary indexes a snapshot created its tables without, per table: built downstream once
+# a cycle has replayed the binlog past the copy's last read (snapshot/deferred_indexes.py).
+snapshot_indexes = sa.Table(
+    "cdcflow_snapshot_indexes",
+    metadata,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("table_name", sa.String(130), primary_key=True),  # schema.table
+    sa.Column("clauses", sa.Text, nullable=False),  # JSON: the index clauses as SHOW CREATE TABLE gave them
+    sa.Column("status", sa.String(16), nullable=False),  # deferred | building | built
+    sa.Column("built_at", sa.Float),
 )
 
 

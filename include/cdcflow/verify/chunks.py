@@ -1,5 +1,6 @@
 """Key-range chunks of a table: boundaries taken from the upstream's key order, every
-`size`-th key, so each chunk holds about `size` upstream rows.  The first and last chunks
+`size`-th key, so each chunk holds about `size` upstream rows; a chunk is cut the same way
+into sub-chunks when it differs (runner.py).  The first and last chunks
 are open-ended, so rows only the downstream has fall in some chunk too.  A table without a
 valid key is one chunk, compared as a multiset."""
 
@@ -8,9 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cdcflow.core.row_codec import decode_image, encode_image, quote_ident
-
-ROW_NUMBER = "cdcflow_rn"  # a name no user column is expected to carry
-
 
 @dataclass(frozen=True)
 class Chunk:
@@ -45,26 +43,61 @@ def _tuple(items: list[str], quote: bool = True) -> str:
     return names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
 
 
-def chunks_from_bounds(bounds: list[dict]) -> list[Chunk]:
+def chunks_from_bounds(bounds: list[dict], within: Chunk | None = None) -> list[Chunk]:
     """Chunks between consecutive boundary keys (each a {column: value} of the key, in key
-    order): (-inf, b1], (b1, b2], ..., (bn, +inf)."""
+    order): (lo, b1], (b1, b2], ..., (bn, hi] where lo and hi are `within`'s bounds (None,
+    open, for a whole table)."""
+    outer = within or Chunk(0)
     texts = [encode_image(b) for b in bounds]
-    edges = [None, *texts, None]
+    edges = [outer.lo, *texts, outer.hi]
     return [Chunk(i, edges[i], edges[i + 1]) for i in range(len(edges) - 1)]
 
 
-def boundary_sql(table: str, key: list[str], size: int) -> str:
-    """Every `size`-th key of the table in key order, read by the server (only keys travel)."""
+def next_bound_sql(table: str, key: list[str], where: str, size: int) -> str:
+    """The `size`-th key in key order among the rows `where` keeps: the index is walked by
+    the server, only that key travels (cheaper than numbering every row of the table)."""
     cols = ", ".join(quote_ident(c) for c in key)
-    return (f"SELECT {cols} FROM (SELECT {cols}, ROW_NUMBER() OVER (ORDER BY {cols}) AS {ROW_NUMBER} "
-            f"FROM {table}) AS k WHERE {ROW_NUMBER} % {int(size)} = 0 ORDER BY {cols}")
+    return (f"SELECT {cols} FROM {table}" + (f" WHERE {where}" if where else "")
+            + f" ORDER BY {cols} LIMIT 1 OFFSET {int(size) - 1}")
 
 
 def table_chunks(conn, table: str, key: list[str] | None, size: int) -> list[Chunk]:
-    """The chunks of `table` ("`s`.`t`") on the upstream connection `conn`."""
+    """The chunks of `table` ("`s`.`t`") on the upstream connection `conn`: every `size`-th key."""
     if not key:
         return [Chunk(0)]
+    bounds, lo = [], None
     with conn.cursor() as cur:
-        cur.execute(boundary_sql(table, key, size))
+        while True:
+            where, args = Chunk(0, lo).where(key)
+            cur.execute(next_bound_sql(table, key, where, size), args)
+            row = cur.fetchone()
+            if row is None:
+                return chunks_from_bounds(bounds)
+            bounds.append(dict(zip(key, row)))
+            lo = encode_image(bounds[-1])
+
+
+def sub_chunks(conn, table: str, key: list[str], chunk: Chunk, size: int) -> list[Chunk]:
+    """`chunk` cut into sub-chunks of `size` upstream rows, its keys numbered in one query (a
+    chunk is small: no index walk needed)."""
+    cols = ", ".join(quote_ident(c) for c in key)
+    where, args = chunk.where(key)
+    cur_sql = (f"SELECT {cols} FROM (SELECT {cols}, ROW_NUMBER() OVER (ORDER BY {cols}) AS cdcflow_rn FROM {table}"
+               + (f" WHERE {where}" if where else "") + f") AS k WHERE MOD(cdcflow_rn, {int(size)}) = 0 ORDER BY {cols}")
+    with conn.cursor() as cur:
+        cur.execute(cur_sql, args)
         bounds = [dict(zip(key, row)) for row in cur.fetchall()]
-    return chunks_from_bounds(bounds)
+    if bounds and encode_image(bounds[-1]) == chunk.hi:
+        bounds.pop()  # the chunk's own upper bound: no empty last sub-chunk
+    return chunks_from_bounds(bounds, chunk)
+
+
+def bucket_sql(key: list[str], subs: list[Chunk]) -> tuple[str, list]:
+    """An expression numbering the sub-chunk (0, 1, …, by `subs`' order) a row of their
+    parent chunk falls in, and its arguments: one query sums every sub-chunk."""
+    whens, args = [], []
+    for i, sub in enumerate(subs[:-1]):
+        values = decode_image(sub.hi)
+        whens.append(f"WHEN {_tuple(key)} <= {_tuple(['%s'] * len(key), quote=False)} THEN {i}")
+        args += [values[c] for c in key]
+    return (f"CASE {' '.join(whens)} ELSE {len(subs) - 1} END" if whens else "0"), args

@@ -1,13 +1,17 @@
 """One verification of a changefeed's tables: plan the tables, cut them into chunks, compare
-the chunks in parallel Spark tasks (each opens its own connections to both servers), re-check
-the differing ones once the changefeed has applied what the upstream held when they were
-seen (live.py), and gather the result."""
+the chunks in parallel threads (each with its own session on both servers: the servers
+compute the checksums, so only a few numbers per chunk travel and no Spark job would earn its
+start), narrow a differing chunk down to its rows, re-check the differing ones once the
+changefeed has applied what the upstream held when they were seen (live.py), and gather the
+result."""
 
 from __future__ import annotations
 
-import json
+import threading
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 import pymysql
@@ -17,10 +21,11 @@ from cdcflow.core.errors import DOWNSTREAM_UNREACHABLE, UPSTREAM_UNREACHABLE, Cd
 from cdcflow.core.row_codec import encode_image
 from cdcflow.sink.collation_key import KeyFolder
 from cdcflow.sink.connection import ROW_TIME_ZONE
+from cdcflow.sink.downstream_errors import error_code
 from cdcflow.verify import live
 from cdcflow.verify.catalogue import TablePlan, plan_tables
-from cdcflow.verify.checksum import checksum, fetch_rows
-from cdcflow.verify.chunks import Chunk, table_chunks
+from cdcflow.verify.checksum import checksums, fetch_rows, length_prefixed
+from cdcflow.verify.chunks import Chunk, bucket_sql, sub_chunks, table_chunks
 from cdcflow.verify.fixsql import fix_file
 from cdcflow.verify.rowdiff import keyed_diff, multiset_diff
 
@@ -28,6 +33,9 @@ EQUAL, DIFFERENT, NOT_APPLIED = "equal", "different", "not yet applied"
 # exit code of `cdcflow changefeed verify` per status
 EXIT_CODES = {EQUAL: 0, DIFFERENT: 2, NOT_APPLIED: 3}
 _IMAGES = ("up_image", "down_image")  # a difference's values for the fix SQL, not for showing
+ROW_LEVEL_ROWS = 100  # a differing chunk of at most this many rows is read row by row
+SPLIT = 10  # sub-chunks a larger differing chunk is cut into
+_EMPTY = [0, 0, 0]  # the sums of no rows
 
 
 @dataclass
@@ -36,7 +44,7 @@ class VerifyOptions:
     chunk_size: int = 10000  # upstream rows per chunk
     wait_seconds: float = 120.0  # how long differing chunks wait for the checkpoint, in all
     rechecks: int = 3  # re-checks at most, while the upstream keeps writing
-    workers: int = 4  # Spark tasks comparing chunks
+    workers: int = 4  # chunks compared at once, each thread with a session on both servers
 
 
 def summary_line(result: dict) -> str:
@@ -59,77 +67,189 @@ def connect(args: dict):
     return conn
 
 
+def _unreachable(side: str) -> str:
+    return UPSTREAM_UNREACHABLE if side == "upstream" else DOWNSTREAM_UNREACHABLE
+
+
 def _reach(args: dict, side: str):
     """The driver's session on one side; a server it cannot reach is one line saying which."""
     try:
         return connect(args)
     except pymysql.MySQLError as e:
-        code = UPSTREAM_UNREACHABLE if side == "upstream" else DOWNSTREAM_UNREACHABLE
-        raise CdcflowError(f"verify cannot reach the {side} at {args['host']}:{args['port']}: {e}", code=code,
+        raise CdcflowError(f"verify cannot reach the {side} at {args['host']}:{args['port']}: {e}",
+                           code=_unreachable(side),
                            hint=f"start the {side} or fix the changefeed's URI, then verify again") from None
 
 
-def compare_chunk(up, down, plan: TablePlan, chunk: Chunk, down_args: dict) -> dict:
-    """Both checksums of one chunk, and its differing rows when they differ."""
-    where, args = chunk.where(plan.key) if plan.key else ("", [])
-    up_types, down_types = plan.types("up"), plan.types("down")
-    sums = {"up": checksum(up, plan.quoted, plan.columns, up_types, where, args),
-            "down": checksum(down, plan.quoted, plan.columns, down_types, where, args)}
-    out = {"table": plan.name, "chunk": chunk.index, "range": chunk.describe(), **sums, "diffs": []}
-    if sums["up"] == sums["down"]:
-        return out
-    up_rows = fetch_rows(up, plan.quoted, plan.columns, up_types, where, args)
-    down_rows = fetch_rows(down, plan.quoted, plan.columns, down_types, where, args)
-    if not plan.key:
-        out["diffs"] = multiset_diff(plan.name, plan.columns, up_rows, down_rows)
-        return out
-    folder = KeyFolder({plan.name: plan.key_collations}, down_args)
+# client errors that mean the session is gone (the server stopped, restarted or killed it)
+_LOST = frozenset({2003, 2006, 2013, 2055, 1053, 1927})
+
+
+class _SideError(Exception):
+    """A server's error in a chunk thread, with the side it came from."""
+
+    def __init__(self, side: str, error: pymysql.MySQLError):
+        super().__init__(side, error)
+        self.side, self.error = side, error
+
+
+@contextmanager
+def _on(side: str):
+    """Marks a server error raised inside with the side that raised it."""
     try:
-        folder.prepare([(plan.name, values) for values, _ in up_rows + down_rows])
-        out["diffs"] = keyed_diff(plan.name, plan.columns, plan.key, up_rows, down_rows,
-                                  lambda v: encode_image({c: folder.value(plan.name, c, v[c]) for c in plan.key}))
-    finally:
-        folder.close()
-    return out
+        yield
+    except pymysql.MySQLError as e:
+        raise _SideError(side, e) from None
 
 
-def compare_partition(batches, plans: dict, up_args: dict, down_args: dict):
-    """Spark mapInArrow body: chunk tasks (JSON) in, one result (JSON) per chunk out."""
-    import pyarrow as pa
+def _chunk_error(sessions: "Sessions", e: _SideError, table: str, where: str) -> CdcflowError:
+    """A server lost or refusing mid-verify as one line: the changefeed, side, table and chunk."""
+    args = sessions.up_args if e.side == "upstream" else sessions.down_args
+    lost = isinstance(e.error, pymysql.err.InterfaceError) or error_code(e.error) in _LOST
+    at = f"the {e.side} at {args['host']}:{args['port']}"
+    if lost:
+        return CdcflowError(
+            f"verify lost {at} while comparing {table} {where}: {e.error}", changefeed=sessions.changefeed_id,
+            code=_unreachable(e.side),
+            hint=f"nothing was changed; once the {e.side} is up again, verify again")
+    return CdcflowError(
+        f"{at} refused verify's query on {table} {where}: {e.error}", changefeed=sessions.changefeed_id,
+        hint=f"give the changefeed's {e.side} user SELECT on {table} (or fix the table), then verify again")
 
-    up = down = None
-    try:
-        for batch in batches:
-            results = []
-            for text in batch.column(0).to_pylist():
-                task = json.loads(text)
-                if up is None:
-                    up, down = connect(up_args), connect(down_args)
-                plan = TablePlan.from_dict(plans[task["table"]])
-                results.append(json.dumps(compare_chunk(up, down, plan, Chunk(**task["chunk"]), down_args)))
-            yield pa.RecordBatch.from_pydict({"result": results})
-    finally:
-        for conn in (up, down):
-            if conn is not None:
+
+class Sessions:
+    """One reading session on each server per worker thread, opened on first use."""
+
+    def __init__(self, up_args: dict, down_args: dict, changefeed_id: str | None = None):
+        self.up_args, self.down_args, self.changefeed_id = up_args, down_args, changefeed_id
+        self._local = threading.local()
+        self._opened: list = []
+        self._lock = threading.Lock()
+
+    def pair(self):
+        if not hasattr(self._local, "pair"):
+            with _on("upstream"):
+                up = connect(self.up_args)
+            try:
+                with _on("downstream"):
+                    down = connect(self.down_args)
+            except BaseException:
+                up.close()
+                raise
+            self._local.pair = (up, down)
+            with self._lock:
+                self._opened.append(self._local.pair)
+        return self._local.pair
+
+    def close(self) -> None:
+        for pair in self._opened:
+            for conn in pair:
                 conn.close()
 
 
-def _run(spark, tasks: list[dict], plans: dict, up_args: dict, down_args: dict, workers: int) -> list[dict]:
-    if not tasks:
-        return []
-    df = spark.createDataFrame([(json.dumps(t),) for t in tasks], "task string")
-    df = df.repartition(max(1, min(workers, len(tasks))))
-    rows = df.mapInArrow(lambda it: compare_partition(it, plans, up_args, down_args), "result string").collect()
-    return [json.loads(r["result"]) for r in rows]
+def _sums(up, down, plan: TablePlan, chunk: Chunk, subs: list[Chunk] | None = None) -> tuple[dict, dict]:
+    """Each side's {bucket: [rows, xor, sum]} of `chunk`: one bucket (0), or one per sub-chunk."""
+    where, args = chunk.where(plan.key) if plan.key else ("", [])
+    bucket, bucket_args = bucket_sql(plan.key, subs) if subs else ("0", [])
+    prefixed = length_prefixed(plan.columns, plan.types("up"), plan.types("down"))
+    sums = []
+    for side, name, conn in (("up", "upstream", up), ("down", "downstream", down)):
+        with _on(name):
+            sums.append(checksums(conn, plan.quoted, plan.columns, plan.types(side), prefixed, where, args,
+                                  bucket, bucket_args))
+    return sums[0], sums[1]
+
+
+def compare_chunk(sessions: Sessions, plan: TablePlan, chunk: Chunk) -> dict:
+    """Both checksums of one chunk, and its differing rows when they differ; a server lost or
+    refusing meanwhile is cdcflow's one-line error naming the table and chunk."""
+    try:
+        return _compare_chunk(sessions, plan, chunk)
+    except _SideError as e:
+        raise _chunk_error(sessions, e, plan.name, f"chunk {chunk.index} ({chunk.describe()})") from None
+
+
+def _compare_chunk(sessions: Sessions, plan: TablePlan, chunk: Chunk) -> dict:
+    up, down = sessions.pair()
+    up_sums, down_sums = _sums(up, down, plan, chunk)
+    sums = {"up": up_sums.get(0, _EMPTY), "down": down_sums.get(0, _EMPTY)}
+    out = {"table": plan.name, "chunk": chunk.index, "range": chunk.describe(), **sums, "diffs": []}
+    if sums["up"] != sums["down"]:
+        out["diffs"] = _differing_rows(up, down, plan, chunk, max(sums["up"][0], sums["down"][0]),
+                                       sessions.down_args)
+    return out
+
+
+def _differing_rows(up, down, plan: TablePlan, chunk: Chunk, rows: int, down_args: dict) -> list[dict]:
+    """The rows of a chunk whose checksums differ.  A chunk of more than ROW_LEVEL_ROWS rows is
+    cut into SPLIT sub-chunks, all summed by one query on each side, and only the sub-chunks
+    that differ are searched further (bisection, as pt-table-sync narrows a differing chunk):
+    a difference costs reading about ROW_LEVEL_ROWS rows of each side, not the whole chunk."""
+    if plan.key and rows > ROW_LEVEL_ROWS:
+        with _on("upstream"):
+            subs = sub_chunks(up, plan.quoted, plan.key, chunk, max(ROW_LEVEL_ROWS, -(-rows // SPLIT)))
+        if len(subs) > 1:  # one: the upstream's rows are too few to cut (the downstream has the rest)
+            up_sums, down_sums = _sums(up, down, plan, chunk, subs)
+            out = []
+            for i, sub in enumerate(subs):
+                u, d = up_sums.get(i, _EMPTY), down_sums.get(i, _EMPTY)
+                if u != d:
+                    out += _differing_rows(up, down, plan, sub, max(u[0], d[0]), down_args)
+            return out
+    return _row_diff(up, down, plan, chunk, down_args)
+
+
+def _row_diff(up, down, plan: TablePlan, chunk: Chunk, down_args: dict) -> list[dict]:
+    """A chunk read from both sides and compared row by row."""
+    where, args = chunk.where(plan.key) if plan.key else ("", [])
+    with _on("upstream"):
+        up_rows = fetch_rows(up, plan.quoted, plan.columns, plan.types("up"), where, args)
+    with _on("downstream"):
+        down_rows = fetch_rows(down, plan.quoted, plan.columns, plan.types("down"), where, args)
+    if not plan.key:
+        return multiset_diff(plan.name, plan.columns, up_rows, down_rows)
+    with _on("downstream"):
+        folder = KeyFolder({plan.name: plan.key_collations}, down_args)
+    try:
+        with _on("downstream"):
+            folder.prepare([(plan.name, values) for values, _ in up_rows + down_rows])
+        return keyed_diff(plan.name, plan.columns, plan.key, up_rows, down_rows,
+                          lambda v: encode_image({c: folder.value(plan.name, c, v[c]) for c in plan.key}))
+    finally:
+        folder.close()
+
+
+def _compare_all(pool: ThreadPoolExecutor, sessions: Sessions, todo: list[tuple[TablePlan, Chunk]]) -> list[dict]:
+    return list(pool.map(lambda t: compare_chunk(sessions, *t), todo))
+
+
+def _cut_and_compare(pool: ThreadPoolExecutor, sessions: Sessions, plans: list[TablePlan],
+                     chunk_size: int) -> tuple[dict, dict]:
+    """Every table cut into chunks (the tables at once) and each chunk compared as soon as its
+    table is cut.  Returns the chunks and their results, both by (table, chunk index)."""
+    def cut(plan):
+        try:
+            up = sessions.pair()[0]
+            with _on("upstream"):
+                return plan, table_chunks(up, plan.quoted, plan.key, chunk_size)
+        except _SideError as e:
+            raise _chunk_error(sessions, e, plan.name, "(cutting it into chunks)") from None
+
+    tasks, pending = {}, []
+    for done in as_completed([pool.submit(cut, p) for p in plans]):
+        plan, chunks = done.result()
+        for c in chunks:
+            tasks[(plan.name, c.index)] = (plan, c)
+            pending.append(pool.submit(compare_chunk, sessions, plan, c))
+    results = [f.result() for f in pending]
+    return tasks, {(r["table"], r["chunk"]): r for r in results}
 
 
 def verify(changefeed_id: str, source, up_args: dict, down_args: dict, rules: list[str], case_sensitive: bool,
-           spark_for: Callable[[], object], options: VerifyOptions,
-           checkpoint_moves: Callable[[], bool]) -> tuple[dict, str]:
+           options: VerifyOptions, checkpoint_moves: Callable[[], bool]) -> tuple[dict, str]:
     """Compare the changefeed's tables.  `source` is the upstream's DbUri (its binlog head),
-    `up_args` / `down_args` both servers' connection arguments, `spark_for()` opens the
-    Spark session (only when there is a chunk to compare), `checkpoint_moves()` says whether
-    waiting for the checkpoint can help.  Returns (result, fix SQL text)."""
+    `up_args` / `down_args` both servers' connection arguments, `checkpoint_moves()` says
+    whether waiting for the checkpoint can help.  Returns (result, fix SQL text)."""
     t0 = time.time()
     up = _reach(up_args, "upstream")
     try:
@@ -139,36 +259,35 @@ def verify(changefeed_id: str, source, up_args: dict, down_args: dict, rules: li
         raise
     try:
         plans, table_problems = plan_tables(up, down, rules, case_sensitive, options.tables)
-        tasks = [{"table": p.name, "chunk": c.__dict__} for p in plans
-                 for c in table_chunks(up, p.quoted, p.key, options.chunk_size)]
     finally:
         up.close()
         down.close()
-    plan_dicts = {p.name: p.to_dict() for p in plans}
-    spark = spark_for() if tasks else None
 
-    def run(todo):
-        return _run(spark, todo, plan_dicts, up_args, down_args, options.workers)
-
-    seen_at = live.head(source)
-    already = live.applied(changefeed_id, seen_at)
-    results = {(r["table"], r["chunk"]): r for r in run(tasks)}
-    head = live.head(source)
-    differing = [k for k, r in results.items() if r["up"] != r["down"]]
-    # without writes during the pass, and everything before it applied, a difference is final
-    final = already and head.key() == seen_at.key()
-    rechecks, applied, deadline = 0, True, time.monotonic() + options.wait_seconds
-    while differing and not final and rechecks < options.rechecks:
-        applied = live.wait_applied(changefeed_id, head, max(0.0, deadline - time.monotonic()), checkpoint_moves)
-        if not applied:
-            break
-        seen_at = head
-        by_key = {(t["table"], t["chunk"]["index"]): t for t in tasks}
-        results.update({(r["table"], r["chunk"]): r for r in run([by_key[k] for k in differing])})
-        rechecks += 1
-        head = live.head(source)
-        differing = [k for k in differing if results[k]["up"] != results[k]["down"]]
-        final = head.key() == seen_at.key()
+    sessions = Sessions(up_args, down_args, changefeed_id)
+    try:
+        with ThreadPoolExecutor(max_workers=options.workers, thread_name_prefix="verify") as pool:
+            seen_at = live.head(source)
+            already = live.applied(changefeed_id, seen_at)
+            tasks, results = _cut_and_compare(pool, sessions, plans, options.chunk_size)
+            head = live.head(source)
+            differing = [k for k, r in results.items() if r["up"] != r["down"]]
+            # without writes during the pass, and everything before it applied, a difference is final
+            final = already and head.key() == seen_at.key()
+            rechecks, applied, deadline = 0, True, time.monotonic() + options.wait_seconds
+            while differing and not final and rechecks < options.rechecks:
+                applied = live.wait_applied(changefeed_id, head, max(0.0, deadline - time.monotonic()),
+                                            checkpoint_moves)
+                if not applied:
+                    break
+                seen_at = head
+                results.update({(r["table"], r["chunk"]): r
+                                for r in _compare_all(pool, sessions, [tasks[k] for k in differing])})
+                rechecks += 1
+                head = live.head(source)
+                differing = [k for k in differing if results[k]["up"] != results[k]["down"]]
+                final = head.key() == seen_at.key()
+    finally:
+        sessions.close()
     return _result(changefeed_id, plans, table_problems, results, differing, applied, rechecks, t0)
 
 

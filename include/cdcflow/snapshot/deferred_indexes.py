@@ -1,0 +1,272 @@
+"""Secondary indexes built after the copy, as myloader's --innodb-optimize-keys builds them: a
+table is created downstream without them, its rows are copied into the primary key alone, and
+each index is built once over all the rows (a sort) instead of row by row.
+
+When they may be built: the chunks are read at different moments, so before the replay two
+copied rows may hold the same unique value (a value that moved from one row to another
+between two chunks' reads) and a row may hold a value the upstream no longer has.  Once a
+cycle has replayed the binlog past the copy's last read (`copied_to`, the upstream's head
+read after every chunk's read), the downstream holds the upstream as of that cycle's
+checkpoint: each row is its last replayed image, or its copy when no change of it came after
+the point.  So the build runs at the end of the first apply whose checkpoint reaches
+`copied_to` (stages/apply.py), and a unique index built then finds no duplicate.  A copy
+during which the upstream's binlog did not move needs no replay: `create --snapshot` builds
+them itself.
+
+While they are missing the replay stays exact: it writes in safe mode by the table's valid
+index (REPLACE / DELETE by that key), which is kept, and a unique index that would have made
+a REPLACE delete a second row only rejects what the upstream's order never leaves in place
+once the replay is past the copy's last read.  With every unique secondary index deferred,
+InnoDB's only unique check during the copy is the clustered key's, which unique_checks=0 does
+not skip: turning it off would change nothing, so the copy leaves it on.
+
+Kept at creation (not deferred), so that the definitions end identical and the replay finds
+its rows:
+- the valid index (TableInfo.valid_key): the primary key, or the unique key that is the handle
+  of a table without one; the replay and the sink key rows by it;
+- an index a foreign key needs: the child's index on the FK columns and the parent's on the
+  referenced ones (InnoDB would otherwise create one of its own under the constraint's name);
+- FULLTEXT and SPATIAL: InnoDB adds a FULLTEXT index to a filled table by rebuilding it, one at
+  a time; SPATIAL ones are rare;
+- any index listed before a kept one of its kind: the server lists unique indexes first,
+  FULLTEXT ones last, each kind in the order they were added, so one added later would come
+  after the kept one.
+Prefix lengths, ordering, comments, IGNORED / INVISIBLE and indexes on generated columns are in
+the clause SHOW CREATE TABLE prints, which is what the build sends.
+
+On MariaDB/MySQL the missing indexes of a table are one ALTER TABLE; on TiDB each is an ADD
+INDEX sent the way a replicated one is (sink/async_index.py): an asynchronous job, recorded
+for the wait_index stage and polled by the next cycles; the table counts as built once every
+index exists."""
+
+from __future__ import annotations
+
+import logging
+import re
+from types import SimpleNamespace
+
+import pymysql
+
+from cdcflow.core.errors import SNAPSHOT_INDEX_FAILED, CdcflowError
+from cdcflow.core.row_codec import quote_ident
+from cdcflow.ddl import tidb_only
+from cdcflow.ddl.classify import classify
+from cdcflow.ddl.table_def import TableInfo
+from cdcflow.ddl.tidb_only import for_downstream
+from cdcflow.ddl.tracker import UNKNOWN
+from cdcflow.sink import connection, downstream
+from cdcflow.sink.async_index import IndexDDL
+from cdcflow.source.position import Position
+from cdcflow.store import index_jobs, schema_versions, snapshots
+
+log = logging.getLogger(__name__)
+
+_INDEX_LINE = re.compile(r"^  (UNIQUE |FULLTEXT |SPATIAL )?(KEY|INDEX) `((?:[^`]|``)*)`")
+_ALWAYS_KEPT = ("FULLTEXT ", "SPATIAL ")
+DUPLICATE_KEY_NAME = 1061
+
+
+def index_lines(create: str) -> list[tuple[int, str, str, str]]:
+    """(line number, index name, kind word or '', the clause without its trailing comma) of each
+    secondary index of a SHOW CREATE TABLE text: one line each, as the server prints them."""
+    out = []
+    for i, line in enumerate(create.split("\n")):
+        m = _INDEX_LINE.match(line)
+        if m:
+            out.append((i, m.group(3).replace("``", "`"), m.group(1) or "", line.strip().rstrip(",")))
+    return out
+
+
+def split(create: str, keep: set[str]) -> tuple[str, list[str]]:
+    """The CREATE TABLE text without the indexes it may defer, and their clauses in the order listed.
+    `keep`: index names (lower-cased) that must stay."""
+    lines = create.split("\n")
+    found = index_lines(create)
+    # the server lists unique indexes before the others and FULLTEXT ones last, each kind in the
+    # order they were added: a kept index holds back the earlier ones of its kind (a kept unique one, all)
+    def last(unique: bool) -> int:
+        return max((n for n, name, kind, _ in found if (kind == "UNIQUE ") == unique
+                    and (name.lower() in keep or kind == "SPATIAL ")), default=-1)
+
+    held_unique, held_plain = last(True), last(False)
+    deferred = [(n, clause) for n, name, kind, clause in found
+                if kind not in _ALWAYS_KEPT and name.lower() not in keep and n > held_unique
+                and (kind == "UNIQUE " or n > held_plain)]
+    if not deferred:
+        return create, []
+    gone = {n for n, _ in deferred}
+    body = [line for i, line in enumerate(lines) if i not in gone]
+    # the line before the closing parenthesis loses the comma the removed lines followed
+    close = max(i for i, line in enumerate(body) if line.startswith(")"))
+    body[close - 1] = body[close - 1].rstrip(",")
+    return "\n".join(body), [clause for _, clause in deferred]
+
+
+def needed(up, schema: str, table: str, info: TableInfo) -> set[str]:
+    """The index names (lower-cased) the table keeps: its valid index and those its foreign keys use."""
+    keep = set()
+    handle = info.valid_key_index()
+    if handle:
+        keep.add(handle.lower())
+    with up.cursor() as cur:
+        cur.execute("SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = %s "
+                    "AND TABLE_NAME = %s ORDER BY INDEX_NAME, SEQ_IN_INDEX", (schema, table))
+        columns: dict[str, list[str]] = {}
+        for name, col in cur.fetchall():
+            columns.setdefault(name, []).append(col.lower())
+        # the columns of each foreign key of the table (child side), then of each referencing it (parent side)
+        uses: dict[tuple, list[str]] = {}
+        for side, cols, where in (("child", "COLUMN_NAME", "TABLE_SCHEMA = %s AND TABLE_NAME = %s"),
+                                  ("parent", "REFERENCED_COLUMN_NAME",
+                                   "REFERENCED_TABLE_SCHEMA = %s AND REFERENCED_TABLE_NAME = %s")):
+            cur.execute(f"SELECT TABLE_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, {cols} FROM "
+                        f"information_schema.KEY_COLUMN_USAGE WHERE REFERENCED_TABLE_NAME IS NOT NULL AND {where} "
+                        "ORDER BY TABLE_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION", (schema, table))
+            for c_schema, c_table, c_name, col in cur.fetchall():
+                uses.setdefault((side, c_schema, c_table, c_name), []).append(col.lower())
+    for cols in uses.values():
+        keep |= {name.lower() for name, have in columns.items() if have[:len(cols)] == cols}
+    return keep
+
+
+def build(changefeed_id: str, down, kind: str, flavour: str, index_ddl=None, renew=lambda: None,
+          tracked=None) -> None:
+    """Build the deferred indexes not built yet, table by table, recording each table's phase.
+    `kind`: the downstream (sink.downstream); `index_ddl` (sink.async_index.IndexDDL): sends
+    TiDB's as asynchronous jobs; `renew()` between tables (the cycle's lease); `tracked(schema,
+    table)`: the changefeed's tracked definition at its checkpoint (TableInfo, None when dropped),
+    so an index a replayed DDL dropped upstream is not built.  An index present already is not
+    added again."""
+    for entry in snapshots.deferred(changefeed_id):
+        renew()
+        table, clauses = entry["table"], entry["clauses"]
+        schema, name = table.split(".", 1)
+        snapshots.index_phase(changefeed_id, table, snapshots.BUILDING)
+        info = tracked(schema, name) if tracked else UNKNOWN
+        if isinstance(info, TableInfo):
+            have = {n.lower() for n in info.indexes}
+            clauses = [c for c in clauses if _name(c).lower() in have]
+        missing = None if info is None else _missing(down, schema, name, clauses)
+        if missing is None:
+            log.warning("snapshot %s: %s no longer exists: its deferred indexes are not built",
+                        changefeed_id, table)
+        elif kind == downstream.TIDB and index_ddl is not None and index_ddl.can_poll:
+            if not _submit_each(changefeed_id, index_ddl, flavour, schema, name, missing):
+                continue  # jobs still building: a later cycle sees them done
+        else:  # TiDB synchronously: one ADD INDEX a statement, as it replicates them
+            for group in ([missing] if kind != downstream.TIDB else [[m] for m in missing]) if missing else []:
+                _alter(changefeed_id, down, flavour, schema, name, group)
+        snapshots.index_phase(changefeed_id, table, snapshots.BUILT)
+        log.info("snapshot %s: the deferred indexes of %s are built", changefeed_id, table)
+
+
+def _existing(down, schema: str, name: str) -> set[str] | None:
+    with down.cursor() as cur:
+        cur.execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+                    (schema, name))
+        if cur.fetchone() is None:
+            return None
+        cur.execute("SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = %s "
+                    "AND TABLE_NAME = %s", (schema, name))
+        return {r[0].lower() for r in cur.fetchall()}
+
+
+def _missing(down, schema: str, name: str, clauses: list[str]) -> list[tuple[str, str]] | None:
+    """(index name, clause) of each clause whose index the downstream table lacks; None: no such table."""
+    have = _existing(down, schema, name)
+    if have is None:
+        return None
+    return [(_name(c), c) for c in clauses if _name(c).lower() not in have]
+
+
+def _name(clause: str) -> str:
+    return index_lines("  " + clause)[0][1]
+
+
+def downstream_statement(flavour: str, schema: str, query: str, changefeed_id: str) -> str:
+    """A DDL of the snapshot's as the downstream of `flavour` takes it (tidb_only.for_downstream)."""
+    info = classify(query, schema)
+    entry = SimpleNamespace(type=info.type, sub_types=list(info.sub_types), query=query, sql_mode=None,
+                            name=info.statement_name, commit_ts=None)
+    return for_downstream(entry, flavour, changefeed_id)
+
+
+def _alter(changefeed_id: str, down, flavour: str, schema: str, name: str, missing: list[tuple[str, str]]) -> None:
+    target = f"{quote_ident(schema)}.{quote_ident(name)}"
+    for _ in range(2):  # an ALTER a killed build left running may add some of them meanwhile (1061)
+        query = f"ALTER TABLE {target} " + ", ".join(f"ADD {c}" for _, c in missing)
+        try:
+            with down.cursor() as cur:
+                cur.execute(downstream_statement(flavour, schema, query, changefeed_id))
+            return
+        except pymysql.MySQLError as e:
+            code = e.args[0] if e.args else None
+            if code == DUPLICATE_KEY_NAME:
+                missing = _missing(down, schema, name, [c for _, c in missing]) or []
+                if not missing:
+                    return
+                continue
+            raise _failed(changefeed_id, schema, name, [n for n, _ in missing], e) from None
+    raise _failed(changefeed_id, schema, name, [n for n, _ in missing], None)
+
+
+def _submit_each(changefeed_id: str, index_ddl, flavour: str, schema: str, name: str,
+                 missing: list[tuple[str, str]]) -> bool:
+    """TiDB: one ADD INDEX job per missing index not already building.  True: all exist."""
+    building = {(j.schema_name.lower(), j.table_name.lower(), (j.index_name or "").lower())
+                for j in index_jobs.pending(changefeed_id)}
+    target = f"{quote_ident(schema)}.{quote_ident(name)}"
+    all_there = True
+    for index, clause in missing:
+        all_there = False
+        if (schema.lower(), name.lower(), index.lower()) in building:
+            continue
+        query = downstream_statement(flavour, schema, f"ALTER TABLE {target} ADD {clause}", changefeed_id)
+        ddl = SimpleNamespace(type=classify(query, schema).type, tables=[(schema, name)], query=query,
+                              default_schema=schema, sql_mode=None, session=None, commit_ts=None)
+        try:
+            outcome = index_ddl.execute(ddl, replay=True)
+        except pymysql.MySQLError as e:
+            raise _failed(changefeed_id, schema, name, [index], e) from None
+        log.info("snapshot %s: deferred index %s on %s.%s: %s", changefeed_id, index, schema, name, outcome)
+    return all_there
+
+
+def _failed(changefeed_id: str, schema: str, name: str, indexes: list[str], e: Exception | None) -> CdcflowError:
+    why = e.args[-1] if e is not None and e.args else "indexes of the same names appeared and went while it ran"
+    return CdcflowError(
+        f"the snapshot's deferred index build on {schema}.{name} failed ({', '.join(indexes)}): {why}",
+        changefeed=changefeed_id, code=SNAPSHOT_INDEX_FAILED,
+        hint="the rows are replicated, the indexes are not: a duplicate of a unique value means the downstream "
+             "holds rows the upstream does not (a filter, or a write made downstream) - find them with "
+             f"`cdcflow changefeed verify -c {changefeed_id}`, fix them downstream, then `cdcflow changefeed "
+             f"resume -c {changefeed_id}`: the next cycle builds the indexes not built yet")
+
+
+def replayed_past(checkpoint_pos: dict | None, copied_to: dict) -> bool:
+    """Whether a checkpoint at `checkpoint_pos` is at or past the copy's last read."""
+    if not checkpoint_pos or not checkpoint_pos.get("file") or not copied_to.get("file"):
+        return False
+    return Position.from_dict(checkpoint_pos).key() >= Position.from_dict(copied_to).key()
+
+
+def after_apply(changefeed_id: str, checkpoint_pos: dict | None, checkpoint_ts: int, sink: dict, scheme: str,
+                renew, log_event) -> bool:
+    """At the end of an apply that moved the checkpoint to `checkpoint_ts` / `checkpoint_pos`:
+    build the deferred indexes once that is past the copy's last read, on a connection of their
+    own without a read timeout (an index build takes as long as the table's size says).
+    `sink`: the downstream's connection arguments; `renew` keeps the cycle's lease; `log_event`
+    records the build's end.  Returns whether it tried."""
+    copied_to = snapshots.indexing(changefeed_id)
+    if copied_to is None or not replayed_past(checkpoint_pos, copied_to):
+        return False
+    conn = connection.connect(sink, read_timeout=None)
+    try:
+        index_ddl = IndexDDL.open(changefeed_id, conn, sink, scheme, None, log_event)
+        tracker, at = schema_versions.load(changefeed_id), checkpoint_ts + 1
+        build(changefeed_id, conn, index_ddl.kind, tidb_only.flavour(index_ddl.kind, index_ddl.version),
+              index_ddl, renew=renew, tracked=lambda s, t: tracker.at(s, t, at))
+    finally:
+        conn.close()
+    log_event("snapshot indexes", status=snapshots.get(changefeed_id)["status"])
+    return True
