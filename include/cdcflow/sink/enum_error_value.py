@@ -45,18 +45,30 @@ def _enum_columns(cur, table: tuple[str, str]) -> set[str]:
     return {name.lower() for (name,) in cur.fetchall()}
 
 
+def _on_enum_column(code: int, message: str, enums: set[str]) -> bool:
+    m = _COLUMN_AT_ROW.search(message)
+    return code == DATA_TRUNCATED and m is not None and m.group(1).replace("''", "'").lower() in enums
+
+
 def write_error_values(conn, sql: str, refused: pymysql.MySQLError, rows: list | None,
-                       table: tuple[str, str] | None) -> pymysql.MySQLError | None:
+                       table: tuple[str, str] | None, holds=None) -> pymysql.MySQLError | None:
     """Write `sql`, which strict mode refused with `refused`, if the refusal was only the ENUM
     error value (rows: the statement's (image, commit ts) in VALUES order).  None when it is
     written; else the error that stands, nothing changed: `refused`, or the first warning of
-    the non-strict run that was not the ENUM error value."""
+    the non-strict run that was not the ENUM error value.  Without images (a snapshot's rows
+    are text the upstream printed), `holds(cursor, enum columns)` proves it instead, in the
+    transaction before it commits: the rows holding '' downstream are the upstream's."""
     text = str(refused.args[1]) if len(refused.args) > 1 else ""
-    if not rows or table is None or error_code(refused) != DATA_TRUNCATED:
+    if not (rows or holds) or table is None or error_code(refused) != DATA_TRUNCATED:
         return refused
+    if holds is None:
+        def is_error_value(code, message, enums):
+            return _error_value_row(code, message, rows, enums)
+    else:
+        is_error_value = _on_enum_column
     with conn.cursor() as cur:
         enums = _enum_columns(cur, table)
-        if not _error_value_row(DATA_TRUNCATED, text, rows, enums):
+        if not is_error_value(DATA_TRUNCATED, text, enums):
             return refused
         cur.execute("SELECT @@SESSION.sql_mode, @@SESSION.max_error_count")
         mode, max_errors = cur.fetchone()
@@ -72,14 +84,16 @@ def write_error_values(conn, sql: str, refused: pymysql.MySQLError, rows: list |
             count = cur.fetchone()[0]
             cur.execute("SHOW WARNINGS")
             warnings = cur.fetchall()
+            stands = next((pymysql.err.DataError(code, message) for _level, code, message in warnings
+                           if not is_error_value(code, message, enums)), None)
+            if stands is None and count > len(warnings):
+                stands = refused  # more warnings than the server kept: they cannot all be read
+            if stands is None and holds is not None and not holds(cur, enums):
+                stands = refused
         except BaseException:
             cur.execute(undo)
             raise
         finally:
             cur.execute("SET SESSION sql_mode = %s, max_error_count = %s", (mode, max_errors))
-        stands = next((pymysql.err.DataError(code, message) for _level, code, message in warnings
-                       if not _error_value_row(code, message, rows, enums)), None)
-        if stands is None and count > len(warnings):
-            stands = refused  # more warnings than the server kept: they cannot all be read
         cur.execute(undo if stands else keep)
     return stands

@@ -47,12 +47,13 @@ class RowWriter:
         self.fallbacks = 0  # UPSERT statements refused for a duplicate and written as DELETE + REPLACE
 
     def _run(self, sql: str, what: str, rows: list | None = None, key: list[str] | None = None,
-             table: tuple[str, str] | None = None, on_duplicate=None) -> None:
+             table: tuple[str, str] | None = None, on_duplicate=None, holds=None) -> None:
         """`rows`: the statement's (image, commit ts) in VALUES order, to name the one a value
         error points at (and to tell the ENUM error value from a value the column would alter:
         enum_error_value).  `on_duplicate`: what writes the rows instead when the downstream
         refuses the statement for a duplicate unique value (a transactional table undid all of
-        it; the rows are written again whole in any case)."""
+        it; the rows are written again whole in any case).  `holds`: enum_error_value's, for rows
+        without images."""
         for attempt in range(5):
             try:
                 with self.conn.cursor() as cur:
@@ -70,7 +71,7 @@ class RowWriter:
                     self.fallbacks += 1
                     on_duplicate()
                     return
-                stands = write_error_values(self.conn, sql, e, rows, table)
+                stands = write_error_values(self.conn, sql, e, rows, table, holds)
                 if stands is None:
                     self.statements += 1
                     return
@@ -131,9 +132,11 @@ class RowWriter:
             self.write_values(schema, table, columns, b",".join(chunk), len(chunk), verb)
 
     def write_values(self, schema: str, table: str, columns: tuple[str, ...], values: bytes, rows: int,
-                     verb: str = "REPLACE") -> None:
-        """One statement of `rows` rows whose VALUES list, b"(…),(…)", is already SQL text."""
-        self._run(self._values_head(schema, table, columns, verb) + values, f"{verb} into {schema}.{table}")
+                     verb: str = "REPLACE", holds=None) -> None:
+        """One statement of `rows` rows whose VALUES list, b"(…),(…)", is already SQL text;
+        `holds`: how a refused ENUM error value is proved (enum_error_value)."""
+        self._run(self._values_head(schema, table, columns, verb) + values, f"{verb} into {schema}.{table}",
+                  table=(schema, table), holds=holds)
         self.rows_written += rows
 
     @staticmethod
