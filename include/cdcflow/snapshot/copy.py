@@ -20,7 +20,7 @@ import pymysql
 
 from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError
 from cdcflow.core.row_codec import encode_image, quote_ident
-from cdcflow.sink import connection, load_data
+from cdcflow.sink import connection
 from cdcflow.sink.row_writer import RowWriter
 from cdcflow.verify.chunks import Chunk
 from cdcflow.verify.runner import connect as reading_session
@@ -42,15 +42,6 @@ _FLOAT = "{c} * 1e0"
 LITERALS = {**dict.fromkeys(_NUMBERS, "{c}"), **dict.fromkeys(_BYTE_KINDS, _BYTES), "bit": "{c} + 0",
             "float": _FLOAT}
 _TEXT = "CONVERT(QUOTE({c}) USING utf8mb4)"
-# The same values as LOAD DATA's fields (sink/load_data.py): bytes in hex and BIT as its number,
-# each turned back by LOAD_SET (a BIT column would take the digits' bytes); any other type as
-# utf8mb4 text with the backslash, tab and newline escaped.  CHAR(n USING utf8mb4), not '\t':
-# the upstream's sql_mode may read a backslash in a literal as itself.
-_BS, _TAB, _NL = (f"CHAR({n} USING utf8mb4)" for n in (92, 9, 10))
-LOAD_FIELDS = {**LITERALS, **dict.fromkeys(_BYTE_KINDS, "HEX({c})")}
-LOAD_SET = {**dict.fromkeys(_BYTE_KINDS, "UNHEX({v})"), "bit": "CAST({v} AS UNSIGNED)"}
-_LOAD_TEXT = (f"REPLACE(REPLACE(REPLACE(CONVERT({{c}} USING utf8mb4), {_BS}, CONCAT({_BS}, {_BS})), "
-              f"{_TAB}, CONCAT({_BS}, 't')), {_NL}, CONCAT({_BS}, 'n'))")
 
 
 class _TooLong(Exception):
@@ -76,35 +67,6 @@ def row_text_sql(columns: list[tuple[str, str]]) -> str:
     return "CAST(CONCAT('(', " + ", ',', ".join(parts) + ", ')') AS BINARY)"
 
 
-def load_text_sql(columns: list[tuple[str, str]]) -> str:
-    """The expression of a row as a line of LOAD DATA's text, without its newline (NULL, as
-    row_text_sql's, when a value cannot be printed)."""
-    parts = [f"IF({quote_ident(c)} IS NULL, CONCAT({_BS}, 'N'), "
-             f"{LOAD_FIELDS.get(kind, _LOAD_TEXT).format(c=quote_ident(c))})" for c, kind in columns]
-    return f"CAST(CONCAT({f', {_TAB}, '.join(parts)}) AS BINARY)"
-
-
-class _Loader:
-    """A table's batches as LOAD DATA (sink/load_data.py), while the downstream takes it."""
-
-    def __init__(self, conn, task: dict, columns: list[tuple[str, str]]):
-        self.conn, self.on = conn, True
-        self.rows_sql = f"GROUP_CONCAT({load_text_sql(columns)} SEPARATOR X'0A'), COUNT(*)"
-        self.sql = load_data.statement(task["schema"], task["name"], [c for c, _ in columns],
-                                       {c: LOAD_SET[k] for c, k in columns if k in LOAD_SET})
-
-    def write(self, cur, batch: dict) -> int:
-        """The rows of `batch` loaded; 0 when they were not (all of them are written as
-        statements next: REPLACE, so whatever a partial load left converges)."""
-        cur.execute(*_chunk_query(batch, self.rows_sql))
-        text, rows = cur.fetchone()
-        if not rows or cur.warning_count or text is None:
-            return 0
-        done = load_data.load(self.conn, self.sql, text, rows)
-        self.on = done != "refused"  # the server takes no LOAD DATA from this session
-        return rows if done == "loaded" else 0
-
-
 def _chunk_query(task: dict, select: str, tail: str = "") -> tuple[str, list]:
     key = task["key"]
     where, args = Chunk(**task["chunk"]).where(key) if key else ("", [])
@@ -112,17 +74,15 @@ def _chunk_query(task: dict, select: str, tail: str = "") -> tuple[str, list]:
     return f"SELECT {select} FROM {table}" + (f" WHERE {where}" if where else "") + tail, args
 
 
-def _copy_grouped(up, writer: RowWriter, task: dict, verb: str, load_conn=None) -> int:
-    """A keyed chunk in batches of `batch_rows` consecutive keys, each batch's rows joined by
-    the upstream (GROUP_CONCAT of the rows' text, each built once): two queries and one
-    statement a batch, so Python handles no row at all.  With `load_conn` (a session with
-    local_infile) a batch is LOAD DATA first; else, or when that did not take it exactly, a
-    VALUES list.  A batch the upstream cannot join whole (longer than group_concat_max_len, or
-    a row it cannot print: either is a warning) goes row by row."""
+def _copy_grouped(up, writer: RowWriter, task: dict, verb: str) -> int:
+    """A keyed chunk in batches of `batch_rows` consecutive keys, each batch's VALUES list
+    joined by the upstream (GROUP_CONCAT of the rows' text, each built once): two queries and
+    one statement a batch, so Python handles no row at all.  A batch the upstream cannot join
+    whole (longer than group_concat_max_len, or a row it cannot print: either is a warning)
+    goes row by row."""
     key, chunk = task["key"], Chunk(**task["chunk"])
     columns = _columns(up, task["schema"], task["name"])
     names, text = tuple(c for c, _ in columns), row_text_sql(columns)
-    loader = _Loader(load_conn, task, columns) if load_conn is not None and verb == "REPLACE" else None
     keys = ", ".join(map(quote_ident, key))
     lo, copied = chunk.lo, 0
     with up.cursor() as cur:
@@ -133,8 +93,7 @@ def _copy_grouped(up, writer: RowWriter, task: dict, verb: str, load_conn=None) 
             last = cur.fetchone()  # the batch's last key; None: the rest of the chunk is the last batch
             if last is not None:
                 batch["chunk"]["hi"] = encode_image(dict(zip(key, last)))
-            loaded = loader.write(cur, batch) if loader is not None and loader.on else 0
-            copied += loaded or _write_values(up, cur, writer, batch, names, text, verb)
+            copied += _write_values(up, cur, writer, batch, names, text, verb)
             if last is None:
                 return copied
             lo = batch["chunk"]["hi"]
@@ -205,13 +164,11 @@ def _copy_decoded(up, writer: RowWriter, task: dict, verb: str) -> int:
     return copied
 
 
-def copy_rows(up, writer: RowWriter, task: dict, verb: str = "REPLACE", load_conn=None) -> int:
+def copy_rows(up, writer: RowWriter, task: dict, verb: str = "REPLACE") -> int:
     """The rows of `task`'s chunk, read on `up` (already in the transaction to read in), written
-    through `writer` (and `load_conn`: _copy_grouped).  Returns the rows copied."""
+    through `writer`.  Returns the rows copied."""
     try:
-        if task["key"]:
-            return _copy_grouped(up, writer, task, verb, load_conn)
-        return _copy_text(up, writer, task, verb)
+        return _copy_grouped(up, writer, task, verb) if task["key"] else _copy_text(up, writer, task, verb)
     except _TooLong:
         if verb != "REPLACE":  # the rows written so far would be inserted twice
             raise CdcflowError(
@@ -223,22 +180,21 @@ def copy_rows(up, writer: RowWriter, task: dict, verb: str = "REPLACE", load_con
         return _copy_decoded(up, writer, task, verb)  # REPLACE: the rows already written converge
 
 
-def copy_chunk(up, writer: RowWriter, task: dict, load_conn=None) -> dict:
+def copy_chunk(up, writer: RowWriter, task: dict) -> dict:
     t0 = time.monotonic()
     with up.cursor() as cur:
         cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
     try:
-        rows = copy_rows(up, writer, task, load_conn=load_conn)
+        rows = copy_rows(up, writer, task)
     finally:
         up.rollback()  # it only read
     return {"table": task["table"], "index": task["chunk"]["index"], "rows": rows,
             "seconds": round(time.monotonic() - t0, 3)}
 
 
-def copy_partition(batches, up_args: dict, down_args: dict, batch_rows: int, load: bool = False):
+def copy_partition(batches, up_args: dict, down_args: dict, batch_rows: int):
     """Spark mapInArrow body: chunk tasks (JSON) in, one result (JSON) per chunk out; a
-    downstream error travels as sink.downstream_errors.SinkError's text.  `load`: the keyed
-    chunks' batches go as LOAD DATA first (a MySQL or MariaDB downstream)."""
+    downstream error travels as sink.downstream_errors.SinkError's text."""
     import pyarrow as pa
 
     up = down = None
@@ -247,11 +203,9 @@ def copy_partition(batches, up_args: dict, down_args: dict, batch_rows: int, loa
             out = []
             for text in batch.column(0).to_pylist():
                 if up is None:
-                    if load:
-                        load_data.install()
-                    up, down = reading_session(up_args), connection.connect(down_args, local_infile=load)
+                    up, down = reading_session(up_args), connection.connect(down_args)
                     writer = RowWriter(down, batch_rows)
-                out.append(json.dumps(copy_chunk(up, writer, json.loads(text), down if load else None)))
+                out.append(json.dumps(copy_chunk(up, writer, json.loads(text))))
             yield pa.RecordBatch.from_pydict({"result": out})
     finally:
         for conn in (up, down):

@@ -127,25 +127,9 @@ def continue_copy(changefeed_id: str, up_args: dict, down_args: dict, scheme: st
     (at most every REPORT_SECONDS).  Returns the progress at the end (store.snapshots.progress)."""
     todo = snapshots.pending(changefeed_id)
     if todo:
-        down = connection.connect(down_args)
-        try:
-            load = _takes_load_data(down, scheme)
-        finally:
-            down.close()
-        _copy_chunks(changefeed_id, todo, up_args, down_args, spark_for(), options, report, load)
+        _copy_chunks(changefeed_id, todo, up_args, down_args, spark_for(), options, report)
     _copied(changefeed_id, up_args, down_args, scheme)
     return snapshots.progress(changefeed_id)
-
-
-def _takes_load_data(down, scheme: str) -> bool:
-    """Whether the copy writes with LOAD DATA LOCAL (sink/load_data.py): a MySQL or MariaDB
-    downstream with local_infile on.  TiDB's LOAD DATA is not tried (not testable here): it
-    gets the statements."""
-    if detect(down, scheme)[0] == "tidb":
-        return False
-    with down.cursor() as cur:
-        cur.execute("SELECT @@GLOBAL.local_infile")
-        return bool(int(cur.fetchone()[0]))
 
 
 def _copied(changefeed_id: str, up_args: dict, down_args: dict, scheme: str) -> None:
@@ -174,14 +158,13 @@ REPORT_SECONDS = 1.0
 
 
 def _copy_chunks(changefeed_id: str, todo: list[dict], up_args: dict, down_args: dict, spark, options: SnapshotOptions,
-                 report: Callable[[dict], None], load: bool) -> None:
+                 report: Callable[[dict], None]) -> None:
     """`options.workers` chunks at a time, each a Spark job of one task started from a driver
     thread as soon as a worker is free (not in waves, which wait for their slowest chunk); the
     store is written by this thread alone."""
     last = 0.0
     with ThreadPoolExecutor(max(1, options.workers), thread_name_prefix="snapshot-copy") as pool:
-        running = {pool.submit(copy_in_spark, spark, t, up_args, down_args, options.batch_rows, load): t
-                   for t in todo}
+        running = {pool.submit(copy_in_spark, spark, t, up_args, down_args, options.batch_rows): t for t in todo}
         for future in as_completed(running):
             try:
                 done = future.result()
@@ -196,11 +179,10 @@ def _copy_chunks(changefeed_id: str, todo: list[dict], up_args: dict, down_args:
                 report(progress)
 
 
-def copy_in_spark(spark, task: dict, up_args: dict, down_args: dict, batch_rows: int, load: bool = False) -> dict:
+def copy_in_spark(spark, task: dict, up_args: dict, down_args: dict, batch_rows: int) -> dict:
     """One chunk as a Spark job of one task; its result (copy.copy_chunk)."""
     df = spark.createDataFrame([(json.dumps(task),)], "task string").coalesce(1)  # not one task per core
-    rows = df.mapInArrow(lambda it: copy_partition(it, up_args, down_args, batch_rows, load),
-                         "result string").collect()
+    rows = df.mapInArrow(lambda it: copy_partition(it, up_args, down_args, batch_rows), "result string").collect()
     return json.loads(rows[0]["result"])
 
 
