@@ -17,6 +17,7 @@ strict mode refused it.  Statements that are not refused pay nothing.
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import pymysql
 from pymysql.constants import SERVER_STATUS
@@ -29,25 +30,31 @@ _STRICT = ("STRICT_ALL_TABLES", "STRICT_TRANS_TABLES")
 _MAX_WARNINGS = 65535  # the most both MySQL and MariaDB keep for one statement
 
 
-def _error_value_row(code: int, message: str, rows: list, enums: set[str]) -> bool:
+def _enum_column_at(code: int, message: str, enums: set[str]) -> tuple[str, int] | None:
+    """(column, row) of a warning or error that says a value was cut going into an ENUM column
+    (code 1265 naming one of `enums`); None for any other."""
+    m = _COLUMN_AT_ROW.search(message)
+    if code != DATA_TRUNCATED or not m:
+        return None
+    column = m.group(1).replace("''", "'")
+    return (column, int(m.group(2))) if column.lower() in enums else None
+
+
+def _error_value_row(code: int, message: str, enums: set[str], rows: list) -> bool:
     """Whether a warning or error says no more than "the ENUM error value went into an ENUM
     column": code 1265 on an ENUM column, at a row whose image holds '' there."""
-    m = _COLUMN_AT_ROW.search(message)
-    if code != DATA_TRUNCATED or not m or not 1 <= int(m.group(2)) <= len(rows):
-        return False
-    column = m.group(1).replace("''", "'")
-    return column.lower() in enums and rows[int(m.group(2)) - 1][0].get(column) == ""
+    at = _enum_column_at(code, message, enums)
+    return at is not None and 1 <= at[1] <= len(rows) and rows[at[1] - 1][0].get(at[0]) == ""
+
+
+def _on_enum_column(code: int, message: str, enums: set[str]) -> bool:
+    return _enum_column_at(code, message, enums) is not None
 
 
 def _enum_columns(cur, table: tuple[str, str]) -> set[str]:
     cur.execute("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
                 "AND DATA_TYPE = 'enum'", table)
     return {name.lower() for (name,) in cur.fetchall()}
-
-
-def _on_enum_column(code: int, message: str, enums: set[str]) -> bool:
-    m = _COLUMN_AT_ROW.search(message)
-    return code == DATA_TRUNCATED and m is not None and m.group(1).replace("''", "'").lower() in enums
 
 
 def write_error_values(conn, sql: str, refused: pymysql.MySQLError, rows: list | None,
@@ -61,11 +68,7 @@ def write_error_values(conn, sql: str, refused: pymysql.MySQLError, rows: list |
     text = str(refused.args[1]) if len(refused.args) > 1 else ""
     if not (rows or holds) or table is None or error_code(refused) != DATA_TRUNCATED:
         return refused
-    if holds is None:
-        def is_error_value(code, message, enums):
-            return _error_value_row(code, message, rows, enums)
-    else:
-        is_error_value = _on_enum_column
+    is_error_value = _on_enum_column if holds is not None else partial(_error_value_row, rows=rows)
     with conn.cursor() as cur:
         enums = _enum_columns(cur, table)
         if not is_error_value(DATA_TRUNCATED, text, enums):

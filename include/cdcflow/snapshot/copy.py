@@ -28,19 +28,21 @@ from cdcflow.verify.runner import connect as reading_session
 log = logging.getLogger(__name__)
 
 _BYTES = "CONCAT('X''', HEX({c}), '''')"
-_NUMBERS = ("tinyint", "smallint", "mediumint", "int", "bigint", "decimal", "float", "double")
-_BYTE_KINDS = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "geometry", "point",
-               "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection")
 # A column's value as SQL text, by information_schema's DATA_TYPE ({c}: the quoted column);
 # any other type is quoted text converted to the statement's charset (QUOTE escapes with
-# backslashes, which the writing session reads).  Numbers as the server prints them; bytes
-# as X'…' (a charset conversion would change them); BIT as its number; YEAR, dates and times
-# quoted (a bare 0 would be read as the year 2000).
-# FLOAT as a DOUBLE (exact, `* 1e0` keeps -0): its own text has 6 digits, which do not always
-# read back as the same float (3.40282e38 is not FLT_MAX).
-_FLOAT = "{c} * 1e0"
-LITERALS = {**dict.fromkeys(_NUMBERS, "{c}"), **dict.fromkeys(_BYTE_KINDS, _BYTES), "bit": "{c} + 0",
-            "float": _FLOAT}
+# backslashes, which the writing session reads).  Numbers as the server prints them, but FLOAT
+# as the DOUBLE it widens to exactly (`* 1e0` keeps -0): its own text has 6 digits, which do
+# not always read back as the same float (3.40282e38 is not FLT_MAX); bytes as X'…' (a charset
+# conversion would change them); BIT as its number; YEAR, dates and times quoted (a bare 0
+# would be read as the year 2000).
+LITERALS = {
+    **dict.fromkeys(("tinyint", "smallint", "mediumint", "int", "bigint", "decimal", "double"), "{c}"),
+    "float": "{c} * 1e0",
+    **dict.fromkeys(("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "geometry", "point",
+                     "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
+                     "geometrycollection"), _BYTES),
+    "bit": "{c} + 0",
+}
 _TEXT = "CONVERT(QUOTE({c}) USING utf8mb4)"
 
 

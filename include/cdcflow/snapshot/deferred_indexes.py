@@ -216,9 +216,7 @@ def _submit_each(changefeed_id: str, index_ddl, flavour: str, schema: str, name:
     building = {(j.schema_name.lower(), j.table_name.lower(), (j.index_name or "").lower())
                 for j in index_jobs.pending(changefeed_id)}
     target = f"{quote_ident(schema)}.{quote_ident(name)}"
-    all_there = True
     for index, clause in missing:
-        all_there = False
         if (schema.lower(), name.lower(), index.lower()) in building:
             continue
         query = downstream_statement(flavour, schema, f"ALTER TABLE {target} ADD {clause}", changefeed_id)
@@ -229,7 +227,7 @@ def _submit_each(changefeed_id: str, index_ddl, flavour: str, schema: str, name:
         except pymysql.MySQLError as e:
             raise _failed(changefeed_id, schema, name, [index], e) from None
         log.info("snapshot %s: deferred index %s on %s.%s: %s", changefeed_id, index, schema, name, outcome)
-    return all_there
+    return not missing
 
 
 def _failed(changefeed_id: str, schema: str, name: str, indexes: list[str], e: Exception | None) -> CdcflowError:

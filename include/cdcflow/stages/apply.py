@@ -23,7 +23,6 @@ from cdcflow.ddl import tidb_only
 from cdcflow.ddl.tracker import lookup_key
 from cdcflow.sink import connection
 from cdcflow.sink.async_index import IndexDDL
-from cdcflow.snapshot import deferred_indexes
 from cdcflow.sink.collation_key import KeyFolder
 from cdcflow.sink.compaction import KEYED_SCHEMA, keyed_changes
 from cdcflow.sink.ddl_exec import execute_ddl
@@ -32,6 +31,7 @@ from cdcflow.sink.downstream_tables import catalogue_key, generated_columns, key
 from cdcflow.sink.foreign_keys import ForeignKeys, applied_up_to, marker_id, write_group
 from cdcflow.sink.partitions import COUNTS_SCHEMA, apply_partition, apply_partition_txns
 from cdcflow.sink.row_writer import apply_ordered
+from cdcflow.snapshot import deferred_indexes
 from cdcflow.stages import contracts
 from cdcflow.stages.barrier import with_segment
 from cdcflow.stages.contracts import DdlEntry, IndexWait, PlannedDdl, PlannedSegment, Segment
