@@ -20,7 +20,7 @@ from e2e_helpers import assert_consistent, backdate, cli_ok, cli_run, query
 pytestmark = pytest.mark.e2e
 
 DB = "frozen_down"
-ROWS = 60_000
+ROWS = 20_000  # ~300 transactions of max-txn-row 64: the freeze lands with most of them still to write
 TIMEOUT = "3s"  # read-timeout, write-timeout and (connect) timeout of the sink
 RUN_LIMIT = 300  # seconds: far above what the timeouts allow, far below "forever"
 

@@ -34,7 +34,7 @@ def run_on_cluster(changefeed_id: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=900, env=env)
 
 
-def test_cycles_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, cluster, tmp_path):
+def test_a_cycle_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, cluster, tmp_path):
     up, down = mariadb_pair
     for s in (up, down):
         s.execute(f"DROP DATABASE IF EXISTS {S}")
@@ -46,23 +46,21 @@ def test_cycles_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, clus
                f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v VARCHAR(40), n INT)",
                f"INSERT INTO {S}.t SELECT seq, CONCAT('row ', seq), seq % 7 FROM {S}.seq_1_to_3000",
                f"UPDATE {S}.t SET id = id + 10000 WHERE id % 5 = 0",
-               f"DELETE FROM {S}.t WHERE n = 3")
+               f"DELETE FROM {S}.t WHERE n = 3",
+               # DDL between the rows, and a table created mid-window, in the same cycle (one driver
+               # process: a second one would prove nothing the first does not, at twice the cost)
+               f"ALTER TABLE {S}.t ADD COLUMN w INT", f"UPDATE {S}.t SET w = n * 2 WHERE id < 500",
+               f"CREATE TABLE {S}.u (k VARCHAR(10) PRIMARY KEY)", f"INSERT INTO {S}.u VALUES ('a'), ('b')")
     try:
-        first = run_on_cluster("on-cluster")
-        assert first.returncode == 0, first.stderr[-3000:]
-        assert_consistent(up, down, [S])
-
-        up.execute(f"ALTER TABLE {S}.t ADD COLUMN w INT", f"UPDATE {S}.t SET w = n * 2 WHERE id < 500",
-                   f"CREATE TABLE {S}.u (k VARCHAR(10) PRIMARY KEY)", f"INSERT INTO {S}.u VALUES ('a'), ('b')")
-        second = run_on_cluster("on-cluster")
-        assert second.returncode == 0, second.stderr[-3000:]
+        run = run_on_cluster("on-cluster")
+        assert run.returncode == 0, run.stderr[-3000:]
         assert_consistent(up, down, [S])
         assert query(capsys, "on-cluster")["state"] == "normal"
 
-        # the tasks ran in executors the two workers launched: each holds folders of both cycles' apps
+        # the tasks ran in executors the two workers launched: each holds a folder of the cycle's app
         for work in cluster.worker_dirs():
             apps = sorted(p.name for p in work.glob("app-*"))
-            assert len(apps) == 2, (work, apps)
+            assert len(apps) == 1, (work, apps)
             assert all(any((app_dir / e / "stderr").is_file() for e in os.listdir(app_dir))
                        for app_dir in work.glob("app-*"))
     finally:

@@ -71,8 +71,10 @@ def test_rows_are_counted_per_segment_and_table_with_thousands_of_barriers(spark
     row_ts = [his[0] - 1, his[0], his[0] + 1, his[-1], his[-1] + 5, 1]  # the edges of (lo, hi]
     row_ts += [rnd.randrange(0, 10_000_100) for _ in range(20_000)]
     rows = [(ts, "s", f"t{ts % 7}") for ts in row_ts]
+    # transactions of many rows over several tables, one on a barrier's ts: counted per (ts, table) first
+    rows += [(ts, "s", f"t{i % 3}") for ts in (his[3], his[3] + 1, his[-1] + 9) for i in range(40)]
     df = spark.createDataFrame(rows, "commit_ts bigint, schema string, table string")
     want = Counter((bisect.bisect_left(his, ts), s, t) for ts, s, t in rows)
-    got = dict(segment_counts(spark, df, list(reversed(his))))  # any order in, sorted inside
+    got = dict(segment_counts(df, list(reversed(his))))  # any order in, sorted inside
     assert got == want
     assert got[(0, "s", f"t{his[0] % 7}")] >= 1 and got[(len(his), "s", f"t{(his[-1] + 5) % 7}")] >= 1

@@ -104,7 +104,7 @@ def _write_in_spark(spark, rows_df, keys: dict, tables: int, folder: KeyFolder, 
     return counts
 
 
-def _small_segments(spark, rows, segments: list[Segment], checkpoint_ts: int) -> dict[int, pa.Table]:
+def _small_segments(rows, segments: list[Segment], checkpoint_ts: int) -> dict[int, pa.Table]:
     """The rows of the segments not applied yet that hold at most SMALL_SEGMENT_ROWS each
     (up to SMALL_SEGMENTS_ROWS in all), fetched in one Spark job: {segment index: its rows}."""
     from pyspark.sql import functions as F
@@ -116,9 +116,10 @@ def _small_segments(spark, rows, segments: list[Segment], checkpoint_ts: int) ->
             total += seg.rows
     if not picked:
         return {}
-    wanted = spark.createDataFrame([(i,) for i in picked], "segment int")
-    fetched = (with_segment(spark, rows.select(*ROW_COLUMNS), [s.hi for s in segments])
-               .join(F.broadcast(wanted), "segment", "left_semi").toArrow().sort_by("segment"))
+    # the ts range they span first: Parquet skips the row groups outside it
+    span = (F.col("commit_ts") > segments[picked[0]].lo) & (F.col("commit_ts") <= segments[picked[-1]].hi)
+    fetched = (with_segment(rows.where(span).select(*ROW_COLUMNS), [s.hi for s in segments])
+               .where(F.col("segment").isin(picked)).toArrow().sort_by("segment"))
     ids = fetched["segment"].to_pylist()
     out = {}
     for i in picked:
@@ -324,7 +325,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
         index_ddl = IndexDDL.open(cycle.changefeed_id, conn, sink, cycle.sink.scheme,
                                   cycle.sink_options.ddl_read_timeout(), cycle.log_event)
         flavour = tidb_only.flavour(index_ddl.kind, index_ddl.version)
-        small = {} if run.dry_run else _small_segments(spark, rows, segments, cycle.feed().checkpoint_ts)
+        small = {} if run.dry_run else _small_segments(rows, segments, cycle.feed().checkpoint_ts)
         renewed = 0.0
         foreign_keys = ForeignKeys(conn)
         for i, seg in enumerate(segments):
