@@ -44,8 +44,7 @@ def with_segment(row_events, his: list[int]):
     made of them (that took a job on Python workers, a tenth of a second per call)."""
     from pyspark.sql import functions as F
 
-    barriers = F.expr("array(" + ", ".join(f"{int(h)}L" for h in his) + ")") if his else \
-        F.expr("cast(array() as array<bigint>)")
+    barriers = F.expr("array(" + ", ".join(f"{int(h)}L" for h in his) + ")")
     segment = F.expr(_BISECT.format(steps=max(1, len(his)).bit_length() + 1))
     return row_events.withColumn("barrier_his", barriers).withColumn("segment", segment).drop("barrier_his")
 
