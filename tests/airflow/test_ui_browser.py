@@ -290,11 +290,23 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
             f"../dags/changefeed__ui-failed/runs/{failed_id}/tasks/prepare")
         page.screenshot(path=shot("failed-run"), full_page=True)
 
+        # a refresh of ui-failed's detail still under way when ui-paused is chosen: its late answer
+        # is dropped, or the page would show ui-failed while its buttons act on ui-paused
+        held = []
+        page.route(lambda url: url.endswith("/changefeeds/ui-failed"), lambda route: held.append(route))
+        page.evaluate("() => { window.lateRefresh = refresh(); }")
+        while not held:
+            page.wait_for_timeout(20)
+        page.get_by_role("link", name="ui-paused", exact=True).click()
+        expect(page.locator("#detail-title")).to_have_text("Changefeed ui-paused")
+        held[0].continue_()
+        page.evaluate("() => window.lateRefresh")  # the late load has run to its end
+        page.unroute_all()
+        assert page.locator("#detail-title").inner_text() == "Changefeed ui-paused"
+
         # actions follow the state: a stopped changefeed cannot be paused, only resumed
         result = page.locator("#action-result")
         pause, resume = (page.get_by_role("button", name=n, exact=True) for n in ("Pause", "Resume"))
-        page.get_by_role("link", name="ui-paused", exact=True).click()
-        expect(page.locator("#detail-title")).to_have_text("Changefeed ui-paused")
         expect(pause).to_be_disabled()
         assert pause.get_attribute("title") == \
             "a stopped changefeed cannot be paused — a stopped changefeed can take Resume"
