@@ -56,7 +56,7 @@ def _no_cascading_keys_left(mariadb_pair):
     the marker table is the downstream's only)."""
     yield
     for s in mariadb_pair:
-        s.execute(*(f"DROP DATABASE IF EXISTS {d}" for d in ("fka", "fkb", "fkk", "fk_normal", "fk_safe", "cdcflow")))
+        s.execute(*(f"DROP DATABASE IF EXISTS {d}" for d in ("fka", "fkb", "fkk", "fk_normal", "fk_safe", "fk_off", "cdcflow")))
 
 
 @pytest.mark.parametrize("safe_mode", [False, True], ids=["normal", "safe-mode"])
@@ -101,6 +101,41 @@ def test_cascades_are_redone_by_the_downstreams_keys(mariadb_pair, spark, cdcflo
         (20, 20), (60, 6), (101, 5)]
     assert down.query(f"SELECT id FROM {db}.emp ORDER BY id") == [(4,), (5,)]
     assert down.query(f"SELECT id, manager_id FROM {db}.emp2 ORDER BY id") == [(2, None), (3, 2)]
+
+
+def test_changes_made_with_the_upstreams_key_checks_off_run_no_action_downstream(mariadb_pair, spark, cdcflow_home,
+                                                                                 capsys):
+    """A session with foreign_key_checks = 0 (a purge of parents, a load in any order) changes rows
+    without their keys' actions, and its rows events say so (NO_FOREIGN_KEY_CHECKS).  The downstream
+    writes those changes with the checks off too: no cascade runs that did not run upstream, and a
+    parent's change the upstream let through as an orphan is not refused (1452).  The same session's
+    changes after it turns the checks back on cascade as before."""
+    up, down = mariadb_pair
+    db = "fk_off"
+    fresh_schema(up, down, db, *LEVELS)
+    create_changefeed(capsys, up, down, "fk-off", f"[filter]\nrules = ['{db}.*']\n")
+    up.execute(*START, database=db)
+    rc, err = cli_run(capsys, "fk-off")
+    assert rc == 0, err
+
+    up.execute(
+        "SET SESSION foreign_key_checks = 0",
+        "DELETE FROM p WHERE id = 1",              # c 10-12 and n 10-11 stay, pointing at nothing
+        "UPDATE p SET id = 20 WHERE id = 2",       # c 20-22 and n 20-21 keep pid 2
+        "DELETE FROM gp WHERE id = 2",             # p 3 and 4 stay, and their children
+        "UPDATE p SET gid = 99 WHERE id = 5",      # p is a parent too: an orphan gid, refused with the checks on
+        "DELETE FROM emp WHERE id = 1",            # its reports stay
+        "BEGIN", "DELETE FROM emp2 WHERE id = 1", "SET SESSION foreign_key_checks = 1",
+        "DELETE FROM p WHERE id = 6", "COMMIT",    # checks on again, in the same transaction: cascades
+        database=db)
+    rc, err = cli_run(capsys, "fk-off")
+    assert rc == 0, err
+    assert_consistent(up, down, [db])
+    assert down.query(f"SELECT pid, COUNT(*) FROM {db}.c WHERE pid IN (1, 2, 6) GROUP BY pid ORDER BY pid") == [
+        (1, 3), (2, 3)]
+    assert down.query(f"SELECT id, gid FROM {db}.p WHERE id IN (3, 4, 5) ORDER BY id") == [(3, 2), (4, 2), (5, 99)]
+    assert down.query(f"SELECT COUNT(*) FROM {db}.emp") == [(5 - 1,)]
+    assert down.query(f"SELECT id, manager_id FROM {db}.emp2 ORDER BY id") == [(2, 1), (3, 2)]
 
 
 def test_create_refuses_only_a_replicated_child_whose_parent_is_left_out(mariadb_pair, cdcflow_home, capsys):

@@ -19,6 +19,9 @@ class Event:
     before: str | None = None  # row images, encoded by core.row_codec
     after: str | None = None
     pk: str | None = None  # the binlog's key columns, a JSON list
+    # 1: the upstream session ran the row change with foreign_key_checks = 0 (its rows event's
+    # NO_FOREIGN_KEY_CHECKS flag), so no key's action ran for it there
+    fk_checks_off: int | None = None
     ddl_query: str | None = None
     ddl_schema: str | None = None
     sql_mode: str | None = None

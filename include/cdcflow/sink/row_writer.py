@@ -256,14 +256,16 @@ def apply_in_commit_order(conn, changes: Iterable[dict], keys: dict[str, list[st
     ON UPDATE CASCADE fires), a DELETE deletes by the key, and an INSERT never deletes (with
     `upsert`, safe mode: `ON DUPLICATE KEY UPDATE`).  UPDATEs and DELETEs of a table in `parents`
     run with foreign_key_checks = 1, so the downstream's key redoes the cascade the binlog left
-    out; everything else with it off, as every row is written.  `keys`: per table, its key (None:
-    no valid index, matched by the whole old row).  Runs in the caller's transaction."""
+    out, unless the upstream ran them with the checks off (`fk_checks_off`: no action ran there,
+    and a change it let through, such as an orphan, must not be refused here); everything else
+    with them off, as every row is written.  `keys`: per table, its key (None: no valid index,
+    matched by the whole old row).  Runs in the caller's transaction."""
     n, checks = 0, False
     with conn.cursor() as cur:
         try:
             for ch in changes:
                 name = f"{ch['schema']}.{ch['table']}"
-                wanted = ch["op"] != "insert" and name in parents
+                wanted = ch["op"] != "insert" and name in parents and not ch.get("fk_checks_off")
                 if wanted != checks:
                     cur.execute(f"SET SESSION foreign_key_checks = {int(wanted)}")
                     checks = wanted

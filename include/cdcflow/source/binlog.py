@@ -33,6 +33,7 @@ from cdcflow.source.session_vars import SessionVars
 
 log = logging.getLogger(__name__)
 
+NO_FOREIGN_KEY_CHECKS = 0x0002  # a rows event's flag: written with foreign_key_checks = 0
 REQUIRED_VARIABLES = {"binlog_format": "ROW", "binlog_row_image": "FULL", "binlog_row_metadata": "FULL"}
 
 
@@ -301,6 +302,7 @@ class BinlogReader:
                         continue
                     pk = ev.primary_key
                     pk_text = json.dumps([pk] if isinstance(pk, str) else list(pk)) if pk else None
+                    fk_checks_off = 1 if ev.flags & NO_FOREIGN_KEY_CHECKS else None
                     for row in ev.rows:
                         if isinstance(ev, WriteRowsEvent):
                             op, before, after = "insert", None, row["values"]
@@ -311,6 +313,7 @@ class BinlogReader:
                         emit(Event(
                             commit_ts=trx_ts, seq=seq, schema=ev.schema, table=ev.table, op=op,
                             before=encode_image(before), after=encode_image(after), pk=pk_text,
+                            fk_checks_off=fk_checks_off,
                             gtid=trx_gtid, start_file=trx_start.file, start_pos=trx_start.pos,
                             event_time=ev.timestamp,
                         ))
