@@ -280,3 +280,22 @@ class CountedReads:
 
         monkeypatch.setattr(live_lag, "head_position", counted_head)
         monkeypatch.setattr(live_lag.BinlogReader, "read", counted_read)
+
+
+def write_before_chunk(monkeypatch, up, when, *statements: str) -> list:
+    """Run `statements` upstream right before the first snapshot chunk read in its own transaction
+    (after the point) for which `when(task, tables read so far)` says so.  Returns the list the
+    table of that chunk is added to once they ran."""
+    from cdcflow.snapshot import runner
+
+    real, ran, seen = runner.copy_in_spark, [], []
+
+    def paused(spark, task, *args, **kwargs):
+        if not ran and when(task, seen):
+            up.execute(*statements)
+            ran.append(task["table"])
+        seen.append(task["table"])
+        return real(spark, task, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "copy_in_spark", paused)
+    return ran

@@ -27,13 +27,12 @@ import sys
 import time
 
 import pytest
-from e2e_helpers import assert_consistent, cli_run
+from e2e_helpers import assert_consistent, cli_run, write_before_chunk
 from tidb_standin_helpers import SCHEMA as T
 from tidb_standin_helpers import tidb  # noqa: F401 - a fixture
 
 from cdcflow import cli
 from cdcflow.runner.in_process import run_cycle
-from cdcflow.snapshot import runner
 from cdcflow.store import index_jobs, metastore, snapshots
 
 pytestmark = pytest.mark.e2e
@@ -81,16 +80,8 @@ def _same_definitions(up, down) -> None:
 def _move_between_chunks(monkeypatch, up, before_chunk_of_table: str, index: int, *statements: str) -> list:
     """Run `statements` upstream right before chunk `index` of `before_chunk_of_table` is read (the
     copy runs one chunk at a time): the chunks before it were read before the change."""
-    real, ran = runner.copy_in_spark, []
-
-    def paused(spark, task, *args, **kwargs):
-        if task["table"] == f"{S}.{before_chunk_of_table}" and task["chunk"]["index"] == index and not ran:
-            up.execute(*statements)
-            ran.append(task["chunk"])
-        return real(spark, task, *args, **kwargs)
-
-    monkeypatch.setattr(runner, "copy_in_spark", paused)
-    return ran
+    return write_before_chunk(monkeypatch, up, lambda task, _seen: task["table"] == f"{S}.{before_chunk_of_table}"
+                              and task["chunk"]["index"] == index, *statements)
 
 
 def test_a_unique_value_moved_between_two_chunks_is_set_right_before_its_index_is_built(
@@ -309,14 +300,8 @@ def test_on_a_tidb_downstream_each_deferred_index_is_an_add_index_job_the_next_c
     standin = tidb.new()
     up.execute(f"CREATE DATABASE {T}", f"CREATE TABLE {T}.t (id INT PRIMARY KEY, v INT, KEY iv (v))")
     up.execute(f"INSERT INTO {T}.t SELECT seq, seq * 10 FROM seq_1_to_30", database=T)
-    real, ran = runner.copy_in_spark, []
-
-    def paused(spark_, task, *args, **kwargs):
-        if task["chunk"]["index"] == 2 and not ran:
-            ran.append(up.execute(f"UPDATE {T}.t SET v = -1 WHERE id = 1"))
-        return real(spark_, task, *args, **kwargs)
-
-    monkeypatch.setattr(runner, "copy_in_spark", paused)
+    ran = write_before_chunk(monkeypatch, up, lambda task, _seen: task["chunk"]["index"] == 2,
+                             f"UPDATE {T}.t SET v = -1 WHERE id = 1")
     cfg = cdcflow_home / "ixt.toml"
     cfg.write_text(f"[filter]\nrules = ['{T}.*']\n")
     capsys.readouterr()

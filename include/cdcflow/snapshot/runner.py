@@ -10,7 +10,8 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from cdcflow.core.config import ChangefeedConfig
@@ -22,7 +23,8 @@ from cdcflow.ddl.tidb_only import flavour
 from cdcflow.sink.downstream import detect
 from cdcflow.sink.downstream_errors import SinkError
 from cdcflow.sink.row_writer import RowWriter
-from cdcflow.snapshot import deferred_indexes
+from cdcflow.sink.foreign_keys import read_keys
+from cdcflow.snapshot import copy_order, deferred_indexes
 from cdcflow.snapshot.copy import copy_partition, copy_rows
 from cdcflow.snapshot.point import create_downstream, open_point
 from cdcflow.source.binlog import Position, head_position
@@ -92,21 +94,36 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
             quoted = f"{quote_ident(schema)}.{quote_ident(name)}"
             tasks += [{"table": f"{schema}.{name}", "schema": schema, "name": name, "key": key, "chunk": c.__dict__}
                       for c in table_chunks(up, quoted, key, options.chunk_size)]
+        _order(up, tasks)
         record(Point(position, method, tasks, catalogue, deferred))
         writer = RowWriter(down, options.batch_rows)
         for task in tasks:
-            if task["key"]:
+            if not task["at_point"]:
                 continue
             t0 = time.monotonic()
-            with down.cursor() as cur:  # a keyless table is copied whole: an earlier partial copy goes
-                cur.execute(f"DELETE FROM {quote_ident(task['schema'])}.{quote_ident(task['name'])}")
-            rows = copy_rows(up, writer, task, verb="INSERT")
+            if task["key"]:
+                rows = copy_rows(up, writer, task)
+            else:
+                with down.cursor() as cur:  # a keyless table is copied whole: an earlier partial copy goes
+                    cur.execute(f"DELETE FROM {quote_ident(task['schema'])}.{quote_ident(task['name'])}")
+                rows = copy_rows(up, writer, task, verb="INSERT")
             snapshots.chunk_done(changefeed_id, task["table"], task["chunk"]["index"], rows, time.monotonic() - t0)
         up.rollback()
         return len(tasks)
     finally:
         up.close()
         down.close()
+
+
+def _order(up, tasks: list[dict]) -> None:
+    """Mark each task read at the point (`at_point`) or with the tables whose chunks it waits for
+    (`after`), so the replay redoes the cascades of the upstream's foreign keys (copy_order)."""
+    tables = {t["table"] for t in tasks}
+    parents = copy_order.cascade_parents(read_keys(up), tables)
+    at_point, after = copy_order.plan(tables, {t["table"] for t in tasks if not t["key"]}, parents)
+    for task in tasks:
+        task["at_point"] = task["table"] in at_point
+        task["after"] = after.get(task["table"], [])
 
 
 def progress_line(changefeed_id: str, p: dict) -> str:
@@ -116,9 +133,10 @@ def progress_line(changefeed_id: str, p: dict) -> str:
 
 
 def needs_new_point(changefeed_id: str) -> bool:
-    """A keyless table not copied at the point cannot be copied later (its replay would apply
-    changes twice): the snapshot then starts again from a new point."""
-    return any(not t["key"] for t in snapshots.pending(changefeed_id))
+    """A table to be read at the point and not copied yet cannot be copied later (a keyless
+    table's replay would apply changes twice; a cascade would be lost, copy_order): the snapshot
+    then starts again from a new point."""
+    return any(not t["key"] or t.get("at_point") for t in snapshots.pending(changefeed_id))
 
 
 def continue_copy(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, spark_for: Callable[[], object],
@@ -160,23 +178,40 @@ REPORT_SECONDS = 1.0
 def _copy_chunks(changefeed_id: str, todo: list[dict], up_args: dict, down_args: dict, spark, options: SnapshotOptions,
                  report: Callable[[dict], None]) -> None:
     """`options.workers` chunks at a time, each a Spark job of one task started from a driver
-    thread as soon as a worker is free (not in waves, which wait for their slowest chunk); the
-    store is written by this thread alone."""
+    thread as soon as a worker is free (not in waves, which wait for their slowest chunk), and
+    a table's chunks only once every chunk of the tables it must be read after is done
+    (copy_order); the store is written by this thread alone."""
     last = 0.0
+    left = Counter(t["table"] for t in todo)  # chunks not done yet, per table
+    waiting: dict[str, list[dict]] = {}  # per table, in the plan's order
+    for t in todo:
+        waiting.setdefault(t["table"], []).append(t)
+    running = {}
     with ThreadPoolExecutor(max(1, options.workers), thread_name_prefix="snapshot-copy") as pool:
-        running = {pool.submit(copy_in_spark, spark, t, up_args, down_args, options.batch_rows): t for t in todo}
-        for future in as_completed(running):
-            try:
-                done = future.result()
-            except Exception as e:  # noqa: BLE001 - a task's error reaches the driver wrapped by Spark
-                pool.shutdown(cancel_futures=True)
-                raise _copy_failed(changefeed_id, running[future]["table"], e) from None
-            snapshots.chunk_done(changefeed_id, done["table"], done["index"], done["rows"], done["seconds"])
-            progress = snapshots.progress(changefeed_id)
-            if time.monotonic() - last >= REPORT_SECONDS or progress["chunks_done"] == progress["chunks_total"]:
-                last = time.monotonic()
-                log.info("%s", progress_line(changefeed_id, progress))
-                report(progress)
+        while waiting or running:
+            ready = [table for table, ts in waiting.items() if not any(left[p] for p in ts[0].get("after", ()))]
+            if not ready and not running:
+                raise CdcflowError(f"snapshot copy: the chunks of {sorted(waiting)} each wait for another's",
+                                   changefeed=changefeed_id, code=SNAPSHOT_FAILED,
+                                   hint=f"copy again from a new point: `cdcflow changefeed create -c {changefeed_id} "
+                                        "… --snapshot`")
+            running.update({pool.submit(copy_in_spark, spark, t, up_args, down_args, options.batch_rows): t
+                            for table in ready for t in waiting.pop(table)})
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                task = running.pop(future)
+                try:
+                    done = future.result()
+                except Exception as e:  # noqa: BLE001 - a task's error reaches the driver wrapped by Spark
+                    pool.shutdown(cancel_futures=True)
+                    raise _copy_failed(changefeed_id, task["table"], e) from None
+                left[task["table"]] -= 1
+                snapshots.chunk_done(changefeed_id, done["table"], done["index"], done["rows"], done["seconds"])
+                progress = snapshots.progress(changefeed_id)
+                if time.monotonic() - last >= REPORT_SECONDS or progress["chunks_done"] == progress["chunks_total"]:
+                    last = time.monotonic()
+                    log.info("%s", progress_line(changefeed_id, progress))
+                    report(progress)
 
 
 def copy_in_spark(spark, task: dict, up_args: dict, down_args: dict, batch_rows: int) -> dict:
