@@ -282,6 +282,30 @@ class CountedReads:
         monkeypatch.setattr(live_lag.BinlogReader, "read", counted_read)
 
 
+def fresh_upstream_schema(up, down, schema: str, *ddl: str) -> None:
+    """`schema` dropped on both servers and created anew upstream only, `ddl` run in it there: the
+    tables a snapshot then creates downstream."""
+    for db in (up, down):
+        db.execute(f"DROP DATABASE IF EXISTS {schema}")
+    up.execute(f"CREATE DATABASE {schema}")
+    up.execute(*ddl, database=schema)  # the sequence engine's tables live in the current database
+
+
+def create_with_snapshot(capsys, cdcflow_home, up, down, changefeed_id: str, schema: str, chunk: int = 7,
+                         workers: int = 1) -> dict:
+    """`changefeed create --snapshot` of `schema`'s tables (keyless ones too): the snapshot's
+    progress as `create` prints it."""
+    cfg = cdcflow_home / f"{changefeed_id}.toml"
+    cfg.write_text(f"force-replicate = true\n[filter]\nrules = ['{schema}.*']\n")
+    args = ["changefeed", "create", "-c", changefeed_id, "--source-uri", up.uri, "--sink-uri", down.uri, "--config",
+            str(cfg), "--snapshot", "--snapshot-chunk-size", str(chunk), "--snapshot-workers", str(workers)]
+    capsys.readouterr()
+    rc = cli.main(args)
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    return json.loads(out.out.split("\n", 2)[2])["snapshot"]
+
+
 def write_before_chunk(monkeypatch, up, when, *statements: str) -> list:
     """Run `statements` upstream right before the first snapshot chunk read in its own transaction
     (after the point) for which `when(task, tables read so far)` says so.  Returns the list the

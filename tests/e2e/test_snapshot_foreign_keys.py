@@ -12,12 +12,9 @@ makes that interleaving happen and fails without the order."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from e2e_helpers import assert_consistent, cli_run, write_before_chunk
+from e2e_helpers import assert_consistent, cli_run, create_with_snapshot, fresh_upstream_schema, write_before_chunk
 
-from cdcflow import cli
 from cdcflow.store import snapshots
 
 pytestmark = pytest.mark.e2e
@@ -25,44 +22,26 @@ pytestmark = pytest.mark.e2e
 S = "snapfk"
 
 
-def _fresh(up, down, *ddl: str) -> None:
-    for db in (up, down):
-        db.execute(f"DROP DATABASE IF EXISTS {S}")
-    up.execute(f"CREATE DATABASE {S}")
-    up.execute(*ddl, database=S)
-
-
-def _snapshot(capsys, cdcflow_home, up, down, changefeed_id: str) -> dict:
-    cfg = cdcflow_home / f"{changefeed_id}.toml"
-    cfg.write_text(f"force-replicate = true\n[filter]\nrules = ['{S}.*']\n")
-    capsys.readouterr()
-    rc = cli.main(["changefeed", "create", "-c", changefeed_id, "--source-uri", up.uri, "--sink-uri", down.uri,
-                   "--config", str(cfg), "--snapshot", "--snapshot-chunk-size", "7", "--snapshot-workers", "1"])
-    out = capsys.readouterr()
-    assert rc == 0, out.err
-    return json.loads(out.out.split("\n", 2)[2])["snapshot"]
-
-
 def test_a_parent_changed_between_its_childs_read_and_its_own_cascades_downstream(
         mariadb_pair, spark, cdcflow_home, capsys, monkeypatch):
     up, down = mariadb_pair
     # the child sorts before its parent, so a copy in name order reads it first
-    _fresh(up, down,
-           "CREATE TABLE p (id INT PRIMARY KEY, v INT)",
-           "CREATE TABLE c (id INT PRIMARY KEY, pid INT, KEY k_pid (pid), "
-           "FOREIGN KEY (pid) REFERENCES p (id) ON DELETE CASCADE ON UPDATE CASCADE)",
-           "CREATE TABLE n (id INT PRIMARY KEY, pid INT NULL, "
-           "FOREIGN KEY (pid) REFERENCES p (id) ON DELETE SET NULL ON UPDATE SET NULL)",
-           "INSERT INTO p SELECT seq, seq FROM seq_1_to_30",
-           "INSERT INTO c SELECT seq, 1 + seq % 30 FROM seq_1_to_90",
-           "INSERT INTO n SELECT seq, 1 + seq % 30 FROM seq_1_to_30")
+    fresh_upstream_schema(up, down, S,
+                          "CREATE TABLE p (id INT PRIMARY KEY, v INT)",
+                          "CREATE TABLE c (id INT PRIMARY KEY, pid INT, KEY k_pid (pid), "
+                          "FOREIGN KEY (pid) REFERENCES p (id) ON DELETE CASCADE ON UPDATE CASCADE)",
+                          "CREATE TABLE n (id INT PRIMARY KEY, pid INT NULL, "
+                          "FOREIGN KEY (pid) REFERENCES p (id) ON DELETE SET NULL ON UPDATE SET NULL)",
+                          "INSERT INTO p SELECT seq, seq FROM seq_1_to_30",
+                          "INSERT INTO c SELECT seq, 1 + seq % 30 FROM seq_1_to_90",
+                          "INSERT INTO n SELECT seq, 1 + seq % 30 FROM seq_1_to_30")
     pair = {f"{S}.p", f"{S}.c", f"{S}.n"}
     # between the reads of the parent and its children, whichever comes first
     ran = write_before_chunk(monkeypatch, up, lambda task, seen: task["table"] in pair and set(seen) & pair
-                        and task["table"] not in seen,
-                        f"DELETE FROM {S}.p WHERE id IN (1, 2)", f"UPDATE {S}.p SET id = 100 WHERE id = 3",
-                        f"DELETE FROM {S}.p WHERE id = 4")
-    progress = _snapshot(capsys, cdcflow_home, up, down, "snapfk1")
+                             and task["table"] not in seen,
+                             f"DELETE FROM {S}.p WHERE id IN (1, 2)", f"UPDATE {S}.p SET id = 100 WHERE id = 3",
+                             f"DELETE FROM {S}.p WHERE id = 4")
+    progress = create_with_snapshot(capsys, cdcflow_home, up, down, "snapfk1", S)
     assert ran, "the upstream change was to run between two tables' reads"
     assert progress["chunks_done"] == progress["chunks_total"]
     rc, err = cli_run(capsys, "snapfk1")
@@ -76,23 +55,24 @@ def test_a_parent_changed_between_its_childs_read_and_its_own_cascades_downstrea
 def test_a_table_keyed_to_itself_and_a_keyless_childs_parent_are_read_at_the_point(
         mariadb_pair, spark, cdcflow_home, capsys, monkeypatch):
     up, down = mariadb_pair
-    _fresh(up, down,
-           # the reports (ids 1-5) come in the first chunk, their manager (100) in a later one
-           "CREATE TABLE emp (id INT PRIMARY KEY, manager_id INT NULL, "
-           "FOREIGN KEY (manager_id) REFERENCES emp (id) ON DELETE CASCADE)",
-           "INSERT INTO emp VALUES (100, NULL)",
-           "INSERT INTO emp SELECT seq, 100 FROM seq_1_to_5",
-           "INSERT INTO emp SELECT seq, NULL FROM seq_6_to_40",
-           # a keyless child (read at the point) of a keyed parent
-           "CREATE TABLE parent (id INT PRIMARY KEY, v INT)",
-           "CREATE TABLE kl (pid INT, note VARCHAR(10), KEY k_pid (pid), "
-           "FOREIGN KEY (pid) REFERENCES parent (id) ON DELETE CASCADE)",
-           "INSERT INTO parent SELECT seq, seq FROM seq_1_to_20",
-           "INSERT INTO kl SELECT 1 + seq % 20, 'n' FROM seq_1_to_40")
+    fresh_upstream_schema(up, down, S,
+                          # the reports (ids 1-5) come in the first chunk, their manager (100) in a later one
+                          "CREATE TABLE emp (id INT PRIMARY KEY, manager_id INT NULL, "
+                          "FOREIGN KEY (manager_id) REFERENCES emp (id) ON DELETE CASCADE)",
+                          "INSERT INTO emp VALUES (100, NULL)",
+                          "INSERT INTO emp SELECT seq, 100 FROM seq_1_to_5",
+                          "INSERT INTO emp SELECT seq, NULL FROM seq_6_to_40",
+                          # a keyless child (read at the point) of a keyed parent
+                          "CREATE TABLE parent (id INT PRIMARY KEY, v INT)",
+                          "CREATE TABLE kl (pid INT, note VARCHAR(10), KEY k_pid (pid), "
+                          "FOREIGN KEY (pid) REFERENCES parent (id) ON DELETE CASCADE)",
+                          "INSERT INTO parent SELECT seq, seq FROM seq_1_to_20",
+                          "INSERT INTO kl SELECT 1 + seq % 20, 'n' FROM seq_1_to_40")
     # after the point, and, where emp is read in chunks, between its first and second
-    ran = write_before_chunk(monkeypatch, up, lambda task, seen: task["table"] != f"{S}.emp" or task["chunk"]["index"] >= 1,
-                        f"DELETE FROM {S}.emp WHERE id = 100", f"DELETE FROM {S}.parent WHERE id IN (1, 2)")
-    progress = _snapshot(capsys, cdcflow_home, up, down, "snapfk2")
+    ran = write_before_chunk(monkeypatch, up,
+                             lambda task, _seen: task["table"] != f"{S}.emp" or task["chunk"]["index"] >= 1,
+                             f"DELETE FROM {S}.emp WHERE id = 100", f"DELETE FROM {S}.parent WHERE id IN (1, 2)")
+    progress = create_with_snapshot(capsys, cdcflow_home, up, down, "snapfk2", S)
     assert progress["chunks_done"] == progress["chunks_total"]
     if not ran:  # every table was read at the point: the writes come after the copy
         up.execute(f"DELETE FROM {S}.emp WHERE id = 100", f"DELETE FROM {S}.parent WHERE id IN (1, 2)")

@@ -18,7 +18,6 @@ them once a cycle has replayed the binlog past the copy's last read
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -27,7 +26,7 @@ import sys
 import time
 
 import pytest
-from e2e_helpers import assert_consistent, cli_run, write_before_chunk
+from e2e_helpers import assert_consistent, cli_run, create_with_snapshot, fresh_upstream_schema, write_before_chunk
 from tidb_standin_helpers import SCHEMA as T
 from tidb_standin_helpers import tidb  # noqa: F401 - a fixture
 
@@ -43,22 +42,11 @@ MOVING = (f"CREATE TABLE {S}.m (id INT PRIMARY KEY, u VARCHAR(20) NULL, w INT, U
 
 
 def _fresh(up, down, *ddl: str) -> None:
-    for db in (up, down):
-        db.execute(f"DROP DATABASE IF EXISTS {S}")
-    up.execute(f"CREATE DATABASE {S}")
-    up.execute(*ddl, database=S)  # the sequence engine's tables live in the current database
+    fresh_upstream_schema(up, down, S, *ddl)
 
 
 def _create(capsys, cdcflow_home, up, down, changefeed_id: str, chunk: int = 7, workers: int = 1):
-    cfg = cdcflow_home / f"{changefeed_id}.toml"
-    cfg.write_text(f"force-replicate = true\n[filter]\nrules = ['{S}.*']\n")
-    args = ["changefeed", "create", "-c", changefeed_id, "--source-uri", up.uri, "--sink-uri", down.uri, "--config",
-            str(cfg), "--snapshot", "--snapshot-chunk-size", str(chunk), "--snapshot-workers", str(workers)]
-    capsys.readouterr()
-    rc = cli.main(args)
-    out = capsys.readouterr()
-    assert rc == 0, out.err
-    return json.loads(out.out.split("\n", 2)[2])["snapshot"]
+    return create_with_snapshot(capsys, cdcflow_home, up, down, changefeed_id, S, chunk, workers)
 
 
 def _indexes(server, table: str) -> list[str]:

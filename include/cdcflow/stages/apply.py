@@ -242,10 +242,8 @@ def _apply_bound(spark, cycle: Cycle, rows_df, bound: dict, group, generated: di
     rows = rows_df.join(F.broadcast(names), ["schema", "table"], "left_semi")
     if done > replay_until:
         rows = rows.where(F.col("commit_ts") > done)
-    # filter's copy of a window pulled before events carried the flag has no such column
-    checks_off = F.col("fk_checks_off") if "fk_checks_off" in rows.columns else F.lit(None).alias("fk_checks_off")
     changes = (r.asDict() for r in _in_commit_order(rows, seg_rows)
-               .select("schema", "table", "op", "before", "after", checks_off).toLocalIterator())
+               .select("schema", "table", "op", "before", "after", "fk_checks_off").toLocalIterator())
     stats.rows_written += write_group(conn, changes, bound, generated, group, safe, marker, hi)
 
 

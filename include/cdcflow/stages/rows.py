@@ -49,5 +49,6 @@ def kept_rows(spark, cycle: Cycle):
     """The row events filter kept (barrier, apply)."""
     # a run whose filter predates this record always wrote its copy
     if not cycle.folder.exists(contracts.ROWS.name) or contracts.ROWS.read(cycle.folder).copied:
-        return spark.read.parquet(cycle.folder.path(COPY))
+        # by the event schema, as pull's events: a copy written before a column existed reads it as null
+        return spark.read.schema(EVENT_SPARK_SCHEMA).parquet(cycle.folder.path(COPY))
     return row_events(window_events(spark, cycle, contracts.WINDOW.read(cycle.folder)))
