@@ -24,7 +24,7 @@ ROWS = [
     "'b', '{\"k\": [1, 2]}', -12345678.99, -0.00001, -999999999999, -1234567890.123456789, "
     "'9999-12-31', '2026-11-24 23:59:59.999', '2038-01-19 03:14:07.99', '1970-01-01 00:00:01')",
     "(2, 127, 0, 32767, 0, 8388607, 0, 2147483647, 0, 9223372036854775807, 0, 3.4e38, -1e308, 'abcd', "
-    "'x', 'y', 'z', '', '', '', '', 0, '1000-01-01 00:00:00', 'a', 'null', 0.01, 0.99999, 7, "
+    "'x', CONCAT('y\"', CHAR(92), CHAR(10), CHAR(9), CHAR(1), CHAR(127), '\u2028/'), 'z', '', '', '', '', 0, '1000-01-01 00:00:00', 'a', 'null', 0.01, 0.99999, 7, "
     "9999999999.999999999, '0000-00-00', '0000-00-00 00:00:00', '0000-00-00 00:00:00', '2000-06-15 12:00:00')",
     "(3" + ", NULL" * 32 + ")",
 ]
@@ -63,5 +63,14 @@ def test_plans_decode_exactly_what_mysql_replication_decodes(mariadb_pair, monke
         ({"d": "-12345678.99"}, {"d": "-0.00001"}, {"d": "-999999999999"}, {"d": "-1234567890.123456789"})
     assert (first["dt3"], first["ts2"]) == ({"dt": "2026-11-24 23:59:59.999000"}, {"dt": "2038-01-19 03:14:07.990000"})
     second = json.loads(planned[1][2])
+    assert second["vl"] == 'y"\\\n\t\x01\x7f\u2028/'  # every character JSON escapes, and some it does not
     assert (second["d5"], second["da"], second["dt3"]) == ({"d": "0.99999"}, {"tt": "0000-00-00"},
                                                            {"tt": "0000-00-00 00:00:00.000000"})
+
+
+def test_strings_are_quoted_as_msgspec_quotes_them_for_every_code_point():
+    import msgspec
+
+    for c in [*range(0xD800), *range(0xE000, 0x110000)]:
+        ch = chr(c)
+        assert row_decoder._json_string("a" + ch) == msgspec.json.encode("a" + ch).decode(), hex(c)

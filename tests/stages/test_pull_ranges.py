@@ -163,11 +163,14 @@ class Starting(Future):
         return self.asked > self.after
 
 
-@pytest.mark.parametrize("after", [0, 25, 10_000], ids=["up-at-once", "up-midway", "never-up"])
-def test_a_read_handed_to_the_ranges_midway_writes_every_event_as_the_sequential_read(window, spark, tmp_path,
-                                                                                      after):
-    """pull reads on while Spark starts, then hands the rest of the window to the ranges:
-    the same events, ts and Pulled record, wherever the hand-over falls."""
+@pytest.mark.parametrize("after, remote, where", [(0, False, "embedded"), (10_000, False, ""),
+                                                  (10_000, True, "embedded")],
+                         ids=["embedded-up", "embedded-starting", "connect-starting"])
+def test_the_ranges_run_where_the_session_can_take_them_at_once(window, spark, tmp_path, after, remote, where):
+    """An embedded session already up takes the ranges as Spark tasks; one still starting
+    leaves them to child processes of pull's, which do not wait for it; a Connect server's
+    session is waited for (its tasks may run on other machines).  The same events, ts and
+    Pulled record every way."""
     from cdcflow.stages.pull import read_window
 
     uri, conn, start, head = window
@@ -178,18 +181,16 @@ def test_a_read_handed_to_the_ranges_midway_writes_every_event_as_the_sequential
                             folder=RunFolder(str(tmp_path), "pr-feed", "r2"))
     win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
     starting = Starting(spark, after)
-    pulled, detail = read_window(pull_ranges.SparkLater(starting), cycle, win, 4242)
+    pulled, detail = read_window(pull_ranges.SparkLater(starting, remote=remote), cycle, win, 4242)
 
-    if after == 10_000:  # the read ended before the session was up: no ranges
-        assert detail == {"ranges": 1}
-    else:
-        assert detail["ranges"] > 1 and sum(detail["range_events"]) + detail["sequential_events"] == pulled.events
-        assert (detail["sequential_events"] > 0) == (after > 0)
+    assert detail["spark"] == where
+    assert detail["ranges"] > 1 and sum(detail["range_events"]) == pulled.events
     got = pq.read_table(cycle.folder.path("raw")).to_pylist()
     key = lambda e: (e["commit_ts"], e["seq"], e["op"] == "ddl")  # noqa: E731
     assert sorted(got, key=key) == sorted(({f: e[f] for f in FIELDS} for e in expected), key=key)
     assert (pulled.end_ts, pulled.transactions, pulled.events) == (reader.last_ts, reader.transactions, len(expected))
     assert pulled.end_pos == reader.last_pos and pulled.aborted_ts == sorted(reader.aborted_ts)
+    assert not cycle.folder.exists(pull_ranges.RANGES_FOLDER)
 
 
 def test_range_server_ids_never_repeat_within_a_changefeed_nor_take_a_default_id():
@@ -213,12 +214,13 @@ def test_pull_parallelism_asks_for_the_cores_by_default_and_1_turns_it_off(monke
                                                    target_ts=5))
 
 
-@pytest.mark.parametrize("after", [0, 40], ids=["spark-up", "spark-starting"])
+@pytest.mark.parametrize("after", [0, 10_000], ids=["spark-up", "spark-starting"])
 def test_a_cycle_with_pull_parallelism_reads_in_ranges_and_replicates(mariadb_pair, spark, cdcflow_home, capsys,
                                                                       monkeypatch, after):
     """Through the CLI: a changefeed whose config turns the parallel path on replicates a
     window read in several ranges (every type, a DDL between them), the run says how many;
-    with its Spark session up at once, or up while pull is reading."""
+    with its Spark session up at once (Spark tasks), or up only after pull is done (child
+    processes)."""
     from e2e_helpers import assert_consistent, cli_run, create_changefeed
 
     from cdcflow.runner import sessions
@@ -240,7 +242,7 @@ def test_a_cycle_with_pull_parallelism_reads_in_ranges_and_replicates(mariadb_pa
     assert rc == 0, err
     run = metastore.recent_runs("prc-feed", 1)[0]
     assert run.stats["pull"]["ranges"] > 1 and run.stats["pull"]["pulled"] > 40
-    assert (run.stats["pull"]["sequential_events"] > 0) == (after > 0)
+    assert run.stats["pull"]["spark"] == ("" if after else "embedded")
     assert_consistent(up, down, ["prc"])
 
 

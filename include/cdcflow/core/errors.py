@@ -20,6 +20,9 @@ class Code(str):
         code.retryable, code.meaning = retryable, meaning
         return code
 
+    def __reduce__(self):  # a code travels to a child process (core.child_calls) whole
+        return Code, (self.removeprefix("CDCFLOW:"), self.retryable, self.meaning)
+
 
 # Every code cdcflow raises, with its class: retryable ones put a changefeed in warning (③),
 # the others fail it (⑥).  Commands refused at the CLI carry a code but change no state.

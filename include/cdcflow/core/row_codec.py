@@ -76,10 +76,17 @@ _encode_json = msgspec.json.Encoder().encode  # compact JSON, as json.dumps with
 _AS_IS = frozenset({int, str, type(None), bool})  # exact types: a str subclass is TemporalText
 
 
-def encode_image(row: dict | None) -> str | None:
-    if row is None:
-        return None
+def encode_image(row: dict | str | None) -> str | None:
+    """A decoded row's image text (an image already decoded to its text, source.row_decoder's,
+    as it is)."""
+    if row is None or type(row) is str:
+        return row
     return _encode_json({k: v if type(v) in _AS_IS else _encode_value(v) for k, v in row.items()}).decode()
+
+
+def value_text(v) -> str:
+    """One value's text in an image, as encode_image writes it."""
+    return _encode_json(v if type(v) in _AS_IS else _encode_value(v)).decode()
 
 
 class _Tagged:

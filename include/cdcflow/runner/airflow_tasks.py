@@ -196,7 +196,8 @@ def pull(changefeed_id: str, run_id: str, spark_remote: SparkRemote) -> tuple[di
     Spark Connect server.  wait_index follows the stage tasks, or, without them, only when an
     index build is pending (index_wait_needed): an idle run or a fast one ends with finish.
     Pull takes no Spark, unless the config turns its parallel path on and the window is large:
-    then its ranges are read by tasks on the same Spark as the stages' (`spark_remote`).
+    then its ranges are read by tasks on the Spark Connect server the stages use (`spark_remote`),
+    or, with an embedded Spark, in child processes of this task.
     Returns the results and the next tasks."""
     from cdcflow.runner.cycle_runner import (  # task time, not parse time (module docstring)
         index_wait_needed,

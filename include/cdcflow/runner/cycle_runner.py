@@ -56,19 +56,20 @@ def pull_and_settle(cycle: Cycle, session=None, spark_remote=None) -> dict:
     the Spark stages then have nothing to do.  The one decision both launchers take:
     `cdcflow changefeed run` and the DAG's pull task.  Pull reads in this process, without
     Spark, unless the config asks for the parallel path and the window is large enough
-    (stages.pull_ranges.wanted): then pull reads on while a Spark session starts, and hands
-    what is left of the window to Spark tasks once it is up.  The session is `session` (a
-    future: the CLI's cycle, which starts it anyway), else one started here as
-    run_spark_stage opens one (on `spark_remote`, a URL or a function giving one, else as the
-    config says) and closed after.  Returns the stage results so far; `needs_spark(results)`
-    says whether the Spark stages must run."""
+    (stages.pull_ranges.wanted): then its ranges run as Spark tasks on a Spark Connect server
+    (`spark_remote`, a URL or a function giving one, else the config's), or in an embedded
+    session already up, else in child processes (pull_ranges.SparkLater.for_ranges).  The
+    session is `session` (a future: the CLI's cycle, which starts it anyway), else, for a
+    Connect server, one opened here and closed after.  Returns the stage results so far;
+    `needs_spark(results)` says whether the Spark stages must run."""
     later, opened_here = None, False
     if pull_ranges.wanted(cycle, contracts.WINDOW.read(cycle.folder)):
-        opened_here = session is None
+        remote = spark_remote() if callable(spark_remote) else spark_remote
+        remote = remote or cycle.config.spark_remote
+        opened_here = session is None and bool(remote)
         if opened_here:
-            remote = spark_remote() if callable(spark_remote) else spark_remote
             session = sessions.start_session(cycle.config, cycle.changefeed_id, remote)
-        later = pull_ranges.SparkLater(session)
+        later = pull_ranges.SparkLater(session, remote=bool(remote))
     try:
         results = {"pull": run_stage("pull", later, cycle)}
     finally:

@@ -39,7 +39,7 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
             # and not at all when the upstream has written nothing since the checkpoint
             idle = contracts.WINDOW.read(cycle.folder).idle
             session = None if idle else sessions.start_session(cycle.config, changefeed_id, spark_remote)
-            results = pull_and_settle(cycle, session)
+            results = pull_and_settle(cycle, session, spark_remote)
             if needs_spark(results):
                 with recording(cycle, SPARK_STAGES[0]):  # a Connect server that is down fails here
                     spark = (session or sessions.start_session(cycle.config, changefeed_id, spark_remote)).result()

@@ -29,6 +29,7 @@ from cdcflow.core.wording import CLI, Words
 from cdcflow.source.gtid import GtidPosition, is_anonymous
 from cdcflow.source.gtid_locate import gtid_at
 from cdcflow.source.position import Position, available_logs
+from cdcflow.source.row_decoder import IMAGE_TEXT
 from cdcflow.source.session_vars import SessionVars
 
 log = logging.getLogger(__name__)
@@ -174,7 +175,6 @@ class BinlogReader:
         self.last_ts = prev_ts
         self.transactions = 0
         self.stopped_at_target = False
-        self.handed_over = False
         self.aborted_ts: set[int] = set()
 
     @property
@@ -191,15 +191,12 @@ class BinlogReader:
         """A DDL event's gtid_position: the GTID position before its transaction."""
         return self.gtid_position()
 
-    def read(self, emit: Callable[[Event], None], hand_over: Callable[[Position], bool] | None = None) -> None:
+    def read(self, emit: Callable[[Event], None]) -> None:
         """Stream events to `emit`; rows of a large transaction go out as they are read.
 
         A transaction whose commit ts would pass target-ts, or that starts at or past the
         head fixed for this cycle, is not read: the window ends before it.  The ts of a
         transaction rolled back after rows went out is added to `self.aborted_ts`.
-        `hand_over(position)`, asked at each GTID that starts a transaction, stops the read
-        there when it says so (`self.handed_over`): the rest of the window is read by others
-        (stages.pull_ranges), from `self.last_pos` on.
         """
         from pymysqlreplication.event import (
             ExecuteLoadQueryEvent,
@@ -252,9 +249,6 @@ class BinlogReader:
                     if (cur_file, ev_start) >= self.head.key():
                         break  # later transactions belong to the next cycle
                 if isinstance(ev, (MariadbGtidEvent, GtidEvent)):
-                    if trx_ts is None and hand_over is not None and hand_over(Position(cur_file, ev_start)):
-                        self.handed_over = True
-                        break
                     if not begin(ev.timestamp):
                         break
                     trx_gtid = ev.gtid
@@ -303,6 +297,7 @@ class BinlogReader:
                     pk = ev.primary_key
                     pk_text = json.dumps([pk] if isinstance(pk, str) else list(pk)) if pk else None
                     fk_checks_off = 1 if ev.flags & NO_FOREIGN_KEY_CHECKS else None
+                    setattr(ev, IMAGE_TEXT, True)  # its images decoded straight to text (row_decoder)
                     for row in ev.rows:
                         if isinstance(ev, WriteRowsEvent):
                             op, before, after = "insert", None, row["values"]

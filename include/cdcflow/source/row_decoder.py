@@ -1,53 +1,85 @@
-"""Decode row images with one reader per column, chosen once per table definition.
+"""Decode row images straight to their JSON text, with one reader per column chosen once per
+table definition.
 
 mysql-replication decodes every value through one long chain of type tests, with bitmap,
-name and charset lookups per value: on the bench's binlog that was about half the pull
+name and charset lookups per value, into a dict that core.row_codec.encode_image then walks
+again to write the image's text: on the bench's binlog those two were most of the pull
 stage's CPU.  Which reader a column needs depends only on its type and metadata, so here the
 choice is made once per table definition (binlog_table_maps shares one Table object across
-the transactions that use it) and each row runs a list of ready readers.  The readers give
-exactly what mysql-replication's own code gives; types without one here (decimals, temporal
-types, ENUM, SET, BIT, JSON, ...) go through that code value by value as before, including
-binlog_types' exact decoders.  Row images that are not FULL, partial JSON updates and
-columns without names take the original path whole.
+the transactions that use it) and each row runs a list of ready readers, each giving its
+value's text in the image, so a row's image is the join of its columns' texts: exactly the
+text encode_image gives for what mysql-replication decodes (tests/source/test_row_decoder.py
+compares the two over every type).  Types without a reader here (TIME, ENUM, SET, BIT, JSON,
+YEAR, ...) go through that code value by value, including column_types' exact decoders.
+Row images that are not FULL, partial JSON updates and columns without names take the
+original path whole, which gives a dict (BinlogReader encodes it).  Only events that ask for
+text (IMAGE_TEXT set on them: BinlogReader's) are decoded here; any other use of
+mysql-replication gets its own dicts.
 """
 
 from __future__ import annotations
 
+import base64
 import codecs
+import datetime as dt
 import decimal
+import math
+import re
 import struct
 
+import msgspec
+
+from cdcflow.core.row_codec import value_text
 from cdcflow.source import column_types
 
-_original = None  # mysql-replication's RowsEvent._read_column_data while the plans are installed
+IMAGE_TEXT = "_cdcflow_image_text"  # set on a rows event: its rows' images come as JSON text
+_encode = msgspec.json.Encoder().encode
+# what msgspec escapes in a JSON string (tests/source/test_row_decoder.py checks every code point)
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
 
 
-def _fixed(fmt: str):
+def _json_string(s: str) -> str:
+    """A string's text in an image (msgspec's, which escapes only what _ESCAPED finds)."""
+    return _encode(s).decode() if _ESCAPED.search(s) else '"' + s + '"'
+
+
+# mysql-replication's RowsEvent._read_column_data and _get_none_sources while the plans are installed
+_original = _original_none_sources = None
+
+
+def _integer(fmt: str):
     packed = struct.Struct(fmt)
     unpack, size = packed.unpack_from, packed.size
-    return lambda data, at: (unpack(data, at)[0], at + size)
+    return lambda data, at: (str(unpack(data, at)[0]), at + size)
+
+
+def _float(fmt: str):
+    """msgspec's text of the value (a float's shortest repr), NaN and infinities tagged."""
+    packed = struct.Struct(fmt)
+    unpack, size = packed.unpack_from, packed.size
+
+    def read_float(data, at):
+        v = unpack(data, at)[0]
+        return (_encode(v).decode() if math.isfinite(v) else value_text(v)), at + size
+    return read_float
 
 
 def _int24(signed: bool):
     def read24(data, at):
         v = int.from_bytes(data[at:at + 3], "little")
-        return (v - 0x1000000 if signed and v >= 0x800000 else v), at + 3
+        return str(v - 0x1000000 if signed and v >= 0x800000 else v), at + 3
     return read24
 
 
 def _string(length_size: int, encoding: str | None, errors: str):
     """mysql-replication's __read_string: the column's charset, utf-8 where the binlog names
     none, raw bytes where Python has no codec for it (binary columns: charset 'binary')."""
-    def read_raw(data, at):
-        start = at + length_size
-        end = start + int.from_bytes(data[at:start], "little")
-        return data[start:end], end
-
     codec = encoding or "utf-8"
 
     def read_text(data, at):
-        raw, at = read_raw(data, at)
-        return raw.decode(codec, errors), at
+        start = at + length_size
+        end = start + int.from_bytes(data[at:start], "little")
+        return _json_string(data[start:end].decode(codec, errors)), end
 
     if encoding is None:
         return read_text
@@ -55,11 +87,23 @@ def _string(length_size: int, encoding: str | None, errors: str):
         codecs.lookup(encoding)
     except LookupError:
         def read_bytes(data, at):
+            start = at + length_size
+            end = start + int.from_bytes(data[at:start], "little")
+            raw = data[start:end]
             # CPython decodes b"" to "" before it looks the codec up, so the original gives "" there
-            raw, at = read_raw(data, at)
-            return raw or "", at
+            return ('{"b":"' + base64.b64encode(raw).decode("ascii") + '"}') if raw else '""', end
         return read_bytes
     return read_text
+
+
+def _temporal_text(v) -> str:
+    """A DATE, DATETIME or TIMESTAMP value's text in an image (row_codec's, without its
+    tests of every other type)."""
+    if type(v) is dt.datetime:  # never zoned here: isoformat writes the year in 4 digits
+        return '{"dt":"' + v.isoformat(" ", "microseconds") + '"}'
+    if type(v) is dt.date:
+        return '{"da":"' + v.isoformat() + '"}'
+    return value_text(v)
 
 
 def _temporal(size: int, byte_order: str, fsp: int | None, value):
@@ -70,7 +114,7 @@ def _temporal(size: int, byte_order: str, fsp: int | None, value):
     def read_temporal(data, at):
         stored = int.from_bytes(data[at:at + size], byte_order)
         us = column_types.frac_us(int.from_bytes(data[at + frac_at:at + end], "big"), n) if n else 0
-        return value(stored, us), at + end
+        return _temporal_text(value(stored, us)), at + end
     return read_temporal
 
 
@@ -101,20 +145,22 @@ def _decimal(precision: int, scale: int):
             parts.append(format(int.from_bytes(stored[i:i + n], "big"), fmt))
             i += n
         parts.insert(point + 1, ".")  # parts[0] is the sign
-        return decimal.Decimal("".join(parts)), at + size
+        return '{"d":"' + str(decimal.Decimal("".join(parts))) + '"}', at + size
     return read_decimal
 
 
 def _reader(event, column):
-    """A fast reader for the column, or None where mysql-replication's own code must decode it."""
+    """A fast reader of the column's text, or None where mysql-replication's own code must
+    decode it."""
     from pymysqlreplication.constants import FIELD_TYPE as T
 
     t, unsigned = column.type, column.unsigned
     ints = {T.TINY: "<B" if unsigned else "<b", T.SHORT: "<H" if unsigned else "<h",
-            T.LONG: "<I" if unsigned else "<i", T.LONGLONG: "<Q" if unsigned else "<q",
-            T.FLOAT: "<f", T.DOUBLE: "<d"}
+            T.LONG: "<I" if unsigned else "<i", T.LONGLONG: "<Q" if unsigned else "<q"}
     if t in ints:
-        return _fixed(ints[t])
+        return _integer(ints[t])
+    if t in (T.FLOAT, T.DOUBLE):
+        return _float("<f" if t == T.FLOAT else "<d")
     if t == T.INT24:
         return _int24(not unsigned)
     if t == T.DATE:
@@ -135,7 +181,8 @@ def _reader(event, column):
 
 
 def _plan(event):
-    """(the bitmap of a FULL image, [(name, reader or None)]) for the event's table, or None."""
+    """(the bitmap of a FULL image, [(the text of '"name":', reader or None)]) for the
+    event's table, or None."""
     table = event.table_map[event.table_id]
     cached = getattr(table, "_cdcflow_row_plan", None)
     if cached is not None and cached[0] == event._ignore_decode_errors:
@@ -146,14 +193,14 @@ def _plan(event):
     else:
         n = len(columns)
         full = b"\xff" * (n // 8) + (bytes([(1 << (n % 8)) - 1]) if n % 8 else b"")
-        plan = (full, [(c.name, _reader(event, c)) for c in columns])
+        plan = (full, [(_encode(c.name).decode() + ":", _reader(event, c)) for c in columns])
     table._cdcflow_row_plan = (event._ignore_decode_errors, plan)
     return plan
 
 
 def install() -> None:
     """Route mysql-replication's row decoding through the plans (idempotent)."""
-    global _original
+    global _original, _original_none_sources
     if _original is not None:
         return
     from pymysqlreplication.constants import BINLOG
@@ -162,7 +209,9 @@ def install() -> None:
     original = _original = RowsEvent._read_column_data
 
     def read_column_data(self, cols_bitmap, row_image_type=None):
-        plan = None if self.event_type == BINLOG.PARTIAL_UPDATE_ROWS_EVENT else _plan(self)
+        plan = None
+        if getattr(self, IMAGE_TEXT, False) and self.event_type != BINLOG.PARTIAL_UPDATE_ROWS_EVENT:
+            plan = _plan(self)
         wrapper = self.packet
         if plan is None or cols_bitmap != plan[0] or wrapper._BinLogPacketWrapper__data_buffer:
             return original(self, cols_bitmap, row_image_type)
@@ -175,18 +224,19 @@ def install() -> None:
         begin, at = at, at + len(full)
         null_bitmap = data[begin:at]
         slow = self._RowsEvent__read_values_name
-        values = {}
+        parts = []
         for i, (name, reader) in enumerate(readers):
             if null_bitmap[i >> 3] & (1 << (i & 7)):
-                values[name] = None
+                parts.append(name + "null")
             elif reader is not None and at is not None:
-                values[name], at = reader(data, at)
+                text, at = reader(data, at)
+                parts.append(name + text)
             else:  # mysql-replication's own reader, from where this one got to
                 if at is not None:
                     wrapper.read_bytes += at - begin
                     packet._position = at
                 column = self.columns[i]
-                values[name] = slow(column, null_bitmap, i, False, cols_bitmap, column.unsigned, i)
+                parts.append(name + value_text(slow(column, null_bitmap, i, False, cols_bitmap, column.unsigned, i)))
                 # bytes pushed back into the wrapper's buffer: the rest goes through read() too
                 at = None if wrapper._BinLogPacketWrapper__data_buffer else packet._position
                 begin = at
@@ -195,9 +245,12 @@ def install() -> None:
                 raise AssertionError(f"a row image ends {at - len(data)} bytes past its binlog packet")
             wrapper.read_bytes += at - begin
             packet._position = at
-        return values
+        return "{" + ",".join(parts) + "}"
 
     RowsEvent._read_column_data = read_column_data
+    none_sources = _original_none_sources = RowsEvent._get_none_sources
+    # which NULLs the server left out of an image: nothing to say of an image already text
+    RowsEvent._get_none_sources = lambda self, data: {} if type(data) is str else none_sources(self, data)
 
 
 def uninstall() -> None:
@@ -207,3 +260,4 @@ def uninstall() -> None:
         from pymysqlreplication.row_event import RowsEvent
 
         RowsEvent._read_column_data, _original = _original, None
+        RowsEvent._get_none_sources = _original_none_sources

@@ -154,17 +154,14 @@ class PullResult(Record):
     pulled: int = 0
     transactions: int = 0
     ranges: int = 1  # how many parts the window was read in (stages.pull_ranges); 1: sequentially
-    # the parallel path's time: the read in this process until the Spark session was up,
-    # finding the cuts, the decoding job (each range's events and its task's seconds), the
-    # job stamping the commit ts
-    sequential_events: int = 0
-    sequential_seconds: float = 0.0
+    # the parallel path's time: finding the cuts, the decoding round (each range's events and
+    # its reader's seconds), the round stamping the commit ts
     plan_seconds: float = 0.0
     decode_seconds: float = 0.0
     stamp_seconds: float = 0.0
     range_events: list[int] = []
     range_seconds: list[float] = []
-    spark: str = ""  # where the ranges were read: "connect" or "embedded"
+    spark: str = ""  # where the ranges were read: "connect" or "embedded" Spark tasks, "" child processes
     events_held: int = 0  # the most events one writer held at once: at most pull-batch-rows
 
 

@@ -32,37 +32,29 @@ def pull(spark, cycle: Cycle) -> contracts.PullResult:
 
 
 def read_window(spark, cycle: Cycle, window: contracts.Window, server_id: int) -> tuple[contracts.Pulled, dict]:
-    """Read the window in this process into the raw folder.  When pull_ranges.wanted says so
-    and a Spark session is given or starting (runner.cycle_runner.pull_and_settle gives a
-    pull_ranges.SparkLater), the read stops at the first transaction start after the session
-    is up, and what is left of the window is read in ranges by Spark tasks.  Returns what
-    was read and where the time went (contracts.PullResult's fields)."""
-    t0 = time.time()
-    later = pull_ranges.SparkLater.of(spark) if spark is not None and pull_ranges.wanted(cycle, window) else None
-    with pull_ranges.session_first(later):
-        pulled, reader = read_sequentially(cycle, window, server_id,
-                                           pull_ranges.hand_over(cycle, window, later) if later else None)
-    if not reader.handed_over:
+    """Read the window into the raw folder: in ranges where pull_ranges.wanted says so (as
+    Spark tasks in `spark`, a session or a pull_ranges.SparkLater, where it is there to run
+    them; else in child processes), otherwise sequentially in this process.  Returns what was
+    read and where the time went (contracts.PullResult's fields)."""
+    if not pull_ranges.wanted(cycle, window):
+        pulled, _reader = read_sequentially(cycle, window, server_id)
         return pulled, {"ranges": 1}
-    t1 = time.time()
-    rest = msgspec.structs.replace(window, start_pos=reader.last_pos, start_ts=reader.last_ts)
-    session = later.get()
-    starts = pull_ranges.plan(cycle, rest)
-    detail = {"ranges": len(starts) + (1 if pulled.events else 0), "sequential_events": pulled.events,
-              "sequential_seconds": round(t1 - t0, 3), "plan_seconds": round(time.time() - t1, 3),
-              "spark": "connect" if is_remote(session) else "embedded"}
-    part, timing = pull_ranges.read(session, cycle, rest, server_id, starts, first_part=1)
-    return pull_ranges.joined(pulled, part), {**detail, **timing}
+    t0 = time.time()
+    session = pull_ranges.SparkLater.of(spark).for_ranges()
+    starts = pull_ranges.plan(cycle, window)
+    detail = {"ranges": len(starts), "plan_seconds": round(time.time() - t0, 3),
+              "spark": "" if session is None else "connect" if is_remote(session) else "embedded"}
+    pulled, timing = pull_ranges.read(session, cycle, window, server_id, starts)
+    return pulled, {**detail, **timing}
 
 
-def read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int,
-                      hand_over=None) -> tuple[contracts.Pulled, BinlogReader]:
-    """The window read in this process, into part 0 of the raw folder (up to where
-    `hand_over` stopped it: BinlogReader.read)."""
+def read_sequentially(cycle: Cycle, window: contracts.Window,
+                      server_id: int) -> tuple[contracts.Pulled, BinlogReader]:
+    """The window read in this process, into part 0 of the raw folder."""
     reader = BinlogReader(cycle.source, server_id, window.start_pos, window.head,
                           prev_ts=window.start_ts, target_ts=window.target_ts)
     writer = cycle.folder.writer("raw", cycle.config.pull_batch_rows)
-    reader.read(writer.add, hand_over)
+    reader.read(writer.add)
     writer.close()
     # Everything up to the head is read: the window is resolved up to the moment the head
     # was taken (or up to target-ts, whichever is first; or up to its last transaction, for a

@@ -1,0 +1,33 @@
+"""What one range of pull's parallel path does where it runs (a Spark task, or a child process
+of pull's: core.child_calls): read its part of the window into the event store, then copy it
+with its commit ts.  Apart from stages.pull_ranges so that a child imports only this, the
+binlog reader and the event store."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+
+from cdcflow.source.binlog import Position
+from cdcflow.source.binlog_ranges import RangeReader, RangeResult, gtid_in_range
+from cdcflow.store.events import RunFolder
+
+RANGES_FOLDER = "raw-ranges"  # each range's events before their commit ts is known
+
+
+def read_range(url: str, batch_rows: int, part: int, source, server_id: int, start: dict, end: dict) -> str:
+    """One range read into its part of RANGES_FOLDER (rows go out in bounded batches, however
+    large the transaction); what the driver needs of it, as JSON."""
+    t0 = time.perf_counter()
+    writer = RunFolder.at(url).writer(RANGES_FOLDER, batch_rows, part=part)
+    reader = RangeReader(source, server_id, Position.from_dict(start), Position.from_dict(end))
+    reader.read(writer.add)
+    writer.close()
+    return json.dumps(dataclasses.asdict(RangeResult.of(reader, writer, time.perf_counter() - t0)))
+
+
+def stamp_range(url: str, part: int, stamps: list[int], start_gtid) -> str:
+    """One range's events copied to the raw folder with their commit ts and GTID positions."""
+    RunFolder.at(url).restamp(RANGES_FOLDER, "raw", part, stamps, lambda read: gtid_in_range(start_gtid, read))
+    return ""
