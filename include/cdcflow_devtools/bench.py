@@ -42,6 +42,9 @@ def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir
     pos = create_changefeed("bench", up, servers.cdcflow, home)
     if (pos["file"], pos["pos"]) != (start_file, start_pos):
         raise RuntimeError(f"the changefeed starts at {pos}, not at the snapshot position {start_file}:{start_pos}")
+    # the same window once more later, on a warm Spark Connect server (connect_cycle)
+    if create_changefeed("bench-connect", up, servers.cdcflow, home) != pos:
+        raise RuntimeError("bench-connect does not start where bench does")
 
     say(f"workload: about {rows:,} row changes on the upstream (shape {shape})")
     plan, done, gen_secs = run_workload(up, rows, shape)
@@ -62,14 +65,35 @@ def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir
     replica_secs = bench_peers.replica_catch_up(up, servers.replica, rng)
     replica_diffs = verify(up, servers.replica, "the replica")
 
+    connect, connect_diffs = connect_cycle(servers, done, log_dir)
     return {
         "rows": done, "shape": shape, "transactions": plan.transactions - plan.ddls, "ddls": plan.ddls,
         "by_kind": {k: v for k, v in plan.by_kind().items() if v}, "workload_seconds": gen_secs,
         "binlog_range": asdict(rng), "cdcflow": asdict(cyc),
+        "cdcflow_connect": asdict(connect),
         "mariadb_binlog_seconds": binlog_secs, "native_replica_seconds": replica_secs,
-        "consistent": {"cdcflow": not cdc_diffs, "mariadb_binlog": not binlog_diffs,
-                       "native_replica": not replica_diffs},
+        "consistent": {"cdcflow": not cdc_diffs, "cdcflow_connect": not connect_diffs,
+                       "mariadb_binlog": not binlog_diffs, "native_replica": not replica_diffs},
     }
+
+
+def connect_cycle(servers: Servers, rows: int, log_dir: Path):
+    """The same window once more, by the changefeed created beside the first (bench-connect),
+    into cdcflow's downstream reset to the start's schema, its cycle on a Spark Connect server
+    started and warmed up before (as the DAG's stages run on a long-running server): no JVM
+    or Python workers to start in the cycle.  Returns its CycleResult and the downstream's
+    differences."""
+    from cdcflow_devtools import bench_workload, spark_connect
+    from cdcflow_devtools.mariadb import free_port
+
+    say("cdcflow again on a warm Spark Connect server: the same window, its downstream reset to the start")
+    bench_workload.create_snapshot(servers.cdcflow)
+    server = spark_connect.start(log_dir / "spark-connect", port=free_port())
+    try:
+        cyc = run_cycle_measured("bench-connect", rows, log_dir, server.url)
+    finally:
+        server.stop()
+    return cyc, verify(servers.up, servers.cdcflow, "cdcflow's downstream (warm Spark Connect)")
 
 
 def scale_changefeed_id(rows: int) -> str:
@@ -129,11 +153,16 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
           f"{fmt_bytes(cyc['peak_rss_bytes']):>14}{yes[ok['cdcflow']]:>12}")
     print(f"{'cdcflow apply stage alone':32}{fmt_rate(rate(rows, apply_secs)):>15}{apply_secs:>10.1f}"
           f"{'':>14}{'':>12}")
+    con = main["cdcflow_connect"]
+    print(f"{'cdcflow, warm Spark Connect':32}{fmt_rate(rate(rows, con['wall_seconds'])):>15}"
+          f"{con['wall_seconds']:>10.1f}{fmt_bytes(con['peak_rss_bytes']):>14}{yes[ok['cdcflow_connect']]:>12}")
     print(f"{'mariadb-binlog | mariadb':32}{fmt_rate(binlog):>15}{main['mariadb_binlog_seconds']:>10.1f}"
           f"{'':>14}{yes[ok['mariadb_binlog']]:>12}")
     print(f"{'native replica':32}{fmt_rate(replica):>15}{main['native_replica_seconds']:>10.1f}"
           f"{'':>14}{yes[ok['native_replica']]:>12}")
     print(f"cdcflow's cycle: {stage_line(cyc['stats'], cyc['wall_seconds'])}")
+    print(f"on warm Spark Connect (peak memory: the CLI's processes, not the server's): "
+          f"{stage_line(con['stats'], con['wall_seconds'])}")
     ap = cyc["stats"].get("apply", {})
     print(f"cdcflow's apply: {ap.get('rows_in', 0):,} row changes -> {ap.get('rows_written', 0):,} final rows in "
           f"{ap.get('statements', 0):,} statements, {ap.get('ddl_applied', 0)} DDLs")
@@ -150,6 +179,8 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
                   f"{fmt_bytes(e['peak_rss_bytes']):>14}{yes[e['consistent']]:>12}")
     x = whole / binlog if whole and binlog else 0.0
     y = whole / replica if whole and replica else 0.0
+    warm = rate(rows, con["wall_seconds"])
+    print(f"warm Spark Connect: ratio_vs_mariadb_binlog={warm / binlog if warm and binlog else 0.0:.2f}")
     return x, y
 
 

@@ -105,11 +105,13 @@ def run_measured(args: list[str], log_path: Path, ok: tuple[int, ...] = (0,)) ->
     return wall, peak, out_path.read_text(errors="replace")
 
 
-def run_cycle_measured(changefeed_id: str, row_changes: int, log_dir: Path) -> CycleResult:
-    """One `cdcflow changefeed run -c changefeed_id` as a child process: wall time, peak memory, run stats."""
+def run_cycle_measured(changefeed_id: str, row_changes: int, log_dir: Path, remote: str | None = None) -> CycleResult:
+    """One `cdcflow changefeed run -c changefeed_id` as a child process (on the Spark Connect
+    server `remote` if given): wall time, peak memory, run stats."""
     from cdcflow.store import metastore
 
-    wall, peak, _ = run_measured(["changefeed", "run", "-c", changefeed_id], log_dir / f"cycle-{changefeed_id}.log")
+    wall, peak, _ = run_measured(["changefeed", "run", "-c", changefeed_id, *(["--spark-remote", remote] if remote else [])],
+                                 log_dir / f"cycle-{changefeed_id}.log")
     runs = metastore.recent_runs(changefeed_id, limit=1)
     return CycleResult(changefeed_id, row_changes, wall, peak, runs[0].stats if runs else {})
 
@@ -148,8 +150,10 @@ def stop_servers(servers: Servers) -> None:
 
 # --- the steps -------------------------------------------------------------------------------
 
-def create_changefeed(changefeed_id: str, up, down, home: Path, config: str = "", base: str = CONFIG) -> dict:
-    """A changefeed of the bench schema (`base`, then `config`), anew."""
+def create_changefeed(changefeed_id: str, up, down, home: Path, config: str = "", base: str = CONFIG,
+                      start_ts: int | None = None) -> dict:
+    """A changefeed of the bench schema (`base`, then `config`), anew (from `start_ts`, else the
+    upstream's head)."""
     from cdcflow import cli
     from cdcflow.core.spec_store import spec_exists
     from cdcflow.store import metastore
@@ -162,7 +166,7 @@ def create_changefeed(changefeed_id: str, up, down, home: Path, config: str = ""
         old, sys.stdout = sys.stdout, quiet
         try:
             rc = cli.main(["changefeed", "create", "-c", changefeed_id, "--source-uri", up.uri, "--sink-uri", down.uri,
-                           "--config", str(cfg)])
+                           "--config", str(cfg), *(["--start-ts", str(start_ts)] if start_ts else [])])
         finally:
             sys.stdout = old
     if rc != 0:

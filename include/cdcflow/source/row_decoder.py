@@ -181,8 +181,8 @@ def _reader(event, column):
 
 
 def _plan(event):
-    """(the bitmap of a FULL image, [(the text of '"name":', reader or None)]) for the
-    event's table, or None."""
+    """(the bitmap of a FULL image, [(the text of '"name":', reader or None)], whether every
+    column has a reader) for the event's table, or None."""
     table = event.table_map[event.table_id]
     cached = getattr(table, "_cdcflow_row_plan", None)
     if cached is not None and cached[0] == event._ignore_decode_errors:
@@ -193,7 +193,8 @@ def _plan(event):
     else:
         n = len(columns)
         full = b"\xff" * (n // 8) + (bytes([(1 << (n % 8)) - 1]) if n % 8 else b"")
-        plan = (full, [(_encode(c.name).decode() + ":", _reader(event, c)) for c in columns])
+        readers = [(_encode(c.name).decode() + ":", _reader(event, c)) for c in columns]
+        plan = (full, readers, all(r is not None for _, r in readers))
     table._cdcflow_row_plan = (event._ignore_decode_errors, plan)
     return plan
 
@@ -216,15 +217,23 @@ def install() -> None:
         if plan is None or cols_bitmap != plan[0] or wrapper._BinLogPacketWrapper__data_buffer:
             return original(self, cols_bitmap, row_image_type)
         self.is_partial_json_update = False
-        full, readers = plan
+        full, readers, all_read = plan
+        columns_mask = int.from_bytes(full, "little")
         # the values are read at offsets into the packet's bytes, not through the wrapper's
         # read() per value; the wrapper's count and the packet's position are set after
         packet = wrapper.packet
         data, at = packet._data, packet._position
         begin, at = at, at + len(full)
         null_bitmap = data[begin:at]
-        slow = self._RowsEvent__read_values_name
         parts = []
+        # the common row: no NULL (the bitmap's bits past the last column may be set), every
+        # column read here
+        if all_read and not int.from_bytes(null_bitmap, "little") & columns_mask:
+            for name, reader in readers:
+                text, at = reader(data, at)
+                parts.append(name + text)
+            readers = ()
+        slow = self._RowsEvent__read_values_name
         for i, (name, reader) in enumerate(readers):
             if null_bitmap[i >> 3] & (1 << (i & 7)):
                 parts.append(name + "null")
