@@ -20,10 +20,9 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from cdcflow.core import child_calls
-from cdcflow.source import range_parts
 from cdcflow.source.binlog import Position
 from cdcflow.source.binlog_ranges import RangeResult, chain, cuts, gtids_at_starts, range_server_id, window_bytes
-from cdcflow.stages import contracts
+from cdcflow.stages import contracts, range_parts
 from cdcflow.stages.cycle import Cycle
 
 RANGES_FOLDER = range_parts.RANGES_FOLDER
