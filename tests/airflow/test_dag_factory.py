@@ -305,9 +305,9 @@ def test_the_dag_runs_the_library_stages(dagbag):
 def test_prepare_takes_what_the_trigger_form_sends(airflow):
     import inspect
 
-    from cdcflow import stages
+    from cdcflow.stages.prepare import prepare
 
-    params = inspect.signature(stages.prepare).parameters
+    params = inspect.signature(prepare).parameters
     for name in ("start_ts", "target_ts", "dry_run"):
         assert name in params and params[name].kind is inspect.Parameter.KEYWORD_ONLY, name
 

@@ -18,10 +18,10 @@ except ImportError:  # tests/ imported as a package
 
 from e2e_helpers import assert_consistent, cli_ok, create_changefeed, orphan_lease, query
 
-from cdcflow import stages
 from cdcflow.runner.cycle_runner import run_stage
 from cdcflow.core.errors import CdcflowError
 from cdcflow.stages.cycle import Cycle
+from cdcflow.stages.prepare import prepare
 from cdcflow.store import metastore, snapshots
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
@@ -122,7 +122,7 @@ def test_mode_snapshot_waits_for_a_live_cycle_and_replaces_a_dag_run_left_open(m
     create_changefeed(capsys, up, down, "dag-sn2", CONFIG.replace(S, s2))
     dag = parsed_changefeed_dag("dag-sn2")
     open_run = "airflow__left_open"
-    assert not stages.prepare(Cycle.load("dag-sn2", open_run)).skip  # holds the lease, as a running prepare task does
+    assert not prepare(Cycle.load("dag-sn2", open_run)).skip  # holds the lease, as a running prepare task does
     cli_ok(capsys, "changefeed", "pause", "-c", "dag-sn2")
 
     state, log = _run(dag, SNAPSHOT, capsys, caplog)
