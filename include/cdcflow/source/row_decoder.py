@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import codecs
-import datetime as dt
 import decimal
 import math
 import re
@@ -29,7 +28,7 @@ import struct
 
 import msgspec
 
-from cdcflow.core.row_codec import value_text
+from cdcflow.core.row_codec import temporal_text, value_text
 from cdcflow.source import column_types
 
 IMAGE_TEXT = "_cdcflow_image_text"  # set on a rows event: its rows' images come as JSON text
@@ -96,16 +95,6 @@ def _string(length_size: int, encoding: str | None, errors: str):
     return read_text
 
 
-def _temporal_text(v) -> str:
-    """A DATE, DATETIME or TIMESTAMP value's text in an image (row_codec's, without its
-    tests of every other type)."""
-    if type(v) is dt.datetime:  # never zoned here: isoformat writes the year in 4 digits
-        return '{"dt":"' + v.isoformat(" ", "microseconds") + '"}'
-    if type(v) is dt.date:
-        return '{"da":"' + v.isoformat() + '"}'
-    return value_text(v)
-
-
 def _temporal(size: int, byte_order: str, fsp: int | None, value):
     """DATE, DATETIME2, TIMESTAMP2: `size` stored bytes, then the fraction (column_types)."""
     n = column_types.frac_size(fsp)
@@ -114,7 +103,7 @@ def _temporal(size: int, byte_order: str, fsp: int | None, value):
     def read_temporal(data, at):
         stored = int.from_bytes(data[at:at + size], byte_order)
         us = column_types.frac_us(int.from_bytes(data[at + frac_at:at + end], "big"), n) if n else 0
-        return _temporal_text(value(stored, us)), at + end
+        return temporal_text(value(stored, us)), at + end
     return read_temporal
 
 
@@ -181,8 +170,8 @@ def _reader(event, column):
 
 
 def _plan(event):
-    """(the bitmap of a FULL image, [(the text of '"name":', reader or None)], whether every
-    column has a reader) for the event's table, or None."""
+    """(the bitmap of a FULL image, [(the text of '"name":', reader or None)], the columns' bits
+    of a NULL bitmap where every column has a reader, else None) for the event's table, or None."""
     table = event.table_map[event.table_id]
     cached = getattr(table, "_cdcflow_row_plan", None)
     if cached is not None and cached[0] == event._ignore_decode_errors:
@@ -194,7 +183,9 @@ def _plan(event):
         n = len(columns)
         full = b"\xff" * (n // 8) + (bytes([(1 << (n % 8)) - 1]) if n % 8 else b"")
         readers = [(_encode(c.name).decode() + ":", _reader(event, c)) for c in columns]
-        plan = (full, readers, all(r is not None for _, r in readers))
+        # a row whose NULL bitmap has none of these bits set takes the shortest path
+        shortest = int.from_bytes(full, "little") if all(r is not None for _, r in readers) else None
+        plan = (full, readers, shortest)
     table._cdcflow_row_plan = (event._ignore_decode_errors, plan)
     return plan
 
@@ -217,8 +208,7 @@ def install() -> None:
         if plan is None or cols_bitmap != plan[0] or wrapper._BinLogPacketWrapper__data_buffer:
             return original(self, cols_bitmap, row_image_type)
         self.is_partial_json_update = False
-        full, readers, all_read = plan
-        columns_mask = int.from_bytes(full, "little")
+        full, readers, shortest = plan
         # the values are read at offsets into the packet's bytes, not through the wrapper's
         # read() per value; the wrapper's count and the packet's position are set after
         packet = wrapper.packet
@@ -228,7 +218,7 @@ def install() -> None:
         parts = []
         # the common row: no NULL (the bitmap's bits past the last column may be set), every
         # column read here
-        if all_read and not int.from_bytes(null_bitmap, "little") & columns_mask:
+        if shortest is not None and not int.from_bytes(null_bitmap, "little") & shortest:
             for name, reader in readers:
                 text, at = reader(data, at)
                 parts.append(name + text)
