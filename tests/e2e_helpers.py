@@ -309,17 +309,20 @@ def create_with_snapshot(capsys, cdcflow_home, up, down, changefeed_id: str, sch
 def write_before_chunk(monkeypatch, up, when, *statements: str) -> list:
     """Run `statements` upstream right before the first snapshot chunk read in its own transaction
     (after the point) for which `when(task, tables read so far)` says so.  Returns the list the
-    table of that chunk is added to once they ran."""
+    table of that chunk is added to once they ran.  Each Spark job then copies one chunk, so
+    the statements can fall between any two chunks' reads."""
     from cdcflow.snapshot import runner
 
     real, ran, seen = runner.copy_in_spark, [], []
 
-    def paused(spark, task, *args, **kwargs):
+    def paused(spark, tasks, *args, **kwargs):
+        (task,) = tasks
         if not ran and when(task, seen):
             up.execute(*statements)
             ran.append(task["table"])
         seen.append(task["table"])
-        return real(spark, task, *args, **kwargs)
+        return real(spark, tasks, *args, **kwargs)
 
+    monkeypatch.setattr(runner, "MOST_CHUNKS_PER_JOB", 1)
     monkeypatch.setattr(runner, "copy_in_spark", paused)
     return ran

@@ -27,10 +27,10 @@ def _ts_arg(text: str) -> int:
 def cmd_create(a) -> int:
     snapshot = {"chunk_size": a.snapshot_chunk_size, "workers": a.snapshot_workers} if a.snapshot else None
 
-    def spark_for(cfg):
+    def spark_for(cfg, **how):
         from cdcflow.runner.sessions import session_for
 
-        return session_for(cfg, a.changefeed_id, a.spark_remote)
+        return session_for(cfg, a.changefeed_id, a.spark_remote, **how)
 
     def report(p: dict) -> None:
         from cdcflow.snapshot.runner import progress_line

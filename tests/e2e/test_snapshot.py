@@ -130,7 +130,43 @@ def _catch_up(capsys, up, down, changefeed_id: str) -> None:
     assert_consistent(up, down, [S])
 
 
-def test_snapshot_under_concurrent_writes_converges(mariadb_pair, spark, cdcflow_home, capsys):
+class Jobs(list):
+    """The chunks each Spark job of the copy copied, and the way the copy was to run."""
+
+    def __init__(self, way: str):
+        super().__init__()
+        self.way = way
+
+
+@pytest.fixture(params=["spark jobs", "threads here"])
+def copy_jobs(request, monkeypatch) -> Jobs:
+    """The two ways chunks are copied, and the Spark jobs run (the chunks each copied): jobs
+    of runs of chunks in the session up, or threads of this process where the copy would
+    have had to start an embedded session of its own (none is opened then: no job)."""
+    from cdcflow.runner import sessions
+    from cdcflow.snapshot import runner
+
+    jobs, real = Jobs(request.param), runner.copy_in_spark
+
+    def counted(spark, tasks, *args):
+        jobs.append(len(tasks))
+        return real(spark, tasks, *args)
+
+    monkeypatch.setattr(runner, "copy_in_spark", counted)
+    if request.param == "threads here":
+        monkeypatch.setattr(sessions, "would_start_locally", lambda master: True)
+    return jobs
+
+
+def _copied_by(jobs, chunks: int) -> None:
+    """Every chunk copied by the way `jobs` names: Spark jobs of several chunks, or no job."""
+    if jobs.way == "threads here":
+        assert jobs == []
+    else:
+        assert sum(jobs) == chunks and max(jobs) > 1, jobs
+
+
+def test_snapshot_under_concurrent_writes_converges(mariadb_pair, spark, cdcflow_home, capsys, copy_jobs):
     up, down = mariadb_pair
     _fresh(up, down, 700)
     with writing(up, seed=14) as writer:
@@ -139,6 +175,7 @@ def test_snapshot_under_concurrent_writes_converges(mariadb_pair, spark, cdcflow
     info = json.loads(out.out.split("\n", 2)[2])
     progress = info["snapshot"]
     assert progress["status"] == "done" and progress["chunks_done"] == progress["chunks_total"] > 100
+    _copied_by(copy_jobs, progress["chunks_total"] - 1)  # the keyless table's chunk is read at the point
     assert "chunks" in out.err and "rows/s" in out.err  # the progress a person follows
     assert writer.done > 20, "the upstream was to keep writing during the copy"
     assert query(capsys, "snap1")["cdcflow"]["snapshot"]["chunks_total"] == progress["chunks_total"]
@@ -276,7 +313,7 @@ def test_a_failure_recording_the_copy_leaves_no_half_created_changefeed(mariadb_
     _catch_up(capsys, up, down, "snap6")
 
 
-def test_snapshot_copies_every_column_type_exactly(mariadb_pair, spark, cdcflow_home, capsys):
+def test_snapshot_copies_every_column_type_exactly(mariadb_pair, spark, cdcflow_home, capsys, copy_jobs):
     """The upstream prints the rows as SQL text for the copy: every type of the type matrix lands
     exactly (FLOAT and DOUBLE text, UTC TIMESTAMPs, BIT, bytes, JSON, zero dates, NULLs, latin1),
     and so do the values a lax upstream session stored (clipped numbers such as FLT_MAX, the ENUM
@@ -308,6 +345,7 @@ def test_snapshot_copies_every_column_type_exactly(mariadb_pair, spark, cdcflow_
     finally:
         up.execute(f"SET GLOBAL max_allowed_packet = {packet}")
     assert rc == 0, out.err
+    _copied_by(copy_jobs, json.loads(out.out.split("\n", 2)[2])["snapshot"]["chunks_total"])
     assert_same_values(up, down, db)
     assert_consistent(up, down, [db])
     assert down.query(f"SELECT COUNT(*), SUM(twice = 2 * a), SUM(hidden = CONCAT('h', id)) FROM {db}.g") == \

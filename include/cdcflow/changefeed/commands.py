@@ -174,7 +174,8 @@ def _snapshot_copy(changefeed_id, source, sink, cfg, options, spark_for, report)
     from cdcflow.source.binlog import replay_horizon
 
     up_args, down_args = _connection_args(source, sink, cfg)
-    progress = continue_copy(changefeed_id, up_args, down_args, sink.scheme, lambda: spark_for(cfg), options, report)
+    progress = continue_copy(changefeed_id, up_args, down_args, sink.scheme,
+                             lambda: spark_for(cfg, unless_local=True), options, report)
     metastore.update_feed(changefeed_id, replay_until=replay_horizon(tso.now()))
     return progress
 

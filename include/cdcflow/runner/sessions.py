@@ -9,15 +9,19 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 
-from cdcflow.spark.session import get_session, is_remote, release
+from cdcflow.spark.session import get_session, is_remote, release, would_start_locally
 from cdcflow.spark.warm_up import python_workers
 
 log = logging.getLogger("cdcflow")
 
 
-def session_for(cfg, changefeed_id: str, spark_remote: str | None = None):
+def session_for(cfg, changefeed_id: str, spark_remote: str | None = None, unless_local: bool = False):
     """The Spark session of a changefeed's stages, as its config says (every launcher):
-    on a Spark Connect server (`spark_remote`, else `cdcflow.spark-remote`), else embedded."""
+    on a Spark Connect server (`spark_remote`, else `cdcflow.spark-remote`), else embedded.
+    `unless_local`: None where that would start an embedded session on this machine's cores
+    (spark.session.would_start_locally), for a caller that does the same work without it."""
+    if unless_local and not (spark_remote or cfg.spark_remote) and would_start_locally(cfg.spark_master):
+        return None
     return get_session(f"cdcflow-{changefeed_id}", cfg.spark_master, cfg.shuffle_partitions,
                        remote=spark_remote or cfg.spark_remote, driver_memory=cfg.spark_driver_memory)
 
@@ -48,13 +52,16 @@ def release_once_started(session: Future) -> None:
 
 @contextmanager
 def command_sessions(changefeed_id: str, spark_remote: Callable = lambda cfg: None) -> Iterator[Callable]:
-    """`spark_for(config)` for a command (verify, snapshot) run by a launcher: sessions on the
-    stages' Spark (`spark_remote(config)`, else as the config says), released when the block ends."""
+    """`spark_for(config, **how)` for a command (verify, snapshot) run by a launcher: sessions on
+    the stages' Spark (`spark_remote(config)`, else as the config says; `how`: session_for's),
+    released when the block ends."""
     sessions = []
 
-    def spark_for(cfg):
-        sessions.append(session_for(cfg, changefeed_id, spark_remote(cfg)))
-        return sessions[-1]
+    def spark_for(cfg, **how):
+        spark = session_for(cfg, changefeed_id, spark_remote(cfg), **how)
+        if spark is not None:
+            sessions.append(spark)
+        return spark
 
     try:
         yield spark_for

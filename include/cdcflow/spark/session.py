@@ -50,8 +50,8 @@ def get_session(app_name: str = "cdcflow", master: str | None = None, shuffle_pa
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
-    if master or not os.environ.get("SPARK_SUBMIT_ARGS_SET_BY_LAUNCHER"):
-        builder = builder.master(master or os.environ.get("CDCFLOW_SPARK_MASTER", "local[*]"))
+    if (chosen := _master(master)) is not None:
+        builder = builder.master(chosen)
     builder = (
         builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.default.parallelism", str(shuffle_partitions))
@@ -69,6 +69,25 @@ def get_session(app_name: str = "cdcflow", master: str | None = None, shuffle_pa
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("CDCFLOW_SPARK_LOG_LEVEL", "WARN"))
     return spark
+
+
+def _master(master: str | None) -> str | None:
+    """The embedded session's master: the one given, else CDCFLOW_SPARK_MASTER, else local[*];
+    None under spark-submit, whose launcher has set it."""
+    if master or not os.environ.get("SPARK_SUBMIT_ARGS_SET_BY_LAUNCHER"):
+        return master or os.environ.get("CDCFLOW_SPARK_MASTER", "local[*]")
+    return None
+
+
+def would_start_locally(master: str | None) -> bool:
+    """Whether an embedded session with this master would be a new JVM whose tasks run on this
+    machine's cores: no session is up in this process and the master is local.  A caller
+    whose tasks only wait on servers can then do the same work here, without the JVM."""
+    chosen = _master(master)
+    if chosen is None or not chosen.startswith("local"):
+        return False
+    context = sys.modules.get("pyspark.core.context")  # not imported: no session is up
+    return context is None or context.SparkContext._active_spark_context is None
 
 
 def driver_java_options() -> str:
