@@ -39,7 +39,7 @@ def _statements(up, table: str, batch: int) -> tuple[str, list[bytes]]:
     from cdcflow.snapshot.copy import _columns, row_text_sql
 
     columns = _columns(up, SCHEMA, table)
-    names = ", ".join(f"`{c}`" for c, _ in columns)
+    names = ", ".join(f"`{c.name}`" for c in columns)
     with up.cursor() as cur:
         cur.execute(f"SELECT {row_text_sql(columns)} FROM {SCHEMA}.{table} ORDER BY 1")
         texts = [r[0] for r in cur.fetchall()]

@@ -15,6 +15,7 @@ import datetime as dt
 import json
 import logging
 import time
+from typing import NamedTuple
 
 import pymysql
 
@@ -43,30 +44,52 @@ LITERALS = {
                      "geometrycollection"), _BYTES),
     "bit": "{c} + 0",
 }
+_NUMBERS = frozenset(k for k, v in LITERALS.items() if v != _BYTES)  # always printable
 _TEXT = "CONVERT(QUOTE({c}) USING utf8mb4)"
+_UTF8MB4_TEXT = "QUOTE({c})"  # already in the statement's charset
+
+
+class Column(NamedTuple):
+    name: str
+    kind: str  # information_schema's DATA_TYPE
+    nullable: bool
+    charset: str | None
 
 
 class _TooLong(Exception):
     """A row whose text the upstream could not build (longer than its max_allowed_packet)."""
 
 
-def _columns(up, schema: str, name: str) -> list[tuple[str, str]]:
-    """(column, DATA_TYPE) of the table's stored columns in order: generated ones are computed
-    downstream; invisible ones are copied too (SELECT * would skip them)."""
+def _columns(up, schema: str, name: str) -> list[Column]:
+    """The table's stored columns in order: generated ones are computed downstream; invisible
+    ones are copied too (SELECT * would skip them)."""
     with up.cursor() as cur:
-        cur.execute("SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s "
-                    "AND TABLE_NAME = %s AND IS_GENERATED = 'NEVER' ORDER BY ORDINAL_POSITION", (schema, name))
-        return [(c, t.lower()) for c, t in cur.fetchall()]
+        cur.execute("SELECT COLUMN_NAME, DATA_TYPE, IS_NULLABLE, CHARACTER_SET_NAME FROM information_schema.COLUMNS "
+                    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND IS_GENERATED = 'NEVER' ORDER BY ORDINAL_POSITION",
+                    (schema, name))
+        return [Column(c, t.lower(), n == "YES", cs) for c, t, n, cs in cur.fetchall()]
 
 
-def row_text_sql(columns: list[tuple[str, str]]) -> str:
+def value_text_sql(col: Column) -> str:
+    """The expression of one value's SQL text.  The upstream evaluates it for every value
+    copied, so it is no longer than the column needs (printing the bench's 2,000,000 rows took
+    1.9 s instead of 2.5 s with a test and a conversion around every value):
+    QUOTE prints NULL as NULL itself and a utf8mb4 value needs no conversion; a number always
+    prints, so its NULL is only IFNULL's; bytes keep the test first, since HEX of a value over
+    max_allowed_packet is NULL too and must reach CONCAT."""
+    q = quote_ident(col.name)
+    if col.kind not in LITERALS:
+        return (_UTF8MB4_TEXT if col.charset in (None, "utf8mb4") else _TEXT).format(c=q)
+    text = LITERALS[col.kind].format(c=q)
+    if not col.nullable:
+        return text
+    return f"IFNULL({text}, 'NULL')" if col.kind in _NUMBERS else f"IF({q} IS NULL, 'NULL', {text})"
+
+
+def row_text_sql(columns: list[Column]) -> str:
     """The expression of a row's SQL text, b"(v1,v2,…)".  CONCAT, not CONCAT_WS: a value the
     server cannot print (NULL, with a warning) makes the whole row NULL, which the copy sees."""
-    parts = []
-    for c, kind in columns:
-        q = quote_ident(c)
-        parts.append(f"IF({q} IS NULL, 'NULL', {LITERALS.get(kind, _TEXT).format(c=q)})")
-    return "CAST(CONCAT('(', " + ", ',', ".join(parts) + ", ')') AS BINARY)"
+    return "CAST(CONCAT('(', " + ", ',', ".join(map(value_text_sql, columns)) + ", ')') AS BINARY)"
 
 
 def _chunk_query(task: dict, select: str, tail: str = "") -> tuple[str, list]:
@@ -84,7 +107,7 @@ def _copy_grouped(up, writer: RowWriter, task: dict, verb: str) -> int:
     goes row by row."""
     key, chunk = task["key"], Chunk(**task["chunk"])
     columns = _columns(up, task["schema"], task["name"])
-    names, text = tuple(c for c, _ in columns), row_text_sql(columns)
+    names, text = tuple(c.name for c in columns), row_text_sql(columns)
     keys = ", ".join(map(quote_ident, key))
     lo, copied = chunk.lo, 0
     with up.cursor() as cur:
@@ -130,7 +153,7 @@ def _error_values_as_upstream(up, down, batch: dict, enums: set[str]) -> bool:
 
 def _copy_text(up, writer: RowWriter, task: dict, verb: str) -> int:
     columns = _columns(up, task["schema"], task["name"])
-    names = tuple(c for c, _ in columns)
+    names = tuple(c.name for c in columns)
     copied = 0
     with up.cursor(pymysql.cursors.SSCursor) as cur:
         cur.execute(*_chunk_query(task, row_text_sql(columns)))
@@ -155,7 +178,7 @@ def _value(v):
 def _copy_decoded(up, writer: RowWriter, task: dict, verb: str) -> int:
     """The rows decoded by pymysql and encoded again: for a row too long for the upstream to
     print as text (its blobs' hex over max_allowed_packet)."""
-    names = tuple(c for c, _ in _columns(up, task["schema"], task["name"]))
+    names = tuple(c.name for c in _columns(up, task["schema"], task["name"]))
     copied = 0
     with up.cursor(pymysql.cursors.SSCursor) as cur:
         cur.execute(*_chunk_query(task, ", ".join(map(quote_ident, names))))
