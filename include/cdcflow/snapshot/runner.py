@@ -79,7 +79,7 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
         position, method = open_point(up, options.point)
         log.info("snapshot %s: consistent point %s:%s (by %s)", changefeed_id, position.file, position.pos, method)
         keep = TableFilter(list(rules), case_sensitive)
-        tasks, deferred = [], {}
+        tables, deferred = [], {}
         catalogue = read_catalogue(up)
         for (schema, name), info in sorted(catalogue.items()):
             if not keep.match_table(schema, name):
@@ -92,9 +92,8 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
             clauses = create_downstream(up, down, scheme, schema, name, changefeed_id, kept)
             if clauses:
                 deferred[f"{schema}.{name}"] = clauses
-            quoted = f"{quote_ident(schema)}.{quote_ident(name)}"
-            tasks += [{"table": f"{schema}.{name}", "schema": schema, "name": name, "key": key, "chunk": c.__dict__}
-                      for c in table_chunks(up, quoted, key, options.chunk_size)]
+            tables.append((schema, name, key))
+        tasks = _plan(up_args, tables, options)
         _order(up, tasks)
         record(Point(position, method, tasks, catalogue, deferred))
         writer = RowWriter(down, options.batch_rows)
@@ -114,6 +113,26 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
     finally:
         up.close()
         down.close()
+
+
+def _plan(up_args: dict, tables: list[tuple[str, str, list[str] | None]], options: SnapshotOptions) -> list[dict]:
+    """The chunk tasks of `tables` (schema, name, key), in their order.  Each table's bounds
+    are a walk of its key's index on the upstream, so the tables are walked `workers` at a
+    time, each in a session of its own: bounds need no snapshot, since the chunks cover the
+    whole key range whatever they are."""
+    sessions = _PerThread(lambda: reading_session(up_args))
+
+    def chunks(table: tuple[str, str, list[str] | None]) -> list[dict]:
+        schema, name, key = table
+        found = table_chunks(sessions.get(), f"{quote_ident(schema)}.{quote_ident(name)}", key, options.chunk_size)
+        return [{"table": f"{schema}.{name}", "schema": schema, "name": name, "key": key, "chunk": c.__dict__}
+                for c in found]
+
+    try:
+        with ThreadPoolExecutor(max(1, min(options.workers, len(tables))), thread_name_prefix="snapshot-plan") as pool:
+            return [task for found in pool.map(chunks, tables) for task in found]
+    finally:
+        sessions.close()
 
 
 def _order(up, tasks: list[dict]) -> None:
@@ -250,25 +269,36 @@ def copy_in_spark(spark, tasks: list[dict], up_args: dict, down_args: dict, batc
     return [json.loads(r["result"]) for r in rows]
 
 
-class _ThreadCopies:
-    """copy_in_spark's work in the calling thread: each thread keeps its pair of sessions for
-    the chunks it copies (a Python worker keeps them for its task's), closed at the end."""
+class _PerThread:
+    """What `open()` gives, once per thread that asks (connections are not shared between
+    threads); `close()` closes every one, each `closing(it)` (it.close())."""
 
-    def __init__(self, up_args: dict, down_args: dict, batch_rows: int):
-        self._args, self._batch_rows = (up_args, down_args), batch_rows
+    def __init__(self, open: Callable, closing: Callable = lambda it: it.close()):
+        self._open, self._closing = open, closing
         self._local, self._opened, self._lock = threading.local(), [], threading.Lock()
 
-    def __call__(self, task: dict) -> dict:
-        if not hasattr(self._local, "pair"):
-            up, down = reading_session(self._args[0]), connection.connect(self._args[1])
-            self._local.pair = (up, RowWriter(down, self._batch_rows))
+    def get(self):
+        if not hasattr(self._local, "it"):
+            self._local.it = self._open()
             with self._lock:
-                self._opened += [up, down]
-        return copy_chunk(*self._local.pair, task)
+                self._opened.append(self._local.it)
+        return self._local.it
 
     def close(self) -> None:
-        for conn in self._opened:
-            conn.close()
+        for it in self._opened:
+            self._closing(it)
+
+
+class _ThreadCopies(_PerThread):
+    """copy_in_spark's work in the calling thread: each thread keeps its pair of sessions for
+    the chunks it copies (a Python worker keeps them for its task's)."""
+
+    def __init__(self, up_args: dict, down_args: dict, batch_rows: int):
+        super().__init__(lambda: (reading_session(up_args), RowWriter(connection.connect(down_args), batch_rows)),
+                         lambda pair: (pair[0].close(), pair[1].conn.close()))
+
+    def __call__(self, task: dict) -> dict:
+        return copy_chunk(*self.get(), task)
 
 
 def _copy_failed(changefeed_id: str, table: str, e: Exception) -> CdcflowError:
