@@ -350,3 +350,38 @@ def test_snapshot_copies_every_column_type_exactly(mariadb_pair, spark, cdcflow_
     assert_consistent(up, down, [db])
     assert down.query(f"SELECT COUNT(*), SUM(twice = 2 * a), SUM(hidden = CONCAT('h', id)) FROM {db}.g") == \
         [(40, 40, 40)]
+
+
+def test_a_chunk_copied_again_converges_through_the_enum_error_value(mariadb_pair):
+    """A chunk copied again (a resumed copy) finds its rows downstream: the batch's INSERT is
+    refused for a duplicate and the batch written again by REPLACE, which overwrites a row
+    changed since.  Also where the batch holds the ENUM error value a lax upstream stored:
+    strict mode refuses it first, its non-strict run is then refused for the duplicate, and
+    that duplicate is what leads to the REPLACE."""
+    from cdcflow.sink import connection
+    from cdcflow.sink.row_writer import RowWriter
+    from cdcflow.snapshot.copy import copy_chunk
+    from cdcflow.verify.chunks import Chunk
+    from cdcflow.verify.runner import connect as reading_session
+
+    up, down = mariadb_pair
+    db = "snapagain"
+    table = f"CREATE TABLE {db}.e (id INT PRIMARY KEY, e ENUM('a','b') NOT NULL, v INT)"
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {db}", f"CREATE DATABASE {db}", table)
+    with up.connect() as c, c.cursor() as cur:
+        cur.execute("SET SESSION sql_mode = ''")  # 'c' is stored as the ENUM error value ''
+        cur.execute(f"INSERT INTO {db}.e VALUES (1, 'c', 1), (2, 'a', 2), (3, 'c', 3), (4, 'b', 4)")
+    args = {s: {"host": "127.0.0.1", "port": s.port, "user": "root", "password": "cdcflow"} for s in (up, down)}
+    task = {"table": f"{db}.e", "schema": db, "name": "e", "key": ["id"], "chunk": Chunk(0).__dict__}
+    reading, writer = reading_session(args[up]), RowWriter(connection.connect(args[down]), batch_rows=1000)
+    try:
+        assert copy_chunk(reading, writer, task)["rows"] == 4 and writer.fallbacks == 0
+        down.execute(f"UPDATE {db}.e SET v = 99 WHERE id = 2", f"DELETE FROM {db}.e WHERE id = 4")
+        assert copy_chunk(reading, writer, task)["rows"] == 4
+        assert writer.fallbacks == 1 and writer.rows_written == 8
+    finally:
+        reading.close()
+        writer.conn.close()
+    rows = f"SELECT id, e + 0, v FROM {db}.e ORDER BY id"
+    assert down.query(rows) == up.query(rows) == [(1, 0, 1), (2, 1, 2), (3, 0, 3), (4, 2, 4)]

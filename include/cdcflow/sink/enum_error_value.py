@@ -82,21 +82,32 @@ def write_error_values(conn, sql: str, refused: pymysql.MySQLError, rows: list |
         try:
             cur.execute("SET SESSION sql_mode = %s, max_error_count = %s",
                         (",".join(m for m in mode.split(",") if m not in _STRICT), _MAX_WARNINGS))
-            cur.execute(sql)
-            cur.execute("SHOW COUNT(*) WARNINGS")  # diagnostics: neither clears the list
-            count = cur.fetchone()[0]
-            cur.execute("SHOW WARNINGS")
-            warnings = cur.fetchall()
-            stands = next((pymysql.err.DataError(code, message) for _level, code, message in warnings
-                           if not is_error_value(code, message, enums)), None)
-            if stands is None and count > len(warnings):
-                stands = refused  # more warnings than the server kept: they cannot all be read
-            if stands is None and holds is not None and not holds(cur, enums):
-                stands = refused
+            try:
+                cur.execute(sql)
+            except pymysql.MySQLError as e:  # refused for more than the value (a duplicate): that stands
+                stands = e
+            else:
+                stands = _stands(cur, refused, enums, is_error_value, holds)
         except BaseException:
             cur.execute(undo)
             raise
         finally:
             cur.execute("SET SESSION sql_mode = %s, max_error_count = %s", (mode, max_errors))
         cur.execute(undo if stands else keep)
+    return stands
+
+
+def _stands(cur, refused: pymysql.MySQLError, enums: set[str], is_error_value, holds) -> pymysql.MySQLError | None:
+    """After the non-strict run: the first warning that is not the ENUM error value, else
+    None if every row holding it holds it as the upstream's."""
+    cur.execute("SHOW COUNT(*) WARNINGS")  # diagnostics: neither clears the list
+    count = cur.fetchone()[0]
+    cur.execute("SHOW WARNINGS")
+    warnings = cur.fetchall()
+    stands = next((pymysql.err.DataError(code, message) for _level, code, message in warnings
+                   if not is_error_value(code, message, enums)), None)
+    if stands is None and count > len(warnings):
+        stands = refused  # more warnings than the server kept: they cannot all be read
+    if stands is None and holds is not None and not holds(cur, enums):
+        stands = refused
     return stands

@@ -67,13 +67,15 @@ class RowWriter:
                     continue
                 raise SinkError(what, e) from None
             except pymysql.MySQLError as e:
-                if on_duplicate is not None and error_code(e) == DUPLICATE_ENTRY:
-                    self.fallbacks += 1
-                    on_duplicate()
-                    return
-                stands = write_error_values(self.conn, sql, e, rows, table, holds)
+                # a refused ENUM error value is written non-strict; what stands then may be a duplicate
+                stands = e if error_code(e) == DUPLICATE_ENTRY else write_error_values(self.conn, sql, e, rows,
+                                                                                        table, holds)
                 if stands is None:
                     self.statements += 1
+                    return
+                if on_duplicate is not None and error_code(stands) == DUPLICATE_ENTRY:
+                    self.fallbacks += 1
+                    on_duplicate()
                     return
                 raise SinkError(what, stands, *offending_row(stands, rows, key)) from None
 
@@ -132,11 +134,12 @@ class RowWriter:
             self.write_values(schema, table, columns, b",".join(chunk), len(chunk), verb)
 
     def write_values(self, schema: str, table: str, columns: tuple[str, ...], values: bytes, rows: int,
-                     verb: str = "REPLACE", holds=None) -> None:
+                     verb: str = "REPLACE", holds=None, on_duplicate=None) -> None:
         """One statement of `rows` rows whose VALUES list, b"(…),(…)", is already SQL text;
-        `holds`: how a refused ENUM error value is proved (enum_error_value)."""
+        `holds`: how a refused ENUM error value is proved (enum_error_value); `on_duplicate`:
+        _run's."""
         self._run(self._values_head(schema, table, columns, verb) + values, f"{verb} into {schema}.{table}",
-                  table=(schema, table), holds=holds)
+                  table=(schema, table), holds=holds, on_duplicate=on_duplicate)
         self.rows_written += rows
 
     @staticmethod

@@ -131,9 +131,18 @@ def _write_values(up, cur, writer: RowWriter, batch: dict, names: tuple[str, ...
     if rows and (cur.warning_count or joined is None):
         # a warning: the list was cut at group_concat_max_len, or a row's text could not be built
         return _copy_text(up, writer, batch, verb)
-    if rows:
-        writer.write_values(batch["schema"], batch["name"], names, joined, rows, verb,
+    if not rows:
+        return 0
+    def write(how: str, on_duplicate=None) -> None:
+        writer.write_values(batch["schema"], batch["name"], names, joined, rows, how, on_duplicate=on_duplicate,
                             holds=lambda down, enums: _error_values_as_upstream(cur, down, batch, enums))
+
+    def replace() -> None:  # a row of the batch is there already (an earlier copy of the chunk)
+        write("REPLACE")
+        writer.rows_written -= rows  # counted once, by the INSERT's call
+
+    # a first copy finds the range empty: INSERT, cheaper for the downstream than REPLACE
+    write("INSERT", replace) if verb == "REPLACE" else write(verb)
     return rows
 
 
