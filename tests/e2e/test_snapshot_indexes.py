@@ -279,6 +279,19 @@ def test_a_copy_while_the_upstream_is_quiet_builds_its_indexes_itself(mariadb_pa
     assert_consistent(up, down, [S])
 
 
+def test_a_quiet_copy_builds_the_tables_indexes_at_once_each_as_the_upstream_has_it(
+        mariadb_pair, spark, cdcflow_home, capsys):
+    """`create` itself builds the indexes of the six tables that have deferred ones, three
+    tables at once in sessions of their own, each recorded built."""
+    up, down = mariadb_pair
+    _fresh(up, down, *KINDS)
+    progress = _create(capsys, cdcflow_home, up, down, "ix6", workers=3)
+    assert progress["status"] == "done" and progress["tables_indexed"] == 6, progress
+    assert snapshots.deferred("ix6") == []  # none left unbuilt
+    _same_definitions(up, down)
+    assert_consistent(up, down, [S])
+
+
 def test_on_a_tidb_downstream_each_deferred_index_is_an_add_index_job_the_next_cycles_await(
         tidb, mariadb_pair, spark, cdcflow_home, capsys, monkeypatch):
     """The TiDB stand-in (tidb_standin_helpers): the build sends ADD INDEX once, as an asynchronous

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from cdcflow.changefeed import feed_state, lifecycle, states, status_view
+from cdcflow.changefeed import feed_state, lifecycle, states
 from cdcflow.core import ts_input, tso
 from cdcflow.core.errors import (
     CHANGEFEED_ALREADY_EXISTS,
@@ -33,7 +33,6 @@ from cdcflow.core.wording import CLI, Words
 from cdcflow.filter.assembled import Filter
 from cdcflow.store import ddl_replacements, metastore, schema_versions, snapshots, verify_results
 from cdcflow.store.engine import transaction
-from cdcflow.store.removal import remove_changefeed
 
 log = logging.getLogger(__name__)
 
@@ -288,6 +287,7 @@ def query(changefeed_id: str, simple: bool = False, last_runs: int = 5, lag_poin
     """`changefeed query`: TiCDC's fields (status_view), and cdcflow's own under `cdcflow`: the
     lag now (live_lag), the last runs (mode, origin, figures) and, with `lag_points`, the lag
     at the end of that many runs and now (the page's plot)."""
+    from cdcflow.changefeed import status_view  # with the lag's readers: Arrow, which create need not load
     from cdcflow.core.uri import parse_source_uri
 
     spec = load_spec(changefeed_id)
@@ -311,6 +311,8 @@ def query(changefeed_id: str, simple: bool = False, last_runs: int = 5, lag_poin
 
 def list_changefeeds(include_ended: bool = False) -> list[dict]:
     """`changefeed list`: finished and removed ones only with `include_ended`."""
+    from cdcflow.changefeed import status_view
+
     return [status_view.list_item(feed) for _, feed in status_view.all_feeds()
             if include_ended or feed.state not in (states.FINISHED, states.REMOVED)]
 
@@ -530,6 +532,8 @@ def _check_not_past(changefeed_id: str, feed: metastore.FeedState, commit_ts: in
 
 def remove(changefeed_id: str) -> str:
     """Delete the changefeed and everything it owns.  Returns its id."""
+    from cdcflow.store.removal import remove_changefeed  # with the event store's Arrow
+
     spec = load_spec(changefeed_id)
     remove_changefeed(spec)
     return spec.id

@@ -43,11 +43,14 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from types import SimpleNamespace
 
 import pymysql
 
 from cdcflow.core.errors import SNAPSHOT_INDEX_FAILED, CdcflowError
+from cdcflow.core.per_thread import PerThread
 from cdcflow.core.row_codec import quote_ident
 from cdcflow.ddl import tidb_only
 from cdcflow.ddl.classify import classify
@@ -130,13 +133,15 @@ def needed(up, schema: str, table: str, info: TableInfo) -> set[str]:
 
 
 def build(changefeed_id: str, down, kind: str, flavour: str, index_ddl=None, renew=lambda: None,
-          tracked=None) -> None:
+          tracked=None, at_once: tuple[Callable, int] | None = None) -> None:
     """Build the deferred indexes not built yet, table by table, recording each table's phase.
     `kind`: the downstream (sink.downstream); `index_ddl` (sink.async_index.IndexDDL): sends
     TiDB's as asynchronous jobs; `renew()` between tables (the cycle's lease); `tracked(schema,
     table)`: the changefeed's tracked definition at its checkpoint (TableInfo, None when dropped),
     so an index a replayed DDL dropped upstream is not built.  An index present already is not
-    added again."""
+    added again.  `at_once`: (a new downstream session, how many): the ALTERs of that many
+    tables run at once, each in a session of its own (an ALTER builds on one core)."""
+    alters = []  # (table, schema, name, ALTERs' index groups) left to run at once
     for entry in snapshots.deferred(changefeed_id):
         renew()
         table, clauses = entry["table"], entry["clauses"]
@@ -154,10 +159,38 @@ def build(changefeed_id: str, down, kind: str, flavour: str, index_ddl=None, ren
             if not _submit_each(changefeed_id, index_ddl, flavour, schema, name, missing):
                 continue  # jobs still building: a later cycle sees them done
         else:  # TiDB synchronously: one ADD INDEX a statement, as it replicates them
-            for group in ([missing] if kind != downstream.TIDB else [[m] for m in missing]) if missing else []:
+            groups = ([missing] if kind != downstream.TIDB else [[m] for m in missing]) if missing else []
+            if at_once is not None and groups:
+                alters.append((table, schema, name, groups))
+                continue
+            for group in groups:
                 _alter(changefeed_id, down, flavour, schema, name, group)
-        snapshots.index_phase(changefeed_id, table, snapshots.BUILT)
-        log.info("snapshot %s: the deferred indexes of %s are built", changefeed_id, table)
+        _built(changefeed_id, table)
+    if alters:
+        _alter_at_once(changefeed_id, flavour, alters, *at_once)
+
+
+def _built(changefeed_id: str, table: str) -> None:
+    snapshots.index_phase(changefeed_id, table, snapshots.BUILT)
+    log.info("snapshot %s: the deferred indexes of %s are built", changefeed_id, table)
+
+
+def _alter_at_once(changefeed_id: str, flavour: str, alters: list[tuple], connect: Callable, workers: int) -> None:
+    """The tables' ALTERs, `workers` tables at once; each recorded built by this thread as it ends."""
+    sessions = PerThread(connect)
+
+    def run(schema: str, name: str, groups: list) -> None:
+        for group in groups:
+            _alter(changefeed_id, sessions.get(), flavour, schema, name, group)
+
+    try:
+        with ThreadPoolExecutor(max(1, min(workers, len(alters))), thread_name_prefix="snapshot-index") as pool:
+            running = {pool.submit(run, schema, name, groups): table for table, schema, name, groups in alters}
+            for future in as_completed(running):
+                future.result()
+                _built(changefeed_id, running[future])
+    finally:
+        sessions.close()
 
 
 def _existing(down, schema: str, name: str) -> set[str] | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from collections.abc import Callable
 from collections import Counter
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 
 from cdcflow.core.config import ChangefeedConfig
 from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError
+from cdcflow.core.per_thread import PerThread
 from cdcflow.core.row_codec import quote_ident
 from cdcflow.filter.table import TableFilter
 from cdcflow.sink import connection
@@ -120,7 +120,7 @@ def _plan(up_args: dict, tables: list[tuple[str, str, list[str] | None]], option
     are a walk of its key's index on the upstream, so the tables are walked `workers` at a
     time, each in a session of its own: bounds need no snapshot, since the chunks cover the
     whole key range whatever they are."""
-    sessions = _PerThread(lambda: reading_session(up_args))
+    sessions = PerThread(lambda: reading_session(up_args))
 
     def chunks(table: tuple[str, str, list[str] | None]) -> list[dict]:
         schema, name, key = table
@@ -169,15 +169,15 @@ def continue_copy(changefeed_id: str, up_args: dict, down_args: dict, scheme: st
     todo = snapshots.pending(changefeed_id)
     if todo:
         _copy_chunks(changefeed_id, todo, up_args, down_args, spark_for(), options, report)
-    _copied(changefeed_id, up_args, down_args, scheme)
+    _copied(changefeed_id, up_args, down_args, scheme, options.workers)
     return snapshots.progress(changefeed_id)
 
 
-def _copied(changefeed_id: str, up_args: dict, down_args: dict, scheme: str) -> None:
+def _copied(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, workers: int) -> None:
     """Record the copy's last read: the upstream's head now, after every chunk's read.  If the
     binlog has not moved since the point, no change waits for a replay and the deferred indexes
-    are built now (synchronously); else the first cycle past that head builds them
-    (deferred_indexes.after_apply)."""
+    are built now (synchronously, `workers` tables at once); else the first cycle past that
+    head builds them (deferred_indexes.after_apply)."""
     up = reading_session(up_args)
     try:
         head = head_position(up)
@@ -190,7 +190,8 @@ def _copied(changefeed_id: str, up_args: dict, down_args: dict, scheme: str) -> 
     down = connection.connect(down_args, read_timeout=None)
     try:
         kind, version = detect(down, scheme)
-        deferred_indexes.build(changefeed_id, down, kind, flavour(kind, version))
+        deferred_indexes.build(changefeed_id, down, kind, flavour(kind, version),
+                               at_once=(lambda: connection.connect(down_args, read_timeout=None), workers))
     finally:
         down.close()
 
@@ -269,27 +270,7 @@ def copy_in_spark(spark, tasks: list[dict], up_args: dict, down_args: dict, batc
     return [json.loads(r["result"]) for r in rows]
 
 
-class _PerThread:
-    """What `open()` gives, once per thread that asks (connections are not shared between
-    threads); `close()` closes every one, each `closing(it)` (it.close())."""
-
-    def __init__(self, open: Callable, closing: Callable = lambda it: it.close()):
-        self._open, self._closing = open, closing
-        self._local, self._opened, self._lock = threading.local(), [], threading.Lock()
-
-    def get(self):
-        if not hasattr(self._local, "it"):
-            self._local.it = self._open()
-            with self._lock:
-                self._opened.append(self._local.it)
-        return self._local.it
-
-    def close(self) -> None:
-        for it in self._opened:
-            self._closing(it)
-
-
-class _ThreadCopies(_PerThread):
+class _ThreadCopies(PerThread):
     """copy_in_spark's work in the calling thread: each thread keeps its pair of sessions for
     the chunks it copies (a Python worker keeps them for its task's)."""
 
