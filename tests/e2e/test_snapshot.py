@@ -385,3 +385,23 @@ def test_a_chunk_copied_again_converges_through_the_enum_error_value(mariadb_pai
         writer.conn.close()
     rows = f"SELECT id, e + 0, v FROM {db}.e ORDER BY id"
     assert down.query(rows) == up.query(rows) == [(1, 0, 1), (2, 1, 2), (3, 0, 3), (4, 2, 4)]
+
+
+def test_batches_within_chunks_copy_every_row_of_every_key_kind(mariadb_pair, spark, cdcflow_home, capsys,
+                                                               monkeypatch, copy_jobs):
+    """Chunks of 7 rows copied 3 rows a batch, each batch ending at the key its own query finds
+    (an integer key, a composite one, a string in a case-insensitive collation): with the
+    upstream quiet, the copy alone leaves the downstream equal."""
+    import dataclasses
+
+    from cdcflow.snapshot.runner import SnapshotOptions
+
+    up, down = mariadb_pair
+    _fresh(up, down, 700)
+    given = SnapshotOptions.of.__func__
+    monkeypatch.setattr(SnapshotOptions, "of",
+                        classmethod(lambda cls, cfg, **kw: dataclasses.replace(given(cls, cfg, **kw), batch_rows=3)))
+    rc, out = _cli(capsys, _create_args(up, down, "snapb", _config(cdcflow_home, "snapb")))
+    assert rc == 0, out.err
+    assert json.loads(out.out.split("\n", 2)[2])["snapshot"]["status"] == "done"
+    assert_consistent(up, down, [S])
