@@ -6,6 +6,8 @@ workload's column types), filled by the server.  Then, one after the other, each
 downstream server of its own with no `snapbench` schema yet:
 
     cdcflow      `cdcflow changefeed create … --snapshot --snapshot-workers T` in a child process
+                 (its Spark embedded: the copy opens no session and runs in T threads), then the
+                 same on a warm Spark Connect server (T Spark tasks)
     dump         `mariadb-dump --single-transaction | mariadb`
     mydumper     `mydumper -t T` into a folder, then `myloader -t T` from it: one contender,
                  both timed (the reference: the same job end to end)
@@ -163,7 +165,8 @@ def snapshot_table(servers, rows: int, threads: int, base: Path) -> dict:
         out["consistent"][name] = not verify(up, server, f"{name}'s snapshot", schema=SCHEMA)
 
     cid = f"{CID}-{rows}"
-    say(f"snapshot: cdcflow changefeed create --snapshot --snapshot-workers {threads} (Spark embedded)")
+    say(f"snapshot: cdcflow changefeed create --snapshot --snapshot-workers {threads} "
+        "(Spark embedded: the copy in threads)")
     out["cdcflow"] = cdcflow_snapshot(up, targets["cdcflow"], cid, threads, work)
     check("cdcflow", targets["cdcflow"])
     say("verify: cdcflow changefeed verify (no Spark: once, not per Spark set-up)")
@@ -269,7 +272,8 @@ def _report(res: dict) -> None:
           f"{before[0]:.2f} {before[1]:.2f} {before[2]:.2f} after the fill, {after[0]:.2f} {after[1]:.2f} "
           f"{after[2]:.2f} at the end (ratio: rows/s / mydumper + myloader's, end to end):")
     print(f"{'':58}{'rows/s':>12}{'seconds':>10}{'ratio':>10}")
-    for name, how in (("cdcflow", "Spark embedded"), ("cdcflow_connect", "warm Spark Connect")):
+    # an embedded (local) Spark: the copy starts no session and copies in threads (README "Snapshot")
+    for name, how in (("cdcflow", "embedded (threads)"), ("cdcflow_connect", "warm Spark Connect")):
         c = res[name]
         print(_row(f"cdcflow create --snapshot, {how}", n, c["wall_seconds"], ref,
                    f"whole command, peak memory {c['peak_rss_bytes'] / 2**30:.2f} GiB"))

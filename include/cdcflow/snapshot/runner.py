@@ -265,7 +265,8 @@ def _schedule(changefeed_id: str, todo: list[dict], copy: Callable[[list[dict]],
 def copy_in_spark(spark, tasks: list[dict], up_args: dict, down_args: dict, batch_rows: int) -> list[dict]:
     """A run of chunks as a Spark job of one task, one after the other; their results
     (copy.copy_chunk)."""
-    df = spark.createDataFrame([(json.dumps(t),) for t in tasks], "task string").coalesce(1)  # one task, not one per core
+    # coalesced: one task, not one per core
+    df = spark.createDataFrame([(json.dumps(t),) for t in tasks], "task string").coalesce(1)
     rows = df.mapInArrow(lambda it: copy_partition(it, up_args, down_args, batch_rows), "result string").collect()
     return [json.loads(r["result"]) for r in rows]
 
