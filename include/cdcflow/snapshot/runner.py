@@ -1,8 +1,9 @@
 """A snapshot from start to end: the consistent point, the tables created downstream, the
 chunks planned and recorded (store/snapshots.py) in the same metadata-store transaction as the
 changefeed's start at the point (the caller's), keyless tables copied at the point, then
-the keyed chunks copied in parallel Spark tasks, one job of one chunk each, `workers` at a
-time, each chunk recorded done as it ends (a killed copy loses only the chunks in flight)."""
+the keyed chunks copied `workers` at a time: in Spark tasks, one job per run of chunks of a
+table, or in threads here where the only Spark would be a local one to start (continue_copy);
+each recorded done as its job or call ends (a killed copy loses only the chunks in flight)."""
 
 from __future__ import annotations
 
@@ -201,11 +202,11 @@ REPORT_SECONDS = 1.0
 
 def _copy_chunks(changefeed_id: str, todo: list[dict], up_args: dict, down_args: dict, spark, options: SnapshotOptions,
                  report: Callable[[dict], None]) -> None:
-    """`options.workers` chunks at a time, each a Spark job of one task (or, `spark` None, a
-    call in a thread here) started from a driver thread as soon as a worker is free (not in
-    waves, which wait for their slowest chunk), and a table's chunks only once every chunk of
-    the tables it must be read after is done (copy_order); the store is written by this thread
-    alone."""
+    """`options.workers` at a time: on `spark` runs of chunks, each a Spark job of one task, or
+    (`spark` None) chunks, each a call in a thread here; each started from a driver thread as
+    soon as a worker is free (not in waves, which wait for their slowest chunk), and a table's
+    chunks only once every chunk of the tables it must be read after is done (copy_order); the
+    store is written by this thread alone."""
     if spark is not None:
         per_job = min(MOST_CHUNKS_PER_JOB, -(-len(todo) // (2 * max(1, options.workers))))
         _schedule(changefeed_id, todo, lambda ts: copy_in_spark(spark, ts, up_args, down_args, options.batch_rows),
