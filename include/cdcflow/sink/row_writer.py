@@ -47,19 +47,19 @@ class RowWriter:
         self.fallbacks = 0  # UPSERT statements refused for a duplicate and written as DELETE + REPLACE
 
     def _run(self, sql: str, what: str, rows: list | None = None, key: list[str] | None = None,
-             table: tuple[str, str] | None = None, on_duplicate=None, holds=None) -> None:
+             table: tuple[str, str] | None = None, on_duplicate=None, holds=None) -> bool:
         """`rows`: the statement's (image, commit ts) in VALUES order, to name the one a value
         error points at (and to tell the ENUM error value from a value the column would alter:
         enum_error_value).  `on_duplicate`: what writes the rows instead when the downstream
         refuses the statement for a duplicate unique value (a transactional table undid all of
         it; the rows are written again whole in any case).  `holds`: enum_error_value's, for rows
-        without images."""
+        without images.  False when on_duplicate wrote them (and counted them)."""
         for attempt in range(5):
             try:
                 with self.conn.cursor() as cur:
                     cur.execute(sql)
                 self.statements += 1
-                return
+                return True
             except pymysql.err.OperationalError as e:
                 # deadlocks between partitions that touch the same unique values: retry
                 if error_code(e) in (1205, 1213) and attempt < 4:
@@ -72,11 +72,11 @@ class RowWriter:
                                                                                         table, holds)
                 if stands is None:
                     self.statements += 1
-                    return
+                    return True
                 if on_duplicate is not None and error_code(stands) == DUPLICATE_ENTRY:
                     self.fallbacks += 1
                     on_duplicate()
-                    return
+                    return False
                 raise SinkError(what, stands, *offending_row(stands, rows, key)) from None
 
     def delete_keys(self, schema: str, table: str, key: list[str], images: list[dict],
@@ -118,12 +118,11 @@ class RowWriter:
                 self.delete_keys(schema, table, key, [img for img, _ in part], counted=0)
                 self.replace_rows(schema, table, columns, [img for img, _ in part], "REPLACE",
                                   [ts for _, ts in part], key)
-                self.rows_written -= len(part)  # counted once, below
 
-            self._run(head + ",".join(chunk) + tail, f"{verb} into {schema}.{table}", part, key,
-                      (schema, table), instead if verb == "UPSERT" else None)
+            if self._run(head + ",".join(chunk) + tail, f"{verb} into {schema}.{table}", part, key,
+                         (schema, table), instead if verb == "UPSERT" else None):
+                self.rows_written += len(chunk)
             done += len(chunk)
-            self.rows_written += len(chunk)
 
     def write_literals(self, schema: str, table: str, columns: tuple[str, ...], tuples: list[bytes],
                        verb: str = "REPLACE") -> None:
@@ -137,10 +136,10 @@ class RowWriter:
                      verb: str = "REPLACE", holds=None, on_duplicate=None) -> None:
         """One statement of `rows` rows whose VALUES list, b"(…),(…)", is already SQL text;
         `holds`: how a refused ENUM error value is proved (enum_error_value); `on_duplicate`:
-        _run's."""
-        self._run(self._values_head(schema, table, columns, verb) + values, f"{verb} into {schema}.{table}",
-                  table=(schema, table), holds=holds, on_duplicate=on_duplicate)
-        self.rows_written += rows
+        _run's (the rows are counted by whichever writes them)."""
+        if self._run(self._values_head(schema, table, columns, verb) + values, f"{verb} into {schema}.{table}",
+                     table=(schema, table), holds=holds, on_duplicate=on_duplicate):
+            self.rows_written += rows
 
     @staticmethod
     def _values_head(schema: str, table: str, columns: tuple[str, ...], verb: str) -> bytes:

@@ -133,16 +133,14 @@ def _write_values(up, cur, writer: RowWriter, batch: dict, names: tuple[str, ...
         return _copy_text(up, writer, batch, verb)
     if not rows:
         return 0
+
     def write(how: str, on_duplicate=None) -> None:
         writer.write_values(batch["schema"], batch["name"], names, joined, rows, how, on_duplicate=on_duplicate,
                             holds=lambda down, enums: _error_values_as_upstream(cur, down, batch, enums))
 
-    def replace() -> None:  # a row of the batch is there already (an earlier copy of the chunk)
-        write("REPLACE")
-        writer.rows_written -= rows  # counted once, by the INSERT's call
-
-    # a first copy finds the range empty: INSERT, cheaper for the downstream than REPLACE
-    write("INSERT", replace) if verb == "REPLACE" else write(verb)
+    # a first copy finds the range empty: INSERT, cheaper for the downstream than REPLACE; a row
+    # of the batch there already (an earlier copy of the chunk): REPLACE
+    write("INSERT", lambda: write("REPLACE")) if verb == "REPLACE" else write(verb)
     return rows
 
 
