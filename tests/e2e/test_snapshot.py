@@ -387,11 +387,57 @@ def test_a_chunk_copied_again_converges_through_the_enum_error_value(mariadb_pai
     assert down.query(rows) == up.query(rows) == [(1, 0, 1), (2, 1, 2), (3, 0, 3), (4, 2, 4)]
 
 
+def test_batches_grow_and_shrink_to_the_bytes_they_aim_at(mariadb_pair, monkeypatch):
+    """A chunk's batches after the first hold as many rows as the byte aim fits at the rows'
+    width so far: narrow rows go in few statements; rows too wide for the first batch's list
+    (cut at the statement's limit: that batch goes row by row) make the next batches small
+    enough to be joined whole again."""
+    from cdcflow.sink import connection
+    from cdcflow.sink.row_writer import RowWriter
+    from cdcflow.snapshot import copy
+    from cdcflow.verify.chunks import Chunk
+    from cdcflow.verify.runner import connect as reading_session
+
+    up, down = mariadb_pair
+    db = "snapgrow"
+    tables = (f"CREATE TABLE {db}.narrow (id INT PRIMARY KEY, v INT)",
+              f"CREATE TABLE {db}.wide (id INT PRIMARY KEY, t MEDIUMTEXT)")
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {db}", f"CREATE DATABASE {db}", *tables)
+    up.execute(f"INSERT INTO {db}.narrow SELECT seq, seq * 7 FROM {db}.seq_1_to_5000",
+               f"INSERT INTO {db}.wide SELECT seq, REPEAT(CHAR(65 + seq % 26), 15000 + seq) FROM {db}.seq_1_to_300")
+    by_text = []
+    real_text = copy._copy_text
+    monkeypatch.setattr(copy, "_copy_text", lambda up_, w, batch, verb: by_text.append(batch["name"])
+                        or real_text(up_, w, batch, verb))
+    args = {s: {"host": "127.0.0.1", "port": s.port, "user": "root", "password": "cdcflow"} for s in (up, down)}
+    reading = reading_session(args[up])
+    try:
+        for name, rows, aim in (("narrow", 5000, 8_000), ("wide", 300, 200_000)):
+            writer = RowWriter(connection.connect(args[down]), batch_rows=100, max_bytes=1 << 20)
+            task = {"table": f"{db}.{name}", "schema": db, "name": name, "key": ["id"], "chunk": Chunk(0).__dict__}
+            try:
+                assert copy.copy_chunk(reading, writer, task, batch_bytes=aim)["rows"] == rows
+                if name == "narrow":  # 100 rows first, then statements of about 8,000 bytes (not 49 more of 100 rows)
+                    text = sum(len(f"({i},{i * 7})") + 1 for i in range(1, 5001))
+                    assert 1 + text // 8_000 <= writer.statements <= 3 + text // 8_000, writer.statements
+            finally:
+                writer.conn.close()
+    finally:
+        reading.close()
+    # wide: 100 rows of ~15 KB are cut at 1 MiB (row by row), then batches of ~20 rows join whole
+    assert by_text == ["wide"]
+    for name in ("narrow", "wide"):
+        q = f"SELECT id, MD5({'v' if name == 'narrow' else 't'}) FROM {db}.{name} ORDER BY id"
+        assert down.query(q) == up.query(q)
+
+
 def test_batches_within_chunks_copy_every_row_of_every_key_kind(mariadb_pair, spark, cdcflow_home, capsys,
                                                                monkeypatch, copy_jobs):
-    """Chunks of 7 rows copied 3 rows a batch, each batch ending at the key its own query finds
-    (an integer key, a composite one, a string in a case-insensitive collation): with the
-    upstream quiet, the copy alone leaves the downstream equal."""
+    """Chunks of 7 rows copied 3 rows the first batch and one row each next one (a byte aim
+    smaller than any row), each batch ending at the key its own query finds (an integer key, a
+    composite one, a string in a case-insensitive collation): with the upstream quiet, the copy
+    alone leaves the downstream equal."""
     import dataclasses
 
     from cdcflow.snapshot.runner import SnapshotOptions
@@ -400,7 +446,8 @@ def test_batches_within_chunks_copy_every_row_of_every_key_kind(mariadb_pair, sp
     _fresh(up, down, 700)
     given = SnapshotOptions.of.__func__
     monkeypatch.setattr(SnapshotOptions, "of",
-                        classmethod(lambda cls, cfg, **kw: dataclasses.replace(given(cls, cfg, **kw), batch_rows=3)))
+                        classmethod(lambda cls, cfg, **kw: dataclasses.replace(given(cls, cfg, **kw), batch_rows=3,
+                                                                                batch_bytes=1)))
     rc, out = _cli(capsys, _create_args(up, down, "snapb", _config(cdcflow_home, "snapb")))
     assert rc == 0, out.err
     assert json.loads(out.out.split("\n", 2)[2])["snapshot"]["status"] == "done"

@@ -120,6 +120,26 @@ def test_a_duplicate_the_replay_cannot_remove_fails_the_build_naming_it(
     assert_consistent(up, down, [S])
 
 
+def test_a_build_as_the_copy_ends_that_fails_is_left_to_the_build_after_it(
+        mariadb_pair, spark, cdcflow_home, capsys, monkeypatch, caplog):
+    """A row written downstream while m is copied holds one of m's unique values: m's build as
+    its copy ends fails and is left (logged); the build after the copy, the binlog still
+    unmoved, fails the same way and names the changefeed, the table and the index."""
+    up, down = mariadb_pair
+    _fresh(up, down, *MOVING)
+    # the downstream row lands before m's last chunk (60 rows, chunks of 7: the ninth) is copied
+    ran = write_before_chunk(monkeypatch, down, lambda task, _seen: task["chunk"]["index"] == 8,
+                             f"INSERT INTO {S}.m VALUES (1000, 'u7', 0)")
+    with pytest.raises(AssertionError) as failed:
+        _create(capsys, cdcflow_home, up, down, "ix7")
+    err = str(failed.value)
+    assert ran and "changefeed ix7" in err and f"{S}.m" in err and "uq_u" in err and "Duplicate entry 'u7'" in err, err
+    assert "Traceback" not in err, err
+    assert "are left to the build after the copy" in caplog.text, caplog.text
+    assert _indexes(down, "m") == ["PRIMARY"]
+    assert [t["status"] for t in snapshots.deferred("ix7")] == ["building"]
+
+
 def _cycle_process(changefeed_id: str, cdcflow_home) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", "from cdcflow import cli; "
                              f"cli.main(['changefeed', 'run', '-c', {changefeed_id!r}], stop_spark=True)"],
@@ -233,7 +253,7 @@ WRITES = (
     f"UPDATE {S}.h SET b = 'moved' WHERE a = 3", f"DELETE FROM {S}.h WHERE a = 4",
     f"UPDATE {S}.p SET code = 'px' WHERE id = 2", f"DELETE FROM {S}.p WHERE id = 3",
     f"UPDATE {S}.f SET t = 'changed', s = 'zz' WHERE id = 4",
-    f"ALTER TABLE {S}.f DROP INDEX k_two",  # dropped while deferred: the replay's DROP finds none, the build skips it
+    f"ALTER TABLE {S}.p DROP INDEX k_v",  # dropped while deferred: the replay's DROP finds none, the build skips it
     f"UPDATE {S}.g SET a = 100, j = JSON_OBJECT('name', 'moved') WHERE id = 5",
     f"UPDATE {S}.l SET v = 'na\u00efve', w = 'w-moved' WHERE id = 6",
     f"INSERT INTO {S}.k VALUES (1, 100)",
@@ -245,26 +265,24 @@ def test_every_table_and_column_kind_ends_with_the_upstreams_definition(
     up, down = mariadb_pair
     _fresh(up, down, *KINDS)
     ran = _move_between_chunks(monkeypatch, up, "p", 1, *WRITES)
-    # one worker: the chunks are read in order, so p's first chunk (and c) before the writes; with
-    # several, a parent's chunk read after a cascading change and a child's before it would leave
-    # the child rows the cascade changed upstream (the binlog does not hold them)
+    # one worker: the chunks are read in order, the tables with indexes to build first (f, g, h,
+    # l, then p; c waits for its parent p), so p's first chunk before the writes; with several,
+    # a parent's chunk read after a cascading change and a child's before it would leave the
+    # child rows the cascade changed upstream (the binlog does not hold them)
     progress = _create(capsys, cdcflow_home, up, down, "ix4")
     assert ran and progress["status"] == "indexing"
+    # the tables whose every chunk was read before the binlog moved have their indexes already
+    # (each built as its copy ended); p and c, read after the writes, wait for the replay
     deferred = {t["table"]: t["clauses"] for t in snapshots.deferred("ix4")}
-    assert deferred == {
-        f"{S}.c": ["KEY `k_n` (`n`)"],
-        f"{S}.f": ["KEY `k_prefix` (`s`(5))", "KEY `k_two` (`s`,`id`) COMMENT 'two columns'",
-                   "KEY `k_ignored` (`id`,`s`) IGNORED"],
-        f"{S}.g": ["UNIQUE KEY `uq_twice` (`twice`)", "KEY `k_name` (`name`)"],
-        f"{S}.h": ["UNIQUE KEY `z_b` (`b`)", "KEY `k_c` (`c`)"],
-        f"{S}.l": ["UNIQUE KEY `uq_w` (`w`)", "KEY `k_v` (`v`)"],
-        f"{S}.p": ["KEY `k_v` (`v`)"],
-    }, deferred
+    assert deferred == {f"{S}.c": ["KEY `k_n` (`n`)"], f"{S}.p": ["KEY `k_v` (`v`)"]}, deferred
+    assert _indexes(down, "f") == ["PRIMARY", "ft_t", "k_ignored", "k_prefix", "k_two", "sp_g"]
+    assert _indexes(down, "l") == ["PRIMARY", "k_v", "uq_w"]
+    assert "k_v" not in _indexes(down, "p")
     for _ in range(2):
         rc, err = cli_run(capsys, "ix4")
         assert rc == 0, err
     assert snapshots.progress("ix4")["status"] == "done"
-    assert "k_two" not in _indexes(down, "f")
+    assert "k_v" not in _indexes(down, "p")  # dropped by the replay before its build, which skipped it
     _same_definitions(up, down)
     assert_consistent(up, down, [S])
 

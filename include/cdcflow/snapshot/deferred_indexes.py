@@ -41,6 +41,7 @@ index exists."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable
@@ -59,6 +60,7 @@ from cdcflow.ddl.tidb_only import for_downstream
 from cdcflow.ddl.tracker import UNKNOWN
 from cdcflow.sink import connection, downstream
 from cdcflow.sink.async_index import IndexDDL
+from cdcflow.source.binlog import head_position
 from cdcflow.source.position import Position
 from cdcflow.store import index_jobs, schema_versions, snapshots
 
@@ -177,20 +179,101 @@ def _built(changefeed_id: str, table: str) -> None:
 
 def _alter_at_once(changefeed_id: str, flavour: str, alters: list[tuple], connect: Callable, workers: int) -> None:
     """The tables' ALTERs, `workers` tables at once; each recorded built by this thread as it ends."""
-    sessions = PerThread(connect)
-
-    def run(schema: str, name: str, groups: list) -> None:
-        for group in groups:
-            _alter(changefeed_id, sessions.get(), flavour, schema, name, group)
-
+    builds = ParallelBuild(changefeed_id, flavour, connect, min(workers, len(alters)))
     try:
-        with ThreadPoolExecutor(max(1, min(workers, len(alters))), thread_name_prefix="snapshot-index") as pool:
-            running = {pool.submit(run, schema, name, groups): table for table, schema, name, groups in alters}
-            for future in as_completed(running):
-                future.result()
-                _built(changefeed_id, running[future])
+        for table, schema, name, groups in alters:
+            builds.submit(table, functools.partial(_alter_groups, changefeed_id, flavour, schema, name, groups))
+        builds.record(wait=True)
     finally:
-        sessions.close()
+        builds.close()
+
+
+def _alter_groups(changefeed_id: str, flavour: str, schema: str, name: str, groups: list, down) -> None:
+    for group in groups:
+        _alter(changefeed_id, down, flavour, schema, name, group)
+
+
+class ParallelBuild:
+    """Tables' index builds in threads, `workers` tables at once, each in a downstream session
+    of its own (an ALTER builds on one core); a table is recorded built by the thread that
+    submits (the store's only writer) once its build ended: at `record()`.  `leave_failed`: a
+    build that fails is left unrecorded (logged) for a later build to run again and report,
+    instead of raised."""
+
+    def __init__(self, changefeed_id: str, flavour: str, connect: Callable, workers: int, leave_failed: bool = False):
+        self.changefeed_id, self.flavour, self.leave_failed = changefeed_id, flavour, leave_failed
+        self.sessions = PerThread(connect)
+        self.pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="snapshot-index")
+        self.running: dict = {}  # future -> table
+
+    def submit(self, table: str, run: Callable) -> None:
+        """`run(down=session)` builds the table's indexes."""
+        self.running[self.pool.submit(lambda: run(down=self.sessions.get()))] = table
+
+    def record(self, wait: bool = False) -> None:
+        """Record the builds that ended (with `wait`, all, as they end)."""
+        ended = as_completed(list(self.running)) if wait else [f for f in list(self.running) if f.done()]
+        for future in ended:
+            table = self.running.pop(future)
+            try:
+                future.result()
+            except CdcflowError as e:
+                if not self.leave_failed:
+                    raise
+                log.warning("snapshot %s: the indexes of %s are left to the build after the copy: %s",
+                            self.changefeed_id, table, e)
+                continue
+            _built(self.changefeed_id, table)
+
+    def close(self) -> None:
+        self.pool.shutdown(cancel_futures=True)
+        self.sessions.close()
+
+
+class AsTablesEnd(ParallelBuild):
+    """create's build of a table's deferred indexes as soon as its last chunk is copied, beside
+    the copy of the other tables, while the upstream's binlog has not moved since the point
+    (its head read in a session of `up_connect()`'s still at the `point`): every chunk of the
+    table then read the point's rows, so no unique value is held twice and no replay is due
+    (the module's first lines).  The tables with indexes to build are copied first (`first`),
+    so their builds overlap the copy of the rest.  A build that fails is left to the build
+    after the copy, which reports it."""
+
+    def __init__(self, changefeed_id: str, flavour: str, connect: Callable, workers: int, up_connect: Callable,
+                 point: dict):
+        super().__init__(changefeed_id, flavour, connect, workers, leave_failed=True)
+        self.clauses = {e["table"]: e["clauses"] for e in snapshots.deferred(changefeed_id)}
+        self.up_connect, self.up, self.point, self.moved = up_connect, None, (point.get("file"), point.get("pos")), False
+
+    def unmoved(self) -> bool:
+        self.up = self.up or self.up_connect()
+        head = head_position(self.up)
+        return (head.file, head.pos) == self.point
+
+    def first(self, tasks: list[dict]) -> list[dict]:
+        return sorted(tasks, key=lambda t: t["table"] not in self.clauses)  # stable: the plan's order within
+
+    def table_done(self, table: str) -> None:
+        self.record()
+        if table not in self.clauses or self.moved:
+            return
+        self.moved = not self.unmoved()  # once moved, it stays so
+        if self.moved:
+            return
+        snapshots.index_phase(self.changefeed_id, table, snapshots.BUILDING)
+        schema, name = table.split(".", 1)
+
+        def run(down) -> None:
+            missing = _missing(down, schema, name, self.clauses[table])
+            if missing:
+                _alter(self.changefeed_id, down, self.flavour, schema, name, missing)
+
+        self.submit(table, run)
+
+    def close(self) -> None:
+        super().close()
+        if self.up is not None:
+            self.up.close()
 
 
 def _existing(down, schema: str, name: str) -> set[str] | None:

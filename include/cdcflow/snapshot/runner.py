@@ -22,12 +22,12 @@ from cdcflow.core.row_codec import quote_ident
 from cdcflow.filter.table import TableFilter
 from cdcflow.sink import connection
 from cdcflow.ddl.tidb_only import flavour
-from cdcflow.sink.downstream import detect
+from cdcflow.sink.downstream import TIDB, detect
 from cdcflow.sink.downstream_errors import SinkError
 from cdcflow.sink.row_writer import RowWriter
 from cdcflow.sink.foreign_keys import read_keys
 from cdcflow.snapshot import copy_order, deferred_indexes
-from cdcflow.snapshot.copy import copy_chunk, copy_partition, copy_rows
+from cdcflow.snapshot.copy import BATCH_BYTES, copy_chunk, copy_partition, copy_rows
 from cdcflow.snapshot.point import create_downstream, open_point
 from cdcflow.source.binlog import Position, head_position
 from cdcflow.store import snapshots
@@ -58,7 +58,8 @@ class Point:
 @dataclass
 class SnapshotOptions:
     chunk_size: int = ChangefeedConfig.snapshot_chunk_size  # upstream rows per chunk
-    batch_rows: int = 1000  # rows per multi-row REPLACE (and per fetch)
+    batch_rows: int = 1000  # rows per multi-row statement (and per fetch); a chunk's first batch
+    batch_bytes: int = BATCH_BYTES  # a grouped batch's VALUES text aimed at, after the first (copy.py)
     workers: int = ChangefeedConfig.snapshot_workers  # Spark tasks copying chunks at once
     point: str = ChangefeedConfig.snapshot_point  # how the consistent point is taken (point.py)
 
@@ -103,7 +104,7 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
                 continue
             t0 = time.monotonic()
             if task["key"]:
-                rows = copy_rows(up, writer, task)
+                rows = copy_rows(up, writer, task, batch_bytes=options.batch_bytes)
             else:
                 with down.cursor() as cur:  # a keyless table is copied whole: an earlier partial copy goes
                     cur.execute(f"DELETE FROM {quote_ident(task['schema'])}.{quote_ident(task['name'])}")
@@ -165,20 +166,51 @@ def continue_copy(changefeed_id: str, up_args: dict, down_args: dict, scheme: st
     """Copy the chunks not done yet, recording each as it ends; `report(progress)` as they do
     (at most every REPORT_SECONDS).  `spark_for()`: the session whose tasks copy, or None for
     threads of this process (an embedded Spark would only add its JVM: each chunk's work is
-    two servers' and a relay of their bytes).  Returns the progress at the end
-    (store.snapshots.progress)."""
+    two servers' and a relay of their bytes).  A table's deferred indexes are built as soon as
+    its chunks are done while the binlog has not moved (deferred_indexes.AsTablesEnd).
+    Returns the progress at the end (store.snapshots.progress)."""
     todo = snapshots.pending(changefeed_id)
+    kind, flavour_ = _downstream(down_args, scheme)
     if todo:
-        _copy_chunks(changefeed_id, todo, up_args, down_args, spark_for(), options, report)
-    _copied(changefeed_id, up_args, down_args, scheme, options.workers)
+        early = _as_tables_end(changefeed_id, up_args, down_args, kind, flavour_, options.workers)
+        try:
+            _copy_chunks(changefeed_id, early.first(todo) if early else todo, up_args, down_args, spark_for(),
+                         options, report, early.table_done if early else lambda table: None)
+            if early:
+                early.record(wait=True)
+        finally:
+            if early:
+                early.close()
+    _copied(changefeed_id, up_args, down_args, kind, flavour_, options.workers)
     return snapshots.progress(changefeed_id)
 
 
-def _copied(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, workers: int) -> None:
+def _downstream(down_args: dict, scheme: str) -> tuple[str, str]:
+    """(kind, flavour) of the downstream."""
+    down = connection.connect(down_args)
+    try:
+        kind, version = detect(down, scheme)
+    finally:
+        down.close()
+    return kind, flavour(kind, version)
+
+
+def _as_tables_end(changefeed_id: str, up_args: dict, down_args: dict, kind: str, flavour_: str,
+                   workers: int) -> deferred_indexes.AsTablesEnd | None:
+    """The build of each table's deferred indexes as its copy ends, where they are ALTERs (not
+    TiDB's jobs, which the sensor waits for) and some are left; None otherwise."""
+    if kind == TIDB or not snapshots.deferred(changefeed_id):
+        return None
+    return deferred_indexes.AsTablesEnd(changefeed_id, flavour_, lambda: connection.connect(down_args, read_timeout=None),
+                                        workers, lambda: reading_session(up_args),
+                                        snapshots.get(changefeed_id)["position"])
+
+
+def _copied(changefeed_id: str, up_args: dict, down_args: dict, kind: str, flavour_: str, workers: int) -> None:
     """Record the copy's last read: the upstream's head now, after every chunk's read.  If the
     binlog has not moved since the point, no change waits for a replay and the deferred indexes
-    are built now (synchronously, `workers` tables at once); else the first cycle past that
-    head builds them (deferred_indexes.after_apply)."""
+    not built yet are built now (synchronously, `workers` tables at once); else the first cycle
+    past that head builds them (deferred_indexes.after_apply)."""
     up = reading_session(up_args)
     try:
         head = head_position(up)
@@ -190,8 +222,7 @@ def _copied(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, wor
         return
     down = connection.connect(down_args, read_timeout=None)
     try:
-        kind, version = detect(down, scheme)
-        deferred_indexes.build(changefeed_id, down, kind, flavour(kind, version),
+        deferred_indexes.build(changefeed_id, down, kind, flavour_,
                                at_once=(lambda: connection.connect(down_args, read_timeout=None), workers))
     finally:
         down.close()
@@ -201,20 +232,20 @@ REPORT_SECONDS = 1.0
 
 
 def _copy_chunks(changefeed_id: str, todo: list[dict], up_args: dict, down_args: dict, spark, options: SnapshotOptions,
-                 report: Callable[[dict], None]) -> None:
+                 report: Callable[[dict], None], table_done: Callable[[str], None]) -> None:
     """`options.workers` at a time: on `spark` runs of chunks, each a Spark job of one task, or
     (`spark` None) chunks, each a call in a thread here; each started from a driver thread as
     soon as a worker is free (not in waves, which wait for their slowest chunk), and a table's
     chunks only once every chunk of the tables it must be read after is done (copy_order); the
-    store is written by this thread alone."""
+    store is written by this thread alone; `table_done(table)` as a table's last chunk is."""
     if spark is not None:
         per_job = min(MOST_CHUNKS_PER_JOB, -(-len(todo) // (2 * max(1, options.workers))))
-        _schedule(changefeed_id, todo, lambda ts: copy_in_spark(spark, ts, up_args, down_args, options.batch_rows),
-                  per_job, options.workers, report)
+        _schedule(changefeed_id, todo, lambda ts: copy_in_spark(spark, ts, up_args, down_args, options),
+                  per_job, options.workers, report, table_done)
         return
-    here = _ThreadCopies(up_args, down_args, options.batch_rows)
+    here = _ThreadCopies(up_args, down_args, options)
     try:
-        _schedule(changefeed_id, todo, lambda ts: [here(t) for t in ts], 1, options.workers, report)
+        _schedule(changefeed_id, todo, lambda ts: [here(t) for t in ts], 1, options.workers, report, table_done)
     finally:
         here.close()
 
@@ -226,7 +257,7 @@ MOST_CHUNKS_PER_JOB = 4
 
 
 def _schedule(changefeed_id: str, todo: list[dict], copy: Callable[[list[dict]], list[dict]], per_job: int,
-              workers: int, report: Callable[[dict], None]) -> None:
+              workers: int, report: Callable[[dict], None], table_done: Callable[[str], None]) -> None:
     last = 0.0
     left = Counter(t["table"] for t in todo)  # chunks not done yet, per table
     waiting: dict[str, list[list[dict]]] = {}  # per table, runs of its chunks in the plan's order
@@ -256,6 +287,8 @@ def _schedule(changefeed_id: str, todo: list[dict], copy: Callable[[list[dict]],
                 for done in results:
                     left[done["table"]] -= 1
                     snapshots.chunk_done(changefeed_id, done["table"], done["index"], done["rows"], done["seconds"])
+                    if not left[done["table"]]:
+                        table_done(done["table"])
                 progress = snapshots.progress(changefeed_id)
                 if time.monotonic() - last >= REPORT_SECONDS or progress["chunks_done"] == progress["chunks_total"]:
                     last = time.monotonic()
@@ -263,12 +296,14 @@ def _schedule(changefeed_id: str, todo: list[dict], copy: Callable[[list[dict]],
                     report(progress)
 
 
-def copy_in_spark(spark, tasks: list[dict], up_args: dict, down_args: dict, batch_rows: int) -> list[dict]:
+def copy_in_spark(spark, tasks: list[dict], up_args: dict, down_args: dict, options: SnapshotOptions) -> list[dict]:
     """A run of chunks as a Spark job of one task, one after the other; their results
     (copy.copy_chunk)."""
     # coalesced: one task, not one per core
     df = spark.createDataFrame([(json.dumps(t),) for t in tasks], "task string").coalesce(1)
-    rows = df.mapInArrow(lambda it: copy_partition(it, up_args, down_args, batch_rows), "result string").collect()
+    batch_rows, batch_bytes = options.batch_rows, options.batch_bytes
+    rows = df.mapInArrow(lambda it: copy_partition(it, up_args, down_args, batch_rows, batch_bytes),
+                         "result string").collect()
     return [json.loads(r["result"]) for r in rows]
 
 
@@ -276,12 +311,13 @@ class _ThreadCopies(PerThread):
     """copy_in_spark's work in the calling thread: each thread keeps its pair of sessions for
     the chunks it copies (a Python worker keeps them for its task's)."""
 
-    def __init__(self, up_args: dict, down_args: dict, batch_rows: int):
-        super().__init__(lambda: (reading_session(up_args), RowWriter(connection.connect(down_args), batch_rows)),
+    def __init__(self, up_args: dict, down_args: dict, options: SnapshotOptions):
+        super().__init__(lambda: (reading_session(up_args), RowWriter(connection.connect(down_args), options.batch_rows)),
                          lambda pair: (pair[0].close(), pair[1].conn.close()))
+        self.batch_bytes = options.batch_bytes
 
     def __call__(self, task: dict) -> dict:
-        return copy_chunk(*self.get(), task)
+        return copy_chunk(*self.get(), task, self.batch_bytes)
 
 
 def _copy_failed(changefeed_id: str, table: str, e: Exception) -> CdcflowError:

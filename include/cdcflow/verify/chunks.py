@@ -62,11 +62,15 @@ def next_bound_sql(table: str, key: list[str], where: str, size: int) -> str:
 
 
 def table_chunks(conn, table: str, key: list[str] | None, size: int) -> list[Chunk]:
-    """The chunks of `table` ("`s`.`t`") on the upstream connection `conn`: every `size`-th key."""
+    """The chunks of `table` ("`s`.`t`") on the upstream connection `conn`: every `size`-th key,
+    or spans of `size` keys where the key is a dense integer (_even_bounds)."""
     if not key:
         return [Chunk(0)]
     bounds, lo = [], None
     with conn.cursor() as cur:
+        even = _even_bounds(cur, table, key, size)
+        if even is not None:
+            return chunks_from_bounds(even)
         while True:
             where, args = Chunk(0, lo).where(key)
             cur.execute(next_bound_sql(table, key, where, size), args)
@@ -75,6 +79,27 @@ def table_chunks(conn, table: str, key: list[str] | None, size: int) -> list[Chu
                 return chunks_from_bounds(bounds)
             bounds.append(dict(zip(key, row)))
             lo = encode_image(bounds[-1])
+
+
+def _even_bounds(cur, table: str, key: list[str], size: int) -> list[dict] | None:
+    """Bounds `size` keys apart, for a single integer key whose span (MIN to MAX) is at most
+    1.5 times the server's estimate of the table's rows (an auto-increment key: a span of
+    `size` keys then holds `size` rows or two thirds as many, the estimate's error aside): two
+    index dives and the estimate instead of a walk of the whole index (0.1 to 0.4 s before the
+    bench's copy could start).
+    None where it does not apply: the key order is walked."""
+    if len(key) != 1:
+        return None
+    col = quote_ident(key[0])
+    cur.execute(f"SELECT MIN({col}), MAX({col}) FROM {table}")
+    lo, hi = cur.fetchone()
+    if type(lo) is not int or type(hi) is not int:  # not an integer key, or no rows
+        return None
+    cur.execute(f"EXPLAIN SELECT * FROM {table}")
+    estimate = int(cur.fetchone()[[d[0] for d in cur.description].index("rows")] or 0)
+    if 2 * (hi - lo + 1) > 3 * estimate:
+        return None  # sparse keys, or an estimate too low to trust
+    return [{key[0]: b} for b in range(lo + size - 1, hi, size)]
 
 
 def sub_chunks(conn, table: str, key: list[str], chunk: Chunk, size: int) -> list[Chunk]:
