@@ -391,7 +391,7 @@ def test_batches_grow_and_shrink_to_the_bytes_they_aim_at(mariadb_pair, monkeypa
     """A chunk's batches after the first hold as many rows as the byte aim fits at the rows'
     width so far: narrow rows go in few statements; rows too wide for the first batch's list
     (cut at the statement's limit: that batch goes row by row) make the next batches small
-    enough to be joined whole again."""
+    enough to be joined whole again; an integer key's spans that find no row double."""
     from cdcflow.sink import connection
     from cdcflow.sink.row_writer import RowWriter
     from cdcflow.snapshot import copy
@@ -401,19 +401,24 @@ def test_batches_grow_and_shrink_to_the_bytes_they_aim_at(mariadb_pair, monkeypa
     up, down = mariadb_pair
     db = "snapgrow"
     tables = (f"CREATE TABLE {db}.narrow (id INT PRIMARY KEY, v INT)",
-              f"CREATE TABLE {db}.wide (id INT PRIMARY KEY, t MEDIUMTEXT)")
+              f"CREATE TABLE {db}.wide (id INT PRIMARY KEY, t MEDIUMTEXT)",
+              f"CREATE TABLE {db}.gappy (id BIGINT PRIMARY KEY, v INT)")
     for s in (up, down):
         s.execute(f"DROP DATABASE IF EXISTS {db}", f"CREATE DATABASE {db}", *tables)
     up.execute(f"INSERT INTO {db}.narrow SELECT seq, seq * 7 FROM {db}.seq_1_to_5000",
-               f"INSERT INTO {db}.wide SELECT seq, REPEAT(CHAR(65 + seq % 26), 15000 + seq) FROM {db}.seq_1_to_300")
-    by_text = []
-    real_text = copy._copy_text
+               f"INSERT INTO {db}.wide SELECT seq, REPEAT(CHAR(65 + seq % 26), 15000 + seq) FROM {db}.seq_1_to_300",
+               # two runs of keys far apart: the spans of keys between them hold no row, and double
+               f"INSERT INTO {db}.gappy SELECT seq + IF(seq > 50, 1000000, 0), seq FROM {db}.seq_1_to_100")
+    by_text, batches = [], []
+    real_text, real_values = copy._copy_text, copy._write_values
+    monkeypatch.setattr(copy, "_write_values", lambda up_, cur, w, batch, *rest: batches.append(batch["name"])
+                        or real_values(up_, cur, w, batch, *rest))
     monkeypatch.setattr(copy, "_copy_text", lambda up_, w, batch, verb: by_text.append(batch["name"])
                         or real_text(up_, w, batch, verb))
     args = {s: {"host": "127.0.0.1", "port": s.port, "user": "root", "password": "cdcflow"} for s in (up, down)}
     reading = reading_session(args[up])
     try:
-        for name, rows, aim in (("narrow", 5000, 8_000), ("wide", 300, 200_000)):
+        for name, rows, aim in (("narrow", 5000, 8_000), ("wide", 300, 200_000), ("gappy", 100, 400)):
             writer = RowWriter(connection.connect(args[down]), batch_rows=100, max_bytes=1 << 20)
             task = {"table": f"{db}.{name}", "schema": db, "name": name, "key": ["id"], "chunk": Chunk(0).__dict__}
             try:
@@ -427,8 +432,10 @@ def test_batches_grow_and_shrink_to_the_bytes_they_aim_at(mariadb_pair, monkeypa
         reading.close()
     # wide: 100 rows of ~15 KB are cut at 1 MiB (row by row), then batches of ~20 rows join whole
     assert by_text == ["wide"]
-    for name in ("narrow", "wide"):
-        q = f"SELECT id, MD5({'v' if name == 'narrow' else 't'}) FROM {db}.{name} ORDER BY id"
+    # gappy: about 20 rows a batch, and the million keys between the runs crossed in about 16 doublings
+    assert batches.count("gappy") < 40, batches.count("gappy")
+    for name in ("narrow", "wide", "gappy"):
+        q = f"SELECT id, MD5({'t' if name == 'wide' else 'v'}) FROM {db}.{name} ORDER BY id"
         assert down.query(q) == up.query(q)
 
 

@@ -108,31 +108,72 @@ BATCH_BYTES = 1 << 20
 
 def _copy_grouped(up, writer: RowWriter, task: dict, verb: str, batch_bytes: int) -> int:
     """A keyed chunk in batches of consecutive keys, each batch's VALUES list joined by the
-    upstream (GROUP_CONCAT of the rows' text, each built once): two queries and one statement
-    a batch, so Python handles no row at all.  The first batch is `batch_rows` rows, each next
+    upstream (GROUP_CONCAT of the rows' text, each built once): one statement a batch, so
+    Python handles no row at all.  The first batch is `batch_rows` rows (or keys), each next
     one as many as `batch_bytes` of text holds at the rows' width so far.  A batch the upstream
     cannot join whole (longer than group_concat_max_len, or a row it cannot print: either is a
     warning) goes row by row."""
-    key, chunk = task["key"], Chunk(**task["chunk"])
     columns = _columns(up, task["schema"], task["name"])
     names, text = tuple(c.name for c in columns), row_text_sql(columns)
-    keys = ", ".join(map(quote_ident, key))
-    lo, copied, rows = chunk.lo, 0, writer.batch_rows
+    copied = 0
     with up.cursor() as cur:
         cur.execute("SET SESSION group_concat_max_len = %s", (writer.max_bytes,))
+        span = _integer_span(cur, task)
+        batches = _by_offset(cur, task, writer.batch_rows) if span is None else \
+            _by_span(task, *span, writer.batch_rows)
+        batch = next(batches)
         while True:
-            batch = {**task, "chunk": {"index": chunk.index, "lo": lo, "hi": chunk.hi}}
-            cur.execute(*_chunk_query(batch, keys, f" ORDER BY {keys} LIMIT 1 OFFSET {rows - 1}"))
-            last = cur.fetchone()  # the batch's last key; None: the rest of the chunk is the last batch
-            if last is not None:
-                batch["chunk"]["hi"] = encode_image(dict(zip(key, last)))
             written, size = _write_values(up, cur, writer, batch, names, text, verb)
             copied += written
-            if last is None:
+            try:  # a cut list's size is the limit: the rows are at least that wide, the next batch a quarter or less
+                batch = batches.send(batch_bytes / size if size else None)
+            except StopIteration:
                 return copied
-            # a cut list's size is the limit: the rows are at least that wide, the next batch a quarter or less
-            rows = max(1, batch_bytes * written // size) if size else rows
-            lo = batch["chunk"]["hi"]
+
+
+def _integer_span(cur, task: dict) -> tuple[int, int] | None:
+    """The first and last key of the chunk (in the transaction it is read in) when its key is a
+    single integer column; else, or when the chunk has no row, None."""
+    if len(task["key"]) != 1:
+        return None
+    col = quote_ident(task["key"][0])
+    cur.execute(*_chunk_query(task, f"MIN({col}), MAX({col})"))
+    first, last = cur.fetchone()
+    return (first, last) if type(first) is int and type(last) is int else None
+
+
+def _batch(task: dict, lo: str | None, hi: str | None) -> dict:
+    return {**task, "chunk": {"index": task["chunk"]["index"], "lo": lo, "hi": hi}}
+
+
+def _by_offset(cur, task: dict, rows: int):
+    """Batches of `rows` keys each, each ending at the key the upstream's index walk finds (a
+    query a batch); sent the factor to the aim of the batch just written (None: it held no row)."""
+    key, keys = task["key"], ", ".join(map(quote_ident, task["key"]))
+    lo, hi = task["chunk"]["lo"], task["chunk"]["hi"]
+    while True:
+        batch = _batch(task, lo, hi)
+        cur.execute(*_chunk_query(batch, keys, f" ORDER BY {keys} LIMIT 1 OFFSET {rows - 1}"))
+        last = cur.fetchone()  # the batch's last key; None: the rest of the chunk is the last batch
+        if last is not None:
+            batch["chunk"]["hi"] = encode_image(dict(zip(key, last)))
+        scale = yield batch
+        if last is None:
+            return
+        rows = max(1, int(rows * scale)) if scale else rows
+        lo = batch["chunk"]["hi"]
+
+
+def _by_span(task: dict, first: int, last: int, keys: int):
+    """Batches of `keys` consecutive key values each (an integer key: no query to find where a
+    batch ends); a span that held no row doubles."""
+    column = task["key"][0]
+    lo = first - 1
+    while lo < last:
+        hi = min(lo + keys, last)
+        scale = yield _batch(task, encode_image({column: lo}), encode_image({column: hi}))
+        keys = max(1, int(keys * scale)) if scale else keys * 2
+        lo = hi
 
 
 def _write_values(up, cur, writer: RowWriter, batch: dict, names: tuple[str, ...], text: str,
