@@ -235,8 +235,8 @@ class AsTablesEnd(ParallelBuild):
     the copy of the other tables, while the upstream's binlog has not moved since the point
     (its head read in a session of `up_connect()`'s still at the `point`): every chunk of the
     table then read the point's rows, so no unique value is held twice and no replay is due
-    (the module's first lines).  The tables with indexes to build are copied first (`first`),
-    so their builds overlap the copy of the rest.  A build that fails is left to the build
+    (the module's first lines).  The tables with indexes to build are started first (`first`),
+    so their builds overlap the copy of the rest where there are more tables than workers.  A build that fails is left to the build
     after the copy, which reports it."""
 
     def __init__(self, changefeed_id: str, flavour: str, connect: Callable, workers: int, up_connect: Callable,
