@@ -265,3 +265,15 @@ def test_the_lag_tail_breaks_out_each_dag_run_and_its_slowest():
     # the CLI's cycles: the gap before one is its process's start
     cli = lag_tail.cli_rows(cycles, [t0, t0 + 14], samples)
     assert [r["path"] for r in cli] == ["cycle", "cycle", "empty"] and cli[1]["gap_before"] == 1.0
+
+
+def test_settle_waits_for_the_dirty_pages_and_puts_the_setting_back(snapshot_schema):
+    up, down = snapshot_schema
+    pct = "SELECT @@GLOBAL.innodb_max_dirty_pages_pct"
+    before = up.query(pct)
+    s = bench_snapshot.SCHEMA
+    up.execute(f"CREATE DATABASE {s}", f"CREATE TABLE {s}.d (id INT PRIMARY KEY, v TEXT)",
+               f"INSERT INTO {s}.d SELECT seq, REPEAT('x', 500) FROM {s}.seq_1_to_20000")
+    bench_snapshot.settle(up, down)
+    (_, dirty), = up.query("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")
+    assert int(dirty) < 64 and up.query(pct) == before

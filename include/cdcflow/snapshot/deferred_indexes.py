@@ -243,7 +243,8 @@ class AsTablesEnd(ParallelBuild):
                  point: dict):
         super().__init__(changefeed_id, flavour, connect, workers, leave_failed=True)
         self.clauses = {e["table"]: e["clauses"] for e in snapshots.deferred(changefeed_id)}
-        self.up_connect, self.up, self.point, self.moved = up_connect, None, (point.get("file"), point.get("pos")), False
+        self.up_connect, self.up, self.moved = up_connect, None, False
+        self.point = (point.get("file"), point.get("pos"))
 
     def unmoved(self) -> bool:
         self.up = self.up or self.up_connect()

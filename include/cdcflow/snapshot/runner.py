@@ -201,9 +201,9 @@ def _as_tables_end(changefeed_id: str, up_args: dict, down_args: dict, kind: str
     TiDB's jobs, which the sensor waits for) and some are left; None otherwise."""
     if kind == TIDB or not snapshots.deferred(changefeed_id):
         return None
-    return deferred_indexes.AsTablesEnd(changefeed_id, flavour_, lambda: connection.connect(down_args, read_timeout=None),
-                                        workers, lambda: reading_session(up_args),
-                                        snapshots.get(changefeed_id)["position"])
+    return deferred_indexes.AsTablesEnd(
+        changefeed_id, flavour_, lambda: connection.connect(down_args, read_timeout=None), workers,
+        lambda: reading_session(up_args), snapshots.get(changefeed_id)["position"])
 
 
 def _copied(changefeed_id: str, up_args: dict, down_args: dict, kind: str, flavour_: str, workers: int) -> None:
@@ -324,8 +324,9 @@ class _ThreadCopies(PerThread):
     the chunks it copies (a Python worker keeps them for its task's)."""
 
     def __init__(self, up_args: dict, down_args: dict, options: SnapshotOptions):
-        super().__init__(lambda: (reading_session(up_args), RowWriter(connection.connect(down_args), options.batch_rows)),
-                         lambda pair: (pair[0].close(), pair[1].conn.close()))
+        super().__init__(
+            lambda: (reading_session(up_args), RowWriter(connection.connect(down_args), options.batch_rows)),
+            lambda pair: (pair[0].close(), pair[1].conn.close()))
         self.batch_bytes = options.batch_bytes
 
     def __call__(self, task: dict) -> dict:
