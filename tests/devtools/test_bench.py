@@ -269,7 +269,7 @@ def test_the_lag_tail_breaks_out_each_dag_run_and_its_slowest():
 
 def test_settle_waits_for_the_dirty_pages_and_puts_the_setting_back(snapshot_schema):
     up, down = snapshot_schema
-    pct = "SELECT @@GLOBAL.innodb_max_dirty_pages_pct"
+    pct = "SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_io_capacity, @@GLOBAL.innodb_io_capacity_max"
     before = up.query(pct)
     s = bench_snapshot.SCHEMA
     up.execute(f"CREATE DATABASE {s}", f"CREATE TABLE {s}.d (id INT PRIMARY KEY, v TEXT)",
