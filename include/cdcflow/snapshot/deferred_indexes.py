@@ -236,8 +236,9 @@ class AsTablesEnd(ParallelBuild):
     (its head read in a session of `up_connect()`'s still at the `point`): every chunk of the
     table then read the point's rows, so no unique value is held twice and no replay is due
     (the module's first lines).  The tables with indexes to build are started first (`first`),
-    so their builds overlap the copy of the rest where there are more tables than workers.  A build that fails is left to the build
-    after the copy, which reports it."""
+    so their builds overlap the copy of the rest where there are more tables than workers.  A
+    build that fails is left to the build after the copy, which reports it; on an error of the
+    copy, close() waits for the ALTERs already running (their sessions are closed after)."""
 
     def __init__(self, changefeed_id: str, flavour: str, connect: Callable, workers: int, up_connect: Callable,
                  point: dict):
