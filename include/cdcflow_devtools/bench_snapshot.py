@@ -199,7 +199,7 @@ def snapshot_table(servers, rows: int, threads: int, base: Path) -> dict:
     cid = f"{CID}-{rows}"
     settle(up, *targets.values())
     # the two contenders of the ratio run ROUNDS times, alternating who goes first, each kept at
-    # its best: the machine's speed drifts by more than the changes measured (README "Benchmark")
+    # its best: the machine's speed drifts by more than the changes measured (docs/performance.md)
     runs: dict[str, list] = {"cdcflow": [], "mydumper": []}
     for r in range(ROUNDS):
         for name in (("cdcflow", "mydumper") if r % 2 == 0 else ("mydumper", "cdcflow")):
