@@ -167,7 +167,8 @@ def settle(*servers) -> None:
                 time.sleep(0.2)
         finally:
             server.execute(f"SET GLOBAL innodb_max_dirty_pages_pct = {float(pct)}",
-                           f"SET GLOBAL innodb_io_capacity = {int(io)}", f"SET GLOBAL innodb_io_capacity_max = {int(io_max)}")
+                           f"SET GLOBAL innodb_io_capacity = {int(io)}",
+                           f"SET GLOBAL innodb_io_capacity_max = {int(io_max)}")
     if time.perf_counter() - t0 > 1:
         say(f"snapshot: waited {time.perf_counter() - t0:.1f}s for the servers' dirty pages to be written")
 

@@ -416,20 +416,21 @@ def test_batches_grow_and_shrink_to_the_bytes_they_aim_at(mariadb_pair, monkeypa
     monkeypatch.setattr(copy, "_copy_text", lambda up_, w, batch, verb: by_text.append(batch["name"])
                         or real_text(up_, w, batch, verb))
     args = {s: {"host": "127.0.0.1", "port": s.port, "user": "root", "password": "cdcflow"} for s in (up, down)}
-    reading = reading_session(args[up])
+    reading, statements = reading_session(args[up]), {}
     try:
         for name, rows, aim in (("narrow", 5000, 8_000), ("wide", 300, 200_000), ("gappy", 100, 400)):
             writer = RowWriter(connection.connect(args[down]), batch_rows=100, max_bytes=1 << 20)
             task = {"table": f"{db}.{name}", "schema": db, "name": name, "key": ["id"], "chunk": Chunk(0).__dict__}
             try:
                 assert copy.copy_chunk(reading, writer, task, batch_bytes=aim)["rows"] == rows
-                if name == "narrow":  # 100 rows first, then statements of about 8,000 bytes (not 49 more of 100 rows)
-                    text = sum(len(f"({i},{i * 7})") + 1 for i in range(1, 5001))
-                    assert 1 + text // 8_000 <= writer.statements <= 3 + text // 8_000, writer.statements
+                statements[name] = writer.statements
             finally:
                 writer.conn.close()
     finally:
         reading.close()
+    # narrow: 100 rows first, then statements of about 8,000 bytes (not 49 more of 100 rows)
+    text = sum(len(f"({i},{i * 7})") + 1 for i in range(1, 5001))
+    assert 1 + text // 8_000 <= statements["narrow"] <= 3 + text // 8_000, statements
     # wide: 100 rows of ~15 KB are cut at 1 MiB (row by row), then batches of ~20 rows join whole
     assert by_text == ["wide"]
     # gappy: about 20 rows a batch, and the million keys between the runs crossed in about 16 doublings

@@ -22,8 +22,8 @@ import pymysql
 from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError
 from cdcflow.core.row_codec import encode_image, quote_ident
 from cdcflow.sink import connection
-from cdcflow.sink.row_writer import RowWriter
-from cdcflow.verify.chunks import Chunk
+from cdcflow.sink.row_writer import RowWriter, qualified
+from cdcflow.verify.chunks import Chunk, integer_span
 from cdcflow.verify.runner import connect as reading_session
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ def row_text_sql(columns: list[Column]) -> str:
 def _chunk_query(task: dict, select: str, tail: str = "") -> tuple[str, list]:
     key = task["key"]
     where, args = Chunk(**task["chunk"]).where(key) if key else ("", [])
-    table = f"{quote_ident(task['schema'])}.{quote_ident(task['name'])}"
+    table = qualified(task["schema"], task["name"])
     return f"SELECT {select} FROM {table}" + (f" WHERE {where}" if where else "") + tail, args
 
 
@@ -118,7 +118,8 @@ def _copy_grouped(up, writer: RowWriter, task: dict, verb: str, batch_bytes: int
     copied = 0
     with up.cursor() as cur:
         cur.execute("SET SESSION group_concat_max_len = %s", (writer.max_bytes,))
-        span = _integer_span(cur, task)
+        # read in the chunk's transaction, as its rows are
+        span = integer_span(cur, qualified(task["schema"], task["name"]), task["key"], Chunk(**task["chunk"]))
         batches = _by_offset(cur, task, writer.batch_rows) if span is None else \
             _by_span(task, *span, writer.batch_rows)
         batch = next(batches)
@@ -129,17 +130,6 @@ def _copy_grouped(up, writer: RowWriter, task: dict, verb: str, batch_bytes: int
                 batch = batches.send(batch_bytes / size if size else None)
             except StopIteration:
                 return copied
-
-
-def _integer_span(cur, task: dict) -> tuple[int, int] | None:
-    """The first and last key of the chunk (in the transaction it is read in) when its key is a
-    single integer column; else, or when the chunk has no row, None."""
-    if len(task["key"]) != 1:
-        return None
-    col = quote_ident(task["key"][0])
-    cur.execute(*_chunk_query(task, f"MIN({col}), MAX({col})"))
-    first, last = cur.fetchone()
-    return (first, last) if type(first) is int and type(last) is int else None
 
 
 def _batch(task: dict, lo: str | None, hi: str | None) -> dict:

@@ -244,13 +244,11 @@ class AsTablesEnd(ParallelBuild):
                  point: dict):
         super().__init__(changefeed_id, flavour, connect, workers, leave_failed=True)
         self.clauses = {e["table"]: e["clauses"] for e in snapshots.deferred(changefeed_id)}
-        self.up_connect, self.up, self.moved = up_connect, None, False
-        self.point = (point.get("file"), point.get("pos"))
+        self.up_connect, self.up, self.point, self.moved = up_connect, None, point, False
 
     def unmoved(self) -> bool:
         self.up = self.up or self.up_connect()
-        head = head_position(self.up)
-        return (head.file, head.pos) == self.point
+        return at_point(self.point, head_position(self.up))
 
     def first(self, tasks: list[dict]) -> list[dict]:
         return sorted(tasks, key=lambda t: t["table"] not in self.clauses)  # stable: the plan's order within
@@ -357,6 +355,11 @@ def _failed(changefeed_id: str, schema: str, name: str, indexes: list[str], e: E
              "holds rows the upstream does not (a filter, or a write made downstream) - find them with "
              f"`cdcflow changefeed verify -c {changefeed_id}`, fix them downstream, then `cdcflow changefeed "
              f"resume -c {changefeed_id}`: the next cycle builds the indexes not built yet")
+
+
+def at_point(point: dict, head: Position) -> bool:
+    """Whether the upstream's binlog `head` is still the snapshot's `point` (nothing written since)."""
+    return (point.get("file"), point.get("pos")) == (head.file, head.pos)
 
 
 def replayed_past(checkpoint_pos: dict | None, copied_to: dict) -> bool:

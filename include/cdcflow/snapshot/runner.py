@@ -170,7 +170,8 @@ def continue_copy(changefeed_id: str, up_args: dict, down_args: dict, scheme: st
     its chunks are done while the binlog has not moved (deferred_indexes.AsTablesEnd).
     Returns the progress at the end (store.snapshots.progress)."""
     todo = snapshots.pending(changefeed_id)
-    kind, flavour_ = _downstream(down_args, scheme)
+    # (kind, flavour): asked only where indexes are left to build (the copy does not add any)
+    kind, flavour_ = _downstream(down_args, scheme) if snapshots.deferred(changefeed_id) else (None, None)
     if todo:
         early = _as_tables_end(changefeed_id, up_args, down_args, kind, flavour_, options.workers)
         try:
@@ -198,8 +199,8 @@ def _downstream(down_args: dict, scheme: str) -> tuple[str, str]:
 def _as_tables_end(changefeed_id: str, up_args: dict, down_args: dict, kind: str, flavour_: str,
                    workers: int) -> deferred_indexes.AsTablesEnd | None:
     """The build of each table's deferred indexes as its copy ends, where they are ALTERs (not
-    TiDB's jobs, which the sensor waits for) and some are left; None otherwise."""
-    if kind == TIDB or not snapshots.deferred(changefeed_id):
+    TiDB's jobs, which the sensor waits for) and some are left (`kind` None: none); None otherwise."""
+    if kind in (None, TIDB):
         return None
     return deferred_indexes.AsTablesEnd(
         changefeed_id, flavour_, lambda: connection.connect(down_args, read_timeout=None), workers,
@@ -218,7 +219,7 @@ def _copied(changefeed_id: str, up_args: dict, down_args: dict, kind: str, flavo
         up.close()
     snapshots.copied(changefeed_id, head.to_dict())
     point = snapshots.get(changefeed_id)["position"]
-    if not snapshots.deferred(changefeed_id) or (point.get("file"), point.get("pos")) != (head.file, head.pos):
+    if not snapshots.deferred(changefeed_id) or not deferred_indexes.at_point(point, head):
         return
     down = connection.connect(down_args, read_timeout=None)
     try:

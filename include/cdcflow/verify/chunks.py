@@ -81,6 +81,18 @@ def table_chunks(conn, table: str, key: list[str] | None, size: int) -> list[Chu
             lo = encode_image(bounds[-1])
 
 
+def integer_span(cur, table: str, key: list[str], chunk: Chunk) -> tuple[int, int] | None:
+    """The first and last key of `chunk` of `table` (two index dives) when `key` is a single
+    integer column; else, or when the chunk holds no row, None."""
+    if len(key) != 1:
+        return None
+    col = quote_ident(key[0])
+    where, args = chunk.where(key)
+    cur.execute(f"SELECT MIN({col}), MAX({col}) FROM {table}" + (f" WHERE {where}" if where else ""), args)
+    first, last = cur.fetchone()
+    return (first, last) if type(first) is int and type(last) is int else None
+
+
 def _even_bounds(cur, table: str, key: list[str], size: int) -> list[dict] | None:
     """Bounds `size` keys apart, for a single integer key whose span (MIN to MAX) is at most
     1.5 times the server's estimate of the table's rows (an auto-increment key: a span of
@@ -88,13 +100,10 @@ def _even_bounds(cur, table: str, key: list[str], size: int) -> list[dict] | Non
     index dives and the estimate instead of a walk of the whole index (0.1 to 0.4 s before the
     bench's copy could start).
     None where it does not apply: the key order is walked."""
-    if len(key) != 1:
+    span = integer_span(cur, table, key, Chunk(0))
+    if span is None:
         return None
-    col = quote_ident(key[0])
-    cur.execute(f"SELECT MIN({col}), MAX({col}) FROM {table}")
-    lo, hi = cur.fetchone()
-    if type(lo) is not int or type(hi) is not int:  # not an integer key, or no rows
-        return None
+    lo, hi = span
     cur.execute(f"EXPLAIN SELECT * FROM {table}")
     estimate = int(cur.fetchone()[[d[0] for d in cur.description].index("rows")] or 0)
     if 2 * (hi - lo + 1) > 3 * estimate:
