@@ -387,6 +387,58 @@ def test_a_chunk_copied_again_converges_through_the_enum_error_value(mariadb_pai
     assert down.query(rows) == up.query(rows) == [(1, 0, 1), (2, 1, 2), (3, 0, 3), (4, 2, 4)]
 
 
+def test_the_enum_error_value_is_copied_row_by_row_and_in_a_keyless_table(mariadb_pair):
+    """The rows copied as text row by row (a keyless table; a keyed batch too long to join)
+    carry the ENUM error value a lax upstream stored: strict mode refuses it, and the upstream's
+    flags of which rows hold it let the non-strict run stand only where the downstream's ''
+    is the upstream's. A member the downstream's list lacks still stops the copy, naming it."""
+    from cdcflow.sink import connection
+    from cdcflow.sink.downstream_errors import SinkError
+    from cdcflow.sink.row_writer import RowWriter
+    from cdcflow.snapshot.copy import copy_chunk
+    from cdcflow.verify.chunks import Chunk
+    from cdcflow.verify.runner import connect as reading_session
+
+    up, down = mariadb_pair
+    db = "snapenum"
+    tables = {"k": "(e ENUM('a','b') NOT NULL, v INT, f ENUM('x','y'))",
+              "w": "(id INT PRIMARY KEY, e ENUM('a','b') NOT NULL, t VARCHAR(100))"}
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {db}", f"CREATE DATABASE {db}",
+                  *(f"CREATE TABLE {db}.{t} {cols}" for t, cols in tables.items()))
+    with up.connect() as c, c.cursor() as cur:
+        cur.execute("SET SESSION sql_mode = ''")  # 'c' and 'z' are stored as the ENUM error value ''
+        cur.execute(f"INSERT INTO {db}.k VALUES ('c', 1, 'x'), ('a', 2, 'z'), ('c', 3, NULL), ('b', 4, 'y')")
+        cur.execute(f"INSERT INTO {db}.w VALUES (1, 'c', REPEAT('p', 90)), (2, 'a', REPEAT('q', 90)), "
+                    "(3, 'c', REPEAT('r', 90))")
+    args = {s: {"host": "127.0.0.1", "port": s.port, "user": "root", "password": "cdcflow"} for s in (up, down)}
+
+    def copy(name: str, key: list[str]) -> int:
+        task = {"table": f"{db}.{name}", "schema": db, "name": name, "key": key, "chunk": Chunk(0).__dict__}
+        # a 200-byte statement limit: the keyed batch's joined list is cut, so it goes row by row
+        reading, writer = reading_session(args[up]), RowWriter(connection.connect(args[down]), 1000, max_bytes=200)
+        try:
+            return copy_chunk(reading, writer, task)["rows"]
+        finally:
+            reading.close()
+            writer.conn.close()
+
+    assert copy("k", []) == 4 and copy("w", ["id"]) == 3
+    for name, order in (("k", "v"), ("w", "id")):
+        rows = f"SELECT *, e + 0 FROM {db}.{name} ORDER BY {order}"
+        assert down.query(rows) == up.query(rows)
+    assert down.query(f"SELECT v, f + 0 FROM {db}.k ORDER BY v") == [(1, 1), (2, 0), (3, None), (4, 2)]
+
+    # a member the downstream's list lacks: its '' would not be the upstream's value
+    up.execute(f"ALTER TABLE {db}.k MODIFY e ENUM('a','b','c') NOT NULL", f"DELETE FROM {db}.k",
+               f"INSERT INTO {db}.k VALUES ('a', 1, 'x'), ('c', 2, 'y')")
+    down.execute(f"DELETE FROM {db}.k")
+    with pytest.raises(SinkError) as refused:
+        copy("k", [])
+    assert refused.value.code == 1265 and "'e'" in refused.value.text
+    assert down.query(f"SELECT COUNT(*) FROM {db}.k WHERE e = ''") == [(0,)]
+
+
 def test_batches_grow_and_shrink_to_the_bytes_they_aim_at(mariadb_pair, monkeypatch):
     """A chunk's batches after the first hold as many rows as the byte aim fits at the rows'
     width so far: narrow rows go in few statements; rows too wide for the first batch's list

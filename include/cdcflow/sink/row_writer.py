@@ -125,20 +125,26 @@ class RowWriter:
             done += len(chunk)
 
     def write_literals(self, schema: str, table: str, columns: tuple[str, ...], tuples: list[bytes],
-                       verb: str = "REPLACE") -> None:
+                       verb: str = "REPLACE", marks: list[dict] | None = None) -> None:
         """Rows already written as SQL text, b"(v1,v2,…)" each (utf8mb4, as the session reads
-        it), in multi-row statements: what the snapshot's copy gets from the upstream."""
+        it), in multi-row statements: what the snapshot's copy gets from the upstream.
+        `marks`: per row, its ENUM columns, '' where it holds the ENUM error value (so that
+        strict mode's refusal of that value can be told from a member the downstream lacks)."""
         head = self._values_head(schema, table, columns, verb)
+        done = 0
         for chunk in self._chunks(tuples, len(head)):
-            self.write_values(schema, table, columns, b",".join(chunk), len(chunk), verb)
+            images = None if marks is None else [(m, None) for m in marks[done:done + len(chunk)]]
+            self.write_values(schema, table, columns, b",".join(chunk), len(chunk), verb, images=images)
+            done += len(chunk)
 
     def write_values(self, schema: str, table: str, columns: tuple[str, ...], values: bytes, rows: int,
-                     verb: str = "REPLACE", holds=None, on_duplicate=None) -> None:
+                     verb: str = "REPLACE", holds=None, on_duplicate=None, images: list | None = None) -> None:
         """One statement of `rows` rows whose VALUES list, b"(…),(…)", is already SQL text;
-        `holds`: how a refused ENUM error value is proved (enum_error_value); `on_duplicate`:
+        `holds` or `images` (the rows' (image, commit ts), an image holding at least the ENUM
+        columns): how a refused ENUM error value is proved (enum_error_value); `on_duplicate`:
         _run's (the rows are counted by whichever writes them)."""
         if self._run(self._values_head(schema, table, columns, verb) + values, f"{verb} into {schema}.{table}",
-                     table=(schema, table), holds=holds, on_duplicate=on_duplicate):
+                     rows=images, table=(schema, table), holds=holds, on_duplicate=on_duplicate):
             self.rows_written += rows
 
     @staticmethod

@@ -203,16 +203,21 @@ def _error_values_as_upstream(up, down, batch: dict, enums: set[str]) -> bool:
 
 
 def _copy_text(up, writer: RowWriter, task: dict, verb: str) -> int:
+    """The chunk's rows as text, row by row (a keyless table, or a batch too long to join):
+    with each row, which of its ENUM columns hold the error value '' (enum_error_value)."""
     columns = _columns(up, task["schema"], task["name"])
     names = tuple(c.name for c in columns)
+    enums = [c.name for c in columns if c.kind == "enum"]
     copied = 0
     with up.cursor(pymysql.cursors.SSCursor) as cur:
-        cur.execute(*_chunk_query(task, row_text_sql(columns)))
+        cur.execute(*_chunk_query(task, ", ".join([row_text_sql(columns),
+                                                   *(f"{quote_ident(c)} + 0 = 0" for c in enums)])))
         while rows := cur.fetchmany(writer.batch_rows):
             texts = [r[0] for r in rows]
             if None in texts:
                 raise _TooLong
-            writer.write_literals(task["schema"], task["name"], names, texts, verb=verb)
+            marks = [{c: "" if flag else None for c, flag in zip(enums, r[1:])} for r in rows] if enums else None
+            writer.write_literals(task["schema"], task["name"], names, texts, verb=verb, marks=marks)
             copied += len(texts)
     return copied
 
