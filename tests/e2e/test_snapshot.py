@@ -443,6 +443,28 @@ def test_the_enum_error_value_is_copied_row_by_row_and_in_a_keyless_table(mariad
     assert down.query(f"SELECT COUNT(*) FROM {db}.k WHERE e = ''") == [(0,)]
 
 
+def test_a_row_the_downstream_refuses_stops_the_copy_naming_it(mariadb_pair, spark, cdcflow_home, capsys):
+    """A downstream table kept from before whose ENUM lacks a member the upstream's rows hold:
+    the copy stops with an error that names the changefeed, the table, the refusal and what to
+    do, whether the table is keyless (copied at the point) or keyed (copied in chunks)."""
+    up, down = mariadb_pair
+    db = "snaprefused"
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {db}", f"CREATE DATABASE {db}")
+    for name, key in (("bare", ""), ("keyed", "id INT PRIMARY KEY, ")):
+        up.execute(f"CREATE TABLE {db}.{name} ({key}e ENUM('a','b','c') NOT NULL)",
+                   f"INSERT INTO {db}.{name} VALUES ({'1, ' if key else ''}'c')")
+        down.execute(f"CREATE TABLE {db}.{name} ({key}e ENUM('a','b') NOT NULL)")  # kept by create
+        cfg = _config(cdcflow_home, f"refused-{name}")
+        cfg.write_text(f"force-replicate = true\n[filter]\nrules = ['{db}.{name}']\n")
+        rc, out = _cli(capsys, _create_args(up, down, f"refused-{name}", cfg))
+        assert rc == 1, out
+        assert f"changefeed refused-{name}" in out.err and f"a chunk of {db}.{name}" in out.err, out.err
+        assert "Data truncated for column 'e'" in out.err and "widen or change the downstream column" in out.err
+        assert "CDCFLOW_SINK_ERROR" not in out.err and "Traceback" not in out.err, out.err
+        assert down.query(f"SELECT COUNT(*) FROM {db}.{name}") == [(0,)]
+
+
 def test_batches_grow_and_shrink_to_the_bytes_they_aim_at(mariadb_pair, monkeypatch):
     """A chunk's batches after the first hold as many rows as the byte aim fits at the rows'
     width so far: narrow rows go in few statements; rows too wide for the first batch's list

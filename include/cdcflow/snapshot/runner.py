@@ -103,12 +103,15 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
             if not task["at_point"]:
                 continue
             t0 = time.monotonic()
-            if task["key"]:
-                rows = copy_rows(up, writer, task, batch_bytes=options.batch_bytes)
-            else:
-                with down.cursor() as cur:  # a keyless table is copied whole: an earlier partial copy goes
-                    cur.execute(f"DELETE FROM {quote_ident(task['schema'])}.{quote_ident(task['name'])}")
-                rows = copy_rows(up, writer, task, verb="INSERT")
+            try:
+                if task["key"]:
+                    rows = copy_rows(up, writer, task, batch_bytes=options.batch_bytes)
+                else:
+                    with down.cursor() as cur:  # a keyless table is copied whole: an earlier partial copy goes
+                        cur.execute(f"DELETE FROM {quote_ident(task['schema'])}.{quote_ident(task['name'])}")
+                    rows = copy_rows(up, writer, task, verb="INSERT")
+            except SinkError as e:  # a row the downstream refused: named as the chunks' copy names it
+                raise _copy_failed(changefeed_id, task["table"], e) from None
             snapshots.chunk_done(changefeed_id, task["table"], task["chunk"]["index"], rows, time.monotonic() - t0)
         up.rollback()
         return len(tasks)
@@ -337,7 +340,9 @@ class _ThreadCopies(PerThread):
 def _copy_failed(changefeed_id: str, table: str, e: Exception) -> CdcflowError:
     sink = SinkError.parse(str(e))
     why = f"{sink['what']}: {sink['text']}" if sink else str(e).strip().splitlines()[0][:500]
+    cause = "widen or change the downstream column so it holds the upstream's value" \
+        if sink and sink.get("value_error") else "fix the cause"
     return CdcflowError(
         f"snapshot copy failed in a chunk of {table}: {why}", changefeed=changefeed_id, code=SNAPSHOT_FAILED,
-        hint=f"fix the cause, then run `cdcflow changefeed create -c {changefeed_id} … --snapshot` again: the chunks "
+        hint=f"{cause}, then run `cdcflow changefeed create -c {changefeed_id} … --snapshot` again: the chunks "
              "done are not copied again")
