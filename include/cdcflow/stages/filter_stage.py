@@ -121,6 +121,22 @@ def _replaced(entry: DdlEntry, statements: list[str], tracker) -> DdlEntry:
     return replace(entry, replacement=statements, keep=True, why="replaced by operator (replace-ddl)")
 
 
+def _latest_images(dml, latest) -> list[tuple]:
+    """The schema-drift check's samples (tracker.disagreements): for each (schema, table, binlog
+    key, latest commit ts) of `latest`, one row image of that transaction.  Only the row groups
+    holding those commit ts are read (Parquet's statistics), and one image per group comes back."""
+    from pyspark.sql import functions as F
+
+    wanted = {(r["schema"], r["table"], r["pk"], r["ts"]) for r in latest}
+    if not wanted:
+        return []
+    images = (dml.where(F.col("commit_ts").isin(sorted({w[3] for w in wanted})))
+              .groupBy("schema", "table", "pk", "commit_ts")
+              .agg(F.first(F.coalesce("after", "before")).alias("image")).collect())
+    return [(r["schema"], r["table"], r["commit_ts"], r["pk"], r["image"]) for r in images
+            if (r["schema"], r["table"], r["pk"], r["commit_ts"]) in wanted]
+
+
 def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     from pyspark.sql import functions as F
 
@@ -151,12 +167,10 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     shadow_ddls.save(cycle.changefeed_id, shadows, window.start_ts)
 
     dml = rows.row_events(raw)
-    # one pass gives both the tables and, per table and binlog key, the latest row image for
-    # the schema-drift check
-    samples = (dml.groupBy("schema", "table", "pk")
-               .agg(F.max("commit_ts").alias("ts"),
-                    F.max_by(F.coalesce("after", "before"), "commit_ts").alias("image")).collect())
-    tables = sorted({(r["schema"], r["table"]) for r in samples})
+    # the tables, and per table and binlog key the commit ts of its latest row change, from
+    # the narrow columns alone: the row images are read only for the schema-drift check's samples
+    latest = dml.groupBy("schema", "table", "pk").agg(F.max("commit_ts").alias("ts")).collect()
+    tables = sorted({(r["schema"], r["table"]) for r in latest})
     keep_tables = [t for t in tables if flt.replicates_rows(*t)]
     shadow_tables = [f"{s}.{t}" for s, t in tables if flt.match_table(s, t) and (s, t) not in keep_tables]
     if shadow_tables:
@@ -181,8 +195,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
                     why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
     contracts.KEYS.write(cycle.folder, [TableKeys(schema=s, table=t, ranges=rs) for (s, t), rs in ranges.items()])
     kept_set = set(keep_tables)
-    for note in disagreements(tracker, [(r["schema"], r["table"], r["ts"], r["pk"], r["image"]) for r in samples
-                                        if (r["schema"], r["table"]) in kept_set]):
+    for note in disagreements(tracker, _latest_images(dml, [r for r in latest if (r["schema"], r["table"]) in kept_set])):
         cycle.log_event("schema drift", detail=note,
                     hint="keys follow the tracked schema; if it is wrong, re-create the changefeed so a new "
                          "catalogue snapshot is taken")
