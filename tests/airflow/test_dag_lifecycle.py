@@ -166,6 +166,8 @@ def test_a_spark_connect_server_that_is_down_puts_the_changefeed_in_warning(mari
     up.execute("CREATE DATABASE dag_down", "CREATE TABLE dag_down.t (id INT PRIMARY KEY)",
                "INSERT INTO dag_down.t VALUES (1)")
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT", connect_connection(f"sc://127.0.0.1:{free_port()}"))
+    # the down server's error, not how long it is retried (tests/e2e/test_spark_connect.py waits it out)
+    monkeypatch.setattr("cdcflow.spark.session.CONNECT_RETRIES", 1)
     run = parsed_changefeed_dag("dag-down").test(run_conf=CATCH_UP)
     assert str(run.state) in ("failed", "DagRunState.FAILED"), run.state
     # the window was read in one process: the stages run in the pull task, whose session fails to open
@@ -211,6 +213,8 @@ def test_a_backfill_from_the_creation_second_and_one_that_fails(mariadb_pair, ai
 
     # a backfill that fails before it writes anything leaves the changefeed as it was
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT", connect_connection(f"sc://127.0.0.1:{free_port()}"))
+    # the down server's error, not how long it is retried (tests/e2e/test_spark_connect.py waits it out)
+    monkeypatch.setattr("cdcflow.spark.session.CONNECT_RETRIES", 1)
     run = dag.test(run_conf=backfill)
     assert str(run.state) in ("failed", "DagRunState.FAILED"), run.state
     after = metastore.get_feed("dag-bf")
