@@ -18,13 +18,12 @@ from dataclasses import dataclass, field
 from cdcflow.core.config import ChangefeedConfig
 from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError
 from cdcflow.core.per_thread import PerThread
-from cdcflow.core.row_codec import quote_ident
 from cdcflow.filter.table import TableFilter
 from cdcflow.sink import connection
 from cdcflow.ddl.tidb_only import flavour
 from cdcflow.sink.downstream import TIDB, detect
 from cdcflow.sink.downstream_errors import SinkError
-from cdcflow.sink.row_writer import RowWriter
+from cdcflow.sink.row_writer import RowWriter, qualified
 from cdcflow.sink.foreign_keys import read_keys
 from cdcflow.snapshot import copy_order, deferred_indexes
 from cdcflow.snapshot.copy import BATCH_BYTES, copy_chunk, copy_partition, copy_rows
@@ -108,7 +107,7 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
                     rows = copy_rows(up, writer, task, batch_bytes=options.batch_bytes)
                 else:
                     with down.cursor() as cur:  # a keyless table is copied whole: an earlier partial copy goes
-                        cur.execute(f"DELETE FROM {quote_ident(task['schema'])}.{quote_ident(task['name'])}")
+                        cur.execute(f"DELETE FROM {qualified(task['schema'], task['name'])}")
                     rows = copy_rows(up, writer, task, verb="INSERT")
             except SinkError as e:  # a row the downstream refused: named as the chunks' copy names it
                 raise _copy_failed(changefeed_id, task["table"], e) from None
@@ -129,7 +128,7 @@ def _plan(up_args: dict, tables: list[tuple[str, str, list[str] | None]], option
 
     def chunks(table: tuple[str, str, list[str] | None]) -> list[dict]:
         schema, name, key = table
-        found = table_chunks(sessions.get(), f"{quote_ident(schema)}.{quote_ident(name)}", key, options.chunk_size)
+        found = table_chunks(sessions.get(), qualified(schema, name), key, options.chunk_size)
         return [{"table": f"{schema}.{name}", "schema": schema, "name": name, "key": key, "chunk": c.__dict__}
                 for c in found]
 

@@ -195,7 +195,8 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
                     why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
     contracts.KEYS.write(cycle.folder, [TableKeys(schema=s, table=t, ranges=rs) for (s, t), rs in ranges.items()])
     kept_set = set(keep_tables)
-    for note in disagreements(tracker, _latest_images(dml, [r for r in latest if (r["schema"], r["table"]) in kept_set])):
+    kept_latest = [r for r in latest if (r["schema"], r["table"]) in kept_set]
+    for note in disagreements(tracker, _latest_images(dml, kept_latest)):
         cycle.log_event("schema drift", detail=note,
                     hint="keys follow the tracked schema; if it is wrong, re-create the changefeed so a new "
                          "catalogue snapshot is taken")
