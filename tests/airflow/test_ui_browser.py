@@ -316,6 +316,8 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         expect(result).to_contain_text("resumed")
         assert "stopped → normal" in result.inner_text()
         assert metastore.get_feed("ui-paused").state == "normal"
+        # the stopped state forced the mode to verify; resumed, the next run is a catch-up again
+        expect(page.get_by_role("combobox", name="mode", exact=True)).to_have_value("catch-up")
         expect(resume).to_be_disabled()
         pause.click()
         expect(result).to_contain_text("paused:")
