@@ -77,7 +77,8 @@ def simple(feed: metastore.FeedState, spec: Spec | None = None) -> dict:
     """`cdc cli changefeed query -s`, and each item of OpenAPI v2's changefeed list; the
     upstream id (changefeed/upstream_id.py) from `spec`, else from the changefeed's spec file."""
     return {
-        "upstream_id": (spec or load_spec(feed.id)).upstream_id, "namespace": NAMESPACE, "id": feed.id, "state": feed.state,
+        "upstream_id": (spec or load_spec(feed.id)).upstream_id, "namespace": NAMESPACE, "id": feed.id,
+        "state": feed.state,
         "checkpoint_tso": feed.checkpoint_ts, "checkpoint_time": tso.to_text(feed.checkpoint_ts),
         "error": running_error(feed.error),
     }
