@@ -10,13 +10,13 @@ from __future__ import annotations
 import datetime
 import json
 import math
-import re
+import string
 import tomllib
 from collections.abc import Mapping
 
 from cdcflow.core.config import parse_config
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_BARE_KEY_CHARS = frozenset(string.ascii_letters + string.digits + "_-")  # TOML's bare keys
 
 
 def overlay(current_text: str, file_text: str) -> str:
@@ -81,7 +81,7 @@ def _dotted(path: list[str]) -> str:
 
 
 def _key(key: str) -> str:
-    return key if _BARE_KEY.fullmatch(key) else _string(key)
+    return key if key and set(key) <= _BARE_KEY_CHARS else _string(key)
 
 
 def _string(text: str) -> str:
