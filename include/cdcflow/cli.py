@@ -209,7 +209,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"Error: {self.prog}: {message} (see {self.prog} --help)\n")
 
     def _check_value(self, action, value):
-        # argparse's own check (invalid choice, with every choice listed), with the nearest one first
+        # argparse's hook for a value outside `choices` (3.11-3.13 call it for a subcommand too), whose
+        # own message lists every choice: here the nearest one instead, else the list
         if action.choices is not None and value not in action.choices:
             known = list(action.choices)
             noun = "command" if action.dest in _COMMAND_DESTS else "choice"

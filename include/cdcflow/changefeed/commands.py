@@ -232,9 +232,9 @@ def _continue_snapshot(changefeed_id, given: dict, spark_for, report, new_point:
         _snapshot_start(changefeed_id, source, sink, cfg, options, at_point)
     progress = _snapshot_copy(changefeed_id, source, sink, cfg, options, spark_for, report)
     feed = metastore.get_feed(changefeed_id)
-    return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": feed.checkpoint_ts,
-            "target_ts": spec.target_ts, "start_position": feed.checkpoint_pos, "continued": True,
-            "snapshot": progress, "config": cfg.to_dict()}
+    return {"upstream": source.redacted(), "upstream_id": spec.upstream_id, "sink_uri": sink.redacted(),
+            "start_ts": feed.checkpoint_ts, "target_ts": spec.target_ts, "start_position": feed.checkpoint_pos,
+            "state": feed.state, "continued": True, "snapshot": progress, "config": cfg.to_dict()}
 
 
 SNAPSHOT_STATES = (states.STOPPED, states.FAILED)
