@@ -101,6 +101,8 @@ def _ask(question: str) -> bool:
     and no answer at all (stdin closed or not readable) decline."""
     try:
         answer = input(question)
+    except BrokenPipeError:
+        raise  # stdout's reader is gone (main ends quietly), not an answer
     except (EOFError, OSError):
         print(file=sys.stderr)
         return False
