@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import signal
 import sys
 import traceback
 
-from cdcflow.changefeed import commands
+from cdcflow.changefeed import commands, config_update
 from cdcflow.core import tso
+from cdcflow.core.duration import go_duration_ns
 from cdcflow.core.errors import CdcflowError
+from cdcflow.core.suggest import did_you_mean
 
 
 def _emit(data) -> None:
@@ -28,20 +32,23 @@ def cmd_create(a) -> int:
     snapshot = {"chunk_size": a.snapshot_chunk_size, "workers": a.snapshot_workers} if a.snapshot else None
 
     def spark_for(cfg, **how):
-        from cdcflow.runner.sessions import session_for
+        from cdcflow.runner.sessions import session_for  # lazy: Spark's session, only when a copy runs
 
         return session_for(cfg, a.changefeed_id, a.spark_remote, **how)
 
     def report(p: dict) -> None:
-        from cdcflow.snapshot.runner import progress_line
+        from cdcflow.snapshot.runner import progress_line  # lazy: the copy's planner, 150 ms, only for --snapshot
 
         print(progress_line(a.changefeed_id, p), file=sys.stderr, flush=True)
 
     info = commands.create(a.changefeed_id, a.source_uri, a.sink_uri, a.config, a.start_ts, a.target_ts,
-                           snapshot=snapshot, spark_for=spark_for, report=report)
+                           snapshot=snapshot, spark_for=spark_for, report=report, paused=a.pause)
     print("Create changefeed successfully!")
     print(f"ID: {a.changefeed_id}")
     _emit(info)
+    if a.pause:
+        print(f"Changefeed {a.changefeed_id} is stopped until `cdcflow changefeed resume -c {a.changefeed_id}`",
+              file=sys.stderr)
     return 0
 
 
@@ -61,7 +68,7 @@ def cmd_remove(a) -> int:
 
 
 def cmd_run(a) -> int:
-    from cdcflow.runner.in_process import run_cycle
+    from cdcflow.runner.in_process import run_cycle  # lazy: the stages, Spark and Arrow, 500 ms
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     for noisy in ("py4j", "pyspark"):
@@ -90,31 +97,46 @@ def cmd_resume(a) -> int:
 
 
 def _ask(question: str) -> bool:
+    """A yes/no question whose safe answer is no: only y or yes agrees; Enter, any other answer
+    and no answer at all (stdin closed or not readable) decline."""
     try:
         answer = input(question)
-    except EOFError:
+    except BrokenPipeError:
+        raise  # stdout's reader is gone (main ends quietly), not an answer
+    except (EOFError, OSError):
         print(file=sys.stderr)
         return False
-    return answer.strip().lower() in ("", "y", "yes")
+    return answer.strip().lower() in ("y", "yes")
 
 
 def cmd_update(a) -> int:
+    def confirm(changes: dict) -> bool:
+        """TiCDC's update: the diff, always; then its question unless --no-confirm."""
+        print(f"Diff of changefeed {a.changefeed_id}:")
+        for name, change in _flat_report(_update_report(changes)).items():
+            print(f"  {name}: {json.dumps(change['old'])} -> {json.dumps(change['new'])}")
+        return a.no_confirm or _ask(f"Could you agree to apply changes above to changefeed {a.changefeed_id}? "
+                                    "[y/N] ")
+
     changes = commands.update(a.changefeed_id, target_ts=a.target_ts, config_path=a.config, sink_uri=a.sink_uri,
-                              source_uri=a.source_uri)
+                              source_uri=a.source_uri, confirm=confirm)
+    if not changes:
+        print(f"Changefeed {a.changefeed_id} already has the values given: nothing to update")
+        return 0
     print(f"Update changefeed {a.changefeed_id} successfully!")
     _emit(_update_report(changes))
     return 0
 
 
 def _update_report(changes: dict) -> dict:
-    """What update changed, as {field: {old, new}}; a new config as the keys that changed
-    ("filter.rules": {old, new}), not as two TOML texts."""
+    """What update changes, as {field: {old, new}}; a new config as the keys that change
+    ("filter.rules": {old, new}), not as two TOML texts; URIs without their passwords."""
     report = {}
     for name, (old, new) in changes.items():
         if name == "config_text":
-            report["config"] = _config_changes(old, new)
+            report["config"] = {k: {"old": o, "new": n} for k, (o, n) in config_update.changed_keys(old, new).items()}
         elif name in ("sink_uri", "source_uri"):
-            from cdcflow.core.uri import parse_sink_uri, parse_source_uri
+            from cdcflow.core.uri import parse_sink_uri, parse_source_uri  # lazy: credentials and TLS, 8 ms
 
             parse = parse_sink_uri if name == "sink_uri" else parse_source_uri
             report[name] = {"old": parse(old).redacted(), "new": parse(new).redacted()}
@@ -123,18 +145,15 @@ def _update_report(changes: dict) -> dict:
     return report
 
 
-def _config_changes(old_text: str, new_text: str) -> dict:
-    from cdcflow.core.config import parse_config
-
-    def flat(d: dict, prefix: str = "") -> dict:
-        out = {}
-        for k, v in d.items():
-            out.update(flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
-        return out
-
-    old, new = flat(parse_config(old_text).to_dict()), flat(parse_config(new_text).to_dict())
-    return {k: {"old": old.get(k), "new": new.get(k)} for k in sorted(old.keys() | new.keys())
-            if old.get(k) != new.get(k)}
+def _flat_report(report: dict) -> dict:
+    """_update_report with the config's keys as config.<key>: one line each in the diff."""
+    out = {}
+    for name, change in report.items():
+        if name == "config":
+            out.update({f"config.{k}": v for k, v in change.items()})
+        else:
+            out[name] = change
+    return out
 
 
 def cmd_skip_ddl(a) -> int:
@@ -152,7 +171,7 @@ def cmd_replace_ddl(a) -> int:
 
 
 def cmd_verify(a) -> int:
-    from cdcflow.verify.runner import EXIT_CODES, summary_line
+    from cdcflow.verify.runner import EXIT_CODES, summary_line  # lazy: verify's comparers, 100 ms
 
     result = commands.verify(a.changefeed_id, tables=a.tables, chunk_size=a.chunk_size,
                              wait_seconds=a.wait, fix_sql=a.fix_sql)
@@ -172,8 +191,6 @@ def _positive(text: str) -> int:
 
 
 def _seconds(text: str) -> float:
-    from cdcflow.core.duration import go_duration_ns
-
     try:
         return float(text) if text.replace(".", "", 1).isdigit() else go_duration_ns(text) / 1e9
     except ValueError:
@@ -187,10 +204,23 @@ def cmd_tso(a) -> int:
 
 class _Parser(argparse.ArgumentParser):
     """A wrong argument is one line naming the command and what is wrong, like every other
-    error of the CLI (argparse's usage block stays for --help)."""
+    error of the CLI (argparse's usage block stays for --help); a mistyped subcommand gets the
+    nearest one, as a mistyped config key does (core.suggest)."""
 
     def error(self, message: str):
         self.exit(2, f"Error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+    def _check_value(self, action, value):
+        # argparse's hook for a value outside `choices` (3.11-3.13 call it for a subcommand too), whose
+        # own message lists every choice: here the nearest one instead, else the list
+        if action.choices is not None and value not in action.choices:
+            known = list(action.choices)
+            noun = "command" if action.dest in _COMMAND_DESTS else "choice"
+            raise argparse.ArgumentError(None, f"unknown {noun} {value!r}; " + (
+                did_you_mean(value, known) or f"the {noun}s are {', '.join(known)}"))
+
+
+_COMMAND_DESTS = ("group", "command")  # the subparsers' dest: what the command line names a command by
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -214,6 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--snapshot-workers", type=_positive,
                    help="Spark tasks copying chunks at once (default: the config's snapshot-workers, 4)")
     c.add_argument("--spark-remote", metavar="sc://HOST:PORT", help="copy the chunks on this Spark Connect server")
+    c.add_argument("--pause", action="store_true",
+                   help="create it stopped, as if paused right after: no cycle runs until `changefeed resume` "
+                        "(with --snapshot the copy still runs, and it waits stopped at the copy's point)")
     c.set_defaults(func=cmd_create)
 
     for name, func, helptext in (("query", cmd_query, "show a changefeed's status"),
@@ -221,7 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
                                  ("run", cmd_run, "run one catch-up cycle in this process"),
                                  ("pause", cmd_pause, "stop a changefeed (state stopped)"),
                                  ("resume", cmd_resume, "resume a stopped or failed changefeed"),
-                                 ("update", cmd_update, "change a stopped or failed changefeed")):
+                                 ("update", cmd_update, "change a stopped or failed changefeed "
+                                                        "(shows the changes and asks first)")):
         s = cf.add_parser(name, help=helptext)
         s.add_argument("--changefeed-id", "-c", required=True)
         s.set_defaults(func=func)
@@ -238,10 +272,12 @@ def build_parser() -> argparse.ArgumentParser:
             s.add_argument("--no-confirm", action="store_true", help="do not ask before overwriting the checkpoint")
         if name == "update":
             s.add_argument("--target-ts", type=_ts_arg, help="TSO or date-time at which it finishes (0: never)")
-            s.add_argument("--config", help="a new TiCDC changefeed config (TOML)")
+            s.add_argument("--config", help="a TiCDC changefeed config (TOML) laid over the current one, as TiCDC's "
+                                            "update does: keys the file leaves out keep their values")
             s.add_argument("--sink-uri", help="a new downstream URI")
             s.add_argument("--source-uri", help="a new upstream (a promoted replica after a failover): the "
                                                 "changefeed continues there from its checkpoint's GTID position")
+            s.add_argument("--no-confirm", action="store_true", help="apply the changes without asking")
     sk = cf.add_parser("skip-ddl", help="skip the one DDL at a commit ts (a DDL the downstream rejects)")
     sk.add_argument("--changefeed-id", "-c", required=True)
     sk.add_argument("--commit-ts", type=_ts_arg, required=True)
@@ -279,12 +315,12 @@ def _stop_spark() -> None:
     would otherwise follow the closing error line."""
     if "pyspark" not in sys.modules:
         return
-    from pyspark import SparkContext
+    from pyspark import SparkContext  # lazy: only a process that loaded pyspark gets here
 
     if SparkContext._active_spark_context is not None:
         SparkContext._active_spark_context.stop()
     if "pyspark.sql.connect.session" in sys.modules:  # a Connect session: release it on the server
-        from pyspark.sql.connect.session import SparkSession
+        from pyspark.sql.connect.session import SparkSession  # lazy: as SparkContext above
 
         session = SparkSession.getActiveSession()
         if session is not None:
@@ -296,10 +332,37 @@ def entry() -> int:
     return main(stop_spark=True)
 
 
+# a command whose output's reader went away (`cdcflow changefeed list | head -1`) ends as one killed
+# by SIGPIPE does in a shell: status 141, nothing on stderr
+CLOSED_PIPE_STATUS = 128 + signal.SIGPIPE
+
+
+def _closed_pipe() -> int:
+    """Quiet on a closed stdout: point it at /dev/null, so that Python's flush at exit finds
+    nothing to fail on either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # a stdout without a descriptor (captured): nothing is flushed to a pipe at exit
+    return CLOSED_PIPE_STATUS
+
+
 def main(argv: list[str] | None = None, stop_spark: bool = False) -> int:
+    try:
+        return _run(argv, stop_spark)
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+def _run(argv: list[str] | None, stop_spark: bool) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the flush at exit
+        return status
+    except BrokenPipeError:
+        raise
     except CdcflowError as e:
         if args.debug:
             traceback.print_exc()

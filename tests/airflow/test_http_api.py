@@ -8,8 +8,10 @@ import time
 
 from e2e_helpers import CountedReads, cli_run, create_changefeed, runs_ending_in_a_failure, schema_changefeed
 
+from cdcflow.changefeed import upstream_id
 from cdcflow.core import tso
 from cdcflow.core.spec_store import load_spec, save_spec
+from cdcflow.core.uri import parse_source_uri
 from cdcflow.store import metastore, snapshots
 from cdcflow_devtools.mariadb import free_port
 
@@ -26,7 +28,8 @@ def test_list_detail_status_and_page(mariadb_pair, client, capsys):
     assert listed["total"] == 2 and [x["id"] for x in listed["items"]] == ["api-one", "api-two"]
     one, two = listed["items"]
     assert {k: one[k] for k in ("upstream_id", "namespace", "state", "error")} == \
-        {"upstream_id": 0, "namespace": "default", "state": "normal", "error": None}
+        {"upstream_id": upstream_id.of_source(parse_source_uri(up.uri)), "namespace": "default", "state": "normal",
+         "error": None}
     assert one["checkpoint_time"] == tso.to_text(one["checkpoint_tso"])
     assert one["cdcflow"]["checkpoint_lag_seconds"] == 0  # nothing committed upstream that it has not passed
     assert one["cdcflow"]["lag"]["status"] == "caught-up" and one["cdcflow"]["last_run_time"] is None

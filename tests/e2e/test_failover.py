@@ -177,7 +177,9 @@ def test_failover_to_the_promoted_replica(capsys, cdcflow_home, spark, topology,
                     *(f"INSERT INTO {s}.t (id, v, note) VALUES ({i}, {i}, 'e')" for i in range(200_000, 200_020)))
 
     cli_ok(capsys, "changefeed", "pause", "-c", "fo-main")
-    cli_ok(capsys, "changefeed", "update", "-c", "fo-main", "--source-uri", replica.uri)
+    primary_id = query(capsys, "fo-main")["upstream_id"]
+    cli_ok(capsys, "changefeed", "update", "-c", "fo-main", "--source-uri", replica.uri, "--no-confirm")
+    assert query(capsys, "fo-main")["upstream_id"] not in (primary_id, 0)  # another server: another upstream id
     moved = metastore.get_feed("fo-main").checkpoint_pos
     assert moved == {"file": None, "pos": None, "gtid": checkpoint["gtid"]}  # located by GTID at the next cycle
     lag = query(capsys, "fo-main")["cdcflow"]["lag"]

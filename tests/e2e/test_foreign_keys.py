@@ -208,7 +208,7 @@ def test_a_ddl_adding_a_cascading_key_mid_stream_is_replicated(mariadb_pair, spa
     assert f"replace-ddl -c e2e-fkb --commit-ts {ts}" in message and "leave fkb.e out of them" in message
     # the remedy: leave the child out too, resume
     path = _write_config("e2e-fkb", "[filter]\nrules = ['fkb.*', '!fkb.q', '!fkb.e']\n")
-    cli_ok(capsys, "changefeed", "update", "-c", "e2e-fkb", "--config", str(path))
+    cli_ok(capsys, "changefeed", "update", "-c", "e2e-fkb", "--config", str(path), "--no-confirm")
     cli_ok(capsys, "changefeed", "resume", "-c", "e2e-fkb")
     up.execute("UPDATE p SET id = 6 WHERE id = 7", database="fkb")
     rc, err = cli_run(capsys, "e2e-fkb")

@@ -16,9 +16,10 @@ import e2e_helpers
 from e2e_helpers import assert_consistent, backdate, create_changefeed
 
 from cdcflow import cli
-from cdcflow.changefeed import commands
+from cdcflow.changefeed import commands, upstream_id
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
+from cdcflow.core.uri import parse_source_uri
 from cdcflow_devtools.mariadb import free_port
 from cdcflow.runner.in_process import run_cycle
 from cdcflow.store import metastore
@@ -39,6 +40,13 @@ def cli_ok(capsys, *args: str) -> str:
     out = capsys.readouterr()
     assert rc == 0, out.err
     return out.out
+
+
+def updated(out: str) -> dict:
+    """What `changefeed update` printed after its diff: the changes applied, as JSON."""
+    head, done, report = out.partition(" successfully!\n")
+    assert done, out
+    return json.loads(report)
 
 
 def cli_fails(capsys, *args: str) -> str:
@@ -219,8 +227,8 @@ def test_target_ts_reached_finishes_with_only_the_earlier_write_7(own_pair, spar
         capsys, "changefeed", "update", "-c", "lc-target", "--target-ts", str(between))
     cli_ok(capsys, "changefeed", "pause", "-c", "lc-target")
     when = tso.to_text(between)  # the date-time form of the same ts (millisecond precision)
-    out = cli_ok(capsys, "changefeed", "update", "-c", "lc-target", "--target-ts", when)
-    assert json.loads(out.split("\n", 1)[1])["target_ts"] == {"old": 0, "new": tso.parse(when)}
+    out = cli_ok(capsys, "changefeed", "update", "-c", "lc-target", "--target-ts", when, "--no-confirm")
+    assert updated(out)["target_ts"] == {"old": 0, "new": tso.parse(when)}
     cli_ok(capsys, "changefeed", "resume", "-c", "lc-target")
     run_cycle("lc-target", spark=spark)
     status = simple(capsys, "lc-target")
@@ -251,12 +259,14 @@ def test_stopped_longer_than_gc_ttl_fails_and_cannot_resume_8(own_pair, spark, c
     assert "cannot be resumed" in err and "ErrGCTTLExceeded" in err and "--overwrite-checkpoint-ts" in err
     assert simple(capsys, "lc-ttl")["state"] == "failed"
     # the way back: a new checkpoint the upstream still holds (the rows before it are not replicated)
-    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))  # the operator answers no
-    capsys.readouterr()
-    assert cli.main(["changefeed", "resume", "-c", "lc-ttl", "--overwrite-checkpoint-ts", "now"]) == 1
-    out = capsys.readouterr()
-    assert "You are overwriting the checkpoint of changefeed lc-ttl" in out.out and "cancelled" in out.err
-    assert simple(capsys, "lc-ttl")["state"] == "failed"
+    for answer in ("n\n", "\n"):  # the operator answers no, or just presses Enter: the safe answer, no
+        monkeypatch.setattr("sys.stdin", io.StringIO(answer))
+        capsys.readouterr()
+        assert cli.main(["changefeed", "resume", "-c", "lc-ttl", "--overwrite-checkpoint-ts", "now"]) == 1
+        out = capsys.readouterr()
+        assert "You are overwriting the checkpoint of changefeed lc-ttl" in out.out and "[y/N]" in out.out
+        assert "cancelled" in out.err
+        assert simple(capsys, "lc-ttl")["state"] == "failed"
     e2e_helpers.next_second()  # a ts reads its whole binlog second again: let "now" be a second after row 1
     cli_ok(capsys, "changefeed", "resume", "-c", "lc-ttl", "--overwrite-checkpoint-ts", "now", "--no-confirm")
     up.execute("INSERT INTO lc_ttl.t VALUES (2)")
@@ -361,8 +371,8 @@ def test_cli_errors_and_field_names(own_pair, cdcflow_home, capsys):
     # a new config is reported as the keys it changes, not as two TOML texts
     new_config = cdcflow_home / "lc-cli-new.toml"
     new_config.write_text("[filter]\nrules = ['lc_cli.*']\n[sink]\nworker-count = 2\n")
-    out = cli_ok(capsys, "changefeed", "update", "-c", "lc-cli", "--config", str(new_config))
-    assert json.loads(out.split("\n", 1)[1]) == {"config": {
+    out = cli_ok(capsys, "changefeed", "update", "-c", "lc-cli", "--config", str(new_config), "--no-confirm")
+    assert updated(out) == {"config": {
         "filter.rules": {"old": ["*.*"], "new": ["lc_cli.*"]}, "sink.worker-count": {"old": 4, "new": 2}}}
     assert "is later than the current TSO" in cli_fails(capsys, "changefeed", "resume", "-c", "lc-cli",
                                                         "--no-confirm", "--overwrite-checkpoint-ts",
@@ -375,6 +385,87 @@ def test_cli_errors_and_field_names(own_pair, cdcflow_home, capsys):
     assert "cannot connect to the sink" in err and "lc-cli-2" in err
     assert json.loads(cli_ok(capsys, "changefeed", "query", "-c", "lc-cli"))["sink_uri"] == \
         down.uri.replace(":cdcflow@", ":***@")
+
+
+def test_update_shows_the_diff_and_asks_enter_keeps_everything(own_pair, cdcflow_home, capsys, monkeypatch):
+    """TiCDC's update: the diff of what changes, then "apply changes above? [y/N]" unless
+    --no-confirm; a config file laid over the current one, so a file of only [filter] keeps
+    the sink's worker-count (TiCDC decodes the file onto the changefeed's config)."""
+    up, down = own_pair
+    create_changefeed(capsys, up, down, "lc-upd", "")
+    cli_ok(capsys, "changefeed", "pause", "-c", "lc-upd")
+    sink_and_rules = cdcflow_home / "lc-upd-1.toml"
+    sink_and_rules.write_text("[filter]\nrules = ['lc_upd.*']\n[sink]\nworker-count = 2\n")
+    args = ["changefeed", "update", "-c", "lc-upd", "--config", str(sink_and_rules)]
+    diff = ("Diff of changefeed lc-upd:\n"
+            '  config.filter.rules: ["*.*"] -> ["lc_upd.*"]\n'
+            "  config.sink.worker-count: 4 -> 2\n"
+            "Could you agree to apply changes above to changefeed lc-upd? [y/N] ")
+
+    def config() -> dict:
+        return json.loads(cli_ok(capsys, "changefeed", "query", "-c", "lc-upd"))["config"]
+
+    for answer in ("\n", "n\n", ""):  # Enter, no, and a closed stdin: nothing is changed
+        monkeypatch.setattr("sys.stdin", io.StringIO(answer))
+        capsys.readouterr()
+        assert cli.main(args) == 1
+        out = capsys.readouterr()
+        assert out.out.startswith(diff), out.out
+        assert "changefeed lc-upd: update cancelled: nothing was changed" in out.err
+        assert "pass --no-confirm" in out.err and len(out.err.strip().splitlines()) == 1
+        assert (config()["filter"]["rules"], config()["sink"]["worker-count"]) == (["*.*"], 4)
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    out = cli_ok(capsys, *args)
+    assert out.startswith(diff) and updated(out) == {"config": {
+        "filter.rules": {"old": ["*.*"], "new": ["lc_upd.*"]}, "sink.worker-count": {"old": 4, "new": 2}}}
+    assert (config()["filter"]["rules"], config()["sink"]["worker-count"]) == (["lc_upd.*"], 2)
+
+    # only [filter]: the diff names the one key that changes; worker-count keeps its 2
+    only_filter = cdcflow_home / "lc-upd-2.toml"
+    only_filter.write_text("[filter]\nrules = ['lc_upd.*', 'lc_upd2.*']\n")
+    out = cli_ok(capsys, "changefeed", "update", "-c", "lc-upd", "--config", str(only_filter), "--no-confirm")
+    assert out.startswith('Diff of changefeed lc-upd:\n  config.filter.rules: ["lc_upd.*"] -> '
+                          '["lc_upd.*", "lc_upd2.*"]\nUpdate changefeed lc-upd successfully!\n'), out
+    assert config()["sink"]["worker-count"] == 2 and config()["filter"]["rules"] == ["lc_upd.*", "lc_upd2.*"]
+
+    # the values it has already: nothing to ask, nothing written (TiCDC: "do nothing")
+    for same in (["--config", str(only_filter)], ["--sink-uri", down.uri]):
+        out = cli_ok(capsys, "changefeed", "update", "-c", "lc-upd", *same)
+        assert out == "Changefeed lc-upd already has the values given: nothing to update\n", out
+    # a file that validates alone but not over the current config is refused before anything is asked
+    cluster = cdcflow_home / "lc-upd-3.toml"
+    cluster.write_text("[cdcflow]\nspark-master = 'spark://127.0.0.1:7077'\nevent-store = 'hdfs://nn:8020/cdc'\n")
+    cli_ok(capsys, "changefeed", "update", "-c", "lc-upd", "--config", str(cluster), "--no-confirm")
+    remote = cdcflow_home / "lc-upd-4.toml"
+    remote.write_text("[cdcflow]\nspark-remote = 'sc://127.0.0.1:15002'\n")
+    err = cli_fails(capsys, "changefeed", "update", "-c", "lc-upd", "--config", str(remote))
+    assert "over changefeed lc-upd's config" in err and "spark-master and cdcflow.spark-remote are both set" in err
+
+
+def test_create_paused_waits_for_resume_and_counts_the_tables_the_filter_keeps(own_pair, spark, cdcflow_home,
+                                                                               capsys):
+    up, down = own_pair
+    for db in (up, down):
+        db.execute("DROP DATABASE IF EXISTS lc_paused", "DROP DATABASE IF EXISTS lc_paused_not")
+    up.execute("CREATE DATABASE lc_paused", "CREATE TABLE lc_paused.a (id INT PRIMARY KEY)",
+               "CREATE TABLE lc_paused.b (id INT PRIMARY KEY)", "CREATE TABLE lc_paused.gone (id INT PRIMARY KEY)",
+               "CREATE DATABASE lc_paused_not", "CREATE TABLE lc_paused_not.c (id INT PRIMARY KEY)")
+    down.execute("CREATE DATABASE lc_paused", "CREATE TABLE lc_paused.a (id INT PRIMARY KEY)")
+    info = create_changefeed(capsys, up, down, "lc-paused", "[filter]\nrules = ['lc_paused.*', '!lc_paused.gone']\n",
+                             "--pause")
+    assert info["state"] == "stopped" and info["tracked_tables"] == 2  # a and b: not gone, not lc_paused_not.c
+    assert info["upstream_id"] == upstream_id.of_source(parse_source_uri(up.uri)) != 0
+    status = simple(capsys, "lc-paused")
+    assert status["state"] == "stopped" and status["upstream_id"] == info["upstream_id"]
+    assert json.loads(cli_ok(capsys, "changefeed", "query", "-c", "lc-paused"))["upstream_id"] == info["upstream_id"]
+    up.execute("INSERT INTO lc_paused.a VALUES (1)")
+    skipped = run_cycle("lc-paused", spark=spark)
+    assert skipped["skipped"] and "paused" in skipped["reason"]
+    assert down.query("SELECT id FROM lc_paused.a") == []
+    assert "stopped -> normal" in cli_ok(capsys, "changefeed", "resume", "-c", "lc-paused")  # ②
+    run_cycle("lc-paused", spark=spark)
+    assert down.query("SELECT id FROM lc_paused.a") == [(1,)]  # from the create's position: nothing was lost
+    assert simple(capsys, "lc-paused")["state"] == "normal"
 
 
 BAD_RULES = {  # config text -> what the refusal must name

@@ -234,6 +234,26 @@ def test_snapshot_refuses_a_start_ts(mariadb_pair, cdcflow_home, capsys):
     assert "Traceback" not in err
 
 
+def test_a_paused_snapshot_copies_then_waits_stopped_at_its_point(mariadb_pair, spark, cdcflow_home, capsys):
+    """create --snapshot --pause: the copy runs; the changefeed is left stopped at the copy's
+    consistent point, and the writes after it are replicated once it is resumed."""
+    up, down = mariadb_pair
+    _fresh(up, down, 60)
+    rc, out = _cli(capsys, _create_args(up, down, "snap-paused", _config(cdcflow_home, "snap-paused")) + ["--pause"])
+    assert rc == 0, out.err
+    info = json.loads(out.out.split("\n", 2)[2])
+    assert info["state"] == "stopped" and info["tracked_tables"] == len(TABLES)
+    assert info["snapshot"]["chunks_done"] == info["snapshot"]["chunks_total"]
+    assert_consistent(up, down, [S])  # the copy ran
+    up.execute(f"INSERT INTO {S}.t (id, v) VALUES (100001, 'after')", f"DELETE FROM {S}.c WHERE b = 3")
+    rc, ran = _cli(capsys, ["changefeed", "run", "-c", "snap-paused"])
+    assert rc == 0 and "paused" in json.loads(ran.out)["reason"], ran
+    assert query(capsys, "snap-paused")["state"] == "stopped"
+    rc, resumed = _cli(capsys, ["changefeed", "resume", "-c", "snap-paused"])
+    assert rc == 0 and "stopped -> normal" in resumed.out, resumed
+    _catch_up(capsys, up, down, "snap-paused")
+
+
 FTWRL = 'snapshot-point = "ftwrl"'
 
 

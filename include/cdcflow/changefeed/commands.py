@@ -12,9 +12,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from cdcflow.changefeed import feed_state, lifecycle, states
+from cdcflow.changefeed import config_update, feed_state, lifecycle, states, upstream_id
 from cdcflow.core import ts_input, tso
+from cdcflow.core.config import parse_config
 from cdcflow.core.errors import (
     CHANGEFEED_ALREADY_EXISTS,
     CHANGEFEED_UPDATE_REFUSED,
@@ -28,8 +30,10 @@ from cdcflow.core.errors import (
     UPSTREAM_UNREACHABLE,
     CdcflowError,
 )
+from cdcflow.core.sink_params import merge_sink_options
 from cdcflow.core.spec_store import Spec, load_spec, save_spec, spec_exists
 from cdcflow.core.wording import CLI, Words
+from cdcflow.filter import cascade_fk
 from cdcflow.filter.assembled import Filter
 from cdcflow.store import ddl_replacements, metastore, schema_versions, snapshots, verify_results
 from cdcflow.store.engine import transaction
@@ -46,27 +50,28 @@ def _load(changefeed_id: str) -> tuple[Spec, metastore.FeedState]:
 
 def create(changefeed_id: str, source_uri: str, sink_uri: str, config_path: str | None = None,
            start_ts: int | None = None, target_ts: int | None = None, snapshot=None,
-           spark_for: Callable | None = None, report: Callable[[dict], None] = lambda p: None) -> dict:
+           spark_for: Callable | None = None, report: Callable[[dict], None] = lambda p: None,
+           paused: bool = False) -> dict:
     """Check the upstream, the sink, the config and its value expressions, then record the
     changefeed from `start_ts` (default: the upstream's current position) with its schema
     snapshot.  With `snapshot` (the --snapshot options given: SnapshotOptions' field names, None
     for the config's) the filter's tables are first copied
     (cdcflow.snapshot; `spark_for(config)` opens the Spark session, `report` hears the progress)
     and the changefeed starts at the copy's consistent point; a changefeed whose copy did not
-    finish continues it.  Returns what the changefeed starts with."""
-    from cdcflow.core.config import parse_config
-    from cdcflow.core.sink_params import merge_sink_options
-    from cdcflow.core.uri import (
-        default_server_id,
-        parse_sink_uri,
-        parse_source_uri,
-        validate_changefeed_id,
-    )
-    from cdcflow.snapshot import SnapshotOptions
+    finish continues it.  `paused` (`create --pause`): the changefeed is recorded stopped, as if
+    paused (①) right after its creation, in the same transaction, so no cycle runs before an
+    operator resumes it; with a snapshot the copy still runs, and the changefeed waits stopped at
+    its consistent point.  Returns what the changefeed starts with."""
+    # lazy: core.uri (credentials, TLS), 8 ms of every command's start
+    from cdcflow.core.uri import default_server_id, parse_sink_uri, parse_source_uri, validate_changefeed_id
+    from cdcflow.snapshot import SnapshotOptions  # lazy: the copy's planner, 200 ms, only for --snapshot
+    # lazy: binlog reading, 40 ms of every command's start
     from cdcflow.source.binlog import check_upstream, head_position, position_for_ts, replay_horizon
 
     changefeed_id = validate_changefeed_id(changefeed_id)
     if snapshot is not None and spec_exists(changefeed_id) and snapshots.unfinished(changefeed_id):
+        if paused:
+            _pause_unless_stopped(changefeed_id)
         return _continue_snapshot(changefeed_id, snapshot, spark_for, report)
     if spec_exists(changefeed_id):
         raise CdcflowError(f"changefeed {changefeed_id} already exists", code=CHANGEFEED_ALREADY_EXISTS,
@@ -77,7 +82,7 @@ def create(changefeed_id: str, source_uri: str, sink_uri: str, config_path: str 
                                     "none to start at the upstream's current position")
     source, sink = parse_source_uri(source_uri), parse_sink_uri(sink_uri)
     config_text = _read_config(config_path) if config_path else ""
-    cfg = parse_config(config_text, source=config_path or "<config>")
+    cfg = _parse_config(config_text, config_path or "<config>", changefeed_id)
     merge_sink_options(cfg.sink, dict(sink.params))
     _check_credentials(changefeed_id, source, sink)
     check_upstream(source, changefeed_id)
@@ -87,6 +92,8 @@ def create(changefeed_id: str, source_uri: str, sink_uri: str, config_path: str 
     flt.check_value_expressions(source.connect, changefeed_id)
     _check_foreign_keys(flt.tables, source, sink, changefeed_id)
     server_id = source.server_id or default_server_id(changefeed_id)
+    up_id = upstream_id.of_source(source)
+    record = _Record(changefeed_id, source, source_uri, sink_uri, config_text, target_ts, up_id, flt, paused)
     replay_until = None
     if snapshot is not None:
         if start_ts or (target_ts and target_ts <= tso.now()):
@@ -94,16 +101,18 @@ def create(changefeed_id: str, source_uri: str, sink_uri: str, config_path: str 
                                "(and a --target-ts in the future)", changefeed=changefeed_id, code=SNAPSHOT_UNSUPPORTED,
                                hint="drop --start-ts, or create without --snapshot")
 
+        kept: list[int] = []
+
         def at_point(point):
-            _record(changefeed_id, source, source_uri, sink_uri, config_text, tso.now(), target_ts, point.position,
-                    None, point)
+            kept.append(record(tso.now(), point.position, None, point))
 
         options = SnapshotOptions.of(cfg, **snapshot)
         _snapshot_start(changefeed_id, source, sink, cfg, options, at_point)
         progress = _snapshot_copy(changefeed_id, source, sink, cfg, options, spark_for, report)
         feed = metastore.get_feed(changefeed_id)
-        return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": feed.checkpoint_ts,
-                "target_ts": target_ts or 0, "start_position": feed.checkpoint_pos, "server_id": server_id,
+        return {"upstream": source.redacted(), "upstream_id": up_id, "sink_uri": sink.redacted(),
+                "start_ts": feed.checkpoint_ts, "target_ts": target_ts or 0, "start_position": feed.checkpoint_pos,
+                "server_id": server_id, "state": feed.state, "tracked_tables": kept[0] if kept else 0,
                 "snapshot": progress, "config": cfg.to_dict()}
     if start_ts:
         pos = position_for_ts(source, server_id, start_ts, changefeed_id)
@@ -118,44 +127,65 @@ def create(changefeed_id: str, source_uri: str, sink_uri: str, config_path: str 
     if target_ts and target_ts <= start_ts:
         raise CdcflowError(f"target-ts {target_ts} is not after start-ts {start_ts}",
                            changefeed=changefeed_id, hint="give a --target-ts later than the start")
-    tables = _record(changefeed_id, source, source_uri, sink_uri, config_text, start_ts, target_ts, pos, replay_until)
-    return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": start_ts,
+    kept = record(start_ts, pos, replay_until)
+    return {"upstream": source.redacted(), "upstream_id": up_id, "sink_uri": sink.redacted(), "start_ts": start_ts,
             "target_ts": target_ts or 0, "start_position": pos.to_dict(), "server_id": server_id,
-            "tracked_tables": tables,
+            "state": states.STOPPED if paused else states.NORMAL, "tracked_tables": kept,
             "config": cfg.to_dict()}
 
 
-def _record(changefeed_id, source, source_uri, sink_uri, config_text, start_ts, target_ts, pos, replay_until,
-            point=None) -> int:
-    """The feed at `pos` / `start_ts`, its tracked schema and a snapshot's plan (`point`,
-    snapshot.runner.Point) in one metadata-store transaction, then the spec file: a changefeed
-    exists once its spec does (spec_exists, status_view.all_feeds), so an interruption leaves
-    all of it or none (rows without a spec are cleared when the id is created again).
-    Returns the tracked schema's tables."""
-    # TiCDC's DDL handling: the schema starts from the upstream's catalogue (a snapshot's: read at its point)
-    tables = point.catalogue if point else schema_versions.upstream_catalogue(source)
-    with transaction() as c:
-        metastore.create_feed(changefeed_id, start_ts, pos.to_dict(),
-                              c)  # nothing of an earlier changefeed of that id stays
-        if replay_until is not None:
-            metastore.update_feed(changefeed_id, c, replay_until=replay_until)
-        count = schema_versions.start_from(changefeed_id, tables, start_ts, c)
-        if point is not None:
-            point.record(changefeed_id, c)
-    save_spec(Spec(id=changefeed_id, source_uri=source_uri, sink_uri=sink_uri, config_text=config_text,
-                   start_ts=start_ts, target_ts=target_ts or 0))
-    return count
+@dataclass(frozen=True)
+class _Record:
+    """How create records a changefeed once it knows where it starts (at once, or at a
+    snapshot's consistent point)."""
+    changefeed_id: str
+    source: object
+    source_uri: str
+    sink_uri: str
+    config_text: str
+    target_ts: int | None
+    upstream_id: int
+    filter: Filter
+    paused: bool
+
+    def __call__(self, start_ts: int, pos, replay_until: int | None, point=None) -> int:
+        """The feed at `pos` / `start_ts` (stopped when created paused), its tracked schema and
+        a snapshot's plan (`point`, snapshot.runner.Point) in one metadata-store transaction, then
+        the spec file: a changefeed exists once its spec does (spec_exists,
+        status_view.all_feeds), so an interruption leaves all of it or none (rows without a spec
+        are cleared when the id is created again).  Returns how many of the tracked tables the
+        filter keeps (the tracked schema holds every upstream table: a DDL may move one in)."""
+        cid = self.changefeed_id
+        # TiCDC's DDL handling: the schema starts from the upstream's catalogue (a snapshot's: read at its point)
+        tables = point.catalogue if point else schema_versions.upstream_catalogue(self.source)
+        with transaction() as c:
+            metastore.create_feed(cid, start_ts, pos.to_dict(), c)  # nothing of an earlier changefeed of that id stays
+            if replay_until is not None:
+                metastore.update_feed(cid, c, replay_until=replay_until)
+            if self.paused:
+                feed_state.pause_created(cid, c)
+            schema_versions.start_from(cid, tables, start_ts, c)
+            if point is not None:
+                point.record(cid, c)
+        save_spec(Spec(id=cid, source_uri=self.source_uri, sink_uri=self.sink_uri, config_text=self.config_text,
+                       start_ts=start_ts, target_ts=self.target_ts or 0, upstream_id=self.upstream_id))
+        return sum(1 for schema, table in tables if self.filter.replicates_rows(schema, table))
+
+
+def _pause_unless_stopped(changefeed_id: str) -> None:
+    """`create --snapshot --pause` continuing a copy: the changefeed ends stopped, as a paused
+    create leaves it (①, refused in a state that cannot take a pause)."""
+    if metastore.get_feed(changefeed_id).state != states.STOPPED:
+        pause(changefeed_id)
 
 
 def _connection_args(source, sink, cfg) -> tuple[dict, dict]:
     """pymysql's arguments for the upstream and for the sink (its URI over the config's [sink])."""
-    from cdcflow.core.sink_params import merge_sink_options
-
     return source.connection_args(), sink.connection_args(merge_sink_options(cfg.sink, dict(sink.params)))
 
 
 def _snapshot_start(changefeed_id, source, sink, cfg, options, at_point) -> None:
-    from cdcflow.snapshot import start
+    from cdcflow.snapshot import start  # lazy: the copy's planner, 200 ms, only for a snapshot
 
     up_args, down_args = _connection_args(source, sink, cfg)
     try:
@@ -169,8 +199,8 @@ def _snapshot_start(changefeed_id, source, sink, cfg, options, at_point) -> None
 def _snapshot_copy(changefeed_id, source, sink, cfg, options, spark_for, report) -> dict:
     """The chunks not done yet; then the first cycle treats what it reads up to now as replays
     (its DDLs may already be in the tables created; its rows are written in safe mode)."""
-    from cdcflow.snapshot import continue_copy
-    from cdcflow.source.binlog import replay_horizon
+    from cdcflow.snapshot import continue_copy  # lazy: as in _snapshot_start
+    from cdcflow.source.binlog import replay_horizon  # lazy: binlog reading, 40 ms, not for every command
 
     up_args, down_args = _connection_args(source, sink, cfg)
     progress = continue_copy(changefeed_id, up_args, down_args, sink.scheme,
@@ -183,8 +213,8 @@ def _continue_snapshot(changefeed_id, given: dict, spark_for, report, new_point:
     """`create --snapshot` again on a changefeed whose copy was stopped: the chunks not done are
     copied; a keyless table not yet copied takes a new consistent point (the changefeed's start
     moves there).  `new_point`: a new copy from a new point whatever was done before."""
-    from cdcflow.core.uri import parse_sink_uri, parse_source_uri
-    from cdcflow.snapshot.runner import SnapshotOptions, needs_new_point
+    from cdcflow.core.uri import parse_sink_uri, parse_source_uri  # lazy: credentials and TLS, 8 ms of the start
+    from cdcflow.snapshot.runner import SnapshotOptions, needs_new_point  # lazy: as in _snapshot_start
 
     spec = load_spec(changefeed_id)
     cfg = spec.config()
@@ -202,9 +232,9 @@ def _continue_snapshot(changefeed_id, given: dict, spark_for, report, new_point:
         _snapshot_start(changefeed_id, source, sink, cfg, options, at_point)
     progress = _snapshot_copy(changefeed_id, source, sink, cfg, options, spark_for, report)
     feed = metastore.get_feed(changefeed_id)
-    return {"upstream": source.redacted(), "sink_uri": sink.redacted(), "start_ts": feed.checkpoint_ts,
-            "target_ts": spec.target_ts, "start_position": feed.checkpoint_pos, "continued": True,
-            "snapshot": progress, "config": cfg.to_dict()}
+    return {"upstream": source.redacted(), "upstream_id": spec.upstream_id, "sink_uri": sink.redacted(),
+            "start_ts": feed.checkpoint_ts, "target_ts": spec.target_ts, "start_position": feed.checkpoint_pos,
+            "state": feed.state, "continued": True, "snapshot": progress, "config": cfg.to_dict()}
 
 
 SNAPSHOT_STATES = (states.STOPPED, states.FAILED)
@@ -273,8 +303,6 @@ def _check_filter_rules(cfg, changefeed_id: str) -> Filter:
 
 
 def _check_foreign_keys(tf, source, sink, changefeed_id: str) -> None:
-    from cdcflow.filter import cascade_fk
-
     conn, down = source.connect(), sink.connect()
     try:
         cascade_fk.check_catalogue(conn, tf, changefeed_id, down)
@@ -287,13 +315,14 @@ def query(changefeed_id: str, simple: bool = False, last_runs: int = 5, lag_poin
     """`changefeed query`: TiCDC's fields (status_view), and cdcflow's own under `cdcflow`: the
     lag now (live_lag), the last runs (mode, origin, figures) and, with `lag_points`, the lag
     at the end of that many runs and now (the page's plot)."""
-    from cdcflow.changefeed import status_view  # with the lag's readers: Arrow, which create need not load
-    from cdcflow.core.uri import parse_source_uri
+    # lazy: status_view brings the lag's binlog readers (50 ms), which create need not load
+    from cdcflow.changefeed import status_view
+    from cdcflow.core.uri import parse_source_uri  # lazy: credentials and TLS, 8 ms of the start
 
     spec = load_spec(changefeed_id)
     feed = metastore.get_feed(spec.id)
     if simple:
-        return status_view.simple(feed)
+        return status_view.simple(feed, spec)
     out = status_view.detail(spec, feed)
     del out["checkpoint_ts"]  # the CLI says checkpoint_tso; the HTTP API checkpoint_ts
     runs = metastore.recent_runs(spec.id, limit=max(last_runs, lag_points))
@@ -311,7 +340,7 @@ def query(changefeed_id: str, simple: bool = False, last_runs: int = 5, lag_poin
 
 def list_changefeeds(include_ended: bool = False) -> list[dict]:
     """`changefeed list`: finished and removed ones only with `include_ended`."""
-    from cdcflow.changefeed import status_view
+    from cdcflow.changefeed import status_view  # lazy: as in query
 
     return [status_view.list_item(feed) for _, feed in status_view.all_feeds()
             if include_ended or feed.state not in (states.FINISHED, states.REMOVED)]
@@ -335,8 +364,8 @@ def resume(changefeed_id: str, overwrite_checkpoint_ts: int | None = None,
     # refused before anything is looked up
     new_state, _ = states.next_state(feed.state, "resume", spec.id, words)
     lifecycle.check_resumable(feed, overwrite=overwrite_checkpoint_ts is not None, words=words)
-    from cdcflow.core.uri import default_server_id, parse_source_uri
-    from cdcflow.source.binlog import available_logs, position_for_ts, replay_horizon
+    from cdcflow.core.uri import default_server_id, parse_source_uri  # lazy: credentials and TLS, 8 ms of the start
+    from cdcflow.source.binlog import available_logs, position_for_ts, replay_horizon  # lazy: binlog reading, 40 ms
 
     source = parse_source_uri(spec.source_uri)
     values: dict = {}
@@ -348,10 +377,10 @@ def resume(changefeed_id: str, overwrite_checkpoint_ts: int | None = None,
             return feed.state, new_state, ts
         question = (f"You are overwriting the checkpoint of changefeed {spec.id} from {feed.checkpoint_ts} "
                     f"({tso.to_text(feed.checkpoint_ts)}) to {ts} ({tso.to_text(ts)}), which may replicate "
-                    "changes again or skip changes. Continue? (Y/n) ")
+                    "changes again or skip changes. Continue? [y/N] ")
         if confirm is not None and not confirm(question):
             raise CdcflowError("resume cancelled: the checkpoint was not overwritten", changefeed=spec.id,
-                               code=CLI_ABORTED, hint="answer Y, or pass --no-confirm")
+                               code=CLI_ABORTED, hint="answer y to overwrite it, or pass --no-confirm")
         if ts > feed.checkpoint_ts:
             # the DDLs skipped over are never read: track the schema from the catalogue as it is now,
             # as create does for its start-ts (versions before a backward move stay valid)
@@ -382,7 +411,7 @@ def _checkpoint_arg(changefeed_id: str, ts: int, words: Words) -> int:
 def _check_upstream_holds(changefeed_id: str, source, feed: metastore.FeedState, available_logs,
                           words: Words) -> None:
     """TiCDC refuses to resume below the GC safepoint; here: from a binlog already purged."""
-    from cdcflow.source.binlog import check_checkpoint_held
+    from cdcflow.source.binlog import check_checkpoint_held  # lazy: binlog reading, 40 ms, not for every command
 
     try:
         conn = source.connect()
@@ -425,9 +454,15 @@ def _check_sink_reachable(sink, changefeed_id: str) -> None:
 
 
 def update(changefeed_id: str, *, target_ts: int | None = None, config_path: str | None = None,
-           sink_uri: str | None = None, source_uri: str | None = None) -> dict:
+           sink_uri: str | None = None, source_uri: str | None = None,
+           confirm: Callable[[dict], bool] | None = None) -> dict:
     """Change target-ts, config, sink URI or source URI of a stopped or failed changefeed (as
-    TiCDC allows; a new source: move_source).  Returns {field: (old, new)} of what changed."""
+    TiCDC allows; a new source: _check_new_source).  A config file is laid over the current config, as
+    TiCDC's update decodes it onto the changefeed's (config_update.overlay): keys it leaves out
+    keep their values.  Every value is checked first; then `confirm(changes)` (the CLI shows the
+    diff and asks) decides before anything is written.  Returns {field: (old, new)} of what
+    changes (config_text: the texts; upstream_id with a source that is another server); {} when
+    the values given are the changefeed's own, and nothing is written."""
     spec, feed = _load(changefeed_id)
     if feed.state not in UPDATABLE_STATES:
         raise CdcflowError(
@@ -439,7 +474,7 @@ def update(changefeed_id: str, *, target_ts: int | None = None, config_path: str
         raise CdcflowError("nothing to update", changefeed=spec.id, code=CHANGEFEED_UPDATE_REFUSED,
                            hint="give --target-ts, --config, --sink-uri or --source-uri")
     changes: dict = {}
-    if target_ts is not None:
+    if target_ts is not None and target_ts != spec.target_ts:
         ts = target_ts
         if ts and ts <= feed.checkpoint_ts:
             raise CdcflowError(f"target-ts {ts} ({tso.to_text(ts)}) is not after the checkpoint "
@@ -447,39 +482,62 @@ def update(changefeed_id: str, *, target_ts: int | None = None, config_path: str
                                code=CHANGEFEED_UPDATE_REFUSED, hint="give a later --target-ts (0: none)")
         changes["target_ts"] = (spec.target_ts, ts)
     if config_path is not None:
-        from cdcflow.core.config import parse_config
-
-        text = _read_config(config_path, spec.id)
-        _check_filter_rules(parse_config(text, source=config_path), spec.id)  # refuse a config that does not validate
-        changes["config_text"] = (spec.config_text, text)
-    if sink_uri is not None:
-        from cdcflow.core.uri import parse_sink_uri
+        text = _new_config_text(spec, config_path)
+        if config_update.changed_keys(spec.config_text, text):
+            changes["config_text"] = (spec.config_text, text)
+    if sink_uri is not None and sink_uri != spec.sink_uri:
+        from cdcflow.core.uri import parse_sink_uri  # lazy: credentials and TLS, 8 ms of the start
 
         new_sink = parse_sink_uri(sink_uri)
         _check_credentials(spec.id, new_sink)
         _check_sink_reachable(new_sink, spec.id)
         changes["sink_uri"] = (spec.sink_uri, sink_uri)
-    if source_uri is not None:
-        move_source(spec.id, feed, source_uri)  # before the spec: see there
+    gtid = None
+    if source_uri is not None and source_uri != spec.source_uri:
+        gtid, new_id = _check_new_source(spec.id, feed, source_uri)
         changes["source_uri"] = (spec.source_uri, source_uri)
+        if new_id != spec.upstream_id:
+            changes["upstream_id"] = (spec.upstream_id, new_id)
+    if not changes:
+        return {}
+    if confirm is not None and not confirm(changes):
+        raise CdcflowError("update cancelled: nothing was changed", changefeed=spec.id, code=CLI_ABORTED,
+                           hint="answer y to apply the changes shown, or pass --no-confirm")
+    if "source_uri" in changes:
+        _record_new_source(spec.id, feed, gtid)  # before the spec: see there
     for name, (_, new) in changes.items():
         setattr(spec, name, new)
     save_spec(spec)
     return changes
 
 
-def move_source(changefeed_id: str, feed: metastore.FeedState, source_uri: str) -> None:
-    """Point a changefeed at a new upstream (a replica promoted after its primary was lost):
+def _new_config_text(spec: Spec, config_path: str) -> str:
+    """The file's config laid over the changefeed's: refused unless the file, and the result,
+    validate (a file of its own may still combine badly with what it leaves out, e.g.
+    cdcflow.spark-remote given where the changefeed sets spark-master)."""
+    text = _read_config(config_path, spec.id)
+    _check_filter_rules(_parse_config(text, config_path, spec.id), spec.id)
+    merged = config_update.overlay(spec.config_text, text)
+    _check_filter_rules(_parse_config(merged, f"{config_path} over changefeed {spec.id}'s config", spec.id), spec.id)
+    return merged
+
+
+def _parse_config(text: str, source: str, changefeed_id: str):
+    """parse_config, its refusal naming the changefeed."""
+    try:
+        return parse_config(text, source=source)
+    except CdcflowError as e:
+        raise e.with_context(changefeed=changefeed_id) from None
+
+
+def _check_new_source(changefeed_id: str, feed: metastore.FeedState, source_uri: str) -> tuple[str | None, int]:
+    """A new upstream for the changefeed (a replica promoted after its primary was lost):
     refused unless that server can continue the checkpoint's GTID position
     (source.gtid_locate.locate, the check the next cycle's prepare repeats where it locates the
-    start).  The checkpoint keeps its ts and GTID position and loses its binlog file and offset,
-    which name nothing on another server; DDLs and rows up to now are read as replays (safe
-    mode), for transactions of the checkpoint that a server interleaving several GTID domains
-    otherwise has after the located start.  Recorded before the spec: a crash in between leaves
-    the old source with a GTID-only checkpoint, which prepare locates on it just as well."""
-    from cdcflow.core.uri import parse_source_uri
-    from cdcflow.source.binlog import check_upstream, connect_upstream
-    from cdcflow.source.gtid_locate import locate
+    start).  Returns (that GTID position, the new server's upstream id)."""
+    from cdcflow.core.uri import parse_source_uri  # lazy: credentials and TLS, 8 ms of the start
+    from cdcflow.source.binlog import check_upstream, connect_upstream  # lazy: binlog reading, 40 ms
+    from cdcflow.source.gtid_locate import locate  # lazy: with source.binlog
 
     source = parse_source_uri(source_uri)
     _check_credentials(changefeed_id, source)
@@ -488,8 +546,17 @@ def move_source(changefeed_id: str, feed: metastore.FeedState, source_uri: str) 
     conn = connect_upstream(source, changefeed_id)
     try:
         locate(conn, gtid, changefeed_id, feed.checkpoint_ts, source.redacted())
+        return gtid, upstream_id.read(conn)
     finally:
         conn.close()
+
+
+def _record_new_source(changefeed_id: str, feed: metastore.FeedState, gtid: str | None) -> None:
+    """The checkpoint keeps its ts and GTID position and loses its binlog file and offset, which
+    name nothing on another server; DDLs and rows up to now are read as replays (safe mode), for
+    transactions of the checkpoint that a server interleaving several GTID domains otherwise has
+    after the located start.  Recorded before the spec: a crash in between leaves the old source
+    with a GTID-only checkpoint, which prepare locates on it just as well."""
     metastore.update_feed(changefeed_id, checkpoint_pos={"file": None, "pos": None, "gtid": gtid},
                           replay_until=max(feed.replay_until, tso.now()))
 
@@ -532,7 +599,7 @@ def _check_not_past(changefeed_id: str, feed: metastore.FeedState, commit_ts: in
 
 def remove(changefeed_id: str) -> str:
     """Delete the changefeed and everything it owns.  Returns its id."""
-    from cdcflow.store.removal import remove_changefeed  # with the event store's Arrow
+    from cdcflow.store.removal import remove_changefeed  # lazy: with the event store's Arrow, 400 ms
 
     spec = load_spec(changefeed_id)
     remove_changefeed(spec)
@@ -545,9 +612,8 @@ def verify(changefeed_id: str, *, tables: list[str] | None = None, chunk_size: i
     result as the changefeed's last, and write the fix SQL to `fix_sql` when given.
     `tables` (filter rules) narrows the tables, None values keep VerifyOptions' defaults;
     the changefeed's `shuffle-partitions` chunks are compared at once."""
-    from cdcflow.core.uri import parse_sink_uri, parse_source_uri
-    from cdcflow.verify import VerifyOptions
-    from cdcflow.verify import verify as run_verify
+    from cdcflow.core.uri import parse_sink_uri, parse_source_uri  # lazy: credentials and TLS, 8 ms of the start
+    from cdcflow.verify import VerifyOptions, verify as run_verify  # lazy: chunk planner and comparers, 100 ms
 
     spec = load_spec(changefeed_id)
     metastore.get_feed(spec.id)
@@ -558,7 +624,8 @@ def verify(changefeed_id: str, *, tables: list[str] | None = None, chunk_size: i
     try:
         up_args, down_args = _connection_args(source, sink, cfg)
         result, fix = run_verify(
-            spec.id, source, up_args, down_args, list(cfg.rules), cfg.case_sensitive, options, lambda: metastore.get_feed(spec.id).state in (states.NORMAL, states.WARNING))
+            spec.id, source, up_args, down_args, list(cfg.rules), cfg.case_sensitive, options,
+            lambda: metastore.get_feed(spec.id).state in (states.NORMAL, states.WARNING))
     except CdcflowError as e:
         raise e.with_context(changefeed=spec.id) from None
     if fix_sql:

@@ -52,6 +52,14 @@ def pause(changefeed_id: str, feed: metastore.FeedState) -> str:
     return _take(changefeed_id, feed, "pause", next_retry_at=None)
 
 
+def pause_created(changefeed_id: str, conn) -> str:
+    """① right after creation (`create --pause`), in the creating transaction `conn`: the
+    changefeed exists stopped, and no cycle can run before an operator resumes it."""
+    new, _ = states.next_state(states.NORMAL, "pause", changefeed_id)
+    metastore.update_feed(changefeed_id, conn, state=new, state_since=time.time())
+    return new
+
+
 def resume(changefeed_id: str, feed: metastore.FeedState, **values) -> str:
     """② / ⑨: back to normal, its error cleared, with `values` (a new checkpoint) stored along."""
     now = time.time()

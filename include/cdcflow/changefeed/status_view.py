@@ -8,22 +8,22 @@ Fields TiCDC does not have (cdcflow's own) live under the key `cdcflow`.
 from __future__ import annotations
 
 import calendar
+import json
 import time
 
 from cdcflow import __version__
 from cdcflow.changefeed import live_lag, states
 from cdcflow.core import tso
-from cdcflow.core.spec_store import Spec
+from cdcflow.core.spec_store import Spec, list_specs, load_spec
+from cdcflow.core.stage_names import STAGES
+from cdcflow.core.uri import parse_sink_uri
 from cdcflow.store import metastore, snapshots
 
 NAMESPACE = "default"
-UPSTREAM_ID = 0  # one upstream per changefeed, named in its source URI (TiCDC numbers PD clusters)
 
 
 def all_feeds() -> list[tuple[Spec, metastore.FeedState]]:
     """Every changefeed that has a spec (a spec without state is half-created), with its state."""
-    from cdcflow.core.spec_store import list_specs
-
     specs = {spec.id: spec for spec in list_specs()}
     return [(specs[feed.id], feed) for feed in metastore.list_feeds() if feed.id in specs]
 
@@ -73,10 +73,12 @@ def extras_of_all(pairs: list[tuple[Spec, metastore.FeedState]]) -> dict[str, di
     return {feed.id: extras(spec, feed, lags[feed.id]) for spec, feed in pairs}
 
 
-def simple(feed: metastore.FeedState) -> dict:
-    """`cdc cli changefeed query -s`, and each item of OpenAPI v2's changefeed list."""
+def simple(feed: metastore.FeedState, spec: Spec | None = None) -> dict:
+    """`cdc cli changefeed query -s`, and each item of OpenAPI v2's changefeed list; the
+    upstream id (changefeed/upstream_id.py) from `spec`, else from the changefeed's spec file."""
     return {
-        "upstream_id": UPSTREAM_ID, "namespace": NAMESPACE, "id": feed.id, "state": feed.state,
+        "upstream_id": (spec or load_spec(feed.id)).upstream_id, "namespace": NAMESPACE, "id": feed.id,
+        "state": feed.state,
         "checkpoint_tso": feed.checkpoint_ts, "checkpoint_time": tso.to_text(feed.checkpoint_ts),
         "error": running_error(feed.error),
     }
@@ -91,10 +93,8 @@ def list_item(feed: metastore.FeedState) -> dict:
 
 def detail(spec: Spec, feed: metastore.FeedState) -> dict:
     """`cdc cli changefeed query` (checkpoint_tso) and OpenAPI v2's ChangeFeedInfo (checkpoint_ts)."""
-    from cdcflow.core.uri import parse_sink_uri
-
     return {
-        **simple(feed),
+        **simple(feed, spec),
         "sink_uri": parse_sink_uri(spec.sink_uri).redacted(),
         "config": spec.config().to_dict(),
         "create_time": _time_text(spec.created_at),
@@ -125,10 +125,6 @@ def run_summary(run) -> dict:
     its error, its figures (events pulled, rows written, DDLs applied, the DDLs it did not run
     downstream with why, which the event store forgets), seconds per stage, the checkpoint
     before and after and how far it read the upstream (resolved ts)."""
-    import json
-
-    from cdcflow.core.stage_names import STAGES
-
     stats = run.stats or {}
     filtered, applied = stats.get("filter") or {}, stats.get("apply") or {}
     after = stats.get(metastore.RUN_END) or {}

@@ -14,7 +14,6 @@ filter check their syntax.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import tomllib
@@ -28,6 +27,7 @@ from cdcflow.core.duration import go_duration_ns as _duration_ns
 from cdcflow.core.errors import ConfigError
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.core.sql_mode import SQL_MODES, TIDB_DEFAULT_SQL_MODE
+from cdcflow.core.suggest import closest, did_you_mean
 from cdcflow.ddl import types as ddl_types
 
 # --- tables -----------------------------------------------------------------
@@ -341,8 +341,7 @@ def _event_types(ctx: _Ctx, key: str, v: Any) -> tuple[str, ...]:
         if name not in EVENT_TYPES:
             guess = _EVENT_TYPE_HINTS.get(name.lower().strip())
             if guess is None:
-                close = difflib.get_close_matches(name.lower().strip(), sorted(EVENT_TYPES), n=1, cutoff=0.6)
-                guess = close[0] if close else None
+                guess = closest(name.lower().strip(), EVENT_TYPES)
             allowed = ", ".join(f"'{t}'" for t in sorted(EVENT_TYPES))
             raise ConfigError(
                 f"{ctx.source}: {key} has unknown event type {name!r}; the allowed event types are {allowed}",
@@ -389,10 +388,8 @@ def _sql_mode(ctx: _Ctx, key: str, v: Any) -> str:
         if not mode:
             continue
         if mode not in SQL_MODES:
-            close = difflib.get_close_matches(mode, sorted(SQL_MODES), n=1, cutoff=0.6)
             raise ConfigError(f"{ctx.source}: {key} has unknown SQL mode {part.strip()!r}",
-                              hint=f"did you mean '{close[0]}'?" if close else
-                              f"the default is \"{TIDB_DEFAULT_SQL_MODE}\"")
+                              hint=did_you_mean(mode, SQL_MODES) or f"the default is \"{TIDB_DEFAULT_SQL_MODE}\"")
         if mode not in modes:
             modes.append(mode)
     return ",".join(modes)
@@ -538,11 +535,11 @@ def _check_keys(ctx: _Ctx, table: Mapping[str, Any], known: set[str], prefix: st
             continue
         dotted = f"{prefix}{key}"
         elsewhere = [label for label, keys in _SECTIONS.items() if label != here and key in keys]
-        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+        guess = did_you_mean(key, known, prefix)
         if elsewhere:
             hint = f"'{key}' belongs in {elsewhere[0]}"
-        elif close:
-            hint = f"did you mean '{prefix}{close[0]}'?"
+        elif guess:
+            hint = guess
         elif key in _TICDC_UNSUPPORTED:
             hint = f"'{key}' is a TiCDC setting cdcflow does not support; remove it"
         else:

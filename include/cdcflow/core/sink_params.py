@@ -9,7 +9,6 @@ them against the same row of the table.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import logging
 import re
@@ -19,6 +18,7 @@ from typing import Any
 
 from cdcflow.core.duration import go_duration_seconds
 from cdcflow.core.errors import ConfigError
+from cdcflow.core.suggest import did_you_mean
 
 log = logging.getLogger(__name__)
 
@@ -130,9 +130,8 @@ def merge_sink_options(base: SinkOptions, uri_params: Mapping[str, str]) -> Sink
             log.warning("sink URI parameter %s=%s has no effect: %s", name, text, IGNORED[name])
             continue
         if name not in PARAMS:
-            close = difflib.get_close_matches(name, URI_PARAMS, n=1, cutoff=0.6)
             raise ConfigError(f"unknown sink URI parameter {name!r}",
-                              hint=f"did you mean '{close[0]}'?" if close else "sink parameters: " + ", ".join(URI_PARAMS))
+                              hint=did_you_mean(name, URI_PARAMS) or "sink parameters: " + ", ".join(URI_PARAMS))
         if text == "":
             continue  # TiCDC: an empty parameter keeps the default
         try:

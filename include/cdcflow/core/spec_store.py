@@ -70,6 +70,8 @@ class Spec:
     start_ts: int = 0
     target_ts: int = 0
     created_at: float = field(default_factory=time.time)
+    # which server source_uri reaches (changefeed/upstream_id.py); 0 for a spec written before it was kept
+    upstream_id: int = 0
 
     def config(self):
         return _parsed_config(self.config_text or "", f"changefeed {self.id} config")

@@ -10,7 +10,6 @@ in no message, repr or redacted form.
 
 from __future__ import annotations
 
-import difflib
 import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -21,6 +20,7 @@ from urllib.parse import quote, unquote, unquote_plus, urlsplit
 from cdcflow.core import credentials, sink_params, tls
 from cdcflow.core.errors import ConfigError
 from cdcflow.core.sink_params import TIMEOUT_PARAMS, URI_PARAMS, SinkOptions, merge_sink_options
+from cdcflow.core.suggest import did_you_mean
 
 if TYPE_CHECKING:
     import pymysql.connections
@@ -214,13 +214,10 @@ def _query(query: str, kind: str, allowed: tuple[str, ...]) -> Params:
         name = unquote_plus(raw_name)
         if name not in allowed:
             other = SINK_PARAMS if kind == "source" else SOURCE_PARAMS
-            close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
             if name in other:
                 hint = f"{name} is a {'sink' if kind == 'source' else 'source'} URI parameter"
-            elif close:
-                hint = f"did you mean '{close[0]}'?"
             else:
-                hint = f"{kind} URI parameters: " + ", ".join(allowed)
+                hint = did_you_mean(name, allowed) or f"{kind} URI parameters: " + ", ".join(allowed)
             raise ConfigError(f"unknown {kind} URI parameter {name!r}", hint=hint)
         if not eq:
             raise ConfigError(f"{kind} URI parameter {name!r} has no value", hint=f"write {name}=value")
