@@ -30,6 +30,7 @@ from cdcflow.source.gtid import GtidPosition, is_anonymous
 from cdcflow.source.gtid_locate import gtid_at
 from cdcflow.source.position import Position, available_logs
 from cdcflow.source.row_decoder import IMAGE_TEXT
+from cdcflow.source import transaction_control
 from cdcflow.source.session_vars import SessionVars
 
 log = logging.getLogger(__name__)
@@ -176,6 +177,9 @@ class BinlogReader:
         self.transactions = 0
         self.stopped_at_target = False
         self.aborted_ts: set[int] = set()
+        # rows a ROLLBACK TO undid: (commit ts, first seq, seq after the last), in reading order
+        self.rolled_back: list[tuple[int, int, int]] = []
+        self._savepoints = transaction_control.Savepoints()
 
     @property
     def last_pos(self) -> Position:
@@ -196,7 +200,8 @@ class BinlogReader:
 
         A transaction whose commit ts would pass target-ts, or that starts at or past the
         head fixed for this cycle, is not read: the window ends before it.  The ts of a
-        transaction rolled back after rows went out is added to `self.aborted_ts`.
+        transaction rolled back after rows went out is added to `self.aborted_ts`; the rows a
+        ROLLBACK TO undid, to `self.rolled_back`.
         """
         from pymysqlreplication.event import (
             ExecuteLoadQueryEvent,
@@ -225,6 +230,7 @@ class BinlogReader:
                 self.stopped_at_target = True
                 return False
             trx_ts, seq = ts, 0
+            self._savepoints.clear()
             return True
 
         def end(end_pos: int) -> None:
@@ -261,20 +267,23 @@ class BinlogReader:
                     _read_load_query(ev)  # LOAD DATA logged as a statement: filter stops at it
                 if isinstance(ev, (QueryEvent, ExecuteLoadQueryEvent)):
                     q = ev.query.strip().rstrip(";").strip()
-                    word = q.upper()
-                    if word in ("BEGIN", "START TRANSACTION") or word.startswith("XA START"):
+                    what = transaction_control.kind(q)
+                    if what == "begin":
                         if trx_ts is None and not begin(ev.timestamp):
                             break
                         continue
-                    if word == "COMMIT" or word.startswith("XA COMMIT") or word.startswith("XA END") \
-                            or word.startswith("XA PREPARE"):
-                        if trx_ts is not None and (word == "COMMIT" or word.startswith("XA COMMIT")):
+                    if what == "commit":
+                        if trx_ts is not None:
                             end(ev.packet.log_pos)
                         continue
-                    if word == "ROLLBACK" or word.startswith("XA ROLLBACK"):
+                    if what == "rollback":
                         if trx_ts is not None:
                             self.aborted_ts.add(trx_ts)
                             end(ev.packet.log_pos)
+                        continue
+                    if what is not None:  # a savepoint's statement, an XA END or PREPARE: inside the transaction
+                        if trx_ts is not None:
+                            self._savepoint(what, transaction_control.savepoint_name(q), trx_ts, seq)
                         continue
                     if trx_ts is None and not begin(ev.timestamp):
                         break
@@ -319,6 +328,19 @@ class BinlogReader:
         if trx_ts is not None:
             # the stream ended inside a transaction: its rows must not be applied yet
             self.aborted_ts.add(trx_ts)
+
+    def _savepoint(self, what: str, name: str, trx_ts: int, seq: int) -> None:
+        """A SAVEPOINT, ROLLBACK TO or RELEASE SAVEPOINT of the transaction at `trx_ts`, whose
+        next row is `seq` (source.transaction_control says why the rows undone are all a
+        replica undoes)."""
+        if what == "savepoint":
+            self._savepoints.set(name, seq)
+        elif what == "release":
+            self._savepoints.release(name)
+        elif what == "rollback_to":
+            undone = self._savepoints.rollback_to(name, seq)
+            if undone:
+                self.rolled_back.append((trx_ts, *undone))
 
     def _next_ts(self, ev_time: int) -> int:
         """The ts of the transaction beginning now (source.binlog_ranges numbers them instead)."""
@@ -401,6 +423,8 @@ def _boundary_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None
                 continue
             if (cur_file, ev.packet.log_pos - ev.event_size) >= head.key() and not in_trx:
                 break
+            if isinstance(ev, QueryEvent) and transaction_control.kind(ev.query) in transaction_control.SAVEPOINT_KINDS:
+                continue  # inside its transaction
             if isinstance(ev, (MariadbGtidEvent, GtidEvent)) or (
                     isinstance(ev, QueryEvent) and ev.query.strip().upper() == "BEGIN"):
                 if not in_trx and ev.timestamp >= first_second:
