@@ -171,3 +171,4 @@ def test_an_old_temporal_column_whose_definition_changed_since_is_refused_by_nam
     with pytest.raises(CdcflowError) as e:
         _read(up, start, head)
     assert "'dt'" in str(e.value) and "pre-5.6" in str(e.value) and "datetime(3)" in str(e.value)
+    assert f"{S}_y.o at {start.file}:" in str(e.value)  # the table and the event's position

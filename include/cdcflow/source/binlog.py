@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import struct
 from typing import Callable
 
 from cdcflow.core import tls, ts_input, tso
@@ -307,7 +308,7 @@ class BinlogReader:
                     pk_text = json.dumps([pk] if isinstance(pk, str) else list(pk)) if pk else None
                     fk_checks_off = 1 if ev.flags & NO_FOREIGN_KEY_CHECKS else None
                     setattr(ev, IMAGE_TEXT, True)  # its images decoded straight to text (row_decoder)
-                    for row in ev.rows:
+                    for row in _decoded_rows(ev, cur_file):
                         if isinstance(ev, WriteRowsEvent):
                             op, before, after = "insert", None, row["values"]
                         elif isinstance(ev, DeleteRowsEvent):
@@ -345,6 +346,22 @@ class BinlogReader:
     def _next_ts(self, ev_time: int) -> int:
         """The ts of the transaction beginning now (source.binlog_ranges numbers them instead)."""
         return tso.for_binlog_event(self.last_ts, ev_time)
+
+
+def _decoded_rows(ev, file: str) -> list:
+    """A rows event's rows, or an error naming the table and the binlog position of the event
+    whose values the decoder cannot read (a column's own error names it: column_types)."""
+    try:
+        return ev.rows
+    except CdcflowError as e:
+        raise CdcflowError(f"{e.message} (a rows event of {ev.schema}.{ev.table} at {file}:"
+                           f"{ev.packet.log_pos - ev.event_size})", code=UPSTREAM_BINLOG, hint=e.hint) from None
+    except (ValueError, OverflowError, struct.error, AssertionError, IndexError) as e:
+        raise CdcflowError(
+            f"cannot decode a rows event of {ev.schema}.{ev.table} at {file}:{ev.packet.log_pos - ev.event_size}: "
+            f"{type(e).__name__}: {e}", code=UPSTREAM_BINLOG,
+            hint="the table's definition in the binlog and its values disagree: report it with the event "
+                 "(mariadb-binlog -v at that position), or start the changefeed after it") from None
 
 
 def _read_load_query(ev) -> None:
