@@ -31,7 +31,7 @@ from cdcflow.source.gtid import GtidPosition, is_anonymous
 from cdcflow.source.gtid_locate import gtid_at
 from cdcflow.source.position import Position, available_logs
 from cdcflow.source.row_decoder import IMAGE_TEXT
-from cdcflow.source import transaction_control
+from cdcflow.source import patches, transaction_control
 from cdcflow.source.session_vars import SessionVars
 
 log = logging.getLogger(__name__)
@@ -112,9 +112,7 @@ def check_checkpoint_held(logs: list[str], checkpoint_pos: dict | None, checkpoi
 
 def open_stream(uri: DbUri, server_id: int, start: Position, only_events: list):
     """A non-blocking binlog dump from a file and position (it ends at the current end of the log)."""
-    from pymysqlreplication import BinLogStreamReader
-
-    from cdcflow.source import patches
+    from pymysqlreplication import BinLogStreamReader  # lazy: only binlog readers load mysql-replication
 
     patches.install()
     tls.install()  # the stream's two connections
@@ -138,7 +136,7 @@ def oldest_held(uri: DbUri, server_id: int, changefeed: str | None = None) -> tu
     """The oldest binlog the upstream holds and the TSO of its start: its format description
     event is dated when the file was opened, the oldest time it holds (position_for_ts reads the
     same event)."""
-    from pymysqlreplication.event import FormatDescriptionEvent, RotateEvent
+    from pymysqlreplication.event import FormatDescriptionEvent, RotateEvent  # lazy: only binlog readers load mysql-replication
 
     conn = connect_upstream(uri, changefeed)
     try:
@@ -204,7 +202,7 @@ class BinlogReader:
         transaction rolled back after rows went out is added to `self.aborted_ts`; the rows a
         ROLLBACK TO undid, to `self.rolled_back`.
         """
-        from pymysqlreplication.event import (
+        from pymysqlreplication.event import (  # lazy: only binlog readers load mysql-replication
             ExecuteLoadQueryEvent,
             GtidEvent,
             MariadbGtidEvent,
@@ -212,7 +210,7 @@ class BinlogReader:
             RotateEvent,
             XidEvent,
         )
-        from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+        from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent  # lazy: only binlog readers load mysql-replication
 
         stream = open_stream(self.uri, self.server_id, self.start,
                              [QueryEvent, XidEvent, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent,
@@ -404,7 +402,7 @@ def _boundary_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None
     after that second would skip what committed in its remaining milliseconds.  A ts older
     than the oldest binlog the upstream still holds cannot be served (ErrStartTsBeforeGC).
     """
-    from pymysqlreplication.event import (
+    from pymysqlreplication.event import (  # lazy: only binlog readers load mysql-replication
         FormatDescriptionEvent,
         GtidEvent,
         MariadbGtidEvent,

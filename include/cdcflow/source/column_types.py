@@ -181,7 +181,7 @@ def set_old_temporal_fsp(event) -> None:
     a column's type `/* mariadb-5.3 */`; a column without the mark and with a fraction, or one the
     table no longer has, was changed since the event was written: its values cannot be read
     (`fsp` stays None, and the decoder says so)."""
-    from pymysqlreplication.constants import FIELD_TYPE as T  # lazy: mysql-replication is imported only where a binlog is read
+    from pymysqlreplication.constants import FIELD_TYPE as T  # lazy: only binlog readers load mysql-replication
 
     old = [c for c in event.columns if c.type in (T.DATETIME, T.TIME, T.TIMESTAMP)]
     if not old:
@@ -219,7 +219,7 @@ def read_fixed_binary(packet, column):
 
 
 def is_fixed_binary(column) -> bool:
-    from pymysqlreplication.constants import FIELD_TYPE as T  # lazy: mysql-replication is imported only where a binlog is read
+    from pymysqlreplication.constants import FIELD_TYPE as T  # lazy: only binlog readers load mysql-replication
 
     return column.type == T.STRING and getattr(column, "character_set_name", None) == "binary"
 
@@ -242,7 +242,7 @@ def read_set(packet, column):
 
 
 def _decoders() -> dict:
-    from pymysqlreplication.constants import FIELD_TYPE as T
+    from pymysqlreplication.constants import FIELD_TYPE as T  # lazy: only binlog readers load mysql-replication
 
     return {T.DATE: read_date, T.DATETIME2: read_datetime2, T.TIMESTAMP2: read_timestamp2, T.TIME2: read_time2,
             T.YEAR: read_year, T.BIT: read_bit, T.SET: read_set,
@@ -257,8 +257,8 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from pymysqlreplication.bitmap import BitGet
-    from pymysqlreplication.row_event import RowsEvent
+    from pymysqlreplication.bitmap import BitGet  # lazy: only binlog readers load mysql-replication
+    from pymysqlreplication.row_event import RowsEvent  # lazy: only binlog readers load mysql-replication
 
     decoders = _decoders()
     original = RowsEvent._RowsEvent__read_values_name

@@ -60,7 +60,7 @@ def session_text(event, raw: bytes) -> str | None:
 
 def install() -> None:
     """Route mysql-replication's QueryEvent through the session's character set (idempotent)."""
-    from pymysqlreplication.event import QueryEvent  # lazy: mysql-replication is imported only where a binlog is read
+    from pymysqlreplication.event import QueryEvent  # lazy: only binlog readers load mysql-replication
 
     original = QueryEvent.__init__
     if getattr(original, "_cdcflow_charset", False):

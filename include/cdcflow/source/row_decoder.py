@@ -147,7 +147,7 @@ def _decimal(precision: int, scale: int):
 def _reader(event, column):
     """A fast reader of the column's text, or None where mysql-replication's own code must
     decode it."""
-    from pymysqlreplication.constants import FIELD_TYPE as T
+    from pymysqlreplication.constants import FIELD_TYPE as T  # lazy: only binlog readers load mysql-replication
 
     t, unsigned = column.type, column.unsigned
     ints = {T.TINY: "<B" if unsigned else "<b", T.SHORT: "<H" if unsigned else "<h",
@@ -203,8 +203,8 @@ def install() -> None:
     global _original, _original_none_sources
     if _original is not None:
         return
-    from pymysqlreplication.constants import BINLOG
-    from pymysqlreplication.row_event import RowsEvent
+    from pymysqlreplication.constants import BINLOG  # lazy: only binlog readers load mysql-replication
+    from pymysqlreplication.row_event import RowsEvent  # lazy: only binlog readers load mysql-replication
 
     original = _original = RowsEvent._read_column_data
 
@@ -264,7 +264,7 @@ def uninstall() -> None:
     """Back to mysql-replication's own decoding (tests compare the two)."""
     global _original
     if _original is not None:
-        from pymysqlreplication.row_event import RowsEvent
+        from pymysqlreplication.row_event import RowsEvent  # lazy: only binlog readers load mysql-replication
 
         RowsEvent._read_column_data, _original = _original, None
         RowsEvent._get_none_sources = _original_none_sources

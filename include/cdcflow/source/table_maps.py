@@ -33,8 +33,8 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from pymysqlreplication.event import BinLogEvent
-    from pymysqlreplication.row_event import TableMapEvent
+    from pymysqlreplication.event import BinLogEvent  # lazy: only binlog readers load mysql-replication
+    from pymysqlreplication.row_event import TableMapEvent  # lazy: only binlog readers load mysql-replication
 
     original = TableMapEvent.__init__
 
