@@ -71,11 +71,19 @@ def _literal(raw: bytes, i: int, charset: str, escapes: bool) -> tuple[bytes, in
     return bytes(out), i  # unterminated: the server refused it, so it is not in a binlog
 
 
+_MAYBE = re.compile(rb"_[a-z0-9]+[ \t\r\n]*['\"]", re.I)
+
+
+def may_hold_one(raw: bytes) -> bool:
+    """Whether `raw` may hold an introducer literal (most statements, BEGIN and COMMIT among
+    them, need no scan)."""
+    return b"_" in raw and _MAYBE.search(raw) is not None
+
+
 def rewrite(raw: bytes, charset: str, backslash_escapes: bool = True, ansi_quotes: bool = False) -> bytes:
     """`raw` (a statement in `charset`) with each introducer literal whose bytes its UTF-8
     text cannot carry as `_cs X'…'`; `raw` itself where there is none."""
-    lowered = raw.lower()
-    if b"_" not in raw or not re.search(rb"_[a-z0-9]+[ \t\r\n]*['\"]", lowered):
+    if not may_hold_one(raw):
         return raw
     out, i, copied = bytearray(), 0, 0
     quotes = (0x27,) if ansi_quotes else (0x27, 0x22)

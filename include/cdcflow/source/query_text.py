@@ -50,8 +50,10 @@ def session_text(event, raw: bytes) -> str | None:
     as UTF-8 is already exact (a UTF-8 session, no literal to rewrite)."""
     collation = getattr(event, "character_set_client", None)
     charset = charsets.charset_of(collation)
-    mode = set((from_bits(getattr(event, "sql_mode", None)) or "").split(","))
-    fixed = literal_bytes.rewrite(raw, charset, "NO_BACKSLASH_ESCAPES" not in mode, "ANSI_QUOTES" in mode)
+    fixed = raw
+    if literal_bytes.may_hold_one(raw):
+        mode = set((from_bits(getattr(event, "sql_mode", None)) or "").split(","))
+        fixed = literal_bytes.rewrite(raw, charset, "NO_BACKSLASH_ESCAPES" not in mode, "ANSI_QUOTES" in mode)
     if charset in ("utf8mb4", "utf8mb3"):
         # as mysql-replication reads it, bytes that are no UTF-8 shown as \xNN (as ever)
         return None if fixed is raw else fixed.decode("utf-8", "backslashreplace")
