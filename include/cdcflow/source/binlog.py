@@ -27,11 +27,11 @@ from cdcflow.core.sql_mode import from_bits
 from cdcflow.core.system_schemas import is_system_schema
 from cdcflow.core.uri import DbUri
 from cdcflow.core.wording import CLI, Words
+from cdcflow.source import patches, transaction_control
 from cdcflow.source.gtid import GtidPosition, is_anonymous
 from cdcflow.source.gtid_locate import gtid_at
 from cdcflow.source.position import Position, available_logs
 from cdcflow.source.row_decoder import IMAGE_TEXT
-from cdcflow.source import patches, transaction_control
 from cdcflow.source.session_vars import SessionVars
 
 log = logging.getLogger(__name__)
@@ -136,7 +136,8 @@ def oldest_held(uri: DbUri, server_id: int, changefeed: str | None = None) -> tu
     """The oldest binlog the upstream holds and the TSO of its start: its format description
     event is dated when the file was opened, the oldest time it holds (position_for_ts reads the
     same event)."""
-    from pymysqlreplication.event import FormatDescriptionEvent, RotateEvent  # lazy: only binlog readers load mysql-replication
+    # lazy: only binlog readers load mysql-replication
+    from pymysqlreplication.event import FormatDescriptionEvent, RotateEvent
 
     conn = connect_upstream(uri, changefeed)
     try:
@@ -210,7 +211,8 @@ class BinlogReader:
             RotateEvent,
             XidEvent,
         )
-        from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent  # lazy: only binlog readers load mysql-replication
+        # lazy: only binlog readers load mysql-replication
+        from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
         stream = open_stream(self.uri, self.server_id, self.start,
                              [QueryEvent, XidEvent, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent,

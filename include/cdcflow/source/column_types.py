@@ -201,7 +201,8 @@ def _old_fsp(column) -> int:
     fsp = getattr(column, "fsp", 0)
     if fsp is None:
         raise CdcflowError(
-            f"cannot read column {column.name!r} of {column.old_temporal_table}: the binlog holds it in the pre-5.6 temporal format, whose "
+            f"cannot read column {column.name!r} of {column.old_temporal_table}: the binlog holds it in the "
+            f"pre-5.6 temporal format, whose "
             f"fractional digits only the table's definition gives, and the upstream's definition is now "
             f"{column.old_temporal_now!r}",
             hint="the table changed after these rows were written: start the changefeed after that change "

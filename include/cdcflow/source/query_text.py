@@ -8,8 +8,10 @@ downstream over its utf8mb4 session: the same characters, so identifiers, commen
 and ENUM members arrive as the upstream session meant them; hexadecimal literals (X'..', 0x..)
 are ASCII and pass unchanged, and a literal of another character set than the session's
 (`_binary'…'`) is rewritten as hexadecimal where its bytes are no text of the session's
-(source.literal_bytes), so every byte arrives as the upstream's server read it.  (Running the raw bytes in a downstream session of the upstream's
-character set would need that character set downstream, which TiDB has only for a few.)
+(source.literal_bytes), so every byte arrives as the upstream's server read it.  (Running the
+raw bytes in a downstream session of the upstream's character set would need that character
+set downstream, which TiDB has only for a few, and cdcflow's filters and schema tracking read
+the statement as text anyway.)
 """
 
 from __future__ import annotations
