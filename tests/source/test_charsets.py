@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cdcflow.source import charsets
+from cdcflow.source.charset_maps import SINGLE_BYTE
 
 ORACLE = ("SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE ID IS NOT NULL UNION "
           "SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY")
@@ -24,24 +25,29 @@ def test_every_character_set_has_a_codec_entry_and_each_codec_exists():
     import codecs
 
     assert set(charsets.CODECS) == set(charsets.COLLATION_IDS) | set(charsets.MYSQL_ONLY_IDS)
-    for codec in filter(None, charsets.CODECS.values()):
-        codecs.lookup(codec)
+    for charset, codec in charsets.CODECS.items():
+        assert (codec is None) == (charset in SINGLE_BYTE), charset
+        if codec:
+            codecs.lookup(codec)
 
 
-@pytest.mark.parametrize("collation, text", [
-    (28, "COMMENT '你好' `名字`"), (87, "默认"), (13, "ソ表 予定"), (95, "ソ表"), (8, "café naïve über"),
-    (51, "Привет Ёж"), (14, "мир"), (33, "x 😀"[:3]), (45, "x 😀"), (255, "x 😀"), (11, "plain"), (None, "é"),
+@pytest.mark.parametrize("collation, codec, text", [
+    (28, "gbk", "COMMENT '你好' `名字`"), (87, "gbk", "默认"), (13, "shift_jis", "ソ表 予定"), (95, "cp932", "ソ表"),
+    (8, "cp1252", "café naïve über €"), (51, "cp1251", "Привет Ёж"), (14, "cp1251", "мир"), (33, "utf-8", "x é"),
+    (45, "utf-8", "x 😀"), (255, "utf-8", "x 😀"), (11, "ascii", "plain"), (None, "utf-8", "é"),
 ])
-def test_statements_decode_in_their_session_character_set(collation, text):
-    codec = charsets.CODECS[charsets.charset_of(collation)]
-    assert charsets.decode(text.encode("cp1252" if codec == "cp1252" else codec), collation) == text
+def test_statements_decode_in_their_session_character_set(collation, codec, text):
+    assert charsets.decode(text.encode(codec), collation) == text
 
 
-def test_latin1_reads_the_bytes_cp1252_leaves_unassigned_as_mysql_does():
-    assert charsets.decode(b"\x81\x8d\x8f\x90\x9d\x80", 8) == "\x81\x8d\x8f\x90\x9d€"
-
-
-def test_a_character_set_python_has_no_codec_for_reads_ascii_and_refuses_the_rest():
-    assert charsets.decode(b"CREATE TABLE t (a INT)", 3) == "CREATE TABLE t (a INT)"  # dec8
+def test_the_single_byte_character_sets_read_as_the_server_converts_them(mariadb_pair):
+    up, _ = mariadb_pair
+    for charset, table in SINGLE_BYTE.items():
+        converted = ", ".join(f"CONVERT(CONVERT(UNHEX('{b:02X}') USING {charset}) USING utf8mb4)" for b in range(256))
+        server = up.query(f"SELECT {converted}")[0]
+        assert [c if c != "\ufffe" else server[i] if server[i] in "?\ufffd" else "unassigned?"
+                for i, c in enumerate(table)] == list(server), charset
+    swe7 = charsets.COLLATION_IDS["swe7"][0][0]
+    assert charsets.decode(b"CREATE TABLE t (a INT) COMMENT '\x5c'", swe7) == "CREATE TABLE t (a INT) COMMENT 'Ö'"
     with pytest.raises(UnicodeDecodeError):
-        charsets.decode(b"\xe9", 3)
+        charsets.decode(b"\xe9", swe7)  # swe7 is 7-bit: no character for it

@@ -5,11 +5,15 @@ A Query event carries its session's character_set_client as a collation id (the 
 variable Q_CHARSET_CODE).  The ids are MariaDB 10.11's information_schema.COLLATIONS and
 COLLATION_CHARACTER_SET_APPLICABILITY (its UCA 14 collations), plus MySQL 8.0's own above
 MariaDB's range (tests/source/test_charsets.py compares the table with a live server's).
+Python's codecs read the multi-byte character sets, the server's own tables the single-byte
+ones (source.charset_maps: several of Python's codecs of the same names differ from them).
 """
 
 from __future__ import annotations
 
 import codecs
+
+from cdcflow.source.charset_maps import SINGLE_BYTE
 
 # character set -> its collation ids, as (first, last) ranges
 COLLATION_IDS: dict[str, tuple[tuple[int, int], ...]] = {
@@ -60,28 +64,19 @@ MYSQL_ONLY_IDS: dict[str, tuple[tuple[int, int], ...]] = {  # MySQL 8.0's ids Ma
     "utf8mb4": ((255, 323),),  # the 0900 collations
 }
 
-# character set -> Python codec; None: Python has none (the statement must then be ASCII)
+# character set -> Python codec of its multi-byte text; None: a single-byte character set,
+# read by the server's own table (source.charset_maps)
 CODECS: dict[str, str | None] = {
-    "armscii8": None, "ascii": "ascii", "big5": "big5", "binary": "utf-8", "cp1250": "cp1250",
-    "cp1251": "cp1251", "cp1256": "cp1256", "cp1257": "cp1257", "cp850": "cp850", "cp852": "cp852",
-    "cp866": "cp866", "cp932": "cp932", "dec8": None, "eucjpms": "euc_jis_2004", "euckr": "euc_kr",
-    "gb18030": "gb18030", "gb2312": "gb2312", "gbk": "gbk", "geostd8": None, "greek": "iso8859_7",
-    "hebrew": "iso8859_8", "hp8": None, "keybcs2": None, "koi8r": "koi8_r", "koi8u": "koi8_u",
-    "latin1": "cp1252", "latin2": "iso8859_2", "latin5": "iso8859_9", "latin7": "iso8859_13",
-    "macce": "mac_latin2", "macroman": "mac_roman", "sjis": "shift_jis", "swe7": None, "tis620": "tis_620",
+    "armscii8": None, "ascii": None, "big5": "big5", "binary": "utf-8", "cp1250": None,
+    "cp1251": None, "cp1256": None, "cp1257": None, "cp850": None, "cp852": None,
+    "cp866": None, "cp932": "cp932", "dec8": None, "eucjpms": "euc_jis_2004", "euckr": "euc_kr",
+    "gb18030": "gb18030", "gb2312": "gb2312", "gbk": "gbk", "geostd8": None, "greek": None,
+    "hebrew": None, "hp8": None, "keybcs2": None, "koi8r": None, "koi8u": None,
+    "latin1": None, "latin2": None, "latin5": None, "latin7": None,
+    "macce": None, "macroman": None, "sjis": "shift_jis", "swe7": None, "tis620": None,
     "ucs2": "utf-16-be", "ujis": "euc_jp", "utf16": "utf-16-be", "utf16le": "utf-16-le",
     "utf32": "utf-32-be", "utf8mb3": "utf-8", "utf8mb4": "utf-8",
 }
-# MySQL's latin1 is cp1252 whose five unassigned bytes stand for the C1 controls of the same
-# value (as in ISO 8859-1): Python's cp1252 refuses them, this error handler reads them so
-_LATIN1_GAPS = "cdcflow-latin1-gaps"
-
-
-def _c1(err: UnicodeDecodeError):
-    return err.object[err.start:err.end].decode("latin-1"), err.end
-
-
-codecs.register_error(_LATIN1_GAPS, _c1)
 
 _BY_ID = {i: cs for table in (MYSQL_ONLY_IDS, COLLATION_IDS) for cs, spans in table.items()
           for first, last in spans for i in range(first, last + 1)}
@@ -96,7 +91,6 @@ def decode(raw: bytes, collation_id: int | None) -> str:
     """A statement's bytes as text, read in the character set of `collation_id`.  Raises
     UnicodeDecodeError where the bytes are not of that character set."""
     charset = charset_of(collation_id)
-    codec = CODECS.get(charset)
-    if charset == "latin1":
-        return raw.decode("cp1252", _LATIN1_GAPS)
-    return raw.decode(codec or "ascii")
+    if charset in SINGLE_BYTE:
+        return codecs.charmap_decode(raw, "strict", SINGLE_BYTE[charset])[0]
+    return raw.decode(CODECS[charset])
