@@ -51,3 +51,31 @@ def test_the_single_byte_character_sets_read_as_the_server_converts_them(mariadb
     assert charsets.decode(b"CREATE TABLE t (a INT) COMMENT '\x5c'", swe7) == "CREATE TABLE t (a INT) COMMENT 'Ö'"
     with pytest.raises(UnicodeDecodeError):
         charsets.decode(b"\xe9", swe7)  # swe7 is 7-bit: no character for it
+
+
+MULTI_BYTE = ("gbk", "sjis", "cp932", "big5", "euckr", "gb2312", "ujis", "eucjpms")
+
+
+@pytest.mark.parametrize("charset", MULTI_BYTE)
+def test_the_multi_byte_character_sets_read_every_character_as_the_server_does(mariadb_pair, charset):
+    """Every two-byte sequence (and EUC-JP's three-byte ones) the server reads as one character
+    reads as that character here."""
+    up, _ = mariadb_pair
+    spans = [(0x8000, 0xFFFF, 2)] + ([(0x8FA1A1, 0x8FFEFE, 3)] if charset in ("ujis", "eucjpms") else [])
+    collation = charsets.COLLATION_IDS[charset][0][0]
+    differ = []
+    for lo, hi, width in spans:
+        rows = up.query(f"SELECT seq, HEX(CONVERT(CONVERT(UNHEX(LPAD(HEX(seq), {2 * width}, '0')) USING {charset}) "
+                        f"USING utf8mb4)) FROM seq_{lo}_to_{hi}", database="mysql")
+        for seq, text in rows:
+            server = bytes.fromhex(text).decode("utf-8")
+            if len(server) != 1 or server in "?\ufffd":
+                continue  # no character of the set (a statement holding it is refused upstream)
+            raw = seq.to_bytes(width, "big")
+            try:
+                mine = charsets.decode(raw, collation)
+            except UnicodeDecodeError:
+                mine = None
+            if mine != server:
+                differ.append((raw.hex(), mine, server))
+    assert not differ, differ[:20]

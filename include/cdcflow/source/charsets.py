@@ -12,8 +12,9 @@ ones (source.charset_maps: several of Python's codecs of the same names differ f
 from __future__ import annotations
 
 import codecs
+import re
 
-from cdcflow.source.charset_maps import SINGLE_BYTE
+from cdcflow.source.charset_maps import MULTI_BYTE_FIXES, SINGLE_BYTE
 
 # character set -> its collation ids, as (first, last) ranges
 COLLATION_IDS: dict[str, tuple[tuple[int, int], ...]] = {
@@ -69,7 +70,7 @@ MYSQL_ONLY_IDS: dict[str, tuple[tuple[int, int], ...]] = {  # MySQL 8.0's ids Ma
 CODECS: dict[str, str | None] = {
     "armscii8": None, "ascii": None, "big5": "big5", "binary": "utf-8", "cp1250": None,
     "cp1251": None, "cp1256": None, "cp1257": None, "cp850": None, "cp852": None,
-    "cp866": None, "cp932": "cp932", "dec8": None, "eucjpms": "euc_jis_2004", "euckr": "euc_kr",
+    "cp866": None, "cp932": "cp932", "dec8": None, "eucjpms": "euc_jp", "euckr": "cp949",
     "gb18030": "gb18030", "gb2312": "gb2312", "gbk": "gbk", "geostd8": None, "greek": None,
     "hebrew": None, "hp8": None, "keybcs2": None, "koi8r": None, "koi8u": None,
     "latin1": None, "latin2": None, "latin5": None, "latin7": None,
@@ -93,4 +94,39 @@ def decode(raw: bytes, collation_id: int | None) -> str:
     charset = charset_of(collation_id)
     if charset in SINGLE_BYTE:
         return codecs.charmap_decode(raw, "strict", SINGLE_BYTE[charset])[0]
+    if charset in MULTI_BYTE_FIXES:
+        return _with_fixes(raw, charset)
     return raw.decode(CODECS[charset])
+
+
+# a character's bytes in the character sets MULTI_BYTE_FIXES corrects (Shift-JIS, EUC-JP, Big5)
+_SJIS_CHAR = re.compile(rb"[\x81-\x9f\xe0-\xfc][\x40-\x7e\x80-\xfc]|.", re.S)
+_EUC_CHAR = re.compile(rb"\x8f[\xa1-\xfe][\xa1-\xfe]|[\x8e\xa1-\xfe][\xa1-\xfe]|.", re.S)
+_BIG5_CHAR = re.compile(rb"[\xa1-\xf9][\x40-\x7e\xa1-\xfe]|.", re.S)
+_CHARS = {"sjis": _SJIS_CHAR, "ujis": _EUC_CHAR, "eucjpms": _EUC_CHAR, "big5": _BIG5_CHAR}
+
+
+def user_defined(char: bytes) -> str | None:
+    """EUC-JP's user-defined rows (F5-FE, and 8F F5-FE): MariaDB reads them as private-use
+    characters, Python's codec not at all."""
+    if len(char) == 2 and char[0] >= 0xF5:
+        return chr(0xE000 + (char[0] - 0xF5) * 94 + char[1] - 0xA1)
+    if len(char) == 3 and char[0] == 0x8F and char[1] >= 0xF5:
+        return chr(0xE3AC + (char[1] - 0xF5) * 94 + char[2] - 0xA1)
+    return None
+
+
+def _with_fixes(raw: bytes, charset: str) -> str:
+    """`raw` read by Python's codec but for the characters MariaDB reads otherwise."""
+    fixes, codec, euc = MULTI_BYTE_FIXES[charset], CODECS[charset], charset in ("ujis", "eucjpms")
+    out, plain = [], bytearray()
+    for m in _CHARS[charset].finditer(raw):
+        char = m.group(0)
+        fixed = fixes.get(char) or (user_defined(char) if euc else None)
+        if fixed is None:
+            plain += char
+            continue
+        out += [plain.decode(codec), fixed]
+        plain = bytearray()
+    out.append(plain.decode(codec))
+    return "".join(out)
