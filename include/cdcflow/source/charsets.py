@@ -99,11 +99,25 @@ def decode(raw: bytes, collation_id: int | None) -> str:
     return raw.decode(CODECS[charset])
 
 
-# a character's bytes in the character sets MULTI_BYTE_FIXES corrects (Shift-JIS, EUC-JP, Big5)
-_SJIS_CHAR = re.compile(rb"[\x81-\x9f\xe0-\xfc][\x40-\x7e\x80-\xfc]|.", re.S)
-_EUC_CHAR = re.compile(rb"\x8f[\xa1-\xfe][\xa1-\xfe]|[\x8e\xa1-\xfe][\xa1-\xfe]|.", re.S)
-_BIG5_CHAR = re.compile(rb"[\xa1-\xf9][\x40-\x7e\xa1-\xfe]|.", re.S)
-_CHARS = {"sjis": _SJIS_CHAR, "ujis": _EUC_CHAR, "eucjpms": _EUC_CHAR, "big5": _BIG5_CHAR}
+# a character's bytes in each multi-byte character set (MariaDB's strings/ctype-*.c): how the
+# server's lexer steps through a statement, and where MULTI_BYTE_FIXES' characters begin
+_SJIS = re.compile(rb"[\x81-\x9f\xe0-\xfc][\x40-\x7e\x80-\xfc]|.", re.S)
+_EUC_JP = re.compile(rb"\x8f[\xa1-\xfe][\xa1-\xfe]|[\x8e\xa1-\xfe][\xa1-\xfe]|.", re.S)
+_UTF8 = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}|.", re.S)
+CHARACTER = {
+    "gbk": re.compile(rb"[\x81-\xfe][\x40-\x7e\x80-\xfe]|.", re.S),
+    "gb18030": re.compile(rb"[\x81-\xfe][\x30-\x39][\x81-\xfe][\x30-\x39]|[\x81-\xfe][\x40-\x7e\x80-\xfe]|.", re.S),
+    "big5": re.compile(rb"[\xa1-\xf9][\x40-\x7e\xa1-\xfe]|.", re.S),
+    "euckr": re.compile(rb"[\x81-\xfe][\x41-\x5a\x61-\x7a\x81-\xfe]|.", re.S),
+    "gb2312": re.compile(rb"[\xa1-\xf7][\xa1-\xfe]|.", re.S),
+    "sjis": _SJIS, "cp932": _SJIS, "ujis": _EUC_JP, "eucjpms": _EUC_JP, "utf8mb3": _UTF8, "utf8mb4": _UTF8,
+}
+
+
+def character_length(raw: bytes, i: int, charset: str) -> int:
+    """How many bytes the character at `raw[i]` takes in `charset`."""
+    pattern = CHARACTER.get(charset)
+    return pattern.match(raw, i).end() - i if pattern else 1
 
 
 def user_defined(char: bytes) -> str | None:
@@ -120,7 +134,7 @@ def _with_fixes(raw: bytes, charset: str) -> str:
     """`raw` read by Python's codec but for the characters MariaDB reads otherwise."""
     fixes, codec, euc = MULTI_BYTE_FIXES[charset], CODECS[charset], charset in ("ujis", "eucjpms")
     out, plain = [], bytearray()
-    for m in _CHARS[charset].finditer(raw):
+    for m in CHARACTER[charset].finditer(raw):
         char = m.group(0)
         fixed = fixes.get(char) or (user_defined(char) if euc else None)
         if fixed is None:

@@ -11,7 +11,8 @@ rewritten where re-encoding would change it (a byte above 0x7F).
 
 The scan follows the server's lexer (sql/sql_lex.cc): quoted strings with doubled quotes and,
 unless NO_BACKSLASH_ESCAPES, backslash escapes; a multi-byte character of the session's
-character set is one unit, so a trail byte 0x5C (GBK, SJIS, Big5) escapes nothing; "…" is an
+character set is one unit (charsets.character_length), so a trail byte 0x5C (GBK, SJIS, Big5)
+escapes nothing; "…" is an
 identifier under ANSI_QUOTES; comments and `identifiers` are skipped.
 """
 
@@ -24,36 +25,15 @@ from cdcflow.source import charsets
 # \x in a literal -> the byte it stands for (sql_lex.cc); \% and \_ keep their backslash
 _ESCAPES = {ord("0"): b"\0", ord("b"): b"\b", ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t",
             ord("Z"): b"\x1a", ord("%"): b"\\%", ord("_"): b"\\_"}
-# (lead bytes, trail bytes) of the two-byte characters of the multi-byte character sets whose
-# trail bytes reach down into ASCII (the only ones where a trail byte can be a backslash)
-_TWO_BYTE = {
-    "gbk": (range(0x81, 0xFF), (range(0x40, 0x7F), range(0x80, 0xFF))),
-    "big5": (range(0xA1, 0xFA), (range(0x40, 0x7F), range(0xA1, 0xFF))),
-    "sjis": ((range(0x81, 0xA0), range(0xE0, 0xFD)), (range(0x40, 0x7F), range(0x80, 0xFD))),
-    "cp932": ((range(0x81, 0xA0), range(0xE0, 0xFD)), (range(0x40, 0x7F), range(0x80, 0xFD))),
-    "gb18030": (range(0x81, 0xFF), (range(0x40, 0x7F), range(0x80, 0xFF))),
-}
 _INTRODUCER = re.compile(rb"(?<![A-Za-z0-9_$])_([a-z0-9]+)[ \t\r\n]*$", re.I)  # a token of its own
 _SAME_AS_UTF8 = {"utf8mb4", "utf8mb3", "utf8", "binary"}  # bytes a UTF-8 session passes unchanged
-
-
-def _in(byte: int, spans) -> bool:
-    spans = spans if isinstance(spans, tuple) else (spans,)
-    return any(byte in s for s in spans)
-
-
-def _char_len(raw: bytes, i: int, charset: str) -> int:
-    spans = _TWO_BYTE.get(charset)
-    if spans and i + 1 < len(raw) and _in(raw[i], spans[0]) and _in(raw[i + 1], spans[1]):
-        return 2
-    return 1
 
 
 def _literal(raw: bytes, i: int, charset: str, escapes: bool) -> tuple[bytes, int]:
     """The bytes of the string literal whose opening quote is at `i`, and the index after it."""
     quote, out, i = raw[i], bytearray(), i + 1
     while i < len(raw):
-        n = _char_len(raw, i, charset)
+        n = charsets.character_length(raw, i, charset)
         b = raw[i]
         if n > 1:
             out += raw[i:i + n]
@@ -104,7 +84,7 @@ def rewrite(raw: bytes, charset: str, backslash_escapes: bool = True, ansi_quote
         elif b == 0x23 or (raw.startswith(b"--", i) and raw[i + 2:i + 3] in (b" ", b"\t", b"\n", b"\r", b"")):
             i = raw.find(b"\n", i) + 1 or len(raw)
         else:
-            i += _char_len(raw, i, charset)
+            i += charsets.character_length(raw, i, charset)
     return bytes(out + raw[copied:]) if copied else raw
 
 
