@@ -84,6 +84,27 @@ def assert_same_values(up, down, db: str = "types") -> None:
     diffs = [f"id {w[0]} {n}: up {wv!r} down {gv!r}"
              for w, g in zip(want, got) for n, wv, gv in zip(NAMES, w, g) if wv != gv]
     assert len(got) == len(want) and not diffs, "\n".join(diffs)
+    fixed = f"SELECT id, {', '.join(f'HEX({c})' for c in FIXED_NAMES)} FROM {db}.fb ORDER BY id"
+    assert down.query(fixed) == up.query(fixed)
+
+
+# The fixed-size binary kinds (MariaDB's UUID, INET6, INET4, and BINARY(n)): the binlog leaves a
+# value's trailing zero bytes out.  Values ending in zeros, in every position, NULL in each
+FIXED_NAMES = ["u", "i6", "i4", "bn", "un"]
+FIXED_COLUMNS = "id INT PRIMARY KEY, u UUID, i6 INET6, i4 INET4, bn BINARY(4), un UUID NOT NULL"
+_FIXED_VALUES = ["'123e4567-e89b-12d3-a456-426655440000'", "'::'", "'0.0.0.0'", "x'61000000'",
+                 "'00000000-0000-0000-0000-000000000000'"]
+FIXED_ROWS = [
+    "(1, " + ", ".join(_FIXED_VALUES) + ")",
+    "(2, '123e4567-e89b-12d3-a456-426655440001', 'fe80::1', '1.2.3.4', x'01020304', "
+    "'ffffffff-ffff-ffff-ffff-ffffffffff00')",
+    "(3, '00000000-0000-0000-0000-000000000000', '2001:db8::', '10.0.0.0', x'00000000', "
+    "'123e4567-e89b-12d3-a456-000000000000')",
+    # NULL in each nullable column in turn, the others ending in zeros
+    *[f"({10 + i}, " + ", ".join("NULL" if j == i else v for j, v in enumerate(_FIXED_VALUES)) + ")"
+      for i in range(len(FIXED_NAMES) - 1)],
+    "(20, NULL, NULL, NULL, NULL, '00000000-0000-0000-0000-000000000001')",
+]
 
 
 
@@ -102,7 +123,8 @@ LAX_ROWS = [
 ]
 
 def create_types(up, db: str = "types") -> None:
-    """Schema `db` upstream: `t` (every type, ROWS) and `k` (binary, decimal and timestamp keys)."""
+    """Schema `db` upstream: `t` (every type, ROWS), `k` (binary, decimal and timestamp keys) and
+    `fb` (the fixed-size binary kinds, FIXED_ROWS)."""
     with up.connect() as c, c.cursor() as cur:
         # zero dates need a mode without NO_ZERO_DATE / NO_ZERO_IN_DATE; TIMESTAMP literals are
         # read in the session's zone, +05:30 here
@@ -114,6 +136,8 @@ def create_types(up, db: str = "types") -> None:
                     "tk TIMESTAMP(6) NOT NULL DEFAULT '2000-01-01 00:00:00', v INT, UNIQUE KEY u (dk, tk))")
         for row in ROWS:
             cur.execute(f"INSERT INTO {db}.t VALUES {row}")
+        cur.execute(f"CREATE TABLE {db}.fb ({FIXED_COLUMNS})")
+        cur.execute(f"INSERT INTO {db}.fb VALUES {', '.join(FIXED_ROWS)}")
         cur.execute(f"INSERT INTO {db}.k VALUES (x'00', 1.5, '2001-01-01 00:00:00.000001', 1), "
                     "(x'ff00', -0.000000000000000000000000000001, '2038-01-19 08:44:07.999999', 2), (x'', 0, "
                     "'1970-01-01 05:30:01', 3)")

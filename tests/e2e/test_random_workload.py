@@ -7,8 +7,10 @@ STORED generated columns (arithmetic and JSON-extracted, some indexed), values a
 stores (INSERT IGNORE and sql_mode=''), foreign keys with ON DELETE CASCADE / SET NULL and ON
 UPDATE CASCADE (on other tables, on children, on themselves: the parent's key swaps, deletes
 and whole-table deletes cascade), online schema changes as pt-online-schema-change and gh-ost
-run them, downstream tables given keys of their own, and an
-insert-only schema under a value filter (its downstream holds what the filter keeps).
+run them, downstream tables given keys of their own, DDL from sessions whose character set is
+not UTF-8, transactions that write a MyISAM table and roll back to savepoints, UUID / INET6 /
+INET4 values ending in zero bytes, and an insert-only schema under a value filter (its
+downstream holds what the filter keeps).
 
 Seeded: five fixed seeds run in `make test`; `CDCFLOW_RANDOM_SEED=<seed>` replays one run
 exactly (the statements are written to the test's output as they run, for reading) and
@@ -22,6 +24,7 @@ import random
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+import pymysql
 import pytest
 from e2e_helpers import assert_consistent, cli_run, create_changefeed, query
 
@@ -77,6 +80,15 @@ def _json(r, depth: int = 0):
     return {_text("abcxyz", 4)(r): _json(r, depth + 1) for _ in range(r.randint(0, 3))}
 
 
+def _uuid(r) -> str:
+    """A UUID whose last bytes are zero more often than not."""
+    digits = "".join(r.choice("0123456789abcdef") for _ in range(32))
+    # a version (1-5) and variant the server accepts; the nil UUID too
+    digits = digits[:12] + r.choice("12345") + digits[13:16] + r.choice("89ab") + digits[17:]
+    digits = digits[:32 - r.choice([0, 2, 4, 12, 32])].ljust(32, "0")
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+
+
 TEXT = "abcXYZ 09'\"\\\n\t%_éÿ€😀汉"
 LATIN1 = "abcXYZ 09'\"\\%_éÿÑ½"
 
@@ -112,6 +124,11 @@ TYPES = {
     "SET('a','b','c','d')": lambda r: ",".join(x for x in "abcd" if r.random() < 0.5),
     "BIT(1)": _int(0, 1), "BIT(64)": _int(0, 2 ** 64 - 1), "BIT(5)": _int(0, 31),
     "JSON": lambda r: json.dumps(_json(r)),
+    # fixed-size binaries in the binlog, often ending in zero bytes (which the row image leaves out)
+    "UUID": lambda r: _uuid(r),
+    "INET6": lambda r: r.choice(["::", "1::", "fe80::", "2001:db8::", "::ffff:0.0.0.0", "::1",
+                                 ":".join(f"{r.randrange(65536):x}" for _ in range(r.randint(1, 7))) + "::"]),
+    "INET4": lambda r: r.choice(["0.0.0.0", "10.0.0.0", "192.168.0.0", ".".join(str(r.randrange(256)) for _ in range(4))]),
 }
 
 # MODIFY COLUMN: a type each value of the old one fits in
@@ -127,6 +144,11 @@ TYPES["ENUM('a','b','c d','e')"] = lambda r: r.choice(["a", "b", "c d", "e"])
 
 # Indexable without a prefix length; TEXT, BLOB and JSON are left out of indexes
 UNINDEXED = ("TEXT", "BLOB", "LONGBLOB", "JSON")
+
+
+# session character set -> letters of it for names, defaults and comments (SET NAMES gbk, ...)
+SESSION_LETTERS = {"gbk": "名字你好默认表", "sjis": "ソ表予定", "latin1": "éàüÑ", "cp1251": "имяПриветЁ"}
+NONTX = "nontx"  # a MyISAM table the savepoint transactions write beside the model's tables
 
 
 # --- the model: what tables and columns exist (rows are read from the upstream) ---------
@@ -487,12 +509,54 @@ class Workload:
             self.r.choice([self.insert, self.update, self.change_key, self.delete])(t)
         self.sql("COMMIT")
 
+    def session_ddl(self, t: Table) -> None:
+        """ADD COLUMN from a session whose character set is not UTF-8: its name, default and
+        comment written in that character set (issue 42)."""
+        charset, letters = self.r.choice(list(SESSION_LETTERS.items()))
+        c = _text(letters, 3)(self.r) + self.fresh("_")
+        text = _text(letters, 6)(self.r)
+        stmt = (f"ALTER TABLE {SCHEMA}.`{t.name}` ADD COLUMN `{c}` VARCHAR(40) DEFAULT '{text}' "
+                f"COMMENT '{charset}: {text}'")
+        self.log.append(f"-- in a {charset} session: {stmt}")
+        conn = pymysql.connect(host=self.conn.host, port=self.conn.port, user=self.conn.user,
+                               password=self.conn.password, charset=charset, autocommit=True)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(stmt)
+        finally:
+            conn.close()
+        t.columns[c] = "VARCHAR(40)"
+
+    def savepoint_transaction(self, t: Table) -> None:
+        """A transaction that writes a MyISAM table and rolls back to savepoints (nested, by
+        chance), then commits or, now and then, rolls back whole: the server writes its
+        savepoints and rollbacks into the binlog with the rows they undo."""
+        self.sql("BEGIN")
+        self.transaction_ops(t, 0, 2)
+        self.sql(f"INSERT INTO {SCHEMA}.`{NONTX}` VALUES (%s, %s) ON DUPLICATE KEY UPDATE v = v + 1",
+                 [self.r.randint(1, 50), self.r.randint(0, 9)])
+        names = []
+        for _ in range(self.r.randint(1, 3)):
+            names.append(self.fresh("sp"))
+            self.sql(f"SAVEPOINT `{names[-1]}`")
+            self.transaction_ops(t, 1, 2)
+            if self.r.random() < 0.6:
+                back = self.r.randrange(len(names))
+                self.sql(f"ROLLBACK TO SAVEPOINT `{names[back]}`")
+                del names[back + 1:]
+        self.transaction_ops(t, 0, 1)
+        self.sql("ROLLBACK" if self.r.random() < 0.2 else "COMMIT")
+
+    def transaction_ops(self, t: Table, least: int, most: int) -> None:
+        for _ in range(self.r.randint(least, most)):
+            self.r.choice([self.insert, self.update, self.delete])(t)
+
     OPS = {  # op: weight
         "insert": 8, "update": 6, "change_key": 3, "swap_keys": 3, "delete": 3, "transaction": 3,
         "add_column": 2, "drop_column": 1, "modify_column": 1, "add_index": 1, "drop_index": 1,
         "rename_table": 1, "truncate": 0.5, "create_table": 1, "drop_table": 0.5,
         "add_generated": 1, "drop_generated": 0.5, "lax_insert": 2, "create_child": 0.7, "child_write": 5,
-        "online_alter": 1,
+        "online_alter": 1, "session_ddl": 1, "savepoint_transaction": 2,
     }
 
     def key_the_downstream(self) -> None:
@@ -583,6 +647,7 @@ def test_random_ddl_and_dml_over_several_cycles(mariadb_pair, spark, cdcflow_hom
         work.sql(f"CREATE DATABASE {VF_SCHEMA}")
         work.sql(f"CREATE TABLE {VF_SCHEMA}.t (id INT PRIMARY KEY, "
                  + ", ".join(f"{c} {typ}" for c, typ in VF_COLUMNS.items()) + ")")
+        work.sql(f"CREATE TABLE {SCHEMA}.`{NONTX}` (id INT PRIMARY KEY, v INT) ENGINE=MyISAM")
         for _ in range(3):
             work.create_table()
         vf_id = 0

@@ -87,3 +87,88 @@ def test_strings_are_quoted_as_msgspec_quotes_them_for_every_code_point():
     for c in [*range(0xD800), *range(0xE000, 0x110000)]:
         ch = chr(c)
         assert row_decoder._json_string("a" + ch) == msgspec.json.encode("a" + ch).decode(), hex(c)
+
+
+# fixed-size binaries whose stored bytes end in zeros (the server leaves them out of the image),
+# and the pre-5.6 temporal formats MariaDB writes for a table created with
+# mysql56_temporal_format=OFF: every fraction width, zero dates, negative and extreme times
+FIXED_COLUMNS = "id INT PRIMARY KEY, u UUID, i6 INET6, i4 INET4, bn BINARY(3), vb VARBINARY(3)"
+FIXED_ROWS = ["(1, '123e4567-e89b-12d3-a456-426655440000', '::', '0.0.0.0', X'610000', X'610000')",
+              "(2, '00000000-0000-0000-0000-000000000000', '1::', '10.0.0.0', X'000000', X'00')",
+              "(3, NULL, NULL, NULL, NULL, NULL)"]
+OLD_COLUMNS = ("id INT PRIMARY KEY, dt DATETIME, dt1 DATETIME(1), dt4 DATETIME(4), dt6 DATETIME(6), tm TIME, "
+               "tm1 TIME(1), tm3 TIME(3), tm6 TIME(6), ts TIMESTAMP NULL, ts2 TIMESTAMP(2) NULL, "
+               "ts5 TIMESTAMP(5) NULL, i INT")
+OLD_ROWS = ["(1, '2024-02-29 23:59:58', '2024-02-29 23:59:58.9', '1000-01-01 00:00:00.0001', "
+            "'9999-12-31 23:59:59.999999', '-838:59:59', '-00:00:00.1', '123:45:06.789', '-838:59:58.999999', "
+            "'2038-01-19 03:14:07', '1970-01-01 00:00:01.01', '2001-02-03 04:05:06.12345', -7)",
+            "(2, '0000-00-00 00:00:00', '2024-00-05 00:00:00.5', '0000-00-00 00:00:00', '2000-01-01', "
+            "'00:00:00', '838:59:59.9', '-01:00:00.001', '00:00:00.000001', '0000-00-00 00:00:00', NULL, "
+            "'1970-01-01 00:00:01', 8)"]
+FIXED_EXPECTED = [
+    {"id": 1, "u": {"b": "Ej5FZ+ibEtOkVkJmVUQAAA=="}, "i6": {"b": "A" * 22 + "=="}, "i4": {"b": "AAAAAA=="},
+     "bn": {"b": "YQAA"}, "vb": {"b": "YQAA"}},
+    {"id": 2, "u": {"b": "A" * 22 + "=="}, "i6": {"b": "AAEAAAAAAAAAAAAAAAAAAA=="}, "i4": {"b": "CgAAAA=="},
+     "bn": {"b": "AAAA"}, "vb": {"b": "AA=="}},
+    {"id": 3, "u": None, "i6": None, "i4": None, "bn": None, "vb": None},
+]
+OLD_EXPECTED = [
+    {"id": 1, "dt": {"dt": "2024-02-29 23:59:58.000000"}, "dt1": {"dt": "2024-02-29 23:59:58.900000"},
+     "dt4": {"dt": "1000-01-01 00:00:00.000100"}, "dt6": {"dt": "9999-12-31 23:59:59.999999"},
+     "tm": {"t": "-838:59:59.000000"}, "tm1": {"t": "-00:00:00.100000"}, "tm3": {"t": "123:45:06.789000"},
+     "tm6": {"t": "-838:59:58.999999"}, "ts": {"dt": "2038-01-19 03:14:07.000000"},
+     "ts2": {"dt": "1970-01-01 00:00:01.010000"}, "ts5": {"dt": "2001-02-03 04:05:06.123450"}, "i": -7},
+    {"id": 2, "dt": {"tt": "0000-00-00 00:00:00.000000"}, "dt1": {"tt": "2024-00-05 00:00:00.500000"},
+     "dt4": {"tt": "0000-00-00 00:00:00.000000"}, "dt6": {"dt": "2000-01-01 00:00:00.000000"},
+     "tm": {"t": "00:00:00.000000"}, "tm1": {"t": "838:59:59.900000"}, "tm3": {"t": "-01:00:00.001000"},
+     "tm6": {"t": "00:00:00.000001"}, "ts": {"tt": "0000-00-00 00:00:00"}, "ts2": None,
+     "ts5": {"dt": "1970-01-01 00:00:01.000000"}, "i": 8},
+]
+
+
+def _in_old_format(up, create: str) -> None:
+    """`create` run with the pre-5.6 temporal formats (a global variable: set back at once)."""
+    up.execute("SET GLOBAL mysql56_temporal_format = OFF")
+    try:
+        up.execute(create)
+    finally:
+        up.execute("SET GLOBAL mysql56_temporal_format = ON")
+
+
+def test_fixed_binaries_and_old_temporal_formats_decode_exactly(mariadb_pair, monkeypatch):
+    up, _ = mariadb_pair
+    up.execute(f"DROP DATABASE IF EXISTS {S}_x", f"CREATE DATABASE {S}_x", f"CREATE TABLE {S}_x.f ({FIXED_COLUMNS})")
+    _in_old_format(up, f"CREATE TABLE {S}_x.o ({OLD_COLUMNS})")
+    start = Position(*up.binlog_head())
+    up.execute("SET SESSION sql_mode = ''", "SET SESSION time_zone = '+00:00'",
+               f"INSERT INTO {S}_x.f VALUES {', '.join(FIXED_ROWS)}", f"INSERT INTO {S}_x.o VALUES {', '.join(OLD_ROWS)}",
+               f"UPDATE {S}_x.f SET vb = NULL WHERE u = '123e4567-e89b-12d3-a456-426655440000'")
+    head = Position(*up.binlog_head())
+
+    with monkeypatch.context() as m:  # mysql-replication's own path, with column_types' decoders
+        row_decoder.uninstall()
+        m.setattr(row_decoder, "install", lambda: None)
+        reference = _read(up, start, head)
+    row_decoder.install()
+    planned = _read(up, start, head)
+    assert planned == reference
+    assert [json.loads(after) for _op, _before, after in planned[:5]] == FIXED_EXPECTED[:3] + OLD_EXPECTED
+    assert json.loads(planned[5][1]) == FIXED_EXPECTED[0]  # the before image of the UPDATE, padded too
+
+
+def test_an_old_temporal_column_whose_definition_changed_since_is_refused_by_name(mariadb_pair):
+    import pytest
+
+    from cdcflow.core.errors import CdcflowError
+
+    up, _ = mariadb_pair
+    up.execute(f"DROP DATABASE IF EXISTS {S}_y", f"CREATE DATABASE {S}_y")
+    _in_old_format(up, f"CREATE TABLE {S}_y.o (id INT PRIMARY KEY, dt DATETIME(3))")
+    start = Position(*up.binlog_head())
+    up.execute(f"INSERT INTO {S}_y.o VALUES (1, '2024-01-01 00:00:00.5')")
+    head = Position(*up.binlog_head())
+    up.execute(f"ALTER TABLE {S}_y.o MODIFY dt DATETIME(3)")  # now in the new format: its digits no longer tell
+    with pytest.raises(CdcflowError) as e:
+        _read(up, start, head)
+    assert "'dt'" in str(e.value) and "pre-5.6" in str(e.value) and "datetime(3)" in str(e.value)
+    assert f"{S}_y.o at {start.file}:" in str(e.value)  # the table and the event's position

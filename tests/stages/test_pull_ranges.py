@@ -48,6 +48,12 @@ def window(mariadb_pair):
         up.execute(f"INSERT INTO k (id, v, w) VALUES ({i}, 'v{i}', {i})", database="pr")
     up.execute("UPDATE t SET vc = 'changed', j = '{\"x\": 1}' WHERE id IN (1, 3)", "DELETE FROM t WHERE id = 5",
                database="pr")
+    # a mixed-engine transaction rolling back to a savepoint, then one rolled back whole
+    up.execute("CREATE TABLE m (id INT PRIMARY KEY) ENGINE=MyISAM",
+               "BEGIN", "INSERT INTO m VALUES (1)", "INSERT INTO k (id, v) VALUES (100, 'kept')", "SAVEPOINT s",
+               "INSERT INTO k (id, v) VALUES (101, 'undone')", "ROLLBACK TO s", "COMMIT",
+               "BEGIN", "INSERT INTO m VALUES (2)", "CREATE TEMPORARY TABLE tmp (x INT)",
+               "INSERT INTO k (id, v) VALUES (102, 'undone')", "ROLLBACK", database="pr")
     head = head_position(conn)
     try:
         yield uri, conn, start, head
@@ -146,6 +152,7 @@ def test_parallel_pull_writes_every_event_as_the_sequential_read(window, spark, 
     assert sorted(got, key=key) == sorted(({f: e[f] for f in FIELDS} for e in expected), key=key)
     assert pulled.end_ts == reader.last_ts and pulled.transactions == reader.transactions
     assert pulled.end_pos == reader.last_pos and pulled.aborted_ts == sorted(reader.aborted_ts)
+    assert pulled.rolled_back == reader.rolled_back and len(reader.rolled_back) == 1 and reader.aborted_ts
     assert not cycle.folder.exists(pull_ranges.RANGES_FOLDER)
     assert all(s > 0 for s in sizes)
 
@@ -190,6 +197,7 @@ def test_the_ranges_run_where_the_session_can_take_them_at_once(window, spark, t
     assert sorted(got, key=key) == sorted(({f: e[f] for f in FIELDS} for e in expected), key=key)
     assert (pulled.end_ts, pulled.transactions, pulled.events) == (reader.last_ts, reader.transactions, len(expected))
     assert pulled.end_pos == reader.last_pos and pulled.aborted_ts == sorted(reader.aborted_ts)
+    assert pulled.rolled_back == reader.rolled_back and len(reader.rolled_back) == 1 and reader.aborted_ts
     assert not cycle.folder.exists(pull_ranges.RANGES_FOLDER)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import struct
 from typing import Callable
 
 from cdcflow.core import tls, ts_input, tso
@@ -26,6 +27,7 @@ from cdcflow.core.sql_mode import from_bits
 from cdcflow.core.system_schemas import is_system_schema
 from cdcflow.core.uri import DbUri
 from cdcflow.core.wording import CLI, Words
+from cdcflow.source import patches, transaction_control
 from cdcflow.source.gtid import GtidPosition, is_anonymous
 from cdcflow.source.gtid_locate import gtid_at
 from cdcflow.source.position import Position, available_logs
@@ -110,9 +112,7 @@ def check_checkpoint_held(logs: list[str], checkpoint_pos: dict | None, checkpoi
 
 def open_stream(uri: DbUri, server_id: int, start: Position, only_events: list):
     """A non-blocking binlog dump from a file and position (it ends at the current end of the log)."""
-    from pymysqlreplication import BinLogStreamReader
-
-    from cdcflow.source import patches
+    from pymysqlreplication import BinLogStreamReader  # lazy: only binlog readers load mysql-replication
 
     patches.install()
     tls.install()  # the stream's two connections
@@ -136,6 +136,7 @@ def oldest_held(uri: DbUri, server_id: int, changefeed: str | None = None) -> tu
     """The oldest binlog the upstream holds and the TSO of its start: its format description
     event is dated when the file was opened, the oldest time it holds (position_for_ts reads the
     same event)."""
+    # lazy: only binlog readers load mysql-replication
     from pymysqlreplication.event import FormatDescriptionEvent, RotateEvent
 
     conn = connect_upstream(uri, changefeed)
@@ -176,6 +177,9 @@ class BinlogReader:
         self.transactions = 0
         self.stopped_at_target = False
         self.aborted_ts: set[int] = set()
+        # rows a ROLLBACK TO undid: (commit ts, first seq, seq after the last), in reading order
+        self.rolled_back: list[tuple[int, int, int]] = []
+        self._savepoints = transaction_control.Savepoints()
 
     @property
     def last_pos(self) -> Position:
@@ -196,9 +200,10 @@ class BinlogReader:
 
         A transaction whose commit ts would pass target-ts, or that starts at or past the
         head fixed for this cycle, is not read: the window ends before it.  The ts of a
-        transaction rolled back after rows went out is added to `self.aborted_ts`.
+        transaction rolled back after rows went out is added to `self.aborted_ts`; the rows a
+        ROLLBACK TO undid, to `self.rolled_back`.
         """
-        from pymysqlreplication.event import (
+        from pymysqlreplication.event import (  # lazy: only binlog readers load mysql-replication
             ExecuteLoadQueryEvent,
             GtidEvent,
             MariadbGtidEvent,
@@ -206,6 +211,7 @@ class BinlogReader:
             RotateEvent,
             XidEvent,
         )
+        # lazy: only binlog readers load mysql-replication
         from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
         stream = open_stream(self.uri, self.server_id, self.start,
@@ -225,6 +231,7 @@ class BinlogReader:
                 self.stopped_at_target = True
                 return False
             trx_ts, seq = ts, 0
+            self._savepoints.clear()
             return True
 
         def end(end_pos: int) -> None:
@@ -261,20 +268,23 @@ class BinlogReader:
                     _read_load_query(ev)  # LOAD DATA logged as a statement: filter stops at it
                 if isinstance(ev, (QueryEvent, ExecuteLoadQueryEvent)):
                     q = ev.query.strip().rstrip(";").strip()
-                    word = q.upper()
-                    if word in ("BEGIN", "START TRANSACTION") or word.startswith("XA START"):
+                    what = transaction_control.kind(q)
+                    if what == "begin":
                         if trx_ts is None and not begin(ev.timestamp):
                             break
                         continue
-                    if word == "COMMIT" or word.startswith("XA COMMIT") or word.startswith("XA END") \
-                            or word.startswith("XA PREPARE"):
-                        if trx_ts is not None and (word == "COMMIT" or word.startswith("XA COMMIT")):
+                    if what == "commit":
+                        if trx_ts is not None:
                             end(ev.packet.log_pos)
                         continue
-                    if word == "ROLLBACK" or word.startswith("XA ROLLBACK"):
+                    if what == "rollback":
                         if trx_ts is not None:
                             self.aborted_ts.add(trx_ts)
                             end(ev.packet.log_pos)
+                        continue
+                    if what is not None:  # a savepoint's statement, an XA END or PREPARE: inside the transaction
+                        if trx_ts is not None:
+                            self._savepoint(what, transaction_control.savepoint_name(q), trx_ts, seq)
                         continue
                     if trx_ts is None and not begin(ev.timestamp):
                         break
@@ -298,7 +308,7 @@ class BinlogReader:
                     pk_text = json.dumps([pk] if isinstance(pk, str) else list(pk)) if pk else None
                     fk_checks_off = 1 if ev.flags & NO_FOREIGN_KEY_CHECKS else None
                     setattr(ev, IMAGE_TEXT, True)  # its images decoded straight to text (row_decoder)
-                    for row in ev.rows:
+                    for row in _decoded_rows(ev, cur_file):
                         if isinstance(ev, WriteRowsEvent):
                             op, before, after = "insert", None, row["values"]
                         elif isinstance(ev, DeleteRowsEvent):
@@ -320,9 +330,38 @@ class BinlogReader:
             # the stream ended inside a transaction: its rows must not be applied yet
             self.aborted_ts.add(trx_ts)
 
+    def _savepoint(self, what: str, name: str, trx_ts: int, seq: int) -> None:
+        """A SAVEPOINT, ROLLBACK TO or RELEASE SAVEPOINT of the transaction at `trx_ts`, whose
+        next row is `seq` (source.transaction_control says why the rows undone are all a
+        replica undoes)."""
+        if what == "savepoint":
+            self._savepoints.set(name, seq)
+        elif what == "release":
+            self._savepoints.release(name)
+        elif what == "rollback_to":
+            undone = self._savepoints.rollback_to(name, seq)
+            if undone:
+                self.rolled_back.append((trx_ts, *undone))
+
     def _next_ts(self, ev_time: int) -> int:
         """The ts of the transaction beginning now (source.binlog_ranges numbers them instead)."""
         return tso.for_binlog_event(self.last_ts, ev_time)
+
+
+def _decoded_rows(ev, file: str) -> list:
+    """A rows event's rows, or an error naming the table and the binlog position of the event
+    whose values the decoder cannot read (a column's own error names it: column_types)."""
+    try:
+        return ev.rows
+    except CdcflowError as e:
+        raise CdcflowError(f"{e.message} (a rows event of {ev.schema}.{ev.table} at {file}:"
+                           f"{ev.packet.log_pos - ev.event_size})", code=UPSTREAM_BINLOG, hint=e.hint) from None
+    except (ValueError, OverflowError, struct.error, AssertionError, IndexError) as e:
+        raise CdcflowError(
+            f"cannot decode a rows event of {ev.schema}.{ev.table} at {file}:{ev.packet.log_pos - ev.event_size}: "
+            f"{type(e).__name__}: {e}", code=UPSTREAM_BINLOG,
+            hint="the table's definition in the binlog and its values disagree: report it with the event "
+                 "(mariadb-binlog -v at that position), or start the changefeed after it") from None
 
 
 def _read_load_query(ev) -> None:
@@ -365,7 +404,7 @@ def _boundary_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None
     after that second would skip what committed in its remaining milliseconds.  A ts older
     than the oldest binlog the upstream still holds cannot be served (ErrStartTsBeforeGC).
     """
-    from pymysqlreplication.event import (
+    from pymysqlreplication.event import (  # lazy: only binlog readers load mysql-replication
         FormatDescriptionEvent,
         GtidEvent,
         MariadbGtidEvent,
@@ -401,6 +440,8 @@ def _boundary_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None
                 continue
             if (cur_file, ev.packet.log_pos - ev.event_size) >= head.key() and not in_trx:
                 break
+            if isinstance(ev, QueryEvent) and transaction_control.kind(ev.query) in transaction_control.SAVEPOINT_KINDS:
+                continue  # inside its transaction
             if isinstance(ev, (MariadbGtidEvent, GtidEvent)) or (
                     isinstance(ev, QueryEvent) and ev.query.strip().upper() == "BEGIN"):
                 if not in_trx and ev.timestamp >= first_second:

@@ -178,12 +178,14 @@ class RangeResult:
     seconds: float  # the task's own time: connecting, decoding, writing
     gtids: str = ""  # the GTIDs of the transactions read to their end (a GtidPosition's text)
     held: int = 0  # the most events its writer held at once
+    rolled_back: list = ()  # [number, first seq, seq after the last]: rows a ROLLBACK TO undid
 
     @classmethod
     def of(cls, reader: RangeReader, writer, seconds: float) -> "RangeResult":
         """`writer`: the store.events.EventWriter the range was read into."""
         return cls(list(reader.times), sorted(reader.aborted_ts), reader.transactions, writer.count,
-                   reader.last_pos.to_dict(), seconds, str(reader.read_gtids), writer.held_rows)
+                   reader.last_pos.to_dict(), seconds, str(reader.read_gtids), writer.held_rows,
+                   [list(r) for r in reader.rolled_back])
 
 
 def gtids_at_starts(start_gtid: str | None, results: list[RangeResult]) -> list[str | None]:

@@ -10,7 +10,7 @@ the transactions that use it) and each row runs a list of ready readers, each gi
 value's text in the image, so a row's image is the join of its columns' texts: exactly the
 text encode_image gives for what mysql-replication decodes (tests/source/test_row_decoder.py
 compares the two over every type).  Types without a reader here (TIME, ENUM, SET, BIT, JSON,
-YEAR, ...) go through that code value by value, including column_types' exact decoders.
+YEAR, the pre-5.6 temporal formats, ...) go through that code value by value, including column_types' exact decoders.
 Row images that are not FULL, partial JSON updates and columns without names take the
 original path whole, which gives a dict (BinlogReader encodes it).  Only events that ask for
 text (IMAGE_TEXT set on them: BinlogReader's) are decoded here; any other use of
@@ -85,14 +85,20 @@ def _string(length_size: int, encoding: str | None, errors: str):
     try:
         codecs.lookup(encoding)
     except LookupError:
-        def read_bytes(data, at):
-            start = at + length_size
-            end = start + int.from_bytes(data[at:start], "little")
-            raw = data[start:end]
-            # CPython decodes b"" to "" before it looks the codec up, so the original gives "" there
-            return ('{"b":"' + base64.b64encode(raw).decode("ascii") + '"}') if raw else '""', end
-        return read_bytes
+        return _bytes(length_size, 0)
     return read_text
+
+
+def _bytes(length_size: int, size: int):
+    """Raw bytes (a charset Python has no codec for: binary), padded with zero bytes to `size`
+    (column_types.read_fixed_binary says why)."""
+    def read_bytes(data, at):
+        start = at + length_size
+        end = start + int.from_bytes(data[at:start], "little")
+        raw = data[start:end].ljust(size, b"\0")
+        # CPython decodes b"" to "" before it looks the codec up, so the original gives "" there
+        return ('{"b":"' + base64.b64encode(raw).decode("ascii") + '"}') if raw else '""', end
+    return read_bytes
 
 
 def _temporal(size: int, byte_order: str, fsp: int | None, value):
@@ -141,7 +147,7 @@ def _decimal(precision: int, scale: int):
 def _reader(event, column):
     """A fast reader of the column's text, or None where mysql-replication's own code must
     decode it."""
-    from pymysqlreplication.constants import FIELD_TYPE as T
+    from pymysqlreplication.constants import FIELD_TYPE as T  # lazy: only binlog readers load mysql-replication
 
     t, unsigned = column.type, column.unsigned
     ints = {T.TINY: "<B" if unsigned else "<b", T.SHORT: "<H" if unsigned else "<h",
@@ -166,6 +172,8 @@ def _reader(event, column):
     charset = getattr(column, "character_set_name", None)
     encoding = event.charset_to_encoding(charset) if charset is not None else None
     length_size = column.length_size if t == T.BLOB else 2 if column.max_length > 255 else 1
+    if column_types.is_fixed_binary(column):
+        return _bytes(length_size, column.max_length)
     return _string(length_size, encoding, errors)
 
 
@@ -195,8 +203,8 @@ def install() -> None:
     global _original, _original_none_sources
     if _original is not None:
         return
-    from pymysqlreplication.constants import BINLOG
-    from pymysqlreplication.row_event import RowsEvent
+    from pymysqlreplication.constants import BINLOG  # lazy: only binlog readers load mysql-replication
+    from pymysqlreplication.row_event import RowsEvent  # lazy: only binlog readers load mysql-replication
 
     original = _original = RowsEvent._read_column_data
 
@@ -256,7 +264,7 @@ def uninstall() -> None:
     """Back to mysql-replication's own decoding (tests compare the two)."""
     global _original
     if _original is not None:
-        from pymysqlreplication.row_event import RowsEvent
+        from pymysqlreplication.row_event import RowsEvent  # lazy: only binlog readers load mysql-replication
 
         RowsEvent._read_column_data, _original = _original, None
         RowsEvent._get_none_sources = _original_none_sources

@@ -4,8 +4,8 @@ downstream can set.
 The event gives collations by number, and the numbers differ between servers (MariaDB's
 UCA 14 collations, MySQL's 0900 ones): the upstream that wrote them names them.  A session
 in the SYSTEM time zone is recorded as 'SYSTEM', the upstream host's zone: it becomes that
-zone's offset at the statement's time.  character_set_client is left out: the statement's
-text reaches the downstream re-encoded as UTF-8.
+zone's offset at the statement's time.  character_set_client is left out: the statement is
+decoded in it (source.query_text) and reaches the downstream as UTF-8.
 """
 
 from __future__ import annotations

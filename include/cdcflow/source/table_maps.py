@@ -11,6 +11,8 @@ and a new table id), so it is parsed afresh.
 
 from __future__ import annotations
 
+from cdcflow.source import column_types
+
 _MAX_ENTRIES = 4096
 _cache: dict[tuple[str, bytes], dict] = {}
 _installed = False
@@ -31,8 +33,8 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from pymysqlreplication.event import BinLogEvent
-    from pymysqlreplication.row_event import TableMapEvent
+    from pymysqlreplication.event import BinLogEvent  # lazy: only binlog readers load mysql-replication
+    from pymysqlreplication.row_event import TableMapEvent  # lazy: only binlog readers load mysql-replication
 
     original = TableMapEvent.__init__
 
@@ -43,6 +45,7 @@ def install() -> None:
         if parsed is None:
             original(self, from_packet, event_size, table_map, ctl_connection, **kwargs)
             if self._processed and hasattr(self, "table_obj"):
+                column_types.set_old_temporal_fsp(self)  # what the bytes leave out, asked once per definition
                 if len(_cache) >= _MAX_ENTRIES:
                     _cache.clear()
                 _cache[key] = {k: v for k, v in self.__dict__.items() if k not in _PER_EVENT}

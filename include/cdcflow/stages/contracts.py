@@ -50,6 +50,8 @@ class Pulled(Record):
     events: int
     transactions: int
     events_held: int = 0  # the most events a writer held at once (store.events.EventWriter)
+    # rows a ROLLBACK TO SAVEPOINT undid: (commit ts, first seq, seq after the last)
+    rolled_back: list[tuple[int, int, int]] = []
 
 
 class Window(Record):

@@ -64,6 +64,7 @@ def read_sequentially(cycle: Cycle, window: contracts.Window,
         resolved = window.target_ts if reader.stopped_at_target else min(resolved, window.target_ts)
     return contracts.Pulled(
         end_ts=reader.last_ts, end_pos=reader.last_pos, resolved_ts=resolved,
-        stopped_at_target=reader.stopped_at_target, aborted_ts=sorted(reader.aborted_ts), events=writer.count,
+        stopped_at_target=reader.stopped_at_target, aborted_ts=sorted(reader.aborted_ts),
+        rolled_back=list(reader.rolled_back), events=writer.count,
         transactions=reader.transactions, events_held=writer.held_rows,
     ), reader

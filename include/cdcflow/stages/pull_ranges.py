@@ -115,6 +115,7 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
         end_ts=end_ts, resolved_ts=window.resolved(end_ts),
         end_pos=dataclasses.replace(Position.from_dict(results[-1].last_pos), gtid=starts_gtid[-1]),
         stopped_at_target=False, aborted_ts=sorted(stamps[i][n] for i, r in enumerate(results) for n in r.aborted),
+        rolled_back=[(stamps[i][n], lo, hi) for i, r in enumerate(results) for n, lo, hi in r.rolled_back],
         events=sum(r.events for r in results), transactions=ended, events_held=max(r.held for r in results),
     ), {"decode_seconds": round(t1 - t0, 3), "stamp_seconds": round(t2 - t1, 3),
         "range_events": [r.events for r in results], "range_seconds": [round(r.seconds, 3) for r in results]}

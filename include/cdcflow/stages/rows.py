@@ -7,6 +7,9 @@ pull wrote them, without the same transactions filter read them without.
 
 from __future__ import annotations
 
+import functools
+import operator
+
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store.events import EVENT_SPARK_SCHEMA
@@ -15,8 +18,9 @@ COPY = "filtered"  # the folder of filter's copy, when it made one
 
 
 def window_events(spark, cycle: Cycle, window: contracts.Window):
-    """Pull's events without the aborted transactions (ROLLBACK in the binlog: a non-transactional
-    table's rows) and those the config says to skip (ignore-txn-*)."""
+    """Pull's events without the aborted transactions (ROLLBACK in the binlog: a transaction that
+    also changed a non-transactional table, whose rows the binlog holds apart), the rows a
+    ROLLBACK TO SAVEPOINT undid, and those the config says to skip (ignore-txn-*)."""
     from pyspark.sql import functions as F
 
     from cdcflow.filter.txn import skip_transactions
@@ -24,6 +28,10 @@ def window_events(spark, cycle: Cycle, window: contracts.Window):
     raw = spark.read.schema(EVENT_SPARK_SCHEMA).parquet(cycle.folder.path("raw"))
     if window.pulled.aborted_ts:
         raw = raw.where(~F.col("commit_ts").isin(window.pulled.aborted_ts))
+    undone = [(F.col("commit_ts") == ts) & F.col("seq").between(first, after - 1)
+              for ts, first, after in window.pulled.rolled_back]  # rows a ROLLBACK TO SAVEPOINT undid
+    if undone:
+        raw = raw.where(~functools.reduce(operator.or_, undone))
     return skip_transactions(raw, cycle.config)
 
 
