@@ -24,7 +24,7 @@ __all__: list[str] = []
 
 log = logging.getLogger("cdcflow")
 
-# what cdcflow.runner.airflow_tasks and the task callables import at task time, heaviest first
+# what cdcflow.runner.dag_tasks and the task callables import at task time, heaviest first
 TASK_TIME_MODULES = (
     "pyspark.sql.connect.session",
     "cdcflow.runner.cycle_runner",

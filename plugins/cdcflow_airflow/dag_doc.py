@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cdcflow.runner.airflow_tasks import modes_in_words
+from cdcflow.runner.modes import modes_in_words
 
 CHANGEFEEDS_PAGE = "/plugin/cdcflow-changefeeds"  # the plugin's page inside the Airflow UI
 

@@ -78,7 +78,7 @@ def _actions(state: str) -> dict:
     from cdcflow.changefeed import states
     from cdcflow.core.errors import CdcflowError
     from cdcflow.core.wording import PAGE
-    from cdcflow.runner.airflow_tasks import modes_for
+    from cdcflow.runner.modes import modes_for
 
     out: dict = {"modes": modes_for(state), "refusals": {}}
     for command in states.COMMANDS:
@@ -126,7 +126,7 @@ def _resume(changefeed_id: str, overwrite: str | int | None, dry_run: bool) -> d
 def _check_run_request(changefeed_id: str, conf: dict) -> dict:
     """The run's conf as the DAG's prepare task will read it, refused here if it would fail there."""
     from cdcflow.core.spec_store import load_spec
-    from cdcflow.runner.airflow_tasks import cycle_request
+    from cdcflow.runner.modes import cycle_request
 
     load_spec(changefeed_id)  # a changefeed that does not exist is a 404, not a DAG run
     cycle_request(changefeed_id, conf)
