@@ -33,9 +33,11 @@ from airflow.providers.standard.operators.python import (
     BranchPythonOperator,
     ShortCircuitOperator,
 )
-from airflow.sdk import DAG, Param, TriggerRule, chain
+from airflow.sdk import DAG, Param, TriggerRule, Variable, chain
 
 from cdcflow.core.stage_names import SPARK_STAGES
+from cdcflow.core.errors import CdcflowError
+from cdcflow.core.spec_store import home
 from cdcflow.runner.modes import MODES, modes_in_words
 from cdcflow_airflow.cycle_tasks import (
     finish_cycle,
@@ -72,15 +74,11 @@ def use_cdcflow_home() -> str:
         value = _variable(HOME_VARIABLE)
         if value:
             os.environ["CDCFLOW_HOME"] = value
-    from cdcflow.core.spec_store import home
-
     return str(home())
 
 
 def _variable(key: str) -> str | None:
     try:
-        from airflow.sdk import Variable
-
         return Variable.get(key, default=None)
     except Exception as e:  # noqa: BLE001 - no Variable store reachable: fall back to the default home
         log.debug("Airflow Variable %s not readable: %s", key, e)
@@ -177,8 +175,6 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
 
 def changefeed_dags(specs: Iterable, cdcflow_home: str | None = None) -> Iterator[DAG]:
     """The DAG of every spec that builds; a broken spec is logged and left out."""
-    from cdcflow.core.errors import CdcflowError
-
     cdcflow_home = cdcflow_home or use_cdcflow_home()
     for spec in specs:
         try:

@@ -8,12 +8,15 @@ Fields TiCDC does not have (cdcflow's own) live under the key `cdcflow`.
 from __future__ import annotations
 
 import calendar
+import json
 import time
 
 from cdcflow import __version__
 from cdcflow.changefeed import live_lag, states
 from cdcflow.core import tso
-from cdcflow.core.spec_store import Spec
+from cdcflow.core.spec_store import Spec, list_specs
+from cdcflow.core.stage_names import STAGES
+from cdcflow.core.uri import parse_sink_uri
 from cdcflow.store import metastore, snapshots
 
 NAMESPACE = "default"
@@ -22,8 +25,6 @@ UPSTREAM_ID = 0  # one upstream per changefeed, named in its source URI (TiCDC n
 
 def all_feeds() -> list[tuple[Spec, metastore.FeedState]]:
     """Every changefeed that has a spec (a spec without state is half-created), with its state."""
-    from cdcflow.core.spec_store import list_specs
-
     specs = {spec.id: spec for spec in list_specs()}
     return [(specs[feed.id], feed) for feed in metastore.list_feeds() if feed.id in specs]
 
@@ -91,8 +92,6 @@ def list_item(feed: metastore.FeedState) -> dict:
 
 def detail(spec: Spec, feed: metastore.FeedState) -> dict:
     """`cdc cli changefeed query` (checkpoint_tso) and OpenAPI v2's ChangeFeedInfo (checkpoint_ts)."""
-    from cdcflow.core.uri import parse_sink_uri
-
     return {
         **simple(feed),
         "sink_uri": parse_sink_uri(spec.sink_uri).redacted(),
@@ -125,10 +124,6 @@ def run_summary(run) -> dict:
     its error, its figures (events pulled, rows written, DDLs applied, the DDLs it did not run
     downstream with why, which the event store forgets), seconds per stage, the checkpoint
     before and after and how far it read the upstream (resolved ts)."""
-    import json
-
-    from cdcflow.core.stage_names import STAGES
-
     stats = run.stats or {}
     filtered, applied = stats.get("filter") or {}, stats.get("apply") or {}
     after = stats.get(metastore.RUN_END) or {}

@@ -125,7 +125,7 @@ def _latest_images(dml, latest) -> list[tuple]:
     """The schema-drift check's samples (tracker.disagreements): for each (schema, table, binlog
     key, latest commit ts) of `latest`, one row image of that transaction.  Only the row groups
     holding those commit ts are read (Parquet's statistics), and one image per group comes back."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
 
     wanted = {(r["schema"], r["table"], r["pk"], r["ts"]) for r in latest}
     if not wanted:
@@ -138,7 +138,7 @@ def _latest_images(dml, latest) -> list[tuple]:
 
 
 def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
 
     window = contracts.WINDOW.read(cycle.folder)
     flt = Filter.build(cycle.config)

@@ -7,6 +7,7 @@ pull wrote them, without the same transactions filter read them without.
 
 from __future__ import annotations
 
+from cdcflow.filter.txn import skip_transactions
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store.events import EVENT_SPARK_SCHEMA
@@ -17,9 +18,7 @@ COPY = "filtered"  # the folder of filter's copy, when it made one
 def window_events(spark, cycle: Cycle, window: contracts.Window):
     """Pull's events without the aborted transactions (ROLLBACK in the binlog: a non-transactional
     table's rows) and those the config says to skip (ignore-txn-*)."""
-    from pyspark.sql import functions as F
-
-    from cdcflow.filter.txn import skip_transactions
+    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
 
     raw = spark.read.schema(EVENT_SPARK_SCHEMA).parquet(cycle.folder.path("raw"))
     if window.pulled.aborted_ts:
@@ -28,7 +27,7 @@ def window_events(spark, cycle: Cycle, window: contracts.Window):
 
 
 def row_events(events):
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
 
     return events.where(F.col("op") != "ddl")
 
