@@ -97,7 +97,7 @@ def verify_changefeed(changefeed_id: str, home: Home) -> None:
 
     from cdcflow.verify.runner import EQUAL, summary_line  # lazy: the verifier, at task time only
 
-    result = bodies().verify(changefeed_id, home=home)
+    result = bodies().verify(changefeed_id, home)
     line = summary_line(result)
     for diff in result["differences"][:20]:
         log.info("difference: %s", diff)
@@ -110,7 +110,7 @@ def verify_changefeed(changefeed_id: str, home: Home) -> None:
 def snapshot_changefeed(changefeed_id: str, home: Home) -> None:
     """Trigger mode snapshot, the progress in the task log as chunks end."""
     result = bodies().snapshot(changefeed_id, lambda line: log.info("%s", line), _connection(changefeed_id),
-                               home=home)
+                               home)
     log.info("changefeed %s: snapshot done from binlog %s (%s); the changefeed is %s and replicates from there",
              changefeed_id, result["start_position"], "continued" if result["continued"] else "new point",
              result["state"])
@@ -126,7 +126,7 @@ def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti, dag_run=Non
     run_type = getattr(dag_run, "run_type", None)
     manual = getattr(run_type, "value", run_type) == "manual"  # DagRunType.MANUAL: a person's trigger
     with user_errors_fail_the_task():
-        opened = bodies().prepare(changefeed_id, params, manual, home=home)
+        opened = bodies().prepare(changefeed_id, params, manual, home)
         if opened.instead:
             NO_CYCLE[opened.instead](changefeed_id, home)
     if opened.run_id:
@@ -153,7 +153,7 @@ def pull_cycle(changefeed_id: str, cdcflow_home: str, run_id: str) -> list[str]:
     """Pull the window here and choose the tasks that follow (dag_tasks.pull)."""
     with user_errors_fail_the_task():
         results, following = bodies().pull(changefeed_id, run_id, _connection(changefeed_id),
-                                           home=task_home(cdcflow_home))
+                                           task_home(cdcflow_home))
     _log_result("pull done", changefeed_id, run_id, results["pull"])
     if SPARK_STAGES[0] in following:
         return following
@@ -175,7 +175,7 @@ def spark_stage(stage: str, changefeed_id: str, cdcflow_home: str, run_id: str) 
     config's cdcflow.spark-remote, else the Airflow connection), the stage, the session closed."""
     with user_errors_fail_the_task():
         result = bodies().spark_stage(stage, changefeed_id, run_id, _connection(changefeed_id),
-                                      home=task_home(cdcflow_home))
+                                      task_home(cdcflow_home))
     return _log_result(f"{stage} done", changefeed_id, run_id, result)
 
 
@@ -194,7 +194,7 @@ def finish_cycle(changefeed_id: str, cdcflow_home: str, ti) -> None:
         raise AirflowFailException(f"changefeed {changefeed_id}: {error or 'prepare returned no run id'}")
 
     with user_errors_fail_the_task():
-        result = tasks.finish(changefeed_id, run_id, error, home=task_home(cdcflow_home))
+        result = tasks.finish(changefeed_id, run_id, error, task_home(cdcflow_home))
     if result.superseded_by:
         log.warning("changefeed %s: cycle %s was replaced by cycle %s while it was open: nothing to finish",
                     changefeed_id, run_id, result.superseded_by)
@@ -217,6 +217,6 @@ def record_task_failure(changefeed_id: str, cdcflow_home: str, context) -> None:
     exc = context.get("exception")
     if ti.task_id not in tasks.RECORDING_TASKS or isinstance(exc, AirflowFailException):
         return
-    state = tasks.record_failure(changefeed_id, ti.task_id, ti.run_id, exc, home=task_home(cdcflow_home))
+    state = tasks.record_failure(changefeed_id, ti.task_id, ti.run_id, exc, task_home(cdcflow_home))
     if state is not None:
         log.warning("changefeed %s: task %s failed; the changefeed is now %s", changefeed_id, ti.task_id, state)

@@ -31,7 +31,7 @@ TIMEOUT = dt.timedelta(hours=6)
 
 def poke_index_jobs(changefeed_id: str, cdcflow_home: str, run_id: str) -> bool:
     with user_errors_fail_the_task():
-        result = bodies().poke_index(changefeed_id, run_id, home=task_home(cdcflow_home))
+        result = bodies().poke_index(changefeed_id, run_id, task_home(cdcflow_home))
     log.info("changefeed %s: cycle %s: %s", changefeed_id, run_id, result)
     return result.done
 

@@ -28,7 +28,7 @@ def look_once(changefeed_id: str, cdcflow_home: str, run_id: str) -> dict:
     from cdcflow.stages.contracts import plain  # lazy: run time, not DAG parse time (the DAG imports this module)
 
     try:  # in the trigger's own home: another trigger of this triggerer may run in another
-        result = bodies().poke_index(changefeed_id, run_id, home=task_home(cdcflow_home))
+        result = bodies().poke_index(changefeed_id, run_id, task_home(cdcflow_home))
     except CdcflowError as e:
         return {"status": FAILED, "done": True, "message": str(e)}
     return {"status": DONE, "waiting_for": [], **plain(result)}
