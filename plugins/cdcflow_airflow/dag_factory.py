@@ -37,6 +37,7 @@ from airflow.sdk import DAG, Param, TriggerRule, Variable, chain
 
 from cdcflow.core.stage_names import SPARK_STAGES
 from cdcflow.core.errors import CdcflowError
+from cdcflow.core.home import Home
 from cdcflow.core.spec_store import home
 from cdcflow.runner.modes import MODES, modes_in_words
 from cdcflow_airflow.cycle_tasks import (
@@ -64,17 +65,16 @@ def dag_id_for(changefeed_id: str) -> str:
 
 
 def use_cdcflow_home() -> str:
-    """The CDCFLOW_HOME the DAGs are built from, and the one their tasks get.
+    """The CDCFLOW_HOME the DAGs are built from, and the one their tasks are handed (made as
+    core.spec_store makes a home).
 
     The environment wins; without it the Airflow Variable `cdcflow_home`
-    (airflow_settings.yaml) says where the specs are, and it is put into the
-    environment because cdcflow.core.spec_store reads it from there.
+    (airflow_settings.yaml) says where the specs are.  The process's environment is left as it
+    is: the DAG file and the HTTP API work inside `Home(this).entered()`, and each task is
+    handed it (cycle_tasks.task_home).
     """
-    if not os.environ.get("CDCFLOW_HOME"):
-        value = _variable(HOME_VARIABLE)
-        if value:
-            os.environ["CDCFLOW_HOME"] = value
-    return str(home())
+    with Home(os.environ.get("CDCFLOW_HOME") or _variable(HOME_VARIABLE) or None).entered():
+        return str(home())
 
 
 def _variable(key: str) -> str | None:

@@ -32,6 +32,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 
 from cdcflow.core import ts_input, tso
 from cdcflow.core.errors import API_INVALID_PARAM, CHANGEFEED_NOT_EXISTS, CdcflowError
+from cdcflow.core.home import Home
 from cdcflow.core.spec_store import load_spec
 from cdcflow.core.wording import PAGE as PAGE_WORDS
 from cdcflow.runner.modes import cycle_request, modes_for
@@ -138,8 +139,8 @@ async def _call(changefeed_id: str | None, func, *args):
     """Run blocking cdcflow code off the event loop; a CdcflowError is a 4xx answer."""
 
     def work():
-        use_cdcflow_home()
-        return func(*args)
+        with Home(use_cdcflow_home()).entered():
+            return func(*args)
 
     try:
         return await asyncio.to_thread(work)

@@ -30,8 +30,8 @@ def call_all(calls: list[tuple[Callable, tuple]], what: str) -> list:
     results in order.  The first call to raise has its exception raised here (after the other
     children are stopped); a child that dies without an answer is named by `what`."""
     # the running home's CDCFLOW_HOME: a launcher's home is not in this process's environment
-    env = {**home.current().child_env(), "PYTHONPATH": os.pathsep.join(filter(None, [_PACKAGE_ROOT,
-                                                                                     os.environ.get("PYTHONPATH")]))}
+    path = os.pathsep.join(filter(None, [_PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))
+    env = {**home.current().child_env(), "PYTHONPATH": path}
     children = []
     try:
         for fn, args in calls:
