@@ -286,6 +286,29 @@ def test_home_comes_from_the_airflow_variable_without_cdcflow_home(airflow, tmp_
     assert use_cdcflow_home() == str(tmp_path / "from-env")
 
 
+def test_the_home_reaches_the_dag_file_and_the_tasks_without_the_environment(airflow, tmp_path, monkeypatch):
+    from cdcflow_airflow import use_cdcflow_home
+    from cdcflow_airflow.cycle_tasks import prepare_cycle
+
+    monkeypatch.delenv("CDCFLOW_HOME", raising=False)
+    monkeypatch.setenv("AIRFLOW_VAR_CDCFLOW_HOME", str(tmp_path / "from-variable"))
+    assert use_cdcflow_home() == str(tmp_path / "from-variable") and "CDCFLOW_HOME" not in os.environ
+
+    class TaskInstance:
+        pushed: dict = {}
+
+        def xcom_push(self, key, value):
+            self.pushed[key] = value
+
+    # a DAG's task works in the home the DAG was built with, whatever the process's is
+    monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path / "process-home"))
+    ti = TaskInstance()
+    assert prepare_cycle("gone", str(tmp_path / "dag-home"), {"mode": "catch-up"}, ti) is False
+    assert "removed" in ti.pushed["skip_reason"]  # looked for under dag-home, where there is no spec
+    assert (tmp_path / "dag-home" / "changefeeds").is_dir() and not (tmp_path / "process-home").exists()
+    assert os.environ["CDCFLOW_HOME"] == str(tmp_path / "process-home")
+
+
 # -- what the DAG calls in cdcflow.stages
 
 
