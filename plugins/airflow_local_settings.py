@@ -24,13 +24,11 @@ __all__: list[str] = []
 
 log = logging.getLogger("cdcflow")
 
-# what cdcflow.runner.airflow_tasks and the task callables import at task time, heaviest first
+# what the task callables import at task time, heaviest first: the task bodies import the
+# runner, the stages and the changefeed's commands at their top
 TASK_TIME_MODULES = (
     "pyspark.sql.connect.session",
-    "cdcflow.runner.cycle_runner",
-    "cdcflow.stages.prepare",
-    "cdcflow.stages.finish",
-    "cdcflow.changefeed.feed_state",
+    "cdcflow.runner.dag_tasks",
 )
 
 

@@ -1,30 +1,41 @@
 """The Python tasks of one cycle: `prepare`, `pull`, the Spark stages on Spark Connect,
 `finish`, and the failure callback.
 
-What each task does is cdcflow.runner.airflow_tasks' (no Airflow there); these callables
+What each task does is cdcflow.runner.dag_tasks' (no Airflow there); these callables
 keep what is Airflow's: XCom for the run id, task states for what failed, Airflow's
 exceptions for the outcome, the Task SDK's connections and the Spark Connect connection.
+Each hands its body the task's home (task_home): the DAG's CDCFLOW_HOME and the Task SDK's
+credential lookup; nothing here writes the process's environment.
+
+The DAG file imports this module to parse: the task bodies (`bodies()`), the stages and Airflow's
+task-time modules are imported when a task runs.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from contextlib import contextmanager
 
+from cdcflow.core.errors import CYCLE_SUPERSEDED, CdcflowError, ConfigError
+from cdcflow.core.home import Home
 from cdcflow.core.log_line import event_line
 from cdcflow.core.stage_names import SPARK_STAGES
-from cdcflow.runner import airflow_tasks
-from cdcflow.runner.airflow_tasks import CYCLE_TASKS, RECORDING_TASKS, failure_message
 
 log = logging.getLogger(__name__)
+
+
+def bodies():
+    """cdcflow.runner.dag_tasks, the task bodies."""
+    from cdcflow.runner import dag_tasks  # lazy: loads the runner and the stages; the DAG parse must not
+
+    return dag_tasks
 
 
 def airflow_connection_credentials(conn_id: str) -> tuple[str | None, str | None] | None:
     """(login, password) of an Airflow connection through the Task SDK (its environment
     variables, secrets backends and Airflow's database alike); None when there is none."""
-    from airflow.sdk import Connection
-    from airflow.sdk.exceptions import AirflowNotFoundException
+    from airflow.sdk import Connection  # lazy: the Task SDK's client, at task time only
+    from airflow.sdk.exceptions import AirflowNotFoundException  # lazy: as above
 
     try:
         conn = Connection.get(conn_id)
@@ -33,18 +44,19 @@ def airflow_connection_credentials(conn_id: str) -> tuple[str | None, str | None
     return conn.login, conn.password
 
 
+def task_home(cdcflow_home: str) -> Home:
+    """The home a task's body runs in: the DAG's CDCFLOW_HOME, its `airflow-conn-id` credentials
+    read through the Task SDK."""
+    return Home(cdcflow_home, airflow_connection_credentials)
+
+
 @contextmanager
 def user_errors_fail_the_task():
     """A CdcflowError is the user's to fix: its one line (changefeed, commit ts, statement,
     remedy) is the task log's first ERROR, ahead of Airflow's own error block, and the task
-    fails without a retry.  A stage of a cycle another cycle replaced ends skipped, saying so.
-    The task's `airflow-conn-id` credentials are read through the Task SDK."""
-    from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+    fails without a retry.  A stage of a cycle another cycle replaced ends skipped, saying so."""
+    from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException  # lazy: task time only
 
-    from cdcflow.core.credentials import install_airflow_lookup
-    from cdcflow.core.errors import CYCLE_SUPERSEDED, CdcflowError
-
-    install_airflow_lookup(airflow_connection_credentials)
     try:
         yield
     except CdcflowError as e:
@@ -60,9 +72,7 @@ SPARK_CONNECT_CONN_ID = "spark_connect_default"  # the Spark provider's own defa
 
 def connect_url(changefeed_id: str) -> str:
     """The Spark Connect server of the Airflow connection `spark_connect_default`."""
-    from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
-
-    from cdcflow.core.errors import ConfigError
+    from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook  # lazy: optional provider
 
     try:
         return SparkConnectHook(SPARK_CONNECT_CONN_ID).get_connection_url()
@@ -75,18 +85,19 @@ def connect_url(changefeed_id: str) -> str:
                  "changefeed's config") from None
 
 
-def _spark_remote(changefeed_id: str):
-    """`spark_remote(config)` of a task: the config's server, else the Airflow connection's."""
-    return lambda cfg: airflow_tasks.task_spark_remote(cfg, lambda: connect_url(changefeed_id))
+def _connection(changefeed_id: str):
+    """The Spark Connect server of a task whose config names none (SparkPlace.resolve): the
+    Airflow connection's, asked when a session is opened."""
+    return lambda: connect_url(changefeed_id)
 
 
-def verify_changefeed(changefeed_id: str) -> None:
+def verify_changefeed(changefeed_id: str, home: Home) -> None:
     """Trigger mode verify: the run fails when the downstream differs, naming how."""
-    from airflow.sdk.exceptions import AirflowFailException
+    from airflow.sdk.exceptions import AirflowFailException  # lazy: task time only
 
-    from cdcflow.verify.runner import EQUAL, summary_line
+    from cdcflow.verify.runner import EQUAL, summary_line  # lazy: the verifier, at task time only
 
-    result = airflow_tasks.verify(changefeed_id)
+    result = bodies().verify(changefeed_id, home)
     line = summary_line(result)
     for diff in result["differences"][:20]:
         log.info("difference: %s", diff)
@@ -96,9 +107,10 @@ def verify_changefeed(changefeed_id: str) -> None:
     log.info("%s", line)
 
 
-def snapshot_changefeed(changefeed_id: str) -> None:
+def snapshot_changefeed(changefeed_id: str, home: Home) -> None:
     """Trigger mode snapshot, the progress in the task log as chunks end."""
-    result = airflow_tasks.snapshot(changefeed_id, _spark_remote(changefeed_id), lambda line: log.info("%s", line))
+    result = bodies().snapshot(changefeed_id, lambda line: log.info("%s", line), _connection(changefeed_id),
+                               home)
     log.info("changefeed %s: snapshot done from binlog %s (%s); the changefeed is %s and replicates from there",
              changefeed_id, result["start_position"], "continued" if result["continued"] else "new point",
              result["state"])
@@ -110,13 +122,13 @@ NO_CYCLE = {"verify": verify_changefeed, "snapshot": snapshot_changefeed}
 def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti, dag_run=None) -> bool:
     """Open the cycle; False makes the ShortCircuitOperator skip the Spark stages.  A run a
     person triggered runs through a warning's backoff; a scheduled one waits it out."""
-    os.environ["CDCFLOW_HOME"] = cdcflow_home
+    home = task_home(cdcflow_home)
     run_type = getattr(dag_run, "run_type", None)
     manual = getattr(run_type, "value", run_type) == "manual"  # DagRunType.MANUAL: a person's trigger
     with user_errors_fail_the_task():
-        opened = airflow_tasks.prepare(changefeed_id, params, manual)
+        opened = bodies().prepare(changefeed_id, params, manual, home)
         if opened.instead:
-            NO_CYCLE[opened.instead](changefeed_id)
+            NO_CYCLE[opened.instead](changefeed_id, home)
     if opened.run_id:
         ti.xcom_push(key="run_id", value=opened.run_id)
     if opened.skip_reason:
@@ -130,7 +142,7 @@ def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti, dag_run=Non
 
 def _log_result(what: str, changefeed_id: str, run_id: str, result) -> dict:
     """A task's result in the task log, words first (core.log_line); returns it as plain values."""
-    from cdcflow.stages.contracts import plain  # task time: the DAG file imports this module to parse
+    from cdcflow.stages.contracts import plain  # lazy: task time, the DAG file imports this module to parse
 
     fields = plain(result)
     log.info("%s", event_line(what, changefeed_id, run=run_id, **fields))
@@ -138,10 +150,10 @@ def _log_result(what: str, changefeed_id: str, run_id: str, result) -> dict:
 
 
 def pull_cycle(changefeed_id: str, cdcflow_home: str, run_id: str) -> list[str]:
-    """Pull the window here and choose the tasks that follow (airflow_tasks.pull)."""
-    os.environ["CDCFLOW_HOME"] = cdcflow_home
+    """Pull the window here and choose the tasks that follow (dag_tasks.pull)."""
     with user_errors_fail_the_task():
-        results, following = airflow_tasks.pull(changefeed_id, run_id, _spark_remote(changefeed_id))
+        results, following = bodies().pull(changefeed_id, run_id, _connection(changefeed_id),
+                                           task_home(cdcflow_home))
     _log_result("pull done", changefeed_id, run_id, results["pull"])
     if SPARK_STAGES[0] in following:
         return following
@@ -161,20 +173,20 @@ def pull_cycle(changefeed_id: str, cdcflow_home: str, run_id: str) -> list[str]:
 def spark_stage(stage: str, changefeed_id: str, cdcflow_home: str, run_id: str) -> dict:
     """A Spark stage as a task in the worker: a session on the Spark Connect server (the
     config's cdcflow.spark-remote, else the Airflow connection), the stage, the session closed."""
-    os.environ["CDCFLOW_HOME"] = cdcflow_home
     with user_errors_fail_the_task():
-        result = airflow_tasks.spark_stage(stage, changefeed_id, run_id, _spark_remote(changefeed_id))
+        result = bodies().spark_stage(stage, changefeed_id, run_id, _connection(changefeed_id),
+                                      task_home(cdcflow_home))
     return _log_result(f"{stage} done", changefeed_id, run_id, result)
 
 
 def finish_cycle(changefeed_id: str, cdcflow_home: str, ti) -> None:
     """Close the cycle whatever happened, then fail the run if a stage failed."""
-    from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+    from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException  # lazy: task time only
 
-    os.environ["CDCFLOW_HOME"] = cdcflow_home
+    tasks = bodies()
     run_id = ti.xcom_pull(task_ids="prepare", key="run_id")
-    states = ti.get_task_states(dag_id=ti.dag_id, task_ids=list(CYCLE_TASKS), run_ids=[ti.run_id])
-    error = failure_message(states.get(ti.run_id, {}))
+    states = ti.get_task_states(dag_id=ti.dag_id, task_ids=list(tasks.CYCLE_TASKS), run_ids=[ti.run_id])
+    error = tasks.failure_message(states.get(ti.run_id, {}))
     if run_id is None and error is None and ti.xcom_pull(task_ids="prepare", key="skip_reason"):
         return  # the changefeed is gone: nothing to close
     if run_id is None:
@@ -182,7 +194,7 @@ def finish_cycle(changefeed_id: str, cdcflow_home: str, ti) -> None:
         raise AirflowFailException(f"changefeed {changefeed_id}: {error or 'prepare returned no run id'}")
 
     with user_errors_fail_the_task():
-        result = airflow_tasks.finish(changefeed_id, run_id, error)
+        result = tasks.finish(changefeed_id, run_id, error, task_home(cdcflow_home))
     if result.superseded_by:
         log.warning("changefeed %s: cycle %s was replaced by cycle %s while it was open: nothing to finish",
                     changefeed_id, run_id, result.superseded_by)
@@ -196,15 +208,15 @@ def finish_cycle(changefeed_id: str, cdcflow_home: str, ti) -> None:
 
 def record_task_failure(changefeed_id: str, cdcflow_home: str, context) -> None:
     """on_failure_callback: a prepare or finish task that died of something cdcflow did not
-    record (airflow_tasks.record_failure).  A CdcflowError was recorded where it was raised,
+    record (dag_tasks.record_failure).  A CdcflowError was recorded where it was raised,
     and finish records the other tasks' failures."""
-    from airflow.sdk.exceptions import AirflowFailException
+    from airflow.sdk.exceptions import AirflowFailException  # lazy: task time only
 
+    tasks = bodies()
     ti = context["ti"]
     exc = context.get("exception")
-    if ti.task_id not in RECORDING_TASKS or isinstance(exc, AirflowFailException):
+    if ti.task_id not in tasks.RECORDING_TASKS or isinstance(exc, AirflowFailException):
         return
-    os.environ["CDCFLOW_HOME"] = cdcflow_home
-    state = airflow_tasks.record_failure(changefeed_id, ti.task_id, ti.run_id, exc)
+    state = tasks.record_failure(changefeed_id, ti.task_id, ti.run_id, exc, task_home(cdcflow_home))
     if state is not None:
         log.warning("changefeed %s: task %s failed; the changefeed is now %s", changefeed_id, ti.task_id, state)

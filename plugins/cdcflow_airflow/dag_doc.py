@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from cdcflow.runner.airflow_tasks import modes_in_words
+from cdcflow.core.uri import parse_sink_uri, parse_source_uri
+from cdcflow.runner.modes import modes_in_words
 
 CHANGEFEEDS_PAGE = "/plugin/cdcflow-changefeeds"  # the plugin's page inside the Airflow UI
 
@@ -23,8 +24,6 @@ def _uri(parse, text: str) -> str:
 
 
 def dag_doc(spec, schedule: str | None, dag_id: str) -> str:
-    from cdcflow.core.uri import parse_sink_uri, parse_source_uri
-
     cfg = spec.config()
     changefeed_id = spec.id
     if cfg.spark_master:

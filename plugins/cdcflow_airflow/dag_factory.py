@@ -14,7 +14,7 @@ run` does, settles a window without events itself: the Spark stages are skipped
 and no JVM starts.  On Spark Connect, a window of at most `fast-path-max-events`
 events has its Spark stages run in the pull task, in one session (the fast path: a
 task costs more than such a stage); their tasks are then skipped, and so is
-wait_index when no index build is pending (cdcflow.runner.airflow_tasks.pull).
+wait_index when no index build is pending (cdcflow.runner.dag_tasks.pull).
 pull is in the `cdcflow_spark` pool as the stage tasks are: it may run the stages
 (the fast path) or read a large window's ranges on Spark, so the pool's slots bound
 the Spark work of every changefeed whichever path a run takes; a fast-path run holds
@@ -33,10 +33,13 @@ from airflow.providers.standard.operators.python import (
     BranchPythonOperator,
     ShortCircuitOperator,
 )
-from airflow.sdk import DAG, Param, TriggerRule, chain
+from airflow.sdk import DAG, Param, TriggerRule, Variable, chain
 
 from cdcflow.core.stage_names import SPARK_STAGES
-from cdcflow.runner.airflow_tasks import MODES, modes_in_words
+from cdcflow.core.errors import CdcflowError
+from cdcflow.core.home import Home
+from cdcflow.core.spec_store import home
+from cdcflow.runner.modes import MODES, modes_in_words
 from cdcflow_airflow.cycle_tasks import (
     finish_cycle,
     prepare_cycle,
@@ -62,25 +65,20 @@ def dag_id_for(changefeed_id: str) -> str:
 
 
 def use_cdcflow_home() -> str:
-    """The CDCFLOW_HOME the DAGs are built from, and the one their tasks get.
+    """The CDCFLOW_HOME the DAGs are built from, and the one their tasks are handed (made as
+    core.spec_store makes a home).
 
     The environment wins; without it the Airflow Variable `cdcflow_home`
-    (airflow_settings.yaml) says where the specs are, and it is put into the
-    environment because cdcflow.core.spec_store reads it from there.
+    (airflow_settings.yaml) says where the specs are.  The process's environment is left as it
+    is: the DAG file and the HTTP API work inside `Home(this).entered()`, and each task is
+    handed it (cycle_tasks.task_home).
     """
-    if not os.environ.get("CDCFLOW_HOME"):
-        value = _variable(HOME_VARIABLE)
-        if value:
-            os.environ["CDCFLOW_HOME"] = value
-    from cdcflow.core.spec_store import home
-
-    return str(home())
+    with Home(os.environ.get("CDCFLOW_HOME") or _variable(HOME_VARIABLE) or None).entered():
+        return str(home())
 
 
 def _variable(key: str) -> str | None:
     try:
-        from airflow.sdk import Variable
-
         return Variable.get(key, default=None)
     except Exception as e:  # noqa: BLE001 - no Variable store reachable: fall back to the default home
         log.debug("Airflow Variable %s not readable: %s", key, e)
@@ -177,8 +175,6 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
 
 def changefeed_dags(specs: Iterable, cdcflow_home: str | None = None) -> Iterator[DAG]:
     """The DAG of every spec that builds; a broken spec is logged and left out."""
-    from cdcflow.core.errors import CdcflowError
-
     cdcflow_home = cdcflow_home or use_cdcflow_home()
     for spec in specs:
         try:

@@ -30,6 +30,7 @@ def _state(value) -> str | None:
 
 def airflow_runs(session, dag_id: str, limit: int) -> list[dict]:
     """The DAG's last `limit` runs, newest first, as the page shows them."""
+    # lazy: Airflow's ORM, in the API server; Airflow's plugin loader imports this file everywhere
     from airflow.models.dagrun import DagRun
     from airflow.models.taskinstance import TaskInstance
     from airflow.models.xcom import XComModel
@@ -66,6 +67,7 @@ def airflow_runs(session, dag_id: str, limit: int) -> list[dict]:
 
 def _first_error_line(ti) -> str | None:
     """The first ERROR of the task's log (cdcflow logs its error's one line first)."""
+    # lazy: Airflow's ORM, in the API server; Airflow's plugin loader imports this file everywhere
     from airflow.utils.log.log_reader import TaskLogReader
 
     try:

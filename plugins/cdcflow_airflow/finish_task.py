@@ -5,12 +5,12 @@ is installed, its upstream tables as inputs and downstream tables as outputs (li
 from __future__ import annotations
 
 import logging
-import os
 
 from airflow.providers.standard.operators.python import PythonOperator
 
 from cdcflow.core.errors import CdcflowError
 from cdcflow_airflow.assets import alias_for, emit_table_events
+from cdcflow_airflow.cycle_tasks import task_home
 from cdcflow_airflow.lineage import operator_lineage
 
 log = logging.getLogger(__name__)
@@ -25,13 +25,13 @@ class FinishOperator(PythonOperator):
 
     def _cycle_tables(self, ti):
         """What the cycle wrote (None: prepare opened no cycle)."""
-        from cdcflow.runner.cycle_tables import cycle_tables  # task time, not DAG parse time
+        from cdcflow.runner.cycle_tables import cycle_tables  # lazy: task time, not DAG parse time
 
         run_id = ti.xcom_pull(task_ids="prepare", key="run_id")
         if run_id is None:
             return None
-        os.environ["CDCFLOW_HOME"] = self.cdcflow_home
-        return cycle_tables(self.changefeed_id, run_id)
+        with task_home(self.cdcflow_home).entered():
+            return cycle_tables(self.changefeed_id, run_id)
 
     def execute(self, context):
         result = super().execute(context)  # raises when the cycle failed: no event then

@@ -30,6 +30,15 @@ from typing import Annotated
 from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 
+from cdcflow.core import ts_input, tso
+from cdcflow.core.errors import API_INVALID_PARAM, CHANGEFEED_NOT_EXISTS, CdcflowError
+from cdcflow.core.home import Home
+from cdcflow.core.spec_store import load_spec
+from cdcflow.core.wording import PAGE as PAGE_WORDS
+from cdcflow.runner.modes import cycle_request, modes_for
+from cdcflow_airflow.dag_factory import dag_id_for, use_cdcflow_home
+from cdcflow_airflow.dag_runs import utc_text
+
 URL_PREFIX = "/cdcflow"
 PAGE = Path(__file__).resolve().parent / "static" / "changefeeds.html"
 LAST_RUNS = 10  # on the page
@@ -42,14 +51,12 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
 
 
 def _dag_id(changefeed_id: str) -> str:
-    from cdcflow_airflow.dag_factory import dag_id_for
-
     return dag_id_for(changefeed_id)
 
 
 def _list(state: str | None, readable) -> dict:
+    # lazy: at request time: Airflow's plugin loader imports this file in every Airflow process
     from cdcflow.changefeed import states, status_view
-    from cdcflow.core.errors import API_INVALID_PARAM, CdcflowError
 
     if state is not None and state not in states.STATES:
         raise CdcflowError(f"state {state!r} is not one of {', '.join(states.STATES)}", code=API_INVALID_PARAM)
@@ -63,6 +70,7 @@ def _list(state: str | None, readable) -> dict:
 
 
 def _detail(changefeed_id: str) -> dict:
+    # lazy: at request time: Airflow's plugin loader imports this file in every Airflow process
     from cdcflow.changefeed import commands
 
     out = commands.query(changefeed_id, last_runs=LAST_RUNS, lag_points=LAG_POINTS)
@@ -75,15 +83,13 @@ def _detail(changefeed_id: str) -> dict:
 def _actions(state: str) -> dict:
     """What the page enables: the commands the state table allows (with the refusal the others
     would get, in the page's words) and the trigger modes that do something."""
+    # lazy: at request time: Airflow's plugin loader imports this file in every Airflow process
     from cdcflow.changefeed import states
-    from cdcflow.core.errors import CdcflowError
-    from cdcflow.core.wording import PAGE
-    from cdcflow.runner.airflow_tasks import modes_for
 
     out: dict = {"modes": modes_for(state), "refusals": {}}
     for command in states.COMMANDS:
         try:
-            states.next_state(state, command, words=PAGE)
+            states.next_state(state, command, words=PAGE_WORDS)
             out[command] = True
         except CdcflowError as e:
             out[command] = False
@@ -92,32 +98,31 @@ def _actions(state: str) -> dict:
 
 
 def _status(changefeed_id: str) -> dict:
+    # lazy: at request time: Airflow's plugin loader imports this file in every Airflow process
     from cdcflow.changefeed import status_view
-    from cdcflow.core.spec_store import load_spec
     from cdcflow.store import metastore
 
     return status_view.status(metastore.get_feed(load_spec(changefeed_id).id))
 
 
 def _pause(changefeed_id: str) -> dict:
+    # lazy: at request time: Airflow's plugin loader imports this file in every Airflow process
     from cdcflow.changefeed import commands
-    from cdcflow.core.wording import PAGE
 
-    before, after = commands.pause(changefeed_id, PAGE)
+    before, after = commands.pause(changefeed_id, PAGE_WORDS)
     return {"id": changefeed_id, "state_before": before, "state": after}
 
 
 def _resume(changefeed_id: str, overwrite: str | int | None, dry_run: bool) -> dict:
     """The resume, or with `dry_run` its checks alone and the checkpoint it would set (an
     overwrite's `now` resolved: the page asks about that ts, then resumes with it)."""
+    # lazy: at request time: Airflow's plugin loader imports this file in every Airflow process
     from cdcflow.changefeed import commands
-    from cdcflow.core import ts_input, tso
-    from cdcflow.core.errors import API_INVALID_PARAM
-    from cdcflow.core.wording import PAGE
 
-    ts = ts_input.parse(overwrite, PAGE.field("overwrite_checkpoint_ts"), changefeed_id, API_INVALID_PARAM, PAGE)
+    ts = ts_input.parse(overwrite, PAGE_WORDS.field("overwrite_checkpoint_ts"), changefeed_id, API_INVALID_PARAM,
+                        PAGE_WORDS)
     # no confirm: the request is the decision (the page asked before it sent it)
-    before, after, checkpoint = commands.resume(changefeed_id, ts, words=PAGE, dry_run=dry_run)
+    before, after, checkpoint = commands.resume(changefeed_id, ts, words=PAGE_WORDS, dry_run=dry_run)
     return {"id": changefeed_id, "state_before": before, "state": after, "checkpoint_ts": checkpoint,
             "checkpoint_time": tso.to_text(checkpoint), "dry_run": dry_run,
             "checkpoint_overwritten": ts is not None}
@@ -125,9 +130,6 @@ def _resume(changefeed_id: str, overwrite: str | int | None, dry_run: bool) -> d
 
 def _check_run_request(changefeed_id: str, conf: dict) -> dict:
     """The run's conf as the DAG's prepare task will read it, refused here if it would fail there."""
-    from cdcflow.core.spec_store import load_spec
-    from cdcflow.runner.airflow_tasks import cycle_request
-
     load_spec(changefeed_id)  # a changefeed that does not exist is a 404, not a DAG run
     cycle_request(changefeed_id, conf)
     return conf
@@ -135,12 +137,10 @@ def _check_run_request(changefeed_id: str, conf: dict) -> dict:
 
 async def _call(changefeed_id: str | None, func, *args):
     """Run blocking cdcflow code off the event loop; a CdcflowError is a 4xx answer."""
-    from cdcflow.core.errors import CHANGEFEED_NOT_EXISTS, CdcflowError
-    from cdcflow_airflow.dag_factory import use_cdcflow_home
 
     def work():
-        use_cdcflow_home()
-        return func(*args)
+        with Home(use_cdcflow_home()).entered():
+            return func(*args)
 
     try:
         return await asyncio.to_thread(work)
@@ -151,6 +151,7 @@ async def _call(changefeed_id: str | None, func, *args):
 
 
 def create_app() -> FastAPI:
+    # lazy: Airflow's API server modules, where the app is built (module docstring)
     from airflow.api_fastapi.app import get_auth_manager
     from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
     from airflow.api_fastapi.common.db.common import SessionDep
@@ -224,11 +225,9 @@ def _with_dag_state(session, entries: list[dict]) -> None:
     and its `last_run_time`: its last cycle's or DAG run's start, whichever is later.  A paused
     DAG holds the changefeed's scheduled and triggered runs, while the changefeed itself stays
     in its state (`cdcflow changefeed pause` is what stops it for every launcher)."""
-    from airflow.models.dag import DagModel
+    from airflow.models.dag import DagModel  # lazy: Airflow's ORM, at request time
     from airflow.models.dagrun import DagRun
     from sqlalchemy import func, select
-
-    from cdcflow_airflow.dag_runs import utc_text
 
     ids = [e["dag_id"] for e in entries]
     paused = dict(session.execute(select(DagModel.dag_id, DagModel.is_paused).where(DagModel.dag_id.in_(ids))).all())
@@ -242,6 +241,7 @@ def _with_dag_state(session, entries: list[dict]) -> None:
 
 def _with_dag_runs(session, own: dict) -> None:
     """The detail's `last_runs`: Airflow's DAG runs merged with the cycles (dag_runs)."""
+    # lazy: at request time: Airflow's plugin loader imports this file in every Airflow process
     from cdcflow_airflow import dag_runs
 
     _with_dag_state(session, [own])
@@ -250,7 +250,7 @@ def _with_dag_runs(session, own: dict) -> None:
 
 
 def _bearer(request: Request):
-    from fastapi.security import HTTPAuthorizationCredentials
+    from fastapi.security import HTTPAuthorizationCredentials  # lazy: at request time
 
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     return HTTPAuthorizationCredentials(scheme=scheme, credentials=token) if token else None
@@ -261,7 +261,7 @@ def _trigger(app: FastAPI, dag_id: str, conf: dict, request: Request, user, sess
     so it is a run like any the UI triggers.  The DAG's paused flag is left as it is: a person's
     one run does not switch its schedule on (Airflow starts no run of a paused DAG until it is
     unpaused, which the answer says)."""
-    from airflow.api_fastapi.common.dagbag import create_dag_bag
+    from airflow.api_fastapi.common.dagbag import create_dag_bag  # lazy: Airflow's API server modules, at request time
     from airflow.api_fastapi.core_api.datamodels.dag_run import TriggerDAGRunPostBody
     from airflow.api_fastapi.core_api.routes.public.dag_run import trigger_dag_run
     from airflow.models.dag import DagModel

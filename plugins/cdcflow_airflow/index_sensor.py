@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import os
 
 from airflow.sdk import BaseSensorOperator, TriggerRule
 
-from cdcflow.runner import airflow_tasks
+from cdcflow_airflow.cycle_tasks import bodies, task_home, user_errors_fail_the_task
 from cdcflow_airflow.index_trigger import FAILED, IndexJobsTrigger
 from cdcflow_airflow.operators import RUN_ID_TEMPLATE
 
@@ -31,11 +30,8 @@ TIMEOUT = dt.timedelta(hours=6)
 
 
 def poke_index_jobs(changefeed_id: str, cdcflow_home: str, run_id: str) -> bool:
-    from cdcflow_airflow.cycle_tasks import user_errors_fail_the_task
-
-    os.environ["CDCFLOW_HOME"] = cdcflow_home
     with user_errors_fail_the_task():
-        result = airflow_tasks.poke_index(changefeed_id, run_id)
+        result = bodies().poke_index(changefeed_id, run_id, task_home(cdcflow_home))
     log.info("changefeed %s: cycle %s: %s", changefeed_id, run_id, result)
     return result.done
 
@@ -62,7 +58,7 @@ class IndexWaitSensor(BaseSensorOperator):
 
     def execute_complete(self, context, event: dict) -> None:
         """The trigger's event: the builds are done, or one failed (its error already recorded)."""
-        from airflow.sdk.exceptions import AirflowFailException
+        from airflow.sdk.exceptions import AirflowFailException  # lazy: task time only
 
         if event["status"] == FAILED:
             log.error("%s", event["message"])

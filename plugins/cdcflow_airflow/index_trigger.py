@@ -13,27 +13,22 @@ the stage reports it as still waiting, and the look is repeated.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from cdcflow.core.credentials import install_airflow_lookup
 from cdcflow.core.errors import CdcflowError
-from cdcflow.runner import airflow_tasks
-from cdcflow_airflow.cycle_tasks import airflow_connection_credentials
+from cdcflow_airflow.cycle_tasks import bodies, task_home
 
 DONE, FAILED = "done", "failed"
 
 
 def look_once(changefeed_id: str, cdcflow_home: str, run_id: str) -> dict:
     """One look, as the payload of an event when it ends the wait (else its `done` is False)."""
-    from cdcflow.stages.contracts import plain  # run time, not DAG parse time (the DAG imports this module)
+    from cdcflow.stages.contracts import plain  # lazy: run time, not DAG parse time (the DAG imports this module)
 
-    os.environ["CDCFLOW_HOME"] = cdcflow_home
-    install_airflow_lookup(airflow_connection_credentials)
-    try:
-        result = airflow_tasks.poke_index(changefeed_id, run_id)
+    try:  # in the trigger's own home: another trigger of this triggerer may run in another
+        result = bodies().poke_index(changefeed_id, run_id, task_home(cdcflow_home))
     except CdcflowError as e:
         return {"status": FAILED, "done": True, "message": str(e)}
     return {"status": DONE, "waiting_for": [], **plain(result)}

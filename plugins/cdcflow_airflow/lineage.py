@@ -30,7 +30,7 @@ def cycle_datasets(tables: "CycleTables | None") -> tuple[list[Dataset], list[Da
 
 def operator_lineage(tables: "CycleTables | None"):
     """The provider's OperatorLineage of the cycle."""
-    # only called by the OpenLineage provider, so it is installed: not imported at module level
+    # lazy: the OpenLineage provider is optional; only it calls this, so it is installed
     from airflow.providers.common.compat.openlineage.facet import Dataset as OLDataset
     from airflow.providers.openlineage.extractors import OperatorLineage
 

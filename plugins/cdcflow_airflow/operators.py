@@ -18,6 +18,8 @@ from pathlib import Path
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.providers.standard.operators.python import PythonOperator
 
+from cdcflow.core.errors import CdcflowError
+from cdcflow.core.home import Home
 from cdcflow.spark.session import driver_java_options
 from cdcflow_airflow.cycle_tasks import spark_stage
 
@@ -50,7 +52,7 @@ def spark_env(cdcflow_home: str) -> dict[str, str]:
     if bin_dir not in path.split(os.pathsep):
         path = bin_dir + os.pathsep + path
     return {
-        "CDCFLOW_HOME": cdcflow_home,
+        **Home(cdcflow_home).child_env({}),  # the job's metadata store and event store are the DAG's
         "PYSPARK_PYTHON": sys.executable,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
         "PATH": path,
@@ -82,10 +84,10 @@ class StageSubmitOperator(SparkSubmitOperator):
         self.changefeed_id, self.cdcflow_home = changefeed_id, cdcflow_home
 
     def execute(self, context):
-        from airflow.exceptions import AirflowException
-        from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+        from airflow.exceptions import AirflowException  # lazy: task time only
+        from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException  # lazy: as above
 
-        from cdcflow.store import metastore
+        from cdcflow.store import metastore  # lazy: the metadata store's SQLAlchemy, at task time only
 
         try:
             return super().execute(context)
@@ -104,13 +106,12 @@ class StageSubmitOperator(SparkSubmitOperator):
 
     def _run(self):
         """This task's cycle as the metadata store has it; None when it has none."""
-        os.environ["CDCFLOW_HOME"] = self.cdcflow_home
-        from cdcflow.core.errors import CdcflowError
-        from cdcflow.store import metastore
+        from cdcflow.store import metastore  # lazy: the metadata store's SQLAlchemy, at task time only
 
         run_id = self.application_args[self.application_args.index("--run-id") + 1]
         try:
-            return metastore.get_run(self.changefeed_id, run_id)
+            with Home(self.cdcflow_home).entered():
+                return metastore.get_run(self.changefeed_id, run_id)
         except CdcflowError:
             return None
 

@@ -21,7 +21,7 @@ except ImportError:  # tests/ imported as a package
 
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.spec_store import Spec, save_spec
-from cdcflow.runner.airflow_tasks import MODES
+from cdcflow.runner.modes import MODES
 
 CHAIN = ["prepare", "pull", "filter", "barrier", "apply", "wait_index", "finish"]
 SPARK_STAGES = ["filter", "barrier", "apply"]
@@ -214,25 +214,25 @@ def test_pull_takes_a_spark_pool_slot_as_it_may_run_the_spark_stages(dagbag, cha
     assert {t.task_id for t in dag.tasks if t.pool == "cdcflow_spark"} == {"pull", *SPARK_STAGES}
 
 
-def test_a_task_reads_airflow_conn_id_credentials_through_the_task_sdk(airflow, monkeypatch):
-    from cdcflow.core import credentials
+def test_a_task_reads_airflow_conn_id_credentials_through_the_task_sdk(airflow, monkeypatch, tmp_path):
+    from cdcflow.core import home
     from cdcflow.core.uri import parse_sink_uri
-    from cdcflow_airflow.cycle_tasks import user_errors_fail_the_task
+    from cdcflow_airflow.cycle_tasks import airflow_connection_credentials, task_home, user_errors_fail_the_task
 
-    monkeypatch.setattr(credentials, "_airflow_lookup", [])
     monkeypatch.setenv("AIRFLOW_CONN_CDCFLOW_DOWN", json.dumps({"conn_type": "mysql", "login": "rep",
                                                                 "password": "p@ss", "host": "db"}))
     sink = parse_sink_uri("mysql://db:3306/?airflow-conn-id=cdcflow_down")
-    with user_errors_fail_the_task():  # every cycle task runs inside it
+    with user_errors_fail_the_task(), task_home(str(tmp_path)).entered():  # every task body runs in its home
         args = sink.connection_args()
-    assert credentials._airflow_lookup, "the task installed no Airflow lookup"
+        assert home.current().airflow_lookup is airflow_connection_credentials, "the task has no Airflow lookup"
     assert (args["user"], args["password"]) == ("rep", "p@ss")
     monkeypatch.delenv("AIRFLOW_CONN_CDCFLOW_DOWN")
     from airflow.sdk.exceptions import AirflowFailException
 
-    with pytest.raises(AirflowFailException, match="Airflow connection cdcflow_down, which cannot be found"):
-        with user_errors_fail_the_task():
+    with pytest.raises(AirflowFailException, match="Airflow connection cdcflow_down, which cannot be found") as e:
+        with user_errors_fail_the_task(), task_home(str(tmp_path)).entered():
             sink.connection_args()
+    assert "no environment variable" not in str(e.value)  # the Task SDK was asked, not the environment
 
 
 def test_spark_connect_url_comes_from_the_connection(airflow, monkeypatch):
@@ -286,6 +286,29 @@ def test_home_comes_from_the_airflow_variable_without_cdcflow_home(airflow, tmp_
     assert use_cdcflow_home() == str(tmp_path / "from-env")
 
 
+def test_the_home_reaches_the_dag_file_and_the_tasks_without_the_environment(airflow, tmp_path, monkeypatch):
+    from cdcflow_airflow import use_cdcflow_home
+    from cdcflow_airflow.cycle_tasks import prepare_cycle
+
+    monkeypatch.delenv("CDCFLOW_HOME", raising=False)
+    monkeypatch.setenv("AIRFLOW_VAR_CDCFLOW_HOME", str(tmp_path / "from-variable"))
+    assert use_cdcflow_home() == str(tmp_path / "from-variable") and "CDCFLOW_HOME" not in os.environ
+
+    class TaskInstance:
+        pushed: dict = {}
+
+        def xcom_push(self, key, value):
+            self.pushed[key] = value
+
+    # a DAG's task works in the home the DAG was built with, whatever the process's is
+    monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path / "process-home"))
+    ti = TaskInstance()
+    assert prepare_cycle("gone", str(tmp_path / "dag-home"), {"mode": "catch-up"}, ti) is False
+    assert "removed" in ti.pushed["skip_reason"]  # looked for under dag-home, where there is no spec
+    assert (tmp_path / "dag-home" / "changefeeds").is_dir() and not (tmp_path / "process-home").exists()
+    assert os.environ["CDCFLOW_HOME"] == str(tmp_path / "process-home")
+
+
 # -- what the DAG calls in cdcflow.stages
 
 
@@ -315,7 +338,7 @@ def test_prepare_takes_what_the_trigger_form_sends(airflow):
 def test_cycle_run_ids_are_unique_and_say_airflow(airflow):
     import re
 
-    from cdcflow.runner.airflow_tasks import cycle_run_id
+    from cdcflow.runner.dag_tasks import cycle_run_id
 
     ids = {cycle_run_id() for _ in range(20)}
     assert len(ids) == 20
@@ -340,7 +363,7 @@ def test_cycle_run_ids_are_unique_and_say_airflow(airflow):
     ],
 )
 def test_cycle_request(airflow, params, expected, tmp_path, monkeypatch):
-    from cdcflow.runner.airflow_tasks import cycle_request
+    from cdcflow.runner.modes import cycle_request
 
     # a home without the changefeed: a start_ts of one that exists is also checked against its
     # upstream's oldest binlog (tests/airflow/test_ts_every_surface.py)
@@ -360,7 +383,7 @@ def test_cycle_request(airflow, params, expected, tmp_path, monkeypatch):
 )
 def test_cycle_request_errors_name_the_parameter(airflow, params, names):
     from cdcflow.core.errors import ConfigError
-    from cdcflow.runner.airflow_tasks import cycle_request
+    from cdcflow.runner.modes import cycle_request
 
     with pytest.raises(ConfigError) as e:
         cycle_request("orders", params)
@@ -368,7 +391,7 @@ def test_cycle_request_errors_name_the_parameter(airflow, params, names):
 
 
 def test_failure_message_names_the_failed_tasks_only(airflow):
-    from cdcflow.runner.airflow_tasks import failure_message
+    from cdcflow.runner.dag_tasks import failure_message
 
     ok = {"prepare": "success", "pull": "success", "filter": "success", "barrier": "success", "apply": "success"}
     assert failure_message(ok) is None

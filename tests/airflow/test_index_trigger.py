@@ -19,7 +19,7 @@ except ImportError:  # tests/ imported as a package
     from tests.airflow_env import sync_dag_file, use_airflow
 
 from cdcflow.core.spec_store import home
-from cdcflow.runner import airflow_tasks
+from cdcflow.runner import dag_tasks
 from cdcflow.runner.in_process import run_cycle
 from cdcflow.store import metastore
 
@@ -108,7 +108,7 @@ def test_the_sensor_defers_to_the_trigger_or_reschedules_itself_through_dag_test
     changefeed_id = f"sensor-{index_wait}"
     standin, run_id = _stopped_at_an_index_build(tidb, capsys, mariadb_pair, spark, changefeed_id)
     looks, triggered = [], []
-    real_poke, real_look = airflow_tasks.poke_index, index_trigger.look_once
+    real_poke, real_look = dag_tasks.poke_index, index_trigger.look_once
 
     def poke(*args):  # every look, the sensor's own and the trigger's: TiDB ends the build after the first
         result = real_poke(*args)
@@ -121,7 +121,7 @@ def test_the_sensor_defers_to_the_trigger_or_reschedules_itself_through_dag_test
         triggered.append(args)
         return real_look(*args)
 
-    monkeypatch.setattr(airflow_tasks, "poke_index", poke)
+    monkeypatch.setattr(dag_tasks, "poke_index", poke)
     monkeypatch.setattr(index_trigger, "look_once", look)
     path = tmp_path / "sensor_dag.py"
     path.write_text(textwrap.dedent(SENSOR_DAG.format(dag_id=f"wait_index_{index_wait}", changefeed_id=changefeed_id,

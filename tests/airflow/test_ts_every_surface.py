@@ -15,7 +15,7 @@ from cdcflow import cli
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.spec_store import spec_exists
-from cdcflow.runner.airflow_tasks import cycle_request
+from cdcflow.runner.modes import cycle_request
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.prepare import prepare
 from cdcflow.store import metastore

@@ -5,7 +5,7 @@ import socket
 import pymysql
 import pytest
 
-from cdcflow.core.errors import ConfigError
+from cdcflow.core.errors import CdcflowError, ConfigError
 from cdcflow.core.sink_params import SinkOptions, merge_sink_options
 from cdcflow.core.uri import (
     DbUri,
@@ -211,12 +211,14 @@ def test_an_airflow_connection_from_its_environment_variable(monkeypatch, value)
     assert (args["user"], args["password"]) == ("airuser", SECRET)
 
 
-def test_an_installed_airflow_lookup_is_asked_first(monkeypatch):
-    from cdcflow.core import credentials
+def test_the_homes_airflow_lookup_is_asked_first(monkeypatch):
+    from cdcflow.core.home import Home
 
-    monkeypatch.setattr(credentials, "_airflow_lookup", [lambda changefeed_id: (None, f"pw-of-{changefeed_id}")])
-    args = parse_sink_uri("mysql://someone@h/?airflow-conn-id=x").connection_args()
+    with Home(airflow_lookup=lambda changefeed_id: (None, f"pw-of-{changefeed_id}")).entered():
+        args = parse_sink_uri("mysql://someone@h/?airflow-conn-id=x").connection_args()
     assert (args["user"], args["password"]) == ("someone", "pw-of-x")
+    with pytest.raises(CdcflowError, match="no environment variable AIRFLOW_CONN_X"):  # the block's lookup only
+        parse_sink_uri("mysql://someone@h/?airflow-conn-id=x").connection_args()
 
 
 def test_server_id_bounds():

@@ -10,7 +10,7 @@ import msgspec
 
 from cdcflow.core.config import ChangefeedConfig, config_from_dict
 from cdcflow.core.spec_store import Spec, save_spec
-from cdcflow.runner import airflow_tasks, cycle_runner
+from cdcflow.runner import cycle_runner, dag_tasks
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, cycle
 from cdcflow.store import index_jobs, metastore
@@ -45,7 +45,7 @@ def test_the_pull_task_loads_the_spec_once(cdcflow_home, monkeypatch):
                         lambda changefeed_id: loads.append(changefeed_id) or load_spec(changefeed_id))
     monkeypatch.setitem(cycle_runner.STAGE_FUNCS, "pull", _pull_nothing)
 
-    results, following = airflow_tasks.pull(CID, RUN, spark_remote=lambda cfg: None)
+    results, following = dag_tasks.pull(CID, RUN)
 
     assert loads == [CID]
     # no index build pending: the sensor is skipped with the Spark stages, finish follows
@@ -61,17 +61,17 @@ def test_the_pull_task_leads_to_wait_index_while_an_index_build_is_pending(cdcfl
     index_jobs.record("idx", 7, commit_ts=START, schema="d", table="t", index_name="i", query="ALTER TABLE t ADD "
                       "INDEX i (v)", tidb_state="running")
     # a build of an earlier cycle is still running: the sensor looks (a failed build fails the changefeed)
-    assert airflow_tasks.pull("idx", RUN, spark_remote=lambda cfg: None)[1] == ["wait_index"]
+    assert dag_tasks.pull("idx", RUN)[1] == ["wait_index"]
 
 
 def test_the_stages_run_in_the_pull_task_on_spark_connect_for_a_window_of_at_most_fast_path_max_events():
     connect = config_from_dict({"cdcflow": {"fast-path-max-events": 1000}})
     master = config_from_dict({"cdcflow": {"fast-path-max-events": 1000, "spark-master": "local[2]"}})
-    assert airflow_tasks.fused(connect, contracts.PullResult(pulled=1000))
+    assert dag_tasks.fused(connect, contracts.PullResult(pulled=1000))
     # however pull read it: a window read in ranges (a slow run made it larger) stays on the fast path
-    assert airflow_tasks.fused(connect, contracts.PullResult(pulled=1000, ranges=3))
-    assert not airflow_tasks.fused(connect, contracts.PullResult(pulled=1001))  # a larger window: a task per stage
-    assert not airflow_tasks.fused(master, contracts.PullResult(pulled=5))  # spark-submit: a job per stage
+    assert dag_tasks.fused(connect, contracts.PullResult(pulled=1000, ranges=3))
+    assert not dag_tasks.fused(connect, contracts.PullResult(pulled=1001))  # a larger window: a task per stage
+    assert not dag_tasks.fused(master, contracts.PullResult(pulled=5))  # spark-submit: a job per stage
     never = config_from_dict({"cdcflow": {"fast-path-max-events": 0}})
-    assert not airflow_tasks.fused(never, contracts.PullResult(pulled=1))
+    assert not dag_tasks.fused(never, contracts.PullResult(pulled=1))
     assert ChangefeedConfig().fast_path_max_events == 1_000_000

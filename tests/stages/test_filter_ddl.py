@@ -7,8 +7,7 @@ from cdcflow.core.event import Event
 from cdcflow.core.spec_store import Spec
 from cdcflow.core.sql_mode import TIDB_DEFAULT_SQL_MODE
 from cdcflow.ddl.tracker import SchemaTracker
-from cdcflow.filter.event_filter import EventFilter
-from cdcflow.filter.table import TableFilter
+from cdcflow.filter.assembled import Filter
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.filter_stage import gate_ddl
 
@@ -26,9 +25,7 @@ def _row(query: str, sql_mode: str | None, ts: int = 77) -> Event:
 
 
 def _entry(cycle, query, sql_mode, tracker=None, skipped=False):
-    cfg = cycle.config
-    return gate_ddl(cycle, _row(query, sql_mode), TableFilter(list(cfg.rules)), EventFilter(cfg.event_filters),
-                    tracker or SchemaTracker(), skipped)
+    return gate_ddl(cycle, _row(query, sql_mode), Filter.build(cycle.config), tracker or SchemaTracker(), skipped)
 
 
 def test_the_binlog_sql_mode_wins_and_the_config_is_the_fallback():

@@ -14,16 +14,14 @@ from collections.abc import Callable
 
 from cdcflow.changefeed import lifecycle, states
 from cdcflow.core import tso
+from cdcflow.core.config import DEFAULT_ERROR_STUCK_SECONDS, DEFAULT_GC_TTL_SECONDS
 from cdcflow.core.errors import GC_TTL_EXCEEDED, CdcflowError
 from cdcflow.core.spec_store import load_spec
 from cdcflow.store import metastore
 
-# TiCDC's defaults, for a changefeed whose config no longer parses
-DEFAULT_GC_TTL_SECONDS = 86400.0
-DEFAULT_ERROR_STUCK_SECONDS = 1800
-
 
 def _setting(config_of: Callable, name: str, default: float) -> float:
+    """The config's setting `name`; the config's default (TiCDC's) when the config no longer parses."""
     try:
         return getattr(config_of(), name)
     except CdcflowError:

@@ -104,7 +104,7 @@ def detail(spec: Spec, feed: metastore.FeedState) -> dict:
     }
 
 
-# Where a cycle came from, by its run id's prefix (runner.in_process.new_run_id, runner.airflow_tasks.cycle_run_id).
+# Where a cycle came from, by its run id's prefix (runner.in_process.new_run_id, runner.dag_tasks.cycle_run_id).
 RUN_ORIGINS = {"cli__": "cli", "airflow__": "airflow"}
 
 

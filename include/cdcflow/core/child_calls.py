@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+from cdcflow.core import home
 from cdcflow.core.errors import CdcflowError
 
 # the folder holding the cdcflow package: a child imports it as this process did, whatever
@@ -28,7 +29,9 @@ def call_all(calls: list[tuple[Callable, tuple]], what: str) -> list:
     """fn(*args) for each (fn, args) in `calls`, all at once in child processes; their
     results in order.  The first call to raise has its exception raised here (after the other
     children are stopped); a child that dies without an answer is named by `what`."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [_PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))}
+    # the running home's CDCFLOW_HOME: a launcher's home is not in this process's environment
+    path = os.pathsep.join(filter(None, [_PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))
+    env = {**home.current().child_env(), "PYTHONPATH": path}
     children = []
     try:
         for fn, args in calls:

@@ -6,7 +6,7 @@ A URI names no password and one reference instead:
 * `?airflow-conn-id=ID`: the Airflow connection ID, its password (and its login, when it has
   one).  Outside Airflow it is read as Airflow hands connections to any process: the
   environment variable `AIRFLOW_CONN_<ID>` (URI or JSON form).  Inside an Airflow task the
-  plugins install a lookup through the Task SDK (`install_airflow_lookup`), which also sees
+  plugins hand the runner a home (core.home.Home) whose lookup goes through the Task SDK, which also sees
   connections kept in Airflow's database or a secrets backend: the library never imports Airflow.
 
 The spec file keeps the reference, never the password; it is resolved each time a connection
@@ -17,24 +17,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from urllib.parse import unquote, urlsplit
 
+from cdcflow.core import home
 from cdcflow.core.errors import CREDENTIAL_UNRESOLVED, CdcflowError, ConfigError
 
 PASSWORD_ENV = "password-env"
 AIRFLOW_CONN_ID = "airflow-conn-id"
 CREDENTIAL_PARAMS = (PASSWORD_ENV, AIRFLOW_CONN_ID)
-
-# (login or None, password or None) of an Airflow connection, None when there is no such connection
-AirflowLookup = Callable[[str], "tuple[str | None, str | None] | None"]
-_airflow_lookup: list[AirflowLookup] = []
-
-
-def install_airflow_lookup(lookup: AirflowLookup) -> None:
-    """Resolve `airflow-conn-id` with `lookup` (the Airflow plugins install the Task SDK's)."""
-    _airflow_lookup[:] = [lookup]
-
 
 def check_reference(params: Mapping[str, str], has_password: bool, kind: str) -> None:
     """At parse time: at most one reference, and none next to a password in the URI."""
@@ -61,11 +52,12 @@ def resolve(params: Mapping[str, str], kind: str) -> tuple[str | None, str] | No
         return None, os.environ[name]
     if AIRFLOW_CONN_ID in params:
         conn_id = params[AIRFLOW_CONN_ID]
-        found = _airflow_lookup[0](conn_id) if _airflow_lookup else _airflow_from_env(conn_id)
+        lookup = home.current().airflow_lookup
+        found = lookup(conn_id) if lookup else _airflow_from_env(conn_id)
         if found is None:
             raise CdcflowError(
                 f"the {kind} URI takes its password from the Airflow connection {conn_id}, which cannot be found"
-                + ("" if _airflow_lookup else f" (no environment variable {airflow_env_name(conn_id)})"),
+                + ("" if lookup else f" (no environment variable {airflow_env_name(conn_id)})"),
                 code=CREDENTIAL_UNRESOLVED,
                 hint=f"create it (`airflow connections add {conn_id} --conn-uri mysql://user:password@host:port`), "
                      f"or outside Airflow export {airflow_env_name(conn_id)}")

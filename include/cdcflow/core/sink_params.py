@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cdcflow.core.credentials import CREDENTIAL_PARAMS
 from cdcflow.core.duration import go_duration_seconds
 from cdcflow.core.errors import ConfigError
 from cdcflow.core.suggest import did_you_mean
@@ -119,8 +120,6 @@ def read(name: str, value: Any, where: str, *, text: bool) -> Any:
 
 def merge_sink_options(base: SinkOptions, uri_params: Mapping[str, str]) -> SinkOptions:
     """Sink URI parameters override the config's [sink] (TiCDC reads these from the sink URI)."""
-    from cdcflow.core.credentials import CREDENTIAL_PARAMS
-
     changes: dict[str, Any] = {}
     for name, text in uri_params.items():
         text = text if isinstance(text, str) else str(text)

@@ -1,4 +1,5 @@
-"""CDCFLOW_HOME: where changefeed specs, the embedded metadata store and the event store live.
+"""CDCFLOW_HOME: where changefeed specs, the embedded metadata store and the event store live
+(the home of the running code: core.home).
 
 Specs are small JSON files, one per changefeed, so the DAG factory can list
 them at parse time without opening a database.
@@ -19,15 +20,16 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from cdcflow.core import home as running
 from cdcflow.core.errors import CHANGEFEED_NOT_EXISTS, CdcflowError
 
-DEFAULT_HOME = "~/.cdcflow"
+DEFAULT_HOME = running.DEFAULT_HOME
 PRIVATE = 0o077  # the group and other permission bits, never set under the home
 _tightened: set[Path] = set()
 
 
 def home() -> Path:
-    path = Path(os.environ.get("CDCFLOW_HOME") or DEFAULT_HOME).expanduser()
+    path = Path(running.current().folder()).expanduser()
     private_umask()
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     if path not in _tightened:
@@ -81,7 +83,8 @@ class Spec:
 def _parsed_config(text: str, source: str):
     """A config text parsed once (ChangefeedConfig is frozen, so one object serves every caller):
     building a changefeed's DAG asks for its config several times, for every spec at every parse."""
-    from cdcflow.core.config import parse_config  # core.config reads sink parameters and more: loaded when needed
+    # lazy: core.config and what it reads (sink parameters, the DDL types) load when a config is first read
+    from cdcflow.core.config import parse_config
 
     return parse_config(text, source=source)
 

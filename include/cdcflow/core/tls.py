@@ -26,6 +26,7 @@ def install() -> None:
     with _lock:
         if _installed:
             return
+        # lazy: the DAG parse imports core.uri; pymysql loads when a connection opens
         from pymysql.connections import Connection
 
         original = getattr(Connection, "_create_ssl_ctx", None)

@@ -124,7 +124,7 @@ class DbUri:
                 **kw) -> "pymysql.connections.Connection":
         """A pymysql connection (utf8mb4, the URI's timeouts, LOAD DATA LOCAL off).
         pymysql's errors propagate: callers decide whether a failure is retryable."""
-        import pymysql
+        import pymysql  # lazy: the DAG parse imports this module; pymysql loads when a connection opens
 
         if kw.get("local_infile"):
             raise ValueError("cdcflow never enables LOAD DATA LOCAL INFILE")

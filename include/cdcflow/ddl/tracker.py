@@ -11,6 +11,7 @@ from them instead of re-deriving them.
 from __future__ import annotations
 
 import bisect
+import json
 import logging
 
 from cdcflow.ddl import types as T
@@ -219,8 +220,6 @@ def disagreements(tracker: SchemaTracker, samples) -> list[str]:
     (schema, table, commit ts, primary key JSON from the table map, row image JSON).
     A row image is named by the binlog's table map (binlog_row_metadata=FULL), so drift
     shows here first, e.g. after a DDL the tracker could not read was skipped."""
-    import json
-
     out = []
     for schema, table, ts, pk_text, image in samples:
         info = tracker.at(schema, table, ts)

@@ -187,7 +187,7 @@ def drop_ineligible_rows(spark, rows_df, ranges: dict[tuple[str, str], list], fo
     """Rows of tables without a valid index at their commit ts are not fed downstream unless
     force-replicate (TiCDC's DDL-replication doc).  `ranges`: (schema, table) -> SchemaTracker.key_ranges().
     Returns (rows kept, {(schema, table): [[from_ts, to_ts or None], ...]} of the ranges dropped)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: the CLI loads this module, without Spark
 
     if force_replicate:
         return rows_df, {}

@@ -76,7 +76,7 @@ class EventFilter:
     def drop_ignored_rows(self, spark, rows_df, tables: list[tuple[str, str]]):
         """Rows of `rows_df` (columns schema, table, op) minus the kinds the rules ignore, and the
         dropped (schema, table, op) triples for the log."""
-        from pyspark.sql import functions as F
+        from pyspark.sql import functions as F  # lazy: the CLI loads this module, without Spark
 
         drops = [(s, t, op) for s, t in tables for op in sorted(self.ignored_ops(s, t))]
         if not drops:

@@ -291,7 +291,7 @@ _CMP = {"EQ": lambda c: c == 0, "NEQ": lambda c: c != 0, "GT": lambda c: c > 0, 
 
 
 def _literal(node):
-    from sqlglot import exp
+    from sqlglot import exp  # lazy: sqlglot only where a config has expressions (filter.value_expr)
 
     if isinstance(node, exp.Null):
         return None
@@ -328,14 +328,14 @@ def _like(pattern: str, escape: str = "\\") -> re.Pattern:
 
 def unsupported(tree) -> list[str]:
     """The operators and functions of `tree` the evaluator does not know, by SQL name."""
-    from sqlglot import exp
+    from sqlglot import exp  # lazy: sqlglot only where a config has expressions (filter.value_expr)
 
     return sorted({n.sql(dialect="mysql").split("(")[0] if isinstance(n, exp.Anonymous) else n.key.upper()
                    for n in tree.walk() if not isinstance(n, _known())})
 
 
 def _known():
-    from sqlglot import exp
+    from sqlglot import exp  # lazy: sqlglot only where a config has expressions (filter.value_expr)
 
     return (exp.Column, exp.Identifier, exp.Literal, exp.Null, exp.Boolean, exp.HexString, exp.BitString,
             exp.Paren, exp.Neg, exp.Not, exp.And, exp.Or, exp.Xor, exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT,
@@ -345,7 +345,7 @@ def _known():
 
 def compile_expr(tree, cols: list[Col]) -> Callable[[list], object]:
     """`tree` as a function of a row's typed values (cols order); see the module docstring."""
-    from sqlglot import exp
+    from sqlglot import exp  # lazy: sqlglot only where a config has expressions (filter.value_expr)
 
     index = {c.name.lower(): i for i, c in enumerate(cols)}
     bad = unsupported(tree)
@@ -425,7 +425,7 @@ def _logic(op: str, left, right):
 
 
 def _is(inner, what):
-    from sqlglot import exp
+    from sqlglot import exp  # lazy: sqlglot only where a config has expressions (filter.value_expr)
 
     if isinstance(what, exp.Null):
         return lambda row: int(inner(row) is None)
@@ -550,7 +550,7 @@ def _compute(op: str, x, y):
 
 
 def _function(node, c):
-    from sqlglot import exp
+    from sqlglot import exp  # lazy: sqlglot only where a config has expressions (filter.value_expr)
 
     args = [c(a) for a in node.iter_expressions()]
     if isinstance(node, (exp.Coalesce, exp.If)):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 def skip_transactions(events, cfg):
     """`events` without the transactions the config names (a Spark DataFrame of events)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
 
     drop = None
     for col, values in (("start_ts", cfg.ignore_txn_start_ts), ("commit_ts", cfg.ignore_txn_commit_ts),

@@ -24,11 +24,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from functools import reduce
 
 from cdcflow.core.errors import EXPRESSION_COLUMN_ABSENT, CdcflowError, ConfigError
 from cdcflow.core.row_codec import plain_value
 from cdcflow.core.system_schemas import sql_not_system
+from cdcflow.ddl.table_def import TableInfo
+from cdcflow.ddl.tracker import UNKNOWN
 from cdcflow.filter.mysql_eval import UNSUPPORTED_HINT, Col, compile_expr, typed_value, unsupported
+from cdcflow.filter.table import TableFilter
 
 # (op the expression applies to, image it reads, EventFilterRule field, TOML key)
 EXPRESSIONS = (
@@ -109,6 +113,7 @@ def upstream_columns(conn, tables: list[tuple[str, str]] | None = None) -> dict[
 
 def parse(text: str, where: str):
     """The expression's syntax tree; a ConfigError naming `where` if it is not one."""
+    # lazy: sqlglot only where a config has expressions; the CLI loads this module to check configs
     import sqlglot
     from sqlglot import exp
 
@@ -125,7 +130,7 @@ def parse(text: str, where: str):
 
 
 def column_names(tree) -> set[str]:
-    from sqlglot import exp
+    from sqlglot import exp  # lazy: as in parse
 
     return {c.name for c in tree.find_all(exp.Column)}
 
@@ -145,8 +150,6 @@ def _rule_exprs(rule):
 
 
 def _matcher(rule, case_sensitive: bool):
-    from cdcflow.filter.table import TableFilter
-
     return TableFilter(list(rule.matcher), case_sensitive=case_sensitive)
 
 
@@ -156,8 +159,6 @@ def has_expressions(cfg) -> bool:
 
 def check_expressions(cfg, columns: dict[tuple[str, str], list[Col]], changefeed: str | None = None) -> None:
     """Refuse expressions that do not parse, or that name a column a matched table lacks."""
-    from cdcflow.filter.table import TableFilter
-
     replicated = TableFilter(list(cfg.rules), case_sensitive=cfg.case_sensitive)
     for i, rule in enumerate(cfg.event_filters):
         m = _matcher(rule, cfg.case_sensitive)
@@ -188,7 +189,7 @@ def matching_rows(batches, cols: list[Col], conds):
     """mapInArrow body: events of one table in (all reading the table version `cols`);
     (commit_ts, seq) of the ones an expression ignores out.  `conds`: [(op, side, tree)].
     As TiCDC's filter, an event is ignored when an expression's value is the integer 1."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: in the Spark worker's body; the CLI loads this module to check configs
 
     tests = [(op, side, compile_expr(tree, cols)) for op, side, tree in conds]
     for b in batches:
@@ -216,9 +217,7 @@ def ignored_events(spark, dml, cfg, versions: dict[tuple[str, str], list[tuple[i
     has an expression.  `dml` holds row events (schema, table, commit_ts, seq, op, before, after);
     `versions` a table's columns by version: [(from_ts, columns or None: no table)], ascending,
     each read by the rows committed above from_ts up to the next."""
-    from functools import reduce
-
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: the CLI loads this module to check configs, without Spark
 
     rules = [(r, _matcher(r, cfg.case_sensitive), list(_rule_exprs(r))) for r in cfg.event_filters]
     rules = [x for x in rules if x[2]]
@@ -271,9 +270,6 @@ def drop_ignored_rows(spark, dml, cfg, tracker, lo: int, hi: int, connect: Calla
     value expressions ignore.  Each row is read with the tracked version of its table at its
     commit ts; the upstream's catalogue (a connection from `connect`) stands in for versions the
     tracker does not know.  `log(what, **fields)` is told how many rows were ignored."""
-    from cdcflow.ddl.table_def import TableInfo
-    from cdcflow.ddl.tracker import UNKNOWN
-
     if not has_expressions(cfg):
         return dml
     tables = [(r["schema"], r["table"]) for r in dml.select("schema", "table").distinct().collect()]

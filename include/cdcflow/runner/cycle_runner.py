@@ -8,6 +8,7 @@ from __future__ import annotations
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.stage_names import SPARK_STAGES
 from cdcflow.runner import sessions
+from cdcflow.spark.place import SparkPlace
 from cdcflow.spark.session import release
 from cdcflow.stages import contracts, pull_ranges
 from cdcflow.stages.apply import apply, may_replay, snapshot_indexes
@@ -51,24 +52,23 @@ def empty_window(cycle: Cycle) -> dict:
     return out
 
 
-def pull_and_settle(cycle: Cycle, session=None, spark_remote=None) -> dict:
+def pull_and_settle(cycle: Cycle, place: SparkPlace, session=None) -> dict:
     """Pull the window and settle a window without a single event right away (empty_window):
     the Spark stages then have nothing to do.  The one decision both launchers take:
     `cdcflow changefeed run` and the DAG's pull task.  Pull reads in this process, without
     Spark, unless the config asks for the parallel path and the window is large enough
     (stages.pull_ranges.wanted): then its ranges run as Spark tasks on a Spark Connect server
-    (`spark_remote`, a URL or a function giving one, else the config's), or in an embedded
+    (`place`, when it is one), or in an embedded
     session already up, else in child processes (pull_ranges.SparkLater.for_ranges).  The
     session is `session` (a future: the CLI's cycle, which starts it anyway), else, for a
     Connect server, one opened here and closed after.  Returns the stage results so far;
     `needs_spark(results)` says whether the Spark stages must run."""
     later, opened_here = None, False
     if pull_ranges.wanted(cycle, contracts.WINDOW.read(cycle.folder)):
-        remote = spark_remote() if callable(spark_remote) else spark_remote
-        remote = remote or cycle.config.spark_remote
+        remote = place.url()
         opened_here = session is None and bool(remote)
         if opened_here:
-            session = sessions.start_session(cycle.config, cycle.changefeed_id, remote)
+            session = sessions.start_session(cycle.config, cycle.changefeed_id, place)
         later = pull_ranges.SparkLater(session, remote=bool(remote))
     try:
         results = {"pull": run_stage("pull", later, cycle)}
@@ -84,29 +84,28 @@ def needs_spark(results: dict) -> bool:
     return any(name not in results for name in SPARK_STAGES)
 
 
-def _open_session(stage: str, cycle: Cycle, spark_remote):
-    """A session as the config says (`spark_remote`, a URL or a function giving one, wins); a
-    failure to open it is `stage`'s recorded error."""
+def _open_session(stage: str, cycle: Cycle, place: SparkPlace | None):
+    """A session at `place` (None: as the config says); a failure to open it is `stage`'s
+    recorded error."""
     with recording(cycle, stage):
-        remote = spark_remote() if callable(spark_remote) else spark_remote
-        return sessions.session_for(cycle.config, cycle.changefeed_id, remote)
+        return sessions.open_session(place or SparkPlace.resolve(cycle.config), cycle.config, cycle.changefeed_id)
 
 
-def run_spark_stage(stage: str, cycle: Cycle, spark_remote=None):
+def run_spark_stage(stage: str, cycle: Cycle, place: SparkPlace | None = None):
     """One Spark stage in a session of its own, as a DAG task or a spark-submit job runs it
     (_open_session), the session closed after."""
-    spark = _open_session(stage, cycle, spark_remote)
+    spark = _open_session(stage, cycle, place)
     try:
         return run_stage(stage, spark, cycle)
     finally:
         release(spark)
 
 
-def run_spark_stages(cycle: Cycle, results: dict, spark_remote=None) -> dict:
+def run_spark_stages(cycle: Cycle, results: dict, place: SparkPlace | None = None) -> dict:
     """The Spark stages `results` (pull_and_settle's) lacks, in order, in ONE session opened as
     run_spark_stage opens it and closed after: a cycle's fast path in one DAG task, as
     `cdcflow changefeed run` runs them.  Returns `results` with theirs."""
-    spark = _open_session(SPARK_STAGES[0], cycle, spark_remote)
+    spark = _open_session(SPARK_STAGES[0], cycle, place)
     try:
         for stage in SPARK_STAGES:
             if stage not in results:

@@ -10,6 +10,7 @@ from cdcflow.core.errors import CdcflowError
 from cdcflow.core.stage_names import SPARK_STAGES, STAGES
 from cdcflow.runner import sessions
 from cdcflow.runner.cycle_runner import needs_spark, pull_and_settle, run_stage
+from cdcflow.spark.place import SparkPlace
 from cdcflow.spark.session import is_remote, release
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle, recording
@@ -24,9 +25,11 @@ def new_run_id() -> str:
 
 def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts: int | None = None,
               target_ts: int | None = None, spark_remote: str | None = None) -> dict:
-    """One catch-up cycle in this process: prepare, the four Spark stages, finish."""
+    """One catch-up cycle in this process: prepare, the four Spark stages, finish; its Spark on
+    `spark_remote` (--spark-remote), else as the config says."""
     t0 = time.time()
     cycle = Cycle.load(changefeed_id, new_run_id())
+    place = SparkPlace.resolve(cycle.config, spark_remote)
     prep = prepare(cycle, start_ts=start_ts, target_ts=target_ts, dry_run=dry_run)
     if prep.skip:
         return {"skipped": True, "reason": prep.reason, "state": prep.state}
@@ -38,11 +41,11 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
             # pull needs no Spark: the JVM starts on another core while the binlog is read,
             # and not at all when the upstream has written nothing since the checkpoint
             idle = contracts.WINDOW.read(cycle.folder).idle
-            session = None if idle else sessions.start_session(cycle.config, changefeed_id, spark_remote)
-            results = pull_and_settle(cycle, session, spark_remote)
+            session = None if idle else sessions.start_session(cycle.config, changefeed_id, place)
+            results = pull_and_settle(cycle, place, session)
             if needs_spark(results):
                 with recording(cycle, SPARK_STAGES[0]):  # a Connect server that is down fails here
-                    spark = (session or sessions.start_session(cycle.config, changefeed_id, spark_remote)).result()
+                    spark = (session or sessions.start_session(cycle.config, changefeed_id, place)).result()
         for name in STAGES:
             if name not in results:
                 results[name] = run_stage(name, spark, cycle)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 
+from cdcflow.spark.place import SparkPlace
 from cdcflow.spark.session import get_session, is_remote, release, would_start_locally
 from cdcflow.spark.warm_up import python_workers
 
@@ -16,21 +17,29 @@ log = logging.getLogger("cdcflow")
 
 
 def session_for(cfg, changefeed_id: str, spark_remote: str | None = None, unless_local: bool = False):
-    """The Spark session of a changefeed's stages, as its config says (every launcher):
-    on a Spark Connect server (`spark_remote`, else `cdcflow.spark-remote`), else embedded.
-    `unless_local`: None where that would start an embedded session on this machine's cores
-    (spark.session.would_start_locally), for a caller that does the same work without it."""
-    if unless_local and not (spark_remote or cfg.spark_remote) and would_start_locally(cfg.spark_master):
+    """The Spark session of a changefeed's stages for the CLI's --spark-remote (`spark_remote`):
+    open_session at the place SparkPlace.resolve makes of it and the config."""
+    return open_session(SparkPlace.resolve(cfg, spark_remote), cfg, changefeed_id, unless_local)
+
+
+def open_session(place: SparkPlace, cfg, changefeed_id: str, unless_local: bool = False):
+    """The Spark session of a changefeed's stages at `place` (every launcher), with the config's
+    settings.  `unless_local`: None where that would start an embedded session on this machine's
+    cores (spark.session.would_start_locally), for a caller that does the same work without it."""
+    if unless_local and not place.is_remote and would_start_locally(place.master):
         return None
-    return get_session(f"cdcflow-{changefeed_id}", cfg.spark_master, cfg.shuffle_partitions,
-                       remote=spark_remote or cfg.spark_remote, driver_memory=cfg.spark_driver_memory)
+    return get_session(f"cdcflow-{changefeed_id}", place.master, cfg.shuffle_partitions,
+                       remote=place.url(), driver_memory=cfg.spark_driver_memory)
 
 
-def start_session(cfg, changefeed_id: str, spark_remote: str | None) -> Future:
-    """The cycle's Spark session, being built in a background thread; an embedded one's
-    Python workers are started there too (a Connect server's were at its start)."""
+def start_session(cfg, changefeed_id: str, place: SparkPlace | None = None) -> Future:
+    """The cycle's Spark session at `place` (None: as the config says), being built in a
+    background thread; an embedded one's Python workers are started there too (a Connect
+    server's were at its start)."""
+    place = place or SparkPlace.resolve(cfg)
+
     def start():
-        spark = session_for(cfg, changefeed_id, spark_remote)
+        spark = open_session(place, cfg, changefeed_id)
         if not is_remote(spark):
             try:
                 log.info("Spark's Python workers started in %.1f s", python_workers(spark))
@@ -51,14 +60,14 @@ def release_once_started(session: Future) -> None:
 
 
 @contextmanager
-def command_sessions(changefeed_id: str, spark_remote: Callable = lambda cfg: None) -> Iterator[Callable]:
+def command_sessions(changefeed_id: str, connection: Callable[[], str] | None = None) -> Iterator[Callable]:
     """`spark_for(config, **how)` for a command (verify, snapshot) run by a launcher: sessions on
-    the stages' Spark (`spark_remote(config)`, else as the config says; `how`: session_for's),
-    released when the block ends."""
+    the stages' Spark (SparkPlace.resolve of the config and the launcher's `connection`; `how`:
+    open_session's), released when the block ends."""
     sessions = []
 
     def spark_for(cfg, **how):
-        spark = session_for(cfg, changefeed_id, spark_remote(cfg), **how)
+        spark = open_session(SparkPlace.resolve(cfg, connection=connection), cfg, changefeed_id, **how)
         if spark is not None:
             sessions.append(spark)
         return spark

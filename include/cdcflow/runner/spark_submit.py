@@ -20,14 +20,15 @@ import os
 import sys
 import traceback
 
+from cdcflow.core.errors import CdcflowError
+from cdcflow.core.stage_names import SPARK_STAGES
+
 EXIT_OK = 0
 EXIT_BUG = 1
 EXIT_USER_ERROR = 2
 
 
 def _parser() -> argparse.ArgumentParser:
-    from cdcflow.core.stage_names import SPARK_STAGES
-
     parser = argparse.ArgumentParser(prog="jobs/stage.py", description="Run one Spark stage of a changefeed cycle.")
     parser.add_argument("stage", choices=SPARK_STAGES, help="the stage to run")
     parser.add_argument("--changefeed-id", required=True, help="the changefeed to run")
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("SPARK_SUBMIT_ARGS_SET_BY_LAUNCHER", "1")
 
     try:
-        # imported here: a failure to import is a failure of the stage too (exit code 1, one line)
+        # lazy: a failure to import the stages is a failure of the stage too (exit code 1, one line)
         from cdcflow.runner.cycle_runner import run_spark_stage
         from cdcflow.stages.contracts import plain
         from cdcflow.stages.cycle import Cycle
@@ -63,8 +64,6 @@ def main(argv: list[str] | None = None) -> int:
         result = run_spark_stage(stage, Cycle.load(args.changefeed_id, args.run_id))
         code, line, stream = EXIT_OK, json.dumps(plain(result), default=str, sort_keys=True), sys.stdout
     except Exception as e:  # noqa: BLE001 - every failure becomes an exit code and one line
-        from cdcflow.core.errors import CdcflowError
-
         if isinstance(e, CdcflowError):
             if args.debug:
                 traceback.print_exc()

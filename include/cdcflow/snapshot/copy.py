@@ -17,6 +17,7 @@ import logging
 import time
 from typing import NamedTuple
 
+import pyarrow as pa
 import pymysql
 
 from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError
@@ -276,8 +277,6 @@ def copy_chunk(up, writer: RowWriter, task: dict, batch_bytes: int = BATCH_BYTES
 def copy_partition(batches, up_args: dict, down_args: dict, batch_rows: int, batch_bytes: int):
     """Spark mapInArrow body: chunk tasks (JSON) in, one result (JSON) per chunk out; a
     downstream error travels as sink.downstream_errors.SinkError's text."""
-    import pyarrow as pa
-
     up = down = None
     try:
         for batch in batches:

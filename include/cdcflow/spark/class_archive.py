@@ -29,7 +29,7 @@ def _java() -> Path | None:
 def _jars() -> Path | None:
     """The Spark jars: SPARK_HOME's (under spark-submit pyspark itself is imported from a zip),
     else the pyspark package's."""
-    import pyspark
+    import pyspark  # lazy: the DAG parse loads this module (the driver's Java options), without pyspark
 
     jars = Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent) / "jars"
     return jars if jars.is_dir() else None
@@ -38,7 +38,7 @@ def _jars() -> Path | None:
 def archive_path() -> Path | None:
     """Where the archive of this Java and pyspark is (whether built or not); None without Java
     or Spark's jars."""
-    import pyspark
+    import pyspark  # lazy: the DAG parse loads this module (the driver's Java options), without pyspark
 
     java, jars = _java(), _jars()
     if java is None or jars is None:

@@ -47,6 +47,7 @@ def get_session(app_name: str = "cdcflow", master: str | None = None, shuffle_pa
         return connect_session(remote, shuffle_partitions)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    # lazy: the DAG parse loads this module (the driver's Java options), without pyspark
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
@@ -106,6 +107,7 @@ def connect_session(remote: str, shuffle_partitions: int = 4):
     """A new session on a Spark Connect server: no JVM here.  Its first call is made with a
     short retry policy, so a server that is down fails the stage in seconds (retryably,
     see connect_failure) instead of hanging.  End it with release()."""
+    # lazy: the DAG parse loads this module (the driver's Java options), without pyspark
     from pyspark.sql.connect.client.retries import DefaultPolicy
     from pyspark.sql.connect.session import SparkSession
 
@@ -165,6 +167,7 @@ _CONNECT_LOST = ("StatusCode.UNAVAILABLE", "RETRIES_EXCEEDED", "INVALID_HANDLE.S
 
 def connect_failure(e: BaseException) -> str | None:
     """One line saying the Spark Connect server was lost, if that is what `e` is."""
+    # lazy: the DAG parse loads this module (the driver's Java options), without pyspark
     from pyspark.errors.exceptions.connect import SparkConnectException
 
     if not isinstance(e, SparkConnectException):

@@ -15,10 +15,9 @@ import time
 
 
 def _touch_cdcflow(batches):
-    # what the stages' Arrow functions import in the server's Python worker
+    # lazy: the import is the work: what the stages' Arrow functions import, in the server's Python worker
     import pyarrow.compute  # noqa: F401
     import pymysql  # noqa: F401
-
     import cdcflow.core.row_codec  # noqa: F401
 
     yield from batches
@@ -39,7 +38,7 @@ def python_workers(spark) -> float:
 def warm_up(spark, folder: str) -> float:
     """Run the warm-up job on `spark`, its Parquet under `folder` (a path the server can
     write); returns the seconds it took."""
-    from pyspark.sql import Window
+    from pyspark.sql import Window  # lazy: the stages load without Spark (pull, an idle cycle)
     from pyspark.sql import functions as F
 
     t0 = time.monotonic()

@@ -17,8 +17,6 @@ from cdcflow.ddl.classify import classify
 from cdcflow.ddl.shadow_log import ShadowLog
 from cdcflow.ddl.tracker import disagreements
 from cdcflow.filter.assembled import Filter
-from cdcflow.filter.event_filter import EventFilter
-from cdcflow.filter.table import TableFilter
 from cdcflow.source import gtid
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, rows
@@ -30,13 +28,12 @@ from cdcflow.store import ddl_replacements, schema_versions, shadow_ddls
 SKIPPED = "skipped by operator (skip-ddl)"
 
 
-def gate_ddl(cycle: Cycle, ev: Event, tf: TableFilter, ef: EventFilter, tracker, skipped: bool,
+def gate_ddl(cycle: Cycle, ev: Event, flt: Filter, tracker, skipped: bool,
              replacement: list[str] | None = None, shadows: ShadowLog | None = None) -> DdlEntry:
     """The ddl.json entry of one DDL event: classified, applied to the tracked schema (whatever
-    becomes of it downstream), then decided by the filter the cycle's config and the compiled
-    `tf` and `ef` make; `keep` says whether it is a barrier.  `shadows`: what online schema
-    change tools ran on their shadow tables (filter.online_ddl), added to here."""
-    flt = Filter(cycle.config, tf, ef)
+    becomes of it downstream), then decided by the cycle's filter `flt` (built once per cycle);
+    `keep` says whether it is a barrier.  `shadows`: what online schema change tools ran on
+    their shadow tables (filter.online_ddl), added to here."""
     ts = ev.commit_ts
     # the mode the statement ran under, as the binlog recorded it; the config's sql-mode where
     # the source recorded none (TiCDC's DDL-replication doc)
@@ -125,7 +122,7 @@ def _latest_images(dml, latest) -> list[tuple]:
     """The schema-drift check's samples (tracker.disagreements): for each (schema, table, binlog
     key, latest commit ts) of `latest`, one row image of that transaction.  Only the row groups
     holding those commit ts are read (Parquet's statistics), and one image per group comes back."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
 
     wanted = {(r["schema"], r["table"], r["pk"], r["ts"]) for r in latest}
     if not wanted:
@@ -138,7 +135,7 @@ def _latest_images(dml, latest) -> list[tuple]:
 
 
 def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
 
     window = contracts.WINDOW.read(cycle.folder)
     flt = Filter.build(cycle.config)
@@ -158,7 +155,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         *(F.lit(None).cast("string").alias(c) if c in ("before", "after") else c for c in raw.columns))
     # few: sorted here, which spares Spark a sampling job for the range partitioning of a sort
     for ev in sorted((Event(**r.asDict()) for r in ddl_events.collect()), key=lambda e: (e.commit_ts, e.seq)):
-        entry = gate_ddl(cycle, ev, flt.tables, flt.events, tracker, skipped=ev.commit_ts in operator_skips,
+        entry = gate_ddl(cycle, ev, flt, tracker, skipped=ev.commit_ts in operator_skips,
                          replacement=replaced.get(ev.commit_ts), shadows=shadows)
         (kept_ddl if entry.keep else skipped_ddl).append(entry)
         cycle.log_event("ddl kept" if entry.keep else "ddl skipped", commit_ts=ev.commit_ts, name=entry.name,

@@ -8,7 +8,15 @@ from cdcflow.changefeed import feed_state, lifecycle, states
 from cdcflow.core import ts_input, tso
 from cdcflow.core.errors import UPSTREAM_UNREACHABLE, CdcflowError
 from cdcflow.core.uri import default_server_id
-from cdcflow.source.binlog import Position, available_logs, check_checkpoint_held, check_ts_held, head_position
+from cdcflow.source.binlog import (
+    Position,
+    available_logs,
+    check_checkpoint_held,
+    check_ts_held,
+    head_position,
+    position_for_ts,
+    replay_horizon,
+)
 from cdcflow.source.binlog_ranges import bounded_head
 from cdcflow.source.gtid_locate import gtid_at, locate
 from cdcflow.stages import contracts
@@ -126,8 +134,6 @@ def _where(feed, start_ts: int) -> dict:
 def _backfill_from(cycle: Cycle, feed, start_ts: int, persist: bool = True):
     """Move the checkpoint to `start_ts`; DDLs up to the old checkpoint will be replays.
     A dry run (persist=False) only plans its window from there and moves nothing."""
-    from cdcflow.source.binlog import position_for_ts, replay_horizon
-
     server_id = cycle.source.server_id or default_server_id(cycle.changefeed_id)
     pos = position_for_ts(cycle.source, server_id, start_ts, cycle.changefeed_id)
     cycle.log_event("backfill", from_ts=start_ts, position=pos.to_dict(), previous_checkpoint=feed.checkpoint_ts,

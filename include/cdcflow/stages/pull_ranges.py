@@ -19,6 +19,8 @@ import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
+import pyarrow as pa
+
 from cdcflow.core import child_calls
 from cdcflow.source.binlog import Position
 from cdcflow.source.binlog_ranges import RangeResult, chain, cuts, gtids_at_starts, range_server_id, window_bytes
@@ -126,7 +128,6 @@ def _each(spark, fn, calls: list[tuple], what: str) -> list[str]:
     one child process each where `spark` is None; their results in order."""
     if spark is None:
         return child_calls.call_all([(fn, args) for args in calls], what)
-    import pyarrow as pa
 
     def run(batches):
         for batch in batches:

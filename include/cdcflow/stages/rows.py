@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import operator
 
+from cdcflow.filter.txn import skip_transactions
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store.events import EVENT_SPARK_SCHEMA
@@ -21,9 +22,7 @@ def window_events(spark, cycle: Cycle, window: contracts.Window):
     """Pull's events without the aborted transactions (ROLLBACK in the binlog: a transaction that
     also changed a non-transactional table, whose rows the binlog holds apart), the rows a
     ROLLBACK TO SAVEPOINT undid, and those the config says to skip (ignore-txn-*)."""
-    from pyspark.sql import functions as F
-
-    from cdcflow.filter.txn import skip_transactions
+    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
 
     raw = spark.read.schema(EVENT_SPARK_SCHEMA).parquet(cycle.folder.path("raw"))
     if window.pulled.aborted_ts:
@@ -36,7 +35,7 @@ def window_events(spark, cycle: Cycle, window: contracts.Window):
 
 
 def row_events(events):
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
 
     return events.where(F.col("op") != "ddl")
 
