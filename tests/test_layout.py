@@ -217,3 +217,42 @@ def test_only_the_cycles_rooms_take_a_cycle():
             continue
         wrong += [f"{path.relative_to(PACKAGE)}:{line}: {what}" for line, what in _cycle_uses(tree)]
     assert not wrong, "\n".join(wrong)
+
+
+# the ways to open a session on the downstream; the sinks use them, a stage hands the sinks its
+# sink URI and options (sink.ddl_sink.DdlSink.open, sink.async_index.poll_downstream)
+DOWNSTREAM_OPENERS = {"connect", "connect_with_retry", "open_downstream"}
+
+
+def _opens_a_downstream_connection(tree):
+    """(line, what) for every place a module imports pymysql or sink.connection, or calls a
+    connect function other than the upstream's (`….source.connect()`)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "pymysql" or a.name == "cdcflow.sink.connection":
+                    yield node.lineno, f"import {a.name}"
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.split(".")[0] == "pymysql" or node.module == "cdcflow.sink.connection" or (
+                    node.module == "cdcflow.sink" and any(a.name == "connection" for a in node.names)):
+                yield node.lineno, f"from {node.module} import ..."
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            upstream = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute) \
+                and func.value.attr == "source"
+            if name in DOWNSTREAM_OPENERS and not upstream:
+                yield node.lineno, f"a call of {name}()"
+
+
+def test_no_stage_opens_a_downstream_connection_itself():
+    wrong = [f"{path.relative_to(PACKAGE)}:{line}: {what}" for path, tree in _modules(PACKAGE / "stages")
+             for line, what in _opens_a_downstream_connection(tree)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_downstream_connection_in_a_stage_is_found():
+    code = ("from cdcflow.sink import connection\nimport pymysql\n"
+            "def f(cycle, args):\n    cycle.source.connect()\n    return connection.connect(args)\n")
+    found = [what for _, what in _opens_a_downstream_connection(ast.parse(code))]
+    assert found == ["from cdcflow.sink import ...", "import pymysql", "a call of connect()"]

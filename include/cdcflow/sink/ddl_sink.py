@@ -16,7 +16,7 @@ import pymysql
 from msgspec.structs import replace
 
 from cdcflow.core.ddl_session import DdlSession
-from cdcflow.core.errors import DOWNSTREAM_UNREACHABLE, CdcflowError, classify
+from cdcflow.core.errors import classify
 from cdcflow.core.failures import is_retryable
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.core.uri import DbUri
@@ -43,16 +43,6 @@ class Ddl(Protocol):
     statements: list[str]
 
 
-def open_downstream(uri: DbUri, args: dict):
-    """A session on the downstream `uri` with its connection `args`; one that cannot be opened is
-    DOWNSTREAM_UNREACHABLE."""
-    try:
-        return connection.connect(args)
-    except Exception as e:  # noqa: BLE001 - whatever stops the connection, the next cycle retries
-        raise CdcflowError(f"cannot connect to the downstream {uri.redacted()}: {e}", code=DOWNSTREAM_UNREACHABLE,
-                           hint="the checkpoint has not moved; the next cycle retries") from None
-
-
 class DdlSink:
     def __init__(self, changefeed_id: str, conn, args: dict, index_ddl: IndexDDL, ddl_timeout: str):
         self.changefeed_id, self.conn, self.index_ddl = changefeed_id, conn, index_ddl
@@ -66,7 +56,7 @@ class DdlSink:
         the downstream is (and so whether index DDL runs asynchronously).  A credential reference
         that does not resolve raises its own error before any connection is tried."""
         args = uri.connection_args(options)
-        conn = open_downstream(uri, args)
+        conn = connection.open_downstream(uri.redacted(), args)
         try:
             index_ddl = IndexDDL.open(changefeed_id, conn, args, uri.scheme, options.ddl_read_timeout(), event)
         except BaseException:
