@@ -215,7 +215,7 @@ def _write_in_spark(spark, rows_df, keys: dict, tables: int, folder: KeyFolder, 
                     workers: int) -> list[dict]:
     """A segment's keyed rows written by `workers` Spark partitions: the counts of each pass's."""
     from pyspark import StorageLevel  # lazy: pyspark is not loaded on the Spark-free paths
-    from pyspark.sql import functions as F  # lazy: as above
+    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
 
     keyed_rows = rows_df
     if len(keys) < tables:

@@ -47,7 +47,7 @@ def with_segment(row_events, his: list[int]):
     given as one array literal: the plan does not grow with the barriers (an expression
     with a term per DDL overflowed the JVM's stack at a few hundred), and no DataFrame is
     made of them (that took a job on Python workers, a tenth of a second per call)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
 
     barriers = F.expr("array(" + ", ".join(f"{int(h)}L" for h in his) + ")")
     segment = F.expr(_BISECT.format(steps=max(1, len(his)).bit_length() + 1))
@@ -59,7 +59,7 @@ def segment_counts(row_events, his: list[int]) -> list[tuple[tuple[int, str, str
     come back to the driver, not one row per transaction.  The rows are counted per (table,
     commit ts) first, so the bisect (an interpreted lambda, the stage's largest cost: about
     3 s of CPU a million rows here) runs once per transaction and table, not once per row."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
 
     per_txn = row_events.groupBy("commit_ts", "schema", "table").agg(F.count("*").alias("n"))
     counted = (with_segment(per_txn, sorted(his))

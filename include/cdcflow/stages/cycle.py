@@ -12,7 +12,9 @@ from functools import cached_property
 
 from cdcflow.core.errors import CYCLE_SUPERSEDED, LEASE_HELD, CdcflowError, classify
 from cdcflow.core.log_line import event_line
+from cdcflow.core.sink_params import merge_sink_options
 from cdcflow.core.spec_store import Spec, load_spec
+from cdcflow.core.uri import parse_sink_uri, parse_source_uri
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
 
@@ -38,20 +40,14 @@ class Cycle:
 
     @cached_property
     def source(self):
-        from cdcflow.core.uri import parse_source_uri
-
         return parse_source_uri(self.spec.source_uri)
 
     @cached_property
     def sink(self):
-        from cdcflow.core.uri import parse_sink_uri
-
         return parse_sink_uri(self.spec.sink_uri)
 
     @cached_property
     def sink_options(self):
-        from cdcflow.core.sink_params import merge_sink_options
-
         return merge_sink_options(self.config.sink, dict(self.sink.params))
 
     @cached_property
