@@ -99,8 +99,8 @@ class CdcflowError(Exception):
         code: str = GENERIC,
         retryable: bool | None = None,
     ):
-        """`retryable` is the code's class; it is given only where an error is rebuilt from its
-        record (a stored run error, a filter's DdlError), which keeps the class it was raised with."""
+        """`retryable` is the code's class; it is given only where an error is rebuilt from what
+        was recorded of it (a run's stored error), which keeps the class it was raised with."""
         super().__init__(message)
         self.message = message
         self.changefeed = changefeed

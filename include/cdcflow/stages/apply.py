@@ -128,11 +128,10 @@ class _Barriers:
             self.pending = (ddl.commit_ts - 1, seg.pos_before.to_dict())
             if checkpoint_ts < ddl.commit_ts - 1:
                 in_flight = None  # moving the checkpoint clears the mark (a mark from before a rewind)
-        if ddl.error:  # a rule the DDL breaks (filter): rebuilt from its record, with the class it was raised with
+        if ddl.error:  # a rule the DDL breaks (filter decided): its code says the class
             self.write_pending()
             e = ddl.error
-            raise CdcflowError(e.message, ts=ddl.commit_ts, statement=ddl.query, code=e.code,
-                               retryable=e.retryable, hint=e.hint)
+            raise CdcflowError(e.message, ts=ddl.commit_ts, statement=ddl.query, code=e.code, hint=e.hint)
         if ddl.schema_only:  # not run downstream; only splits the segments
             self.pending = (ddl.commit_ts, seg.pos_after.to_dict())
             return True
