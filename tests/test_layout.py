@@ -223,12 +223,7 @@ def test_only_the_cycles_rooms_take_a_cycle():
 # An import inside a function says why it is not at the top: `# lazy: <why>` on its line or the
 # line directly above (an import directly under one that says why shares its reason): pyspark
 # and sqlglot on the paths that run without them, optional providers, Airflow's task-time and
-# request-time modules, the import time of the DAG parse and of the CLI.  The files below have
-# not been brought to the convention yet; each entry says why, and the list only shrinks.
-LAZY_WITHOUT_REASON = {
-    "include/cdcflow/stages/apply.py": "the sinks' rework (sink/, stages/apply.py) brings it to the convention",
-    "include/cdcflow/stages/cycle.py": "the error classifier's rework (core/errors.py, stages/cycle.py) does",
-}
+# request-time modules, the import time of the DAG parse and of the CLI.
 LAZY_SCANNED = (PACKAGE, REPO / "plugins", REPO / "dags")
 
 
@@ -272,14 +267,44 @@ def test_an_import_inside_a_function_says_why():
     for root in LAZY_SCANNED:
         for path in sorted(root.rglob("*.py")):
             rel = path.relative_to(REPO).as_posix()
-            if any(rel.startswith(allowed) for allowed in LAZY_WITHOUT_REASON):
-                continue
             wrong += [f"{rel}:{line}" for line in imports_without_reason(path.read_text())]
     assert not wrong, "an import inside a function without `# lazy: <why>`:\n" + "\n".join(wrong)
 
 
-def test_the_files_left_without_reasons_still_need_their_entry():
-    # an entry whose files follow the convention by now is dropped, so the list only shrinks
-    for allowed in LAZY_WITHOUT_REASON:
-        paths = [REPO / allowed] if allowed.endswith(".py") else sorted((REPO / allowed).rglob("*.py"))
-        assert any(imports_without_reason(p.read_text()) for p in paths), f"{allowed} needs no entry any more"
+# the ways to open a session on the downstream; the sinks use them, a stage hands the sinks its
+# sink URI and options (sink.ddl_sink.DdlSink.open, sink.async_index.poll_downstream)
+DOWNSTREAM_OPENERS = {"connect", "connect_with_retry", "open_downstream"}
+
+
+def _opens_a_downstream_connection(tree):
+    """(line, what) for every place a module imports pymysql or sink.connection, or calls a
+    connect function other than the upstream's (`….source.connect()`)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "pymysql" or a.name == "cdcflow.sink.connection":
+                    yield node.lineno, f"import {a.name}"
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.split(".")[0] == "pymysql" or node.module == "cdcflow.sink.connection" or (
+                    node.module == "cdcflow.sink" and any(a.name == "connection" for a in node.names)):
+                yield node.lineno, f"from {node.module} import ..."
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            upstream = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute) \
+                and func.value.attr == "source"
+            if name in DOWNSTREAM_OPENERS and not upstream:
+                yield node.lineno, f"a call of {name}()"
+
+
+def test_no_stage_opens_a_downstream_connection_itself():
+    wrong = [f"{path.relative_to(PACKAGE)}:{line}: {what}" for path, tree in _modules(PACKAGE / "stages")
+             for line, what in _opens_a_downstream_connection(tree)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_downstream_connection_in_a_stage_is_found():
+    code = ("from cdcflow.sink import connection\nimport pymysql\n"
+            "def f(cycle, args):\n    cycle.source.connect()\n    return connection.connect(args)\n")
+    found = [what for _, what in _opens_a_downstream_connection(ast.parse(code))]
+    assert found == ["from cdcflow.sink import ...", "import pymysql", "a call of connect()"]

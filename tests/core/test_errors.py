@@ -1,10 +1,12 @@
 import re
 from pathlib import Path
 
+import pymysql
 import pytest
 
 from cdcflow.core import errors
 from cdcflow.core.errors import CODES, CdcflowError
+from cdcflow.core.failures import SinkError
 from cdcflow.source.binlog import check_checkpoint_held
 
 
@@ -36,3 +38,95 @@ def test_a_purged_checkpoint_binlog_is_snapshot_lost():
         check_checkpoint_held(["bin.000003"], {"file": "bin.000002", "pos": 4}, 1 << 18)
     assert e.value.code == errors.SNAPSHOT_LOST_BY_GC and not e.value.retryable
     assert "bin.000002" in str(e.value) and "oldest kept: bin.000003" in str(e.value)
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_error_table() -> list[tuple[list[str], str]]:
+    """(the codes a row names, its class cell) of README's "Error classes" table."""
+    section = README.read_text().split("### Error classes", 1)[1].split("\n#", 1)[0]
+    rows = [line.split("|")[1:-1] for line in section.splitlines() if line.startswith("| ")]
+    return [(re.findall(r"`(Err\w+)`", code), cls.strip()) for _what, code, cls in rows[2:]]  # after the head and its rule
+
+
+def test_the_readme_error_table_names_every_code_once_in_a_row_of_its_class():
+    named = []
+    for codes, cls in readme_error_table():
+        assert codes, f"a row names no code: {cls}"
+        retryable = cls.startswith("retryable")
+        assert retryable or cls.startswith("not retryable"), cls
+        wrong = [c for c in codes if CODES[f"CDCFLOW:{c}"].retryable is not retryable]
+        assert not wrong, f"{wrong} filed as {cls!r}"
+        named += codes
+    assert sorted(named) == sorted(c.removeprefix("CDCFLOW:") for c in CODES), \
+        f"missing {set(c.removeprefix('CDCFLOW:') for c in CODES) - set(named)}; twice or unknown " \
+        f"{[c for c in named if named.count(c) > 1 or f'CDCFLOW:{c}' not in CODES]}"
+
+
+# -- classify: any exception a stage meets, as the one error type
+
+
+def test_a_cdcflow_error_keeps_its_code_and_gains_what_it_lacked():
+    err = CdcflowError("x", code=errors.LEASE_HELD)
+    assert errors.classify(err, "apply", "cf", rows=(5, 9)) is err
+    assert (err.changefeed, err.ts, err.code) == ("cf", 9, errors.LEASE_HELD)
+
+
+def test_a_row_refused_in_a_spark_worker_is_retryable_and_names_its_row():
+    refused = SinkError("REPLACE into db.t", pymysql.err.DataError(1406, "Data too long for column 'v' at row 1"),
+                        row="id = 7", ts=11)
+    err = errors.classify(RuntimeError("py4j trace... " + str(refused) + " ...more"), "apply", "cf", rows=(5, 20))
+    assert err.code == errors.MYSQL_TXN_ERROR and err.retryable and err.ts == 11
+    assert err.message == "stage apply: REPLACE into db.t failed on the downstream: (1406) Data too long for " \
+                          "column 'v' at row 1 (the row with key id = 7)"
+    assert "widen it" in err.hint
+
+
+def test_a_refused_statement_without_a_row_names_the_segments_range():
+    refused = SinkError("DELETE from db.t", pymysql.err.OperationalError(1205, "Lock wait timeout exceeded"))
+    err = errors.classify(RuntimeError(str(refused)), "apply", "cf", rows=(5, 20))
+    assert err.code == errors.MYSQL_TXN_ERROR and err.ts is None
+    assert err.message.endswith("(in the row changes committed in (5, 20])")
+
+
+@pytest.mark.parametrize("stage, code", [("apply", errors.DOWNSTREAM_UNREACHABLE),
+                                         ("wait_index", errors.DOWNSTREAM_UNREACHABLE),
+                                         ("pull", errors.UPSTREAM_UNREACHABLE)])
+def test_a_timeout_is_the_sides_unreachable(stage, code):
+    err = errors.classify(pymysql.err.OperationalError(2013, "Lost connection (timed out)"), stage, "cf")
+    assert err.code == code and err.retryable and "did not answer in time" in err.message
+
+
+@pytest.mark.parametrize("exc, code, retryable", [
+    (KeyError("checkpoint"), errors.STAGE_FAILED, True),
+    (pymysql.err.OperationalError(2003, "Can't connect"), errors.STAGE_FAILED, True),
+    (ValueError("bad"), errors.STAGE_BUG, False),
+    (TypeError("bad"), errors.STAGE_BUG, False),
+])
+def test_anything_else_is_a_stage_failure_retried_unless_a_bug(exc, code, retryable):
+    err = errors.classify(exc, "filter", "cf")
+    assert (err.code, err.retryable) == (code, retryable)
+    assert err.message.startswith(f"stage filter failed: {type(exc).__name__}")
+
+
+class Entry:
+    name, commit_ts, query = "ALTER TABLE", 100, "ALTER TABLE t ADD w INT"
+
+
+@pytest.mark.parametrize("exc, code, retryable, says", [
+    (pymysql.err.OperationalError(1060, "Duplicate column name 'w'"), errors.EXEC_DDL_FAILED, False, "rejected"),
+    (pymysql.err.ProgrammingError(1064, "syntax"), errors.EXEC_DDL_FAILED, False, "rejected"),
+    (pymysql.err.OperationalError(1205, "Lock wait timeout exceeded"), errors.EXEC_DDL_INTERRUPTED, True,
+     "did not complete"),
+    (pymysql.err.OperationalError(2013, "Lost connection (timed out)"), errors.DOWNSTREAM_UNREACHABLE, True,
+     "within ddl-timeout 10m"),
+])
+def test_a_ddl_that_failed_downstream_is_classed_by_what_the_downstream_said(exc, code, retryable, says):
+    err = errors.classify(exc, "apply", "cf", ddl=Entry(), ddl_timeout="10m")
+    assert (err.code, err.retryable, err.ts, err.statement) == (code, retryable, 100, Entry.query)
+    assert says in err.message
+
+
+def test_no_code_leaves_its_class_to_the_raiser():
+    assert all(c.retryable in (True, False) for c in CODES.values())

@@ -225,19 +225,19 @@ KILLED_RUN = r"""
 import os, sys
 from cdcflow import cli
 from cdcflow.sink import foreign_keys
-from cdcflow.stages import apply
+from cdcflow.sink import row_sink
 
 where = sys.argv[3]
 if where == "open":
     foreign_keys.mark_applied = lambda *a: os._exit(9)
 elif where == "committed":
-    real = apply.write_group
+    real = row_sink.write_group
 
     def write_group(*a, **k):
         real(*a, **k)
         os._exit(9)
 
-    apply.write_group = write_group
+    row_sink.write_group = write_group
 sys.exit(cli.main(["changefeed", "run", "-c", sys.argv[1], "--spark-remote", sys.argv[2]]))
 """
 

@@ -90,7 +90,7 @@ def test_a_restarted_server_is_a_retryable_error(tmp_path):
     from cdcflow.core.errors import SPARK_UNAVAILABLE
     from cdcflow_devtools import spark_connect as connect
     from cdcflow.spark.session import get_session, release
-    from cdcflow.stages.cycle import as_cdcflow_error
+    from cdcflow.core.errors import classify
 
     port = free_port()
     server = connect.start(tmp_path, port=port, shuffle_partitions=1, warm=False)
@@ -101,7 +101,7 @@ def test_a_restarted_server_is_a_retryable_error(tmp_path):
         server = connect.start(tmp_path, port=port, shuffle_partitions=1, warm=False)
         with pytest.raises(Exception) as lost:
             spark.range(3).count()
-        err = as_cdcflow_error(lost.value, "sc-restart", "apply")
+        err = classify(lost.value, "apply", "sc-restart")
         assert err.code == SPARK_UNAVAILABLE and err.retryable
         assert str(err).startswith("changefeed sc-restart") or "sc-restart" in str(err)
     finally:

@@ -8,11 +8,11 @@ import re
 import shlex
 
 from cdcflow import cli
-from cdcflow.stages.cycle import as_cdcflow_error
+from cdcflow.core.errors import classify
 
 
 def test_the_full_trace_hint_names_a_command_that_runs(cdcflow_home, capsys):
-    err = as_cdcflow_error(ValueError("something unexpected"), "no-such-feed", "apply")
+    err = classify(ValueError("something unexpected"), "apply", "no-such-feed")
     command = re.search(r"`(cdcflow [^`]+)`", err.hint).group(1)
     argv = shlex.split(command)[1:]
     capsys.readouterr()

@@ -1,21 +1,28 @@
-"""The one exception type a user can cause, and its message format.
+"""The one exception type a user can cause, its message format, the code table, and the one
+classifier of every other exception a stage meets (classify).
 
 Every message names the changefeed, the commit ts and the statement or key
 where they are known, and says what to do.  `retryable` decides the state
-transition: warning (retry later) or failed (stop until an operator acts).
+transition: warning (retry later) or failed (stop until an operator acts); the
+code decides it (TiCDC: pkg/errors holds the codes, ShouldFailChangefeed and
+IsRetryableError the classes).
 """
 
 from __future__ import annotations
 
+from typing import Protocol
+
+from cdcflow.core.failures import SinkError, is_retryable, is_timeout, spark_connect_lost
+
 
 class Code(str):
     """An error code: the text users see (TiCDC's `CDCFLOW:Err…` shape), whether an error of
-    this kind is retryable (None: the raiser decides per case), and what it means."""
+    this kind is retryable, and what it means."""
 
-    retryable: bool | None
+    retryable: bool
     meaning: str
 
-    def __new__(cls, name: str, retryable: bool | None, meaning: str) -> "Code":
+    def __new__(cls, name: str, retryable: bool, meaning: str) -> "Code":
         code = super().__new__(cls, f"CDCFLOW:{name}")
         code.retryable, code.meaning = retryable, meaning
         return code
@@ -26,6 +33,7 @@ class Code(str):
 
 # Every code cdcflow raises, with its class: retryable ones put a changefeed in warning (③),
 # the others fail it (⑥).  Commands refused at the CLI carry a code but change no state.
+# README's "Error classes" table is checked against this one (tests/core/test_errors.py).
 #            name                                retryable  meaning
 GENERIC = Code("ErrGeneric",                     False, "an error with no more specific code")
 INVALID_CONFIG = Code("ErrInvalidConfig",        False, "a spec, config, URI or filter rule the user wrote is invalid")
@@ -51,7 +59,9 @@ CREDENTIAL_UNRESOLVED = Code("ErrCredentialUnresolved", True, "a URI's password-
 MYSQL_CONNECTION_ERROR = Code("ErrMySQLConnectionError", True, "cannot connect to the sink at create / update")
 MYSQL_TXN_ERROR = Code("ErrMySQLTxnError",       True, "the downstream refused rows (retried, as TiCDC retries its sink)")
 TABLE_NOT_EXISTS = Code("ErrTableNotExists",     True, "a replicated table is missing downstream")
-EXEC_DDL_FAILED = Code("ErrExecDDLFailed",       None, "the downstream refused a DDL (retryable per MySQL error)")
+EXEC_DDL_FAILED = Code("ErrExecDDLFailed",       False, "the downstream refused a DDL")
+EXEC_DDL_INTERRUPTED = Code("ErrExecDDLInterrupted", True,
+                            "a DDL the downstream lost or held (connection lost, lock wait, deadlock)")
 DDL_UNPARSEABLE = Code("ErrDDLUnparseable",      False, "a DDL statement cdcflow cannot classify")
 ROW_CHANGE_AS_STATEMENT = Code("ErrRowChangeAsStatement", False, "a row change logged as a statement (binlog_format STATEMENT)")
 CASCADING_FOREIGN_KEY = Code("ErrCascadingForeignKey", False, "a cascading key's child replicated, its parent not")
@@ -69,7 +79,8 @@ SNAPSHOT_UNSUPPORTED = Code("ErrSnapshotUnsupported", False, "--snapshot on an u
 SNAPSHOT_FAILED = Code("ErrSnapshotFailed",    True, "the initial copy failed; create --snapshot again continues it")
 SNAPSHOT_INDEX_FAILED = Code("ErrSnapshotIndexFailed", False, "an index a snapshot deferred could not be built downstream")
 SNAPSHOT_REFUSED = Code("ErrSnapshotRefused",  False, "a snapshot of a changefeed that is not stopped (or failed)")
-STAGE_FAILED = Code("ErrStageFailed",            None, "a stage failed unexpectedly (retryable unless a bug)")
+STAGE_FAILED = Code("ErrStageFailed",            True, "a stage failed unexpectedly")
+STAGE_BUG = Code("ErrStageBug",                  False, "a stage failed on a ValueError or TypeError: a bug no retry fixes")
 API_INVALID_PARAM = Code("ErrAPIInvalidParam",    False, "an HTTP API request parameter is invalid")
 TASK_FAILED = Code("ErrTaskFailed",              True, "an Airflow task of the cycle failed")
 
@@ -88,7 +99,8 @@ class CdcflowError(Exception):
         code: str = GENERIC,
         retryable: bool | None = None,
     ):
-        """`retryable` defaults to the code's class (a code that has none: not retryable)."""
+        """`retryable` is the code's class; it is given only where an error is rebuilt from what
+        was recorded of it (a run's stored error), which keeps the class it was raised with."""
         super().__init__(message)
         self.message = message
         self.changefeed = changefeed
@@ -137,3 +149,101 @@ class ConfigError(CdcflowError):
     def __init__(self, message: str, **kw):
         kw.setdefault("code", INVALID_CONFIG)
         super().__init__(message, **kw)
+
+
+# -- classify: any exception a stage meets, as a CdcflowError with a code and so a class
+
+# the stages that talk to the downstream; the others read the upstream
+DOWNSTREAM_STAGES = ("apply", "wait_index")
+TIMEOUT_HINT = ("check that the {side} runs and is not frozen or overloaded; the checkpoint has not passed these "
+                "rows and the next cycle retries after the backoff (raise read-timeout / write-timeout on the "
+                "{side} URI if its statements legitimately take longer)")
+# a row the downstream refused (SinkError), by what the refusal was
+ROW_REFUSED_HINTS = {
+    "timed_out": TIMEOUT_HINT.format(side="sink"),
+    "value_error": "the downstream column cannot hold the upstream's value: widen it (or change its type) "
+                   "downstream; the checkpoint has not passed the row and the next cycle writes it after the "
+                   "backoff",
+    None: "the checkpoint has not passed these rows; fix the downstream table and the next cycle writes them "
+          "after the backoff",
+}
+
+
+class FailedDdl(Protocol):
+    """What classify reads of a DDL that failed downstream (stages.contracts.DdlEntry is one)."""
+
+    name: str
+    commit_ts: int
+    query: str
+
+
+def classify(exc: BaseException, stage: str, changefeed: str | None = None, *, ddl: FailedDdl | None = None,
+             ddl_timeout: str | None = None, rows: tuple[int, int] | None = None) -> CdcflowError:
+    """`exc`, raised in `stage` of a cycle of `changefeed`, as the one error type, its code
+    deciding its class: running `ddl` downstream (`ddl_timeout` as configured), or writing the
+    row changes committed in `rows` = (lo, hi], or elsewhere in the stage.  A CdcflowError keeps
+    its code and gains the ts it lacked."""
+    if isinstance(exc, CdcflowError):
+        return exc.with_context(changefeed=changefeed, ts=ddl.commit_ts if ddl else rows[1] if rows else None)
+    if ddl is not None:
+        return _ddl_failed(exc, ddl, ddl_timeout, changefeed)
+    err = _failed(exc, stage, changefeed)
+    if rows and err.ts is None:  # a refused row with no key to name: the ts range its statement wrote
+        err.message += f" (in the row changes committed in ({rows[0]}, {rows[1]}])"
+    return err
+
+
+def _failed(exc: BaseException, stage: str, changefeed: str | None) -> CdcflowError:
+    """In this order: a lost Spark Connect server (SPARK_UNAVAILABLE), a row the downstream refused
+    (MYSQL_TXN_ERROR: every sink error is retried, as TiCDC retries every sink error it does not
+    name unretryable), a statement that outlasted its timeout (the side's UNREACHABLE), a
+    ValueError or TypeError (STAGE_BUG), any other (STAGE_FAILED)."""
+    lost = spark_connect_lost(exc)
+    if lost:
+        return CdcflowError(
+            f"stage {stage}: the Spark Connect server was lost: {lost}", changefeed=changefeed,
+            code=SPARK_UNAVAILABLE,
+            hint="start the server again (make airflow / make demo start one on 127.0.0.1); the next "
+                 "cycle retries the window, the checkpoint has not passed it")
+    refused = SinkError.parse(str(exc))
+    if refused:
+        row = f" (the row with key {refused['row']})" if refused.get("row") else ""
+        kind = next((k for k in ("timed_out", "value_error") if refused.get(k)), None)
+        return CdcflowError(
+            f"stage {stage}: {refused['what']} failed on the downstream: ({refused['code']}) {refused['text']}{row}",
+            changefeed=changefeed, ts=refused.get("ts"), code=MYSQL_TXN_ERROR, hint=ROW_REFUSED_HINTS[kind])
+    if is_timeout(exc):
+        downstream = stage in DOWNSTREAM_STAGES
+        return CdcflowError(
+            f"stage {stage}: the {'downstream' if downstream else 'upstream'} did not answer in time: {exc}",
+            changefeed=changefeed, code=DOWNSTREAM_UNREACHABLE if downstream else UPSTREAM_UNREACHABLE,
+            hint=TIMEOUT_HINT.format(side="sink" if downstream else "source"))
+    return CdcflowError(
+        f"stage {stage} failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+        changefeed=changefeed, code=STAGE_BUG if isinstance(exc, (ValueError, TypeError)) else STAGE_FAILED,
+        hint=f"run `cdcflow --debug changefeed run -c {changefeed}` for the full trace")
+
+
+def _ddl_failed(exc: BaseException, ddl: FailedDdl, ddl_timeout: str | None, changefeed: str | None) -> CdcflowError:
+    """A DDL that did not run downstream.  One that outlasted ddl-timeout stays marked in flight, so
+    that if the downstream was only slow (a long ADD INDEX) the next cycle takes the statement's own
+    completion for a replay.  A refusal (a statement the downstream cannot run) is the operator's to
+    fix or skip; a lost connection, a lock wait or a deadlock is not a refusal, and skipping the DDL
+    for it would lose it: the next cycle runs it again."""
+    where = dict(changefeed=changefeed, ts=ddl.commit_ts, statement=ddl.query)
+    if is_timeout(exc):
+        return CdcflowError(
+            f"the downstream did not finish DDL {ddl.name} within ddl-timeout {ddl_timeout}", **where,
+            code=DOWNSTREAM_UNREACHABLE,
+            hint="the checkpoint stays just below this DDL and the next cycle retries it after the backoff; check "
+                 "the downstream runs and is not frozen, and raise ddl-timeout on the sink URI if the statement "
+                 "legitimately takes longer")
+    if is_retryable(exc):
+        return CdcflowError(
+            f"DDL {ddl.name} did not complete on the downstream: {exc}", **where, code=EXEC_DDL_INTERRUPTED,
+            hint="the downstream was lost or busy; the checkpoint is below this DDL and the next cycle runs it "
+                 "again (a DDL that did run before the connection was lost is taken as a replay)")
+    return CdcflowError(
+        f"the downstream rejected DDL {ddl.name}: {exc}", **where, code=EXEC_DDL_FAILED,
+        hint="fix the downstream so it accepts the statement, or skip it with "
+             f"`cdcflow changefeed skip-ddl -c {changefeed} --commit-ts {ddl.commit_ts}`")

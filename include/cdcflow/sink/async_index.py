@@ -92,6 +92,17 @@ def poll(conn, changefeed_id: str, jobs: list[index_jobs.IndexJob]) -> list[inde
     return still
 
 
+def poll_downstream(redacted: str, sink: dict, changefeed_id: str,
+                    jobs: list[index_jobs.IndexJob]) -> list[index_jobs.IndexJob]:
+    """poll on a session of its own to the downstream `sink` (`redacted`: its URI for errors); a
+    downstream that cannot be reached is connection.open_downstream's DOWNSTREAM_UNREACHABLE."""
+    conn = connection.open_downstream(redacted, sink)
+    try:
+        return poll(conn, changefeed_id, jobs)
+    finally:
+        conn.close()
+
+
 def _has_index(conn, schema: str, table: str, name: str) -> bool:
     with conn.cursor() as cur:
         cur.execute("SELECT 1 FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import pymysql
 
 from cdcflow.core import tls
+from cdcflow.core.errors import DOWNSTREAM_UNREACHABLE, CdcflowError
 from cdcflow.sink.downstream_errors import SinkError
 
 # Rows are written in UTC (TIMESTAMP literals are decoded in UTC); a DDL's zone is set and undone
@@ -37,6 +38,16 @@ def connect(sink: dict, **kw):
         for stmt in DML_SESSION:
             cur.execute(stmt)
     return conn
+
+
+def open_downstream(redacted: str, sink: dict):
+    """A session on the downstream (`redacted`: its URI as errors may show it) for one stage; one
+    that cannot be opened is DOWNSTREAM_UNREACHABLE: the next cycle retries."""
+    try:
+        return connect(sink)
+    except Exception as e:  # noqa: BLE001 - whatever stops the connection, the next cycle retries
+        raise CdcflowError(f"cannot connect to the downstream {redacted}: {e}", code=DOWNSTREAM_UNREACHABLE,
+                           hint="the checkpoint has not moved; the next cycle retries") from None
 
 
 def connect_with_retry(sink: dict, attempts: int = 3):

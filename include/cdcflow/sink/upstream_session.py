@@ -66,7 +66,7 @@ def _set_time_zone(cur, zone: str, query: str) -> None:
             raise CdcflowError(
                 f"the DDL ran upstream in time zone {zone!r}, which the downstream does not know; running it "
                 f"in another zone would shift the TIMESTAMP values it reads or fills",
-                statement=query, code=EXEC_DDL_FAILED, retryable=False,
+                statement=query, code=EXEC_DDL_FAILED,
                 hint="load the time zone tables into the downstream (mysql_tzinfo_to_sql /usr/share/zoneinfo | "
                      "mysql -u root mysql; TiDB knows named zones already), then resume the changefeed",
             ) from None

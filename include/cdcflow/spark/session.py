@@ -106,7 +106,7 @@ CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
 def connect_session(remote: str, shuffle_partitions: int = 4):
     """A new session on a Spark Connect server: no JVM here.  Its first call is made with a
     short retry policy, so a server that is down fails the stage in seconds (retryably,
-    see connect_failure) instead of hanging.  End it with release()."""
+    see core.failures.spark_connect_lost) instead of hanging.  End it with release()."""
     # lazy: the DAG parse loads this module (the driver's Java options), without pyspark
     from pyspark.sql.connect.client.retries import DefaultPolicy
     from pyspark.sql.connect.session import SparkSession
@@ -155,27 +155,3 @@ def release(spark) -> None:
         if is_remote(spark):
             _close_channel(spark)
             os.environ.pop(CONNECT_MODE, None)
-
-
-# What a Spark Connect client raises when the server is gone or was restarted under a
-# session: the stage did not finish and the next cycle can, once the server is back.
-_CONNECT_LOST = ("StatusCode.UNAVAILABLE", "RETRIES_EXCEEDED", "INVALID_HANDLE.SESSION",
-                 "SESSION_CHANGED", "SESSION_NOT_FOUND", "StatusCode.CANCELLED",
-                 "stopped SparkContext", "SparkContext was shut down", "SparkContext has been shutdown",
-                 "NO_ACTIVE_SESSION")
-
-
-def connect_failure(e: BaseException) -> str | None:
-    """One line saying the Spark Connect server was lost, if that is what `e` is."""
-    # lazy: the DAG parse loads this module (the driver's Java options), without pyspark
-    from pyspark.errors.exceptions.connect import SparkConnectException
-
-    if not isinstance(e, SparkConnectException):
-        return None
-    text = str(e)
-    if not any(mark in text for mark in _CONNECT_LOST):
-        return None
-    for line in text.splitlines():
-        if "details" in line:
-            return line.split("=", 1)[-1].strip().strip('"')
-    return text.splitlines()[0] if text else type(e).__name__

@@ -10,18 +10,11 @@ import traceback
 from dataclasses import dataclass
 from functools import cached_property
 
-from cdcflow.core.errors import (
-    CYCLE_SUPERSEDED,
-    DOWNSTREAM_UNREACHABLE,
-    LEASE_HELD,
-    MYSQL_TXN_ERROR,
-    SPARK_UNAVAILABLE,
-    STAGE_FAILED,
-    UPSTREAM_UNREACHABLE,
-    CdcflowError,
-)
+from cdcflow.core.errors import CYCLE_SUPERSEDED, LEASE_HELD, CdcflowError, classify
 from cdcflow.core.log_line import event_line
+from cdcflow.core.sink_params import merge_sink_options
 from cdcflow.core.spec_store import Spec, load_spec
+from cdcflow.core.uri import parse_sink_uri, parse_source_uri
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
 
@@ -47,20 +40,14 @@ class Cycle:
 
     @cached_property
     def source(self):
-        from cdcflow.core.uri import parse_source_uri
-
         return parse_source_uri(self.spec.source_uri)
 
     @cached_property
     def sink(self):
-        from cdcflow.core.uri import parse_sink_uri
-
         return parse_sink_uri(self.spec.sink_uri)
 
     @cached_property
     def sink_options(self):
-        from cdcflow.core.sink_params import merge_sink_options
-
         return merge_sink_options(self.config.sink, dict(self.sink.params))
 
     @cached_property
@@ -108,60 +95,6 @@ class Cycle:
         log.info("%s", event_line(what, self.changefeed_id, run=self.run_id, **fields))
 
 
-# the stages that talk to the downstream; the others read the upstream
-DOWNSTREAM_STAGES = ("apply", "wait_index")
-TIMEOUT_HINT = ("check that the {side} runs and is not frozen or overloaded; the checkpoint has not passed these "
-                "rows and the next cycle retries after the backoff (raise read-timeout / write-timeout on the "
-                "{side} URI if its statements legitimately take longer)")
-
-
-def as_cdcflow_error(e: BaseException, changefeed_id: str, stage: str) -> CdcflowError:
-    if isinstance(e, CdcflowError):
-        return e.with_context(changefeed=changefeed_id)
-    from cdcflow.sink.downstream_errors import SinkError, is_retryable, is_timeout
-    from cdcflow.spark.session import connect_failure
-
-    lost = connect_failure(e)
-    if lost:
-        return CdcflowError(
-            f"stage {stage}: the Spark Connect server was lost: {lost}", changefeed=changefeed_id,
-            code=SPARK_UNAVAILABLE,
-            hint="start the server again (make airflow / make demo start one on 127.0.0.1); the next "
-                 "cycle retries the window, the checkpoint has not passed it")
-    parsed = SinkError.parse(str(e))
-    if parsed:
-        # Every row the downstream refuses is retryable, as TiCDC retries every sink error it does not
-        # name unretryable (pkg/errors: only config, filter-expression, rename and GC errors are):
-        # warning and backoff (③), failed once stuck (⑤); a downstream fixed meanwhile resumes by itself.
-        row = f" (the row with key {parsed['row']})" if parsed.get("row") else ""
-        if parsed.get("timed_out"):
-            hint = TIMEOUT_HINT.format(side="sink")
-        elif parsed.get("value_error"):
-            hint = ("the downstream column cannot hold the upstream's value: widen it (or change its type) "
-                    "downstream; the checkpoint has not passed the row and the next cycle writes it after the "
-                    "backoff")
-        else:
-            hint = ("the checkpoint has not passed these rows; fix the downstream table and the next cycle "
-                    "writes them after the backoff")
-        return CdcflowError(
-            f"stage {stage}: {parsed['what']} failed on the downstream: ({parsed['code']}) {parsed['text']}{row}",
-            changefeed=changefeed_id, ts=parsed.get("ts"), code=MYSQL_TXN_ERROR, retryable=True, hint=hint)
-    if is_timeout(e):
-        downstream = stage in DOWNSTREAM_STAGES
-        side = "sink" if downstream else "source"
-        return CdcflowError(
-            f"stage {stage}: the {'downstream' if downstream else 'upstream'} did not answer in time: {e}",
-            changefeed=changefeed_id, code=DOWNSTREAM_UNREACHABLE if downstream else UPSTREAM_UNREACHABLE,
-            retryable=True,
-            hint=TIMEOUT_HINT.format(side=side))
-    retry = is_retryable(e)
-    return CdcflowError(
-        f"stage {stage} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
-        changefeed=changefeed_id, code=STAGE_FAILED, retryable=retry or not isinstance(e, (ValueError, TypeError)),
-        hint="run `cdcflow --debug changefeed run -c %s` for the full trace" % changefeed_id,
-    )
-
-
 @contextlib.contextmanager
 def recording(cycle: Cycle, stage: str):
     """Time a stage, and record any error on the run before it propagates."""
@@ -171,7 +104,7 @@ def recording(cycle: Cycle, stage: str):
     except BaseException as e:  # noqa: BLE001 - re-raised as the one error type
         if getattr(e, "code", None) == CYCLE_SUPERSEDED:
             raise  # not this cycle's failure to record: the run already says it was replaced
-        err = as_cdcflow_error(e, cycle.changefeed_id, stage)
+        err = classify(e, stage, cycle.changefeed_id)
         metastore.update_run(cycle.changefeed_id, cycle.run_id, error=json.dumps(err.to_dict()),
                              stats={f"{stage}_seconds": round(time.time() - t0, 3),
                                     "failed_stage": stage, "trace": traceback.format_exc()[-4000:]})

@@ -7,7 +7,7 @@ import time
 
 from cdcflow.changefeed import feed_state
 from cdcflow.core import tso
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import TASK_FAILED, CdcflowError
 from cdcflow.stages.contracts import FinishResult, plain
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import metastore
@@ -37,7 +37,7 @@ def finish(cycle: Cycle, error: str | None = None) -> FinishResult:
         err = CdcflowError(d["message"], code=d["code"], retryable=d["retryable"])
         err.remedy = d.get("hint")
     elif error:
-        err = CdcflowError(error, changefeed=changefeed_id, retryable=True)
+        err = CdcflowError(error, changefeed=changefeed_id, code=TASK_FAILED)  # a task died unrecorded
     before_backfill = run.stats.get(metastore.RUN_BACKFILL)
     try:
         if err is not None and before_backfill and run.stats.get("failed_stage") in WRITE_NOTHING:

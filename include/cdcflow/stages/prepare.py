@@ -6,7 +6,7 @@ import dataclasses
 
 from cdcflow.changefeed import feed_state, lifecycle, states
 from cdcflow.core import ts_input, tso
-from cdcflow.core.errors import UPSTREAM_UNREACHABLE, CdcflowError
+from cdcflow.core.errors import UPSTREAM_UNREACHABLE, CdcflowError, classify
 from cdcflow.core.uri import default_server_id
 from cdcflow.source.binlog import (
     Position,
@@ -20,7 +20,7 @@ from cdcflow.source.binlog import (
 from cdcflow.source.binlog_ranges import bounded_head
 from cdcflow.source.gtid_locate import gtid_at, locate
 from cdcflow.stages import contracts
-from cdcflow.stages.cycle import Cycle, as_cdcflow_error
+from cdcflow.stages.cycle import Cycle
 from cdcflow.store import metastore, snapshots
 
 
@@ -97,7 +97,7 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
             replay_until=replay_until, bounded=bool(bound)))
     except BaseException as e:
         metastore.release_lease(changefeed_id, run_id)
-        err = as_cdcflow_error(e, changefeed_id, "prepare")
+        err = classify(e, "prepare", changefeed_id)
         if before_backfill:
             err = feed_state.undo_backfill(changefeed_id, before_backfill, err)
         else:

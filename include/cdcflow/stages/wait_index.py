@@ -11,9 +11,8 @@ for by the DDL that touches their table next).
 
 from __future__ import annotations
 
-from cdcflow.core.errors import CdcflowError
-from cdcflow.sink import connection
-from cdcflow.sink.async_index import poll
+from cdcflow.core.errors import DOWNSTREAM_UNREACHABLE, CdcflowError
+from cdcflow.sink.async_index import poll_downstream
 from cdcflow.stages import contracts
 from cdcflow.stages.contracts import WaitIndexResult
 from cdcflow.stages.cycle import Cycle
@@ -28,19 +27,14 @@ def wait_index(spark, cycle: Cycle) -> WaitIndexResult:
     if not pending or run.dry_run:
         return WaitIndexResult(done=True, pending=[], waiting_at=None)
     try:
-        conn = connection.connect(cycle.sink.connection_args(cycle.sink_options))
-    except CdcflowError:
-        raise  # a password reference that does not resolve says so itself
-    except Exception as e:  # noqa: BLE001 - unreachable downstream: keep waiting, say why
-        cycle.log_event("index wait", done=False, why=f"cannot reach the downstream: {e}")
+        still = poll_downstream(cycle.sink.redacted(), cycle.sink.connection_args(cycle.sink_options),
+                                cycle.changefeed_id, pending)
+    except CdcflowError as e:
+        if e.code != DOWNSTREAM_UNREACHABLE:  # a build that failed; a password reference that does not resolve
+            raise e.with_context(changefeed=cycle.changefeed_id)
+        cycle.log_event("index wait", done=False, why=e.message)  # unreachable: keep waiting, say why
         return WaitIndexResult(done=False, pending=[j.job_id for j in pending],
                                waiting_at=barrier.commit_ts if barrier else None)
-    try:
-        still = poll(conn, cycle.changefeed_id, pending)
-    except CdcflowError as e:
-        raise e.with_context(changefeed=cycle.changefeed_id)
-    finally:
-        conn.close()
     blocking = [j for j in still if barrier and j.job_id in barrier.jobs]
     result = WaitIndexResult(done=not blocking, pending=[j.job_id for j in still],
                              waiting_at=barrier.commit_ts if blocking else None,

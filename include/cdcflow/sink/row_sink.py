@@ -1,0 +1,255 @@
+"""The row sink (as tiflow's dmlsink): one segment's row changes written downstream.
+
+`write_segment` finds each table's key (the tracked schema's, the downstream catalogue's for a
+table the tracker does not know), then writes: keyed tables compacted to one final image per key
+in Spark partitions, or from this process for a small segment already here; tables without a
+valid key (force-replicate) whole rows in commit order; the tables a row-changing foreign key
+binds in commit order in one downstream transaction (sink.foreign_keys).  A refused row leaves
+as a CdcflowError placed in the segment (core.errors.classify).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cdcflow.core.errors import TABLE_NOT_EXISTS, CdcflowError, classify
+from cdcflow.core.sink_params import SinkOptions
+from cdcflow.ddl.tracker import lookup_key
+from cdcflow.sink.collation_key import KeyFolder
+from cdcflow.sink.compaction import KEYED_SCHEMA, keyed_changes
+from cdcflow.sink.ddl_sink import Ddl
+from cdcflow.sink.downstream_tables import catalogue_key, generated_columns, key_indexed, table_exists
+from cdcflow.sink.foreign_keys import CascadeGroup, ForeignKeys, applied_up_to, write_group
+from cdcflow.sink.partitions import COUNTS_SCHEMA, apply_partition, apply_partition_txns
+from cdcflow.sink.row_writer import apply_ordered
+
+# the columns of a row event the writers read
+ROW_COLUMNS = ("schema", "table", "commit_ts", "seq", "op", "before", "after")
+# Changes written in commit order (keyless tables, tables foreign keys bind) reach this process
+# a Spark partition at a time, which the JVM holds whole: a segment's are cut into range
+# partitions of about this many rows, so a huge transaction never sits in the heap at once.
+ORDERED_ROWS = 100_000
+
+
+@dataclass
+class Written:
+    """What one segment's rows did downstream (stages.contracts.ApplyResult sums them)."""
+
+    rows: int = 0
+    statements: int = 0
+    workers: int | None = None  # Spark partitions (or threads) that wrote keyed rows; None: none did
+    rows_held: int = 0  # the most row images one writer held at once
+    upsert_fallbacks: int = 0
+    skipped_tables: list[str] = field(default_factory=list)  # no valid key, force-replicate off
+
+
+@dataclass
+class _Plan:
+    """A segment's tables by how they are written: keyed (with the collations of the key's string
+    columns), unkeyed in commit order, or bound by a foreign key; and the columns the downstream
+    computes."""
+
+    keys: dict[str, list[str]] = field(default_factory=dict)
+    collations: dict[str, dict] = field(default_factory=dict)
+    unkeyed: list[tuple[str, str]] = field(default_factory=list)
+    bound: dict[str, list[str] | None] = field(default_factory=dict)
+    group: CascadeGroup = field(default_factory=CascadeGroup)
+    generated: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
+class RowSink:
+    """The rows of one apply, segment by segment, on `conn` (the session the catalogue is read
+    and commit-order changes are written on) and `sink` (the parameters each Spark partition
+    connects with)."""
+
+    def __init__(self, spark, conn, sink: dict, options: SinkOptions, keys_known: dict, *, changefeed_id: str,
+                 force_replicate: bool, marker: str, safe: bool, replay_until: int, event: Callable[..., None]):
+        self.spark, self.conn, self.sink, self.options = spark, conn, sink, options
+        self.keys_known = keys_known  # {(schema, table): the tracked key's ranges over the window}
+        self.changefeed_id, self.force_replicate, self.event = changefeed_id, force_replicate, event
+        self.marker = marker  # this changefeed's row in the foreign-key marker table
+        self.safe, self.replay_until = safe, replay_until
+        self.foreign_keys = ForeignKeys(conn)
+
+    def ddl_ran(self, ddl: Ddl) -> None:
+        """A DDL ran downstream: the foreign keys are read again if it may have changed them."""
+        self.foreign_keys.ddl_ran(ddl.type, ddl.replacement or ddl.statements or [ddl.query], ddl.tables)
+
+    def write_segment(self, rows_df, tables: list[tuple[str, str]], lo: int, hi: int, count: int,
+                      local: pa.Table | None = None) -> Written:
+        """Write the changes to `tables` committed in (lo, hi] (at most `count` of them) of
+        `rows_df`, the window's row events: in Spark tasks, or from this process where `local`
+        holds the segment's rows (a small segment)."""
+        from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
+
+        try:
+            rows_df = rows_df.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= hi))
+            if local is not None:
+                local = local.filter(pc.greater(local["commit_ts"], lo))
+            return self._write(rows_df, tables, hi, count, local)
+        except Exception as e:  # noqa: BLE001 - a row statement the downstream refused, placed in the segment
+            err = classify(e, "apply", self.changefeed_id, rows=(lo, hi))
+            if err is e:
+                raise
+            raise err from e
+
+    def _write(self, rows_df, tables, hi: int, count: int, local) -> Written:
+        from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
+
+        written = Written()
+        plan = self._plan(tables, hi, written)
+        if plan.keys:
+            self._write_keyed(rows_df, plan, len(tables), local, written)
+        for s, t in plan.unkeyed:  # force-replicate: whole rows matched, in commit order
+            changes = (_in_commit_order(rows_df.where((F.col("schema") == s) & (F.col("table") == t)), count)
+                       .select("op", "before", "after").toLocalIterator())
+            written.rows += apply_ordered(self.conn, s, t, changes, plan.generated.get(f"{s}.{t}", frozenset()))
+        if plan.bound:
+            written.rows += self._write_bound(rows_df, plan, hi, count)
+        return written
+
+    def _plan(self, tables: list[tuple[str, str]], hi: int, written: Written) -> _Plan:
+        plan = _Plan()
+        for t in tables:
+            name = f"{t[0]}.{t[1]}"
+            k, known, colls = _key(self.keys_known, self.conn, t, hi)
+            if k:
+                plan.keys[name], plan.collations[name] = k, colls
+            elif not table_exists(self.conn, *t):
+                raise CdcflowError(
+                    f"table {name} does not exist downstream", code=TABLE_NOT_EXISTS,
+                    hint="the downstream must hold every replicated table as of the start-ts: load a snapshot, "
+                         "or exclude the table with a filter rule")
+            elif known or self.force_replicate:
+                # filter judged the rows of a table the tracker knows, and kept these (force-replicate)
+                plan.unkeyed.append(t)
+            else:
+                # The tracker does not know the table, so its key comes from the downstream's catalogue,
+                # which filter cannot see (and which the DDLs run before this segment may change).
+                self.event("rows skipped", table=name,
+                           why="the tracked schema does not know the table, the downstream's has no valid index "
+                               "(primary key or NOT NULL unique key), and force-replicate is false")
+                written.skipped_tables.append(name)
+        # the columns the downstream computes, as it has them now: the DDLs before this segment ran
+        plan.generated = generated_columns(self.conn, tables)
+        # tables bound by a foreign key that changes rows: in commit order, apart (sink.foreign_keys)
+        plan.group = self.foreign_keys.group(tables)
+        plan.bound = {t: plan.keys.get(t) for t in plan.group.tables
+                      if t in plan.keys or tuple(t.split(".", 1)) in plan.unkeyed}
+        if plan.bound:
+            plan.keys = {t: k for t, k in plan.keys.items() if t not in plan.bound}
+            plan.unkeyed = [t for t in plan.unkeyed if f"{t[0]}.{t[1]}" not in plan.bound]
+        return plan
+
+    def _write_keyed(self, rows_df, plan: _Plan, tables: int, local, written: Written) -> None:
+        keys, generated, sink, batch = plan.keys, plan.generated, self.sink, self.options.max_txn_row
+        if self.options.transaction_atomicity == "table":
+            # a table's transactions stay whole and in commit order: one partition per table;
+            # rows are REPLACEd (each transaction is atomic downstream, so a replay converges)
+            by, order = ("schema", "table"), ("schema", "table", "commit_ts", "part", "key", "seq", "sub")
+            passes = [lambda it: apply_partition_txns(it, sink, batch, keys, generated)]
+        else:
+            by, order = ("schema", "table", "part"), ("schema", "table", "part", "key", "commit_ts", "seq", "sub")
+            indexed = key_indexed(self.conn, keys)
+            passes = [lambda it, ph=ph: apply_partition(it, sink, batch, keys, ph, generated, indexed)
+                      for ph in ([None] if self.safe else ["existing", "new"])]
+        folder, workers = KeyFolder(plan.collations, sink), max(1, self.options.worker_count)
+        if local is not None:
+            counts = _write_here(local, keys, folder, by, order, passes, workers)
+        else:
+            counts = _write_in_spark(self.spark, rows_df, keys, tables, folder, by, order, passes, workers)
+        written.rows += sum(r["rows"] for r in counts)
+        written.statements += sum(r["statements"] for r in counts)
+        written.workers = len(counts) // len(passes)
+        written.rows_held = max([0, *(r["held"] for r in counts)])
+        written.upsert_fallbacks += sum(r["fallbacks"] for r in counts)
+
+    def _write_bound(self, rows_df, plan: _Plan, hi: int, count: int) -> int:
+        """The segment's changes to the tables its foreign keys bind: in commit order across them, in
+        one downstream transaction, after what the marker says is there already (a marker at or below
+        a backfill's replay_until is the earlier pass's: those rows are written again)."""
+        from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
+
+        done = applied_up_to(self.conn, self.marker)
+        if done >= hi and done > self.replay_until:
+            return 0
+        names = self.spark.createDataFrame([t.split(".", 1) for t in plan.bound], "schema string, table string")
+        rows = rows_df.join(F.broadcast(names), ["schema", "table"], "left_semi")
+        if done > self.replay_until:
+            rows = rows.where(F.col("commit_ts") > done)
+        changes = (r.asDict() for r in _in_commit_order(rows, count)
+                   .select("schema", "table", "op", "before", "after", "fk_checks_off").toLocalIterator())
+        return write_group(self.conn, changes, plan.bound, plan.generated, plan.group, self.safe, self.marker, hi)
+
+
+def _key(keys: dict, conn, table: tuple[str, str], ts: int) -> tuple[list[str] | None, bool, dict]:
+    """(the valid key, whether the tracked schema knows the table, the collations of the key's
+    string columns): the key as the tracked schema has it for rows up to `ts` (the segment's
+    barrier: no DDL changes a replicated table's key inside a segment); the downstream's
+    catalogue where the tracker does not know the table or a key column's collation."""
+    if table in keys:
+        key, known, collations = lookup_key(keys[table], ts)
+        if known:
+            if None in collations.values():  # no clause named it: as the downstream created it
+                down = catalogue_key(conn, *table)[1]
+                collations = {c: coll or down.get(c) for c, coll in collations.items()}
+            return key, True, collations
+    key, collations = catalogue_key(conn, *table)
+    return key, False, collations
+
+
+def _in_commit_order(rows_df, rows: int):
+    """`rows_df` (at most `rows` changes) in commit order, in range partitions of about
+    ORDERED_ROWS changes each (toLocalIterator brings one at a time)."""
+    parts = max(1, -(-rows // ORDERED_ROWS))
+    return rows_df.repartitionByRange(parts, "commit_ts", "seq").sortWithinPartitions("commit_ts", "seq")
+
+
+def _write_in_spark(spark, rows_df, keys: dict, tables: int, folder: KeyFolder, by, order, passes,
+                    workers: int) -> list[dict]:
+    """A segment's keyed rows written by `workers` Spark partitions: the counts of each pass's."""
+    from pyspark import StorageLevel  # lazy: pyspark is not loaded on the Spark-free paths
+    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
+
+    keyed_rows = rows_df
+    if len(keys) < tables:
+        keyed = spark.createDataFrame([k.split(".", 1) for k in keys], "schema string, table string")
+        keyed_rows = rows_df.join(F.broadcast(keyed), ["schema", "table"], "left_semi")
+    changes = (keyed_rows.select(*ROW_COLUMNS)
+               .mapInArrow(lambda it: keyed_changes(it, keys, folder), KEYED_SCHEMA))
+    ordered = changes.repartition(workers, *by).sortWithinPartitions(*order)
+    if len(passes) > 1:
+        # on local disk, not in the JVM heap: a segment may hold a huge transaction
+        ordered = ordered.persist(StorageLevel.DISK_ONLY)
+    counts = [r.asDict() for body in passes for r in ordered.mapInArrow(body, COUNTS_SCHEMA).collect()]
+    if len(passes) > 1:
+        ordered.unpersist()
+    return counts
+
+
+def _write_here(local: pa.Table, keys: dict, folder: KeyFolder, by, order, passes, workers: int) -> list[dict]:
+    """A small segment's keyed rows (already in this process) written from here, without a Spark
+    job: spread over `workers` threads by the columns Spark partitions them by, each sorted as a
+    Spark partition is and written by the same partition bodies."""
+    names = pc.binary_join_element_wise(local["schema"], local["table"], ".")
+    local = local.filter(pc.is_in(names, pa.array(list(keys), pa.string())))
+    batches = list(keyed_changes(iter(local.select(list(ROW_COLUMNS)).to_batches()), keys, folder))
+    if not batches:
+        return []
+    ordered = pa.Table.from_batches(batches).sort_by([(c, "ascending") for c in order])
+    # crc32, not hash(): the same rows spread alike in every process (a launcher's results compare)
+    spread = pa.array([zlib.crc32(repr(k).encode()) % workers for k in zip(*(ordered[c].to_pylist() for c in by))],
+                      pa.int32())
+    parts = [p for p in (ordered.filter(pc.equal(spread, w)) for w in range(workers)) if p.num_rows]
+    counts = []
+    with ThreadPoolExecutor(len(parts)) as pool:
+        for body in passes:  # a pass ends in every part before the next begins, as a Spark job does
+            for out in pool.map(lambda part, body=body: list(body(iter(part.to_batches()))), parts):
+                counts += [r for b in out for r in b.to_pylist()]
+    return counts
