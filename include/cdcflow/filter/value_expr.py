@@ -28,7 +28,7 @@ from collections.abc import Callable
 from cdcflow.core.errors import EXPRESSION_COLUMN_ABSENT, CdcflowError, ConfigError
 from cdcflow.core.row_codec import plain_value
 from cdcflow.core.system_schemas import sql_not_system
-from cdcflow.filter.mysql_eval import UNSUPPORTED_HINT, Col, compile_expr, typed_value, unsupported
+from cdcflow.filter.mysql_eval import UNSUPPORTED_HINT, Col, compile_expr, dialect, typed_value, unsupported
 
 # (op the expression applies to, image it reads, EventFilterRule field, TOML key)
 EXPRESSIONS = (
@@ -108,20 +108,26 @@ def upstream_columns(conn, tables: list[tuple[str, str]] | None = None) -> dict[
 # --- parsing -------------------------------------------------------------
 
 def parse(text: str, where: str):
-    """The expression's syntax tree; a ConfigError naming `where` if it is not one."""
+    """The expression's syntax tree; a ConfigError naming `where` if it is not one.  As TiCDC
+    (pkg/filter/expr_filter.go, completeExpression), the text is read as the WHERE clause of
+    `SELECT * FROM t WHERE <text>`, in mysql_eval's dialect (function calls kept as written)."""
     import sqlglot
     from sqlglot import exp
 
+    head = "SELECT * FROM t WHERE "
     try:
-        tree = sqlglot.parse_one(text, read="mysql")
+        stmt = sqlglot.parse_one(head + text, read=dialect())
     except sqlglot.errors.SqlglotError as e:
-        raise ConfigError(f"{where} = {text!r} is not a valid SQL expression: {str(e).splitlines()[0]}",
+        first = re.sub(r"Col: (\d+)", lambda m: f"Col: {max(1, int(m.group(1)) - len(head))}", str(e).splitlines()[0])
+        raise ConfigError(f"{where} = {text!r} is not a valid SQL expression: {first}",
                           hint="write a MySQL expression over the row's columns, e.g. \"id > 100 AND name = 'x'\"") \
             from None
-    if isinstance(tree, (exp.Query, exp.Alias, exp.Command, exp.DDL)) or tree.find(exp.Query) is not None:
+    clause = stmt.args.get("where") if isinstance(stmt, exp.Select) else None
+    extra = [k for k, v in stmt.args.items() if v and k not in ("expressions", "from_", "where")]
+    if clause is None or extra or clause.this.find(exp.Query, exp.Alias) is not None:
         raise ConfigError(f"{where} = {text!r} is not a valid SQL expression over one row",
-                          hint="no statements, aliases or subqueries: e.g. \"id > 100 AND name = 'x'\"")
-    return tree
+                          hint="no statements, aliases, subqueries or clauses: e.g. \"id > 100 AND name = 'x'\"")
+    return clause.this.pop()
 
 
 def column_names(tree) -> set[str]:
