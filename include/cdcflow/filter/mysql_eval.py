@@ -354,6 +354,8 @@ def _call_of(node):
         return "SUBSTRING", [a for a in (node.this, node.args.get("start"), node.args.get("length")) if a]
     if isinstance(node, exp.RegexpLike):
         return "REGEXP", [node.this, node.expression]
+    if isinstance(node, exp.StrPosition):  # POSITION(sub IN s)
+        return "POSITION", [node.args["substr"], node.this]
     if isinstance(node, (exp.CurrentTimestamp, exp.Localtimestamp)):
         return "NOW", [node.this] if node.this else []
     if isinstance(node, exp.CurrentDate):
@@ -420,6 +422,7 @@ def compile_expr(tree, cols: list[Col], now: dt.datetime | None = None) -> Calla
         raise ConfigError(f"the value expression {tree.sql(dialect='mysql')!r} uses {', '.join(bad)}, "
                           "which cdcflow's value filter does not evaluate", hint=UNSUPPORTED_HINT)
     clock = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    by_name = {c.name.lower(): c for c in cols}
 
     def c(node) -> Callable[[list], object]:
         if node.args.get("negate"):  # `x NOT LIKE p` and the like: the node's value negated
@@ -477,9 +480,9 @@ def compile_expr(tree, cols: list[Col], now: dt.datetime | None = None) -> Calla
         if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod)):
             return _arith(type(node).__name__, c(node.left), c(node.right))
         if isinstance(node, exp.Case):
-            return _case(node, c)
+            return _case(node, c, by_name)
         if isinstance(node, exp.Cast):
-            return _cast_of(node, c)
+            return _cast_of(node, c, clock)
         if isinstance(node, exp.Trim):
             where = (node.args.get("position") or "BOTH").upper()
             rem = c(node.expression) if node.expression else (lambda row: " ")
@@ -490,7 +493,7 @@ def compile_expr(tree, cols: list[Col], now: dt.datetime | None = None) -> Calla
         fname, arg_nodes = _call_of(node)
         if fname in _DATE_ARITH:
             return _date_arith(c(arg_nodes[0]), arg_nodes[1], c, _DATE_ARITH[fname])
-        return _function(fname, arg_nodes, c, clock)
+        return _function(fname, arg_nodes, c, clock, by_name)
 
     return c(tree)
 
@@ -513,21 +516,34 @@ def _date_arith(date, interval, c, sign: int):
     return run
 
 
-def _stringly(results) -> Callable:
-    """MySQL's type of IF/IFNULL/COALESCE/CASE: a string literal among the results makes the result a string."""
+def _static_kind(node, cols: dict[str, Col]) -> str | None:
+    """string, temporal or number: what a literal or column is before any row is read (None: unknown)."""
     from sqlglot import exp
 
-    if any(isinstance(r, exp.Literal) and r.is_string for r in results if r is not None):
+    if isinstance(node, exp.Literal):
+        return "string" if node.is_string else "number"
+    if isinstance(node, exp.Column) and node.name.lower() in cols:
+        kind = cols[node.name.lower()].kind
+        return "string" if kind in ("text", "binary", "enum", "set", "json") else \
+            "temporal" if kind in ("date", "datetime", "time") else "number"
+    return None
+
+
+def _stringly(results, cols: dict[str, Col]) -> Callable:
+    """MySQL's type of IF/IFNULL/COALESCE/CASE: a string among the results, or temporal values
+    mixed with numbers, make the result a string (COALESCE(time_col, 0) is the TIME's text)."""
+    kinds = {_static_kind(r, cols) for r in results if r is not None}
+    if "string" in kinds or {"temporal", "number"} <= kinds:
         return lambda v: _as_text(v) if v is not None and not isinstance(v, (str, bytes)) else v
     return lambda v: v
 
 
-def _case(node, c):
+def _case(node, c, cols: dict[str, Col]):
     subject = c(node.this) if node.this else None
     ifs = node.args.get("ifs") or []
     arms = [(c(i.this), c(i.args["true"])) for i in ifs]
     default = c(node.args["default"]) if node.args.get("default") else (lambda row: None)
-    typed = _stringly([i.args["true"] for i in ifs] + [node.args.get("default")])
+    typed = _stringly([i.args["true"] for i in ifs] + [node.args.get("default")], cols)
 
     def run(row):
         s = subject(row) if subject else None
@@ -540,22 +556,22 @@ def _case(node, c):
     return run
 
 
-def _cast_of(node, c):
+def _cast_of(node, c, clock):
     to = node.args["to"]
     params = [int(p.this.this) for p in to.expressions if hasattr(p.this, "this")]
     target = _CAST_TO[to.this.name]
     length = params[0] if params else None
     scale = params[1] if len(params) > 1 else None
     inner = c(node.this)
-    return lambda row: None if (v := inner(row)) is None else cast(v, target, length, scale)
+    return lambda row: None if (v := inner(row)) is None else cast(v, target, length, scale, clock)
 
 
-def _function(name: str, arg_nodes, c, clock):
+def _function(name: str, arg_nodes, c, clock, cols: dict[str, Col]):
     fn = FUNCTIONS[name]
     args = [c(a) for a in arg_nodes]
     impl = functools.partial(fn.impl, clock) if fn.now else fn.impl
     if not fn.nulls:
-        typed = _stringly(arg_nodes[_RESULT_ARGS[name]]) if name in _RESULT_ARGS else (lambda v: v)
+        typed = _stringly(arg_nodes[_RESULT_ARGS[name]], cols) if name in _RESULT_ARGS else (lambda v: v)
         return lambda row: typed(impl(*[a(row) for a in args]))
     return _strict(impl, args)
 
@@ -1060,17 +1076,19 @@ def timestampdiff(unit: str, a, b):
 
 
 _EPOCH = dt.datetime(1970, 1, 1)
-_TIMESTAMP_MAX = dt.datetime(2038, 1, 19, 3, 14, 7, 999999)
+# UNIX_TIMESTAMP's range in TiDB (and MySQL from 8.0.28): 0 outside it (pkg/expression's
+# goTimeToMysqlUnixTimestamp); MariaDB 10.11 says NULL there, and ends at 2038
+_UNIX_MIN, _UNIX_MAX = dt.datetime(1970, 1, 1, 0, 0, 1), dt.datetime(3001, 1, 18, 23, 59, 59, 999999)
 
 
 def unix_timestamp(now, v=None):
     """Seconds since 1970 of a date/time read in the evaluator's time zone (UTC); 0 outside
-    TIMESTAMP's range; a fraction when the value has one."""
+    TiDB's range or for a date that is none; a fraction when the value has one."""
     if v is None:
         return int((now - _EPOCH).total_seconds())
     t = _datetime_of(v)
     d = _real_date(t)
-    if d is None or d < _EPOCH or d > _TIMESTAMP_MAX:
+    if d is None or d < _UNIX_MIN or d > _UNIX_MAX:
         return 0
     delta = d - _EPOCH
     whole = delta.days * 86400 + delta.seconds
@@ -1078,7 +1096,7 @@ def unix_timestamp(now, v=None):
     if not fsp:
         return whole
     return (decimal.Decimal(whole) + decimal.Decimal(delta.microseconds).scaleb(-6)).quantize(
-        decimal.Decimal(1).scaleb(-min(fsp, 6)), decimal.ROUND_DOWN)
+        decimal.Decimal(1).scaleb(-min(fsp, 6)), decimal.ROUND_HALF_EVEN)
 
 
 def from_unixtime(v, fmt=None):
@@ -1262,12 +1280,14 @@ def _round_with(mode: str):
         x, k = number(v), _int(d)
         q = decimal.Decimal(1).scaleb(-k)
         if isinstance(x, float):
-            if math.isinf(x) or math.isnan(x):
-                return x
-            return float(decimal.Decimal(repr(x)).quantize(q, mode)) if k <= 30 else x
-        r = decimal.Decimal(x).quantize(q, mode) if k >= 0 else \
-            (decimal.Decimal(x).scaleb(k).quantize(decimal.Decimal(1), mode)).scaleb(-k)
-        return int(r) if isinstance(x, int) else r.quantize(decimal.Decimal(1).scaleb(-max(k, 0)))
+            if not math.isfinite(x) or abs(x) >= 2 ** 53 and k >= 0:
+                return x  # no fraction left to round
+            with decimal.localcontext(decimal.Context(prec=800)):  # a DOUBLE has up to 309 integer digits
+                return float(decimal.Decimal(repr(x)).quantize(q, mode)) if k <= 30 else x
+        with decimal.localcontext(_EXACT):
+            r = decimal.Decimal(x).quantize(q, mode) if k >= 0 else \
+                (decimal.Decimal(x).scaleb(k).quantize(decimal.Decimal(1), mode)).scaleb(-k)
+            return int(r) if isinstance(x, int) else r.quantize(decimal.Decimal(1).scaleb(-max(k, 0)))
     return run
 
 
@@ -1308,18 +1328,18 @@ def _clip_int(n: int, unsigned: bool) -> int:
     return n % 2 ** 64 if unsigned else max(-2 ** 63, min(2 ** 63 - 1, n))
 
 
-def cast(v, to: str, length: int | None = None, scale: int | None = None):
+def cast(v, to: str, length: int | None = None, scale: int | None = None, now: dt.datetime | None = None):
     """CAST(v AS to): SIGNED/UNSIGNED, CHAR(n), BINARY(n), DECIMAL(m,d), DOUBLE/FLOAT, DATE,
-    DATETIME(fsp), TIME(fsp), JSON."""
+    DATETIME(fsp), TIME(fsp), JSON.  `now`: the day a TIME is on when cast to a date."""
     if to in ("SIGNED", "UNSIGNED"):
         if isinstance(v, (str, bytes)) and not isinstance(v, Hex):
             m = re.match(r"\s*([-+]?\d+)", _as_text(v))
-            n = int(m.group(1)) if m else 0
-        elif isinstance(v, Temporal):
-            n = _int(v)
-        else:
-            n = _int(v)
-        return _clip_int(n, to == "UNSIGNED")
+            return _clip_int(int(m.group(1)) if m else 0, to == "UNSIGNED")
+        n = number(v)
+        if isinstance(n, int):  # an integer wraps (CAST(-1 AS UNSIGNED) is 2**64 - 1) ...
+            return _clip_int(n, to == "UNSIGNED")
+        r = _int(n)  # ... a DECIMAL, DOUBLE or time value is clipped to the type's range
+        return max(0, min(2 ** 64 - 1, r)) if to == "UNSIGNED" else max(-2 ** 63, min(2 ** 63 - 1, r))
     if to == "CHAR":
         s = _as_text(v)
         return s[:length] if length is not None else s
@@ -1338,6 +1358,9 @@ def cast(v, to: str, length: int | None = None, scale: int | None = None):
     if to == "FLOAT":
         return Float32(struct.unpack("f", struct.pack("f", float(number(v))))[0])
     if to in ("DATE", "DATETIME"):
+        if isinstance(v, Temporal) and v.kind == "time" and now is not None:  # the time of day today
+            v = _temporal_of(dt.datetime(now.year, now.month, now.day) + dt.timedelta(microseconds=v.parts[0]),
+                             "datetime", v.fsp)
         t = _datetime_of(v)
         if t is None:
             return None
@@ -1439,7 +1462,6 @@ FUNCTIONS: dict[str, Fn] = {
     "LPAD": Fn(_pad(True), (3, 3)),
     "RPAD": Fn(_pad(False), (3, 3)),
     "REGEXP": Fn(regexp, (2, 2)),
-    "REGEXP_LIKE": Fn(regexp, (2, 2)),
     "HEX": Fn(hex_of, (1, 1)),
     "MD5": Fn(lambda v: hashlib.md5(_digest_bytes(v)).hexdigest(), (1, 1)),
     "CRC32": Fn(lambda v: zlib.crc32(_digest_bytes(v)), (1, 1)),

@@ -21,6 +21,7 @@ expression and the column.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Callable
@@ -190,13 +191,14 @@ def check_expressions(cfg, columns: dict[tuple[str, str], list[Col]], changefeed
                              "or narrow the rule's matcher")
 
 
-def matching_rows(batches, cols: list[Col], conds):
+def matching_rows(batches, cols: list[Col], conds, now: dt.datetime | None = None):
     """mapInArrow body: events of one table in (all reading the table version `cols`);
-    (commit_ts, seq) of the ones an expression ignores out.  `conds`: [(op, side, tree)].
-    As TiCDC's filter, an event is ignored when an expression's value is the integer 1."""
+    (commit_ts, seq) of the ones an expression ignores out.  `conds`: [(op, side, tree)]; `now`
+    the instant NOW() reads (mysql_eval).  As TiCDC's filter, an event is ignored when an
+    expression's value is the integer 1."""
     import pyarrow as pa
 
-    tests = [(op, side, compile_expr(tree, cols)) for op, side, tree in conds]
+    tests = [(op, side, compile_expr(tree, cols, now)) for op, side, tree in conds]
     for b in batches:
         d = b.to_pydict()
         out = {"commit_ts": [], "seq": []}
@@ -230,6 +232,8 @@ def ignored_events(spark, dml, cfg, versions: dict[tuple[str, str], list[tuple[i
     rules = [x for x in rules if x[2]]
     if not rules:
         return None
+    # NOW() is one instant for the whole cycle, as TiDB's statement-cached now (mysql_eval)
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     tables = [(r["schema"], r["table"]) for r in dml.select("schema", "table").distinct().collect()]
     parts = []
     for s, t in tables:
@@ -247,13 +251,13 @@ def ignored_events(spark, dml, cfg, versions: dict[tuple[str, str], list[tuple[i
                 span = span.where(F.col("commit_ts") <= spans[i + 1][0])
             if len(spans) > 1 and span.limit(1).count() == 0:
                 continue  # no row reads this version (e.g. the columns after a later rename)
-            parts.append(_ignored_in(span, s, t, lo, list(cols), exprs, changefeed))
+            parts.append(_ignored_in(span, s, t, lo, list(cols), exprs, now, changefeed))
     if not parts:
         return None
     return reduce(lambda a, b: a.unionByName(b), parts).distinct()
 
 
-def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, changefeed):
+def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, now: dt.datetime, changefeed):
     """(commit_ts, seq) of `rows` (all reading one version of s.t: `cols`) the expressions ignore."""
     conds = []
     for op, side, key, text in exprs:
@@ -266,9 +270,9 @@ def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, c
                 changefeed=changefeed, code=EXPRESSION_COLUMN_ABSENT,
                 hint="fix the expression in the changefeed's config and re-create the changefeed, or narrow "
                      "the rule's matcher")
-        compile_expr(tree, cols)  # refuses what it cannot evaluate here, on the driver
+        compile_expr(tree, cols, now)  # refuses what it cannot evaluate here, on the driver
         conds.append((op, side, tree))
-    return rows.mapInArrow(lambda it, c=cols, x=conds: matching_rows(it, c, x), "commit_ts long, seq long")
+    return rows.mapInArrow(lambda it, c=cols, x=conds, n=now: matching_rows(it, c, x, n), "commit_ts long, seq long")
 
 
 def drop_ignored_rows(spark, dml, cfg, tracker, lo: int, hi: int, connect: Callable[[], object],
