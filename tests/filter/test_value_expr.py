@@ -204,3 +204,60 @@ def test_tracked_columns_type_like_information_schema():
     assert [(c.kind, c.length, c.members) for c in df_.tracked_columns(info)] == [
         ("int", 0, ()), ("decimal", 0, ()), ("text", 0, ()), ("binary", 4, ()), ("int", 0, ()),
         ("enum", 0, ("x", "it's")), ("year", 0, ()), ("datetime", 6, ()), ("bit", 2, ()), ("float", 4, ())]
+
+
+@pytest.mark.parametrize("expr, names", [
+    ("SHA2(name, 256) = 'x'", ["SHA2"]),
+    ("SOUNDEX(name) = 'x' OR LEFT(name) = 'a'", ["LEFT with 1 arguments (it takes 2)", "SOUNDEX"]),
+    ("CAST(name AS YEAR) = 1", ["CAST AS YEAR"]),
+    ("born + INTERVAL 1 FORTNIGHT > '2000-01-01'", ["FORTNIGHT"]),
+])
+def test_an_unknown_function_or_arity_is_refused_at_create_by_name(expr, names):
+    with pytest.raises(ConfigError) as e:
+        df_.check_expressions(config(**{"ignore-delete-value-expr": expr}), COLUMNS, "cf1")
+    msg = str(e.value)
+    assert all(n in msg for n in names), msg
+    assert "filter.event-filters[0].ignore-delete-value-expr" in msg and "changefeed cf1" in msg
+
+
+def test_dm_s_own_expression_filters_pass_create():
+    """DM's expression-filter tests filter on a JSON path and on NOW(); `create` refused both."""
+    cols = {("s", "t"): COLS + [df_.column_of("c_json", "json", "json"), df_.column_of("ts", "timestamp",
+                                                                                        "timestamp")]}
+    df_.check_expressions(config(**{"ignore-insert-value-expr": 'c_json->"$.id" = 2',
+                                    "ignore-update-new-value-expr": "ts > NOW()",
+                                    "ignore-delete-value-expr": "c_json->>'$.name' = 'x' AND DATE(ts) < CURDATE()"}),
+                          cols, "cf1")
+
+
+def test_now_is_one_instant_for_the_cycle_in_utc():
+    """Every row of a cycle reads the NOW the driver took (as TiDB's statement-cached now), in UTC."""
+    import pyarrow as pa
+
+    from cdcflow.filter.mysql_eval import compile_expr
+
+    cols = [df_.column_of("ts", "timestamp", "timestamp(6)"), df_.column_of("d", "datetime", "datetime")]
+    now = dt.datetime(2030, 5, 6, 7, 8, 9, 123456)
+    images = [encode_image({"ts": "2030-05-06 07:08:09.123455", "d": "2030-05-06 07:08:10"}),
+              encode_image({"ts": "2030-05-06 07:08:09.123456", "d": "2030-05-06 07:08:09"})]
+    batch = pa.RecordBatch.from_pydict({"commit_ts": [1, 1], "seq": [0, 1], "op": ["insert"] * 2,
+                                        "before": [None] * 2, "after": images})
+    for expr, want in [("ts < NOW(6)", [0]), ("d > CURRENT_TIMESTAMP", [0]), ("d = UTC_TIMESTAMP()", [1]),
+                       ("DATE(d) = CURDATE() AND UNIX_TIMESTAMP() = 1904281689", [0, 1])]:
+        found = df_.matching_rows([batch], cols, [("insert", "after", df_.parse(expr, "k"))], now)
+        assert [s for b in found for s in b.to_pydict()["seq"]] == want, expr
+    # without an instant given, the wall clock's (UTC): a row of the year 3000 is after it
+    assert compile_expr(df_.parse("ts > NOW()", "k"), cols)([df_.typed_value(cols[0], "3000-01-01 00:00:00"), None]) == 1
+
+
+def test_readme_lists_exactly_the_functions_the_filter_evaluates():
+    import re
+    from pathlib import Path
+
+    from cdcflow.filter.mysql_eval import supported_functions
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    listed = re.search(r"Value-expression functions: ([^.]*)\.", readme)
+    assert listed, "README's event-filter section has no 'Value-expression functions:' list"
+    names = [n.strip() for n in listed.group(1).replace("\n", " ").split(",")]
+    assert names == supported_functions(), "README's list of value-expression functions differs from mysql_eval's table"

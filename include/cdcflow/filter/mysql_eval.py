@@ -17,6 +17,27 @@ Expression Evaluation") and TiDB state them:
   else numeric as DOUBLE; a string read as a number takes its numeric prefix ('abc' is 0,
   '2x' is 2); an ENUM against a number is its index, a SET its bit mask, a hex or bit literal
   its unsigned integer.
+
+Functions are a table, FUNCTIONS (name -> implementation, arity); CASE, CAST/CONVERT,
+DATE_ADD/DATE_SUB/`+ INTERVAL` and TIMESTAMPDIFF, which have their own syntax, are compiled
+here.  `unsupported` names what is outside both, and value_expr refuses it at `create`.  The
+expression is parsed as TiCDC parses it (the WHERE clause of `SELECT * FROM t WHERE <expr>`) in
+`dialect()`, sqlglot's MySQL dialect keeping function calls as written.  JSON values (`->`,
+JSON_EXTRACT) compare as JSON with MySQL's type order; a JSON column read directly is its text.
+
+NOW() as TiCDC evaluates it.  pkg/filter/expr_filter.go (pingcap/tiflow): newExprFilter(tz, ...)
+builds one session per changefeed filter with utils.NewSessionCtx({"time_zone": tz})
+(dm/pkg/utils), and each expression is evaluated in that session's expression context;
+cdc/processor/processor.go passes the capture's time zone (the server's `tz`, the zone the
+mounter also reads TIMESTAMP columns in).  TiDB's NOW() (pkg/expression/builtin_time.go,
+evalNowWithFsp -> getStmtTimestamp -> the `timestamp` session variable) is the statement's
+cached time (StmtCtx's StmtNowTsCacheKey, pkg/sessionctx/variable/sysvar.go), taken at the
+first evaluation and, since the filter's session never starts a new statement, kept until the
+processor restarts; it is shown in the session's zone.  cdcflow does the same per cycle: the
+filter stage takes the wall clock once (value_expr.ignored_events) and every row of the cycle
+reads that instant, in UTC, the zone the evaluator reads TIMESTAMP columns in (a TiCDC capture
+with tz = UTC).  CURRENT_TIMESTAMP, LOCALTIMESTAMP, UTC_TIMESTAMP, CURDATE/CURRENT_DATE,
+UTC_DATE and UNIX_TIMESTAMP() read the same instant.
 """
 
 from __future__ import annotations
