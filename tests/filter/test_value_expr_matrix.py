@@ -18,6 +18,7 @@ from type_matrix import NAMES, create_types
 
 from cdcflow.core.uri import parse_source_uri
 from cdcflow.filter import value_expr as df_
+from cdcflow.filter.mysql_eval import supported_functions
 from cdcflow.source.binlog import BinlogReader, Position
 
 S = "vx_matrix"
@@ -340,8 +341,6 @@ def test_every_function_as_tidb_judges(matrix):
 
 
 def test_every_function_of_the_filter_is_in_the_matrix():
-    from cdcflow.filter.mysql_eval import supported_functions
-
     written = " ".join(LITERALS + [e for e, _cs in FUNCTION_CASES]).upper()
     missing = [f for f in supported_functions() if not re.search(rf"\b{f}\b", written)]
     assert not missing, f"functions the value filter evaluates but the matrix never asks the server: {missing}"

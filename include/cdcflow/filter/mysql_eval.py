@@ -367,7 +367,7 @@ def _like(pattern: str, escape: str = "\\") -> re.Pattern:
 
 def _call_of(node):
     """(NAME, argument nodes) of a function call written as one, whatever node sqlglot made of it."""
-    from sqlglot import exp
+    from sqlglot import exp  # lazy: sqlglot loads only where an expression is parsed or compiled
 
     if isinstance(node, exp.Anonymous):
         return node.name.upper(), list(node.expressions)
@@ -388,7 +388,7 @@ def _call_of(node):
 
 def _problem(node) -> str | None:
     """What the evaluator does not know about this node itself (its children are walked apart)."""
-    from sqlglot import exp
+    from sqlglot import exp  # lazy: sqlglot loads only where an expression is parsed or compiled
 
     call = _call_of(node)
     if call is not None:
@@ -402,6 +402,11 @@ def _problem(node) -> str | None:
         if len(args) < least or (most is not None and len(args) > most):
             given = f"{least}" if least == most else f"{least} or more" if most is None else f"{least} to {most}"
             return f"{name} with {len(args)} arguments (it takes {given})"
+        if name == "REGEXP" and isinstance(args[1], exp.Literal):
+            try:
+                re.compile(args[1].name)
+            except re.error as e:
+                return f"REGEXP {args[1].sql(dialect='mysql')} ({e})"
         return None
     if isinstance(node, exp.Interval):
         unit = node.args.get("unit")
@@ -539,7 +544,7 @@ def _date_arith(date, interval, c, sign: int):
 
 def _static_kind(node, cols: dict[str, Col]) -> str | None:
     """string, temporal or number: what a literal or column is before any row is read (None: unknown)."""
-    from sqlglot import exp
+    from sqlglot import exp  # lazy: sqlglot loads only where an expression is parsed or compiled
 
     if isinstance(node, exp.Literal):
         return "string" if node.is_string else "number"
@@ -1277,7 +1282,10 @@ def _pad(is_left: bool):
 
 def regexp(s, pattern):
     b = _binary(s, pattern)
-    return int(re.search(_str(pattern, b), _str(s, b)) is not None)
+    try:
+        return int(re.search(_str(pattern, b), _str(s, b)) is not None)
+    except re.error:
+        return None  # a pattern that is none (a literal one is refused at create)
 
 
 def hex_of(v):
@@ -1298,7 +1306,7 @@ def _digest_bytes(v) -> bytes:
 def _round_with(mode: str):
     """ROUND (half away from zero) and TRUNCATE (toward zero) to d digits after the point."""
     def run(v, d=0):
-        x, k = number(v), _int(d)
+        x, k = number(v), max(-70, min(30, _int(d)))  # MySQL keeps at most 30 decimals
         q = decimal.Decimal(1).scaleb(-k)
         if isinstance(x, float):
             if not math.isfinite(x) or abs(x) >= 2 ** 53 and k >= 0:
@@ -1371,6 +1379,8 @@ def cast(v, to: str, length: int | None = None, scale: int | None = None, now: d
         m, d = length if length is not None else 10, scale or 0
         x = decimal.Decimal(number(v)) if not isinstance(number(v), float) else decimal.Decimal(repr(number(v)))
         limit = decimal.Decimal(10) ** (m - d) - decimal.Decimal(1).scaleb(-d)
+        if not x.is_finite() or abs(x) > limit:  # clipped to the type's range
+            return limit.copy_sign(x)
         with decimal.localcontext(_EXACT):
             x = x.quantize(decimal.Decimal(1).scaleb(-d), decimal.ROUND_HALF_UP)
         return max(-limit, min(limit, x))
