@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 
+import pyarrow as pa
 import pytest
 from type_matrix import NAMES, create_types
 
@@ -300,8 +301,6 @@ def matrix(mariadb_pair):
 def cdcflow_matches(cols, images, exprs) -> dict[str, list[int]]:
     """The ids whose insert image each expression ignores, as the filter stage's Spark workers
     judge them (matching_rows, here over one Arrow batch)."""
-    import pyarrow as pa
-
     batch = pa.RecordBatch.from_pydict({"commit_ts": [100] * len(images), "seq": list(range(len(images))),
                                         "op": ["insert"] * len(images), "before": [None] * len(images),
                                         "after": images})

@@ -1265,11 +1265,15 @@ def locate(sub, s, pos=None):
     return x.find(y, start - 1) + 1
 
 
+# a string function's result longer than TiDB's default max_allowed_packet is NULL (with a warning)
+_MAX_ALLOWED_PACKET = 67_108_864
+
+
 def _pad(is_left: bool):
     def run(s, n, pad):
         b = _binary(s, pad)
         x, k, p = _str(s, b), _int(n), _str(pad, b)
-        if k < 0:
+        if k < 0 or k > _MAX_ALLOWED_PACKET:
             return None
         if len(x) >= k:
             return x[:k]
@@ -1376,7 +1380,7 @@ def cast(v, to: str, length: int | None = None, scale: int | None = None, now: d
         b = _digest_bytes(v)
         return b[:length].ljust(length, b"\0") if length is not None else b
     if to == "DECIMAL":
-        m, d = length if length is not None else 10, scale or 0
+        m, d = min(length if length is not None else 10, 65), min(scale or 0, 30)  # MySQL's largest DECIMAL
         x = decimal.Decimal(number(v)) if not isinstance(number(v), float) else decimal.Decimal(repr(number(v)))
         limit = decimal.Decimal(10) ** (m - d) - decimal.Decimal(1).scaleb(-d)
         if not x.is_finite() or abs(x) > limit:  # clipped to the type's range
@@ -1428,7 +1432,7 @@ def _first_not_null(*vs):
 
 def _now(fsp: int = 0):
     def run(now, d=None):
-        digits = _int(d) if d is not None else fsp
+        digits = max(0, min(6, _int(d))) if d is not None else fsp  # TiDB refuses more than 6
         us = now.microsecond // 10 ** (6 - digits) * 10 ** (6 - digits) if digits else 0
         return _temporal_of(now.replace(microsecond=us), "datetime", digits)
     return run
