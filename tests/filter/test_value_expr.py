@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import itertools
+import re
+from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from cdcflow.core.config import parse_config
 from cdcflow.core.errors import CdcflowError, ConfigError
 from cdcflow.core.row_codec import TemporalText, encode_image
+from cdcflow.ddl.table_def import TableInfo
+from cdcflow.filter import mysql_eval as m
 from cdcflow.filter import value_expr as df_
+from cdcflow.filter.mysql_eval import compile_expr, supported_functions
+from cdcflow.filter.txn import skip_transactions
 
 COLS = [
     df_.column_of("id", "int", "int(11)"),
@@ -147,8 +155,6 @@ def test_a_column_missing_at_run_time_fails_the_cycle(spark):
 
 
 def test_skip_transactions_by_start_ts_commit_ts_and_gtid(spark):
-    from cdcflow.filter.txn import skip_transactions
-
     ev = spark.createDataFrame(
         [(1, None, "0-1-1"), (2, None, "0-1-2"), (3, 30, "0-1-3"), (4, None, None), (5, None, "0-1-5")],
         "commit_ts bigint, start_ts bigint, gtid string")
@@ -189,8 +195,6 @@ def test_a_function_the_filter_does_not_evaluate_is_refused_at_create():
 
 
 def test_tracked_columns_type_like_information_schema():
-    from cdcflow.ddl.table_def import TableInfo
-
     info = TableInfo([{"name": "a", "type": "int(11) unsigned", "nullable": True},
                       {"name": "b", "type": "decimal(12,3)", "nullable": True},
                       {"name": "c", "type": "varchar(10)", "nullable": True},
@@ -204,3 +208,81 @@ def test_tracked_columns_type_like_information_schema():
     assert [(c.kind, c.length, c.members) for c in df_.tracked_columns(info)] == [
         ("int", 0, ()), ("decimal", 0, ()), ("text", 0, ()), ("binary", 4, ()), ("int", 0, ()),
         ("enum", 0, ("x", "it's")), ("year", 0, ()), ("datetime", 6, ()), ("bit", 2, ()), ("float", 4, ())]
+
+
+@pytest.mark.parametrize("expr, names", [
+    ("SHA2(name, 256) = 'x'", ["SHA2"]),
+    ("SOUNDEX(name) = 'x' OR LEFT(name) = 'a'", ["LEFT with 1 arguments (it takes 2)", "SOUNDEX"]),
+    ("CAST(name AS YEAR) = 1", ["CAST AS YEAR"]),
+    ("born + INTERVAL 1 FORTNIGHT > '2000-01-01'", ["FORTNIGHT"]),
+    ("name REGEXP '(' OR name = 'x'", ["REGEXP '('"]),
+])
+def test_an_unknown_function_or_arity_is_refused_at_create_by_name(expr, names):
+    with pytest.raises(ConfigError) as e:
+        df_.check_expressions(config(**{"ignore-delete-value-expr": expr}), COLUMNS, "cf1")
+    msg = str(e.value)
+    assert all(n in msg for n in names), msg
+    assert "filter.event-filters[0].ignore-delete-value-expr" in msg and "changefeed cf1" in msg
+
+
+def test_dm_s_own_expression_filters_pass_create():
+    """DM's expression-filter tests filter on a JSON path and on NOW(); `create` refused both."""
+    cols = {("s", "t"): COLS + [df_.column_of("c_json", "json", "json"), df_.column_of("ts", "timestamp",
+                                                                                        "timestamp")]}
+    df_.check_expressions(config(**{"ignore-insert-value-expr": 'c_json->"$.id" = 2',
+                                    "ignore-update-new-value-expr": "ts > NOW()",
+                                    "ignore-delete-value-expr": "c_json->>'$.name' = 'x' AND DATE(ts) < CURDATE()"}),
+                          cols, "cf1")
+
+
+def test_now_is_one_instant_for_the_cycle_in_utc():
+    """Every row of a cycle reads the NOW the driver took (as TiDB's statement-cached now), in UTC."""
+    cols = [df_.column_of("ts", "timestamp", "timestamp(6)"), df_.column_of("d", "datetime", "datetime")]
+    now = dt.datetime(2030, 5, 6, 7, 8, 9, 123456)
+    images = [encode_image({"ts": "2030-05-06 07:08:09.123455", "d": "2030-05-06 07:08:10"}),
+              encode_image({"ts": "2030-05-06 07:08:09.123456", "d": "2030-05-06 07:08:09"})]
+    batch = pa.RecordBatch.from_pydict({"commit_ts": [1, 1], "seq": [0, 1], "op": ["insert"] * 2,
+                                        "before": [None] * 2, "after": images})
+    for expr, want in [("ts < NOW(6)", [0]), ("d > CURRENT_TIMESTAMP", [0]), ("d = UTC_TIMESTAMP()", [1]),
+                       ("DATE(d) = CURDATE() AND UNIX_TIMESTAMP() = 1904281689", [0, 1])]:
+        found = df_.matching_rows([batch], cols, [("insert", "after", df_.parse(expr, "k"))], now)
+        assert [s for b in found for s in b.to_pydict()["seq"]] == want, expr
+    # without an instant given, the wall clock's (UTC): a row of the year 3000 is after it
+    assert compile_expr(df_.parse("ts > NOW()", "k"), cols)([df_.typed_value(cols[0], "3000-01-01 00:00:00"), None]) == 1
+
+
+def test_readme_lists_exactly_the_functions_the_filter_evaluates():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    listed = re.search(r"Value-expression functions: ([^.]*)\.", readme)
+    assert listed, "README's event-filter section has no 'Value-expression functions:' list"
+    names = [n.strip() for n in listed.group(1).replace("\n", " ").split(",")]
+    assert names == supported_functions(), "README's list of value-expression functions differs from mysql_eval's table"
+
+
+def test_no_function_raises_on_any_value_a_row_can_hold():
+    """A worker that raised would fail the cycle with a bare Python error: every function of the
+    table over extremes of every kind of value (and huge or negative lengths, precisions, paths)
+    gives a value or NULL, as TiDB gives a value or NULL with a warning."""
+    bit = m.Bit(5)
+    bit.size = 1
+    member = m.Member("a")
+    member.number = 1
+    values = [None, 0, -1, 2 ** 64 - 1, -2 ** 63, decimal.Decimal("-" + "9" * 35 + "." + "9" * 30),
+              decimal.Decimal("1e-30"), 1.7976931348623157e308, -3.4e38, "", "abc", "2x", "2000-01-01",
+              "9999-12-31 23:59:59.999999", "0000-00-00", "-838:59:59", '{"a": [1, 2]}', "$[*]", "%Y %W %j", "(",
+              b"", b"\x00\xff", m.Hex(b"\x7f"), m.Temporal((0,) * 7, "date"), m.Temporal((2000, 0, 0, 0, 0, 0, 0), "date"),
+              m.Temporal((9999, 12, 31, 23, 59, 59, 999999), "datetime", 6), m.Temporal((-3020399000000,), "time"),
+              m.Year(1901), m.Json({"a": 1}), m.Json("s"), bit, member]
+    now = dt.datetime(2026, 1, 2, 3, 4, 5)
+    failed = {}
+    for name, fn in m.FUNCTIONS.items():
+        least, most = fn.arity
+        for n in range(least, min(3 if most is None else most, 3) + 1):
+            pool = [values, values[:20], values[:10]][:n]
+            for args in itertools.product(*pool):
+                args = (now, *args) if fn.now else args
+                try:
+                    fn.impl(*args)
+                except Exception as e:  # noqa: BLE001 - any exception is the failure reported
+                    failed.setdefault(name, f"{type(e).__name__}: {e} for {args!r}"[:200])
+    assert not failed, failed

@@ -21,6 +21,7 @@ expression and the column.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Callable
@@ -31,7 +32,7 @@ from cdcflow.core.row_codec import plain_value
 from cdcflow.core.system_schemas import sql_not_system
 from cdcflow.ddl.table_def import TableInfo
 from cdcflow.ddl.tracker import UNKNOWN
-from cdcflow.filter.mysql_eval import UNSUPPORTED_HINT, Col, compile_expr, typed_value, unsupported
+from cdcflow.filter.mysql_eval import UNSUPPORTED_HINT, Col, compile_expr, dialect, typed_value, unsupported
 from cdcflow.filter.table import TableFilter
 
 # (op the expression applies to, image it reads, EventFilterRule field, TOML key)
@@ -112,25 +113,31 @@ def upstream_columns(conn, tables: list[tuple[str, str]] | None = None) -> dict[
 # --- parsing -------------------------------------------------------------
 
 def parse(text: str, where: str):
-    """The expression's syntax tree; a ConfigError naming `where` if it is not one."""
+    """The expression's syntax tree; a ConfigError naming `where` if it is not one.  As TiCDC
+    (pkg/filter/expr_filter.go, completeExpression), the text is read as the WHERE clause of
+    `SELECT * FROM t WHERE <text>`, in mysql_eval's dialect (function calls kept as written)."""
     # lazy: sqlglot only where a config has expressions; the CLI loads this module to check configs
     import sqlglot
     from sqlglot import exp
 
+    head = "SELECT * FROM t WHERE "
     try:
-        tree = sqlglot.parse_one(text, read="mysql")
+        stmt = sqlglot.parse_one(head + text, read=dialect())
     except sqlglot.errors.SqlglotError as e:
-        raise ConfigError(f"{where} = {text!r} is not a valid SQL expression: {str(e).splitlines()[0]}",
+        first = re.sub(r"Col: (\d+)", lambda m: f"Col: {max(1, int(m.group(1)) - len(head))}", str(e).splitlines()[0])
+        raise ConfigError(f"{where} = {text!r} is not a valid SQL expression: {first}",
                           hint="write a MySQL expression over the row's columns, e.g. \"id > 100 AND name = 'x'\"") \
             from None
-    if isinstance(tree, (exp.Query, exp.Alias, exp.Command, exp.DDL)) or tree.find(exp.Query) is not None:
+    clause = stmt.args.get("where") if isinstance(stmt, exp.Select) else None
+    extra = [k for k, v in stmt.args.items() if v and k not in ("expressions", "from_", "where")]
+    if clause is None or extra or clause.this.find(exp.Query, exp.Alias) is not None:
         raise ConfigError(f"{where} = {text!r} is not a valid SQL expression over one row",
-                          hint="no statements, aliases or subqueries: e.g. \"id > 100 AND name = 'x'\"")
-    return tree
+                          hint="no statements, aliases, subqueries or clauses: e.g. \"id > 100 AND name = 'x'\"")
+    return clause.this.pop()
 
 
 def column_names(tree) -> set[str]:
-    from sqlglot import exp  # lazy: as in parse
+    from sqlglot import exp  # lazy: sqlglot only where a config has expressions (filter.value_expr)
 
     return {c.name for c in tree.find_all(exp.Column)}
 
@@ -185,13 +192,14 @@ def check_expressions(cfg, columns: dict[tuple[str, str], list[Col]], changefeed
                              "or narrow the rule's matcher")
 
 
-def matching_rows(batches, cols: list[Col], conds):
+def matching_rows(batches, cols: list[Col], conds, now: dt.datetime | None = None):
     """mapInArrow body: events of one table in (all reading the table version `cols`);
-    (commit_ts, seq) of the ones an expression ignores out.  `conds`: [(op, side, tree)].
-    As TiCDC's filter, an event is ignored when an expression's value is the integer 1."""
+    (commit_ts, seq) of the ones an expression ignores out.  `conds`: [(op, side, tree)]; `now`
+    the instant NOW() reads (mysql_eval).  As TiCDC's filter, an event is ignored when an
+    expression's value is the integer 1."""
     import pyarrow as pa  # lazy: in the Spark worker's body; the CLI loads this module to check configs
 
-    tests = [(op, side, compile_expr(tree, cols)) for op, side, tree in conds]
+    tests = [(op, side, compile_expr(tree, cols, now)) for op, side, tree in conds]
     for b in batches:
         d = b.to_pydict()
         out = {"commit_ts": [], "seq": []}
@@ -223,6 +231,8 @@ def ignored_events(spark, dml, cfg, versions: dict[tuple[str, str], list[tuple[i
     rules = [x for x in rules if x[2]]
     if not rules:
         return None
+    # NOW() is one instant for the whole cycle, as TiDB's statement-cached now (mysql_eval)
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     tables = [(r["schema"], r["table"]) for r in dml.select("schema", "table").distinct().collect()]
     parts = []
     for s, t in tables:
@@ -240,13 +250,13 @@ def ignored_events(spark, dml, cfg, versions: dict[tuple[str, str], list[tuple[i
                 span = span.where(F.col("commit_ts") <= spans[i + 1][0])
             if len(spans) > 1 and span.limit(1).count() == 0:
                 continue  # no row reads this version (e.g. the columns after a later rename)
-            parts.append(_ignored_in(span, s, t, lo, list(cols), exprs, changefeed))
+            parts.append(_ignored_in(span, s, t, lo, list(cols), exprs, now, changefeed))
     if not parts:
         return None
     return reduce(lambda a, b: a.unionByName(b), parts).distinct()
 
 
-def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, changefeed):
+def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, now: dt.datetime, changefeed):
     """(commit_ts, seq) of `rows` (all reading one version of s.t: `cols`) the expressions ignore."""
     conds = []
     for op, side, key, text in exprs:
@@ -259,9 +269,9 @@ def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, c
                 changefeed=changefeed, code=EXPRESSION_COLUMN_ABSENT,
                 hint="fix the expression in the changefeed's config and re-create the changefeed, or narrow "
                      "the rule's matcher")
-        compile_expr(tree, cols)  # refuses what it cannot evaluate here, on the driver
+        compile_expr(tree, cols, now)  # refuses what it cannot evaluate here, on the driver
         conds.append((op, side, tree))
-    return rows.mapInArrow(lambda it, c=cols, x=conds: matching_rows(it, c, x), "commit_ts long, seq long")
+    return rows.mapInArrow(lambda it, c=cols, x=conds, n=now: matching_rows(it, c, x, n), "commit_ts long, seq long")
 
 
 def drop_ignored_rows(spark, dml, cfg, tracker, lo: int, hi: int, connect: Callable[[], object],
