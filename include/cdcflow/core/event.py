@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 @dataclass(kw_only=True)
 class Event:
-    """One row change or one DDL (DESIGN.md, Events)."""
+    """One row change or one DDL (docs/design/index.md, Events)."""
 
     commit_ts: int
     start_ts: int | None = None  # binlog sources carry no start ts
