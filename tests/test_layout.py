@@ -1,4 +1,4 @@
-"""The house plan of include/cdcflow/ (README, Layout): subpackages that mirror the cycle,
+"""The house plan of include/cdcflow/ (docs/design/index.md, its layout table): subpackages that mirror the cycle,
 what each may import, no import circles, no reaching into another module's private names, no
 Airflow, and the development tools (include/cdcflow_devtools/) beside the library, not in it."""
 
@@ -12,7 +12,7 @@ INCLUDE = REPO / "include"
 PACKAGE = INCLUDE / "cdcflow"
 DEVTOOLS = INCLUDE / "cdcflow_devtools"
 
-# subpackage -> the subpackages (or single modules) it may import; README's layout table
+# subpackage -> the subpackages (or single modules) it may import; the design's layout table
 # says the same in words.  core reads the DDL type registry for the event names a config
 # may give, and nothing else of the packages above it.
 MAY_IMPORT = {

@@ -9,7 +9,7 @@ AIRFLOW_HOME defaults to .local/airflow in the project, CDCFLOW_HOME to .local/c
 (the demo's); the DAGs and plugins folders are this project's.  The DAG's Spark stages run
 on a Spark Connect server on 127.0.0.1:15002 (the `spark_connect_default` connection of
 airflow_settings.yaml; `standalone --spark-port` another), started here unless one listens
-there already.  The scheduler loops as SCHEDULER_SETTINGS says (README, "Keeping a
+there already.  The scheduler loops as SCHEDULER_SETTINGS says (docs/guides/airflow.md, "Keeping a
 downstream fresh").  cdcflow's library never imports airflow: this only runs its CLI.
 """
 

@@ -320,7 +320,7 @@ def _report(res: dict) -> None:
           f"{before[0]:.2f} {before[1]:.2f} {before[2]:.2f} after the fill, {after[0]:.2f} {after[1]:.2f} "
           f"{after[2]:.2f} at the end (ratio: rows/s / mydumper + myloader's, end to end):")
     print(f"{'':58}{'rows/s':>12}{'seconds':>10}{'ratio':>10}")
-    # an embedded (local) Spark: the copy starts no session and copies in threads (README "Snapshot")
+    # an embedded (local) Spark: the copy starts no session and copies in threads (docs/guides/snapshot.md)
     for name, how in (("cdcflow", "embedded (threads)"), ("cdcflow_connect", "warm Spark Connect")):
         c = res[name]
         print(_row(f"cdcflow create --snapshot, {how}", n, c["wall_seconds"], ref,

@@ -40,12 +40,12 @@ def test_a_purged_checkpoint_binlog_is_snapshot_lost():
     assert "bin.000002" in str(e.value) and "oldest kept: bin.000003" in str(e.value)
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ERRORS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "operations" / "errors.md"
 
 
 def readme_error_table() -> list[tuple[list[str], str]]:
-    """(the codes a row names, its class cell) of README's "Error classes" table."""
-    section = README.read_text().split("### Error classes", 1)[1].split("\n#", 1)[0]
+    """(the codes a row names, its class cell) of the operations guide's "Error classes" table."""
+    section = ERRORS_PAGE.read_text().split("## Error classes", 1)[1].split("\n#", 1)[0]
     rows = [line.split("|")[1:-1] for line in section.splitlines() if line.startswith("| ")]
     return [(re.findall(r"`(Err\w+)`", code), cls.strip()) for _what, code, cls in rows[2:]]  # after the head and its rule
 

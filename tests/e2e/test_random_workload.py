@@ -587,7 +587,7 @@ class Workload:
 
 VF_SCHEMA = "rnd_vf"
 # `s` compares byte by byte, as TiCDC compares every string (its process runs without TiDB's new
-# collations; README: value filters), so MySQL's WHERE over the upstream agrees with it
+# collations; docs/guides/filters.md: value expressions), so MySQL's WHERE over the upstream agrees with it
 VF_COLUMNS = {"n": "INT", "s": "VARCHAR(20) COLLATE utf8mb4_nopad_bin", "d": "DATE",
               "e": "ENUM('a','b','c d')", "x": "DECIMAL(10,2)", "f": "DOUBLE", "b": "VARBINARY(8)"}
 

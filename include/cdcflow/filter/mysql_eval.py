@@ -317,7 +317,7 @@ def truth(v) -> bool | None:
 # --- compiling a tree --------------------------------------------------------------------
 
 UNSUPPORTED_HINT = ("use comparisons, IN, BETWEEN, LIKE, REGEXP, IS [NOT] NULL, AND/OR/XOR/NOT, + - * / DIV %, "
-                    "CASE, CAST/CONVERT, INTERVAL arithmetic and the functions README's event-filter section lists")
+                    "CASE, CAST/CONVERT, INTERVAL arithmetic and the functions docs/guides/filters.md lists")
 _CMP = {"EQ": lambda c: c == 0, "NEQ": lambda c: c != 0, "GT": lambda c: c > 0, "GTE": lambda c: c >= 0,
         "LT": lambda c: c < 0, "LTE": lambda c: c <= 0}
 # CAST's target types (sqlglot's names) as the evaluator's cast() takes them
@@ -1537,7 +1537,7 @@ _RESULT_ARGS = {"IF": slice(1, None), "IFNULL": slice(None), "COALESCE": slice(N
 
 
 def supported_functions() -> list[str]:
-    """Every function name a value expression may use (README's list is checked against this)."""
+    """Every function name a value expression may use (docs/guides/filters.md's list is checked against this)."""
     return sorted(set(FUNCTIONS) | set(SYNTAX) - {"INTERVAL"})
 
 
