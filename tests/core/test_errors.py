@@ -40,28 +40,27 @@ def test_a_purged_checkpoint_binlog_is_snapshot_lost():
     assert "bin.000002" in str(e.value) and "oldest kept: bin.000003" in str(e.value)
 
 
-ERRORS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "operations" / "errors.md"
+ERRORS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "errors.md"
 
 
-def readme_error_table() -> list[tuple[list[str], str]]:
-    """(the codes a row names, its class cell) of the operations guide's "Error classes" table."""
-    section = ERRORS_PAGE.read_text().split("## Error classes", 1)[1].split("\n#", 1)[0]
-    rows = [line.split("|")[1:-1] for line in section.splitlines() if line.startswith("| ")]
-    return [(re.findall(r"`(Err\w+)`", code), cls.strip()) for _what, code, cls in rows[2:]]  # after the head and its rule
+def reference_error_table() -> list[tuple[str, str, str]]:
+    """(code, class cell, remedy cell) of each row of the generated error reference."""
+    rows = [line.split(" | ") for line in ERRORS_PAGE.read_text().splitlines() if line.startswith("| `CDCFLOW:")]
+    return [(code.strip("| `").removeprefix("CDCFLOW:"), cls, remedy.rstrip(" |")) for code, cls, _what, remedy in rows]
 
 
-def test_the_readme_error_table_names_every_code_once_in_a_row_of_its_class():
+def test_the_error_reference_names_every_code_once_in_a_row_of_its_class_with_a_remedy():
     named = []
-    for codes, cls in readme_error_table():
-        assert codes, f"a row names no code: {cls}"
+    for code, cls, remedy in reference_error_table():
         retryable = cls.startswith("retryable")
         assert retryable or cls.startswith("not retryable"), cls
-        wrong = [c for c in codes if CODES[f"CDCFLOW:{c}"].retryable is not retryable]
-        assert not wrong, f"{wrong} filed as {cls!r}"
-        named += codes
+        assert CODES[f"CDCFLOW:{code}"].retryable is retryable, f"{code} filed as {cls!r}"
+        assert remedy.strip(), f"{code} has no remedy"
+        named.append(code)
     assert sorted(named) == sorted(c.removeprefix("CDCFLOW:") for c in CODES), \
         f"missing {set(c.removeprefix('CDCFLOW:') for c in CODES) - set(named)}; twice or unknown " \
         f"{[c for c in named if named.count(c) > 1 or f'CDCFLOW:{c}' not in CODES]}"
+    assert set(errors.REMEDIES) == set(CODES)
 
 
 # -- classify: any exception a stage meets, as the one error type

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import Field, dataclass, field, fields
 from typing import Any, Callable, Mapping
 
 from croniter import CroniterError, croniter
@@ -79,118 +79,6 @@ _TICDC_UNSUPPORTED = frozenset({
     "cloud-storage-config", "delete-only-output-handle-key-columns", "content-compatible",
     "advance-timeout", "send-bootstrap-interval-in-sec", "debezium-disable-schema",
 })
-
-
-# --- dataclasses ------------------------------------------------------------
-
-@dataclass(frozen=True)
-class EventFilterRule:
-    """One `[[filter.event-filters]]` table."""
-    matcher: tuple[str, ...]
-    ignore_event: tuple[str, ...] = ()
-    ignore_sql: tuple[str, ...] = ()
-    ignore_insert_value_expr: str | None = None
-    ignore_update_new_value_expr: str | None = None
-    ignore_update_old_value_expr: str | None = None
-    ignore_delete_value_expr: str | None = None
-
-    def sql_pattern(self) -> re.Pattern[str] | None:
-        """`ignore-sql` as TiCDC's binlog filter applies it: any pattern, searched, case-insensitive."""
-        if not self.ignore_sql:
-            return None
-        return re.compile("|".join(f"(?:{p})" for p in self.ignore_sql), re.IGNORECASE)
-
-    def to_dict(self) -> dict:
-        return {
-            "matcher": list(self.matcher),
-            "ignore-event": list(self.ignore_event),
-            "ignore-sql": list(self.ignore_sql),
-            "ignore-insert-value-expr": self.ignore_insert_value_expr,
-            "ignore-update-new-value-expr": self.ignore_update_new_value_expr,
-            "ignore-update-old-value-expr": self.ignore_update_old_value_expr,
-            "ignore-delete-value-expr": self.ignore_delete_value_expr,
-        }
-
-
-@dataclass(frozen=True)
-class ChangefeedConfig:
-    """A validated changefeed config.  Build it with parse_config / config_from_dict."""
-    case_sensitive: bool = False
-    force_replicate: bool = False
-    sql_mode: str = TIDB_DEFAULT_SQL_MODE
-    error_stuck_seconds: int = DEFAULT_ERROR_STUCK_SECONDS
-    gc_ttl_seconds: int = DEFAULT_GC_TTL_SECONDS
-    rules: tuple[str, ...] = ("*.*",)
-    ignore_txn_start_ts: tuple[int, ...] = ()
-    # a binlog carries no start ts: its transactions are named by commit ts or GTID instead
-    ignore_txn_commit_ts: tuple[int, ...] = ()
-    ignore_txn_gtid: tuple[str, ...] = ()
-    event_filters: tuple[EventFilterRule, ...] = ()
-    sink: SinkOptions = SinkOptions()
-    schedule: str | None = DEFAULT_SCHEDULE  # None: no schedule, runs only when triggered
-    event_store: str | None = None  # None: under CDCFLOW_HOME
-    spark_master: str | None = None  # None: local[*]; set: the DAG's stages run by spark-submit
-    spark_remote: str | None = None  # a Spark Connect server (sc://host:port) instead of a JVM here
-    # how the DAG's wait_index task waits for TiDB's index builds: on the triggerer, or by rescheduling
-    index_wait: str = "deferrable"
-    shuffle_partitions: int = 4
-    pull_parallelism: int = 0  # 0: the machine's cores, 1: pull reads in one process (stages.pull_ranges)
-    pull_parallel_min_bytes: int = 4 * 1024 * 1024  # measured crossover about 3 MiB (docs/performance.md)
-    # a DAG run on Spark Connect runs filter, barrier and apply inside its pull task (the fast
-    # path) for a window of at most this many events; a larger one, a task per stage; 0: never
-    fast_path_max_events: int = 1_000_000
-    # a cycle reads at most about this many binlog bytes (whole transactions); the rest is the
-    # next cycle's (stages.prepare); 0: up to the upstream's head, however far
-    max_window_bytes: int = 1024 * 1024 * 1024
-    pull_batch_rows: int = 50_000  # events pull holds before it writes them (store.events.EventWriter)
-    # the heap of an embedded session's JVM (spark.driver.memory), which bounds its memory;
-    # None: CDCFLOW_DRIVER_MEMORY, else spark.session.DRIVER_MEMORY
-    spark_driver_memory: str | None = None
-    snapshot_chunk_size: int = 100000  # upstream rows per copied chunk (create --snapshot, mode snapshot)
-    snapshot_workers: int = 4  # Spark tasks copying chunks at once
-    snapshot_point: str = "auto"  # how the consistent point is taken (snapshot/point.py)
-    # online schema change tools (filter/online_ddl.py): DM's online-ddl, shadow-table-rules, trash-table-rules
-    online_ddl: bool = True
-    shadow_table_rules: tuple[str, ...] = (DEFAULT_SHADOW_TABLE_RULE,)
-    trash_table_rules: tuple[str, ...] = (DEFAULT_TRASH_TABLE_RULE,)
-
-    def to_dict(self) -> dict:
-        """The config file's shape (kebab-case keys), JSON-able; config_from_dict reads it back."""
-        return {
-            "case-sensitive": self.case_sensitive,
-            "force-replicate": self.force_replicate,
-            "sql-mode": self.sql_mode,
-            "changefeed-error-stuck-duration": format_duration(self.error_stuck_seconds),
-            "gc-ttl": self.gc_ttl_seconds,
-            "filter": {
-                "rules": list(self.rules),
-                "ignore-txn-start-ts": list(self.ignore_txn_start_ts),
-                "ignore-txn-commit-ts": list(self.ignore_txn_commit_ts),
-                "ignore-txn-gtid": list(self.ignore_txn_gtid),
-                "event-filters": [r.to_dict() for r in self.event_filters],
-            },
-            "sink": self.sink.to_dict(),
-            "cdcflow": {
-                "schedule": "none" if self.schedule is None else self.schedule,
-                "event-store": self.event_store,
-                "spark-master": self.spark_master,
-                "spark-remote": self.spark_remote,
-                "index-wait": self.index_wait,
-                "shuffle-partitions": self.shuffle_partitions,
-                "pull-parallelism": self.pull_parallelism,
-                "pull-parallel-min-bytes": self.pull_parallel_min_bytes,
-                "fast-path-max-events": self.fast_path_max_events,
-                "max-window-bytes": self.max_window_bytes,
-                "pull-batch-rows": self.pull_batch_rows,
-                "spark-driver-memory": self.spark_driver_memory,
-                "snapshot-chunk-size": self.snapshot_chunk_size,
-                "snapshot-workers": self.snapshot_workers,
-                "snapshot-point": self.snapshot_point,
-                "online-ddl": self.online_ddl,
-                "shadow-table-rules": list(self.shadow_table_rules),
-                "trash-table-rules": list(self.trash_table_rules),
-            },
-        }
 
 
 # --- durations --------------------------------------------------------------
@@ -352,6 +240,10 @@ def _event_types(ctx: _Ctx, key: str, v: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _gtid_list(ctx: _Ctx, key: str, v: Any) -> tuple[str, ...]:
+    return _str_list(ctx, key, v, "GTIDs such as '0-1-42'")
+
+
 def _regex_list(ctx: _Ctx, key: str, v: Any) -> tuple[str, ...]:
     patterns = _str_list(ctx, key, v, "regular expressions")
     for p in patterns:
@@ -471,53 +363,199 @@ def cron_problem(expr: str) -> str | None:
     return reason
 
 
-# --- schema -----------------------------------------------------------------
-# TOML key -> (dataclass field, check).  Sub-tables are read by the functions below.
+# --- the keys ----------------------------------------------------------------
+# Every key is declared once, as the field of the dataclass that holds its value: its TOML name,
+# its section, what it takes (`kind`, for people), its check, what it means, and how to_dict writes
+# it back.  The key tables the reader walks, to_dict and the config reference
+# (docs/reference/config.md, generated by cdcflow_devtools.docs_reference) are read off the fields.
 
-_TOP_KEYS: dict[str, tuple[str, Callable]] = {
-    "case-sensitive": ("case_sensitive", _bool),
-    "force-replicate": ("force_replicate", _bool),
-    "sql-mode": ("sql_mode", _sql_mode),
-    "changefeed-error-stuck-duration": ("error_stuck_seconds", _stuck_duration),
-    "gc-ttl": ("gc_ttl_seconds", _gc_ttl),
-}
-_FILTER_KEYS: dict[str, tuple[str, Callable]] = {
-    "rules": ("rules", _rules),
-    "ignore-txn-start-ts": ("ignore_txn_start_ts", _start_ts_list),
-    "ignore-txn-commit-ts": ("ignore_txn_commit_ts", _start_ts_list),
-    "ignore-txn-gtid": ("ignore_txn_gtid", lambda ctx, key, v: _str_list(ctx, key, v, "GTIDs such as '0-1-42'")),
-}
-_EVENT_FILTER_KEYS: dict[str, tuple[str, Callable]] = {
-    "matcher": ("matcher", _matcher),
-    "ignore-event": ("ignore_event", _event_types),
-    "ignore-sql": ("ignore_sql", _regex_list),
-    "ignore-insert-value-expr": ("ignore_insert_value_expr", _expr),
-    "ignore-update-new-value-expr": ("ignore_update_new_value_expr", _expr),
-    "ignore-update-old-value-expr": ("ignore_update_old_value_expr", _expr),
-    "ignore-delete-value-expr": ("ignore_delete_value_expr", _expr),
-}
+TOP, FILTER, EVENT_FILTER, CDCFLOW = "", "filter", "filter.event-filters", "cdcflow"
+
+
+def _key(name: str, section: str, default: Any, kind: str, check: Callable | None, meaning: str,
+         dump: Callable[[Any], Any] | None = None) -> Any:
+    """A config field and its key.  `check` None: a table read by a function of its own."""
+    factory = {"default": default} if not isinstance(default, (list, dict, set)) else {"default_factory": lambda: default}
+    return field(**factory, metadata={"key": name, "section": section, "kind": kind, "check": check,
+                                      "meaning": meaning, "dump": dump})
+
+
+def _as_list(value: tuple) -> list:
+    return list(value)
+
+
+@dataclass(frozen=True)
+class EventFilterRule:
+    """One `[[filter.event-filters]]` table."""
+    matcher: tuple[str, ...] = _key(
+        "matcher", EVENT_FILTER, (), "array of table-filter rules", _matcher,
+        "the tables this rule applies to (required)", _as_list)
+    ignore_event: tuple[str, ...] = _key(
+        "ignore-event", EVENT_FILTER, (), "array of event names", _event_types,
+        "TiCDC's event types to leave out: insert, update, delete, all dml, all ddl, alter table, "
+        "and each DDL type's name", _as_list)
+    ignore_sql: tuple[str, ...] = _key(
+        "ignore-sql", EVENT_FILTER, (), "array of regular expressions", _regex_list,
+        "DDL statements to leave out, searched case-insensitive in their text", _as_list)
+    ignore_insert_value_expr: str | None = _key(
+        "ignore-insert-value-expr", EVENT_FILTER, None, "SQL expression", _expr,
+        "leave out an INSERT whose new row makes it 1")
+    ignore_update_new_value_expr: str | None = _key(
+        "ignore-update-new-value-expr", EVENT_FILTER, None, "SQL expression", _expr,
+        "leave out an UPDATE whose new row makes it 1")
+    ignore_update_old_value_expr: str | None = _key(
+        "ignore-update-old-value-expr", EVENT_FILTER, None, "SQL expression", _expr,
+        "leave out an UPDATE whose old row makes it 1")
+    ignore_delete_value_expr: str | None = _key(
+        "ignore-delete-value-expr", EVENT_FILTER, None, "SQL expression", _expr,
+        "leave out a DELETE whose old row makes it 1")
+
+    def sql_pattern(self) -> re.Pattern[str] | None:
+        """`ignore-sql` as TiCDC's binlog filter applies it: any pattern, searched, case-insensitive."""
+        if not self.ignore_sql:
+            return None
+        return re.compile("|".join(f"(?:{p})" for p in self.ignore_sql), re.IGNORECASE)
+
+    def to_dict(self) -> dict:
+        return _dump(self, EVENT_FILTER)
+
+
+@dataclass(frozen=True)
+class ChangefeedConfig:
+    """A validated changefeed config.  Build it with parse_config / config_from_dict."""
+    case_sensitive: bool = _key(
+        "case-sensitive", TOP, False, "boolean", _bool,
+        "whether table-filter rules and matchers match schema and table names case-sensitively")
+    force_replicate: bool = _key(
+        "force-replicate", TOP, False, "boolean", _bool,
+        "replicate tables without a valid index (primary key or NOT NULL unique key) too, matching whole rows")
+    sql_mode: str = _key(
+        "sql-mode", TOP, TIDB_DEFAULT_SQL_MODE, "comma-separated SQL modes", _sql_mode,
+        "the SQL mode DDL statements are parsed in")
+    error_stuck_seconds: int = _key(
+        "changefeed-error-stuck-duration", TOP, DEFAULT_ERROR_STUCK_SECONDS, "Go duration, at least 30m",
+        _stuck_duration, "how long a changefeed in warning may make no progress before it fails (⑤)",
+        lambda seconds: format_duration(seconds))
+    gc_ttl_seconds: int = _key(
+        "gc-ttl", TOP, DEFAULT_GC_TTL_SECONDS, "seconds, or a Go duration", _gc_ttl,
+        "how long a stopped or failed changefeed holds its start; past it, it fails with ErrGCTTLExceeded (⑧)")
+    rules: tuple[str, ...] = _key(
+        "rules", FILTER, ("*.*",), "array of table-filter rules", _rules,
+        "the tables replicated: TiDB's table-filter syntax, the last match wins", _as_list)
+    ignore_txn_start_ts: tuple[int, ...] = _key(
+        "ignore-txn-start-ts", FILTER, (), "array of integers", _start_ts_list,
+        "transactions to leave out by start ts (a binlog carries none: TiCDC's key, accepted)", _as_list)
+    # a binlog carries no start ts: its transactions are named by commit ts or GTID instead
+    ignore_txn_commit_ts: tuple[int, ...] = _key(
+        "ignore-txn-commit-ts", FILTER, (), "array of integers", _start_ts_list,
+        "transactions to leave out by commit ts", _as_list)
+    ignore_txn_gtid: tuple[str, ...] = _key(
+        "ignore-txn-gtid", FILTER, (), "array of GTIDs", _gtid_list,
+        "transactions to leave out by GTID, e.g. ['0-1-42']", _as_list)
+    event_filters: tuple[EventFilterRule, ...] = _key(
+        "event-filters", FILTER, (), "array of tables", None,
+        "the `[[filter.event-filters]]` rules, below", lambda rules: [r.to_dict() for r in rules])
+    sink: SinkOptions = _key(
+        "sink", TOP, SinkOptions(), "table", None, "the `[sink]` parameters, below",
+        lambda options: options.to_dict())
+    schedule: str | None = _key(
+        "schedule", CDCFLOW, DEFAULT_SCHEDULE, "cron expression, Airflow preset, or \"none\"", _schedule,
+        "when Airflow runs the changefeed's DAG: a 5-field cron, @continuous (back to back), @hourly, ..., "
+        "or none (only when triggered)", lambda schedule: "none" if schedule is None else schedule)
+    event_store: str | None = _key(
+        "event-store", CDCFLOW, None, "path or URI", _optional_text,
+        "where pull writes a cycle's events (Parquet); unset: events/ under CDCFLOW_HOME; on a cluster a URI "
+        "every executor reaches (hdfs://, s3a://, file:///mnt/shared/...)")
+    spark_master: str | None = _key(
+        "spark-master", CDCFLOW, None, "Spark master URL", _optional_text,
+        "run the stages on this master (spark://, yarn, k8s://, local[N]); in Airflow as spark-submit jobs")
+    spark_remote: str | None = _key(
+        "spark-remote", CDCFLOW, None, "Spark Connect URL", _connect_url,
+        "run the stages in sessions on this Spark Connect server (sc://host:port); exclusive with spark-master")
+    index_wait: str = _key(
+        "index-wait", CDCFLOW, "deferrable", " or ".join(f'"{m}"' for m in INDEX_WAIT_MODES),
+        _one_of(*INDEX_WAIT_MODES),
+        "how the DAG's wait_index task waits for TiDB's index builds: deferred to the triggerer, or a sensor "
+        "that reschedules itself")
+    shuffle_partitions: int = _key(
+        "shuffle-partitions", CDCFLOW, 4, "integer ≥ 1", _int_between(1),
+        "Spark's shuffle partitions for the stages; verify's threads")
+    pull_parallelism: int = _key(
+        "pull-parallelism", CDCFLOW, 0, "integer 0-1024", _int_between(0, 1024),
+        "the most ranges a large window's binlog is read in at once; 0: the machine's cores; 1: one process")
+    pull_parallel_min_bytes: int = _key(
+        "pull-parallel-min-bytes", CDCFLOW, 4 * 1024 * 1024, "integer ≥ 0 (bytes)", _int_between(0),
+        "the binlog bytes from which a window is read in parallel ranges (measured crossover about 3 MiB)")
+    fast_path_max_events: int = _key(
+        "fast-path-max-events", CDCFLOW, 1_000_000, "integer ≥ 0", _int_between(0),
+        "a DAG run on Spark Connect runs filter, barrier and apply in its pull task for a window of at most "
+        "this many events (the fast path); 0: a task per stage always")
+    max_window_bytes: int = _key(
+        "max-window-bytes", CDCFLOW, 1024 * 1024 * 1024, "integer ≥ 0 (bytes)", _int_between(0),
+        "a cycle reads at most about this many binlog bytes (whole transactions), the next cycle the rest; "
+        "0: up to the upstream's head")
+    pull_batch_rows: int = _key(
+        "pull-batch-rows", CDCFLOW, 50_000, "integer ≥ 1", _int_between(1),
+        "the events pull holds before it writes them to the event store (or 32 MiB of them)")
+    spark_driver_memory: str | None = _key(
+        "spark-driver-memory", CDCFLOW, None, "JVM memory size (\"2g\", \"1536m\")", _jvm_memory,
+        "the heap of a JVM cdcflow starts for its session (spark.driver.memory); unset: CDCFLOW_DRIVER_MEMORY, "
+        "else 2g")
+    snapshot_chunk_size: int = _key(
+        "snapshot-chunk-size", CDCFLOW, 100000, "integer ≥ 1", _int_between(1),
+        "upstream rows per copied chunk (create --snapshot, the DAG's mode snapshot)")
+    snapshot_workers: int = _key(
+        "snapshot-workers", CDCFLOW, 4, "integer 1-1024", _int_between(1, 1024),
+        "chunks copied at once")
+    snapshot_point: str = _key(
+        "snapshot-point", CDCFLOW, "auto", "\"auto\", \"consistent-snapshot\" or \"ftwrl\"",
+        _one_of("auto", "consistent-snapshot", "ftwrl"),
+        "how the snapshot's consistent point is taken; auto: consistent-snapshot on MariaDB, ftwrl on MySQL")
+    # online schema change tools (filter/online_ddl.py): DM's online-ddl, shadow-table-rules, trash-table-rules
+    online_ddl: bool = _key(
+        "online-ddl", CDCFLOW, True, "boolean", _bool,
+        "follow pt-online-schema-change's and gh-ost's shadow tables (DM's online-ddl)")
+    shadow_table_rules: tuple[str, ...] = _key(
+        "shadow-table-rules", CDCFLOW, (DEFAULT_SHADOW_TABLE_RULE,), "array of regular expressions", _table_rules,
+        "names of the tools' shadow tables; the first group is the real table's name", _as_list)
+    trash_table_rules: tuple[str, ...] = _key(
+        "trash-table-rules", CDCFLOW, (DEFAULT_TRASH_TABLE_RULE,), "array of regular expressions", _table_rules,
+        "names of the tools' trash tables; the first group is the real table's name", _as_list)
+
+    def to_dict(self) -> dict:
+        """The config file's shape (kebab-case keys), JSON-able; config_from_dict reads it back."""
+        out = _dump(self, TOP)
+        out[FILTER] = _dump(self, FILTER)
+        out["sink"] = out.pop("sink")  # after [filter], as a file writes it
+        out[CDCFLOW] = _dump(self, CDCFLOW)
+        return out
+
+
+def key_fields(holder: type, section: str) -> list[Field]:
+    """The fields of `holder` declaring a key of `section`, in their order."""
+    return [f for f in fields(holder) if f.metadata.get("section") == section]
+
+
+def _dump(obj: Any, section: str) -> dict:
+    out = {}
+    for f in key_fields(type(obj), section):
+        value, dump = getattr(obj, f.name), f.metadata["dump"]
+        out[f.metadata["key"]] = dump(value) if dump else value
+    return out
+
+
+def _keys(holder: type, section: str) -> dict[str, tuple[str, Callable]]:
+    """TOML key -> (dataclass field, check) of the keys a section's reader checks one by one."""
+    return {f.metadata["key"]: (f.name, f.metadata["check"]) for f in key_fields(holder, section)
+            if f.metadata["check"] is not None}
+
+
+_TOP_KEYS = _keys(ChangefeedConfig, TOP)
+_FILTER_KEYS = _keys(ChangefeedConfig, FILTER)
+_EVENT_FILTER_KEYS = _keys(EventFilterRule, EVENT_FILTER)
 _SINK_KEYS: dict[str, tuple[str, Callable]] = {
     name: (f.name, _sink_param(name)) for name, f in sink_params.PARAMS.items()}
-_CDCFLOW_KEYS: dict[str, tuple[str, Callable]] = {
-    "schedule": ("schedule", _schedule),
-    "event-store": ("event_store", _optional_text),
-    "spark-master": ("spark_master", _optional_text),
-    "spark-remote": ("spark_remote", _connect_url),
-    "index-wait": ("index_wait", _one_of(*INDEX_WAIT_MODES)),
-    "shuffle-partitions": ("shuffle_partitions", _int_between(1)),
-    "pull-parallelism": ("pull_parallelism", _int_between(0, 1024)),
-    "pull-parallel-min-bytes": ("pull_parallel_min_bytes", _int_between(0)),
-    "fast-path-max-events": ("fast_path_max_events", _int_between(0)),
-    "max-window-bytes": ("max_window_bytes", _int_between(0)),
-    "pull-batch-rows": ("pull_batch_rows", _int_between(1)),
-    "spark-driver-memory": ("spark_driver_memory", _jvm_memory),
-    "snapshot-chunk-size": ("snapshot_chunk_size", _int_between(1)),
-    "snapshot-workers": ("snapshot_workers", _int_between(1, 1024)),
-    "snapshot-point": ("snapshot_point", _one_of("auto", "consistent-snapshot", "ftwrl")),
-    "online-ddl": ("online_ddl", _bool),
-    "shadow-table-rules": ("shadow_table_rules", _table_rules),
-    "trash-table-rules": ("trash_table_rules", _table_rules),
-}
+_CDCFLOW_KEYS = _keys(ChangefeedConfig, CDCFLOW)
 
 # Where each known key lives, for "belongs in [sink]" hints: label -> keys.
 _SECTIONS: dict[str, set[str]] = {

@@ -33,7 +33,7 @@ class Code(str):
 
 # Every code cdcflow raises, with its class: retryable ones put a changefeed in warning (③),
 # the others fail it (⑥).  Commands refused at the CLI carry a code but change no state.
-# README's "Error classes" table is checked against this one (tests/core/test_errors.py).
+# The error reference (docs/reference/errors.md) is generated from it with REMEDIES below.
 #            name                                retryable  meaning
 GENERIC = Code("ErrGeneric",                     False, "an error with no more specific code")
 INVALID_CONFIG = Code("ErrInvalidConfig",        False, "a spec, config, URI or filter rule the user wrote is invalid")
@@ -85,6 +85,67 @@ API_INVALID_PARAM = Code("ErrAPIInvalidParam",    False, "an HTTP API request pa
 TASK_FAILED = Code("ErrTaskFailed",              True, "an Airflow task of the cycle failed")
 
 CODES: dict[str, Code] = {c: c for c in globals().values() if isinstance(c, Code)}
+
+# What an operator does about each code: the error reference (docs/reference/errors.md, generated
+# by cdcflow_devtools.docs_reference) shows it beside the class; tests/core/test_errors.py checks
+# that every code has one.  An error's own hint says the same for its case, with its names.
+REMEDIES: dict[str, str] = {
+    GENERIC: "read the message; `cdcflow --debug` shows the trace",
+    INVALID_CONFIG: "fix the key, URI, filter rule or expression the message names; `update --config` "
+                    "(paused), then `resume`",
+    CHANGEFEED_NOT_EXISTS: "`cdcflow changefeed list -a` shows the ids; check CDCFLOW_HOME",
+    CHANGEFEED_ALREADY_EXISTS: "choose another id, or `remove` the old changefeed first",
+    CHANGEFEED_STATE: "the message says which commands the state takes (pause first, or resume)",
+    CHANGEFEED_UPDATE_REFUSED: "pause the changefeed, then update it; give a change",
+    CLI_ABORTED: "nothing changed; run the command again and answer y, or give --no-confirm",
+    CLI_INVALID_CHECKPOINT_TS: "give a positive TSO, a date-time or `now`",
+    CLI_CHECKPOINT_TS_IN_FUTURE: "give a ts at or before the current one (`cdcflow tso query`)",
+    CLI_START_TS_IN_FUTURE: "give a ts at or before the current one (`cdcflow tso query`)",
+    GC_TTL_EXCEEDED: "`resume --overwrite-checkpoint-ts` at a point the upstream still holds, or re-create "
+                     "the changefeed (with `--snapshot`)",
+    SNAPSHOT_LOST_BY_GC: "`resume --overwrite-checkpoint-ts` at a point the upstream still holds, or re-create "
+                         "the changefeed (with `--snapshot`); keep binlogs longer",
+    START_TS_BEFORE_GC: "give a start-ts within the binlogs the upstream holds, or create with `--snapshot`",
+    SOURCE_BEHIND_CHECKPOINT: "promote the replica that has everything, let this one catch up first, or "
+                              "re-create the changefeed with `--snapshot`",
+    CHECKPOINT_GTID_NOT_IN_SOURCE: "move only within one replication topology to a server that holds the "
+                                   "binlog after the checkpoint; else re-create with `--snapshot`",
+    UPSTREAM_UNREACHABLE: "none needed when it comes back: the next cycle after the backoff retries",
+    UPSTREAM_BINLOG: "set binlog_format=ROW, binlog_row_image=FULL, binlog_row_metadata=FULL on the upstream",
+    DOWNSTREAM_UNREACHABLE: "none needed when it comes back: the next cycle after the backoff retries",
+    CREDENTIAL_UNRESOLVED: "set the environment variable or create the Airflow connection the URI names",
+    MYSQL_CONNECTION_ERROR: "check the sink URI, the server and the login; run the command again",
+    MYSQL_TXN_ERROR: "fix the downstream (a column, a key, a value it cannot hold, a table gone); the next "
+                     "cycle after the backoff writes the rows",
+    TABLE_NOT_EXISTS: "create (or load) the table downstream, or exclude it with a filter rule",
+    EXEC_DDL_FAILED: "run the change downstream by hand, then `skip-ddl` (or `replace-ddl`), then `resume`",
+    EXEC_DDL_INTERRUPTED: "none: the next cycle runs it again (one that did run is taken as a replay)",
+    DDL_UNPARSEABLE: "apply the statement downstream by hand, then `skip-ddl` (or `replace-ddl`), then `resume`",
+    ROW_CHANGE_AS_STATEMENT: "binlog_format=ROW for every session; repair the rows downstream by hand, "
+                             "`skip-ddl` the statement, `resume`",
+    CASCADING_FOREIGN_KEY: "replicate the parent too, leave the child out, or make the key RESTRICT / NO ACTION",
+    DDL_UNSUPPORTED_DOWNSTREAM: "the message names the way past it; then `skip-ddl` (or `replace-ddl`), `resume`",
+    SYNC_RENAME_TABLE_FAILED: "rename the replicated tables downstream by hand as the statement did, then "
+                              "`skip-ddl` it and `resume`",
+    ONLINE_DDL_UNFOLLOWED: "run the change on the downstream's table by hand, then `skip-ddl` (or `replace-ddl`)",
+    VALID_INDEX_CHANGED: "copy the table and skip the DDL, or set force-replicate",
+    EXPRESSION_COLUMN_ABSENT: "fix the event filter's expression (`update --config`), then `resume`",
+    ASYNC_INDEX_FAILED: "fix the cause downstream (TiDB's error names it), then `resume`",
+    ASYNC_INDEX_UNKNOWN: "none needed when TiDB answers again (ADMIN SHOW DDL JOBS needs SUPER)",
+    SPARK_UNAVAILABLE: "start the Spark Connect server again; the next cycle after the backoff retries",
+    LEASE_HELD: "none: the next cycle runs once the other one ends",
+    CYCLE_SUPERSEDED: "none: the changefeed goes on in the cycle that replaced it",
+    SNAPSHOT_UNSUPPORTED: "grant the source user RELOAD and REPLICATION CLIENT, or use snapshot-point "
+                          "consistent-snapshot on MariaDB",
+    SNAPSHOT_FAILED: "`create --snapshot` again (or trigger mode snapshot again) continues the copy",
+    SNAPSHOT_INDEX_FAILED: "fix the rows the message names downstream, then `resume`: the next cycle builds "
+                           "what is left",
+    SNAPSHOT_REFUSED: "pause the changefeed first",
+    STAGE_FAILED: "read the message; the next cycle after the backoff retries",
+    STAGE_BUG: "a bug no retry fixes: report it with the message and `cdcflow --debug`'s trace",
+    API_INVALID_PARAM: "fix the request parameter the message names",
+    TASK_FAILED: "read the failed task's log; the next cycle after the backoff retries",
+}
 
 
 class CdcflowError(Exception):

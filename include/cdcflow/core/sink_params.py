@@ -24,28 +24,34 @@ from cdcflow.core.suggest import did_you_mean
 log = logging.getLogger(__name__)
 
 
-def _param(name: str, default: Any, *, low: int | None = None, cap: int | None = None,
+def _param(name: str, default: Any, meaning: str, *, low: int | None = None, cap: int | None = None,
            choices: tuple[str, ...] = (), duration: bool = False) -> Any:
-    """A SinkOptions field and its parameter: name, default, lowest value, the cap above which
-    TiCDC's MySQL sink lowers a value (with a warning) rather than refusing it, the choices, or
-    whether it is a Go duration ('2m', '30s', '500ms'; kept as written, above zero)."""
-    return dataclasses.field(default=default, metadata={"name": name, "low": low, "cap": cap, "choices": choices,
-                                                        "duration": duration})
+    """A SinkOptions field and its parameter: name, default, what it means (the config reference
+    says it), lowest value, the cap above which TiCDC's MySQL sink lowers a value (with a warning)
+    rather than refusing it, the choices, or whether it is a Go duration ('2m', '30s', '500ms';
+    kept as written, above zero)."""
+    return dataclasses.field(default=default, metadata={"name": name, "meaning": meaning, "low": low, "cap": cap,
+                                                        "choices": choices, "duration": duration})
 
 
 @dataclass(frozen=True)
 class SinkOptions:
-    safe_mode: bool = _param("safe-mode", False)
-    worker_count: int = _param("worker-count", 4, low=1, cap=1024)  # TiCDC: 16; Spark partitions share the load
-    max_txn_row: int = _param("max-txn-row", 256, low=1, cap=2048)
-    transaction_atomicity: str = _param("transaction-atomicity", "none", choices=("none", "table"))
+    safe_mode: bool = _param("safe-mode", False, "true: the rows a segment created are written as REPLACE too, never "
+                             "INSERT (a first cycle, a backfill and the cycle after an unfinished one always are)")
+    # TiCDC: 16; Spark partitions share the load
+    worker_count: int = _param("worker-count", 4, "Spark partitions (downstream connections) that write rows",
+                               low=1, cap=1024)
+    max_txn_row: int = _param("max-txn-row", 256, "rows per multi-row statement", low=1, cap=2048)
+    transaction_atomicity: str = _param("transaction-atomicity", "none", "table: each upstream transaction's changes "
+                                        "to a table as one downstream transaction; none: rows written per key",
+                                        choices=("none", "table"))
     # TiCDC's connection timeouts (go-sql-driver's readTimeout, writeTimeout, timeout), its defaults
-    read_timeout: str = _param("read-timeout", "2m", duration=True)
-    write_timeout: str = _param("write-timeout", "2m", duration=True)
-    timeout: str = _param("timeout", "2m", duration=True)
+    read_timeout: str = _param("read-timeout", "2m", "how long a read on a connection may wait", duration=True)
+    write_timeout: str = _param("write-timeout", "2m", "how long a write on a connection may wait", duration=True)
+    timeout: str = _param("timeout", "2m", "how long a connection may take to open", duration=True)
     # cdcflow's: how long one DDL statement may run (an ADD INDEX on a big table legitimately
     # outlasts read-timeout; TiCDC puts no limit on such DDL, which leaves a frozen downstream hanging)
-    ddl_timeout: str = _param("ddl-timeout", "1h", duration=True)
+    ddl_timeout: str = _param("ddl-timeout", "1h", "how long one DDL statement may run", duration=True)
 
     def to_dict(self) -> dict:
         return {f.metadata["name"]: getattr(self, f.name) for f in dataclasses.fields(self)}

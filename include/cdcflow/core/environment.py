@@ -1,0 +1,50 @@
+"""The environment variables cdcflow, its development tools and its tests read: one table.
+
+The code reads each where it is used (os.environ, with the default this table states); the
+environment reference (docs/reference/environment.md) is generated from this table, and
+tests/docs/test_reference.py fails when the code reads a CDCFLOW_* variable the table lacks, or
+the table names one nothing reads.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Variable(NamedTuple):
+    name: str
+    default: str  # in words: what applies when it is not set
+    read_by: str  # LIBRARY, DEVTOOLS or TESTS
+    meaning: str
+
+
+LIBRARY, DEVTOOLS, TESTS = "cdcflow", "development tools", "tests"
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable("CDCFLOW_HOME", "`~/.cdcflow`", LIBRARY,
+             "where changefeed specs (`changefeeds/<id>.json`), the embedded metadata store (`metadata.db`) "
+             "and the event store (`events/`) live; in Airflow the `cdcflow_home` variable when this is unset"),
+    Variable("CDCFLOW_METASTORE_URL", "a SQLite file under `CDCFLOW_HOME`", LIBRARY,
+             "the metadata store in a shared MySQL/TiDB (a SQLAlchemy URL), for cycles on several machines"),
+    Variable("CDCFLOW_SPARK_MASTER", "`local[*]`", LIBRARY,
+             "the master of an embedded Spark session when the changefeed's config names none"),
+    Variable("CDCFLOW_DRIVER_MEMORY", "`2g`", LIBRARY,
+             "the heap of a JVM cdcflow starts (`spark.driver.memory`) when `[cdcflow] spark-driver-memory` "
+             "is unset"),
+    Variable("CDCFLOW_DRIVER_JAVA_OPTIONS", "`-XX:TieredStopAtLevel=1` and the class archive", LIBRARY,
+             "replaces the Java options of a short-lived JVM (an embedded session, a spark-submit stage's "
+             "driver); empty: the JVM's defaults"),
+    Variable("CDCFLOW_SPARK_LOG_LEVEL", "`WARN`", LIBRARY, "the log level of an embedded Spark session"),
+    Variable("CDCFLOW_LOCAL", "`.local/` in the checkout", DEVTOOLS,
+             "where `make demo`, `make airflow` and `make bench` keep servers, homes and logs"),
+    Variable("CDCFLOW_RANDOM_SEED", "the five fixed seeds", TESTS,
+             "replays one run of the random workload (`tests/e2e/test_random_workload.py`) with this seed"),
+    Variable("CDCFLOW_RANDOM_SEEDS", "the five fixed seeds", TESTS,
+             "runs the random workload with this many seeds drawn at random (`make random-workload SEEDS=N`)"),
+    Variable("CDCFLOW_DDL_HEAVY_TABLES", "`1200`", TESTS,
+             "how many tables the DDL-heavy window creates (`tests/e2e/test_ddl_heavy.py`)"),
+    Variable("CDCFLOW_PAGE_SCREENSHOTS", "a temporary folder", TESTS,
+             "where the browser test of the Changefeeds page saves its screenshots"),
+)
+
+BY_NAME: dict[str, Variable] = {v.name: v for v in VARIABLES}
