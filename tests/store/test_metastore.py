@@ -9,7 +9,7 @@ import pytest
 
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.spec_store import Spec, load_spec, save_spec, spec_exists
-from cdcflow.store import ddl_replacements, index_jobs, metastore, removal, schema_versions
+from cdcflow.store import ddl_replacements, engine, index_jobs, metastore, removal, schema_versions
 from cdcflow.store.events import RunFolder
 
 HOST = socket.gethostname()
@@ -237,3 +237,12 @@ def test_recent_runs_newest_first_and_unknown_run():
     assert [r.run_id for r in metastore.recent_runs("cf", limit=1)] == ["r2"]
     with pytest.raises(CdcflowError, match="no cycle 'r9'"):
         metastore.get_run("cf", "r9")
+
+
+def test_the_sqlite_store_writes_ahead_and_syncs_every_commit(home):
+    """Write-ahead log, synchronous FULL: one sync per commit, none lost in a crash."""
+    metastore.list_feeds()  # opens (creates) the store
+    with sqlite3.connect(home / "metadata.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    with engine.engine().connect() as c:
+        assert c.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
