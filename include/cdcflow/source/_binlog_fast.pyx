@@ -45,6 +45,7 @@ DEF ANONYMOUS_GTID_EVENT = 34
 DEF MARIADB_GTID_EVENT = 162
 DEF MAX_PACKET = 0xFFFFFF
 DEF TABLE_CACHE_ENTRIES = 4096  # as source.table_maps' cache
+DEF READ_CHUNK = 262144
 
 # column readers (row_decoder._spec's kinds)
 DEF C_INT = 1
@@ -478,7 +479,9 @@ cdef Py_ssize_t read_image(Plan plan, const uint8_t* d, Py_ssize_t at, Py_ssize_
 cdef class Records:
     """The records of a binlog dump, read from the connection `conn` (pymysql's, the dump
     requested on it); `slow`: a binlog_events.Slow over the same stream."""
-    cdef object conn, read, slow, row_ops
+    cdef object conn, read1, slow, row_ops
+    cdef bytes chunk  # bytes read from the connection and not yet taken, from `at`
+    cdef Py_ssize_t at
     cdef int checksum, seq
     cdef dict tables  # a Table_map event's bytes -> Plan
     cdef dict by_id  # table id -> Plan
@@ -486,7 +489,8 @@ cdef class Records:
 
     def __init__(self, conn, use_checksum, slow, row_ops):
         self.conn, self.slow, self.row_ops = conn, slow, row_ops
-        self.read = conn._rfile.read
+        self.read1 = conn._rfile.read1
+        self.chunk, self.at = b"", 0
         self.checksum = 4 if use_checksum else 0
         self.seq = conn._next_seq_id
         self.tables, self.by_id = {}, {}
@@ -496,16 +500,34 @@ cdef class Records:
         return self
 
     cdef bytes _bytes(self, Py_ssize_t n):
-        try:
-            data = self.read(n)
-        except OSError as e:  # as pymysql's _read_bytes
-            self.conn._force_close()
-            raise pymysql.err.OperationalError(CR.CR_SERVER_LOST,
-                                               f"Lost connection to MySQL server during query ({e})") from e
-        if len(data) < n:
-            self.conn._force_close()
-            raise pymysql.err.OperationalError(CR.CR_SERVER_LOST, "Lost connection to MySQL server during query")
-        return data
+        """The next `n` bytes of the connection, read in large chunks (a read call per packet
+        header and body cost as much as decoding a small event)."""
+        cdef Py_ssize_t have = PyBytes_GET_SIZE(self.chunk) - self.at
+        cdef bytes out
+        if have >= n:
+            out = self.chunk[self.at:self.at + n]
+            self.at += n
+            return out
+        parts = [self.chunk[self.at:]]
+        self.chunk, self.at = b"", 0
+        while have < n:
+            try:
+                more = self.read1(READ_CHUNK)
+            except OSError as e:  # as pymysql's _read_bytes
+                self.conn._force_close()
+                raise pymysql.err.OperationalError(CR.CR_SERVER_LOST,
+                                                   f"Lost connection to MySQL server during query ({e})") from e
+            if not more:
+                self.conn._force_close()
+                raise pymysql.err.OperationalError(CR.CR_SERVER_LOST, "Lost connection to MySQL server during query")
+            if have + len(more) > n:
+                parts.append(more[:n - have])
+                self.chunk, self.at = more, n - have
+                have = n
+            else:
+                parts.append(more)
+                have += len(more)
+        return b"".join(parts)
 
     cdef object _packet(self):
         """The next packet's payload, None at the end of the dump (pymysql's _read_packet and
