@@ -39,7 +39,7 @@ system-packages:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
 	fi
 
-# pull's compiled binlog reader (cdcflow/source/_binlog_fast.pyx, built in place by build_reader.py with the pinned
+# pull's compiled binlog reader (cdcflow/source/compiled_reader.pyx, built in place by build_reader.py with the pinned
 # Cython); without it pull reads with the Python reader, several times slower, and the cycle's log says so once.
 binlog-reader: $(STAMP)
 	@$(PIP) install -q -c constraints.txt Cython && $(PY) -m cdcflow.source.build_reader >/dev/null \

@@ -12,7 +12,7 @@ kind a GTID, a position, a statement or a rows event's images.  Those come as tu
 
 `start` is the event's first byte in its binlog file, `end` the byte after it.  Two readers
 give them: mysql-replication's event objects mapped one by one (`python_records`, the
-reference), and the compiled reader (source/_binlog_fast.pyx, `compiled_records`), which reads
+reference), and the compiled reader (source/compiled_reader.pyx, `compiled_records`), which reads
 the stream connection's packets itself, decodes the frequent events (GTID, XID, BEGIN, table
 maps seen before, rows events of tables whose every column it can read) in compiled code, and
 hands every other packet to mysql-replication through `Slow`.  The compiled reader is used
@@ -26,6 +26,7 @@ import gc
 import json
 import logging
 import os
+import warnings
 from dataclasses import dataclass
 
 from cdcflow.core.row_codec import encode_image
@@ -61,14 +62,14 @@ def compiled_module():
     if os.environ.get(READER_ENV, "").lower() == "python":
         return None
     try:
-        from cdcflow.source import _binlog_fast
+        from cdcflow.source import compiled_reader  # lazy: an extension make setup may not have built
     except ImportError as e:
         if not _said_missing:
             _said_missing = True
             log.warning("the compiled binlog reader is not built (%s): pull reads the binlog with the Python "
                         "reader, several times slower; `make setup` builds it", e)
         return None
-    return _binlog_fast
+    return compiled_reader
 
 
 def records(stream):
@@ -194,7 +195,9 @@ def compiled_records(stream, fast):
     if not getattr(s, "_BinLogStreamReader__connected_stream"):
         s._BinLogStreamReader__connect_to_stream()
     if not getattr(s, "_BinLogStreamReader__connected_ctl"):
-        s._BinLogStreamReader__connect_to_ctl()
+        with warnings.catch_warnings():  # its pymysql.connect(db=...): the library's (source.patches)
+            warnings.filterwarnings("ignore", message="'db' is deprecated", category=DeprecationWarning)
+            s._BinLogStreamReader__connect_to_ctl()
     conn = s._stream_connection
     if conn._current_timeout != conn._read_timeout:  # as pymysql's _read_packet sets it
         conn._sock.settimeout(conn._read_timeout)

@@ -1,4 +1,4 @@
-"""Build the compiled binlog reader (source/_binlog_fast.pyx) in place: `make setup` runs
+"""Build the compiled binlog reader (source/compiled_reader.pyx) in place: `make setup` runs
 `python -m cdcflow.source.build_reader` with the Cython constraints.txt pins.  Where it fails
 (no compiler, no Python headers) the Python reader runs (source.binlog_events says so once)."""
 
@@ -8,8 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-SOURCE = Path(__file__).with_name("_binlog_fast.pyx")
-MODULE = "cdcflow.source._binlog_fast"
+SOURCE = Path(__file__).with_name("compiled_reader.pyx")
+MODULE = "cdcflow.source.compiled_reader"
 
 
 def build() -> Path:
@@ -23,7 +23,7 @@ def build() -> Path:
                         build_dir=tmp)
         dist = Distribution({"ext_modules": ext, "package_dir": {"": str(include)}})
         cmd = dist.get_command_obj("build_ext")
-        cmd.inplace, cmd.build_temp = True, tmp
+        cmd.inplace, cmd.build_temp, cmd.build_lib = True, tmp, tmp
         dist.run_command("build_ext")
         return Path(cmd.get_ext_fullpath(MODULE))
 

@@ -37,7 +37,7 @@ _encode = msgspec.json.Encoder().encode
 _ESCAPED = re.compile(r'["\\\x00-\x1f]')
 
 
-def _json_string(s: str) -> str:
+def json_string(s: str) -> str:
     """A string's text in an image (msgspec's, which escapes only what _ESCAPED finds)."""
     return _encode(s).decode() if _ESCAPED.search(s) else '"' + s + '"'
 
@@ -81,7 +81,7 @@ def _string(length_size: int, encoding: str | None, errors: str):
     def read_text(data, at):
         start = at + length_size
         end = start + int.from_bytes(data[at:start], "little")
-        return _json_string(data[start:end].decode(codec, errors)), end
+        return json_string(data[start:end].decode(codec, errors)), end
     return read_text
 
 
@@ -142,7 +142,7 @@ def _decimal(precision: int, scale: int):
 
 def _spec(column, ignore_decode_errors: bool) -> tuple | None:
     """What reads the column's text, as data both readers build from (this module's closures,
-    source/_binlog_fast.pyx's compiled readers), or None where mysql-replication's own code
+    source/compiled_reader.pyx's compiled readers), or None where mysql-replication's own code
     must decode it:
     ("int", bytes, signed), ("float", bytes), ("date",), ("datetime2", fsp), ("timestamp2", fsp),
     ("decimal", precision, scale), ("string", length bytes, encoding or None for UTF-8, errors),

@@ -34,7 +34,7 @@ cdef object K_XID = binlog_events.XID
 cdef object K_QUERY = binlog_events.QUERY
 cdef object K_ROWS = binlog_events.ROWS
 cdef object float_text = row_decoder.float_text
-cdef object json_string = row_decoder._json_string
+cdef object json_string = row_decoder.json_string
 
 # event types (MySQL's binlog_event.h, MariaDB's log_event.h)
 DEF QUERY_EVENT = 2
