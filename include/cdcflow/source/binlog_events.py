@@ -27,6 +27,8 @@ import json
 import logging
 import os
 import warnings
+
+import pymysql
 from dataclasses import dataclass
 
 from cdcflow.core.row_codec import encode_image
@@ -190,7 +192,36 @@ class Slow:
 
 
 def compiled_records(stream, fast):
-    """The compiled reader over the stream's connection (connected here, as fetchone would)."""
+    """The compiled reader over the stream's connection (connected here, as fetchone would);
+    a connection lost is dumped again from the last event read, as fetchone does."""
+    from pymysqlreplication.binlogstream import MYSQL_EXPECTED_ERROR_CODES  # lazy: as above
+
+    s = stream
+    collecting = gc.isenabled()
+    # the compiled reader and BinlogReader's loop allocate a few objects per event and make no
+    # cycles (mysql-replication's events do: not here), so a collection every 700 allocations
+    # would only walk the event writer's buffered rows again and again (7% of pull's time)
+    gc.disable()
+    try:
+        while True:
+            records = _connected(stream, fast)
+            try:
+                yield from records
+                return
+            except pymysql.OperationalError as e:
+                if e.args[0] not in MYSQL_EXPECTED_ERROR_CODES:
+                    raise
+                log.warning("the binlog dump's connection was lost (%s): dumping again from %s:%s", e,
+                            s.log_file, records.log_pos)
+                s.log_pos = records.log_pos
+                s._stream_connection.close()
+                s._BinLogStreamReader__connected_stream = False
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _connected(stream, fast):
     s = stream
     if not getattr(s, "_BinLogStreamReader__connected_stream"):
         s._BinLogStreamReader__connect_to_stream()
@@ -202,17 +233,8 @@ def compiled_records(stream, fast):
     if conn._current_timeout != conn._read_timeout:  # as pymysql's _read_packet sets it
         conn._sock.settimeout(conn._read_timeout)
         conn._current_timeout = conn._read_timeout
-    records = fast.Records(conn, getattr(s, "_BinLogStreamReader__use_checksum"), Slow(stream), _ROW_OPS_BY_TYPE)
-    collecting = gc.isenabled()
-    # the compiled reader and BinlogReader's loop allocate a few objects per event and make no
-    # cycles (mysql-replication's events do: not here), so a collection every 700 allocations
-    # would only walk the event writer's buffered rows again and again (7% of pull's time)
-    gc.disable()
-    try:
-        yield from records
-    finally:
-        if collecting:
-            gc.enable()
+    return fast.Records(conn, getattr(s, "_BinLogStreamReader__use_checksum"), Slow(stream), _ROW_OPS_BY_TYPE,
+                        s.log_pos or 4)
 
 
 # rows event types (v1, v2) -> op; PARTIAL_UPDATE_ROWS_EVENT goes through mysql-replication

@@ -483,12 +483,13 @@ cdef class Records:
     cdef bytes chunk  # bytes read from the connection and not yet taken, from `at`
     cdef Py_ssize_t at
     cdef int checksum, seq
+    cdef readonly i64 log_pos  # the end of the last event read in its file (where a dump resumes)
     cdef dict tables  # a Table_map event's bytes -> Plan
     cdef dict by_id  # table id -> Plan
     cdef Buf before, after
 
-    def __init__(self, conn, use_checksum, slow, row_ops):
-        self.conn, self.slow, self.row_ops = conn, slow, row_ops
+    def __init__(self, conn, use_checksum, slow, row_ops, log_pos):
+        self.conn, self.slow, self.row_ops, self.log_pos = conn, slow, row_ops, log_pos
         self.read1 = conn._rfile.read1
         self.chunk, self.at = b"", 0
         self.checksum = 4 if use_checksum else 0
@@ -580,6 +581,8 @@ cdef class Records:
             body = 20
             end = 1 + <Py_ssize_t>event_size - self.checksum
             start = <i64>log_pos - <i64>event_size
+            if log_pos and etype != ROTATE_EVENT:
+                self.log_pos = log_pos
             if end > n or end < body:
                 rec = self.slow.record(payload)
             elif etype == MARIADB_GTID_EVENT and end - body >= 13:
@@ -599,6 +602,7 @@ cdef class Records:
                 rec = self.slow.record(payload)
                 if etype == ROTATE_EVENT:
                     self.by_id.clear()  # table ids are not kept across a server's restart
+                    self.log_pos = self.slow.stream.log_pos
             if rec is not None:
                 return rec
 
