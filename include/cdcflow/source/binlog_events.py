@@ -175,6 +175,13 @@ class Slow:
             s.table_map[ev.table_id] = ev.get_table()
         return ev
 
+    def standard_layout(self) -> bool:
+        """Whether the format description read last gives the post-headers the compiled reader
+        reads (QUERY_EVENT 13 bytes, TABLE_MAP_EVENT and rows events v1 8, v2 10); where not,
+        it hands those events to mysql-replication, which skips the extra bytes."""
+        lengths = getattr(self.stream, "_BinLogStreamReader__post_header_lengths")
+        return not lengths or all(len(lengths) < t or lengths[t - 1] == n for t, n in _POST_HEADERS.items())
+
     def record(self, payload: bytes) -> tuple | None:
         ev = self.event(payload)
         return None if ev is None else record_of(ev)
@@ -237,5 +244,7 @@ def _connected(stream, fast):
                         s.log_pos or 4)
 
 
+# event type -> the post-header length the compiled reader reads
+_POST_HEADERS = {2: 13, 19: 8, 23: 8, 24: 8, 25: 8, 30: 10, 31: 10, 32: 10}
 # rows event types (v1, v2) -> op; PARTIAL_UPDATE_ROWS_EVENT goes through mysql-replication
 _ROW_OPS_BY_TYPE = {23: "insert", 24: "update", 25: "delete", 30: "insert", 31: "update", 32: "delete"}

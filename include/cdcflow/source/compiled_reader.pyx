@@ -39,6 +39,7 @@ cdef object json_string = row_decoder.json_string
 # event types (MySQL's binlog_event.h, MariaDB's log_event.h)
 DEF QUERY_EVENT = 2
 DEF ROTATE_EVENT = 4
+DEF FORMAT_DESCRIPTION_EVENT = 15
 DEF XID_EVENT = 16
 DEF TABLE_MAP_EVENT = 19
 DEF ANONYMOUS_GTID_EVENT = 34
@@ -135,7 +136,7 @@ cdef Plan make_plan(object info, object specs, object table):
     cdef Plan p = Plan()
     cdef int i
     p.info, p.table, p.keep = info, table, []
-    p.fast = specs is not None and all(s is not None for _n, s in specs)
+    p.fast = bool(specs) and all(s is not None for _n, s in specs)
     if not p.fast:
         return p
     p.n = len(specs)
@@ -483,6 +484,7 @@ cdef class Records:
     cdef bytes chunk  # bytes read from the connection and not yet taken, from `at`
     cdef Py_ssize_t at
     cdef int checksum, seq
+    cdef bint layout  # the post-headers are the lengths read here (binlog_events.Slow.standard_layout)
     cdef readonly i64 log_pos  # the end of the last event read in its file (where a dump resumes)
     cdef dict tables  # a Table_map event's bytes -> Plan
     cdef dict by_id  # table id -> Plan
@@ -495,6 +497,7 @@ cdef class Records:
         self.checksum = 4 if use_checksum else 0
         self.seq = conn._next_seq_id
         self.tables, self.by_id = {}, {}
+        self.layout = slow.standard_layout()
         self.before, self.after = Buf(), Buf()
 
     def __iter__(self):
@@ -583,7 +586,7 @@ cdef class Records:
             start = <i64>log_pos - <i64>event_size
             if log_pos and etype != ROTATE_EVENT:
                 self.log_pos = log_pos
-            if end > n or end < body:
+            if end > n or end < body or (not self.layout and etype != FORMAT_DESCRIPTION_EVENT):
                 rec = self.slow.record(payload)
             elif etype == MARIADB_GTID_EVENT and end - body >= 13:
                 return (K_GTID, start, timestamp, f"{le(d + body + 8, 4)}-{server_id}-{le(d + body, 8)}")
@@ -600,6 +603,8 @@ cdef class Records:
                 rec = self._rows(payload, etype, body, end, start, timestamp)
             else:
                 rec = self.slow.record(payload)
+                if etype == FORMAT_DESCRIPTION_EVENT:
+                    self.layout = self.slow.standard_layout()
                 if etype == ROTATE_EVENT:
                     self.by_id.clear()  # table ids are not kept across a server's restart
                     self.log_pos = self.slow.stream.log_pos
