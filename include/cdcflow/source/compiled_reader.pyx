@@ -37,27 +37,29 @@ cdef object float_text = row_decoder.float_text
 cdef object json_string = row_decoder.json_string
 
 # event types (MySQL's binlog_event.h, MariaDB's log_event.h)
-DEF QUERY_EVENT = 2
-DEF ROTATE_EVENT = 4
-DEF FORMAT_DESCRIPTION_EVENT = 15
-DEF XID_EVENT = 16
-DEF TABLE_MAP_EVENT = 19
-DEF ANONYMOUS_GTID_EVENT = 34
-DEF MARIADB_GTID_EVENT = 162
-DEF MAX_PACKET = 0xFFFFFF
-DEF TABLE_CACHE_ENTRIES = 4096  # as source.table_maps' cache
-DEF READ_CHUNK = 262144
+cdef enum:
+    QUERY_EVENT = 2
+    ROTATE_EVENT = 4
+    FORMAT_DESCRIPTION_EVENT = 15
+    XID_EVENT = 16
+    TABLE_MAP_EVENT = 19
+    ANONYMOUS_GTID_EVENT = 34
+    MARIADB_GTID_EVENT = 162
+    MAX_PACKET = 0xFFFFFF
+    TABLE_CACHE_ENTRIES = 4096  # as source.table_maps' cache
+    READ_CHUNK = 262144
 
 # column readers (row_decoder._spec's kinds)
-DEF C_INT = 1
-DEF C_FLOAT = 2
-DEF C_DATE = 3
-DEF C_DATETIME2 = 4
-DEF C_TIMESTAMP2 = 5
-DEF C_DECIMAL = 6
-DEF C_STRING = 7
-DEF C_UTF8 = 8
-DEF C_BYTES = 9
+cdef enum:
+    C_INT = 1
+    C_FLOAT = 2
+    C_DATE = 3
+    C_DATETIME2 = 4
+    C_TIMESTAMP2 = 5
+    C_DECIMAL = 6
+    C_STRING = 7
+    C_UTF8 = 8
+    C_BYTES = 9
 cdef dict KINDS = {"int": C_INT, "float": C_FLOAT, "date": C_DATE, "datetime2": C_DATETIME2,
                    "timestamp2": C_TIMESTAMP2, "decimal": C_DECIMAL, "string": C_STRING, "bytes": C_BYTES}
 cdef int DECIMAL_BYTES[10]
