@@ -144,6 +144,13 @@ def test_a_bench_shaped_window_reads_identically(mariadb_pair, monkeypatch):
     head = Position(*up.binlog_head())
     events, slow = _both(up, start, head, monkeypatch)
     assert len(events) == 150 + 100 + 100 + 150 + 100 and not slow
+    # a window whose head (a bounded one need not be an event's start) lies in the first bytes
+    # of a transaction's GTID event
+    gtids = [pos for _f, pos, kind, *_ in up.query(f"SHOW BINLOG EVENTS IN '{start.file}' FROM {start.pos} LIMIT 40")
+             if kind == "Gtid"]
+    for at in (gtids[5] + 1, gtids[5] + 30):
+        bounded, _slow = _both(up, start, Position(start.file, at), monkeypatch)
+        assert len(bounded) in (5, 6)
 
 
 def test_without_the_extension_the_python_reader_runs_and_says_so_once(monkeypatch, caplog):

@@ -10,7 +10,10 @@ kind a GTID, a position, a statement or a rows event's images.  Those come as tu
     (ROWS,   start, time, table, flags, op, rows)  table: a TableInfo; rows: [(before, after)] as
                                                    image text, or the mysql-replication event to decode
 
-`start` is the event's first byte in its binlog file, `end` the byte after it.  Two readers
+`end` is the byte after the event in its binlog file; `start` is `end` less mysql-replication's
+event_size, which leaves out the 19-byte header and the checksum: BinlogReader has always
+compared that with the head of a window (a head inside the first bytes of a transaction's first
+event ends the window before it), and both readers give the same.  Two readers
 give them: mysql-replication's event objects mapped one by one (`python_records`, the
 reference), and the compiled reader (source/compiled_reader.pyx, `compiled_records`), which reads
 the stream connection's packets itself, decodes the frequent events (GTID, XID, BEGIN, table

@@ -585,7 +585,9 @@ cdef class Records:
             log_pos = <uint32_t>le(d + 14, 4)
             body = 20
             end = 1 + <Py_ssize_t>event_size - self.checksum
-            start = <i64>log_pos - <i64>event_size
+            # where BinlogReader takes the event to start: the end less mysql-replication's
+            # event_size, which leaves out the header and the checksum (binlog_events.record_of)
+            start = <i64>log_pos - <i64>event_size + 19 + self.checksum
             if log_pos and etype != ROTATE_EVENT:
                 self.log_pos = log_pos
             if end > n or end < body or (not self.layout and etype != FORMAT_DESCRIPTION_EVENT):
