@@ -129,9 +129,8 @@ def test_a_non_utf8_session_savepoints_and_rollbacks_read_identically(mariadb_pa
     assert [e.after for e in events if e.table == "t" and e.op == "insert"][-1] == '{"id":5,"v":"é"}'
 
 
-def test_a_bench_shaped_window_reads_identically(mariadb_pair, monkeypatch):
-    up, _ = mariadb_pair
-    db = f"{S}_bench"
+def _bench_shaped(up, db: str) -> Position:
+    """Small transactions on the bench's tables in `db` (filled first); returns their start."""
     bench_workload.fill(up, db, 800)
     start = Position(*up.binlog_head())
     up.execute(f"FOR i IN 1..150 DO UPDATE {db}.accounts SET balance = balance + 1.5, "
@@ -141,6 +140,12 @@ def test_a_bench_shaped_window_reads_identically(mariadb_pair, monkeypatch):
                f"UPDATE {db}.items SET qty = qty + 1, price = price * 3 WHERE id BETWEEN 1 AND 150",
                f"INSERT INTO {db}.items SELECT id + 1000, CONCAT('sku-', id + 1000), name, qty, price "
                f"FROM {db}.items WHERE id <= 100")
+    return start
+
+
+def test_a_bench_shaped_window_reads_identically(mariadb_pair, monkeypatch):
+    up, _ = mariadb_pair
+    start = _bench_shaped(up, f"{S}_bench")
     head = Position(*up.binlog_head())
     events, slow = _both(up, start, head, monkeypatch)
     assert len(events) == 150 + 100 + 100 + 150 + 100 and not slow
@@ -151,6 +156,42 @@ def test_a_bench_shaped_window_reads_identically(mariadb_pair, monkeypatch):
     for at in (gtids[5] + 1, gtids[5] + 30):
         bounded, _slow = _both(up, start, Position(start.file, at), monkeypatch)
         assert len(bounded) in (5, 6)
+
+
+class _Flaky:
+    """A stream connection whose socket file gives a few small reads, then fails."""
+
+    def __init__(self, conn, reads: int):
+        self._conn, self._reads, self._rfile = conn, reads, self
+
+    def read1(self, n: int) -> bytes:
+        self._reads -= 1
+        if self._reads < 0:
+            raise OSError("connection reset by the test")
+        return self._conn._rfile.read1(min(n, 4096))
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+
+def test_a_lost_dump_connection_is_dumped_again_from_the_last_event(mariadb_pair, monkeypatch):
+    up, _ = mariadb_pair
+    start = _bench_shaped(up, f"{S}_lost")
+    head = Position(*up.binlog_head())
+    python, python_state, _ = _read(up, start, head, "python", monkeypatch)
+    real = binlog_events.compiled_module()
+    connections = []
+
+    class Module:  # the compiled module, its first connection failing after 20 reads
+        @staticmethod
+        def Records(conn, *args):
+            connections.append(conn)
+            return real.Records(_Flaky(conn, 20) if len(connections) == 1 else conn, *args)
+
+    monkeypatch.setattr(binlog_events, "compiled_module", lambda: Module)
+    compiled, compiled_state, _ = _read(up, start, head, "compiled", monkeypatch)
+    assert len(connections) == 2  # dumped again once
+    assert compiled_state == python_state and compiled == python
 
 
 def test_without_the_extension_the_python_reader_runs_and_says_so_once(monkeypatch, caplog):
