@@ -7,9 +7,9 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.cdcflow-installed
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
-.PHONY: setup system-packages class-archive test demo bench random-workload dag-test airflow-bootstrap airflow docs docs-reference clean
+.PHONY: setup system-packages class-archive binlog-reader test demo bench random-workload dag-test airflow-bootstrap airflow docs docs-reference clean
 
-setup: system-packages $(STAMP) class-archive
+setup: system-packages $(STAMP) class-archive binlog-reader
 
 # The short-lived JVMs' class archive (cdcflow/spark/class_archive.py, built by class_archive_build.py): built once per Java
 # and pyspark install; without it JVMs start as before, only slower.
@@ -38,6 +38,12 @@ system-packages:
 	  echo "installing a Java runtime for Spark"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
 	fi
+
+# pull's compiled binlog reader (cdcflow/source/compiled_reader.pyx, built in place by build_reader.py with the pinned
+# Cython); without it pull reads with the Python reader, several times slower, and the cycle's log says so once.
+binlog-reader: $(STAMP)
+	@$(PIP) install -q -c constraints.txt Cython && $(PY) -m cdcflow.source.build_reader >/dev/null \
+	  || echo "(continuing without the compiled binlog reader: pull reads with the Python one)"
 
 # Runtime packages (requirements.txt) and the tests' and benchmarks' (requirements-test.txt),
 # resolved together.  The Spark provider requires pyspark-client (Spark Connect only, 4.2.0),

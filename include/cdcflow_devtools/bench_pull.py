@@ -7,13 +7,19 @@ The parts are the window's first 1%, 3%, 10%, 30% and all of it, cut at transact
 starts.  Each part is read both ways into an event store of its own, and the two stores are
 compared event by event (commit ts included).  The smallest part where the ranges win is
 the measured threshold of `[cdcflow] pull-parallel-min-bytes` on this machine.
+
+The whole window is also read sequentially by the Python binlog reader (the reference,
+CDCFLOW_BINLOG_READER=python): pull's events/s with each reader, in the same run, and the two
+stores compared.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +56,45 @@ def _same_events(a: str, b: str) -> bool:
         return pq.read_table(path).sort_by([("commit_ts", "ascending"), ("seq", "ascending")])
 
     return events(a).equals(events(b))
+
+
+@contextmanager
+def _python_reader():
+    from cdcflow.source.binlog_events import READER_ENV
+
+    before = os.environ.get(READER_ENV)
+    os.environ[READER_ENV] = "python"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(READER_ENV)
+        else:
+            os.environ[READER_ENV] = before
+
+
+def _readers(source, config, store: Path, window, compiled: dict) -> dict:
+    """The whole window read sequentially by the Python reader, against the compiled reader's
+    read of it (`compiled`: the table's row of the whole window)."""
+    from cdcflow.source.binlog_events import compiled_module
+    from cdcflow.stages.pull import read_sequentially
+    from cdcflow.store.events import RunFolder
+    from cdcflow_devtools.bench_common import say
+
+    reference = PullCycle(source, config, RunFolder(str(store), "python", "1.0"))
+    with _python_reader():
+        t = time.perf_counter()
+        read_sequentially(reference, window, 3_000_001)
+        python_seconds = time.perf_counter() - t
+    same = _same_events(compiled["folder"], reference.folder.path("raw"))
+    n, built = compiled["events"], compiled_module() is not None
+    out = {"events": n, "compiled": built, "compiled_seconds": compiled["sequential_seconds"],
+           "python_seconds": python_seconds, "identical": same}
+    out["speedup"] = python_seconds / out["compiled_seconds"]
+    say(f"pull table: the whole window read sequentially by the {'compiled' if built else 'Python (not built!)'} "
+        f"reader at {n / out['compiled_seconds']:,.0f} events/s, by the Python reader at {n / python_seconds:,.0f} "
+        f"events/s ({out['speedup']:.2f}x){'' if same else ' OUTPUT DIFFERS'}")
+    return out
 
 
 def pull_table(up_uri: str, start: tuple[str, int], stop: tuple[str, int], workdir: Path,
@@ -104,6 +149,10 @@ def pull_table(up_uri: str, start: tuple[str, int], stop: tuple[str, int], workd
             entry = {"fraction": frac, "bytes": size, "events": n, "sequential_seconds": statistics.median(seq_times),
                      "parallel_seconds": statistics.median(par_times), "ranges": len(detail["range_events"]),
                      "identical": same, **detail}
+            if frac >= 1:
+                entry["readers"] = readers = _readers(source, config, store, window,
+                                                      {**entry, "folder": seq.folder.path("raw")})
+                entry["identical"] = same and readers["identical"]
             entry["ratio"] = entry["parallel_seconds"] / entry["sequential_seconds"]
             say(f"pull table: {frac:.0%} of the window ({n:,} events, {size / 2**20:.1f} MiB): sequential "
                 f"{entry['sequential_seconds']:.2f}s, {entry['ranges']} ranges {entry['parallel_seconds']:.2f}s "
@@ -132,3 +181,10 @@ def report(table: dict) -> None:
               + ("" if e["identical"] else "  OUTPUT DIFFERS"))
     t = table["threshold_bytes"]
     print("smallest part where the ranges win: " + (f"{t / 2**20:.1f} MiB" if t else "none"))
+    r = next((e["readers"] for e in table["rows"] if "readers" in e), None)
+    if r:
+        print(f"pull's reader, the whole window sequentially ({r['events']:,} events): "
+              f"{'compiled' if r['compiled'] else 'compiled reader NOT BUILT'} {r['compiled_seconds']:.2f}s = "
+              f"{r['events'] / r['compiled_seconds']:,.0f} events/s, Python {r['python_seconds']:.2f}s = "
+              f"{r['events'] / r['python_seconds']:,.0f} events/s: {r['speedup']:.2f}x"
+              + ("" if r["identical"] else "  OUTPUT DIFFERS"))

@@ -9,7 +9,6 @@ boundary: (file, pos) just after a COMMIT/XID or a DDL.
 
 from __future__ import annotations
 
-import json
 import logging
 import struct
 from typing import Callable
@@ -22,16 +21,13 @@ from cdcflow.core.errors import (
     CdcflowError,
 )
 from cdcflow.core.event import Event
-from cdcflow.core.row_codec import encode_image
 from cdcflow.core.sql_mode import from_bits
-from cdcflow.core.system_schemas import is_system_schema
 from cdcflow.core.uri import DbUri
 from cdcflow.core.wording import CLI, Words
-from cdcflow.source import patches, transaction_control
+from cdcflow.source import binlog_events, patches, transaction_control
 from cdcflow.source.gtid import GtidPosition, is_anonymous
 from cdcflow.source.gtid_locate import gtid_at
 from cdcflow.source.position import Position, available_logs
-from cdcflow.source.row_decoder import IMAGE_TEXT
 from cdcflow.source.session_vars import SessionVars
 
 log = logging.getLogger(__name__)
@@ -218,6 +214,7 @@ class BinlogReader:
                              [QueryEvent, XidEvent, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent,
                               MariadbGtidEvent, GtidEvent, RotateEvent, ExecuteLoadQueryEvent])
         cur_file = self.start.file
+        head = self.head.key()
         trx_ts: int | None = None
         trx_start = Position(self._file, self._pos)
         trx_gtid: str | None = None
@@ -243,84 +240,78 @@ class BinlogReader:
             self.transactions += 1
             trx_ts, trx_gtid, trx_start = None, None, Position(cur_file, end_pos)
 
+        def decoded(ev) -> list:
+            return _decoded_rows(ev, cur_file)
+
         try:
-            for ev in stream:
-                if isinstance(ev, RotateEvent):
-                    cur_file = ev.next_binlog
-                    if trx_ts is None and ev.position == 4 and self._file != cur_file:
+            for rec in binlog_events.records(stream):
+                kind, ev_start, ev_time = rec[0], rec[1], rec[2]
+                if kind == binlog_events.ROTATE:
+                    cur_file = rec[3]
+                    if trx_ts is None and rec[4] == 4 and self._file != cur_file:
                         self._file, self._pos = cur_file, 4
                         trx_start = Position(cur_file, 4)
                     continue
-                if trx_ts is None:
-                    ev_start = ev.packet.log_pos - ev.event_size
-                    if (cur_file, ev_start) >= self.head.key():
-                        break  # later transactions belong to the next cycle
-                if isinstance(ev, (MariadbGtidEvent, GtidEvent)):
-                    if not begin(ev.timestamp):
+                if trx_ts is None and (cur_file, ev_start) >= head:
+                    break  # later transactions belong to the next cycle
+                if kind == binlog_events.GTID:
+                    if not begin(ev_time):
                         break
-                    trx_gtid = ev.gtid
+                    trx_gtid = rec[3]
                     continue
-                if isinstance(ev, XidEvent):
+                if kind == binlog_events.XID:
                     if trx_ts is not None:
-                        end(ev.packet.log_pos)
+                        end(rec[3])
                     continue
-                if isinstance(ev, ExecuteLoadQueryEvent):
-                    _read_load_query(ev)  # LOAD DATA logged as a statement: filter stops at it
-                if isinstance(ev, (QueryEvent, ExecuteLoadQueryEvent)):
-                    q = ev.query.strip().rstrip(";").strip()
+                if kind == binlog_events.QUERY:
+                    end_pos, ev = rec[3], rec[5]
+                    q = rec[4].strip().rstrip(";").strip()
                     what = transaction_control.kind(q)
                     if what == "begin":
-                        if trx_ts is None and not begin(ev.timestamp):
+                        if trx_ts is None and not begin(ev_time):
                             break
                         continue
                     if what == "commit":
                         if trx_ts is not None:
-                            end(ev.packet.log_pos)
+                            end(end_pos)
                         continue
                     if what == "rollback":
                         if trx_ts is not None:
                             self.aborted_ts.add(trx_ts)
-                            end(ev.packet.log_pos)
+                            end(end_pos)
                         continue
                     if what is not None:  # a savepoint's statement, an XA END or PREPARE: inside the transaction
                         if trx_ts is not None:
                             self._savepoint(what, transaction_control.savepoint_name(q), trx_ts, seq)
                         continue
-                    if trx_ts is None and not begin(ev.timestamp):
+                    if trx_ts is None and not begin(ev_time):
                         break
                     schema = ev.schema.decode() if isinstance(ev.schema, bytes) else (ev.schema or "")
                     emit(Event(
                         commit_ts=trx_ts, seq=seq, schema=schema, table="", op="ddl", ddl_query=q,
                         ddl_schema=schema or None, sql_mode=from_bits(getattr(ev, "sql_mode", None)),
                         gtid=trx_gtid, start_file=trx_start.file, start_pos=trx_start.pos,
-                        end_file=cur_file, end_pos=ev.packet.log_pos, event_time=ev.timestamp,
+                        end_file=cur_file, end_pos=end_pos, event_time=ev_time,
                         gtid_position=self.event_gtid_position(),
                         **session.fields(ev),
                     ))
-                    end(ev.packet.log_pos)  # DDL commits implicitly
+                    end(end_pos)  # DDL commits implicitly
                     continue
-                if isinstance(ev, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):
-                    if trx_ts is None and not begin(ev.timestamp):
+                if kind == binlog_events.ROWS:
+                    if trx_ts is None and not begin(ev_time):
                         break
-                    if is_system_schema(ev.schema):
+                    table, op, images = rec[3], rec[5], rec[6]
+                    if table.system:
                         continue
-                    pk = ev.primary_key
-                    pk_text = json.dumps([pk] if isinstance(pk, str) else list(pk)) if pk else None
-                    fk_checks_off = 1 if ev.flags & NO_FOREIGN_KEY_CHECKS else None
-                    setattr(ev, IMAGE_TEXT, True)  # its images decoded straight to text (row_decoder)
-                    for row in _decoded_rows(ev, cur_file):
-                        if isinstance(ev, WriteRowsEvent):
-                            op, before, after = "insert", None, row["values"]
-                        elif isinstance(ev, DeleteRowsEvent):
-                            op, before, after = "delete", row["values"], None
-                        else:
-                            op, before, after = "update", row["before_values"], row["after_values"]
+                    if type(images) is not list:  # mysql-replication's event, decoded here
+                        images = binlog_events.row_images(images, op, decoded)
+                    fk_checks_off = 1 if rec[4] & NO_FOREIGN_KEY_CHECKS else None
+                    for before, after in images:
                         emit(Event(
-                            commit_ts=trx_ts, seq=seq, schema=ev.schema, table=ev.table, op=op,
-                            before=encode_image(before), after=encode_image(after), pk=pk_text,
-                            fk_checks_off=fk_checks_off,
+                            commit_ts=trx_ts, seq=seq, schema=table.schema, table=table.table, op=op,
+                            before=before, after=after, pk=table.pk, fk_checks_off=fk_checks_off,
                             gtid=trx_gtid, start_file=trx_start.file, start_pos=trx_start.pos,
-                            event_time=ev.timestamp,
+                            event_time=ev_time,
                         ))
                         seq += 1
         finally:
@@ -362,16 +353,6 @@ def _decoded_rows(ev, file: str) -> list:
             f"{type(e).__name__}: {e}", code=UPSTREAM_BINLOG,
             hint="the table's definition in the binlog and its values disagree: report it with the event "
                  "(mariadb-binlog -v at that position), or start the changefeed after it") from None
-
-
-def _read_load_query(ev) -> None:
-    """Read the default schema and statement of an ExecuteLoadQueryEvent, which the library
-    leaves unread after its header (the layout of a QueryEvent's, with 13 more header bytes)."""
-    ev.packet.read(ev.status_vars_length)
-    ev.schema = ev.packet.read(ev.schema_length)
-    ev.packet.advance(1)
-    ev.query = ev.packet.read(ev.event_size - 26 - ev.status_vars_length - ev.schema_length - 1).decode(
-        "utf-8", errors="backslashreplace")
 
 
 def replay_horizon(ts: int, replay_until: int = 0, checkpoint_ts: int = 0) -> int:

@@ -37,7 +37,7 @@ _encode = msgspec.json.Encoder().encode
 _ESCAPED = re.compile(r'["\\\x00-\x1f]')
 
 
-def _json_string(s: str) -> str:
+def json_string(s: str) -> str:
     """A string's text in an image (msgspec's, which escapes only what _ESCAPED finds)."""
     return _encode(s).decode() if _ESCAPED.search(s) else '"' + s + '"'
 
@@ -52,14 +52,17 @@ def _integer(fmt: str):
     return lambda data, at: (str(unpack(data, at)[0]), at + size)
 
 
-def _float(fmt: str):
+def float_text(v: float) -> str:
     """msgspec's text of the value (a float's shortest repr), NaN and infinities tagged."""
+    return _encode(v).decode() if math.isfinite(v) else value_text(v)
+
+
+def _float(fmt: str):
     packed = struct.Struct(fmt)
     unpack, size = packed.unpack_from, packed.size
 
     def read_float(data, at):
-        v = unpack(data, at)[0]
-        return (_encode(v).decode() if math.isfinite(v) else value_text(v)), at + size
+        return float_text(unpack(data, at)[0]), at + size
     return read_float
 
 
@@ -72,20 +75,13 @@ def _int24(signed: bool):
 
 def _string(length_size: int, encoding: str | None, errors: str):
     """mysql-replication's __read_string: the column's charset, utf-8 where the binlog names
-    none, raw bytes where Python has no codec for it (binary columns: charset 'binary')."""
+    none (a charset Python has no codec for is read as raw bytes: _spec)."""
     codec = encoding or "utf-8"
 
     def read_text(data, at):
         start = at + length_size
         end = start + int.from_bytes(data[at:start], "little")
-        return _json_string(data[start:end].decode(codec, errors)), end
-
-    if encoding is None:
-        return read_text
-    try:
-        codecs.lookup(encoding)
-    except LookupError:
-        return _bytes(length_size, 0)
+        return json_string(data[start:end].decode(codec, errors)), end
     return read_text
 
 
@@ -144,37 +140,80 @@ def _decimal(precision: int, scale: int):
     return read_decimal
 
 
+def _spec(column, ignore_decode_errors: bool) -> tuple | None:
+    """What reads the column's text, as data both readers build from (this module's closures,
+    source/compiled_reader.pyx's compiled readers), or None where mysql-replication's own code
+    must decode it:
+    ("int", bytes, signed), ("float", bytes), ("date",), ("datetime2", fsp), ("timestamp2", fsp),
+    ("decimal", precision, scale), ("string", length bytes, encoding or None for UTF-8, errors),
+    ("bytes", length bytes, padded size)."""
+    from pymysqlreplication.constants import FIELD_TYPE as T  # lazy: only binlog readers load mysql-replication
+    from pymysqlreplication.row_event import RowsEvent  # lazy: as above
+
+    t = column.type
+    ints = {T.TINY: 1, T.SHORT: 2, T.INT24: 3, T.LONG: 4, T.LONGLONG: 8}
+    if t in ints:
+        return ("int", ints[t], not column.unsigned)
+    if t in (T.FLOAT, T.DOUBLE):
+        return ("float", 4 if t == T.FLOAT else 8)
+    if t == T.DATE:
+        return ("date",)
+    if t == T.DATETIME2:
+        return ("datetime2", column.fsp)
+    if t == T.TIMESTAMP2:
+        return ("timestamp2", column.fsp)
+    if t == T.NEWDECIMAL:
+        return ("decimal", column.precision, column.decimals)
+    if t not in (T.VARCHAR, T.STRING, T.BLOB):
+        return None
+    errors = "ignore" if ignore_decode_errors else "strict"
+    charset = getattr(column, "character_set_name", None)
+    encoding = RowsEvent.charset_to_encoding(charset) if charset is not None else None
+    length_size = column.length_size if t == T.BLOB else 2 if column.max_length > 255 else 1
+    if column_types.is_fixed_binary(column):
+        return ("bytes", length_size, column.max_length)
+    if encoding is not None:
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            return ("bytes", length_size, 0)  # a charset Python has no codec for: raw bytes (binary)
+    return ("string", length_size, encoding, errors)
+
+
+_INT_FORMATS = {(1, True): "<b", (1, False): "<B", (2, True): "<h", (2, False): "<H", (4, True): "<i",
+                (4, False): "<I", (8, True): "<q", (8, False): "<Q"}
+
+
+def _int_reader(size: int, signed: bool):
+    return _int24(signed) if size == 3 else _integer(_INT_FORMATS[size, signed])
+
+
+_READERS = {
+    "int": _int_reader,
+    "float": lambda size: _float("<f" if size == 4 else "<d"),
+    "date": lambda: _temporal(3, "little", 0, lambda v, _us: column_types.date_value(v)),
+    "datetime2": lambda fsp: _temporal(5, "big", fsp, column_types.datetime2_value),
+    "timestamp2": lambda fsp: _temporal(4, "big", fsp, column_types.timestamp2_value),
+    "decimal": _decimal,
+    "string": _string,
+    "bytes": _bytes,
+}
+
+
 def _reader(event, column):
     """A fast reader of the column's text, or None where mysql-replication's own code must
     decode it."""
-    from pymysqlreplication.constants import FIELD_TYPE as T  # lazy: only binlog readers load mysql-replication
+    spec = _spec(column, event._ignore_decode_errors)
+    return None if spec is None else _READERS[spec[0]](*spec[1:])
 
-    t, unsigned = column.type, column.unsigned
-    ints = {T.TINY: "<B" if unsigned else "<b", T.SHORT: "<H" if unsigned else "<h",
-            T.LONG: "<I" if unsigned else "<i", T.LONGLONG: "<Q" if unsigned else "<q"}
-    if t in ints:
-        return _integer(ints[t])
-    if t in (T.FLOAT, T.DOUBLE):
-        return _float("<f" if t == T.FLOAT else "<d")
-    if t == T.INT24:
-        return _int24(not unsigned)
-    if t == T.DATE:
-        return _temporal(3, "little", 0, lambda v, _us: column_types.date_value(v))
-    if t == T.DATETIME2:
-        return _temporal(5, "big", column.fsp, column_types.datetime2_value)
-    if t == T.TIMESTAMP2:
-        return _temporal(4, "big", column.fsp, column_types.timestamp2_value)
-    if t == T.NEWDECIMAL:
-        return _decimal(column.precision, column.decimals)
-    if t not in (T.VARCHAR, T.STRING, T.BLOB):
+
+def column_specs(event) -> list[tuple[str, tuple | None]] | None:
+    """[(the text of '"name":', _spec)] of a Table_map event's columns, or None where a column
+    has no name (they come from information_schema: mysql-replication's path fetches them)."""
+    columns = event.get_table().columns
+    if not all(c.name for c in columns):
         return None
-    errors = "ignore" if event._ignore_decode_errors else "strict"
-    charset = getattr(column, "character_set_name", None)
-    encoding = event.charset_to_encoding(charset) if charset is not None else None
-    length_size = column.length_size if t == T.BLOB else 2 if column.max_length > 255 else 1
-    if column_types.is_fixed_binary(column):
-        return _bytes(length_size, column.max_length)
-    return _string(length_size, encoding, errors)
+    return [(_encode(c.name).decode() + ":", _spec(c, event._ignore_decode_errors)) for c in columns]
 
 
 def _plan(event):

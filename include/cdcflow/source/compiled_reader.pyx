@@ -1,0 +1,692 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The compiled binlog reader: the stream connection's packets read and the frequent events
+decoded here, every other packet handed to mysql-replication (binlog_events.Slow).
+
+It yields binlog_events' records.  Decoded here: MariaDB GTID events, XID events, a Query
+event that is a bare BEGIN, Table_map events whose bytes were seen before (the first one of
+each definition is parsed by mysql-replication, whose table map the Python reader's rows
+events need too), and the rows events (v1, v2) of tables whose every column has a reader in
+row_decoder's table (_spec) and whose images are FULL.  Each column's text is written as
+row_decoder's reader writes it; anything unexpected in a rows event (a short packet, bytes
+that are no text of the column's charset, ...) sends the whole event to mysql-replication,
+which decodes it or raises the error the Python reader raises.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport uint8_t, uint32_t
+from libc.stdio cimport snprintf
+from libc.string cimport memcmp, memcpy
+
+ctypedef long long i64  # the types printf's %lld and %llu take
+ctypedef unsigned long long u64
+
+import pymysql.err
+from pymysql.constants import CR
+from pymysql.protocol import MysqlPacket
+
+from cdcflow.source import binlog_events, row_decoder
+
+cdef object K_ROTATE = binlog_events.ROTATE
+cdef object K_GTID = binlog_events.GTID
+cdef object K_XID = binlog_events.XID
+cdef object K_QUERY = binlog_events.QUERY
+cdef object K_ROWS = binlog_events.ROWS
+cdef object float_text = row_decoder.float_text
+cdef object json_string = row_decoder.json_string
+
+# event types (MySQL's binlog_event.h, MariaDB's log_event.h)
+cdef enum:
+    QUERY_EVENT = 2
+    ROTATE_EVENT = 4
+    FORMAT_DESCRIPTION_EVENT = 15
+    XID_EVENT = 16
+    TABLE_MAP_EVENT = 19
+    ANONYMOUS_GTID_EVENT = 34
+    MARIADB_GTID_EVENT = 162
+    MAX_PACKET = 0xFFFFFF
+    TABLE_CACHE_ENTRIES = 4096  # as source.table_maps' cache
+    READ_CHUNK = 262144
+
+# column readers (row_decoder._spec's kinds)
+cdef enum:
+    C_INT = 1
+    C_FLOAT = 2
+    C_DATE = 3
+    C_DATETIME2 = 4
+    C_TIMESTAMP2 = 5
+    C_DECIMAL = 6
+    C_STRING = 7
+    C_UTF8 = 8
+    C_BYTES = 9
+cdef dict KINDS = {"int": C_INT, "float": C_FLOAT, "date": C_DATE, "datetime2": C_DATETIME2,
+                   "timestamp2": C_TIMESTAMP2, "decimal": C_DECIMAL, "string": C_STRING, "bytes": C_BYTES}
+cdef int DECIMAL_BYTES[10]
+DECIMAL_BYTES[:] = [0, 1, 1, 2, 2, 3, 3, 4, 4, 4]
+cdef const char* B64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+class Fallback(Exception):
+    """The event is mysql-replication's to decode."""
+
+
+cdef struct Col:
+    int kind
+    int a  # int bytes / float bytes / fsp / precision / length bytes
+    int b  # signed / scale / padded size
+    const char* name  # '"name":' in UTF-8
+    Py_ssize_t name_len
+
+
+cdef class Buf:
+    """A growing byte buffer: one image's text."""
+    cdef char* data
+    cdef Py_ssize_t size, cap
+
+    def __cinit__(self):
+        self.cap = 4096
+        self.data = <char*>PyMem_Malloc(self.cap)
+        self.size = 0
+        if self.data == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        PyMem_Free(self.data)
+
+    cdef inline int reserve(self, Py_ssize_t n) except -1:
+        cdef Py_ssize_t cap
+        cdef char* grown
+        if self.size + n <= self.cap:
+            return 0
+        cap = self.cap
+        while self.size + n > cap:
+            cap *= 2
+        grown = <char*>PyMem_Realloc(self.data, cap)
+        if grown == NULL:
+            raise MemoryError()
+        self.data, self.cap = grown, cap
+        return 0
+
+    cdef inline int put(self, const char* s, Py_ssize_t n) except -1:
+        self.reserve(n)
+        memcpy(self.data + self.size, s, n)
+        self.size += n
+        return 0
+
+    cdef inline int put_str(self, str s) except -1:
+        b = s.encode("utf-8")
+        return self.put(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b))
+
+
+cdef class Plan:
+    """One table definition: its record's TableInfo, its columns' readers (None: a column
+    without one, the table's rows events go to mysql-replication), its Table object."""
+    cdef object info
+    cdef object table
+    cdef Col* cols
+    cdef int n
+    cdef bint fast
+    cdef list keep  # the bytes and names the Col pointers point into
+    cdef bytes full  # the columns-present bitmap of a FULL image
+
+    def __dealloc__(self):
+        PyMem_Free(self.cols)
+
+
+cdef Plan make_plan(object info, object specs, object table):
+    cdef Plan p = Plan()
+    cdef int i
+    p.info, p.table, p.keep = info, table, []
+    p.fast = bool(specs) and all(s is not None for _n, s in specs)
+    if not p.fast:
+        return p
+    p.n = len(specs)
+    p.cols = <Col*>PyMem_Malloc(max(1, p.n) * sizeof(Col))
+    if p.cols == NULL:
+        raise MemoryError()
+    nbytes = (p.n + 7) // 8
+    p.full = bytes([0xFF] * (p.n // 8)) + (bytes([(1 << (p.n % 8)) - 1]) if p.n % 8 else b"")
+    for i, (name, spec) in enumerate(specs):
+        nb = name.encode("utf-8")
+        p.keep.append(nb)
+        p.cols[i].name = PyBytes_AS_STRING(nb)
+        p.cols[i].name_len = PyBytes_GET_SIZE(nb)
+        kind = KINDS[spec[0]]
+        p.cols[i].a = p.cols[i].b = 0
+        if kind == C_INT:
+            p.cols[i].a, p.cols[i].b = spec[1], spec[2]
+        elif kind == C_FLOAT:
+            p.cols[i].a = spec[1]
+        elif kind in (C_DATETIME2, C_TIMESTAMP2):
+            p.cols[i].a = spec[1] or 0
+        elif kind == C_DECIMAL:
+            p.cols[i].a, p.cols[i].b = spec[1], spec[2]
+            if spec[1] <= 0 or spec[2] < 0 or spec[2] > spec[1]:
+                p.fast = False
+        elif kind == C_STRING:
+            p.cols[i].a = spec[1]
+            encoding, errors = spec[2], spec[3]
+            if errors == "strict" and (encoding is None or encoding.lower().replace("-", "") == "utf8"):
+                kind = C_UTF8
+            else:
+                # the codec's name and errors, as Python strings the reader passes to bytes.decode
+                p.cols[i].b = len(p.keep)
+                p.keep.append((encoding or "utf-8", errors))
+        elif kind == C_BYTES:
+            p.cols[i].a, p.cols[i].b = spec[1], spec[2]
+        p.cols[i].kind = kind
+    return p
+
+
+cdef inline u64 le(const uint8_t* d, int n):
+    cdef u64 v = 0
+    cdef int i
+    for i in range(n - 1, -1, -1):
+        v = (v << 8) | d[i]
+    return v
+
+
+cdef inline u64 be(const uint8_t* d, int n):
+    cdef u64 v = 0
+    cdef int i
+    for i in range(n):
+        v = (v << 8) | d[i]
+    return v
+
+
+cdef inline bint leap(int y):
+    return y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+
+
+cdef inline bint valid_date(i64 y, i64 mo, i64 d):
+    """What Python's date accepts."""
+    cdef int days
+    if y < 1 or y > 9999 or mo < 1 or mo > 12 or d < 1:
+        return False
+    if mo == 2:
+        days = 29 if leap(<int>y) else 28
+    elif mo in (4, 6, 9, 11):
+        days = 30
+    else:
+        days = 31
+    return d <= days
+
+
+cdef int put_datetime(Buf out, i64 y, i64 mo, i64 d, i64 h, i64 mi, i64 s,
+                      i64 us) except -1:
+    """column_types.datetime_value's text: a datetime's, or MySQL's own text where Python has
+    no such datetime."""
+    cdef char tmp[128]
+    cdef int n
+    cdef const char* tag = "tt"
+    if valid_date(y, mo, d) and 0 <= h < 24 and 0 <= mi < 60 and 0 <= s < 60 and 0 <= us < 1000000:
+        tag = "dt"
+    n = snprintf(tmp, sizeof(tmp), '{"%s":"%04lld-%02lld-%02lld %02lld:%02lld:%02lld.%06lld"}',
+                 tag, y, mo, d, h, mi, s, us)
+    return out.put(tmp, n)
+
+
+cdef inline i64 frac_us(const uint8_t* d, int fsp):
+    """column_types.frac_us of the fraction's stored bytes."""
+    cdef int n = (fsp + 1) // 2
+    if n == 0:
+        return 0
+    cdef i64 v = <i64>be(d, n)
+    if n == 1:
+        return v * 10000
+    if n == 2:
+        return v * 100
+    return v
+
+
+cdef int put_timestamp(Buf out, u64 secs, i64 us) except -1:
+    """column_types.timestamp2_value's text."""
+    cdef i64 total, days, rem, z, era, doe, yoe, y, doy, mp, d, m
+    if secs == 0 and us == 0:
+        return out.put(b'{"tt":"0000-00-00 00:00:00"}', 28)
+    total = <i64>secs * 1000000 + us
+    days = total // 86400000000
+    rem = total % 86400000000
+    # the civil date of a day count since 1970-01-01 (H. Hinnant's days_from_civil, inverted)
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    if m <= 2:
+        y += 1
+    return put_datetime(out, y, m, d, rem // 3600000000, rem // 60000000 % 60, rem // 1000000 % 60,
+                        rem % 1000000)
+
+
+cdef int put_decimal(Buf out, const uint8_t* src, int precision, int scale, Py_ssize_t size) except -1:
+    """row_decoder._decimal's text: the groups' digits, read as decimal.Decimal reads them and
+    written as str(Decimal) writes them."""
+    cdef uint8_t stored[80]
+    cdef char digits[400]
+    cdef char text[500]
+    cdef int intg = precision - scale
+    cdef int whole = intg // 9, lead = intg % 9, full = scale // 9, tail = scale % 9
+    cdef int i, k, at = 0, nd = 0, int_len, frac_len, first, ncoef, exp, left, dot, t = 0
+    cdef bint negative
+    if size > 80:
+        raise Fallback()
+    memcpy(stored, src, size)
+    negative = not (stored[0] & 0x80)
+    stored[0] ^= 0x80
+    if negative:
+        for i in range(size):
+            stored[i] ^= 0xFF
+    if lead:
+        k = DECIMAL_BYTES[lead]
+        nd += snprintf(digits + nd, 20, b"%u", <unsigned int>be(stored + at, k))
+        at += k
+    for i in range(whole):
+        nd += snprintf(digits + nd, 20, b"%09u", <unsigned int>be(stored + at, 4))
+        at += 4
+    int_len = nd
+    for i in range(full):
+        nd += snprintf(digits + nd, 20, b"%09u", <unsigned int>be(stored + at, 4))
+        at += 4
+    if tail:
+        k = DECIMAL_BYTES[tail]
+        nd += snprintf(digits + nd, 20, b"%0*u", tail, <unsigned int>be(stored + at, k))
+        at += k
+    frac_len = nd - int_len
+    if nd == 0:
+        raise Fallback()
+    first = 0
+    while first < nd - 1 and digits[first] == b'0':
+        first += 1
+    ncoef = nd - first  # the coefficient: the digits without leading zeros ("0" for zero)
+    exp = -frac_len
+    left = exp + ncoef
+    dot = left if left > -6 else 1
+    if negative:
+        text[t] = b'-'
+        t += 1
+    if dot <= 0:
+        text[t] = b'0'
+        text[t + 1] = b'.'
+        t += 2
+        for i in range(-dot):
+            text[t] = b'0'
+            t += 1
+        memcpy(text + t, digits + first, ncoef)
+        t += ncoef
+    elif dot >= ncoef:
+        memcpy(text + t, digits + first, ncoef)
+        t += ncoef
+        for i in range(dot - ncoef):
+            text[t] = b'0'
+            t += 1
+    else:
+        memcpy(text + t, digits + first, dot)
+        t += dot
+        text[t] = b'.'
+        t += 1
+        memcpy(text + t, digits + first + dot, ncoef - dot)
+        t += ncoef - dot
+    if left != dot:
+        t += snprintf(text + t, 20, b"E%+d", left - dot)
+    out.put(b'{"d":"', 6)
+    out.put(text, t)
+    return out.put(b'"}', 2)
+
+
+cdef int put_base64(Buf out, const uint8_t* s, Py_ssize_t n, Py_ssize_t padded) except -1:
+    """row_decoder._bytes' text: the bytes padded with zero bytes to `padded`, in base64."""
+    cdef Py_ssize_t total = n if n >= padded else padded, i, o
+    cdef uint32_t v
+    cdef uint8_t c0, c1, c2
+    if total == 0:
+        return out.put(b'""', 2)
+    out.put(b'{"b":"', 6)
+    out.reserve((total + 2) // 3 * 4 + 2)
+    o = out.size
+    i = 0
+    while i < total:
+        c0 = s[i] if i < n else 0
+        c1 = (s[i + 1] if i + 1 < n else 0) if i + 1 < total else 0
+        c2 = (s[i + 2] if i + 2 < n else 0) if i + 2 < total else 0
+        v = (c0 << 16) | (c1 << 8) | c2
+        out.data[o] = B64[(v >> 18) & 63]
+        out.data[o + 1] = B64[(v >> 12) & 63]
+        out.data[o + 2] = B64[(v >> 6) & 63] if i + 1 < total else b'='
+        out.data[o + 3] = B64[v & 63] if i + 2 < total else b'='
+        o += 4
+        i += 3
+    out.size = o
+    return out.put(b'"}', 2)
+
+
+cdef inline bint needs_escape(const uint8_t* s, Py_ssize_t n):
+    """Whether msgspec escapes anything of this UTF-8 text (row_decoder._ESCAPED)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if s[i] < 0x20 or s[i] == 0x22 or s[i] == 0x5C:
+            return True
+    return False
+
+
+cdef Py_ssize_t read_image(Plan plan, const uint8_t* d, Py_ssize_t at, Py_ssize_t end, Buf out) except -1:
+    """One row image's text from `at` into `out`; returns where the next one starts."""
+    cdef int i, n = plan.n, size
+    cdef Py_ssize_t nulls = at, length
+    cdef const uint8_t* v
+    cdef Col* c
+    cdef u64 u
+    cdef i64 s
+    cdef char tmp[32]
+    cdef const char* tag
+    cdef double f
+    cdef float f4
+    at += (n + 7) // 8
+    if at > end:
+        raise Fallback()
+    out.size = 0
+    out.put(b"{", 1)
+    for i in range(n):
+        c = &plan.cols[i]
+        if i:
+            out.put(b",", 1)
+        out.put(c.name, c.name_len)
+        if d[nulls + (i >> 3)] & (1 << (i & 7)):
+            out.put(b"null", 4)
+            continue
+        v = d + at
+        if c.kind == C_INT:
+            size = c.a
+            if at + size > end:
+                raise Fallback()
+            u = le(v, size)
+            if c.b and size < 8 and u >> (size * 8 - 1):
+                s = <i64>u - (<i64>1 << (size * 8))
+                out.put(tmp, snprintf(tmp, 32, b"%lld", s))
+            elif c.b and size == 8:
+                out.put(tmp, snprintf(tmp, 32, b"%lld", <i64>u))
+            else:
+                out.put(tmp, snprintf(tmp, 32, b"%llu", u))
+            at += size
+        elif c.kind == C_UTF8 or c.kind == C_STRING or c.kind == C_BYTES:
+            size = c.a
+            if at + size > end:
+                raise Fallback()
+            length = <Py_ssize_t>le(v, size)
+            if at + size + length > end:
+                raise Fallback()
+            v += size
+            if c.kind == C_BYTES:
+                put_base64(out, v, length, c.b)
+            elif c.kind == C_UTF8 and not needs_escape(v, length):
+                out.put(b'"', 1)
+                out.put(<const char*>v, length)  # checked as UTF-8 with the whole image
+                out.put(b'"', 1)
+            elif c.kind == C_UTF8:
+                out.put_str(json_string(PyUnicode_DecodeUTF8(<const char*>v, length, NULL)))
+            else:
+                codec, errors = plan.keep[c.b]
+                out.put_str(json_string(PyBytes_FromStringAndSize(<const char*>v, length).decode(codec, errors)))
+            at += size + length
+        elif c.kind == C_DECIMAL:
+            size = DECIMAL_BYTES[(c.a - c.b) % 9] + (c.a - c.b) // 9 * 4 + c.b // 9 * 4 + DECIMAL_BYTES[c.b % 9]
+            if at + size > end:
+                raise Fallback()
+            put_decimal(out, v, c.a, c.b, size)
+            at += size
+        elif c.kind == C_DATETIME2:
+            size = 5 + (c.a + 1) // 2
+            if at + size > end:
+                raise Fallback()
+            u = be(v, 5)
+            put_datetime(out, ((u >> 22) & 0x1FFFF) // 13, ((u >> 22) & 0x1FFFF) % 13, (u >> 17) & 31,
+                         (u >> 12) & 31, (u >> 6) & 63, u & 63, frac_us(v + 5, c.a))
+            at += size
+        elif c.kind == C_TIMESTAMP2:
+            size = 4 + (c.a + 1) // 2
+            if at + size > end:
+                raise Fallback()
+            put_timestamp(out, be(v, 4), frac_us(v + 4, c.a))
+            at += size
+        elif c.kind == C_DATE:
+            if at + 3 > end:
+                raise Fallback()
+            u = le(v, 3)
+            tag = "da" if valid_date(u >> 9, (u >> 5) & 15, u & 31) else "tt"
+            size = snprintf(tmp, 32, '{"%s":"%04d-%02d-%02d"}', tag, <int>(u >> 9), <int>((u >> 5) & 15),
+                            <int>(u & 31))
+            out.put(tmp, size)
+            at += 3
+        elif c.kind == C_FLOAT:
+            size = c.a
+            if at + size > end:
+                raise Fallback()
+            if size == 4:
+                memcpy(&f4, v, 4)
+                f = f4
+            else:
+                memcpy(&f, v, 8)
+            out.put_str(float_text(f))
+            at += size
+        else:
+            raise Fallback()
+    out.put(b"}", 1)
+    return at
+
+
+cdef class Records:
+    """The records of a binlog dump, read from the connection `conn` (pymysql's, the dump
+    requested on it); `slow`: a binlog_events.Slow over the same stream."""
+    cdef object conn, read1, slow, row_ops
+    cdef bytes chunk  # bytes read from the connection and not yet taken, from `at`
+    cdef Py_ssize_t at
+    cdef int checksum, seq
+    cdef bint layout  # the post-headers are the lengths read here (binlog_events.Slow.standard_layout)
+    cdef readonly i64 log_pos  # the end of the last event read in its file (where a dump resumes)
+    cdef dict tables  # a Table_map event's bytes -> Plan
+    cdef dict by_id  # table id -> Plan
+    cdef Buf before, after
+
+    def __init__(self, conn, use_checksum, slow, row_ops, log_pos):
+        self.conn, self.slow, self.row_ops, self.log_pos = conn, slow, row_ops, log_pos
+        self.read1 = conn._rfile.read1
+        self.chunk, self.at = b"", 0
+        self.checksum = 4 if use_checksum else 0
+        self.seq = conn._next_seq_id
+        self.tables, self.by_id = {}, {}
+        self.layout = slow.standard_layout()
+        self.before, self.after = Buf(), Buf()
+
+    def __iter__(self):
+        return self
+
+    cdef bytes _bytes(self, Py_ssize_t n):
+        """The next `n` bytes of the connection, read in large chunks (a read call per packet
+        header and body cost as much as decoding a small event)."""
+        cdef Py_ssize_t have = PyBytes_GET_SIZE(self.chunk) - self.at
+        cdef bytes out
+        if have >= n:
+            out = self.chunk[self.at:self.at + n]
+            self.at += n
+            return out
+        parts = [self.chunk[self.at:]]
+        self.chunk, self.at = b"", 0
+        while have < n:
+            try:
+                more = self.read1(READ_CHUNK)
+            except OSError as e:  # as pymysql's _read_bytes
+                self.conn._force_close()
+                raise pymysql.err.OperationalError(CR.CR_SERVER_LOST,
+                                                   f"Lost connection to MySQL server during query ({e})") from e
+            if not more:
+                self.conn._force_close()
+                raise pymysql.err.OperationalError(CR.CR_SERVER_LOST, "Lost connection to MySQL server during query")
+            if have + len(more) > n:
+                parts.append(more[:n - have])
+                self.chunk, self.at = more, n - have
+                have = n
+            else:
+                parts.append(more)
+                have += len(more)
+        return b"".join(parts)
+
+    cdef object _packet(self):
+        """The next packet's payload, None at the end of the dump (pymysql's _read_packet and
+        mysql-replication's EOF test)."""
+        cdef bytes header, part
+        cdef const uint8_t* h
+        cdef Py_ssize_t length
+        parts = []
+        while True:
+            header = self._bytes(4)
+            h = <const uint8_t*>PyBytes_AS_STRING(header)
+            length = h[0] | (h[1] << 8) | (h[2] << 16)
+            if h[3] != self.seq:
+                self.conn._force_close()
+                if h[3] == 0:  # MariaDB sends an error packet numbered 0 at shutdown
+                    raise pymysql.err.OperationalError(CR.CR_SERVER_LOST,
+                                                       "Lost connection to MySQL server during query")
+                raise pymysql.err.InternalError(f"Packet sequence number wrong - got {h[3]} expected {self.seq}")
+            self.seq = (self.seq + 1) % 256
+            parts.append(self._bytes(length))
+            if length < MAX_PACKET:
+                break
+        part = parts[0] if len(parts) == 1 else b"".join(parts)
+        if PyBytes_GET_SIZE(part) and (<const uint8_t*>PyBytes_AS_STRING(part))[0] == 0xFF:
+            MysqlPacket(part, self.conn.encoding).raise_for_error()
+        if PyBytes_GET_SIZE(part) < 9 and PyBytes_GET_SIZE(part) and (<const uint8_t*>PyBytes_AS_STRING(part))[0] == 0xFE:
+            return None
+        return part
+
+    def __next__(self):
+        cdef bytes payload
+        cdef const uint8_t* d
+        cdef Py_ssize_t n, body, end
+        cdef uint32_t timestamp, server_id, event_size, log_pos
+        cdef int etype
+        while True:
+            got = self._packet()
+            if got is None:
+                raise StopIteration
+            payload = got
+            d = <const uint8_t*>PyBytes_AS_STRING(payload)
+            n = PyBytes_GET_SIZE(payload)
+            if n < 20 or d[0] != 0:
+                continue  # not an event (pymysql's is_ok_packet)
+            timestamp = <uint32_t>le(d + 1, 4)
+            etype = d[5]
+            server_id = <uint32_t>le(d + 6, 4)
+            event_size = <uint32_t>le(d + 10, 4)
+            log_pos = <uint32_t>le(d + 14, 4)
+            body = 20
+            end = 1 + <Py_ssize_t>event_size - self.checksum
+            # where BinlogReader takes the event to start: the end less mysql-replication's
+            # event_size, which leaves out the header and the checksum (binlog_events.record_of)
+            start = <i64>log_pos - <i64>event_size + 19 + self.checksum
+            if log_pos and etype != ROTATE_EVENT:
+                self.log_pos = log_pos
+            if end > n or end < body or (not self.layout and etype != FORMAT_DESCRIPTION_EVENT):
+                rec = self.slow.record(payload)
+            elif etype == MARIADB_GTID_EVENT and end - body >= 13:
+                return (K_GTID, start, timestamp, f"{le(d + body + 8, 4)}-{server_id}-{le(d + body, 8)}")
+            elif etype == XID_EVENT:
+                return (K_XID, start, timestamp, log_pos)
+            elif etype == QUERY_EVENT and self._is_begin(d, body, end):
+                return (K_QUERY, start, timestamp, log_pos, "BEGIN", None)
+            elif etype == TABLE_MAP_EVENT:
+                self._table_map(payload, body, end)
+                continue
+            elif etype == ANONYMOUS_GTID_EVENT:
+                continue  # mysql-replication's NotImplementedEvent: no record
+            elif etype in self.row_ops:
+                rec = self._rows(payload, etype, body, end, start, timestamp)
+            else:
+                rec = self.slow.record(payload)
+                if etype == FORMAT_DESCRIPTION_EVENT:
+                    self.layout = self.slow.standard_layout()
+                if etype == ROTATE_EVENT:
+                    self.by_id.clear()  # table ids are not kept across a server's restart
+                    self.log_pos = self.slow.stream.log_pos
+            if rec is not None:
+                return rec
+
+    cdef bint _is_begin(self, const uint8_t* d, Py_ssize_t body, Py_ssize_t end):
+        """A Query event whose statement is BEGIN (post-header of 13 bytes: the schema's length
+        at 8, the status variables' at 11)."""
+        cdef Py_ssize_t q
+        if end - body < 13:
+            return False
+        q = body + 13 + le(d + body + 11, 2) + d[body + 8] + 1
+        return end - q == 5 and d[q - 1] == 0 and memcmp(d + q, "BEGIN", 5) == 0
+
+    cdef _table_map(self, bytes payload, Py_ssize_t body, Py_ssize_t end):
+        cdef Plan plan
+        key = payload[body:end]
+        plan = self.tables.get(key)
+        table_id = le(<const uint8_t*>PyBytes_AS_STRING(payload) + body, 6)
+        if plan is None:
+            got = self.slow.table(payload)  # mysql-replication parses it, and keeps it in its table map
+            if got is None:
+                return
+            info, specs, parsed_id, table = got
+            plan = make_plan(info, specs, table)
+            if len(self.tables) >= TABLE_CACHE_ENTRIES:
+                self.tables.clear()
+            self.tables[key] = plan
+            self.by_id[parsed_id] = plan
+            return
+        self.slow.stream.table_map[table_id] = plan.table
+        self.by_id[table_id] = plan
+
+    cdef object _rows(self, bytes payload, int etype, Py_ssize_t body, Py_ssize_t end, i64 start,
+                      uint32_t timestamp):
+        cdef Plan plan
+        cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(payload)
+        cdef Py_ssize_t at, nb
+        cdef u64 ncols
+        cdef bint update = etype == 24 or etype == 31
+        cdef int flags
+        if end - body < 10:
+            return self.slow.record(payload)
+        plan = self.by_id.get(le(d + body, 6))
+        if plan is None or not plan.fast:
+            return self.slow.record(payload)
+        flags = <int>le(d + body + 6, 2)
+        at = body + 8
+        if etype >= 30:  # v2: the extra data's length, itself included
+            at = body + 10 + <Py_ssize_t>le(d + body + 8, 2) - 2
+        if at >= end:
+            return self.slow.record(payload)
+        ncols = d[at]  # a length-encoded count: one byte below 251 columns
+        if ncols >= 251:
+            return self.slow.record(payload)
+        at += 1
+        nb = (plan.n + 7) // 8
+        if ncols != <u64>plan.n or at + nb * (2 if update else 1) > end:
+            return self.slow.record(payload)
+        if payload[at:at + nb] != plan.full or (update and payload[at + nb:at + 2 * nb] != plan.full):
+            return self.slow.record(payload)  # not a FULL image
+        at += nb * (2 if update else 1)
+        op = self.row_ops[etype]
+        if plan.info.system:
+            return (K_ROWS, start, timestamp, plan.info, flags, op, [])
+        rows = []
+        try:
+            while at + 1 < end:
+                if update:
+                    at = read_image(plan, d, at, end, self.before)
+                    before = PyUnicode_DecodeUTF8(self.before.data, self.before.size, NULL)
+                    at = read_image(plan, d, at, end, self.after)
+                    rows.append((before, PyUnicode_DecodeUTF8(self.after.data, self.after.size, NULL)))
+                else:
+                    at = read_image(plan, d, at, end, self.after)
+                    text = PyUnicode_DecodeUTF8(self.after.data, self.after.size, NULL)
+                    rows.append((None, text) if etype == 23 or etype == 30 else (text, None))
+        except (Fallback, UnicodeDecodeError, LookupError):
+            return self.slow.record(payload)
+        return (K_ROWS, start, timestamp, plan.info, flags, op, rows)

@@ -1,0 +1,212 @@
+"""The compiled binlog reader (source/compiled_reader.pyx) gives exactly the events of the Python
+reader, the reference: every field of every Event and the reader's state after the window,
+over the type matrix (strict and lax values, the fixed-size binaries, the pre-5.6 temporal
+formats, a table of only the columns the compiled reader decodes itself), a statement in a
+non-UTF-8 session, savepoints and rollbacks, and a bench-shaped window of small transactions.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+
+import pytest
+from type_matrix import COLUMNS, FIXED_COLUMNS, FIXED_ROWS, LAX_ROWS, ROWS
+
+import cdcflow.source
+from cdcflow.core.uri import parse_source_uri
+from cdcflow.source import binlog_events
+from cdcflow.source.binlog import BinlogReader, Position
+from cdcflow_devtools import bench_workload
+
+S = "readers"
+# the matrix's columns the compiled reader has no reader for: their tables go to mysql-replication
+NOT_COMPILED = {"tm", "tm0", "y", "e", "s", "b1", "b64", "b5", "j"}
+_DEFINITIONS = [d.strip() for d in re.split(r",\s*(?=[a-z0-9_]+ [A-Z])", COLUMNS.strip())]
+COMPILED_COLUMNS = [d for d in _DEFINITIONS if d.split()[0] not in NOT_COMPILED]
+OLD_COLUMNS = "id INT PRIMARY KEY, dt DATETIME, dt3 DATETIME(3), tm TIME(2), ts TIMESTAMP(6) NULL"
+
+
+def _read(up, start: Position, head: Position, reader: str, monkeypatch) -> tuple[list, tuple, int]:
+    """The window's events and the reader's state, read by `reader` ("python" or "compiled");
+    and how many rows events the compiled reader handed to mysql-replication."""
+    slow_rows = []
+    with monkeypatch.context() as m:
+        if reader == "python":
+            m.setenv(binlog_events.READER_ENV, "python")
+        else:
+            m.delenv(binlog_events.READER_ENV, raising=False)
+            assert binlog_events.compiled_module() is not None, "the compiled reader is not built: run make setup"
+            record = binlog_events.Slow.record
+
+            def counted(self, payload):
+                rec = record(self, payload)
+                if rec is not None and rec[0] == binlog_events.ROWS:
+                    slow_rows.append(rec[3].table)
+                return rec
+            m.setattr(binlog_events.Slow, "record", counted)
+        events = []
+        r = BinlogReader(parse_source_uri(up.uri), 9494, start, head, prev_ts=1)
+        r.read(events.append)
+    state = (r.last_pos, r.last_ts, r.transactions, sorted(r.aborted_ts), r.rolled_back, str(r.read_gtids))
+    return events, state, slow_rows
+
+
+def _both(up, start, head, monkeypatch) -> tuple[list, list]:
+    """The window read both ways, compared; the events and the tables of the rows events the
+    compiled reader handed on."""
+    python, python_state, _ = _read(up, start, head, "python", monkeypatch)
+    compiled, compiled_state, slow = _read(up, start, head, "compiled", monkeypatch)
+    assert compiled_state == python_state
+    assert len(compiled) == len(python)
+    for c, p in zip(compiled, python):
+        assert c == p
+    return compiled, slow
+
+
+def test_the_type_matrix_decodes_identically_both_ways(mariadb_pair, monkeypatch):
+    up, _ = mariadb_pair
+    db = f"{S}_types"
+    up.execute(f"DROP DATABASE IF EXISTS {db}", f"CREATE DATABASE {db}")
+    up.execute("SET GLOBAL mysql56_temporal_format = OFF")
+    try:
+        up.execute(f"CREATE TABLE {db}.old ({OLD_COLUMNS})")
+    finally:
+        up.execute("SET GLOBAL mysql56_temporal_format = ON")
+    start = Position(*up.binlog_head())
+    names = ", ".join(d.split()[0] for d in COMPILED_COLUMNS)
+    up.execute(
+        "SET SESSION sql_mode = ''", "SET SESSION time_zone = '+05:30'",
+        f"CREATE TABLE {db}.t ({COLUMNS}) DEFAULT CHARSET = utf8mb4",
+        f"CREATE TABLE {db}.fast ({', '.join(COMPILED_COLUMNS)}) DEFAULT CHARSET = utf8mb4",
+        f"CREATE TABLE {db}.fb ({FIXED_COLUMNS})",
+        *[f"INSERT INTO {db}.t VALUES {r}" for r in ROWS + LAX_ROWS],
+        f"INSERT INTO {db}.fast SELECT {names} FROM {db}.t",
+        f"UPDATE {db}.fast SET vc = CONCAT(IFNULL(vc, ''), '\"\\\\'), l1 = 'àé', bn = x'00' WHERE id < 5",
+        f"DELETE FROM {db}.fast WHERE id = 2",
+        f"INSERT INTO {db}.fb VALUES {', '.join(FIXED_ROWS)}",
+        f"UPDATE {db}.fb SET i4 = '10.0.0.0' WHERE id = 1",
+        f"INSERT INTO {db}.old VALUES (1, '2024-02-29 23:59:58', '0000-00-00 00:00:00.5', '-12:00:00.01', "
+        "'2038-01-19 03:14:07.999999'), (2, NULL, NULL, NULL, NULL)",
+    )
+    head = Position(*up.binlog_head())
+    events, slow = _both(up, start, head, monkeypatch)
+    rows = [e for e in events if e.op != "ddl"]
+    assert {e.table for e in rows} == {"t", "fast", "fb", "old"}
+    assert len([e for e in rows if e.table == "fast"]) == len(ROWS + LAX_ROWS) + 4 + 1  # inserts, updates, a delete
+    # the compiled reader decoded the tables of its columns itself, and handed on those with others
+    assert "fast" not in slow and "fb" not in slow and {"t", "old"} <= set(slow)
+
+
+def test_a_non_utf8_session_savepoints_and_rollbacks_read_identically(mariadb_pair, monkeypatch):
+    up, _ = mariadb_pair
+    db = f"{S}_trx"
+    up.execute(f"DROP DATABASE IF EXISTS {db}", f"CREATE DATABASE {db}",
+               f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB",
+               f"CREATE TABLE {db}.m (id INT PRIMARY KEY) ENGINE=MyISAM")
+    start = Position(*up.binlog_head())
+    gbk = up.connect(None, charset="gbk")  # the statement's bytes are GBK
+    try:
+        with gbk.cursor() as cur:
+            cur.execute(f"ALTER TABLE {db}.t COMMENT '你好'")
+    finally:
+        gbk.close()
+    conn = up.connect()
+    try:
+        with conn.cursor() as cur:
+            for stmt in ("BEGIN", f"INSERT INTO {db}.t VALUES (1, 'a')", "SAVEPOINT s1",
+                         f"INSERT INTO {db}.m VALUES (1)", f"INSERT INTO {db}.t VALUES (2, 'b')", "ROLLBACK TO s1",
+                         f"INSERT INTO {db}.t VALUES (3, 'c')", "COMMIT",
+                         "BEGIN", f"INSERT INTO {db}.m VALUES (2)", f"INSERT INTO {db}.t VALUES (4, 'd')", "ROLLBACK",
+                         f"INSERT INTO {db}.t VALUES (5, 'é')"):
+                cur.execute(stmt)
+    finally:
+        conn.close()
+    head = Position(*up.binlog_head())
+    events, _slow = _both(up, start, head, monkeypatch)
+    assert any(e.op == "ddl" and "你好" in e.ddl_query for e in events)
+    assert [e.after for e in events if e.table == "t" and e.op == "insert"][-1] == '{"id":5,"v":"é"}'
+
+
+def _bench_shaped(up, db: str) -> Position:
+    """Small transactions on the bench's tables in `db` (filled first); returns their start."""
+    bench_workload.fill(up, db, 800)
+    start = Position(*up.binlog_head())
+    up.execute(f"FOR i IN 1..150 DO UPDATE {db}.accounts SET balance = balance + 1.5, "
+               "updated = updated + INTERVAL 1 SECOND WHERE id = i; END FOR",
+               f"FOR i IN 1..100 DO UPDATE {db}.orders SET note = CONCAT('upd ', i) WHERE id = i; END FOR",
+               f"FOR i IN 1..100 DO DELETE FROM {db}.events WHERE id = i; END FOR",
+               f"UPDATE {db}.items SET qty = qty + 1, price = price * 3 WHERE id BETWEEN 1 AND 150",
+               f"INSERT INTO {db}.items SELECT id + 1000, CONCAT('sku-', id + 1000), name, qty, price "
+               f"FROM {db}.items WHERE id <= 100")
+    return start
+
+
+def test_a_bench_shaped_window_reads_identically(mariadb_pair, monkeypatch):
+    up, _ = mariadb_pair
+    start = _bench_shaped(up, f"{S}_bench")
+    head = Position(*up.binlog_head())
+    events, slow = _both(up, start, head, monkeypatch)
+    assert len(events) == 150 + 100 + 100 + 150 + 100 and not slow
+    # a window whose head (a bounded one need not be an event's start) lies in the first bytes
+    # of a transaction's GTID event
+    gtids = [pos for _f, pos, kind, *_ in up.query(f"SHOW BINLOG EVENTS IN '{start.file}' FROM {start.pos} LIMIT 40")
+             if kind == "Gtid"]
+    for at in (gtids[5] + 1, gtids[5] + 30):
+        bounded, _slow = _both(up, start, Position(start.file, at), monkeypatch)
+        assert len(bounded) in (5, 6)
+
+
+class _Flaky:
+    """A stream connection whose socket file gives a few small reads, then fails."""
+
+    def __init__(self, conn, reads: int):
+        self._conn, self._reads, self._rfile = conn, reads, self
+
+    def read1(self, n: int) -> bytes:
+        self._reads -= 1
+        if self._reads < 0:
+            raise OSError("connection reset by the test")
+        return self._conn._rfile.read1(min(n, 4096))
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+
+def test_a_lost_dump_connection_is_dumped_again_from_the_last_event(mariadb_pair, monkeypatch):
+    up, _ = mariadb_pair
+    start = _bench_shaped(up, f"{S}_lost")
+    head = Position(*up.binlog_head())
+    python, python_state, _ = _read(up, start, head, "python", monkeypatch)
+    real = binlog_events.compiled_module()
+    connections = []
+
+    class Module:  # the compiled module, its first connection failing after 20 reads
+        @staticmethod
+        def Records(conn, *args):
+            connections.append(conn)
+            return real.Records(_Flaky(conn, 20) if len(connections) == 1 else conn, *args)
+
+    monkeypatch.setattr(binlog_events, "compiled_module", lambda: Module)
+    compiled, compiled_state, _ = _read(up, start, head, "compiled", monkeypatch)
+    assert len(connections) == 2  # dumped again once
+    assert compiled_state == python_state and compiled == python
+
+
+def test_without_the_extension_the_python_reader_runs_and_says_so_once(monkeypatch, caplog):
+    monkeypatch.setitem(sys.modules, "cdcflow.source.compiled_reader", None)  # an import of it fails
+    monkeypatch.delattr(cdcflow.source, "compiled_reader", raising=False)
+    monkeypatch.delenv(binlog_events.READER_ENV, raising=False)
+    monkeypatch.setattr(binlog_events, "_said_missing", False)
+    with caplog.at_level(logging.WARNING, logger=binlog_events.__name__):
+        assert binlog_events.compiled_module() is None
+        assert binlog_events.compiled_module() is None
+    assert [r.getMessage() for r in caplog.records].count(caplog.records[0].getMessage()) == 1
+    assert "Python reader" in caplog.records[0].getMessage() and len(caplog.records) == 1
+
+
+@pytest.mark.parametrize("value", ["python", "PYTHON"])
+def test_the_python_reader_can_be_asked_for(monkeypatch, value):
+    monkeypatch.setenv(binlog_events.READER_ENV, value)
+    assert binlog_events.compiled_module() is None
