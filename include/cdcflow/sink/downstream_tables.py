@@ -82,6 +82,16 @@ def generated_columns(conn, tables: list[tuple[str, str]]) -> dict[str, frozense
     return {name: frozenset(cols) for name, cols in found.items()}
 
 
+def system_versioned(conn, tables: list[tuple[str, str]]) -> set[str]:
+    """The "schema.table" of `tables` the downstream versions itself (MariaDB's SYSTEM VERSIONED
+    tables): each change written to one makes a history row there, so none may be folded into
+    another (row_sink writes them in commit order)."""
+    if not tables:
+        return set()
+    return {f"{s}.{t}" for s, t in _rows_of(conn, "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+                                                  "WHERE TABLE_TYPE = 'SYSTEM VERSIONED' AND", tables)}
+
+
 def key_indexed(conn, keys: dict[str, list[str]]) -> frozenset[str]:
     """The tables of `keys` ("schema.table" -> the upstream's key) whose downstream table has a
     unique index on exactly the key's columns (whole columns, not prefixes): the index that
