@@ -346,7 +346,7 @@ def create_table_info(body: list[Token], options: list[Token] = ()) -> TableInfo
             r.i = 0
             tbl.column_def(r)
     if _versioned(options):
-        tbl.t.period = period or list(IMPLICIT_PERIOD)
+        _set_period(tbl.t, period)
     default = _table_default(options)
     for col in tbl.t.columns:  # the table's default collation: string columns that name none
         if default and _is_string(col) and "collation" not in col and "charset" not in col:
@@ -361,6 +361,20 @@ def _system_time_period(r: Cursor) -> list[str] | None:
         return None
     names = [part[0].text for part in split_commas(r.group()) if part and part[0].is_name]
     return names if len(names) == 2 else None
+
+
+def _set_period(info: TableInfo, period: list[str] | None) -> None:
+    """`info` system-versioned by `period` (None: the implicit one).  MariaDB adds the period's end
+    to every unique key, where information_schema shows it only for a column the table names."""
+    info.period = period or list(IMPLICIT_PERIOD)
+    for name in period or ():
+        col = info.column(name)
+        if col is not None:
+            col["nullable"] = False
+    if period:
+        for ix in info.indexes.values():
+            if ix["unique"] and period[1].lower() not in (c.lower() for c in ix["columns"]):
+                ix["columns"].append(period[1])
 
 
 def _versioned(options) -> bool:
@@ -390,7 +404,7 @@ def alter_table(info: TableInfo, clause_toks: list[Token]) -> tuple[str | None, 
         r = Cursor(part)
         w = r.word()
         if r.at("ADD", "SYSTEM", "VERSIONING"):
-            info.period = period or info.period or list(IMPLICIT_PERIOD)
+            _set_period(info, period or info.period)
         elif r.at("DROP", "SYSTEM", "VERSIONING"):
             info.period = None
         elif r.at("ADD", "PERIOD"):

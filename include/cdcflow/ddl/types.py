@@ -64,6 +64,9 @@ MARIADB = "mariadb"  # cdcflow's own: MariaDB's statements TiCDC never meets, an
 _MATRIX = {"Y Y Y": (True, True, True), "Y N Y": (True, False, True)}
 _TTL = "TTL is a TiDB table option"
 _SEQUENCES = "TiDB: as is; MySQL has no sequences: the changefeed stops there"
+_MARIADB_ONLY = "never meets it: TiDB, its upstream, has no such statement"
+_NO_SEQUENCES = ("skipped: its whitelist (pkg/filter ddlWhiteListMap) has no sequence action, so a table whose "
+                 "DEFAULT is NEXTVAL(seq) fails downstream")
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ class DDLType:
     visibility_words: bool = False  # index visibility is spelled per downstream flavour
     aliases: tuple[str, ...] = ()  # more ignore-event names, stored as `event_name`
     elsewhere: str | None = None  # what a downstream without the syntax (TiDB, MySQL) gets, where it differs
+    ticdc: str | None = None  # what TiCDC does, where cdcflow does otherwise
 
     @property
     def event_name(self) -> str:
@@ -128,21 +132,22 @@ ROWS: tuple[DDLType, ...] = (
     DDLType(ALTER_TABLE_SYSTEM_VERSIONING, MARIADB, "Y N Y",
             elsewhere="not run: TiDB and MySQL have no system versioning, and the rows reach them without "
                       "the period columns; CREATE TABLE … WITH SYSTEM VERSIONING runs without the versioning "
-                      "clauses and period columns"),
+                      "clauses and period columns",
+            ticdc=_MARIADB_ONLY),
     DDLType(CONVERT_PARTITION, MARIADB, "Y N Y",
             elsewhere="CREATE TABLE t LIKE src; ALTER TABLE t REMOVE PARTITIONING; ALTER TABLE src EXCHANGE "
-                      "PARTITION p WITH TABLE t; ALTER TABLE src DROP PARTITION p"),
+                      "PARTITION p WITH TABLE t; ALTER TABLE src DROP PARTITION p", ticdc=_MARIADB_ONLY),
     DDLType(CONVERT_TABLE, MARIADB, "Y N Y",
             elsewhere="ALTER TABLE src ADD PARTITION (<the partition>); ALTER TABLE src EXCHANGE PARTITION p "
-                      "WITH TABLE t; DROP TABLE t"),
+                      "WITH TABLE t; DROP TABLE t", ticdc=_MARIADB_ONLY),
     # a sequence is a table in MariaDB (its row is its state): the table filter and the valid-index
     # rule read it as one, its settings its key
     DDLType(CREATE_SEQUENCE, MARIADB, "Y Y Y", alter_table=False,
-            elsewhere=_SEQUENCES),
+            elsewhere=_SEQUENCES, ticdc=_NO_SEQUENCES),
     DDLType(ALTER_SEQUENCE, MARIADB, "Y Y Y", alter_table=False,
-            elsewhere=_SEQUENCES),
+            elsewhere=_SEQUENCES, ticdc=_NO_SEQUENCES),
     DDLType(DROP_SEQUENCE, MARIADB, "Y Y Y", alter_table=False,
-            elsewhere=_SEQUENCES),
+            elsewhere=_SEQUENCES, ticdc=_NO_SEQUENCES),
 )
 BY_NAME: dict[str, DDLType] = {r.name: r for r in ROWS}
 

@@ -25,10 +25,11 @@ from cdcflow.sink.collation_key import KeyFolder
 from cdcflow.sink.compaction import KEYED_SCHEMA, keyed_changes
 from cdcflow.sink.ddl_sink import Ddl
 from cdcflow.sink.downstream_tables import (
+    SYSTEM_VERSIONED,
     catalogue_key,
     generated_columns,
     key_indexed,
-    system_versioned,
+    own_kinds,
     table_exists,
 )
 from cdcflow.sink.foreign_keys import CascadeGroup, ForeignKeys, applied_up_to, write_group
@@ -146,10 +147,11 @@ class RowSink:
         plan.generated = generated_columns(self.conn, tables)
         # tables bound by a foreign key that changes rows: in commit order, apart (sink.foreign_keys)
         plan.group = self.foreign_keys.group(tables)
-        # a table the downstream versions itself: a history row per upstream change, none compacted away
-        versioned = system_versioned(self.conn, tables)
-        if versioned:
-            plan.group = CascadeGroup(plan.group.tables | versioned, plan.group.parents, frozenset(versioned))
+        # MariaDB's system-versioned tables and sequences: in commit order too (downstream_tables.own_kinds)
+        own = own_kinds(self.conn, tables)
+        if own:
+            plan.group = CascadeGroup(plan.group.tables | set(own), plan.group.parents,
+                                      frozenset(t for t, kind in own.items() if kind == SYSTEM_VERSIONED))
         plan.bound = {t: plan.keys.get(t) for t in plan.group.tables
                       if t in plan.keys or tuple(t.split(".", 1)) in plan.unkeyed}
         if plan.bound:
