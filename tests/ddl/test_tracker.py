@@ -192,6 +192,9 @@ def test_disagreements_with_the_binlog_row_are_reported():
     notes = disagreements(tr, [("d", "t", 5, '["b"]', '{"a":1,"b":2,"x":3}'), ("d", "gone", 5, None, "{}")])
     assert notes == ["d.t at commit ts 5: the binlog's row has column(s) x the tracked schema does not",
                      "d.t at commit ts 5: the binlog's primary key is (b), the tracked one (a)"]
+    versioned = "CREATE TABLE v (a INT PRIMARY KEY) WITH SYSTEM VERSIONING"
+    tr.apply(classify(versioned, "d"), versioned, "", 2)  # the binlog's rows and key carry the period
+    assert disagreements(tr, [("d", "v", 5, '["a","row_end"]', '{"a":1,"row_start":{},"row_end":{}}')]) == []
 
 
 def test_key_collations_follow_the_clauses_and_the_table_default():

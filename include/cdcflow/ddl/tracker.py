@@ -240,13 +240,15 @@ def disagreements(tracker: SchemaTracker, samples) -> list[str]:
         info = tracker.at(schema, table, ts)
         if not isinstance(info, TableInfo) or image is None:
             continue
-        tracked = {c["name"].lower() for c in info.columns}
+        # a versioned table's rows carry its period, which information_schema may not list
+        period = {c.lower() for c in info.period or ()}
+        tracked = {c["name"].lower() for c in info.columns} | period
         extra = [c for c in json.loads(image) if c.lower() not in tracked]
         if extra:
             out.append(f"{schema}.{table} at commit ts {ts}: the binlog's row has column(s) {', '.join(extra)} "
                        "the tracked schema does not")
-        pk = [p.lower() for p in json.loads(pk_text)] if pk_text else []
-        tracked_pk = [c.lower() for c in info.indexes.get(PRIMARY, {}).get("columns", [])]
+        pk = [p.lower() for p in json.loads(pk_text) if p.lower() not in period] if pk_text else []
+        tracked_pk = [c.lower() for c in info.indexes.get(PRIMARY, {}).get("columns", []) if c.lower() not in period]
         if pk and pk != tracked_pk and not (not tracked_pk and pk in _not_null_unique_keys(info)):
             out.append(f"{schema}.{table} at commit ts {ts}: the binlog's primary key is ({', '.join(pk)}), "
                        f"the tracked one ({', '.join(tracked_pk) or 'none'})")

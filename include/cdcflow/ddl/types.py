@@ -10,7 +10,15 @@ cdcflow follows today's TiCDC there.  Beyond TiCDC, cdcflow replicates what a Ma
 has of its own (TiDB cannot be its upstream, so TiCDC never meets these): system versioning,
 CONVERT PARTITION / CONVERT TABLE, and sequences (TiDB has sequences, but TiCDC's whitelist
 leaves their DDL out, and a table whose DEFAULT is NEXTVAL(seq) then fails downstream for good).
-Each such type says what a downstream without the syntax gets (ddl.tidb_only).
+Each such type says what a downstream without the syntax gets (ddl.mariadb_only) and what TiCDC does.
+
+Which sequences: MariaDB holds a sequence as a table (SHOW TABLES lists it, its one row is its
+state, DROP TABLE drops it), so the table filter decides on a sequence by its name, as on any
+table, whether or not a table uses it: a sequence the filter matches is created, altered, dropped
+and kept at its state downstream; one it leaves out is not, and a replicated table whose DEFAULT
+names such a sequence fails downstream at its CREATE TABLE (ErrExecDDLFailed, the server's
+unknown-table error): add the sequence to the filter's rules.  Following a table's DEFAULT to the
+sequences it names would replicate objects the rules exclude.
 """
 
 from __future__ import annotations
