@@ -7,7 +7,7 @@ with the rows written between them."""
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import assert_consistent, cli_run, create_changefeed, fresh_schema
+from e2e_helpers import assert_consistent, replicate_workload
 
 pytestmark = pytest.mark.e2e
 
@@ -31,11 +31,7 @@ WORKLOAD = (
 
 def test_partition_by_and_remove_partitioning_are_replicated(mariadb_pair, spark, cdcflow_home, capsys):
     up, down = mariadb_pair
-    fresh_schema(up, down, DB)
-    create_changefeed(capsys, up, down, "e2e-repartition", f"[filter]\nrules = ['{DB}.*']\n")
-    up.execute(*WORKLOAD, database=DB)
-    rc, err = cli_run(capsys, "e2e-repartition")
-    assert rc == 0, err
+    replicate_workload(capsys, up, down, "e2e-repartition", DB, WORKLOAD)
     for table in ("t", "u"):
         assert down.query(f"SHOW CREATE TABLE {DB}.{table}") == up.query(f"SHOW CREATE TABLE {DB}.{table}")
     assert "PARTITION BY RANGE" in down.query(f"SHOW CREATE TABLE {DB}.t")[0][1]

@@ -8,7 +8,7 @@ where the result must equal the upstream's own."""
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import assert_consistent, cli_run, create_changefeed, fresh_schema, tables
+from e2e_helpers import assert_consistent, fresh_schema, replicate_workload, tables
 
 from cdcflow.ddl import mariadb_only
 from cdcflow.ddl.classify import classify
@@ -42,11 +42,7 @@ WORKLOAD = (
 
 def test_convert_partition_and_table_are_replicated(mariadb_pair, spark, cdcflow_home, capsys):
     up, down = mariadb_pair
-    fresh_schema(up, down, DB)
-    create_changefeed(capsys, up, down, "e2e-convert-partition", f"[filter]\nrules = ['{DB}.*']\n")
-    up.execute(*WORKLOAD, database=DB)
-    rc, err = cli_run(capsys, "e2e-convert-partition")
-    assert rc == 0, err
+    replicate_workload(capsys, up, down, "e2e-convert-partition", DB, WORKLOAD)
     assert tables(down, DB) == tables(up, DB) == ["q", "q0"]
     for table in ("q", "q0"):
         assert down.query(f"SHOW CREATE TABLE {DB}.{table}") == up.query(f"SHOW CREATE TABLE {DB}.{table}")

@@ -8,7 +8,7 @@ table's whole definition and rows."""
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import assert_consistent, cli_run, create_changefeed, fresh_schema
+from e2e_helpers import assert_consistent, replicate_workload
 
 pytestmark = pytest.mark.e2e
 
@@ -36,11 +36,7 @@ SEQUENCES = ("s1", "s2")
 
 def test_sequences_a_table_uses_are_replicated_with_their_state(mariadb_pair, spark, cdcflow_home, capsys):
     up, down = mariadb_pair
-    fresh_schema(up, down, DB, BEFORE)
-    create_changefeed(capsys, up, down, "e2e-sequences", f"[filter]\nrules = ['{DB}.*']\n")
-    up.execute(*WORKLOAD, database=DB)
-    rc, err = cli_run(capsys, "e2e-sequences")
-    assert rc == 0, err
+    replicate_workload(capsys, up, down, "e2e-sequences", DB, WORKLOAD, BEFORE)
     assert down.query(f"SHOW FULL TABLES FROM {DB}") == up.query(f"SHOW FULL TABLES FROM {DB}")
     for seq in SEQUENCES:
         assert down.query(f"SHOW CREATE SEQUENCE {DB}.{seq}") == up.query(f"SHOW CREATE SEQUENCE {DB}.{seq}")
