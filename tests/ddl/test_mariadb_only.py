@@ -60,3 +60,12 @@ def test_convert_table_keeps_the_partition_definition():
     assert m.for_flavour(_entry(q), TIDB, "cf") == [
         "ALTER TABLE `d`.`q` ADD PARTITION (PARTITION p1 VALUES IN (1, 2) COMMENT 'x')",
         "ALTER TABLE `d`.`q` EXCHANGE PARTITION `p1` WITH TABLE `d`.`q1`", "DROP TABLE `d`.`q1`"]
+
+
+def test_each_of_cdcflows_own_types_says_what_ticdc_and_other_downstreams_do():
+    from cdcflow.ddl.types import MARIADB as OWN, ROWS
+
+    own = [r for r in ROWS if r.allowed == OWN]
+    assert {r.name for r in own} == {"alter table system versioning", "convert partition", "convert table",
+                                     "create sequence", "alter sequence", "drop sequence"}
+    assert all(r.elsewhere and r.ticdc for r in own)
