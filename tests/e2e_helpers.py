@@ -69,6 +69,16 @@ def fresh_schema(up, down, schema: str, *ddl: str) -> None:
             s.execute(*ddl, database=schema)
 
 
+def replicate_workload(capsys, up, down, changefeed_id: str, schema: str, workload, *before: str) -> None:
+    """`schema` made anew on both servers (`before` run in it on both), a changefeed of it, then
+    `workload` run upstream in it and one cycle, which must succeed."""
+    fresh_schema(up, down, schema, *before)
+    create_changefeed(capsys, up, down, changefeed_id, f"[filter]\nrules = ['{schema}.*']\n")
+    up.execute(*workload, database=schema)
+    rc, err = cli_run(capsys, changefeed_id)
+    assert rc == 0, err
+
+
 def _write_config(changefeed_id: str, text: str):
     from cdcflow.core.spec_store import home
 

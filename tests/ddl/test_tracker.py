@@ -44,6 +44,24 @@ EVOLUTION = [
     ("ALTER TABLE k ENGINE=InnoDB, ALGORITHM=COPY", "k", ["id"]),
     ("TRUNCATE TABLE k", "k", ["id"]),
     ("ALTER TABLE k RENAME COLUMN IF EXISTS id TO id2, MODIFY IF EXISTS nothere INT", "k", ["id2"]),
+    # MariaDB's own tables: system versioning (the period's end joins the unique keys, and leaves
+    # the valid key), sequences (their settings the key), partitions converted to tables and back
+    ("CREATE TABLE v (id INT PRIMARY KEY, x INT) WITH SYSTEM VERSIONING", "v", ["id"]),
+    ("CREATE TABLE w (id INT PRIMARY KEY, x INT, s TIMESTAMP(6) GENERATED ALWAYS AS ROW START INVISIBLE, "
+     "e TIMESTAMP(6) GENERATED ALWAYS AS ROW END, UNIQUE (x), PERIOD FOR SYSTEM_TIME (s, e)) WITH SYSTEM VERSIONING",
+     "w", ["id"]),
+    ("ALTER TABLE k ADD SYSTEM VERSIONING", "k", ["id2"]),
+    ("ALTER TABLE k DROP SYSTEM VERSIONING", "k", ["id2"]),
+    ("CREATE TABLE p (id INT PRIMARY KEY, x INT)", "p", ["id"]),
+    ("ALTER TABLE p ADD COLUMN s TIMESTAMP(6) GENERATED ALWAYS AS ROW START, "
+     "ADD COLUMN e TIMESTAMP(6) GENERATED ALWAYS AS ROW END, ADD PERIOD FOR SYSTEM_TIME (s, e), "
+     "ADD SYSTEM VERSIONING", "p", ["id"]),
+    ("CREATE SEQUENCE sq START WITH 5 CACHE 10", "sq", ["minimum_value", "maximum_value", "start_value",
+                                                       "increment", "cache_size", "cycle_option"]),
+    ("CREATE TABLE r (id INT PRIMARY KEY, x INT) PARTITION BY RANGE (id) "
+     "(PARTITION p0 VALUES LESS THAN (10), PARTITION p1 VALUES LESS THAN (20))", "r", ["id"]),
+    ("ALTER TABLE r CONVERT PARTITION p1 TO TABLE r1", "r1", ["id"]),
+    ("ALTER TABLE r1 ADD COLUMN y INT", "r1", ["id"]),
 ]
 
 
@@ -63,7 +81,17 @@ def test_each_ddl_evolves_the_tracked_schema_like_mariadb(mariadb_pair):
         assert {n: (i["columns"], i["unique"]) for n, i in mine.indexes.items()} == \
                {n: (i["columns"], i["unique"]) for n, i in real.indexes.items()}, stmt
         assert mine.valid_key() == real.valid_key() == key, stmt
+        assert (mine.period, mine.sequence) == (real.period, real.sequence), stmt
     assert tracker.current(DB, "l") is None and tracker.current(DB, "l2") is None
+    gone = ["DROP SEQUENCE sq", "ALTER TABLE r1 DROP COLUMN y", "ALTER TABLE r CONVERT TABLE r1 TO PARTITION p1 "
+            "VALUES LESS THAN (20)"]
+    for ts, stmt in enumerate(gone, start=100):
+        up.execute(stmt, database=DB)
+        tracker.apply(classify(stmt, DB), stmt, "", ts)
+    assert tracker.current(DB, "sq") is None and tracker.current(DB, "r1") is None
+    assert tracker.period_ranges(DB, "w", 0, 200) == [[0, None], [36, ["s", "e"]]]  # made at ts 36
+    with up.connect() as conn:
+        assert set(schema_versions.read_catalogue(conn)) >= {(DB, "v"), (DB, "w"), (DB, "r")}
 
 
 def test_versions_are_read_by_commit_ts_and_drops_are_versions():
@@ -164,6 +192,9 @@ def test_disagreements_with_the_binlog_row_are_reported():
     notes = disagreements(tr, [("d", "t", 5, '["b"]', '{"a":1,"b":2,"x":3}'), ("d", "gone", 5, None, "{}")])
     assert notes == ["d.t at commit ts 5: the binlog's row has column(s) x the tracked schema does not",
                      "d.t at commit ts 5: the binlog's primary key is (b), the tracked one (a)"]
+    versioned = "CREATE TABLE v (a INT PRIMARY KEY) WITH SYSTEM VERSIONING"
+    tr.apply(classify(versioned, "d"), versioned, "", 2)  # the binlog's rows and key carry the period
+    assert disagreements(tr, [("d", "v", 5, '["a","row_end"]', '{"a":1,"row_start":{},"row_end":{}}')]) == []
 
 
 def test_key_collations_follow_the_clauses_and_the_table_default():

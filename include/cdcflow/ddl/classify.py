@@ -67,7 +67,7 @@ _ADMIN = {"ANALYZE": "ANALYZE TABLE", "OPTIMIZE": "OPTIMIZE TABLE", "CHECK": "CH
           "INSTALL": "INSTALL PLUGIN", "UNINSTALL": "UNINSTALL PLUGIN", "CHECKSUM": "CHECKSUM TABLE"}
 # CREATE/ALTER/DROP objects outside the allow list, and how statement names spell them.
 _OTHER_OBJECTS = {
-    **{w: w for w in "PROCEDURE FUNCTION TRIGGER EVENT USER ROLE SEQUENCE SERVER TABLESPACE PACKAGE "
+    **{w: w for w in "PROCEDURE FUNCTION TRIGGER EVENT USER ROLE SERVER TABLESPACE PACKAGE "
                      "INSTANCE STATISTICS BINDING".split()},
     "LOGFILE": "LOGFILE GROUP", "RESOURCE": "RESOURCE GROUP", "SPATIAL": "SPATIAL REFERENCE SYSTEM",
     "PLACEMENT": "PLACEMENT POLICY", "UNDO": "UNDO TABLESPACE"}
@@ -83,8 +83,8 @@ _CLAUSES = tuple((tuple(frozenset(w.split("/")) for w in lead.split()), name, ty
     ("ADD FOREIGN",                                  "ADD FOREIGN KEY",          None),
     ("ADD CHECK",                                    "ADD CHECK",                None),
     ("ADD PARTITION",                                "ADD PARTITION",            T.ADD_PARTITION),
-    ("ADD SYSTEM",                                   "ADD SYSTEM VERSIONING",    None),
-    ("ADD PERIOD",                                   "ADD PERIOD",               None),
+    ("ADD SYSTEM",                                   "ADD SYSTEM VERSIONING",    T.ALTER_TABLE_SYSTEM_VERSIONING),
+    ("ADD PERIOD",                                   "ADD PERIOD",               T.ALTER_TABLE_SYSTEM_VERSIONING),
     ("ADD",                                          "ADD COLUMN",               T.ADD_COLUMN),
     ("DROP PRIMARY",                                 "DROP PRIMARY KEY",         T.DROP_PRIMARY_KEY),
     ("DROP INDEX/KEY",                               "DROP INDEX",               T.DROP_INDEX),
@@ -92,8 +92,8 @@ _CLAUSES = tuple((tuple(frozenset(w.split("/")) for w in lead.split()), name, ty
     ("DROP CONSTRAINT",                              "DROP CONSTRAINT",          None),
     ("DROP CHECK",                                   "DROP CHECK",               None),
     ("DROP PARTITION",                               "DROP PARTITION",           T.DROP_PARTITION),
-    ("DROP SYSTEM",                                  "DROP SYSTEM VERSIONING",   None),
-    ("DROP PERIOD",                                  "DROP PERIOD",              None),
+    ("DROP SYSTEM",                                  "DROP SYSTEM VERSIONING",   T.ALTER_TABLE_SYSTEM_VERSIONING),
+    ("DROP PERIOD",                                  "DROP PERIOD",              T.ALTER_TABLE_SYSTEM_VERSIONING),
     ("DROP",                                         "DROP COLUMN",              T.DROP_COLUMN),
     ("MODIFY",                                       "MODIFY COLUMN",            T.MODIFY_COLUMN),
     ("CHANGE",                                       "CHANGE COLUMN",            T.MODIFY_COLUMN),
@@ -108,11 +108,12 @@ _CLAUSES = tuple((tuple(frozenset(w.split("/")) for w in lead.split()), name, ty
     ("REORGANIZE PARTITION",                         "REORGANIZE PARTITION",     T.REORGANIZE_PARTITION),
     ("COALESCE/REBUILD/ANALYZE/CHECK PARTITION",     "=",                        None),
     ("OPTIMIZE/REPAIR/DISCARD/IMPORT PARTITION",     "=",                        None),
-    ("REMOVE PARTITIONING",                          "REMOVE PARTITIONING",      None),
+    ("REMOVE PARTITIONING",                          "REMOVE PARTITIONING",      T.REMOVE_PARTITIONING),
     ("REMOVE TTL",                                   "REMOVE TTL",               T.ALTER_TABLE_REMOVE_TTL),
-    ("PARTITION BY",                                 "PARTITION BY",             None),
+    ("PARTITION BY",                                 "PARTITION BY",             T.ALTER_TABLE_PARTITIONING),
     ("CONVERT TO",                                   "CONVERT TO CHARACTER SET", T.ALTER_TABLE_CHARACTER_SET),
-    ("CONVERT PARTITION/TABLE",                      "=",                        None),
+    ("CONVERT PARTITION",                            "CONVERT PARTITION",        T.CONVERT_PARTITION),
+    ("CONVERT TABLE",                                "CONVERT TABLE",            T.CONVERT_TABLE),
     ("DISCARD/IMPORT TABLESPACE",                    "=",                        None),
     ("ENABLE/DISABLE KEYS",                          "=",                        None),
     ("ORDER BY",                                     "ORDER BY",                 None),
@@ -317,6 +318,12 @@ class _Walker(Cursor):
             self.take_if_exists()
             name = "CREATE OR REPLACE VIEW" if "OR REPLACE" in mods else "CREATE VIEW"
             return self.ddl(name, T.CREATE_VIEW, [self.table()])
+        if obj == "SEQUENCE":
+            self.take_if_exists()
+            if "TEMPORARY" in mods:  # session-local, as a temporary table
+                return self.ddl("CREATE TEMPORARY SEQUENCE", None, [self.table()])
+            name = "CREATE OR REPLACE SEQUENCE" if "OR REPLACE" in mods else "CREATE SEQUENCE"
+            return self.ddl(name, T.CREATE_SEQUENCE, [self.table()])
         return self.other_object("CREATE", obj)
 
     def object_word(self) -> str | None:
@@ -346,6 +353,10 @@ class _Walker(Cursor):
             return self.ddl("DROP TABLE", T.DROP_TABLE, tables)
         if obj == "VIEW":
             return self.ddl("DROP VIEW", T.DROP_VIEW, self.table_list())
+        if obj == "SEQUENCE":
+            if "TEMPORARY" in mods:
+                return self.ddl("DROP TEMPORARY SEQUENCE", None, self.table_list())
+            return self.ddl("DROP SEQUENCE", T.DROP_SEQUENCE, self.table_list())
         if obj == "INDEX":
             index = self.name("an index name")
             if not self.take("ON"):
@@ -398,6 +409,9 @@ class _Walker(Cursor):
             return self.alter_database()
         if obj == "VIEW":  # same effect as CREATE OR REPLACE VIEW
             return self.ddl("ALTER VIEW", T.CREATE_VIEW, [self.table()])
+        if obj == "SEQUENCE":
+            self.take_if_exists()
+            return self.ddl("ALTER SEQUENCE", T.ALTER_SEQUENCE, [self.table()])
         return self.other_object("ALTER", obj)
 
     def alter_database(self) -> DDLInfo:
@@ -474,6 +488,13 @@ class _Walker(Cursor):
             elif name == "EXCHANGE PARTITION":
                 self.skip_to("WITH", "TABLE")
                 self.i += 2
+                tables.append(self.table())
+            elif name == "CONVERT PARTITION":  # CONVERT PARTITION p TO TABLE t: the table it makes
+                self.skip_to("TO", "TABLE")
+                self.i += 2
+                tables.append(self.table())
+            elif name == "CONVERT TABLE":  # CONVERT TABLE t TO PARTITION p ...: the table it takes
+                self.i = 2
                 tables.append(self.table())
             if name:
                 clauses.append((name, type_))

@@ -16,6 +16,15 @@ from dataclasses import dataclass, field
 from cdcflow.ddl.lexer import Cursor, Token, split_commas
 
 PRIMARY = "PRIMARY"
+# MariaDB's implicit period columns of a table WITH SYSTEM VERSIONING that names none itself
+IMPLICIT_PERIOD = ("row_start", "row_end")
+# A MariaDB sequence is a table of one row: its state, and the settings only ALTER SEQUENCE
+# (a DDL) changes.  Two images between two DDLs are the same row, so the settings are its key.
+SEQUENCE_COLUMNS = (("next_not_cached_value", "bigint(21)"), ("minimum_value", "bigint(21)"),
+                    ("maximum_value", "bigint(21)"), ("start_value", "bigint(21)"), ("increment", "bigint(21)"),
+                    ("cache_size", "bigint(21) unsigned"), ("cycle_option", "tinyint(1) unsigned"),
+                    ("cycle_count", "bigint(21)"))
+SEQUENCE_KEY = ["minimum_value", "maximum_value", "start_value", "increment", "cache_size", "cycle_option"]
 
 
 @dataclass
@@ -24,6 +33,9 @@ class TableInfo:
     # collation where a clause, the table's default or the catalogue names it
     columns: list[dict] = field(default_factory=list)
     indexes: dict[str, dict] = field(default_factory=dict)  # name -> {"columns", "unique", "primary", "prefix"}
+    # a system-versioned table's period (start column, end column); None: not versioned
+    period: list[str] | None = None
+    sequence: bool = False  # a MariaDB sequence
 
     def column(self, name: str) -> dict | None:
         low = name.lower()
@@ -35,8 +47,15 @@ class TableInfo:
         unique prefixes make the full values unique, and rows are keyed by the full values.
         The one definition: the downstream's catalogue is read into a TableInfo for it too
         (sink.downstream_tables)."""
+        if self.sequence:
+            return list(SEQUENCE_KEY)
         name = self.valid_key_index()
-        return None if name is None else [self.column(c)["name"] for c in self.indexes[name]["columns"]]
+        if name is None:
+            return None
+        # MariaDB adds the period's end to a versioned table's unique keys (history rows share the
+        # rest); the current row is the one a key's other columns find
+        return [self.column(c)["name"] for c in self.indexes[name]["columns"]
+                if not self.period or c.lower() != self.period[1].lower()]
 
     def valid_key_index(self) -> str | None:
         """The name of the index valid_key takes its columns from."""
@@ -56,11 +75,16 @@ class TableInfo:
         return {c["name"]: c.get("collation") for c in cols if c is not None and _is_string(c)}
 
     def to_dict(self) -> dict:
-        return {"columns": self.columns, "indexes": self.indexes}
+        extra = ({"period": self.period} if self.period else {}) | ({"sequence": True} if self.sequence else {})
+        return {"columns": self.columns, "indexes": self.indexes} | extra
 
     @classmethod
     def from_dict(cls, d: dict) -> "TableInfo":
-        return cls(list(d["columns"]), dict(d["indexes"]))
+        return cls(list(d["columns"]), dict(d["indexes"]), d.get("period"), d.get("sequence", False))
+
+    @classmethod
+    def of_sequence(cls) -> "TableInfo":
+        return cls([{"name": n, "type": t, "nullable": False} for n, t in SEQUENCE_COLUMNS], {}, sequence=True)
 
     def copy(self) -> "TableInfo":
         return copy.deepcopy(self)
@@ -313,16 +337,50 @@ class _Table:
 def create_table_info(body: list[Token], options: list[Token] = ()) -> TableInfo:
     """The TableInfo of `CREATE TABLE t (<body>) <options>`."""
     tbl = _Table(TableInfo())
+    period = None
     for part in split_commas(body):
         r = Cursor(part)
-        if not tbl.index_def(r):
+        if r.word() == "PERIOD":
+            period = _system_time_period(r) or period
+        elif not tbl.index_def(r):
             r.i = 0
             tbl.column_def(r)
+    if _versioned(options):
+        _set_period(tbl.t, period)
     default = _table_default(options)
     for col in tbl.t.columns:  # the table's default collation: string columns that name none
         if default and _is_string(col) and "collation" not in col and "charset" not in col:
             col["collation"] = default
     return tbl.t
+
+
+def _system_time_period(r: Cursor) -> list[str] | None:
+    """`PERIOD FOR SYSTEM_TIME (start, end)` at `r`: [start, end]; None for another period (an
+    application-time one, which changes no row a binlog carries)."""
+    if not (r.take("PERIOD", "FOR") and r.take("SYSTEM_TIME") and r.at_punct("(")):
+        return None
+    names = [part[0].text for part in split_commas(r.group()) if part and part[0].is_name]
+    return names if len(names) == 2 else None
+
+
+def _set_period(info: TableInfo, period: list[str] | None) -> None:
+    """`info` system-versioned by `period` (None: the implicit one).  MariaDB adds the period's end
+    to every unique key, where information_schema shows it only for a column the table names."""
+    info.period = period or list(IMPLICIT_PERIOD)
+    for name in period or ():
+        col = info.column(name)
+        if col is not None:
+            col["nullable"] = False
+    if period:
+        for ix in info.indexes.values():
+            if ix["unique"] and period[1].lower() not in (c.lower() for c in ix["columns"]):
+                ix["columns"].append(period[1])
+
+
+def _versioned(options) -> bool:
+    """Do a CREATE TABLE's options say WITH SYSTEM VERSIONING?"""
+    words = [t.up for t in options]
+    return any(words[i:i + 3] == ["WITH", "SYSTEM", "VERSIONING"] for i in range(len(words)))
 
 
 def _table_default(options: list[Token]) -> str | None:
@@ -341,10 +399,18 @@ def alter_table(info: TableInfo, clause_toks: list[Token]) -> tuple[str | None, 
     """Apply ALTER TABLE's clauses to `info` in place.  Returns (new name from RENAME TO,
     whether every clause was understood)."""
     tbl, rename, understood = _Table(info), None, True
+    period = None  # ADD PERIOD FOR SYSTEM_TIME's columns, for the ADD SYSTEM VERSIONING beside it
     for part in split_commas(clause_toks):
         r = Cursor(part)
         w = r.word()
-        if w == "ADD":
+        if r.at("ADD", "SYSTEM", "VERSIONING"):
+            _set_period(info, period or info.period)
+        elif r.at("DROP", "SYSTEM", "VERSIONING"):
+            info.period = None
+        elif r.at("ADD", "PERIOD"):
+            r.i += 1
+            period = _system_time_period(r) or period
+        elif w == "ADD":
             r.i += 1
             if tbl.index_def(r):
                 continue

@@ -39,7 +39,7 @@ def flavour(kind: str, version: str) -> str:
     return MYSQL8 if major and int(major.group(1)) >= 8 else MYSQL5
 
 
-def _stop(ddl, changefeed_id: str, target: str, why: str) -> CdcflowError:
+def unsupported(ddl, changefeed_id: str, target: str, why: str) -> CdcflowError:
     ts = ddl.commit_ts
     return CdcflowError(
         f"DDL {ddl.name or ddl.query} cannot run on a {target} downstream: {why}",
@@ -55,13 +55,13 @@ def for_downstream(ddl, target: str, changefeed_id: str) -> str:
     types = {ddl.type, *ddl.sub_types}
     if target != TIDB:
         for t in sorted(types & set(TIDB_ONLY_TYPES)):
-            raise _stop(ddl, changefeed_id, target, TIDB_ONLY_TYPES[t])
+            raise unsupported(ddl, changefeed_id, target, TIDB_ONLY_TYPES[t])
     query = ddl.query
     if not types & VISIBILITY_TYPES:
         return query
     words = VISIBILITY_WORDS[target]
     if words is None:
-        raise _stop(ddl, changefeed_id, target, "MySQL before 8.0 has no invisible indexes")
+        raise unsupported(ddl, changefeed_id, target, "MySQL before 8.0 has no invisible indexes")
     return _with_visibility_words(query, ddl.sql_mode, *words)
 
 

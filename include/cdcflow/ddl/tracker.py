@@ -72,6 +72,11 @@ class SchemaTracker:
         covering (lo, hi] (versions_in)."""
         return [_key_range(ts, info) for ts, info in self.versions_in(schema, table, lo, hi)]
 
+    def period_ranges(self, schema: str, table: str, lo: int, hi: int) -> list[list]:
+        """[[from_ts, system-time period (start, end) or None], ...] covering (lo, hi] (versions_in)."""
+        return [[ts, info.period if isinstance(info, TableInfo) else None]
+                for ts, info in self.versions_in(schema, table, lo, hi)]
+
     # -- writing
     def put(self, schema: str, table: str, ts: int, info: TableInfo | None) -> None:
         vs = self.versions.setdefault((schema, table), [])
@@ -124,7 +129,11 @@ class SchemaTracker:
                 log.warning("schema of %s.%s not derivable from %r", target.schema, target.table, query)
                 after = UNKNOWN
             change(target.schema, target.table, after)
-        elif name == "DROP TABLE":
+        elif info.type == T.CREATE_SEQUENCE:
+            target = info.tables[0]
+            if not (info.if_exists and isinstance(self.current(target.schema, target.table), TableInfo)):
+                change(target.schema, target.table, TableInfo.of_sequence())
+        elif name in ("DROP TABLE", "DROP SEQUENCE"):
             for t in info.tables:
                 if self.current(t.schema, t.table) is not None:
                     change(t.schema, t.table, None)
@@ -149,6 +158,12 @@ class SchemaTracker:
                 if new:
                     rename_to.append(new)
             self._edit(target, change, edit)
+            if T.CONVERT_PARTITION in info.sub_types:  # a partition's rows become a table of its own
+                made, src = info.tables[1], self.current(target.schema, target.table)
+                change(made.schema, made.table, src.copy() if isinstance(src, TableInfo) else UNKNOWN)
+            elif T.CONVERT_TABLE in info.sub_types:  # a table's rows become a partition
+                gone = info.tables[1]
+                change(gone.schema, gone.table, None)
             if rename_to and info.renames:
                 old, new = info.renames[0]
                 moved = self.current(old.schema, old.table)
@@ -225,13 +240,15 @@ def disagreements(tracker: SchemaTracker, samples) -> list[str]:
         info = tracker.at(schema, table, ts)
         if not isinstance(info, TableInfo) or image is None:
             continue
-        tracked = {c["name"].lower() for c in info.columns}
+        # a versioned table's rows carry its period, which information_schema may not list
+        period = {c.lower() for c in info.period or ()}
+        tracked = {c["name"].lower() for c in info.columns} | period
         extra = [c for c in json.loads(image) if c.lower() not in tracked]
         if extra:
             out.append(f"{schema}.{table} at commit ts {ts}: the binlog's row has column(s) {', '.join(extra)} "
                        "the tracked schema does not")
-        pk = [p.lower() for p in json.loads(pk_text)] if pk_text else []
-        tracked_pk = [c.lower() for c in info.indexes.get(PRIMARY, {}).get("columns", [])]
+        pk = [p.lower() for p in json.loads(pk_text) if p.lower() not in period] if pk_text else []
+        tracked_pk = [c.lower() for c in info.indexes.get(PRIMARY, {}).get("columns", []) if c.lower() not in period]
         if pk and pk != tracked_pk and not (not tracked_pk and pk in _not_null_unique_keys(info)):
             out.append(f"{schema}.{table} at commit ts {ts}: the binlog's primary key is ({', '.join(pk)}), "
                        f"the tracked one ({', '.join(tracked_pk) or 'none'})")

@@ -4,7 +4,21 @@ event filter's `ignore-event` names and the rewriting for each downstream flavou
 A type is named as TiCDC's allow list words it (TiCDC's DDL-replication doc; CREATE INDEX and ADD
 INDEX share 'add index').  TiCDC's whitelist (pkg/filter `ddlWhiteListMap`) also allows
 ActionRenameTables and ActionMultiSchemaChange, which have no row in the documented lists;
-two more types have an `ignore-event` name but are not allowed at all.
+TiCDC's current whitelist also replicates ActionAlterTablePartitioning and ActionRemovePartitioning
+(`ALTER TABLE … PARTITION BY`, `REMOVE PARTITIONING`), which the documented list predates:
+cdcflow follows today's TiCDC there.  Beyond TiCDC, cdcflow replicates what a MariaDB upstream
+has of its own (TiDB cannot be its upstream, so TiCDC never meets these): system versioning,
+CONVERT PARTITION / CONVERT TABLE, and sequences (TiDB has sequences, but TiCDC's whitelist
+leaves their DDL out, and a table whose DEFAULT is NEXTVAL(seq) then fails downstream for good).
+Each such type says what a downstream without the syntax gets (ddl.mariadb_only) and what TiCDC does.
+
+Which sequences: MariaDB holds a sequence as a table (SHOW TABLES lists it, its one row is its
+state, DROP TABLE drops it), so the table filter decides on a sequence by its name, as on any
+table, whether or not a table uses it: a sequence the filter matches is created, altered, dropped
+and kept at its state downstream; one it leaves out is not, and a replicated table whose DEFAULT
+names such a sequence fails downstream at its CREATE TABLE (ErrExecDDLFailed, the server's
+unknown-table error): add the sequence to the filter's rules.  Following a table's DEFAULT to the
+sequences it names would replicate objects the rules exclude.
 """
 
 from __future__ import annotations
@@ -45,23 +59,36 @@ RENAME_TABLES = "rename tables"
 MULTI_SCHEMA_CHANGE = "multi schema change"
 ALTER_TABLE_PARTITIONING = "alter table partitioning"
 REMOVE_PARTITIONING = "remove partitioning"
+ALTER_TABLE_SYSTEM_VERSIONING = "alter table system versioning"
+CONVERT_PARTITION = "convert partition"
+CONVERT_TABLE = "convert table"
+CREATE_SEQUENCE = "create sequence"
+ALTER_SEQUENCE = "alter sequence"
+DROP_SEQUENCE = "drop sequence"
 
 LISTED, WHITELIST, NOT_ALLOWED = "listed", "whitelist", "no"
+MARIADB = "mariadb"  # cdcflow's own: MariaDB's statements TiCDC never meets, and sequences
 # TiCDC's DDL-replication doc's columns: has a valid index | no valid index, force-replicate=false | ... =true.
 _MATRIX = {"Y Y Y": (True, True, True), "Y N Y": (True, False, True)}
 _TTL = "TTL is a TiDB table option"
+_SEQUENCES = "TiDB: as is; MySQL has no sequences: the changefeed stops there"
+_MARIADB_ONLY = "never meets it: TiDB, its upstream, has no such statement"
+_NO_SEQUENCES = ("skipped: its whitelist (pkg/filter ddlWhiteListMap) has no sequence action, so a table whose "
+                 "DEFAULT is NEXTVAL(seq) fails downstream")
 
 
 @dataclass(frozen=True)
 class DDLType:
     name: str
-    allowed: str  # LISTED: a row of the documented allow list; WHITELIST: TiCDC's only; NOT_ALLOWED
+    allowed: str  # LISTED: a row of the documented allow list; WHITELIST: TiCDC's only; MARIADB; NOT_ALLOWED
     matrix: str | None  # TiCDC's DDL-replication doc's row: 'Y Y Y' or 'Y N Y'
     event: str | None = None  # TiCDC's ignore-event name where it is not the type's own
     alter_table: bool = True  # also ignored by ignore-event 'alter table' (TiCDC's alterTableSubType)
     tidb_only: str | None = None  # why no downstream but TiDB has an equivalent: it stops there
     visibility_words: bool = False  # index visibility is spelled per downstream flavour
     aliases: tuple[str, ...] = ()  # more ignore-event names, stored as `event_name`
+    elsewhere: str | None = None  # what a downstream without the syntax (TiDB, MySQL) gets, where it differs
+    ticdc: str | None = None  # what TiCDC does, where cdcflow does otherwise
 
     @property
     def event_name(self) -> str:
@@ -106,8 +133,29 @@ ROWS: tuple[DDLType, ...] = (
     DDLType(ALTER_TABLE_REMOVE_TTL, LISTED, "Y N Y", "alter ttl remove", tidb_only=_TTL),
     DDLType(RENAME_TABLES, WHITELIST, "Y N Y", "rename table"),
     DDLType(MULTI_SCHEMA_CHANGE, WHITELIST, "Y N Y"),
-    DDLType(ALTER_TABLE_PARTITIONING, NOT_ALLOWED, None),
-    DDLType(REMOVE_PARTITIONING, NOT_ALLOWED, None, "remove table partitioning"),
+    DDLType(ALTER_TABLE_PARTITIONING, WHITELIST, "Y N Y"),
+    DDLType(REMOVE_PARTITIONING, WHITELIST, "Y N Y", "remove table partitioning"),
+    # the period columns are the downstream's to compute, or it has none: the rows never carry
+    # them (filter.system_versioning), so a downstream without system versioning keeps the table as is
+    DDLType(ALTER_TABLE_SYSTEM_VERSIONING, MARIADB, "Y N Y",
+            elsewhere="not run: TiDB and MySQL have no system versioning, and the rows reach them without "
+                      "the period columns; CREATE TABLE … WITH SYSTEM VERSIONING runs without the versioning "
+                      "clauses and period columns",
+            ticdc=_MARIADB_ONLY),
+    DDLType(CONVERT_PARTITION, MARIADB, "Y N Y",
+            elsewhere="CREATE TABLE t LIKE src; ALTER TABLE t REMOVE PARTITIONING; ALTER TABLE src EXCHANGE "
+                      "PARTITION p WITH TABLE t; ALTER TABLE src DROP PARTITION p", ticdc=_MARIADB_ONLY),
+    DDLType(CONVERT_TABLE, MARIADB, "Y N Y",
+            elsewhere="ALTER TABLE src ADD PARTITION (<the partition>); ALTER TABLE src EXCHANGE PARTITION p "
+                      "WITH TABLE t; DROP TABLE t", ticdc=_MARIADB_ONLY),
+    # a sequence is a table in MariaDB (its row is its state): the table filter and the valid-index
+    # rule read it as one, its settings its key
+    DDLType(CREATE_SEQUENCE, MARIADB, "Y Y Y", alter_table=False,
+            elsewhere=_SEQUENCES, ticdc=_NO_SEQUENCES),
+    DDLType(ALTER_SEQUENCE, MARIADB, "Y Y Y", alter_table=False,
+            elsewhere=_SEQUENCES, ticdc=_NO_SEQUENCES),
+    DDLType(DROP_SEQUENCE, MARIADB, "Y Y Y", alter_table=False,
+            elsewhere=_SEQUENCES, ticdc=_NO_SEQUENCES),
 )
 BY_NAME: dict[str, DDLType] = {r.name: r for r in ROWS}
 
@@ -124,6 +172,8 @@ EVENT_NAME_HINTS: dict[str, str] = {r.name: r.event for r in ROWS if r.event}
 ALTER_TABLE_TYPES: frozenset[str] = frozenset(r.name for r in ROWS if r.allowed != NOT_ALLOWED and r.alter_table)
 TIDB_ONLY_TYPES: dict[str, str] = {r.name: r.tidb_only for r in ROWS if r.tidb_only}
 VISIBILITY_TYPES: frozenset[str] = frozenset(r.name for r in ROWS if r.visibility_words)
+# cdcflow's own types (MariaDB's statements, sequences) -> what a downstream without the syntax gets
+MARIADB_TYPES: dict[str, str] = {r.name: r.elsewhere for r in ROWS if r.allowed == MARIADB}
 
 
 def should_replicate(ddl_type: str, has_valid_index: bool, force_replicate: bool) -> bool:

@@ -25,6 +25,8 @@ from cdcflow.filter.rename import follow, outside
 from cdcflow.filter.table import TableFilter
 
 _VIEW_TYPES = (T.CREATE_VIEW, T.DROP_VIEW)  # views are always eligible (TiCDC IsEligible)
+# statements of several tables TiDB runs as a job per table, so decided per table
+_MULTI_DROPS = ("DROP TABLE", "DROP VIEW", "DROP SEQUENCE")
 
 
 @dataclass
@@ -94,7 +96,7 @@ def _targets(info) -> list[tuple]:
     if info.renames:
         return [(f"{_name(o.schema, o.table)} TO {_name(n.schema, n.table)}", o.schema, o.table,
                  (n.schema, n.table), f"{_q(o)} TO {_q(n)}") for o, n in info.renames]
-    if info.statement_name in ("DROP TABLE", "DROP VIEW") and len(info.tables) > 1:
+    if info.statement_name in _MULTI_DROPS and len(info.tables) > 1:
         return [(_name(t.schema, t.table), t.schema, t.table, (t.schema, t.table), _q(t)) for t in info.tables]
     if not info.tables:  # RECOVER TABLE BY JOB n: names no table
         return [(info.statement_name, None, None, None, None)]
@@ -105,7 +107,7 @@ def _targets(info) -> list[tuple]:
 def _rewrite(info, pieces: list[str]) -> str:
     if info.renames:
         return "RENAME TABLE " + ", ".join(pieces)
-    head = "DROP VIEW " if info.statement_name == "DROP VIEW" else "DROP TABLE "
+    head = info.statement_name + " "
     return head + ("IF EXISTS " if info.if_exists else "") + ", ".join(pieces)
 
 

@@ -20,7 +20,7 @@ from cdcflow.core.errors import classify
 from cdcflow.core.failures import is_retryable
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.core.uri import DbUri
-from cdcflow.ddl import tidb_only
+from cdcflow.ddl import mariadb_only, tidb_only
 from cdcflow.sink import connection
 from cdcflow.sink.async_index import IndexDDL
 from cdcflow.sink.ddl_exec import execute_ddl
@@ -84,9 +84,9 @@ class DdlSink:
         statements = ddl.replacement
         # an online schema change's cut-over runs its ALTERs in order, each as any DDL; a statement
         # the downstream has no words for raises here, before anything is marked or runs
-        queries = [] if statements else [tidb_only.for_downstream(replace(ddl, query=q), self.flavour,
-                                                                  self.changefeed_id)
-                                         for q in ddl.statements or [ddl.query]]
+        queries = [] if statements else [s for q in ddl.statements or [ddl.query]
+                                         for s in mariadb_only.for_flavour(replace(ddl, query=q), self.flavour,
+                                                                           self.changefeed_id)]
         metastore.mark_ddl_in_flight(self.changefeed_id, ddl.commit_ts, checkpoint)
         ran = 0
         try:
@@ -100,7 +100,7 @@ class DdlSink:
             for q in queries:
                 outcomes.append(self.index_ddl.execute(replace(ddl, query=q), replay))
                 ran += 1
-            return ", ".join(outcomes)
+            return ", ".join(outcomes) or f"not run: nothing of it applies to a {self.flavour} downstream"
         except pymysql.MySQLError as e:
             if ran == 0 and not replay and not is_retryable(e):
                 # the server refused it, so it did not run: a rerun is no replay, and must not take

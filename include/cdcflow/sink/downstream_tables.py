@@ -82,6 +82,23 @@ def generated_columns(conn, tables: list[tuple[str, str]]) -> dict[str, frozense
     return {name: frozenset(cols) for name, cols in found.items()}
 
 
+# MariaDB's own kinds of table (information_schema.TABLES' TABLE_TYPE) whose rows are written in
+# commit order, one statement per change (row_sink): a system-versioned table makes a history row
+# per change written, none may be folded into another; a sequence refuses DELETE, and each INSERT
+# replaces its one row, as a replica writes it
+SYSTEM_VERSIONED, SEQUENCE = "SYSTEM VERSIONED", "SEQUENCE"
+
+
+def own_kinds(conn, tables: list[tuple[str, str]]) -> dict[str, str]:
+    """"schema.table" -> its kind (SYSTEM_VERSIONED, SEQUENCE) for the `tables` the downstream
+    holds as one of MariaDB's own kinds of table."""
+    if not tables:
+        return {}
+    query = ("SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES "
+             f"WHERE TABLE_TYPE IN ('{SYSTEM_VERSIONED}', '{SEQUENCE}') AND")
+    return {f"{s}.{t}": kind for s, t, kind in _rows_of(conn, query, tables)}
+
+
 def key_indexed(conn, keys: dict[str, list[str]]) -> frozenset[str]:
     """The tables of `keys` ("schema.table" -> the upstream's key) whose downstream table has a
     unique index on exactly the key's columns (whole columns, not prefixes): the index that

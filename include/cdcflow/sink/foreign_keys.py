@@ -38,6 +38,7 @@ class CascadeGroup:
     parent of a row-changing key (their UPDATEs and DELETEs run with foreign_key_checks = 1)."""
     tables: set[str] = field(default_factory=set)
     parents: set[str] = field(default_factory=set)
+    versioned: frozenset[str] = frozenset()  # tables the downstream versions itself (row_sink)
 
 
 def read_keys(conn) -> list[tuple]:
@@ -131,7 +132,7 @@ def write_group(conn, changes: Iterable[dict], keys: dict[str, list[str] | None]
     segment finds the marker and writes none of it again."""
     conn.begin()
     try:
-        n = apply_in_commit_order(conn, changes, keys, generated, group.parents, upsert)
+        n = apply_in_commit_order(conn, changes, keys, generated, group.parents, upsert, group.versioned)
         with conn.cursor() as cur:
             mark_applied(cur, marker, hi)
         conn.commit()

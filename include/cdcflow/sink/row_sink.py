@@ -24,7 +24,14 @@ from cdcflow.ddl.tracker import lookup_key
 from cdcflow.sink.collation_key import KeyFolder
 from cdcflow.sink.compaction import KEYED_SCHEMA, keyed_changes
 from cdcflow.sink.ddl_sink import Ddl
-from cdcflow.sink.downstream_tables import catalogue_key, generated_columns, key_indexed, table_exists
+from cdcflow.sink.downstream_tables import (
+    SYSTEM_VERSIONED,
+    catalogue_key,
+    generated_columns,
+    key_indexed,
+    own_kinds,
+    table_exists,
+)
 from cdcflow.sink.foreign_keys import CascadeGroup, ForeignKeys, applied_up_to, write_group
 from cdcflow.sink.partitions import COUNTS_SCHEMA, apply_partition, apply_partition_txns
 from cdcflow.sink.row_writer import apply_ordered
@@ -140,6 +147,11 @@ class RowSink:
         plan.generated = generated_columns(self.conn, tables)
         # tables bound by a foreign key that changes rows: in commit order, apart (sink.foreign_keys)
         plan.group = self.foreign_keys.group(tables)
+        # MariaDB's system-versioned tables and sequences: in commit order too (downstream_tables.own_kinds)
+        own = own_kinds(self.conn, tables)
+        if own:
+            plan.group = CascadeGroup(plan.group.tables | set(own), plan.group.parents,
+                                      frozenset(t for t, kind in own.items() if kind == SYSTEM_VERSIONED))
         plan.bound = {t: plan.keys.get(t) for t in plan.group.tables
                       if t in plan.keys or tuple(t.split(".", 1)) in plan.unkeyed}
         if plan.bound:

@@ -257,7 +257,8 @@ def apply_ordered(conn, schema: str, table: str, changes: Iterable[dict],
 
 
 def apply_in_commit_order(conn, changes: Iterable[dict], keys: dict[str, list[str] | None],
-                          generated: dict[str, frozenset[str]], parents: set[str], upsert: bool) -> int:
+                          generated: dict[str, frozenset[str]], parents: set[str], upsert: bool,
+                          versioned: frozenset[str] = frozenset()) -> int:
     """The changes of tables bound by foreign keys whose actions change rows (sink.foreign_keys),
     across those tables in commit order, one statement each, as a native replica runs them: an
     UPDATE stays an UPDATE by the upstream's key (one that changes the key changes it in place, so
@@ -267,7 +268,9 @@ def apply_in_commit_order(conn, changes: Iterable[dict], keys: dict[str, list[st
     out, unless the upstream ran them with the checks off (`fk_checks_off`: no action ran there,
     and a change it let through, such as an orphan, must not be refused here); everything else
     with them off, as every row is written.  `keys`: per table, its key (None: no valid index,
-    matched by the whole old row).  Runs in the caller's transaction."""
+    matched by the whole old row).  An UPDATE of a table in `versioned` (the downstream versions it)
+    sets only the columns it changes: one setting only columns WITHOUT SYSTEM VERSIONING makes no
+    history row, as upstream.  Runs in the caller's transaction."""
     n, checks = 0, False
     with conn.cursor() as cur:
         try:
@@ -278,7 +281,7 @@ def apply_in_commit_order(conn, changes: Iterable[dict], keys: dict[str, list[st
                     cur.execute(f"SET SESSION foreign_key_checks = {int(wanted)}")
                     checks = wanted
                 _apply_change(conn, cur, ch["schema"], ch["table"], ch, keys.get(name),
-                              generated.get(name, frozenset()), "(foreign keys)", upsert)
+                              generated.get(name, frozenset()), "(foreign keys)", upsert, name in versioned)
                 n += 1
         finally:
             if checks:
@@ -287,10 +290,12 @@ def apply_in_commit_order(conn, changes: Iterable[dict], keys: dict[str, list[st
 
 
 def _apply_change(conn, cur, schema: str, table: str, ch: dict, key: list[str] | None,
-                  generated: frozenset[str], why: str, upsert: bool = False) -> None:
+                  generated: frozenset[str], why: str, upsert: bool = False, changed_only: bool = False) -> None:
     """One change as one statement (change_statement); a refusal raised as a SinkError."""
     before, after = (None if img is None else {c: v for c, v in img.items() if c not in generated}
                      for img in (decode_image(ch["before"]), decode_image(ch["after"])))
+    if changed_only and before is not None and after is not None:
+        after = {c: v for c, v in after.items() if before.get(c) != v} or after
     sql = change_statement(qualified(schema, table), ch["op"], before, after, key, upsert)
     try:
         cur.execute(sql)

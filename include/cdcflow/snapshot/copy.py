@@ -21,7 +21,7 @@ import pyarrow as pa
 import pymysql
 
 from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError
-from cdcflow.core.row_codec import encode_image, quote_ident
+from cdcflow.core.row_codec import encode_image, quote_ident, sql_literal
 from cdcflow.sink import connection
 from cdcflow.sink.row_writer import RowWriter, qualified
 from cdcflow.verify.chunks import Chunk, integer_span
@@ -260,6 +260,19 @@ def copy_rows(up, writer: RowWriter, task: dict, verb: str = "REPLACE", batch_by
         log.info("snapshot: a row of %s is longer than the upstream's max_allowed_packet as text: chunk %s "
                  "copied again, decoded", task["table"], task["chunk"]["index"])
         return _copy_decoded(up, writer, task, verb)  # REPLACE: the rows already written converge
+
+
+def copy_sequence(up, down, schema: str, name: str) -> None:
+    """A MariaDB sequence's state, read on `up` (in the point's transaction), written downstream as
+    its one row: a sequence refuses DELETE, and an INSERT replaces its row (as a replica writes it)."""
+    target = qualified(schema, name)
+    with up.cursor() as cur:
+        cur.execute(f"SELECT * FROM {target}")
+        columns = [d[0] for d in cur.description]
+        row = cur.fetchone()
+    with down.cursor() as cur:
+        cur.execute(f"INSERT INTO {target} ({', '.join(quote_ident(c) for c in columns)}) VALUES "
+                    f"({', '.join(sql_literal(v) for v in row)})")
 
 
 def copy_chunk(up, writer: RowWriter, task: dict, batch_bytes: int = BATCH_BYTES) -> dict:

@@ -26,7 +26,7 @@ from cdcflow.sink.downstream_errors import SinkError
 from cdcflow.sink.row_writer import RowWriter, qualified
 from cdcflow.sink.foreign_keys import read_keys
 from cdcflow.snapshot import copy_order, deferred_indexes
-from cdcflow.snapshot.copy import BATCH_BYTES, copy_chunk, copy_partition, copy_rows
+from cdcflow.snapshot.copy import BATCH_BYTES, copy_chunk, copy_partition, copy_rows, copy_sequence
 from cdcflow.snapshot.point import create_downstream, open_point
 from cdcflow.source.binlog import Position, head_position
 from cdcflow.store import snapshots
@@ -80,10 +80,15 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
         position, method = open_point(up, options.point)
         log.info("snapshot %s: consistent point %s:%s (by %s)", changefeed_id, position.file, position.pos, method)
         keep = TableFilter(list(rules), case_sensitive)
-        tables, deferred = [], {}
+        tables, deferred, sequences = [], {}, []
         catalogue = read_catalogue(up)
-        for (schema, name), info in sorted(catalogue.items()):
+        # sequences first: a table's DEFAULT NEXTVAL(seq) needs its sequence to be created
+        for (schema, name), info in sorted(catalogue.items(), key=lambda kv: (not kv[1].sequence, kv[0])):
             if not keep.match_table(schema, name):
+                continue
+            if info.sequence:  # created, and its one row (its state) written at the point, below
+                create_downstream(up, down, scheme, schema, name, changefeed_id)
+                sequences.append((schema, name))
                 continue
             key = info.valid_key()
             if not key and not force_replicate:
@@ -98,6 +103,8 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
         _order(up, tasks)
         record(Point(position, method, tasks, catalogue, deferred))
         writer = RowWriter(down, options.batch_rows)
+        for schema, name in sequences:
+            copy_sequence(up, down, schema, name)
         for task in tasks:
             if not task["at_point"]:
                 continue

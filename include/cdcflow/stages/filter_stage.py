@@ -17,6 +17,7 @@ from cdcflow.ddl.classify import classify
 from cdcflow.ddl.shadow_log import ShadowLog
 from cdcflow.ddl.tracker import disagreements
 from cdcflow.filter.assembled import Filter
+from cdcflow.filter.system_versioning import replica_rows
 from cdcflow.source import gtid
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, rows
@@ -180,6 +181,9 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         kept = dml.join(F.broadcast(keep_df), ["schema", "table"], "left_semi")
     else:
         kept = dml.limit(0)
+    # a versioned table's rows as a replica writes them, before any rule reads their op or images
+    periods = {t: tracker.period_ranges(*t, window.start_ts, window.pulled.resolved_ts) for t in keep_tables}
+    kept = replica_rows(spark, kept, periods)
     kept, ignored_ops = flt.drop_ignored_events(spark, kept, keep_tables)
     if ignored_ops:
         cycle.log_event("rows ignored by event filter", kinds=[f"{s}.{t} {op}" for s, t, op in ignored_ops])

@@ -8,7 +8,7 @@ import json
 import sqlalchemy as sa
 
 from cdcflow.core.system_schemas import SYSTEM_SCHEMAS
-from cdcflow.ddl.table_def import TableInfo
+from cdcflow.ddl.table_def import IMPLICIT_PERIOD, TableInfo
 from cdcflow.ddl.tracker import UNKNOWN, SchemaTracker
 from cdcflow.store.engine import engine, transaction
 from cdcflow.store.tables import schema_versions as versions
@@ -67,23 +67,37 @@ def delete(changefeed_id: str, conn=None) -> None:
 
 
 _SYSTEM = tuple(sorted(SYSTEM_SCHEMAS))
+# information_schema.TABLES' TABLE_TYPE of the tables a binlog carries rows of (MariaDB's own two)
+_VERSIONED, _SEQUENCE = "SYSTEM VERSIONED", "SEQUENCE"
+_TABLE_TYPES = ("BASE TABLE", _VERSIONED, _SEQUENCE)
 
 
 def read_catalogue(conn) -> dict[tuple[str, str], TableInfo]:
-    """Every base table of the upstream (system schemas aside) as information_schema shows it."""
+    """Every base table of the upstream (system schemas aside) as information_schema shows it,
+    MariaDB's system-versioned tables (their period: the columns generated AS ROW START / END, or
+    the implicit ones information_schema does not list) and sequences among them."""
     marks = ", ".join(["%s"] * len(_SYSTEM))
     tables: dict[tuple[str, str], TableInfo] = {}
     with conn.cursor() as cur:
         cur.execute(
-            "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE, c.COLLATION_NAME "
+            "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE, c.COLLATION_NAME, "
+            "t.TABLE_TYPE, c.GENERATION_EXPRESSION "
             "FROM information_schema.COLUMNS c JOIN information_schema.TABLES t "
             "ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME "
-            f"WHERE t.TABLE_TYPE = 'BASE TABLE' AND c.TABLE_SCHEMA NOT IN ({marks}) "
-            "ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION", _SYSTEM)
-        for s, tb, col, typ, nullable, collation in cur.fetchall():
-            tables.setdefault((s, tb), TableInfo()).columns.append(
-                {"name": col, "type": typ, "nullable": nullable == "YES"}
-                | ({"collation": collation.lower()} if collation else {}))
+            f"WHERE t.TABLE_TYPE IN ({', '.join(['%s'] * len(_TABLE_TYPES))}) AND c.TABLE_SCHEMA NOT IN ({marks}) "
+            "ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION", (*_TABLE_TYPES, *_SYSTEM))
+        periods: dict[tuple[str, str], dict[str, str]] = {}
+        for s, tb, col, typ, nullable, collation, table_type, expr in cur.fetchall():
+            info = tables.setdefault((s, tb), TableInfo(sequence=table_type == _SEQUENCE))
+            info.columns.append({"name": col, "type": typ, "nullable": nullable == "YES"}
+                                | ({"collation": collation.lower()} if collation else {}))
+            if table_type == _VERSIONED:
+                periods.setdefault((s, tb), {})
+                if expr in ("ROW START", "ROW END"):
+                    periods[(s, tb)][expr] = col
+        for name, ends in periods.items():
+            tables[name].period = ([ends["ROW START"], ends["ROW END"]] if len(ends) == 2
+                                   else list(IMPLICIT_PERIOD))
         cur.execute(
             "SELECT TABLE_SCHEMA, TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART "
             f"FROM information_schema.STATISTICS WHERE TABLE_SCHEMA NOT IN ({marks}) "
