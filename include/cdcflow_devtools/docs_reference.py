@@ -206,22 +206,23 @@ What each means for an operator: [States](../concepts/states.md).
 def ddl_page() -> str:
     yn = {True: "Y", False: "N"}
     allowed = {ddl_types.LISTED: "allow list", ddl_types.WHITELIST: "TiCDC's whitelist",
-               ddl_types.NOT_ALLOWED: "not allowed"}
+               ddl_types.NOT_ALLOWED: "not allowed", ddl_types.MARIADB: "cdcflow's own (MariaDB)"}
     rows = []
     for r in ddl_types.ROWS:
         has, no_key, forced = r.replicate or (None, None, None)
         rows.append((r.name, allowed[r.allowed], yn.get(has, "—"), yn.get(no_key, "—"), yn.get(forced, "—"),
                      code(r.event_name) + "".join(f", {code(a)}" for a in r.aliases),
                      "yes" if r.alter_table and r.allowed != ddl_types.NOT_ALLOWED else "",
-                     r.tidb_only or ""))
+                     r.tidb_only or "", r.ticdc or "", r.elsewhere or ""))
     body = f"""TiCDC's DDL allow list and its matrix (Changefeed DDL Replication): whether a DDL of each type
 reaches the downstream when its table has a valid index (a primary key or a NOT NULL unique key),
 has none, or has none under `force-replicate = true`; the name `ignore-event` takes for it;
 whether `ignore-event = ["alter table"]` covers it; and the TiDB-only types that stop a changefeed
-on another downstream. The rules around it: [DDL rules](../concepts/ddl.md).
+on another downstream; where cdcflow does otherwise than TiCDC, what TiCDC does; and what a TiDB
+or MySQL downstream gets of a statement it has no words for. The rules around it: [DDL rules](../concepts/ddl.md).
 
 {table(("DDL type", "allowed", "valid index", "no valid index", "force-replicate", "ignore-event name",
-        "alter table", "TiDB only"), rows)}"""
+        "alter table", "TiDB only", "TiCDC", "TiDB/MySQL downstream"), rows)}"""
     return page("DDL types", "cdcflow.ddl.types", body)
 
 
