@@ -8,9 +8,13 @@ from cdcflow.core.row_codec import decode_image, encode_image
 from cdcflow.sink.collation_key import KeyFolder, comparison
 from cdcflow.sink.compaction import (
     KEYED_SCHEMA,
+    Keyer,
+    compacted,
     final_changes,
     key_of,
     keyed_changes,
+    keyed_arrow,
+    keyed_frame,
 )
 
 EVENT_COLS = pa.schema([("schema", pa.string()), ("table", pa.string()), ("commit_ts", pa.int64()),
@@ -134,16 +138,19 @@ def test_keys_fold_by_collation_with_one_query_per_batch():
     assert rows[-1]["key"] == '["A"]'  # no collation known: the text itself
 
 
+LAST_WINS = [
+    ("t", 10, 0, "insert", None, {"id": 1, "v": "a"}),
+    ("t", 10, 1, "update", {"id": 1, "v": "a"}, {"id": 1, "v": "b"}),
+    ("t", 11, 0, "update", {"id": 1, "v": "b"}, {"id": 1, "v": "c"}),
+    ("t", 11, 1, "insert", None, {"id": 2, "v": "x"}),
+    ("t", 12, 0, "delete", {"id": 2, "v": "x"}, None),
+    ("t", 12, 1, "delete", {"id": 3, "v": "old"}, None),
+    ("t", 13, 0, "insert", None, {"id": 3, "v": "new"}),
+]
+
+
 def test_last_change_per_key_wins():
-    out = compact([
-        ("t", 10, 0, "insert", None, {"id": 1, "v": "a"}),
-        ("t", 10, 1, "update", {"id": 1, "v": "a"}, {"id": 1, "v": "b"}),
-        ("t", 11, 0, "update", {"id": 1, "v": "b"}, {"id": 1, "v": "c"}),
-        ("t", 11, 1, "insert", None, {"id": 2, "v": "x"}),
-        ("t", 12, 0, "delete", {"id": 2, "v": "x"}, None),
-        ("t", 12, 1, "delete", {"id": 3, "v": "old"}, None),
-        ("t", 13, 0, "insert", None, {"id": 3, "v": "new"}),
-    ])
+    out = compact(LAST_WINS)
     # id 1 was created by these changes (I); id 3 existed before them (U)
     assert out == [("t", "I", {"id": 1, "v": "c"}), ("t", "D", {"id": 2, "v": "x"}),
                    ("t", "U", {"id": 3, "v": "new"})]
@@ -225,3 +232,68 @@ def test_first_change_decides_new_or_existing():
         ("t", 11, 2, "delete", {"id": 4, "v": "a"}, None),
     ])
     assert [(r[1], r[2]["id"]) for r in out] == [("I", 1), ("U", 2), ("U", 3), ("D", 4)]
+
+
+# Every shape of change at once: new, existing, deleted and re-inserted keys, a key swap in one
+# transaction, multi-column keys, respellings under a folding collation, updates that keep the key
+MIXED = [
+    *LAST_WINS,
+    ("t", 20, 0, "update", {"id": 5, "v": "a"}, {"id": 7, "v": "a"}),
+    ("t", 20, 1, "update", {"id": 6, "v": "b"}, {"id": 5, "v": "b"}),
+    ("t", 20, 2, "update", {"id": 7, "v": "a"}, {"id": 6, "v": "a"}),
+    ("t", 21, 0, "update", {"id": 8, "v": "a"}, {"id": 9, "v": "a"}),
+    ("m", 10, 2, "insert", None, {"b": "x", "c": 0, "a": 7}),
+    ("m", 11, 2, "update", {"b": "x", "c": 0, "a": 7}, {"b": "x", "c": 1, "a": 7}),
+    ("m", 12, 2, "update", {"b": "x", "c": 1, "a": 7}, {"b": "y", "c": 1, "a": 7}),
+    ("s", 10, 3, "update", {"name": "é", "v": 1}, {"name": "e", "v": 2}),
+    ("s", 11, 3, "update", {"name": "abc", "v": 1}, {"name": "ABC  ", "v": 1}),
+    ("s", 12, 3, "delete", {"name": "x", "v": 1}, None),
+    ("s", 13, 3, "insert", None, {"name": "X", "v": 2}),
+    ("s", 14, 3, "insert", None, {"name": "q", "v": 1}),
+    ("s", 15, 3, "update", {"name": "q", "v": 1}, {"name": "r", "v": 1}),
+    ("s", 15, 4, "delete", {"name": "R ", "v": 1}, None),
+]
+
+
+def stamped(changes: list[tuple], folder) -> pa.Table:
+    """`changes` as pull writes them, with their key texts (Keyer, as stages.pull_keys keys them)."""
+    b = batch(changes)
+    cols = b.to_pydict()
+    texts = Keyer(dict(KEYS), folder).texts([f"db.{t}" for t in cols["table"]], cols["op"], cols["before"],
+                                            cols["after"])
+    return pa.Table.from_batches([b]).append_column("before_key", pa.array([k for k, _ in texts], pa.string())) \
+        .append_column("after_key", pa.array([k for _, k in texts], pa.string()))
+
+
+def stamped_frame(spark, tmp_path, changes: list[tuple], folder):
+    import pyarrow.parquet as pq
+
+    pq.write_table(stamped(changes, folder), tmp_path / "stamped.parquet")
+    return spark.read.parquet(str(tmp_path / "stamped.parquet"))
+
+
+def test_spark_sqls_keying_and_compaction_are_the_python_workers(spark, tmp_path):
+    """keyed_frame over pull's texts gives keyed_changes' rows; compacted gives final_changes'
+    last change per key and its kind, for all changes or per transaction."""
+    rows = stamped_frame(spark, tmp_path, MIXED, FakeWeights(CI))
+    got = [r.asDict() for r in keyed_frame(rows).collect()]
+    order = lambda r: (r["table"], r["commit_ts"], r["seq"], r["sub"])  # noqa: E731
+    assert sorted(got, key=order) == sorted(keyed(MIXED, folder=FakeWeights(CI)), key=order)
+    # and in Arrow, for a small segment's rows in hand
+    assert sorted(keyed_arrow(stamped(MIXED, FakeWeights(CI))).to_pylist(), key=order) == sorted(got, key=order)
+
+    python = compact(MIXED, FakeWeights(CI))
+    group = ("schema", "table", "part", "key")
+    sql = [(r["table"], r["kind"], decode_image(r["image"])) for r in compacted(keyed_frame(rows), group).collect()]
+    assert sorted(sql, key=repr) == sorted(python, key=repr) and len(python) == 15
+
+    # per transaction (transaction-atomicity = table): final_changes of each (table, commit_ts) group
+    by_txn = {}
+    for r in sorted(keyed(MIXED, folder=FakeWeights(CI)), key=lambda r: (r["table"], r["commit_ts"], r["part"],
+                                                                          r["key"], r["seq"], r["sub"])):
+        by_txn.setdefault((r["table"], r["commit_ts"]), []).append(
+            (r["schema"], r["table"], r["part"], r["key"], r["kind"], r["image"]))
+    python = [(t[1], t[4], t[5]) for g in by_txn.values() for t in final_changes(iter(g))]
+    txn = ("schema", "table", "commit_ts", "part", "key")
+    sql = [(r["table"], r["kind"], r["image"]) for r in compacted(keyed_frame(rows), txn).collect()]
+    assert sorted(sql) == sorted(python) and len(python) > 15

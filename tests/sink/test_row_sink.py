@@ -19,7 +19,9 @@ from cdcflow.core.event import Event
 from cdcflow.core.row_codec import encode_image
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.sink import connection
-from cdcflow.sink.row_sink import ROW_COLUMNS, RowSink
+from cdcflow.sink.row_sink import KEY_TEXTS, ROW_COLUMNS, RowSink
+from cdcflow.sink.table_keys import by_table
+from cdcflow.stages.contracts import KeySpan
 from cdcflow.store.events import EVENT_SCHEMA, EVENT_SPARK_SCHEMA, FIELDS
 
 DB = "rowsink"
@@ -144,3 +146,30 @@ def test_tables_a_cascading_key_binds_are_written_once_in_commit_order(spark, tm
     down.execute(f"INSERT INTO {DB}.p VALUES (5)")
     assert sink.write_segment(rows, [(DB, "c"), (DB, "p")], 5, 20, 3).rows == 0
     assert down.query(f"SELECT * FROM {DB}.p") == [(5,)]
+
+
+# pull's texts for two inserts, saying both rows are one key (as a folding collation would say
+# of two spellings): apply compacts them to one only where it keys the segment by pull's texts
+ONE_KEY = changes(("k", 10, 0, "insert", None, {"id": 1, "v": "a"}), ("k", 11, 0, "insert", None, {"id": 2, "v": "b"}))
+ONE_KEY = ONE_KEY.set_column(FIELDS.index("after_key"), "after_key", pa.array(['["one"]'] * 2, pa.string()))
+
+
+def span(key, collations, first=10, last=11) -> dict:
+    return by_table([KeySpan(schema=DB, table="k", first_ts=first, last_ts=last, key=key, collations=collations)])
+
+
+@pytest.mark.parametrize("pulled, final", [
+    (span(["id"], {"id": None}), [(2, "b")]),  # pull keyed the segment by its key: its texts are used
+    (span(["v"], {"v": "utf8mb4_general_ci"}), [(1, "a"), (2, "b")]),  # by another key: apply keys it itself
+    ({(DB, "k"): [*span(["id"], {"id": None}, last=10)[(DB, "k")], *span(["v"], {}, first=11)[(DB, "k")]]},
+     [(1, "a"), (2, "b")]),
+    (None, [(1, "a"), (2, "b")]),  # a window pulled before pull wrote key texts
+], ids=["same-key", "other-key", "key-changed-inside", "no-texts"])
+@pytest.mark.parametrize("where", ["spark", "driver"])
+def test_apply_keys_by_pulls_texts_only_where_pull_keyed_by_the_segments_key(spark, tmp_path, conn, down, pulled,
+                                                                              final, where):
+    local = ONE_KEY.select([*ROW_COLUMNS, *KEY_TEXTS]) if where == "driver" else None
+    written = row_sink(spark, conn, down, pulled_keys=pulled).write_segment(
+        frame(spark, tmp_path, ONE_KEY), [(DB, "k")], 5, 20, 2, local)
+    assert down.query(f"SELECT id, v FROM {DB}.k ORDER BY id") == final and written.rows == len(final)
+    assert (written.keyed_by_pull, written.keyed_here) == ((1, 0) if len(final) == 1 else (0, 1))

@@ -263,3 +263,42 @@ def test_pull_parallelism_is_checked_in_the_config():
     assert config_from_dict(cfg.to_dict()) == cfg
     with pytest.raises(CdcflowError, match="pull-parallelism"):
         config_from_dict({"cdcflow": {"pull-parallelism": 2000}})
+
+
+def test_parallel_ranges_write_the_sequential_reads_key_texts_or_none(window, spark, tmp_path, mariadb_pair):
+    """Each range follows the window's DDLs from its own start: where it knows the table's key it
+    writes the texts the sequential read writes, and where it does not (a table an earlier range
+    created) it writes none, and its spans say so, so apply keys those changes itself."""
+    from cdcflow.ddl.tracker import SchemaTracker
+    from cdcflow.stages.pull import read_sequentially
+    from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
+
+    uri, _conn, start, head = window
+    prev_ts = tso.compose(1_000_000)
+    sink = {"host": HOST, "port": mariadb_pair[1].port, "user": ROOT_USER, "password": ROOT_PASSWORD}
+    read = {}
+    for way, parallelism in (("sequential", 1), ("ranges", RANGES)):
+        cfg = ChangefeedConfig(pull_parallelism=parallelism, pull_parallel_min_bytes=0, event_store=str(tmp_path))
+        cycle = SimpleNamespace(source=uri, config=cfg, changefeed_id="pr-feed", run_id=way,
+                                folder=RunFolder(str(tmp_path), "pr-feed", way))
+        win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
+        keys = (SchemaTracker(), sink, None)
+        if way == "sequential":
+            read_sequentially(cycle, win, 4242, keys)
+        else:
+            pull_ranges.read(spark, cycle, win, 4242, pull_ranges.plan(cycle, win), keys)
+        events = {(e["commit_ts"], e["seq"]): e for e in pq.read_table(cycle.folder.path("raw")).to_pylist()
+                  if e["op"] != "ddl"}
+        read[way] = events, contracts.KEY_SPANS.read(cycle.folder)
+    (seq, seq_spans), (par, par_spans) = read["sequential"], read["ranges"]
+    assert seq.keys() == par.keys() and all(s.key for s in seq_spans if s.table in ("k", "big"))
+    texts = lambda e: (e["before_key"], e["after_key"])  # noqa: E731
+    stamped = [at for at, e in par.items() if texts(e) != (None, None)]
+    assert stamped and len(stamped) < len(par)  # the first range knows its tables; a later one not all
+    assert all(texts(par[at]) == texts(seq[at]) for at in stamped)
+    for s in par_spans:  # every change a span covers was keyed as it says: by the sequential read's key, or not
+        mine = [e for at, e in par.items() if (e["schema"], e["table"]) == (s.schema, s.table)
+                and s.first_ts <= at[0] <= s.last_ts]
+        assert mine and all((texts(e) != (None, None)) == (s.key is not None) for e in mine)
+    covered = {(s.schema, s.table, s.first_ts, s.last_ts) for s in seq_spans}
+    assert all((e["schema"], e["table"]) in {(c[0], c[1]) for c in covered} for e in seq.values())

@@ -19,6 +19,10 @@ class Event:
     before: str | None = None  # row images, encoded by core.row_codec
     after: str | None = None
     pk: str | None = None  # the binlog's key columns, a JSON list
+    # the text of the change's key in each image as apply compares keys (stages.pull_keys); None
+    # where pull could not tell the key (contracts.KeySpan says which events it keyed, and by what)
+    before_key: str | None = None
+    after_key: str | None = None
     # 1: the upstream session ran the row change with foreign_key_checks = 0 (its rows event's
     # NO_FOREIGN_KEY_CHECKS flag), so no key's action ran for it there
     fk_checks_off: int | None = None

@@ -39,14 +39,21 @@ class KeyFolder:
 
     def __init__(self, collations: dict[str, dict[str, str | None]], sink: dict | None = None):
         self.rules: dict[str, dict[str, tuple[bool, bool]]] = {}  # only columns that fold
+        self.collations: dict[str, dict[str, str | None]] = {}
         for t, cols in collations.items():
-            rules = {c: rule for c, rule in ((c, comparison(coll)) for c, coll in cols.items()) if any(rule)}
-            if rules:
-                self.rules[t] = rules
-        self.collations = collations
+            self.set(t, cols)
         self.sink = sink
         self._conn = None
         self._weights: dict[tuple[str, str], str] = {}
+
+    def set(self, table: str, collations: dict[str, str | None]) -> None:
+        """`table`'s key columns are now compared by `collations` (a DDL changed its key)."""
+        self.collations[table] = collations
+        rules = {c: rule for c, rule in ((c, comparison(coll)) for c, coll in collations.items()) if any(rule)}
+        if rules:
+            self.rules[table] = rules
+        else:
+            self.rules.pop(table, None)
 
     def __getstate__(self):  # shipped to Spark workers without a connection
         return {**self.__dict__, "_conn": None, "_weights": {}}

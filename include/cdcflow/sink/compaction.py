@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 import msgspec
 import pyarrow as pa
+import pyarrow.compute as pc
 from msgspec.structs import astuple
 
 from cdcflow.core.arrow_rows import rows_batch
@@ -21,7 +22,7 @@ from cdcflow.sink.collation_key import KeyFolder
 
 KEYED_SCHEMA = "schema string, table string, key string, part string, commit_ts long, seq long, sub int, " \
                "kind string, image string"
-_KEYED_ARROW = pa.schema([("schema", pa.string()), ("table", pa.string()), ("key", pa.string()),
+KEYED_ARROW = pa.schema([("schema", pa.string()), ("table", pa.string()), ("key", pa.string()),
                           ("part", pa.string()), ("commit_ts", pa.int64()), ("seq", pa.int64()),
                           ("sub", pa.int32()), ("kind", pa.string()), ("image", pa.string())])
 
@@ -44,13 +45,12 @@ def keyed_changes(batches: Iterator[pa.RecordBatch], keys: dict[str, list[str]],
     the old key (sub 0) and an INSERT of the new one (sub 1): TiCDC's split of key-changing UPDATEs, DELETE
     first.  An UPDATE to a spelling the collation takes as equal keeps its key: an update
     of the same row.  Kinds: I (the key's row is new: an INSERT), U (an UPDATE of the
-    key's row), D."""
-    folder = folder or KeyFolder({})
-    decoders: dict[str, object] = {}  # per table, its key's decoder
+    key's row), D.  (keyed_frame is the same over the key texts pull wrote.)"""
+    keyer = Keyer(keys, folder or KeyFolder({}))
     try:
-        yield from (_keyed_batch(batch, keys, folder, decoders) for batch in batches)
+        yield from (_keyed_batch(batch, keyer) for batch in batches)
     finally:
-        folder.close()
+        keyer.folder.close()
 
 
 def _key_decoder(cols: tuple[str, ...]):
@@ -63,40 +63,69 @@ def _key_decoder(cols: tuple[str, ...]):
     return lambda text: astuple(decode(text))
 
 
-def _keyed_batch(batch: pa.RecordBatch, keys: dict[str, list[str]], folder: KeyFolder,
-                 decoders: dict[str, object]) -> pa.RecordBatch:
+class Keyer:
+    """The key texts of row images: per table ("schema.table"), its key's values as `folder`
+    compares them, as compact JSON.  What apply compacts and partitions by, whether pull wrote
+    it beside the images (stages.pull_keys) or apply computes it here (keyed_changes)."""
+
+    def __init__(self, keys: dict[str, list[str]], folder: KeyFolder):
+        self.keys, self.folder = keys, folder
+        self.decoders: dict[str, object] = {}  # per table, its key's decoder
+
+    def set(self, table: str, key: list[str], collations: dict[str, str | None]) -> None:
+        """`table`'s key is now `key`, its string columns compared by `collations`."""
+        self.keys[table] = key
+        self.decoders.pop(table, None)
+        self.folder.set(table, collations)
+
+    def texts(self, names: list[str], ops: list[str], befores: list, afters: list) -> list[tuple]:
+        """(before's key text, after's) of each change (None where it has no such image)."""
+        keys, folder, decoders = self.keys, self.folder, self.decoders
+        tables = set(names)
+        for name in tables - decoders.keys():
+            decoders[name] = _key_decoder(tuple(keys[name]))
+        if len(tables) == 1 and not folder.folds(names[0]):  # one table's, nothing folded: pull's common case
+            decode, encode = decoders[names[0]], _encode_json
+            return [(encode(decode(before)).decode() if op != "insert" else None,
+                     encode(decode(after)).decode() if op != "delete" else None)
+                    for op, before, after in zip(ops, befores, afters)]
+        values = [(decoders[name](before) if op != "insert" else None,
+                   decoders[name](after) if op != "delete" else None)
+                  for name, op, before, after in zip(names, ops, befores, afters)]
+        folder.prepare([(name, dict(zip(keys[name], vals))) for name, pair in zip(names, values)
+                        if folder.folds(name) for vals in pair if vals is not None])
+
+        def key(table: str, vals: tuple | None) -> str | None:
+            if vals is None:
+                return None
+            if folder.folds(table):
+                vals = [folder.value(table, c, v) for c, v in zip(keys[table], vals)]
+            return _key_text(vals)  # a tuple and a list: the same JSON array
+
+        return [(key(name, bv), key(name, av)) for name, (bv, av) in zip(names, values)]
+
+
+def _keyed_batch(batch: pa.RecordBatch, keyer: Keyer) -> pa.RecordBatch:
     out: list[tuple] = []  # one tuple per keyed change (core.arrow_rows)
 
     def add(schema, table, key, ts, seq, sub, kind, image):
         out.append((schema, table, key, key, ts, seq, sub, kind, image))  # part: the key
 
     cols = batch.to_pydict()
-    rows = list(zip(cols["schema"], cols["table"], cols["commit_ts"], cols["seq"], cols["op"],
-                    cols["before"], cols["after"]))
-    names = [f"{r[0]}.{r[1]}" for r in rows]
-    for name in set(names) - decoders.keys():
-        decoders[name] = _key_decoder(tuple(keys[name]))
-    values = [(decoders[name](before) if op != "insert" else None, decoders[name](after) if op != "delete" else None)
-              for name, (_, _, _, _, op, before, after) in zip(names, rows)]
-    folder.prepare([(name, dict(zip(keys[name], vals))) for name, pair in zip(names, values) if folder.folds(name)
-                    for vals in pair if vals is not None])
-
-    def key(table: str, vals: tuple) -> str:
-        if folder.folds(table):
-            vals = [folder.value(table, c, v) for c, v in zip(keys[table], vals)]
-        return _key_text(vals)  # a tuple and a list: the same JSON array
-
-    for name, (schema, table, ts, seq, op, before, after), (bv, av) in zip(names, rows, values):
+    names = [f"{s}.{t}" for s, t in zip(cols["schema"], cols["table"])]
+    texts = keyer.texts(names, cols["op"], cols["before"], cols["after"])
+    for (schema, table, ts, seq, op, before, after), (kb, ka) in zip(
+            zip(cols["schema"], cols["table"], cols["commit_ts"], cols["seq"], cols["op"], cols["before"],
+                cols["after"]), texts):
         if op == "insert":
-            add(schema, table, key(name, av), ts, seq, 1, "I", after)
+            add(schema, table, ka, ts, seq, 1, "I", after)
         elif op == "delete":
-            add(schema, table, key(name, bv), ts, seq, 1, "D", before)
+            add(schema, table, kb, ts, seq, 1, "D", before)
         else:
-            kb, ka = key(name, bv), key(name, av)
             if kb != ka:
                 add(schema, table, kb, ts, seq, 0, "D", before)
             add(schema, table, ka, ts, seq, 1, "I" if kb != ka else "U", after)
-    return rows_batch(out, _KEYED_ARROW)
+    return rows_batch(out, KEYED_ARROW)
 
 
 def final_changes(rows: Iterator[tuple]) -> Iterator[tuple]:
@@ -139,3 +168,63 @@ def _deletes_first(group: list[tuple]) -> Iterator[tuple]:
         return
     yield from (r for r in group if r[4] == "D")
     yield from (r for r in group if r[4] != "D")
+
+
+def keyed_arrow(rows: pa.Table) -> pa.Table:
+    """keyed_frame in Arrow, for a small segment's rows in hand (sink.row_sink's driver path)."""
+    op, kb, ka = rows["op"], rows["before_key"], rows["after_key"]
+    split = pc.and_(pc.equal(op, "update"), pc.invert(pc.fill_null(pc.equal(kb, ka), False)))
+    gone = pc.or_(pc.equal(op, "delete"), split)
+    now = pc.not_equal(op, "delete")
+
+    def part(mask, key: str, sub, kind, image: str) -> pa.Table:
+        taken = rows.filter(mask)
+        n, mask_kept = taken.num_rows, pc.filter(split, mask)
+        return pa.table({"schema": taken["schema"], "table": taken["table"], "key": taken[key], "part": taken[key],
+                         "commit_ts": taken["commit_ts"], "seq": taken["seq"],
+                         "sub": sub(mask_kept) if callable(sub) else pa.array([sub] * n, pa.int32()),
+                         "kind": kind(taken, mask_kept), "image": taken[image]}, schema=KEYED_ARROW)
+
+    deletes = part(gone, "before_key", lambda s: pc.if_else(s, 0, 1).cast(pa.int32()),
+                   lambda t, s: pa.array(["D"] * t.num_rows, pa.string()), "before")
+    upserts = part(now, "after_key", 1,
+                   lambda t, s: pc.if_else(pc.or_(pc.equal(t["op"], "insert"), s), "I", "U"), "after")
+    return pa.concat_tables([deletes, upserts])
+
+
+def keyed_frame(rows):
+    """keyed_changes in Spark SQL, over the key texts pull wrote beside the images (before_key,
+    after_key: stages.pull_keys): the same rows, no Python worker."""
+    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
+
+    op, kb, ka = F.col("op"), F.col("before_key"), F.col("after_key")
+    split = (op == "update") & ~kb.eqNullSafe(ka)  # the key changed: DELETE the old (sub 0), INSERT the new
+
+    def change(key, sub, kind, image: str):
+        return F.struct(key.alias("key"), sub.cast("int").alias("sub"), kind.alias("kind"), F.col(image).alias("image"))
+
+    gone = F.when((op == "delete") | split,
+                  change(kb, F.when(split, F.lit(0)).otherwise(F.lit(1)), F.lit("D"), "before"))
+    now = F.when(op != "delete",
+                 change(ka, F.lit(1), F.when((op == "insert") | split, F.lit("I")).otherwise(F.lit("U")), "after"))
+    return (rows.select("schema", "table", "commit_ts", "seq", F.explode(F.array(gone, now)).alias("c"))
+            .where(F.col("c").isNotNull())
+            .select("schema", "table", F.col("c.key").alias("key"), F.col("c.key").alias("part"), "commit_ts", "seq",
+                    F.col("c.sub").alias("sub"), F.col("c.kind").alias("kind"), F.col("c.image").alias("image")))
+
+
+def compacted(changes, group: tuple[str, ...]):
+    """final_changes in Spark SQL: of each `group` (a key, or a key in one transaction), its last
+    change in commit order, of the kind final_changes gives it (D when it ends deleted, I when
+    its first change created the key's row, else U).  `changes` should already be partitioned by
+    a part of `group`: the aggregation then moves no row."""
+    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
+
+    last = F.max(F.struct("commit_ts", "seq", "sub", "kind", "image")).alias("last")
+    first = F.min(F.struct("commit_ts", "seq", "sub", "kind")).alias("first")
+    kind = (F.when(F.col("last.kind") == "D", F.lit("D")).when(F.col("first.kind") == "I", F.lit("I"))
+            .otherwise(F.lit("U")))
+    return (changes.groupBy(*group).agg(last, first)
+            .select("schema", "table", "key", "part", F.col("last.commit_ts").alias("commit_ts"),
+                    F.col("last.seq").alias("seq"), F.col("last.sub").alias("sub"), kind.alias("kind"),
+                    F.col("last.image").alias("image")))

@@ -2,7 +2,9 @@
 
 `write_segment` finds each table's key (the tracked schema's, the downstream catalogue's for a
 table the tracker does not know), then writes: keyed tables compacted to one final image per key
-in Spark partitions, or from this process for a small segment already here; tables without a
+in Spark partitions (keyed by the texts pull wrote, in Spark SQL, where pull keyed the segment's
+changes by the same key: stages.pull_keys), or from this process for a small segment already
+here; tables without a
 valid key (force-replicate) whole rows in commit order; the tables a row-changing foreign key
 binds in commit order in one downstream transaction (sink.foreign_keys).  A refused row leaves
 as a CdcflowError placed in the segment (core.errors.classify).
@@ -22,7 +24,7 @@ from cdcflow.core.errors import TABLE_NOT_EXISTS, CdcflowError, classify
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.ddl.tracker import lookup_key
 from cdcflow.sink.collation_key import KeyFolder
-from cdcflow.sink.compaction import KEYED_SCHEMA, keyed_changes
+from cdcflow.sink.compaction import KEYED_ARROW, KEYED_SCHEMA, compacted, keyed_arrow, keyed_changes, keyed_frame
 from cdcflow.sink.ddl_sink import Ddl
 from cdcflow.sink.downstream_tables import (
     SYSTEM_VERSIONED,
@@ -35,9 +37,11 @@ from cdcflow.sink.downstream_tables import (
 from cdcflow.sink.foreign_keys import CascadeGroup, ForeignKeys, applied_up_to, write_group
 from cdcflow.sink.partitions import COUNTS_SCHEMA, apply_partition, apply_partition_txns
 from cdcflow.sink.row_writer import apply_ordered
+from cdcflow.sink.table_keys import keyed_by_pull, table_key
 
 # the columns of a row event the writers read
 ROW_COLUMNS = ("schema", "table", "commit_ts", "seq", "op", "before", "after")
+KEY_TEXTS = ("before_key", "after_key")  # the texts of its keys pull wrote (stages.pull_keys)
 # Changes written in commit order (keyless tables, tables foreign keys bind) reach this process
 # a Spark partition at a time, which the JVM holds whole: a segment's are cut into range
 # partitions of about this many rows, so a huge transaction never sits in the heap at once.
@@ -54,6 +58,8 @@ class Written:
     rows_held: int = 0  # the most row images one writer held at once
     upsert_fallbacks: int = 0
     skipped_tables: list[str] = field(default_factory=list)  # no valid key, force-replicate off
+    keyed_by_pull: int = 0  # keyed tables Spark keyed by pull's texts (contracts.ApplyResult)
+    keyed_here: int = 0  # keyed tables keyed in Python (a small segment's in this process)
 
 
 @dataclass
@@ -63,6 +69,7 @@ class _Plan:
     computes."""
 
     keys: dict[str, list[str]] = field(default_factory=dict)
+    names: dict[str, tuple[str, str]] = field(default_factory=dict)  # "schema.table": (schema, table)
     collations: dict[str, dict] = field(default_factory=dict)
     unkeyed: list[tuple[str, str]] = field(default_factory=list)
     bound: dict[str, list[str] | None] = field(default_factory=dict)
@@ -76,13 +83,16 @@ class RowSink:
     connects with)."""
 
     def __init__(self, spark, conn, sink: dict, options: SinkOptions, keys_known: dict, *, changefeed_id: str,
-                 force_replicate: bool, marker: str, safe: bool, replay_until: int, event: Callable[..., None]):
+                 force_replicate: bool, marker: str, safe: bool, replay_until: int, event: Callable[..., None],
+                 pulled_keys: dict | None = None):
         self.spark, self.conn, self.sink, self.options = spark, conn, sink, options
         self.keys_known = keys_known  # {(schema, table): the tracked key's ranges over the window}
         self.changefeed_id, self.force_replicate, self.event = changefeed_id, force_replicate, event
         self.marker = marker  # this changefeed's row in the foreign-key marker table
         self.safe, self.replay_until = safe, replay_until
         self.foreign_keys = ForeignKeys(conn)
+        # the spans of the key texts pull wrote, by table (stages.pull_keys.by_table); None: it wrote none
+        self.pulled_keys = pulled_keys
 
     def ddl_ran(self, ddl: Ddl) -> None:
         """A DDL ran downstream: the foreign keys are read again if it may have changed them."""
@@ -99,20 +109,20 @@ class RowSink:
             rows_df = rows_df.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= hi))
             if local is not None:
                 local = local.filter(pc.greater(local["commit_ts"], lo))
-            return self._write(rows_df, tables, hi, count, local)
+            return self._write(rows_df, tables, lo, hi, count, local)
         except Exception as e:  # noqa: BLE001 - a row statement the downstream refused, placed in the segment
             err = classify(e, "apply", self.changefeed_id, rows=(lo, hi))
             if err is e:
                 raise
             raise err from e
 
-    def _write(self, rows_df, tables, hi: int, count: int, local) -> Written:
+    def _write(self, rows_df, tables, lo: int, hi: int, count: int, local) -> Written:
         from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
 
         written = Written()
         plan = self._plan(tables, hi, written)
         if plan.keys:
-            self._write_keyed(rows_df, plan, len(tables), local, written)
+            self._write_keyed(rows_df, plan, len(tables), local, written, (lo, hi))
         for s, t in plan.unkeyed:  # force-replicate: whole rows matched, in commit order
             changes = (_in_commit_order(rows_df.where((F.col("schema") == s) & (F.col("table") == t)), count)
                        .select("op", "before", "after").toLocalIterator())
@@ -125,6 +135,7 @@ class RowSink:
         plan = _Plan()
         for t in tables:
             name = f"{t[0]}.{t[1]}"
+            plan.names[name] = t
             k, known, colls = _key(self.keys_known, self.conn, t, hi)
             if k:
                 plan.keys[name], plan.collations[name] = k, colls
@@ -159,12 +170,14 @@ class RowSink:
             plan.unkeyed = [t for t in plan.unkeyed if f"{t[0]}.{t[1]}" not in plan.bound]
         return plan
 
-    def _write_keyed(self, rows_df, plan: _Plan, tables: int, local, written: Written) -> None:
+    def _write_keyed(self, rows_df, plan: _Plan, tables: int, local, written: Written, span: tuple[int, int]) -> None:
         keys, generated, sink, batch = plan.keys, plan.generated, self.sink, self.options.max_txn_row
+        group = ("schema", "table", "part", "key")  # what compacts to one change
         if self.options.transaction_atomicity == "table":
             # a table's transactions stay whole and in commit order: one partition per table;
             # rows are REPLACEd (each transaction is atomic downstream, so a replay converges)
             by, order = ("schema", "table"), ("schema", "table", "commit_ts", "part", "key", "seq", "sub")
+            group = ("schema", "table", "commit_ts", "part", "key")  # never across transactions
             passes = [lambda it: apply_partition_txns(it, sink, batch, keys, generated)]
         else:
             by, order = ("schema", "table", "part"), ("schema", "table", "part", "key", "commit_ts", "seq", "sub")
@@ -172,10 +185,17 @@ class RowSink:
             passes = [lambda it, ph=ph: apply_partition(it, sink, batch, keys, ph, generated, indexed)
                       for ph in ([None] if self.safe else ["existing", "new"])]
         folder, workers = KeyFolder(plan.collations, sink), max(1, self.options.worker_count)
+        pulled = {t for t in keys if keyed_by_pull(self.pulled_keys, plan.names[t], *span, keys[t],
+                                                   plan.collations[t])}
         if local is not None:
-            counts = _write_here(local, keys, folder, by, order, passes, workers)
+            if not set(KEY_TEXTS) <= set(local.column_names):
+                pulled = set()
+            counts = _write_here(local, keys, pulled, folder, by, order, passes, workers)
         else:
-            counts = _write_in_spark(self.spark, rows_df, keys, tables, folder, by, order, passes, workers)
+            counts = _write_in_spark(self.spark, rows_df, keys, pulled, tables, folder, (by, group, order), passes,
+                                     workers)
+        written.keyed_by_pull += len(pulled)
+        written.keyed_here += len(keys) - len(pulled)
         written.rows += sum(r["rows"] for r in counts)
         written.statements += sum(r["statements"] for r in counts)
         written.workers = len(counts) // len(passes)
@@ -203,17 +223,9 @@ class RowSink:
 def _key(keys: dict, conn, table: tuple[str, str], ts: int) -> tuple[list[str] | None, bool, dict]:
     """(the valid key, whether the tracked schema knows the table, the collations of the key's
     string columns): the key as the tracked schema has it for rows up to `ts` (the segment's
-    barrier: no DDL changes a replicated table's key inside a segment); the downstream's
-    catalogue where the tracker does not know the table or a key column's collation."""
-    if table in keys:
-        key, known, collations = lookup_key(keys[table], ts)
-        if known:
-            if None in collations.values():  # no clause named it: as the downstream created it
-                down = catalogue_key(conn, *table)[1]
-                collations = {c: coll or down.get(c) for c, coll in collations.items()}
-            return key, True, collations
-    key, collations = catalogue_key(conn, *table)
-    return key, False, collations
+    barrier: no DDL changes a replicated table's key inside a segment); table_key resolves it."""
+    found = lookup_key(keys[table], ts) if table in keys else None
+    return table_key(found, lambda t: catalogue_key(conn, *t), table)
 
 
 def _in_commit_order(rows_df, rows: int):
@@ -223,19 +235,25 @@ def _in_commit_order(rows_df, rows: int):
     return rows_df.repartitionByRange(parts, "commit_ts", "seq").sortWithinPartitions("commit_ts", "seq")
 
 
-def _write_in_spark(spark, rows_df, keys: dict, tables: int, folder: KeyFolder, by, order, passes,
-                    workers: int) -> list[dict]:
-    """A segment's keyed rows written by `workers` Spark partitions: the counts of each pass's."""
+def _write_in_spark(spark, rows_df, keys: dict, pulled: set[str], tables: int, folder: KeyFolder, layout: tuple,
+                    passes, workers: int) -> list[dict]:
+    """A segment's keyed rows written by `workers` Spark partitions: the counts of each pass's.
+    The tables of `pulled` are keyed by the texts pull wrote (compaction.keyed_frame, Spark
+    SQL), the others by keyed_changes in Python workers; all are compacted in Spark SQL
+    (compaction.compacted).  `layout`: the columns the rows are partitioned by, compacted by and
+    sorted by."""
     from pyspark import StorageLevel  # lazy: pyspark is not loaded on the Spark-free paths
-    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
 
-    keyed_rows = rows_df
-    if len(keys) < tables:
-        keyed = spark.createDataFrame([k.split(".", 1) for k in keys], "schema string, table string")
-        keyed_rows = rows_df.join(F.broadcast(keyed), ["schema", "table"], "left_semi")
-    changes = (keyed_rows.select(*ROW_COLUMNS)
-               .mapInArrow(lambda it: keyed_changes(it, keys, folder), KEYED_SCHEMA))
-    ordered = changes.repartition(workers, *by).sortWithinPartitions(*order)
+    by, group, order = layout
+    parts = []
+    if pulled:
+        parts.append(keyed_frame(_only(spark, rows_df, pulled, tables)))
+    if len(pulled) < len(keys):
+        rest = [t for t in keys if t not in pulled]
+        parts.append(_only(spark, rows_df, rest, tables).select(*ROW_COLUMNS)
+                     .mapInArrow(lambda it: keyed_changes(it, keys, folder), KEYED_SCHEMA))
+    changes = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+    ordered = compacted(changes.repartition(workers, *by), group).sortWithinPartitions(*order)
     if len(passes) > 1:
         # on local disk, not in the JVM heap: a segment may hold a huge transaction
         ordered = ordered.persist(StorageLevel.DISK_ONLY)
@@ -245,16 +263,32 @@ def _write_in_spark(spark, rows_df, keys: dict, tables: int, folder: KeyFolder, 
     return counts
 
 
-def _write_here(local: pa.Table, keys: dict, folder: KeyFolder, by, order, passes, workers: int) -> list[dict]:
+def _only(spark, rows_df, names, tables: int):
+    """The rows of the tables `names` ("schema.table") of the segment's `tables` (a count)."""
+    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
+
+    if len(names) == tables:
+        return rows_df
+    wanted = spark.createDataFrame([n.split(".", 1) for n in names], "schema string, table string")
+    return rows_df.join(F.broadcast(wanted), ["schema", "table"], "left_semi")
+
+
+def _write_here(local: pa.Table, keys: dict, pulled: set[str], folder: KeyFolder, by, order, passes,
+                workers: int) -> list[dict]:
     """A small segment's keyed rows (already in this process) written from here, without a Spark
-    job: spread over `workers` threads by the columns Spark partitions them by, each sorted as a
-    Spark partition is and written by the same partition bodies."""
+    job: keyed by pull's texts for the tables of `pulled` (compaction.keyed_arrow), by
+    keyed_changes for the others; spread over `workers` threads by the columns Spark partitions
+    them by, each sorted as a Spark partition is and written by the same partition bodies."""
     names = pc.binary_join_element_wise(local["schema"], local["table"], ".")
-    local = local.filter(pc.is_in(names, pa.array(list(keys), pa.string())))
-    batches = list(keyed_changes(iter(local.select(list(ROW_COLUMNS)).to_batches()), keys, folder))
-    if not batches:
+    rest = [t for t in keys if t not in pulled]
+    tables = [keyed_arrow(local.filter(pc.is_in(names, pa.array(sorted(pulled), pa.string()))))] if pulled else []
+    if rest:
+        mine = local.filter(pc.is_in(names, pa.array(rest, pa.string()))).select(list(ROW_COLUMNS))
+        tables += [pa.Table.from_batches(list(keyed_changes(iter(mine.to_batches()), keys, folder)),
+                                         schema=KEYED_ARROW)]
+    ordered = pa.concat_tables(tables).sort_by([(c, "ascending") for c in order])
+    if not ordered.num_rows:
         return []
-    ordered = pa.Table.from_batches(batches).sort_by([(c, "ascending") for c in order])
     # crc32, not hash(): the same rows spread alike in every process (a launcher's results compare)
     spread = pa.array([zlib.crc32(repr(k).encode()) % workers for k in zip(*(ordered[c].to_pylist() for c in by))],
                       pa.int32())

@@ -12,6 +12,7 @@ from cdcflow.core.errors import CdcflowError
 from cdcflow.sink.ddl_sink import DdlSink
 from cdcflow.sink.foreign_keys import marker_id
 from cdcflow.sink.row_sink import RowSink, Written
+from cdcflow.sink.table_keys import by_table
 from cdcflow.snapshot import deferred_indexes
 from cdcflow.stages import contracts
 from cdcflow.stages.barrier import small_segments
@@ -49,7 +50,9 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                            keys_known, changefeed_id=cycle.changefeed_id,
                            force_replicate=cycle.config.force_replicate,
                            marker=marker_id(cycle.changefeed_id, cycle.spec.created_at), safe=stats.safe_mode,
-                           replay_until=window.replay_until, event=cycle.log_event)
+                           replay_until=window.replay_until, event=cycle.log_event,
+                           pulled_keys=by_table(contracts.KEY_SPANS.read(cycle.folder))
+                           if cycle.folder.exists(contracts.KEY_SPANS.name) else None)
         small = {} if run.dry_run else small_segments(rows, segments, cycle.feed().checkpoint_ts)
         _Barriers(cycle, window, ddl_sink, row_sink, stats, run.dry_run).run(segments, rows, small)
     finally:
@@ -158,6 +161,8 @@ class _Barriers:
         s.rows_written += w.rows
         s.statements += w.statements
         s.upsert_fallbacks += w.upsert_fallbacks
+        s.keyed_by_pull += w.keyed_by_pull
+        s.keyed_here += w.keyed_here
         if w.workers is not None:
             s.workers = max(s.workers or 0, w.workers)
         s.rows_held = max(s.rows_held, w.rows_held)

@@ -128,6 +128,21 @@ class TableKeys(Record):
     ranges: list[tuple[int, list[str] | None, bool, dict[str, str | None]]]
 
 
+class KeySpan(Record):
+    """Row changes of one table, committed in [first_ts, last_ts], whose key texts pull wrote
+    (Event.before_key / after_key) by `key` with its string columns compared by `collations`
+    (as sink.row_sink.table_key resolves them); `key` None: pull wrote none for them.  Apply
+    compacts a segment by those texts only where every span of the table in the segment has
+    the key it writes the segment by (stages.pull_keys)."""
+
+    schema: str
+    table: str
+    first_ts: int
+    last_ts: int
+    key: list[str] | None
+    collations: dict[str, str | None] = {}
+
+
 # -- segments: (lo, hi] of rows, then the DDL at hi, then the checkpoint moves to hi
 
 
@@ -235,6 +250,10 @@ class ApplyResult(Record):
     rows_held: int = 0  # the most row images one writer held at once (sink.row_writer.StreamingWriter)
     # UPSERT statements the downstream refused for a duplicate unique value, written as DELETE + REPLACE
     upsert_fallbacks: int = 0
+    # (segment, table) pairs Spark keyed by the texts pull wrote (stages.pull_keys), and those keyed
+    # by apply itself (in Python: a window pulled without texts, a key pull did not know)
+    keyed_by_pull: int = 0
+    keyed_here: int = 0
 
 
 class WaitIndexResult(Record):
@@ -272,3 +291,5 @@ DDLS = _File("ddl.json", DdlLog)
 KEYS = _File("keys.json", list[TableKeys])
 SEGMENTS = _File("barrier.json", list[Segment])
 ROWS = _File("rows.json", KeptRows)
+# absent: pull wrote no key texts (a window pulled before they were written)
+KEY_SPANS = _File("pull_keys.json", list[KeySpan])

@@ -10,9 +10,9 @@ from cdcflow.core import tso
 from cdcflow.core.uri import default_server_id
 from cdcflow.source.binlog import BinlogReader
 from cdcflow.spark.session import is_remote
-from cdcflow.stages import contracts, pull_ranges
+from cdcflow.stages import contracts, pull_keys, pull_ranges
 from cdcflow.stages.cycle import Cycle
-from cdcflow.store import metastore
+from cdcflow.store import metastore, schema_versions
 
 
 def pull(spark, cycle: Cycle) -> contracts.PullResult:
@@ -20,7 +20,7 @@ def pull(spark, cycle: Cycle) -> contracts.PullResult:
     window = contracts.WINDOW.read(cycle.folder)
     server_id = int(cycle.source.params.get("server-id") or default_server_id(cycle.changefeed_id))
     t0 = time.time()
-    pulled, detail = read_window(spark, cycle, window, server_id)
+    pulled, detail = read_window(spark, cycle, window, server_id, keys=stamper_spec(cycle, window))
     contracts.WINDOW.write(cycle.folder, msgspec.structs.replace(window, pulled=pulled))
     metastore.raise_resolved(cycle.changefeed_id, pulled.resolved_ts)
     cycle.log_event("pulled", events=pulled.events, transactions=pulled.transactions, seconds=round(time.time() - t0,
@@ -31,31 +31,46 @@ def pull(spark, cycle: Cycle) -> contracts.PullResult:
                                 events_held=pulled.events_held, **detail)
 
 
-def read_window(spark, cycle: Cycle, window: contracts.Window, server_id: int) -> tuple[contracts.Pulled, dict]:
+def stamper_spec(cycle: Cycle, window: contracts.Window) -> tuple:
+    """What keys the window's row events (stages.pull_keys.KeyStamper): the tracked schema at
+    the window's start, the downstream's connection parameters, the config's sql-mode."""
+    tracker = schema_versions.load(cycle.changefeed_id)
+    tracker.rewind(window.start_ts)  # an earlier attempt's versions of this window: followed again
+    return tracker, cycle.sink.connection_args(cycle.sink_options), cycle.config.sql_mode
+
+
+def read_window(spark, cycle: Cycle, window: contracts.Window, server_id: int,
+                keys: tuple | None = None) -> tuple[contracts.Pulled, dict]:
     """Read the window into the raw folder: in ranges where pull_ranges.wanted says so (as
     Spark tasks in `spark`, a session or a pull_ranges.SparkLater, where it is there to run
-    them; else in child processes), otherwise sequentially in this process.  Returns what was
-    read and where the time went (contracts.PullResult's fields)."""
+    them; else in child processes), otherwise sequentially in this process.  `keys`:
+    stamper_spec's, to write each row change's key texts (none written without it).  Returns
+    what was read and where the time went (contracts.PullResult's fields)."""
     if not pull_ranges.wanted(cycle, window):
-        pulled, _reader = read_sequentially(cycle, window, server_id)
+        pulled, _reader = read_sequentially(cycle, window, server_id, keys)
         return pulled, {"ranges": 1}
     t0 = time.time()
     session = pull_ranges.SparkLater.of(spark).for_ranges()
     starts = pull_ranges.plan(cycle, window)
     detail = {"ranges": len(starts), "plan_seconds": round(time.time() - t0, 3),
               "spark": "" if session is None else "connect" if is_remote(session) else "embedded"}
-    pulled, timing = pull_ranges.read(session, cycle, window, server_id, starts)
+    pulled, timing = pull_ranges.read(session, cycle, window, server_id, starts, keys)
     return pulled, {**detail, **timing}
 
 
-def read_sequentially(cycle: Cycle, window: contracts.Window,
-                      server_id: int) -> tuple[contracts.Pulled, BinlogReader]:
-    """The window read in this process, into part 0 of the raw folder."""
+def read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int,
+                      keys: tuple | None = None) -> tuple[contracts.Pulled, BinlogReader]:
+    """The window read in this process, into part 0 of the raw folder (`keys`: read_window's)."""
     reader = BinlogReader(cycle.source, server_id, window.start_pos, window.head,
                           prev_ts=window.start_ts, target_ts=window.target_ts)
     writer = cycle.folder.writer("raw", cycle.config.pull_batch_rows)
-    reader.read(writer.add)
+    stamper = pull_keys.KeyStamper.of(keys) if keys else None
+    try:
+        reader.read(writer.add if stamper is None else stamper.wrap(writer.add))
+    finally:
+        spans = stamper.close() if stamper is not None else []
     writer.close()
+    contracts.KEY_SPANS.write(cycle.folder, spans)
     # Everything up to the head is read: the window is resolved up to the moment the head
     # was taken (or up to target-ts, whichever is first; or up to its last transaction, for a
     # window bounded by max-window-bytes).

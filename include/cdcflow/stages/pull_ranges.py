@@ -19,6 +19,7 @@ import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
+import msgspec
 import pyarrow as pa
 
 from cdcflow.core import child_calls
@@ -88,19 +89,29 @@ def plan(cycle: Cycle, window: contracts.Window) -> list[Position]:
 
 
 def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
-         starts: list[Position]) -> tuple[contracts.Pulled, dict]:
+         starts: list[Position], keys: tuple | None = None) -> tuple[contracts.Pulled, dict]:
     """Read the ranges starting at `starts` (the last ends at the head) into the raw folder, one
     part each: as Spark tasks in `spark`, or in child processes of this one where it is None.
-    Also returns where the time went: each range's events and decoding seconds, and the
-    seconds of the two rounds (decoding, stamping)."""
+    `keys`: pull.stamper_spec's, to write key texts (each range follows the window's DDLs from
+    its start only: apply checks the spans, stages.pull_keys).  Also returns where the time
+    went: each range's events and decoding seconds, and the seconds of the two rounds
+    (decoding, stamping)."""
     ends = [*starts[1:], window.head]
     url, batch_rows = cycle.folder.url, cycle.config.pull_batch_rows
-    reads = [(url, batch_rows, i, cycle.source, range_server_id(server_id, i), s.to_dict(), e.to_dict())
+    # a range's events number its transactions from 0: the tracker's versions go above the start
+    spec = None if not keys else (*keys, window.start_ts + 1)
+    reads = [(url, batch_rows, i, cycle.source, range_server_id(server_id, i), s.to_dict(), e.to_dict(), spec)
              for i, (s, e) in enumerate(zip(starts, ends))]
     t0 = time.perf_counter()
-    results = [RangeResult(**json.loads(r)) for r in _each(spark, range_parts.read_range, reads, "pull's range reader")]
+    answers = [json.loads(r) for r in _each(spark, range_parts.read_range, reads, "pull's range reader")]
+    spans = [a.pop("key_spans") for a in answers]
+    results = [RangeResult(**a) for a in answers]
     t1 = time.perf_counter()
     stamps = chain(window.start_ts, results)
+    if keys:
+        contracts.KEY_SPANS.write(cycle.folder, [
+            msgspec.structs.replace(s, first_ts=stamps[i][s.first_ts], last_ts=stamps[i][s.last_ts])
+            for i, mine in enumerate(spans) for s in msgspec.convert(mine, list[contracts.KeySpan])])
     starts_gtid = gtids_at_starts(window.start_pos.gtid, results)
     stamping = [(url, i, stamps[i], starts_gtid[i]) for i in range(len(reads))]
     if spark is None:  # Arrow's work, which leaves the GIL: threads here, not processes to start

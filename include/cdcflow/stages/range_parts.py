@@ -9,6 +9,8 @@ import dataclasses
 import json
 import time
 
+import msgspec
+
 from cdcflow.source.binlog import Position
 from cdcflow.source.binlog_ranges import RangeReader, RangeResult, gtid_in_range
 from cdcflow.store.events import RunFolder
@@ -16,15 +18,27 @@ from cdcflow.store.events import RunFolder
 RANGES_FOLDER = "raw-ranges"  # each range's events before their commit ts is known
 
 
-def read_range(url: str, batch_rows: int, part: int, source, server_id: int, start: dict, end: dict) -> str:
+def read_range(url: str, batch_rows: int, part: int, source, server_id: int, start: dict, end: dict,
+               keys: tuple | None = None) -> str:
     """One range read into its part of RANGES_FOLDER (rows go out in bounded batches, however
-    large the transaction); what the driver needs of it, as JSON."""
+    large the transaction); what the driver needs of it, as JSON.  `keys`: stages.pull_keys'
+    KeyStamper's spec (its events' commit_ts, transaction numbers, offset to follow the
+    tracker), to write key texts, whose spans come back as "key_spans"."""
     t0 = time.perf_counter()
     writer = RunFolder.at(url).writer(RANGES_FOLDER, batch_rows, part=part)
     reader = RangeReader(source, server_id, Position.from_dict(start), Position.from_dict(end))
-    reader.read(writer.add)
+    stamper = None
+    if keys:
+        from cdcflow.stages.pull_keys import KeyStamper  # lazy: a range read without keys imports only the reader
+
+        stamper = KeyStamper.of(keys)
+    try:
+        reader.read(writer.add if stamper is None else stamper.wrap(writer.add))
+    finally:
+        spans = stamper.close() if stamper is not None else []
     writer.close()
-    return json.dumps(dataclasses.asdict(RangeResult.of(reader, writer, time.perf_counter() - t0)))
+    result = dataclasses.asdict(RangeResult.of(reader, writer, time.perf_counter() - t0))
+    return json.dumps({**result, "key_spans": [msgspec.to_builtins(s) for s in spans]})
 
 
 def stamp_range(url: str, part: int, stamps: list[int], start_gtid) -> str:

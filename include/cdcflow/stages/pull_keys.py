@@ -1,0 +1,143 @@
+"""pull's key texts: beside each row change's images, the text of its key as apply compares
+keys (sink.compaction.Keyer: the key's values, folded where the key's collation folds), so
+that apply compacts, splits key-changing UPDATEs and partitions by key in Spark SQL
+(compaction.keyed_frame) with no Python worker between the Parquet read and the writers.
+
+The key is the one apply would choose (sink.row_sink.table_key): the tracked schema's valid
+key as the table has it when the change commits, the downstream's catalogue where the tracker
+does not know the table.  Pull follows the window's DDLs on its own copy of the tracked schema
+(filter's is only written after pull), so a DDL that changes a key changes the key of the
+changes after it.  What pull cannot know for sure (a DDL it read differently from filter, a
+parallel range that starts after a DDL of an earlier range, a downstream catalogue that a DDL
+changes before apply) is settled at apply: each table's KeySpans say by which key its changes
+were keyed, and apply takes pull's texts only for a segment whose spans all have the key apply
+writes it by (keyed_by_pull); otherwise it keys the segment itself, as it did before pull wrote
+keys.  Keying never fails pull: a change it cannot key gets no text, and a span without a key.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from cdcflow.core.errors import CdcflowError
+from cdcflow.core.event import Event
+from cdcflow.ddl.classify import classify
+from cdcflow.ddl.tracker import SchemaTracker, lookup_key
+from cdcflow.sink.collation_key import KeyFolder
+from cdcflow.sink.compaction import Keyer
+from cdcflow.sink.table_keys import Catalogue, table_key
+from cdcflow.stages.contracts import KeySpan
+
+log = logging.getLogger(__name__)
+
+BATCH = 2_000  # row changes keyed at once: the weights of a folding key's strings are asked per batch
+_NOW = 2 ** 62  # above every ts: the tracker's latest version of a table, every DDL read so far applied
+_NO_KEY = (None, {})
+
+
+class KeyStamper:
+    """Sets each row event's before_key / after_key on its way to `add` (wrap), following the
+    DDL events through `tracker` (the tracked schema at the window's start); `spans` records by
+    which key each table's changes were keyed.  `sink`: the downstream's connection parameters
+    (its catalogue and its collations' weights); `sql_mode`: the config's, for a DDL the binlog
+    recorded none for; `offset`: added to an event's commit_ts for the tracker's versions (a
+    parallel range's events carry their transaction's number instead of its ts)."""
+
+    def __init__(self, tracker: SchemaTracker, sink: dict | None, sql_mode: str | None, offset: int = 0):
+        self.tracker, self.sink, self.sql_mode, self.offset = tracker, sink, sql_mode, offset
+        self.keyer = Keyer({}, KeyFolder({}, sink))
+        self.spans: list[KeySpan] = []
+        self._open: dict[tuple[str, str], KeySpan] = {}  # each table's latest span
+        self._keys: dict[tuple[str, str], tuple] = {}  # (key, collations) per table, until a DDL
+        self._catalogue = Catalogue(sink)
+        self._held: list[Event] = []
+        self._add: Callable[[Event], None] | None = None
+
+    @classmethod
+    def of(cls, spec: tuple) -> "KeyStamper":
+        return cls(*spec)
+
+    def wrap(self, add: Callable[[Event], None]) -> Callable[[Event], None]:
+        def stamp(ev: Event) -> None:
+            if ev.op == "ddl":
+                self._flush(add)
+                self._follow(ev)
+                add(ev)
+                return
+            self._held.append(ev)
+            if len(self._held) >= BATCH:
+                self._flush(add)
+        self._add = add
+        return stamp
+
+    def close(self) -> list[KeySpan]:
+        """Key and pass on what is held; the spans."""
+        try:
+            if self._add is not None:
+                self._flush(self._add)
+        finally:
+            self.keyer.folder.close()
+            self._catalogue.close()
+        return self.spans
+
+    def _follow(self, ev: Event) -> None:
+        """A DDL event: the tracked schema as it leaves it (filter applies it the same way)."""
+        self._keys.clear()
+        mode = ev.sql_mode if ev.sql_mode is not None else self.sql_mode
+        try:
+            self.tracker.apply(classify(ev.ddl_query, ev.ddl_schema, mode), ev.ddl_query, mode,
+                               self.offset + ev.commit_ts)
+        except CdcflowError:
+            pass  # filter fails or skips it; apply compares the keys (keyed_by_pull)
+        except Exception as e:  # noqa: BLE001 - keying never fails pull: filter says what is wrong with it
+            log.info("pull's keys do not follow the DDL at %s: %s", ev.commit_ts, e)
+
+    def _key(self, table: tuple[str, str]) -> tuple:
+        if table not in self._keys:
+            found = lookup_key(self.tracker.key_ranges(*table, _NOW, _NOW), _NOW)
+            try:
+                key, _known, collations = table_key(found, self._catalogue, table)
+            except Exception as e:  # noqa: BLE001 - the downstream unreachable: apply keys these itself
+                log.info("pull writes no key texts for %s.%s: %s", *table, e)
+                key, collations = _NO_KEY
+            self._keys[table] = (key, collations) if key else _NO_KEY
+        return self._keys[table]
+
+    def _flush(self, add: Callable[[Event], None]) -> None:
+        held, self._held = self._held, []
+        by_table: dict[tuple[str, str], list[Event]] = {}
+        for ev in held:
+            by_table.setdefault((ev.schema, ev.table), []).append(ev)
+        for table, events in by_table.items():
+            key, collations = self._key(table)
+            if key is not None and not self._stamp(table, key, collations, events):
+                key, collations = _NO_KEY
+            self._record(table, key, collations, events)
+        for ev in held:
+            add(ev)
+
+    def _stamp(self, table: tuple[str, str], key: list[str], collations: dict, events: list[Event]) -> bool:
+        name = f"{table[0]}.{table[1]}"
+        if self.keyer.keys.get(name) != key or self.keyer.folder.collations.get(name) != collations:
+            self.keyer.set(name, key, collations)
+        try:
+            texts = self.keyer.texts([name] * len(events), [e.op for e in events], [e.before for e in events],
+                                     [e.after for e in events])
+        except Exception as e:  # noqa: BLE001 - an image without a key column, weights not had: apply's to say
+            log.info("pull writes no key texts for %s: %s", name, e)
+            return False
+        for ev, (kb, ka) in zip(events, texts):
+            ev.before_key, ev.after_key = kb, ka
+        return True
+
+    def _record(self, table: tuple[str, str], key, collations: dict, events: list[Event]) -> None:
+        first, last = events[0].commit_ts, events[-1].commit_ts
+        span = self._open.get(table)
+        if span is not None and span.key == key and span.collations == collations:
+            span.last_ts = last
+            return
+        span = KeySpan(schema=table[0], table=table[1], first_ts=first, last_ts=last, key=key,
+                       collations=collations)
+        self._open[table] = span
+        self.spans.append(span)

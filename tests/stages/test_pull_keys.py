@@ -1,0 +1,197 @@
+"""stages.pull_keys: the key texts pull writes beside each change's images are what apply
+computed before pull wrote them (sink.compaction.keyed_changes, folding by sink.collation_key):
+a real binlog window over a key of every column type and of every kind of collation, keyed by
+the tracked schema as the window's DDLs leave it (a DDL that changes a key mid-window too)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
+
+from cdcflow.core import tso
+from cdcflow.core.config import ChangefeedConfig
+from cdcflow.core.row_codec import decode_image
+from cdcflow.core.uri import parse_source_uri
+from cdcflow.ddl.tracker import SchemaTracker
+from cdcflow.sink.collation_key import KeyFolder, comparison
+from cdcflow.sink.compaction import keyed_changes
+from cdcflow.sink.connection import connect
+from cdcflow.sink.downstream_tables import catalogue_key
+from cdcflow.sink.table_keys import by_table, keyed_by_pull
+from cdcflow.source.binlog import head_position
+from cdcflow.stages import contracts
+from cdcflow.stages.pull import read_sequentially
+from cdcflow.store.events import RunFolder
+
+DB = "pullkeys"
+_S = ["'a'", "'A'", "'a '", "'é'", "'E'", "'e'", "'é '", "'ß'", "'ss'", "'b'"]  # spellings that fold together under some collations
+# (table, the key column's type, values it takes in turn): every kind of key column and collation
+KEY_KINDS = [
+    ("t_int", "INT", ["1", "-7", "2147483647"]),
+    ("t_ubig", "BIGINT UNSIGNED", ["0", "18446744073709551615", "5"]),
+    ("t_tiny", "TINYINT", ["-128", "127", "0"]),
+    ("t_dec", "DECIMAL(20,6)", ["1.5", "-0.000001", "99999999999999.999999"]),
+    ("t_dbl", "DOUBLE", ["1.5", "-2e300", "0"]),
+    ("t_flt", "FLOAT", ["1.25", "-3.5", "0"]),
+    ("t_date", "DATE", ["'2024-02-29'", "'1000-01-01'", "'9999-12-31'"]),
+    ("t_dtm", "DATETIME(6)", ["'2024-02-29 01:02:03.000004'", "'1970-01-01 00:00:00'", "'9999-12-31 23:59:59.999999'"]),
+    ("t_ts", "TIMESTAMP(3)", ["'2024-02-29 01:02:03.456'", "'2038-01-19 03:14:07'", "'1970-01-02 00:00:00'"]),
+    ("t_time", "TIME(2)", ["'-838:59:59'", "'01:02:03.45'", "'838:59:59'"]),
+    ("t_year", "YEAR", ["2024", "1901", "2155"]),
+    ("t_bit", "BIT(12)", ["b'101'", "b'111111111111'", "b'0'"]),
+    ("t_enum", "ENUM('a','B','c')", ["'a'", "'B'", "'c'"]),
+    ("t_set", "SET('x','Y','z')", ["'x'", "'x,Y'", "''"]),
+    ("t_binary", "BINARY(4)", ["x'00'", "x'61'", "x'41000000'"]),
+    ("t_varbinary", "VARBINARY(8)", ["'a'", "'A'", "'a '"]),
+    ("t_uuid", "UUID", ["'00000000-0000-0000-0000-000000000001'", "'ffffffff-ffff-ffff-ffff-ffffffffffff'",
+                        "'123e4567-e89b-12d3-a456-426614174000'"]),
+    ("t_inet6", "INET6", ["'::1'", "'2001:db8::ff00:42:8329'", "'::ffff:192.0.2.1'"]),
+    ("t_binchar", "VARCHAR(8) CHARACTER SET binary", _S),
+    ("t_ci", "VARCHAR(8) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci", _S),
+    ("t_uca", "VARCHAR(8) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_520_ci", _S),
+    ("t_bin", "VARCHAR(8) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", _S),
+    ("t_nopad_ci", "VARCHAR(8) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_nopad_ci", _S),
+    ("t_nopad_bin", "VARCHAR(8) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin", _S),
+    ("t_char_ci", "CHAR(6) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci", _S),
+    ("t_latin1", "VARCHAR(8) CHARACTER SET latin1", _S),  # no COLLATE: the downstream's default says
+    ("t_latin1_bin", "VARCHAR(8) CHARACTER SET latin1 COLLATE latin1_bin", _S),
+    ("t_latin1_de", "VARCHAR(8) CHARACTER SET latin1 COLLATE latin1_german2_ci", _S),
+]
+MULTI = "CREATE TABLE t_multi (a VARCHAR(8) COLLATE utf8mb4_general_ci NOT NULL, b INT NOT NULL, " \
+        "c VARCHAR(4) CHARACTER SET latin1 NOT NULL, v INT, UNIQUE KEY (a, b, c))"  # no primary key: the unique one
+
+
+def _changes(table: str, values: list[str]) -> list[str]:
+    """Each value inserted, updated to the next (a key change, or a respelling of the same key),
+    and deleted."""
+    out = []
+    for i, v in enumerate(values):
+        out += [f"INSERT INTO {table} VALUES ({v}, {i})", f"UPDATE {table} SET v = v + 100 WHERE k = {v}"]
+        nxt = values[(i + 1) % len(values)]
+        out += [f"UPDATE IGNORE {table} SET k = {nxt} WHERE k = {v}", f"DELETE FROM {table}"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def pulled(mariadb_pair, tmp_path_factory):
+    """The window pulled with key texts: (its row events, its spans, the downstream's parameters)."""
+    up, down = mariadb_pair
+    ddls = [f"CREATE TABLE {t} (k {ty} NOT NULL PRIMARY KEY, v INT)" for t, ty, _ in KEY_KINDS] + [MULTI]
+    # the downstream holds the tables as they end: its catalogue gives the collations no clause named
+    down.execute(f"DROP DATABASE IF EXISTS {DB}", f"CREATE DATABASE {DB}")
+    down.execute(*ddls, "CREATE TABLE rekeyed (id INT NOT NULL, v VARCHAR(8) COLLATE utf8mb4_general_ci NOT NULL, "
+                        "PRIMARY KEY (v))", database=DB)
+    uri = parse_source_uri(up.uri)
+    conn = uri.connect()
+    start = head_position(conn)
+    up.execute(f"DROP DATABASE IF EXISTS {DB}", f"CREATE DATABASE {DB}")
+    up.execute("SET SESSION sql_mode = ''", *ddls, database=DB)
+    for t, _ty, values in KEY_KINDS:
+        up.execute("SET SESSION sql_mode = ''", *_changes(t, values), database=DB)
+    up.execute("INSERT INTO t_multi VALUES ('a', 1, 'x', 0), ('b', 1, 'ß', 0)",
+               "UPDATE t_multi SET a = 'A', c = 'X ' WHERE b = 1 AND a = 'a'",
+               "UPDATE t_multi SET b = 2 WHERE a = 'b'", "DELETE FROM t_multi WHERE a = 'A'", database=DB)
+    # a DDL inside the window changes the key: the changes after it are keyed by the new one
+    up.execute("CREATE TABLE rekeyed (id INT PRIMARY KEY, v VARCHAR(8) COLLATE utf8mb4_general_ci NOT NULL)",
+               "INSERT INTO rekeyed VALUES (1, 'a'), (2, 'b')", "UPDATE rekeyed SET v = 'A' WHERE id = 1",
+               "ALTER TABLE rekeyed DROP PRIMARY KEY, ADD PRIMARY KEY (v)",
+               "UPDATE rekeyed SET id = 3 WHERE v = 'a'", "UPDATE rekeyed SET v = 'B ' WHERE id = 2", database=DB)
+    head = head_position(conn)
+    conn.close()
+    sink = {"host": HOST, "port": down.port, "user": ROOT_USER, "password": ROOT_PASSWORD}
+    prev_ts = tso.compose(1_000_000)
+    folder = RunFolder(str(tmp_path_factory.mktemp("pull-keys")), "pk-feed", "r1")
+    cycle = SimpleNamespace(source=uri, config=ChangefeedConfig(), changefeed_id="pk-feed", folder=folder)
+    window = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
+    read_sequentially(cycle, window, 4343, (SchemaTracker(), sink, None))
+    events = [e for e in pq.read_table(folder.path("raw")).to_pylist() if e["op"] != "ddl" and e["schema"] == DB]
+    return events, contracts.KEY_SPANS.read(folder), sink
+
+
+def _apply_keys(events: list[dict], sink: dict, table: str, key: list[str], collations: dict) -> list[tuple]:
+    """(before's key, after's) of each change as apply computes them (keyed_changes)."""
+    name = f"{DB}.{table}"
+    cols = {c: [e[c] for e in events] for c in ("schema", "table", "commit_ts", "seq", "op", "before", "after")}
+    keyed = [r for b in keyed_changes(iter([pa.RecordBatch.from_pydict(cols)]), {name: key},
+                                      KeyFolder({name: collations}, sink)) for r in b.to_pylist()]
+    out, rows = [], iter(keyed)
+    for e in events:
+        if e["op"] == "insert":
+            out.append((None, next(rows)["key"]))
+        elif e["op"] == "delete":
+            out.append((next(rows)["key"], None))
+        else:
+            r = next(rows)
+            out.append((r["key"], next(rows)["key"]) if r["sub"] == 0 else (r["key"], r["key"]))
+    return out
+
+
+@pytest.mark.parametrize("table", [t for t, _, _ in KEY_KINDS] + ["t_multi"])
+def test_pulls_key_texts_are_what_apply_computes(pulled, table):
+    events, spans, sink = pulled
+    mine = [e for e in events if e["table"] == table]
+    conn = connect(sink)
+    try:
+        key, collations = catalogue_key(conn, DB, table)
+    finally:
+        conn.close()
+    assert mine and key
+    # keyed by the key apply writes by, each column compared as the downstream's collation compares
+    (span,) = [s for s in spans if s.table == table]
+    assert span.key == key and keyed_by_pull(by_table(spans), (DB, table), 0, 2 ** 62, key, span.collations)
+    for c in key:
+        down = collations.get(c)
+        assert comparison(span.collations.get(c)) == comparison(down)
+        assert span.collations.get(c) == down or not comparison(down)[1]  # a weighed one: by the same name
+    assert [(e["before_key"], e["after_key"]) for e in mine] == _apply_keys(mine, sink, table, key, collations)
+
+
+@pytest.mark.parametrize("table, same, different", [
+    ("t_ci", [("a", "A"), ("a", "a "), ("e", "é")], [("a", "b")]),
+    ("t_uca", [("a", "A"), ("ss", "ß")], [("a", "é ")]),
+    ("t_bin", [("a", "a ")], [("a", "A"), ("e", "é")]),
+    ("t_nopad_ci", [("a", "A")], [("a", "a ")]),
+    ("t_nopad_bin", [], [("a", "a "), ("a", "A")]),
+    ("t_latin1", [("a", "A"), ("a", "a ")], [("a", "b")]),
+    ("t_latin1_bin", [("a", "a ")], [("a", "A")]),
+    ("t_binchar", [], [("a", "a "), ("a", "A")]),
+])
+def test_a_key_folds_as_its_collation_compares(pulled, table, same, different):
+    """The texts say what the collation says: equal for spellings it takes as one key (case,
+    accents, trailing spaces under PAD SPACE), different where it tells them apart."""
+    events, _spans, _sink = pulled
+    texts = {}
+    for e in events:
+        if e["table"] == table:
+            for img, k in ((e["before"], e["before_key"]), (e["after"], e["after_key"])):
+                if img is not None:
+                    v = decode_image(img)["k"]
+                    texts[v.decode() if isinstance(v, bytes) else v] = k
+    for a, b in same:
+        assert texts[a] == texts[b], (a, b)
+    for a, b in different:
+        assert texts[a] != texts[b], (a, b)
+
+
+def test_a_ddl_that_changes_the_key_changes_the_key_of_the_changes_after_it(pulled):
+    events, spans, _sink = pulled
+    mine = [(s.key, s.collations) for s in spans if s.table == "rekeyed"]
+    assert mine == [(["id"], {}), (["v"], {"v": "utf8mb4_general_ci"})]
+    first, second = [s for s in spans if s.table == "rekeyed"]
+    assert first.last_ts < second.first_ts
+    after = [e for e in events if e["table"] == "rekeyed" and e["commit_ts"] >= second.first_ts]
+    # the update of id keeps its key v ('A' as the collation weighs it); 'b' -> 'B ' is the same key too
+    assert [e["op"] for e in after] == ["update", "update"]
+    assert all(e["before_key"] == e["after_key"] and e["before_key"].startswith('[{"w":') for e in after)
+    spans_by = by_table(spans)
+    assert keyed_by_pull(spans_by, (DB, "rekeyed"), second.first_ts - 1, second.last_ts, ["v"],
+                         {"v": "utf8mb4_general_ci"})
+    # a segment over both keys, or one apply writes by another key: apply keys it itself
+    assert not keyed_by_pull(spans_by, (DB, "rekeyed"), 0, second.last_ts, ["v"], {"v": "utf8mb4_general_ci"})
+    assert not keyed_by_pull(spans_by, (DB, "rekeyed"), 0, first.last_ts, ["v"], {"v": "utf8mb4_general_ci"})
+    assert not keyed_by_pull(None, (DB, "rekeyed"), 0, first.last_ts, ["id"], {})  # an old window: no spans
