@@ -313,7 +313,8 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         expect(failed_row).to_have_count(1)
         cells = failed_row.locator("td").all_inner_texts()
         assert cells[1:4] == ["catch-up", "Airflow run", "failed"], cells
-        assert "cannot connect to the upstream" in cells[10], cells[10]
+        prepare_log = request(f"{dags}/dagRuns/{failed_id}/taskInstances/prepare/logs/1", admin)[1]
+        assert "cannot connect to the upstream" in cells[10], (cells[10], prepare_log)
         # its oldest start ts cannot be looked up either: the page says why, the rest still shows
         expect(page.locator("#oldest-start")).to_contain_text("oldest start ts: unknown (")
         log_link = failed_row.get_by_role("link", name="log of prepare", exact=True)
