@@ -51,7 +51,10 @@ def check_held(changefeed_id: str, start_ts: int, name: str = "start_ts") -> int
 
 
 def in_words(found: dict | None) -> str:
-    """The oldest start ts as the form and the page say it."""
+    """The oldest start ts as the trigger form says it.  Without the time it was seen: the form is
+    part of the DAG, which Airflow stores as a new version whenever its text changes, so it changes
+    only when the oldest binlog does."""
     if found is None:
         return "not looked up yet (the Changefeeds page shows it)"
-    return f"{found['ts']} ({found['time']}, the start of binlog {found['binlog']}; seen {found['seen']})"
+    return (f"{found['ts']} ({found['time']}, the start of binlog {found['binlog']}; binlogs purged since then "
+            "move it later, as the Changefeeds page shows)")
