@@ -37,3 +37,14 @@ def test_an_unknown_key_is_refused_with_the_known_ones():
     assert f"a run takes only {', '.join(TRIGGER_KEYS)}" in text and "changefeed cf" in text
     with pytest.raises(CdcflowError, match="unknown trigger parameters 'a', 'b'"):
         cycle_request("cf", {"a": 1, "b": 2})
+
+
+def test_the_forms_oldest_start_ts_changes_only_with_the_oldest_binlog():
+    """The form is part of the DAG: a text that changed with every look would make Airflow store
+    a new DAG version at every parse."""
+    from cdcflow.runner.oldest_start import in_words
+
+    seen = {"ts": 470000000000000000, "time": tso.to_text(470000000000000000), "binlog": "binlog.000007"}
+    first, later = in_words({**seen, "seen": "2026-11-28 01:00:00 UTC"}), in_words({**seen, "seen": "02:00"})
+    assert first == later and "470000000000000000" in first and "binlog.000007" in first
+    assert in_words({**seen, "binlog": "binlog.000008"}) != first
