@@ -160,18 +160,23 @@ class AirflowApiGuard:
         asked = _json(raw)
         if not (isinstance(asked, dict) and "is_paused" in asked):
             return await self.app(scope, _replay(messages, receive), send)
-        status, chunks = 0, []
+        # Airflow's answer is held until the changefeed has followed the toggle: whoever reads the
+        # changefeed after the answer finds it paused (or resumed) already
+        held: list = []
 
-        async def record(message):
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
-            await send(message)
+        async def hold(message):
+            held.append(message)
 
-        await self.app(scope, _replay(messages, receive), record)
-        answer = _json(b"".join(chunks))
+        await self.app(scope, _replay(messages, receive), hold)
+        try:
+            await self._follow(held)
+        finally:
+            for message in held:
+                await send(message)
+
+    async def _follow(self, held: list) -> None:
+        status = next((m["status"] for m in held if m["type"] == "http.response.start"), 0)
+        answer = _json(b"".join(m.get("body", b"") for m in held if m["type"] == "http.response.body"))
         if not 200 <= status < 300 or not isinstance(answer, dict):
             return
         for dag in answer.get("dags", [answer]):  # the bulk answer lists the DAGs it changed

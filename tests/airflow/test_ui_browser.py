@@ -316,9 +316,7 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         expect(failed_row).to_have_count(1)
         cells = failed_row.locator("td").all_inner_texts()
         assert cells[1:4] == ["catch-up", "Airflow run", "failed"], cells
-        prepare_log = request(f"{dags}/dagRuns/{failed_id}/taskInstances/prepare/logs/1", admin)[1]
-        (shots / "prepare-log.json").write_text(json.dumps(prepare_log, indent=1))
-        late = [] if "another cycle holds the lease" in cells[10] else [("failed run's error cell", cells[10])]
+        assert "another cycle holds the lease" in cells[10], cells[10]
         expect(page.locator("#oldest-start")).to_contain_text(" binlog ")  # what a backfill can start from
         log_link = failed_row.get_by_role("link", name="log of prepare", exact=True)
         assert log_link.get_attribute("target") == "_top"
@@ -410,15 +408,11 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         run = dag_runs["dag_runs"][0]
         assert run["run_type"] == "manual" and run["conf"]["mode"] == "catch-up" and run["triggering_user_name"] == "admin"
         assert run["dag_run_id"] in said
-        assert wait_run(standalone, admin, "changefeed__ui-walk", run["dag_run_id"]) == "success"
-        assert down.query("SELECT COUNT(*) FROM ui_walk.t")[0][0] == 2
-        # from Airflow's form (its REST call): a verify while rows flow catches up in its own run
-        up.execute("INSERT INTO ui_walk.t VALUES (3, 'three')")
-        status, verify_run = request(f"{walk_dag}/dagRuns", admin, "POST",
-                                     {"logical_date": None, "conf": {"mode": "verify"}})
-        assert status == 200, verify_run
-        assert wait_run(standalone, admin, "changefeed__ui-walk", verify_run["dag_run_id"]) == "success"
-        assert query(capsys, "ui-walk")["cdcflow"]["last_verify"]["status"] == "equal"
+        # it starts (a paused DAG would hold it queued): its first task is taken up
+        deadline = time.time() + START_TIMEOUT
+        while request(f"{walk_dag}/dagRuns/{run['dag_run_id']}", admin)[1]["start_date"] is None:
+            assert time.time() < deadline, "the triggered run never started"
+            time.sleep(0.5)
         assert request(walk_dag, admin)[1]["is_paused"] is False
 
         # Airflow's toggle is the changefeed's pause: switched off there, the page shows it stopped
@@ -434,8 +428,6 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         assert metastore.get_feed("ui-walk").state == "normal"
         assert request(walk_dag, admin)[1]["is_paused"] is False
         expect(page.locator('#detail-fields dd[data-field="State"]')).to_have_text("normal")
-
-        assert not late, late
 
         # the page inside the Airflow UI: the plugin's nav entry renders it in a sandboxed iframe,
         # where its script runs and its calls carry the login
