@@ -245,14 +245,14 @@ def trigger_params_page() -> str:
     from cdcflow_airflow.dag_factory import trigger_params  # lazy: Airflow, only for this page
 
     rows = []
-    for name, param in trigger_params("changefeed__<id>", "*/5 * * * *").items():
+    for name, param in trigger_params("<id>").items():
         schema = param.schema
         kind = schema.get("type")
         kind = " or ".join(kind) if isinstance(kind, list) else kind
         values = ", ".join(code(v) for v in schema.get("enum", ())) or kind
         rows.append((code(name), schema.get("title", ""), values, _toml(param.value), param.description or ""))
     body = f"""The params of a changefeed DAG's trigger form (Airflow's "Trigger DAG"), as the DAG builds them
-for a changefeed with a schedule (one without a schedule has no sentence about unpausing). What
+(the oldest start ts is the one the Changefeeds page last looked up for the changefeed). What
 each mode does: [the Airflow guide](../guides/airflow.md#trigger-modes).
 
 {table(("param", "title", "values", "default", "description"), rows)}"""

@@ -92,12 +92,13 @@ def _connection(changefeed_id: str):
 
 
 def verify_changefeed(changefeed_id: str, home: Home) -> None:
-    """Trigger mode verify: the run fails when the downstream differs, naming how."""
+    """Trigger mode verify, after the run's own catch-up (dag_tasks.verify): the run fails when
+    the downstream differs, naming how."""
     from airflow.sdk.exceptions import AirflowFailException  # lazy: task time only
 
     from cdcflow.verify.runner import EQUAL, summary_line  # lazy: the verifier, at task time only
 
-    result = bodies().verify(changefeed_id, home)
+    result = bodies().verify(changefeed_id, _connection(changefeed_id), home)
     line = summary_line(result)
     for diff in result["differences"][:20]:
         log.info("difference: %s", diff)

@@ -8,14 +8,6 @@ from cdcflow.runner.modes import modes_in_words
 CHANGEFEEDS_PAGE = "/plugin/cdcflow-changefeeds"  # the plugin's page inside the Airflow UI
 
 
-def unpause_warning(dag_id: str, page: str) -> str:
-    """Airflow's trigger form ticks its unpause box on a paused DAG (fixed in its UI, no DAG argument
-    or option changes it); `page` names the Changefeeds page."""
-    return (f'Airflow\'s trigger form ticks "Unpause {dag_id} on trigger" on a paused DAG. Left ticked, it '
-            f"unpauses the DAG: a scheduled run can start first, the run you triggered then does nothing, and "
-            f"the schedule stays on. Untick it to run once, or trigger from {page}, which never unpauses.")
-
-
 def _uri(parse, text: str) -> str:
     try:
         return parse(text).redacted()
@@ -23,7 +15,7 @@ def _uri(parse, text: str) -> str:
         return "(not readable: see `cdcflow changefeed query`)"
 
 
-def dag_doc(spec, schedule: str | None, dag_id: str) -> str:
+def dag_doc(spec, schedule: str | None) -> str:
     cfg = spec.config()
     changefeed_id = spec.id
     if cfg.spark_master:
@@ -34,8 +26,6 @@ def dag_doc(spec, schedule: str | None, dag_id: str) -> str:
     rules = ", ".join(f"`{r}`" for r in cfg.rules)
     filters = f"; {len(cfg.event_filters)} event filter(s)" if cfg.event_filters else ""
     modes = modes_in_words("- `{}`", sep="\n")
-    page = f"the [Changefeeds page]({CHANGEFEEDS_PAGE})"
-    unpause = f"\n**Unpause on trigger**: {unpause_warning(dag_id, page)}\n" if schedule else ""
     return f"""\
 ### Changefeed `{changefeed_id}`
 
@@ -53,10 +43,10 @@ wait_index → finish. A run with nothing new upstream skips the Spark tasks.
 **State, lag now, errors, every run (Airflow's and the CLI's)**: the [Changefeeds page]({CHANGEFEEDS_PAGE}), or
 `cdcflow changefeed query -c {changefeed_id}`.
 
-**Pause / resume** the changefeed with `cdcflow changefeed pause -c {changefeed_id}` /
-`cdcflow changefeed resume -c {changefeed_id}`: a paused changefeed's runs do nothing and say so.
-Pausing this DAG in Airflow only stops its schedule from starting runs; the changefeed keeps
-its state (the Changefeeds page still shows it `normal`).
+**Pause / resume**: the changefeed's state is its one pause (docs/guides/airflow-pause.md in the cdcflow repository).
+Pause it with `cdcflow changefeed pause -c {changefeed_id}` or the page's Pause: its scheduled runs then
+do nothing and say so, and a triggered verify or snapshot still runs. Airflow's toggle on this DAG
+pauses and resumes the changefeed too; while it is off Airflow starts no run of this DAG at all.
 
 **Trigger** with a mode (`start_ts` and `target_ts`: a TSO or a UTC date-time):
 
@@ -64,4 +54,4 @@ its state (the Changefeeds page still shows it `normal`).
 
 Airflow's own "Backfill" (runs for a range of dates) is not cdcflow's backfill: every run
 catches up from the checkpoint whatever its date; to replay, trigger one run with `mode = backfill`.
-{unpause}"""
+"""

@@ -33,20 +33,21 @@ from airflow.providers.standard.operators.python import (
     BranchPythonOperator,
     ShortCircuitOperator,
 )
-from airflow.sdk import DAG, Param, TriggerRule, Variable, chain
+from airflow.sdk import DAG, Param, Variable, chain
 
 from cdcflow.core.stage_names import SPARK_STAGES
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.home import Home
 from cdcflow.core.spec_store import home
-from cdcflow.runner.modes import MODES, modes_in_words
+from cdcflow.runner import oldest_start
+from cdcflow.runner.modes import MODES, TS_PATTERN, modes_in_words
 from cdcflow_airflow.cycle_tasks import (
     finish_cycle,
     prepare_cycle,
     pull_cycle,
     record_task_failure,
 )
-from cdcflow_airflow.dag_doc import CHANGEFEEDS_PAGE, dag_doc, unpause_warning
+from cdcflow_airflow.dag_doc import dag_doc
 from cdcflow_airflow.finish_task import FinishOperator
 from cdcflow_airflow.index_sensor import wait_index_task
 from cdcflow_airflow.operators import RUN_ID_TEMPLATE, SPARK_POOL, spark_stage_task
@@ -57,7 +58,7 @@ DAG_ID_PREFIX = "changefeed__"
 HOME_VARIABLE = "cdcflow_home"
 TAGS = ["cdcflow"]
 
-TS_HELP = "a TSO (e.g. 450000000000000000) or a UTC date-time (e.g. 2026-11-22 10:00:00)"
+TS_HELP = "a TSO (e.g. 450000000000000000), a UTC date-time (e.g. 2026-11-22 10:00:00) or now"
 
 
 def dag_id_for(changefeed_id: str) -> str:
@@ -85,8 +86,13 @@ def _variable(key: str) -> str | None:
         return None
 
 
-def trigger_params(dag_id: str, schedule: str | None) -> dict[str, Param]:
-    unpause = f" {unpause_warning(dag_id, f'the Changefeeds page ({CHANGEFEEDS_PAGE})')}" if schedule else ""
+def trigger_params(changefeed_id: str) -> dict[str, Param]:
+    """The trigger form: a JSON schema per field, so Airflow refuses a conf that does not match
+    (a mode not listed, a ts of no known shape) before a run exists, from the form and the REST
+    API alike; keys it does not list, and what only the upstream knows (a ts in the future, one
+    already purged), airflow_api_guard refuses there too, in cycle_request's words."""
+    oldest = oldest_start.in_words(oldest_start.recorded(changefeed_id))
+    ts_field = {"type": ["null", "string"], "pattern": TS_PATTERN}
     return {
         "mode": Param(
             MODES[0],
@@ -94,17 +100,18 @@ def trigger_params(dag_id: str, schedule: str | None) -> dict[str, Param]:
             enum=list(MODES),
             title="Mode",
             description=f"{modes_in_words()}. "
-            f"(Airflow's own date-range Backfill is not this: to replay, trigger one run with backfill.){unpause}",
+            "(Airflow's own date-range Backfill is not this: to replay, trigger one run with backfill.)",
         ),
         "start_ts": Param(
             None,
-            type=["null", "string"],
+            **ts_field,
             title="Start ts",
-            description=f"Where a backfill starts: {TS_HELP}.",
+            description=f"Where a backfill or dry run starts: {TS_HELP}. The oldest the upstream still holds: "
+                        f"{oldest}.",
         ),
         "target_ts": Param(
             None,
-            type=["null", "string"],
+            **ts_field,
             title="Target ts",
             description=f"Stop at this ts instead of the changefeed's target-ts: {TS_HELP}.",
         ),
@@ -136,11 +143,15 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
         schedule=schedule_of(spec),
         start_date=_start_date(spec),
         catchup=False,
+        # one run at a time: a scheduled catch-up and a triggered run never overlap (they queue)
         max_active_runs=1,
+        # The changefeed's state is its one pause (docs/guides/airflow-pause.md): its DAG starts
+        # unpaused, so a triggered run starts, and a stopped changefeed's scheduled runs do nothing.
+        is_paused_upon_creation=False,
         tags=TAGS,
-        params=trigger_params(dag_id_for(spec.id), schedule_of(spec)),
+        params=trigger_params(spec.id),
         default_args={"owner": "cdcflow", "retries": 0},
-        doc_md=dag_doc(spec, schedule_of(spec), dag_id_for(spec.id)),
+        doc_md=dag_doc(spec, schedule_of(spec)),
     ) as dag:
         prepare = ShortCircuitOperator(
             task_id="prepare",
@@ -166,10 +177,13 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
             op_kwargs=task_kwargs,
             **task_kwargs,
             on_failure_callback=on_failure,
-            trigger_rule=TriggerRule.ALL_DONE,
         )
         chain(prepare, pull, *stages, wait_index, finish)
         pull >> wait_index  # the empty window's way, past the skipped Spark stages
+        # finish closes what prepare opened, as a teardown of its setup: it runs whatever the stages
+        # did (prepare's skip skips no teardown), and when prepare failed there is nothing to close:
+        # finish is then upstream_failed, so a refused run has one failure, prepare's, in its words
+        finish.as_teardown(setups=prepare, on_failure_fail_dagrun=True)
     return dag
 
 

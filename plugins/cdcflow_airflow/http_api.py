@@ -7,7 +7,7 @@ Mounted by the Airflow plugin under URL_PREFIX on Airflow's API server:
     GET  {URL_PREFIX}/api/v2/changefeeds/{id}/status      TiCDC's ChangefeedStatus
     POST {URL_PREFIX}/api/v2/changefeeds/{id}/pause       as `cdcflow changefeed pause`
     POST {URL_PREFIX}/api/v2/changefeeds/{id}/resume      {"overwrite_checkpoint_ts": TS|now|null, "dry_run": bool}
-    POST {URL_PREFIX}/api/v2/changefeeds/{id}/runs        {"mode", "start_ts", "target_ts"}: a DAG run
+    POST {URL_PREFIX}/api/v2/changefeeds/{id}/runs        {"mode", "start_ts", "target_ts"}: a DAG run (another key is refused)
     GET  {URL_PREFIX}/ui                                  the page (HTML; it calls the API)
 
 Every route needs Airflow's login (its JWT, as a bearer token or the UI's cookie) and the
@@ -77,7 +77,18 @@ def _detail(changefeed_id: str) -> dict:
     out["checkpoint_ts"] = out.pop("checkpoint_tso")  # OpenAPI v2's ChangeFeedInfo says checkpoint_ts
     out["cdcflow"]["dag_id"] = _dag_id(out["id"])
     out["cdcflow"]["actions"] = _actions(out["state"])
+    out["cdcflow"]["oldest_start_ts"] = _oldest_start(out["id"])
     return out
+
+
+def _oldest_start(changefeed_id: str) -> dict:
+    """The oldest start_ts a backfill can take now (runner.oldest_start), or why it is unknown."""
+    from cdcflow.runner import oldest_start  # lazy: at request time
+
+    try:
+        return oldest_start.look(changefeed_id)
+    except CdcflowError as e:  # an upstream that cannot be reached: the rest of the detail still shows
+        return {"ts": None, "error": str(e)}
 
 
 def _actions(state: str) -> dict:
@@ -195,15 +206,19 @@ def create_app() -> FastAPI:
         return await _call(changefeed_id, _pause, changefeed_id)
 
     @app.post("/api/v2/changefeeds/{changefeed_id}/resume", dependencies=[can_edit, Depends(action_logging())])
-    async def cdcflow_resume_changefeed(changefeed_id: str, body: Annotated[dict | None, Body()] = None):
+    async def cdcflow_resume_changefeed(changefeed_id: str, session: SessionDep,
+                                        body: Annotated[dict | None, Body()] = None):
         body = body or {}
-        return await _call(changefeed_id, _resume, changefeed_id, body.get("overwrite_checkpoint_ts"),
-                           bool(body.get("dry_run")))
+        out = await _call(changefeed_id, _resume, changefeed_id, body.get("overwrite_checkpoint_ts"),
+                          bool(body.get("dry_run")))
+        if not isinstance(out, JSONResponse) and not out["dry_run"]:  # resumed: its runs start again
+            out["dag_unpaused"] = await asyncio.to_thread(_unpause, session, _dag_id(changefeed_id))
+        return out
 
     @app.post("/api/v2/changefeeds/{changefeed_id}/runs", dependencies=[can_trigger, Depends(action_logging())])
     async def cdcflow_trigger_changefeed_run(changefeed_id: str, request: Request, user: GetUserDep,
                                              session: SessionDep, body: Annotated[dict | None, Body()] = None):
-        conf = {k: v for k, v in (body or {}).items() if k in ("mode", "start_ts", "target_ts")}
+        conf = dict(body or {})
         checked = await _call(changefeed_id, _check_run_request, changefeed_id, conf)
         if isinstance(checked, JSONResponse):
             return checked
@@ -221,10 +236,10 @@ def create_app() -> FastAPI:
 
 
 def _with_dag_state(session, entries: list[dict]) -> None:
-    """Each entry's `dag_paused`: whether its DAG is paused in Airflow (None: not parsed yet),
-    and its `last_run_time`: its last cycle's or DAG run's start, whichever is later.  A paused
-    DAG holds the changefeed's scheduled and triggered runs, while the changefeed itself stays
-    in its state (`cdcflow changefeed pause` is what stops it for every launcher)."""
+    """Each entry's `dag_paused`: whether its DAG is switched off in Airflow (None: not parsed yet),
+    and its `last_run_time`: its last cycle's or DAG run's start, whichever is later.  Switched off
+    through Airflow's API the changefeed is paused too (airflow_api_guard); off, the DAG holds every
+    run until Resume or a trigger here switches it on."""
     from airflow.models.dag import DagModel  # lazy: Airflow's ORM, at request time
     from airflow.models.dagrun import DagRun
     from sqlalchemy import func, select
@@ -256,24 +271,35 @@ def _bearer(request: Request):
     return HTTPAuthorizationCredentials(scheme=scheme, credentials=token) if token else None
 
 
+def _unpause(session, dag_id: str) -> bool:
+    """Switch the DAG on if a person switched it off in Airflow (the changefeed's state stays as it
+    is: it is the one pause, docs/guides/airflow-pause.md); whether it was off."""
+    from airflow.models.dag import DagModel  # lazy: Airflow's ORM, at request time
+
+    dag = session.get(DagModel, dag_id)
+    if dag is None or not dag.is_paused:
+        return False
+    dag.is_paused = False
+    session.commit()
+    return True
+
+
 def _trigger(app: FastAPI, dag_id: str, conf: dict, request: Request, user, session) -> dict:
     """A manual DAG run through the function behind Airflow's own `POST /api/v2/dags/{id}/dagRuns`,
-    so it is a run like any the UI triggers.  The DAG's paused flag is left as it is: a person's
-    one run does not switch its schedule on (Airflow starts no run of a paused DAG until it is
-    unpaused, which the answer says)."""
+    so it is a run like any the UI triggers.  A DAG switched off in Airflow is switched on first
+    (_unpause): Airflow 3 starts no run of a paused DAG, and the run asked for must start; what it
+    does is the changefeed state's to decide."""
     from airflow.api_fastapi.common.dagbag import create_dag_bag  # lazy: Airflow's API server modules, at request time
     from airflow.api_fastapi.core_api.datamodels.dag_run import TriggerDAGRunPostBody
     from airflow.api_fastapi.core_api.routes.public.dag_run import trigger_dag_run
-    from airflow.models.dag import DagModel
-    from sqlalchemy import select
 
     if not hasattr(app.state, "dag_bag"):
         app.state.dag_bag = create_dag_bag()
+    unpaused = _unpause(session, dag_id)
     run = trigger_dag_run(dag_id=dag_id, body=TriggerDAGRunPostBody(conf=conf, logical_date=None),
                           dag_bag=app.state.dag_bag, user=user, session=session, request=request)
-    paused = bool(session.scalar(select(DagModel.is_paused).where(DagModel.dag_id == dag_id)))
     out = {"dag_id": dag_id, "dag_run_id": run.run_id, "state": str(getattr(run.state, "value", run.state)),
-           "conf": conf, "dag_paused": paused}
+           "conf": conf, "dag_unpaused": unpaused}
     session.commit()
     return out
 

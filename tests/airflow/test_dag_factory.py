@@ -75,17 +75,16 @@ def test_each_dag_documents_its_changefeed(dagbag):
     assert "| Spark | sessions on the Spark Connect server of the connection `spark_connect_default` |" in audit
     for doc in (orders, audit):
         assert "(/plugin/cdcflow-changefeeds)" in doc  # the Changefeeds page
-        assert "cdcflow changefeed pause -c" in doc and "only stops its schedule" in doc
+        # one pause: the changefeed's state; Airflow's toggle pauses and resumes it too
+        assert "cdcflow changefeed pause -c" in doc and "its one pause" in doc
+        assert "docs/guides/airflow-pause.md" in doc and "Airflow's toggle on this DAG" in doc
         assert "not cdcflow's backfill" in doc and "mode = backfill" in doc
         # every mode of the trigger form, in order, with what it does
         trigger = doc[doc.index("**Trigger**"):]
         assert [trigger.index(f"`{mode}`: ") for mode in MODES] == sorted(trigger.index(f"`{m}`: ") for m in MODES)
         assert "`verify`: compare the downstream" in trigger and "`snapshot`: copy the tables" in trigger
-    # a scheduled DAG warns of Airflow's unpause tick and points to the page's trigger, which never unpauses
-    assert 'Airflow\'s trigger form ticks "Unpause changefeed__orders on trigger"' in orders
-    assert "the schedule stays on" in orders and "trigger from the [Changefeeds page](/plugin/cdcflow-changefeeds)" \
-        in orders and "never unpauses" in orders
-    assert "Unpause" not in audit  # no schedule: unpausing it starts nothing of its own
+        # no caveat about Airflow's "Unpause on trigger": the DAG is never left paused by cdcflow
+        assert "Unpause" not in doc
 
 
 def test_one_dag_per_spec_and_no_import_errors(dagbag):
@@ -100,6 +99,7 @@ def test_dag_settings(dagbag, changefeed_id):
     assert dag.timetable.can_be_scheduled is (FEEDS[changefeed_id][1] is not None)
     assert dag.max_active_runs == 1
     assert dag.catchup is False
+    assert dag.is_paused_upon_creation is False  # a triggered run starts; the changefeed's state pauses
     assert set(dag.tags) == {"cdcflow"}
 
 
@@ -110,9 +110,7 @@ def test_trigger_form_params(dagbag):
     assert params.get_param("mode").schema["enum"] == ["catch-up", "backfill", "dry-run", "verify", "snapshot"]
     described = params.get_param("mode").description
     assert all(f"{mode}: " in described for mode in MODES), described
-    assert '"Unpause changefeed__orders on trigger"' in described and "the schedule stays on" in described
-    assert "the Changefeeds page (/plugin/cdcflow-changefeeds), which never unpauses" in described
-    assert "Unpause" not in dagbag.dags["changefeed__audit"].params.get_param("mode").description
+    assert "Unpause" not in described
     assert params["mode"] == "catch-up"
     assert params["start_ts"] is None and params["target_ts"] is None
     with pytest.raises(ParamValidationError):
@@ -122,6 +120,12 @@ def test_trigger_form_params(dagbag):
         assert param.resolve("2026-11-22 10:00:00") == "2026-11-22 10:00:00"
         assert param.resolve("450000000000000000") == "450000000000000000"
         assert param.resolve(None) is None
+        assert param.resolve("now") == "now" and param.resolve("2026-11-22T10:00:00Z") == "2026-11-22T10:00:00Z"
+        for nonsense in ("yesterday-ish", "1 hour ago", "2026-11-22 10", 450000000000000000):
+            with pytest.raises(ParamValidationError):  # what Airflow refuses before a run exists
+                param.resolve(nonsense)
+    # the oldest start ts: not looked up yet when the DAG was parsed (the page looks it up)
+    assert "The oldest the upstream still holds: not looked up yet" in params.get_param("start_ts").description
 
 
 def test_task_chain(dagbag):
@@ -129,7 +133,8 @@ def test_task_chain(dagbag):
     assert sorted(dag.task_ids) == sorted(CHAIN)
     for upstream, downstream in zip(CHAIN, CHAIN[1:]):
         # pull also leads straight to wait_index: an empty window skips the Spark stages
-        extra = {"wait_index"} if upstream == "pull" else set()
+        # and prepare to finish: finish is the teardown of prepare's setup
+        extra = {"wait_index"} if upstream == "pull" else {"finish"} if upstream == "prepare" else set()
         assert dag.get_task(upstream).downstream_task_ids == {downstream} | extra
     assert dag.get_task("prepare").upstream_task_ids == set()
     assert dag.get_task("finish").downstream_task_ids == set()
@@ -142,11 +147,14 @@ def test_prepare_skips_only_the_stages_and_finish_always_runs(dagbag):
     dag = dagbag.dags["changefeed__orders"]
     prepare = dag.get_task("prepare")
     assert isinstance(prepare, ShortCircuitOperator)
-    # False: skipping pull lets the trigger rules decide the rest, so all_done finish still runs
+    # False: skipping pull lets the trigger rules decide the rest; a skip never skips a teardown
     assert prepare.ignore_downstream_trigger_rules is False
     finish = dag.get_task("finish")
     assert isinstance(finish, PythonOperator)
-    assert finish.trigger_rule == TriggerRule.ALL_DONE
+    # finish closes what prepare opened: it runs when prepare succeeded, whatever the stages did;
+    # when prepare failed it is upstream_failed (one failure, prepare's) and still fails the run
+    assert prepare.is_setup and finish.is_teardown and finish.on_failure_fail_dagrun
+    assert finish.trigger_rule == TriggerRule.ALL_DONE_SETUP_SUCCESS
     for stage in ["pull", *SPARK_STAGES]:
         assert dag.get_task(stage).trigger_rule == TriggerRule.ALL_SUCCESS
     # after apply, or after pull alone for an empty window; never after a skipped cycle

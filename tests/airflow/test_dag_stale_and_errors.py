@@ -131,3 +131,49 @@ def test_a_failed_stage_says_what_failed_in_its_first_error_line(mariadb_pair, a
     assert f"[statement: CREATE DATABASE {schema}] — " in first and "skip-ddl" in first  # statement, remedy
     for s in (up, down):
         s.execute(f"DROP DATABASE IF EXISTS {schema}")
+
+
+def test_a_refused_run_fails_once_at_prepare_in_the_pages_words(mariadb_pair, airflow_home, client, airflow_auth,
+                                                                 capsys, caplog):
+    """A run created where nothing checked its conf first (dag.test(), `airflow dags trigger`):
+    prepare refuses it in the words the page's API answers before a run, and is the run's one
+    failed task (finish, prepare's teardown, has nothing to close: upstream_failed)."""
+    up, down = mariadb_pair
+    create_changefeed(capsys, up, down, "dag-refused", "[filter]\nrules = ['dag_refused.*']\n")
+    dag = parsed_changefeed_dag("dag-refused")
+    conf = {**CATCH_UP, "mode": "backfill", "start_ts": "2999-01-01 00:00:00"}
+    page = client.post("/api/v2/changefeeds/dag-refused/runs", headers=airflow_auth["user"], json=conf)
+    assert page.status_code == 400 and "is later than the current TSO" in page.json()["error_msg"], page.json()
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        run = dag.test(run_conf=conf)
+    assert str(run.state) in ("failed", "DagRunState.FAILED"), run.state
+    states = {ti.task_id: _state(ti) for ti in run.get_task_instances()}
+    assert [t for t, s in states.items() if s == "failed"] == ["prepare"], states
+    assert states["finish"] == "upstream_failed", states
+    errors = _error_lines(capsys, caplog)
+    # the same words as the page's answer (the current TSO they quote moved on meanwhile)
+    said, current = page.json()["error_msg"], re.compile(r"current TSO \d+ \([^)]*\)")
+    assert errors and current.sub("", errors[0]) == current.sub("", said), (errors, said)
+    assert metastore.recent_runs("dag-refused") == []  # no cycle was opened
+
+
+def test_the_first_cycle_on_a_table_missing_downstream_names_it(mariadb_pair, airflow_home, capsys):
+    """Only inserts, on a table the downstream lacks: the safe-mode replay's DELETE is what the
+    downstream refuses, but the error names the missing table and offers a copy."""
+    up, down = mariadb_pair
+    for s in (up, down):
+        s.execute("DROP DATABASE IF EXISTS dag_nt", "CREATE DATABASE dag_nt")
+    up.execute("CREATE TABLE dag_nt.t1 (id INT PRIMARY KEY, v VARCHAR(20))")
+    create_changefeed(capsys, up, down, "dag-nt", "[filter]\nrules = ['dag_nt.*']\n")
+    up.execute("INSERT INTO dag_nt.t1 VALUES (1, 'one'), (2, 'two')")
+    run = parsed_changefeed_dag("dag-nt").test(run_conf=CATCH_UP)
+    assert str(run.state) in ("failed", "DagRunState.FAILED"), run.state
+    error = metastore.get_feed("dag-nt").error
+    assert error["code"] == "CDCFLOW:ErrTableNotExists", error
+    message = error["message"]
+    assert "table dag_nt.t1 does not exist downstream, so its row changes cannot be written" in message, message
+    assert "`cdcflow changefeed create --snapshot`" in message and "create dag_nt.t1 downstream" in message
+    assert not message.split(" (the downstream answered")[0].count("DELETE"), message
+    for s in (up, down):
+        s.execute("DROP DATABASE dag_nt")

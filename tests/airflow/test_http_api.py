@@ -207,6 +207,13 @@ def test_a_run_from_the_future_is_refused_with_the_words_of_every_surface(mariad
     nonsense = client.post("/api/v2/changefeeds/api-future/runs", headers=user,
                            json={"mode": "backfill", "start_ts": "yesterday-ish"})
     assert nonsense.status_code == 400 and "start_ts" in nonsense.json()["error_msg"]
+    misspelt = client.post("/api/v2/changefeeds/api-future/runs", headers=user, json={"mode": "backfill",
+                                                                                     "start-ts": "now"})
+    assert misspelt.status_code == 400 and "unknown trigger parameter 'start-ts' (did you mean start_ts?)" in \
+        misspelt.json()["error_msg"] and "a run takes only mode, start_ts, target_ts" in misspelt.json()["error_msg"]
+    # the oldest start ts a backfill can take, on the page's detail: the start of the oldest binlog
+    oldest = client.get("/api/v2/changefeeds/api-future").json()["cdcflow"]["oldest_start_ts"]
+    assert oldest["binlog"] == up.query("SHOW BINARY LOGS")[0][0] and 0 < oldest["ts"] <= tso.now(), oldest
     client.post("/api/v2/changefeeds/api-future/pause", headers=user)
     future = client.post("/api/v2/changefeeds/api-future/resume", headers=user,
                          json={"overwrite_checkpoint_ts": "2999-01-01"})

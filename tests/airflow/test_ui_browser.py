@@ -25,9 +25,9 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 try:
-    from airflow_env import DAGS_FOLDER, PLUGINS_FOLDER
+    from airflow_env import DAGS_FOLDER, PLUGINS_FOLDER, connect_connection
 except ImportError:  # tests/ imported as a package
-    from tests.airflow_env import DAGS_FOLDER, PLUGINS_FOLDER
+    from tests.airflow_env import DAGS_FOLDER, PLUGINS_FOLDER, connect_connection
 
 from e2e_helpers import create_changefeed, query, runs_ending_in_a_failure
 
@@ -45,10 +45,16 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"  # Debian's, not a Pl
 PASSWORDS = {"admin": "admin-pw", "viewer": "viewer-pw"}  # the simple auth manager's users, by role name
 
 
-def standalone_env(airflow_home: Path, cdcflow_home: Path, port: int, passwords: Path) -> dict[str, str]:
+def standalone_env(airflow_home: Path, cdcflow_home: Path, port: int, passwords: Path,
+                   spark_connect_url: str) -> dict[str, str]:
     venv_bin = str(Path(sys.executable).parent)
     return {
         **os.environ,
+        # the Spark stages of triggered runs on the session's Spark Connect server
+        "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": connect_connection(spark_connect_url),
+        # no scheduled runs: the page's runs are the ones this test triggers (the DAGs are unpaused
+        # from their first parse, and their schedules would add runs at moments of their own)
+        "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",
         "AIRFLOW_HOME": str(airflow_home),
         "CDCFLOW_HOME": str(cdcflow_home),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
@@ -75,13 +81,13 @@ def standalone_env(airflow_home: Path, cdcflow_home: Path, port: int, passwords:
 
 
 @pytest.fixture
-def standalone(tmp_path, cdcflow_home):
+def standalone(tmp_path, cdcflow_home, spark_connect):
     port = free_port()
     log = (tmp_path / "standalone.log").open("w")
     passwords = tmp_path / "passwords.json"
     passwords.write_text(json.dumps(PASSWORDS))
     proc = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), "standalone"],
-                            env=standalone_env(tmp_path / "airflow-home", cdcflow_home, port, passwords),
+                            env=standalone_env(tmp_path / "airflow-home", cdcflow_home, port, passwords, spark_connect.url),
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -142,6 +148,16 @@ def wait_for_dag(base: str, token: str, dag_id: str) -> dict:
         time.sleep(0.5)
 
 
+def wait_run(base: str, token: str, dag_id: str, run_id: str) -> str:
+    """The state a DAG run ends in."""
+    deadline = time.time() + START_TIMEOUT
+    while (run := request(f"{base}/api/v2/dags/{dag_id}/dagRuns/{run_id}", token))[0] != 200 or \
+            run[1]["state"] not in ("success", "failed"):
+        assert time.time() < deadline, f"{dag_id} run {run_id} did not end in time: {run}"
+        time.sleep(0.5)
+    return run[1]["state"]
+
+
 @contextmanager
 def chromium_page():
     """A page of Debian's headless Chromium driven by Playwright (no browser download): clicks
@@ -173,8 +189,16 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
     behind = metastore.get_feed("ui-normal").checkpoint_ts - (3 * 3600 * 1000 << 18)  # three hours behind
     metastore.update_feed("ui-normal", checkpoint_ts=behind)
     runs_ending_in_a_failure(spark, up, down, capsys, "ui-runs")
-    # a changefeed without a schedule whose one Airflow run fails in prepare (below)
+    # a changefeed without a schedule whose one Airflow run fails in prepare (below): a cycle of
+    # this live process holds its lease
     create_changefeed(capsys, up, down, "ui-failed", '[cdcflow]\nschedule = "none"\n')
+    assert metastore.acquire_lease("ui-failed", metastore.lease_owner_for("held-by-the-test"), "held-by-the-test")
+    # a changefeed of its own schema, whose runs are triggered from the page and from Airflow's form
+    for s in (up, down):
+        s.execute("DROP DATABASE IF EXISTS ui_walk", "CREATE DATABASE ui_walk",
+                  "CREATE TABLE ui_walk.t (id INT PRIMARY KEY, v VARCHAR(20))")
+    create_changefeed(capsys, up, down, "ui-walk", "[filter]\nrules = ['ui_walk.*']\n")
+    up.execute("INSERT INTO ui_walk.t VALUES (1, 'one'), (2, 'two')")
     cli.main(["changefeed", "verify", "-c", "ui-runs", "--wait", "0"])
     verified = query(capsys, "ui-runs")["cdcflow"]["last_verify"]
     # snapshot progress as the copy records it: one copy under way, one done
@@ -193,39 +217,42 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
     assert request(api + "/ui-paused/resume", method="POST", body={})[0] == 401
     viewer, admin = login(standalone, "viewer"), login(standalone, "admin")
     status, listed = request(api, viewer)
-    assert status == 200 and listed["total"] == 5
+    assert status == 200 and listed["total"] == 6
     assert request(api + "/ui-paused/resume", viewer, "POST", {})[0] == 403
     assert request(api + "/ui-normal/runs", viewer, "POST", {"mode": "dry-run"})[0] == 403
     assert metastore.get_feed("ui-paused").state == "stopped"
     with urllib.request.urlopen(standalone + "/cdcflow/ui", timeout=30) as r:  # to the login page and back
         assert "/auth/login" in r.url and "cdcflow%2Fui" in r.url, r.url
 
-    # a backfill triggered through Airflow's own API (which does not check cdcflow's parameters)
-    # with a start_ts that is no ts: its prepare fails; the run is Airflow's alone (no cycle opened)
+    # triggers through Airflow's own API, as its trigger form sends them: the DAG is unpaused from
+    # its first parse, and a conf the run would refuse is refused before a run exists
     dags = standalone + "/api/v2/dags/changefeed__ui-failed"
-    wait_for_dag(standalone, admin, "changefeed__ui-failed")
-    assert request(dags, admin, "PATCH", {"is_paused": False})[0] == 200
-    status, failed_run = request(dags + "/dagRuns", admin, "POST",
-                                 {"logical_date": None, "conf": {"mode": "backfill", "start_ts": "yesterday-ish"}})
+    assert wait_for_dag(standalone, admin, "changefeed__ui-failed")["is_paused"] is False
+    for conf, words in (({"mode": "backfill", "start_ts": "yesterday-ish"}, "yesterday-ish"),
+                        ({"mode": "backfill", "start_ts": "2999-01-01"}, "is later than the current TSO"),
+                        ({"mode": "catch-up", "start-ts": "now"}, "a run takes only mode, start_ts, target_ts")):
+        status, refused = request(dags + "/dagRuns", admin, "POST", {"logical_date": None, "conf": conf})
+        assert status == 400 and words in str(refused["detail"]), (conf, refused)
+    assert request(dags + "/dagRuns", admin)[1]["total_entries"] == 0
+    # a catch-up passes; its prepare finds the lease held and fails, alone (no cycle opened)
+    status, failed_run = request(dags + "/dagRuns", admin, "POST", {"logical_date": None, "conf": {"mode": "catch-up"}})
     assert status == 200, failed_run
-    deadline = time.time() + START_TIMEOUT
-    while (run := request(f"{dags}/dagRuns/{failed_run['dag_run_id']}", admin))[0] != 200 or run[1]["state"] != "failed":
-        assert time.time() < deadline, f"the run with a bad start_ts did not fail in time: {run}"
-        time.sleep(0.5)
+    assert wait_run(standalone, admin, "changefeed__ui-failed", failed_run["dag_run_id"]) == "failed"
+    states = {t["task_id"]: t["state"] for t in request(
+        f"{dags}/dagRuns/{failed_run['dag_run_id']}/taskInstances", admin)[1]["task_instances"]}
+    assert states["prepare"] == "failed" and states["finish"] == "upstream_failed", states  # one failure
 
     with chromium_page() as page:
         page.context.add_cookies([{"name": "_token", "value": admin, "url": standalone}])  # as the login page
         page.goto(standalone + "/cdcflow/ui#ui-runs")
-        expect(page.locator("#summary")).to_have_text("5 changefeeds")
+        expect(page.locator("#summary")).to_have_text("6 changefeeds")
         expect(page.locator("#runs tbody tr")).to_have_count(3)
         rows = {row.get_attribute("data-id"): row.locator("td").all_inner_texts()
                 for row in page.locator("#changefeeds tr[data-id]").all()}
-        assert sorted(rows) == ["ui-failed", "ui-normal", "ui-paused", "ui-runs", "ui-warning"]
+        assert sorted(rows) == ["ui-failed", "ui-normal", "ui-paused", "ui-runs", "ui-walk", "ui-warning"]
         ident, state, when, tso_text, lag, next_retry, error, links = rows["ui-normal"]
-        # a new DAG starts paused in Airflow: the changefeed keeps its state, and the page says both
-        assert (ident, state, error, next_retry) == ("ui-normal", "normal\nDAG paused", "", "")
-        assert "no scheduled or triggered run starts" in page.locator(
-            '#changefeeds tr[data-id="ui-normal"] .dag-paused').get_attribute("title")
+        # the DAGs start unpaused: no "DAG paused" note, the changefeed's state is the one pause
+        assert (ident, state, error, next_retry) == ("ui-normal", "normal", "", "")
         # one time format, with its zone
         assert int(tso_text) == behind and when == tso.to_text(behind)[:19] + " UTC"
         # the lag now, not at the last run: ui-normal never ran, and the changefeeds created after it
@@ -239,12 +266,12 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         hrefs = page.locator("#changefeeds a[target=_top]").evaluate_all("as => as.map(a => a.href)")
         assert [h for h in hrefs if "changefeed__ui-normal" in h] == \
             [standalone + "/dags/changefeed__ui-normal", standalone + "/dags/changefeed__ui-normal/runs"]
-        assert rows["ui-paused"][1] == "stopped\nDAG paused\ncopying 1/3 chunks"
+        assert rows["ui-paused"][1] == "stopped\ncopying 1/3 chunks"
         failed_feed = metastore.get_feed("ui-failed")  # the failed prepare recorded its error: as the page shows
         assert rows["ui-failed"][1] == failed_feed.state and (rows["ui-failed"][6] == "") == (failed_feed.error is None)
 
         warning = rows["ui-warning"]
-        assert warning[1] == "warning\nDAG paused" and warning[5].endswith(" UTC")
+        assert warning[1] == "warning" and warning[5].endswith(" UTC")
         assert warning[6].startswith("CDCFLOW:ErrDownstreamUnreachable: changefeed ui-warning: cannot connect")
 
         # the detail of a changefeed with runs and an error
@@ -254,7 +281,7 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         snap = fields["Snapshot"]
         assert snap.startswith("done: 3/3 chunks, 750 rows, ") and " rows/s, started " in snap, snap
         assert ", finished " in snap and snap.endswith(" UTC (from binlog binlog.000007:1234)"), snap
-        assert fields["State"] == "failed\nDAG paused" and "***" in fields["Source"] and "***" in fields["Sink"]
+        assert fields["State"] == "failed" and "***" in fields["Source"] and "***" in fields["Sink"]
         assert down.uri.split("@")[0].split(":")[-1] not in fields["Sink"]  # the password is not shown
         assert fields["Filter rules"] == "ui_runs.*" and fields["Checkpoint"].endswith(")")
         remedy = page.locator("#detail-error .remedy").inner_text()
@@ -272,6 +299,12 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         lags = page.locator("#lag-svg circle").evaluate_all("cs => cs.map(c => [+c.dataset.lag, !!c.dataset.live])")
         assert [live for _, live in lags] == [False, False, False, True]
         assert lags[1][0] == 0 and lags[2][0] >= 0 and lags[3][0] > 0
+        # drawn as steps between the samples: each lag holds until the next run's, no slope between
+        corners = [tuple(map(float, c.split(","))) for c in
+                   page.locator("#lag-svg polyline").get_attribute("points").split()]
+        assert len(corners) == 2 * len(lags) - 1
+        assert all(a[1] == b[1] if i % 2 == 0 else a[0] == b[0]
+                   for i, (a, b) in enumerate(zip(corners, corners[1:]))), corners
         assert fields["Lag"].startswith(page.locator("#lag-svg circle[data-live] title").text_content().split(": ")[1]
                                         .removesuffix(" (now)"))
 
@@ -282,8 +315,9 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         failed_row = page.locator(f'#runs tbody tr[data-dag-run="{failed_id}"]')
         expect(failed_row).to_have_count(1)
         cells = failed_row.locator("td").all_inner_texts()
-        assert cells[1:4] == ["backfill", "Airflow run", "failed"], cells
-        assert "yesterday-ish" in cells[10] and "start_ts" in cells[10], cells[10]
+        assert cells[1:4] == ["catch-up", "Airflow run", "failed"], cells
+        assert "another cycle holds the lease" in cells[10], cells[10]
+        expect(page.locator("#oldest-start")).to_contain_text(" binlog ")  # what a backfill can start from
         log_link = failed_row.get_by_role("link", name="log of prepare", exact=True)
         assert log_link.get_attribute("target") == "_top"
         assert log_link.get_attribute("href").startswith(
@@ -356,33 +390,51 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         expect(resume).to_be_disabled()
         expect(pause).to_be_enabled()
 
-        # a dry run triggered from the page is a DAG run like any other, and leaves the DAG paused
-        dag = wait_for_dag(standalone, admin, "changefeed__ui-normal")
-        assert dag["is_paused"] is True
-        page.get_by_role("link", name="ui-normal", exact=True).click()
-        expect(page.locator("#detail-title")).to_have_text("Changefeed ui-normal")
-        page.get_by_role("combobox", name="mode", exact=True).select_option("dry-run")
+        # a catch-up triggered from the page is a DAG run like any other, and it runs: the DAG was
+        # never paused, and nobody touches its toggle
+        walk_dag = f"{standalone}/api/v2/dags/changefeed__ui-walk"
+        assert wait_for_dag(standalone, admin, "changefeed__ui-walk")["is_paused"] is False
+        page.get_by_role("link", name="ui-walk", exact=True).click()
+        expect(page.locator("#detail-title")).to_have_text("Changefeed ui-walk")
+        oldest = page.locator("#oldest-start").inner_text()  # what a backfill can start from, live
+        assert re.fullmatch(r"oldest start ts: \d+ \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, binlog \S+\)", oldest), oldest
+        expect(page.get_by_role("combobox", name="mode", exact=True)).to_have_value("catch-up")
         page.get_by_role("button", name="Trigger a run", exact=True).click()
         expect(result).to_contain_text("DAG run")
         said = result.inner_text()
-        assert "(dry-run) is queued" in said and "is paused" in said, said
-        status, dag_runs = request(f"{standalone}/api/v2/dags/changefeed__ui-normal/dagRuns", admin)
+        assert "(catch-up) is " in said and "switched off" not in said, said
+        status, dag_runs = request(f"{walk_dag}/dagRuns", admin)
         assert status == 200 and dag_runs["total_entries"] == 1
         run = dag_runs["dag_runs"][0]
-        assert run["run_type"] == "manual" and run["conf"]["mode"] == "dry-run" and run["triggering_user_name"] == "admin"
+        assert run["run_type"] == "manual" and run["conf"]["mode"] == "catch-up" and run["triggering_user_name"] == "admin"
         assert run["dag_run_id"] in said
-        assert request(f"{standalone}/api/v2/dags/changefeed__ui-normal", admin)[1]["is_paused"] is True
-        # the queued run is on the page, from Airflow's records (no cycle exists for it yet)
-        queued = page.locator(f'#runs tbody tr[data-dag-run="{run["dag_run_id"]}"]')
-        expect(queued).to_have_count(1)
-        assert queued.locator("td").all_inner_texts()[1:4] == ["dry-run", "Airflow run", "queued"]
+        # it starts (a paused DAG would hold it queued): its first task is taken up
+        deadline = time.time() + START_TIMEOUT
+        while request(f"{walk_dag}/dagRuns/{run['dag_run_id']}", admin)[1]["start_date"] is None:
+            assert time.time() < deadline, "the triggered run never started"
+            time.sleep(0.5)
+        assert request(walk_dag, admin)[1]["is_paused"] is False
+
+        # Airflow's toggle is the changefeed's pause: switched off there, the page shows it stopped
+        # (and the DAG off); Resume here resumes it and switches the DAG on again
+        assert request(walk_dag, admin, "PATCH", {"is_paused": True})[0] == 200
+        assert metastore.get_feed("ui-walk").state == "stopped"
+        page.reload()
+        expect(page.locator("#detail-title")).to_have_text("Changefeed ui-walk")
+        expect(page.locator('#detail-fields dd[data-field="State"]')).to_have_text("stoppedDAG paused")  # textContent
+        page.screenshot(path=shot("paused-in-airflow"), full_page=True)
+        resume.click()
+        expect(result).to_contain_text("resumed")
+        assert metastore.get_feed("ui-walk").state == "normal"
+        assert request(walk_dag, admin)[1]["is_paused"] is False
+        expect(page.locator('#detail-fields dd[data-field="State"]')).to_have_text("normal")
 
         # the page inside the Airflow UI: the plugin's nav entry renders it in a sandboxed iframe,
         # where its script runs and its calls carry the login
         page.goto(standalone + "/plugin/cdcflow-changefeeds")
         frame = 'iframe[src="cdcflow/ui"][title="Changefeeds"]'
         expect(page.locator(frame)).to_be_attached()
-        expect(page.frame_locator(frame).locator("#summary")).to_have_text("5 changefeeds")
+        expect(page.frame_locator(frame).locator("#summary")).to_have_text("6 changefeeds")
         page.screenshot(path=shot("in-airflow"))
         # its links open Airflow's page in the whole window, not a second Airflow inside the frame
         page.frame_locator(frame).locator('#changefeeds tr[data-id="ui-normal"]').get_by_role(

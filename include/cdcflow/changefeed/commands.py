@@ -606,12 +606,26 @@ def remove(changefeed_id: str) -> str:
     return spec.id
 
 
+def _checkpoint_moves(changefeed_id: str, catch_up: Callable[[], object] | None) -> Callable[[], bool]:
+    """verify's `checkpoint_moves`: whether waiting for the checkpoint can help (the state runs
+    cycles), after running one with `catch_up` when the caller gives it."""
+    def moves() -> bool:
+        if catch_up is not None and metastore.get_feed(changefeed_id).state in (states.NORMAL, states.WARNING):
+            catch_up()
+        return metastore.get_feed(changefeed_id).state in (states.NORMAL, states.WARNING)
+    return moves
+
+
 def verify(changefeed_id: str, *, tables: list[str] | None = None, chunk_size: int | None = None,
-           wait_seconds: float | None = None, fix_sql: str | None = None) -> dict:
+           wait_seconds: float | None = None, fix_sql: str | None = None,
+           catch_up: Callable[[], object] | None = None) -> dict:
     """Compare the changefeed's tables upstream and downstream (cdcflow.verify), keep the
     result as the changefeed's last, and write the fix SQL to `fix_sql` when given.
     `tables` (filter rules) narrows the tables, None values keep VerifyOptions' defaults;
-    the changefeed's `shuffle-partitions` chunks are compared at once."""
+    the changefeed's `shuffle-partitions` chunks are compared at once.  `catch_up` (a launcher
+    that runs cycles itself: the DAG's verify, whose own run keeps the scheduled catch-up from
+    starting) runs a cycle before the comparison and whenever it waits for the checkpoint, instead
+    of waiting for another launcher's cycle."""
     from cdcflow.core.uri import parse_sink_uri, parse_source_uri  # lazy: credentials and TLS, 8 ms of the start
     from cdcflow.verify import VerifyOptions, verify as run_verify  # lazy: chunk planner and comparers, 100 ms
 
@@ -621,11 +635,13 @@ def verify(changefeed_id: str, *, tables: list[str] | None = None, chunk_size: i
     given = {"tables": tables, "chunk_size": chunk_size, "wait_seconds": wait_seconds}
     options = VerifyOptions(workers=cfg.shuffle_partitions, **{k: v for k, v in given.items() if v is not None})
     source, sink = parse_source_uri(spec.source_uri), parse_sink_uri(spec.sink_uri)
+    if catch_up is not None:
+        catch_up()
     try:
         up_args, down_args = _connection_args(source, sink, cfg)
         result, fix = run_verify(
             spec.id, source, up_args, down_args, list(cfg.rules), cfg.case_sensitive, options,
-            lambda: metastore.get_feed(spec.id).state in (states.NORMAL, states.WARNING))
+            _checkpoint_moves(spec.id, catch_up))
     except CdcflowError as e:
         raise e.with_context(changefeed=spec.id) from None
     if fix_sql:

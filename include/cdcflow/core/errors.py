@@ -10,6 +10,7 @@ IsRetryableError the classes).
 
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
 from cdcflow.core.failures import SinkError, is_retryable, is_timeout, spark_connect_lost
@@ -267,6 +268,8 @@ def _failed(exc: BaseException, stage: str, changefeed: str | None) -> CdcflowEr
             hint="start the server again (make airflow / make demo start one on 127.0.0.1); the next "
                  "cycle retries the window, the checkpoint has not passed it")
     refused = SinkError.parse(str(exc))
+    if refused and refused["code"] == NO_SUCH_TABLE:
+        return _table_missing(refused, stage, changefeed)
     if refused:
         row = f" (the row with key {refused['row']})" if refused.get("row") else ""
         kind = next((k for k in ("timed_out", "value_error") if refused.get(k)), None)
@@ -283,6 +286,24 @@ def _failed(exc: BaseException, stage: str, changefeed: str | None) -> CdcflowEr
         f"stage {stage} failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
         changefeed=changefeed, code=STAGE_BUG if isinstance(exc, (ValueError, TypeError)) else STAGE_FAILED,
         hint=f"run `cdcflow --debug changefeed run -c {changefeed}` for the full trace")
+
+
+NO_SUCH_TABLE = 1146  # ER_NO_SUCH_TABLE, as MySQL, MariaDB and TiDB answer it
+
+
+def _table_missing(refused: dict, stage: str, changefeed: str | None) -> CdcflowError:
+    """Row changes for a table the downstream does not have.  The statement that met it says
+    little (a safe-mode replay deletes each key before writing it, so a cycle of inserts fails on
+    a DELETE): the error names the table and what gives the downstream one."""
+    named = re.search(r"Table '([^']+)' doesn't exist", refused["text"])
+    table = named.group(1) if named else refused["what"].split()[-1]
+    return CdcflowError(
+        f"stage {stage}: table {table} does not exist downstream, so its row changes cannot be written "
+        f"(the downstream answered {refused['what']}: ({refused['code']}) {refused['text']})",
+        changefeed=changefeed, ts=refused.get("ts"), code=TABLE_NOT_EXISTS,
+        hint=f"create {table} downstream as the upstream has it, and the next cycle writes its changes after the "
+             f"backoff; to copy its existing rows too, start from a copy: `cdcflow changefeed create --snapshot` "
+             f"(a new changefeed, or `remove` this one first), or pause this one and trigger a run of mode snapshot")
 
 
 def _ddl_failed(exc: BaseException, ddl: FailedDdl, ddl_timeout: str | None, changefeed: str | None) -> CdcflowError:

@@ -29,6 +29,7 @@ from cdcflow.runner.cycle_runner import (
     run_spark_stages,
     run_stage,
 )
+from cdcflow.runner.in_process import run_cycle
 from cdcflow.runner.modes import cycle_request
 from cdcflow.runner.sessions import command_sessions
 from cdcflow.snapshot.runner import progress_line
@@ -82,11 +83,15 @@ def _prepare(changefeed_id: str, params, manual: bool) -> Opened:
     return Opened(run_id=result.run_id, skip_reason=result.reason if result.skip else None)
 
 
-def verify(changefeed_id: str, home: Home = Home()) -> dict:
+def verify(changefeed_id: str, connection: Callable[[], str] | None = None, home: Home = Home()) -> dict:
     """Trigger mode verify: `cdcflow changefeed verify` in the task (its queries need no
-    Spark); its result (the changefeed's state does not change)."""
+    Spark), catching up first within its own run: the DAG runs one run at a time, so a
+    scheduled catch-up cannot start while this run waits for one.  Its cycles are the CLI's
+    in-process cycle (their Spark stages on the launcher's `connection` unless the config
+    says otherwise).  Returns the result (the changefeed's state does not change)."""
     with home.entered():
-        return commands.verify(changefeed_id)
+        return commands.verify(changefeed_id, catch_up=lambda: run_cycle(
+            changefeed_id, connection=connection, run_id=cycle_run_id()))
 
 
 def snapshot(changefeed_id: str, report: Callable[[str], None], connection: Callable[[], str] | None = None,

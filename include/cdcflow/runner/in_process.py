@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.stage_names import SPARK_STAGES, STAGES
@@ -24,12 +25,14 @@ def new_run_id() -> str:
 
 
 def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts: int | None = None,
-              target_ts: int | None = None, spark_remote: str | None = None) -> dict:
+              target_ts: int | None = None, spark_remote: str | None = None,
+              connection: Callable[[], str] | None = None, run_id: str | None = None) -> dict:
     """One catch-up cycle in this process: prepare, the four Spark stages, finish; its Spark on
-    `spark_remote` (--spark-remote), else as the config says."""
+    `spark_remote` (--spark-remote), else as the config says, else on a launcher's `connection`
+    (SparkPlace.resolve); `run_id`: the cycle's id, a new CLI one by default."""
     t0 = time.time()
-    cycle = Cycle.load(changefeed_id, new_run_id())
-    place = SparkPlace.resolve(cycle.config, spark_remote)
+    cycle = Cycle.load(changefeed_id, run_id or new_run_id())
+    place = SparkPlace.resolve(cycle.config, spark_remote, connection)
     prep = prepare(cycle, start_ts=start_ts, target_ts=target_ts, dry_run=dry_run)
     if prep.skip:
         return {"skipped": True, "reason": prep.reason, "state": prep.state}

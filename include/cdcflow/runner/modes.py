@@ -6,12 +6,12 @@ changefeed's commands."""
 
 from __future__ import annotations
 
+import difflib
 from typing import NamedTuple
 
 from cdcflow.core import ts_input
 from cdcflow.core.errors import ConfigError
-from cdcflow.core.spec_store import load_spec, spec_exists
-from cdcflow.core.uri import default_server_id, parse_source_uri
+from cdcflow.core.spec_store import spec_exists
 
 
 class ModeRule(NamedTuple):
@@ -35,6 +35,12 @@ MODE_RULES = {
                          "consistent point, then resume it from there (no cycle)"),
 }
 MODES = tuple(MODE_RULES)  # the trigger form's choices, default first
+TRIGGER_KEYS = ("mode", "start_ts", "target_ts")  # a run's conf: every other key is refused
+
+# The ts fields' JSON-schema pattern (Airflow refuses what does not match before a run exists):
+# the shapes tso.parse reads — a TSO, `now`, or an ISO date-time, UTC unless it names a zone.
+TS_PATTERN = (r"^\s*(\d{1,20}|[Nn][Oo][Ww]|\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?"
+              r"(Z|[+-]\d{2}:\d{2})?)?)\s*$")
 
 
 def modes_in_words(mode_style: str = "{}", sep: str = "; ") -> str:
@@ -62,7 +68,16 @@ def _ts_param(changefeed_id: str, name: str, value) -> int | None:
 
 
 def cycle_request(changefeed_id: str, params) -> dict:
-    """The keyword arguments of stages.prepare for a run's trigger parameters."""
+    """The keyword arguments of stages.prepare for a run's trigger parameters: the one check of a
+    run's conf, made by the API server before a run exists (the trigger form and Airflow's REST
+    API through airflow_api_guard, the page's API) and by prepare (a run created elsewhere)."""
+    unknown = sorted(set(params) - set(TRIGGER_KEYS))
+    if unknown:
+        close = [m for key in unknown for m in difflib.get_close_matches(key.replace("-", "_"), TRIGGER_KEYS, 1)]
+        raise ConfigError(
+            f"unknown trigger parameter{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
+            + (f" (did you mean {', '.join(close)}?)" if close else ""),
+            changefeed=changefeed_id, hint=f"a run takes only {', '.join(TRIGGER_KEYS)}; nothing was run")
     mode = (params.get("mode") or "catch-up").strip()
     if mode not in MODE_RULES:
         raise ConfigError(
@@ -90,7 +105,6 @@ def cycle_request(changefeed_id: str, params) -> dict:
 
 def _check_held(changefeed_id: str, start_ts: int) -> None:
     """A start_ts before the upstream's oldest binlog is refused (ts_input.not_before_gc)."""
-    from cdcflow.source.binlog import check_ts_held  # lazy: the binlog reader, at task and request time only
+    from cdcflow.runner import oldest_start  # lazy: asks the upstream, at task and request time only
 
-    source = parse_source_uri(load_spec(changefeed_id).source_uri)
-    check_ts_held(source, source.server_id or default_server_id(changefeed_id), start_ts, "start_ts", changefeed_id)
+    oldest_start.check_held(changefeed_id, start_ts)
