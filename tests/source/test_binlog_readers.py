@@ -36,7 +36,7 @@ def _read(up, start: Position, head: Position, reader: str, monkeypatch) -> tupl
         if reader == "python":
             m.setenv(binlog_events.READER_ENV, "python")
         else:
-            m.delenv(binlog_events.READER_ENV, raising=False)
+            m.setenv(binlog_events.READER_ENV, "compiled")
             assert binlog_events.compiled_module() is not None, "the compiled reader is not built: run make setup"
             record = binlog_events.Slow.record
 
@@ -179,6 +179,7 @@ def test_a_lost_dump_connection_is_dumped_again_from_the_last_event(mariadb_pair
     start = _bench_shaped(up, f"{S}_lost")
     head = Position(*up.binlog_head())
     python, python_state, _ = _read(up, start, head, "python", monkeypatch)
+    monkeypatch.setenv(binlog_events.READER_ENV, "compiled")
     real = binlog_events.compiled_module()
     connections = []
 
@@ -197,7 +198,7 @@ def test_a_lost_dump_connection_is_dumped_again_from_the_last_event(mariadb_pair
 def test_without_the_extension_the_python_reader_runs_and_says_so_once(monkeypatch, caplog):
     monkeypatch.setitem(sys.modules, "cdcflow.source.compiled_reader", None)  # an import of it fails
     monkeypatch.delattr(cdcflow.source, "compiled_reader", raising=False)
-    monkeypatch.delenv(binlog_events.READER_ENV, raising=False)
+    monkeypatch.setenv(binlog_events.READER_ENV, "compiled")
     monkeypatch.setattr(binlog_events, "_said_missing", False)
     with caplog.at_level(logging.WARNING, logger=binlog_events.__name__):
         assert binlog_events.compiled_module() is None
@@ -206,7 +207,15 @@ def test_without_the_extension_the_python_reader_runs_and_says_so_once(monkeypat
     assert "Python reader" in caplog.records[0].getMessage() and len(caplog.records) == 1
 
 
-@pytest.mark.parametrize("value", ["python", "PYTHON"])
-def test_the_python_reader_can_be_asked_for(monkeypatch, value):
-    monkeypatch.setenv(binlog_events.READER_ENV, value)
+@pytest.mark.parametrize("value", ["python", "PYTHON", None])
+def test_the_python_reader_can_be_asked_for_and_is_the_default(monkeypatch, value):
+    if value is None:
+        monkeypatch.delenv(binlog_events.READER_ENV, raising=False)
+    else:
+        monkeypatch.setenv(binlog_events.READER_ENV, value)
     assert binlog_events.compiled_module() is None
+
+
+def test_the_compiled_reader_can_be_asked_for(monkeypatch):
+    monkeypatch.setenv(binlog_events.READER_ENV, "Compiled")
+    assert binlog_events.compiled_module() is not None, "the compiled reader is not built: run make setup"

@@ -35,9 +35,10 @@ VARIABLES: tuple[Variable, ...] = (
              "replaces the Java options of a short-lived JVM (an embedded session, a spark-submit stage's "
              "driver); empty: the JVM's defaults"),
     Variable("CDCFLOW_SPARK_LOG_LEVEL", "`WARN`", LIBRARY, "the log level of an embedded Spark session"),
-    Variable("CDCFLOW_BINLOG_READER", "the compiled reader where `make setup` built it, else the Python one",
-             LIBRARY, "`python`: pull reads the binlog with the reference reader (mysql-replication with "
-             "cdcflow's decoders) even where the compiled one is built"),
+    Variable("CDCFLOW_BINLOG_READER", "`python`", LIBRARY,
+             "`compiled`: pull reads the binlog with the compiled reader `make setup` builds (the Python "
+             "reader where it is missing, said once in the log); `python`: the reference reader "
+             "(mysql-replication with cdcflow's decoders)"),
     Variable("CDCFLOW_LOCAL", "`.local/` in the checkout", DEVTOOLS,
              "where `make demo`, `make airflow` and `make bench` keep servers, homes and logs"),
     Variable("CDCFLOW_RANDOM_SEED", "the five fixed seeds", TESTS,

@@ -19,8 +19,8 @@ reference), and the compiled reader (source/compiled_reader.pyx, `compiled_recor
 the stream connection's packets itself, decodes the frequent events (GTID, XID, BEGIN, table
 maps seen before, rows events of tables whose every column it can read) in compiled code, and
 hands every other packet to mysql-replication through `Slow`.  The compiled reader is used
-when it was built (make setup) unless CDCFLOW_BINLOG_READER=python; where it is missing the
-Python reader runs and the log says so once.
+where CDCFLOW_BINLOG_READER=compiled asks for it (DEFAULT_READER says why it is not the default
+yet); where it is asked for and missing, the Python reader runs and the log says so once.
 """
 
 from __future__ import annotations
@@ -41,7 +41,11 @@ from cdcflow.source import row_decoder
 log = logging.getLogger(__name__)
 
 ROTATE, GTID, XID, QUERY, ROWS = range(5)
-READER_ENV = "CDCFLOW_BINLOG_READER"  # "python": the reference reader even where the compiled one is built
+READER_ENV = "CDCFLOW_BINLOG_READER"  # "compiled" or "python"; unset: DEFAULT_READER
+# The Python reader, until the compiled one passes the whole suite as the default: a changefeed
+# started at a snapshot's point (tests/airflow/test_dag_snapshot.py, a keyless table written
+# during the copy) got one row twice with the compiled reader, and the cause is not found yet.
+DEFAULT_READER = "python"
 _ROW_OPS = {"WriteRowsEvent": "insert", "DeleteRowsEvent": "delete", "UpdateRowsEvent": "update"}
 _said_missing = False
 
@@ -62,9 +66,10 @@ def table_info(schema: str, table: str, primary_key) -> TableInfo:
 
 
 def compiled_module():
-    """The compiled reader's module, or None (not built, or CDCFLOW_BINLOG_READER=python)."""
+    """The compiled reader's module, or None (the Python reader asked for or the default, or the
+    compiled one not built)."""
     global _said_missing
-    if os.environ.get(READER_ENV, "").lower() == "python":
+    if (os.environ.get(READER_ENV) or DEFAULT_READER).lower() != "compiled":
         return None
     try:
         from cdcflow.source import compiled_reader  # lazy: an extension make setup may not have built
