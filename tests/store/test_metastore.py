@@ -246,3 +246,19 @@ def test_the_sqlite_store_writes_ahead_and_syncs_every_commit(home):
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     with engine.engine().connect() as c:
         assert c.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+
+
+def test_a_write_after_another_process_closed_the_store_is_kept(home):
+    """Another process (a cycle's task) opens the store, writes and exits while this one (the
+    scheduler, the page) keeps its connection: this process's next commit must reach the file.
+    Any descriptor of the database this process closes drops SQLite's locks on it, and the
+    other process then deletes the log this one still writes into."""
+    metastore.create_feed("cf", 100, POS)
+    metastore.get_feed("cf")  # every call opens the store again, as the page's requests do
+    other = "from cdcflow.store import metastore; metastore.update_feed('cf', retry_count=1)"
+    subprocess.run([sys.executable, "-c", other], check=True, env=dict(os.environ))
+    metastore.update_feed("cf", retry_count=2)
+    read = "from cdcflow.store import metastore; print(metastore.get_feed('cf').retry_count)"
+    seen = subprocess.run([sys.executable, "-c", read], check=True, env=dict(os.environ),
+                          capture_output=True, text=True).stdout.strip()
+    assert seen == "2"

@@ -20,10 +20,20 @@ from cdcflow.store.tables import metadata
 def _url() -> str:
     if os.environ.get("CDCFLOW_METASTORE_URL"):
         return os.environ["CDCFLOW_METASTORE_URL"]
-    path = home() / "metadata.db"
-    # created private before SQLite opens it: SQLite gives its -wal and -journal the database's mode
-    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-    return f"sqlite:///{path}"
+    return f"sqlite:///{home() / 'metadata.db'}"
+
+
+def _create_private(address: str) -> None:
+    """Create the SQLite file private before SQLite opens it (SQLite gives its -wal and -shm the
+    database's mode).  Only when it is missing: closing any descriptor of the file drops every
+    POSIX lock this process holds on it, SQLite's own included, and a process whose shared lock
+    is gone lets another one that closes last checkpoint and delete the write-ahead log this
+    process still writes into (its commits would then be lost)."""
+    path = address.removeprefix("sqlite:///")
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
 
 
 _engines: dict[str, sa.Engine] = {}
@@ -37,6 +47,7 @@ def engine() -> sa.Engine:
         kw = {"connect_args": {"timeout": 30}} if address.startswith("sqlite") else {"pool_pre_ping": True}
         eng = sa.create_engine(address, **kw)
         if address.startswith("sqlite"):
+            _create_private(address)
             _write_ahead_log(eng)
         migrate(eng)
         _engines[address] = eng
