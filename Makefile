@@ -61,7 +61,7 @@ $(STAMP): requirements.txt requirements-test.txt constraints.txt pyproject.toml
 	touch $(STAMP)
 
 test: setup
-	$(VENV)/bin/pytest -q -p no:cacheprovider
+	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=30
 
 demo: setup
 	$(PY) -m cdcflow_devtools.demo

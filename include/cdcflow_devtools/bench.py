@@ -26,7 +26,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from cdcflow.source.binlog_events import READER_ENV
+from cdcflow.source.binlog_events import DEFAULT_READER, READER_ENV
 from cdcflow_devtools.bench_common import (
     DEFAULT_DIR, DEFAULT_ROWS, DEFAULT_SCALE, Servers, create_changefeed, fmt_bytes, fmt_rate, rate,
     run_cycle_measured, run_workload, say, start_servers, stop_servers, verify,
@@ -286,9 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
     os.environ["CDCFLOW_HOME"] = str(home)
-    # the bench measures the compiled reader (the pull part reads the window with the Python one too);
-    # CDCFLOW_BINLOG_READER=python measures the default instead
-    os.environ.setdefault(READER_ENV, "compiled")
+    # the default, the compiled reader (the pull part reads the window with the Python one too);
+    # CDCFLOW_BINLOG_READER=python measures the reference instead
+    os.environ.setdefault(READER_ENV, DEFAULT_READER)
     say(f"binlog reader: {os.environ[READER_ENV]}")
     machine = machine_text()
     say(f"{machine}")

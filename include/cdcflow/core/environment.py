@@ -35,7 +35,7 @@ VARIABLES: tuple[Variable, ...] = (
              "replaces the Java options of a short-lived JVM (an embedded session, a spark-submit stage's "
              "driver); empty: the JVM's defaults"),
     Variable("CDCFLOW_SPARK_LOG_LEVEL", "`WARN`", LIBRARY, "the log level of an embedded Spark session"),
-    Variable("CDCFLOW_BINLOG_READER", "`python`", LIBRARY,
+    Variable("CDCFLOW_BINLOG_READER", "`compiled`", LIBRARY,
              "`compiled`: pull reads the binlog with the compiled reader `make setup` builds (the Python "
              "reader where it is missing, said once in the log); `python`: the reference reader "
              "(mysql-replication with cdcflow's decoders)"),

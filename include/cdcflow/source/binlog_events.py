@@ -18,9 +18,9 @@ give them: mysql-replication's event objects mapped one by one (`python_records`
 reference), and the compiled reader (source/compiled_reader.pyx, `compiled_records`), which reads
 the stream connection's packets itself, decodes the frequent events (GTID, XID, BEGIN, table
 maps seen before, rows events of tables whose every column it can read) in compiled code, and
-hands every other packet to mysql-replication through `Slow`.  The compiled reader is used
-where CDCFLOW_BINLOG_READER=compiled asks for it (DEFAULT_READER says why it is not the default
-yet); where it is asked for and missing, the Python reader runs and the log says so once.
+hands every other packet to mysql-replication through `Slow`.  The compiled reader is the
+default (CDCFLOW_BINLOG_READER=python asks for the reference); where it is missing, the Python
+reader runs and the log says so once.
 """
 
 from __future__ import annotations
@@ -42,10 +42,7 @@ log = logging.getLogger(__name__)
 
 ROTATE, GTID, XID, QUERY, ROWS = range(5)
 READER_ENV = "CDCFLOW_BINLOG_READER"  # "compiled" or "python"; unset: DEFAULT_READER
-# The Python reader, until the compiled one passes the whole suite as the default: a changefeed
-# started at a snapshot's point (tests/airflow/test_dag_snapshot.py, a keyless table written
-# during the copy) got one row twice with the compiled reader, and the cause is not found yet.
-DEFAULT_READER = "python"
+DEFAULT_READER = "compiled"
 _ROW_OPS = {"WriteRowsEvent": "insert", "DeleteRowsEvent": "delete", "UpdateRowsEvent": "update"}
 _said_missing = False
 

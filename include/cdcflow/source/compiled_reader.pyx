@@ -677,7 +677,7 @@ cdef class Records:
             return (K_ROWS, start, timestamp, plan.info, flags, op, [])
         rows = []
         try:
-            while at + 1 < end:
+            while at < end:  # a row of only NULLs is its null bitmap alone: one byte
                 if update:
                     at = read_image(plan, d, at, end, self.before)
                     before = PyUnicode_DecodeUTF8(self.before.data, self.before.size, NULL)
