@@ -67,10 +67,15 @@ def demo_changefeed(fresh: bool):
     os.environ.setdefault("CDCFLOW_HOME", str(LOCAL / "cdcflow-home"))
     from cdcflow import cli
     from cdcflow.core.spec_store import spec_exists
-    from cdcflow_devtools.mariadb import start_pair
+    from cdcflow_devtools.mariadb import pair_running, start_pair
 
-    say("starting a local MariaDB pair under .local/mariadb (upstream with a ROW binlog, downstream)")
-    up, down = start_pair(LOCAL / "mariadb")
+    base = LOCAL / "mariadb"
+    if pair_running(base):
+        say(f"using the local MariaDB pair already running under {base}")
+    else:
+        say(f"starting a local MariaDB pair under {base} (upstream with a ROW binlog, "
+            "downstream)")
+    up, down = start_pair(base)
     if not fresh and spec_exists(CID):
         return up, down
     for server in (up, down):

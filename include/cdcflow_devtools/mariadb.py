@@ -456,12 +456,21 @@ class MariaDB:
                 pass
 
 
+PAIR = ("upstream", "downstream")  # the pair's folders under its base
+
+
+def pair_running(base_dir: str | Path) -> bool:
+    """Whether both servers of a pair under `base_dir` are running already (start_pair then
+    attaches to them)."""
+    return all(MariaDB(base_dir, name=name).running for name in PAIR)
+
+
 def start_pair(
     base_dir: str | Path, *, upstream_port: int | None = None, downstream_port: int | None = None
 ) -> tuple[MariaDB, MariaDB]:
-    """An upstream with a ROW binlog and a downstream without one, started."""
-    up = MariaDB(base_dir, name="upstream", port=upstream_port, binlog=True, server_id=1)
-    down = MariaDB(base_dir, name="downstream", port=downstream_port, binlog=False, server_id=2)
+    """An upstream with a ROW binlog and a downstream without one, started (or attached to)."""
+    up = MariaDB(base_dir, name=PAIR[0], port=upstream_port, binlog=True, server_id=1)
+    down = MariaDB(base_dir, name=PAIR[1], port=downstream_port, binlog=False, server_id=2)
     up.start()
     try:
         down.start()

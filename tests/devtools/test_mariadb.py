@@ -71,6 +71,15 @@ def test_upstream_writes_full_row_binlog_and_downstream_none(mariadb_pair):
     assert up.port != down.port
 
 
+def test_a_running_pair_is_known_as_running(mariadb_pair, tmp_path):
+    """make airflow and make demo say whether they start the local pair or use the one running."""
+    from cdcflow_devtools.mariadb import pair_running
+
+    up, down = mariadb_pair
+    assert up.dir.parent == down.dir.parent and pair_running(up.dir.parent)
+    assert not pair_running(tmp_path)
+
+
 def test_root_connects_over_tcp_with_all_privileges(mariadb_pair):
     up, _ = mariadb_pair
     assert up.uri == f"mysql://root:{ROOT_PASSWORD}@127.0.0.1:{up.port}/"
