@@ -108,7 +108,7 @@ def pulled(mariadb_pair, tmp_path_factory):
     folder = RunFolder(str(tmp_path_factory.mktemp("pull-keys")), "pk-feed", "r1")
     cycle = SimpleNamespace(source=uri, config=ChangefeedConfig(), changefeed_id="pk-feed", folder=folder)
     window = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
-    read_sequentially(cycle, window, 4343, (SchemaTracker(), sink, None))
+    read_sequentially(cycle, window, 4343, {"tracker": SchemaTracker(), "sink": sink, "sql_mode": None})
     events = [e for e in pq.read_table(folder.path("raw")).to_pylist() if e["op"] != "ddl" and e["schema"] == DB]
     return events, contracts.KEY_SPANS.read(folder), sink
 
@@ -195,3 +195,24 @@ def test_a_ddl_that_changes_the_key_changes_the_key_of_the_changes_after_it(pull
     assert not keyed_by_pull(spans_by, (DB, "rekeyed"), 0, second.last_ts, ["v"], {"v": "utf8mb4_general_ci"})
     assert not keyed_by_pull(spans_by, (DB, "rekeyed"), 0, first.last_ts, ["v"], {"v": "utf8mb4_general_ci"})
     assert not keyed_by_pull(None, (DB, "rekeyed"), 0, first.last_ts, ["id"], {})  # an old window: no spans
+
+
+def test_only_the_tables_the_filter_passes_are_keyed(pulled):
+    """A filtered-out table's rows never reach apply: pull asks no key of it (nor the
+    downstream's catalogue) and writes no texts or spans for it."""
+    from cdcflow.core.event import Event
+    from cdcflow.stages.pull_keys import KeyStamper
+
+    events, _spans, sink = pulled
+    fields = set(Event.__dataclass_fields__)
+    mine = [Event(**{k: v for k, v in e.items() if k in fields and k not in ("before_key", "after_key")})
+            for e in events if e["table"] in ("t_int", "t_ci")]
+    stamper = KeyStamper(SchemaTracker(), sink, None, ((f"{DB}.t_int",), False))
+    out: list[Event] = []
+    add = stamper.wrap(out.append)
+    for ev in mine:
+        add(ev)
+    spans = stamper.close()
+    assert len(out) == len(mine) and [s.table for s in spans] == ["t_int"]
+    assert all(e.after_key or e.before_key for e in out if e.table == "t_int")
+    assert all(e.after_key is None and e.before_key is None for e in out if e.table == "t_ci")

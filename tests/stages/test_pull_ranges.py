@@ -282,7 +282,7 @@ def test_parallel_ranges_write_the_sequential_reads_key_texts_or_none(window, sp
         cycle = SimpleNamespace(source=uri, config=cfg, changefeed_id="pr-feed", run_id=way,
                                 folder=RunFolder(str(tmp_path), "pr-feed", way))
         win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
-        keys = (SchemaTracker(), sink, None)
+        keys = {"tracker": SchemaTracker(), "sink": sink, "sql_mode": None}
         if way == "sequential":
             read_sequentially(cycle, win, 4242, keys)
         else:

@@ -31,16 +31,18 @@ def pull(spark, cycle: Cycle) -> contracts.PullResult:
                                 events_held=pulled.events_held, **detail)
 
 
-def stamper_spec(cycle: Cycle, window: contracts.Window) -> tuple:
+def stamper_spec(cycle: Cycle, window: contracts.Window) -> dict:
     """What keys the window's row events (stages.pull_keys.KeyStamper): the tracked schema at
-    the window's start, the downstream's connection parameters, the config's sql-mode."""
+    the window's start, the downstream's connection parameters, the config's sql-mode, the
+    table filter's rules."""
     tracker = schema_versions.load(cycle.changefeed_id)
     tracker.rewind(window.start_ts)  # an earlier attempt's versions of this window: followed again
-    return tracker, cycle.sink.connection_args(cycle.sink_options), cycle.config.sql_mode
+    return {"tracker": tracker, "sink": cycle.sink.connection_args(cycle.sink_options),
+            "sql_mode": cycle.config.sql_mode, "tables": (tuple(cycle.config.rules), cycle.config.case_sensitive)}
 
 
 def read_window(spark, cycle: Cycle, window: contracts.Window, server_id: int,
-                keys: tuple | None = None) -> tuple[contracts.Pulled, dict]:
+                keys: dict | None = None) -> tuple[contracts.Pulled, dict]:
     """Read the window into the raw folder: in ranges where pull_ranges.wanted says so (as
     Spark tasks in `spark`, a session or a pull_ranges.SparkLater, where it is there to run
     them; else in child processes), otherwise sequentially in this process.  `keys`:
@@ -59,7 +61,7 @@ def read_window(spark, cycle: Cycle, window: contracts.Window, server_id: int,
 
 
 def read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int,
-                      keys: tuple | None = None) -> tuple[contracts.Pulled, BinlogReader]:
+                      keys: dict | None = None) -> tuple[contracts.Pulled, BinlogReader]:
     """The window read in this process, into part 0 of the raw folder (`keys`: read_window's)."""
     reader = BinlogReader(cycle.source, server_id, window.start_pos, window.head,
                           prev_ts=window.start_ts, target_ts=window.target_ts)

@@ -24,6 +24,7 @@ from cdcflow.core.errors import CdcflowError
 from cdcflow.core.event import Event
 from cdcflow.ddl.classify import classify
 from cdcflow.ddl.tracker import SchemaTracker, lookup_key
+from cdcflow.filter.table import TableFilter
 from cdcflow.sink.collation_key import KeyFolder
 from cdcflow.sink.compaction import Keyer
 from cdcflow.sink.table_keys import Catalogue, table_key
@@ -41,11 +42,16 @@ class KeyStamper:
     DDL events through `tracker` (the tracked schema at the window's start); `spans` records by
     which key each table's changes were keyed.  `sink`: the downstream's connection parameters
     (its catalogue and its collations' weights); `sql_mode`: the config's, for a DDL the binlog
-    recorded none for; `offset`: added to an event's commit_ts for the tracker's versions (a
-    parallel range's events carry their transaction's number instead of its ts)."""
+    recorded none for; `tables`: the table filter's (rules, case-sensitive), whose tables alone
+    are keyed (the others' rows never reach apply; None: every table); `offset`: added to an
+    event's commit_ts for the tracker's versions (a parallel range's events carry their
+    transaction's number instead of its ts)."""
 
-    def __init__(self, tracker: SchemaTracker, sink: dict | None, sql_mode: str | None, offset: int = 0):
+    def __init__(self, tracker: SchemaTracker, sink: dict | None, sql_mode: str | None,
+                 tables: tuple[tuple[str, ...], bool] | None = None, offset: int = 0):
         self.tracker, self.sink, self.sql_mode, self.offset = tracker, sink, sql_mode, offset
+        # built here: its compiled rules do not pickle, and the spec travels to Spark tasks
+        self.tables = None if tables is None else TableFilter(list(tables[0]), tables[1])
         self.keyer = Keyer({}, KeyFolder({}, sink))
         self.spans: list[KeySpan] = []
         self._open: dict[tuple[str, str], KeySpan] = {}  # each table's latest span
@@ -55,8 +61,9 @@ class KeyStamper:
         self._add: Callable[[Event], None] | None = None
 
     @classmethod
-    def of(cls, spec: tuple) -> "KeyStamper":
-        return cls(*spec)
+    def of(cls, spec: dict) -> "KeyStamper":
+        """From pull.stamper_spec's keywords (plus `offset` for a range)."""
+        return cls(**spec)
 
     def wrap(self, add: Callable[[Event], None]) -> Callable[[Event], None]:
         def stamp(ev: Event) -> None:
@@ -110,6 +117,8 @@ class KeyStamper:
         for ev in held:
             by_table.setdefault((ev.schema, ev.table), []).append(ev)
         for table, events in by_table.items():
+            if self.tables is not None and not self.tables.match_table(*table):
+                continue  # filtered out: neither a key nor the downstream's catalogue asked
             key, collations = self._key(table)
             if key is not None and not self._stamp(table, key, collations, events):
                 key, collations = _NO_KEY

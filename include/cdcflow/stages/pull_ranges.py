@@ -89,7 +89,7 @@ def plan(cycle: Cycle, window: contracts.Window) -> list[Position]:
 
 
 def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
-         starts: list[Position], keys: tuple | None = None) -> tuple[contracts.Pulled, dict]:
+         starts: list[Position], keys: dict | None = None) -> tuple[contracts.Pulled, dict]:
     """Read the ranges starting at `starts` (the last ends at the head) into the raw folder, one
     part each: as Spark tasks in `spark`, or in child processes of this one where it is None.
     `keys`: pull.stamper_spec's, to write key texts (each range follows the window's DDLs from
@@ -99,7 +99,7 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
     ends = [*starts[1:], window.head]
     url, batch_rows = cycle.folder.url, cycle.config.pull_batch_rows
     # a range's events number its transactions from 0: the tracker's versions go above the start
-    spec = None if not keys else (*keys, window.start_ts + 1)
+    spec = None if not keys else {**keys, "offset": window.start_ts + 1}
     reads = [(url, batch_rows, i, cycle.source, range_server_id(server_id, i), s.to_dict(), e.to_dict(), spec)
              for i, (s, e) in enumerate(zip(starts, ends))]
     t0 = time.perf_counter()

@@ -19,7 +19,7 @@ RANGES_FOLDER = "raw-ranges"  # each range's events before their commit ts is kn
 
 
 def read_range(url: str, batch_rows: int, part: int, source, server_id: int, start: dict, end: dict,
-               keys: tuple | None = None) -> str:
+               keys: dict | None = None) -> str:
     """One range read into its part of RANGES_FOLDER (rows go out in bounded batches, however
     large the transaction); what the driver needs of it, as JSON.  `keys`: stages.pull_keys'
     KeyStamper's spec (its events' commit_ts, transaction numbers, offset to follow the
