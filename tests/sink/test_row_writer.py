@@ -76,12 +76,19 @@ def test_deadlock_is_retried():
     assert (len(conn.sql), w.statements, w.rows_written) == (1, 1, 1)
 
 
-def test_persistent_deadlock_becomes_a_retryable_sink_error():
-    conn = FakeConn(fail=failing([pymysql.err.OperationalError(1213, "Deadlock found")] * 5))
+def test_persistent_deadlock_becomes_a_retryable_sink_error(monkeypatch):
+    from cdcflow.sink import row_writer
+
+    waits = []
+    monkeypatch.setattr(row_writer.time, "sleep", waits.append)
+    conn = FakeConn(fail=failing([pymysql.err.OperationalError(1213, "Deadlock found")] * row_writer.STATEMENT_ATTEMPTS))
     with pytest.raises(SinkError) as e:
         RowWriter(conn, batch_rows=10).delete_keys("db", "t", ["id"], [{"id": 1}])
     assert (e.value.code, e.value.retryable, e.value.what) == (1213, True, "DELETE from db.t")
     assert conn.sql == []
+    # waits doubling from 0.05 s, each with jitter of +-50%
+    assert len(waits) == row_writer.STATEMENT_ATTEMPTS - 1
+    assert all(0.025 * 2 ** i <= w <= 0.075 * 2 ** i for i, w in enumerate(waits)), waits
 
 
 def test_other_errors_are_not_retried():

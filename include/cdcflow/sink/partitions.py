@@ -4,14 +4,17 @@ connection of its own (row_writer), returning how many rows and statements it wr
 
 from __future__ import annotations
 
+import time
 from itertools import groupby
 
 import pyarrow as pa
 
+from cdcflow.core.failures import SinkError
 from cdcflow.core.row_codec import decode_image
 from cdcflow.sink.compaction import final_changes
 from cdcflow.sink.connection import connect_with_retry
-from cdcflow.sink.row_writer import RowWriter, StreamingWriter
+from cdcflow.sink.row_writer import (STATEMENT_ATTEMPTS, RowWriter, StreamingWriter, TransactionRolledBack,
+                                     conflict_wait)
 
 # safe-mode = false writes a segment in two passes (Spark jobs): first the keys whose row
 # existed before the segment (DELETE; UPSERT where the downstream indexes the key, else
@@ -65,17 +68,55 @@ def apply_partition_txns(batches, sink: dict, batch_rows: int, keys: dict[str, l
     downstream transaction.  Inside it the changes compact to their final image per key
     (the state at that commit, which is all a transaction shows), never across
     transactions.  A table's transactions all run in one partition, in commit order, so
-    partitions never touch the same rows and cannot deadlock each other."""
+    partitions never touch the same rows and cannot deadlock each other; a lock conflict with
+    another writer (the downstream's own traffic, the tables foreign keys bind) rolls the
+    transaction back, and it runs again whole (write_transaction)."""
     def write(w: StreamingWriter, conn) -> None:
+        w.writer.in_transaction = True
         rows = _change_rows(batches, "commit_ts")
         for _txn, changes in groupby(rows, key=lambda r: (r[0], r[1], r[6])):
-            conn.begin()
-            for schema, table, _part, _key, kind, image, ts in final_changes(changes):
-                w.add(schema, table, kind, decode_image(image), ts)
-            w.close()
-            conn.commit()
+            write_transaction(w, conn, final_changes(changes))
 
     yield _run_partition(sink, batch_rows, keys, write, generated)
+
+
+RETAINED_CHANGES = 100_000  # a transaction's final changes kept to run it again after a lock conflict
+
+
+def write_transaction(w: StreamingWriter, conn, finals) -> None:
+    """One upstream transaction's final changes to a table in one downstream transaction, run
+    again whole when a lock conflict rolls it back (a deadlock undoes every statement before the
+    one refused: running that one alone would commit the transaction in part).  One larger than
+    RETAINED_CHANGES is not kept: its conflict fails the partition (retryable; the cycle's
+    replay writes it again)."""
+    source, kept = iter(finals), []  # kept: the changes taken from `finals` so far
+
+    def add(change) -> None:
+        schema, table, _part, _key, kind, image, ts = change
+        w.add(schema, table, kind, decode_image(image), ts)
+
+    for attempt in range(STATEMENT_ATTEMPTS):
+        counts = w.writer.counts()
+        conn.begin()
+        try:
+            for change in kept or ():
+                add(change)
+            for change in source:
+                if kept is not None:
+                    kept.append(change)
+                    if len(kept) > RETAINED_CHANGES:
+                        kept = None
+                add(change)
+            w.close()
+            conn.commit()
+            return
+        except TransactionRolledBack as e:
+            conn.rollback()
+            w.discard()
+            w.writer.restore(counts)
+            if kept is None or attempt == STATEMENT_ATTEMPTS - 1:
+                raise SinkError(e.what, e.cause) from None
+            time.sleep(conflict_wait(attempt))
 
 
 def _change_rows(batches, *extra: str):

@@ -18,6 +18,7 @@ by one instead (apply_ordered).
 
 from __future__ import annotations
 
+import random
 import time
 from typing import Iterable
 
@@ -29,6 +30,26 @@ from cdcflow.sink.enum_error_value import write_error_values
 
 MAX_STATEMENT_BYTES = 4 * 1024 * 1024
 DUPLICATE_ENTRY = 1062
+# a deadlock and a lock wait timeout: another writer held the rows (concurrent REPLACEs over
+# shared unique values, the downstream's own traffic); the statement's effect is undone
+LOCK_CONFLICTS = (1213, 1205)
+STATEMENT_ATTEMPTS = 8  # waits of 0.05 s doubling to 3.2 s, 6.35 s in all, each with jitter
+
+
+def conflict_wait(attempt: int) -> float:
+    """The wait before the next attempt after `attempt` (0-based) lock conflicts: doubling, with
+    jitter, so that the writers that collided do not collide again in step."""
+    return 0.05 * 2 ** attempt * random.uniform(0.5, 1.5)
+
+
+class TransactionRolledBack(Exception):
+    """A lock conflict inside the writer's explicit transaction: a deadlock rolls the whole
+    transaction back, so the statement alone cannot be run again; the caller runs the
+    transaction again (partitions.apply_partition_txns)."""
+
+    def __init__(self, what: str, cause: Exception):
+        super().__init__(what, cause)
+        self.what, self.cause = what, cause
 
 
 def qualified(schema: str, table: str) -> str:
@@ -45,6 +66,14 @@ class RowWriter:
         self.rows_written = 0
         self.statements = 0
         self.fallbacks = 0  # UPSERT statements refused for a duplicate and written as DELETE + REPLACE
+        self.in_transaction = False  # statements run inside the caller's explicit transaction
+
+    def counts(self) -> tuple[int, int, int]:
+        return self.rows_written, self.statements, self.fallbacks
+
+    def restore(self, counts: tuple[int, int, int]) -> None:
+        """The counts as they were before a transaction that was rolled back."""
+        self.rows_written, self.statements, self.fallbacks = counts
 
     def _run(self, sql: str, what: str, rows: list | None = None, key: list[str] | None = None,
              table: tuple[str, str] | None = None, on_duplicate=None, holds=None) -> bool:
@@ -54,16 +83,19 @@ class RowWriter:
         refuses the statement for a duplicate unique value (a transactional table undid all of
         it; the rows are written again whole in any case).  `holds`: enum_error_value's, for rows
         without images.  False when on_duplicate wrote them (and counted them)."""
-        for attempt in range(5):
+        for attempt in range(STATEMENT_ATTEMPTS):
             try:
                 with self.conn.cursor() as cur:
                     cur.execute(sql)
                 self.statements += 1
                 return True
             except pymysql.err.OperationalError as e:
-                # deadlocks between partitions that touch the same unique values: retry
-                if error_code(e) in (1205, 1213) and attempt < 4:
-                    time.sleep(0.05 * (attempt + 1))
+                # partitions that touch the same unique values lock each other: the statement
+                # (autocommitted) is run again once the other has gone on
+                if error_code(e) in LOCK_CONFLICTS and self.in_transaction:
+                    raise TransactionRolledBack(what, e) from None
+                if error_code(e) in LOCK_CONFLICTS and attempt < STATEMENT_ATTEMPTS - 1:
+                    time.sleep(conflict_wait(attempt))
                     continue
                 raise SinkError(what, e) from None
             except pymysql.MySQLError as e:
@@ -230,6 +262,12 @@ class StreamingWriter:
             self.writer.delete_keys(schema, table, self.keys[f"{schema}.{table}"], [i for i, _ in pending],
                                     counted=deleted)
             self.held -= deleted  # a REPLACEd row is held until its upsert is written
+
+    def discard(self) -> None:
+        """Forget what is pending (its transaction was rolled back and runs again)."""
+        self.deletes.clear()
+        self.upserts.clear()
+        self.held = 0
 
     def close(self) -> None:
         for schema, table in list(self.deletes):
