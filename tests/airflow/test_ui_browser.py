@@ -435,7 +435,22 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         frame = 'iframe[src="cdcflow/ui"][title="Changefeeds"]'
         expect(page.locator(frame)).to_be_attached()
         expect(page.frame_locator(frame).locator("#summary")).to_have_text("6 changefeeds")
+        page_root = page.frame_locator(frame).locator("html")
+        expect(page_root).to_have_attribute("data-theme", "light")
         page.screenshot(path=shot("in-airflow"))
+        # Airflow in dark mode (its choice as its toggle stores it): the page is dark with it, and
+        # follows a toggle without a reload
+        page.evaluate("localStorage.setItem('theme', 'dark')")
+        page.reload()
+        expect(page.frame_locator(frame).locator("#summary")).to_have_text("6 changefeeds")
+        expect(page_root).to_have_attribute("data-theme", "dark")
+        body = page.frame_locator(frame).locator("body")
+        assert body.evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(0, 0, 0)"
+        page.screenshot(path=shot("in-airflow-dark"))
+        page.evaluate("document.documentElement.classList.replace('dark', 'light')")
+        expect(page_root).to_have_attribute("data-theme", "light")
+        assert body.evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(255, 255, 255)"
+        page.evaluate("localStorage.setItem('theme', 'light')")
         # its links open Airflow's page in the whole window, not a second Airflow inside the frame
         page.frame_locator(frame).locator('#changefeeds tr[data-id="ui-normal"]').get_by_role(
             "link", name="DAG", exact=True).click()
