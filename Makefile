@@ -5,6 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.cdcflow-installed
+# make test's workers (pytest-xdist), a test file each at a time; TEST_WORKERS=0 runs the suite in one process
+TEST_WORKERS ?= 2
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
 .PHONY: setup system-packages class-archive binlog-reader test demo bench random-workload dag-test airflow-bootstrap airflow docs docs-reference clean
@@ -61,7 +63,7 @@ $(STAMP): requirements.txt requirements-test.txt constraints.txt pyproject.toml
 	touch $(STAMP)
 
 test: setup
-	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=30
+	$(VENV)/bin/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --durations=30
 
 demo: setup
 	$(PY) -m cdcflow_devtools.demo
