@@ -66,16 +66,29 @@ def spark_connect(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def spark():
-    """One embedded Spark for the whole session: the tests that take it and the cycles the
-    in-process CLI runs (its getOrCreate finds this one) share one warm JVM."""
+def _embedded_sessions():
+    """The embedded Spark sessions the `spark` fixture started (the last one is live)."""
+    started = []
+    try:
+        yield started
+    finally:
+        if started:
+            started[-1].stop()
+
+
+@pytest.fixture
+def spark(_embedded_sessions):
+    """One embedded Spark for the tests that take it and the cycles the in-process CLI runs (its
+    getOrCreate finds this one): one warm JVM for the whole session, started again only when a
+    test's code stopped it (a stage run as a DAG task stops the session it opened, which in this
+    process is this one), whatever order the tests run in."""
     from cdcflow.spark.session import get_session
 
-    session = get_session("cdcflow-test")
-    try:
-        yield session
-    finally:
-        session.stop()
+    live = _embedded_sessions[-1] if _embedded_sessions else None
+    if live is None or live.sparkContext._jsc is None:  # never started, or stopped
+        live = get_session("cdcflow-test")
+        _embedded_sessions.append(live)
+    return live
 
 
 @pytest.fixture

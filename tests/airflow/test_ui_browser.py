@@ -442,7 +442,9 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         # follows a toggle without a reload
         page.evaluate("localStorage.setItem('theme', 'dark')")
         page.reload()
-        expect(page.frame_locator(frame).locator("#summary")).to_have_text("6 changefeeds")
+        frame = "iframe"  # the plugin's, the only one (after a reload Airflow renders it with other attributes)
+        expect(page.frame_locator(frame).locator("#summary")).to_have_text("6 changefeeds", timeout=60_000)
+        page_root = page.frame_locator(frame).locator("html")
         expect(page_root).to_have_attribute("data-theme", "dark")
         body = page.frame_locator(frame).locator("body")
         assert body.evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(0, 0, 0)"
