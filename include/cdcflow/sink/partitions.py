@@ -99,7 +99,7 @@ def write_transaction(w: StreamingWriter, conn, finals) -> None:
         counts = w.writer.counts()
         conn.begin()
         try:
-            for change in kept or ():
+            for change in kept:  # an attempt after the first: what the first took, again
                 add(change)
             for change in source:
                 if kept is not None:

@@ -92,11 +92,12 @@ class RowWriter:
             except pymysql.err.OperationalError as e:
                 # partitions that touch the same unique values lock each other: the statement
                 # (autocommitted) is run again once the other has gone on
-                if error_code(e) in LOCK_CONFLICTS and self.in_transaction:
-                    raise TransactionRolledBack(what, e) from None
-                if error_code(e) in LOCK_CONFLICTS and attempt < STATEMENT_ATTEMPTS - 1:
-                    time.sleep(conflict_wait(attempt))
-                    continue
+                if error_code(e) in LOCK_CONFLICTS:
+                    if self.in_transaction:
+                        raise TransactionRolledBack(what, e) from None
+                    if attempt < STATEMENT_ATTEMPTS - 1:
+                        time.sleep(conflict_wait(attempt))
+                        continue
                 raise SinkError(what, e) from None
             except pymysql.MySQLError as e:
                 # a refused ENUM error value is written non-strict; what stands then may be a duplicate

@@ -9,7 +9,7 @@ written by an older cdcflow lacks are added.
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import sqlalchemy as sa
 
@@ -29,11 +29,8 @@ def _create_private(address: str) -> None:
     POSIX lock this process holds on it, SQLite's own included, and a process whose shared lock
     is gone lets another one that closes last checkpoint and delete the write-ahead log this
     process still writes into (its commits would then be lost)."""
-    path = address.removeprefix("sqlite:///")
-    try:
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
-    except FileExistsError:
-        pass
+    with suppress(FileExistsError):
+        os.close(os.open(address.removeprefix("sqlite:///"), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 _engines: dict[str, sa.Engine] = {}
