@@ -65,7 +65,9 @@ def follow_toggle(changefeed_id: str, paused: bool) -> str | None:
 
 
 def check_trigger(changefeed_id: str, conf: dict) -> None:
-    """The page's and prepare's one check of a run's conf (runner.modes.cycle_request)."""
+    """The one check of a run before it exists, for Airflow's trigger form and REST API (this
+    middleware) and the page: its conf as prepare reads it (runner.modes.cycle_request), and the
+    pool its Spark tasks need (require_spark_pool)."""
     from cdcflow.core.home import Home  # lazy: at request time
     from cdcflow.core.spec_store import spec_exists
     from cdcflow.runner.modes import cycle_request
@@ -74,6 +76,24 @@ def check_trigger(changefeed_id: str, conf: dict) -> None:
     with Home(use_cdcflow_home()).entered():
         if spec_exists(changefeed_id):  # a DAG whose spec is gone: Airflow answers, its run does nothing
             cycle_request(changefeed_id, conf)
+            require_spark_pool(changefeed_id)
+
+
+def require_spark_pool(changefeed_id: str) -> None:
+    """Refuse a run while Airflow has no `cdcflow_spark` pool: the scheduler leaves the tasks of a
+    pool that does not exist scheduled forever, and says so only in its own log."""
+    from airflow.models.pool import Pool  # lazy: Airflow's ORM, on the API server at request time
+    from airflow.utils.session import create_session
+
+    from cdcflow.core.errors import AIRFLOW_POOL_MISSING, REMEDIES
+    from cdcflow_airflow.operators import SPARK_POOL
+
+    with create_session() as session:
+        if Pool.get_pool(SPARK_POOL, session=session) is not None:
+            return
+    raise CdcflowError(f"Airflow has no pool {SPARK_POOL}, which the Spark tasks of every changefeed DAG run in: "
+                       "the scheduler would never start this run's pull", changefeed=changefeed_id,
+                       code=AIRFLOW_POOL_MISSING, hint=REMEDIES[AIRFLOW_POOL_MISSING])
 
 
 async def _body(receive) -> tuple[bytes, list]:

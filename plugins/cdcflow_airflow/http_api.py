@@ -35,7 +35,8 @@ from cdcflow.core.errors import API_INVALID_PARAM, CHANGEFEED_NOT_EXISTS, Cdcflo
 from cdcflow.core.home import Home
 from cdcflow.core.spec_store import load_spec
 from cdcflow.core.wording import PAGE as PAGE_WORDS
-from cdcflow.runner.modes import cycle_request, modes_for
+from cdcflow.runner.modes import modes_for
+from cdcflow_airflow.airflow_api_guard import check_trigger
 from cdcflow_airflow.dag_factory import dag_id_for, use_cdcflow_home
 from cdcflow_airflow.dag_runs import utc_text
 
@@ -142,7 +143,7 @@ def _resume(changefeed_id: str, overwrite: str | int | None, dry_run: bool) -> d
 def _check_run_request(changefeed_id: str, conf: dict) -> dict:
     """The run's conf as the DAG's prepare task will read it, refused here if it would fail there."""
     load_spec(changefeed_id)  # a changefeed that does not exist is a 404, not a DAG run
-    cycle_request(changefeed_id, conf)
+    check_trigger(changefeed_id, conf)
     return conf
 
 

@@ -51,6 +51,18 @@ def _runs() -> int:
         return session.scalar(select(func.count()).select_from(DagRun).where(DagRun.dag_id == f"changefeed__{CID}"))
 
 
+def _spark_pool(slots: int | None) -> None:
+    """The cdcflow_spark pool with `slots`, or none."""
+    from airflow.models.pool import Pool
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        if slots is None:
+            session.query(Pool).filter(Pool.pool == "cdcflow_spark").delete()
+        else:
+            Pool.create_or_update_pool("cdcflow_spark", slots, "cdcflow Spark work", False, session=session)
+
+
 def test_toggle_is_the_changefeeds_pause_and_a_trigger_is_checked_first(mariadb_pair, cdcflow_home, airflow_auth,
                                                                          capsys):
     from airflow.api_fastapi.app import create_app
@@ -108,6 +120,13 @@ def test_toggle_is_the_changefeeds_pause_and_a_trigger_is_checked_first(mariadb_
     assert answer.status_code == 403 and "backfill" not in answer.text
     assert _runs() == 0
 
+    # a good conf while Airflow has no pool for the Spark tasks: refused too (its scheduler would
+    # never start them); with the pool made, the trigger is Airflow's, unchanged
+    _spark_pool(None)
+    answer = api.post(f"{DAG}/dagRuns", headers=admin, json={"logical_date": None, "conf": {"mode": "dry-run"}})
+    assert answer.status_code == 400 and "Airflow has no pool cdcflow_spark" in answer.json()["detail"], answer.json()
+    assert "make airflow-bootstrap" in answer.json()["detail"] and _runs() == 0
+    _spark_pool(2)
     # a good trigger is Airflow's, unchanged: a queued run of the unpaused DAG
     answer = api.post(f"{DAG}/dagRuns", headers=admin, json={"logical_date": None, "conf": {"mode": "dry-run"}})
     assert answer.status_code == 200 and answer.json()["conf"] == {"mode": "dry-run"}, answer.json()

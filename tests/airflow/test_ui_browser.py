@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -35,13 +36,16 @@ from cdcflow import cli
 from cdcflow.changefeed import feed_state
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
+from cdcflow_devtools.airflow_bootstrap import load_settings
+from cdcflow_devtools.checkout import PROJECT
 from cdcflow_devtools.mariadb import free_port
-from cdcflow.store import metastore, snapshots
+from cdcflow.store import metastore, snapshots, verify_results
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
 
 START_TIMEOUT = 300  # a first start migrates a fresh metadata DB; under a loaded CI machine that took over 150 s once
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"  # Debian's, not a Playwright download
+SETTINGS = PROJECT / "airflow_settings.yaml"  # the pool and connections make airflow applies
 PASSWORDS = {"admin": "admin-pw", "viewer": "viewer-pw"}  # the simple auth manager's users, by role name
 
 
@@ -158,6 +162,45 @@ def wait_run(base: str, token: str, dag_id: str, run_id: str) -> str:
     return run[1]["state"]
 
 
+def trigger_form(page, mode: str, start_ts: str | None = None):
+    """Airflow's trigger form on a DAG's page, filled as a person fills it and sent; its dialog."""
+    page.get_by_role("button", name="Trigger Dag").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_role("combobox").first.click()  # the Mode Param: an enum, a select
+    page.get_by_role("option", name=mode, exact=True).click()
+    if start_ts is not None:
+        dialog.locator("#element_start_ts").fill(start_ts)
+    dialog.get_by_role("button", name="Trigger", exact=True).click()
+    return dialog
+
+
+@contextmanager
+def rows_flowing(server, table: str, first: int):
+    """A thread inserting rows into `table` (id, v), ids from `first`, until the block ends;
+    yields how many it wrote so far."""
+    stop, count = threading.Event(), [0]
+
+    def write() -> None:
+        conn = server.connect()
+        try:
+            with conn.cursor() as cur:
+                while not stop.is_set():
+                    cur.execute(f"INSERT INTO {table} VALUES (%s, 'flowing')", (first + count[0],))
+                    conn.commit()
+                    count[0] += 1
+                    stop.wait(0.2)
+        finally:
+            conn.close()
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        yield lambda: count[0]
+    finally:
+        stop.set()
+        writer.join(timeout=30)
+
+
 @contextmanager
 def chromium_page():
     """A page of Debian's headless Chromium driven by Playwright (no browser download): clicks
@@ -228,6 +271,14 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
     # its first parse, and a conf the run would refuse is refused before a run exists
     dags = standalone + "/api/v2/dags/changefeed__ui-failed"
     assert wait_for_dag(standalone, admin, "changefeed__ui-failed")["is_paused"] is False
+    # a trigger while Airflow lacks the pool of the Spark tasks: refused before a run exists (the
+    # scheduler would hold its pull forever), then the pool made as make airflow-bootstrap makes it
+    status, refused = request(dags + "/dagRuns", admin, "POST", {"logical_date": None, "conf": {"mode": "catch-up"}})
+    assert status == 400 and "Airflow has no pool cdcflow_spark" in str(refused["detail"]), refused
+    assert "make airflow-bootstrap" in str(refused["detail"]), refused
+    for pool in load_settings(SETTINGS)["pools"]:
+        assert request(standalone + "/api/v2/pools", admin, "POST",
+                       {"name": pool["pool_name"], "slots": pool["pool_slot"]})[0] == 201
     for conf, words in (({"mode": "backfill", "start_ts": "yesterday-ish"}, "yesterday-ish"),
                         ({"mode": "backfill", "start_ts": "2999-01-01"}, "is later than the current TSO"),
                         ({"mode": "catch-up", "start-ts": "now"}, "a run takes only mode, start_ts, target_ts")):
@@ -408,11 +459,9 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         run = dag_runs["dag_runs"][0]
         assert run["run_type"] == "manual" and run["conf"]["mode"] == "catch-up" and run["triggering_user_name"] == "admin"
         assert run["dag_run_id"] in said
-        # it starts (a paused DAG would hold it queued): its first task is taken up
-        deadline = time.time() + START_TIMEOUT
-        while request(f"{walk_dag}/dagRuns/{run['dag_run_id']}", admin)[1]["start_date"] is None:
-            assert time.time() < deadline, "the triggered run never started"
-            time.sleep(0.5)
+        # it runs to success (a paused DAG would hold it queued), and the rows are downstream
+        assert wait_run(standalone, admin, "changefeed__ui-walk", run["dag_run_id"]) == "success"
+        assert down.query("SELECT id, v FROM ui_walk.t ORDER BY id") == [(1, "one"), (2, "two")]
         assert request(walk_dag, admin)[1]["is_paused"] is False
 
         # Airflow's toggle is the changefeed's pause: switched off there, the page shows it stopped
@@ -428,6 +477,32 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         assert metastore.get_feed("ui-walk").state == "normal"
         assert request(walk_dag, admin)[1]["is_paused"] is False
         expect(page.locator('#detail-fields dd[data-field="State"]')).to_have_text("normal")
+
+        # Airflow's own trigger form (its Params): a start_ts that is no ts and one in the future are
+        # refused in the form itself, in the words a run's check would use, and no run exists
+        page.goto(f"{standalone}/dags/changefeed__ui-walk")
+        for start_ts, words in (("yesterday-ish", "trigger parameter start_ts: 'yesterday-ish' is neither a TSO"),
+                                ("2999-01-01", "is later than the current TSO")):
+            dialog = trigger_form(page, "backfill", start_ts)
+            expect(dialog).to_contain_text(words)
+            page.screenshot(path=shot("form-refused"))
+            page.keyboard.press("Escape")
+            expect(dialog).to_have_count(0)
+        assert request(f"{walk_dag}/dagRuns", admin)[1]["total_entries"] == 1
+        # verify from the form while rows flow upstream: its run catches up within itself, so the
+        # rows written before and during it are compared applied, and it ends equal
+        with rows_flowing(up, "ui_walk.t", first=100) as written:
+            expect(trigger_form(page, "verify")).to_have_count(0)  # the run is created: the form closes
+            expect(page.get_by_role("status").filter(has_text="Dag Run Triggered").first).to_be_visible()
+            verify_run = [r for r in request(f"{walk_dag}/dagRuns", admin)[1]["dag_runs"]
+                          if r["conf"].get("mode") == "verify"]
+            assert len(verify_run) == 1 and verify_run[0]["triggering_user_name"] == "admin", verify_run
+            assert wait_run(standalone, admin, "changefeed__ui-walk", verify_run[0]["dag_run_id"]) == "success"
+        assert written() > 0
+        last = verify_results.last("ui-walk")
+        assert last is not None and last["status"] == "equal", last
+        page.goto(standalone + "/cdcflow/ui#ui-walk")
+        expect(page.locator('#detail-fields dd[data-field="Last verify"]')).to_contain_text("equal at ")
 
         # the page inside the Airflow UI: the plugin's nav entry renders it in a sandboxed iframe,
         # where its script runs and its calls carry the login

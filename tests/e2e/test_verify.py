@@ -254,6 +254,24 @@ def test_rows_the_changefeed_has_not_applied_yet(feed, capsys, monkeypatch):
     assert rc == 0 and result["status"] == "equal" and result["rechecks"] == 1, err
 
 
+def test_rows_written_while_verify_runs_are_not_what_it_compares(feed, capsys, monkeypatch):
+    """The upstream keeps writing while verify waits for the changefeed: the rows it found differing
+    are compared again once applied, and rows that appear only later are not this verify's."""
+    up, down, changefeed_id = feed
+    up.execute(f"INSERT INTO {S}.t (id) VALUES (60)")  # not applied when verify starts
+    later = iter(range(61, 70))
+
+    def a_cycle_runs_then_a_row_comes(seconds):
+        assert cli_run(capsys, changefeed_id)[0] == 0
+        up.execute(f"INSERT INTO {S}.t (id) VALUES ({next(later)})")  # after the cycle: not yet applied
+
+    monkeypatch.setattr(live, "_sleep", a_cycle_runs_then_a_row_comes)
+    rc, result, err = verify(capsys, changefeed_id, "--wait", "5m")
+    assert rc == 0 and result["status"] == "equal" and result["rechecks"] == 1, (err, result["differences"])
+    assert up.query(f"SELECT COUNT(*) FROM {S}.t WHERE id > 60") == [(1,)]  # a row came while it ran
+    assert cli_run(capsys, changefeed_id)[0] == 0
+
+
 def test_an_unreachable_downstream_or_unknown_changefeed_is_one_line(feed, capsys):
     from cdcflow.core.spec_store import load_spec, save_spec
     from cdcflow_devtools.mariadb import free_port

@@ -84,6 +84,7 @@ STAGE_FAILED = Code("ErrStageFailed",            True, "a stage failed unexpecte
 STAGE_BUG = Code("ErrStageBug",                  False, "a stage failed on a ValueError or TypeError: a bug no retry fixes")
 API_INVALID_PARAM = Code("ErrAPIInvalidParam",    False, "an HTTP API request parameter is invalid")
 TASK_FAILED = Code("ErrTaskFailed",              True, "an Airflow task of the cycle failed")
+AIRFLOW_POOL_MISSING = Code("ErrAirflowPoolMissing", False, "a trigger while Airflow lacks the pool of the Spark tasks")
 
 CODES: dict[str, Code] = {c: c for c in globals().values() if isinstance(c, Code)}
 
@@ -146,6 +147,8 @@ REMEDIES: dict[str, str] = {
     STAGE_BUG: "a bug no retry fixes: report it with the message and `cdcflow --debug`'s trace",
     API_INVALID_PARAM: "fix the request parameter the message names",
     TASK_FAILED: "read the failed task's log; the next cycle after the backoff retries",
+    AIRFLOW_POOL_MISSING: "create the pool: `make airflow-bootstrap` (airflow_settings.yaml), or "
+                          "`airflow pools set cdcflow_spark 2 'cdcflow Spark work'`; then trigger again",
 }
 
 

@@ -7,6 +7,7 @@ result."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -273,22 +274,49 @@ def verify(changefeed_id: str, source, up_args: dict, down_args: dict, rules: li
             differing = [k for k, r in results.items() if r["up"] != r["down"]]
             # without writes during the pass, and everything before it applied, a difference is final
             final = already and head.key() == seen_at.key()
+            watched = {k: _rows(results[k]) for k in differing}  # the rows the first pass found differing
             rechecks, applied, deadline = 0, True, time.monotonic() + options.wait_seconds
             while differing and not final and rechecks < options.rechecks:
                 applied = live.wait_applied(changefeed_id, head, max(0.0, deadline - time.monotonic()),
                                             checkpoint_moves)
                 if not applied:
                     break
-                seen_at = head
                 results.update({(r["table"], r["chunk"]): r
                                 for r in _compare_all(pool, sessions, [tasks[k] for k in differing])})
                 rechecks += 1
                 head = live.head(source)
-                differing = [k for k in differing if results[k]["up"] != results[k]["down"]]
-                final = head.key() == seen_at.key()
+                final = True
+                for k in differing:
+                    final &= _recheck(results[k], watched[k])
+                differing = [k for k in differing if results[k]["diffs"]]
+            # a difference whose upstream row kept changing was never seen applied: not yet applied
+            applied = applied and (final or not differing)
     finally:
         sessions.close()
     return _result(changefeed_id, plans, table_problems, results, differing, applied, rechecks, t0)
+
+
+def _row_id(diff: dict) -> str:
+    return json.dumps(diff["key"], sort_keys=True, default=str)
+
+
+def _rows(result: dict) -> dict[str, dict | None]:
+    """A chunk's differing rows: the upstream's values of each, by its key."""
+    return {_row_id(d): d["upstream"] for d in result["diffs"]}
+
+
+def _recheck(result: dict, watched: dict[str, dict | None]) -> bool:
+    """A chunk compared again once the checkpoint passed the upstream's head of the pass before,
+    narrowed to the rows that pass found differing (`watched`, updated to this pass's values): a
+    row that differs only now was written while this verify ran, after the state it compares.
+    Whether every row still differing is final: its upstream values are those the pass before
+    saw, so the change that made them is applied, and the row still differs."""
+    result["diffs"] = [d for d in result["diffs"] if _row_id(d) in watched]
+    now = _rows(result)
+    final = all(watched[row] == values for row, values in now.items())
+    watched.clear()
+    watched.update(now)
+    return final
 
 
 def _result(changefeed_id, plans, table_problems, results, differing, applied, rechecks, t0) -> tuple[dict, str]:
