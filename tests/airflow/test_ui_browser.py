@@ -485,19 +485,23 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
                                 ("2999-01-01", "is later than the current TSO")):
             dialog = trigger_form(page, "backfill", start_ts)
             expect(dialog).to_contain_text(words)
+            # the form's help names the oldest start ts, as the page looked it up (the DAG parsed since)
+            expect(dialog).to_contain_text(f"The oldest the upstream still holds: {oldest.split()[3]} (")
             page.screenshot(path=shot("form-refused"))
             page.keyboard.press("Escape")
             expect(dialog).to_have_count(0)
         assert request(f"{walk_dag}/dagRuns", admin)[1]["total_entries"] == 1
-        # verify from the form while rows flow upstream: its run catches up within itself, so the
-        # rows written before and during it are compared applied, and it ends equal
+        # a catch-up from the form, then verify from the form, while rows flow upstream: verify's run
+        # catches up within itself, so the rows written before and during it are compared applied
         with rows_flowing(up, "ui_walk.t", first=100) as written:
-            expect(trigger_form(page, "verify")).to_have_count(0)  # the run is created: the form closes
-            expect(page.get_by_role("status").filter(has_text="Dag Run Triggered").first).to_be_visible()
-            verify_run = [r for r in request(f"{walk_dag}/dagRuns", admin)[1]["dag_runs"]
-                          if r["conf"].get("mode") == "verify"]
-            assert len(verify_run) == 1 and verify_run[0]["triggering_user_name"] == "admin", verify_run
-            assert wait_run(standalone, admin, "changefeed__ui-walk", verify_run[0]["dag_run_id"]) == "success"
+            for mode in ("catch-up", "verify"):
+                expect(trigger_form(page, mode)).to_have_count(0)  # the run is created: the form closes
+                expect(page.get_by_role("status").filter(has_text="Dag Run Triggered").first).to_be_visible()
+                runs = [r for r in request(f"{walk_dag}/dagRuns", admin)[1]["dag_runs"] if r["conf"].get("mode") == mode]
+                assert len(runs) == (2 if mode == "catch-up" else 1), runs  # the page's catch-up, and this one
+                run = max(runs, key=lambda r: r["queued_at"])
+                assert run["triggering_user_name"] == "admin" and run["triggered_by"] == "ui", run
+                assert wait_run(standalone, admin, "changefeed__ui-walk", run["dag_run_id"]) == "success"
         assert written() > 0
         last = verify_results.last("ui-walk")
         assert last is not None and last["status"] == "equal", last

@@ -9,8 +9,8 @@ UPDATE CASCADE (on other tables, on children, on themselves: the parent's key sw
 and whole-table deletes cascade), online schema changes as pt-online-schema-change and gh-ost
 run them, downstream tables given keys of their own, DDL from sessions whose character set is
 not UTF-8, transactions that write a MyISAM table and roll back to savepoints, UUID / INET6 /
-INET4 values ending in zero bytes, and an insert-only schema under a value filter (its
-downstream holds what the filter keeps).
+INET4 values ending in zero bytes, and an insert-only schema under a value filter with TiDB's
+functions (its downstream holds what the filter keeps).
 
 Seeded: five fixed seeds run in `make test`; `CDCFLOW_RANDOM_SEED=<seed>` replays one run
 exactly (the statements are written to the test's output as they run, for reading) and
@@ -605,7 +605,20 @@ def _vf_expression(r: random.Random) -> str:
     simple = [f"n > {r.randint(-50, 250)}", f"s = '{_text('abAB ', 3)(r)}'", f"d < '{r.randint(1990, 2010)}-06-01'",
               f"e = '{r.choice(['a', 'b', 'c d'])}'", f"x >= {r.randint(-999, 999)}.5", f"f < {r.uniform(-100, 100):.3f}",
               "n IS NULL", f"s LIKE '{r.choice('abAB')}%'", f"e IN ('a', 'c d')", f"b = '{_text('ab', 2)(r)}'"]
-    left, right = r.sample(simple, 2)
+    # TiDB's functions (filter/mysql_eval.py), each case also in the matrix against the server
+    calls = [f"YEAR(d) < {r.randint(1990, 2010)}", f"MONTH(d) IN (1, 2, {r.randint(3, 12)})",
+             f"DATEDIFF(d, '2000-01-01') > {r.randint(-3000, 3000)}",
+             f"d < DATE_SUB('{r.randint(1995, 2012)}-01-01', INTERVAL {r.randint(1, 5)} YEAR)",
+             f"DATE_FORMAT(d, '%Y-%m') < '{r.randint(1990, 2010)}-06'", "d < CURDATE()",
+             f"CONCAT(s, '-', e) = '{_text('ab', 1)(r)}-a'", f"CHAR_LENGTH(TRIM(s)) > {r.randint(0, 3)}",
+             f"SUBSTRING(s, 1, 1) = '{r.choice('abAB ')}'", f"UPPER(s) LIKE 'A%'", f"s REGEXP '^[ab]+$'",
+             f"LOCATE('b', s) = {r.randint(0, 2)}", f"REPLACE(s, ' ', '') = '{_text('ab', 2)(r)}'",
+             f"MOD(n, {r.randint(2, 7)}) = {r.randint(-1, 3)}", f"ABS(n) < {r.randint(0, 100)}",
+             f"ROUND(x) > {r.randint(-999, 999)}", f"FLOOR(f) = {r.randint(-5, 5)}", f"TRUNCATE(x, 0) < 0",
+             f"GREATEST(COALESCE(n, 0), {r.randint(0, 100)}) = {r.randint(0, 100)}",
+             f"CASE WHEN n > {r.randint(0, 200)} THEN e ELSE 'b' END = 'b'", f"IF(n IS NULL, -1, n) < 0",
+             f"NULLIF(e, 'a') IS NULL", f"CAST(x AS SIGNED) > {r.randint(-999, 999)}", f"HEX(b) LIKE '61%'"]
+    left, right = r.sample(simple + calls * 2, 2)  # the calls more often: each is one of many
     return r.choice([left, f"{left} AND {right}", f"{left} OR {right}", f"NOT ({left})"])
 
 
