@@ -16,6 +16,7 @@ import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -105,30 +106,33 @@ class RowSink:
         holds the segment's rows (a small segment)."""
         from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
 
+        # the segment's rows as a Spark frame, built only when a path reads them: its expression
+        # costs a few py4j calls, most of the time of a small segment written from `local`
+        rows = cache(lambda: rows_df.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= hi)))
         try:
-            rows_df = rows_df.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= hi))
             if local is not None:
                 local = local.filter(pc.greater(local["commit_ts"], lo))
-            return self._write(rows_df, tables, lo, hi, count, local)
+            return self._write(rows, tables, lo, hi, count, local)
         except Exception as e:  # noqa: BLE001 - a row statement the downstream refused, placed in the segment
             err = classify(e, "apply", self.changefeed_id, rows=(lo, hi))
             if err is e:
                 raise
             raise err from e
 
-    def _write(self, rows_df, tables, lo: int, hi: int, count: int, local) -> Written:
+    def _write(self, rows: Callable, tables, lo: int, hi: int, count: int, local) -> Written:
+        """`rows()`: the segment's rows as a Spark frame."""
         from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
 
         written = Written()
         plan = self._plan(tables, hi, written)
         if plan.keys:
-            self._write_keyed(rows_df, plan, len(tables), local, written, (lo, hi))
+            self._write_keyed(rows, plan, len(tables), local, written, (lo, hi))
         for s, t in plan.unkeyed:  # force-replicate: whole rows matched, in commit order
-            changes = (_in_commit_order(rows_df.where((F.col("schema") == s) & (F.col("table") == t)), count)
+            changes = (_in_commit_order(rows().where((F.col("schema") == s) & (F.col("table") == t)), count)
                        .select("op", "before", "after").toLocalIterator())
             written.rows += apply_ordered(self.conn, s, t, changes, plan.generated.get(f"{s}.{t}", frozenset()))
         if plan.bound:
-            written.rows += self._write_bound(rows_df, plan, hi, count)
+            written.rows += self._write_bound(rows(), plan, hi, count)
         return written
 
     def _plan(self, tables: list[tuple[str, str]], hi: int, written: Written) -> _Plan:
@@ -170,7 +174,8 @@ class RowSink:
             plan.unkeyed = [t for t in plan.unkeyed if f"{t[0]}.{t[1]}" not in plan.bound]
         return plan
 
-    def _write_keyed(self, rows_df, plan: _Plan, tables: int, local, written: Written, span: tuple[int, int]) -> None:
+    def _write_keyed(self, rows: Callable, plan: _Plan, tables: int, local, written: Written,
+                     span: tuple[int, int]) -> None:
         keys, generated, sink, batch = plan.keys, plan.generated, self.sink, self.options.max_txn_row
         group = ("schema", "table", "part", "key")  # what compacts to one change
         if self.options.transaction_atomicity == "table":
@@ -192,7 +197,7 @@ class RowSink:
                 pulled = set()
             counts = _write_here(local, keys, pulled, folder, by, order, passes, workers)
         else:
-            counts = _write_in_spark(self.spark, rows_df, keys, pulled, tables, folder, (by, group, order), passes,
+            counts = _write_in_spark(self.spark, rows(), keys, pulled, tables, folder, (by, group, order), passes,
                                      workers)
         written.keyed_by_pull += len(pulled)
         written.keyed_here += len(keys) - len(pulled)
