@@ -12,6 +12,25 @@ import pytest
 
 from cdcflow_devtools.mariadb import MariaDB, start_pair
 
+# The test files that take longest (a full run's durations), first: make test gives each worker a
+# test file at a time (--dist loadfile), and a long file taken last keeps one worker busy alone
+# after the others are done.
+LONGEST_FIRST = (
+    "devtools/test_run_log.py", "devtools/test_airflow_local.py", "airflow/test_dag_stale_and_errors.py",
+    "e2e/test_random_workload.py", "airflow/test_ui_browser.py", "e2e/test_ddl_window.py",
+    "e2e/test_foreign_keys.py", "e2e/test_faults.py", "e2e/test_snapshot_indexes.py", "e2e/test_spark_connect.py",
+    "e2e/test_snapshot.py", "airflow/test_dag_lifecycle.py", "spark/test_class_archive.py", "e2e/test_pipeline.py",
+    "e2e/test_spark_cluster.py",
+)
+
+
+def pytest_collection_modifyitems(items) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    tests = Path(__file__).resolve().parent
+    # a stable sort by file: each file's tests stay together and in their order
+    items.sort(key=lambda item: rank.get(item.path.relative_to(tests).as_posix(), len(rank))
+               if item.path.is_relative_to(tests) else len(rank))
+
 
 @pytest.fixture(scope="session", autouse=True)
 def mariadb_install_once(tmp_path_factory):

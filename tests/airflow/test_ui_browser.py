@@ -162,8 +162,10 @@ def wait_run(base: str, token: str, dag_id: str, run_id: str) -> str:
     return run[1]["state"]
 
 
-def trigger_form(page, mode: str, start_ts: str | None = None):
-    """Airflow's trigger form on a DAG's page, filled as a person fills it and sent; its dialog."""
+def trigger_form(page, dag_page: str, mode: str, start_ts: str | None = None):
+    """Airflow's trigger form on the DAG's page, filled as a person fills it and sent; its dialog.
+    (A trigger takes the browser to the run's page, where the button is a menu.)"""
+    page.goto(dag_page)
     page.get_by_role("button", name="Trigger Dag").click()
     dialog = page.get_by_role("dialog")
     dialog.get_by_role("combobox").first.click()  # the Mode Param: an enum, a select
@@ -480,10 +482,9 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
 
         # Airflow's own trigger form (its Params): a start_ts that is no ts and one in the future are
         # refused in the form itself, in the words a run's check would use, and no run exists
-        page.goto(f"{standalone}/dags/changefeed__ui-walk")
         for start_ts, words in (("yesterday-ish", "trigger parameter start_ts: 'yesterday-ish' is neither a TSO"),
                                 ("2999-01-01", "is later than the current TSO")):
-            dialog = trigger_form(page, "backfill", start_ts)
+            dialog = trigger_form(page, f"{standalone}/dags/changefeed__ui-walk", "backfill", start_ts)
             expect(dialog).to_contain_text(words)
             # the form's help names the oldest start ts, as the page looked it up (the DAG parsed since)
             expect(dialog).to_contain_text(f"The oldest the upstream still holds: {oldest.split()[3]} (")
@@ -495,7 +496,8 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         # catches up within itself, so the rows written before and during it are compared applied
         with rows_flowing(up, "ui_walk.t", first=100) as written:
             for mode in ("catch-up", "verify"):
-                expect(trigger_form(page, mode)).to_have_count(0)  # the run is created: the form closes
+                dialog = trigger_form(page, f"{standalone}/dags/changefeed__ui-walk", mode)
+                expect(dialog).to_have_count(0)  # the run is created: the form closes
                 expect(page.get_by_role("status").filter(has_text="Dag Run Triggered").first).to_be_visible()
                 runs = [r for r in request(f"{walk_dag}/dagRuns", admin)[1]["dag_runs"] if r["conf"].get("mode") == mode]
                 assert len(runs) == (2 if mode == "catch-up" else 1), runs  # the page's catch-up, and this one
