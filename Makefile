@@ -84,7 +84,7 @@ bench: setup
 	  $(if $(LAG_RATES),--lag-rates $(LAG_RATES)) $(if $(LAG_SECONDS),--lag-seconds $(LAG_SECONDS)) \
 	  $(if $(TABLES),--tables $(TABLES))
 
-# The seeded random workload with SEEDS more seeds, drawn at random (make test runs five fixed ones):
+# The seeded random workload with SEEDS more seeds, drawn at random (make test runs three fixed ones):
 # make random-workload [SEEDS=20]; a failing seed is printed and CDCFLOW_RANDOM_SEED=<seed> replays it.
 random-workload: setup
 	CDCFLOW_RANDOM_SEEDS=$(or $(SEEDS),20) $(VENV)/bin/pytest -q -p no:cacheprovider tests/e2e/test_random_workload.py

@@ -25,7 +25,7 @@ import json
 import logging
 import re
 
-from cdcflow.core.errors import CdcflowError
+from cdcflow.core.errors import AIRFLOW_POOL_MISSING, REMEDIES, CdcflowError
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +85,7 @@ def require_spark_pool(changefeed_id: str) -> None:
     from airflow.models.pool import Pool  # lazy: Airflow's ORM, on the API server at request time
     from airflow.utils.session import create_session
 
-    from cdcflow.core.errors import AIRFLOW_POOL_MISSING, REMEDIES
-    from cdcflow_airflow.operators import SPARK_POOL
+    from cdcflow_airflow.operators import SPARK_POOL  # lazy: the operators import the Task SDK
 
     with create_session() as session:
         if Pool.get_pool(SPARK_POOL, session=session) is not None:

@@ -12,7 +12,7 @@ not UTF-8, transactions that write a MyISAM table and roll back to savepoints, U
 INET4 values ending in zero bytes, and an insert-only schema under a value filter with TiDB's
 functions (its downstream holds what the filter keeps).
 
-Seeded: five fixed seeds run in `make test`; `CDCFLOW_RANDOM_SEED=<seed>` replays one run
+Seeded: three fixed seeds run in `make test`; `CDCFLOW_RANDOM_SEED=<seed>` replays one run
 exactly (the statements are written to the test's output as they run, for reading) and
 `make random-workload SEEDS=N` runs N more, drawn at random."""
 
@@ -636,7 +636,7 @@ def _seeds() -> list[int]:
         return [int(os.environ["CDCFLOW_RANDOM_SEED"])]
     if os.environ.get("CDCFLOW_RANDOM_SEEDS"):
         return [random.SystemRandom().randrange(2 ** 32) for _ in range(int(os.environ["CDCFLOW_RANDOM_SEEDS"]))]
-    return [20261125, 7, 4242, 99991, 31337]
+    return [20261125, 7, 4242]
 
 
 @pytest.mark.parametrize("seed", _seeds())
