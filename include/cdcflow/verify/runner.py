@@ -287,7 +287,8 @@ def verify(changefeed_id: str, source, up_args: dict, down_args: dict, rules: li
                 head = live.head(source)
                 final = True
                 for k in differing:
-                    final &= _recheck(results[k], watched[k])
+                    settled, watched[k] = _recheck(results[k], watched[k])
+                    final &= settled
                 differing = [k for k in differing if results[k]["diffs"]]
             # a difference whose upstream row kept changing was never seen applied: not yet applied
             applied = applied and (final or not differing)
@@ -305,18 +306,15 @@ def _rows(result: dict) -> dict[str, dict | None]:
     return {_row_id(d): d["upstream"] for d in result["diffs"]}
 
 
-def _recheck(result: dict, watched: dict[str, dict | None]) -> bool:
+def _recheck(result: dict, watched: dict[str, dict | None]) -> tuple[bool, dict[str, dict | None]]:
     """A chunk compared again once the checkpoint passed the upstream's head of the pass before,
-    narrowed to the rows that pass found differing (`watched`, updated to this pass's values): a
-    row that differs only now was written while this verify ran, after the state it compares.
-    Whether every row still differing is final: its upstream values are those the pass before
-    saw, so the change that made them is applied, and the row still differs."""
+    narrowed to the rows that pass found differing (`watched`): a row that differs only now was
+    written while this verify ran, after the state it compares.  Returns whether every row still
+    differing is final (its upstream values are those the pass before saw, so the change that
+    made them is applied, and the row still differs), and the rows to watch next."""
     result["diffs"] = [d for d in result["diffs"] if _row_id(d) in watched]
     now = _rows(result)
-    final = all(watched[row] == values for row, values in now.items())
-    watched.clear()
-    watched.update(now)
-    return final
+    return all(watched[row] == values for row, values in now.items()), now
 
 
 def _result(changefeed_id, plans, table_problems, results, differing, applied, rechecks, t0) -> tuple[dict, str]:
