@@ -119,7 +119,7 @@ def cmd_update(a) -> int:
                                     "[y/N] ")
 
     changes = commands.update(a.changefeed_id, target_ts=a.target_ts, config_path=a.config, sink_uri=a.sink_uri,
-                              source_uri=a.source_uri, confirm=confirm)
+                              source_uri=a.source_uri, confirm=confirm, copy_tables=not a.no_copy)
     if not changes:
         print(f"Changefeed {a.changefeed_id} already has the values given: nothing to update")
         return 0
@@ -167,6 +167,18 @@ def cmd_replace_ddl(a) -> int:
     changefeed_id, statements = commands.replace_ddl(a.changefeed_id, a.commit_ts, a.sql)
     print(f"Changefeed {changefeed_id}: the DDL at commit ts {a.commit_ts} will be replaced by "
           f"{len(statements)} statement(s); resume the changefeed")
+    return 0
+
+
+def cmd_table_copy(a) -> int:
+    """add-tables / resync-tables: the tables recorded; the cycles join and copy them."""
+    from cdcflow.changefeed import table_commands  # lazy: the upstream's catalogue reader, only for these
+
+    act = table_commands.add_tables if a.command == "add-tables" else table_commands.resync_tables
+    result = act(a.changefeed_id, a.tables)
+    _emit(result)
+    print(f"Changefeed {result['changefeed_id']}: {', '.join(result['tables'])} will be copied by the next cycles "
+          f"(`cdcflow changefeed query -c {result['changefeed_id']}` shows the copy)", file=sys.stderr)
     return 0
 
 
@@ -278,6 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
             s.add_argument("--source-uri", help="a new upstream (a promoted replica after a failover): the "
                                                 "changefeed continues there from its checkpoint's GTID position")
             s.add_argument("--no-confirm", action="store_true", help="apply the changes without asking")
+            s.add_argument("--no-copy", action="store_true",
+                           help="tables a wider filter takes in replicate from the checkpoint on, without their "
+                                "existing rows (by default they join with them, as add-tables does)")
     sk = cf.add_parser("skip-ddl", help="skip the one DDL at a commit ts (a DDL the downstream rejects)")
     sk.add_argument("--changefeed-id", "-c", required=True)
     sk.add_argument("--commit-ts", type=_ts_arg, required=True)
@@ -288,6 +303,15 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--sql", action="append", required=True,
                     help="a statement to run instead (repeat for several, run in order)")
     rp.set_defaults(func=cmd_replace_ddl)
+    for name, helptext in (("add-tables", "take tables into the running changefeed with their existing rows "
+                                          "(the filter names them from now on; the next cycles copy them)"),
+                           ("resync-tables", "copy replicated tables again: each is dropped downstream, created "
+                                             "from the upstream's definition and copied, while the changefeed goes on")):
+        tc = cf.add_parser(name, help=helptext)
+        tc.add_argument("--changefeed-id", "-c", required=True)
+        tc.add_argument("--tables", required=True, metavar="SCHEMA.TABLE[,…]",
+                        help="the tables, commas between them (quote a part in backticks: `my.db`.t)")
+        tc.set_defaults(func=cmd_table_copy)
     v = cf.add_parser("verify", help="compare the changefeed's tables upstream and downstream "
                                      "(exit 0 equal, 2 different, 3 not yet applied)")
     v.add_argument("--changefeed-id", "-c", required=True)

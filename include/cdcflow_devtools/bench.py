@@ -196,14 +196,14 @@ def machine_text() -> str:
             f"load average before the run {load[0]:.2f}")
 
 
-PARTS = ("replication", "scaling", "pull", "launchers", "snapshot", "feeds", "large_txn", "lag", "tables")
+PARTS = ("replication", "scaling", "pull", "launchers", "snapshot", "feeds", "large_txn", "lag", "tables", "join")
 # the parts past the default when PARTS= asks (or SNAPSHOT= / LAG_RATES= / TABLES=); the pull table needs the
 # replication part's window
 DEFAULT_PARTS = ("replication", "scaling", "pull", "launchers")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from cdcflow_devtools import bench_lag, bench_snapshot, bench_tables
+    from cdcflow_devtools import bench_join, bench_lag, bench_snapshot, bench_tables
 
     p = argparse.ArgumentParser(prog="python -m cdcflow_devtools.bench", description=__doc__.split("\n")[0])
     p.add_argument("--parts", default=os.environ.get("BENCH_PARTS"),
@@ -240,11 +240,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--tables", default=None,
                    help="table counts of the tables part, comma-separated (default 100,1000,10000); giving it "
                         "adds the part")
+    p.add_argument("--join", type=int, default=None,
+                   help=f"rows of the table the join part adds to a running changefeed (default "
+                        f"{bench_join.DEFAULT_ROWS:,}); giving it adds the part")
     p.add_argument("--dir", default=str(DEFAULT_DIR), help="where the servers and CDCFLOW_HOME live")
     a = p.parse_args(argv)
     parts = [x.strip() for x in a.parts.split(",") if x.strip()] if a.parts else \
         list(DEFAULT_PARTS) + (["snapshot"] if a.snapshot else []) + (["lag"] if a.lag_rates else []) \
-        + (["tables"] if a.tables else [])
+        + (["tables"] if a.tables else []) + (["join"] if a.join else [])
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         p.error(f"unknown part(s) {', '.join(unknown)}: choose among {', '.join(PARTS)}")
@@ -252,6 +255,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     a.snapshot = _sizes(a.snapshot or ",".join(map(str, bench_snapshot.DEFAULT_SIZES)))
     a.lag_rates = _sizes(a.lag_rates or ",".join(map(str, bench_lag.DEFAULT_RATES)))
     a.tables = a.tables or ",".join(map(str, bench_tables.DEFAULT_SIZES))
+    a.join = a.join or bench_join.DEFAULT_ROWS
     return a
 
 
@@ -275,7 +279,7 @@ def _part(name: str, errors: list[str], run, *args):
 
 def main(argv: list[str] | None = None) -> int:
     from cdcflow_devtools import (
-        bench_feeds, bench_lag, bench_large_txn, bench_launchers, bench_pull, bench_snapshot, bench_tables,
+        bench_feeds, bench_join, bench_lag, bench_large_txn, bench_launchers, bench_pull, bench_snapshot, bench_tables,
     )
 
     a = parse_args(argv)
@@ -319,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         lag = _part("lag", errors, bench_lag.lag_table, a.lag_rates, a.lag_seconds, base) if "lag" in a.parts else None
         tables = _part("tables", errors, bench_tables.tables_table, servers, _sizes(a.tables), home, base) \
             if "tables" in a.parts else None
+        join = _part("join", errors, bench_join.join_table, servers, a.join, home, base) if "join" in a.parts else None
     finally:
         stop_servers(servers)
     x, y = report(main_res, scale, machine) if main_res else (0.0, 0.0)
@@ -329,9 +334,10 @@ def main(argv: list[str] | None = None) -> int:
     bench_large_txn.report(large)
     bench_lag.report(lag)
     bench_tables.report(tables)
+    bench_join.report(join)
     results = {"machine": machine, "parts": a.parts, "main": main_res, "scaling": scale, "pull": pull,
                "launchers": launchers, "snapshot": snap, "feeds": feeds, "large_txn": large, "lag": lag,
-               "tables": tables,
+               "tables": tables, "join": join,
                "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
                "total_seconds": time.perf_counter() - t0}
     if snap:
@@ -342,7 +348,8 @@ def main(argv: list[str] | None = None) -> int:
                   and all(r["consistent"] for e in launchers for r in e["runs"].values())
                   and all(e["identical"] for e in (pull or {}).get("rows", []))
                   and bench_snapshot.consistent(snap) and (feeds or {}).get("consistent", True)
-                  and all(e["consistent"] for e in large or []) and bench_tables.consistent(tables))
+                  and all(e["consistent"] for e in large or []) and bench_tables.consistent(tables)
+                  and (join or {}).get("consistent", True))
     if not consistent:
         print("RESULT: a downstream DIFFERS from the upstream, or verify and pt-table-sync disagree (see above)")
     for e in errors:

@@ -115,6 +115,12 @@ def trigger_params(changefeed_id: str) -> dict[str, Param]:
             title="Target ts",
             description=f"Stop at this ts instead of the changefeed's target-ts: {TS_HELP}.",
         ),
+        "tables": Param(
+            None,
+            type=["null", "string"],
+            title="Tables",
+            description="The tables of mode add-tables or resync-tables: schema.table, commas between them.",
+        ),
     }
 
 

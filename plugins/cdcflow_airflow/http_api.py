@@ -7,7 +7,7 @@ Mounted by the Airflow plugin under URL_PREFIX on Airflow's API server:
     GET  {URL_PREFIX}/api/v2/changefeeds/{id}/status      TiCDC's ChangefeedStatus
     POST {URL_PREFIX}/api/v2/changefeeds/{id}/pause       as `cdcflow changefeed pause`
     POST {URL_PREFIX}/api/v2/changefeeds/{id}/resume      {"overwrite_checkpoint_ts": TS|now|null, "dry_run": bool}
-    POST {URL_PREFIX}/api/v2/changefeeds/{id}/runs        {"mode", "start_ts", "target_ts"}: a DAG run (another key is refused)
+    POST {URL_PREFIX}/api/v2/changefeeds/{id}/runs        {"mode", "start_ts", "target_ts", "tables"}: a DAG run (another key is refused)
     GET  {URL_PREFIX}/ui                                  the page (HTML; it calls the API)
 
 Every route needs Airflow's login (its JWT, as a bearer token or the UI's cookie) and the

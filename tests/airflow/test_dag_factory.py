@@ -107,12 +107,13 @@ def test_trigger_form_params(dagbag):
     from airflow.sdk.definitions.param import ParamValidationError
 
     params = dagbag.dags["changefeed__orders"].params
-    assert params.get_param("mode").schema["enum"] == ["catch-up", "backfill", "dry-run", "verify", "snapshot"]
+    assert params.get_param("mode").schema["enum"] == ["catch-up", "backfill", "dry-run", "verify", "snapshot",
+                                                       "add-tables", "resync-tables"]
     described = params.get_param("mode").description
     assert all(f"{mode}: " in described for mode in MODES), described
     assert "Unpause" not in described
     assert params["mode"] == "catch-up"
-    assert params["start_ts"] is None and params["target_ts"] is None
+    assert params["start_ts"] is None and params["target_ts"] is None and params["tables"] is None
     with pytest.raises(ParamValidationError):
         params.get_param("mode").resolve("replay")
     for name in ("start_ts", "target_ts"):
@@ -359,15 +360,20 @@ def test_cycle_run_ids_are_unique_and_say_airflow(airflow):
 @pytest.mark.parametrize(
     "params, expected",
     [
-        ({"mode": "catch-up"}, {"start_ts": None, "target_ts": None, "dry_run": False, "instead": None}),
+        ({"mode": "catch-up"}, {"start_ts": None, "target_ts": None, "dry_run": False, "instead": None, "copy": None}),
         ({"mode": "catch-up", "start_ts": "", "target_ts": "12345"}, {"start_ts": None, "target_ts": 12345,
-                                                                      "dry_run": False, "instead": None}),
+                                                                      "dry_run": False, "instead": None, "copy": None}),
         ({"mode": "backfill", "start_ts": "1970-01-01 00:00:01"}, {"start_ts": 1000 << 18, "target_ts": None,
-                                                                   "dry_run": False, "instead": None}),
-        ({"mode": "dry-run"}, {"start_ts": None, "target_ts": None, "dry_run": True, "instead": None}),
-        ({"mode": "dry-run", "start_ts": "77"}, {"start_ts": 77, "target_ts": None, "dry_run": True, "instead": None}),
-        ({"mode": "verify"}, {"start_ts": None, "target_ts": None, "dry_run": False, "instead": "verify"}),
-        ({"mode": "snapshot"}, {"start_ts": None, "target_ts": None, "dry_run": False, "instead": "snapshot"}),
+                                                                   "dry_run": False, "instead": None, "copy": None}),
+        ({"mode": "dry-run"}, {"start_ts": None, "target_ts": None, "dry_run": True, "instead": None, "copy": None}),
+        ({"mode": "dry-run", "start_ts": "77"}, {"start_ts": 77, "target_ts": None, "dry_run": True, "instead": None,
+                                                 "copy": None}),
+        ({"mode": "verify"}, {"start_ts": None, "target_ts": None, "dry_run": False, "instead": "verify", "copy": None}),
+        ({"mode": "snapshot"}, {"start_ts": None, "target_ts": None, "dry_run": False, "instead": "snapshot",
+                                "copy": None}),
+        # a changefeed this home does not have: its run does nothing, so its tables are not looked up
+        ({"mode": "add-tables", "tables": "app.b"}, {"start_ts": None, "target_ts": None, "dry_run": False,
+                                                     "instead": None, "copy": None}),
     ],
 )
 def test_cycle_request(airflow, params, expected, tmp_path, monkeypatch):
@@ -387,6 +393,8 @@ def test_cycle_request(airflow, params, expected, tmp_path, monkeypatch):
         ({"mode": "backfill", "start_ts": "yesterday"}, "trigger parameter start_ts"),
         ({"mode": "catch-up", "target_ts": "soon"}, "trigger parameter target_ts"),
         ({"mode": "replay"}, "mode='replay'"),
+        ({"mode": "add-tables"}, "mode add-tables needs tables"),
+        ({"mode": "catch-up", "tables": "app.b"}, "tables is only used by modes add-tables and resync-tables"),
     ],
 )
 def test_cycle_request_errors_name_the_parameter(airflow, params, names):

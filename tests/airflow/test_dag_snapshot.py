@@ -148,3 +148,46 @@ def test_mode_snapshot_waits_for_a_live_cycle_and_replaces_a_dag_run_left_open(m
     assert_consistent(up, down, [s2])
     for s in (up, down):
         s.execute(f"DROP DATABASE {s2}")
+
+
+def test_modes_add_tables_and_resync_tables_copy_tables_while_the_changefeed_runs(mariadb_pair, airflow_home,
+                                                                                  capsys, caplog):
+    """The trigger form's add-tables and resync-tables: the run records the copy and catches up,
+    its apply joining the table; the next runs copy it on while the other table replicates."""
+    from cdcflow.store import table_copies
+
+    up, down = mariadb_pair
+    schema = "dag_at"
+    for s in (up, down):
+        s.execute(f"DROP DATABASE IF EXISTS {schema}")
+    down.execute(f"CREATE DATABASE {schema}", f"CREATE TABLE {schema}.a (id INT PRIMARY KEY, v VARCHAR(20))")
+    up.execute(f"CREATE DATABASE {schema}", f"CREATE TABLE {schema}.a (id INT PRIMARY KEY, v VARCHAR(20))",
+               f"CREATE TABLE {schema}.b (id INT PRIMARY KEY, v VARCHAR(20), UNIQUE KEY uv (v))",
+               f"INSERT INTO {schema}.b SELECT seq, CONCAT('b', seq) FROM {schema}.seq_1_to_3000")
+    create_changefeed(capsys, up, down, "dag-at", f"[filter]\nrules = ['{schema}.a']\n[cdcflow]\n"
+                                                  "snapshot-chunk-size = 200\ntable-copy-seconds = 1\n")
+    dag = parsed_changefeed_dag("dag-at")
+
+    state, log = _run(dag, {**CATCH_UP, "mode": "add-tables"}, capsys, caplog)  # no tables: refused at prepare
+    assert state == "failed" and "changefeed dag-at" in log and "mode add-tables needs tables" in log
+    state, log = _run(dag, {**CATCH_UP, "mode": "add-tables", "tables": f"{schema}.b"}, capsys, caplog)
+    assert state == "success", log[-3000:]
+    assert table_copies.all_of("dag-at")[0]["status"] in ("copying", "replaying", "done")  # the run joined it
+    for i in range(30):
+        if table_copies.all_of("dag-at")[0]["status"] == "done":
+            break
+        up.execute(f"INSERT INTO {schema}.a VALUES ({i}, 'a')",
+                   f"UPDATE {schema}.b SET v = 'moved{i}' WHERE id = {i + 1}")
+        assert _run(dag, CATCH_UP, capsys, caplog)[0] == "success"
+    assert table_copies.all_of("dag-at")[0]["status"] == "done"
+    assert_consistent(up, down, [schema])
+
+    down.execute(f"DELETE FROM {schema}.b WHERE id % 5 = 0")  # damaged downstream: copied again
+    state, log = _run(dag, {**CATCH_UP, "mode": "resync-tables", "tables": f"{schema}.b"}, capsys, caplog)
+    assert state == "success", log[-3000:]
+    for _ in range(30):
+        if table_copies.all_of("dag-at")[0]["status"] == "done":
+            break
+        assert _run(dag, CATCH_UP, capsys, caplog)[0] == "success"
+    assert table_copies.all_of("dag-at")[0]["kind"] == "resync"
+    assert_consistent(up, down, [schema])

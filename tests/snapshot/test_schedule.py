@@ -27,7 +27,7 @@ def _tasks(*tables_chunks: tuple[str, int], after: dict | None = None) -> list[d
             for t, n in tables_chunks for i in range(n)]
 
 
-def _run(todo: list[dict], workers: int) -> tuple[list[tuple], list[list[str]]]:
+def _run(todo: list[dict], workers: int, deadline: float | None = None) -> tuple[list[tuple], list[list[str]]]:
     """(the runs in the order they started, the tables in flight as each started)."""
     started, in_flight, lock = [], [], threading.Lock()
     flying: list[str] = []
@@ -44,7 +44,8 @@ def _run(todo: list[dict], workers: int) -> tuple[list[tuple], list[list[str]]]:
         return [{"table": t["table"], "index": t["chunk"]["index"], "rows": 1, "seconds": 0.0} for t in run]
 
     ended = []
-    runner._schedule("feed", todo, copy, 1, workers, lambda p: None, ended.append)
+    runner._schedule(runner.SnapshotLedger("feed"), todo, copy, 1, workers, lambda p: None, ended.append,
+                     deadline)
     return started, in_flight, ended
 
 
@@ -62,3 +63,12 @@ def test_one_worker_copies_in_the_plans_order_and_parents_first(store):
     started, _, ended = _run(todo, workers=1)
     assert started == [("s.a", 0), ("s.a", 1), ("s.parent", 0), ("s.parent", 1), ("s.child", 0), ("s.child", 1)]
     assert ended == ["s.a", "s.parent", "s.child"]
+
+
+def test_no_chunk_starts_after_the_deadline_and_those_in_flight_end(store):
+    todo = _tasks(("s.a", 6), ("s.b", 6))
+    started, _, _ = _run(todo, workers=2, deadline=time.monotonic() + 0.05)  # a chunk takes 0.02 s here
+    assert 2 <= len(started) < 12, started
+    assert sorted(store) == sorted(started)  # each chunk that started was recorded done
+    nothing, _, _ = _run(todo, workers=2, deadline=time.monotonic() - 1)
+    assert nothing == []

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cdcflow.changefeed import config_update, feed_state, lifecycle, states, upstream_id
+from cdcflow.changefeed import config_update, feed_state, lifecycle, states, table_commands, upstream_id
 from cdcflow.core import ts_input, tso
 from cdcflow.core.config import parse_config
 from cdcflow.core.errors import (
@@ -35,7 +35,7 @@ from cdcflow.core.spec_store import Spec, load_spec, save_spec, spec_exists
 from cdcflow.core.wording import CLI, Words
 from cdcflow.filter import cascade_fk
 from cdcflow.filter.assembled import Filter
-from cdcflow.store import ddl_replacements, metastore, schema_versions, snapshots, verify_results
+from cdcflow.store import ddl_replacements, metastore, schema_versions, snapshots, table_copies, verify_results
 from cdcflow.store.engine import transaction
 
 log = logging.getLogger(__name__)
@@ -455,12 +455,15 @@ def _check_sink_reachable(sink, changefeed_id: str) -> None:
 
 def update(changefeed_id: str, *, target_ts: int | None = None, config_path: str | None = None,
            sink_uri: str | None = None, source_uri: str | None = None,
-           confirm: Callable[[dict], bool] | None = None) -> dict:
+           confirm: Callable[[dict], bool] | None = None, copy_tables: bool = True) -> dict:
     """Change target-ts, config, sink URI or source URI of a stopped or failed changefeed (as
     TiCDC allows; a new source: _check_new_source).  A config file is laid over the current config, as
     TiCDC's update decodes it onto the changefeed's (config_update.overlay): keys it leaves out
     keep their values.  Every value is checked first; then `confirm(changes)` (the CLI shows the
-    diff and asks) decides before anything is written.  Returns {field: (old, new)} of what
+    diff and asks) decides before anything is written.  A config whose filter takes in tables
+    the upstream has makes them join with their existing rows, as add-tables does (`copy_tables`
+    False: they replicate from the checkpoint on, without them): `table_copies` in the changes.
+    Returns {field: (old, new)} of what
     changes (config_text: the texts; upstream_id with a source that is another server); {} when
     the values given are the changefeed's own, and nothing is written."""
     spec, feed = _load(changefeed_id)
@@ -485,6 +488,9 @@ def update(changefeed_id: str, *, target_ts: int | None = None, config_path: str
         text = _new_config_text(spec, config_path)
         if config_update.changed_keys(spec.config_text, text):
             changes["config_text"] = (spec.config_text, text)
+            joining = table_commands.joining_by_update(spec, text) if copy_tables else []
+            if joining:
+                changes["table_copies"] = ([], joining)
     if sink_uri is not None and sink_uri != spec.sink_uri:
         from cdcflow.core.uri import parse_sink_uri  # lazy: credentials and TLS, 8 ms of the start
 
@@ -505,8 +511,12 @@ def update(changefeed_id: str, *, target_ts: int | None = None, config_path: str
                            hint="answer y to apply the changes shown, or pass --no-confirm")
     if "source_uri" in changes:
         _record_new_source(spec.id, feed, gtid)  # before the spec: see there
+    copies = changes.get("table_copies", (None, None))[1]
+    if copies:  # recorded before the filter names them: a table the filter names joins only by its copy
+        table_copies.request(spec.id, copies, table_copies.ADD)
     for name, (_, new) in changes.items():
-        setattr(spec, name, new)
+        if name != "table_copies":
+            setattr(spec, name, new)
     save_spec(spec)
     return changes
 

@@ -17,7 +17,7 @@ from cdcflow.core import tso
 from cdcflow.core.spec_store import Spec, list_specs, load_spec
 from cdcflow.core.stage_names import STAGES
 from cdcflow.core.uri import parse_sink_uri
-from cdcflow.store import metastore, snapshots
+from cdcflow.store import metastore, snapshots, table_copies
 
 NAMESPACE = "default"
 
@@ -63,6 +63,7 @@ def extras(spec: Spec, feed: metastore.FeedState, lag: live_lag.Lag | None = Non
         "retryable": (feed.error or {}).get("retryable"),
         "error_remedy": (feed.error or {}).get("hint"),
         "snapshot": snapshots.progress(feed.id),  # the initial copy (create --snapshot), None without one
+        "table_copies": table_copies.progress(feed.id),  # tables joining with their rows (add-tables, resync-tables)
     }
 
 

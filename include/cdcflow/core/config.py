@@ -507,6 +507,11 @@ class ChangefeedConfig:
     snapshot_workers: int = _key(
         "snapshot-workers", CDCFLOW, 4, "integer 1-1024", _int_between(1, 1024),
         "chunks copied at once")
+    table_copy_seconds: int = _key(
+        "table-copy-seconds", CDCFLOW, 20, "integer ≥ 1", _int_between(1),
+        "how long each cycle copies the rows of tables added to the running changefeed (add-tables, "
+        "resync-tables) after its apply; the copy goes on in the next cycle, the other tables' lag grows by "
+        "at most this much")
     snapshot_point: str = _key(
         "snapshot-point", CDCFLOW, "auto", "\"auto\", \"consistent-snapshot\" or \"ftwrl\"",
         _one_of("auto", "consistent-snapshot", "ftwrl"),

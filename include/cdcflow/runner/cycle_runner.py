@@ -11,7 +11,7 @@ from cdcflow.runner import sessions
 from cdcflow.spark.place import SparkPlace
 from cdcflow.spark.session import release
 from cdcflow.stages import contracts, pull_ranges
-from cdcflow.stages.apply import apply, may_replay, snapshot_indexes
+from cdcflow.stages.apply import apply, copy_tables, may_replay, snapshot_indexes
 from cdcflow.stages.barrier import barrier, build_segments
 from cdcflow.stages.cycle import Cycle, recording
 from cdcflow.stages.filter_stage import filter_events
@@ -45,6 +45,7 @@ def empty_window(cycle: Cycle) -> dict:
         if not cycle.run().dry_run:
             metastore.advance_checkpoint(cycle.changefeed_id, segments[-1].hi, segments[-1].pos_after.to_dict())
         snapshot_indexes(cycle)  # a snapshot's deferred indexes, once the checkpoint is past its copy
+        copy_tables(cycle)  # tables joining with their rows: a quiet upstream's cycles copy them too
         out = {"filter": contracts.FilterResult(), "barrier": contracts.BarrierResult(segments=len(segments)),
                "apply": contracts.ApplyResult(safe_mode=cycle.sink_options.safe_mode or may_replay(cycle, window))}
     cycle.log_event("empty window", checkpoint_after=cycle.feed().checkpoint_ts)

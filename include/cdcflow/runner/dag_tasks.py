@@ -77,6 +77,12 @@ def _prepare(changefeed_id: str, params, manual: bool) -> Opened:
         return Opened(skip_reason=f"changefeed {changefeed_id} does nothing this cycle: {REMOVED_REASON}")
     if instead:
         return Opened(skip_reason=f"mode {instead}: no cycle", instead=instead)
+    copy = request.pop("copy")
+    if copy:  # recorded before the cycle: its apply joins the tables and begins their copy
+        from cdcflow.changefeed import table_commands  # lazy: only a run that asks for a table copy
+
+        record = table_commands.add_tables if copy["kind"] == "add" else table_commands.resync_tables
+        record(changefeed_id, copy["tables"])
     # an unset bound is left out, so stages.prepare applies its own default
     result = prepare_stage(Cycle.load(changefeed_id, cycle_run_id()), manual=manual,
                            **{k: v for k, v in request.items() if v is not None})

@@ -23,6 +23,7 @@ class ModeRule(NamedTuple):
     dry_run: bool
     instead: str | None
     what: str
+    tables: str | None = None  # the table copy a catch-up begins with (add-tables, resync-tables): tables required
 
 
 MODE_RULES = {
@@ -33,9 +34,14 @@ MODE_RULES = {
                        "compare the downstream with the upstream (no cycle; the run fails if they differ)"),
     "snapshot": ModeRule("not allowed", False, "snapshot", "copy the tables of a stopped changefeed from a new "
                          "consistent point, then resume it from there (no cycle)"),
+    "add-tables": ModeRule("not allowed", False, None, "take the tables named in tables into the changefeed with "
+                           "their existing rows, then catch up (the cycles copy them a few chunks at a time)",
+                           "add"),
+    "resync-tables": ModeRule("not allowed", False, None, "copy the replicated tables named in tables again, "
+                              "then catch up (the cycles copy them a few chunks at a time)", "resync"),
 }
 MODES = tuple(MODE_RULES)  # the trigger form's choices, default first
-TRIGGER_KEYS = ("mode", "start_ts", "target_ts")  # a run's conf: every other key is refused
+TRIGGER_KEYS = ("mode", "start_ts", "target_ts", "tables")  # a run's conf: every other key is refused
 
 # The ts fields' JSON-schema pattern (Airflow refuses what does not match before a run exists):
 # the shapes tso.parse reads — a TSO, `now`, or an ISO date-time, UTC unless it names a zone.
@@ -83,7 +89,8 @@ def cycle_request(changefeed_id: str, params) -> dict:
         raise ConfigError(
             f"trigger parameter mode={mode!r} is not one of {', '.join(MODES)}", changefeed=changefeed_id
         )
-    start_rule, dry_run, instead, _ = MODE_RULES[mode]
+    rule = MODE_RULES[mode]
+    start_rule, dry_run, instead = rule.start_ts, rule.dry_run, rule.instead
     start_ts = _ts_param(changefeed_id, "start_ts", params.get("start_ts"))
     target_ts = _ts_param(changefeed_id, "target_ts", params.get("target_ts"))
     if start_rule == "required" and start_ts is None:
@@ -100,7 +107,28 @@ def cycle_request(changefeed_id: str, params) -> dict:
         ts_input.not_in_future(start_ts, "start_ts", changefeed_id)
         if spec_exists(changefeed_id):  # a removed changefeed's run does nothing anyway
             _check_held(changefeed_id, start_ts)
-    return {"start_ts": start_ts, "target_ts": target_ts, "dry_run": dry_run, "instead": instead}
+    return {"start_ts": start_ts, "target_ts": target_ts, "dry_run": dry_run, "instead": instead,
+            "copy": _tables_param(changefeed_id, mode, rule.tables, params.get("tables"))}
+
+
+def _tables_param(changefeed_id: str, mode: str, kind: str | None, value) -> dict | None:
+    """The table copy a mode asks for ({"kind", "tables"}), checked as the command checks it; None
+    for a mode without one (a tables parameter then is refused)."""
+    given = value not in (None, "", [])
+    if kind is None:
+        if given:
+            raise ConfigError(f"tables is only used by modes add-tables and resync-tables, not {mode}",
+                              changefeed=changefeed_id, hint="choose mode add-tables or resync-tables, or clear tables")
+        return None
+    if not given:
+        raise ConfigError(f"mode {mode} needs tables", changefeed=changefeed_id,
+                          hint="name the tables as schema.table, commas between them (app.b,app.c)")
+    if not spec_exists(changefeed_id):  # a removed changefeed's run does nothing anyway
+        return None
+    from cdcflow.changefeed import table_commands  # lazy: asks the upstream, at task and request time only
+
+    check = table_commands.add_tables if kind == "add" else table_commands.resync_tables
+    return {"kind": kind, "tables": check(changefeed_id, value, check_only=True)["tables"]}
 
 
 def _check_held(changefeed_id: str, start_ts: int) -> None:

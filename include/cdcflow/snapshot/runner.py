@@ -242,21 +242,24 @@ REPORT_SECONDS = 1.0
 
 
 def _copy_chunks(changefeed_id: str, todo: list[dict], up_args: dict, down_args: dict, spark, options: SnapshotOptions,
-                 report: Callable[[dict], None], table_done: Callable[[str], None]) -> None:
+                 report: Callable[[dict], None], table_done: Callable[[str], None], ledger: Ledger | None = None,
+                 deadline: float | None = None) -> None:
     """`options.workers` at a time: on `spark` runs of chunks, each a Spark job of one task, or
     (`spark` None) chunks, each a call in a thread here; each started from a driver thread as
     soon as a worker is free (not in waves, which wait for their slowest chunk), a chunk of the
     table with the fewest in flight, and a table's
     chunks only once every chunk of the tables it must be read after is done (copy_order); the
-    store is written by this thread alone; `table_done(table)` as a table's last chunk is."""
+    store is written by this thread alone (`ledger`: the snapshot's by default); `table_done(table)`
+    as a table's last chunk is.  No chunk starts after `deadline` (time.monotonic())."""
+    ledger = ledger or SnapshotLedger(changefeed_id)
     if spark is not None:
         per_job = min(MOST_CHUNKS_PER_JOB, -(-len(todo) // (2 * max(1, options.workers))))
-        _schedule(changefeed_id, todo, lambda ts: copy_in_spark(spark, ts, up_args, down_args, options),
-                  per_job, options.workers, report, table_done)
+        _schedule(ledger, todo, lambda ts: copy_in_spark(spark, ts, up_args, down_args, options),
+                  per_job, options.workers, report, table_done, deadline)
         return
     here = _ThreadCopies(up_args, down_args, options)
     try:
-        _schedule(changefeed_id, todo, lambda ts: [here(t) for t in ts], 1, options.workers, report, table_done)
+        _schedule(ledger, todo, lambda ts: [here(t) for t in ts], 1, options.workers, report, table_done, deadline)
     finally:
         here.close()
 
@@ -267,8 +270,37 @@ def _copy_chunks(changefeed_id: str, todo: list[dict], up_args: dict, down_args:
 MOST_CHUNKS_PER_JOB = 4
 
 
-def _schedule(changefeed_id: str, todo: list[dict], copy: Callable[[list[dict]], list[dict]], per_job: int,
-              workers: int, report: Callable[[dict], None], table_done: Callable[[str], None]) -> None:
+@dataclass
+class SnapshotLedger:
+    """Where a copy's chunks are recorded and how its failure is told: a snapshot's (store.snapshots);
+    an added table's copy has its own (table_join)."""
+    changefeed_id: str
+
+    def chunk_done(self, done: dict) -> None:
+        snapshots.chunk_done(self.changefeed_id, done["table"], done["index"], done["rows"], done["seconds"])
+
+    def progress(self) -> dict:
+        return snapshots.progress(self.changefeed_id)
+
+    def progress_line(self, progress: dict) -> str:
+        return progress_line(self.changefeed_id, progress)
+
+    def failed(self, table: str, e: Exception) -> CdcflowError:
+        return _copy_failed(self.changefeed_id, table, e)
+
+    def stuck(self, tables: list[str]) -> CdcflowError:
+        return CdcflowError(f"snapshot copy: the chunks of {tables} each wait for another's",
+                            changefeed=self.changefeed_id, code=SNAPSHOT_FAILED,
+                            hint=f"copy again from a new point: `cdcflow changefeed create -c {self.changefeed_id} "
+                                 "… --snapshot`")
+
+
+Ledger = SnapshotLedger  # the interface: table_join's ledger has the same methods
+
+
+def _schedule(ledger: Ledger, todo: list[dict], copy: Callable[[list[dict]], list[dict]], per_job: int,
+              workers: int, report: Callable[[dict], None], table_done: Callable[[str], None],
+              deadline: float | None = None) -> None:
     last = 0.0
     left = Counter(t["table"] for t in todo)  # chunks not done yet, per table
     waiting: dict[str, list[list[dict]]] = {}  # per table, runs of its chunks in the plan's order
@@ -279,13 +311,12 @@ def _schedule(changefeed_id: str, todo: list[dict], copy: Callable[[list[dict]],
         runs[-1].append(t)
     running, busy = {}, Counter()
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="snapshot-copy") as pool:
-        while waiting or running:
+        while running or (waiting and not (deadline and time.monotonic() >= deadline)):
             ready = [table for table, runs in waiting.items() if not any(left[p] for p in runs[0][0].get("after", ()))]
-            if not ready and not running:
-                raise CdcflowError(f"snapshot copy: the chunks of {sorted(waiting)} each wait for another's",
-                                   changefeed=changefeed_id, code=SNAPSHOT_FAILED,
-                                   hint=f"copy again from a new point: `cdcflow changefeed create -c {changefeed_id} "
-                                        "… --snapshot`")
+            if deadline and time.monotonic() >= deadline:
+                ready = []  # the chunks in flight end; the rest wait for the next call
+            elif not ready and not running:
+                raise ledger.stuck(sorted(waiting))
             while ready and len(running) < max(1, workers):
                 # the table with the fewest runs in flight (the plan's first among equals): InnoDB
                 # serialises concurrent inserts into one table's index (2,000,000 rows: the copy
@@ -305,16 +336,16 @@ def _schedule(changefeed_id: str, todo: list[dict], copy: Callable[[list[dict]],
                     results = future.result()
                 except Exception as e:  # noqa: BLE001 - a task's error reaches the driver wrapped by Spark
                     pool.shutdown(cancel_futures=True)
-                    raise _copy_failed(changefeed_id, run[0]["table"], e) from None
+                    raise ledger.failed(run[0]["table"], e) from None
                 for done in results:
                     left[done["table"]] -= 1
-                    snapshots.chunk_done(changefeed_id, done["table"], done["index"], done["rows"], done["seconds"])
+                    ledger.chunk_done(done)
                     if not left[done["table"]]:
                         table_done(done["table"])
-                progress = snapshots.progress(changefeed_id)
+                progress = ledger.progress()
                 if time.monotonic() - last >= REPORT_SECONDS or progress["chunks_done"] == progress["chunks_total"]:
                     last = time.monotonic()
-                    log.info("%s", progress_line(changefeed_id, progress))
+                    log.info("%s", ledger.progress_line(progress))
                     report(progress)
 
 

@@ -19,7 +19,7 @@ from cdcflow.stages.barrier import small_segments
 from cdcflow.stages.contracts import IndexWait, PlannedDdl, PlannedSegment, Segment
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.rows import kept_rows
-from cdcflow.store import metastore
+from cdcflow.store import metastore, table_copies
 
 # the lease (an hour long) is renewed this often during apply, not at every segment
 LEASE_RENEWAL_SECONDS = 30.0
@@ -29,8 +29,9 @@ def may_replay(cycle: Cycle, window: contracts.Window) -> bool:
     """Whether rows above the checkpoint may already be downstream, so that safe mode is
     needed whatever `safe-mode` says (TiCDC, too, writes safely for a while after a start):
     a backfill, a changefeed's first cycle (a snapshot loaded after start-ts may hold its
-    rows), or a previous cycle that did not finish cleanly (it may have written rows)."""
-    if window.replay_until:
+    rows), a table joining with its copy (snapshot/table_join.py), or a previous cycle that did
+    not finish cleanly (it may have written rows)."""
+    if window.replay_until or table_copies.in_safe_mode(cycle.changefeed_id):
         return True
     previous = [r for r in metastore.recent_runs(cycle.changefeed_id, 5) if r.run_id != cycle.run_id]
     return not previous or previous[0].status != "done"
@@ -59,6 +60,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
         ddl_sink.close()
     if not stats.index_wait:  # the window applied whole: a snapshot's deferred indexes may follow it
         snapshot_indexes(cycle)
+        copy_tables(cycle)
     secs = time.time() - t0
     stats.apply_seconds = round(secs, 3)
     stats.rows_per_second = round(stats.rows_in / secs, 1) if secs > 0 else None
@@ -192,3 +194,16 @@ def snapshot_indexes(cycle: Cycle) -> bool:
     return deferred_indexes.after_apply(cycle.changefeed_id, feed.checkpoint_pos, feed.checkpoint_ts,
                                         cycle.sink.connection_args(cycle.sink_options), cycle.sink.scheme,
                                         lambda: cycle.keep_lease("apply"), cycle.log_event)
+
+
+def copy_tables(cycle: Cycle) -> bool:
+    """The tables joining the changefeed: joined, and copied for up to table-copy-seconds, after
+    the window is applied whole (snapshot/table_join.py); a dry run copies nothing."""
+    if cycle.run().dry_run or not table_copies.active(cycle.changefeed_id):
+        return False
+    from cdcflow.snapshot import table_join  # lazy: the copy's planner, 200 ms, only where a table joins
+
+    feed = cycle.feed()
+    return table_join.step(cycle.changefeed_id, cycle.config, cycle.source.connection_args(),
+                           cycle.sink.connection_args(cycle.sink_options), cycle.sink.scheme, feed.checkpoint_pos,
+                           cycle.log_event, lambda: cycle.keep_lease("apply"))

@@ -17,13 +17,14 @@ from cdcflow.ddl.classify import classify
 from cdcflow.ddl.shadow_log import ShadowLog
 from cdcflow.ddl.tracker import disagreements
 from cdcflow.filter.assembled import Filter
+from cdcflow.filter import table_joins
 from cdcflow.filter.system_versioning import replica_rows
 from cdcflow.source import gtid
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, DdlError, DdlLog, TableKeys
 from cdcflow.stages.cycle import Cycle
-from cdcflow.store import ddl_replacements, schema_versions, shadow_ddls
+from cdcflow.store import ddl_replacements, schema_versions, shadow_ddls, table_copies
 
 
 SKIPPED = "skipped by operator (skip-ddl)"
@@ -150,6 +151,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     shadow_ddls.forget(cycle.changefeed_id, shadows.gc(cycle.feed().checkpoint_ts))
     shadows.rewind(window.start_ts)
     operator_skips = set(cycle.feed().skip_ddl)
+    joins = table_copies.joins(cycle.changefeed_id)  # tables joining with a copy (add-tables, resync-tables)
     replaced = ddl_replacements.load(cycle.changefeed_id, window.start_ts)
     # a DDL event carries no row image: the wide columns are not read
     ddl_events = raw.where(F.col("op") == "ddl").select(
@@ -158,6 +160,10 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     for ev in sorted((Event(**r.asDict()) for r in ddl_events.collect()), key=lambda e: (e.commit_ts, e.seq)):
         entry = gate_ddl(cycle, ev, flt, tracker, skipped=ev.commit_ts in operator_skips,
                          replacement=replaced.get(ev.commit_ts), shadows=shadows)
+        held = entry.keep and not entry.schema_only and table_joins.ddl_before_join(
+            joins, entry.tables, entry.start_pos.key(), flt.replicates_rows)
+        if held:  # kept as a barrier only: the rows on either side of it stay apart
+            entry = replace(entry, schema_only=True, error=None, why=held)
         (kept_ddl if entry.keep else skipped_ddl).append(entry)
         cycle.log_event("ddl kept" if entry.keep else "ddl skipped", commit_ts=ev.commit_ts, name=entry.name,
                     why=entry.why)
@@ -181,6 +187,12 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         kept = dml.join(F.broadcast(keep_df), ["schema", "table"], "left_semi")
     else:
         kept = dml.limit(0)
+    joining = {t: p for t, p in joins.items() if t in keep_tables and (p is None or window.start_pos.file is None
+                                                                         or window.start_pos.key() < p)}
+    if joining:
+        kept = table_joins.drop_rows(kept, joining)
+        cycle.log_event("rows skipped", tables=sorted(f"{s}.{t}" for s, t in joining),
+                        why="before the table's join point: its copy holds them")
     # a versioned table's rows as a replica writes them, before any rule reads their op or images
     periods = {t: tracker.period_ranges(*t, window.start_ts, window.pulled.resolved_ts) for t in keep_tables}
     kept = replica_rows(spark, kept, periods)

@@ -68,8 +68,8 @@ def indexing(changefeed_id: str) -> dict | None:
     return json.loads(head["copied_to"])
 
 
-def pending(changefeed_id: str) -> list[dict]:
-    """The chunk tasks not done yet."""
+def pending(changefeed_id: str, chunks: sa.Table = chunks) -> list[dict]:
+    """The chunk tasks not done yet, table by table (`chunks`: a table of snapshot_chunks' columns)."""
     with engine().connect() as c:
         rows = c.execute(sa.select(chunks.c.task).where(chunks.c.changefeed_id == changefeed_id,
                                                         chunks.c.done.is_(False))
@@ -77,7 +77,8 @@ def pending(changefeed_id: str) -> list[dict]:
     return [json.loads(r[0]) for r in rows]
 
 
-def chunk_done(changefeed_id: str, table: str, index: int, rows: int, seconds: float) -> None:
+def chunk_done(changefeed_id: str, table: str, index: int, rows: int, seconds: float,
+               chunks: sa.Table = chunks) -> None:
     with engine().begin() as c:
         c.execute(sa.update(chunks).where(chunks.c.changefeed_id == changefeed_id, chunks.c.table_name == table,
                                           chunks.c.chunk_index == index)

@@ -148,6 +148,39 @@ snapshot_indexes = sa.Table(
 )
 
 
+# Tables added to a running changefeed (`changefeed add-tables`, a filter that grew) or copied
+# again (`resync-tables`), one row per table: requested, then joined at a consistent point of
+# its own (its events before that are in its copy), copied a few chunks per cycle, and done once
+# the checkpoint is past the copy's last read (snapshot/table_join.py).
+table_copies = sa.Table(
+    "cdcflow_table_copies",
+    metadata,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("table_name", sa.String(130), primary_key=True),  # schema.table
+    sa.Column("kind", sa.String(8), nullable=False),  # add | resync
+    sa.Column("status", sa.String(16), nullable=False),  # requested | copying | replaying | done
+    sa.Column("requested_at", sa.Float, nullable=False),
+    sa.Column("position", sa.Text),  # the table's join point: a binlog position (JSON)
+    sa.Column("started_at", sa.Float),
+    sa.Column("finished_at", sa.Float),  # the last chunk copied
+    sa.Column("copied_to", sa.Text),  # the upstream's binlog head after the last chunk's read (JSON)
+    sa.Column("done_at", sa.Float),
+)
+
+# Their key-range chunks, as a snapshot's (snapshot_chunks).
+table_copy_chunks = sa.Table(
+    "cdcflow_table_copy_chunks",
+    metadata,
+    sa.Column("changefeed_id", sa.String(128), primary_key=True),
+    sa.Column("table_name", sa.String(130), primary_key=True),
+    sa.Column("chunk_index", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("task", sa.Text, nullable=False),
+    sa.Column("done", sa.Boolean, nullable=False, default=False),
+    sa.Column("rows", sa.BigInteger, nullable=False, default=0),
+    sa.Column("seconds", sa.Float, nullable=False, default=0.0),
+)
+
+
 def owned_by(changefeed_id: str) -> list[sa.Delete]:
     """Deletes of every row a changefeed owns, in every table: one declared later is included
     without its callers knowing it."""

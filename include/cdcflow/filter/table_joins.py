@@ -1,0 +1,49 @@
+"""The events of a table that joins a running changefeed before its join point (snapshot/
+table_join.py): its rows in transactions that start before the point, and its DDLs there, are
+in the table's copy and are not written again; a table requested and not joined yet has none of
+its events replicated."""
+
+from __future__ import annotations
+
+import functools
+import operator
+
+# (schema, table) -> the join point, a binlog (file, offset); None: not joined yet
+Joins = dict[tuple[str, str], tuple[str, int] | None]
+
+
+def before_join(joins: Joins, table: tuple[str, str], start: tuple[str | None, int | None]) -> bool:
+    """Whether an event of `table` in a transaction starting at binlog (file, offset) `start`
+    comes before its join (binlog files are numbered with a fixed-width suffix: names order
+    like the log)."""
+    if table not in joins:
+        return False
+    point = joins[table]
+    return point is None or start[0] is None or start < point
+
+
+def drop_rows(rows_df, joins: Joins):
+    """`rows_df` without the rows `before_join` says the tables' copies hold."""
+    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
+
+    if not joins:
+        return rows_df
+    conditions = []
+    for (schema, table), point in joins.items():
+        this = (F.col("schema") == schema) & (F.col("table") == table)
+        if point is not None:
+            file, pos = point
+            this = this & ((F.col("start_file") < file) | ((F.col("start_file") == file) & (F.col("start_pos") < pos)))
+        conditions.append(this)
+    return rows_df.where(~functools.reduce(operator.or_, conditions))
+
+
+def ddl_before_join(joins: Joins, tables: list[tuple[str, str]], start: tuple[str | None, int | None],
+                    replicated) -> str | None:
+    """Why a DDL on `tables` at `start` is not run downstream (its tables' copies hold it), or None:
+    every table it names that `replicated(schema, table)` is a table before its join."""
+    mine = [t for t in tables if replicated(*t)]
+    if not mine or not all(before_join(joins, t, start) for t in mine):
+        return None
+    names = ", ".join(f"{s}.{t}" for s, t in mine)
+    return f"{names} joins the changefeed with a copy that holds this DDL (add-tables / resync-tables)"

@@ -1,0 +1,119 @@
+"""The tables a running changefeed takes in with their rows (`changefeed add-tables`, a filter
+`update --config` widened) or copies again (`resync-tables`), in the metadata store: each
+table's request, its join point, its chunks and which are done, so a killed copy goes on at its
+next chunk, and its progress for `query`, the page and the API (snapshot/table_join.py says how
+a table joins).
+
+Status of one table: `requested` (its events are not replicated yet), `copying` (joined at
+`position`; its events from there are, in safe mode; chunks are copied a few per cycle),
+`replaying` (every chunk copied; safe mode until the checkpoint is past `copied_to`), `done`."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import sqlalchemy as sa
+
+from cdcflow.store import snapshots
+from cdcflow.store.engine import engine, transaction
+from cdcflow.store.tables import table_copies as copies
+from cdcflow.store.tables import table_copy_chunks as chunks
+
+REQUESTED, COPYING, REPLAYING, DONE = "requested", "copying", "replaying", "done"
+ADD, RESYNC = "add", "resync"
+ACTIVE = (REQUESTED, COPYING, REPLAYING)
+
+
+def request(changefeed_id: str, tables: list[str], kind: str, conn=None) -> None:
+    """Record `tables` ("schema.table") to be copied; a table's earlier copy record goes."""
+    now = time.time()
+    with transaction(conn) as c:
+        for table in tables:
+            for t in (chunks, copies):
+                c.execute(sa.delete(t).where(t.c.changefeed_id == changefeed_id, t.c.table_name == table))
+            c.execute(sa.insert(copies).values(changefeed_id=changefeed_id, table_name=table, kind=kind,
+                                               status=REQUESTED, requested_at=now))
+
+
+def all_of(changefeed_id: str) -> list[dict]:
+    """Every table copy of the changefeed, in request order, with its position decoded."""
+    with engine().connect() as c:
+        rows = c.execute(sa.select(copies).where(copies.c.changefeed_id == changefeed_id)
+                         .order_by(copies.c.requested_at, copies.c.table_name)).mappings().all()
+    return [{**dict(r), "position": json.loads(r["position"]) if r["position"] else None,
+             "copied_to": json.loads(r["copied_to"]) if r["copied_to"] else None} for r in rows]
+
+
+def active(changefeed_id: str) -> list[dict]:
+    return [c for c in all_of(changefeed_id) if c["status"] in ACTIVE]
+
+
+def joined(changefeed_id: str, table: str, position: dict, tasks: list[dict], conn=None) -> None:
+    """`table` joins at `position` with its chunk tasks (each {"chunk": {"index"…}, …}) to copy."""
+    with transaction(conn) as c:
+        c.execute(sa.delete(chunks).where(chunks.c.changefeed_id == changefeed_id, chunks.c.table_name == table))
+        c.execute(sa.update(copies).where(copies.c.changefeed_id == changefeed_id, copies.c.table_name == table)
+                  .values(status=COPYING, position=json.dumps(position), started_at=time.time()))
+        if tasks:
+            c.execute(sa.insert(chunks), [{"changefeed_id": changefeed_id, "table_name": table,
+                                           "chunk_index": t["chunk"]["index"], "task": json.dumps(t),
+                                           "done": False, "rows": 0, "seconds": 0.0} for t in tasks])
+
+
+def pending_chunks(changefeed_id: str) -> list[dict]:
+    """The chunk tasks not copied yet, of every table copying, table by table."""
+    return snapshots.pending(changefeed_id, chunks)
+
+
+def chunk_done(changefeed_id: str, table: str, index: int, rows: int, seconds: float) -> None:
+    snapshots.chunk_done(changefeed_id, table, index, rows, seconds, chunks)
+
+
+def copied(changefeed_id: str, table: str, copied_to: dict) -> None:
+    """Every chunk of `table` is copied; `copied_to`: the upstream's head read after the last one."""
+    with engine().begin() as c:
+        c.execute(sa.update(copies).where(copies.c.changefeed_id == changefeed_id, copies.c.table_name == table)
+                  .values(status=REPLAYING, copied_to=json.dumps(copied_to), finished_at=time.time()))
+
+
+def done(changefeed_id: str, table: str) -> None:
+    with engine().begin() as c:
+        c.execute(sa.update(copies).where(copies.c.changefeed_id == changefeed_id, copies.c.table_name == table)
+                  .values(status=DONE, done_at=time.time()))
+
+
+def progress(changefeed_id: str) -> list[dict]:
+    """Per table: {table, kind, status, chunks_done, chunks_total, rows_copied, requested, started,
+    finished (the last chunk), done}: what `query`, the page and the API show."""
+    with engine().connect() as c:
+        counts = {r[0]: r[1:] for r in c.execute(
+            sa.select(chunks.c.table_name, sa.func.count(),
+                      sa.func.sum(sa.case((chunks.c.done.is_(True), 1), else_=0)), sa.func.sum(chunks.c.rows))
+            .where(chunks.c.changefeed_id == changefeed_id).group_by(chunks.c.table_name)).all()}
+    out = []
+    for copy in all_of(changefeed_id):
+        total, done_, rows = counts.get(copy["table_name"], (0, 0, 0))
+        out.append({"table": copy["table_name"], "kind": copy["kind"], "status": copy["status"],
+                    "chunks_done": int(done_ or 0), "chunks_total": int(total), "rows_copied": int(rows or 0),
+                    "position": copy["position"], "requested": _when(copy["requested_at"]),
+                    "started": _when(copy["started_at"]), "finished": _when(copy["finished_at"]),
+                    "done": _when(copy["done_at"])})
+    return out
+
+
+def _when(t: float | None) -> str | None:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t)) if t else None
+
+
+def in_safe_mode(changefeed_id: str) -> bool:
+    """Whether a table's copy asks the cycle's rows to be written in safe mode: it joined, and the
+    checkpoint is not past its copy's last read yet."""
+    return any(c["status"] in (COPYING, REPLAYING) for c in active(changefeed_id))
+
+
+def joins(changefeed_id: str) -> dict[tuple[str, str], tuple[str, int] | None]:
+    """(schema, table) -> the join point of each active copy, a binlog (file, offset); None:
+    requested, not joined yet (none of its events replicate)."""
+    return {tuple(c["table_name"].split(".", 1)): (c["position"]["file"], int(c["position"]["pos"]))
+            if c["position"] else None for c in active(changefeed_id)}
