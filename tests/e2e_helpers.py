@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import select
+import signal
 import socket
 import subprocess
 import sys
@@ -336,3 +339,69 @@ def write_before_chunk(monkeypatch, up, when, *statements: str) -> list:
     monkeypatch.setattr(runner, "MOST_CHUNKS_PER_JOB", 1)
     monkeypatch.setattr(runner, "copy_in_spark", paused)
     return ran
+
+
+# The forking process of forked_runs: it imports once what `cdcflow changefeed run` on a Spark
+# Connect server imports (cdcflow's CLI and stages, mysql-replication, pyspark's Connect client
+# with pandas, pyarrow and grpc: 2-3 s a process), opens nothing (no session, no channel, no store), and forks a child per
+# request that runs the request's code as `python -c` does, its output in the request's files.
+_FORKER = r"""
+import json, os, sys, traceback
+from cdcflow import cli  # noqa: F401
+import cdcflow.runner.cycle_runner, cdcflow.stages.cycle, pymysqlreplication  # noqa: F401
+import pyspark.sql.connect.session  # noqa: F401
+
+for line in sys.stdin:
+    code, argv, out, err = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        for fd, path in ((1, out), (2, err)):
+            os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
+        sys.argv = ["-c", *argv]
+        try:
+            exec(compile(code, "<string>", "exec"), {"__name__": "__main__"})
+            status = 0
+        except SystemExit as e:  # sys.exit(code), as the interpreter ends on it
+            if isinstance(e.code, str):
+                print(e.code, file=sys.stderr)
+            status = e.code if isinstance(e.code, int) else int(e.code is not None)
+        except BaseException:
+            traceback.print_exc()
+            status = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)  # the forking process's exit handlers are not the child's
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+"""
+
+
+@contextmanager
+def forked_runs(folder, env: dict[str, str]):
+    """run(code, *argv, timeout=600) -> CompletedProcess: `python -c code *argv` with `env`, as a
+    process of its own that ends as any does (an os._exit in it is a process dying), forked from
+    one that imported what a Spark Connect cycle imports once, instead of importing it again for
+    each of a crash test's dozen runs."""
+    forker = subprocess.Popen([sys.executable, "-c", _FORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env=env, start_new_session=True)  # its children in its group
+    runs = [0]
+
+    def run(code: str, *argv: str, timeout: float = 600) -> subprocess.CompletedProcess:
+        runs[0] += 1
+        out, err = (folder / f"forked-run-{runs[0]}.{kind}" for kind in ("out", "err"))
+        forker.stdin.write(json.dumps([code, list(argv), str(out), str(err)]) + "\n")
+        forker.stdin.flush()
+        if not select.select([forker.stdout], [], [], timeout)[0]:
+            raise subprocess.TimeoutExpired(["python", "-c", code, *argv], timeout)
+        status = forker.stdout.readline().strip()
+        assert status, f"the forking process ended (exit {forker.wait()})"
+        return subprocess.CompletedProcess(argv, int(status), out.read_text(), err.read_text())
+
+    try:
+        yield run
+    finally:
+        forker.stdin.close()
+        try:
+            forker.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # a run that timed out still runs: the group goes with it
+            os.killpg(forker.pid, signal.SIGKILL)
+            forker.wait()

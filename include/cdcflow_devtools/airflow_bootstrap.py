@@ -12,7 +12,7 @@ not, so this runs the `airflow` CLI that sits next to this interpreter:
     variables    `airflow variables set KEY VALUE` (create or update)
 
 so running it twice leaves Airflow as running it once. cdcflow never imports
-airflow; this only talks to its CLI.
+airflow; this only talks to its CLI (the commands in one process: airflow_cli_batch).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from cdcflow.core.errors import ConfigError
+from cdcflow_devtools.airflow_cli_batch import FAILED_PREFIX
 from cdcflow_devtools.checkout import PROJECT
 
 SETTINGS_FILE = "airflow_settings.yaml"
@@ -139,17 +140,24 @@ def apply(settings: dict, *, cli: str | None = None, dry_run: bool = False, out=
     cli = cli or airflow_cli()
     plan(settings, cli, None)  # pools and variables are checked before anything changes,
     with _connections_file(settings) as conn_file:  # and connections here
-        for command in plan(settings, cli, conn_file):
+        commands = plan(settings, cli, conn_file)
+        for command in commands:
             print("$ " + shlex.join(command), file=out, flush=True)
-            if dry_run:
-                continue
-            done = subprocess.run(command, capture_output=True, text=True)
-            if done.returncode != 0:
-                detail = " ".join((done.stderr or done.stdout).split())[-500:]
-                raise ConfigError(
-                    f"`{' '.join(command[1:4])}` failed (exit {done.returncode}): {detail}",
-                    hint="is AIRFLOW_HOME the Airflow you mean, and has `airflow db migrate` run?",
-                )
+        if dry_run or not commands:
+            return
+        # the commands as `airflow` runs them, in one process of this interpreter (whose `airflow`
+        # is `cli`): an `airflow` process each imported Airflow three times over
+        done = subprocess.run([sys.executable, "-m", "cdcflow_devtools.airflow_cli_batch",
+                               json.dumps([command[1:] for command in commands])], capture_output=True, text=True)
+        if done.returncode != 0:
+            said = (done.stderr or done.stdout).splitlines()
+            failed = next((int(line.removeprefix(FAILED_PREFIX)) for line in reversed(said)
+                           if line.startswith(FAILED_PREFIX)), 0)
+            detail = " ".join(" ".join(line for line in said if not line.startswith(FAILED_PREFIX)).split())[-500:]
+            raise ConfigError(
+                f"`{' '.join(commands[failed][1:4])}` failed (exit {done.returncode}): {detail}",
+                hint="is AIRFLOW_HOME the Airflow you mean, and has `airflow db migrate` run?",
+            )
 
 
 def main(argv: list[str] | None = None) -> int:

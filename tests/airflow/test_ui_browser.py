@@ -37,6 +37,7 @@ from cdcflow.changefeed import feed_state
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
 from cdcflow_devtools.airflow_bootstrap import load_settings
+from cdcflow_devtools.airflow_local import SCHEDULER_SETTINGS
 from cdcflow_devtools.checkout import PROJECT
 from cdcflow_devtools.mariadb import free_port
 from cdcflow.store import metastore, snapshots, verify_results
@@ -81,6 +82,9 @@ def standalone_env(airflow_home: Path, cdcflow_home: Path, port: int, passwords:
         "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "5",
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
         "PATH": venv_bin + os.pathsep + os.environ.get("PATH", ""),
+        # the scheduler loops as make airflow's does: each hop between two tasks of the test's runs
+        # waited up to the default idle second for a loop that had found nothing to do
+        **SCHEDULER_SETTINGS,
     }
 
 

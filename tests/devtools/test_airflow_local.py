@@ -1,11 +1,19 @@
-"""`make airflow` stops within seconds of Ctrl-C, and every process it started has ended: Airflow's
-components, the Spark Connect server, the demo's MariaDB pair it started.  Run as `make airflow`
-runs it, in a .local of its own (CDCFLOW_LOCAL) on free ports (Airflow's and the Spark server's)."""
+"""`make demo`, then `make airflow`, in one .local of this module's own (CDCFLOW_LOCAL), as a person
+runs them in a checkout:
+
+- the demo shows the run's progress, names its log and says the result;
+- `make airflow` (on free ports, Airflow's and the Spark server's) stops within seconds of Ctrl-C,
+  and every process it started has ended: Airflow's components, the Spark Connect server, the
+  demo's MariaDB pair it started.
+
+The second finds the MariaDB pair installed and Airflow's database migrated by the first, as in a
+checkout (each test run alone sets them up itself)."""
 
 from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -17,7 +25,7 @@ import pytest
 
 from cdcflow_devtools import process_tree
 from cdcflow_devtools.checkout import PROJECT
-from cdcflow_devtools.mariadb import free_port
+from cdcflow_devtools.mariadb import MariaDB, free_port
 from cdcflow_devtools.spark_connect import port_taken
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]
@@ -39,9 +47,45 @@ def _running(started: dict[int, str | None]) -> dict[int, str]:
             if process_tree.alive(pid) and process_tree.start_time(pid) == since}
 
 
-def test_ctrl_c_stops_every_process_make_airflow_started(tmp_path):
+@pytest.fixture(scope="module")
+def local(tmp_path_factory) -> Path:
+    """The module's .local: the demo installs its MariaDB pair and migrates Airflow's database
+    there once, `make airflow` after it uses both."""
+    return tmp_path_factory.mktemp("checkout") / "local"
+
+
+def make_env(local: Path) -> dict[str, str]:
+    """The environment of a `make` target run in a shell without Airflow's or cdcflow's variables,
+    its .local moved to `local`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "CDCFLOW"))}
-    env["CDCFLOW_LOCAL"] = str(tmp_path / "local")
+    env["CDCFLOW_LOCAL"] = str(local)
+    return env
+
+
+def test_make_demo_shows_progress_and_names_its_log(local):
+    """The demo as `make demo` runs it."""
+    try:
+        done = subprocess.run([sys.executable, "-m", "cdcflow_devtools.demo"], cwd=PROJECT, env=make_env(local),
+                              capture_output=True, text=True, timeout=900)
+    finally:  # the demo leaves its servers running for the person who ran it
+        for name in ("upstream", "downstream"):
+            MariaDB(local / "mariadb", name=name).stop()
+    out = done.stdout
+    assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
+    lines = out.splitlines()
+    assert len(lines) < 60, out  # was about 200 lines of Airflow's and Spark's logging
+    assert not [line for line in lines if re.match(r"^\S+Z \[\w+\s*\]", line)], out  # no raw log line
+    log = Path(re.search(r"the whole output in (\S+)", out).group(1))
+    assert log.is_file() and "DagRun Finished" in log.read_text()
+    assert "    pulled: events " in out and "  DAG run success" in out
+    # the table the filter leaves out is said to be left out, and the result agrees
+    assert "crm.audit_log  left out by the changefeed's filter (not compared)" in out
+    assert "RESULT: every replicated table is consistent" in out and '{"demo_ok": true}' in out
+    assert not done.stderr.strip() or "Error" not in done.stderr, done.stderr[-2000:]
+
+
+def test_ctrl_c_stops_every_process_make_airflow_started(local):
+    env = make_env(local)
     port, spark_port = free_port(), free_port()
     proc = subprocess.Popen([sys.executable, "-m", "cdcflow_devtools.airflow_local", "standalone", "--port", str(port),
                              "--spark-port", str(spark_port)], cwd=PROJECT, env=env, stdout=subprocess.PIPE,

@@ -1,18 +1,11 @@
 """`make demo` and `make dag-test` keep Airflow's and Spark's output in a log file and show a
-person the run's progress: which task runs, what each stage moved, warnings and errors."""
+person the run's progress: which task runs, what each stage moved, warnings and errors (the demo
+itself, as `make demo` runs it: tests/devtools/test_airflow_local.py)."""
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
 import sys
-from pathlib import Path
 
-import pytest
-
-from cdcflow_devtools.checkout import PROJECT
-from cdcflow_devtools.mariadb import MariaDB
 from cdcflow_devtools.run_log import progress_line, run_logged
 
 # lines as `airflow dags test` prints them (structlog's console renderer)
@@ -61,29 +54,3 @@ def test_the_whole_output_goes_to_the_log_and_only_progress_to_the_screen(tmp_pa
     assert rc == 0
     assert (tmp_path / "logs" / "run.log").read_text().splitlines() == RECORDED
     assert shown == [s for s in map(progress_line, RECORDED) if s]
-
-
-@pytest.mark.e2e
-@pytest.mark.airflow
-def test_make_demo_shows_progress_and_names_its_log(tmp_path):
-    """The demo as `make demo` runs it, in a .local of its own (CDCFLOW_LOCAL)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "CDCFLOW"))}
-    env["CDCFLOW_LOCAL"] = str(tmp_path / "local")
-    try:
-        done = subprocess.run([sys.executable, "-m", "cdcflow_devtools.demo"], cwd=PROJECT, env=env,
-                              capture_output=True, text=True, timeout=900)
-    finally:  # the demo leaves its servers running for the person who ran it
-        for name in ("upstream", "downstream"):
-            MariaDB(tmp_path / "local" / "mariadb", name=name).stop()
-    out = done.stdout
-    assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
-    lines = out.splitlines()
-    assert len(lines) < 60, out  # was about 200 lines of Airflow's and Spark's logging
-    assert not [line for line in lines if re.match(r"^\S+Z \[\w+\s*\]", line)], out  # no raw log line
-    log = Path(re.search(r"the whole output in (\S+)", out).group(1))
-    assert log.is_file() and "DagRun Finished" in log.read_text()
-    assert "    pulled: events " in out and "  DAG run success" in out
-    # the table the filter leaves out is said to be left out, and the result agrees
-    assert "crm.audit_log  left out by the changefeed's filter (not compared)" in out
-    assert "RESULT: every replicated table is consistent" in out and '{"demo_ok": true}' in out
-    assert not done.stderr.strip() or "Error" not in done.stderr, done.stderr[-2000:]

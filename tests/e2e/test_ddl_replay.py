@@ -6,20 +6,19 @@ exist", only for the DDL the metadata store marks as in flight) and lose nothing
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
-from e2e_helpers import assert_consistent, create_changefeed, next_second, query
+from e2e_helpers import assert_consistent, create_changefeed, forked_runs, next_second, query
 
 from cdcflow.store import metastore
 
 pytestmark = pytest.mark.e2e
 
-# Runs the CLI in a child process (on the session's Spark Connect server: no JVM per process)
-# whose checkpoint write after a DDL kills the process
-# (os._exit: no cleanup, the lease stays held, the run stays "running"), once per DDL: the
-# commit ts of each DDL it died after is appended to CRASHED so the rerun gets past it.
+# Runs the CLI in a child process (on the session's Spark Connect server: no JVM per process;
+# forked from one that imported the CLI once: e2e_helpers.forked_runs) whose checkpoint write
+# after a DDL kills the process (os._exit: no cleanup, the lease stays held, the run stays
+# "running"), once per DDL: the commit ts of each DDL it died after is appended to CRASHED so
+# the rerun gets past it.
 CRASHING_RUN = r"""
 import os, sys
 from cdcflow import cli
@@ -65,20 +64,19 @@ def test_crash_between_ddl_and_checkpoint_replays_safely(mariadb_pair, cdcflow_h
     for ddl, dml in DDLS:
         up.execute(ddl, *([dml] if dml else []))
     crashed = tmp_path / "crashed"
-    env = {**os.environ, "CRASHED": str(crashed)}
     codes = []
-    for _ in range(len(DDLS) + 2):
-        proc = subprocess.run([sys.executable, "-c", CRASHING_RUN, "e2e-replay", spark_connect.url], env=env,
-                              capture_output=True, text=True, timeout=600)
-        codes.append(proc.returncode)
-        if proc.returncode != 9:
-            break
-        # the process died with the DDL run downstream and the checkpoint below it: just below it
-        # where rows precede it (each DDL but the first), else where the changefeed started
-        feed = metastore.get_feed("e2e-replay")
-        last = int(crashed.read_text().split()[-1])
-        assert feed.ddl_in_flight_ts == last
-        assert feed.checkpoint_ts == (start_ts if len(codes) == 1 else last - 1), (codes, feed.checkpoint_ts, last)
+    with forked_runs(tmp_path, {**os.environ, "CRASHED": str(crashed)}) as run:
+        for _ in range(len(DDLS) + 2):
+            proc = run(CRASHING_RUN, "e2e-replay", spark_connect.url)
+            codes.append(proc.returncode)
+            if proc.returncode != 9:
+                break
+            # the process died with the DDL run downstream and the checkpoint below it: just below it
+            # where rows precede it (each DDL but the first), else where the changefeed started
+            feed = metastore.get_feed("e2e-replay")
+            last = int(crashed.read_text().split()[-1])
+            assert feed.ddl_in_flight_ts == last
+            assert feed.checkpoint_ts == (start_ts if len(codes) == 1 else last - 1), (codes, feed.checkpoint_ts, last)
     assert codes[-1] == 0, proc.stderr[-3000:]
     # every DDL was cut off once after it ran, and each rerun got past the one before
     assert codes.count(9) == len(DDLS)

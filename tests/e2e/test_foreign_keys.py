@@ -7,11 +7,11 @@ the filter leaves out is refused, at create and at the DDL, naming the key and t
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import os
 
 import pytest
-from e2e_helpers import _write_config, assert_consistent, cli_ok, cli_run, create_changefeed, fresh_schema, run_fails
+from e2e_helpers import (_write_config, assert_consistent, cli_ok, cli_run, create_changefeed, forked_runs, fresh_schema,
+                         run_fails)
 
 from cdcflow import cli
 from cdcflow.store import metastore
@@ -242,34 +242,34 @@ sys.exit(cli.main(["changefeed", "run", "-c", sys.argv[1], "--spark-remote", sys
 """
 
 
-def _killed_run(spark_connect, cid: str, where: str) -> int:
-    proc = subprocess.run([sys.executable, "-c", KILLED_RUN, cid, spark_connect.url, where], capture_output=True,
-                          text=True, timeout=600)
+def _killed_run(run, spark_connect, cid: str, where: str) -> int:
+    proc = run(KILLED_RUN, cid, spark_connect.url, where)
     assert proc.returncode in (0, 9), proc.stderr[-3000:]
     return proc.returncode
 
 
 def test_a_kill_mid_segment_then_the_replay_writes_each_change_once(mariadb_pair, cdcflow_home, capsys,
-                                                                     spark_connect):
+                                                                     spark_connect, tmp_path):
     up, down = mariadb_pair
     fresh_schema(up, down, "fkk", PARENT, CHILD, NULLED)
     create_changefeed(capsys, up, down, "e2e-fkk", "[filter]\nrules = ['fkk.*']\n[sink]\nsafe-mode = false\n")
     up.execute("INSERT INTO p VALUES (1, 0), (3, 0)", "INSERT INTO c (id, pid) VALUES (10, 1), (30, 3)",
                "INSERT INTO n VALUES (1, 1)", database="fkk")
-    assert _killed_run(spark_connect, "e2e-fkk", "none") == 0
-    before = metastore.get_feed("e2e-fkk").checkpoint_ts
-    # rewritten over its own result this segment would diverge: c 11 follows p 1's key to 2 by the
-    # cascade, and a new p 1 would take it back if its INSERT ran again
-    up.execute("INSERT INTO c (id, pid) VALUES (11, 1)", "UPDATE p SET id = 2 WHERE id = 1",
-               "INSERT INTO p VALUES (1, 5)", "DELETE FROM p WHERE id = 3", "UPDATE c SET v = v + 1 WHERE id = 10",
-               database="fkk")
-    assert _killed_run(spark_connect, "e2e-fkk", "open") == 9
-    assert down.query("SELECT id, pid FROM fkk.c ORDER BY id") == [(10, 1), (30, 3)]  # rolled back
-    assert _killed_run(spark_connect, "e2e-fkk", "committed") == 9
-    assert metastore.get_feed("e2e-fkk").checkpoint_ts == before
-    assert down.query("SELECT id, pid, v FROM fkk.c ORDER BY id") == [(10, 2, 1), (11, 2, 0)]
-    assert _killed_run(spark_connect, "e2e-fkk", "none") == 0  # the replay, in safe mode
-    assert metastore.get_feed("e2e-fkk").checkpoint_ts > before
-    assert_consistent(up, down, ["fkk"])
-    assert down.query("SELECT id, pid, v FROM fkk.c ORDER BY id") == [(10, 2, 1), (11, 2, 0)]
-    assert down.query("SELECT * FROM fkk.n") == [(1, None)]
+    with forked_runs(tmp_path, dict(os.environ)) as run:  # each run a process of its own
+        assert _killed_run(run, spark_connect, "e2e-fkk", "none") == 0
+        before = metastore.get_feed("e2e-fkk").checkpoint_ts
+        # rewritten over its own result this segment would diverge: c 11 follows p 1's key to 2 by the
+        # cascade, and a new p 1 would take it back if its INSERT ran again
+        up.execute("INSERT INTO c (id, pid) VALUES (11, 1)", "UPDATE p SET id = 2 WHERE id = 1",
+                   "INSERT INTO p VALUES (1, 5)", "DELETE FROM p WHERE id = 3", "UPDATE c SET v = v + 1 WHERE id = 10",
+                   database="fkk")
+        assert _killed_run(run, spark_connect, "e2e-fkk", "open") == 9
+        assert down.query("SELECT id, pid FROM fkk.c ORDER BY id") == [(10, 1), (30, 3)]  # rolled back
+        assert _killed_run(run, spark_connect, "e2e-fkk", "committed") == 9
+        assert metastore.get_feed("e2e-fkk").checkpoint_ts == before
+        assert down.query("SELECT id, pid, v FROM fkk.c ORDER BY id") == [(10, 2, 1), (11, 2, 0)]
+        assert _killed_run(run, spark_connect, "e2e-fkk", "none") == 0  # the replay, in safe mode
+        assert metastore.get_feed("e2e-fkk").checkpoint_ts > before
+        assert_consistent(up, down, ["fkk"])
+        assert down.query("SELECT id, pid, v FROM fkk.c ORDER BY id") == [(10, 2, 1), (11, 2, 0)]
+        assert down.query("SELECT * FROM fkk.n") == [(1, None)]
