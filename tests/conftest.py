@@ -19,8 +19,8 @@ LONGEST_FIRST = (
     "devtools/test_airflow_local.py", "airflow/test_dag_stale_and_errors.py",
     "e2e/test_random_workload.py", "airflow/test_ui_browser.py", "e2e/test_ddl_window.py",
     "e2e/test_foreign_keys.py", "e2e/test_faults.py", "e2e/test_snapshot_indexes.py", "e2e/test_spark_connect.py",
-    "e2e/test_snapshot.py", "airflow/test_dag_lifecycle.py", "e2e/test_pipeline.py",
-    "e2e/test_spark_cluster.py",
+    "e2e/test_snapshot.py", "airflow/test_dag_lifecycle.py", "e2e/test_pipeline.py", "airflow/test_dag_snapshot.py",
+    "e2e/test_spark_cluster.py", "e2e/test_add_tables.py",
 )
 
 
