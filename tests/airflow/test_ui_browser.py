@@ -485,7 +485,13 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         expect(page.locator('#detail-fields dd[data-field="State"]')).to_have_text("normal")
 
         # Airflow's own trigger form (its Params): a start_ts that is no ts and one in the future are
-        # refused in the form itself, in the words a run's check would use, and no run exists
+        # refused in the form itself, in the words a run's check would use, and no run exists.  The
+        # form's help is the DAG's as last parsed: first the DAG processor parses it after the page's
+        # lookup (every 5 s here; the runs above can end sooner than that)
+        deadline = time.time() + 60
+        while oldest.split()[3] not in json.dumps(request(f"{walk_dag}/details", admin)[1].get("params")):
+            assert time.time() < deadline, "the DAG was not parsed again within 60 s of the page's lookup"
+            time.sleep(0.5)
         for start_ts, words in (("yesterday-ish", "trigger parameter start_ts: 'yesterday-ish' is neither a TSO"),
                                 ("2999-01-01", "is later than the current TSO")):
             dialog = trigger_form(page, f"{standalone}/dags/changefeed__ui-walk", "backfill", start_ts)
@@ -513,6 +519,25 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         assert last is not None and last["status"] == "equal", last
         page.goto(standalone + "/cdcflow/ui#ui-walk")
         expect(page.locator('#detail-fields dd[data-field="Last verify"]')).to_contain_text("equal at ")
+
+        # a table joins the running changefeed with its rows, from the page's run form (mode add-tables)
+        for s in (up, down):
+            s.execute("DROP DATABASE IF EXISTS ui_extra")
+        up.execute("CREATE DATABASE ui_extra", "CREATE TABLE ui_extra.t (id INT PRIMARY KEY, v VARCHAR(20))",
+                   "INSERT INTO ui_extra.t SELECT seq, CONCAT('x', seq) FROM ui_extra.seq_1_to_500")
+        page.get_by_role("combobox", name="mode", exact=True).select_option("add-tables")
+        page.get_by_role("textbox", name="tables", exact=True).fill("ui_extra.t")
+        page.get_by_role("button", name="Trigger a run", exact=True).click()
+        expect(result).to_contain_text("(add-tables) is ")
+        run = max((r for r in request(f"{walk_dag}/dagRuns", admin)[1]["dag_runs"]
+                   if r["conf"].get("mode") == "add-tables"), key=lambda r: r["queued_at"])
+        assert run["conf"]["tables"] == "ui_extra.t"
+        assert wait_run(standalone, admin, "changefeed__ui-walk", run["dag_run_id"]) == "success"
+        assert down.query("SELECT COUNT(*) FROM ui_extra.t") == [(500,)]  # its run joined and copied it
+        page.reload()
+        expect(page.locator('#detail-fields dd[data-field="Table copies"]')).to_contain_text(
+            "ui_extra.t (add): ")
+        page.screenshot(path=shot("table-copies"), full_page=True)
 
         # the page inside the Airflow UI: the plugin's nav entry renders it in a sandboxed iframe,
         # where its script runs and its calls carry the login
