@@ -219,3 +219,7 @@ def _empty_downstream(spec, names: list[str], hint_no_copy: bool = False) -> Non
                             "`update --config --no-copy` (paused): its changes replicate from the checkpoint on"))
     finally:
         down.close()
+
+
+# each kind of copy (store.table_copies ADD / RESYNC) and the command that checks and records it
+BY_KIND = {table_copies.ADD: add_tables, table_copies.RESYNC: resync_tables}

@@ -81,8 +81,7 @@ def _prepare(changefeed_id: str, params, manual: bool) -> Opened:
     if copy:  # recorded before the cycle: its apply joins the tables and begins their copy
         from cdcflow.changefeed import table_commands  # lazy: only a run that asks for a table copy
 
-        record = table_commands.add_tables if copy["kind"] == "add" else table_commands.resync_tables
-        record(changefeed_id, copy["tables"])
+        table_commands.BY_KIND[copy["kind"]](changefeed_id, copy["tables"])
     # an unset bound is left out, so stages.prepare applies its own default
     result = prepare_stage(Cycle.load(changefeed_id, cycle_run_id()), manual=manual,
                            **{k: v for k, v in request.items() if v is not None})

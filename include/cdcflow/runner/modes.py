@@ -127,8 +127,7 @@ def _tables_param(changefeed_id: str, mode: str, kind: str | None, value) -> dic
         return None
     from cdcflow.changefeed import table_commands  # lazy: asks the upstream, at task and request time only
 
-    check = table_commands.add_tables if kind == "add" else table_commands.resync_tables
-    return {"kind": kind, "tables": check(changefeed_id, value, check_only=True)["tables"]}
+    return {"kind": kind, "tables": table_commands.BY_KIND[kind](changefeed_id, value, check_only=True)["tables"]}
 
 
 def _check_held(changefeed_id: str, start_ts: int) -> None:

@@ -102,28 +102,36 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
         tasks = _plan(up_args, tables, options)
         _order(up, tasks)
         record(Point(position, method, tasks, catalogue, deferred))
-        writer = RowWriter(down, options.batch_rows)
         for schema, name in sequences:
             copy_sequence(up, down, schema, name)
-        for task in tasks:
-            if not task["at_point"]:
-                continue
-            t0 = time.monotonic()
-            try:
-                if task["key"]:
-                    rows = copy_rows(up, writer, task, batch_bytes=options.batch_bytes)
-                else:
-                    with down.cursor() as cur:  # a keyless table is copied whole: an earlier partial copy goes
-                        cur.execute(f"DELETE FROM {qualified(task['schema'], task['name'])}")
-                    rows = copy_rows(up, writer, task, verb="INSERT")
-            except SinkError as e:  # a row the downstream refused: named as the chunks' copy names it
-                raise _copy_failed(changefeed_id, task["table"], e) from None
-            snapshots.chunk_done(changefeed_id, task["table"], task["chunk"]["index"], rows, time.monotonic() - t0)
+        copy_at_point(up, down, tasks, options, SnapshotLedger(changefeed_id))
         up.rollback()
         return len(tasks)
     finally:
         up.close()
         down.close()
+
+
+def copy_at_point(up, down, tasks: list[dict], options: SnapshotOptions, ledger: Ledger) -> None:
+    """The tasks to be read at the point (`at_point`), on `up` inside the point's transaction,
+    each recorded done in `ledger`: a keyless table whole (an earlier partial copy deleted first),
+    a keyed one as its chunks are."""
+    writer = RowWriter(down, options.batch_rows)
+    for task in tasks:
+        if not task["at_point"]:
+            continue
+        t0 = time.monotonic()
+        try:
+            if task["key"]:
+                rows = copy_rows(up, writer, task, batch_bytes=options.batch_bytes)
+            else:
+                with down.cursor() as cur:  # a keyless table is copied whole: an earlier partial copy goes
+                    cur.execute(f"DELETE FROM {qualified(task['schema'], task['name'])}")
+                rows = copy_rows(up, writer, task, verb="INSERT")
+        except SinkError as e:  # a row the downstream refused: named as the chunks' copy names it
+            raise ledger.failed(task["table"], e) from None
+        ledger.chunk_done({"table": task["table"], "index": task["chunk"]["index"], "rows": rows,
+                           "seconds": time.monotonic() - t0})
 
 
 def _plan(up_args: dict, tables: list[tuple[str, str, list[str] | None]], options: SnapshotOptions) -> list[dict]:
@@ -374,12 +382,15 @@ class _ThreadCopies(PerThread):
         return copy_chunk(*self.get(), task, self.batch_bytes)
 
 
-def _copy_failed(changefeed_id: str, table: str, e: Exception) -> CdcflowError:
+def _copy_failed(changefeed_id: str, table: str, e: Exception, what: str = "snapshot copy",
+                 code=SNAPSHOT_FAILED, then: str | None = None) -> CdcflowError:
+    """A chunk's failure as `what` tells it; `then`: what follows fixing its cause (by default,
+    create --snapshot again)."""
     sink = SinkError.parse(str(e))
     why = f"{sink['what']}: {sink['text']}" if sink else str(e).strip().splitlines()[0][:500]
     cause = "widen or change the downstream column so it holds the upstream's value" \
         if sink and sink.get("value_error") else "fix the cause"
-    return CdcflowError(
-        f"snapshot copy failed in a chunk of {table}: {why}", changefeed=changefeed_id, code=SNAPSHOT_FAILED,
-        hint=f"{cause}, then run `cdcflow changefeed create -c {changefeed_id} … --snapshot` again: the chunks "
-             "done are not copied again")
+    then = then or (f", then run `cdcflow changefeed create -c {changefeed_id} … --snapshot` again: the chunks "
+                    "done are not copied again")
+    return CdcflowError(f"{what} failed in a chunk of {table}: {why}", changefeed=changefeed_id, code=code,
+                        hint=cause + then)

@@ -35,9 +35,7 @@ from cdcflow.core.errors import TABLE_COPY_FAILED, CdcflowError
 from cdcflow.core.row_codec import quote_ident
 from cdcflow.filter.assembled import Filter
 from cdcflow.sink import connection
-from cdcflow.sink.row_writer import RowWriter, qualified
 from cdcflow.snapshot import runner
-from cdcflow.snapshot.copy import copy_rows
 from cdcflow.snapshot.deferred_indexes import replayed_past
 from cdcflow.snapshot.point import create_downstream, open_point
 from cdcflow.source.binlog import Position, head_position, replay_horizon
@@ -66,10 +64,8 @@ class Ledger(runner.SnapshotLedger):
                 f"{progress['rows_copied']} rows")
 
     def failed(self, table: str, e: Exception) -> CdcflowError:
-        err = super().failed(table, e)
-        return CdcflowError(err.message.replace("snapshot copy", "table copy"), changefeed=self.changefeed_id,
-                            code=TABLE_COPY_FAILED,
-                            hint=f"{err.hint.split(', then')[0]}; the next cycle copies on from the chunk that failed")
+        return runner._copy_failed(self.changefeed_id, table, e, "table copy", TABLE_COPY_FAILED,
+                                   "; the next cycle copies on from the chunk that failed")
 
     def stuck(self, tables: list[str]) -> CdcflowError:
         return CdcflowError(f"table copy: the chunks of {tables} each wait for another's", changefeed=self.changefeed_id,
@@ -124,7 +120,8 @@ def _join(changefeed_id: str, cfg, up_args: dict, down_args: dict, scheme: str, 
                 _drop_downstream(down, schema, name)
             create_downstream(up, down, scheme, schema, name, changefeed_id)
             tables.append((schema, name, key))
-        tasks = runner._plan(up_args, tables, runner.SnapshotOptions.of(cfg))
+        options = runner.SnapshotOptions.of(cfg)
+        tasks = runner._plan(up_args, tables, options)
         runner._order(up, tasks)
         for schema, name, _ in tables:
             table = f"{schema}.{name}"
@@ -139,17 +136,8 @@ def _join(changefeed_id: str, cfg, up_args: dict, down_args: dict, scheme: str, 
         # a DDL of a joined table between the point and its CREATE downstream is in the table already
         feed = metastore.get_feed(changefeed_id)
         metastore.update_feed(changefeed_id, replay_until=replay_horizon(tso.now(), feed.replay_until))
-        writer = RowWriter(down, 1000)
-        for task in tasks:  # read at the point: a keyless table's changes from it apply once
-            if not task["at_point"]:
-                continue
-            t0 = time.monotonic()
-            if not task["key"]:
-                with down.cursor() as cur:
-                    cur.execute(f"DELETE FROM {qualified(task['schema'], task['name'])}")
-            rows = copy_rows(up, writer, task, verb="REPLACE" if task["key"] else "INSERT")
-            table_copies.chunk_done(changefeed_id, task["table"], task["chunk"]["index"], rows,
-                                    time.monotonic() - t0)
+        # read at the point: a keyless table's changes from it apply once
+        runner.copy_at_point(up, down, tasks, options, Ledger(changefeed_id))
         up.rollback()
     finally:
         up.close()
