@@ -9,9 +9,9 @@ STAMP := $(VENV)/.cdcflow-installed
 TEST_WORKERS ?= 2
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
-.PHONY: setup system-packages class-archive binlog-reader test demo bench random-workload dag-test airflow-bootstrap airflow docs docs-reference clean
+.PHONY: setup system-packages class-archive compiled test demo bench random-workload dag-test airflow-bootstrap airflow docs docs-reference clean
 
-setup: system-packages $(STAMP) class-archive binlog-reader
+setup: system-packages $(STAMP) class-archive compiled
 
 # The short-lived JVMs' class archive (cdcflow/spark/class_archive.py, built by class_archive_build.py): built once per Java
 # and pyspark install; without it JVMs start as before, only slower.
@@ -41,11 +41,11 @@ system-packages:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
 	fi
 
-# pull's compiled binlog reader (cdcflow/source/compiled_reader.pyx, built in place by build_reader.py with the pinned
-# Cython); without it pull reads with the Python reader, several times slower, and the cycle's log says so once.
-binlog-reader: $(STAMP)
-	@$(PIP) install -q -c constraints.txt Cython && $(PY) -m cdcflow.source.build_reader >/dev/null \
-	  || echo "(continuing without the compiled binlog reader: pull reads with the Python one)"
+# The compiled modules (cdcflow/core/build_extensions.py: pull's binlog reader, the writers' SQL literals), built in
+# place with the pinned Cython; without one its Python reference runs, slower, and the cycle's log says so once.
+compiled: $(STAMP)
+	@$(PIP) install -q -c constraints.txt Cython && $(PY) -m cdcflow.core.build_extensions >/dev/null \
+	  || echo "(continuing without a compiled module: its Python reference runs)"
 
 # Runtime packages (requirements.txt) and the tests' and benchmarks' (requirements-test.txt),
 # resolved together.  The Spark provider requires pyspark-client (Spark Connect only, 4.2.0),

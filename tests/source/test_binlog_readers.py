@@ -3,6 +3,7 @@ reader, the reference: every field of every Event and the reader's state after t
 over the type matrix (strict and lax values, the fixed-size binaries, the pre-5.6 temporal
 formats, a table of only the columns the compiled reader decodes itself), a statement in a
 non-UTF-8 session, savepoints and rollbacks, and a bench-shaped window of small transactions.
+The writers' literals of every image read are compared with the decoded values' too.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 from type_matrix import COLUMNS, FIXED_COLUMNS, FIXED_ROWS, LAX_ROWS, ROWS
 
 import cdcflow.source
+from cdcflow.core.row_codec import decode_image, raw_image, raw_values, sql_literal
 from cdcflow.core.uri import parse_source_uri
 from cdcflow.source import binlog_events
 from cdcflow.source.binlog import BinlogReader, Position
@@ -62,7 +64,22 @@ def _both(up, start, head, monkeypatch) -> tuple[list, list]:
     assert len(compiled) == len(python)
     for c, p in zip(compiled, python):
         assert c == p
+    _literals_agree(compiled)
     return compiled, slow
+
+
+def _literals_agree(events) -> None:
+    """The writers' literals read from each image's text (both ways: sink.row_writer's RAW form)
+    are those of its decoded values (sql_literal of decode_image's), as apply wrote them before."""
+    from cdcflow.core import compiled_literals  # lazy: a module make setup builds (a missing build fails here)
+
+    images = [img for e in events if e.op != "ddl" for img in (e.before, e.after) if img is not None]
+    assert images
+    for text in images:
+        want = "(" + ", ".join(map(sql_literal, decode_image(text).values())) + ")"
+        raw = raw_image(text)
+        assert raw_values(raw, tuple(raw)) == want
+        assert compiled_literals.values(raw, tuple(raw)) == want
 
 
 def test_the_type_matrix_decodes_identically_both_ways(mariadb_pair, monkeypatch):

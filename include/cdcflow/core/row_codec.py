@@ -151,6 +151,49 @@ def decode_image(text: str | None) -> dict | None:
     return {k: _decode_value(v) if type(v) is dict else v for k, v in _decode_json(text).items()}
 
 
+def raw_image(text: str) -> dict:
+    """An image's JSON as it is: tagged values stay one-key dicts (what raw_literal reads)."""
+    return _decode_json(text)
+
+
+def decoded(raw: dict) -> dict:
+    """A raw_image as decode_image gives it."""
+    return {k: _decode_value(v) if type(v) is dict else v for k, v in raw.items()}
+
+
+def raw_literal(v) -> str:
+    """The SQL literal of a raw image value: sql_literal of the value decode_image gives, without
+    building it (a DATETIME's text is already the literal's, a DECIMAL's too unless it has an
+    exponent).  The reference of sink's compiled twin (core/compiled_literals.pyx)."""
+    if type(v) is not dict:
+        return sql_literal(v)
+    (tag, x), = v.items()
+    fast = _RAW_TAGGED.get(tag)
+    out = fast(x) if fast is not None else None
+    return out if out is not None else sql_literal(_decode_value(v))
+
+
+def _decimal_text(x: str) -> str | None:
+    return None if "E" in x or "e" in x or not x[-1:].isdigit() else x
+
+
+def _normal(length: int, sep: int):
+    """A temporal text _datetime_text / isoformat wrote, as it is (None: another spelling)."""
+    return lambda x: "'" + x + "'" if len(x) == length and (sep < 0 or x[sep] == " ") else None
+
+
+# tag -> its literal from the tagged text (None: the decoded value's literal, the slow way)
+_RAW_TAGGED = {"d": _decimal_text, "dt": _normal(26, 10), "da": _normal(10, -1),
+               "b": lambda x: "X'" + base64.b64decode(x).hex() + "'" if x else "''",
+               "tt": lambda x: _quote(x), "t": lambda x: _quote(x), "j": lambda x: _quote(x),
+               "set": lambda x: _quote(",".join(x))}
+
+
+def raw_values(raw: dict, columns) -> str:
+    """A raw image's VALUES tuple over `columns`, "(l1, l2, …)"."""
+    return "(" + ", ".join([raw_literal(raw[c]) for c in columns]) + ")"
+
+
 def _quote(s: str) -> str:
     return "'" + escape_string(s) + "'"
 

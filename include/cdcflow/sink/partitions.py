@@ -10,11 +10,11 @@ from itertools import groupby
 import pyarrow as pa
 
 from cdcflow.core.failures import SinkError
-from cdcflow.core.row_codec import decode_image
+from cdcflow.core.row_codec import raw_image
 from cdcflow.sink.compaction import final_changes
 from cdcflow.sink.connection import connect_with_retry
 from cdcflow.sink.row_writer import (STATEMENT_ATTEMPTS, RowWriter, StreamingWriter, TransactionRolledBack,
-                                     conflict_wait)
+                                     conflict_wait, raw_form)
 
 # safe-mode = false writes a segment in two passes (Spark jobs): first the keys whose row
 # existed before the segment (DELETE; UPSERT where the downstream indexes the key, else
@@ -55,7 +55,7 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
         w.key_indexed, w.upsert = key_indexed, phase == "existing"
         for schema, table, _part, _key, kind, image, ts in final_changes(_change_rows(batches, "commit_ts")):
             if kind in kinds:
-                w.add(schema, table, kind, decode_image(image), ts)
+                w.add(schema, table, kind, raw_image(image), ts)
         w.close()
 
     yield _run_partition(sink, batch_rows, keys, write, generated)
@@ -93,7 +93,7 @@ def write_transaction(w: StreamingWriter, conn, finals) -> None:
 
     def add(change) -> None:
         schema, table, _part, _key, kind, image, ts = change
-        w.add(schema, table, kind, decode_image(image), ts)
+        w.add(schema, table, kind, raw_image(image), ts)
 
     for attempt in range(STATEMENT_ATTEMPTS):
         counts = w.writer.counts()
@@ -135,7 +135,7 @@ def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], writ
     conn = None
     try:
         conn = connect_with_retry(sink)
-        w = StreamingWriter(RowWriter(conn, batch_rows), keys, generated=generated)
+        w = StreamingWriter(RowWriter(conn, batch_rows, form=raw_form()), keys, generated=generated)
         write(w, conn)
         written, statements = w.writer.rows_written, w.writer.statements
     finally:

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Iterable
+from dataclasses import dataclass
+from typing import Callable, Iterable
 
 import pymysql
 
-from cdcflow.core.row_codec import decode_image, quote_ident, sql_literal
+from cdcflow.core import row_literals
+from cdcflow.core.row_codec import decode_image, decoded, quote_ident, sql_literal
 from cdcflow.sink.downstream_errors import SinkError, error_code, offending_row
 from cdcflow.sink.enum_error_value import write_error_values
 
@@ -56,11 +58,35 @@ def qualified(schema: str, table: str) -> str:
     return f"{quote_ident(schema)}.{quote_ident(table)}"
 
 
+@dataclass(frozen=True)
+class ImageForm:
+    """How a writer reads the row images it is given: a value's SQL literal, a row's VALUES
+    tuple over some columns, and the image as decode_image gives it (to name a refused row and
+    to prove the ENUM error value: only when a statement is refused)."""
+
+    literal: Callable[[object], str]
+    values: Callable[[dict, tuple], str]
+    decoded: Callable[[dict], dict]
+
+
+# images of Python values (the snapshot's rows as pymysql decoded them)
+DECODED = ImageForm(sql_literal, lambda img, cols: "(" + ", ".join(map(sql_literal, map(img.__getitem__, cols))) + ")",
+                    lambda img: img)
+
+
+def raw_form() -> ImageForm:
+    """Images as row_codec.raw_image reads them, their literals taken from the image's text
+    (core.row_literals: compiled where make setup built it): the apply stage's writers."""
+    literal, values = row_literals.implementation()
+    return ImageForm(literal, values, decoded)
+
+
 class RowWriter:
     """Batches final row images into multi-row statements on one connection."""
 
-    def __init__(self, conn, batch_rows: int, max_bytes: int = MAX_STATEMENT_BYTES):
+    def __init__(self, conn, batch_rows: int, max_bytes: int = MAX_STATEMENT_BYTES, form: ImageForm = DECODED):
         self.conn = conn
+        self.form = form
         self.batch_rows = batch_rows
         self.max_bytes = max_bytes
         self.rows_written = 0
@@ -77,8 +103,8 @@ class RowWriter:
 
     def _run(self, sql: str, what: str, rows: list | None = None, key: list[str] | None = None,
              table: tuple[str, str] | None = None, on_duplicate=None, holds=None) -> bool:
-        """`rows`: the statement's (image, commit ts) in VALUES order, to name the one a value
-        error points at (and to tell the ENUM error value from a value the column would alter:
+        """`rows`: the statement's (image, commit ts) in VALUES order (images as self.form reads
+        them), to name the one a value error points at (and to tell the ENUM error value from a value the column would alter:
         enum_error_value).  `on_duplicate`: what writes the rows instead when the downstream
         refuses the statement for a duplicate unique value (a transactional table undid all of
         it; the rows are written again whole in any case).  `holds`: enum_error_value's, for rows
@@ -100,6 +126,8 @@ class RowWriter:
                         continue
                 raise SinkError(what, e) from None
             except pymysql.MySQLError as e:
+                if rows and self.form is not DECODED:
+                    rows = [(self.form.decoded(img), ts) for img, ts in rows]
                 # a refused ENUM error value is written non-strict; what stands then may be a duplicate
                 stands = e if error_code(e) == DUPLICATE_ENTRY else write_error_values(self.conn, sql, e, rows,
                                                                                         table, holds)
@@ -116,13 +144,14 @@ class RowWriter:
                     counted: int | None = None) -> None:
         """`counted`: how many of the rows count as written (the others are written again
         right after, by REPLACE); all of them when not given."""
-        target = qualified(schema, table)
+        target, literal = qualified(schema, table), self.form.literal
         if len(key) == 1:
             head = f"DELETE FROM {target} WHERE {quote_ident(key[0])} IN ("
-            tuples = [sql_literal(img[key[0]]) for img in images]
+            tuples = [literal(img[key[0]]) for img in images]
         else:
             head = f"DELETE FROM {target} WHERE ({', '.join(quote_ident(k) for k in key)}) IN ("
-            tuples = ["(" + ", ".join(sql_literal(img[k]) for k in key) + ")" for img in images]
+            columns = tuple(key)
+            tuples = [self.form.values(img, columns) for img in images]
         for chunk in self._chunks(tuples, len(head)):
             self._run(head + ", ".join(chunk) + ")", f"DELETE from {schema}.{table}")
         self.rows_written += len(images) if counted is None else counted
@@ -139,7 +168,8 @@ class RowWriter:
         head = f"{'INSERT' if verb == 'UPSERT' else verb} INTO {qualified(schema, table)} ({cols}) VALUES "
         tail = "" if verb != "UPSERT" else \
             " ON DUPLICATE KEY UPDATE " + ", ".join(f"{c} = VALUES({c})" for c in map(quote_ident, columns))
-        tuples = ["(" + ", ".join(map(sql_literal, map(img.__getitem__, columns))) + ")" for img in images]
+        values, columns = self.form.values, tuple(columns)
+        tuples = [values(img, columns) for img in images]
         rows = list(zip(images, commit_ts or [None] * len(images)))
         done = 0
         for chunk in self._chunks(tuples, len(head) + len(tail)):

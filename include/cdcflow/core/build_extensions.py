@@ -1,0 +1,55 @@
+"""Build the compiled modules next to their sources: `make setup` runs `python -m
+cdcflow.core.build_extensions` with the Cython constraints.txt pins.  Each is optional: where
+one is not built (no compiler, no Python headers) its Python reference runs, and the process
+says so once (source.binlog_events for the reader, core.row_literals for the writers' literals)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1]
+# module -> its source: pull's binlog reader (its reference: source/binlog_events' Python reader)
+# and the writers' SQL literals (its reference: core/row_codec.raw_literal)
+EXTENSIONS = {"cdcflow.source.compiled_reader": PACKAGE / "source" / "compiled_reader.pyx",
+              "cdcflow.core.compiled_literals": PACKAGE / "core" / "compiled_literals.pyx"}
+
+
+def build(module: str) -> Path:
+    """Compile one module of EXTENSIONS; returns the file it is in."""
+    from Cython.Build import cythonize  # lazy: Cython is only needed here, at set-up
+    from setuptools import Distribution, Extension  # lazy: as Cython
+
+    source = EXTENSIONS[module]
+    with tempfile.TemporaryDirectory() as tmp:
+        ext = cythonize([Extension(module, [str(source)], extra_compile_args=["-O2"])], quiet=True,
+                        build_dir=tmp)
+        dist = Distribution({"ext_modules": ext})
+        cmd = dist.get_command_obj("build_ext")
+        cmd.build_temp, cmd.build_lib = tmp + "/temp", tmp + "/lib"
+        dist.run_command("build_ext")
+        built = Path(cmd.get_ext_fullpath(module))
+        target = source.with_name(built.name)
+        # a new file renamed over the old one: a process that has the old one loaded keeps it
+        staged = target.with_name(target.name + ".new")
+        shutil.copyfile(built, staged)
+        os.replace(staged, target)
+        return target
+
+
+def main() -> int:
+    failed = 0
+    for module in EXTENSIONS:
+        try:
+            print(f"built {build(module)}")
+        except Exception as e:  # noqa: BLE001 - one module's failure leaves the others and its reference
+            print(f"{module} not built: {e}", file=sys.stderr)
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
