@@ -66,12 +66,12 @@ def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir
     replica_secs = bench_peers.replica_catch_up(up, servers.replica, rng)
     replica_diffs = verify(up, servers.replica, "the replica")
 
-    connect, connect_diffs = connect_cycle(servers, done, log_dir)
+    connect, connect_diffs, floor = connect_cycle(servers, done, log_dir)
     return {
         "rows": done, "shape": shape, "transactions": plan.transactions - plan.ddls, "ddls": plan.ddls,
         "by_kind": {k: v for k, v in plan.by_kind().items() if v}, "workload_seconds": gen_secs,
         "binlog_range": asdict(rng), "cdcflow": asdict(cyc),
-        "cdcflow_connect": asdict(connect),
+        "cdcflow_connect": asdict(connect), "floor": floor,
         "mariadb_binlog_seconds": binlog_secs, "native_replica_seconds": replica_secs,
         "consistent": {"cdcflow": not cdc_diffs, "cdcflow_connect": not connect_diffs,
                        "mariadb_binlog": not binlog_diffs, "native_replica": not replica_diffs},
@@ -82,19 +82,29 @@ def connect_cycle(servers: Servers, rows: int, log_dir: Path):
     """The same window once more, by the changefeed created beside the first (bench-connect),
     into cdcflow's downstream reset to the start's schema, its cycle on a Spark Connect server
     started and warmed up before (as the DAG's stages run on a long-running server): no JVM
-    or Python workers to start in the cycle.  Returns its CycleResult and the downstream's
-    differences."""
-    from cdcflow_devtools import bench_workload, spark_connect
+    or Python workers to start in the cycle.  Its statements are captured and sent again
+    prebuilt for the floor (bench_floor).  Returns its CycleResult, the downstream's
+    differences and the floor's figures."""
+    from cdcflow_devtools import bench_floor, bench_workload, spark_connect
     from cdcflow_devtools.mariadb import free_port
 
     say("cdcflow again on a warm Spark Connect server: the same window, its downstream reset to the start")
     bench_workload.create_snapshot(servers.cdcflow)
     server = spark_connect.start(log_dir / "spark-connect", port=free_port())
+    bench_floor.start_capture(servers.cdcflow)
     try:
         cyc = run_cycle_measured("bench-connect", rows, log_dir, server.url)
     finally:
+        phases = bench_floor.captured(servers.cdcflow)
         server.stop()
-    return cyc, verify(servers.up, servers.cdcflow, "cdcflow's downstream (warm Spark Connect)")
+    diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (warm Spark Connect)")
+    say(f"the floor: the cycle's {sum(p.statements() for p in phases):,} statements sent again prebuilt, "
+        f"in {len(phases)} phases, into the downstream reset to the start")
+    bench_workload.create_snapshot(servers.cdcflow)
+    floor = bench_floor.replay(servers.cdcflow, phases)
+    floor_diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (the floor's replay)")
+    return cyc, diffs, {"seconds": floor, "phases": len(phases), "statements": sum(p.statements() for p in phases),
+                        "consistent": not floor_diffs}
 
 
 def scale_changefeed_id(rows: int) -> str:
@@ -167,6 +177,12 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
     ap = cyc["stats"].get("apply", {})
     print(f"cdcflow's apply: {ap.get('rows_in', 0):,} row changes -> {ap.get('rows_written', 0):,} final rows in "
           f"{ap.get('statements', 0):,} statements, {ap.get('ddl_applied', 0)} DDLs")
+    floor = main["floor"]
+    con_apply = float(con["stats"].get("apply_seconds") or 0)
+    print(f"the downstream's floor: the warm cycle's {floor['statements']:,} statements sent again prebuilt in "
+          f"{floor['phases']} phases took {floor['seconds']:.1f}s (consistent: {yes[floor['consistent']]}); "
+          f"apply / floor = {con_apply / floor['seconds'] if floor['seconds'] else 0.0:.2f} on warm Spark Connect, "
+          f"{apply_secs / floor['seconds'] if floor['seconds'] else 0.0:.2f} in the CLI's cycle")
     if scale:
         print()
         print("cycle time by window size (one fresh changefeed per size; peak memory of cdcflow's processes):")

@@ -1,0 +1,120 @@
+"""The downstream's floor for an apply: the statements cdcflow sent, sent again prebuilt.
+
+The bench's warm Spark Connect cycle runs with the general query log of cdcflow's downstream
+on (a table: mysql.general_log, every statement with its connection and the moment it came).
+Afterwards that downstream is reset to the start's schema and the same row statements and DDLs
+into the bench schema are sent again, with no Spark, no decoding, no statement building: each
+connection of the cycle that wrote rows becomes a connection of the replay that sends its
+statements in their order, as many at once as ran at once in the cycle.  What ran at once is
+read from the log: between two DDLs, each connection's statements span an interval, and
+overlapping intervals form one phase (a Spark job's partitions); phases run one after the
+other, a DDL alone.  The sum is the floor: what apply would take if everything but the
+downstream's own work cost nothing.  The replay's downstream is checked against the upstream
+like every other, which proves the log held every statement.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import pymysql
+
+from cdcflow.sink.connection import DML_SESSION
+from cdcflow_devtools.bench_workload import SCHEMA
+
+# a statement that writes the bench schema's rows or changes its tables (not cdcflow's own
+# bookkeeping, nor the bench's reads)
+_ROWS = re.compile(rf"^\s*(REPLACE|INSERT|DELETE|UPDATE)\b.*?`?{SCHEMA}`?\.", re.I | re.S)
+_DDL = re.compile(rf"^\s*(ALTER|CREATE|DROP|RENAME|TRUNCATE)\b.*?`?{SCHEMA}`?\.", re.I | re.S)
+
+
+@dataclass
+class Phase:
+    """Statements that ran at once in the cycle: per connection, its statements in order."""
+
+    connections: dict[int, list[str]] = field(default_factory=dict)
+    ddl: str | None = None
+
+    def statements(self) -> int:
+        return 1 if self.ddl else sum(map(len, self.connections.values()))
+
+
+def start_capture(server) -> None:
+    server.execute("TRUNCATE TABLE mysql.general_log", "SET GLOBAL log_output = 'TABLE'", "SET GLOBAL general_log = 1")
+
+
+def captured(server) -> list[Phase]:
+    """Stop the log and read the cycle's statements into phases."""
+    server.execute("SET GLOBAL general_log = 0")
+    rows = server.query("SELECT event_time, thread_id, argument FROM mysql.general_log "
+                        "WHERE command_type = 'Query' ORDER BY event_time")
+    server.execute("TRUNCATE TABLE mysql.general_log")
+    phases: list[Phase] = []
+    segment: list[tuple] = []
+    for at, thread, arg in rows:
+        sql = arg.decode("utf-8", "surrogateescape") if isinstance(arg, (bytes, bytearray)) else arg
+        if _DDL.match(sql):
+            phases += _overlapping(segment)
+            phases.append(Phase(ddl=sql))
+            segment = []
+        elif _ROWS.match(sql):
+            segment.append((at, thread, sql))
+    return phases + _overlapping(segment)
+
+
+def _overlapping(statements: list[tuple]) -> list[Phase]:
+    """Between two DDLs: each connection's interval, overlapping ones merged into a phase."""
+    spans: dict[int, list] = {}
+    for at, thread, sql in statements:
+        span = spans.setdefault(thread, [at, at, []])
+        span[1] = at
+        span[2].append(sql)
+    phases, end = [], None
+    for first, last, sqls in sorted(spans.values(), key=lambda s: s[0]):
+        if end is None or first > end:
+            phases.append(Phase())
+        phases[-1].connections[len(phases[-1].connections)] = sqls
+        end = last if end is None or last > end else end
+    return phases
+
+
+DUPLICATE_ENTRY = 1062
+
+
+def replay(server, phases: list[Phase]) -> float:
+    """The phases sent again, one after the other; the seconds they took.  A statement the
+    downstream refuses for a duplicate was refused in the cycle too (an UPSERT the writer then
+    sent again as DELETE + REPLACE, both in the log): it is passed over as the cycle passed it."""
+    width = max([len(p.connections) for p in phases] + [1])
+    conns = [server.connect(SCHEMA, autocommit=True) for _ in range(width)]
+    try:
+        for c in conns:
+            with c.cursor() as cur:
+                for s in DML_SESSION:
+                    cur.execute(s)
+
+        def send(conn, sqls: list[str]) -> None:
+            with conn.cursor() as cur:
+                for sql in sqls:
+                    try:
+                        cur.execute(sql)
+                    except pymysql.err.IntegrityError as e:
+                        if e.args[0] != DUPLICATE_ENTRY:
+                            raise
+
+        took = 0.0
+        with ThreadPoolExecutor(width) as pool:
+            for p in phases:
+                t0 = time.perf_counter()
+                if p.ddl:
+                    send(conns[0], [p.ddl])
+                else:
+                    list(pool.map(send, conns, p.connections.values()))
+                took += time.perf_counter() - t0
+        return took
+    finally:
+        for c in conns:
+            c.close()
