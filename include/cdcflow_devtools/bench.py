@@ -55,7 +55,8 @@ def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir
         f"transactions and {plan.ddls} DDLs; binlog {start_file}:{start_pos} .. {stop_file}:{stop_pos}")
 
     say("cdcflow: one `cdcflow changefeed run` (whole cycle, Spark local[*])")
-    cyc = run_cycle_measured("bench", done, log_dir)
+    servers_cpu = {"roots": [], "fixed": {servers.cdcflow.pid: "downstream", up.pid: "upstream"}}
+    cyc = run_cycle_measured("bench", done, log_dir, cpu=servers_cpu)
     cdc_diffs = verify(up, servers.cdcflow, "cdcflow's downstream")
 
     say("mariadb-binlog --read-from-remote-server | mariadb")
@@ -66,7 +67,7 @@ def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir
     replica_secs = bench_peers.replica_catch_up(up, servers.replica, rng)
     replica_diffs = verify(up, servers.replica, "the replica")
 
-    connect, connect_diffs, floor = connect_cycle(servers, done, log_dir)
+    connect, connect_diffs, floor = connect_cycle(servers, done, log_dir, servers_cpu)
     return {
         "rows": done, "shape": shape, "transactions": plan.transactions - plan.ddls, "ddls": plan.ddls,
         "by_kind": {k: v for k, v in plan.by_kind().items() if v}, "workload_seconds": gen_secs,
@@ -78,7 +79,7 @@ def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir
     }
 
 
-def connect_cycle(servers: Servers, rows: int, log_dir: Path):
+def connect_cycle(servers: Servers, rows: int, log_dir: Path, cpu: dict):
     """The same window once more, by the changefeed created beside the first (bench-connect),
     into cdcflow's downstream reset to the start's schema, its cycle on a Spark Connect server
     started and warmed up before (as the DAG's stages run on a long-running server): no JVM
@@ -93,7 +94,8 @@ def connect_cycle(servers: Servers, rows: int, log_dir: Path):
     server = spark_connect.start(log_dir / "spark-connect", port=free_port())
     bench_floor.start_capture(servers.cdcflow)
     try:
-        cyc = run_cycle_measured("bench-connect", rows, log_dir, server.url)
+        cyc = run_cycle_measured("bench-connect", rows, log_dir, server.url,
+                                 cpu={**cpu, "roots": [server.process.pid]})
     finally:
         phases = bench_floor.captured(servers.cdcflow)
         server.stop()
@@ -143,6 +145,7 @@ def stage_line(stats: dict, wall: float) -> str:
 
 
 def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
+    from cdcflow_devtools import bench_census
     rows = main["rows"]
     cyc = main["cdcflow"]
     whole = rate(rows, cyc["wall_seconds"])
@@ -172,6 +175,16 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
     print(f"{'native replica':32}{fmt_rate(replica):>15}{main['native_replica_seconds']:>10.1f}"
           f"{'':>14}{yes[ok['native_replica']]:>12}")
     print(f"cdcflow's cycle: {stage_line(cyc['stats'], cyc['wall_seconds'])}")
+    pulled, pull_secs = cyc["stats"].get("pull", {}).get("pulled", 0), float(cyc["stats"].get("pull_seconds") or 0)
+    print(f"pull: {pulled:,} events in {pull_secs:.1f}s, {fmt_rate(rate(pulled, pull_secs))} events/s "
+          f"({os.environ.get(READER_ENV, DEFAULT_READER)} reader)")
+    print()
+    for title, c in (("where the time goes, the CLI's cycle (core-seconds by process):", cyc),
+                     ("where the time goes, on warm Spark Connect (core-seconds by process):", main["cdcflow_connect"])):
+        if c.get("census"):
+            print("\n".join(bench_census.table(title, bench_census.Census(
+                [(e["stage"], e["seconds"], e["core_seconds"]) for e in c["census"]["stages"]]))))
+            print()
     print(f"on warm Spark Connect (peak memory: the CLI's processes, not the server's): "
           f"{stage_line(con['stats'], con['wall_seconds'])}")
     ap = cyc["stats"].get("apply", {})

@@ -36,6 +36,7 @@ class CycleResult:
     wall_seconds: float
     peak_rss_bytes: int
     stats: dict = field(default_factory=dict)
+    census: dict = field(default_factory=dict)  # where its time went (bench_census), when measured
 
     def stage_seconds(self, stage: str) -> float:
         return float(self.stats.get(f"{stage}_seconds") or 0.0)
@@ -86,9 +87,10 @@ class PeakRss:
         return self.peak
 
 
-def run_measured(args: list[str], log_path: Path, ok: tuple[int, ...] = (0,)) -> tuple[float, int, str]:
+def run_measured(args: list[str], log_path: Path, ok: tuple[int, ...] = (0,), watch=None) -> tuple[float, int, str]:
     """`cdcflow <args>` as a child process: (wall seconds, peak memory of it and its children,
-    its stdout); its stderr goes to `log_path`."""
+    its stdout); its stderr goes to `log_path`.  `watch(pid)`: a sampler started on the child,
+    stopped when it exits (bench_census.CpuSampler)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT / "include"), env.get("PYTHONPATH")) if p)
     out_path = log_path.with_suffix(".out")
@@ -96,24 +98,42 @@ def run_measured(args: list[str], log_path: Path, ok: tuple[int, ...] = (0,)) ->
         t0 = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-m", "cdcflow.cli", *args], stdout=out, stderr=log, env=env)
         sampler = PeakRss(proc.pid)
+        watcher = watch(proc.pid) if watch else None
         rc = proc.wait()
         wall = time.perf_counter() - t0
         peak = sampler.stop()
+        if watcher is not None:
+            watcher.stop()
     if rc not in ok:
         tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-15:])
         raise RuntimeError(f"cdcflow {' '.join(args[:2])} failed (exit {rc}); see {log_path}:\n{tail}")
     return wall, peak, out_path.read_text(errors="replace")
 
 
-def run_cycle_measured(changefeed_id: str, row_changes: int, log_dir: Path, remote: str | None = None) -> CycleResult:
+def run_cycle_measured(changefeed_id: str, row_changes: int, log_dir: Path, remote: str | None = None,
+                       cpu: dict | None = None) -> CycleResult:
     """One `cdcflow changefeed run -c changefeed_id` as a child process (on the Spark Connect
-    server `remote` if given): wall time, peak memory, run stats."""
+    server `remote` if given): wall time, peak memory, run stats; with `cpu` ({"roots": pids
+    whose trees count beside the child's, "fixed": {pid: kind}}), where its time went
+    (bench_census)."""
     from cdcflow.store import metastore
+    from cdcflow_devtools import bench_census
 
+    log_path = log_dir / f"cycle-{changefeed_id}.log"
+    samplers = []
+
+    def watch(pid: int):
+        samplers.append(bench_census.CpuSampler([pid, *cpu["roots"]], cpu["fixed"]))
+        return samplers[0]
+
+    started = time.time()
     wall, peak, _ = run_measured(["changefeed", "run", "-c", changefeed_id, *(["--spark-remote", remote] if remote else [])],
-                                 log_dir / f"cycle-{changefeed_id}.log")
+                                 log_path, watch=watch if cpu else None)
     runs = metastore.recent_runs(changefeed_id, limit=1)
-    return CycleResult(changefeed_id, row_changes, wall, peak, runs[0].stats if runs else {})
+    result = CycleResult(changefeed_id, row_changes, wall, peak, runs[0].stats if runs else {})
+    if samplers:
+        result.census = bench_census.census(samplers[0], started, started + wall, log_path).as_dict()
+    return result
 
 
 # --- servers ---------------------------------------------------------------------------------

@@ -1,0 +1,162 @@
+"""Where a cycle's time goes: per stage, its wall seconds and the core-seconds each kind of
+process spent in it.
+
+While `cdcflow changefeed run` runs, every process of interest is sampled every 100 ms (its
+user + system CPU time from /proc, by psutil): the CLI process and its descendants (on the
+embedded path the Spark JVM and its Python workers are among them), the Spark Connect server's
+processes on the warm path, and the upstream's and the downstream's mariadbd.  A process
+counts as:
+
+  cdcflow          the CLI's Python process (the driver: pull's decoding, statement planning)
+  JVM              a java process (Spark: planning, code generation, tasks)
+  Python workers   a Python process under a JVM (Spark's workers: apply's writers)
+  downstream       the downstream's mariadbd (the statements' own work)
+  upstream         the upstream's mariadbd (serving the binlog, the catalogue reads)
+
+A stage's span is read from the cycle's log, whose events carry the time each stage ended
+(window: the prepare's end; pulled, filtered, barriers, applied, finished); the core-seconds of
+a kind in a span are its CPU time at the span's end minus at its start.  A process that exits
+between two samples loses at most its last 100 ms.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KINDS = ("cdcflow", "JVM", "Python workers", "downstream", "upstream")
+# the log event that ends each stage, in the cycle's order; the first span starts at the process's start
+STAGE_ENDS = (("start-up, prepare", "window"), ("pull", "pulled"), ("filter", "filtered"),
+              ("barrier", "barriers"), ("apply", "applied"), ("finish", "finished"))
+_EVENT = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) cdcflow ([a-z ]+) · changefeed")
+
+
+class CpuSampler:
+    """CPU time by kind (KINDS), sampled over time: `roots` are trees (a pid and its
+    descendants) classified by process; `fixed` are single processes of a given kind."""
+
+    def __init__(self, roots: list[int], fixed: dict[int, str], interval: float = 0.1):
+        import psutil  # lazy: the bench's requirement, not the package's
+
+        self._psutil = psutil
+        self.roots, self.fixed, self.interval = roots, fixed, interval
+        self.seen: dict[int, tuple[str, float]] = {}  # pid -> (kind, CPU seconds at its last sample)
+        self.base: dict[int, float] = {}  # the fixed processes' CPU seconds at the start (servers run before)
+        for pid, _kind in fixed.items():
+            self.base[pid] = self._cpu(pid) or 0.0
+        self.samples: list[tuple[float, dict[str, float]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._sample()
+        self._thread.start()
+
+    def _cpu(self, pid: int) -> float | None:
+        try:
+            t = self._psutil.Process(pid).cpu_times()
+        except self._psutil.Error:
+            return None
+        return t.user + t.system
+
+    def _kind(self, proc) -> str:
+        try:
+            name = proc.name()
+            if name == "java":
+                return "JVM"
+            parents = {p.name() for p in proc.parents()}
+        except self._psutil.Error:
+            return "cdcflow"
+        return "Python workers" if "java" in parents else "cdcflow"
+
+    def _sample(self) -> None:
+        psutil = self._psutil
+        for root in self.roots:
+            try:
+                procs = [psutil.Process(root)] + psutil.Process(root).children(recursive=True)
+            except psutil.Error:
+                continue
+            for p in procs:
+                cpu = self._cpu(p.pid)
+                if cpu is not None:
+                    # classified at each sample: spark-submit's shell script becomes the JVM by exec
+                    self.seen[p.pid] = (self._kind(p), cpu)
+        for pid, kind in self.fixed.items():
+            cpu = self._cpu(pid)
+            if cpu is not None:
+                self.seen[pid] = (kind, cpu - self.base[pid])
+        totals = dict.fromkeys(KINDS, 0.0)
+        for kind, cpu in self.seen.values():
+            totals[kind] += cpu
+        self.samples.append((time.time(), totals))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def at(self, t: float) -> dict[str, float]:
+        """The totals of the last sample at or before `t` (the first sample's before it)."""
+        best = self.samples[0][1]
+        for when, totals in self.samples:
+            if when > t:
+                break
+            best = totals
+        return best
+
+
+@dataclass
+class Census:
+    """Per stage: (stage, wall seconds, {kind: core-seconds})."""
+
+    stages: list[tuple[str, float, dict[str, float]]] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"stages": [{"stage": s, "seconds": w, "core_seconds": c} for s, w, c in self.stages]}
+
+
+def stage_ends(log_path: Path) -> dict[str, float]:
+    """The time (epoch seconds) of each stage-ending event in a cycle's log."""
+    ends = {}
+    for line in log_path.read_text(errors="replace").splitlines():
+        m = _EVENT.match(line)
+        if m and m.group(2) in dict((e, s) for s, e in STAGE_ENDS):
+            ends[m.group(2)] = dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+    return ends
+
+
+def census(sampler: CpuSampler, started: float, ended: float, log_path: Path) -> Census:
+    """The stages' spans (from the log) and each kind's core-seconds in them; the time after the
+    last event (the process's exit) goes to the last stage."""
+    ends = stage_ends(log_path)
+    out, lo = Census(), started
+    marks = [(stage, ends[event]) for stage, event in STAGE_ENDS if event in ends]
+    for i, (stage, hi) in enumerate(marks):
+        hi = ended if i == len(marks) - 1 else hi
+        a, b = sampler.at(lo), sampler.at(hi)
+        out.stages.append((stage, hi - lo, {k: max(0.0, b[k] - a[k]) for k in KINDS}))
+        lo = hi
+    return out
+
+
+def table(title: str, c: Census) -> list[str]:
+    """The census as printed lines."""
+    head = f"{'':20}{'wall s':>8}" + "".join(f"{k:>16}" for k in KINDS) + f"{'core-s':>9}"
+    lines = [title, head]
+    total = dict.fromkeys(KINDS, 0.0)
+    wall = 0.0
+    for stage, secs, cores in c.stages:
+        lines.append(f"{stage:20}{secs:>8.1f}" + "".join(f"{cores[k]:>16.1f}" for k in KINDS)
+                     + f"{sum(cores.values()):>9.1f}")
+        wall += secs
+        for k in KINDS:
+            total[k] += cores[k]
+    lines.append(f"{'whole cycle':20}{wall:>8.1f}" + "".join(f"{total[k]:>16.1f}" for k in KINDS)
+                 + f"{sum(total.values()):>9.1f}")
+    return lines
