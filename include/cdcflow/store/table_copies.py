@@ -26,6 +26,7 @@ from cdcflow.store.tables import table_copy_chunks as chunks
 
 REQUESTED, COPYING, REPLAYING, DONE = "requested", "copying", "replaying", "done"
 ADD, RESYNC = "add", "resync"
+MODES = {ADD: "add-tables", RESYNC: "resync-tables"}  # the command and the trigger mode of each kind
 ACTIVE = (REQUESTED, COPYING, REPLAYING)
 # the deferred indexes' phases; building and built are deferred_indexes' own (store.snapshots')
 PENDING, BUILDING, BUILT, FAILED = "pending", snapshots.BUILDING, snapshots.BUILT, "failed"
