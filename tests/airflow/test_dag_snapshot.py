@@ -150,6 +150,13 @@ def test_mode_snapshot_waits_for_a_live_cycle_and_replaces_a_dag_run_left_open(m
         s.execute(f"DROP DATABASE {s2}")
 
 
+def _last_mode(changefeed_id: str) -> str:
+    """The mode `query` and the Changefeeds page show for the changefeed's latest run."""
+    from cdcflow.changefeed.status_view import run_summary  # lazy: as table_copies below, for these tests only
+
+    return run_summary(metastore.recent_runs(changefeed_id, 1)[0])["mode"]
+
+
 def test_modes_add_tables_and_resync_tables_copy_tables_while_the_changefeed_runs(mariadb_pair, airflow_home,
                                                                                   capsys, caplog):
     """The trigger form's add-tables and resync-tables: the run records the copy and catches up,
@@ -173,6 +180,7 @@ def test_modes_add_tables_and_resync_tables_copy_tables_while_the_changefeed_run
     state, log = _run(dag, {**CATCH_UP, "mode": "add-tables", "tables": f"{schema}.b"}, capsys, caplog)
     assert state == "success", log[-3000:]
     assert table_copies.all_of("dag-at")[0]["status"] in ("copying", "replaying", "done")  # the run joined it
+    assert _last_mode("dag-at") == "add-tables"  # as the page shows the run
     for i in range(30):
         if table_copies.all_of("dag-at")[0]["status"] == "done":
             break
@@ -185,6 +193,7 @@ def test_modes_add_tables_and_resync_tables_copy_tables_while_the_changefeed_run
     down.execute(f"DELETE FROM {schema}.b WHERE id % 5 = 0")  # damaged downstream: copied again
     state, log = _run(dag, {**CATCH_UP, "mode": "resync-tables", "tables": f"{schema}.b"}, capsys, caplog)
     assert state == "success", log[-3000:]
+    assert _last_mode("dag-at") == "resync-tables"
     for _ in range(30):
         if table_copies.all_of("dag-at")[0]["status"] == "done":
             break

@@ -2,7 +2,9 @@
 table copied again (`resync-tables`), end to end through the CLI on the MariaDB pair: the
 changefeed goes on replicating its other table every cycle while the copy runs a few chunks per
 cycle, the upstream keeps writing the joining table, a cycle is killed mid-copy, and the tables
-end equal to the upstream's, definitions included (snapshot/table_join.py)."""
+end equal to the upstream's, definitions included (snapshot/table_join.py).  A joining table is
+copied without its secondary unique index, which is built once its copy is done
+(snapshot/deferred_indexes.py)."""
 
 from __future__ import annotations
 
@@ -99,6 +101,21 @@ def _cycle(capsys, cid: str) -> None:
     assert rc == 0, err
 
 
+UK = "UNIQUE KEY `uk` (`u`)"
+
+
+def _indexes(down, table: str) -> list[str]:
+    return sorted({r[0] for r in down.query("SELECT INDEX_NAME FROM information_schema.STATISTICS "
+                                            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s", (S, table))})
+
+
+def _copying_without_uk(down, cid: str) -> None:
+    """app.b is copied without its unique key uk, recorded to be built after the copy."""
+    b = _copy(cid)[f"{S}.b"]
+    assert _indexes(down, "b") == ["PRIMARY"], _indexes(down, "b")
+    assert (b["indexes"], b["indexes_deferred"]) == ("pending", [UK]), b
+
+
 def _marker_cycle(capsys, up, down, cid: str, marker: int) -> None:
     """A row of app.a written before the cycle is downstream after it: app.a does not wait for the copy."""
     up.execute(f"INSERT INTO {S}.a VALUES ({marker}, 'marker')")
@@ -164,6 +181,7 @@ def test_a_table_joins_a_running_changefeed_with_its_rows(mariadb_pair, spark, c
         _marker_cycle(capsys, up, down, cid, 900_001)  # the join, and the first chunks
         b = _copy(cid)[f"{S}.b"]
         assert b["status"] == "copying" and 0 < b["chunks_done"] < b["chunks_total"] >= B_ROWS // 2000, b
+        _copying_without_uk(down, cid)
         assert query(capsys, cid)["cdcflow"]["table_copies"][0]["table"] == f"{S}.b"
         _killed_mid_copy(cid, cdcflow_home)
         marker = _cycles_until(capsys, up, down, cid, 900_002, ("replaying", "done"))
@@ -174,8 +192,8 @@ def test_a_table_joins_a_running_changefeed_with_its_rows(mariadb_pair, spark, c
     assert with_writer.error is None and with_writer.done > 100, "the upstream was to keep writing during the copy"
     for _ in range(2):
         _cycle(capsys, cid)
-    assert _copy(cid)[f"{S}.b"]["status"] == "done"
-    _equal(up, down, ["a", "b"])
+    assert (_copy(cid)[f"{S}.b"]["status"], _copy(cid)[f"{S}.b"]["indexes"]) == ("done", "built")
+    _equal(up, down, ["a", "b"])  # uk included
 
     # a table damaged downstream is copied again while the changefeed goes on
     down.execute(f"DELETE FROM {S}.b WHERE id % 10 = 3", f"UPDATE {S}.b SET n = -1 WHERE id % 10 = 4",
@@ -185,7 +203,12 @@ def test_a_table_joins_a_running_changefeed_with_its_rows(mariadb_pair, spark, c
     with_writer = Writer(up, seed=46, first_id=2 * 10**6)
     with_writer.start()
     try:
-        _cycles_until(capsys, up, down, cid, marker, ("replaying", "done"))
+        _marker_cycle(capsys, up, down, cid, marker)  # the join: b dropped and created again, without uk
+        _copying_without_uk(down, cid)
+        # uk dropped upstream while deferred: its DROP runs as a replay (it finds none downstream) and
+        # the build skips it; an index added meanwhile is replicated as any DDL
+        up.execute(f"ALTER TABLE {S}.b DROP INDEX uk", f"CREATE INDEX k_n ON {S}.b (n)")
+        _cycles_until(capsys, up, down, cid, marker + 1, ("replaying", "done"))
     finally:
         with_writer.stop.set()
         with_writer.join()
@@ -193,6 +216,7 @@ def test_a_table_joins_a_running_changefeed_with_its_rows(mariadb_pair, spark, c
     for _ in range(2):
         _cycle(capsys, cid)
     assert _copy(cid)[f"{S}.b"]["status"] == "done" and _copy(cid)[f"{S}.b"]["kind"] == "resync"
+    assert _copy(cid)[f"{S}.b"]["indexes"] == "built" and _indexes(down, "b") == ["PRIMARY", "k_n"]
     _equal(up, down, ["a", "b"])
 
     # a filter `update --config` widens takes its new table in with its rows

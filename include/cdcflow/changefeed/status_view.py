@@ -111,10 +111,14 @@ RUN_ORIGINS = {"cli__": "cli", "airflow__": "airflow"}
 
 def run_mode(run) -> str:
     """The trigger form's words: dry-run (applies nothing), backfill (moved the checkpoint back
-    to a start ts first), else catch-up."""
+    to a start ts first), add-tables / resync-tables (began a table copy), else catch-up."""
+    stats = run.stats or {}
     if run.dry_run:
         return "dry-run"
-    return "backfill" if (run.stats or {}).get(metastore.RUN_BACKFILL) else "catch-up"
+    if stats.get(metastore.RUN_BACKFILL):
+        return "backfill"
+    copy = stats.get(metastore.RUN_TABLE_COPY)
+    return table_copies.MODES.get(copy["kind"], "catch-up") if copy else "catch-up"
 
 
 def run_origin(run) -> str:

@@ -82,6 +82,8 @@ SNAPSHOT_INDEX_FAILED = Code("ErrSnapshotIndexFailed", False, "an index a snapsh
 SNAPSHOT_REFUSED = Code("ErrSnapshotRefused",  False, "a snapshot of a changefeed that is not stopped (or failed)")
 TABLE_COPY_REFUSED = Code("ErrTableCopyRefused", False, "add-tables or resync-tables of a table that cannot join that way")
 TABLE_COPY_FAILED = Code("ErrTableCopyFailed",  True, "a chunk of a table joining a running changefeed failed to copy")
+TABLE_COPY_INDEX_FAILED = Code("ErrTableCopyIndexFailed", False,
+                               "an index a table joining a running changefeed deferred could not be built downstream")
 STAGE_FAILED = Code("ErrStageFailed",            True, "a stage failed unexpectedly")
 STAGE_BUG = Code("ErrStageBug",                  False, "a stage failed on a ValueError or TypeError: a bug no retry fixes")
 API_INVALID_PARAM = Code("ErrAPIInvalidParam",    False, "an HTTP API request parameter is invalid")
@@ -147,6 +149,8 @@ REMEDIES: dict[str, str] = {
     SNAPSHOT_REFUSED: "pause the changefeed first",
     TABLE_COPY_REFUSED: "do what the message says for the table it names; nothing was recorded",
     TABLE_COPY_FAILED: "fix the cause the message names; the next cycle copies on from the chunk that failed",
+    TABLE_COPY_INDEX_FAILED: "fix the rows the message names downstream, then `resume`: the next cycle builds "
+                             "what is left; or `resync-tables` the table",
     STAGE_FAILED: "read the message; the next cycle after the backoff retries",
     STAGE_BUG: "a bug no retry fixes: report it with the message and `cdcflow --debug`'s trace",
     API_INVALID_PARAM: "fix the request parameter the message names",

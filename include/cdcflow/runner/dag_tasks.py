@@ -37,6 +37,7 @@ from cdcflow.spark.place import SparkPlace
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.finish import finish as finish_stage
 from cdcflow.stages.prepare import prepare as prepare_stage
+from cdcflow.store import metastore
 
 CYCLE_TASKS = ("prepare", *STAGES, "wait_index")
 REMOVED_REASON = "it was removed (its spec is gone); this DAG disappears at the next DAG parse"
@@ -85,6 +86,8 @@ def _prepare(changefeed_id: str, params, manual: bool) -> Opened:
     # an unset bound is left out, so stages.prepare applies its own default
     result = prepare_stage(Cycle.load(changefeed_id, cycle_run_id()), manual=manual,
                            **{k: v for k, v in request.items() if v is not None})
+    if copy and not result.skip:  # the run is shown by the mode it was triggered with (status_view.run_mode)
+        metastore.update_run(changefeed_id, result.run_id, stats={metastore.RUN_TABLE_COPY: copy})
     return Opened(run_id=result.run_id, skip_reason=result.reason if result.skip else None)
 
 

@@ -37,7 +37,12 @@ the clause SHOW CREATE TABLE prints, which is what the build sends.
 On MariaDB/MySQL the missing indexes of a table are one ALTER TABLE; on TiDB each is an ADD
 INDEX sent the way a replicated one is (sink/async_index.py): an asynchronous job, recorded
 for the wait_index stage and polled by the next cycles; the table counts as built once every
-index exists."""
+index exists.
+
+A table that joins a running changefeed (`add-tables`, `resync-tables`: snapshot/table_join.py)
+is created the same way, its clauses kept with its copy (store.table_copies: an IndexRecord of
+its own), and built by the same `build` at the same moment: the first cycle whose checkpoint is
+past its copy's last read, when its copy is done."""
 
 from __future__ import annotations
 
@@ -46,6 +51,7 @@ import logging
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import pymysql
@@ -134,47 +140,87 @@ def needed(up, schema: str, table: str, info: TableInfo) -> set[str]:
     return keep
 
 
+class IndexBuildFailed(CdcflowError):
+    """A table's deferred indexes could not be built: what failed (`table`, the `clauses` not
+    built) and the server's word (`why`), for an IndexRecord to tell it its own way."""
+
+    def __init__(self, changefeed_id: str, table: str, clauses: list[str], why: str, what: str = "snapshot",
+                 code=SNAPSHOT_INDEX_FAILED, or_else: str = ""):
+        super().__init__(
+            f"the {what}'s deferred index build on {table} failed ({'; '.join(clauses)}): {why}",
+            changefeed=changefeed_id, code=code,
+            hint="the rows are replicated, the indexes are not: a duplicate of a unique value means the downstream "
+                 "holds rows the upstream does not (a filter, or a write made downstream) - find them with "
+                 f"`cdcflow changefeed verify -c {changefeed_id}`, fix them downstream, then `cdcflow changefeed "
+                 f"resume -c {changefeed_id}`: the next cycle builds the indexes not built yet{or_else}")
+        self.table, self.clauses, self.why = table, clauses, why
+
+
+@dataclass
+class IndexRecord:
+    """Where the clauses a table was created without are kept and each table's phase recorded:
+    a snapshot's (store.snapshots); a joined table's copy has its own (table_join.Indexes)."""
+    changefeed_id: str
+    what = "snapshot"  # how the log names whose indexes they are
+
+    def deferred(self) -> list[dict]:
+        """{table, clauses, status} of each table whose indexes are to be built now."""
+        return snapshots.deferred(self.changefeed_id)
+
+    def phase(self, table: str, status: str) -> None:
+        snapshots.index_phase(self.changefeed_id, table, status)
+
+    def failed(self, e: IndexBuildFailed) -> CdcflowError:
+        """The error the build raises; a snapshot's table stays `building` for the next build."""
+        return e
+
+
 def build(changefeed_id: str, down, kind: str, flavour: str, index_ddl=None, renew=lambda: None,
-          tracked=None, at_once: tuple[Callable, int] | None = None) -> None:
-    """Build the deferred indexes not built yet, table by table, recording each table's phase.
+          tracked=None, at_once: tuple[Callable, int] | None = None, record: IndexRecord | None = None) -> None:
+    """Build the deferred indexes not built yet, table by table, recording each table's phase in
+    `record` (the snapshot's by default).
     `kind`: the downstream (sink.downstream); `index_ddl` (sink.async_index.IndexDDL): sends
     TiDB's as asynchronous jobs; `renew()` between tables (the cycle's lease); `tracked(schema,
     table)`: the changefeed's tracked definition at its checkpoint (TableInfo, None when dropped),
     so an index a replayed DDL dropped upstream is not built.  An index present already is not
     added again.  `at_once`: (a new downstream session, how many): the ALTERs of that many
     tables run at once, each in a session of its own (an ALTER builds on one core)."""
+    record = record or IndexRecord(changefeed_id)
     alters = []  # (table, schema, name, ALTERs' index groups) left to run at once
-    for entry in snapshots.deferred(changefeed_id):
+    for entry in record.deferred():
         renew()
         table, clauses = entry["table"], entry["clauses"]
         schema, name = table.split(".", 1)
-        snapshots.index_phase(changefeed_id, table, snapshots.BUILDING)
+        record.phase(table, snapshots.BUILDING)
         info = tracked(schema, name) if tracked else UNKNOWN
         if isinstance(info, TableInfo):
             have = {n.lower() for n in info.indexes}
             clauses = [c for c in clauses if _name(c).lower() in have]
         missing = None if info is None else _missing(down, schema, name, clauses)
-        if missing is None:
-            log.warning("snapshot %s: %s no longer exists: its deferred indexes are not built",
-                        changefeed_id, table)
-        elif kind == downstream.TIDB and index_ddl is not None and index_ddl.can_poll:
-            if not _submit_each(changefeed_id, index_ddl, flavour, schema, name, missing):
-                continue  # jobs still building: a later cycle sees them done
-        else:  # TiDB synchronously: one ADD INDEX a statement, as it replicates them
-            groups = ([missing] if kind != downstream.TIDB else [[m] for m in missing]) if missing else []
-            if at_once is not None and groups:
-                alters.append((table, schema, name, groups))
-                continue
-            for group in groups:
-                _alter(changefeed_id, down, flavour, schema, name, group)
-        _built(changefeed_id, table)
+        try:
+            if missing is None:
+                log.warning("%s %s: %s no longer exists: its deferred indexes are not built",
+                            record.what, changefeed_id, table)
+            elif kind == downstream.TIDB and index_ddl is not None and index_ddl.can_poll:
+                if not _submit_each(changefeed_id, index_ddl, flavour, schema, name, missing):
+                    continue  # jobs still building: a later cycle sees them done
+            else:  # TiDB synchronously: one ADD INDEX a statement, as it replicates them
+                groups = ([missing] if kind != downstream.TIDB else [[m] for m in missing]) if missing else []
+                if at_once is not None and groups:
+                    alters.append((table, schema, name, groups))
+                    continue
+                for group in groups:
+                    _alter(changefeed_id, down, flavour, schema, name, group)
+        except IndexBuildFailed as e:
+            raise record.failed(e) from None
+        _built(record, table)
     if alters:
         _alter_at_once(changefeed_id, flavour, alters, *at_once)
 
 
-def _built(changefeed_id: str, table: str) -> None:
-    snapshots.index_phase(changefeed_id, table, snapshots.BUILT)
-    log.info("snapshot %s: the deferred indexes of %s are built", changefeed_id, table)
+def _built(record: IndexRecord, table: str) -> None:
+    record.phase(table, snapshots.BUILT)
+    log.info("%s %s: the deferred indexes of %s are built", record.what, record.changefeed_id, table)
 
 
 def _alter_at_once(changefeed_id: str, flavour: str, alters: list[tuple], connect: Callable, workers: int) -> None:
@@ -223,7 +269,7 @@ class ParallelBuild:
                 log.warning("snapshot %s: the indexes of %s are left to the build after the copy: %s",
                             self.changefeed_id, table, e)
                 continue
-            _built(self.changefeed_id, table)
+            _built(IndexRecord(self.changefeed_id), table)
 
     def close(self) -> None:
         self.pool.shutdown(cancel_futures=True)
@@ -322,8 +368,8 @@ def _alter(changefeed_id: str, down, flavour: str, schema: str, name: str, missi
                 if not missing:
                     return
                 continue
-            raise _failed(changefeed_id, schema, name, [n for n, _ in missing], e) from None
-    raise _failed(changefeed_id, schema, name, [n for n, _ in missing], None)
+            raise _failed(changefeed_id, schema, name, [c for _, c in missing], e) from None
+    raise _failed(changefeed_id, schema, name, [c for _, c in missing], None)
 
 
 def _submit_each(changefeed_id: str, index_ddl, flavour: str, schema: str, name: str,
@@ -341,20 +387,14 @@ def _submit_each(changefeed_id: str, index_ddl, flavour: str, schema: str, name:
         try:
             outcome = index_ddl.execute(ddl, replay=True)
         except pymysql.MySQLError as e:
-            raise _failed(changefeed_id, schema, name, [index], e) from None
+            raise _failed(changefeed_id, schema, name, [clause], e) from None
         log.info("snapshot %s: deferred index %s on %s.%s: %s", changefeed_id, index, schema, name, outcome)
     return not missing
 
 
-def _failed(changefeed_id: str, schema: str, name: str, indexes: list[str], e: Exception | None) -> CdcflowError:
+def _failed(changefeed_id: str, schema: str, name: str, clauses: list[str], e: Exception | None) -> IndexBuildFailed:
     why = e.args[-1] if e is not None and e.args else "indexes of the same names appeared and went while it ran"
-    return CdcflowError(
-        f"the snapshot's deferred index build on {schema}.{name} failed ({', '.join(indexes)}): {why}",
-        changefeed=changefeed_id, code=SNAPSHOT_INDEX_FAILED,
-        hint="the rows are replicated, the indexes are not: a duplicate of a unique value means the downstream "
-             "holds rows the upstream does not (a filter, or a write made downstream) - find them with "
-             f"`cdcflow changefeed verify -c {changefeed_id}`, fix them downstream, then `cdcflow changefeed "
-             f"resume -c {changefeed_id}`: the next cycle builds the indexes not built yet")
+    return IndexBuildFailed(changefeed_id, f"{schema}.{name}", clauses, str(why))
 
 
 def at_point(point: dict, head: Position) -> bool:
@@ -372,20 +412,28 @@ def replayed_past(checkpoint_pos: dict | None, copied_to: dict) -> bool:
 def after_apply(changefeed_id: str, checkpoint_pos: dict | None, checkpoint_ts: int, sink: dict, scheme: str,
                 renew, log_event) -> bool:
     """At the end of an apply that moved the checkpoint to `checkpoint_ts` / `checkpoint_pos`:
-    build the deferred indexes once that is past the copy's last read, on a connection of their
-    own without a read timeout (an index build takes as long as the table's size says).
-    `sink`: the downstream's connection arguments; `renew` keeps the cycle's lease; `log_event`
-    records the build's end.  Returns whether it tried."""
+    build the deferred indexes once that is past the copy's last read (build_replayed).
+    Returns whether it tried."""
     copied_to = snapshots.indexing(changefeed_id)
     if copied_to is None or not replayed_past(checkpoint_pos, copied_to):
         return False
+    build_replayed(changefeed_id, checkpoint_ts, sink, scheme, renew, log_event)
+    log_event("snapshot indexes", status=snapshots.get(changefeed_id)["status"])
+    return True
+
+
+def build_replayed(changefeed_id: str, checkpoint_ts: int, sink: dict, scheme: str, renew, log_event,
+                   record: IndexRecord | None = None) -> None:
+    """Build `record`'s deferred indexes (the snapshot's by default), the replay being past the
+    copy's last read at the checkpoint `checkpoint_ts`, on a connection of their own without a
+    read timeout (an index build takes as long as the table's size says); an index the tracked
+    schema at the checkpoint no longer has is not built.  `sink`: the downstream's connection
+    arguments; `renew` keeps the cycle's lease; `log_event` records what the downstream is."""
     conn = connection.connect(sink, read_timeout=None)
     try:
         index_ddl = IndexDDL.open(changefeed_id, conn, sink, scheme, None, log_event)
         tracker, at = schema_versions.load(changefeed_id), checkpoint_ts + 1
         build(changefeed_id, conn, index_ddl.kind, tidb_only.flavour(index_ddl.kind, index_ddl.version),
-              index_ddl, renew=renew, tracked=lambda s, t: tracker.at(s, t, at))
+              index_ddl, renew=renew, tracked=lambda s, t: tracker.at(s, t, at), record=record)
     finally:
         conn.close()
-    log_event("snapshot indexes", status=snapshots.get(changefeed_id)["status"])
-    return True

@@ -6,8 +6,9 @@ The method is the snapshot's (package docstring), per table and spread over cycl
 
 * **The join.** At the end of a cycle's apply (under its lease, so no other apply writes), a
   consistent point P of the upstream is taken (point.open_point), the table is created
-  downstream from its upstream definition (a resynced one is dropped first) and its key-range
-  chunks are planned.  The table's events in transactions that start before P are dropped by
+  downstream from its upstream definition (a resynced one is dropped first) without the
+  secondary indexes a snapshot defers (deferred_indexes.split), and its key-range chunks are
+  planned.  The table's events in transactions that start before P are dropped by
   filter (filter/table_joins.py): every chunk is read at or after P, so they are in the copy.
   From P on its events are applied, in safe mode (REPLACE / DELETE by key, full row images).
 * **The copy.** Each cycle, at the end of its apply, copies chunks for at most
@@ -18,7 +19,13 @@ The method is the snapshot's (package docstring), per table and spread over cycl
   table (force-replicate) is read whole in the point's own transaction, exactly at P, and its
   changes from P on are applied once.
 * **The end.** With its last chunk copied, the table records the upstream's head (copied_to);
-  safe mode holds until the checkpoint is past it, and the copy is done.
+  safe mode holds until the checkpoint is past it, and the copy is done.  Its deferred indexes
+  are built then, as a snapshot's are once its replay is past the copy's last read (one ALTER
+  TABLE; TiDB's asynchronous ADD INDEX jobs), and again by each next cycle until they are: an
+  index that exists is not added twice.  Until the copy is done, a DDL of a table with indexes
+  deferred runs as a replay (apply.py), as a snapshot's DDLs up to its copy's end do: a DROP
+  INDEX of a deferred index finds none, and the build skips it (the tracked schema no longer
+  has it).
 
 Why not DBLog's watermarks (Debezium's incremental snapshot)?  They need a signal table the
 changefeed writes on the upstream, or chunk rows reconciled inside pull; a point per table needs
@@ -31,12 +38,12 @@ from __future__ import annotations
 import logging
 import time
 
-from cdcflow.core.errors import TABLE_COPY_FAILED, CdcflowError
+from cdcflow.core.errors import TABLE_COPY_FAILED, TABLE_COPY_INDEX_FAILED, CdcflowError
 from cdcflow.core.row_codec import quote_ident
 from cdcflow.filter.assembled import Filter
 from cdcflow.sink import connection
 from cdcflow.snapshot import runner
-from cdcflow.snapshot.deferred_indexes import replayed_past
+from cdcflow.snapshot.deferred_indexes import IndexBuildFailed, IndexRecord, build_replayed, needed, replayed_past
 from cdcflow.snapshot.point import create_downstream, open_point
 from cdcflow.source.binlog import Position, head_position, replay_horizon
 from cdcflow.store import metastore, table_copies
@@ -74,14 +81,34 @@ class Ledger(runner.SnapshotLedger):
                                  f"--tables {','.join(tables)}`")
 
 
+class Indexes(IndexRecord):
+    """The indexes added tables were created without, kept with their copies (store.table_copies):
+    those of the copies done; a failure is recorded there and names resync-tables too."""
+    what = "table copy"
+
+    def deferred(self) -> list[dict]:
+        return table_copies.indexes_due(self.changefeed_id)
+
+    def phase(self, table: str, status: str) -> None:
+        table_copies.index_phase(self.changefeed_id, table, status)
+
+    def failed(self, e: IndexBuildFailed) -> CdcflowError:
+        told = IndexBuildFailed(self.changefeed_id, e.table, e.clauses, e.why, self.what, TABLE_COPY_INDEX_FAILED,
+                                f"; or copy the table again: `cdcflow changefeed resync-tables -c {self.changefeed_id} "
+                                f"--tables {e.table}`")
+        table_copies.index_phase(self.changefeed_id, e.table, table_copies.FAILED, str(told))
+        return told
+
+
 def step(changefeed_id: str, cfg, up_args: dict, down_args: dict, scheme: str, checkpoint_pos: dict | None,
-         log_event, renew=lambda: None) -> bool:
+         checkpoint_ts: int, log_event, renew=lambda: None) -> bool:
     """A cycle's part of its changefeed's table copies, after its apply moved the checkpoint to
-    `checkpoint_pos`: copies past their replay are done, requested tables join, and chunks are
-    copied for up to `cfg.table_copy_seconds`.  Returns whether any copy was active."""
+    `checkpoint_ts` / `checkpoint_pos`: copies past their replay are done, requested tables join,
+    chunks are copied for up to `cfg.table_copy_seconds`, and the deferred indexes of the copies
+    done are built.  Returns whether any copy was active or had indexes to build."""
     copies = table_copies.active(changefeed_id)
     if not copies:
-        return False
+        return _build_indexes(changefeed_id, checkpoint_ts, down_args, scheme, log_event, renew)
     for copy in copies:
         if copy["status"] == table_copies.REPLAYING and replayed_past(checkpoint_pos, copy["copied_to"]):
             table_copies.done(changefeed_id, copy["table_name"])
@@ -97,6 +124,20 @@ def step(changefeed_id: str, cfg, up_args: dict, down_args: dict, scheme: str, c
         runner._copy_chunks(changefeed_id, todo, up_args, down_args, None, options,
                             lambda progress: renew(), lambda table: None, Ledger(changefeed_id), deadline)
     _copied(changefeed_id, up_args, checkpoint_pos, log_event)
+    _build_indexes(changefeed_id, checkpoint_ts, down_args, scheme, log_event, renew)
+    return True
+
+
+def _build_indexes(changefeed_id: str, checkpoint_ts: int, down_args: dict, scheme: str, log_event, renew) -> bool:
+    """The deferred indexes of the copies done (their replay is past their last read) and not
+    built yet: pending, or left by a cycle killed or failed in their build.  Whether any were."""
+    due = table_copies.indexes_due(changefeed_id)
+    if not due:
+        return False
+    build_replayed(changefeed_id, checkpoint_ts, down_args, scheme, renew, log_event, Indexes(changefeed_id))
+    status = {c["table_name"]: c["index_status"] for c in table_copies.all_of(changefeed_id)}
+    for copy in due:
+        log_event("table indexes", table=copy["table"], status=status.get(copy["table"]))
     return True
 
 
@@ -108,7 +149,7 @@ def _join(changefeed_id: str, cfg, up_args: dict, down_args: dict, scheme: str, 
     try:
         position, method = open_point(up, cfg.snapshot_point)
         catalogue = read_catalogue(up)
-        tables, gone, flt = [], [], Filter.build(cfg)
+        tables, gone, flt, deferred = [], [], Filter.build(cfg), {}
         for copy in requested:
             schema, name = copy["table_name"].split(".", 1)
             info = catalogue.get((schema, name))
@@ -118,7 +159,9 @@ def _join(changefeed_id: str, cfg, up_args: dict, down_args: dict, scheme: str, 
             key = info.valid_key()
             if copy["kind"] == table_copies.RESYNC:
                 _drop_downstream(down, schema, name)
-            create_downstream(up, down, scheme, schema, name, changefeed_id)
+            # as create --snapshot: a keyless table is read at the point and replayed once, it keeps its indexes
+            kept = needed(up, schema, name, info) if key else None
+            deferred[f"{schema}.{name}"] = create_downstream(up, down, scheme, schema, name, changefeed_id, kept)
             tables.append((schema, name, key))
         options = runner.SnapshotOptions.of(cfg)
         tasks = runner._plan(up_args, tables, options)
@@ -126,9 +169,9 @@ def _join(changefeed_id: str, cfg, up_args: dict, down_args: dict, scheme: str, 
         for schema, name, _ in tables:
             table = f"{schema}.{name}"
             table_copies.joined(changefeed_id, table, position.to_dict(),
-                                [t for t in tasks if t["table"] == table])
+                                [t for t in tasks if t["table"] == table], deferred[table])
             log_event("table joined", table=table, position=position.to_dict(), method=method,
-                      chunks=sum(1 for t in tasks if t["table"] == table))
+                      chunks=sum(1 for t in tasks if t["table"] == table), indexes_deferred=deferred[table])
         for table in gone:
             table_copies.done(changefeed_id, table)
             log_event("table copy dropped", table=table,

@@ -9,6 +9,7 @@ from contextlib import suppress
 import pyarrow as pa
 
 from cdcflow.core.errors import CdcflowError
+from cdcflow.filter.table_joins import ddl_in_copy
 from cdcflow.sink.ddl_sink import DdlSink
 from cdcflow.sink.foreign_keys import marker_id
 from cdcflow.sink.row_sink import RowSink, Written
@@ -140,8 +141,9 @@ class _Barriers:
         if ddl.schema_only:  # not run downstream; only splits the segments
             self.pending = (ddl.commit_ts, seg.pos_after.to_dict())
             return True
-        # a replay: the DDL ran before a crash, or before a backfill moved the checkpoint back
-        replay = in_flight == ddl.commit_ts or ddl.commit_ts <= self.window.replay_until
+        # a replay: the DDL ran before a crash, or before a backfill moved the checkpoint back, or
+        # on a joining table with deferred indexes before its copy's last read (filter.table_joins)
+        replay = in_flight == ddl.commit_ts or ddl.commit_ts <= self.window.replay_until or self._in_a_copy(ddl)
         waits = self.ddls.blockers(ddl, replay)
         if waits:  # an index TiDB still builds on a table this DDL touches: wait_index takes over
             self.write_pending()
@@ -156,6 +158,10 @@ class _Barriers:
         self._changed(ddl.tables)
         self.cycle.log_event("ddl applied", commit_ts=ddl.commit_ts, name=ddl.name, outcome=outcome)
         return True
+
+    def _in_a_copy(self, ddl) -> bool:
+        copying = table_copies.deferring(self.cycle.changefeed_id)
+        return bool(copying) and ddl_in_copy(copying, ddl.tables, (ddl.start_pos.file, ddl.start_pos.pos))
 
     def _add(self, w: Written) -> None:
         """One segment's rows into the result."""
@@ -197,13 +203,14 @@ def snapshot_indexes(cycle: Cycle) -> bool:
 
 
 def copy_tables(cycle: Cycle) -> bool:
-    """The tables joining the changefeed: joined, and copied for up to table-copy-seconds, after
-    the window is applied whole (snapshot/table_join.py); a dry run copies nothing."""
-    if cycle.run().dry_run or not table_copies.active(cycle.changefeed_id):
+    """The tables joining the changefeed: joined, copied for up to table-copy-seconds, and their
+    deferred indexes built once their copy is done, after the window is applied whole
+    (snapshot/table_join.py); a dry run copies nothing."""
+    if cycle.run().dry_run or not table_copies.busy(cycle.changefeed_id):
         return False
     from cdcflow.snapshot import table_join  # lazy: the copy's planner, 200 ms, only where a table joins
 
     feed = cycle.feed()
     return table_join.step(cycle.changefeed_id, cycle.config, cycle.source.connection_args(),
                            cycle.sink.connection_args(cycle.sink_options), cycle.sink.scheme, feed.checkpoint_pos,
-                           cycle.log_event, lambda: cycle.keep_lease("apply"))
+                           feed.checkpoint_ts, cycle.log_event, lambda: cycle.keep_lease("apply"))

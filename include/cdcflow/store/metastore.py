@@ -200,6 +200,7 @@ def release_lease(changefeed_id: str, run_key: str) -> None:
 
 # Keys of a run's stats besides each stage's result and `<stage>_seconds`:
 RUN_BACKFILL = "backfill"  # where the changefeed was before its backfill (prepare; finish may undo it)
+RUN_TABLE_COPY = "table_copy"  # the copy a run of mode add-tables / resync-tables began: {kind, tables} (dag_tasks)
 RUN_END = "end"  # the checkpoint and resolved ts a finished run left (finish; the page's lag plot)
 
 def _run(row) -> RunState:

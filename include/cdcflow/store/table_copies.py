@@ -6,7 +6,11 @@ a table joins).
 
 Status of one table: `requested` (its events are not replicated yet), `copying` (joined at
 `position`; its events from there are, in safe mode; chunks are copied a few per cycle),
-`replaying` (every chunk copied; safe mode until the checkpoint is past `copied_to`), `done`."""
+`replaying` (every chunk copied; safe mode until the checkpoint is past `copied_to`), `done`.
+
+Its deferred secondary indexes (the clauses it was created without, snapshot/deferred_indexes.py):
+`pending` until the copy is done, then `building`, `built`, or `failed` (the error kept, the
+next cycle builds again); none deferred: no index status."""
 
 from __future__ import annotations
 
@@ -22,7 +26,10 @@ from cdcflow.store.tables import table_copy_chunks as chunks
 
 REQUESTED, COPYING, REPLAYING, DONE = "requested", "copying", "replaying", "done"
 ADD, RESYNC = "add", "resync"
+MODES = {ADD: "add-tables", RESYNC: "resync-tables"}  # the command and the trigger mode of each kind
 ACTIVE = (REQUESTED, COPYING, REPLAYING)
+# the deferred indexes' phases; building and built are deferred_indexes' own (store.snapshots')
+PENDING, BUILDING, BUILT, FAILED = "pending", snapshots.BUILDING, snapshots.BUILT, "failed"
 
 
 def request(changefeed_id: str, tables: list[str], kind: str, conn=None) -> None:
@@ -42,19 +49,24 @@ def all_of(changefeed_id: str) -> list[dict]:
         rows = c.execute(sa.select(copies).where(copies.c.changefeed_id == changefeed_id)
                          .order_by(copies.c.requested_at, copies.c.table_name)).mappings().all()
     return [{**dict(r), "position": json.loads(r["position"]) if r["position"] else None,
-             "copied_to": json.loads(r["copied_to"]) if r["copied_to"] else None} for r in rows]
+             "copied_to": json.loads(r["copied_to"]) if r["copied_to"] else None,
+             "index_clauses": json.loads(r["index_clauses"]) if r["index_clauses"] else []} for r in rows]
 
 
 def active(changefeed_id: str) -> list[dict]:
     return [c for c in all_of(changefeed_id) if c["status"] in ACTIVE]
 
 
-def joined(changefeed_id: str, table: str, position: dict, tasks: list[dict], conn=None) -> None:
-    """`table` joins at `position` with its chunk tasks (each {"chunk": {"index"…}, …}) to copy."""
+def joined(changefeed_id: str, table: str, position: dict, tasks: list[dict], deferred: list[str] | None = None,
+           conn=None) -> None:
+    """`table` joins at `position` with its chunk tasks (each {"chunk": {"index"…}, …}) to copy,
+    created downstream without the index clauses `deferred`."""
     with transaction(conn) as c:
         c.execute(sa.delete(chunks).where(chunks.c.changefeed_id == changefeed_id, chunks.c.table_name == table))
         c.execute(sa.update(copies).where(copies.c.changefeed_id == changefeed_id, copies.c.table_name == table)
-                  .values(status=COPYING, position=json.dumps(position), started_at=time.time()))
+                  .values(status=COPYING, position=json.dumps(position), started_at=time.time(),
+                          index_clauses=json.dumps(deferred) if deferred else None,
+                          index_status=PENDING if deferred else None, index_error=None))
         if tasks:
             c.execute(sa.insert(chunks), [{"changefeed_id": changefeed_id, "table_name": table,
                                            "chunk_index": t["chunk"]["index"], "task": json.dumps(t),
@@ -83,9 +95,38 @@ def done(changefeed_id: str, table: str) -> None:
                   .values(status=DONE, done_at=time.time()))
 
 
+def indexes_due(changefeed_id: str) -> list[dict]:
+    """The tables whose copy is done and whose deferred indexes are not built: {table, clauses,
+    status}, as store.snapshots.deferred gives a snapshot's."""
+    return [{"table": c["table_name"], "clauses": c["index_clauses"], "status": c["index_status"]}
+            for c in all_of(changefeed_id) if c["status"] == DONE and c["index_status"] in (PENDING, BUILDING, FAILED)]
+
+
+def index_phase(changefeed_id: str, table: str, status: str, error: str | None = None) -> None:
+    """The deferred indexes of `table` `building` (begun: a retry checks which exist), `built` or
+    `failed` (`error`: why)."""
+    with engine().begin() as c:
+        c.execute(sa.update(copies).where(copies.c.changefeed_id == changefeed_id, copies.c.table_name == table)
+                  .values(index_status=status, index_error=error))
+
+
+def deferring(changefeed_id: str) -> dict[tuple[str, str], tuple[str, int] | None]:
+    """(schema, table) -> the copy's last read (`copied_to`, a binlog (file, offset); None: chunks
+    left) of each table that joined with deferred indexes and whose copy is not done."""
+    return {tuple(c["table_name"].split(".", 1)): (c["copied_to"]["file"], int(c["copied_to"]["pos"]))
+            if c["copied_to"] else None
+            for c in active(changefeed_id) if c["status"] in (COPYING, REPLAYING) and c["index_status"] == PENDING}
+
+
+def busy(changefeed_id: str) -> bool:
+    """A copy is active or has indexes to build: the cycle's table-copy step has work."""
+    return bool(active(changefeed_id) or indexes_due(changefeed_id))
+
+
 def progress(changefeed_id: str) -> list[dict]:
     """Per table: {table, kind, status, chunks_done, chunks_total, rows_copied, requested, started,
-    finished (the last chunk), done}: what `query`, the page and the API show."""
+    finished (the last chunk), done, indexes (the deferred ones' phase, None: none deferred),
+    indexes_deferred (their clauses), index_error}: what `query`, the page and the API show."""
     with engine().connect() as c:
         counts = {r[0]: r[1:] for r in c.execute(
             sa.select(chunks.c.table_name, sa.func.count(),
@@ -98,7 +139,8 @@ def progress(changefeed_id: str) -> list[dict]:
                     "chunks_done": int(done_ or 0), "chunks_total": int(total), "rows_copied": int(rows or 0),
                     "position": copy["position"], "requested": _when(copy["requested_at"]),
                     "started": _when(copy["started_at"]), "finished": _when(copy["finished_at"]),
-                    "done": _when(copy["done_at"])})
+                    "done": _when(copy["done_at"]), "indexes": copy["index_status"],
+                    "indexes_deferred": copy["index_clauses"], "index_error": copy["index_error"]})
     return out
 
 

@@ -151,7 +151,8 @@ snapshot_indexes = sa.Table(
 # Tables added to a running changefeed (`changefeed add-tables`, a filter that grew) or copied
 # again (`resync-tables`), one row per table: requested, then joined at a consistent point of
 # its own (its events before that are in its copy), copied a few chunks per cycle, and done once
-# the checkpoint is past the copy's last read (snapshot/table_join.py).
+# the checkpoint is past the copy's last read, when its deferred indexes are built
+# (snapshot/table_join.py).
 table_copies = sa.Table(
     "cdcflow_table_copies",
     metadata,
@@ -165,6 +166,11 @@ table_copies = sa.Table(
     sa.Column("finished_at", sa.Float),  # the last chunk copied
     sa.Column("copied_to", sa.Text),  # the upstream's binlog head after the last chunk's read (JSON)
     sa.Column("done_at", sa.Float),
+    # the secondary indexes the table was created without (JSON: the clauses as SHOW CREATE TABLE
+    # gave them; NULL: none), built once the copy is done (snapshot/deferred_indexes.py)
+    sa.Column("index_clauses", sa.Text),
+    sa.Column("index_status", sa.String(16)),  # pending | building | built | failed; NULL: none deferred
+    sa.Column("index_error", sa.Text),  # the last build's failure, as it was raised
 )
 
 # Their key-range chunks, as a snapshot's (snapshot_chunks).
