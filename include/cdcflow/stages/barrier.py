@@ -54,37 +54,60 @@ def with_segment(row_events, his: list[int]):
     return row_events.withColumn("barrier_his", barriers).withColumn("segment", segment).drop("barrier_his")
 
 
-def segment_counts(row_events, his: list[int]) -> list[tuple[tuple[int, str, str], int]]:
-    """((segment, schema, table), rows) of the row events (with_segment): only these counts
-    come back to the driver, not one row per transaction.  The rows are counted per (table,
-    commit ts) first, so the bisect (an interpreted lambda, the stage's largest cost: about
-    3 s of CPU a million rows here) runs once per transaction and table, not once per row."""
+def segment_counts(row_events, his: list[int]) -> list[tuple[tuple[int, str, str], int, int]]:
+    """((segment, schema, table), rows, their images' bytes) of the row events (with_segment):
+    only these counts come back to the driver, not one row per transaction.  The rows are
+    counted per (table, commit ts) first, so the bisect (an interpreted lambda, the stage's
+    largest cost: about 3 s of CPU a million rows here) runs once per transaction and table,
+    not once per row."""
     from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
 
-    per_txn = row_events.groupBy("commit_ts", "schema", "table").agg(F.count("*").alias("n"))
+    size = F.coalesce(F.octet_length("before"), F.lit(0)) + F.coalesce(F.octet_length("after"), F.lit(0))
+    per_txn = row_events.groupBy("commit_ts", "schema", "table").agg(F.count("*").alias("n"),
+                                                                     F.sum(size).alias("b"))
     counted = (with_segment(per_txn, sorted(his))
-               .groupBy("segment", "schema", "table").agg(F.sum("n").alias("n")))
-    return [((r["segment"], r["schema"], r["table"]), r["n"]) for r in counted.collect()]
+               .groupBy("segment", "schema", "table").agg(F.sum("n").alias("n"), F.sum("b").alias("b")))
+    return [((r["segment"], r["schema"], r["table"]), r["n"], r["b"] or 0) for r in counted.collect()]
 
 
 # A segment of at most this many row events is written from the driver, its rows fetched
-# with those of the window's other small segments in one Spark job (small_segments), up to
-# SMALL_SEGMENTS_ROWS in all: a Spark job per segment cost 0.3-0.5 s, which over a thousand
-# DDLs with rows between them was most of the cycle.
-SMALL_SEGMENT_ROWS = 2_000
-SMALL_SEGMENTS_ROWS = 50_000
+# with those of the window's other such segments in one Spark job (small_segments), up to
+# SMALL_SEGMENTS_ROWS and SMALL_SEGMENTS_BYTES of images in all.  A Spark job per segment
+# cost 0.3-0.5 s of planning, which over a thousand DDLs with rows between them was most of
+# the cycle; and for a segment of tens of thousands of rows the JVM's shuffle, aggregation and
+# sort cost more than Arrow's sort and compaction here: at 100,000 row changes in 5 segments
+# the apply stage took 4.2 s written from the driver against 8.8 s in Spark jobs, 6.1
+# core-seconds against 13.3 (make bench's census, same machine, docs/performance.md).  Beyond
+# them, Spark's partitions write, and the driver never holds more than the byte bound.
+SMALL_SEGMENT_ROWS = 100_000
+SMALL_SEGMENTS_ROWS = 400_000
+SMALL_SEGMENTS_BYTES = 256 * 2**20
+# a segment record older than image_bytes: the row bounds the driver path had then
+OLD_RECORD_ROWS, OLD_RECORD_TOTAL = 2_000, 50_000
+
+
+def driver_segments(segments: list[Segment], checkpoint_ts: int) -> list[int]:
+    """The indexes of the segments small_segments fetches: not applied yet, with rows, within
+    the bounds, in window order."""
+    picked, total, held = [], 0, 0
+    for i, seg in enumerate(segments):
+        known = seg.image_bytes > 0
+        most, most_total = (SMALL_SEGMENT_ROWS, SMALL_SEGMENTS_ROWS) if known else (OLD_RECORD_ROWS, OLD_RECORD_TOTAL)
+        if 0 < seg.rows <= most and seg.hi > checkpoint_ts and total + seg.rows <= most_total \
+                and held + seg.image_bytes <= SMALL_SEGMENTS_BYTES:
+            picked.append(i)
+            total += seg.rows
+            held += seg.image_bytes
+    return picked
 
 
 def small_segments(rows, segments: list[Segment], checkpoint_ts: int) -> dict[int, pa.Table]:
     """The rows of the segments not applied yet that hold at most SMALL_SEGMENT_ROWS each
-    (up to SMALL_SEGMENTS_ROWS in all), fetched in one Spark job: {segment index: its rows}."""
+    (up to SMALL_SEGMENTS_ROWS and SMALL_SEGMENTS_BYTES in all), fetched in one Spark job:
+    {segment index: its rows}."""
     from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
 
-    picked, total = [], 0
-    for i, seg in enumerate(segments):
-        if 0 < seg.rows <= SMALL_SEGMENT_ROWS and seg.hi > checkpoint_ts and total + seg.rows <= SMALL_SEGMENTS_ROWS:
-            picked.append(i)
-            total += seg.rows
+    picked = driver_segments(segments, checkpoint_ts)
     if not picked:
         return {}
     # the ts range they span first: Parquet skips the row groups outside it
@@ -101,9 +124,10 @@ def barrier(spark, cycle: Cycle) -> contracts.BarrierResult:
     ddls = contracts.DDLS.read(cycle.folder).kept
     segments = build_segments(window.start_ts, ddls, window.pulled.resolved_ts, window.pulled.end_pos)
     tables: list[set] = [set() for _ in segments]
-    for (i, schema, table), n in segment_counts(rows.kept_rows(spark, cycle), [s.hi for s in segments]):
+    for (i, schema, table), n, size in segment_counts(rows.kept_rows(spark, cycle), [s.hi for s in segments]):
         if i < len(segments):
             segments[i].rows += n
+            segments[i].image_bytes += size
             tables[i].add((schema, table))
     for seg, ts in zip(segments, tables):
         seg.tables = sorted(ts)

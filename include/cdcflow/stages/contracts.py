@@ -154,6 +154,7 @@ class Segment(Record):
     pos_after: Position
     rows: int = 0
     tables: list[tuple[str, str]] = []
+    image_bytes: int = 0  # its rows' images' bytes (barrier.segment_counts; 0 in a record older than it)
 
 
 # -- each stage's result (run.stats[stage])
