@@ -62,6 +62,12 @@ KEY_KINDS = [
     ("t_latin1_bin", "VARCHAR(8) CHARACTER SET latin1 COLLATE latin1_bin", _S),
     ("t_latin1_de", "VARCHAR(8) CHARACTER SET latin1 COLLATE latin1_german2_ci", _S),
 ]
+# a primary key and other unique keys: pull writes each change's conflict keys (sink.conflict_keys)
+UNIQ = "CREATE TABLE t_uniq (id INT PRIMARY KEY, email VARCHAR(20) COLLATE utf8mb4_general_ci NOT NULL, " \
+       "code INT NULL, UNIQUE KEY ux_email (email), UNIQUE KEY ux_code (code))"
+UNIQ_CHANGES = ["INSERT INTO t_uniq VALUES (1, 'a@x', NULL), (2, 'b@x', 5)",
+                "UPDATE t_uniq SET email = 'A@x ' WHERE id = 1",  # the same value as ux_email compares it
+                "UPDATE t_uniq SET code = NULL WHERE id = 2", "DELETE FROM t_uniq WHERE id = 1"]
 MULTI = "CREATE TABLE t_multi (a VARCHAR(8) COLLATE utf8mb4_general_ci NOT NULL, b INT NOT NULL, " \
         "c VARCHAR(4) CHARACTER SET latin1 NOT NULL, v INT, UNIQUE KEY (a, b, c))"  # no primary key: the unique one
 
@@ -81,7 +87,7 @@ def _changes(table: str, values: list[str]) -> list[str]:
 def pulled(mariadb_pair, tmp_path_factory):
     """The window pulled with key texts: (its row events, its spans, the downstream's parameters)."""
     up, down = mariadb_pair
-    ddls = [f"CREATE TABLE {t} (k {ty} NOT NULL PRIMARY KEY, v INT)" for t, ty, _ in KEY_KINDS] + [MULTI]
+    ddls = [f"CREATE TABLE {t} (k {ty} NOT NULL PRIMARY KEY, v INT)" for t, ty, _ in KEY_KINDS] + [MULTI, UNIQ]
     # the downstream holds the tables as they end: its catalogue gives the collations no clause named
     down.execute(f"DROP DATABASE IF EXISTS {DB}", f"CREATE DATABASE {DB}")
     down.execute(*ddls, "CREATE TABLE rekeyed (id INT NOT NULL, v VARCHAR(8) COLLATE utf8mb4_general_ci NOT NULL, "
@@ -96,6 +102,7 @@ def pulled(mariadb_pair, tmp_path_factory):
     up.execute("INSERT INTO t_multi VALUES ('a', 1, 'x', 0), ('b', 1, 'ß', 0)",
                "UPDATE t_multi SET a = 'A', c = 'X ' WHERE b = 1 AND a = 'a'",
                "UPDATE t_multi SET b = 2 WHERE a = 'b'", "DELETE FROM t_multi WHERE a = 'A'", database=DB)
+    up.execute(*UNIQ_CHANGES, database=DB)
     # a DDL inside the window changes the key: the changes after it are keyed by the new one
     up.execute("CREATE TABLE rekeyed (id INT PRIMARY KEY, v VARCHAR(8) COLLATE utf8mb4_general_ci NOT NULL)",
                "INSERT INTO rekeyed VALUES (1, 'a'), (2, 'b')", "UPDATE rekeyed SET v = 'A' WHERE id = 1",
@@ -216,3 +223,22 @@ def test_only_the_tables_the_filter_passes_are_keyed(pulled):
     assert len(out) == len(mine) and [s.table for s in spans] == ["t_int"]
     assert all(e.after_key or e.before_key for e in out if e.table == "t_int")
     assert all(e.after_key is None and e.before_key is None for e in out if e.table == "t_ci")
+
+
+def test_changes_of_a_table_with_other_unique_keys_carry_their_conflict_keys(pulled):
+    """Each change's other unique keys' values, folded and hashed, before and after (a NULL gives
+    none); the span says the table has them, and a table with its key alone has none."""
+    from cdcflow.sink.conflict_keys import SEPARATOR
+
+    events, spans, _sink = pulled
+    uniq = [e for e in events if e["table"] == "t_uniq"]
+    assert [e["op"] for e in uniq] == ["insert", "insert", "update", "update", "delete"]
+    keys = [set(e["conflicts"].split(SEPARATOR)) for e in uniq]
+    ins1, ins2, upd1, upd2, del1 = keys
+    assert len(ins1) == 1 and len(ins2) == 2  # code NULL: only the email's
+    assert upd1 == ins1 and del1 == ins1  # 'a@x' and 'A@x ' are one value of ux_email
+    assert upd2 == ins2  # before (b@x, 5), after (b@x, NULL): the values of both images
+    assert not ins1 & ins2
+    assert [s.conflicts for s in spans if s.table == "t_uniq"] == [True]
+    assert {s.conflicts for s in spans if s.table != "t_uniq"} == {False}
+    assert all(e["conflicts"] is None for e in events if e["table"] != "t_uniq")

@@ -34,6 +34,12 @@ def keyed_by_pull(spans: dict | None, table: tuple[str, str], lo: int, hi: int,
     return bool(inside) and all(s.key == key and s.collations == collations for s in inside)
 
 
+def conflicts_by_pull(spans: dict | None, table: tuple[str, str], lo: int, hi: int) -> bool:
+    """Whether pull wrote conflict keys (sink.conflict_keys) for some change of `table` committed
+    in (lo, hi]: the table had unique keys besides the one it was keyed by."""
+    return spans is not None and any(s.conflicts for s in spans.get(table, ()) if s.last_ts > lo and s.first_ts <= hi)
+
+
 def by_table(spans: list) -> dict:
     """Pull's spans (stages.contracts.KeySpan) by (schema, table), as keyed_by_pull takes them."""
     out: dict = {}

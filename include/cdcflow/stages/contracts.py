@@ -141,6 +141,7 @@ class KeySpan(Record):
     last_ts: int
     key: list[str] | None
     collations: dict[str, str | None] = {}
+    conflicts: bool = False  # pull wrote their conflict keys too (Event.conflicts): the table has other unique keys
 
 
 # -- segments: (lo, hi] of rows, then the DDL at hi, then the checkpoint moves to hi

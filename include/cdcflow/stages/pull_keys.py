@@ -23,10 +23,12 @@ from collections.abc import Callable
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.event import Event
 from cdcflow.ddl.classify import classify
+from cdcflow.ddl.table_def import TableInfo
 from cdcflow.ddl.tracker import SchemaTracker, lookup_key
 from cdcflow.filter.table import TableFilter
 from cdcflow.sink.collation_key import KeyFolder
 from cdcflow.sink.compaction import Keyer
+from cdcflow.sink.conflict_keys import ConflictTexts
 from cdcflow.sink.table_keys import Catalogue, table_key
 from cdcflow.stages.contracts import KeySpan
 
@@ -56,6 +58,8 @@ class KeyStamper:
         self.spans: list[KeySpan] = []
         self._open: dict[tuple[str, str], KeySpan] = {}  # each table's latest span
         self._keys: dict[tuple[str, str], tuple] = {}  # (key, collations) per table, until a DDL
+        # per table, its conflict keys' texts (None: no other unique key), until a DDL
+        self._conflicts: dict[tuple[str, str], ConflictTexts | None] = {}
         self._catalogue = Catalogue(sink)
         self._held: list[Event] = []
         self._add: Callable[[Event], None] | None = None
@@ -91,6 +95,7 @@ class KeyStamper:
     def _follow(self, ev: Event) -> None:
         """A DDL event: the tracked schema as it leaves it (filter applies it the same way)."""
         self._keys.clear()
+        self._conflicts.clear()
         mode = ev.sql_mode if ev.sql_mode is not None else self.sql_mode
         try:
             self.tracker.apply(classify(ev.ddl_query, ev.ddl_schema, mode), ev.ddl_query, mode,
@@ -122,7 +127,8 @@ class KeyStamper:
             key, collations = self._key(table)
             if key is not None and not self._stamp(table, key, collations, events):
                 key, collations = _NO_KEY
-            self._record(table, key, collations, events)
+            conflicts = key is not None and self._stamp_conflicts(table, events)
+            self._record(table, key, collations, conflicts, events)
         for ev in held:
             add(ev)
 
@@ -140,13 +146,31 @@ class KeyStamper:
             ev.before_key, ev.after_key = kb, ka
         return True
 
-    def _record(self, table: tuple[str, str], key, collations: dict, events: list[Event]) -> None:
+    def _stamp_conflicts(self, table: tuple[str, str], events: list[Event]) -> bool:
+        """Each change's conflict keys (sink.conflict_keys); whether the table has any to write."""
+        if table not in self._conflicts:
+            info = self.tracker.current(*table)
+            unique = info.other_unique_keys() if isinstance(info, TableInfo) else {}
+            self._conflicts[table] = ConflictTexts(unique) if unique else None
+        texts = self._conflicts[table]
+        if texts is None:
+            return False
+        try:
+            found = [texts.text(ev.before, ev.after) for ev in events]
+        except Exception as e:  # noqa: BLE001 - an image without the key's column: written without them
+            log.info("pull writes no conflict keys for %s.%s: %s", *table, e)
+            return False
+        for ev, text in zip(events, found):
+            ev.conflicts = text
+        return True
+
+    def _record(self, table: tuple[str, str], key, collations: dict, conflicts: bool, events: list[Event]) -> None:
         first, last = events[0].commit_ts, events[-1].commit_ts
         span = self._open.get(table)
-        if span is not None and span.key == key and span.collations == collations:
+        if span is not None and (span.key, span.collations, span.conflicts) == (key, collations, conflicts):
             span.last_ts = last
             return
         span = KeySpan(schema=table[0], table=table[1], first_ts=first, last_ts=last, key=key,
-                       collations=collations)
+                       collations=collations, conflicts=conflicts)
         self._open[table] = span
         self.spans.append(span)
