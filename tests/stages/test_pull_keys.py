@@ -226,7 +226,7 @@ def test_only_the_tables_the_filter_passes_are_keyed(pulled):
 
 
 def test_changes_of_a_table_with_other_unique_keys_carry_their_conflict_keys(pulled):
-    """Each change's other unique keys' values, folded and hashed, before and after (a NULL gives
+    """Each change's other unique keys' values, folded, before and after (a NULL gives
     none); the span says the table has them, and a table with its key alone has none."""
     from cdcflow.sink.conflict_keys import SEPARATOR
 

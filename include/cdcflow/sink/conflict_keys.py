@@ -7,9 +7,9 @@ each other (a deadlock the writer then waits out).  TiCDC's sink avoids that wit
 detector: each change's conflict keys are the values of every unique key in its images, and
 changes that share one never run on two workers at once.
 
-Here pull writes each change's conflict keys beside its key texts (`text`: short hashes of the
-values of the table's other unique keys, before and after, a column NULL in an image giving
-none), and apply gives every change that shares one with another key's change one partition of
+Here pull writes each change's conflict keys beside its key texts (`text`: for each other unique
+key of the table, its number and its values as hex of their JSON, before and after; a column
+NULL in an image gives none), and apply gives every change that shares one with another key's change one partition of
 its table (`untangled_frame` in Spark SQL, `untangled_arrow` for a segment in hand): their
 writes then run in order on one connection, the deletes first (compaction.final_changes), and
 the rest of the segment stays spread by key.  The values are folded wider than any collation
