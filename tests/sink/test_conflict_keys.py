@@ -1,52 +1,98 @@
-"""sink.conflict_keys: changes that share the value of a unique key other than the one they are
-keyed by get one partition of their table (in Arrow and in Spark SQL alike), the rest keep
-their key's; and the conflict texts fold values wider than any collation."""
+"""sink.conflict_keys: the values of a table's other unique keys fold wider than any collation;
+the keys that share one with another key in the window are found (within one pull, across a
+parallel pull's ranges, with memory bounded); and apply only picks the part from the key column
+(TANGLED for those keys), in Arrow and in Spark SQL alike."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 
 from cdcflow.core.row_codec import encode_image
-from cdcflow.sink.compaction import KEYED_ARROW
-from cdcflow.sink.conflict_keys import TANGLED, ConflictTexts, tangled_keys, untangled_arrow, untangled_frame
+from cdcflow.sink.compaction import TANGLED, keyed_arrow, keyed_frame
+from cdcflow.sink.conflict_keys import ConflictPairs, ConflictValues
 
 
-def test_texts_fold_case_accents_and_trailing_spaces_and_skip_nulls():
-    texts = ConflictTexts({"ux_email": ["email"], "ux_pair": ["a", "b"]})
-    row = lambda **v: encode_image({"id": 1, "email": None, "a": None, "b": None, **v})  # noqa: E731
-    assert texts.text(None, row()) is None  # every unique value NULL: no conflict key
-    one = texts.text(None, row(email="Élan@x"))
-    assert one == texts.text(row(email="elan@X  "), None) and "," not in one
-    assert texts.text(None, row(email="elan@y")) != one
-    both = texts.text(row(email="Élan@x"), row(email="Élan@x", a=1, b="z"))
-    assert both.split(",")[0] != both.split(",")[1] and one in both.split(",")
-    assert texts.text(None, row(a=1, b=None)) is None  # a key with a NULL column holds nothing
+def _row(**v):
+    return encode_image({"id": 1, "email": None, "a": None, "b": None, **v})
 
 
-def _changes(rows):
-    cols = list(zip(*rows))
-    return pa.table({"schema": ["s"] * len(rows), "table": list(cols[0]), "key": list(cols[1]),
-                     "part": list(cols[1]), "commit_ts": [10] * len(rows), "seq": list(range(len(rows))),
-                     "sub": [1] * len(rows), "kind": ["U"] * len(rows), "image": ["{}"] * len(rows),
-                     "conflicts": list(cols[2])}, schema=KEYED_ARROW.append(pa.field("conflicts", pa.string())))
+def test_values_fold_case_accents_and_trailing_spaces_and_skip_nulls():
+    values = ConflictValues({"ux_email": ["email"], "ux_pair": ["a", "b"]})
+    pairs = lambda before, after: values.pairs([(before, after, "[1]", "[1]")])  # noqa: E731
+    assert pairs(None, _row()) == set()  # every unique value NULL: no conflict key
+    one = pairs(None, _row(email="Élan@x"))
+    assert one == pairs(_row(email="elan@X  "), None) and len(one) == 1
+    assert pairs(None, _row(email="elan@y")) != one
+    both = pairs(_row(email="Élan@x"), _row(email="Élan@x", a=1, b="z"))
+    assert len(both) == 2 and one < both
+    assert pairs(None, _row(a=1, b=None)) == set()  # a key with a NULL column holds nothing
+    # the same values in another unique key are another conflict key
+    other = ConflictValues({"ux_a": ["a"], "ux_b": ["b"]})
+    assert len(other.pairs([(None, _row(a="v", b="v"), None, "[1]")])) == 2
 
 
-# (table, key, conflict keys): k1 and k2 share "e1" (a swap of unique values), k3 shares
-# "e1" only in another table, k4 holds "e2" alone (twice, as two changes of its own key)
-ROWS = [("t", "k1", "e1,x9"), ("t", "k2", "e1"), ("u", "k3", "e1"), ("t", "k4", "e2"), ("t", "k4", "e2"),
-        ("t", "k5", None)]
+def _pairs(changes) -> ConflictPairs:
+    """changes: (table, key, value) each, as ConflictValues gives them."""
+    pairs = ConflictPairs()
+    for table, key, value in changes:
+        pairs.add(("s", table), {(value.encode(), key)})
+    return pairs
 
 
-def test_changes_sharing_a_conflict_key_get_one_partition_of_their_table():
-    assert tangled_keys((s, t, k, c) for t, k, c in ROWS for s in ["s"]) == {("s", "t", "k1"), ("s", "t", "k2")}
-    out = untangled_arrow(_changes(ROWS))
-    assert out.schema == KEYED_ARROW
-    assert out["part"].to_pylist() == [TANGLED, TANGLED, "k3", "k4", "k4", "k5"]
+# k1 and k2 share "e1" (a swap of unique values), k3 holds "e1" in another table only, k4 holds
+# "e2" alone (twice, as two changes of its own key)
+CHANGES = [("t", "k1", "e1"), ("t", "k1", "x9"), ("t", "k2", "e1"), ("u", "k3", "e1"), ("t", "k4", "e2"),
+           ("t", "k4", "e2")]
 
 
-def test_spark_sql_tangles_the_same_changes(spark):
-    frame = spark.createDataFrame(_changes(ROWS).to_pandas())
-    got = sorted((r["table"], r["key"], r["seq"], r["part"]) for r in untangled_frame(frame).collect())
-    want = sorted(zip(*(untangled_arrow(_changes(ROWS))[c].to_pylist() for c in ("table", "key", "seq", "part"))))
-    assert got == want
-    assert "conflicts" not in untangled_frame(frame).columns
+def test_the_keys_sharing_a_value_are_tangled_and_the_others_not():
+    assert _pairs(CHANGES).tangled() == {("s", "t"): ["k1", "k2"]}
+    assert _pairs([c for c in CHANGES if c[1] != "k2"]).tangled() == {}
+
+
+def test_a_value_two_ranges_share_tangles_their_keys():
+    """A parallel pull: each range's pairs (ConflictPairs.table) merged in the driver."""
+    first, second = _pairs(CHANGES[:2]), _pairs(CHANGES[2:])
+    assert first.tangled() == {} and second.tangled() == {}
+    window = ConflictPairs()
+    for part in (first, second):
+        window.merge(part.table())
+    assert window.tangled() == {("s", "t"): ["k1", "k2"]}
+
+
+def test_past_its_budget_the_biggest_table_is_all_tangled():
+    pairs = ConflictPairs(budget=1_000)  # a pair here: about 20 bytes
+    pairs.add(("s", "small"), {(b"v", "[1]")})
+    for i in range(100):
+        pairs.add(("s", "big"), {(f"value {i}".encode(), f"[{i}]")})
+    assert pairs.tangled() == {("s", "big"): None}
+    pairs.add(("s", "big"), {(b"more", "[0]")})  # no more taken
+    assert ("s", "big") not in pairs.held and pairs.wanted(("s", "small")) and not pairs.wanted(("s", "big"))
+
+
+def _pulled_rows() -> pa.Table:
+    """Row events with pull's key texts: an update of k1 in t, a key change k2 -> k5 in t, an
+    insert of k3 in u."""
+    return pa.table({"schema": ["s", "s", "s"], "table": ["t", "t", "u"], "commit_ts": [10, 11, 12],
+                     "seq": [0, 0, 0], "op": ["update", "update", "insert"], "before": ["{}", "{}", None],
+                     "after": ["{}", "{}", "{}"], "before_key": ["k1", "k2", None], "after_key": ["k1", "k5", "k3"]})
+
+
+def _parts(table: pa.Table) -> list[tuple]:
+    return sorted(zip(*(table[c].to_pylist() for c in ("table", "key", "part"))))
+
+
+def test_apply_picks_the_part_from_the_key_column(spark):
+    rows = _pulled_rows()
+    assert _parts(keyed_arrow(rows)) == [("t", "k1", "k1"), ("t", "k2", "k2"), ("t", "k5", "k5"),
+                                         ("u", "k3", "k3")]
+    listed = {("s", "t"): frozenset({"k1", "k5"})}
+    assert _parts(keyed_arrow(rows, listed)) == [("t", "k1", TANGLED), ("t", "k2", "k2"), ("t", "k5", TANGLED),
+                                                 ("u", "k3", "k3")]
+    whole = {("s", "u"): None, ("s", "t"): frozenset({"k2"})}
+    assert _parts(keyed_arrow(rows, whole)) == [("t", "k1", "k1"), ("t", "k2", TANGLED), ("t", "k5", "k5"),
+                                                ("u", "k3", TANGLED)]
+    frame = spark.createDataFrame(rows.to_pandas())
+    for tangled in (None, listed, whole):
+        got = sorted((r["table"], r["key"], r["part"]) for r in keyed_frame(frame, tangled).collect())
+        assert got == _parts(keyed_arrow(rows, tangled))

@@ -23,8 +23,6 @@ class Event:
     # where pull could not tell the key (contracts.KeySpan says which events it keyed, and by what)
     before_key: str | None = None
     after_key: str | None = None
-    # the change's conflict keys (sink.conflict_keys): its other unique keys' values, as text
-    conflicts: str | None = None
     # 1: the upstream session ran the row change with foreign_key_checks = 0 (its rows event's
     # NO_FOREIGN_KEY_CHECKS flag), so no key's action ran for it there
     fk_checks_off: int | None = None

@@ -132,6 +132,7 @@ def _keyed_batch(batch: pa.RecordBatch, keyer: Keyer) -> pa.RecordBatch:
 # handful; a part of many keys is the changes that share conflict keys (sink.conflict_keys),
 # whose writes converge in any order (partitions.apply_partition): written a bounded batch at a time.
 PART_HELD = 10_000
+TANGLED = ""  # the part of the keys pull found sharing another unique key's value (no key text is empty)
 
 
 def final_changes(rows: Iterator[tuple]) -> Iterator[tuple]:
@@ -179,7 +180,7 @@ def _deletes_first(group: list[tuple]) -> Iterator[tuple]:
     yield from (r for r in group if r[4] != "D")
 
 
-def keyed_arrow(rows: pa.Table, conflicts: bool = False) -> pa.Table:
+def keyed_arrow(rows: pa.Table, tangled: dict | None = None) -> pa.Table:
     """keyed_frame in Arrow, for a small segment's rows in hand (sink.row_sink's driver path)."""
     op, kb, ka = rows["op"], rows["before_key"], rows["after_key"]
     split = pc.and_(pc.equal(op, "update"), pc.invert(pc.fill_null(pc.equal(kb, ka), False)))
@@ -189,11 +190,11 @@ def keyed_arrow(rows: pa.Table, conflicts: bool = False) -> pa.Table:
     def part(mask, key: str, sub, kind, image: str) -> pa.Table:
         taken = rows.filter(mask)
         n, mask_kept = taken.num_rows, pc.filter(split, mask)
-        out = pa.table({"schema": taken["schema"], "table": taken["table"], "key": taken[key], "part": taken[key],
-                        "commit_ts": taken["commit_ts"], "seq": taken["seq"],
-                        "sub": sub(mask_kept) if callable(sub) else pa.array([sub] * n, pa.int32()),
-                        "kind": kind(taken, mask_kept), "image": taken[image]}, schema=KEYED_ARROW)
-        return out.append_column("conflicts", taken["conflicts"]) if conflicts else out
+        return pa.table({"schema": taken["schema"], "table": taken["table"], "key": taken[key],
+                         "part": _tangled_part(taken, taken[key], tangled),
+                         "commit_ts": taken["commit_ts"], "seq": taken["seq"],
+                         "sub": sub(mask_kept) if callable(sub) else pa.array([sub] * n, pa.int32()),
+                         "kind": kind(taken, mask_kept), "image": taken[image]}, schema=KEYED_ARROW)
 
     deletes = part(gone, "before_key", lambda s: pc.if_else(s, 0, 1).cast(pa.int32()),
                    lambda t, s: pa.array(["D"] * t.num_rows, pa.string()), "before")
@@ -202,10 +203,24 @@ def keyed_arrow(rows: pa.Table, conflicts: bool = False) -> pa.Table:
     return pa.concat_tables([deletes, upserts])
 
 
-def keyed_frame(rows, conflicts: bool = False):
+def _tangled_part(rows: pa.Table, key, tangled: dict | None):
+    """The part of each change: TANGLED for a key of `tangled` (keyed_frame), the key otherwise."""
+    if not tangled:
+        return key
+    mask = None
+    for (schema, table), keys in tangled.items():
+        one = pc.and_(pc.equal(rows["schema"], schema), pc.equal(rows["table"], table))
+        if keys is not None:
+            one = pc.and_(one, pc.is_in(key, pa.array(sorted(keys), pa.string())))
+        mask = one if mask is None else pc.or_(mask, one)
+    return pc.if_else(mask, pa.scalar(TANGLED), key)
+
+
+def keyed_frame(rows, tangled: dict | None = None):
     """keyed_changes in Spark SQL, over the key texts pull wrote beside the images (before_key,
-    after_key: stages.pull_keys): the same rows, no Python worker.  `conflicts`: with each
-    change's conflict keys (sink.conflict_keys) as a last column."""
+    after_key: stages.pull_keys): the same rows, no Python worker.  `tangled`: per (schema,
+    table), the keys whose changes go to one part of it, TANGLED (None: all of its keys), as
+    pull found them (sink.conflict_keys); an expression over the key column, no join."""
     from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
 
     op, kb, ka = F.col("op"), F.col("before_key"), F.col("after_key")
@@ -218,12 +233,20 @@ def keyed_frame(rows, conflicts: bool = False):
                   change(kb, F.when(split, F.lit(0)).otherwise(F.lit(1)), F.lit("D"), "before"))
     now = F.when(op != "delete",
                  change(ka, F.lit(1), F.when((op == "insert") | split, F.lit("I")).otherwise(F.lit("U")), "after"))
-    extra = ["conflicts"] if conflicts else []
-    return (rows.select("schema", "table", "commit_ts", "seq", *extra, F.explode(F.array(gone, now)).alias("c"))
+    key = F.col("c.key")
+    part = key
+    if tangled:
+        mask = None
+        for (schema, table), keys in tangled.items():
+            one = (F.col("schema") == schema) & (F.col("table") == table)
+            if keys is not None:
+                one = one & key.isin(sorted(keys))
+            mask = one if mask is None else mask | one
+        part = F.when(mask, F.lit(TANGLED)).otherwise(key)
+    return (rows.select("schema", "table", "commit_ts", "seq", F.explode(F.array(gone, now)).alias("c"))
             .where(F.col("c").isNotNull())
-            .select("schema", "table", F.col("c.key").alias("key"), F.col("c.key").alias("part"), "commit_ts", "seq",
-                    F.col("c.sub").alias("sub"), F.col("c.kind").alias("kind"), F.col("c.image").alias("image"),
-                    *extra))
+            .select("schema", "table", key.alias("key"), part.alias("part"), "commit_ts", "seq",
+                    F.col("c.sub").alias("sub"), F.col("c.kind").alias("kind"), F.col("c.image").alias("image")))
 
 
 def compacted(changes, group: tuple[str, ...]):

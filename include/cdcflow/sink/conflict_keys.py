@@ -1,4 +1,4 @@
-"""Conflict keys: which row changes of a segment must be written on one connection.
+"""Conflict keys: which row changes of a window must be written on one connection.
 
 Apply spreads a segment's final changes over its writers by key (sink.partitions).  Two changes
 of different keys can still touch the same row downstream when they share the value of another
@@ -7,28 +7,45 @@ each other (a deadlock the writer then waits out).  TiCDC's sink avoids that wit
 detector: each change's conflict keys are the values of every unique key in its images, and
 changes that share one never run on two workers at once.
 
-Here pull writes each change's conflict keys beside its key texts (`text`: for each other unique
-key of the table, its number and its values as hex of their JSON, before and after; a column
-NULL in an image gives none), and apply gives every change that shares one with another key's change one partition of
-its table (`untangled_frame` in Spark SQL, `untangled_arrow` for a segment in hand): their
-writes then run in order on one connection, the deletes first (compaction.final_changes), and
-the rest of the segment stays spread by key.  The values are folded wider than any collation
-(case, accents, trailing spaces): a fold too wide only puts more changes together."""
+Pull finds them, since it sees every change of the window in one pass (stages.pull_keys): per
+table, each change gives (value, key) pairs (`ConflictValues`: for each unique key besides the
+one changes are keyed by, its columns' names and values, folded wider than any collation,
+before and after, a column NULL in an image giving none; the key is the change's key text in
+that image), held in Arrow (`ConflictPairs`).  At the window's end `tangled` gives, per table,
+the keys that share a value with another key: the table's KeySpans list them
+(stages.contracts).  Apply then only picks the part (what the writers are spread by) from the
+key column: compaction.TANGLED for a listed key, the key itself otherwise
+(compaction.keyed_frame / keyed_arrow: an expression, no join, no Spark job of its own), so the
+tangled changes of a table run in order on one connection, the deletes first
+(compaction.final_changes), and the rest of the segment stays spread by key.
+
+Marks go by key, not by change: a key's changes must share one part, or its last change would
+be taken twice.  Pull cannot mark the changes themselves, since a key's earlier changes are
+written before a later change shows that another key uses one of their values.  A window (and
+so every segment of it) is judged whole: a pair of keys that share a value anywhere in it share
+a part in every segment.  A fold too wide, or a value shared in another segment, only puts more
+changes together.
+
+Memory: the pairs of one window are held as Arrow binary and string arrays (tens of bytes a
+pair), de-duplicated per batch and compacted as they grow, to PAIRS_BYTES in all; past that,
+the table holding the most goes `all tangled` (every change of it in the window on one
+connection: a table with that many unique values changing in one window), its pairs dropped
+and no more taken.  So does a table with more than TANGLED_LISTED tangled keys (the list
+travels in the spans and in apply's plans)."""
 
 from __future__ import annotations
 
 import unicodedata
-from collections import defaultdict
 
 import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from cdcflow.sink.compaction import columns_decoder
-
-CONFLICTS = "conflicts"  # the event column pull writes them in (core.event.Event)
-SEPARATOR = ","
-TANGLED = ""  # the part (what the writers are spread by) of a change that shares a conflict key
+PAIRS_BYTES = 256 << 20  # the (value, key) pairs one pull holds, in all
+TANGLED_LISTED = 10_000  # the most tangled keys listed for a table: beyond, all of it is tangled
+PAIRS_SCHEMA = pa.schema([("schema", pa.string()), ("table", pa.string()), ("value", pa.binary()),
+                          ("key", pa.string())])
 
 _encode = msgspec.json.Encoder().encode
 
@@ -40,66 +57,110 @@ def _fold(value: str) -> str:
     return plain.casefold().rstrip(" ")
 
 
-class ConflictTexts:
-    """A table's conflict-key texts: `unique`, its unique keys besides the one changes are keyed
+class ConflictValues:
+    """A table's conflict-key values: `unique`, its unique keys besides the one changes are keyed
     by (ddl.table_def.TableInfo.other_unique_keys)."""
 
     def __init__(self, unique: dict[str, list[str]]):
         columns = sorted({c for cols in unique.values() for c in cols})
         self.decode = columns_decoder(tuple(columns))  # each image read once for every key
         at = {c: i for i, c in enumerate(columns)}
-        # a key's number stands for its name in the texts (each table's are its own)
-        self.keys = [(f"{n}:", [at[c] for c in cols]) for n, (_name, cols) in enumerate(sorted(unique.items()))]
+        # a unique key is told by its columns' names (not its own, which a rename changes)
+        self.keys = [(sorted(c.lower() for c in cols), [at[c] for c in cols]) for cols in unique.values()]
 
-    def text(self, before: str | None, after: str | None) -> str | None:
-        """The conflict keys of a change with these images, None when it has none."""
+    def pairs(self, changes) -> set[tuple[bytes, str]]:
+        """(value, key text) of each conflict key of `changes`, (before, after, before_key,
+        after_key) each."""
         found = set()
-        for image in (before, after):
-            if image is None:
+        for before, after, kb, ka in changes:
+            for image, key in ((before, kb), (after, ka)):
+                if image is None or key is None:
+                    continue
+                row = self.decode(image)
+                for names, at in self.keys:
+                    values = [row[i] for i in at]
+                    if None in values:
+                        continue  # a unique key does not hold NULLs against each other
+                    found.add((_encode([names, [_fold(v) if isinstance(v, str) else v for v in values]]), key))
+        return found
+
+
+class ConflictPairs:
+    """One pull's (value, key) pairs, per (schema, table), within `budget` bytes; `all_tangled`:
+    the tables that went past it (module docstring)."""
+
+    def __init__(self, budget: int = PAIRS_BYTES):
+        self.budget = budget
+        self.held: dict[tuple[str, str], list[pa.Table]] = {}
+        self.all_tangled: set[tuple[str, str]] = set()
+        self._bytes: dict[tuple[str, str], int] = {}
+        self._compact_at: dict[tuple[str, str], int] = {}
+
+    def wanted(self, table: tuple[str, str]) -> bool:
+        return table not in self.all_tangled
+
+    def add(self, table: tuple[str, str], pairs: set[tuple[bytes, str]]) -> None:
+        if not pairs or table in self.all_tangled:
+            return
+        values, keys = zip(*pairs)
+        chunk = pa.table([pa.array(values, pa.binary()), pa.array(keys, pa.string())], names=["value", "key"])
+        self.held.setdefault(table, []).append(chunk)
+        self._bytes[table] = self._bytes.get(table, 0) + chunk.nbytes
+        if self._bytes[table] >= 2 * self._compact_at.get(table, 1 << 20):
+            self._compact(table)
+        while sum(self._bytes.values()) > self.budget:
+            self.tangle_all(max(self._bytes, key=self._bytes.get))
+
+    def tangle_all(self, table: tuple[str, str]) -> None:
+        """Every change of `table` tangled: its pairs dropped, no more taken."""
+        self.all_tangled.add(table)
+        self.held.pop(table, None)
+        self._bytes.pop(table, None)
+
+    def _compact(self, table: tuple[str, str]) -> None:
+        """The table's pairs, each once (an OLTP window changes the same rows again and again)."""
+        merged = _distinct(pa.concat_tables(self.held[table]))
+        self.held[table] = [merged]
+        self._bytes[table] = self._compact_at[table] = merged.nbytes
+
+    def table(self) -> pa.Table:
+        """Every pair held, with its schema and table (PAIRS_SCHEMA): what a range of a parallel
+        pull hands to the driver (stages.pull_ranges)."""
+        parts = []
+        for (schema, name), chunks in self.held.items():
+            t = _distinct(pa.concat_tables(chunks))
+            parts.append(pa.table([pa.array([schema] * t.num_rows, pa.string()),
+                                   pa.array([name] * t.num_rows, pa.string()), t["value"], t["key"]],
+                                  schema=PAIRS_SCHEMA))
+        return pa.concat_tables(parts) if parts else PAIRS_SCHEMA.empty_table()
+
+    def merge(self, pairs: pa.Table) -> None:
+        """Another pull's pairs (a range's `table()`) added to these."""
+        if not pairs.num_rows:
+            return
+        names = pc.binary_join_element_wise(pairs["schema"], pairs["table"], "\0")
+        for name in pc.unique(names).to_pylist():
+            schema, table = name.split("\0", 1)
+            mine = pairs.filter(pc.equal(names, name))
+            chunk = pa.table([mine["value"], mine["key"]], names=["value", "key"])
+            if (schema, table) not in self.all_tangled:
+                self.held.setdefault((schema, table), []).append(chunk)
+                self._bytes[(schema, table)] = self._bytes.get((schema, table), 0) + chunk.nbytes
+
+    def tangled(self) -> dict[tuple[str, str], list[str] | None]:
+        """Per table with any: its keys that share a conflict-key value with another key (None:
+        every change of the table is tangled)."""
+        out: dict[tuple[str, str], list[str] | None] = dict.fromkeys(self.all_tangled)
+        for table, chunks in self.held.items():
+            pairs = _distinct(pa.concat_tables(chunks))
+            per_value = pairs.group_by("value").aggregate([("key", "count")])
+            shared = per_value.filter(pc.greater(per_value["key_count"], 1))["value"]
+            if not len(shared):
                 continue
-            row = self.decode(image)
-            for name, at in self.keys:
-                values = [row[i] for i in at]
-                if None in values:
-                    continue  # a unique key does not hold NULLs against each other
-                found.add(name + _encode([_fold(v) if isinstance(v, str) else v for v in values]).hex())
-        return SEPARATOR.join(sorted(found)) or None
-
-
-def tangled_keys(rows) -> set[tuple[str, str, str]]:
-    """(schema, table, key) of the changes whose conflict keys another key's change shares;
-    `rows`: (schema, table, key, conflict text) of each change."""
-    holders: dict[tuple, set[str]] = defaultdict(set)
-    for schema, table, key, text in rows:
-        if text:
-            for ck in text.split(SEPARATOR):
-                holders[(schema, table, ck)].add(key)
-    return {(schema, table, key) for (schema, table, _), keys in holders.items() if len(keys) > 1 for key in keys}
-
-
-def untangled_arrow(changes: pa.Table) -> pa.Table:
-    """Keyed changes with their `conflicts` column: the part of each tangled one set to TANGLED,
-    the column dropped."""
-    cols = [changes[c].to_pylist() for c in ("schema", "table", "key", "conflicts")]
-    tangled = tangled_keys(zip(*cols))
-    out = changes.drop_columns(["conflicts"])
-    if not tangled:
+            keys = pc.unique(pairs.filter(pc.is_in(pairs["value"], shared))["key"]).to_pylist()
+            out[table] = sorted(keys) if len(keys) <= TANGLED_LISTED else None
         return out
-    mask = pa.array([(s, t, k) in tangled for s, t, k in zip(*cols[:3])], pa.bool_())
-    part = pc.if_else(mask, pa.scalar(TANGLED), out["part"])
-    return out.set_column(out.schema.get_field_index("part"), "part", part)
 
 
-def untangled_frame(changes):
-    """untangled_arrow in Spark SQL."""
-    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
-
-    held = (changes.where(F.col("conflicts").isNotNull())
-            .select("schema", "table", "key", F.explode(F.split("conflicts", SEPARATOR)).alias("ck")))
-    shared = (held.groupBy("schema", "table", "ck").agg(F.countDistinct("key").alias("keys"))
-              .where(F.col("keys") > 1).select("schema", "table", "ck"))
-    tangled = (held.join(shared, ["schema", "table", "ck"], "left_semi").select("schema", "table", "key")
-               .distinct().withColumn("tangled", F.lit(True)))
-    return (changes.join(tangled, ["schema", "table", "key"], "left")
-            .withColumn("part", F.when(F.col("tangled"), F.lit(TANGLED)).otherwise(F.col("part")))
-            .drop("tangled", "conflicts"))
+def _distinct(pairs: pa.Table) -> pa.Table:
+    return pairs.group_by(["value", "key"]).aggregate([])

@@ -26,7 +26,6 @@ from cdcflow.core.sink_params import SinkOptions
 from cdcflow.ddl.tracker import lookup_key
 from cdcflow.sink.collation_key import KeyFolder
 from cdcflow.sink.compaction import KEYED_ARROW, KEYED_SCHEMA, compacted, keyed_arrow, keyed_changes, keyed_frame
-from cdcflow.sink.conflict_keys import CONFLICTS, untangled_arrow, untangled_frame
 from cdcflow.sink.ddl_sink import Ddl
 from cdcflow.sink.downstream_tables import (
     SYSTEM_VERSIONED,
@@ -39,7 +38,7 @@ from cdcflow.sink.downstream_tables import (
 from cdcflow.sink.foreign_keys import CascadeGroup, ForeignKeys, applied_up_to, write_group
 from cdcflow.sink.partitions import COUNTS_SCHEMA, apply_partition, apply_partition_txns
 from cdcflow.sink.row_writer import apply_ordered
-from cdcflow.sink.table_keys import conflicts_by_pull, keyed_by_pull, table_key
+from cdcflow.sink.table_keys import keyed_by_pull, table_key, tangled_by_pull
 
 # the columns of a row event the writers read
 ROW_COLUMNS = ("schema", "table", "commit_ts", "seq", "op", "before", "after")
@@ -195,10 +194,10 @@ class RowSink:
                                                    plan.collations[t])}
         if local is not None and not set(KEY_TEXTS) <= set(local.column_names):
             pulled = set()
-        # changes sharing another unique key's value on one connection (sink.conflict_keys); a
-        # table's transactions are one partition already
-        tangles = "part" in by and (local is None or CONFLICTS in local.column_names) and \
-            any(conflicts_by_pull(self.pulled_keys, plan.names[t], *span) for t in pulled)
+        # the keys pull found sharing another unique key's value, to one part of their table
+        # (sink.conflict_keys); a table's transactions are one partition already
+        found = {plan.names[t]: tangled_by_pull(self.pulled_keys, plan.names[t], *span) for t in pulled}
+        tangles = {t: k for t, k in found.items() if k is None or k} if "part" in by else {}
         if local is not None:
             counts = _write_here(local, keys, pulled, folder, (by, order, tangles), passes, workers)
         else:
@@ -251,15 +250,13 @@ def _write_in_spark(spark, rows_df, keys: dict, pulled: set[str], tables: int, f
     The tables of `pulled` are keyed by the texts pull wrote (compaction.keyed_frame, Spark
     SQL), the others by keyed_changes in Python workers; all are compacted in Spark SQL
     (compaction.compacted).  `layout`: the columns the rows are partitioned by, compacted by and
-    sorted by, and whether changes sharing a conflict key go to one partition of their table
-    (sink.conflict_keys)."""
+    sorted by, and the keys pull found tangled, per table (sink.conflict_keys; keyed_frame)."""
     from pyspark import StorageLevel  # lazy: pyspark is not loaded on the Spark-free paths
 
     by, group, order, tangles = layout
     parts = []
     if pulled:
-        keyed = keyed_frame(_only(spark, rows_df, pulled, tables), conflicts=tangles)
-        parts.append(untangled_frame(keyed) if tangles else keyed)
+        parts.append(keyed_frame(_only(spark, rows_df, pulled, tables), tangles))
     if len(pulled) < len(keys):
         rest = [t for t in keys if t not in pulled]
         parts.append(_only(spark, rows_df, rest, tables).select(*ROW_COLUMNS)
@@ -294,10 +291,8 @@ def _write_here(local: pa.Table, keys: dict, pulled: set[str], folder: KeyFolder
     by, order, tangles = layout
     names = pc.binary_join_element_wise(local["schema"], local["table"], ".")
     rest = [t for t in keys if t not in pulled]
-    tables = []
-    if pulled:
-        keyed = keyed_arrow(local.filter(pc.is_in(names, pa.array(sorted(pulled), pa.string()))), conflicts=tangles)
-        tables.append(untangled_arrow(keyed) if tangles else keyed)
+    tables = [keyed_arrow(local.filter(pc.is_in(names, pa.array(sorted(pulled), pa.string()))), tangles)] \
+        if pulled else []
     if rest:
         mine = local.filter(pc.is_in(names, pa.array(rest, pa.string()))).select(list(ROW_COLUMNS))
         tables += [pa.Table.from_batches(list(keyed_changes(iter(mine.to_batches()), keys, folder)),

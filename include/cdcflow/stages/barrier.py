@@ -11,7 +11,6 @@ import bisect
 
 import pyarrow as pa
 
-from cdcflow.sink.conflict_keys import CONFLICTS
 from cdcflow.sink.row_sink import KEY_TEXTS, ROW_COLUMNS
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, rows
@@ -90,7 +89,7 @@ def small_segments(rows, segments: list[Segment], checkpoint_ts: int) -> dict[in
         return {}
     # the ts range they span first: Parquet skips the row groups outside it
     span = (F.col("commit_ts") > segments[picked[0]].lo) & (F.col("commit_ts") <= segments[picked[-1]].hi)
-    fetched = (with_segment(rows.where(span).select(*ROW_COLUMNS, *KEY_TEXTS, CONFLICTS), [s.hi for s in segments])
+    fetched = (with_segment(rows.where(span).select(*ROW_COLUMNS, *KEY_TEXTS), [s.hi for s in segments])
                .where(F.col("segment").isin(picked)).toArrow().sort_by("segment"))
     ids = fetched["segment"].to_pylist()
     return {i: fetched.slice(a, b - a) for i in picked
