@@ -26,7 +26,7 @@ so every segment of it) is judged whole: a pair of keys that share a value anywh
 a part in every segment.  A fold too wide, or a value shared in another segment, only puts more
 changes together.
 
-Memory: the pairs of one window are held as Arrow binary and string arrays (tens of bytes a
+Memory: the pairs of one window are held as Arrow string arrays (tens of bytes a
 pair), de-duplicated per batch and compacted as they grow, to PAIRS_BYTES in all; past that,
 the table holding the most goes `all tangled` (every change of it in the window on one
 connection: a table with that many unique values changing in one window), its pairs dropped
@@ -36,21 +36,24 @@ travels in the spans and in apply's plans)."""
 from __future__ import annotations
 
 import unicodedata
+from operator import attrgetter
+from typing import Any
 
 import msgspec
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cdcflow.sink.compaction import columns_decoder
 PAIRS_BYTES = 256 << 20  # the (value, key) pairs one pull holds, in all
 TANGLED_LISTED = 10_000  # the most tangled keys listed for a table: beyond, all of it is tangled
-PAIRS_SCHEMA = pa.schema([("schema", pa.string()), ("table", pa.string()), ("value", pa.binary()),
+PAIRS_SCHEMA = pa.schema([("schema", pa.string()), ("table", pa.string()), ("value", pa.string()),
                           ("key", pa.string())])
 
-_encode = msgspec.json.Encoder().encode
+_US = "\x1f"  # between a value's parts
 
 
 def _fold(value: str) -> str:
+    """`value` as no collation tells it apart from a wider set: case, accents and trailing spaces gone."""
     if value.isascii():
         return value.lower().rstrip(" ")
     plain = "".join(ch for ch in unicodedata.normalize("NFKD", value) if not unicodedata.combining(ch))
@@ -59,29 +62,42 @@ def _fold(value: str) -> str:
 
 class ConflictValues:
     """A table's conflict-key values: `unique`, its unique keys besides the one changes are keyed
-    by (ddl.table_def.TableInfo.other_unique_keys)."""
+    by (ddl.table_def.TableInfo.other_unique_keys).  A value's text is its key's columns' names
+    (not the key's own name, which a rename changes) and its values, folded, between unit
+    separators: texts that two values share by chance only put more changes together."""
 
     def __init__(self, unique: dict[str, list[str]]):
         columns = sorted({c for cols in unique.values() for c in cols})
-        self.decode = columns_decoder(tuple(columns))  # each image read once for every key
-        at = {c: i for i, c in enumerate(columns)}
-        # a unique key is told by its columns' names (not its own, which a rename changes)
-        self.keys = [(sorted(c.lower() for c in cols), [at[c] for c in cols]) for cols in unique.values()]
+        # a batch's images decoded in one call, the key's columns alone (as compaction.columns_decoder
+        # reads one): the per-image calls cost more than the decoding
+        struct = msgspec.defstruct("Unique", [(f"k{i}", Any) for i in range(len(columns))],
+                                   rename={f"k{i}": c for i, c in enumerate(columns)}, gc=False)
+        self.decode = msgspec.json.Decoder(list[struct]).decode
+        at = {c: f"k{i}" for i, c in enumerate(columns)}
+        self.keys = [(",".join(sorted(c.lower() for c in cols)) + _US, attrgetter(*[at[c] for c in cols]), len(cols))
+                     for cols in unique.values()]
 
-    def pairs(self, changes) -> set[tuple[bytes, str]]:
-        """(value, key text) of each conflict key of `changes`, (before, after, before_key,
+    def pairs(self, changes) -> set[tuple[str, str]]:
+        """(value's text, key text) of each conflict key of `changes`, (before, after, before_key,
         after_key) each."""
-        found = set()
+        images, keyed = [], []
         for before, after, kb, ka in changes:
-            for image, key in ((before, kb), (after, ka)):
-                if image is None or key is None:
-                    continue
-                row = self.decode(image)
-                for names, at in self.keys:
-                    values = [row[i] for i in at]
-                    if None in values:
-                        continue  # a unique key does not hold NULLs against each other
-                    found.add((_encode([names, [_fold(v) if isinstance(v, str) else v for v in values]]), key))
+            if before is not None and kb is not None:
+                images.append(before)
+                keyed.append(kb)
+            if after is not None and ka is not None:
+                images.append(after)
+                keyed.append(ka)
+        found: set[tuple[str, str]] = set()
+        add, rows = found.add, self.decode("[" + ",".join(images) + "]") if images else []
+        for prefix, get, width in self.keys:
+            for row, key in zip(rows, keyed):
+                v = get(row)
+                if width == 1:  # most unique keys: one column
+                    if v is not None:  # a unique key does not hold NULLs against each other
+                        add((prefix + (_fold(v) if isinstance(v, str) else str(v)), key))
+                elif None not in v:
+                    add((prefix + _US.join(_fold(x) if isinstance(x, str) else str(x) for x in v), key))
         return found
 
 
@@ -99,11 +115,11 @@ class ConflictPairs:
     def wanted(self, table: tuple[str, str]) -> bool:
         return table not in self.all_tangled
 
-    def add(self, table: tuple[str, str], pairs: set[tuple[bytes, str]]) -> None:
+    def add(self, table: tuple[str, str], pairs: set[tuple[str, str]]) -> None:
         if not pairs or table in self.all_tangled:
             return
         values, keys = zip(*pairs)
-        chunk = pa.table([pa.array(values, pa.binary()), pa.array(keys, pa.string())], names=["value", "key"])
+        chunk = pa.table([pa.array(values, pa.string()), pa.array(keys, pa.string())], names=["value", "key"])
         self.held.setdefault(table, []).append(chunk)
         self._bytes[table] = self._bytes.get(table, 0) + chunk.nbytes
         if self._bytes[table] >= 2 * self._compact_at.get(table, 1 << 20):
