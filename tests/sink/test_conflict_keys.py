@@ -96,3 +96,22 @@ def test_apply_picks_the_part_from_the_key_column(spark):
     for tangled in (None, listed, whole):
         got = sorted((r["table"], r["key"], r["part"]) for r in keyed_frame(frame, tangled).collect())
         assert got == _parts(keyed_arrow(rows, tangled))
+
+
+def test_spans_of_an_older_pull_tangle_nothing():
+    """A window pulled before pull looked for conflict keys: its spans have no list, and apply
+    spreads every key (as it did then); the spans' lists are the window's, over a segment."""
+    import msgspec
+
+    from cdcflow.sink.table_keys import by_table, tangled_by_pull
+    from cdcflow.stages.contracts import KeySpan
+
+    old = msgspec.json.decode(b'[{"schema": "s", "table": "t", "first_ts": 5, "last_ts": 9, "key": ["id"]}]',
+                              type=list[KeySpan])
+    assert tangled_by_pull(by_table(old), ("s", "t"), 0, 10) == frozenset()
+    new = [KeySpan(schema="s", table="t", first_ts=5, last_ts=9, key=["id"], tangled=["[1]", "[2]"]),
+           KeySpan(schema="s", table="u", first_ts=5, last_ts=9, key=["id"], all_tangled=True)]
+    assert tangled_by_pull(by_table(new), ("s", "t"), 6, 7) == {"[1]", "[2]"}
+    assert tangled_by_pull(by_table(new), ("s", "t"), 9, 20) == frozenset()  # no change of t in (9, 20]
+    assert tangled_by_pull(by_table(new), ("s", "u"), 0, 10) is None
+    assert tangled_by_pull(None, ("s", "t"), 0, 10) == frozenset()
