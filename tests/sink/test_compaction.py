@@ -194,6 +194,20 @@ def test_deletes_before_upserts_only_within_one_part():
     assert out == ["a2", "A1", "b1", "c1", "C1", "tc1", "td1"]
 
 
+def test_a_part_of_many_keys_is_written_a_bounded_batch_at_a_time(monkeypatch):
+    """The changes that share conflict keys are one part of their table: each key's last change
+    still comes out once, its DELETEs first within each batch, and no more than PART_HELD of them
+    are held."""
+    from cdcflow.sink import compaction
+
+    monkeypatch.setattr(compaction, "PART_HELD", 4)
+    rows = [("db", "t", "", f'[{k}]', kind, f"{kind}{k}") for k in range(10)
+            for kind in (("U", "D") if k % 3 == 0 else ("U",))]
+    out = [r[5] for r in final_changes(iter(rows))]
+    assert sorted(out) == sorted(("D" if k % 3 == 0 else "U") + str(k) for k in range(10))
+    assert out[:4] == ["D0", "D3", "U1", "U2"] and out[4:8] == ["D6", "U4", "U5", "U7"]
+
+
 def test_final_changes_edge_cases():
     assert list(final_changes(iter([]))) == []
     one = ("db", "t", "[1]", "[1]", "D", "x")

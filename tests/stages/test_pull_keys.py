@@ -62,6 +62,21 @@ KEY_KINDS = [
     ("t_latin1_bin", "VARCHAR(8) CHARACTER SET latin1 COLLATE latin1_bin", _S),
     ("t_latin1_de", "VARCHAR(8) CHARACTER SET latin1 COLLATE latin1_german2_ci", _S),
 ]
+# a primary key and other unique keys: pull writes each change's conflict keys (sink.conflict_keys)
+UNIQ = "CREATE TABLE t_uniq (id INT PRIMARY KEY, email VARCHAR(20) COLLATE utf8mb4_general_ci NOT NULL, " \
+       "code INT NULL, UNIQUE KEY ux_email (email), UNIQUE KEY ux_code (code))"
+UNIQ_CHANGES = ["INSERT INTO t_uniq VALUES (1, 'a@x', NULL), (2, 'b@x', 5), (3, 'c@x', 7), (6, 'f@x', 9)",
+                "UPDATE t_uniq SET email = 'A@x ' WHERE id = 1",  # the same value as ux_email compares it
+                "UPDATE t_uniq SET code = NULL WHERE id = 2", "DELETE FROM t_uniq WHERE id = 1",
+                # 4 takes the email 1 held, 'C@X' the one 3 held (as ux_email compares them) and 3
+                # takes 5, which 2 held: later in the window, and another key's each time
+                "INSERT INTO t_uniq VALUES (4, 'a@x', NULL)", "UPDATE t_uniq SET email = 'd@x', code = 5 WHERE id = 3",
+                "INSERT INTO t_uniq VALUES (5, 'C@X', NULL)"]
+# the same table where no two keys share a value: nothing tangled
+APART = "CREATE TABLE t_apart (id INT PRIMARY KEY, u INT, UNIQUE KEY (u))"
+APART_CHANGES = ["INSERT INTO t_apart VALUES (1, 1), (2, 2)", "UPDATE t_apart SET u = 3 WHERE id = 1",
+                 "UPDATE t_apart SET u = 1 WHERE id = 1", "DELETE FROM t_apart WHERE id = 2",
+                 "INSERT INTO t_apart VALUES (3, NULL), (4, NULL)"]  # NULLs are no shared value
 MULTI = "CREATE TABLE t_multi (a VARCHAR(8) COLLATE utf8mb4_general_ci NOT NULL, b INT NOT NULL, " \
         "c VARCHAR(4) CHARACTER SET latin1 NOT NULL, v INT, UNIQUE KEY (a, b, c))"  # no primary key: the unique one
 
@@ -81,7 +96,7 @@ def _changes(table: str, values: list[str]) -> list[str]:
 def pulled(mariadb_pair, tmp_path_factory):
     """The window pulled with key texts: (its row events, its spans, the downstream's parameters)."""
     up, down = mariadb_pair
-    ddls = [f"CREATE TABLE {t} (k {ty} NOT NULL PRIMARY KEY, v INT)" for t, ty, _ in KEY_KINDS] + [MULTI]
+    ddls = [f"CREATE TABLE {t} (k {ty} NOT NULL PRIMARY KEY, v INT)" for t, ty, _ in KEY_KINDS] + [MULTI, UNIQ, APART]
     # the downstream holds the tables as they end: its catalogue gives the collations no clause named
     down.execute(f"DROP DATABASE IF EXISTS {DB}", f"CREATE DATABASE {DB}")
     down.execute(*ddls, "CREATE TABLE rekeyed (id INT NOT NULL, v VARCHAR(8) COLLATE utf8mb4_general_ci NOT NULL, "
@@ -96,6 +111,7 @@ def pulled(mariadb_pair, tmp_path_factory):
     up.execute("INSERT INTO t_multi VALUES ('a', 1, 'x', 0), ('b', 1, 'ß', 0)",
                "UPDATE t_multi SET a = 'A', c = 'X ' WHERE b = 1 AND a = 'a'",
                "UPDATE t_multi SET b = 2 WHERE a = 'b'", "DELETE FROM t_multi WHERE a = 'A'", database=DB)
+    up.execute(*UNIQ_CHANGES, *APART_CHANGES, database=DB)
     # a DDL inside the window changes the key: the changes after it are keyed by the new one
     up.execute("CREATE TABLE rekeyed (id INT PRIMARY KEY, v VARCHAR(8) COLLATE utf8mb4_general_ci NOT NULL)",
                "INSERT INTO rekeyed VALUES (1, 'a'), (2, 'b')", "UPDATE rekeyed SET v = 'A' WHERE id = 1",
@@ -216,3 +232,14 @@ def test_only_the_tables_the_filter_passes_are_keyed(pulled):
     assert len(out) == len(mine) and [s.table for s in spans] == ["t_int"]
     assert all(e.after_key or e.before_key for e in out if e.table == "t_int")
     assert all(e.after_key is None and e.before_key is None for e in out if e.table == "t_ci")
+
+
+def test_the_keys_that_share_another_unique_keys_value_in_the_window_are_tangled(pulled):
+    """The spans of a table with other unique keys list the keys whose changes share a value of
+    one with another key's anywhere in the window (folded as ux_email compares it; a NULL is no
+    value): 1 and 4 share 'a@x', 3 and 5 'c@x', 2 and 3 the code 5; 6 of t_uniq, and every key
+    of t_apart, where values move but never between keys, are not."""
+    _events, spans, _sink = pulled
+    assert [s.tangled for s in spans if s.table == "t_uniq"] == [["[1]", "[2]", "[3]", "[4]", "[5]"]]
+    assert [s.tangled for s in spans if s.table == "t_apart"] == [[]]
+    assert not any(s.tangled or s.all_tangled for s in spans if s.table not in ("t_uniq",))

@@ -302,3 +302,51 @@ def test_parallel_ranges_write_the_sequential_reads_key_texts_or_none(window, sp
         assert mine and all((texts(e) != (None, None)) == (s.key is not None) for e in mine)
     covered = {(s.schema, s.table, s.first_ts, s.last_ts) for s in seq_spans}
     assert all((e["schema"], e["table"]) in {(c[0], c[1]) for c in covered} for e in seq.values())
+
+
+def test_a_unique_value_two_ranges_share_tangles_its_keys_as_the_sequential_read_does(mariadb_pair, spark,
+                                                                                      tmp_path):
+    """Key 1 gives up a unique value in the window's first transaction and key 2 takes it in its
+    last, ranges apart: each range sees one of them only, and the driver, with every range's
+    conflict-key pairs, lists both keys in every span of the table (sink.conflict_keys), as the
+    sequential read does; key 3, whose value moves to a value no other key held, is not listed."""
+    from cdcflow.ddl.classify import classify
+    from cdcflow.ddl.tracker import SchemaTracker
+    from cdcflow.stages.pull import read_sequentially
+    from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
+
+    up, down = mariadb_pair
+    create = "CREATE TABLE sw (id INT PRIMARY KEY, u INT NOT NULL, UNIQUE KEY uu (u))"
+    up.execute("DROP DATABASE IF EXISTS prt", "CREATE DATABASE prt")
+    up.execute(create, "CREATE TABLE fill (id INT PRIMARY KEY, b LONGBLOB)",
+               "INSERT INTO sw VALUES (1, 10), (2, 20), (3, 30)", database="prt")
+    uri = parse_source_uri(up.uri)
+    conn = uri.connect()
+    start = head_position(conn)
+    up.execute("UPDATE sw SET u = 11 WHERE id = 1", database="prt")
+    for i in range(8):  # the ranges' bytes between them
+        up.execute(f"INSERT INTO fill SELECT seq + {i * 40}, REPEAT('x', 20000) FROM seq_1_to_40",
+                   "UPDATE sw SET u = u + 100 WHERE id = 3", database="prt")
+    up.execute("UPDATE sw SET u = 10 WHERE id = 2", database="prt")
+    head = head_position(conn)
+    conn.close()
+    sink = {"host": HOST, "port": down.port, "user": ROOT_USER, "password": ROOT_PASSWORD}
+    prev_ts = tso.compose(1_000_000)
+    spans = {}
+    for way, parallelism in (("sequential", 1), ("ranges", 4)):
+        tracker = SchemaTracker()
+        tracker.apply(classify(create, "prt"), create, "", 1)
+        cfg = ChangefeedConfig(pull_parallelism=parallelism, pull_parallel_min_bytes=0, event_store=str(tmp_path))
+        cycle = SimpleNamespace(source=uri, config=cfg, changefeed_id="prt-feed", run_id=way,
+                                folder=RunFolder(str(tmp_path), "prt-feed", way))
+        win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
+        keys = {"tracker": tracker, "sink": sink, "sql_mode": None}
+        if way == "sequential":
+            read_sequentially(cycle, win, 4242, keys)
+        else:
+            starts = pull_ranges.plan(cycle, win)
+            assert len(starts) == 4
+            pull_ranges.read(spark, cycle, win, 4242, starts, keys)
+        spans[way] = [s for s in contracts.KEY_SPANS.read(cycle.folder) if s.table == "sw"]
+    assert len(spans["sequential"]) == 1 and len(spans["ranges"]) == 4  # each range saw some of sw's changes
+    assert all(s.tangled == ["[1]", "[2]"] and not s.all_tangled for s in spans["sequential"] + spans["ranges"])

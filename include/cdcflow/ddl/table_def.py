@@ -68,6 +68,19 @@ class TableInfo:
                 return name
         return None
 
+    def other_unique_keys(self) -> dict[str, list[str]]:
+        """The unique indexes besides the valid key's (valid_key_index), by name: their columns,
+        as the table names them (a versioned table's period end left out, as valid_key does)."""
+        if self.sequence:
+            return {}
+        key_index, end = self.valid_key_index(), self.period[1].lower() if self.period else None
+        out = {}
+        for name, ix in self.indexes.items():
+            cols = [self.column(c) for c in ix["columns"]]
+            if name != key_index and ix["unique"] and cols and all(c is not None for c in cols):
+                out[name] = [c["name"] for c in cols if c["name"].lower() != end]
+        return out
+
     def key_collations(self, key: list[str]) -> dict[str, str | None]:
         """Per string column of `key`: its collation, None where no clause named it (the
         downstream's catalogue knows it then)."""

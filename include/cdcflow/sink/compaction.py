@@ -5,7 +5,7 @@ key, as the downstream's index compares it (collation_key); after a hash partiti
 writers (partitions.apply_partition, also a mapInArrow) run `final_changes`, which keeps
 the last change of each key.  Parsing the JSON images in Python is much cheaper than
 asking Spark SQL to extract key fields from them per row; msgspec decodes the key's columns
-alone (_key_decoder), to the values msgspec.json.decode gives them.
+alone (columns_decoder), to the values msgspec.json.decode gives them.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def keyed_changes(batches: Iterator[pa.RecordBatch], keys: dict[str, list[str]],
         keyer.folder.close()
 
 
-def _key_decoder(cols: tuple[str, ...]):
+def columns_decoder(cols: tuple[str, ...]):
     """A decoder of a row image's key columns alone, as a tuple of their plain JSON values (the
     values msgspec.json.decode gives): the other columns are skipped, not built, which made the
     keying pass several times cheaper on rows of a few columns."""
@@ -83,7 +83,7 @@ class Keyer:
         keys, folder, decoders = self.keys, self.folder, self.decoders
         tables = set(names)
         for name in tables - decoders.keys():
-            decoders[name] = _key_decoder(tuple(keys[name]))
+            decoders[name] = columns_decoder(tuple(keys[name]))
         if len(tables) == 1 and not folder.folds(names[0]):  # one table's, nothing folded: pull's common case
             decode, encode = decoders[names[0]], _encode_json
             return [(encode(decode(before)).decode() if op != "insert" else None,
@@ -128,11 +128,18 @@ def _keyed_batch(batch: pa.RecordBatch, keyer: Keyer) -> pa.RecordBatch:
     return rows_batch(out, KEYED_ARROW)
 
 
+# A part's final changes held to write its DELETEs first.  The spellings of one key are a
+# handful; a part of many keys is the changes that share conflict keys (sink.conflict_keys),
+# whose writes converge in any order (partitions.apply_partition): written a bounded batch at a time.
+PART_HELD = 10_000
+TANGLED = ""  # the part of the keys pull found sharing another unique key's value (no key text is empty)
+
+
 def final_changes(rows: Iterator[tuple]) -> Iterator[tuple]:
     """Rows (schema, table, part, key, kind, image, ...) sorted by (schema, table, part, key,
     commit order) in; the last change of each key out, and within one `part` (spellings of
     a key that a case-insensitive collation treats as equal) the DELETEs before the
-    upserts.  An upsert's kind says whether the key's row existed before these changes:
+    upserts, PART_HELD changes at a time.  An upsert's kind says whether the key's row existed before these changes:
     I when its first change created it, U when it was there already."""
     group: list[tuple] = []  # the last change of each key seen so far in the current part
     prev = first = None  # the current key's latest change, and the kind of its first one
@@ -140,6 +147,9 @@ def final_changes(rows: Iterator[tuple]) -> Iterator[tuple]:
         if prev is not None and (r[0], r[1], r[3]) != (prev[0], prev[1], prev[3]):
             yield from _close_part(group, prev)
             group.append(_final(prev, first))
+            if len(group) >= PART_HELD:
+                yield from _deletes_first(group)
+                group.clear()
             prev = None
         if prev is None:
             first = r[4]
@@ -170,7 +180,7 @@ def _deletes_first(group: list[tuple]) -> Iterator[tuple]:
     yield from (r for r in group if r[4] != "D")
 
 
-def keyed_arrow(rows: pa.Table) -> pa.Table:
+def keyed_arrow(rows: pa.Table, tangled: dict | None = None) -> pa.Table:
     """keyed_frame in Arrow, for a small segment's rows in hand (sink.row_sink's driver path)."""
     op, kb, ka = rows["op"], rows["before_key"], rows["after_key"]
     split = pc.and_(pc.equal(op, "update"), pc.invert(pc.fill_null(pc.equal(kb, ka), False)))
@@ -180,7 +190,8 @@ def keyed_arrow(rows: pa.Table) -> pa.Table:
     def part(mask, key: str, sub, kind, image: str) -> pa.Table:
         taken = rows.filter(mask)
         n, mask_kept = taken.num_rows, pc.filter(split, mask)
-        return pa.table({"schema": taken["schema"], "table": taken["table"], "key": taken[key], "part": taken[key],
+        return pa.table({"schema": taken["schema"], "table": taken["table"], "key": taken[key],
+                         "part": _tangled_part(taken, taken[key], tangled),
                          "commit_ts": taken["commit_ts"], "seq": taken["seq"],
                          "sub": sub(mask_kept) if callable(sub) else pa.array([sub] * n, pa.int32()),
                          "kind": kind(taken, mask_kept), "image": taken[image]}, schema=KEYED_ARROW)
@@ -192,9 +203,24 @@ def keyed_arrow(rows: pa.Table) -> pa.Table:
     return pa.concat_tables([deletes, upserts])
 
 
-def keyed_frame(rows):
+def _tangled_part(rows: pa.Table, key, tangled: dict | None):
+    """The part of each change: TANGLED for a key of `tangled` (keyed_frame), the key otherwise."""
+    if not tangled:
+        return key
+    mask = None
+    for (schema, table), keys in tangled.items():
+        one = pc.and_(pc.equal(rows["schema"], schema), pc.equal(rows["table"], table))
+        if keys is not None:
+            one = pc.and_(one, pc.is_in(key, pa.array(sorted(keys), pa.string())))
+        mask = one if mask is None else pc.or_(mask, one)
+    return pc.if_else(mask, pa.scalar(TANGLED), key)
+
+
+def keyed_frame(rows, tangled: dict | None = None):
     """keyed_changes in Spark SQL, over the key texts pull wrote beside the images (before_key,
-    after_key: stages.pull_keys): the same rows, no Python worker."""
+    after_key: stages.pull_keys): the same rows, no Python worker.  `tangled`: per (schema,
+    table), the keys whose changes go to one part of it, TANGLED (None: all of its keys), as
+    pull found them (sink.conflict_keys); an expression over the key column, no join."""
     from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
 
     op, kb, ka = F.col("op"), F.col("before_key"), F.col("after_key")
@@ -207,9 +233,19 @@ def keyed_frame(rows):
                   change(kb, F.when(split, F.lit(0)).otherwise(F.lit(1)), F.lit("D"), "before"))
     now = F.when(op != "delete",
                  change(ka, F.lit(1), F.when((op == "insert") | split, F.lit("I")).otherwise(F.lit("U")), "after"))
+    key = F.col("c.key")
+    part = key
+    if tangled:
+        mask = None
+        for (schema, table), keys in tangled.items():
+            one = (F.col("schema") == schema) & (F.col("table") == table)
+            if keys is not None:
+                one = one & key.isin(sorted(keys))
+            mask = one if mask is None else mask | one
+        part = F.when(mask, F.lit(TANGLED)).otherwise(key)
     return (rows.select("schema", "table", "commit_ts", "seq", F.explode(F.array(gone, now)).alias("c"))
             .where(F.col("c").isNotNull())
-            .select("schema", "table", F.col("c.key").alias("key"), F.col("c.key").alias("part"), "commit_ts", "seq",
+            .select("schema", "table", key.alias("key"), part.alias("part"), "commit_ts", "seq",
                     F.col("c.sub").alias("sub"), F.col("c.kind").alias("kind"), F.col("c.image").alias("image")))
 
 

@@ -38,7 +38,7 @@ from cdcflow.sink.downstream_tables import (
 from cdcflow.sink.foreign_keys import CascadeGroup, ForeignKeys, applied_up_to, write_group
 from cdcflow.sink.partitions import COUNTS_SCHEMA, apply_partition, apply_partition_txns
 from cdcflow.sink.row_writer import apply_ordered
-from cdcflow.sink.table_keys import keyed_by_pull, table_key
+from cdcflow.sink.table_keys import keyed_by_pull, table_key, tangled_by_pull
 
 # the columns of a row event the writers read
 ROW_COLUMNS = ("schema", "table", "commit_ts", "seq", "op", "before", "after")
@@ -192,13 +192,17 @@ class RowSink:
         folder, workers = KeyFolder(plan.collations, sink), max(1, self.options.worker_count)
         pulled = {t for t in keys if keyed_by_pull(self.pulled_keys, plan.names[t], *span, keys[t],
                                                    plan.collations[t])}
+        if local is not None and not set(KEY_TEXTS) <= set(local.column_names):
+            pulled = set()
+        # the keys pull found sharing another unique key's value, to one part of their table
+        # (sink.conflict_keys); a table's transactions are one partition already
+        found = {plan.names[t]: tangled_by_pull(self.pulled_keys, plan.names[t], *span) for t in pulled}
+        tangles = {t: k for t, k in found.items() if k is None or k} if "part" in by else {}
         if local is not None:
-            if not set(KEY_TEXTS) <= set(local.column_names):
-                pulled = set()
-            counts = _write_here(local, keys, pulled, folder, by, order, passes, workers)
+            counts = _write_here(local, keys, pulled, folder, (by, order, tangles), passes, workers)
         else:
-            counts = _write_in_spark(self.spark, rows(), keys, pulled, tables, folder, (by, group, order), passes,
-                                     workers)
+            counts = _write_in_spark(self.spark, rows(), keys, pulled, tables, folder, (by, group, order, tangles),
+                                     passes, workers)
         written.keyed_by_pull += len(pulled)
         written.keyed_here += len(keys) - len(pulled)
         written.rows += sum(r["rows"] for r in counts)
@@ -246,13 +250,13 @@ def _write_in_spark(spark, rows_df, keys: dict, pulled: set[str], tables: int, f
     The tables of `pulled` are keyed by the texts pull wrote (compaction.keyed_frame, Spark
     SQL), the others by keyed_changes in Python workers; all are compacted in Spark SQL
     (compaction.compacted).  `layout`: the columns the rows are partitioned by, compacted by and
-    sorted by."""
+    sorted by, and the keys pull found tangled, per table (sink.conflict_keys; keyed_frame)."""
     from pyspark import StorageLevel  # lazy: pyspark is not loaded on the Spark-free paths
 
-    by, group, order = layout
+    by, group, order, tangles = layout
     parts = []
     if pulled:
-        parts.append(keyed_frame(_only(spark, rows_df, pulled, tables)))
+        parts.append(keyed_frame(_only(spark, rows_df, pulled, tables), tangles))
     if len(pulled) < len(keys):
         rest = [t for t in keys if t not in pulled]
         parts.append(_only(spark, rows_df, rest, tables).select(*ROW_COLUMNS)
@@ -278,15 +282,17 @@ def _only(spark, rows_df, names, tables: int):
     return rows_df.join(F.broadcast(wanted), ["schema", "table"], "left_semi")
 
 
-def _write_here(local: pa.Table, keys: dict, pulled: set[str], folder: KeyFolder, by, order, passes,
+def _write_here(local: pa.Table, keys: dict, pulled: set[str], folder: KeyFolder, layout: tuple, passes,
                 workers: int) -> list[dict]:
     """A small segment's keyed rows (already in this process) written from here, without a Spark
     job: keyed by pull's texts for the tables of `pulled` (compaction.keyed_arrow), by
     keyed_changes for the others; spread over `workers` threads by the columns Spark partitions
     them by, each sorted as a Spark partition is and written by the same partition bodies."""
+    by, order, tangles = layout
     names = pc.binary_join_element_wise(local["schema"], local["table"], ".")
     rest = [t for t in keys if t not in pulled]
-    tables = [keyed_arrow(local.filter(pc.is_in(names, pa.array(sorted(pulled), pa.string()))))] if pulled else []
+    tables = [keyed_arrow(local.filter(pc.is_in(names, pa.array(sorted(pulled), pa.string()))), tangles)] \
+        if pulled else []
     if rest:
         mine = local.filter(pc.is_in(names, pa.array(rest, pa.string()))).select(list(ROW_COLUMNS))
         tables += [pa.Table.from_batches(list(keyed_changes(iter(mine.to_batches()), keys, folder)),

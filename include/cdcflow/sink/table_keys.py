@@ -34,6 +34,16 @@ def keyed_by_pull(spans: dict | None, table: tuple[str, str], lo: int, hi: int,
     return bool(inside) and all(s.key == key and s.collations == collations for s in inside)
 
 
+def tangled_by_pull(spans: dict | None, table: tuple[str, str], lo: int, hi: int) -> frozenset[str] | None:
+    """The keys of `table` whose changes committed in (lo, hi] pull found sharing another unique
+    key's value with another key's (sink.conflict_keys): None for every key of it; none where
+    pull found none (or wrote no spans, or wrote them before it looked)."""
+    inside = [s for s in (spans or {}).get(table, ()) if s.last_ts > lo and s.first_ts <= hi]
+    if any(s.all_tangled for s in inside):
+        return None
+    return frozenset(k for s in inside for k in s.tangled)
+
+
 def by_table(spans: list) -> dict:
     """Pull's spans (stages.contracts.KeySpan) by (schema, table), as keyed_by_pull takes them."""
     out: dict = {}

@@ -141,6 +141,10 @@ class KeySpan(Record):
     last_ts: int
     key: list[str] | None
     collations: dict[str, str | None] = {}
+    # its keys that share another unique key's value with another key's change in the window
+    # (sink.conflict_keys: apply writes them on one connection); all_tangled: all its changes do
+    tangled: list[str] = []
+    all_tangled: bool = False
 
 
 # -- segments: (lo, hi] of rows, then the DDL at hi, then the checkpoint moves to hi

@@ -72,6 +72,8 @@ def read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int,
     finally:
         spans = stamper.close() if stamper is not None else []
     writer.close()
+    if stamper is not None:
+        spans = pull_keys.mark_tangled(spans, stamper.pairs)
     contracts.KEY_SPANS.write(cycle.folder, spans)
     # Everything up to the head is read: the window is resolved up to the moment the head
     # was taken (or up to target-ts, whichever is first; or up to its last transaction, for a

@@ -13,6 +13,10 @@ changes before apply) is settled at apply: each table's KeySpans say by which ke
 were keyed, and apply takes pull's texts only for a segment whose spans all have the key apply
 writes it by (keyed_by_pull); otherwise it keys the segment itself, as it did before pull wrote
 keys.  Keying never fails pull: a change it cannot key gets no text, and a span without a key.
+
+Pull also finds the keys whose changes share the value of another unique key of their table
+with another key's change in the window (sink.conflict_keys): at the window's end
+(mark_tangled) each table's spans list them, and apply writes their changes on one connection.
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ from collections.abc import Callable
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.event import Event
 from cdcflow.ddl.classify import classify
+from cdcflow.ddl.table_def import TableInfo
 from cdcflow.ddl.tracker import SchemaTracker, lookup_key
 from cdcflow.filter.table import TableFilter
 from cdcflow.sink.collation_key import KeyFolder
 from cdcflow.sink.compaction import Keyer
+from cdcflow.sink.conflict_keys import PAIRS_BYTES, ConflictPairs, ConflictValues
 from cdcflow.sink.table_keys import Catalogue, table_key
 from cdcflow.stages.contracts import KeySpan
 
@@ -45,10 +51,13 @@ class KeyStamper:
     recorded none for; `tables`: the table filter's (rules, case-sensitive), whose tables alone
     are keyed (the others' rows never reach apply; None: every table); `offset`: added to an
     event's commit_ts for the tracker's versions (a parallel range's events carry their
-    transaction's number instead of its ts)."""
+    transaction's number instead of its ts).  `pairs` holds the window's conflict-key values
+    (sink.conflict_keys), within `pairs_budget` bytes: mark_tangled lists the keys that share
+    one in the spans."""
 
     def __init__(self, tracker: SchemaTracker, sink: dict | None, sql_mode: str | None,
-                 tables: tuple[tuple[str, ...], bool] | None = None, offset: int = 0):
+                 tables: tuple[tuple[str, ...], bool] | None = None, offset: int = 0,
+                 pairs_budget: int = PAIRS_BYTES):
         self.tracker, self.sink, self.sql_mode, self.offset = tracker, sink, sql_mode, offset
         # built here: its compiled rules do not pickle, and the spec travels to Spark tasks
         self.tables = None if tables is None else TableFilter(list(tables[0]), tables[1])
@@ -56,6 +65,10 @@ class KeyStamper:
         self.spans: list[KeySpan] = []
         self._open: dict[tuple[str, str], KeySpan] = {}  # each table's latest span
         self._keys: dict[tuple[str, str], tuple] = {}  # (key, collations) per table, until a DDL
+        # the window's (conflict-key value, key) pairs, and per table what reads its values (None:
+        # no other unique key), until a DDL
+        self.pairs = ConflictPairs(pairs_budget)
+        self._values: dict[tuple[str, str], ConflictValues | None] = {}
         self._catalogue = Catalogue(sink)
         self._held: list[Event] = []
         self._add: Callable[[Event], None] | None = None
@@ -91,6 +104,7 @@ class KeyStamper:
     def _follow(self, ev: Event) -> None:
         """A DDL event: the tracked schema as it leaves it (filter applies it the same way)."""
         self._keys.clear()
+        self._values.clear()
         mode = ev.sql_mode if ev.sql_mode is not None else self.sql_mode
         try:
             self.tracker.apply(classify(ev.ddl_query, ev.ddl_schema, mode), ev.ddl_query, mode,
@@ -122,6 +136,8 @@ class KeyStamper:
             key, collations = self._key(table)
             if key is not None and not self._stamp(table, key, collations, events):
                 key, collations = _NO_KEY
+            if key is not None:
+                self._pair(table, events)
             self._record(table, key, collations, events)
         for ev in held:
             add(ev)
@@ -140,6 +156,25 @@ class KeyStamper:
             ev.before_key, ev.after_key = kb, ka
         return True
 
+    def _pair(self, table: tuple[str, str], events: list[Event]) -> None:
+        """Each change's (conflict-key value, key) pairs held for the window's end (sink.conflict_keys)."""
+        if not self.pairs.wanted(table):
+            return
+        if table not in self._values:
+            info = self.tracker.current(*table)
+            unique = info.other_unique_keys() if isinstance(info, TableInfo) else {}
+            self._values[table] = ConflictValues(unique) if unique else None
+        values = self._values[table]
+        if values is None:
+            return
+        try:
+            pairs = values.pairs((e.before, e.after, e.before_key, e.after_key) for e in events)
+        except Exception as e:  # noqa: BLE001 - an image without a unique key's column: told apart by none
+            log.info("pull tells no conflict keys of %s.%s apart: %s", *table, e)
+            self.pairs.tangle_all(table)
+            return
+        self.pairs.add(table, pairs)
+
     def _record(self, table: tuple[str, str], key, collations: dict, events: list[Event]) -> None:
         first, last = events[0].commit_ts, events[-1].commit_ts
         span = self._open.get(table)
@@ -150,3 +185,13 @@ class KeyStamper:
                        collations=collations)
         self._open[table] = span
         self.spans.append(span)
+
+
+def mark_tangled(spans: list[KeySpan], pairs: ConflictPairs) -> list[KeySpan]:
+    """`spans` with each table's tangled keys (sink.conflict_keys), found over the whole window:
+    every span of a table gets the table's."""
+    tangled = pairs.tangled()
+    for span in spans:
+        keys = tangled.get((span.schema, span.table), [])
+        span.tangled, span.all_tangled = keys or [], keys is None
+    return spans

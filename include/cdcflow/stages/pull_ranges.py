@@ -25,7 +25,8 @@ import pyarrow as pa
 from cdcflow.core import child_calls
 from cdcflow.source.binlog import Position
 from cdcflow.source.binlog_ranges import RangeResult, chain, cuts, gtids_at_starts, range_server_id, window_bytes
-from cdcflow.stages import contracts, range_parts
+from cdcflow.sink.conflict_keys import PAIRS_BYTES, ConflictPairs
+from cdcflow.stages import contracts, pull_keys, range_parts
 from cdcflow.stages.cycle import Cycle
 
 RANGES_FOLDER = range_parts.RANGES_FOLDER
@@ -99,19 +100,22 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
     ends = [*starts[1:], window.head]
     url, batch_rows = cycle.folder.url, cycle.config.pull_batch_rows
     # a range's events number its transactions from 0: the tracker's versions go above the start
-    spec = None if not keys else {**keys, "offset": window.start_ts + 1}
+    # (and each holds its share of the conflict-key pairs' budget: the driver holds them all)
+    spec = None if not keys else {**keys, "offset": window.start_ts + 1,
+                                  "pairs_budget": PAIRS_BYTES // len(starts)}
     reads = [(url, batch_rows, i, cycle.source, range_server_id(server_id, i), s.to_dict(), e.to_dict(), spec)
              for i, (s, e) in enumerate(zip(starts, ends))]
     t0 = time.perf_counter()
     answers = [json.loads(r) for r in _each(spark, range_parts.read_range, reads, "pull's range reader")]
     spans = [a.pop("key_spans") for a in answers]
+    given_up = [a.pop("all_tangled") for a in answers]
     results = [RangeResult(**a) for a in answers]
     t1 = time.perf_counter()
     stamps = chain(window.start_ts, results)
     if keys:
-        contracts.KEY_SPANS.write(cycle.folder, [
-            msgspec.structs.replace(s, first_ts=stamps[i][s.first_ts], last_ts=stamps[i][s.last_ts])
-            for i, mine in enumerate(spans) for s in msgspec.convert(mine, list[contracts.KeySpan])])
+        spans = [msgspec.structs.replace(s, first_ts=stamps[i][s.first_ts], last_ts=stamps[i][s.last_ts])
+                 for i, mine in enumerate(spans) for s in msgspec.convert(mine, list[contracts.KeySpan])]
+        contracts.KEY_SPANS.write(cycle.folder, pull_keys.mark_tangled(spans, _window_pairs(cycle, given_up)))
     starts_gtid = gtids_at_starts(window.start_pos.gtid, results)
     stamping = [(url, i, stamps[i], starts_gtid[i]) for i in range(len(reads))]
     if spark is None:  # Arrow's work, which leaves the GIL: threads here, not processes to start
@@ -132,6 +136,19 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
         events=sum(r.events for r in results), transactions=ended, events_held=max(r.held for r in results),
     ), {"decode_seconds": round(t1 - t0, 3), "stamp_seconds": round(t2 - t1, 3),
         "range_events": [r.events for r in results], "range_seconds": [round(r.seconds, 3) for r in results]}
+
+
+def _window_pairs(cycle: Cycle, given_up: list[list]) -> ConflictPairs:
+    """Every range's conflict-key pairs (range_parts.pairs_file), so that a value two ranges
+    share tangles their keys as it does within one range; `given_up`: each range's tables past
+    its budget, every change of which is tangled."""
+    pairs = ConflictPairs()
+    for tables in given_up:
+        for schema, table in tables:
+            pairs.tangle_all((schema, table))
+    for i in range(len(given_up)):
+        pairs.merge(cycle.folder.read_table(range_parts.pairs_file(i)))
+    return pairs
 
 
 def _each(spark, fn, calls: list[tuple], what: str) -> list[str]:

@@ -23,7 +23,8 @@ def read_range(url: str, batch_rows: int, part: int, source, server_id: int, sta
     """One range read into its part of RANGES_FOLDER (rows go out in bounded batches, however
     large the transaction); what the driver needs of it, as JSON.  `keys`: stages.pull_keys'
     KeyStamper's spec (its events' commit_ts, transaction numbers, offset to follow the
-    tracker), to write key texts, whose spans come back as "key_spans"."""
+    tracker), to write key texts, whose spans come back as "key_spans" (and the tables whose
+    conflict keys it gave up holding as "all_tangled", the others' pairs in pairs_file)."""
     t0 = time.perf_counter()
     writer = RunFolder.at(url).writer(RANGES_FOLDER, batch_rows, part=part)
     reader = RangeReader(source, server_id, Position.from_dict(start), Position.from_dict(end))
@@ -37,8 +38,17 @@ def read_range(url: str, batch_rows: int, part: int, source, server_id: int, sta
     finally:
         spans = stamper.close() if stamper is not None else []
     writer.close()
+    tangled = []
+    if stamper is not None:  # its conflict-key pairs: the driver finds the tangles over every range's
+        RunFolder.at(url).write_table(pairs_file(part), stamper.pairs.table())
+        tangled = sorted(stamper.pairs.all_tangled)
     result = dataclasses.asdict(RangeResult.of(reader, writer, time.perf_counter() - t0))
-    return json.dumps({**result, "key_spans": [msgspec.to_builtins(s) for s in spans]})
+    return json.dumps({**result, "key_spans": [msgspec.to_builtins(s) for s in spans], "all_tangled": tangled})
+
+
+def pairs_file(part: int) -> str:
+    """Where range `part` leaves its conflict-key pairs (sink.conflict_keys.ConflictPairs.table)."""
+    return f"{RANGES_FOLDER}/conflict-pairs-{part:05d}.parquet"
 
 
 def stamp_range(url: str, part: int, stamps: list[int], start_gtid) -> str:

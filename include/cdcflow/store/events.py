@@ -90,6 +90,16 @@ class RunFolder:
         with self.fs.open_input_stream(self._fs_path(name)) as f:
             return json.loads(f.read().decode())
 
+    def write_table(self, name: str, table: pa.Table) -> None:
+        """An Arrow table as one Parquet file (a folder's parent made first)."""
+        self.fs.create_dir(self._fs_path(name).rsplit("/", 1)[0], recursive=True)
+        with self.fs.open_output_stream(self._fs_path(name)) as f:
+            pq.write_table(table, f, compression="zstd")
+
+    def read_table(self, name: str) -> pa.Table:
+        with self.fs.open_input_file(self._fs_path(name)) as f:
+            return pq.read_table(f)
+
     def exists(self, name: str) -> bool:
         return self.fs.get_file_info(self._fs_path(name)).type != pafs.FileType.NotFound
 
