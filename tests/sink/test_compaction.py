@@ -1,6 +1,9 @@
 import datetime as dt
 import decimal
 import json
+import random
+
+import pytest
 
 import pyarrow as pa
 
@@ -10,7 +13,9 @@ from cdcflow.sink.compaction import (
     KEYED_SCHEMA,
     Keyer,
     compacted,
+    compacted_arrow,
     final_changes,
+    in_write_order,
     key_of,
     keyed_changes,
     keyed_arrow,
@@ -194,20 +199,6 @@ def test_deletes_before_upserts_only_within_one_part():
     assert out == ["a2", "A1", "b1", "c1", "C1", "tc1", "td1"]
 
 
-def test_a_part_of_many_keys_is_written_a_bounded_batch_at_a_time(monkeypatch):
-    """The changes that share conflict keys are one part of their table: each key's last change
-    still comes out once, its DELETEs first within each batch, and no more than PART_HELD of them
-    are held."""
-    from cdcflow.sink import compaction
-
-    monkeypatch.setattr(compaction, "PART_HELD", 4)
-    rows = [("db", "t", "", f'[{k}]', kind, f"{kind}{k}") for k in range(10)
-            for kind in (("U", "D") if k % 3 == 0 else ("U",))]
-    out = [r[5] for r in final_changes(iter(rows))]
-    assert sorted(out) == sorted(("D" if k % 3 == 0 else "U") + str(k) for k in range(10))
-    assert out[:4] == ["D0", "D3", "U1", "U2"] and out[4:8] == ["D6", "U4", "U5", "U7"]
-
-
 def test_final_changes_edge_cases():
     assert list(final_changes(iter([]))) == []
     one = ("db", "t", "[1]", "[1]", "D", "x")
@@ -311,3 +302,43 @@ def test_spark_sqls_keying_and_compaction_are_the_python_workers(spark, tmp_path
     txn = ("schema", "table", "commit_ts", "part", "key")
     sql = [(r["table"], r["kind"], r["image"]) for r in compacted(keyed_frame(rows), txn).collect()]
     assert sorted(sql) == sorted(python) and len(python) > 15
+
+
+def _final_changes_of(rows: pa.Table) -> list[tuple]:
+    """final_changes over keyed rows in the apply stage's sort: (table, key, kind, image) out."""
+    ordered = rows.sort_by([(c, "ascending") for c in ("schema", "table", "part", "key", "commit_ts", "seq", "sub")])
+    tuples = [(r["schema"], r["table"], r["part"], r["key"], r["kind"], r["image"]) for r in ordered.to_pylist()]
+    return [(t[1], t[3], t[4], t[5]) for t in final_changes(iter(tuples))]
+
+
+def test_compaction_in_arrow_and_spark_s_write_order_are_final_changes_order(spark, tmp_path):
+    """compacted_arrow (a segment in the driver's hands), and compacted then in_write_order (a
+    Spark partition), give final_changes' changes in final_changes' order: the partition bodies
+    write them as they come."""
+    python = compact(MIXED, FakeWeights(CI))
+    arrow = compacted_arrow(keyed_arrow(stamped(MIXED, FakeWeights(CI))))
+    assert [(r["table"], r["kind"], decode_image(r["image"])) for r in arrow.to_pylist()] == python
+    rows = stamped_frame(spark, tmp_path, MIXED, FakeWeights(CI))
+    one = in_write_order(compacted(keyed_frame(rows), ("schema", "table", "part", "key")).coalesce(1))
+    assert [(r["table"], r["kind"], decode_image(r["image"])) for r in one.collect()] == python
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compaction_in_arrow_is_final_changes_on_random_streams(seed):
+    """Random streams over a few keys, several parts holding more than one key (respellings under
+    a folding collation, a tangled part): compacted_arrow gives final_changes' output, in order."""
+    rnd = random.Random(seed)
+    out = []
+    for i in range(rnd.randrange(1, 400)):
+        k = rnd.randrange(12)
+        part = "tangled" if k < 3 else f"p{k // 2}"  # keys 0-2 share a part; pairs of the rest fold together
+        out.append({"schema": "db", "table": rnd.choice("ab"), "key": f"[{k}]", "part": part,
+                    "commit_ts": rnd.randrange(50), "seq": i, "sub": rnd.randrange(2),
+                    "kind": rnd.choice("IUD"), "image": f"img{i}"})
+    rows = pa.Table.from_pylist(out, schema=pa.schema(
+        [("schema", pa.string()), ("table", pa.string()), ("key", pa.string()), ("part", pa.string()),
+         ("commit_ts", pa.int64()), ("seq", pa.int64()), ("sub", pa.int32()), ("kind", pa.string()),
+         ("image", pa.string())]))
+    got = [(r["table"], r["key"], r["kind"], r["image"]) for r in compacted_arrow(rows).to_pylist()]
+    assert got == _final_changes_of(rows)
+    assert compacted_arrow(rows.slice(0, 0)).num_rows == 0

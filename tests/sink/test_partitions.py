@@ -7,7 +7,7 @@ from fake_downstream import FakeConn, failing
 
 from cdcflow.core.row_codec import encode_image
 from cdcflow.sink import partitions
-from cdcflow.sink.compaction import keyed_changes
+from cdcflow.sink.compaction import compacted_arrow, keyed_changes
 from cdcflow.sink.downstream_errors import SinkError
 
 
@@ -17,8 +17,7 @@ def keyed_batches(changes, keys):
         for f, v in zip(cols, ("db", table, ts, seq, op, encode_image(before), encode_image(after))):
             cols[f].append(v)
     out = list(keyed_changes(iter([pa.RecordBatch.from_pydict(cols)]), keys))
-    rows = out[0].to_pylist()
-    rows.sort(key=lambda r: (r["schema"], r["table"], r["part"], r["key"], r["commit_ts"], r["seq"], r["sub"]))
+    rows = compacted_arrow(pa.Table.from_batches(out)).to_pylist()  # as apply compacts them for the bodies
     return [pa.RecordBatch.from_pylist(rows[:2], schema=out[0].schema),
             pa.RecordBatch.from_pylist(rows[2:], schema=out[0].schema)]
 

@@ -1,11 +1,13 @@
-"""Compaction of a segment's row changes to one final image per key, in Arrow batches.
+"""Compaction of a segment's row changes to one final image per key.
 
-Spark only moves and sorts rows: `keyed_changes` (mapInArrow) gives each change its
-key, as the downstream's index compares it (collation_key); after a hash partition and a sort by key and commit order, the sink's partition
-writers (partitions.apply_partition, also a mapInArrow) run `final_changes`, which keeps
-the last change of each key.  Parsing the JSON images in Python is much cheaper than
-asking Spark SQL to extract key fields from them per row; msgspec decodes the key's columns
-alone (columns_decoder), to the values msgspec.json.decode gives them.
+Each change gets its key as the downstream's index compares it (collation_key): from the texts
+pull wrote (keyed_frame in Spark SQL, keyed_arrow in Arrow), or computed here (keyed_changes,
+a mapInArrow; msgspec decodes the key's columns alone, columns_decoder).  An UPDATE that
+changes the key is split, DELETE first.  The last change of each key is then kept: `compacted`
+in Spark SQL (a segment written by Spark's partitions), `compacted_arrow` in Arrow (a segment
+in the driver's hands), both in DELETES_FIRST order for the writers; `final_changes`, the same
+in Python over sorted rows, compacts each upstream transaction (transaction-atomicity = table)
+and is the reference the tests hold the other two to.
 """
 
 from __future__ import annotations
@@ -128,10 +130,6 @@ def _keyed_batch(batch: pa.RecordBatch, keyer: Keyer) -> pa.RecordBatch:
     return rows_batch(out, KEYED_ARROW)
 
 
-# A part's final changes held to write its DELETEs first.  The spellings of one key are a
-# handful; a part of many keys is the changes that share conflict keys (sink.conflict_keys),
-# whose writes converge in any order (partitions.apply_partition): written a bounded batch at a time.
-PART_HELD = 10_000
 TANGLED = ""  # the part of the keys pull found sharing another unique key's value (no key text is empty)
 
 
@@ -139,7 +137,7 @@ def final_changes(rows: Iterator[tuple]) -> Iterator[tuple]:
     """Rows (schema, table, part, key, kind, image, ...) sorted by (schema, table, part, key,
     commit order) in; the last change of each key out, and within one `part` (spellings of
     a key that a case-insensitive collation treats as equal) the DELETEs before the
-    upserts, PART_HELD changes at a time.  An upsert's kind says whether the key's row existed before these changes:
+    upserts.  An upsert's kind says whether the key's row existed before these changes:
     I when its first change created it, U when it was there already."""
     group: list[tuple] = []  # the last change of each key seen so far in the current part
     prev = first = None  # the current key's latest change, and the kind of its first one
@@ -147,9 +145,6 @@ def final_changes(rows: Iterator[tuple]) -> Iterator[tuple]:
         if prev is not None and (r[0], r[1], r[3]) != (prev[0], prev[1], prev[3]):
             yield from _close_part(group, prev)
             group.append(_final(prev, first))
-            if len(group) >= PART_HELD:
-                yield from _deletes_first(group)
-                group.clear()
             prev = None
         if prev is None:
             first = r[4]
@@ -247,6 +242,45 @@ def keyed_frame(rows, tangled: dict | None = None):
             .where(F.col("c").isNotNull())
             .select("schema", "table", key.alias("key"), part.alias("part"), "commit_ts", "seq",
                     F.col("c.sub").alias("sub"), F.col("c.kind").alias("kind"), F.col("c.image").alias("image")))
+
+
+# The order of a compacted partition's rows for the writers (partitions.apply_partition): in
+# each part its DELETEs first, so that a key that only changed case (or trailing spaces) under
+# a case-insensitive collation, which shares its old spelling's part, has the old image gone
+# before the new one is written; and the swaps of a tangled part (sink.conflict_keys) find their
+# values free.
+DELETES_FIRST = ("schema", "table", "part", "upsert", "key")  # upsert: the kind is not D
+
+
+def in_write_order(frame):
+    """A compacted Spark frame, each partition sorted as DELETES_FIRST says."""
+    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
+
+    return frame.sortWithinPartitions("schema", "table", "part", (F.col("kind") != "D"), "key")
+
+
+def compacted_arrow(changes: pa.Table) -> pa.Table:
+    """compacted (per key) in Arrow, for a segment's rows in hand: of each (schema, table,
+    part, key), its last change in commit order, of the kind final_changes gives it, in
+    DELETES_FIRST order."""
+    if not changes.num_rows:
+        return changes
+    t = changes.sort_by([(c, "ascending") for c in ("schema", "table", "part", "key", "commit_ts", "seq", "sub")])
+    n, starts = t.num_rows, None  # starts[i]: row i + 1 begins another key
+    for c in ("schema", "table", "part", "key"):
+        col = t[c].combine_chunks()
+        a, b = col.slice(0, n - 1), col.slice(1)
+        same = pc.or_(pc.fill_null(pc.equal(a, b), False), pc.and_(pc.is_null(a), pc.is_null(b)))
+        starts = pc.invert(same) if starts is None else pc.or_(starts, pc.invert(same))
+    last = pa.concat_arrays([starts, pa.array([True])])
+    first = pa.concat_arrays([pa.array([True]), starts])
+    finals = t.filter(last)
+    first_kind = t["kind"].filter(first)  # one per key, in the same order as finals
+    kind = pc.if_else(pc.equal(finals["kind"], "D"), "D", pc.if_else(pc.equal(first_kind, "I"), "I", "U"))
+    finals = finals.set_column(finals.schema.get_field_index("kind"), "kind", kind)
+    ordered = finals.append_column("upsert", pc.not_equal(kind, "D")).sort_by(
+        [(c, "ascending") for c in DELETES_FIRST])
+    return ordered.select(changes.column_names)
 
 
 def compacted(changes, group: tuple[str, ...]):

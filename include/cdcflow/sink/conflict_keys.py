@@ -17,7 +17,7 @@ the keys that share a value with another key: the table's KeySpans list them
 key column: compaction.TANGLED for a listed key, the key itself otherwise
 (compaction.keyed_frame / keyed_arrow: an expression, no join, no Spark job of its own), so the
 tangled changes of a table run in order on one connection, the deletes first
-(compaction.final_changes), and the rest of the segment stays spread by key.
+(compaction.DELETES_FIRST), and the rest of the segment stays spread by key.
 
 Marks go by key, not by change: a key's changes must share one part, or its last change would
 be taken twice.  Pull cannot mark the changes themselves, since a key's earlier changes are

@@ -1,6 +1,7 @@
-"""The bodies of the Spark partitions that write a segment's rows (mapInArrow): each
-compacts its sorted changes (compaction.final_changes) and writes them on a downstream
-connection of its own (row_writer), returning how many rows and statements it wrote."""
+"""The bodies of the Spark partitions that write a segment's rows (mapInArrow): each writes
+its compacted changes (one final change per key: compaction.compacted in Spark SQL, or
+compacted_arrow for a segment in the driver's hands; per transaction, final_changes here) on a
+downstream connection of its own (row_writer), returning how many rows and statements it wrote."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from itertools import groupby
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from cdcflow.core.failures import SinkError
 from cdcflow.core.row_codec import raw_image
@@ -26,8 +28,8 @@ PHASE_KINDS = {None: ("D", "U", "I"), "existing": ("D", "U"), "new": ("I",)}
 
 def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]], phase: str | None = None,
                     generated: dict[str, frozenset[str]] | None = None, key_indexed: frozenset[str] = frozenset()):
-    """Spark mapInArrow body: changes sorted by (schema, table, key, commit order) in; the
-    last one per key is written (only the kinds of `phase`, see PHASE_KINDS); one batch of
+    """Spark mapInArrow body: the final change of each key in (compacted, in DELETES_FIRST
+    order: compaction), written (only the kinds of `phase`, see PHASE_KINDS); one batch of
     counts (COUNTS_SCHEMA) out.  `generated`: per table, the columns the downstream
     computes, left out of every written row; `key_indexed`: the tables whose REPLACEs need no
     DELETE first and whose rows of kind U the "existing" phase writes with UPSERT
@@ -44,18 +46,16 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
     partitions run (and after a replay of a half-applied segment) each key ends with its
     final image or absent: the upstream's state.  Concurrent REPLACEs on the same unique
     values may deadlock; the statement is retried (RowWriter._run).
-    Deletes go first inside a partition: a key that only changed case (or trailing
-    spaces) under a case-insensitive collation shares its old spelling's partition,
-    and the old image must go before the new one is written.
+    Deletes go first inside a part (compaction.DELETES_FIRST says why).
     """
     kinds = PHASE_KINDS[phase]
 
     def write(w: StreamingWriter, conn) -> None:
         w.insert_new = phase == "new"
         w.key_indexed, w.upsert = key_indexed, phase == "existing"
-        for schema, table, _part, _key, kind, image, ts in final_changes(_change_rows(batches, "commit_ts")):
-            if kind in kinds:
-                w.add(schema, table, kind, raw_image(image), ts)
+        add = w.add
+        for schema, table, _part, _key, kind, image, ts in _change_rows(_of_kinds(batches, kinds), "commit_ts"):
+            add(schema, table, kind, raw_image(image), ts)
         w.close()
 
     yield _run_partition(sink, batch_rows, keys, write, generated)
@@ -117,6 +117,16 @@ def write_transaction(w: StreamingWriter, conn, finals) -> None:
             if kept is None or attempt == STATEMENT_ATTEMPTS - 1:
                 raise SinkError(e.what, e.cause) from None
             time.sleep(conflict_wait(attempt))
+
+
+def _of_kinds(batches, kinds: tuple[str, ...]):
+    """The batches' rows of `kinds` (a pass's), taken in Arrow: each pass reads every row."""
+    if len(kinds) == len(PHASE_KINDS[None]):
+        yield from batches
+        return
+    wanted = pa.array(kinds, pa.string())
+    for b in batches:
+        yield b.filter(pc.is_in(b.column(b.schema.get_field_index("kind")), value_set=wanted))
 
 
 def _change_rows(batches, *extra: str):

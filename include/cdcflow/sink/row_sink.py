@@ -25,7 +25,8 @@ from cdcflow.core.errors import TABLE_NOT_EXISTS, CdcflowError, classify
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.ddl.tracker import lookup_key
 from cdcflow.sink.collation_key import KeyFolder
-from cdcflow.sink.compaction import KEYED_ARROW, KEYED_SCHEMA, compacted, keyed_arrow, keyed_changes, keyed_frame
+from cdcflow.sink.compaction import (KEYED_ARROW, KEYED_SCHEMA, compacted, compacted_arrow, in_write_order,
+                                     keyed_arrow, keyed_changes, keyed_frame)
 from cdcflow.sink.ddl_sink import Ddl
 from cdcflow.sink.downstream_tables import (
     SYSTEM_VERSIONED,
@@ -185,7 +186,8 @@ class RowSink:
             group = ("schema", "table", "commit_ts", "part", "key")  # never across transactions
             passes = [lambda it: apply_partition_txns(it, sink, batch, keys, generated)]
         else:
-            by, order = ("schema", "table", "part"), ("schema", "table", "part", "key", "commit_ts", "seq", "sub")
+            # compacted per key, then in compaction.DELETES_FIRST order (order None)
+            by, order = ("schema", "table", "part"), None
             indexed = key_indexed(self.conn, keys)
             passes = [lambda it, ph=ph: apply_partition(it, sink, batch, keys, ph, generated, indexed)
                       for ph in ([None] if self.safe else ["existing", "new"])]
@@ -262,7 +264,8 @@ def _write_in_spark(spark, rows_df, keys: dict, pulled: set[str], tables: int, f
         parts.append(_only(spark, rows_df, rest, tables).select(*ROW_COLUMNS)
                      .mapInArrow(lambda it: keyed_changes(it, keys, folder), KEYED_SCHEMA))
     changes = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
-    ordered = compacted(changes.repartition(workers, *by), group).sortWithinPartitions(*order)
+    ordered = compacted(changes.repartition(workers, *by), group)
+    ordered = in_write_order(ordered) if order is None else ordered.sortWithinPartitions(*order)
     if len(passes) > 1:
         # on local disk, not in the JVM heap: a segment may hold a huge transaction
         ordered = ordered.persist(StorageLevel.DISK_ONLY)
@@ -287,7 +290,7 @@ def _write_here(local: pa.Table, keys: dict, pulled: set[str], folder: KeyFolder
     """A small segment's keyed rows (already in this process) written from here, without a Spark
     job: keyed by pull's texts for the tables of `pulled` (compaction.keyed_arrow), by
     keyed_changes for the others; spread over `workers` threads by the columns Spark partitions
-    them by, each sorted as a Spark partition is and written by the same partition bodies."""
+    them by, each compacted and sorted as a Spark partition is and written by the same partition bodies."""
     by, order, tangles = layout
     names = pc.binary_join_element_wise(local["schema"], local["table"], ".")
     rest = [t for t in keys if t not in pulled]
@@ -297,7 +300,8 @@ def _write_here(local: pa.Table, keys: dict, pulled: set[str], folder: KeyFolder
         mine = local.filter(pc.is_in(names, pa.array(rest, pa.string()))).select(list(ROW_COLUMNS))
         tables += [pa.Table.from_batches(list(keyed_changes(iter(mine.to_batches()), keys, folder)),
                                          schema=KEYED_ARROW)]
-    ordered = pa.concat_tables(tables).sort_by([(c, "ascending") for c in order])
+    changes = pa.concat_tables(tables)
+    ordered = compacted_arrow(changes) if order is None else changes.sort_by([(c, "ascending") for c in order])
     if not ordered.num_rows:
         return []
     # crc32, not hash(): the same rows spread alike in every process (a launcher's results compare)

@@ -263,7 +263,8 @@ class StreamingWriter:
         verb = "DELETE" if kind == "D" else "INSERT" if kind == "I" and self.insert_new else \
             "UPSERT" if kind == "U" and self.upsert and indexed else "REPLACE"
         self.held += 1
-        self.most_held = max(self.most_held, self.held)
+        if self.held > self.most_held:
+            self.most_held = self.held
         if verb == "DELETE" or verb == "REPLACE" and not indexed:
             pending = self.deletes.setdefault((schema, table), [])
             pending.append((img, verb == "DELETE"))  # a row that ends deleted counts as written
