@@ -18,7 +18,10 @@ index (REPLACE / DELETE by that key), which is kept, and a unique index that wou
 a REPLACE delete a second row only rejects what the upstream's order never leaves in place
 once the replay is past the copy's last read.  With every unique secondary index deferred,
 InnoDB's only unique check during the copy is the clustered key's, which unique_checks=0 does
-not skip: turning it off would change nothing, so the copy leaves it on.
+not skip: turning it off would change nothing, so the copy leaves it on.  A replicated DDL
+that drops, renames or hides one of them, in any cycle before the build, changes its kept
+clause instead of running that part, and a rename of the table moves the clauses to the new
+name (sink/pending_indexes.py): the build adds what the upstream has then.
 
 Kept at creation (not deferred), so that the definitions end identical and the replay finds
 its rows:
