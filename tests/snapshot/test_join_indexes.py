@@ -209,3 +209,23 @@ def test_a_renamed_table_takes_its_copy_and_pending_indexes_along(mariadb_pair, 
     _step(mariadb_pair)
     assert table_copies.progress(CID)[0]["indexes"] == "built"
     assert _definition(down, "t3") == _definition(up, "t3")
+
+
+def test_a_rename_mid_copy_moves_the_chunks_not_copied_and_what_waits_for_them(cdcflow_home):
+    """The chunks of a renamed table left to copy read it under its new name; a table whose
+    chunks wait for it (copy_order) waits for the new name."""
+    def task(table: str, index: int, after=()) -> dict:
+        schema, name = table.split(".")
+        return {"table": table, "schema": schema, "name": name, "key": ["id"], "chunk": {"index": index},
+                "after": list(after)}
+
+    table_copies.request(CID, [f"{S}.p", f"{S}.c"], table_copies.ADD)
+    table_copies.joined(CID, f"{S}.p", POINT, [task(f"{S}.p", 0), task(f"{S}.p", 1)], [KW])
+    table_copies.joined(CID, f"{S}.c", POINT, [task(f"{S}.c", 0, [f"{S}.p"])])
+    table_copies.chunk_done(CID, f"{S}.p", 0, 10, 0.1)
+    table_copies.rename_table(CID, f"{S}.p", f"{S}.p2")
+    assert sorted((t["table"], t["name"], t["chunk"]["index"], t["after"])
+                  for t in table_copies.pending_chunks(CID)) == [
+        (f"{S}.c", "c", 0, [f"{S}.p2"]), (f"{S}.p2", "p2", 1, [])]
+    assert {p["table"]: (p["chunks_done"], p["chunks_total"], p["indexes_deferred"])
+            for p in table_copies.progress(CID)} == {f"{S}.p2": (1, 2, [KW]), f"{S}.c": (0, 1, [])}
