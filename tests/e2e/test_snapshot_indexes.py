@@ -343,3 +343,69 @@ def test_on_a_tidb_downstream_each_deferred_index_is_an_add_index_job_the_next_c
     assert index_jobs.pending("ixt") == [] and snapshots.progress("ixt")["status"] == "done"
     assert len(standin.async_submissions) == 1 and standin.queued_behind == []
     assert_consistent(up, down, [T])
+
+
+OTHER = (f"CREATE TABLE {S}.o (id INT PRIMARY KEY, v INT, KEY k_v (v))",
+         f"INSERT INTO {S}.o SELECT seq, seq FROM seq_1_to_30")
+
+
+def _after_m_is_read(monkeypatch, up, *statements: str) -> list:
+    """The binlog moves before m's last chunk (so m's indexes wait for the replay), and
+    `statements` run once m is read whole, before o's first chunk: during the copy."""
+    _move_between_chunks(monkeypatch, up, "m", 2, f"UPDATE {S}.o SET v = -1 WHERE id = 30")
+    return write_before_chunk(monkeypatch, up, lambda task, _seen: task["table"] == f"{S}.o"
+                              and task["chunk"]["index"] == 0, *statements)
+
+
+def test_an_alter_that_drops_a_deferred_index_during_the_copy_runs_its_other_parts(
+        mariadb_pair, spark, cdcflow_home, capsys, monkeypatch):
+    """`DROP INDEX k_w, ADD COLUMN x` during the copy: the first cycle's DDLs up to the copy's end
+    are replays, and a 1091 (k_w is not downstream) would be taken for the whole ALTER applied,
+    x never added.  Its DROP part is taken out (k_w's clause with it), ADD COLUMN runs, and rows
+    with x replicate."""
+    up, down = mariadb_pair
+    _fresh(up, down, *MOVING, *OTHER)
+    ran = _after_m_is_read(monkeypatch, up, f"ALTER TABLE {S}.m DROP INDEX k_w, ADD COLUMN x INT",
+                           f"INSERT INTO {S}.m VALUES (1000, 'new', 1, 42)", f"UPDATE {S}.m SET x = 7 WHERE id = 5")
+    assert _create(capsys, cdcflow_home, up, down, "ix8")["status"] == "indexing" and ran
+    up.execute(f"UPDATE {S}.m SET x = 8 WHERE id = 6")
+    rc, err = cli_run(capsys, "ix8")
+    assert rc == 0, err
+    assert snapshots.progress("ix8")["status"] == "done"
+    assert down.query(f"SELECT id, x FROM {S}.m WHERE x IS NOT NULL ORDER BY id") == [(5, 7), (6, 8), (1000, 42)]
+    _same_definitions(up, down)
+    assert_consistent(up, down, [S])
+
+
+def test_a_drop_of_a_deferred_index_in_the_cycle_that_builds_is_not_run(
+        mariadb_pair, spark, cdcflow_home, capsys, monkeypatch):
+    """After the copy's last read (and its replay horizon) a DDL is no replay: a DROP INDEX of an
+    index not built yet would fail downstream with 1091 and stop the changefeed.  In the cycle
+    that builds, it removes the clause; a RENAME INDEX / ALTER INDEX IGNORED edits it."""
+    up, down = mariadb_pair
+    _fresh(up, down, f"CREATE TABLE {S}.r (id INT PRIMARY KEY, a INT, b INT, c INT, UNIQUE KEY ua (a), KEY kb (b), "
+           "KEY kc (c) COMMENT 'c')", f"INSERT INTO {S}.r SELECT seq, seq, seq % 4, seq % 7 FROM seq_1_to_40")
+    _move_between_chunks(monkeypatch, up, "r", 2, f"UPDATE {S}.r SET b = 9 WHERE id = 40")
+    assert _create(capsys, cdcflow_home, up, down, "ix9")["status"] == "indexing"
+    time.sleep(1.1)  # past the replay horizon: the rest of the second the copy ended in
+    up.execute(f"DROP INDEX kb ON {S}.r", f"ALTER TABLE {S}.r RENAME INDEX ua TO ua2, ALTER INDEX kc IGNORED")
+    rc, err = cli_run(capsys, "ix9")
+    assert rc == 0, err
+    assert snapshots.progress("ix9")["status"] == "done"
+    assert _indexes(down, "r") == ["PRIMARY", "kc", "ua2"]
+    _same_definitions(up, down)
+    assert_consistent(up, down, [S])
+
+
+def test_a_table_renamed_during_the_copy_gets_its_deferred_indexes_under_its_new_name(
+        mariadb_pair, spark, cdcflow_home, capsys, monkeypatch):
+    up, down = mariadb_pair
+    _fresh(up, down, *MOVING, *OTHER)
+    ran = _after_m_is_read(monkeypatch, up, f"RENAME TABLE {S}.m TO {S}.m2")
+    assert _create(capsys, cdcflow_home, up, down, "ix10")["status"] == "indexing" and ran
+    rc, err = cli_run(capsys, "ix10")
+    assert rc == 0, err
+    assert snapshots.progress("ix10")["status"] == "done"
+    assert _indexes(down, "m2") == ["PRIMARY", "k_w", "uq_u"]
+    _same_definitions(up, down)
+    assert_consistent(up, down, [S])

@@ -1,8 +1,10 @@
 """The deferred indexes of a table that joined a running changefeed (snapshot/table_join.py),
 against a real MariaDB downstream and the metadata store: recorded with the table's copy, built
 by the next cycle's table-copy step when a cycle was killed between the copy's end and the
-build (or during the build), a failure recorded and named, then retried; and which DDLs of a
-joining table run as replays (filter.table_joins.ddl_in_copy)."""
+build (or during the build), a failure recorded and named, then retried; and what a replicated
+DDL that touches an index not built yet does (sink/pending_indexes.py): run through the DDL sink
+on the real downstream, the same DDLs on an upstream table that has every index, and the
+definitions compared whole once the build ran."""
 
 from __future__ import annotations
 
@@ -10,10 +12,14 @@ import pytest
 
 from cdcflow.core.config import ChangefeedConfig
 from cdcflow.core.errors import TABLE_COPY_INDEX_FAILED, CdcflowError
+from cdcflow.core.sink_params import SinkOptions
 from cdcflow.core.uri import parse_sink_uri
-from cdcflow.filter.table_joins import ddl_in_copy
+from cdcflow.ddl.classify import classify
+from cdcflow.sink.ddl_sink import DdlSink
 from cdcflow.snapshot import table_join
-from cdcflow.store import table_copies
+from cdcflow.source.binlog import Position
+from cdcflow.stages.contracts import DdlEntry
+from cdcflow.store import metastore, table_copies
 
 pytestmark = pytest.mark.e2e
 
@@ -32,11 +38,8 @@ def joined(mariadb_pair, cdcflow_home):
                  f"INSERT INTO {S}.t SELECT seq, CONCAT('u', seq), seq % 3 FROM {S}.seq_1_to_50")
     table_copies.request(CID, [f"{S}.t"], table_copies.ADD)
     table_copies.joined(CID, f"{S}.t", POINT, [], [UK, KW])
-    assert table_copies.deferring(CID) == {(S, "t"): None}  # its DDLs run as replays while it copies
     table_copies.copied(CID, f"{S}.t", POINT)
-    assert table_copies.deferring(CID) == {(S, "t"): ("mysql-bin.000001", 4)}
     table_copies.done(CID, f"{S}.t")
-    assert table_copies.deferring(CID) == {}
     return down
 
 
@@ -105,17 +108,124 @@ def test_a_table_dropped_before_its_build_is_recorded_built_without_one(mariadb_
     assert _progress()["indexes"] == "built"
 
 
-B, C = ("app", "b"), ("app", "c")
+COMMENTED = "KEY `kc` (`c`) COMMENT 'c'"
 
 
-@pytest.mark.parametrize("tables, start, replay", [
-    ([B], ("mysql-bin.000002", 10), True),  # b copies, no last read yet
-    ([C], ("mysql-bin.000002", 10), True),  # before c's last read
-    ([C], ("mysql-bin.000003", 10), False),  # after it: the build may already have run
-    ([C], ("mysql-bin.000003", 4), False),  # exactly at it
-    ([B, ("app", "other")], ("mysql-bin.000002", 10), False),  # a RENAME to a table not copying
-    ([("app", "other")], ("mysql-bin.000002", 10), False),
-    ([], ("mysql-bin.000002", 10), False),
-])
-def test_the_ddls_of_a_joining_table_before_its_copys_last_read_are_replays(tables, start, replay):
-    assert ddl_in_copy({B: None, C: ("mysql-bin.000003", 4)}, tables, start) is replay
+@pytest.fixture
+def copying(mariadb_pair, cdcflow_home):
+    """joinix.t upstream with every index, downstream as a join created it (its primary key only)
+    while its copy replays (every chunk copied, the checkpoint not past the last read): uk, kw
+    and kc deferred."""
+    up, down = mariadb_pair
+    for server, indexes in ((up, f", {UK}, {KW}, {COMMENTED}"), (down, "")):
+        server.execute(f"DROP DATABASE IF EXISTS {S}", f"CREATE DATABASE {S}",
+                       f"CREATE TABLE {S}.t (id INT PRIMARY KEY, u VARCHAR(10), w INT, c INT{indexes})",
+                       f"INSERT INTO {S}.t SELECT seq, CONCAT('u', seq), seq % 3, seq FROM {S}.seq_1_to_50")
+    metastore.create_feed(CID, 1, POINT)
+    table_copies.request(CID, [f"{S}.t"], table_copies.ADD)
+    table_copies.joined(CID, f"{S}.t", POINT, [], [UK, KW, COMMENTED])
+    table_copies.copied(CID, f"{S}.t", POINT)
+    return up, down
+
+
+def _replicate(mariadb_pair, *queries: str, replay: bool = True) -> list[str]:
+    """Each query upstream, then through the DDL sink downstream as a cycle's apply runs it
+    (`replay`: as a snapshot's DDLs up to its copy's end run); the outcomes."""
+    up, down = mariadb_pair
+    sink = DdlSink.open(CID, parse_sink_uri(down.uri), SinkOptions(), lambda what, **kw: None)
+    pos = Position(file="mysql-bin.000001", pos=4)
+    outcomes = []
+    try:
+        for ts, query in enumerate(queries, 100):
+            up.execute(query)
+            info = classify(query, S)
+            entry = DdlEntry(commit_ts=ts, query=query, default_schema=S, sql_mode=None, start_pos=pos, end_pos=pos,
+                             type=info.type, sub_types=list(info.sub_types), name=info.statement_name,
+                             tables=[(t.schema, t.table) for t in info.tables])
+            outcomes.append(sink.execute(entry, replay))
+    finally:
+        sink.close()
+    return outcomes
+
+
+def _definition(server, table: str) -> str:
+    return server.query(f"SHOW CREATE TABLE {S}.{table}")[0][1]
+
+
+def test_an_alter_that_drops_a_pending_index_runs_its_other_parts_and_the_build_skips_the_index(
+        mariadb_pair, copying):
+    """Run as a replay (a 1091 "can't drop" accepted) the whole ALTER would be taken as applied
+    and the column lost; its DROP part is taken out instead, the clause with it."""
+    up, down = copying
+    outcomes = _replicate(mariadb_pair, f"ALTER TABLE {S}.t DROP INDEX kw, ADD COLUMN x INT",
+                          f"DROP INDEX uk ON {S}.t", f"ALTER TABLE {S}.t DROP KEY kc, ALGORITHM=INPLACE")
+    assert outcomes[0].startswith("applied (drop of index kw"), outcomes
+    assert all(o.startswith("not run downstream: drop of index") for o in outcomes[1:]), outcomes
+    assert "x" in [r[0] for r in down.query(f"SHOW COLUMNS FROM {S}.t")]
+    assert _progress()["indexes_deferred"] == []
+    _step(mariadb_pair)
+    assert _progress()["indexes"] == "built"
+    assert _definition(down, "t") == _definition(up, "t")
+
+
+def test_a_renamed_or_hidden_pending_index_is_built_under_its_new_name_and_visibility(mariadb_pair, copying):
+    up, down = copying
+    outcomes = _replicate(mariadb_pair, f"ALTER TABLE {S}.t RENAME INDEX kw TO kw2, ADD COLUMN x INT",
+                          f"ALTER TABLE {S}.t ALTER INDEX kc IGNORED", f"ALTER TABLE {S}.t ALTER INDEX kw2 IGNORED",
+                          f"ALTER TABLE {S}.t ALTER INDEX kw2 NOT IGNORED", replay=False)
+    assert outcomes[0].startswith("applied (rename of index kw"), outcomes
+    assert _progress()["indexes_deferred"] == [UK, "KEY `kw2` (`w`)", COMMENTED + " IGNORED"]
+    _step(mariadb_pair)
+    assert _definition(down, "t") == _definition(up, "t")
+
+
+def test_a_drop_of_a_pending_index_in_the_cycle_that_builds_is_not_run(mariadb_pair, copying):
+    """Past the copy's last read a DDL is no replay: a DROP INDEX of an index not built yet
+    would fail downstream (1091); it only removes the clause, whatever the cycle."""
+    up, down = copying
+    assert _replicate(mariadb_pair, f"ALTER TABLE {S}.t DROP INDEX kw", replay=False)[0].startswith("not run")
+    _step(mariadb_pair)
+    assert _definition(down, "t") == _definition(up, "t")
+
+
+def test_a_pending_index_a_killed_build_added_is_dropped_downstream_as_any(mariadb_pair, copying):
+    up, down = copying
+    down.execute(f"ALTER TABLE {S}.t ADD {KW}")  # a build killed after its ALTER ran
+    table_copies.index_phase(CID, f"{S}.t", table_copies.BUILDING)
+    assert _replicate(mariadb_pair, f"ALTER TABLE {S}.t DROP INDEX kw", replay=False)[0].startswith("applied")
+    assert _progress()["indexes_deferred"] == [UK, COMMENTED]
+    _step(mariadb_pair)
+    assert _definition(down, "t") == _definition(up, "t")
+
+
+def test_a_renamed_table_takes_its_copy_and_pending_indexes_along(mariadb_pair, copying):
+    """The build runs on the new name (before, it found no table under the old one, recorded the
+    indexes built and the renamed table never got them)."""
+    up, down = copying
+    _replicate(mariadb_pair, f"RENAME TABLE {S}.t TO {S}.t2", f"ALTER TABLE {S}.t2 DROP INDEX kc, RENAME TO {S}.t3",
+               replay=False)
+    (copy,) = table_copies.progress(CID)
+    assert (copy["table"], copy["indexes_deferred"]) == (f"{S}.t3", [UK, KW])
+    _step(mariadb_pair)
+    assert table_copies.progress(CID)[0]["indexes"] == "built"
+    assert _definition(down, "t3") == _definition(up, "t3")
+
+
+def test_a_rename_mid_copy_moves_the_chunks_not_copied_and_what_waits_for_them(cdcflow_home):
+    """The chunks of a renamed table left to copy read it under its new name; a table whose
+    chunks wait for it (copy_order) waits for the new name."""
+    def task(table: str, index: int, after=()) -> dict:
+        schema, name = table.split(".")
+        return {"table": table, "schema": schema, "name": name, "key": ["id"], "chunk": {"index": index},
+                "after": list(after)}
+
+    table_copies.request(CID, [f"{S}.p", f"{S}.c"], table_copies.ADD)
+    table_copies.joined(CID, f"{S}.p", POINT, [task(f"{S}.p", 0), task(f"{S}.p", 1)], [KW])
+    table_copies.joined(CID, f"{S}.c", POINT, [task(f"{S}.c", 0, [f"{S}.p"])])
+    table_copies.chunk_done(CID, f"{S}.p", 0, 10, 0.1)
+    table_copies.rename_table(CID, f"{S}.p", f"{S}.p2")
+    assert sorted((t["table"], t["name"], t["chunk"]["index"], t["after"])
+                  for t in table_copies.pending_chunks(CID)) == [
+        (f"{S}.c", "c", 0, [f"{S}.p2"]), (f"{S}.p2", "p2", 1, [])]
+    assert {p["table"]: (p["chunks_done"], p["chunks_total"], p["indexes_deferred"])
+            for p in table_copies.progress(CID)} == {f"{S}.p2": (1, 2, [KW]), f"{S}.c": (0, 1, [])}

@@ -102,6 +102,31 @@ def split_commas(toks: list[Token]) -> list[list[Token]]:
     return [c for c in chunks if c]
 
 
+def dropped_parts(parts: list[list[Token]], drop) -> list[tuple[int, int]]:
+    """The spans that remove the comma-separated `parts` for which `drop(part)` holds, each with
+    the comma that joins it to a kept neighbour (a run of them first: each with the comma after it)."""
+    spans, gone = [], [drop(p) for p in parts]
+    for i, part in enumerate(parts):
+        if not gone[i]:
+            continue
+        if not all(gone[:i]):
+            spans.append((parts[i - 1][-1].end, part[-1].end))  # `, part` after a kept one before it
+        elif i + 1 < len(parts):
+            spans.append((part[0].start, parts[i + 1][0].start))  # `part, ` before the next
+        else:
+            spans.append((part[0].start, part[-1].end))
+    return spans
+
+
+def without_spans(query: str, spans: list[tuple[int, int]]) -> str:
+    """`query` without the text of `spans` (start, end), which may overlap."""
+    out, at = [], 0
+    for start, end in sorted(spans):
+        out.append(query[at:start])
+        at = max(at, end)
+    return "".join(out) + query[at:]
+
+
 class Cursor:
     """A position in a token list, with the look-ahead the DDL readers need."""
 

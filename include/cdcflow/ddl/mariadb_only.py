@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from cdcflow.core.row_codec import quote_ident
 from cdcflow.ddl import types as T
-from cdcflow.ddl.lexer import Cursor, Token, split_commas, tokenize
+from cdcflow.ddl.lexer import Cursor, Token, dropped_parts, split_commas, tokenize, without_spans
 from cdcflow.ddl.table_def import alter_clauses, create_table_body
 from cdcflow.ddl.tidb_only import MARIADB, TIDB, for_downstream, unsupported
 
@@ -59,18 +59,10 @@ def statements(ddl, target: str, query: str, changefeed_id: str) -> list[str]:
                 f"ALTER TABLE {src} EXCHANGE PARTITION {quote_ident(r.toks[r.i + 2].text)} WITH TABLE {taken}",
                 f"DROP TABLE {taken}"]
     if T.CREATE_TABLE in types:
-        return [_without_spans(query, _create_versioning(toks))]
+        return [without_spans(query, _create_versioning(toks))]
     if T.ALTER_TABLE_SYSTEM_VERSIONING in types:
         return _alter_without_versioning(query, toks)
     return [query]
-
-
-def _without_spans(query: str, spans: list[tuple[int, int]]) -> str:
-    out, at = [], 0
-    for start, end in sorted(spans):
-        out.append(query[at:start])
-        at = max(at, end)
-    return "".join(out) + query[at:]
 
 
 def _is_period_column(part: list[Token]) -> bool:
@@ -86,22 +78,6 @@ def _versioning_words(toks: list[Token]) -> list[tuple[int, int]]:
             if words[i] in ("WITH", "WITHOUT") and tuple(words[i + 1:i + 3]) == _VERSIONING]
 
 
-def _dropped_parts(parts: list[list[Token]], drop) -> list[tuple[int, int]]:
-    """The spans that remove the comma-separated `parts` for which `drop(part)` holds, each with
-    the comma that joins it to a kept neighbour."""
-    spans, gone = [], [drop(p) for p in parts]
-    for i, part in enumerate(parts):
-        if not gone[i]:
-            continue
-        if i > 0:
-            spans.append((parts[i - 1][-1].end, part[-1].end))  # `, part` after the one before
-        elif i + 1 < len(parts):
-            spans.append((part[0].start, parts[i + 1][0].start))  # `part, ` before the next
-        else:
-            spans.append((part[0].start, part[-1].end))
-    return spans
-
-
 def _is_period(part: list[Token]) -> bool:
     return Cursor(part).at("PERIOD", "FOR", "SYSTEM_TIME")
 
@@ -112,7 +88,7 @@ def _create_versioning(toks: list[Token]) -> list[tuple[int, int]]:
         return []
     elements, options = body
     parts = split_commas(elements)
-    spans = _dropped_parts(parts, lambda p: _is_period(p) or _is_period_column(p))
+    spans = dropped_parts(parts, lambda p: _is_period(p) or _is_period_column(p))
     for part in parts:
         spans += _versioning_words(part)
     return spans + _versioning_words(list(options))
@@ -129,4 +105,4 @@ def _alter_without_versioning(query: str, toks: list[Token]) -> list[str]:
     parts = split_commas(alter_clauses(toks))
     if all(_is_versioning_clause(p) for p in parts):
         return []
-    return [_without_spans(query, _dropped_parts(parts, _is_versioning_clause))]
+    return [without_spans(query, dropped_parts(parts, _is_versioning_clause))]

@@ -1,8 +1,8 @@
 """The events of a table that joins a running changefeed before its join point (snapshot/
 table_join.py): its rows in transactions that start before the point, and its DDLs there, are
 in the table's copy and are not written again; a table requested and not joined yet has none of
-its events replicated.  Its DDLs after the point and before its copy's last read run as replays
-while its deferred indexes wait (ddl_in_copy)."""
+its events replicated.  Its DDLs after the point run as any (one that touches an index it was
+created without and has not built yet edits the index's kept clause: sink/pending_indexes.py)."""
 
 from __future__ import annotations
 
@@ -48,14 +48,3 @@ def ddl_before_join(joins: Joins, tables: list[tuple[str, str]], start: tuple[st
         return None
     names = ", ".join(f"{s}.{t}" for s, t in mine)
     return f"{names} joins the changefeed with a copy that holds this DDL (add-tables / resync-tables)"
-
-
-def ddl_in_copy(copying: dict[tuple[str, str], tuple[str, int] | None], tables: list[tuple[str, str]],
-                start: tuple[str | None, int | None]) -> bool:
-    """Whether a DDL on `tables` at binlog (file, offset) `start` runs as a replay ("exists
-    already" and "can't drop" are its own success): every table it names joined with deferred
-    indexes and its copy's last read (`copying`: None, not read yet) comes after the DDL.  A
-    snapshot's DDLs up to its copy's end are replays too (its first cycle's replay_until): a
-    DROP INDEX of an index the table was created without finds none downstream."""
-    return bool(tables) and all(t in copying and (copying[t] is None or start[0] is None or start < copying[t])
-                                for t in tables)

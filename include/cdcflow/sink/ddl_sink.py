@@ -21,7 +21,7 @@ from cdcflow.core.failures import is_retryable
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.core.uri import DbUri
 from cdcflow.ddl import mariadb_only, tidb_only
-from cdcflow.sink import connection
+from cdcflow.sink import connection, pending_indexes
 from cdcflow.sink.async_index import IndexDDL
 from cdcflow.sink.ddl_exec import execute_ddl
 from cdcflow.store import index_jobs, metastore
@@ -82,9 +82,14 @@ class DdlSink:
 
     def _run(self, ddl: Ddl, replay: bool, checkpoint: tuple[int, dict] | None) -> str:
         statements = ddl.replacement
+        sources = ddl.statements or [ddl.query]
+        # a table created without indexes not built yet: what touches them edits their clauses instead
+        edit = None if statements else pending_indexes.edit(self.changefeed_id, self.conn, ddl, sources)
+        if edit is not None:
+            sources = edit.statements
         # an online schema change's cut-over runs its ALTERs in order, each as any DDL; a statement
         # the downstream has no words for raises here, before anything is marked or runs
-        queries = [] if statements else [s for q in ddl.statements or [ddl.query]
+        queries = [] if statements else [s for q in sources
                                          for s in mariadb_only.for_flavour(replace(ddl, query=q), self.flavour,
                                                                            self.changefeed_id)]
         metastore.mark_ddl_in_flight(self.changefeed_id, ddl.commit_ts, checkpoint)
@@ -100,7 +105,11 @@ class DdlSink:
             for q in queries:
                 outcomes.append(self.index_ddl.execute(replace(ddl, query=q), replay))
                 ran += 1
-            return ", ".join(outcomes) or f"not run: nothing of it applies to a {self.flavour} downstream"
+            outcome = ", ".join(outcomes) or f"not run: nothing of it applies to a {self.flavour} downstream"
+            if edit is None:
+                return outcome
+            edit.record()  # once the statements ran: a crash before runs them again as a replay
+            return edit.outcome(outcome)
         except pymysql.MySQLError as e:
             if ran == 0 and not replay and not is_retryable(e):
                 # the server refused it, so it did not run: a rerun is no replay, and must not take

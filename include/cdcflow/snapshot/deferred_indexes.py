@@ -18,7 +18,10 @@ index (REPLACE / DELETE by that key), which is kept, and a unique index that wou
 a REPLACE delete a second row only rejects what the upstream's order never leaves in place
 once the replay is past the copy's last read.  With every unique secondary index deferred,
 InnoDB's only unique check during the copy is the clustered key's, which unique_checks=0 does
-not skip: turning it off would change nothing, so the copy leaves it on.
+not skip: turning it off would change nothing, so the copy leaves it on.  A replicated DDL
+that drops, renames or hides one of them, in any cycle before the build, changes its kept
+clause instead of running that part, and a rename of the table moves the clauses to the new
+name (sink/pending_indexes.py): the build adds what the upstream has then.
 
 Kept at creation (not deferred), so that the definitions end identical and the replay finds
 its rows:
@@ -48,7 +51,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -61,31 +63,21 @@ from cdcflow.core.per_thread import PerThread
 from cdcflow.core.row_codec import quote_ident
 from cdcflow.ddl import tidb_only
 from cdcflow.ddl.classify import classify
+from cdcflow.ddl.index_edits import clause_name, index_lines
 from cdcflow.ddl.table_def import TableInfo
 from cdcflow.ddl.tidb_only import for_downstream
 from cdcflow.ddl.tracker import UNKNOWN
 from cdcflow.sink import connection, downstream
 from cdcflow.sink.async_index import IndexDDL
+from cdcflow.sink.pending_indexes import downstream_indexes
 from cdcflow.source.binlog import head_position
 from cdcflow.source.position import Position
 from cdcflow.store import index_jobs, schema_versions, snapshots
 
 log = logging.getLogger(__name__)
 
-_INDEX_LINE = re.compile(r"^  (UNIQUE |FULLTEXT |SPATIAL )?(KEY|INDEX) `((?:[^`]|``)*)`")
 _ALWAYS_KEPT = ("FULLTEXT ", "SPATIAL ")
 DUPLICATE_KEY_NAME = 1061
-
-
-def index_lines(create: str) -> list[tuple[int, str, str, str]]:
-    """(line number, index name, kind word or '', the clause without its trailing comma) of each
-    secondary index of a SHOW CREATE TABLE text: one line each, as the server prints them."""
-    out = []
-    for i, line in enumerate(create.split("\n")):
-        m = _INDEX_LINE.match(line)
-        if m:
-            out.append((i, m.group(3).replace("``", "`"), m.group(1) or "", line.strip().rstrip(",")))
-    return out
 
 
 def split(create: str, keep: set[str]) -> tuple[str, list[str]]:
@@ -195,7 +187,7 @@ def build(changefeed_id: str, down, kind: str, flavour: str, index_ddl=None, ren
         info = tracked(schema, name) if tracked else UNKNOWN
         if isinstance(info, TableInfo):
             have = {n.lower() for n in info.indexes}
-            clauses = [c for c in clauses if _name(c).lower() in have]
+            clauses = [c for c in clauses if clause_name(c).lower() in have]
         missing = None if info is None else _missing(down, schema, name, clauses)
         try:
             if missing is None:
@@ -322,27 +314,12 @@ class AsTablesEnd(ParallelBuild):
             self.up.close()
 
 
-def _existing(down, schema: str, name: str) -> set[str] | None:
-    with down.cursor() as cur:
-        cur.execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
-                    (schema, name))
-        if cur.fetchone() is None:
-            return None
-        cur.execute("SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = %s "
-                    "AND TABLE_NAME = %s", (schema, name))
-        return {r[0].lower() for r in cur.fetchall()}
-
-
 def _missing(down, schema: str, name: str, clauses: list[str]) -> list[tuple[str, str]] | None:
     """(index name, clause) of each clause whose index the downstream table lacks; None: no such table."""
-    have = _existing(down, schema, name)
+    have = downstream_indexes(down, schema, name)
     if have is None:
         return None
-    return [(_name(c), c) for c in clauses if _name(c).lower() not in have]
-
-
-def _name(clause: str) -> str:
-    return index_lines("  " + clause)[0][1]
+    return [(clause_name(c), c) for c in clauses if clause_name(c).lower() not in have]
 
 
 def downstream_statement(flavour: str, schema: str, query: str, changefeed_id: str) -> str:

@@ -22,10 +22,9 @@ The method is the snapshot's (package docstring), per table and spread over cycl
   safe mode holds until the checkpoint is past it, and the copy is done.  Its deferred indexes
   are built then, as a snapshot's are once its replay is past the copy's last read (one ALTER
   TABLE; TiDB's asynchronous ADD INDEX jobs), and again by each next cycle until they are: an
-  index that exists is not added twice.  Until the copy is done, a DDL of a table with indexes
-  deferred runs as a replay (apply.py), as a snapshot's DDLs up to its copy's end do: a DROP
-  INDEX of a deferred index finds none, and the build skips it (the tracked schema no longer
-  has it).
+  index that exists is not added twice.  Until they are, a replicated DDL that drops, renames
+  or hides one of them edits its kept clause instead of running that part, and one that
+  renames the table takes the copy along (sink/pending_indexes.py), as for a snapshot's.
 
 Why not DBLog's watermarks (Debezium's incremental snapshot)?  They need a signal table the
 changefeed writes on the upstream, or chunk rows reconciled inside pull; a point per table needs

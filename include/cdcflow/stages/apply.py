@@ -9,7 +9,6 @@ from contextlib import suppress
 import pyarrow as pa
 
 from cdcflow.core.errors import CdcflowError
-from cdcflow.filter.table_joins import ddl_in_copy
 from cdcflow.sink.ddl_sink import DdlSink
 from cdcflow.sink.foreign_keys import marker_id
 from cdcflow.sink.row_sink import RowSink, Written
@@ -142,8 +141,8 @@ class _Barriers:
             self.pending = (ddl.commit_ts, seg.pos_after.to_dict())
             return True
         # a replay: the DDL ran before a crash, or before a backfill moved the checkpoint back, or
-        # on a joining table with deferred indexes before its copy's last read (filter.table_joins)
-        replay = in_flight == ddl.commit_ts or ddl.commit_ts <= self.window.replay_until or self._in_a_copy(ddl)
+        # is in a table a copy created after it (a snapshot's, a joining table's: replay_until)
+        replay = in_flight == ddl.commit_ts or ddl.commit_ts <= self.window.replay_until
         waits = self.ddls.blockers(ddl, replay)
         if waits:  # an index TiDB still builds on a table this DDL touches: wait_index takes over
             self.write_pending()
@@ -158,10 +157,6 @@ class _Barriers:
         self._changed(ddl.tables)
         self.cycle.log_event("ddl applied", commit_ts=ddl.commit_ts, name=ddl.name, outcome=outcome)
         return True
-
-    def _in_a_copy(self, ddl) -> bool:
-        copying = table_copies.deferring(self.cycle.changefeed_id)
-        return bool(copying) and ddl_in_copy(copying, ddl.tables, (ddl.start_pos.file, ddl.start_pos.pos))
 
     def _add(self, w: Written) -> None:
         """One segment's rows into the result."""

@@ -120,6 +120,26 @@ def index_phase(changefeed_id: str, table: str, status: str) -> None:
         _done_if_built(changefeed_id)
 
 
+def set_clauses(changefeed_id: str, table: str, clauses: list[str]) -> None:
+    """The clauses `table` waits for, as a replicated DDL left them (sink/pending_indexes.py)."""
+    with engine().begin() as c:
+        c.execute(sa.update(indexes).where(indexes.c.changefeed_id == changefeed_id, indexes.c.table_name == table,
+                                           indexes.c.status != BUILT).values(clauses=json.dumps(clauses)))
+
+
+def rename_table(changefeed_id: str, old: str, new: str) -> None:
+    """The indexes `old` waits for are `new`'s: the table was renamed (a record of `new` is of a
+    table gone from that name)."""
+    with engine().begin() as c:
+        if c.execute(sa.select(indexes.c.table_name).where(indexes.c.changefeed_id == changefeed_id,
+                                                           indexes.c.table_name == old,
+                                                           indexes.c.status != BUILT)).first() is None:
+            return
+        c.execute(sa.delete(indexes).where(indexes.c.changefeed_id == changefeed_id, indexes.c.table_name == new))
+        c.execute(sa.update(indexes).where(indexes.c.changefeed_id == changefeed_id, indexes.c.table_name == old)
+                  .values(table_name=new))
+
+
 def _done_if_built(changefeed_id: str) -> None:
     with engine().begin() as c:
         left = c.execute(sa.select(sa.func.count()).where(indexes.c.changefeed_id == changefeed_id,

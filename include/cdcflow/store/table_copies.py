@@ -30,6 +30,7 @@ MODES = {ADD: "add-tables", RESYNC: "resync-tables"}  # the command and the trig
 ACTIVE = (REQUESTED, COPYING, REPLAYING)
 # the deferred indexes' phases; building and built are deferred_indexes' own (store.snapshots')
 PENDING, BUILDING, BUILT, FAILED = "pending", snapshots.BUILDING, snapshots.BUILT, "failed"
+UNBUILT = (PENDING, BUILDING, FAILED)
 
 
 def request(changefeed_id: str, tables: list[str], kind: str, conn=None) -> None:
@@ -99,7 +100,7 @@ def indexes_due(changefeed_id: str) -> list[dict]:
     """The tables whose copy is done and whose deferred indexes are not built: {table, clauses,
     status}, as store.snapshots.deferred gives a snapshot's."""
     return [{"table": c["table_name"], "clauses": c["index_clauses"], "status": c["index_status"]}
-            for c in all_of(changefeed_id) if c["status"] == DONE and c["index_status"] in (PENDING, BUILDING, FAILED)]
+            for c in all_of(changefeed_id) if c["status"] == DONE and c["index_status"] in UNBUILT]
 
 
 def index_phase(changefeed_id: str, table: str, status: str, error: str | None = None) -> None:
@@ -110,12 +111,41 @@ def index_phase(changefeed_id: str, table: str, status: str, error: str | None =
                   .values(index_status=status, index_error=error))
 
 
-def deferring(changefeed_id: str) -> dict[tuple[str, str], tuple[str, int] | None]:
-    """(schema, table) -> the copy's last read (`copied_to`, a binlog (file, offset); None: chunks
-    left) of each table that joined with deferred indexes and whose copy is not done."""
-    return {tuple(c["table_name"].split(".", 1)): (c["copied_to"]["file"], int(c["copied_to"]["pos"]))
-            if c["copied_to"] else None
-            for c in active(changefeed_id) if c["status"] in (COPYING, REPLAYING) and c["index_status"] == PENDING}
+def set_clauses(changefeed_id: str, table: str, clauses: list[str]) -> None:
+    """The clauses `table` waits for, as a replicated DDL left them (sink/pending_indexes.py)."""
+    with engine().begin() as c:
+        c.execute(sa.update(copies).where(copies.c.changefeed_id == changefeed_id, copies.c.table_name == table,
+                                          copies.c.index_status.in_(UNBUILT))
+                  .values(index_clauses=json.dumps(clauses) if clauses else None))
+
+
+def held(changefeed_id: str) -> dict[str, list[str]]:
+    """table -> the clauses it waits for, of each copy active or whose indexes are not built:
+    what a replicated DDL of the table edits, or a rename moves (sink/pending_indexes.py)."""
+    return {c["table_name"]: c["index_clauses"] if c["index_status"] in UNBUILT else []
+            for c in all_of(changefeed_id) if c["status"] in ACTIVE or c["index_status"] in UNBUILT}
+
+
+def rename_table(changefeed_id: str, old: str, new: str) -> None:
+    """The copy of `old` (its chunks, its indexes) is `new`'s: the table was renamed.  A record of
+    `new` is of a table gone from that name; chunk tasks name the table they read and those
+    they wait for (copy_order)."""
+    schema, name = new.split(".", 1)
+    with engine().begin() as c:
+        for t in (chunks, copies):
+            c.execute(sa.delete(t).where(t.c.changefeed_id == changefeed_id, t.c.table_name == new))
+        c.execute(sa.update(copies).where(copies.c.changefeed_id == changefeed_id, copies.c.table_name == old)
+                  .values(table_name=new))
+        for table, index, text in c.execute(sa.select(chunks.c.table_name, chunks.c.chunk_index, chunks.c.task)
+                                            .where(chunks.c.changefeed_id == changefeed_id)).all():
+            task = json.loads(text)
+            moved = {**task, "after": [new if t == old else t for t in task.get("after", [])]}
+            if table == old:
+                moved.update(table=new, schema=schema, name=name)
+            if moved != task:
+                c.execute(sa.update(chunks).where(chunks.c.changefeed_id == changefeed_id,
+                                                  chunks.c.table_name == table, chunks.c.chunk_index == index)
+                          .values(table_name=new if table == old else table, task=json.dumps(moved)))
 
 
 def busy(changefeed_id: str) -> bool:
