@@ -62,6 +62,19 @@ def test_the_archive_is_named_by_the_java_and_pyspark_it_was_built_from(monkeypa
     assert class_archive.archive_path() != first
 
 
+def test_jars_installed_again_get_an_archive_of_their_own(monkeypatch, tmp_path):
+    """The same pyspark installed again (pip --force-reinstall) has new jar files, which the JVM
+    will not map an archive of the old ones with: the name changes with them."""
+    jars = tmp_path / "jars"
+    jars.mkdir()
+    (jars / "a.jar").write_bytes(b"x")
+    monkeypatch.setattr(class_archive, "_jars", lambda: jars)
+    first = class_archive.archive_path()
+    assert class_archive.archive_path() == first
+    os.utime(jars / "a.jar", ns=(1, 1))
+    assert class_archive.archive_path() != first
+
+
 def test_under_spark_submit_the_jars_are_spark_homes(monkeypatch, tmp_path):
     """spark-submit imports pyspark from its pyspark.zip, which holds no jars: SPARK_HOME's
     name the archive, the same one; with neither there is no archive, and no error."""

@@ -43,8 +43,11 @@ def archive_path() -> Path | None:
     java, jars = _java(), _jars()
     if java is None or jars is None:
         return None
+    # the jars' times too: the JVM refuses an archive whose jars were installed again since, even
+    # at the same version (pip install --force-reinstall), so such an install gets an archive of its own
+    listed = sorted(os.scandir(jars), key=lambda e: e.name)
     key = hashlib.sha1("\n".join([str(java), str(java.stat().st_mtime_ns), pyspark.__version__,
-                                  *sorted(os.listdir(jars))]).encode()).hexdigest()[:16]
+                                  *(f"{e.name} {e.stat().st_mtime_ns}" for e in listed)]).encode()).hexdigest()[:16]
     return Path(sys.prefix) / "share" / "cdcflow" / f"spark-classes-{key}.jsa"
 
 
