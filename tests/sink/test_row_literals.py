@@ -90,7 +90,7 @@ def test_the_writers_use_the_compiled_literals_unless_asked_not_to(monkeypatch):
     try:
         assert row_literals.implementation()[0] is compiled_literals.literal
         row_literals.implementation.cache_clear()
-        monkeypatch.setenv(row_literals.ENV, "python")
+        monkeypatch.setenv("CDCFLOW_ROW_LITERALS", "python")
         assert row_literals.implementation()[0] is raw_literal
     finally:
         row_literals.implementation.cache_clear()

@@ -13,13 +13,12 @@ from functools import cache
 from cdcflow.core import row_codec
 
 log = logging.getLogger(__name__)
-ENV = "CDCFLOW_ROW_LITERALS"
 
 
 @cache
 def implementation() -> tuple:
     """(literal, values): the compiled module's, or the reference's."""
-    if os.environ.get(ENV, "compiled").lower() != "python":
+    if os.environ.get("CDCFLOW_ROW_LITERALS", "compiled").lower() != "python":
         try:
             from cdcflow.core import compiled_literals  # lazy: an extension make setup may not have built
         except ImportError as e:
