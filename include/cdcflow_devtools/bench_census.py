@@ -32,6 +32,7 @@ KINDS = ("cdcflow", "JVM", "Python workers", "downstream", "upstream")
 # the log event that ends each stage, in the cycle's order; the first span starts at the process's start
 STAGE_ENDS = (("start-up, prepare", "window"), ("pull", "pulled"), ("filter", "filtered"),
               ("barrier", "barriers"), ("apply", "applied"), ("finish", "finished"))
+_ENDING = {event for _stage, event in STAGE_ENDS}
 _EVENT = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) cdcflow ([a-z ]+) · changefeed")
 
 
@@ -126,7 +127,7 @@ def stage_ends(log_path: Path) -> dict[str, float]:
     ends = {}
     for line in log_path.read_text(errors="replace").splitlines():
         m = _EVENT.match(line)
-        if m and m.group(2) in dict((e, s) for s, e in STAGE_ENDS):
+        if m and m.group(2) in _ENDING:
             ends[m.group(2)] = dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
     return ends
 

@@ -120,19 +120,20 @@ def run_cycle_measured(changefeed_id: str, row_changes: int, log_dir: Path, remo
     from cdcflow_devtools import bench_census
 
     log_path = log_dir / f"cycle-{changefeed_id}.log"
-    samplers = []
+    sampler = None
 
     def watch(pid: int):
-        samplers.append(bench_census.CpuSampler([pid, *cpu["roots"]], cpu["fixed"]))
-        return samplers[0]
+        nonlocal sampler
+        sampler = bench_census.CpuSampler([pid, *cpu["roots"]], cpu["fixed"])
+        return sampler
 
     started = time.time()
     wall, peak, _ = run_measured(["changefeed", "run", "-c", changefeed_id, *(["--spark-remote", remote] if remote else [])],
                                  log_path, watch=watch if cpu else None)
     runs = metastore.recent_runs(changefeed_id, limit=1)
     result = CycleResult(changefeed_id, row_changes, wall, peak, runs[0].stats if runs else {})
-    if samplers:
-        result.census = bench_census.census(samplers[0], started, started + wall, log_path).as_dict()
+    if sampler is not None:
+        result.census = bench_census.census(sampler, started, started + wall, log_path).as_dict()
     return result
 
 

@@ -65,6 +65,19 @@ def _same_definitions(up, down) -> None:
         assert _show_create(down, table) == _show_create(up, table), table
 
 
+def _cycle_builds(capsys, changefeed_id: str) -> None:
+    """A cycle that replays and builds the deferred indexes: it succeeds and the snapshot is done."""
+    rc, err = cli_run(capsys, changefeed_id)
+    assert rc == 0, err
+    assert snapshots.progress(changefeed_id)["status"] == "done"
+
+
+def _equal_to_upstream(up, down) -> None:
+    """Whole definitions and rows."""
+    _same_definitions(up, down)
+    assert_consistent(up, down, [S])
+
+
 def _move_between_chunks(monkeypatch, up, before_chunk_of_table: str, index: int, *statements: str) -> list:
     """Run `statements` upstream right before chunk `index` of `before_chunk_of_table` is read (the
     copy runs one chunk at a time): the chunks before it were read before the change."""
@@ -91,8 +104,7 @@ def test_a_unique_value_moved_between_two_chunks_is_set_right_before_its_index_i
     assert snapshots.progress("ix1")["status"] == "done"
     assert _indexes(down, "m") == ["PRIMARY", "k_w", "uq_u"]
     assert down.query(f"SELECT id, u FROM {S}.m WHERE id IN (1, 50) ORDER BY id") == [(1, "u50"), (50, "u1")]
-    _same_definitions(up, down)
-    assert_consistent(up, down, [S])
+    _equal_to_upstream(up, down)
 
 
 def test_a_duplicate_the_replay_cannot_remove_fails_the_build_naming_it(
@@ -113,11 +125,8 @@ def test_a_duplicate_the_replay_cannot_remove_fails_the_build_naming_it(
     down.execute(f"DELETE FROM {S}.m WHERE id = 1000")
     capsys.readouterr()
     assert cli.main(["changefeed", "resume", "-c", "ix2"]) == 0, capsys.readouterr().err
-    rc, err = cli_run(capsys, "ix2")
-    assert rc == 0, err
-    assert snapshots.progress("ix2")["status"] == "done"
-    _same_definitions(up, down)
-    assert_consistent(up, down, [S])
+    _cycle_builds(capsys, "ix2")
+    _equal_to_upstream(up, down)
 
 
 def test_a_build_as_the_copy_ends_that_fails_is_left_to_the_build_after_it(
@@ -209,12 +218,9 @@ def test_a_cycle_killed_before_and_one_killed_during_the_build_leave_it_to_the_n
         reader.rollback()  # the killed client's ALTER may go on now: the next build adds only what is missing
     finally:
         reader.close()
-    rc, err = cli_run(capsys, "ix3")
-    assert rc == 0, err
-    assert snapshots.progress("ix3")["status"] == "done"
+    _cycle_builds(capsys, "ix3")
     assert _indexes(down, "m") == ["PRIMARY", "k_w", "uq_u"] and _indexes(down, "o") == ["PRIMARY", "k_v"]
-    _same_definitions(up, down)
-    assert_consistent(up, down, [S])
+    _equal_to_upstream(up, down)
 
 
 KINDS = (
@@ -283,8 +289,7 @@ def test_every_table_and_column_kind_ends_with_the_upstreams_definition(
         assert rc == 0, err
     assert snapshots.progress("ix4")["status"] == "done"
     assert "k_v" not in _indexes(down, "p")  # dropped by the replay before its build, which skipped it
-    _same_definitions(up, down)
-    assert_consistent(up, down, [S])
+    _equal_to_upstream(up, down)
 
 
 def test_a_copy_while_the_upstream_is_quiet_builds_its_indexes_itself(mariadb_pair, spark, cdcflow_home, capsys):
@@ -293,8 +298,7 @@ def test_a_copy_while_the_upstream_is_quiet_builds_its_indexes_itself(mariadb_pa
     _fresh(up, down, *MOVING)
     progress = _create(capsys, cdcflow_home, up, down, "ix5", workers=2)
     assert progress["status"] == "done" and progress["tables_indexed"] == 1, progress
-    _same_definitions(up, down)
-    assert_consistent(up, down, [S])
+    _equal_to_upstream(up, down)
 
 
 def test_a_quiet_copy_builds_the_tables_indexes_at_once_each_as_the_upstream_has_it(
@@ -306,8 +310,7 @@ def test_a_quiet_copy_builds_the_tables_indexes_at_once_each_as_the_upstream_has
     progress = _create(capsys, cdcflow_home, up, down, "ix6", workers=3)
     assert progress["status"] == "done" and progress["tables_indexed"] == 6, progress
     assert snapshots.deferred("ix6") == []  # none left unbuilt
-    _same_definitions(up, down)
-    assert_consistent(up, down, [S])
+    _equal_to_upstream(up, down)
 
 
 def test_on_a_tidb_downstream_each_deferred_index_is_an_add_index_job_the_next_cycles_await(
@@ -369,12 +372,9 @@ def test_an_alter_that_drops_a_deferred_index_during_the_copy_runs_its_other_par
                            f"INSERT INTO {S}.m VALUES (1000, 'new', 1, 42)", f"UPDATE {S}.m SET x = 7 WHERE id = 5")
     assert _create(capsys, cdcflow_home, up, down, "ix8")["status"] == "indexing" and ran
     up.execute(f"UPDATE {S}.m SET x = 8 WHERE id = 6")
-    rc, err = cli_run(capsys, "ix8")
-    assert rc == 0, err
-    assert snapshots.progress("ix8")["status"] == "done"
+    _cycle_builds(capsys, "ix8")
     assert down.query(f"SELECT id, x FROM {S}.m WHERE x IS NOT NULL ORDER BY id") == [(5, 7), (6, 8), (1000, 42)]
-    _same_definitions(up, down)
-    assert_consistent(up, down, [S])
+    _equal_to_upstream(up, down)
 
 
 def test_a_drop_of_a_deferred_index_in_the_cycle_that_builds_is_not_run(
@@ -389,12 +389,9 @@ def test_a_drop_of_a_deferred_index_in_the_cycle_that_builds_is_not_run(
     assert _create(capsys, cdcflow_home, up, down, "ix9")["status"] == "indexing"
     time.sleep(1.1)  # past the replay horizon: the rest of the second the copy ended in
     up.execute(f"DROP INDEX kb ON {S}.r", f"ALTER TABLE {S}.r RENAME INDEX ua TO ua2, ALTER INDEX kc IGNORED")
-    rc, err = cli_run(capsys, "ix9")
-    assert rc == 0, err
-    assert snapshots.progress("ix9")["status"] == "done"
+    _cycle_builds(capsys, "ix9")
     assert _indexes(down, "r") == ["PRIMARY", "kc", "ua2"]
-    _same_definitions(up, down)
-    assert_consistent(up, down, [S])
+    _equal_to_upstream(up, down)
 
 
 def test_a_table_renamed_during_the_copy_gets_its_deferred_indexes_under_its_new_name(
@@ -403,9 +400,6 @@ def test_a_table_renamed_during_the_copy_gets_its_deferred_indexes_under_its_new
     _fresh(up, down, *MOVING, *OTHER)
     ran = _after_m_is_read(monkeypatch, up, f"RENAME TABLE {S}.m TO {S}.m2")
     assert _create(capsys, cdcflow_home, up, down, "ix10")["status"] == "indexing" and ran
-    rc, err = cli_run(capsys, "ix10")
-    assert rc == 0, err
-    assert snapshots.progress("ix10")["status"] == "done"
+    _cycle_builds(capsys, "ix10")
     assert _indexes(down, "m2") == ["PRIMARY", "k_w", "uq_u"]
-    _same_definitions(up, down)
-    assert_consistent(up, down, [S])
+    _equal_to_upstream(up, down)

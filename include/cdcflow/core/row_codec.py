@@ -148,7 +148,11 @@ _decode_json = msgspec.json.Decoder().decode  # the same Python values as json.l
 def decode_image(text: str | None) -> dict | None:
     if text is None:
         return None
-    return {k: _decode_value(v) if type(v) is dict else v for k, v in _decode_json(text).items()}
+    return decoded(_decode_json(text))
+
+
+def _quote(s: str) -> str:
+    return "'" + escape_string(s) + "'"
 
 
 def raw_image(text: str) -> dict:
@@ -185,17 +189,17 @@ def _normal(length: int, sep: int):
 # tag -> its literal from the tagged text (None: the decoded value's literal, the slow way)
 _RAW_TAGGED = {"d": _decimal_text, "dt": _normal(26, 10), "da": _normal(10, -1),
                "b": lambda x: "X'" + base64.b64decode(x).hex() + "'" if x else "''",
-               "tt": lambda x: _quote(x), "t": lambda x: _quote(x), "j": lambda x: _quote(x),
-               "set": lambda x: _quote(",".join(x))}
+               "tt": _quote, "t": _quote, "j": _quote, "set": lambda x: _quote(",".join(x))}
+
+
+def values_text(literal, image: dict, columns) -> str:
+    """An image's VALUES tuple over `columns`, "(l1, l2, …)", each value's text by `literal`."""
+    return "(" + ", ".join([literal(image[c]) for c in columns]) + ")"
 
 
 def raw_values(raw: dict, columns) -> str:
-    """A raw image's VALUES tuple over `columns`, "(l1, l2, …)"."""
-    return "(" + ", ".join([raw_literal(raw[c]) for c in columns]) + ")"
-
-
-def _quote(s: str) -> str:
-    return "'" + escape_string(s) + "'"
+    """A raw image's VALUES tuple over `columns` (values_text of raw_literal)."""
+    return values_text(raw_literal, raw, columns)
 
 
 def sql_literal(v) -> str:

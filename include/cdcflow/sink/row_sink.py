@@ -198,8 +198,10 @@ class RowSink:
             pulled = set()
         # the keys pull found sharing another unique key's value, to one part of their table
         # (sink.conflict_keys); a table's transactions are one partition already
-        found = {plan.names[t]: tangled_by_pull(self.pulled_keys, plan.names[t], *span) for t in pulled}
-        tangles = {t: k for t, k in found.items() if k is None or k} if "part" in by else {}
+        tangles = {}
+        if "part" in by:
+            found = {plan.names[t]: tangled_by_pull(self.pulled_keys, plan.names[t], *span) for t in pulled}
+            tangles = {t: k for t, k in found.items() if k is None or k}
         if local is not None:
             counts = _write_here(local, keys, pulled, folder, (by, order, tangles), passes, workers)
         else:

@@ -21,12 +21,13 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Iterable
 
 import pymysql
 
 from cdcflow.core import row_literals
-from cdcflow.core.row_codec import decode_image, decoded, quote_ident, sql_literal
+from cdcflow.core.row_codec import decode_image, decoded, quote_ident, sql_literal, values_text
 from cdcflow.sink.downstream_errors import SinkError, error_code, offending_row
 from cdcflow.sink.enum_error_value import write_error_values
 
@@ -70,8 +71,7 @@ class ImageForm:
 
 
 # images of Python values (the snapshot's rows as pymysql decoded them)
-DECODED = ImageForm(sql_literal, lambda img, cols: "(" + ", ".join(map(sql_literal, map(img.__getitem__, cols))) + ")",
-                    lambda img: img)
+DECODED = ImageForm(sql_literal, partial(values_text, sql_literal), lambda img: img)
 
 
 def raw_form() -> ImageForm:
