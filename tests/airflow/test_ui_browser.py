@@ -216,6 +216,9 @@ def chromium_page():
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1800})
             page.set_default_timeout(60_000)
+            # expect() keeps its own 5 s default: a resume that looks up the binlog position of its
+            # ts took longer than that on a loaded machine, and the page was right, only slow
+            expect.set_options(timeout=60_000)
             yield page
         finally:
             browser.close()

@@ -20,7 +20,6 @@ from cdcflow.ddl.table_def import TableInfo
 from cdcflow.filter import mysql_eval as m
 from cdcflow.filter import value_expr as df_
 from cdcflow.filter.mysql_eval import compile_expr, supported_functions
-from cdcflow.filter.txn import skip_transactions
 
 COLS = [
     df_.column_of("id", "int", "int(11)"),
@@ -152,16 +151,6 @@ def test_a_column_missing_at_run_time_fails_the_cycle(spark):
     with pytest.raises(CdcflowError) as e:
         df_.ignored_events(spark, events(spark, inserts(row())), cfg, VERSIONS, "cf1")
     assert "colour" in str(e.value) and not e.value.retryable
-
-
-def test_skip_transactions_by_start_ts_commit_ts_and_gtid(spark):
-    ev = spark.createDataFrame(
-        [(1, None, "0-1-1"), (2, None, "0-1-2"), (3, 30, "0-1-3"), (4, None, None), (5, None, "0-1-5")],
-        "commit_ts bigint, start_ts bigint, gtid string")
-    cfg = parse_config("[filter]\nignore-txn-start-ts = [30]\nignore-txn-commit-ts = [2, 99]\n"
-                       "ignore-txn-gtid = ['0-1-5']\n")
-    assert sorted(r["commit_ts"] for r in skip_transactions(ev, cfg).collect()) == [1, 4]
-    assert skip_transactions(ev, parse_config("")) is ev
 
 
 @pytest.mark.parametrize("expr, matched", [

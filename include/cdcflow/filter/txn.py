@@ -10,14 +10,10 @@ transaction loses its row changes and its DDL alike, as in TiCDC.
 from __future__ import annotations
 
 
-def skip_transactions(events, cfg):
-    """`events` without the transactions the config names (a Spark DataFrame of events)."""
-    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
-
-    drop = None
-    for col, values in (("start_ts", cfg.ignore_txn_start_ts), ("commit_ts", cfg.ignore_txn_commit_ts),
-                        ("gtid", cfg.ignore_txn_gtid)):
-        if values:
-            hit = F.col(col).isNotNull() & F.col(col).isin(list(values))
-            drop = hit if drop is None else drop | hit
-    return events if drop is None else events.where(~drop)
+def ignored_transactions(cfg) -> list[tuple[str, tuple]]:
+    """(event column, values) for each ignore-txn-* the config sets: an event whose column holds
+    one of the values belongs to a transaction to drop (stages.rows applies them, in Spark and
+    in Arrow)."""
+    return [(col, tuple(values)) for col, values in (("start_ts", cfg.ignore_txn_start_ts),
+                                                    ("commit_ts", cfg.ignore_txn_commit_ts),
+                                                    ("gtid", cfg.ignore_txn_gtid)) if values]

@@ -54,7 +54,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                            replay_until=window.replay_until, event=cycle.log_event,
                            pulled_keys=by_table(contracts.KEY_SPANS.read(cycle.folder))
                            if cycle.folder.exists(contracts.KEY_SPANS.name) else None)
-        small = {} if run.dry_run else small_segments(rows, segments, cycle.feed().checkpoint_ts)
+        small = {} if run.dry_run else small_segments(cycle, segments, cycle.feed().checkpoint_ts)
         _Barriers(cycle, window, ddl_sink, row_sink, stats, run.dry_run).run(segments, rows, small)
     finally:
         ddl_sink.close()

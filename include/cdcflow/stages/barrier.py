@@ -7,8 +7,7 @@ as TiCDC's owner does.
 
 from __future__ import annotations
 
-import bisect
-
+import numpy as np
 import pyarrow as pa
 
 from cdcflow.sink.row_sink import KEY_TEXTS, ROW_COLUMNS
@@ -70,8 +69,8 @@ def segment_counts(row_events, his: list[int]) -> list[tuple[tuple[int, str, str
     return [((r["segment"], r["schema"], r["table"]), r["n"], r["b"] or 0) for r in counted.collect()]
 
 
-# A segment of at most this many row events is written from the driver, its rows fetched
-# with those of the window's other such segments in one Spark job (small_segments), up to
+# A segment of at most this many row events is written from the driver, its rows read with
+# those of the window's other such segments by pyarrow in the driver (small_segments), up to
 # SMALL_SEGMENTS_ROWS and SMALL_SEGMENTS_BYTES of images in all.  A Spark job per segment
 # cost 0.3-0.5 s of planning, which over a thousand DDLs with rows between them was most of
 # the cycle; and for a segment of tens of thousands of rows the JVM's shuffle, aggregation and
@@ -101,22 +100,39 @@ def driver_segments(segments: list[Segment], checkpoint_ts: int) -> list[int]:
     return picked
 
 
-def small_segments(rows, segments: list[Segment], checkpoint_ts: int) -> dict[int, pa.Table]:
-    """The rows of the segments not applied yet that hold at most SMALL_SEGMENT_ROWS each
-    (up to SMALL_SEGMENTS_ROWS and SMALL_SEGMENTS_BYTES in all), fetched in one Spark job:
-    {segment index: its rows}."""
-    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
+def _spans(segments: list[Segment], picked: list[int]) -> list[tuple[int, int]]:
+    """The ts ranges (lo, hi] that hold the picked segments' rows and no other segment's: a
+    segment not picked but with rows (one Spark writes, or one applied already) ends a range,
+    so its rows are never read here; Parquet skips the row groups outside the ranges."""
+    spans: list[tuple[int, int]] = []
+    chosen, running = set(picked), False
+    for i in range(picked[0], picked[-1] + 1):
+        if i in chosen:
+            if running:
+                spans[-1] = (spans[-1][0], segments[i].hi)
+            else:
+                spans.append((segments[i].lo, segments[i].hi))
+            running = True
+        elif segments[i].rows:
+            running = False
+    return spans
 
+
+def small_segments(cycle: Cycle, segments: list[Segment], checkpoint_ts: int) -> dict[int, pa.Table]:
+    """The rows of the segments not applied yet that hold at most SMALL_SEGMENT_ROWS each
+    (up to SMALL_SEGMENTS_ROWS and SMALL_SEGMENTS_BYTES in all), read in this process with
+    pyarrow (rows.kept_rows_here): {segment index: its rows}."""
     picked = driver_segments(segments, checkpoint_ts)
     if not picked:
         return {}
-    # the ts range they span first: Parquet skips the row groups outside it
-    span = (F.col("commit_ts") > segments[picked[0]].lo) & (F.col("commit_ts") <= segments[picked[-1]].hi)
-    fetched = (with_segment(rows.where(span).select(*ROW_COLUMNS, *KEY_TEXTS), [s.hi for s in segments])
-               .where(F.col("segment").isin(picked)).toArrow().sort_by("segment"))
-    ids = fetched["segment"].to_pylist()
-    return {i: fetched.slice(a, b - a) for i in picked
-            for a, b in [(bisect.bisect_left(ids, i), bisect.bisect_right(ids, i))] if b > a}
+    fetched = rows.kept_rows_here(cycle, _spans(segments, picked), (*ROW_COLUMNS, *KEY_TEXTS))
+    # each row's segment as with_segment gives it (bisect_left over the barriers), in window order
+    index = np.searchsorted(np.array([s.hi for s in segments], np.int64),
+                            fetched["commit_ts"].to_numpy(zero_copy_only=False), side="left")
+    ordered = np.argsort(index, kind="stable")
+    fetched, index = fetched.take(ordered), index[ordered]
+    bounds = np.searchsorted(index, picked, side="left"), np.searchsorted(index, picked, side="right")
+    return {i: fetched.slice(a, b - a) for i, a, b in zip(picked, *bounds) if b > a}
 
 
 def barrier(spark, cycle: Cycle) -> contracts.BarrierResult:

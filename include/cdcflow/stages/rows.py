@@ -3,14 +3,22 @@
 filter drops transactions, tables and rows; where it drops no row event it writes no copy of
 them (a copy is a full rewrite of the window), and barrier and apply read the row events as
 pull wrote them, without the same transactions filter read them without.
+
+What a window drops is one table (`dropped`), applied to a Spark DataFrame (`window_events`)
+and to pyarrow's read of the same files in this process (`kept_rows_here`), so the two reads
+cannot disagree on a rule.
 """
 
 from __future__ import annotations
 
 import functools
 import operator
+from dataclasses import dataclass
 
-from cdcflow.filter.txn import skip_transactions
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cdcflow.filter.txn import ignored_transactions
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store.events import EVENT_SPARK_SCHEMA
@@ -18,20 +26,44 @@ from cdcflow.store.events import EVENT_SPARK_SCHEMA
 COPY = "filtered"  # the folder of filter's copy, when it made one
 
 
-def window_events(spark, cycle: Cycle, window: contracts.Window):
-    """Pull's events without the aborted transactions (ROLLBACK in the binlog: a transaction that
-    also changed a non-transactional table, whose rows the binlog holds apart), the rows a
-    ROLLBACK TO SAVEPOINT undid, and those the config says to skip (ignore-txn-*)."""
+@dataclass(frozen=True)
+class Dropped:
+    """Events a window drops: those whose `column` holds one of `values`; with `seqs` (first,
+    after), only those among them whose seq is in [first, after)."""
+
+    column: str
+    values: tuple
+    seqs: tuple[int, int] | None = None
+
+
+def dropped(window: contracts.Window, cfg) -> list[Dropped]:
+    """The aborted transactions (ROLLBACK in the binlog: a transaction that also changed a
+    non-transactional table, whose rows the binlog holds apart), the rows a ROLLBACK TO
+    SAVEPOINT undid, and the transactions the config says to skip (ignore-txn-*)."""
+    out = [Dropped(col, values) for col, values in ignored_transactions(cfg)]
+    if window.pulled.aborted_ts:
+        out.append(Dropped("commit_ts", tuple(window.pulled.aborted_ts)))
+    out += [Dropped("commit_ts", (ts,), (first, after)) for ts, first, after in window.pulled.rolled_back]
+    return out
+
+
+def _spark_hit(d: Dropped):
     from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
 
+    hit = F.col(d.column).isNotNull() & F.col(d.column).isin(list(d.values))
+    return hit if d.seqs is None else hit & F.col("seq").between(d.seqs[0], d.seqs[1] - 1)
+
+
+def _arrow_hit(d: Dropped) -> pc.Expression:
+    hit = pc.field(d.column).isin(d.values)  # Arrow's is_in matches a null to no value, as isNotNull above
+    return hit if d.seqs is None else hit & (pc.field("seq") >= d.seqs[0]) & (pc.field("seq") < d.seqs[1])
+
+
+def window_events(spark, cycle: Cycle, window: contracts.Window):
+    """Pull's events without those the window drops (`dropped`)."""
     raw = spark.read.schema(EVENT_SPARK_SCHEMA).parquet(cycle.folder.path("raw"))
-    if window.pulled.aborted_ts:
-        raw = raw.where(~F.col("commit_ts").isin(window.pulled.aborted_ts))
-    undone = [(F.col("commit_ts") == ts) & F.col("seq").between(first, after - 1)
-              for ts, first, after in window.pulled.rolled_back]  # rows a ROLLBACK TO SAVEPOINT undid
-    if undone:
-        raw = raw.where(~functools.reduce(operator.or_, undone))
-    return skip_transactions(raw, cycle.config)
+    hits = [_spark_hit(d) for d in dropped(window, cycle.config)]
+    return raw.where(~functools.reduce(operator.or_, hits)) if hits else raw
 
 
 def row_events(events):
@@ -52,10 +84,29 @@ def keep(cycle: Cycle, kept, window_rows) -> bool:
     return copied
 
 
+def _copied(cycle: Cycle) -> bool:
+    # a run whose filter predates this record always wrote its copy
+    return not cycle.folder.exists(contracts.ROWS.name) or contracts.ROWS.read(cycle.folder).copied
+
+
 def kept_rows(spark, cycle: Cycle):
     """The row events filter kept (barrier, apply)."""
-    # a run whose filter predates this record always wrote its copy
-    if not cycle.folder.exists(contracts.ROWS.name) or contracts.ROWS.read(cycle.folder).copied:
+    if _copied(cycle):
         # by the event schema, as pull's events: a copy written before a column existed reads it as null
         return spark.read.schema(EVENT_SPARK_SCHEMA).parquet(cycle.folder.path(COPY))
     return row_events(window_events(spark, cycle, contracts.WINDOW.read(cycle.folder)))
+
+
+def kept_rows_here(cycle: Cycle, spans: list[tuple[int, int]], columns) -> pa.Table:
+    """kept_rows' rows with commit ts in one of `spans` ((lo, hi] each), read with pyarrow in
+    this process, `columns` of them: the rows the driver writes itself need no Spark job.  Over
+    the JVM that fetch was a scan, a plan and Arrow's trip back, most of apply's JVM time
+    (docs/performance.md).  The filter runs as the files are scanned: only these rows are held."""
+    where = functools.reduce(operator.or_, [(pc.field("commit_ts") > lo) & (pc.field("commit_ts") <= hi)
+                                            for lo, hi in spans])
+    if _copied(cycle):
+        return cycle.folder.dataset(COPY).to_table(columns=list(columns), filter=where)
+    where &= pc.field("op") != "ddl"
+    for d in dropped(contracts.WINDOW.read(cycle.folder), cycle.config):
+        where &= ~_arrow_hit(d)
+    return cycle.folder.dataset("raw").to_table(columns=list(columns), filter=where)

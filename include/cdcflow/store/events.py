@@ -17,6 +17,7 @@ from typing import get_args, get_type_hints
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -99,6 +100,11 @@ class RunFolder:
     def read_table(self, name: str) -> pa.Table:
         with self.fs.open_input_file(self._fs_path(name)) as f:
             return pq.read_table(f)
+
+    def dataset(self, name: str) -> pads.Dataset:
+        """A folder of Parquet files read by the event schema, as Spark reads it: files named
+        `_*` or `.*` (Spark's markers and checksums) skipped, a column a file lacks read as null."""
+        return pads.dataset(self._fs_path(name), schema=EVENT_SCHEMA, format="parquet", filesystem=self.fs)
 
     def exists(self, name: str) -> bool:
         return self.fs.get_file_info(self._fs_path(name)).type != pafs.FileType.NotFound

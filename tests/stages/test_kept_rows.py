@@ -1,0 +1,138 @@
+"""The rows the driver writes are read with pyarrow (rows.kept_rows_here, barrier.small_segments);
+the rest with Spark (rows.kept_rows, barrier.with_segment).  Both reads apply one table of what
+a window drops; here they are held to the same rows on windows that drop by every rule, from
+pull's events and from filter's copy."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from cdcflow.core.config import parse_config
+from cdcflow.core.event import Event
+from cdcflow.source.binlog import Position
+from cdcflow.stages import contracts, rows
+from cdcflow.stages.barrier import _spans, small_segments, with_segment
+from cdcflow.stages.contracts import Segment
+from cdcflow.store.events import RunFolder
+
+COLUMNS = ["schema", "table", "commit_ts", "seq", "op", "before", "after", "before_key", "after_key"]
+
+
+class _Cycle:
+    def __init__(self, folder: RunFolder, config_text: str):
+        self.folder, self.config = folder, parse_config(config_text)
+
+
+def _events() -> list[Event]:
+    """Ten transactions of three rows each, a DDL at ts 50, and what each rule drops among them."""
+    out = []
+    for ts in range(10, 110, 10):
+        if ts == 50:
+            out.append(Event(commit_ts=ts, seq=0, schema="s", table="t", op="ddl", ddl_query="ALTER TABLE t ADD c INT"))
+            continue
+        for seq in range(3):
+            out.append(Event(commit_ts=ts, seq=seq, schema="s", table="t" if seq else "u", op="insert",
+                             after=f'{{"id": {ts + seq}}}', after_key=f"{ts + seq}",
+                             start_ts=300 if ts == 30 else None, gtid=f"0-1-{ts}" if ts != 70 else None))
+    return out
+
+
+def _window(aborted=(), rolled_back=()) -> contracts.Window:
+    p = Position("binlog.000001", 4)
+    return contracts.Window(start_ts=0, start_pos=p, head=p, head_tso=200, pulled=contracts.Pulled(
+        end_ts=100, end_pos=p, resolved_ts=200, stopped_at_target=False, aborted_ts=list(aborted), events=28,
+        transactions=10, rolled_back=list(rolled_back)))
+
+
+def _folder(tmp_path, window: contracts.Window) -> RunFolder:
+    folder = RunFolder(str(tmp_path / "events"), "cf", "run")
+    writer = folder.writer("raw", batch_rows=7)  # several row groups, for the ts filter to skip some
+    for e in _events():
+        writer.add(e)
+    writer.close()
+    contracts.WINDOW.write(folder, window)
+    return folder
+
+
+def _sorted(table: pa.Table) -> list[tuple]:
+    return sorted(tuple(r.values()) for r in table.select(COLUMNS).to_pylist())
+
+
+def _spark_rows(spark, cycle, lo: int, hi: int) -> list[tuple]:
+    from pyspark.sql import functions as F
+
+    kept = rows.kept_rows(spark, cycle).where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= hi))
+    return _sorted(kept.select(*COLUMNS).toArrow())
+
+
+CONFIGS = [
+    "",
+    "[filter]\nignore-txn-start-ts = [300]\n",
+    "[filter]\nignore-txn-commit-ts = [20, 999]\nignore-txn-gtid = ['0-1-90']\n",
+]
+
+
+@pytest.mark.parametrize("config_text", CONFIGS)
+@pytest.mark.parametrize("copied", [False, True], ids=["pull's events", "filter's copy"])
+def test_both_reads_keep_the_same_rows(spark, tmp_path, config_text, copied):
+    window = _window(aborted=[40], rolled_back=[(60, 1, 3), (80, 0, 1)])
+    folder = _folder(tmp_path, window)
+    cycle = _Cycle(folder, config_text)
+    if copied:
+        # filter's copy, as Spark writes it, without the key columns (a copy older than them)
+        kept = rows.row_events(rows.window_events(spark, cycle, window)).drop("before_key", "after_key")
+        rows.keep(cycle, kept, None)
+    else:
+        rows.keep(cycle, None, None)
+    everything = _spark_rows(spark, cycle, 0, 200)
+    # every rule dropped something, and the DDL is no row
+    kept_ts = {r[2] for r in everything}
+    assert 40 not in kept_ts and 50 not in kept_ts
+    assert [r[3] for r in everything if r[2] == 60] == [0] and [r[3] for r in everything if r[2] == 80] == [1, 2]
+    if "300" in config_text:
+        assert 30 not in kept_ts
+    if "0-1-90" in config_text:
+        assert not kept_ts & {20, 90} and 70 in kept_ts  # a null gtid is no match
+    if copied:
+        assert {r[7:] for r in everything} == {(None, None)}
+    for spans in ([(0, 200)], [(10, 40)], [(0, 20), (50, 80)], [(60, 60)]):
+        here = _sorted(rows.kept_rows_here(cycle, spans, COLUMNS))
+        assert here == [r for r in everything if any(lo < r[2] <= hi for lo, hi in spans)], spans
+
+
+def _segments(his: list[int], counts: list[int]) -> list[Segment]:
+    out, lo = [], 0
+    for hi, n in zip(his, counts):
+        out.append(Segment(lo=lo, hi=hi, ddl=None, pos_before=None, pos_after=Position("binlog.000001", 4), rows=n, image_bytes=n * 10))
+        lo = hi
+    return out
+
+
+def test_the_driver_gets_each_picked_segment_whole_and_nothing_else(spark, tmp_path, monkeypatch):
+    from pyspark.sql import functions as F
+
+    import cdcflow.stages.barrier as barrier
+
+    folder = _folder(tmp_path, _window(aborted=[40]))
+    cycle = _Cycle(folder, "")
+    rows.keep(cycle, None, None)
+    his = [20, 35, 50, 70, 90, 200]
+    # segment 3 (ts 50-70] is over the driver's bound: Spark writes it, the driver never reads it;
+    # segment 0 is below the checkpoint; segment 2 holds no rows (only the aborted transaction)
+    segments = _segments(his, [6, 3, 0, 6, 3, 3])
+    monkeypatch.setattr(barrier, "SMALL_SEGMENT_ROWS", 5)
+    local = small_segments(cycle, segments, checkpoint_ts=20)
+    assert sorted(local) == [1, 4, 5]
+    expected = with_segment(rows.kept_rows(spark, cycle), his)
+    for i, table in local.items():
+        want = expected.where(F.col("segment") == i).select(*COLUMNS).toArrow()
+        assert _sorted(table) == _sorted(want) and len(table) > 0, i
+        assert table["commit_ts"].to_pylist() == sorted(table["commit_ts"].to_pylist())
+
+
+def test_a_range_runs_on_through_empty_segments_and_stops_at_one_spark_writes():
+    segments = _segments([10, 20, 30, 40, 50, 60], [2, 0, 2, 9, 2, 2])
+    assert _spans(segments, [0, 2, 4, 5]) == [(0, 30), (40, 60)]
+    assert _spans(segments, [2]) == [(20, 30)]
+
