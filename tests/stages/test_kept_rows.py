@@ -12,7 +12,7 @@ from cdcflow.core.config import parse_config
 from cdcflow.core.event import Event
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, rows
-from cdcflow.stages.barrier import _spans, small_segments, with_segment
+from cdcflow.stages.barrier import _spans, segment_counts, segment_counts_here, small_segments, with_segment
 from cdcflow.stages.contracts import Segment
 from cdcflow.store.events import RunFolder
 
@@ -25,14 +25,17 @@ class _Cycle:
 
 
 def _events() -> list[Event]:
-    """Ten transactions of three rows each, a DDL at ts 50, and what each rule drops among them."""
+    """Ten transactions of three changes each, a DDL at ts 50, and what each rule drops among them."""
     out = []
     for ts in range(10, 110, 10):
         if ts == 50:
             out.append(Event(commit_ts=ts, seq=0, schema="s", table="t", op="ddl", ddl_query="ALTER TABLE t ADD c INT"))
             continue
         for seq in range(3):
-            out.append(Event(commit_ts=ts, seq=seq, schema="s", table="t" if seq else "u", op="insert",
+            # the last change of each is an update: both images count in barrier's bytes
+            out.append(Event(commit_ts=ts, seq=seq, schema="s", table="t" if seq else "u",
+                             op="update" if seq == 2 else "insert",
+                             before=f'{{"id": {ts + seq}, "old": true}}' if seq == 2 else None,
                              after=f'{{"id": {ts + seq}}}', after_key=f"{ts + seq}",
                              start_ts=300 if ts == 30 else None, gtid=f"0-1-{ts}" if ts != 70 else None))
     return out
@@ -97,8 +100,15 @@ def test_both_reads_keep_the_same_rows(spark, tmp_path, config_text, copied):
     if copied:
         assert {r[7:] for r in everything} == {(None, None)}
     for spans in ([(0, 200)], [(10, 40)], [(0, 20), (50, 80)], [(60, 60)]):
-        here = _sorted(rows.kept_rows_here(cycle, spans, COLUMNS))
+        here = _sorted(rows.kept_rows_here(cycle, spans, COLUMNS).to_table())
         assert here == [r for r in everything if any(lo < r[2] <= hi for lo, hi in spans)], spans
+    assert _sorted(rows.kept_rows_here(cycle, None, COLUMNS).to_table()) == everything
+    # barrier's counts per segment and table, rows and image bytes: pyarrow's a batch at a time
+    # (the writer's row groups of 7 events are its batches), Spark's in one job
+    his = [25, 50, 75, 90]
+    counted = sorted(segment_counts_here(cycle, his))
+    assert counted == sorted(segment_counts(rows.kept_rows(spark, cycle), his))
+    assert {k[0] for k, _, _ in counted} >= {0, 2, 4} and all(b > 0 for _, _, b in counted)
 
 
 def _segments(his: list[int], counts: list[int]) -> list[Segment]:

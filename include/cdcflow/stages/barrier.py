@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from cdcflow.sink.row_sink import KEY_TEXTS, ROW_COLUMNS
 from cdcflow.source.binlog import Position
@@ -118,6 +119,37 @@ def _spans(segments: list[Segment], picked: list[int]) -> list[tuple[int, int]]:
     return spans
 
 
+def _segment_of(commit_ts, his: list[int]) -> np.ndarray:
+    """Each row's segment as with_segment gives it: bisect_left(his, commit_ts)."""
+    return np.searchsorted(np.array(his, np.int64), commit_ts.to_numpy(zero_copy_only=False), side="left")
+
+
+# A window of at most this many events is counted in this process (segment_counts_here), a
+# batch at a time; a larger one in a Spark job, whose tasks a cluster spreads.  On the bench's
+# oltp window (300,000 changes) the Spark job took 3.7 s, nearly all of it planning and code
+# generation, for what pyarrow counts in a fraction of that (docs/performance.md).
+DRIVER_COUNT_EVENTS = 2_000_000
+
+
+def segment_counts_here(cycle: Cycle, his: list[int]) -> list[tuple[tuple[int, str, str], int, int]]:
+    """segment_counts of the window's kept rows (rows.kept_rows_here), counted with pyarrow: only
+    one batch of the images is held at a time."""
+    totals: dict[tuple[int, str, str], list[int]] = {}
+    for batch in rows.kept_rows_here(cycle, None, ("commit_ts", "schema", "table", "before", "after")).to_batches():
+        if not batch.num_rows:
+            continue
+        before, after = (pc.coalesce(pc.binary_length(batch[image]), 0) for image in ("before", "after"))
+        grouped = pa.table({"segment": _segment_of(batch["commit_ts"], his), "schema": batch["schema"],
+                            "table": batch["table"], "b": pc.add(before, after)})
+        grouped = grouped.group_by(["segment", "schema", "table"]).aggregate([("b", "count"), ("b", "sum")])
+        for seg, schema, table, n, b in zip(*(grouped[c].to_pylist() for c in
+                                              ("segment", "schema", "table", "b_count", "b_sum"))):
+            total = totals.setdefault((seg, schema, table), [0, 0])
+            total[0] += n
+            total[1] += b
+    return [(k, n, b) for k, (n, b) in totals.items()]
+
+
 def small_segments(cycle: Cycle, segments: list[Segment], checkpoint_ts: int) -> dict[int, pa.Table]:
     """The rows of the segments not applied yet that hold at most SMALL_SEGMENT_ROWS each
     (up to SMALL_SEGMENTS_ROWS and SMALL_SEGMENTS_BYTES in all), read in this process with
@@ -125,10 +157,8 @@ def small_segments(cycle: Cycle, segments: list[Segment], checkpoint_ts: int) ->
     picked = driver_segments(segments, checkpoint_ts)
     if not picked:
         return {}
-    fetched = rows.kept_rows_here(cycle, _spans(segments, picked), (*ROW_COLUMNS, *KEY_TEXTS))
-    # each row's segment as with_segment gives it (bisect_left over the barriers), in window order
-    index = np.searchsorted(np.array([s.hi for s in segments], np.int64),
-                            fetched["commit_ts"].to_numpy(zero_copy_only=False), side="left")
+    fetched = rows.kept_rows_here(cycle, _spans(segments, picked), (*ROW_COLUMNS, *KEY_TEXTS)).to_table()
+    index = _segment_of(fetched["commit_ts"], [s.hi for s in segments])  # in window order:
     ordered = np.argsort(index, kind="stable")
     fetched, index = fetched.take(ordered), index[ordered]
     bounds = np.searchsorted(index, picked, side="left"), np.searchsorted(index, picked, side="right")
@@ -140,7 +170,10 @@ def barrier(spark, cycle: Cycle) -> contracts.BarrierResult:
     ddls = contracts.DDLS.read(cycle.folder).kept
     segments = build_segments(window.start_ts, ddls, window.pulled.resolved_ts, window.pulled.end_pos)
     tables: list[set] = [set() for _ in segments]
-    for (i, schema, table), n, size in segment_counts(rows.kept_rows(spark, cycle), [s.hi for s in segments]):
+    his = [s.hi for s in segments]
+    counted = (segment_counts_here(cycle, his) if window.pulled.events <= DRIVER_COUNT_EVENTS
+               else segment_counts(rows.kept_rows(spark, cycle), his))
+    for (i, schema, table), n, size in counted:
         if i < len(segments):
             segments[i].rows += n
             segments[i].image_bytes += size

@@ -5,7 +5,7 @@ them (a copy is a full rewrite of the window), and barrier and apply read the ro
 pull wrote them, without the same transactions filter read them without.
 
 What a window drops is one table (`dropped`), applied to a Spark DataFrame (`window_events`)
-and to pyarrow's read of the same files in this process (`kept_rows_here`), so the two reads
+and to pyarrow's scan of the same files in this process (`kept_rows_here`), so the two reads
 cannot disagree on a rule.
 """
 
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as pads
 
 from cdcflow.filter.txn import ignored_transactions
 from cdcflow.stages import contracts
@@ -97,16 +98,17 @@ def kept_rows(spark, cycle: Cycle):
     return row_events(window_events(spark, cycle, contracts.WINDOW.read(cycle.folder)))
 
 
-def kept_rows_here(cycle: Cycle, spans: list[tuple[int, int]], columns) -> pa.Table:
-    """kept_rows' rows with commit ts in one of `spans` ((lo, hi] each), read with pyarrow in
-    this process, `columns` of them: the rows the driver writes itself need no Spark job.  Over
-    the JVM that fetch was a scan, a plan and Arrow's trip back, most of apply's JVM time
-    (docs/performance.md).  The filter runs as the files are scanned: only these rows are held."""
-    where = functools.reduce(operator.or_, [(pc.field("commit_ts") > lo) & (pc.field("commit_ts") <= hi)
-                                            for lo, hi in spans])
+def kept_rows_here(cycle: Cycle, spans: list[tuple[int, int]] | None, columns) -> pads.Scanner:
+    """kept_rows' rows with commit ts in one of `spans` ((lo, hi] each; None: the whole window),
+    `columns` of them, as a pyarrow scanner in this process: the rows the driver writes itself
+    and a small window's counts need no Spark job.  Over the JVM the fetch was a scan, a plan and
+    Arrow's trip back, most of apply's JVM time (docs/performance.md).  The filter runs as the
+    files are scanned, a batch at a time: only the rows asked for are held."""
+    where = pc.scalar(True) if spans is None else functools.reduce(
+        operator.or_, [(pc.field("commit_ts") > lo) & (pc.field("commit_ts") <= hi) for lo, hi in spans])
     if _copied(cycle):
-        return cycle.folder.dataset(COPY).to_table(columns=list(columns), filter=where)
+        return cycle.folder.dataset(COPY).scanner(columns=list(columns), filter=where)
     where &= pc.field("op") != "ddl"
     for d in dropped(contracts.WINDOW.read(cycle.folder), cycle.config):
         where &= ~_arrow_hit(d)
-    return cycle.folder.dataset("raw").to_table(columns=list(columns), filter=where)
+    return cycle.folder.dataset("raw").scanner(columns=list(columns), filter=where)
