@@ -10,6 +10,8 @@ answer, which come from recorded result sets instead:
   submission) is applied to MariaDB, then the set named `on_submit` goes on show
   and, while that set shows the job unfinished, the client gets what pymysql
   raises when TiDB is still building after the read timeout (error 2013).
+A row statement on a sequence is refused, as TiDB refuses it (its sequences are no tables:
+error 1347, "is not BASE TABLE"); MariaDB, underneath, would take it.
 It also notes every DDL sent to a table while the set on show has a job
 queueing or running on it: TiDB would queue such a DDL behind the job, the
 double submission cdcflow must never make.
@@ -18,6 +20,7 @@ double submission cdcflow must never make.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pymysql
@@ -29,6 +32,9 @@ from cdcflow.sink.tidb_ddl_jobs import DDLJob, parse
 
 VERSION = "8.0.11-TiDB-v8.5.1"
 _DDL_VERBS = frozenset({"ALTER", "CREATE", "DROP", "RENAME", "TRUNCATE"})
+# the table a row statement as cdcflow writes it acts on: `schema`.`table`
+_ROW_TARGET = re.compile(r"^(?:INSERT(?:\s+IGNORE)?\s+INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM)\s+`((?:[^`]|``)+)`\.`((?:[^`]|``)+)`",
+                         re.IGNORECASE)
 
 
 def _ddl_targets(text: str) -> tuple[set[str], bool] | None:
@@ -86,6 +92,9 @@ class _Conn:
     def close(self) -> None:
         self.real.close()
 
+    def __getattr__(self, name):  # begin, commit, rollback, server_status: the real connection's
+        return getattr(self.real, name)
+
 
 class _Cursor:
     def __init__(self, conn: _Conn):
@@ -122,6 +131,9 @@ class _Cursor:
         if "MYSQL.TIDB_DDL_HISTORY" in upper:
             meta = s.recorded.get("ddl_history_job_meta", {}).get(s.showing)
             return self._answer(["job_meta"], [(json.dumps(meta),)] if meta else [])
+        target = _ROW_TARGET.match(text)
+        if target and self._is_sequence(*(part.replace("``", "`") for part in target.groups())):
+            raise pymysql.err.OperationalError(1347, f"'{target.group(1)}.{target.group(2)}' is not BASE TABLE")
         names, index_ddl = _ddl_targets(text) or (None, False)
         if names is not None:
             s.statements.append(text)
@@ -137,6 +149,12 @@ class _Cursor:
                 self.conn.real.close()
                 raise pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query (timed out)")
         return result
+
+    def _is_sequence(self, schema: str, table: str) -> bool:
+        with self.conn.real.cursor() as cur:
+            cur.execute("SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
+                        "AND TABLE_TYPE = 'SEQUENCE'", (schema, table))
+            return cur.fetchone() is not None
 
     def fetchone(self):
         if self._rows is not None:

@@ -71,7 +71,8 @@ MARIADB = "mariadb"  # cdcflow's own: MariaDB's statements TiCDC never meets, an
 # TiCDC's DDL-replication doc's columns: has a valid index | no valid index, force-replicate=false | ... =true.
 _MATRIX = {"Y Y Y": (True, True, True), "Y N Y": (True, False, True)}
 _TTL = "TTL is a TiDB table option"
-_SEQUENCES = "TiDB: as is; MySQL has no sequences: the changefeed stops there"
+_SEQUENCES = ("TiDB: as is, and a sequence's state by SETVAL (TiDB's sequences are no tables); "
+              "MySQL has no sequences: the changefeed stops there")
 _MARIADB_ONLY = "never meets it: TiDB, its upstream, has no such statement"
 _NO_SEQUENCES = ("skipped: its whitelist (pkg/filter ddlWhiteListMap) has no sequence action, so a table whose "
                  "DEFAULT is NEXTVAL(seq) fails downstream")

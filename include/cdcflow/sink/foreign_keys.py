@@ -39,6 +39,7 @@ class CascadeGroup:
     tables: set[str] = field(default_factory=set)
     parents: set[str] = field(default_factory=set)
     versioned: frozenset[str] = frozenset()  # tables the downstream versions itself (row_sink)
+    setval: frozenset[str] = frozenset()  # sequences whose state goes by SETVAL (sink.sequence_state)
 
 
 def read_keys(conn) -> list[tuple]:
@@ -132,7 +133,8 @@ def write_group(conn, changes: Iterable[dict], keys: dict[str, list[str] | None]
     segment finds the marker and writes none of it again."""
     conn.begin()
     try:
-        n = apply_in_commit_order(conn, changes, keys, generated, group.parents, upsert, group.versioned)
+        n = apply_in_commit_order(conn, changes, keys, generated, group.parents, upsert, group.versioned,
+                                  group.setval)
         with conn.cursor() as cur:
             mark_applied(cur, marker, hi)
         conn.commit()

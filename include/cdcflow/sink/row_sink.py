@@ -29,6 +29,7 @@ from cdcflow.sink.compaction import (KEYED_ARROW, KEYED_SCHEMA, compacted, compa
                                      keyed_arrow, keyed_changes, keyed_frame)
 from cdcflow.sink.ddl_sink import Ddl
 from cdcflow.sink.downstream_tables import (
+    SEQUENCE,
     SYSTEM_VERSIONED,
     catalogue_key,
     generated_columns,
@@ -86,7 +87,7 @@ class RowSink:
 
     def __init__(self, spark, conn, sink: dict, options: SinkOptions, keys_known: dict, *, changefeed_id: str,
                  force_replicate: bool, marker: str, safe: bool, replay_until: int, event: Callable[..., None],
-                 pulled_keys: dict | None = None):
+                 pulled_keys: dict | None = None, tidb: bool = False):
         self.spark, self.conn, self.sink, self.options = spark, conn, sink, options
         self.keys_known = keys_known  # {(schema, table): the tracked key's ranges over the window}
         self.changefeed_id, self.force_replicate, self.event = changefeed_id, force_replicate, event
@@ -95,6 +96,7 @@ class RowSink:
         self.foreign_keys = ForeignKeys(conn)
         # the spans of the key texts pull wrote, by table (stages.pull_keys.by_table); None: it wrote none
         self.pulled_keys = pulled_keys
+        self.tidb = tidb  # a TiDB downstream: sequences take their state by SETVAL (sink.sequence_state)
 
     def ddl_ran(self, ddl: Ddl) -> None:
         """A DDL ran downstream: the foreign keys are read again if it may have changed them."""
@@ -167,7 +169,8 @@ class RowSink:
         own = own_kinds(self.conn, tables)
         if own:
             plan.group = CascadeGroup(plan.group.tables | set(own), plan.group.parents,
-                                      frozenset(t for t, kind in own.items() if kind == SYSTEM_VERSIONED))
+                                      frozenset(t for t, kind in own.items() if kind == SYSTEM_VERSIONED),
+                                      frozenset(t for t, kind in own.items() if kind == SEQUENCE and self.tidb))
         plan.bound = {t: plan.keys.get(t) for t in plan.group.tables
                       if t in plan.keys or tuple(t.split(".", 1)) in plan.unkeyed}
         if plan.bound:

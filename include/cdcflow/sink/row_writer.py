@@ -30,6 +30,7 @@ from cdcflow.core import row_literals
 from cdcflow.core.row_codec import decode_image, decoded, quote_ident, sql_literal, values_text
 from cdcflow.sink.downstream_errors import SinkError, error_code, offending_row
 from cdcflow.sink.enum_error_value import write_error_values
+from cdcflow.sink.sequence_state import setval_statement
 
 MAX_STATEMENT_BYTES = 4 * 1024 * 1024
 DUPLICATE_ENTRY = 1062
@@ -328,7 +329,7 @@ def apply_ordered(conn, schema: str, table: str, changes: Iterable[dict],
 
 def apply_in_commit_order(conn, changes: Iterable[dict], keys: dict[str, list[str] | None],
                           generated: dict[str, frozenset[str]], parents: set[str], upsert: bool,
-                          versioned: frozenset[str] = frozenset()) -> int:
+                          versioned: frozenset[str] = frozenset(), setval: frozenset[str] = frozenset()) -> int:
     """The changes of tables bound by foreign keys whose actions change rows (sink.foreign_keys),
     across those tables in commit order, one statement each, as a native replica runs them: an
     UPDATE stays an UPDATE by the upstream's key (one that changes the key changes it in place, so
@@ -340,7 +341,8 @@ def apply_in_commit_order(conn, changes: Iterable[dict], keys: dict[str, list[st
     with them off, as every row is written.  `keys`: per table, its key (None: no valid index,
     matched by the whole old row).  An UPDATE of a table in `versioned` (the downstream versions it)
     sets only the columns it changes: one setting only columns WITHOUT SYSTEM VERSIONING makes no
-    history row, as upstream.  Runs in the caller's transaction."""
+    history row, as upstream.  A sequence in `setval` (a TiDB downstream's) takes each row of its
+    state as a SETVAL (sink.sequence_state).  Runs in the caller's transaction."""
     n, checks = 0, False
     with conn.cursor() as cur:
         try:
@@ -350,6 +352,10 @@ def apply_in_commit_order(conn, changes: Iterable[dict], keys: dict[str, list[st
                 if wanted != checks:
                     cur.execute(f"SET SESSION foreign_key_checks = {int(wanted)}")
                     checks = wanted
+                if name in setval:
+                    _set_sequence(conn, cur, ch)
+                    n += 1
+                    continue
                 _apply_change(conn, cur, ch["schema"], ch["table"], ch, keys.get(name),
                               generated.get(name, frozenset()), "(foreign keys)", upsert, name in versioned)
                 n += 1
@@ -357,6 +363,20 @@ def apply_in_commit_order(conn, changes: Iterable[dict], keys: dict[str, list[st
             if checks:
                 cur.execute("SET SESSION foreign_key_checks = 0")
     return n
+
+
+def _set_sequence(conn, cur, ch: dict) -> None:
+    """A sequence's new state (an insert or update of its one row) as a SETVAL; it has no row
+    to delete."""
+    if ch["op"] == "delete":
+        return
+    sql = setval_statement(qualified(ch["schema"], ch["table"]), decode_image(ch["after"]))
+    try:
+        cur.execute(sql)
+    except pymysql.MySQLError as e:
+        stands = write_error_values(conn, sql, e, None, (ch["schema"], ch["table"]))
+        if stands is not None:
+            raise SinkError(f"SETVAL of sequence {ch['schema']}.{ch['table']}", stands) from None
 
 
 def _apply_change(conn, cur, schema: str, table: str, ch: dict, key: list[str] | None,

@@ -24,6 +24,7 @@ from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError
 from cdcflow.core.row_codec import encode_image, quote_ident, sql_literal
 from cdcflow.sink import connection
 from cdcflow.sink.row_writer import RowWriter, qualified
+from cdcflow.sink.sequence_state import setval_statement
 from cdcflow.verify.chunks import Chunk, integer_span
 from cdcflow.verify.runner import connect as reading_session
 
@@ -262,15 +263,19 @@ def copy_rows(up, writer: RowWriter, task: dict, verb: str = "REPLACE", batch_by
         return _copy_decoded(up, writer, task, verb)  # REPLACE: the rows already written converge
 
 
-def copy_sequence(up, down, schema: str, name: str) -> None:
+def copy_sequence(up, down, schema: str, name: str, tidb: bool) -> None:
     """A MariaDB sequence's state, read on `up` (in the point's transaction), written downstream as
-    its one row: a sequence refuses DELETE, and an INSERT replaces its row (as a replica writes it)."""
+    its one row: a sequence refuses DELETE, and an INSERT replaces its row (as a replica writes it);
+    a TiDB downstream's sequence is no table and takes it as a SETVAL (sink.sequence_state)."""
     target = qualified(schema, name)
     with up.cursor() as cur:
         cur.execute(f"SELECT * FROM {target}")
         columns = [d[0] for d in cur.description]
         row = cur.fetchone()
     with down.cursor() as cur:
+        if tidb:
+            cur.execute(setval_statement(target, dict(zip(columns, row))))
+            return
         cur.execute(f"INSERT INTO {target} ({', '.join(quote_ident(c) for c in columns)}) VALUES "
                     f"({', '.join(sql_literal(v) for v in row)})")
 

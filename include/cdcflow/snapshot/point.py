@@ -105,18 +105,21 @@ def _under_read_lock(cur, version: str) -> tuple[str | None, str | None]:
 
 
 def create_downstream(up, down, scheme: str, schema: str, table: str, changefeed_id: str,
-                      keep: set[str] | None = None) -> list[str]:
+                      keep: set[str] | None = None, sequence: bool = False) -> list[str]:
     """Create `schema`.`table` downstream from SHOW CREATE TABLE upstream, through the rules a
     replicated DDL goes through (tidb_only.for_downstream); an existing table is kept.  With
     `keep` (the index names that stay), without the secondary indexes deferred_indexes.split
-    defers: their clauses are returned, for the build after the replay."""
+    defers: their clauses are returned, for the build after the replay.  A `sequence` is created
+    from SHOW CREATE SEQUENCE: its SHOW CREATE TABLE (a table with SEQUENCE=1) is MariaDB's alone,
+    and makes a sequence of the default definition until its row is written."""
+    kind = "SEQUENCE" if sequence else "TABLE"
     with up.cursor() as cur:
-        cur.execute(f"SHOW CREATE TABLE {quote_ident(schema)}.{quote_ident(table)}")
+        cur.execute(f"SHOW CREATE {kind} {quote_ident(schema)}.{quote_ident(table)}")
         text = cur.fetchone()[1]
     deferred: list[str] = []
     if keep is not None:
         text, deferred = split(text, keep)
-    query = "CREATE TABLE IF NOT EXISTS " + text.split(" ", 2)[2]
+    query = f"CREATE {kind} IF NOT EXISTS " + text.split(" ", 2)[2]
     with down.cursor() as cur:
         statement = downstream_statement(flavour(*detect(down, scheme)), schema, query, changefeed_id)
         cur.execute(f"CREATE DATABASE IF NOT EXISTS {quote_ident(schema)}")

@@ -87,7 +87,7 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
             if not keep.match_table(schema, name):
                 continue
             if info.sequence:  # created, and its one row (its state) written at the point, below
-                create_downstream(up, down, scheme, schema, name, changefeed_id)
+                create_downstream(up, down, scheme, schema, name, changefeed_id, sequence=True)
                 sequences.append((schema, name))
                 continue
             key = info.valid_key()
@@ -102,8 +102,9 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
         tasks = _plan(up_args, tables, options)
         _order(up, tasks)
         record(Point(position, method, tasks, catalogue, deferred))
+        tidb = bool(sequences) and detect(down, scheme)[0] == TIDB
         for schema, name in sequences:
-            copy_sequence(up, down, schema, name)
+            copy_sequence(up, down, schema, name, tidb)
         copy_at_point(up, down, tasks, options, SnapshotLedger(changefeed_id))
         up.rollback()
         return len(tasks)

@@ -9,6 +9,7 @@ from contextlib import suppress
 import pyarrow as pa
 
 from cdcflow.core.errors import CdcflowError
+from cdcflow.ddl import tidb_only
 from cdcflow.sink.ddl_sink import DdlSink
 from cdcflow.sink.foreign_keys import marker_id
 from cdcflow.sink.row_sink import RowSink, Written
@@ -53,7 +54,8 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                            marker=marker_id(cycle.changefeed_id, cycle.spec.created_at), safe=stats.safe_mode,
                            replay_until=window.replay_until, event=cycle.log_event,
                            pulled_keys=by_table(contracts.KEY_SPANS.read(cycle.folder))
-                           if cycle.folder.exists(contracts.KEY_SPANS.name) else None)
+                           if cycle.folder.exists(contracts.KEY_SPANS.name) else None,
+                           tidb=ddl_sink.flavour == tidb_only.TIDB)
         small = {} if run.dry_run else small_segments(cycle, segments, cycle.feed().checkpoint_ts)
         _Barriers(cycle, window, ddl_sink, row_sink, stats, run.dry_run).run(segments, rows, small)
     finally:
