@@ -41,6 +41,18 @@ def next_second(after: float | None = None) -> None:
         time.sleep(max(0.0, mark + 1.01 - time.time()))
 
 
+def purge_binlogs_to(server, head: str, wait_s: float = 30) -> None:
+    """PURGE BINARY LOGS TO `head`, again until it took: a binlog a dump thread still reads is
+    not purged (only a warning), and the server ends the dump thread of a reader that closed
+    its connection (an earlier cycle's) a moment later, later still on a loaded machine."""
+    deadline = time.monotonic() + wait_s
+    server.execute(f"PURGE BINARY LOGS TO '{head}'")
+    while server.query("SHOW BINARY LOGS")[0][0] != head and time.monotonic() < deadline:
+        time.sleep(0.2)
+        server.execute(f"PURGE BINARY LOGS TO '{head}'")
+    assert server.query("SHOW BINARY LOGS")[0][0] == head, f"binlogs before {head} still there after {wait_s} s"
+
+
 def create_changefeed(capsys, up, down, changefeed_id: str, config: str = "", *extra: str) -> dict:
     args = ["changefeed", "create", "-c", changefeed_id, "--source-uri", up.uri, "--sink-uri", down.uri]
     if config:

@@ -6,10 +6,9 @@ the module has a MariaDB pair of its own."""
 
 from __future__ import annotations
 
-import time
 
 import pytest
-from e2e_helpers import create_changefeed, next_second, own_pair as _own_pair
+from e2e_helpers import create_changefeed, next_second, own_pair as _own_pair, purge_binlogs_to
 
 from cdcflow import cli
 from cdcflow.core import tso
@@ -40,14 +39,7 @@ def _purged_ts(up) -> int:
     next_second()  # binlog files carry their opening time in whole seconds
     up.execute("FLUSH BINARY LOGS")
     head = up.query("SHOW MASTER STATUS")[0][0]
-    # a binlog a dump thread still reads is not purged (only a warning): the previous surface's
-    # reader has closed its connection, but the server ends its dump thread a moment later
-    deadline = time.monotonic() + 30
-    while True:
-        up.execute(f"PURGE BINARY LOGS TO '{head}'")
-        if up.query("SHOW BINARY LOGS")[0][0] == head or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
+    purge_binlogs_to(up, head)  # the previous surface's reader's dump thread ends a moment after it
     assert up.query("SHOW BINARY LOGS")[0][0] == head
     return long_ago
 

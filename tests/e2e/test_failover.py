@@ -20,7 +20,7 @@ from cdcflow.core.spec_store import load_spec, save_spec
 from cdcflow.source.gtid_locate import locate
 from cdcflow.store import metastore
 from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER, MariaDB
-from e2e_helpers import assert_consistent, cli_ok, cli_run, query, run_fails, schema_changefeed
+from e2e_helpers import assert_consistent, cli_ok, cli_run, purge_binlogs_to, query, run_fails, schema_changefeed
 
 
 def _gtid_pos(server) -> str:
@@ -58,14 +58,8 @@ def topology(tmp_path_factory):
 def _purge_binlogs(server: MariaDB) -> None:
     """Every binlog file but a new one purged (MariaDB keeps a file until InnoDB's binlog
     checkpoint has moved past it: a moment after the flush)."""
-    oldest = server.query("SHOW BINARY LOGS")[0][0]
     server.execute("FLUSH BINARY LOGS")
-    newest = server.query("SHOW MASTER STATUS")[0][0]
-    deadline = time.monotonic() + 20
-    while server.query("SHOW BINARY LOGS")[0][0] == oldest and time.monotonic() < deadline:
-        server.execute(f"PURGE BINARY LOGS TO '{newest}'")
-        time.sleep(0.2)
-    assert server.query("SHOW BINARY LOGS")[0][0] == newest
+    purge_binlogs_to(server, server.query("SHOW MASTER STATUS")[0][0])
 
 
 def _update_refused(capsys, cid: str, uri: str, code: str) -> str:

@@ -299,7 +299,7 @@ def test_purged_binlog_snapshot_lost_and_start_ts_before_gc(own_pair, spark, cdc
     e2e_helpers.next_second()
     up.execute("FLUSH BINARY LOGS")
     head = up.query("SHOW MASTER STATUS")[0][0]
-    up.execute(f"PURGE BINARY LOGS TO '{head}'")
+    e2e_helpers.purge_binlogs_to(up, head)
     with pytest.raises(CdcflowError) as failure:
         run_cycle("lc-purge", spark=spark)
     assert failure.value.code == "CDCFLOW:ErrSnapshotLostByGC" and not failure.value.retryable
