@@ -6,7 +6,6 @@ the module has a MariaDB pair of its own."""
 
 from __future__ import annotations
 
-
 import pytest
 from e2e_helpers import create_changefeed, next_second, own_pair as _own_pair, purge_binlogs_to
 
