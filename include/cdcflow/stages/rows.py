@@ -15,7 +15,6 @@ import functools
 import operator
 from dataclasses import dataclass
 
-import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
