@@ -1,7 +1,7 @@
-"""The rows the driver writes are read with pyarrow (rows.kept_rows_here, barrier.small_segments);
-the rest with Spark (rows.kept_rows, barrier.with_segment).  Both reads apply one table of what
-a window drops; here they are held to the same rows on windows that drop by every rule, from
-pull's events and from filter's copy."""
+"""A window of at most rows.HERE_EVENTS events is read with pyarrow in the stage's process (the
+rows the driver writes, barrier's counts, filter's DDLs, latest keys and samples); a larger one
+with Spark.  Both reads apply one table of what a window drops; here they are held to the same
+answers on windows that drop by every rule, from pull's events and from filter's copy."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from cdcflow.core.config import parse_config
 from cdcflow.core.event import Event
 from cdcflow.source.binlog import Position
-from cdcflow.stages import contracts, rows
+from cdcflow.stages import contracts, filter_stage, rows
 from cdcflow.stages.barrier import _spans, segment_counts, segment_counts_here, small_segments, with_segment
 from cdcflow.stages.contracts import Segment
 from cdcflow.store.events import RunFolder
@@ -36,7 +36,7 @@ def _events() -> list[Event]:
             out.append(Event(commit_ts=ts, seq=seq, schema="s", table="t" if seq else "u",
                              op="update" if seq == 2 else "insert",
                              before=f'{{"id": {ts + seq}, "old": true}}' if seq == 2 else None,
-                             after=f'{{"id": {ts + seq}}}', after_key=f"{ts + seq}",
+                             after=f'{{"id": {ts + seq}}}', after_key=f"{ts + seq}", pk=None if ts == 90 else '["id"]',
                              start_ts=300 if ts == 30 else None, gtid=f"0-1-{ts}" if ts != 70 else None))
     return out
 
@@ -146,3 +146,23 @@ def test_a_range_runs_on_through_empty_segments_and_stops_at_one_spark_writes():
     assert _spans(segments, [0, 2, 4, 5]) == [(0, 30), (40, 60)]
     assert _spans(segments, [2]) == [(20, 30)]
 
+
+
+@pytest.mark.parametrize("config_text", CONFIGS[:2])
+def test_filter_reads_the_same_ddls_keys_and_samples_either_way(spark, tmp_path, config_text):
+    window = _window(aborted=[40], rolled_back=[(60, 1, 3)])
+    cycle = _Cycle(_folder(tmp_path, window), config_text)
+    raw = rows.window_events(spark, cycle, window)
+    dml = rows.row_events(raw)
+    ddls = [filter_stage._ddl_events(cycle, window, raw, here) for here in (False, True)]
+    assert ddls[0] == ddls[1] and [e.commit_ts for e in ddls[0]] == [50]
+    latest = [sorted(filter_stage._latest(cycle, window, dml, here), key=repr) for here in (False, True)]
+    assert latest[0] == latest[1]
+    assert (("s", "t", None, 90) in latest[0]) and not any(r[3] == 40 for r in latest[0])  # a null key is a key
+    samples = [sorted(filter_stage._latest_images(cycle, window, dml, latest[0], here), key=repr)
+               for here in (False, True)]
+    # one image per (table, key, ts): which of the transaction's images is either engine's first
+    assert [s[:4] for s in samples[0]] == [s[:4] for s in samples[1]] == sorted(
+        ((s, t, ts, pk) for s, t, pk, ts in latest[0]), key=repr)
+    every = {(e.schema, e.table, e.commit_ts, e.after) for e in _events()}
+    assert all((s, t, ts, image) in every for s, t, ts, _pk, image in samples[0] + samples[1])

@@ -124,13 +124,6 @@ def _segment_of(commit_ts, his: list[int]) -> np.ndarray:
     return np.searchsorted(np.array(his, np.int64), commit_ts.to_numpy(zero_copy_only=False), side="left")
 
 
-# A window of at most this many events is counted in this process (segment_counts_here), a
-# batch at a time; a larger one in a Spark job, whose tasks a cluster spreads.  On the bench's
-# oltp window (300,000 changes) the Spark job took 3.7 s, nearly all of it planning and code
-# generation, for what pyarrow counts in a fraction of that (docs/performance.md).
-DRIVER_COUNT_EVENTS = 2_000_000
-
-
 def segment_counts_here(cycle: Cycle, his: list[int]) -> list[tuple[tuple[int, str, str], int, int]]:
     """segment_counts of the window's kept rows (rows.kept_rows_here), counted with pyarrow: only
     one batch of the images is held at a time."""
@@ -171,7 +164,7 @@ def barrier(spark, cycle: Cycle) -> contracts.BarrierResult:
     segments = build_segments(window.start_ts, ddls, window.pulled.resolved_ts, window.pulled.end_pos)
     tables: list[set] = [set() for _ in segments]
     his = [s.hi for s in segments]
-    counted = (segment_counts_here(cycle, his) if window.pulled.events <= DRIVER_COUNT_EVENTS
+    counted = (segment_counts_here(cycle, his) if rows.read_here(window)
                else segment_counts(rows.kept_rows(spark, cycle), his))
     for (i, schema, table), n, size in counted:
         if i < len(segments):

@@ -8,6 +8,7 @@ that pass.
 
 from __future__ import annotations
 
+import pyarrow.compute as pc
 from msgspec.structs import replace
 
 from cdcflow.core.ddl_session import DdlSession
@@ -25,6 +26,7 @@ from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, DdlError, DdlLog, TableKeys
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import ddl_replacements, schema_versions, shadow_ddls, table_copies
+from cdcflow.store.events import FIELDS
 
 
 SKIPPED = "skipped by operator (skip-ddl)"
@@ -120,20 +122,59 @@ def _replaced(entry: DdlEntry, statements: list[str], tracker) -> DdlEntry:
     return replace(entry, replacement=statements, keep=True, why="replaced by operator (replace-ddl)")
 
 
-def _latest_images(dml, latest) -> list[tuple]:
+# What filter reads of a window besides the rows it keeps, in Spark or, for a window of at most
+# rows.HERE_EVENTS events, with pyarrow in this process (`here`): the same three queries, which
+# tests/stages/test_kept_rows.py holds to the same answers.
+
+def _ddl_events(cycle: Cycle, window: contracts.Window, raw, here: bool) -> list[Event]:
+    """The window's DDL events, in commit order.  A DDL event carries no row image: the wide
+    columns are not read."""
+    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
+
+    narrow = [c for c in FIELDS if c not in ("before", "after")]
+    if here:
+        found = rows.window_events_here(cycle, window, pc.field("op") == "ddl", narrow).to_table().to_pylist()
+    else:
+        found = [r.asDict() for r in raw.where(F.col("op") == "ddl").select(*narrow).collect()]
+    # few: sorted here, which spares Spark a sampling job for the range partitioning of a sort
+    return sorted((Event(**r) for r in found), key=lambda e: (e.commit_ts, e.seq))
+
+
+def _latest(cycle: Cycle, window: contracts.Window, dml, here: bool) -> list[tuple]:
+    """(schema, table, binlog key, commit ts of its latest row change) of the window's row
+    events, from the narrow columns alone."""
+    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
+
+    if not here:
+        return [(r["schema"], r["table"], r["pk"], r["ts"])
+                for r in dml.groupBy("schema", "table", "pk").agg(F.max("commit_ts").alias("ts")).collect()]
+    narrow = rows.window_events_here(cycle, window, pc.field("op") != "ddl",
+                                     ("schema", "table", "pk", "commit_ts")).to_table()
+    found = narrow.group_by(["schema", "table", "pk"]).aggregate([("commit_ts", "max")])
+    return list(zip(*(found[c].to_pylist() for c in ("schema", "table", "pk", "commit_ts_max"))))
+
+
+def _latest_images(cycle: Cycle, window: contracts.Window, dml, latest: list[tuple], here: bool) -> list[tuple]:
     """The schema-drift check's samples (tracker.disagreements): for each (schema, table, binlog
     key, latest commit ts) of `latest`, one row image of that transaction.  Only the row groups
     holding those commit ts are read (Parquet's statistics), and one image per group comes back."""
     from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
 
-    wanted = {(r["schema"], r["table"], r["pk"], r["ts"]) for r in latest}
+    wanted = set(latest)
     if not wanted:
         return []
-    images = (dml.where(F.col("commit_ts").isin(sorted({w[3] for w in wanted})))
-              .groupBy("schema", "table", "pk", "commit_ts")
-              .agg(F.first(F.coalesce("after", "before")).alias("image")).collect())
-    return [(r["schema"], r["table"], r["commit_ts"], r["pk"], r["image"]) for r in images
-            if (r["schema"], r["table"], r["pk"], r["commit_ts"]) in wanted]
+    stamps = sorted({w[3] for w in wanted})
+    if here:
+        found = rows.window_events_here(cycle, window, (pc.field("op") != "ddl") & pc.field("commit_ts").isin(stamps),
+                                        ("schema", "table", "pk", "commit_ts", "before", "after")).to_table()
+        found = found.append_column("image", pc.coalesce(found["after"], found["before"]))
+        found = found.group_by(["schema", "table", "pk", "commit_ts"], use_threads=False).aggregate([("image", "first")])
+        images = zip(*(found[c].to_pylist() for c in ("schema", "table", "pk", "commit_ts", "image_first")))
+    else:
+        images = ((r["schema"], r["table"], r["pk"], r["commit_ts"], r["image"])
+                  for r in dml.where(F.col("commit_ts").isin(stamps)).groupBy("schema", "table", "pk", "commit_ts")
+                  .agg(F.first(F.coalesce("after", "before")).alias("image")).collect())
+    return [(s, t, ts, pk, image) for s, t, pk, ts, image in images if (s, t, pk, ts) in wanted]
 
 
 def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
@@ -153,11 +194,8 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     operator_skips = set(cycle.feed().skip_ddl)
     joins = table_copies.joins(cycle.changefeed_id)  # tables joining with a copy (add-tables, resync-tables)
     replaced = ddl_replacements.load(cycle.changefeed_id, window.start_ts)
-    # a DDL event carries no row image: the wide columns are not read
-    ddl_events = raw.where(F.col("op") == "ddl").select(
-        *(F.lit(None).cast("string").alias(c) if c in ("before", "after") else c for c in raw.columns))
-    # few: sorted here, which spares Spark a sampling job for the range partitioning of a sort
-    for ev in sorted((Event(**r.asDict()) for r in ddl_events.collect()), key=lambda e: (e.commit_ts, e.seq)):
+    here = rows.read_here(window)
+    for ev in _ddl_events(cycle, window, raw, here):
         entry = gate_ddl(cycle, ev, flt, tracker, skipped=ev.commit_ts in operator_skips,
                          replacement=replaced.get(ev.commit_ts), shadows=shadows)
         held = entry.keep and not entry.schema_only and table_joins.ddl_before_join(
@@ -173,8 +211,8 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     dml = rows.row_events(raw)
     # the tables, and per table and binlog key the commit ts of its latest row change, from
     # the narrow columns alone: the row images are read only for the schema-drift check's samples
-    latest = dml.groupBy("schema", "table", "pk").agg(F.max("commit_ts").alias("ts")).collect()
-    tables = sorted({(r["schema"], r["table"]) for r in latest})
+    latest = _latest(cycle, window, dml, here)
+    tables = sorted({(s, t) for s, t, _pk, _ts in latest})
     keep_tables = [t for t in tables if flt.replicates_rows(*t)]
     shadow_tables = [f"{s}.{t}" for s, t in tables if flt.match_table(s, t) and (s, t) not in keep_tables]
     if shadow_tables:
@@ -208,8 +246,8 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
                     why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
     contracts.KEYS.write(cycle.folder, [TableKeys(schema=s, table=t, ranges=rs) for (s, t), rs in ranges.items()])
     kept_set = set(keep_tables)
-    kept_latest = [r for r in latest if (r["schema"], r["table"]) in kept_set]
-    for note in disagreements(tracker, _latest_images(dml, kept_latest)):
+    kept_latest = [r for r in latest if (r[0], r[1]) in kept_set]
+    for note in disagreements(tracker, _latest_images(cycle, window, dml, kept_latest, here)):
         cycle.log_event("schema drift", detail=note,
                     hint="keys follow the tracked schema; if it is wrong, re-create the changefeed so a new "
                          "catalogue snapshot is taken")

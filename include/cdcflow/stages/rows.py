@@ -24,6 +24,16 @@ from cdcflow.stages.cycle import Cycle
 from cdcflow.store.events import EVENT_SPARK_SCHEMA
 
 COPY = "filtered"  # the folder of filter's copy, when it made one
+# A window of at most this many events is read by its stages in their own process with pyarrow
+# (filter's DDLs and samples, barrier's counts), a batch at a time; a larger one in Spark jobs,
+# whose tasks a cluster spreads.  On the bench's oltp window (300,000 changes) each such job took
+# seconds, nearly all of it planning and code generation (docs/performance.md).
+HERE_EVENTS = 2_000_000
+
+
+def read_here(window: contracts.Window) -> bool:
+    """Whether the window is small enough to be read in the stage's own process (HERE_EVENTS)."""
+    return window.pulled.events <= HERE_EVENTS
 
 
 @dataclass(frozen=True)
@@ -97,17 +107,22 @@ def kept_rows(spark, cycle: Cycle):
     return row_events(window_events(spark, cycle, contracts.WINDOW.read(cycle.folder)))
 
 
+def window_events_here(cycle: Cycle, window: contracts.Window, where: pc.Expression, columns) -> pads.Scanner:
+    """window_events' events that match `where`, `columns` of them, as a pyarrow scanner in this
+    process: the filter runs as pull's files are scanned, a batch at a time."""
+    for d in dropped(window, cycle.config):
+        where &= ~_arrow_hit(d)
+    return cycle.folder.dataset("raw").scanner(columns=list(columns), filter=where)
+
+
 def kept_rows_here(cycle: Cycle, spans: list[tuple[int, int]] | None, columns) -> pads.Scanner:
     """kept_rows' rows with commit ts in one of `spans` ((lo, hi] each; None: the whole window),
     `columns` of them, as a pyarrow scanner in this process: the rows the driver writes itself
     and a small window's counts need no Spark job.  Over the JVM the fetch was a scan, a plan and
-    Arrow's trip back, most of apply's JVM time (docs/performance.md).  The filter runs as the
-    files are scanned, a batch at a time: only the rows asked for are held."""
+    Arrow's trip back, most of apply's JVM time (docs/performance.md).  Only the rows asked for
+    are held."""
     where = pc.scalar(True) if spans is None else functools.reduce(
         operator.or_, [(pc.field("commit_ts") > lo) & (pc.field("commit_ts") <= hi) for lo, hi in spans])
     if _copied(cycle):
         return cycle.folder.dataset(COPY).scanner(columns=list(columns), filter=where)
-    where &= pc.field("op") != "ddl"
-    for d in dropped(contracts.WINDOW.read(cycle.folder), cycle.config):
-        where &= ~_arrow_hit(d)
-    return cycle.folder.dataset("raw").scanner(columns=list(columns), filter=where)
+    return window_events_here(cycle, contracts.WINDOW.read(cycle.folder), where & (pc.field("op") != "ddl"), columns)
