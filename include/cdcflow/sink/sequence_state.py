@@ -9,7 +9,7 @@ SETVAL(seq, next_not_cached_value - increment): its next NEXTVAL gives the first
 upstream has not reserved, none the upstream handed out (its cached block included), and a
 replayed row never moves it back.  TiDB's SETVAL takes no round: after a CYCLE sequence wraps
 upstream, the TiDB downstream keeps its higher value until an ALTER SEQUENCE … RESTART
-(docs/ddl.md's sequence rows say so).
+(docs/concepts/ddl.md, Sequences).
 """
 
 from __future__ import annotations
