@@ -1,5 +1,6 @@
 """A cycle with nothing to read (the fixed price of a scheduled catch-up) moves the checkpoint
-without starting Spark; the next cycle with changes still applies them."""
+without starting Spark; a small window of keyed tables is applied without it too; a window of
+tables a foreign key binds starts it when apply needs it."""
 
 from __future__ import annotations
 
@@ -40,7 +41,20 @@ def test_idle_cycle_moves_the_checkpoint_without_spark(mariadb_pair, cdcflow_hom
     try:
         result = run_cycle("idle")
         assert result["pull"]["pulled"] == 3 and result["apply"]["rows_in"] == 3
-        assert len(opened) == 1  # a window with rows does start Spark
+        # a small window of a keyed table: filter, barrier and apply read it with pyarrow
+        assert opened == [] and not result["spark_session"]
+        assert_consistent(up, down, [S])
+
+        # the tables a cascading foreign key binds are written in commit order through Spark: the
+        # first stage that needs a session starts it
+        up.execute(f"CREATE TABLE {S}.p (id INT PRIMARY KEY)",
+                   f"CREATE TABLE {S}.c (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES {S}.p (id) "
+                   "ON DELETE CASCADE)",
+                   f"INSERT INTO {S}.p VALUES (1), (2)", f"INSERT INTO {S}.c VALUES (10, 1), (20, 2)",
+                   f"DELETE FROM {S}.p WHERE id = 1")
+        result = run_cycle("idle")
+        # 5 row changes: the cascade deletes c (10) downstream, as upstream, unlogged
+        assert result["apply"]["rows_in"] == 5 and len(opened) == 1 and result["spark_session"]
         assert_consistent(up, down, [S])
     finally:
         for s in (up, down):

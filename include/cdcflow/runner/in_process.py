@@ -1,5 +1,6 @@
-"""The in-process cycle of `cdcflow changefeed run`: prepare, pull (the Spark session starting
-meanwhile), the Spark stages, wait_index once, finish — in this process, over one Cycle."""
+"""The in-process cycle of `cdcflow changefeed run`: prepare, pull (a Connect session, or the
+JVM of a large window, starting meanwhile), the Spark stages (an embedded session started by
+the first that uses it), wait_index once, finish — in this process, over one Cycle."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from cdcflow.core.stage_names import SPARK_STAGES, STAGES
 from cdcflow.runner import sessions
 from cdcflow.runner.cycle_runner import needs_spark, pull_and_settle, run_stage
 from cdcflow.spark.place import SparkPlace
+from cdcflow.spark.lazy import Lazy, was_built
 from cdcflow.spark.session import is_remote, release
-from cdcflow.stages import contracts
+from cdcflow.stages import contracts, pull_ranges
 from cdcflow.stages.cycle import Cycle, recording
 from cdcflow.stages.finish import finish
 from cdcflow.stages.prepare import prepare
@@ -41,14 +43,19 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
     session_opened_here = spark is None
     try:
         if spark is None:
-            # pull needs no Spark: the JVM starts on another core while the binlog is read,
-            # and not at all when the upstream has written nothing since the checkpoint
-            idle = contracts.WINDOW.read(cycle.folder).idle
-            session = None if idle else sessions.start_session(cycle.config, changefeed_id, place)
+            # pull needs no Spark: a Connect session, or the JVM of a window large enough for
+            # pull's ranges, starts on another core while the binlog is read; an embedded
+            # session is otherwise started by the first stage that uses it (spark.lazy), and
+            # none at all when the upstream has written nothing since the checkpoint
+            window = contracts.WINDOW.read(cycle.folder)
+            early = not window.idle and (place.is_remote or pull_ranges.wanted(cycle, window))
+            session = sessions.start_session(cycle.config, changefeed_id, place) if early else None
             results = pull_and_settle(cycle, place, session)
-            if needs_spark(results):
+            if needs_spark(results) and session is not None:
                 with recording(cycle, SPARK_STAGES[0]):  # a Connect server that is down fails here
-                    spark = (session or sessions.start_session(cycle.config, changefeed_id, place)).result()
+                    spark = session.result()
+            elif needs_spark(results):
+                spark = Lazy(lambda: sessions.start_session(cycle.config, changefeed_id, place).result())
         for name in STAGES:
             if name not in results:
                 results[name] = run_stage(name, spark, cycle)
@@ -62,4 +69,6 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
         results["finish"] = finish(cycle)
     if failure is not None:
         raise failure
-    return {"run_id": cycle.run_id, **contracts.plain(results), "seconds": round(time.time() - t0, 3)}
+    # whether a Spark session served the cycle (an embedded one is started only where a stage needs it)
+    return {"run_id": cycle.run_id, **contracts.plain(results), "seconds": round(time.time() - t0, 3),
+            "spark_session": spark is not None and was_built(spark)}

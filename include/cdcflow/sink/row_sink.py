@@ -12,7 +12,6 @@ as a CdcflowError placed in the segment (core.errors.classify).
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -309,10 +308,13 @@ def _write_here(local: pa.Table, keys: dict, pulled: set[str], folder: KeyFolder
     ordered = compacted_arrow(changes) if order is None else changes.sort_by([(c, "ascending") for c in order])
     if not ordered.num_rows:
         return []
-    # crc32, not hash(): the same rows spread alike in every process (a launcher's results compare)
-    spread = pa.array([zlib.crc32(repr(k).encode()) % workers for k in zip(*(ordered[c].to_pylist() for c in by))],
-                      pa.int32())
-    parts = [p for p in (ordered.filter(pc.equal(spread, w)) for w in range(workers)) if p.num_rows]
+    # each distinct value of `by` to the next thread in turn, in the order they first appear: the
+    # same rows spread alike in every process (a launcher's results compare), in Arrow, not a
+    # Python call per row (0.4 s of the driver's time on a 300,000-row bulk segment)
+    joined = pc.binary_join_element_wise(*(ordered[c].cast(pa.string()) for c in by), "\x1f",
+                                         null_handling="replace", null_replacement="")
+    spread = pc.dictionary_encode(joined).combine_chunks().indices.to_numpy() % workers
+    parts = [p for p in (ordered.filter(pa.array(spread == w)) for w in range(workers)) if p.num_rows]
     counts = []
     with ThreadPoolExecutor(len(parts)) as pool:
         for body in passes:  # a pass ends in every part before the next begins, as a Spark job does

@@ -15,6 +15,7 @@ from cdcflow.sink.foreign_keys import marker_id
 from cdcflow.sink.row_sink import RowSink, Written
 from cdcflow.sink.table_keys import by_table
 from cdcflow.snapshot import deferred_indexes
+from cdcflow.spark.lazy import Lazy
 from cdcflow.stages import contracts
 from cdcflow.stages.barrier import small_segments
 from cdcflow.stages.contracts import IndexWait, PlannedDdl, PlannedSegment, Segment
@@ -41,7 +42,7 @@ def may_replay(cycle: Cycle, window: contracts.Window) -> bool:
 def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
     run, window = cycle.run(), contracts.WINDOW.read(cycle.folder)
     segments = contracts.SEGMENTS.read(cycle.folder)
-    rows = kept_rows(spark, cycle)
+    rows = Lazy(lambda: kept_rows(spark, cycle))  # a plan only where Spark writes a segment
     stats = contracts.ApplyResult(safe_mode=cycle.sink_options.safe_mode or may_replay(cycle, window))
     t0 = time.time()
     ddl_sink = DdlSink.open(cycle.changefeed_id, cycle.sink, cycle.sink_options, cycle.log_event)

@@ -22,6 +22,7 @@ from cdcflow.filter import table_joins
 from cdcflow.filter.system_versioning import replica_rows
 from cdcflow.source import gtid
 from cdcflow.source.binlog import Position
+from cdcflow.spark.lazy import Lazy
 from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, DdlError, DdlLog, TableKeys
 from cdcflow.stages.cycle import Cycle
@@ -182,7 +183,8 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
 
     window = contracts.WINDOW.read(cycle.folder)
     flt = Filter.build(cycle.config)
-    raw = rows.window_events(spark, cycle, window)
+    # plans only where a read or a rule needs Spark: a small window that drops nothing needs none
+    raw = Lazy(lambda: rows.window_events(spark, cycle, window))
 
     kept_ddl, skipped_ddl = [], []
     tracker = schema_versions.load(cycle.changefeed_id)
@@ -208,7 +210,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     schema_versions.save(cycle.changefeed_id, tracker.added)
     shadow_ddls.save(cycle.changefeed_id, shadows, window.start_ts)
 
-    dml = rows.row_events(raw)
+    dml = Lazy(lambda: rows.row_events(raw))
     # the tables, and per table and binlog key the commit ts of its latest row change, from
     # the narrow columns alone: the row images are read only for the schema-drift check's samples
     latest = _latest(cycle, window, dml, here)
