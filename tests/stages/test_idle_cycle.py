@@ -22,7 +22,7 @@ def test_idle_cycle_moves_the_checkpoint_without_spark(mariadb_pair, cdcflow_hom
     for s in (up, down):
         s.execute(f"DROP DATABASE IF EXISTS {S}", f"CREATE DATABASE {S}",
                   f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v INT)")
-    create_changefeed(capsys, up, down, "idle")
+    create_changefeed(capsys, up, down, "idle", f"[filter]\nrules = ['{S}.*']\n")
     before = query(capsys, "idle")
     result = run_cycle("idle")
     assert opened == []
@@ -37,13 +37,18 @@ def test_idle_cycle_moves_the_checkpoint_without_spark(mariadb_pair, cdcflow_hom
     run_cycle("idle", dry_run=True)
     assert query(capsys, "idle")["checkpoint_tso"] == after["checkpoint_tso"] and opened == []
 
+    # beside them, rows of a table the filter drops: filter copies the kept table's rows with pyarrow
+    up.execute(f"DROP DATABASE IF EXISTS {S}_other", f"CREATE DATABASE {S}_other",
+               f"CREATE TABLE {S}_other.x (id INT PRIMARY KEY)", f"INSERT INTO {S}_other.x VALUES (1), (2)")
     up.execute(f"INSERT INTO {S}.t VALUES (1, 1), (2, 2)", f"UPDATE {S}.t SET v = 9 WHERE id = 2")
     try:
         result = run_cycle("idle")
-        assert result["pull"]["pulled"] == 3 and result["apply"]["rows_in"] == 3
+        assert result["pull"]["pulled"] == 8 and result["apply"]["rows_in"] == 3
+        assert result["filter"]["rows_copied"] and result["filter"]["kept_tables"] == 1
         # a small window of a keyed table: filter, barrier and apply read it with pyarrow
         assert opened == [] and not result["spark_session"]
         assert_consistent(up, down, [S])
+        assert down.query(f"SHOW DATABASES LIKE '{S}_other'") == []
 
         # the tables a cascading foreign key binds are written in commit order through Spark: the
         # first stage that needs a session starts it
@@ -58,4 +63,4 @@ def test_idle_cycle_moves_the_checkpoint_without_spark(mariadb_pair, cdcflow_hom
         assert_consistent(up, down, [S])
     finally:
         for s in (up, down):
-            s.execute(f"DROP DATABASE IF EXISTS {S}")
+            s.execute(f"DROP DATABASE IF EXISTS {S}", f"DROP DATABASE IF EXISTS {S}_other")

@@ -166,3 +166,26 @@ def test_filter_reads_the_same_ddls_keys_and_samples_either_way(spark, tmp_path,
         ((s, t, ts, pk) for s, t, pk, ts in latest[0]), key=repr)
     every = {(e.schema, e.table, e.commit_ts, e.after) for e in _events()}
     assert all((s, t, ts, image) in every for s, t, ts, _pk, image in samples[0] + samples[1])
+
+
+@pytest.mark.parametrize("config_text", CONFIGS)
+def test_a_copy_of_some_tables_is_the_same_written_by_pyarrow_as_by_spark(spark, tmp_path, config_text):
+    """Where filter drops whole tables alone, a small window's copy is written with pyarrow
+    (rows.keep_here): every field of every row as Spark's copy of the same tables has them;
+    keeping no table copies no row."""
+    window = _window(aborted=[40], rolled_back=[(60, 1, 3), (80, 0, 1)])
+    copies = {}
+    for way in ("spark", "here", "none"):
+        cycle = _Cycle(_folder(tmp_path / way, window), config_text)
+        if way == "spark":
+            dml = rows.row_events(rows.window_events(spark, cycle, window))
+            wanted = spark.createDataFrame([("s", "t")], "schema string, table string")
+            assert rows.keep(cycle, dml.join(wanted, ["schema", "table"], "left_semi"), dml)
+        else:
+            assert rows.keep_here(cycle, window, [("s", "t")] if way == "here" else [])
+        every = sorted(map(repr, rows.kept_rows(spark, cycle).toArrow().to_pylist()))
+        copies[way] = every, _sorted(rows.kept_rows_here(cycle, None, COLUMNS).to_table())
+    assert copies["spark"] == copies["here"] and copies["none"] == ([], [])
+    kept = copies["here"][1]
+    assert kept and {r[1] for r in kept} == {"t"} and 40 not in {r[2] for r in kept}  # no u, no aborted
+    assert [r[3] for r in kept if r[2] == 60] == []  # t's changes at 60 (seq 1, 2) were rolled back

@@ -22,7 +22,7 @@ from cdcflow.filter import table_joins
 from cdcflow.filter.system_versioning import replica_rows
 from cdcflow.source import gtid
 from cdcflow.source.binlog import Position
-from cdcflow.spark.lazy import Lazy
+from cdcflow.spark.lazy import Lazy, built, was_built
 from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, DdlError, DdlLog, TableKeys
 from cdcflow.stages.cycle import Cycle
@@ -221,16 +221,20 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         cycle.log_event("rows skipped", tables=shadow_tables,
                         why="shadow or trash tables of an online schema change (online-ddl)")
     if len(keep_tables) == len(tables):
-        kept = dml
-    elif keep_tables:
-        keep_df = spark.createDataFrame(keep_tables, "schema string, table string")
-        kept = dml.join(F.broadcast(keep_df), ["schema", "table"], "left_semi")
+        kept = subset = dml
     else:
-        kept = dml.limit(0)
+        def subset_plan():
+            if not keep_tables:
+                return dml.limit(0)
+            wanted = spark.createDataFrame(keep_tables, "schema string, table string")
+            return dml.join(F.broadcast(wanted), ["schema", "table"], "left_semi")
+
+        # planned only if a later rule builds on it; else rows.keep_here copies these tables' rows
+        kept = subset = Lazy(subset_plan)
     joining = {t: p for t, p in joins.items() if t in keep_tables and (p is None or window.start_pos.file is None
                                                                          or window.start_pos.key() < p)}
     if joining:
-        kept = table_joins.drop_rows(kept, joining)
+        kept = table_joins.drop_rows(built(kept), joining)  # its column expressions need the session up
         cycle.log_event("rows skipped", tables=sorted(f"{s}.{t}" for s, t in joining),
                         why="before the table's join point: its copy holds them")
     # a versioned table's rows as a replica writes them, before any rule reads their op or images
@@ -253,7 +257,10 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         cycle.log_event("schema drift", detail=note,
                     hint="keys follow the tracked schema; if it is wrong, re-create the changefeed so a new "
                          "catalogue snapshot is taken")
-    copied = rows.keep(cycle, kept, dml)
+    if here and subset is not dml and kept is subset and not was_built(subset):
+        copied = rows.keep_here(cycle, window, keep_tables)
+    else:
+        copied = rows.keep(cycle, kept, dml)
     named = [contracts.SkippedDdl(commit_ts=e.commit_ts, statement=e.query, why=e.why)
              for e in skipped_ddl[:contracts.SKIPPED_DDL_KEPT]]
     counts = contracts.FilterResult(kept_ddl=len(kept_ddl), skipped_ddl=len(skipped_ddl), tables=len(tables),

@@ -15,13 +15,14 @@ import functools
 import operator
 from dataclasses import dataclass
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from cdcflow.filter.txn import ignored_transactions
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle
-from cdcflow.store.events import EVENT_SPARK_SCHEMA
+from cdcflow.store.events import EVENT_SPARK_SCHEMA, FIELDS
 
 COPY = "filtered"  # the folder of filter's copy, when it made one
 # A window of at most this many events is read by its stages in their own process with pyarrow
@@ -92,6 +93,18 @@ def keep(cycle: Cycle, kept, window_rows) -> bool:
         cycle.folder.remove_folder(COPY)  # an earlier attempt's copy, stale now
     contracts.ROWS.write(cycle.folder, contracts.KeptRows(copied=copied))
     return copied
+
+
+def keep_here(cycle: Cycle, window: contracts.Window, tables: list[tuple[str, str]]) -> bool:
+    """keep's copy where filter drops whole tables alone (and a small window, read_here): the
+    window's row events of `tables`, read and written with pyarrow in this process a batch at a
+    time, with no Spark job (and, in the CLI's cycle, no JVM: spark.lazy).  Returns True."""
+    names = pc.binary_join_element_wise(pc.field("schema"), pc.field("table"), "\x00")  # no identifier holds NUL
+    where = (pc.field("op") != "ddl") & names.isin(pa.array([f"{s}\x00{t}" for s, t in tables], pa.string()))
+    cycle.folder.remove_folder(COPY)  # an earlier attempt's, maybe Spark's in several files
+    cycle.folder.write_batches(COPY, window_events_here(cycle, window, where, FIELDS).to_batches())
+    contracts.ROWS.write(cycle.folder, contracts.KeptRows(copied=True))
+    return True
 
 
 def _copied(cycle: Cycle) -> bool:

@@ -119,6 +119,15 @@ class RunFolder:
         self.fs.create_dir(self._fs_path(name), recursive=True)
         return EventWriter(self.fs, self._fs_path(name), batch_rows, part)
 
+    def write_batches(self, name: str, batches) -> None:
+        """Record batches of the event schema as part 0 of folder `name` (the folder made first), a
+        batch at a time: what the event writer writes, from batches already built."""
+        self.fs.create_dir(self._fs_path(name), recursive=True)
+        with self.fs.open_output_stream(self.part_file(name)) as sink, \
+                pq.ParquetWriter(sink, EVENT_SCHEMA, compression="zstd") as out:
+            for batch in batches:
+                out.write_batch(batch)
+
     def part_file(self, name: str, part: int = 0) -> str:
         """The path (in `fs`) of one Parquet file of a folder the writer wrote."""
         return self._fs_path(name) + f"/part-{part:05d}.parquet"
