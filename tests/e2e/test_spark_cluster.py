@@ -5,6 +5,7 @@ executor JVMs the workers launch; the event store is given as a URI they all rea
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -40,7 +41,11 @@ def test_a_cycle_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, clu
         s.execute(f"DROP DATABASE IF EXISTS {S}")
     store = f"file://{tmp_path}/events"
     create_changefeed(capsys, up, down, "on-cluster",
-                      f"[filter]\nrules = ['{S}.*']\n[cdcflow]\nspark-master = \"{cluster.master_url}\"\n"
+                      f"[filter]\nrules = ['{S}.*']\n[[filter.event-filters]]\nmatcher = ['{S}.t']\n"
+                      # an expression no row matches: evaluated in Spark's tasks (a small window of keyed
+                      # tables alone needs no Spark: the driver reads and writes it)
+                      "ignore-insert-value-expr = \"v = 'never'\"\n"
+                      f"[cdcflow]\nspark-master = \"{cluster.master_url}\"\n"
                       f"event-store = \"{store}\"\nshuffle-partitions = 2\n")
     up.execute(f"CREATE DATABASE {S}",
                f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v VARCHAR(40), n INT)",
@@ -54,10 +59,12 @@ def test_a_cycle_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, clu
     try:
         run = run_on_cluster("on-cluster")
         assert run.returncode == 0, run.stderr[-3000:]
+        assert json.loads(run.stdout[run.stdout.index("{"):])["spark_session"]
         assert_consistent(up, down, [S])
         assert query(capsys, "on-cluster")["state"] == "normal"
 
-        # the tasks ran in executors the two workers launched: each holds a folder of the cycle's app
+        # the value filter's tasks ran in executors the two workers launched: each holds a folder of
+        # the cycle's app
         for work in cluster.worker_dirs():
             apps = sorted(p.name for p in work.glob("app-*"))
             assert len(apps) == 1, (work, apps)

@@ -117,9 +117,11 @@ class Filter:
         return self.events.drop_ignored_rows(spark, rows_df, tables)
 
     def drop_ignored_values(self, spark, rows_df, tracker, lo: int, hi: int, connect: Callable[[], object],
-                            log: Callable[..., None], changefeed: str):
-        """`rows_df` without the row events the value expressions ignore (filter.value_expr)."""
-        return value_expr.drop_ignored_rows(spark, rows_df, self.config, tracker, lo, hi, connect, log, changefeed)
+                            log: Callable[..., None], changefeed: str, tables: list[tuple[str, str]] | None = None):
+        """`rows_df` without the row events the value expressions ignore (filter.value_expr;
+        `tables`: those rows_df may hold, where known)."""
+        return value_expr.drop_ignored_rows(spark, rows_df, self.config, tracker, lo, hi, connect, log, changefeed,
+                                            tables)
 
     def drop_ineligible_rows(self, spark, rows_df, ranges: dict[tuple[str, str], list]):
         """`rows_df` without the rows of tables with no valid index (unless force-replicate)."""

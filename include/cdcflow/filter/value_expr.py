@@ -275,14 +275,18 @@ def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, n
 
 
 def drop_ignored_rows(spark, dml, cfg, tracker, lo: int, hi: int, connect: Callable[[], object],
-                      log: Callable[..., None], changefeed: str | None = None):
+                      log: Callable[..., None], changefeed: str | None = None,
+                      tables: list[tuple[str, str]] | None = None):
     """The filter stage's step: `dml` (rows of the window (lo, hi]) without the row events the
     value expressions ignore.  Each row is read with the tracked version of its table at its
     commit ts; the upstream's catalogue (a connection from `connect`) stands in for versions the
-    tracker does not know.  `log(what, **fields)` is told how many rows were ignored."""
+    tracker does not know.  `log(what, **fields)` is told how many rows were ignored.  `tables`:
+    those `dml` may hold, where the caller knows them (None: read from it, a Spark job): a window
+    of tables no expression matches is then left as it is without one."""
     if not has_expressions(cfg):
         return dml
-    tables = [(r["schema"], r["table"]) for r in dml.select("schema", "table").distinct().collect()]
+    if tables is None:
+        tables = [(r["schema"], r["table"]) for r in dml.select("schema", "table").distinct().collect()]
     tables = [t for t in tables if any(_matcher(r, cfg.case_sensitive).match_table(*t)
                                        for r in cfg.event_filters if any(True for _ in _rule_exprs(r)))]
     if not tables:

@@ -244,7 +244,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     if ignored_ops:
         cycle.log_event("rows ignored by event filter", kinds=[f"{s}.{t} {op}" for s, t, op in ignored_ops])
     kept = flt.drop_ignored_values(spark, kept, tracker, window.start_ts, window.pulled.resolved_ts,
-                                   cycle.source.connect, cycle.log_event, cycle.changefeed_id)
+                                   cycle.source.connect, cycle.log_event, cycle.changefeed_id, keep_tables)
     ranges = {t: tracker.key_ranges(*t, window.start_ts, window.pulled.resolved_ts) for t in keep_tables}
     kept, no_key = flt.drop_ineligible_rows(spark, kept, ranges)
     for (s, t), spans in no_key.items():
