@@ -16,11 +16,12 @@ from cdcflow_devtools.mariadb import MariaDB, start_pair
 # test file at a time (--dist loadfile), and a long file taken last keeps one worker busy alone
 # after the others are done.
 LONGEST_FIRST = (
-    "devtools/test_airflow_local.py", "airflow/test_ui_browser.py", "airflow/test_dag_stale_and_errors.py",
-    "e2e/test_ddl_window.py", "e2e/test_snapshot_indexes.py", "e2e/test_foreign_keys.py", "airflow/test_dag_lifecycle.py",
-    "e2e/test_spark_connect.py", "e2e/test_random_workload.py", "e2e/test_spark_cluster.py", "e2e/test_snapshot.py",
-    "e2e/test_add_tables.py", "airflow/test_dag_factory.py", "airflow/test_dag_snapshot.py", "filter/test_value_expr.py",
-    "e2e/test_faults.py", "airflow/test_dag_run.py", "e2e/test_lifecycle.py",
+    "devtools/test_airflow_local.py", "airflow/test_ui_browser.py", "e2e/test_ddl_window.py",
+    "airflow/test_dag_stale_and_errors.py", "e2e/test_foreign_keys.py", "airflow/test_dag_lifecycle.py",
+    "e2e/test_random_workload.py", "e2e/test_spark_connect.py", "e2e/test_snapshot.py", "e2e/test_snapshot_indexes.py",
+    "airflow/test_dag_snapshot.py", "e2e/test_add_tables.py", "e2e/test_cli_process.py", "airflow/test_dag_factory.py",
+    "filter/test_value_expr.py", "e2e/test_ddl_heavy.py", "airflow/test_dag_run.py", "e2e/test_spark_cluster.py",
+    "sink/test_row_sink.py", "e2e/test_lifecycle.py", "e2e/test_large_txn.py",
 )
 
 
