@@ -43,17 +43,18 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
     session_opened_here = spark is None
     try:
         if spark is None:
-            # pull needs no Spark: a Connect session, or the JVM of a window large enough for
-            # pull's ranges, starts on another core while the binlog is read; an embedded
-            # session is otherwise started by the first stage that uses it (spark.lazy), and
-            # none at all when the upstream has written nothing since the checkpoint
+            # pull needs no Spark: the session of a window large enough for pull's ranges starts
+            # while the binlog is read; a Connect session is opened after pull (opened beside it,
+            # its client's threads slowed the read by a third); an embedded session is otherwise
+            # started by the first stage that uses it (spark.lazy), and none at all when the
+            # upstream has written nothing since the checkpoint
             window = contracts.WINDOW.read(cycle.folder)
-            early = not window.idle and (place.is_remote or pull_ranges.wanted(cycle, window))
+            early = not window.idle and pull_ranges.wanted(cycle, window)
             session = sessions.start_session(cycle.config, changefeed_id, place) if early else None
             results = pull_and_settle(cycle, place, session)
-            if needs_spark(results) and session is not None:
+            if needs_spark(results) and (session is not None or place.is_remote):
                 with recording(cycle, SPARK_STAGES[0]):  # a Connect server that is down fails here
-                    spark = session.result()
+                    spark = (session or sessions.start_session(cycle.config, changefeed_id, place)).result()
             elif needs_spark(results):
                 spark = Lazy(lambda: sessions.start_session(cycle.config, changefeed_id, place).result())
         for name in STAGES:
