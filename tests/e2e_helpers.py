@@ -130,6 +130,19 @@ def cli_run(capsys, changefeed_id: str) -> tuple[int, str]:
     return rc, capsys.readouterr().err
 
 
+def run_in_own_process(changefeed_id: str, *extra: str, timeout: float = 600,
+                       env: dict | None = None) -> subprocess.CompletedProcess:
+    """`cdcflow changefeed run` in a process of its own, as a user runs it (no test session up in it)."""
+    return subprocess.run([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", changefeed_id, *extra],
+                          capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def cycle_result(proc: subprocess.CompletedProcess) -> dict:
+    """The cycle's result a run_in_own_process printed (it must have succeeded)."""
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout[proc.stdout.index("{"):])
+
+
 def cli_ok(capsys, *args: str) -> None:
     capsys.readouterr()
     rc = cli.main(list(args))

@@ -7,24 +7,12 @@ alone starts no Spark at all."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
-from e2e_helpers import assert_consistent, compare_twins, twin_changefeeds
+from e2e_helpers import assert_consistent, compare_twins, cycle_result, run_in_own_process, twin_changefeeds
 
 from cdcflow_devtools.mariadb import MariaDB, free_port
 
 S = "cli_process"
 CIDS = ("cli-here", "cli-process")
-
-
-def run_process(changefeed_id: str) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", changefeed_id],
-                          capture_output=True, text=True, timeout=600, env=dict(os.environ))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout[proc.stdout.index("{"):])
 
 
 def test_a_cycle_in_its_own_process_starts_spark_only_where_a_stage_needs_it(mariadb_pair, spark, cdcflow_home,
@@ -33,12 +21,12 @@ def test_a_cycle_in_its_own_process_starts_spark_only_where_a_stage_needs_it(mar
     other = MariaDB(tmp_path, name="down-process", port=free_port()).start()
     try:
         twin_changefeeds(capsys, up, down, other, S, CIDS)
-        result = run_process(CIDS[1])
+        result = cycle_result(run_in_own_process(CIDS[1]))
         assert result["spark_session"]  # the value filter's rows are read in Spark
         compare_twins(up, down, other, S, CIDS)
 
         up.execute(f"INSERT INTO {S}.u VALUES (7, 'q', 70)", f"UPDATE {S}.u SET w = 71 WHERE code = 'q'")
-        result = run_process(CIDS[1])
+        result = cycle_result(run_in_own_process(CIDS[1]))
         assert result["apply"]["rows_in"] == 2 and not result["spark_session"]
         assert_consistent(up, other, [S], allow={f"{S}.t": {"rows"}})  # the value filter's 'skip' row of t
         assert other.query(f"SELECT * FROM {S}.u WHERE code = 'q'") == [(7, "q", 71)]

@@ -5,13 +5,10 @@ executor JVMs the workers launch; the event store is given as a URI they all rea
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 
 import pytest
-from e2e_helpers import assert_consistent, create_changefeed, query
+from e2e_helpers import assert_consistent, create_changefeed, cycle_result, query, run_in_own_process
 
 from cdcflow_devtools import spark_standalone
 
@@ -27,12 +24,6 @@ def cluster(tmp_path_factory):
         yield c
     finally:
         c.stop()
-
-
-def run_on_cluster(changefeed_id: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
-    return subprocess.run([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", changefeed_id],
-                          capture_output=True, text=True, timeout=900, env=env)
 
 
 def test_a_cycle_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, cluster, tmp_path):
@@ -57,9 +48,8 @@ def test_a_cycle_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, clu
                f"ALTER TABLE {S}.t ADD COLUMN w INT", f"UPDATE {S}.t SET w = n * 2 WHERE id < 500",
                f"CREATE TABLE {S}.u (k VARCHAR(10) PRIMARY KEY)", f"INSERT INTO {S}.u VALUES ('a'), ('b')")
     try:
-        run = run_on_cluster("on-cluster")
-        assert run.returncode == 0, run.stderr[-3000:]
-        assert json.loads(run.stdout[run.stdout.index("{"):])["spark_session"]
+        run = run_in_own_process("on-cluster", timeout=900, env={"SPARK_LOCAL_IP": "127.0.0.1"})
+        assert cycle_result(run)["spark_session"]
         assert_consistent(up, down, [S])
         assert query(capsys, "on-cluster")["state"] == "normal"
 

@@ -6,11 +6,10 @@ retryable error (warning, the checkpoint kept), never a hang."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
-from e2e_helpers import assert_consistent, backdate, compare_twins, create_changefeed, query, twin_changefeeds
+from e2e_helpers import (assert_consistent, backdate, compare_twins, create_changefeed, query, run_in_own_process,
+                         twin_changefeeds)
 
 from cdcflow_devtools.mariadb import MariaDB, free_port
 from cdcflow.store import metastore
@@ -21,19 +20,13 @@ S = "sc_eq"
 CIDS = ("sc-embedded", "sc-connect")
 
 
-def run_cli(changefeed_id: str, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    """`cdcflow changefeed run` in a process of its own, as a user runs it."""
-    return subprocess.run([sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", changefeed_id, *extra],
-                          capture_output=True, text=True, timeout=timeout, env=dict(os.environ))
-
-
 def test_a_window_on_spark_connect_equals_the_embedded_one(mariadb_pair, cdcflow_home, capsys, spark_connect,
                                                           tmp_path):
     up, down = mariadb_pair
     other = MariaDB(tmp_path, name="down-connect", port=free_port()).start()
     try:
         twin_changefeeds(capsys, up, down, other, S, CIDS)
-        proc = run_cli("sc-connect", "--spark-remote", spark_connect.url)
+        proc = run_in_own_process("sc-connect", "--spark-remote", spark_connect.url)
         assert proc.returncode == 0, proc.stderr[-3000:]
         compare_twins(up, down, other, S, CIDS)
         assert other.query(f"SELECT id, v, x FROM {S}.t ORDER BY id") == [
@@ -56,7 +49,7 @@ def test_a_server_that_is_down_is_a_retryable_error(mariadb_pair, cdcflow_home, 
     up.execute(f"CREATE DATABASE {db}", f"CREATE TABLE {db}.t (id INT PRIMARY KEY)",
                f"INSERT INTO {db}.t VALUES (1), (2)")
     try:
-        proc = run_cli("sc-down", timeout=180)  # a hang fails here
+        proc = run_in_own_process("sc-down", timeout=180)  # a hang fails here
         assert proc.returncode == 1
         last = [line for line in proc.stderr.splitlines() if line.strip()][-1]
         assert last.startswith("Error: changefeed sc-down") and "Spark Connect server" in last, proc.stderr[-2000:]
@@ -67,7 +60,7 @@ def test_a_server_that_is_down_is_a_retryable_error(mariadb_pair, cdcflow_home, 
 
         # the server is back (here: another one, given on the command line): the next retry converges
         backdate("sc-down", 3600, "next_retry_at")
-        proc = run_cli("sc-down", "--spark-remote", spark_connect.url)
+        proc = run_in_own_process("sc-down", "--spark-remote", spark_connect.url)
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert query(capsys, "sc-down")["state"] == "normal"
         assert_consistent(up, down, [db])

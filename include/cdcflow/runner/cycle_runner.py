@@ -53,7 +53,7 @@ def empty_window(cycle: Cycle) -> dict:
     return out
 
 
-def pull_and_settle(cycle: Cycle, place: SparkPlace, session=None) -> dict:
+def pull_and_settle(cycle: Cycle, place: SparkPlace, session=None, ranges: bool | None = None) -> dict:
     """Pull the window and settle a window without a single event right away (empty_window):
     the Spark stages then have nothing to do.  The one decision both launchers take:
     `cdcflow changefeed run` and the DAG's pull task.  Pull reads in this process, without
@@ -62,10 +62,11 @@ def pull_and_settle(cycle: Cycle, place: SparkPlace, session=None) -> dict:
     (`place`, when it is one), or in an embedded
     session already up, else in child processes (pull_ranges.SparkLater.for_ranges).  The
     session is `session` (a future: the CLI's cycle, which starts it anyway), else, for a
-    Connect server, one opened here and closed after.  Returns the stage results so far;
-    `needs_spark(results)` says whether the Spark stages must run."""
+    Connect server, one opened here and closed after.  `ranges`: pull_ranges.wanted's answer,
+    where the caller asked already.  Returns the stage results so far; `needs_spark(results)`
+    says whether the Spark stages must run."""
     later, opened_here = None, False
-    if pull_ranges.wanted(cycle, contracts.WINDOW.read(cycle.folder)):
+    if pull_ranges.wanted(cycle, contracts.WINDOW.read(cycle.folder)) if ranges is None else ranges:
         remote = place.url()
         opened_here = session is None and bool(remote)
         if opened_here:

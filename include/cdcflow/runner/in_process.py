@@ -49,14 +49,19 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
             # started by the first stage that uses it (spark.lazy), and none at all when the
             # upstream has written nothing since the checkpoint
             window = contracts.WINDOW.read(cycle.folder)
-            early = not window.idle and pull_ranges.wanted(cycle, window)
-            session = sessions.start_session(cycle.config, changefeed_id, place) if early else None
-            results = pull_and_settle(cycle, place, session)
-            if needs_spark(results) and (session is not None or place.is_remote):
-                with recording(cycle, SPARK_STAGES[0]):  # a Connect server that is down fails here
-                    spark = (session or sessions.start_session(cycle.config, changefeed_id, place)).result()
-            elif needs_spark(results):
-                spark = Lazy(lambda: sessions.start_session(cycle.config, changefeed_id, place).result())
+            ranges = not window.idle and pull_ranges.wanted(cycle, window)
+
+            def start():
+                return sessions.start_session(cycle.config, changefeed_id, place)
+
+            session = start() if ranges else None
+            results = pull_and_settle(cycle, place, session, ranges)
+            if needs_spark(results):
+                if session is not None or place.is_remote:
+                    with recording(cycle, SPARK_STAGES[0]):  # a Connect server that is down fails here
+                        spark = (session or start()).result()
+                else:
+                    spark = Lazy(lambda: start().result())
         for name in STAGES:
             if name not in results:
                 results[name] = run_stage(name, spark, cycle)

@@ -6,7 +6,10 @@ own process; only some windows need Spark (a value expression, a table written i
 a large segment).  `cdcflow changefeed run` hands them an embedded session as a Lazy: a cycle
 whose stages never touch it starts no JVM, which on two cores took 6-9 core-seconds beside pull
 and kept filter waiting for its start (docs/performance.md).  A frame built from it is a Lazy
-too, so that building the plan does not start the session either."""
+too, so that building the plan does not start the session either.  pyspark's column functions
+(`F.col`, `F.broadcast`) need the session up: code given a frame that may be a Lazy touches the
+frame (or the session) before it builds a column, as filter_stage does with `built` before
+table_joins.drop_rows."""
 
 from __future__ import annotations
 

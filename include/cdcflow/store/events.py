@@ -45,6 +45,11 @@ BATCH_ROWS = 50_000
 BATCH_BYTES = 32 * 1024 * 1024
 
 
+def _event_file(sink) -> pq.ParquetWriter:
+    """A Parquet writer of the event schema on `sink`, as every event file is written."""
+    return pq.ParquetWriter(sink, EVENT_SCHEMA, compression="zstd")
+
+
 def _safe(name: str) -> str:
     # Airflow run ids carry ':' and '+', which Hadoop paths do not accept; a leading dot
     # would let '.' or '..' name the changefeed's (or the store's) folder instead
@@ -124,7 +129,7 @@ class RunFolder:
         batch at a time: what the event writer writes, from batches already built."""
         self.fs.create_dir(self._fs_path(name), recursive=True)
         with self.fs.open_output_stream(self.part_file(name)) as sink, \
-                pq.ParquetWriter(sink, EVENT_SCHEMA, compression="zstd") as out:
+                _event_file(sink) as out:
             for batch in batches:
                 out.write_batch(batch)
 
@@ -143,7 +148,7 @@ class RunFolder:
         with self.fs.open_input_file(self.part_file(src, part)) as f, \
                 self.fs.open_output_stream(self.part_file(dst, part)) as sink:
             source = pq.ParquetFile(f)
-            with pq.ParquetWriter(sink, EVENT_SCHEMA, compression="zstd") as out:
+            with _event_file(sink) as out:
                 for i in range(source.num_row_groups):
                     group = source.read_row_group(i)
                     group = group.set_column(where, "commit_ts", pc.take(table, group.column(where)))
@@ -192,7 +197,7 @@ class EventWriter:
     def _open(self) -> pq.ParquetWriter:
         if self._writer is None:
             self._sink = self.fs.open_output_stream(self.folder + f"/part-{self.part:05d}.parquet")
-            self._writer = pq.ParquetWriter(self._sink, EVENT_SCHEMA, compression="zstd")
+            self._writer = _event_file(self._sink)
         return self._writer
 
 
