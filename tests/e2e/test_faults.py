@@ -377,11 +377,23 @@ def test_two_runs_at_once_one_works_the_other_refuses_in_one_line(mariadb_pair, 
     s = "fault_twice"
     _fresh(capsys, up, down, "fault-twice", s, f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT)",
            f"INSERT INTO {s}.t SELECT seq, seq FROM {s}.seq_1_to_2000")
+    assert cli_run(capsys, "fault-twice")[0] == 0  # the table exists downstream, to be locked below
     up.execute(f"UPDATE {s}.t SET v = v * 2", f"INSERT INTO {s}.t VALUES (5000, 5000)")
+    # The run that takes the lease must still hold it when the other asks: a cycle of this window
+    # can end in a second, before the other process has started.  A row lock downstream holds
+    # the winner's apply (every row changes) until one of the two has ended: the one refused.
+    blocker = down.connect(s)
+    blocker.begin()
+    blocker.cursor().execute("SELECT * FROM t WHERE id = 1 FOR UPDATE")
     runs = [RunProcess("fault-twice"), RunProcess("fault-twice")]
     try:
+        deadline = time.monotonic() + 300
+        while all(r.proc.poll() is None for r in runs) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        blocker.rollback()
         codes = [r.finish() for r in runs]
     finally:
+        blocker.close()
         for r in runs:
             r.stop_if_running()
     assert sorted(codes) == [0, 1], [r.lines[-5:] for r in runs]
