@@ -1,8 +1,9 @@
 """The writers' literals read straight from image text (row_codec.raw_literal, the reference, and
-core/compiled_literals.pyx, its compiled twin) are the literals of the decoded values
-(sql_literal of decode_image's), character for character, for every kind of value an image
-holds; a value that has no literal is refused by both alike.  The images of real binlog events
-(the type matrix, both readers) are compared in tests/source/test_binlog_readers.py."""
+core/compiled_literals.pyx, its compiled twin: `literal` of one value, `scan` of a whole image's
+text) are the literals of the decoded values (sql_literal of decode_image's), character for
+character, for every kind of value an image holds; a value that has no literal is refused by
+all alike.  The images of real binlog events (the type matrix, both readers) are compared in
+tests/source/test_binlog_readers.py."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from cdcflow.core.row_codec import (
     raw_values,
     sql_literal,
 )
-from cdcflow.sink.row_writer import RowWriter, StreamingWriter, raw_form
+from cdcflow.sink.row_writer import DECODED, RAW, RowWriter, StreamingWriter, raw_form
 from fake_downstream import FakeConn
 
 D = decimal.Decimal
@@ -51,24 +52,61 @@ def implementations():
     """Both, by name; not skipped when the compiled one is missing: make setup builds it, and a
     missing build fails here."""
     from cdcflow.core import compiled_literals  # lazy: a module make setup builds
-    return [("reference", raw_literal, raw_values),
-            ("compiled", compiled_literals.literal, compiled_literals.values)]
+    return [("reference", raw_literal), ("compiled", compiled_literals.literal)]
 
 
-@pytest.mark.parametrize("name,literal,values", implementations(), ids=lambda x: x if isinstance(x, str) else "")
-def test_every_value_has_the_decoded_value_s_literal(name, literal, values):
-    image = {f"c{i}": v for i, v in enumerate(VALUES)}
-    text = encode_image(image)
+def scanned():
+    from cdcflow.core import compiled_literals  # lazy: as implementations()
+    return compiled_literals
+
+
+@pytest.mark.parametrize("name,literal", implementations(), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_value_has_the_decoded_value_s_literal(name, literal):
+    text = encode_image({f"c{i}": v for i, v in enumerate(VALUES)})
     want = {c: sql_literal(v) for c, v in decode_image(text).items()}
-    raw = raw_image(text)
-    got = {c: literal(v) for c, v in raw.items()}
-    assert got == want
-    columns = tuple(reversed(raw))
-    assert values(raw, columns) == "(" + ", ".join(want[c] for c in columns) + ")"
+    assert {c: literal(v) for c, v in raw_image(text).items()} == want
 
 
-@pytest.mark.parametrize("name,literal,values", implementations(), ids=lambda x: x if isinstance(x, str) else "")
-def test_a_value_without_a_literal_is_refused_alike(name, literal, values):
+def test_a_scanned_image_has_the_reference_s_literals():
+    """scan: the VALUES tuple over every column, in the image's order and in any other, and each
+    column's literal, as the reference gives them; each value alone and beside others, so that
+    every kind is read where it starts, in the middle and at the end of an image."""
+    c = scanned()
+    images = [{f"c{i}": v for i, v in enumerate(VALUES)}, {"only": None}, {"a": "x", "é名`\"q": 1}]
+    images += [{"a": v} for v in VALUES] + [{"a": v, "b": 7, "z": v} for v in VALUES]
+    for image in images:
+        text = encode_image(image)
+        raw, img = raw_image(text), c.scan(text)
+        assert img.names == tuple(raw) and img.text == text
+        for columns in (img.names, tuple(reversed(raw))):
+            assert c.image_values([img], columns) == [raw_values(raw, columns)], text
+        for column in raw:
+            assert c.image_literals([img], column) == [raw_literal(raw[column])] == [img[column]]
+
+
+def test_images_of_one_shape_share_one_names_tuple():
+    """StreamingWriter groups rows by their names tuple; scan hands out one object per list of
+    names, so the VALUES tuples over it are taken whole."""
+    c = scanned()
+    a, b = c.scan('{"id":1,"v":"x"}'), c.scan('{"id":2,"v":"y"}')
+    other = c.scan('{"id":3}')
+    again = c.scan('{"id":4,"v":null}')
+    assert a.names is b.names is again.names and other.names == ("id",)
+    assert c.image_values([a, b, again], a.names) == ["(1, 'x')", "(2, 'y')", "(4, NULL)"]
+
+
+def test_text_the_scanner_does_not_read_in_place_takes_the_reference_s_reading():
+    """Spellings row_codec never writes (spaces, escapes in names, exponents, -0, big integers)
+    are read as msgspec reads them, with the reference's literals."""
+    c = scanned()
+    for text in ['{ "a" : 1 }', '{"a\\u00e9":1}', '{"a":1e3,"b":-0,"c":123456789012345678901234}',
+                 '{"a":{"d":"1E+2"}}', '{"a":{"set":["x","y\'"]}}', '{"a":"tab\\there"}']:
+        raw = raw_image(text)
+        assert c.image_values([c.scan(text)], tuple(raw)) == [raw_values(raw, tuple(raw))], text
+
+
+@pytest.mark.parametrize("name,literal", implementations(), ids=lambda x: x if isinstance(x, str) else "")
+def test_a_value_without_a_literal_is_refused_alike(name, literal):
     for v in NO_LITERAL:
         raw = raw_image(encode_image({"f": v}))
         with pytest.raises(ValueError, match="no literal for the float"):
@@ -77,38 +115,47 @@ def test_a_value_without_a_literal_is_refused_alike(name, literal, values):
             literal(raw["f"])
 
 
-@pytest.mark.parametrize("name,literal,values", implementations(), ids=lambda x: x if isinstance(x, str) else "")
-def test_an_unknown_tag_is_refused_alike(name, literal, values):
+def test_a_scanned_value_without_a_literal_is_refused_when_its_literal_is_asked():
+    """As the reference refuses it when the statement is built, not when the image is read."""
+    c = scanned()
+    for text in [encode_image({"k": 1, "f": math.nan}), '{"k":1,"f":{"zz":"1"}}']:
+        img = c.scan(text)
+        for ask in (lambda: c.image_values([img], img.names), lambda: c.image_literals([img], "k")):
+            with pytest.raises(ValueError, match="no literal for the float|unknown row-image tag 'zz'"):
+                ask()
+
+
+@pytest.mark.parametrize("name,literal", implementations(), ids=lambda x: x if isinstance(x, str) else "")
+def test_an_unknown_tag_is_refused_alike(name, literal):
     with pytest.raises(ValueError, match="unknown row-image tag 'zz'"):
         literal({"zz": "1"})
 
 
 def test_the_writers_use_the_compiled_literals_unless_asked_not_to(monkeypatch):
-    from cdcflow.core import compiled_literals  # lazy: as implementations()
-
-    row_literals.implementation.cache_clear()
+    row_literals.compiled.cache_clear()
     try:
-        assert row_literals.implementation()[0] is compiled_literals.literal
-        row_literals.implementation.cache_clear()
+        assert raw_form().read is scanned().scan
+        row_literals.compiled.cache_clear()
         monkeypatch.setenv("CDCFLOW_ROW_LITERALS", "python")
-        assert row_literals.implementation()[0] is raw_literal
+        assert raw_form() is RAW
     finally:
-        row_literals.implementation.cache_clear()
+        row_literals.compiled.cache_clear()
 
 
 def test_a_streaming_writer_on_raw_images_writes_the_statements_of_decoded_ones():
-    """The same final changes through StreamingWriter, as decoded images (the old form) and as
-    raw ones with the compiled literals: the same statements, byte for byte."""
+    """The same final changes through StreamingWriter, as decoded images (the old form), as raw
+    ones (the reference) and as scanned ones: the same statements, byte for byte."""
     rows = [(kind, {"id": i, "k2": i % 3, "v": VALUES[i % len(VALUES)], "w": VALUES[(i * 7) % len(VALUES)]})
             for i, kind in enumerate("IUDUIDUU" * 30)]
     texts = [(kind, encode_image(img)) for kind, img in rows]
     keys = {"db.t": ["id", "k2"]}
     out = []
-    for form, image_of in ((None, decode_image), (raw_form(), raw_image)):
+    assert raw_form() not in (DECODED, RAW)
+    for form in (DECODED, RAW, raw_form()):
         conn = FakeConn()
-        w = StreamingWriter(RowWriter(conn, 7) if form is None else RowWriter(conn, 7, form=form), keys)
+        w = StreamingWriter(RowWriter(conn, 7, form=form), keys)
         for kind, text in texts:
-            w.add("db", "t", kind, image_of(text))
+            w.add("db", "t", kind, form.read(text))
         w.close()
         out.append(conn.sql)
-    assert out[0] == out[1] and len(out[0]) > 10
+    assert out[0] == out[1] == out[2] and len(out[0]) > 10

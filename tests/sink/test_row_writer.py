@@ -9,7 +9,7 @@ from fake_downstream import FakeConn, failing
 from cdcflow.core.row_codec import encode_image
 from cdcflow.sink import row_writer
 from cdcflow.sink.downstream_errors import SinkError
-from cdcflow.sink.row_writer import RowWriter, StreamingWriter, apply_ordered
+from cdcflow.sink.row_writer import DECODED, RowWriter, StreamingWriter, apply_ordered
 
 
 @pytest.fixture(autouse=True)
@@ -103,6 +103,8 @@ def test_other_errors_are_not_retried():
 
 class Recorder:
     """Stands for RowWriter: records what would be written, in order."""
+
+    form = DECODED
 
     def __init__(self, batch_rows):
         self.batch_rows = batch_rows

@@ -1,15 +1,26 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""row_codec.raw_literal and raw_values compiled: the SQL literals of a row image's values,
-straight from its JSON, for the apply stage's writers (sink.row_writer's RAW form).  The
-writers spend most of their Python time here (one call per value); the types the images hold
-most (text, integers, NULL, DECIMAL and DATETIME texts) take a C path, every other value the
-reference's.  tests/sink/test_row_literals.py compares both on every kind of value."""
+"""The SQL literals of a row image's values, straight from its JSON text, for the apply stage's
+writers (sink.row_writer's forms): `scan` reads an image's text once, in C, to its column names
+and its VALUES tuple, without the dict of Python values raw_image builds, which cost the writers
+more than the literals did (the cyclic collector walks every one); a value it cannot read in
+place takes `literal`, row_codec.raw_literal compiled, whose most common types (text,
+integers, NULL, DECIMAL and DATETIME texts) take a C path and every other value the
+reference's.  tests/sink/test_row_literals.py compares them with the reference (raw_image,
+raw_literal) on every kind of value; tests/source/test_binlog_readers.py on real images."""
+
+cimport cython
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_DATA, PyUnicode_FromKindAndData, PyUnicode_KIND, PyUnicode_READ
+from libc.string cimport memcpy
 
 from base64 import b64decode
 
+import msgspec
 from pymysql.converters import escape_string
 
 from cdcflow.core.row_codec import raw_literal
+
+_decode = msgspec.json.Decoder().decode
 
 
 cdef inline bint _plain(str s):
@@ -37,25 +48,33 @@ cdef inline bint _decimal_text(str x):
     return u"0" <= ch <= u"9"
 
 
+cdef object _tagged_text(str tag, str x):
+    """The literal of {tag: x} where the tagged text is it as it is (None: the reference's way)."""
+    if tag == "dt":
+        if len(x) == 26 and x[10] == u" ":
+            return "'" + x + "'"
+    elif tag == "d":
+        if _decimal_text(x):
+            return x
+    elif tag == "da":
+        if len(x) == 10:
+            return "'" + x + "'"
+    elif tag == "b":
+        return "X'" + b64decode(x).hex() + "'" if x else "''"
+    elif tag == "t" or tag == "j" or tag == "tt":
+        return _quote(x)
+    return None
+
+
 cdef str _tagged(dict v):
     cdef str tag
     if len(v) != 1:
         return raw_literal(v)
     for tag, x in v.items():
         if type(x) is str:
-            if tag == "dt":
-                if len(<str>x) == 26 and (<str>x)[10] == u" ":
-                    return "'" + <str>x + "'"
-            elif tag == "d":
-                if _decimal_text(x):
-                    return x
-            elif tag == "da":
-                if len(<str>x) == 10:
-                    return "'" + <str>x + "'"
-            elif tag == "b":
-                return "X'" + b64decode(x).hex() + "'" if x else "''"
-            elif tag == "t" or tag == "j" or tag == "tt":
-                return _quote(x)
+            out = _tagged_text(tag, x)
+            if out is not None:
+                return out
     return raw_literal(v)
 
 
@@ -73,9 +92,404 @@ cpdef str literal(object v):
     return raw_literal(v)
 
 
-def values(dict raw, tuple columns):
-    """row_codec.raw_values."""
+# --- an image's text read once: its column names and its VALUES tuple ------------------------
+
+@cython.no_gc
+cdef class Image:
+    """A row image as the apply stage's writers hold it (sink.row_writer's SCANNED form): its
+    text, its column names (one tuple object per distinct list of names: a StreamingWriter
+    groups rows by it) and its VALUES tuple over all of them, "(l1, l2, …)", with where each
+    literal lies in it.  A value without a literal (NaN, an unknown tag) raises its reference's
+    error when a literal is asked for, as the reference raises it when the statement is built."""
+
+    cdef readonly str text
+    cdef readonly tuple names
+    cdef dict index
+    cdef str values
+    cdef Py_ssize_t *cuts  # literal k is values[cuts[2k]:cuts[2k + 1]]
+    cdef object error
+
+    def __dealloc__(self):
+        PyMem_Free(self.cuts)
+
+    cdef str literal(self, str name):
+        cdef Py_ssize_t k = self.index[name]
+        if self.error is not None:
+            raise self.error
+        return self.values[self.cuts[2 * k]:self.cuts[2 * k + 1]]
+
+    def __getitem__(self, str name):
+        """The literal of column `name`."""
+        return self.literal(name)
+
+    def __len__(self):
+        return len(self.names)
+
+
+cdef dict _SHAPES = {}  # names tuple -> (the one tuple object, {name: position})
+# the shape of the image scanned last (rows of one table come in runs): one object, so that a
+# thread switch in the middle of a scan (a Python call) never pairs one shape's names with another's
+cdef tuple _last_shape = ((), {})
+
+
+cdef tuple _shape(tuple names):
+    """(the one tuple object of these names, {name: position})."""
+    shape = _SHAPES.get(names)
+    if shape is None:
+        shape = _SHAPES[names] = (names, {c: k for k, c in enumerate(names)})
+    return shape
+
+
+cdef struct Text:
+    int kind
+    void *data
+    Py_ssize_t n
+
+
+cdef inline Py_UCS4 at(Text *t, Py_ssize_t i):
+    return PyUnicode_READ(t.kind, t.data, i)
+
+
+cdef inline bint _same(Text *t, Py_ssize_t a, Py_ssize_t b, str name):
+    """The text's [a:b] == name, without building it."""
+    cdef Py_ssize_t k
+    if b - a != len(name):
+        return False
+    for k in range(b - a):
+        if at(t, a + k) != name[k]:
+            return False
+    return True
+
+
+cdef enum:
+    ESCAPED = 1  # a JSON string holds a backslash escape
+    SPECIAL = 2  # ... or a character escape_string escapes (a ' or a control character)
+    MOST_COLUMNS = 4096  # MySQL's and MariaDB's limit of columns in a table
+    LOCAL_CHARS = 4096  # a VALUES tuple this long is built on the stack
+
+
+cdef Py_ssize_t _string_end(Text *t, Py_ssize_t i, int *flags):
+    """The index of the quote that closes the JSON string whose first character is at `i`;
+    `flags`: ESCAPED, SPECIAL.  -1: unterminated."""
+    cdef Py_UCS4 ch
+    flags[0] = 0
+    while i < t.n:
+        ch = at(t, i)
+        if ch == u'"':
+            return i
+        if ch == u"\\":
+            flags[0] |= ESCAPED
+            i += 2
+            continue
+        if ch == u"'" or ch < 0x20:
+            flags[0] |= SPECIAL
+        i += 1
+    return -1
+
+
+cdef Py_ssize_t _value_end(Text *t, Py_ssize_t i):
+    """The index just after the JSON object or array that starts at `i`; -1: malformed."""
+    cdef Py_ssize_t depth = 0
+    cdef Py_UCS4 ch
+    cdef int flags
+    while i < t.n:
+        ch = at(t, i)
+        if ch == u'"':
+            i = _string_end(t, i + 1, &flags)
+            if i < 0:
+                return -1
+        elif ch == u"{" or ch == u"[":
+            depth += 1
+        elif ch == u"}" or ch == u"]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
+
+
+cdef struct Out:
+    Py_UCS4 *p
+    Py_ssize_t n, cap
+    bint heap
+
+
+cdef int _grow(Out *o, Py_ssize_t more) except -1:
+    cdef Py_ssize_t cap = o.cap
+    cdef Py_UCS4 *p
+    while o.n + more > cap:
+        cap *= 2
+    if o.heap:
+        p = <Py_UCS4 *>PyMem_Realloc(o.p, cap * sizeof(Py_UCS4))
+    else:
+        p = <Py_UCS4 *>PyMem_Malloc(cap * sizeof(Py_UCS4))
+        if p != NULL:
+            memcpy(p, o.p, o.n * sizeof(Py_UCS4))
+    if p == NULL:
+        raise MemoryError()
+    o.p, o.cap, o.heap = p, cap, True
+    return 0
+
+
+cdef inline int _put(Out *o, Py_UCS4 ch) except -1:
+    if o.n == o.cap:
+        _grow(o, 1)
+    o.p[o.n] = ch
+    o.n += 1
+    return 0
+
+
+cdef int _put_range(Out *o, Text *t, Py_ssize_t a, Py_ssize_t b) except -1:
+    """The text's [a:b] as it is."""
+    cdef Py_ssize_t k
+    if o.n + (b - a) > o.cap:
+        _grow(o, b - a)
+    for k in range(a, b):
+        o.p[o.n] = at(t, k)
+        o.n += 1
+    return 0
+
+
+cdef int _put_escaped(Out *o, Text *t, Py_ssize_t a, Py_ssize_t b) except -1:
+    """The text's [a:b] quoted as a SQL string: escape_string's escapes."""
+    cdef Py_ssize_t k
+    cdef Py_UCS4 ch
+    if o.n + 2 * (b - a) + 2 > o.cap:
+        _grow(o, 2 * (b - a) + 2)
+    o.p[o.n] = u"'"
+    o.n += 1
+    for k in range(a, b):
+        ch = at(t, k)
+        if ch == 0 or ch == u"\n" or ch == u"\r" or ch == 0x1a or ch == u"'" or ch == u'"' or ch == u"\\":
+            o.p[o.n] = u"\\"
+            o.n += 1
+            ch = u"0" if ch == 0 else u"n" if ch == u"\n" else u"r" if ch == u"\r" else u"Z" if ch == 0x1a else ch
+        o.p[o.n] = ch
+        o.n += 1
+    o.p[o.n] = u"'"
+    o.n += 1
+    return 0
+
+
+cdef int _put_str(Out *o, str s) except -1:
+    cdef Text t
+    t.kind, t.data, t.n = PyUnicode_KIND(s), PyUnicode_DATA(s), len(s)
+    return _put_range(o, &t, 0, t.n)
+
+
+cdef bint _int_token(Text *t, Py_ssize_t a, Py_ssize_t b):
+    """A JSON integer whose text is its literal: digits, a sign, no -0, within int64's sure digits."""
+    cdef Py_ssize_t k
+    cdef Py_UCS4 ch
+    if b - a > 18 or b == a:
+        return False
+    if at(t, a) == u"-":
+        if b - a == 1 or at(t, a + 1) == u"0":
+            return False
+        a += 1
+    for k in range(a, b):
+        ch = at(t, k)
+        if not u"0" <= ch <= u"9":
+            return False
+    return True
+
+
+cdef bint _decimal_span(Text *t, Py_ssize_t a, Py_ssize_t b):
+    """_decimal_text of the text's [a:b]."""
+    cdef Py_ssize_t k
+    cdef Py_UCS4 ch
+    if b == a:
+        return False
+    for k in range(a, b):
+        ch = at(t, k)
+        if ch == u"E" or ch == u"e":
+            return False
+    ch = at(t, b - 1)
+    return u"0" <= ch <= u"9"
+
+
+cdef int _put_tagged(Out *o, Text *t, str text, Py_ssize_t a, Py_ssize_t b) except -1:
+    """The literal of the tagged value text[a:b]: {"tag":"text"} read in place where it can be,
+    else the reference's."""
+    cdef Py_ssize_t i, j, n
+    cdef int flags
+    cdef Py_UCS4 tag
+    if at(t, a + 1) == u'"':
+        i = _string_end(t, a + 2, &flags)
+        if i > 0 and not flags and i + 2 < b and at(t, i + 1) == u":" and at(t, i + 2) == u'"':
+            j = _string_end(t, i + 3, &flags)
+            if j > 0 and not (flags & ESCAPED) and j + 2 == b and at(t, j + 1) == u"}":
+                n, i = i - (a + 2), i + 3  # the tag's length; i: where its text starts
+                tag = at(t, a + 2) if n >= 1 else 0
+                if n == 2 and tag == u"d" and at(t, a + 3) == u"t":
+                    if j - i == 26 and at(t, i + 10) == u" " and not flags:
+                        _put(o, u"'")
+                        _put_range(o, t, i, j)
+                        return _put(o, u"'")
+                elif n == 1 and tag == u"d":
+                    if not flags and _decimal_span(t, i, j):
+                        return _put_range(o, t, i, j)
+                elif n == 2 and tag == u"d" and at(t, a + 3) == u"a":
+                    if j - i == 10 and not flags:
+                        _put(o, u"'")
+                        _put_range(o, t, i, j)
+                        return _put(o, u"'")
+                elif (n == 1 and (tag == u"t" or tag == u"j")) or (n == 2 and tag == u"t" and at(t, a + 3) == u"t"):
+                    return _put_escaped(o, t, i, j)
+    return _put_str(o, literal(_decode(text[a:b])))
+
+
+def scan(str text):
+    """An Image of a row image's text (row_codec's JSON): the literals raw_literal gives each value
+    of raw_image(text), in its column order."""
+    global _last_shape
+    cdef tuple shape = _last_shape
+    cdef tuple last = shape[0]
+    cdef Py_ssize_t i = 1, j, a, count = 0, last_n = len(last)
+    cdef Py_ssize_t starts[MOST_COLUMNS]
+    cdef Py_ssize_t ends[MOST_COLUMNS]
+    cdef Py_ssize_t cuts[2 * MOST_COLUMNS]
+    cdef Py_UCS4 local[LOCAL_CHARS]
+    cdef Py_UCS4 ch
+    cdef int flags
+    cdef bint reused = True
+    cdef Image img = Image.__new__(Image)
+    cdef Text t
+    cdef Out o
+    img.text = text
+    t.kind, t.data, t.n = PyUnicode_KIND(text), PyUnicode_DATA(text), len(text)
+    if t.n < 3 or at(&t, 0) != u"{" or at(&t, 1) != u'"':
+        return _slow(img)
+    o.p, o.n, o.cap, o.heap = local, 0, LOCAL_CHARS, False
+    try:
+        _put(&o, u"(")
+        while True:
+            # the column's name
+            if i >= t.n or at(&t, i) != u'"' or count == MOST_COLUMNS:
+                return _slow(img)
+            j = _string_end(&t, i + 1, &flags)
+            if j < 0 or flags & ESCAPED:
+                return _slow(img)
+            if reused and not (count < last_n and _same(&t, i + 1, j, last[count])):
+                reused = False
+            starts[count], ends[count] = i + 1, j
+            i = j + 1
+            if i + 1 >= t.n or at(&t, i) != u":":
+                return _slow(img)
+            i += 1
+            # its value's literal
+            if count:
+                _put(&o, u",")
+                _put(&o, u" ")
+            cuts[2 * count] = o.n
+            ch = at(&t, i)
+            if ch == u'"':
+                j = _string_end(&t, i + 1, &flags)
+                if j < 0:
+                    return _slow(img)
+                if flags & ESCAPED:
+                    _put_str(&o, _quote(_decode(text[i:j + 1])))
+                elif flags & SPECIAL:
+                    _put_escaped(&o, &t, i + 1, j)
+                else:
+                    _put(&o, u"'")
+                    _put_range(&o, &t, i + 1, j)
+                    _put(&o, u"'")
+                i = j + 1
+            elif ch == u"n" and _same(&t, i, min(i + 4, t.n), "null"):
+                _put_str(&o, "NULL")
+                i += 4
+            elif ch == u"t" and _same(&t, i, min(i + 4, t.n), "true"):
+                _put(&o, u"1")
+                i += 4
+            elif ch == u"f" and _same(&t, i, min(i + 5, t.n), "false"):
+                _put(&o, u"0")
+                i += 5
+            elif ch == u"-" or u"0" <= ch <= u"9":
+                a = i
+                while i < t.n and at(&t, i) != u"," and at(&t, i) != u"}":
+                    i += 1
+                if _int_token(&t, a, i):
+                    _put_range(&o, &t, a, i)
+                else:  # a float, or a spelling msgspec reads otherwise
+                    _put_str(&o, literal(_decode(text[a:i])))
+            elif ch == u"{":
+                j = _value_end(&t, i)
+                if j < 0:
+                    return _slow(img)
+                _put_tagged(&o, &t, text, i, j)
+                i = j
+            else:
+                return _slow(img)
+            cuts[2 * count + 1] = o.n
+            count += 1
+            if i >= t.n:
+                return _slow(img)
+            ch = at(&t, i)
+            i += 1
+            if ch == u"}":
+                break
+            if ch != u",":
+                return _slow(img)
+        if i != t.n:
+            return _slow(img)
+        _put(&o, u")")
+        img.values = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, o.p, o.n)
+    except (ValueError, TypeError):
+        return _slow(img)  # a value without a literal: the refusal kept for when a literal is asked
+    finally:
+        if o.heap:
+            PyMem_Free(o.p)
+    img.cuts = <Py_ssize_t *>PyMem_Malloc(2 * count * sizeof(Py_ssize_t))
+    if img.cuts == NULL:
+        raise MemoryError()
+    memcpy(img.cuts, cuts, 2 * count * sizeof(Py_ssize_t))
+    if not (reused and count == last_n):
+        shape = _shape(tuple([text[starts[k]:ends[k]] for k in range(count)]))
+        _last_shape = shape
+    img.names, img.index = shape
+    return img
+
+
+cdef Image _slow(Image img):
+    """The reference's reading: raw_image's values, each's literal (a refusal kept for later)."""
+    cdef list lits = []
+    cdef Py_ssize_t k, at_ = 1
+    raw = _decode(img.text)
+    img.names, img.index = _shape(tuple(raw))
+    for v in raw.values():
+        try:
+            lits.append(literal(v))
+        except (ValueError, TypeError) as e:
+            img.error = e.with_traceback(None)
+            lits.append("")
+    img.cuts = <Py_ssize_t *>PyMem_Malloc(max(1, 2 * len(lits)) * sizeof(Py_ssize_t))
+    if img.cuts == NULL:
+        raise MemoryError()
+    for k in range(len(lits)):
+        img.cuts[2 * k] = at_
+        at_ += len(<str>lits[k])
+        img.cuts[2 * k + 1] = at_
+        at_ += 2
+    img.values = "(" + ", ".join(lits) + ")"
+    return img
+
+
+def image_values(list images, tuple columns):
+    """Each image's VALUES tuple over `columns`, "(l1, l2, …)"."""
+    cdef Image img
     cdef list out = []
-    for c in columns:
-        out.append(literal(raw[c]))
-    return "(" + ", ".join(out) + ")"
+    for img in images:
+        if img.error is not None:
+            raise img.error
+        if img.names is columns:
+            out.append(img.values)
+        else:
+            out.append("(" + ", ".join([img.literal(c) for c in columns]) + ")")
+    return out
+
+
+def image_literals(list images, str column):
+    """Each image's literal of `column`."""
+    cdef Image img
+    return [img.literal(column) for img in images]

@@ -12,7 +12,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cdcflow.core.failures import SinkError
-from cdcflow.core.row_codec import raw_image
 from cdcflow.sink.compaction import final_changes
 from cdcflow.sink.connection import connect_with_retry
 from cdcflow.sink.row_writer import (STATEMENT_ATTEMPTS, RowWriter, StreamingWriter, TransactionRolledBack,
@@ -53,9 +52,9 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
     def write(w: StreamingWriter, conn) -> None:
         w.insert_new = phase == "new"
         w.key_indexed, w.upsert = key_indexed, phase == "existing"
-        add = w.add
+        add, read = w.add, w.writer.form.read
         for schema, table, _part, _key, kind, image, ts in _change_rows(_of_kinds(batches, kinds), "commit_ts"):
-            add(schema, table, kind, raw_image(image), ts)
+            add(schema, table, kind, read(image), ts)
         w.close()
 
     yield _run_partition(sink, batch_rows, keys, write, generated)
@@ -90,10 +89,11 @@ def write_transaction(w: StreamingWriter, conn, finals) -> None:
     RETAINED_CHANGES is not kept: its conflict fails the partition (retryable; the cycle's
     replay writes it again)."""
     source, kept = iter(finals), []  # kept: the changes taken from `finals` so far
+    read = w.writer.form.read
 
     def add(change) -> None:
         schema, table, _part, _key, kind, image, ts = change
-        w.add(schema, table, kind, raw_image(image), ts)
+        w.add(schema, table, kind, read(image), ts)
 
     for attempt in range(STATEMENT_ATTEMPTS):
         counts = w.writer.counts()

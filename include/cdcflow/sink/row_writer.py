@@ -21,13 +21,14 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from functools import partial
+from operator import attrgetter
 from typing import Callable, Iterable
 
 import pymysql
 
 from cdcflow.core import row_literals
-from cdcflow.core.row_codec import decode_image, decoded, quote_ident, sql_literal, values_text
+from cdcflow.core.row_codec import (decode_image, decoded, quote_ident, raw_image, raw_literal, raw_values,
+                                    sql_literal, values_text)
 from cdcflow.sink.downstream_errors import SinkError, error_code, offending_row
 from cdcflow.sink.enum_error_value import write_error_values
 from cdcflow.sink.sequence_state import setval_statement
@@ -62,24 +63,36 @@ def qualified(schema: str, table: str) -> str:
 
 @dataclass(frozen=True)
 class ImageForm:
-    """How a writer reads the row images it is given: a value's SQL literal, a row's VALUES
-    tuple over some columns, and the image as decode_image gives it (to name a refused row and
-    to prove the ENUM error value: only when a statement is refused)."""
+    """How a writer holds the row images it is given: `read` makes one from an image's text,
+    `columns` gives its column names (rows are grouped by them: one statement's rows share
+    them), `values` the VALUES tuples of some images over some columns, `literals` their
+    literals of one column, and `decoded` an image as decode_image gives it (to name a refused
+    row and to prove the ENUM error value: only when a statement is refused)."""
 
-    literal: Callable[[object], str]
-    values: Callable[[dict, tuple], str]
-    decoded: Callable[[dict], dict]
+    read: Callable[[str], object]
+    columns: Callable[[object], tuple]
+    values: Callable[[list, tuple], list[str]]
+    literals: Callable[[list, str], list[str]]
+    decoded: Callable[[object], dict]
 
 
 # images of Python values (the snapshot's rows as pymysql decoded them)
-DECODED = ImageForm(sql_literal, partial(values_text, sql_literal), lambda img: img)
+DECODED = ImageForm(decode_image, tuple, lambda images, columns: [values_text(sql_literal, i, columns) for i in images],
+                    lambda images, column: [sql_literal(i[column]) for i in images], lambda img: img)
+# images as row_codec.raw_image reads them, each literal taken from the image's text: the
+# reference of the compiled form
+RAW = ImageForm(raw_image, tuple, lambda images, columns: [raw_values(i, columns) for i in images],
+                lambda images, column: [raw_literal(i[column]) for i in images], decoded)
 
 
 def raw_form() -> ImageForm:
-    """Images as row_codec.raw_image reads them, their literals taken from the image's text
-    (core.row_literals: compiled where make setup built it): the apply stage's writers."""
-    literal, values = row_literals.implementation()
-    return ImageForm(literal, values, decoded)
+    """The apply stage writers' form: each image's text read once to its literals by the compiled
+    module (core.row_literals: where make setup built it), else the reference, RAW."""
+    compiled = row_literals.compiled()
+    if compiled is None:
+        return RAW
+    return ImageForm(compiled.scan, attrgetter("names"), compiled.image_values, compiled.image_literals,
+                     lambda img: decode_image(img.text))
 
 
 class RowWriter:
@@ -145,14 +158,13 @@ class RowWriter:
                     counted: int | None = None) -> None:
         """`counted`: how many of the rows count as written (the others are written again
         right after, by REPLACE); all of them when not given."""
-        target, literal = qualified(schema, table), self.form.literal
+        target = qualified(schema, table)
         if len(key) == 1:
             head = f"DELETE FROM {target} WHERE {quote_ident(key[0])} IN ("
-            tuples = [literal(img[key[0]]) for img in images]
+            tuples = self.form.literals(images, key[0])
         else:
             head = f"DELETE FROM {target} WHERE ({', '.join(quote_ident(k) for k in key)}) IN ("
-            columns = tuple(key)
-            tuples = [self.form.values(img, columns) for img in images]
+            tuples = self.form.values(images, tuple(key))
         for chunk in self._chunks(tuples, len(head)):
             self._run(head + ", ".join(chunk) + ")", f"DELETE from {schema}.{table}")
         self.rows_written += len(images) if counted is None else counted
@@ -169,8 +181,7 @@ class RowWriter:
         head = f"{'INSERT' if verb == 'UPSERT' else verb} INTO {qualified(schema, table)} ({cols}) VALUES "
         tail = "" if verb != "UPSERT" else \
             " ON DUPLICATE KEY UPDATE " + ", ".join(f"{c} = VALUES({c})" for c in map(quote_ident, columns))
-        values, columns = self.form.values, tuple(columns)
-        tuples = [values(img, columns) for img in images]
+        tuples = self.form.values(images, tuple(columns))
         rows = list(zip(images, commit_ts or [None] * len(images)))
         done = 0
         for chunk in self._chunks(tuples, len(head) + len(tail)):
@@ -258,6 +269,7 @@ class StreamingWriter:
         self.deletes: dict[tuple[str, str], list] = {}
         self.upserts: dict[tuple[str, str, tuple, str], list] = {}
         self.held = self.most_held = 0
+        self.columns = writer.form.columns
 
     def add(self, schema: str, table: str, kind: str, img: dict, commit_ts: int | None = None) -> None:
         indexed = f"{schema}.{table}" in self.key_indexed
@@ -272,7 +284,7 @@ class StreamingWriter:
             if len(pending) >= self.writer.batch_rows:
                 self._flush_deletes(schema, table)
         if verb != "DELETE":
-            group = (schema, table, tuple(img), verb)
+            group = (schema, table, self.columns(img), verb)
             pending = self.upserts.setdefault(group, [])
             pending.append((img, commit_ts))
             if len(pending) >= self.writer.batch_rows:

@@ -17,7 +17,7 @@ from cdcflow.sink.table_keys import by_table
 from cdcflow.snapshot import deferred_indexes
 from cdcflow.spark.lazy import Lazy
 from cdcflow.stages import contracts
-from cdcflow.stages.barrier import small_segments
+from cdcflow.stages.barrier import SmallSegments
 from cdcflow.stages.contracts import IndexWait, PlannedDdl, PlannedSegment, Segment
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.rows import kept_rows
@@ -57,8 +57,11 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                            pulled_keys=by_table(contracts.KEY_SPANS.read(cycle.folder))
                            if cycle.folder.exists(contracts.KEY_SPANS.name) else None,
                            tidb=ddl_sink.flavour == tidb_only.TIDB)
-        small = {} if run.dry_run else small_segments(cycle, segments, cycle.feed().checkpoint_ts)
-        _Barriers(cycle, window, ddl_sink, row_sink, stats, run.dry_run).run(segments, rows, small)
+        small = SmallSegments(cycle, [] if run.dry_run else segments, cycle.feed().checkpoint_ts)
+        try:
+            _Barriers(cycle, window, ddl_sink, row_sink, stats, run.dry_run).run(segments, rows, small)
+        finally:
+            small.close()
     finally:
         ddl_sink.close()
     if not stats.index_wait:  # the window applied whole: a snapshot's deferred indexes may follow it
@@ -83,7 +86,7 @@ class _Barriers:
         self.dry_run, self.renewed = dry_run, 0.0
         self.pending: tuple[int, dict] | None = None
 
-    def run(self, segments: list[Segment], rows, small: dict[int, pa.Table]) -> None:
+    def run(self, segments: list[Segment], rows, small: SmallSegments) -> None:
         try:
             for i, seg in enumerate(segments):
                 if not self.segment(seg, rows, small.get(i)):
