@@ -5,6 +5,7 @@ downstream connection of its own (row_writer), returning how many rows and state
 
 from __future__ import annotations
 
+import threading
 import time
 from itertools import groupby
 
@@ -26,13 +27,15 @@ PHASE_KINDS = {None: ("D", "U", "I"), "existing": ("D", "U"), "new": ("I",)}
 
 
 def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]], phase: str | None = None,
-                    generated: dict[str, frozenset[str]] | None = None, key_indexed: frozenset[str] = frozenset()):
+                    generated: dict[str, frozenset[str]] | None = None, key_indexed: frozenset[str] = frozenset(),
+                    sessions: Sessions | None = None):
     """Spark mapInArrow body: the final change of each key in (compacted, in DELETES_FIRST
     order: compaction), written (only the kinds of `phase`, see PHASE_KINDS); one batch of
     counts (COUNTS_SCHEMA) out.  `generated`: per table, the columns the downstream
     computes, left out of every written row; `key_indexed`: the tables whose REPLACEs need no
     DELETE first and whose rows of kind U the "existing" phase writes with UPSERT
-    (row_writer.StreamingWriter).
+    (row_writer.StreamingWriter).  `sessions`: where this process keeps its downstream sessions
+    between partitions (None: a session of its own, closed at the end: a Spark task's).
 
     Why this converges even when rows exchange unique-key values across partitions:
     every key touched in the segment is written with its final image, and those images
@@ -57,11 +60,11 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
             add(schema, table, kind, read(image), ts)
         w.close()
 
-    yield _run_partition(sink, batch_rows, keys, write, generated)
+    yield _run_partition(sink, batch_rows, keys, write, generated, sessions)
 
 
 def apply_partition_txns(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]],
-                         generated: dict[str, frozenset[str]] | None = None):
+                         generated: dict[str, frozenset[str]] | None = None, sessions: Sessions | None = None):
     """transaction-atomicity = table: changes sorted by (schema, table, commit_ts, key,
     commit order) in; each upstream transaction's changes to one table become one
     downstream transaction.  Inside it the changes compact to their final image per key
@@ -76,7 +79,7 @@ def apply_partition_txns(batches, sink: dict, batch_rows: int, keys: dict[str, l
         for _txn, changes in groupby(rows, key=lambda r: (r[0], r[1], r[6])):
             write_transaction(w, conn, final_changes(changes))
 
-    yield _run_partition(sink, batch_rows, keys, write, generated)
+    yield _run_partition(sink, batch_rows, keys, write, generated, sessions)
 
 
 RETAINED_CHANGES = 100_000  # a transaction's final changes kept to run it again after a lock conflict
@@ -140,16 +143,48 @@ def _change_rows(batches, *extra: str):
 COUNTS_SCHEMA = "rows long, statements long, held long, fallbacks long"
 
 
-def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], write, generated=None):
-    """One downstream connection for a partition's writes; its counts (COUNTS_SCHEMA)."""
-    conn = None
+class Sessions:
+    """Downstream sessions kept open between the partitions one process writes in turn (the
+    driver's small segments: a session per pass, per thread and per segment was 20 sessions
+    opened on the bench's oltp window, 0.2 s of apply); one that a partition left with an error
+    is closed, not kept.  `close()` at the end of apply."""
+
+    def __init__(self, sink: dict):
+        self.sink, self._idle, self._lock = sink, [], threading.Lock()
+
+    def take(self):
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return connect_with_retry(self.sink)
+
+    def give(self, conn) -> None:
+        with self._lock:
+            self._idle.append(conn)
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+
+def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], write, generated=None,
+                   sessions: Sessions | None = None):
+    """One downstream session for a partition's writes (kept in `sessions` after it, if given);
+    its counts (COUNTS_SCHEMA)."""
+    conn, done = None, False
     try:
-        conn = connect_with_retry(sink)
+        conn = connect_with_retry(sink) if sessions is None else sessions.take()
         w = StreamingWriter(RowWriter(conn, batch_rows, form=raw_form()), keys, generated=generated)
         write(w, conn)
         written, statements = w.writer.rows_written, w.writer.statements
+        done = True
     finally:
         if conn is not None:
-            conn.close()
+            if done and sessions is not None:
+                sessions.give(conn)
+            else:
+                conn.close()
     return pa.RecordBatch.from_pydict({"rows": [written], "statements": [statements], "held": [w.most_held],
                                        "fallbacks": [w.writer.fallbacks]})

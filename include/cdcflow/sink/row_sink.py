@@ -37,7 +37,7 @@ from cdcflow.sink.downstream_tables import (
     table_exists,
 )
 from cdcflow.sink.foreign_keys import CascadeGroup, ForeignKeys, applied_up_to, write_group
-from cdcflow.sink.partitions import COUNTS_SCHEMA, apply_partition, apply_partition_txns
+from cdcflow.sink.partitions import COUNTS_SCHEMA, Sessions, apply_partition, apply_partition_txns
 from cdcflow.sink.row_writer import apply_ordered
 from cdcflow.sink.table_keys import keyed_by_pull, table_key, tangled_by_pull
 
@@ -96,6 +96,10 @@ class RowSink:
         # the spans of the key texts pull wrote, by table (stages.pull_keys.by_table); None: it wrote none
         self.pulled_keys = pulled_keys
         self.tidb = tidb  # a TiDB downstream: sequences take their state by SETVAL (sink.sequence_state)
+        self.sessions = Sessions(sink)  # the writers' sessions, kept between the small segments written here
+
+    def close(self) -> None:
+        self.sessions.close()
 
     def ddl_ran(self, ddl: Ddl) -> None:
         """A DDL ran downstream: the foreign keys are read again if it may have changed them."""
@@ -186,12 +190,12 @@ class RowSink:
             # rows are REPLACEd (each transaction is atomic downstream, so a replay converges)
             by, order = ("schema", "table"), ("schema", "table", "commit_ts", "part", "key", "seq", "sub")
             group = ("schema", "table", "commit_ts", "part", "key")  # never across transactions
-            passes = [lambda it: apply_partition_txns(it, sink, batch, keys, generated)]
+            passes = [lambda it, kept=None: apply_partition_txns(it, sink, batch, keys, generated, kept)]
         else:
             # compacted per key, then in compaction.DELETES_FIRST order (order None)
             by, order = ("schema", "table", "part"), None
             indexed = key_indexed(self.conn, keys)
-            passes = [lambda it, ph=ph: apply_partition(it, sink, batch, keys, ph, generated, indexed)
+            passes = [lambda it, kept=None, ph=ph: apply_partition(it, sink, batch, keys, ph, generated, indexed, kept)
                       for ph in ([None] if self.safe else ["existing", "new"])]
         folder, workers = KeyFolder(plan.collations, sink), max(1, self.options.worker_count)
         pulled = {t for t in keys if keyed_by_pull(self.pulled_keys, plan.names[t], *span, keys[t],
@@ -205,7 +209,7 @@ class RowSink:
             found = {plan.names[t]: tangled_by_pull(self.pulled_keys, plan.names[t], *span) for t in pulled}
             tangles = {t: k for t, k in found.items() if k is None or k}
         if local is not None:
-            counts = _write_here(local, keys, pulled, folder, (by, order, tangles), passes, workers)
+            counts = _write_here(local, keys, pulled, folder, (by, order, tangles), passes, workers, self.sessions)
         else:
             counts = _write_in_spark(self.spark, rows(), keys, pulled, tables, folder, (by, group, order, tangles),
                                      passes, workers)
@@ -290,7 +294,7 @@ def _only(spark, rows_df, names, tables: int):
 
 
 def _write_here(local: pa.Table, keys: dict, pulled: set[str], folder: KeyFolder, layout: tuple, passes,
-                workers: int) -> list[dict]:
+                workers: int, sessions: Sessions) -> list[dict]:
     """A small segment's keyed rows (already in this process) written from here, without a Spark
     job: keyed by pull's texts for the tables of `pulled` (compaction.keyed_arrow), by
     keyed_changes for the others; spread over `workers` threads by the columns Spark partitions
@@ -318,6 +322,6 @@ def _write_here(local: pa.Table, keys: dict, pulled: set[str], folder: KeyFolder
     counts = []
     with ThreadPoolExecutor(len(parts)) as pool:
         for body in passes:  # a pass ends in every part before the next begins, as a Spark job does
-            for out in pool.map(lambda part, body=body: list(body(iter(part.to_batches()))), parts):
+            for out in pool.map(lambda part, body=body: list(body(iter(part.to_batches()), sessions)), parts):
                 counts += [r for b in out for r in b.to_pylist()]
     return counts

@@ -62,6 +62,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
             _Barriers(cycle, window, ddl_sink, row_sink, stats, run.dry_run).run(segments, rows, small)
         finally:
             small.close()
+            row_sink.close()
     finally:
         ddl_sink.close()
     if not stats.index_wait:  # the window applied whole: a snapshot's deferred indexes may follow it
