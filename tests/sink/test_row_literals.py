@@ -97,12 +97,26 @@ def test_images_of_one_shape_share_one_names_tuple():
 
 def test_text_the_scanner_does_not_read_in_place_takes_the_reference_s_reading():
     """Spellings row_codec never writes (spaces, escapes in names, exponents, -0, big integers)
-    are read as msgspec reads them, with the reference's literals."""
+    are read as msgspec reads them, with the reference's literals; so are JSON's escapes in text
+    (surrogate pairs, \\/, \\b, \\f, control characters), which the scanner unescapes itself."""
     c = scanned()
     for text in ['{ "a" : 1 }', '{"a\\u00e9":1}', '{"a":1e3,"b":-0,"c":123456789012345678901234}',
-                 '{"a":{"d":"1E+2"}}', '{"a":{"set":["x","y\'"]}}', '{"a":"tab\\there"}']:
+                 '{"a":{"d":"1E+2"}}', '{"a":{"set":["x","y\'"]}}', '{"a":"tab\\there"}',
+                 '{"a":"\\ud83d\\ude00 \\u00e9\\/\\b\\f\\u001a\\u0000\\"\\\\\'"}', '{"a":{"j":"{\\"k\\":\\"\\u00e9\\"}"}}',
+                 '{"a":{"t":"\\u0031:00"},"b":{"dt":"2026-01-01\\u002000:00:00.000000"}}']:
         raw = raw_image(text)
         assert c.image_values([c.scan(text)], tuple(raw)) == [raw_values(raw, tuple(raw))], text
+
+
+def test_an_escape_json_does_not_allow_is_refused_as_the_reference_refuses_it():
+    """Lone or unpaired surrogates, an unknown escape: msgspec's error, from scan as from raw_image."""
+    c = scanned()
+    for text in ['{"a":"\\ud800x"}', '{"a":"\\udc00"}', '{"a":"\\ud800\\u0041"}', '{"a":"\\q"}']:
+        with pytest.raises(ValueError) as want:
+            raw_image(text)
+        with pytest.raises(ValueError) as got:
+            c.scan(text)
+        assert str(got.value) == str(want.value)
 
 
 @pytest.mark.parametrize("name,literal", implementations(), ids=lambda x: x if isinstance(x, str) else "")

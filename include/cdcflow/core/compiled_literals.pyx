@@ -250,20 +250,95 @@ cdef int _put_range(Out *o, Text *t, Py_ssize_t a, Py_ssize_t b) except -1:
     return 0
 
 
-cdef int _put_escaped(Out *o, Text *t, Py_ssize_t a, Py_ssize_t b) except -1:
-    """The text's [a:b] quoted as a SQL string: escape_string's escapes."""
-    cdef Py_ssize_t k
-    cdef Py_UCS4 ch
+cdef inline Py_UCS4 _sql_escape(Py_UCS4 ch) noexcept:
+    """What follows the backslash escape_string writes for `ch`; 0: it writes `ch` as it is."""
+    if ch == 0:
+        return 48  # \0
+    if ch == 10:
+        return 110  # \n
+    if ch == 13:
+        return 114  # \r
+    if ch == 26:
+        return 90  # \Z
+    if ch == 39 or ch == 34 or ch == 92:  # ' " and the backslash itself
+        return ch
+    return 0
+
+
+cdef inline int _hex4(Text *t, Py_ssize_t i) noexcept:
+    """The value of the 4 hex digits at i; -1: not 4 hex digits."""
+    cdef int v = 0, k, c
+    if i + 4 > t.n:
+        return -1
+    for k in range(4):
+        c = <int>at(t, i + k)
+        v <<= 4
+        if 48 <= c <= 57:  # 0-9
+            v |= c - 48
+        elif 97 <= c <= 102:  # a-f
+            v |= c - 87
+        elif 65 <= c <= 70:  # A-F
+            v |= c - 55
+        else:
+            return -1
+    return v
+
+
+cdef int _put_json_string(Out *o, Text *t, Py_ssize_t a, Py_ssize_t b) except -2:
+    """The JSON string whose text (between its quotes) is the text's [a:b], unescaped, quoted as
+    a SQL string with escape_string's escapes.  1: an escape read no further here (a lone
+    surrogate, a malformed escape): nothing is written, the caller takes the reference's way."""
+    cdef Py_ssize_t k = a, start = o.n
+    cdef Py_UCS4 ch, esc
+    cdef int u, low
     if o.n + 2 * (b - a) + 2 > o.cap:
         _grow(o, 2 * (b - a) + 2)
     o.p[o.n] = u"'"
     o.n += 1
-    for k in range(a, b):
+    while k < b:
         ch = at(t, k)
-        if ch == 0 or ch == u"\n" or ch == u"\r" or ch == 0x1a or ch == u"'" or ch == u'"' or ch == u"\\":
-            o.p[o.n] = u"\\"
+        k += 1
+        if ch == u"\\":
+            if k >= b:
+                o.n = start
+                return 1
+            ch = at(t, k)
+            k += 1
+            if ch == u"n":
+                ch = u"\n"
+            elif ch == u"r":
+                ch = u"\r"
+            elif ch == u"t":
+                ch = u"\t"
+            elif ch == u"b":
+                ch = 8
+            elif ch == u"f":
+                ch = 12
+            elif ch == u"u":
+                u = _hex4(t, k)
+                if u < 0:
+                    o.n = start
+                    return 1
+                k += 4
+                if 0xD800 <= u <= 0xDBFF:
+                    low = _hex4(t, k + 2) if k + 6 <= b and at(t, k) == u"\\" and at(t, k + 1) == u"u" else -1
+                    if not 0xDC00 <= low <= 0xDFFF:
+                        o.n = start
+                        return 1
+                    u = 0x10000 + ((u - 0xD800) << 10) + (low - 0xDC00)
+                    k += 6
+                elif 0xDC00 <= u <= 0xDFFF:
+                    o.n = start
+                    return 1
+                ch = u
+            elif ch != u'"' and ch != u"\\" and ch != u"/":
+                o.n = start
+                return 1
+        esc = _sql_escape(ch)
+        if esc:
+            o.p[o.n] = 92  # a backslash
             o.n += 1
-            ch = u"0" if ch == 0 else u"n" if ch == u"\n" else u"r" if ch == u"\r" else u"Z" if ch == 0x1a else ch
+            ch = esc
         o.p[o.n] = ch
         o.n += 1
     o.p[o.n] = u"'"
@@ -318,10 +393,15 @@ cdef int _put_tagged(Out *o, Text *t, str text, Py_ssize_t a, Py_ssize_t b) exce
         i = _string_end(t, a + 2, &flags)
         if i > 0 and not flags and i + 2 < b and at(t, i + 1) == u":" and at(t, i + 2) == u'"':
             j = _string_end(t, i + 3, &flags)
-            if j > 0 and not (flags & ESCAPED) and j + 2 == b and at(t, j + 1) == u"}":
+            if j > 0 and j + 2 == b and at(t, j + 1) == u"}":
                 n, i = i - (a + 2), i + 3  # the tag's length; i: where its text starts
                 tag = at(t, a + 2) if n >= 1 else 0
-                if n == 2 and tag == u"d" and at(t, a + 3) == u"t":
+                if (n == 1 and (tag == u"t" or tag == u"j")) or (n == 2 and tag == u"t" and at(t, a + 3) == u"t"):
+                    if not _put_json_string(o, t, i, j):
+                        return 0
+                elif flags & ESCAPED:
+                    pass  # an escape in a DATETIME, DECIMAL or DATE text: the reference's way
+                elif n == 2 and tag == u"d" and at(t, a + 3) == u"t":
                     if j - i == 26 and at(t, i + 10) == u" " and not flags:
                         _put(o, u"'")
                         _put_range(o, t, i, j)
@@ -334,8 +414,6 @@ cdef int _put_tagged(Out *o, Text *t, str text, Py_ssize_t a, Py_ssize_t b) exce
                         _put(o, u"'")
                         _put_range(o, t, i, j)
                         return _put(o, u"'")
-                elif (n == 1 and (tag == u"t" or tag == u"j")) or (n == 2 and tag == u"t" and at(t, a + 3) == u"t"):
-                    return _put_escaped(o, t, i, j)
     return _put_str(o, literal(_decode(text[a:b])))
 
 
@@ -388,9 +466,10 @@ def scan(str text):
                 if j < 0:
                     return _slow(img)
                 if flags & ESCAPED:
-                    _put_str(&o, _quote(_decode(text[i:j + 1])))
+                    if _put_json_string(&o, &t, i + 1, j):
+                        _put_str(&o, _quote(_decode(text[i:j + 1])))
                 elif flags & SPECIAL:
-                    _put_escaped(&o, &t, i + 1, j)
+                    _put_json_string(&o, &t, i + 1, j)  # no escape to read: escape_string's escapes
                 else:
                     _put(&o, u"'")
                     _put_range(&o, &t, i + 1, j)

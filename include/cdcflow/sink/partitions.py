@@ -56,7 +56,7 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
         w.insert_new = phase == "new"
         w.key_indexed, w.upsert = key_indexed, phase == "existing"
         add, read = w.add, w.writer.form.read
-        for schema, table, _part, _key, kind, image, ts in _change_rows(_of_kinds(batches, kinds), "commit_ts"):
+        for schema, table, kind, image, ts in _columns(_of_kinds(batches, kinds), WRITTEN):
             add(schema, table, kind, read(image), ts)
         w.close()
 
@@ -130,6 +130,16 @@ def _of_kinds(batches, kinds: tuple[str, ...]):
     wanted = pa.array(kinds, pa.string())
     for b in batches:
         yield b.filter(pc.is_in(b.column(b.schema.get_field_index("kind")), value_set=wanted))
+
+
+# the columns of a compacted change the writer reads
+WRITTEN = ("schema", "table", "kind", "image", "commit_ts")
+
+
+def _columns(batches, names: tuple[str, ...]):
+    """The rows of `batches` as tuples of the columns `names` (no others are made Python objects)."""
+    for b in batches:
+        yield from zip(*(b.column(b.schema.get_field_index(c)).to_pylist() for c in names))
 
 
 def _change_rows(batches, *extra: str):
