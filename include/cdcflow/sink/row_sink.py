@@ -116,7 +116,9 @@ class RowSink:
         # costs a few py4j calls, most of the time of a small segment written from `local`
         rows = cache(lambda: rows_df.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= hi)))
         try:
-            if local is not None:
+            if local is not None and local.num_rows and pc.min(local["commit_ts"]).as_py() <= lo:
+                # the checkpoint inside the segment (an earlier attempt wrote part of it); otherwise
+                # every row is above it, and a filter would only copy the images
                 local = local.filter(pc.greater(local["commit_ts"], lo))
             return self._write(rows, tables, lo, hi, count, local)
         except Exception as e:  # noqa: BLE001 - a row statement the downstream refused, placed in the segment
