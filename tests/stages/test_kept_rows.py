@@ -141,7 +141,7 @@ def test_the_driver_gets_each_picked_segment_whole_and_nothing_else(spark, tmp_p
     expected = with_segment(rows.kept_rows(spark, cycle), his)
     for i in (1, 4, 5):
         want = expected.where(F.col("segment") == i).select(*COLUMNS).toArrow()
-        assert _sorted(got[i]) == _sorted(want) and len(got[i]) > 0, i
+        assert _sorted(got[i].rows) == _sorted(want) and len(got[i].rows) > 0, i
     assert local.get(1) is None  # each segment's rows are handed out once, then let go
 
 

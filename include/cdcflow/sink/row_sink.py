@@ -44,6 +44,8 @@ from cdcflow.sink.table_keys import keyed_by_pull, table_key, tangled_by_pull
 # the columns of a row event the writers read
 ROW_COLUMNS = ("schema", "table", "commit_ts", "seq", "op", "before", "after")
 KEY_TEXTS = ("before_key", "after_key")  # the texts of its keys pull wrote (stages.pull_keys)
+# what a segment's compacted changes are spread over the writers by (Spark partitions, the driver's threads)
+SPREAD_BY = ("schema", "table", "part")
 # Changes written in commit order (keyless tables, tables foreign keys bind) reach this process
 # a Spark partition at a time, which the JVM holds whole: a segment's are cut into range
 # partitions of about this many rows, so a huge transaction never sits in the heap at once.
@@ -62,6 +64,28 @@ class Written:
     skipped_tables: list[str] = field(default_factory=list)  # no valid key, force-replicate off
     keyed_by_pull: int = 0  # keyed tables Spark keyed by pull's texts (contracts.ApplyResult)
     keyed_here: int = 0  # keyed tables keyed in Python (a small segment's in this process)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A small segment's rows made ready for the writers (_spread_here) ahead of its write, where
+    every table of it is keyed by pull's texts: keyed, compacted and spread over the writer
+    threads, `parts`; made for the tables `tables` ("schema.table"), the tangled keys `tangles`
+    and the rows above `lo`, and used only where the write finds the same."""
+
+    tables: frozenset[str]
+    tangles: dict
+    lo: int
+    parts: list
+
+
+@dataclass
+class Held:
+    """A small segment's rows in this process (stages.barrier.SmallSegments), and what
+    RowSink.spread_ahead made of them (None: nothing)."""
+
+    rows: pa.Table
+    ahead: Spread | None = None
 
 
 @dataclass
@@ -101,40 +125,58 @@ class RowSink:
     def close(self) -> None:
         self.sessions.close()
 
+    def spread_ahead(self, seg, rows: pa.Table) -> Spread | None:
+        """What _write_keyed makes of a small segment's rows when every table of it is keyed by
+        pull's texts, made while an earlier segment is written (stages.barrier.SmallSegments: a
+        thread of its own; Arrow's work, beside the writers' waits on the downstream).  None where
+        the write would not take it: transactions kept whole, no key texts."""
+        if self.options.transaction_atomicity == "table" or self.pulled_keys is None \
+                or not set(KEY_TEXTS) <= set(rows.column_names):
+            return None
+        tables = [tuple(t) for t in seg.tables]
+        names = [f"{s}.{t}" for s, t in tables]
+        try:
+            tangles = _tangles(self.pulled_keys, tables, (seg.lo, seg.hi))
+            parts = _spread_here(rows, {n: None for n in names}, set(names), None,
+                                 (SPREAD_BY, None, tangles), max(1, self.options.worker_count))
+        except Exception:  # noqa: BLE001 - the write makes its own, and reports what fails in it
+            return None
+        return Spread(frozenset(names), tangles, seg.lo, parts)
+
     def ddl_ran(self, ddl: Ddl) -> None:
         """A DDL ran downstream: the foreign keys are read again if it may have changed them."""
         self.foreign_keys.ddl_ran(ddl.type, ddl.replacement or ddl.statements or [ddl.query], ddl.tables)
 
     def write_segment(self, rows_df, tables: list[tuple[str, str]], lo: int, hi: int, count: int,
-                      local: pa.Table | None = None) -> Written:
+                      held: Held | None = None) -> Written:
         """Write the changes to `tables` committed in (lo, hi] (at most `count` of them) of
-        `rows_df`, the window's row events: in Spark tasks, or from this process where `local`
+        `rows_df`, the window's row events: in Spark tasks, or from this process where `held`
         holds the segment's rows (a small segment)."""
         from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
 
         # the segment's rows as a Spark frame, built only when a path reads them: its expression
-        # costs a few py4j calls, most of the time of a small segment written from `local`
+        # costs a few py4j calls, most of the time of a small segment written from `held`
         rows = cache(lambda: rows_df.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= hi)))
         try:
-            if local is not None and local.num_rows and pc.min(local["commit_ts"]).as_py() <= lo:
+            if held is not None and held.rows.num_rows and pc.min(held.rows["commit_ts"]).as_py() <= lo:
                 # the checkpoint inside the segment (an earlier attempt wrote part of it); otherwise
                 # every row is above it, and a filter would only copy the images
-                local = local.filter(pc.greater(local["commit_ts"], lo))
-            return self._write(rows, tables, lo, hi, count, local)
+                held = Held(held.rows.filter(pc.greater(held.rows["commit_ts"], lo)))
+            return self._write(rows, tables, lo, hi, count, held)
         except Exception as e:  # noqa: BLE001 - a row statement the downstream refused, placed in the segment
             err = classify(e, "apply", self.changefeed_id, rows=(lo, hi))
             if err is e:
                 raise
             raise err from e
 
-    def _write(self, rows: Callable, tables, lo: int, hi: int, count: int, local) -> Written:
+    def _write(self, rows: Callable, tables, lo: int, hi: int, count: int, held: Held | None) -> Written:
         """`rows()`: the segment's rows as a Spark frame."""
         from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
 
         written = Written()
         plan = self._plan(tables, hi, written)
         if plan.keys:
-            self._write_keyed(rows, plan, len(tables), local, written, (lo, hi))
+            self._write_keyed(rows, plan, len(tables), held, written, (lo, hi))
         for s, t in plan.unkeyed:  # force-replicate: whole rows matched, in commit order
             changes = (_in_commit_order(rows().where((F.col("schema") == s) & (F.col("table") == t)), count)
                        .select("op", "before", "after").toLocalIterator())
@@ -183,7 +225,7 @@ class RowSink:
             plan.unkeyed = [t for t in plan.unkeyed if f"{t[0]}.{t[1]}" not in plan.bound]
         return plan
 
-    def _write_keyed(self, rows: Callable, plan: _Plan, tables: int, local, written: Written,
+    def _write_keyed(self, rows: Callable, plan: _Plan, tables: int, held: Held | None, written: Written,
                      span: tuple[int, int]) -> None:
         keys, generated, sink, batch = plan.keys, plan.generated, self.sink, self.options.max_txn_row
         group = ("schema", "table", "part", "key")  # what compacts to one change
@@ -195,23 +237,26 @@ class RowSink:
             passes = [lambda it, kept=None: apply_partition_txns(it, sink, batch, keys, generated, kept)]
         else:
             # compacted per key, then in compaction.DELETES_FIRST order (order None)
-            by, order = ("schema", "table", "part"), None
+            by, order = SPREAD_BY, None
             indexed = key_indexed(self.conn, keys)
             passes = [lambda it, kept=None, ph=ph: apply_partition(it, sink, batch, keys, ph, generated, indexed, kept)
                       for ph in ([None] if self.safe else ["existing", "new"])]
         folder, workers = KeyFolder(plan.collations, sink), max(1, self.options.worker_count)
         pulled = {t for t in keys if keyed_by_pull(self.pulled_keys, plan.names[t], *span, keys[t],
                                                    plan.collations[t])}
-        if local is not None and not set(KEY_TEXTS) <= set(local.column_names):
+        if held is not None and not set(KEY_TEXTS) <= set(held.rows.column_names):
             pulled = set()
         # the keys pull found sharing another unique key's value, to one part of their table
         # (sink.conflict_keys); a table's transactions are one partition already
-        tangles = {}
-        if "part" in by:
-            found = {plan.names[t]: tangled_by_pull(self.pulled_keys, plan.names[t], *span) for t in pulled}
-            tangles = {t: k for t, k in found.items() if k is None or k}
-        if local is not None:
-            counts = _write_here(local, keys, pulled, folder, (by, order, tangles), passes, workers, self.sessions)
+        tangles = _tangles(self.pulled_keys, [plan.names[t] for t in pulled], span) if "part" in by else {}
+        if held is not None:
+            ahead = held.ahead
+            if ahead is not None and ahead.tables == set(keys) == pulled and ahead.tangles == tangles \
+                    and ahead.lo == span[0]:
+                parts = ahead.parts  # what the write would make of these rows, made already
+            else:
+                parts = _spread_here(held.rows, keys, pulled, folder, (by, order, tangles), workers)
+            counts = _write_parts(parts, passes, self.sessions)
         else:
             counts = _write_in_spark(self.spark, rows(), keys, pulled, tables, folder, (by, group, order, tangles),
                                      passes, workers)
@@ -295,12 +340,19 @@ def _only(spark, rows_df, names, tables: int):
     return rows_df.join(F.broadcast(wanted), ["schema", "table"], "left_semi")
 
 
-def _write_here(local: pa.Table, keys: dict, pulled: set[str], folder: KeyFolder, layout: tuple, passes,
-                workers: int, sessions: Sessions) -> list[dict]:
-    """A small segment's keyed rows (already in this process) written from here, without a Spark
-    job: keyed by pull's texts for the tables of `pulled` (compaction.keyed_arrow), by
-    keyed_changes for the others; spread over `workers` threads by the columns Spark partitions
-    them by, each compacted and sorted as a Spark partition is and written by the same partition bodies."""
+def _tangles(spans: dict | None, tables: list[tuple[str, str]], span: tuple[int, int]) -> dict:
+    """The keys pull found sharing another unique key's value (sink.conflict_keys), per table of
+    `tables` that has any: each goes to one part of its table (keyed_frame)."""
+    found = {t: tangled_by_pull(spans, t, *span) for t in tables}
+    return {t: k for t, k in found.items() if k is None or k}
+
+
+def _spread_here(local: pa.Table, keys: dict, pulled: set[str], folder: KeyFolder | None, layout: tuple,
+                 workers: int) -> list[pa.Table]:
+    """A small segment's keyed rows (already in this process) made ready to be written from here,
+    without a Spark job: keyed by pull's texts for the tables of `pulled` (compaction.keyed_arrow),
+    by keyed_changes for the others; each compacted and sorted as a Spark partition is, and
+    spread over `workers` parts by the columns Spark partitions them by."""
     by, order, tangles = layout
     names = pc.binary_join_element_wise(local["schema"], local["table"], ".")
     rest = [t for t in keys if t not in pulled]
@@ -320,8 +372,15 @@ def _write_here(local: pa.Table, keys: dict, pulled: set[str], folder: KeyFolder
     joined = pc.binary_join_element_wise(*(ordered[c].cast(pa.string()) for c in by), "\x1f",
                                          null_handling="replace", null_replacement="")
     spread = pc.dictionary_encode(joined).combine_chunks().indices.to_numpy() % workers
-    parts = [p for p in (ordered.filter(pa.array(spread == w)) for w in range(workers)) if p.num_rows]
+    return [p for p in (ordered.filter(pa.array(spread == w)) for w in range(workers)) if p.num_rows]
+
+
+def _write_parts(parts: list[pa.Table], passes, sessions: Sessions) -> list[dict]:
+    """`parts` written by a thread each, with the same partition bodies as Spark's tasks, on the
+    downstream sessions kept in `sessions`: the counts of each pass's."""
     counts = []
+    if not parts:
+        return counts
     with ThreadPoolExecutor(len(parts)) as pool:
         for body in passes:  # a pass ends in every part before the next begins, as a Spark job does
             for out in pool.map(lambda part, body=body: list(body(iter(part.to_batches()), sessions)), parts):

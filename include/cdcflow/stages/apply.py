@@ -6,13 +6,11 @@ from __future__ import annotations
 import time
 from contextlib import suppress
 
-import pyarrow as pa
-
 from cdcflow.core.errors import CdcflowError
 from cdcflow.ddl import tidb_only
 from cdcflow.sink.ddl_sink import DdlSink
 from cdcflow.sink.foreign_keys import marker_id
-from cdcflow.sink.row_sink import RowSink, Written
+from cdcflow.sink.row_sink import Held, RowSink, Written
 from cdcflow.sink.table_keys import by_table
 from cdcflow.snapshot import deferred_indexes
 from cdcflow.spark.lazy import Lazy
@@ -57,7 +55,8 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                            pulled_keys=by_table(contracts.KEY_SPANS.read(cycle.folder))
                            if cycle.folder.exists(contracts.KEY_SPANS.name) else None,
                            tidb=ddl_sink.flavour == tidb_only.TIDB)
-        small = SmallSegments(cycle, [] if run.dry_run else segments, cycle.feed().checkpoint_ts)
+        small = SmallSegments(cycle, [] if run.dry_run else segments, cycle.feed().checkpoint_ts,
+                              row_sink.spread_ahead)
         try:
             _Barriers(cycle, window, ddl_sink, row_sink, stats, run.dry_run).run(segments, rows, small)
         finally:
@@ -103,7 +102,7 @@ class _Barriers:
             metastore.advance_checkpoint(self.cycle.changefeed_id, *self.pending)
             self.pending = None
 
-    def segment(self, seg: Segment, rows, local: pa.Table | None) -> bool:
+    def segment(self, seg: Segment, rows, local: Held | None) -> bool:
         """The segment's rows, then its DDL.  False: the loop stops at this barrier (wait_index)."""
         feed = self.cycle.feed()
         checkpoint_ts = max(feed.checkpoint_ts, self.pending[0] if self.pending else 0)

@@ -7,13 +7,14 @@ as TiCDC's owner does.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cdcflow.sink.row_sink import KEY_TEXTS, ROW_COLUMNS
+from cdcflow.sink.row_sink import KEY_TEXTS, ROW_COLUMNS, Held
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, Segment
@@ -130,30 +131,45 @@ def segment_counts_here(cycle: Cycle, his: list[int]) -> list[tuple[tuple[int, s
 class SmallSegments:
     """The rows of the segments not applied yet that hold at most SMALL_SEGMENT_ROWS each (up to
     SMALL_SEGMENTS_ROWS and SMALL_SEGMENTS_BYTES in all: driver_segments), read in this process
-    with pyarrow (rows.kept_rows_here), a segment at a time, in order, by a thread of their own:
-    the next segment's rows are read while apply writes this one's, not all before the first is
-    written (a read that held up every write: 0.4 s of the bench's 2.4 s apply).  `get(i)`: the
-    rows of segment i, None where it is not one of them; `close()` ends the reads not needed."""
+    with pyarrow (rows.kept_rows_here), a segment at a time, in order, by a thread of their own,
+    and made ready for the writers there by `ahead` (sink.row_sink.RowSink.spread_ahead): the
+    next segment's rows are read and compacted while apply writes this one's, not all before the
+    first is written (a read that held up every write: 0.4 s of the bench's 2.4 s apply, and the
+    compaction 0.3 s more).  At most READ_AHEAD segments are held beyond the one being written.
+    `get(i)`: segment i's rows (row_sink.Held), None where it is not one of them; `close()` ends
+    the reads not needed."""
 
-    def __init__(self, cycle: Cycle, segments: list[Segment], checkpoint_ts: int):
-        picked = driver_segments(segments, checkpoint_ts)
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="segment-rows") if picked else None
-        self._rows = {i: self._pool.submit(_segment_rows, cycle, segments[i]) for i in picked}
+    READ_AHEAD = 1
 
-    def get(self, i: int) -> pa.Table | None:
+    def __init__(self, cycle: Cycle, segments: list[Segment], checkpoint_ts: int,
+                 ahead: Callable[[Segment, pa.Table], object] | None = None):
+        self.cycle, self.segments, self.ahead = cycle, segments, ahead
+        self._waiting = driver_segments(segments, checkpoint_ts)  # not submitted yet, in order
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="segment-rows") if self._waiting else None
+        self._rows: dict[int, Future] = {}
+        self._submit(1 + self.READ_AHEAD)
+
+    def _submit(self, n: int) -> None:
+        for i in self._waiting[:n]:
+            self._rows[i] = self._pool.submit(self._read, self.segments[i])
+        del self._waiting[:n]
+
+    def _read(self, seg: Segment) -> Held | None:
+        rows_here = rows.kept_rows_here(self.cycle, [(seg.lo, seg.hi)], (*ROW_COLUMNS, *KEY_TEXTS)).to_table()
+        if not rows_here.num_rows:
+            return None
+        return Held(rows_here, self.ahead(seg, rows_here) if self.ahead is not None else None)
+
+    def get(self, i: int) -> Held | None:
         future = self._rows.pop(i, None)
         if future is None:
             return None
-        rows_here = future.result()
-        return rows_here if rows_here.num_rows else None
+        self._submit(1)
+        return future.result()
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _segment_rows(cycle: Cycle, seg: Segment) -> pa.Table:
-    return rows.kept_rows_here(cycle, [(seg.lo, seg.hi)], (*ROW_COLUMNS, *KEY_TEXTS)).to_table()
 
 
 def barrier(spark, cycle: Cycle) -> contracts.BarrierResult:
