@@ -102,7 +102,7 @@ class _Barriers:
             metastore.advance_checkpoint(self.cycle.changefeed_id, *self.pending)
             self.pending = None
 
-    def segment(self, seg: Segment, rows, local: Held | None) -> bool:
+    def segment(self, seg: Segment, rows, held: Held | None) -> bool:
         """The segment's rows, then its DDL.  False: the loop stops at this barrier (wait_index)."""
         feed = self.cycle.feed()
         checkpoint_ts = max(feed.checkpoint_ts, self.pending[0] if self.pending else 0)
@@ -116,7 +116,7 @@ class _Barriers:
             self.write_pending()  # the DDL before these rows is past before they are written
             self.stats.rows_in += seg.rows
             if not self.dry_run:
-                self._add(self.rows.write_segment(rows, seg.tables, lo, seg.hi, seg.rows, local))
+                self._add(self.rows.write_segment(rows, seg.tables, lo, seg.hi, seg.rows, held))
                 self._changed(seg.tables)
         if self.dry_run:
             self.stats.would_apply = [*(self.stats.would_apply or []), _planned(seg, lo)]

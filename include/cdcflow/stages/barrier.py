@@ -135,11 +135,9 @@ class SmallSegments:
     and made ready for the writers there by `ahead` (sink.row_sink.RowSink.spread_ahead): the
     next segment's rows are read and compacted while apply writes this one's, not all before the
     first is written (a read that held up every write: 0.4 s of the bench's 2.4 s apply, and the
-    compaction 0.3 s more).  At most READ_AHEAD segments are held beyond the one being written.
-    `get(i)`: segment i's rows (row_sink.Held), None where it is not one of them; `close()` ends
-    the reads not needed."""
-
-    READ_AHEAD = 1
+    compaction 0.3 s more).  One segment is read beyond the one being written, no more: the
+    next one's read starts when this one is taken.  `get(i)`: segment i's rows (row_sink.Held),
+    None where it is not one of them; `close()` ends the reads not needed."""
 
     def __init__(self, cycle: Cycle, segments: list[Segment], checkpoint_ts: int,
                  ahead: Callable[[Segment, pa.Table], object] | None = None):
@@ -147,12 +145,12 @@ class SmallSegments:
         self._waiting = driver_segments(segments, checkpoint_ts)  # not submitted yet, in order
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="segment-rows") if self._waiting else None
         self._rows: dict[int, Future] = {}
-        self._submit(1 + self.READ_AHEAD)
+        self._read_next()
 
-    def _submit(self, n: int) -> None:
-        for i in self._waiting[:n]:
+    def _read_next(self) -> None:
+        if self._waiting:
+            i = self._waiting.pop(0)
             self._rows[i] = self._pool.submit(self._read, self.segments[i])
-        del self._waiting[:n]
 
     def _read(self, seg: Segment) -> Held | None:
         rows_here = rows.kept_rows_here(self.cycle, [(seg.lo, seg.hi)], (*ROW_COLUMNS, *KEY_TEXTS)).to_table()
@@ -164,7 +162,7 @@ class SmallSegments:
         future = self._rows.pop(i, None)
         if future is None:
             return None
-        self._submit(1)
+        self._read_next()
         return future.result()
 
     def close(self) -> None:
