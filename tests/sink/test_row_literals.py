@@ -84,6 +84,18 @@ def test_a_scanned_image_has_the_reference_s_literals():
             assert c.image_literals([img], column) == [raw_literal(raw[column])] == [img[column]]
 
 
+def test_wide_images_and_long_values_read_as_the_reference_reads_them():
+    """More columns than the scanner keeps on its stack (the reference's reading) and a VALUES text
+    longer than its stack buffer (built on the heap): the same tuples."""
+    c = scanned()
+    for image in ({f"c{i}": i for i in range(600)}, {"id": 1, "long": "x'" * 6000, "tail": "é" * 3000}):
+        text = encode_image(image)
+        raw = raw_image(text)
+        img = c.scan(text)
+        assert img.names == tuple(raw)
+        assert c.image_values([img], img.names) == [raw_values(raw, tuple(raw))]
+
+
 def test_images_of_one_shape_share_one_names_tuple():
     """StreamingWriter groups rows by their names tuple; scan hands out one object per list of
     names, so the VALUES tuples over it are taken whole."""

@@ -164,8 +164,10 @@ cdef inline bint _same(Text *t, Py_ssize_t a, Py_ssize_t b, str name):
 cdef enum:
     ESCAPED = 1  # a JSON string holds a backslash escape
     SPECIAL = 2  # ... or a character escape_string escapes (a ' or a control character)
-    MOST_COLUMNS = 4096  # MySQL's and MariaDB's limit of columns in a table
-    LOCAL_CHARS = 4096  # a VALUES tuple this long is built on the stack
+    # An image of more columns takes the reference's reading: the spans are on the stack (20 KB
+    # with LOCAL_CHARS), which a writer thread may have little of (musl gives a thread 128 KB).
+    SCANNED_COLUMNS = 512
+    LOCAL_CHARS = 1024  # a VALUES tuple this long is built on the stack, a longer one on the heap
 
 
 cdef Py_ssize_t _string_end(Text *t, Py_ssize_t i, int *flags):
@@ -424,9 +426,9 @@ def scan(str text):
     cdef tuple shape = _last_shape
     cdef tuple last = shape[0]
     cdef Py_ssize_t i = 1, j, a, count = 0, last_n = len(last)
-    cdef Py_ssize_t starts[MOST_COLUMNS]
-    cdef Py_ssize_t ends[MOST_COLUMNS]
-    cdef Py_ssize_t cuts[2 * MOST_COLUMNS]
+    cdef Py_ssize_t starts[SCANNED_COLUMNS]
+    cdef Py_ssize_t ends[SCANNED_COLUMNS]
+    cdef Py_ssize_t cuts[2 * SCANNED_COLUMNS]
     cdef Py_UCS4 local[LOCAL_CHARS]
     cdef Py_UCS4 ch
     cdef int flags
@@ -443,7 +445,7 @@ def scan(str text):
         _put(&o, u"(")
         while True:
             # the column's name
-            if i >= t.n or at(&t, i) != u'"' or count == MOST_COLUMNS:
+            if i >= t.n or at(&t, i) != u'"' or count == SCANNED_COLUMNS:
                 return _slow(img)
             j = _string_end(&t, i + 1, &flags)
             if j < 0 or flags & ESCAPED:
