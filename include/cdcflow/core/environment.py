@@ -40,9 +40,9 @@ VARIABLES: tuple[Variable, ...] = (
              "reader where it is missing, said once in the log); `python`: the reference reader "
              "(mysql-replication with cdcflow's decoders)"),
     Variable("CDCFLOW_ROW_LITERALS", "`compiled`", LIBRARY,
-             "`compiled`: apply's writers take the SQL literals of row images with the compiled module "
-             "`make setup` builds (the Python reference where it is missing, said once in the log); "
-             "`python`: the reference (`row_codec.raw_literal`)"),
+             "`compiled`: apply's writers read each row image's text to its SQL literals with the compiled "
+             "module `make setup` builds (the Python reference where it is missing, said once in the log); "
+             "`python`: the reference (`row_codec.raw_image` and `raw_literal`)"),
     Variable("CDCFLOW_LOCAL", "`.local/` in the checkout", DEVTOOLS,
              "where `make demo`, `make airflow` and `make bench` keep servers, homes and logs"),
     Variable("CDCFLOW_RANDOM_SEED", "the three fixed seeds", TESTS,
