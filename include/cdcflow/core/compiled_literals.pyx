@@ -27,7 +27,7 @@ cdef inline bint _plain(str s):
     """No character that escape_string escapes."""
     cdef Py_UCS4 ch
     for ch in s:
-        if ch == u"'" or ch == u"\\" or ch == u'"' or ch == u"\n" or ch == u"\r" or ch == u"\0" or ch == u"\x1a":
+        if _sql_escape(ch):
             return False
     return True
 
@@ -38,14 +38,9 @@ cdef inline str _quote(str s):
 
 cdef inline bint _decimal_text(str x):
     """A DECIMAL's text that is its literal: no exponent, ends in a digit."""
-    cdef Py_UCS4 ch
-    if not x:
-        return False
-    for ch in x:
-        if ch == u"E" or ch == u"e":
-            return False
-    ch = x[len(x) - 1]
-    return u"0" <= ch <= u"9"
+    cdef Text t
+    t.kind, t.data, t.n = PyUnicode_KIND(x), PyUnicode_DATA(x), len(x)
+    return _decimal_span(&t, 0, t.n)
 
 
 cdef object _tagged_text(str tag, str x):
@@ -121,9 +116,6 @@ cdef class Image:
     def __getitem__(self, str name):
         """The literal of column `name`."""
         return self.literal(name)
-
-    def __len__(self):
-        return len(self.names)
 
 
 cdef dict _SHAPES = {}  # names tuple -> (the one tuple object, {name: position})
@@ -372,7 +364,7 @@ cdef bint _int_token(Text *t, Py_ssize_t a, Py_ssize_t b):
 
 
 cdef bint _decimal_span(Text *t, Py_ssize_t a, Py_ssize_t b):
-    """_decimal_text of the text's [a:b]."""
+    """A DECIMAL's text, the text's [a:b], that is its literal: no exponent, ends in a digit."""
     cdef Py_ssize_t k
     cdef Py_UCS4 ch
     if b == a:
@@ -401,8 +393,6 @@ cdef int _put_tagged(Out *o, Text *t, str text, Py_ssize_t a, Py_ssize_t b) exce
                 if (n == 1 and (tag == u"t" or tag == u"j")) or (n == 2 and tag == u"t" and at(t, a + 3) == u"t"):
                     if not _put_json_string(o, t, i, j):
                         return 0
-                elif flags & ESCAPED:
-                    pass  # an escape in a DATETIME, DECIMAL or DATE text: the reference's way
                 elif n == 2 and tag == u"d" and at(t, a + 3) == u"t":
                     if j - i == 26 and at(t, i + 10) == u" " and not flags:
                         _put(o, u"'")

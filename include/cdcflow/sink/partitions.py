@@ -75,7 +75,7 @@ def apply_partition_txns(batches, sink: dict, batch_rows: int, keys: dict[str, l
     transaction back, and it runs again whole (write_transaction)."""
     def write(w: StreamingWriter, conn) -> None:
         w.writer.in_transaction = True
-        rows = _change_rows(batches, "commit_ts")
+        rows = _columns(batches, CHANGE)
         for _txn, changes in groupby(rows, key=lambda r: (r[0], r[1], r[6])):
             write_transaction(w, conn, final_changes(changes))
 
@@ -132,20 +132,16 @@ def _of_kinds(batches, kinds: tuple[str, ...]):
         yield b.filter(pc.is_in(b.column(b.schema.get_field_index("kind")), value_set=wanted))
 
 
-# the columns of a compacted change the writer reads
+# the columns of a compacted change the writer reads; and a change as compaction.final_changes
+# takes it, with its commit ts (transaction-atomicity = table groups by it)
 WRITTEN = ("schema", "table", "kind", "image", "commit_ts")
+CHANGE = ("schema", "table", "part", "key", "kind", "image", "commit_ts")
 
 
 def _columns(batches, names: tuple[str, ...]):
     """The rows of `batches` as tuples of the columns `names` (no others are made Python objects)."""
     for b in batches:
         yield from zip(*(b.column(b.schema.get_field_index(c)).to_pylist() for c in names))
-
-
-def _change_rows(batches, *extra: str):
-    for b in batches:
-        d = b.to_pydict()
-        yield from zip(d["schema"], d["table"], d["part"], d["key"], d["kind"], d["image"], *(d[e] for e in extra))
 
 
 # what a partition body returns: rows and statements written, the most row images held at
