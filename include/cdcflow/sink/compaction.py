@@ -183,7 +183,8 @@ def keyed_arrow(rows: pa.Table, tangled: dict | None = None) -> pa.Table:
     now = pc.not_equal(op, "delete")
 
     def part(mask, key: str, sub, kind, image: str) -> pa.Table:
-        taken = rows.filter(mask)
+        # only the columns this half reads: the other image is not copied
+        taken = rows.select(["schema", "table", "commit_ts", "seq", "op", key, image]).filter(mask)
         n, mask_kept = taken.num_rows, pc.filter(split, mask)
         return pa.table({"schema": taken["schema"], "table": taken["table"], "key": taken[key],
                          "part": _tangled_part(taken, taken[key], tangled),
@@ -262,11 +263,18 @@ def in_write_order(frame):
 def compacted_arrow(changes: pa.Table) -> pa.Table:
     """compacted (per key) in Arrow, for a segment's rows in hand: of each (schema, table,
     part, key), its last change in commit order, of the kind final_changes gives it, in
-    DELETES_FIRST order.  Both sorts run over the narrow columns and the row numbers; the
-    images are taken once, at the end (a sort of the whole rows moved every image twice: half
-    of the compaction's time on the bench's oltp window)."""
+    DELETES_FIRST order."""
     if not changes.num_rows:
         return changes
+    return finals_of(changes, compacted_order(changes))
+
+
+def compacted_order(changes: pa.Table) -> pa.Table:
+    """compacted_arrow without the images: of each key, the row number in `changes` of its last
+    change and the kind it ends with (columns schema, table, part, upsert, key, kind, row), in
+    DELETES_FIRST order.  Both sorts run over the narrow columns and the row numbers, so that
+    the images are taken once, by whoever takes these rows (a sort of the whole rows moved every
+    image twice: half of the compaction's time on the bench's oltp window)."""
     by = ("schema", "table", "part", "key", "commit_ts", "seq", "sub")
     order = pc.sort_indices(changes.select([*by, "kind"]), sort_keys=[(c, "ascending") for c in by])
     t = changes.select(["schema", "table", "part", "key", "kind"]).take(order)
@@ -284,7 +292,12 @@ def compacted_arrow(changes: pa.Table) -> pa.Table:
     finals = pa.table({"schema": finals["schema"], "table": finals["table"], "part": finals["part"],
                        "upsert": pc.not_equal(kind, "D"), "key": finals["key"], "kind": kind,
                        "row": order.filter(last)})
-    finals = finals.take(pc.sort_indices(finals, sort_keys=[(c, "ascending") for c in DELETES_FIRST]))
+    return finals.take(pc.sort_indices(finals, sort_keys=[(c, "ascending") for c in DELETES_FIRST]))
+
+
+def finals_of(changes: pa.Table, finals: pa.Table) -> pa.Table:
+    """The rows of `changes` that `finals` (compacted_order, or some of its rows) names, each
+    with the kind it ends with."""
     out = changes.take(finals["row"])
     return out.set_column(out.schema.get_field_index("kind"), "kind", finals["kind"])
 
