@@ -44,8 +44,10 @@ def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir
     if (pos["file"], pos["pos"]) != (start_file, start_pos):
         raise RuntimeError(f"the changefeed starts at {pos}, not at the snapshot position {start_file}:{start_pos}")
     # the same window once more later, on a warm Spark Connect server (connect_cycle)
-    if create_changefeed("bench-connect", up, servers.cdcflow, home) != pos:
-        raise RuntimeError("bench-connect does not start where bench does")
+    # ... and once more with the downstream on cores of its own (cores_apart)
+    for again in ("bench-connect", "bench-apart"):
+        if create_changefeed(again, up, servers.cdcflow, home) != pos:
+            raise RuntimeError(f"{again} does not start where bench does")
 
     say(f"workload: about {rows:,} row changes on the upstream (shape {shape})")
     plan, done, gen_secs = run_workload(up, rows, shape)
@@ -67,12 +69,13 @@ def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir
     replica_secs = bench_peers.replica_catch_up(up, servers.replica, rng)
     replica_diffs = verify(up, servers.replica, "the replica")
 
-    connect, connect_diffs, floor = connect_cycle(servers, done, log_dir, servers_cpu)
+    connect, connect_diffs, floor, phases = connect_cycle(servers, done, log_dir, servers_cpu)
+    apart = cores_apart(servers, done, log_dir, phases, servers_cpu)
     return {
         "rows": done, "shape": shape, "transactions": plan.transactions - plan.ddls, "ddls": plan.ddls,
         "by_kind": {k: v for k, v in plan.by_kind().items() if v}, "workload_seconds": gen_secs,
         "binlog_range": asdict(rng), "cdcflow": asdict(cyc),
-        "cdcflow_connect": asdict(connect), "floor": floor,
+        "cdcflow_connect": asdict(connect), "floor": floor, "cores_apart": apart,
         "mariadb_binlog_seconds": binlog_secs, "native_replica_seconds": replica_secs,
         "consistent": {"cdcflow": not cdc_diffs, "cdcflow_connect": not connect_diffs,
                        "mariadb_binlog": not binlog_diffs, "native_replica": not replica_diffs},
@@ -85,7 +88,7 @@ def connect_cycle(servers: Servers, rows: int, log_dir: Path, cpu: dict):
     started and warmed up before (as the DAG's stages run on a long-running server): no JVM
     or Python workers to start in the cycle.  Its statements are captured and sent again
     prebuilt for the floor (bench_floor).  Returns its CycleResult, the downstream's
-    differences and the floor's figures."""
+    differences, the floor's figures and its phases."""
     from cdcflow_devtools import bench_floor, bench_workload, spark_connect
     from cdcflow_devtools.mariadb import free_port
 
@@ -103,10 +106,46 @@ def connect_cycle(servers: Servers, rows: int, log_dir: Path, cpu: dict):
     say(f"the floor: the cycle's {sum(p.statements() for p in phases):,} statements sent again prebuilt, "
         f"in {len(phases)} phases, into the downstream reset to the start")
     bench_workload.create_snapshot(servers.cdcflow)
-    floor = bench_floor.replay(servers.cdcflow, phases)
+    floor, floor_cpu = bench_floor.replay(servers.cdcflow, phases)
     floor_diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (the floor's replay)")
     return cyc, diffs, {"seconds": floor, "phases": len(phases), "statements": sum(p.statements() for p in phases),
-                        "consistent": not floor_diffs}
+                        "consistent": not floor_diffs, "downstream_core_seconds": floor_cpu}, phases
+
+
+def cores_apart(servers: Servers, rows: int, log_dir: Path, phases: list, cpu: dict) -> dict | None:
+    """The floor's phases sent again, then the window's CLI cycle (bench-apart), each into cdcflow's
+    downstream reset to the start, with the downstream on cores of its own (bench_cores); None on
+    a machine of one core."""
+    from cdcflow_devtools import bench_cores, bench_floor, bench_workload
+
+    with bench_cores.apart(servers.cdcflow.pid) as halves:
+        if halves is None:
+            return None
+        say(f"the floor and a CLI cycle again, the downstream on cores {halves[0]}, cdcflow on {halves[1]}")
+        bench_workload.create_snapshot(servers.cdcflow)
+        floor, floor_cpu = bench_floor.replay(servers.cdcflow, phases)
+        floor_diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (the floor's replay, cores apart)")
+        bench_workload.create_snapshot(servers.cdcflow)
+        cyc = run_cycle_measured("bench-apart", rows, log_dir, cpu=cpu)
+        diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (cores apart)")
+    return {"downstream_cores": halves[0], "cdcflow_cores": halves[1], "floor_seconds": floor,
+            "floor_downstream_core_seconds": floor_cpu, "apply_seconds": float(cyc.stats.get("apply_seconds") or 0),
+            "cycle": asdict(cyc), "consistent": not floor_diffs and not diffs}
+
+
+def apply_bound(cyc: dict, floor: dict) -> str | None:
+    """Where the downstream shares this machine's cores with cdcflow, the least apply could take
+    however well its work overlapped the downstream's: both processes' core-seconds in the CLI
+    cycle's apply over the cores, beside the floor's own use of them."""
+    spent = next((e["core_seconds"] for e in (cyc.get("census") or {}).get("stages", []) if e["stage"] == "apply"), None)
+    if not spent or not floor.get("seconds"):
+        return None
+    cores, own, down = os.cpu_count() or 1, spent.get("cdcflow", 0.0), spent.get("downstream", 0.0)
+    least = (own + down) / cores
+    return (f"on this machine's {cores} cores: the floor's replay kept the downstream busy for "
+            f"{floor['downstream_core_seconds']:.1f} core-seconds in {floor['seconds']:.1f}s; the CLI cycle's apply spent "
+            f"{own:.1f} in cdcflow and {down:.1f} in the downstream, so it could take no less than {least:.1f}s "
+            f"({least / floor['seconds']:.2f}x the floor) however well the two overlapped")
 
 
 def scale_changefeed_id(rows: int) -> str:
@@ -196,6 +235,15 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
           f"{floor['phases']} phases took {floor['seconds']:.1f}s (consistent: {yes[floor['consistent']]}); "
           f"apply / floor = {con_apply / floor['seconds'] if floor['seconds'] else 0.0:.2f} on warm Spark Connect, "
           f"{apply_secs / floor['seconds'] if floor['seconds'] else 0.0:.2f} in the CLI's cycle")
+    bound = apply_bound(cyc, floor)
+    if bound:
+        print(bound)
+    apart = main.get("cores_apart")
+    if apart:
+        print(f"with the downstream on cores of its own (cores {apart['downstream_cores']}, cdcflow on "
+              f"{apart['cdcflow_cores']}): the floor took {apart['floor_seconds']:.1f}s, the CLI cycle's apply "
+              f"{apart['apply_seconds']:.1f}s: apply / floor = {apart['apply_seconds'] / apart['floor_seconds']:.2f} "
+              f"(consistent: {yes[apart['consistent']]})")
     if scale:
         print()
         print("cycle time by window size (one fresh changefeed per size; peak memory of cdcflow's processes):")

@@ -56,11 +56,7 @@ class CpuSampler:
         self._thread.start()
 
     def _cpu(self, pid: int) -> float | None:
-        try:
-            t = self._psutil.Process(pid).cpu_times()
-        except self._psutil.Error:
-            return None
-        return t.user + t.system
+        return process_cpu(pid)
 
     def _kind(self, proc) -> str:
         try:
@@ -161,3 +157,14 @@ def table(title: str, c: Census) -> list[str]:
     lines.append(f"{'whole cycle':20}{wall:>8.1f}" + "".join(f"{total[k]:>16.1f}" for k in KINDS)
                  + f"{sum(total.values()):>9.1f}")
     return lines
+
+
+def process_cpu(pid: int) -> float | None:
+    """A process's user + system CPU seconds so far; None when it is gone."""
+    import psutil
+
+    try:
+        t = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return None
+    return t.user + t.system

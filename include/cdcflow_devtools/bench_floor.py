@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import pymysql
 
 from cdcflow.sink.connection import DML_SESSION
+from cdcflow_devtools.bench_census import process_cpu
 from cdcflow_devtools.bench_workload import SCHEMA
 
 # a statement that writes the bench schema's rows or changes its tables (not cdcflow's own
@@ -84,8 +85,10 @@ def _overlapping(statements: list[tuple]) -> list[Phase]:
 DUPLICATE_ENTRY = 1062
 
 
-def replay(server, phases: list[Phase]) -> float:
-    """The phases sent again, one after the other; the seconds they took.  A statement the
+def replay(server, phases: list[Phase]) -> tuple[float, float]:
+    """The phases sent again, one after the other: the seconds they took and the downstream's
+    core-seconds in them (on a machine it shares with cdcflow, what apply's own work competes
+    with: bench.report's bound).  A statement the
     downstream refuses for a duplicate was refused in the cycle too (an UPSERT the writer then
     sent again as DELETE + REPLACE, both in the log): it is passed over as the cycle passed it."""
     width = max([len(p.connections) for p in phases] + [1])
@@ -105,7 +108,7 @@ def replay(server, phases: list[Phase]) -> float:
                         if e.args[0] != DUPLICATE_ENTRY:
                             raise
 
-        took = 0.0
+        took, cpu = 0.0, process_cpu(server.pid)
         with ThreadPoolExecutor(width) as pool:
             for p in phases:
                 t0 = time.perf_counter()
@@ -114,7 +117,7 @@ def replay(server, phases: list[Phase]) -> float:
                 else:
                     list(pool.map(send, conns, p.connections.values()))
                 took += time.perf_counter() - t0
-        return took
+        return took, process_cpu(server.pid) - cpu
     finally:
         for c in conns:
             c.close()

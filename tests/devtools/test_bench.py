@@ -277,3 +277,19 @@ def test_settle_waits_for_the_dirty_pages_and_puts_the_setting_back(snapshot_sch
     bench_snapshot.settle(up, down)
     (_, dirty), = up.query("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")
     assert int(dirty) < 64 and up.query(pct) == before
+
+
+def test_the_apply_bound_adds_both_processes_core_seconds_over_the_cores(monkeypatch):
+    """Where the downstream shares the machine, apply can take no less than cdcflow's and the
+    downstream's core-seconds over the cores; without a census or a floor nothing is claimed."""
+    monkeypatch.setattr(bench.os, "cpu_count", lambda: 2)
+    cyc = {"census": {"stages": [{"stage": "pull", "seconds": 3.0, "core_seconds": {"cdcflow": 3.0}},
+                                 {"stage": "apply", "seconds": 2.2,
+                                  "core_seconds": {"cdcflow": 1.6, "downstream": 2.0, "JVM": 0.0}}]}}
+    floor = {"seconds": 1.2, "downstream_core_seconds": 2.0}
+    line = bench.apply_bound(cyc, floor)
+    assert "2 cores" in line and "2.0 core-seconds in 1.2s" in line
+    assert "1.6 in cdcflow and 2.0 in the downstream" in line
+    assert "no less than 1.8s (1.50x the floor)" in line
+    assert bench.apply_bound({}, floor) is None
+    assert bench.apply_bound(cyc, {"seconds": 0.0, "downstream_core_seconds": 0.0}) is None
