@@ -133,11 +133,16 @@ def cores_apart(servers: Servers, rows: int, log_dir: Path, phases: list, cpu: d
             "cycle": asdict(cyc), "consistent": not floor_diffs and not diffs}
 
 
+def _apply_core_seconds(cyc: dict) -> dict | None:
+    """The census' core-seconds by process in the cycle's apply, if it has them."""
+    return next((e["core_seconds"] for e in (cyc.get("census") or {}).get("stages", []) if e["stage"] == "apply"), None)
+
+
 def apply_bound(cyc: dict, floor: dict) -> str | None:
     """Where the downstream shares this machine's cores with cdcflow, the least apply could take
     however well its work overlapped the downstream's: both processes' core-seconds in the CLI
     cycle's apply over the cores, beside the floor's own use of them."""
-    spent = next((e["core_seconds"] for e in (cyc.get("census") or {}).get("stages", []) if e["stage"] == "apply"), None)
+    spent = _apply_core_seconds(cyc)
     if not spent or not floor.get("seconds"):
         return None
     cores, own, down = os.cpu_count() or 1, spent.get("cdcflow", 0.0), spent.get("downstream", 0.0)
@@ -240,10 +245,13 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
         print(bound)
     apart = main.get("cores_apart")
     if apart:
+        spent = _apply_core_seconds(apart["cycle"]) or {}
         print(f"with the downstream on cores of its own (cores {apart['downstream_cores']}, cdcflow on "
-              f"{apart['cdcflow_cores']}): the floor took {apart['floor_seconds']:.1f}s, the CLI cycle's apply "
-              f"{apart['apply_seconds']:.1f}s: apply / floor = {apart['apply_seconds'] / apart['floor_seconds']:.2f} "
-              f"(consistent: {yes[apart['consistent']]})")
+              f"{apart['cdcflow_cores']}): the floor took {apart['floor_seconds']:.1f}s "
+              f"({apart['floor_downstream_core_seconds']:.1f} core-seconds), the CLI cycle's apply "
+              f"{apart['apply_seconds']:.1f}s ({spent.get('cdcflow', 0.0):.1f} core-seconds in cdcflow, "
+              f"{spent.get('downstream', 0.0):.1f} in the downstream): apply / floor = "
+              f"{apart['apply_seconds'] / apart['floor_seconds']:.2f} (consistent: {yes[apart['consistent']]})")
     if scale:
         print()
         print("cycle time by window size (one fresh changefeed per size; peak memory of cdcflow's processes):")
