@@ -55,9 +55,9 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
     def write(w: StreamingWriter, conn) -> None:
         w.insert_new = phase == "new"
         w.key_indexed, w.upsert = key_indexed, phase == "existing"
-        add, read = w.add, w.writer.form.read
-        for schema, table, kind, image, ts in _columns(_of_kinds(batches, kinds), WRITTEN):
-            add(schema, table, kind, read(image), ts)
+        add, read = w.add_run, w.writer.form.read
+        for schema, table, (kinds_, images, stamps) in _table_runs(_of_kinds(batches, kinds), WRITTEN):
+            add(schema, table, kinds_, map(read, images), stamps)
         w.close()
 
     yield _run_partition(sink, batch_rows, keys, write, generated, sessions)
@@ -123,19 +123,41 @@ def write_transaction(w: StreamingWriter, conn, finals) -> None:
 
 
 def _of_kinds(batches, kinds: tuple[str, ...]):
-    """The batches' rows of `kinds` (a pass's), taken in Arrow: each pass reads every row."""
+    """The batches' rows of `kinds` (a pass's), taken in Arrow: each pass reads every row.  Only
+    the columns the writer reads are taken (a part carries its keys and parts too)."""
     if len(kinds) == len(PHASE_KINDS[None]):
         yield from batches
         return
     wanted = pa.array(kinds, pa.string())
     for b in batches:
+        b = b.select(list(TABLE_RUN + WRITTEN))
         yield b.filter(pc.is_in(b.column(b.schema.get_field_index("kind")), value_set=wanted))
 
 
-# the columns of a compacted change the writer reads; and a change as compaction.final_changes
-# takes it, with its commit ts (transaction-atomicity = table groups by it)
-WRITTEN = ("schema", "table", "kind", "image", "commit_ts")
+# the columns of a compacted change the writer reads beside its table's name (a run of one
+# table's rows: _table_runs); and a change as compaction.final_changes takes it, with its commit
+# ts (transaction-atomicity = table groups by it)
+TABLE_RUN = ("schema", "table")
+WRITTEN = ("kind", "image", "commit_ts")
 CHANGE = ("schema", "table", "part", "key", "kind", "image", "commit_ts")
+
+
+def _table_runs(batches, names: tuple[str, ...]):
+    """The rows of `batches` a table at a time, as they come: (schema, table, a list per column
+    of `names`) for each run of rows of one table (a compacted part's rows are sorted by table)."""
+    for b in batches:
+        n = b.num_rows
+        if not n:
+            continue
+        schema, table = (b.column(b.schema.get_field_index(c)) for c in TABLE_RUN)
+        starts = [0]
+        if n > 1:
+            other = pc.or_(pc.not_equal(schema.slice(1), schema.slice(0, n - 1)),
+                           pc.not_equal(table.slice(1), table.slice(0, n - 1)))
+            starts += [i + 1 for i in pc.indices_nonzero(other).to_pylist()]
+        columns = [b.column(b.schema.get_field_index(c)).to_pylist() for c in names]
+        for lo, hi in zip(starts, starts[1:] + [n]):
+            yield schema[lo].as_py(), table[lo].as_py(), [c[lo:hi] for c in columns]
 
 
 def _columns(batches, names: tuple[str, ...]):

@@ -272,24 +272,33 @@ class StreamingWriter:
         self.columns = writer.form.columns
 
     def add(self, schema: str, table: str, kind: str, img: dict, commit_ts: int | None = None) -> None:
+        self.add_run(schema, table, (kind,), (img,), (commit_ts,))
+
+    def add_run(self, schema: str, table: str, kinds: Iterable[str], imgs: Iterable, stamps: Iterable) -> None:
+        """Rows of one table in order (their kinds, images and commit ts side by side), each as
+        add() takes it: what only the table decides is worked out once (a partition's rows come
+        a table at a time: 20% of the writers' time was per row)."""
         indexed = f"{schema}.{table}" in self.key_indexed
-        verb = "DELETE" if kind == "D" else "INSERT" if kind == "I" and self.insert_new else \
-            "UPSERT" if kind == "U" and self.upsert and indexed else "REPLACE"
-        self.held += 1
-        if self.held > self.most_held:
-            self.most_held = self.held
-        if verb == "DELETE" or verb == "REPLACE" and not indexed:
-            pending = self.deletes.setdefault((schema, table), [])
-            pending.append((img, verb == "DELETE"))  # a row that ends deleted counts as written
-            if len(pending) >= self.writer.batch_rows:
-                self._flush_deletes(schema, table)
-        if verb != "DELETE":
-            group = (schema, table, self.columns(img), verb)
-            pending = self.upserts.setdefault(group, [])
-            pending.append((img, commit_ts))
-            if len(pending) >= self.writer.batch_rows:
-                self._flush_deletes(schema, table)
-                self._upsert(group, self.upserts.pop(group))
+        verbs = {"D": "DELETE", "I": "INSERT" if self.insert_new else "REPLACE",
+                 "U": "UPSERT" if self.upsert and indexed else "REPLACE"}
+        batch, columns, dkey = self.writer.batch_rows, self.columns, (schema, table)
+        for kind, img, commit_ts in zip(kinds, imgs, stamps):
+            verb = verbs[kind]
+            self.held += 1
+            if self.held > self.most_held:
+                self.most_held = self.held
+            if verb == "DELETE" or verb == "REPLACE" and not indexed:
+                pending = self.deletes.setdefault(dkey, [])
+                pending.append((img, verb == "DELETE"))  # a row that ends deleted counts as written
+                if len(pending) >= batch:
+                    self._flush_deletes(schema, table)
+            if verb != "DELETE":
+                group = (schema, table, columns(img), verb)
+                pending = self.upserts.setdefault(group, [])
+                pending.append((img, commit_ts))
+                if len(pending) >= batch:
+                    self._flush_deletes(schema, table)
+                    self._upsert(group, self.upserts.pop(group))
 
     def _upsert(self, group: tuple, pending: list) -> None:
         schema, table, cols, verb = group
