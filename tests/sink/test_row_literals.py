@@ -108,8 +108,8 @@ def test_images_of_one_shape_share_one_names_tuple():
 
 
 def test_text_the_scanner_does_not_read_in_place_takes_the_reference_s_reading():
-    """Spellings row_codec never writes (spaces, escapes in names, exponents, -0, big integers)
-    are read as msgspec reads them, with the reference's literals; so are JSON's escapes in text
+    """Spellings row_codec never writes (spaces, escapes in names, -0, big integers) are read as
+    msgspec reads them, with the reference's literals; so are JSON's escapes in text
     (surrogate pairs, \\/, \\b, \\f, control characters), which the scanner unescapes itself."""
     c = scanned()
     for text in ['{ "a" : 1 }', '{"a\\u00e9":1}', '{"a":1e3,"b":-0,"c":123456789012345678901234}',
@@ -118,6 +118,42 @@ def test_text_the_scanner_does_not_read_in_place_takes_the_reference_s_reading()
                  '{"a":{"t":"\\u0031:00"},"b":{"dt":"2026-01-01\\u002000:00:00.000000"}}']:
         raw = raw_image(text)
         assert c.image_values([c.scan(text)], tuple(raw)) == [raw_values(raw, tuple(raw))], text
+
+
+FLOAT_SPELLINGS = ["0.0", "-0.0", "1.5", "1e5", "1E5", "1e+05", "1e-05", "-1.25e-300", "1.7976931348623157e308",
+                   "5e-324", "2e-324", "1e-400", "0.1", "0.30000000000000004", "9007199254740993.0", "0e0", "-0e-0",
+                   "1.00000000000000011102230246251565404236316680908203125", "1" * 39 + ".0", "1" * 41 + ".0"]
+
+
+def test_floats_are_read_in_place_as_the_reference_reads_them():
+    """A JSON float (a fraction or an exponent) is read in C with float's own reading and repr:
+    the same literal as raw_literal of msgspec's float, on edge spellings (the smallest
+    subnormal and below, the largest double, 17 digits and more, tokens longer than the
+    scanner reads) and on random doubles and decimal spellings."""
+    import random
+    import struct
+
+    c, rng = scanned(), random.Random(20261129)
+    tokens = list(FLOAT_SPELLINGS)
+    for _ in range(2000):
+        x = struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
+        if math.isfinite(x):
+            tokens.append(repr(x))
+        tokens.append(f"{rng.randint(0, 999)}.{rng.randint(0, 10 ** rng.randint(1, 25))}e{rng.randint(-330, 300)}")
+    for token in tokens:
+        text = '{"k":1,"f":' + token + '}'
+        raw = raw_image(text)
+        assert c.image_values([c.scan(text)], tuple(raw)) == [raw_values(raw, tuple(raw))], token
+
+
+def test_a_float_past_a_double_is_refused_as_the_reference_refuses_it():
+    c = scanned()
+    for text in ['{"f":2e308}', '{"f":-1e999}']:
+        with pytest.raises(ValueError) as want:
+            raw_image(text)
+        with pytest.raises(ValueError) as got:
+            c.scan(text)
+        assert str(got.value) == str(want.value)
 
 
 def test_an_escape_json_does_not_allow_is_refused_as_the_reference_refuses_it():

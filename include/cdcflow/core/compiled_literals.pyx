@@ -11,7 +11,14 @@ raw_literal) on every kind of value; tests/source/test_binlog_readers.py on real
 cimport cython
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_DATA, PyUnicode_FromKindAndData, PyUnicode_KIND, PyUnicode_READ
+from libc.math cimport isfinite
 from libc.string cimport memcpy
+
+cdef extern from "Python.h":
+    # float's own reading and repr (what msgspec's decoding and raw_literal's repr() give)
+    double PyOS_string_to_double(const char *s, char **endptr, void *overflow_exception) except? -1.0
+    char *PyOS_double_to_string(double val, char format_code, int precision, int flags, int *ptype) except NULL
+    int Py_DTSF_ADD_DOT_0
 
 from base64 import b64decode
 
@@ -159,6 +166,7 @@ cdef enum:
     # An image of more columns takes the reference's reading: the spans are on the stack (20 KB
     # with LOCAL_CHARS), which a writer thread may have little of (musl gives a thread 128 KB).
     SCANNED_COLUMNS = 512
+    FLOAT_CHARS = 40  # a JSON float token longer than this takes the reference's reading
     LOCAL_CHARS = 1024  # a VALUES tuple this long is built on the stack, a longer one on the heap
 
 
@@ -363,6 +371,74 @@ cdef bint _int_token(Text *t, Py_ssize_t a, Py_ssize_t b):
     return True
 
 
+cdef bint _float_token(Text *t, Py_ssize_t a, Py_ssize_t b, char *out):
+    """A JSON number with a fraction or an exponent (msgspec reads it as a float), as ASCII in
+    `out` (FLOAT_CHARS + 1 bytes); False for any other text, or a longer one."""
+    cdef Py_ssize_t k = a, digits
+    cdef bint floating = False
+    cdef Py_UCS4 ch
+    if b - a > FLOAT_CHARS or b == a:
+        return False
+    if at(t, k) == u"-":
+        k += 1
+    # -?(0|[1-9][0-9]*)
+    if k >= b or not u"0" <= at(t, k) <= u"9":
+        return False
+    if at(t, k) == u"0":
+        k += 1
+    else:
+        while k < b and u"0" <= at(t, k) <= u"9":
+            k += 1
+    # (\.[0-9]+)?
+    if k < b and at(t, k) == u".":
+        k, digits, floating = k + 1, 0, True
+        while k < b and u"0" <= at(t, k) <= u"9":
+            k, digits = k + 1, digits + 1
+        if not digits:
+            return False
+    # ([eE][+-]?[0-9]+)?
+    if k < b and (at(t, k) == u"e" or at(t, k) == u"E"):
+        k, digits, floating = k + 1, 0, True
+        if k < b and (at(t, k) == u"+" or at(t, k) == u"-"):
+            k += 1
+        while k < b and u"0" <= at(t, k) <= u"9":
+            k, digits = k + 1, digits + 1
+        if not digits:
+            return False
+    if k != b or not floating:
+        return False
+    for k in range(a, b):
+        ch = at(t, k)
+        out[k - a] = <char>ch
+    out[b - a] = 0
+    return True
+
+
+cdef bint _put_float(Out *o, Text *t, Py_ssize_t a, Py_ssize_t b) except -1:
+    """The literal of the JSON float at the text's [a:b] (repr of the float it reads, as
+    raw_literal gives it), put in `o`; False where it is not one to read here (not a float
+    token, too long, or past a double's range: the reference's reading, and its refusal)."""
+    cdef char token[FLOAT_CHARS + 1]
+    cdef char *end
+    cdef char *text
+    cdef double x
+    cdef Py_ssize_t k
+    if not _float_token(t, a, b, token):
+        return False
+    x = PyOS_string_to_double(token, &end, NULL)
+    if end != token + (b - a) or not isfinite(x):
+        return False
+    text = PyOS_double_to_string(x, b"r", 0, Py_DTSF_ADD_DOT_0, NULL)
+    try:
+        k = 0
+        while text[k]:
+            _put(o, <Py_UCS4>text[k])
+            k += 1
+    finally:
+        PyMem_Free(text)
+    return True
+
+
 cdef bint _decimal_span(Text *t, Py_ssize_t a, Py_ssize_t b):
     """A DECIMAL's text, the text's [a:b], that is its literal: no exponent, ends in a digit."""
     cdef Py_ssize_t k
@@ -482,7 +558,9 @@ def scan(str text):
                     i += 1
                 if _int_token(&t, a, i):
                     _put_range(&o, &t, a, i)
-                else:  # a float, or a spelling msgspec reads otherwise
+                elif _put_float(&o, &t, a, i):
+                    pass
+                else:  # a spelling msgspec reads otherwise, or refuses
                     _put_str(&o, literal(_decode(text[a:i])))
             elif ch == u"{":
                 j = _value_end(&t, i)
