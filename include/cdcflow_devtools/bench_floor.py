@@ -88,7 +88,7 @@ DUPLICATE_ENTRY = 1062
 def replay(server, phases: list[Phase]) -> tuple[float, float]:
     """The phases sent again, one after the other: the seconds they took and the downstream's
     core-seconds in them (on a machine it shares with cdcflow, what apply's own work competes
-    with: bench.report's bound).  A statement the
+    with: bench.apply_bound).  A statement the
     downstream refuses for a duplicate was refused in the cycle too (an UPSERT the writer then
     sent again as DELETE + REPLACE, both in the log): it is passed over as the cycle passed it."""
     width = max([len(p.connections) for p in phases] + [1])
