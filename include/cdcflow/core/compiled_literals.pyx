@@ -43,28 +43,21 @@ cdef inline str _quote(str s):
     return "'" + (s if _plain(s) else escape_string(s)) + "'"
 
 
-cdef inline bint _decimal_text(str x):
-    """A DECIMAL's text that is its literal: no exponent, ends in a digit."""
-    cdef Text t
-    t.kind, t.data, t.n = PyUnicode_KIND(x), PyUnicode_DATA(x), len(x)
-    return _decimal_span(&t, 0, t.n)
-
-
 cdef object _tagged_text(str tag, str x):
     """The literal of {tag: x} where the tagged text is it as it is (None: the reference's way)."""
-    if tag == "dt":
-        if len(x) == 26 and x[10] == u" ":
-            return "'" + x + "'"
-    elif tag == "d":
-        if _decimal_text(x):
-            return x
-    elif tag == "da":
-        if len(x) == 10:
-            return "'" + x + "'"
-    elif tag == "b":
+    cdef Text t, v
+    cdef int form
+    if tag == "b":  # bytes, in base64: read here, not in place (scan sends them to literal)
         return "X'" + b64decode(x).hex() + "'" if x else "''"
-    elif tag == "t" or tag == "j" or tag == "tt":
+    t.kind, t.data, t.n = PyUnicode_KIND(tag), PyUnicode_DATA(tag), len(tag)
+    v.kind, v.data, v.n = PyUnicode_KIND(x), PyUnicode_DATA(x), len(x)
+    form = _tag_form(&t, 0, t.n, &v, 0, v.n)
+    if form == TAG_TEXT:
         return _quote(x)
+    if form == TAG_QUOTED:
+        return "'" + x + "'"
+    if form == TAG_BARE:
+        return x
     return None
 
 
@@ -453,35 +446,52 @@ cdef bint _decimal_span(Text *t, Py_ssize_t a, Py_ssize_t b):
     return u"0" <= ch <= u"9"
 
 
+cdef enum:  # how a tagged value's text is its literal (_tag_form)
+    TAG_OTHER = 0  # not as it is: the reference's way
+    TAG_TEXT = 1  # a string (TEXT, JSON, TIME): quoted, with escape_string's escapes
+    TAG_QUOTED = 2  # as it is, in quotes (a DATETIME of 26 characters, a DATE of 10)
+    TAG_BARE = 3  # as it is (a DECIMAL without an exponent)
+
+
+cdef int _tag_form(Text *t, Py_ssize_t ta, Py_ssize_t tb, Text *v, Py_ssize_t va, Py_ssize_t vb):
+    """The form of the literal of the tag t[ta:tb] with the (unescaped) text v[va:vb]: the one
+    rule of _tagged_text (a decoded image's value) and _put_tagged (one read in place)."""
+    cdef Py_ssize_t n = tb - ta
+    cdef Py_UCS4 tag = at(t, ta) if n >= 1 else 0
+    cdef Py_UCS4 second = at(t, ta + 1) if n == 2 else 0
+    if (n == 1 and (tag == u"t" or tag == u"j")) or (n == 2 and tag == u"t" and second == u"t"):
+        return TAG_TEXT
+    if n == 2 and tag == u"d" and second == u"t":
+        return TAG_QUOTED if vb - va == 26 and at(v, va + 10) == u" " else TAG_OTHER
+    if n == 1 and tag == u"d":
+        return TAG_BARE if _decimal_span(v, va, vb) else TAG_OTHER
+    if n == 2 and tag == u"d" and second == u"a":
+        return TAG_QUOTED if vb - va == 10 else TAG_OTHER
+    return TAG_OTHER
+
+
 cdef int _put_tagged(Out *o, Text *t, str text, Py_ssize_t a, Py_ssize_t b) except -1:
     """The literal of the tagged value text[a:b]: {"tag":"text"} read in place where it can be,
     else the reference's."""
-    cdef Py_ssize_t i, j, n
-    cdef int flags
-    cdef Py_UCS4 tag
+    cdef Py_ssize_t i, j
+    cdef int flags, form
     if at(t, a + 1) == u'"':
         i = _string_end(t, a + 2, &flags)
         if i > 0 and not flags and i + 2 < b and at(t, i + 1) == u":" and at(t, i + 2) == u'"':
             j = _string_end(t, i + 3, &flags)
             if j > 0 and j + 2 == b and at(t, j + 1) == u"}":
-                n, i = i - (a + 2), i + 3  # the tag's length; i: where its text starts
-                tag = at(t, a + 2) if n >= 1 else 0
-                if (n == 1 and (tag == u"t" or tag == u"j")) or (n == 2 and tag == u"t" and at(t, a + 3) == u"t"):
+                form = _tag_form(t, a + 2, i, t, i + 3, j)
+                i += 3  # where the tag's text starts
+                if form == TAG_TEXT:
                     if not _put_json_string(o, t, i, j):
                         return 0
-                elif n == 2 and tag == u"d" and at(t, a + 3) == u"t":
-                    if j - i == 26 and at(t, i + 10) == u" " and not flags:
+                elif form != TAG_OTHER and not flags:  # a text with an escape: the reference reads it
+                    if form == TAG_QUOTED:
                         _put(o, u"'")
-                        _put_range(o, t, i, j)
-                        return _put(o, u"'")
-                elif n == 1 and tag == u"d":
-                    if not flags and _decimal_span(t, i, j):
-                        return _put_range(o, t, i, j)
-                elif n == 2 and tag == u"d" and at(t, a + 3) == u"a":
-                    if j - i == 10 and not flags:
+                    _put_range(o, t, i, j)
+                    if form == TAG_QUOTED:
                         _put(o, u"'")
-                        _put_range(o, t, i, j)
-                        return _put(o, u"'")
+                    return 0
     return _put_str(o, literal(_decode(text[a:b])))
 
 
@@ -558,9 +568,7 @@ def scan(str text):
                     i += 1
                 if _int_token(&t, a, i):
                     _put_range(&o, &t, a, i)
-                elif _put_float(&o, &t, a, i):
-                    pass
-                else:  # a spelling msgspec reads otherwise, or refuses
+                elif not _put_float(&o, &t, a, i):  # a spelling msgspec reads otherwise, or refuses
                     _put_str(&o, literal(_decode(text[a:i])))
             elif ch == u"{":
                 j = _value_end(&t, i)

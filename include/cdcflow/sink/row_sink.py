@@ -358,7 +358,7 @@ def _spread_here(local: pa.Table, keys: dict, pulled: set[str], folder: KeyFolde
     rest = [t for t in keys if t not in pulled]
     tables = [keyed_arrow(_rows_of(local, names, pulled), tangles)] if pulled else []
     if rest:
-        mine = local.filter(pc.is_in(names, pa.array(rest, pa.string()))).select(list(ROW_COLUMNS))
+        mine = _rows_of(local, names, set(rest)).select(list(ROW_COLUMNS))
         tables += [pa.Table.from_batches(list(keyed_changes(iter(mine.to_batches()), keys, folder)),
                                          schema=KEYED_ARROW)]
     changes = pa.concat_tables(tables)
