@@ -1,7 +1,7 @@
 """Exact decoding of the binlog column types mysql-replication gets wrong.
 
 mysql-replication (1.0.x) turns zero dates and dates with zero parts into None,
-reads YEAR 0000 as 1900, an empty SET as None, BIT as a text of '0'/'1' digits
+reads YEAR 0000 as 1900, an empty SET as None, an ENUM whose members it has not as None, BIT as a text of '0'/'1' digits
 (which the sink would write as characters), negative TIME(n) with a fraction
 with the fraction counted the wrong way, a fixed-size binary value (BINARY(n), UUID,
 INET6, INET4) without its trailing zero bytes, and the pre-5.6 temporal formats with
@@ -235,6 +235,13 @@ def read_bit(packet, column):
     return _int_be(packet, column.bytes)
 
 
+def read_enum(packet, column):
+    index = packet.read_uint_by_size(column.size)
+    if not column.enum_values:
+        return index  # members unknown or not text (enum_members): the member number is also a valid ENUM literal
+    return column.enum_values[index] if index < len(column.enum_values) else index
+
+
 def read_set(packet, column):
     mask = packet.read_uint_by_size(column.size)
     if not column.set_values:
@@ -246,7 +253,7 @@ def _decoders() -> dict:
     from pymysqlreplication.constants import FIELD_TYPE as T  # lazy: only binlog readers load mysql-replication
 
     return {T.DATE: read_date, T.DATETIME2: read_datetime2, T.TIMESTAMP2: read_timestamp2, T.TIME2: read_time2,
-            T.YEAR: read_year, T.BIT: read_bit, T.SET: read_set,
+            T.YEAR: read_year, T.BIT: read_bit, T.ENUM: read_enum, T.SET: read_set,
             T.DATETIME: read_old_datetime, T.TIME: read_old_time, T.TIMESTAMP: read_old_timestamp}
 
 

@@ -1,6 +1,7 @@
 """The patches cdcflow puts on mysql-replication, installed in one place.
 
-Each patch replaces a private method of mysql-replication (Table_map parsing, the column
+Each patch replaces a private method of mysql-replication (Table_map parsing, ENUM and SET
+members' character sets, the column
 types it decodes wrongly, row decoding by per-table plans, a statement's character set).  Private methods change without
 notice between releases, so the patches are installed only on the release they were written
 for: the one constraints.txt pins.
@@ -13,7 +14,7 @@ import warnings
 from importlib.metadata import PackageNotFoundError, version
 
 from cdcflow.core.errors import CdcflowError
-from cdcflow.source import column_types, query_text, row_decoder, table_maps
+from cdcflow.source import column_types, enum_members, query_text, row_decoder, table_maps
 
 WRITTEN_FOR = "1.0.17"  # mysql-replication's version in constraints.txt (a test keeps the two equal)
 
@@ -40,6 +41,7 @@ def install() -> None:
     warnings.filterwarnings("ignore", message="'db' is deprecated", category=DeprecationWarning,
                             module="pymysqlreplication")
     table_maps.install()
+    enum_members.install()
     column_types.install()
     row_decoder.install()
     query_text.install()
