@@ -4,6 +4,7 @@ private CDCFLOW_HOME."""
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -23,6 +24,23 @@ LONGEST_FIRST = (
     "filter/test_value_expr.py", "e2e/test_ddl_heavy.py", "airflow/test_dag_run.py", "e2e/test_spark_cluster.py",
     "sink/test_row_sink.py", "e2e/test_lifecycle.py", "e2e/test_large_txn.py",
 )
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--engine", choices=("auto", "local", "spark"), default=None,
+                     help="force every changefeed's row steps to this engine (CDCFLOW_ENGINE): `spark` runs "
+                          "filter, barrier and apply's row work in Spark tasks whatever the window's size")
+
+
+def pytest_configure(config) -> None:
+    # through the environment, so the CLI processes and Airflow tasks the tests start follow it too
+    engine = config.getoption("--engine")
+    if engine:
+        os.environ["CDCFLOW_ENGINE"] = engine
+
+
+def pytest_report_header(config) -> str:
+    return f"cdcflow engine: {os.environ.get('CDCFLOW_ENGINE') or 'each changefeed config (auto by default)'}"
 
 
 def pytest_collection_modifyitems(items) -> None:

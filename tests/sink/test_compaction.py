@@ -10,7 +10,7 @@ import pyarrow as pa
 from cdcflow.core.row_codec import decode_image, encode_image
 from cdcflow.sink.collation_key import KeyFolder, comparison
 from cdcflow.sink.compaction import (
-    KEYED_SCHEMA,
+    KEYED_ARROW,
     Keyer,
     compacted,
     compacted_arrow,
@@ -61,7 +61,7 @@ def keyed(changes: list[tuple], split: int | None = None, folder=None) -> list[d
     assert len(out) == len(batches)  # one batch out per batch in
     rows = []
     for b in out:
-        assert b.schema.names == [f.split()[0] for f in KEYED_SCHEMA.split(", ")]
+        assert b.schema == KEYED_ARROW
         d = b.to_pydict()
         rows += [dict(zip(d, vals)) for vals in zip(*d.values())]
     return rows

@@ -4,7 +4,7 @@ from collections import Counter
 
 from cdcflow.source.binlog import Position
 from cdcflow.stages import barrier
-from cdcflow.stages.barrier import build_segments, segment_counts
+from cdcflow.stages.barrier import build_segments, counts_here, counts_in_spark
 from cdcflow.stages.contracts import DdlEntry, Segment
 
 END = Position("mysql-bin.000002", 900, "0-1-42")
@@ -79,26 +79,9 @@ def test_rows_are_counted_per_segment_and_table_with_thousands_of_barriers(spark
     size = Counter()  # the images' bytes (UTF-8), a missing image none
     for ts, s, t, b, a in rows:
         size[(bisect.bisect_left(his, ts), s, t)] += len((b or "").encode()) + len(a.encode())
-    counted = segment_counts(df, list(reversed(his)))  # any order in, sorted inside
-    got = {k: n for k, n, _ in counted}
-    assert got == want
-    assert {k: b for k, _, b in counted} == size
-    assert got[(0, "s", f"t{his[0] % 7}")] >= 1 and got[(len(his), "s", f"t{(his[-1] + 5) % 7}")] >= 1
-
-
-def test_segments_written_from_the_driver_are_bounded_by_rows_and_image_bytes(monkeypatch):
-    """driver_segments picks the segments not applied yet within SMALL_SEGMENT_ROWS each and the
-    totals' row and byte bounds; a record without image bytes (an older barrier's) the old row bounds."""
-    monkeypatch.setattr(barrier, "SMALL_SEGMENTS_BYTES", 1_000)
-
-    def seg(lo, rows, image_bytes):
-        return Segment(lo=lo, hi=lo + 10, ddl=None, pos_before=None, pos_after=END, rows=rows, image_bytes=image_bytes)
-
-    segs = [seg(0, 5, 10), seg(10, 5, 10), seg(20, barrier.SMALL_SEGMENT_ROWS + 1, 90), seg(30, 50_000, 600),
-            seg(40, barrier.OLD_RECORD_ROWS + 1, 0), seg(50, 0, 0), seg(60, 10, 500), seg(70, 10, 200)]
-    # 0: applied (hi 10 <= the checkpoint); 2: too many rows; 4: an older record over the old bound;
-    # 5: no rows; 6: 10 + 600 + 500 bytes > 1,000; 7 fits
-    assert barrier.driver_segments(segs, checkpoint_ts=10) == [1, 3, 7]
-    monkeypatch.setattr(barrier, "SMALL_SEGMENTS_ROWS", 50_004)
-    # 5 + 50,000 rows over the total: segment 3 is left to Spark, and 6 fits the bytes now
-    assert barrier.driver_segments(segs, checkpoint_ts=10) == [1, 6, 7]
+    # the one counting step, in Spark tasks and over the same rows' Arrow batches in this process
+    for counted in (counts_in_spark(df, his), counts_here(df.toArrow().to_batches(max_chunksize=997), his)):
+        got = {k: n for k, n, _ in counted}
+        assert got == want
+        assert {k: b for k, _, b in counted} == size
+        assert got[(0, "s", f"t{his[0] % 7}")] >= 1 and got[(len(his), "s", f"t{(his[-1] + 5) % 7}")] >= 1

@@ -1,4 +1,4 @@
-"""A window of at most rows.HERE_EVENTS events is read with pyarrow in the stage's process (the
+"""A window the cycle's engine reads here (stages.engine) is read with pyarrow in the stage's process (the
 rows the driver writes, barrier's counts, filter's DDLs, latest keys and samples); a larger one
 with Spark.  Both reads apply one table of what a window drops; here they are held to the same
 answers on windows that drop by every rule, from pull's events and from filter's copy."""
@@ -12,7 +12,8 @@ from cdcflow.core.config import parse_config
 from cdcflow.core.event import Event
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, filter_stage, rows
-from cdcflow.stages.barrier import SmallSegments, segment_counts, segment_counts_here, with_segment
+from cdcflow.stages.barrier import COUNTED_COLUMNS, SmallSegments, counts_here, counts_in_spark
+from cdcflow.stages.engine import Engine
 from cdcflow.stages.contracts import Segment
 from cdcflow.store.events import RunFolder
 
@@ -22,6 +23,7 @@ COLUMNS = ["schema", "table", "commit_ts", "seq", "op", "before", "after", "befo
 class _Cycle:
     def __init__(self, folder: RunFolder, config_text: str):
         self.folder, self.config = folder, parse_config(config_text)
+        self.engine = Engine.of(self.config)
 
 
 def _events() -> list[Event]:
@@ -106,8 +108,8 @@ def test_both_reads_keep_the_same_rows(spark, tmp_path, config_text, copied):
     # barrier's counts per segment and table, rows and image bytes: pyarrow's a batch at a time
     # (the writer's row groups of 7 events are its batches), Spark's in one job
     his = [25, 50, 75, 90]
-    counted = sorted(segment_counts_here(cycle, his))
-    assert counted == sorted(segment_counts(rows.kept_rows(spark, cycle), his))
+    counted = sorted(counts_here(rows.kept_rows_here(cycle, None, COUNTED_COLUMNS).to_batches(), his))
+    assert counted == sorted(counts_in_spark(rows.kept_rows(spark, cycle), his))
     assert {k[0] for k, _, _ in counted} >= {0, 2, 4} and all(b > 0 for _, _, b in counted)
 
 
@@ -119,29 +121,22 @@ def _segments(his: list[int], counts: list[int]) -> list[Segment]:
     return out
 
 
-def test_the_driver_gets_each_picked_segment_whole_and_nothing_else(spark, tmp_path, monkeypatch):
-    from pyspark.sql import functions as F
-
-    import cdcflow.stages.barrier as barrier
-
+def test_the_driver_gets_each_picked_segment_whole_and_nothing_else(spark, tmp_path):
     folder = _folder(tmp_path, _window(aborted=[40]))
-    cycle = _Cycle(folder, "")
+    cycle = _Cycle(folder, "[cdcflow]\nlocal-segment-rows = 5\n")
     rows.keep(cycle, None, None)
     his = [20, 35, 50, 70, 90, 200]
     # segment 3 (ts 50-70] is over the driver's bound: Spark writes it, the driver never reads it;
     # segment 0 is below the checkpoint; segment 2 holds no rows (only the aborted transaction)
     segments = _segments(his, [6, 3, 0, 6, 3, 3])
-    monkeypatch.setattr(barrier, "SMALL_SEGMENT_ROWS", 5)
     local = SmallSegments(cycle, segments, checkpoint_ts=20)
     try:
         got = {i: local.get(i) for i in range(len(segments))}
     finally:
         local.close()
     assert [i for i, table in got.items() if table is not None] == [1, 4, 5]
-    expected = with_segment(rows.kept_rows(spark, cycle), his)
     for i in (1, 4, 5):
-        want = expected.where(F.col("segment") == i).select(*COLUMNS).toArrow()
-        assert _sorted(got[i].rows) == _sorted(want) and len(got[i].rows) > 0, i
+        assert _sorted(got[i].rows) == _spark_rows(spark, cycle, his[i - 1], his[i]) and len(got[i].rows) > 0, i
     assert local.get(1) is None  # each segment's rows are handed out once, then let go
 
 

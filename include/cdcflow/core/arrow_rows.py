@@ -7,6 +7,8 @@ event writer (store.events) and the keying pass (sink.compaction) both build the
 
 from __future__ import annotations
 
+import functools
+
 import pyarrow as pa
 
 
@@ -14,3 +16,13 @@ def rows_batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:
     """`rows`, tuples in the schema's field order, as one batch of that schema."""
     columns = list(zip(*rows)) or [()] * len(schema)
     return pa.RecordBatch.from_arrays([pa.array(c, f.type) for c, f in zip(columns, schema)], schema=schema)
+
+
+@functools.cache
+def spark_schema(schema: pa.Schema):
+    """`schema` as Spark's StructType (a mapInArrow or applyInArrow return type).  Each schema a
+    row step's batches have is declared once, in Arrow, and the Spark side derived from it, so the
+    two places a step runs (stages.engine) cannot disagree on a column."""
+    from pyspark.sql.pandas.types import from_arrow_schema  # lazy: pyspark is not loaded on the Spark-free paths
+
+    return from_arrow_schema(schema)

@@ -56,6 +56,7 @@ DEFAULT_GC_TTL_SECONDS = 24 * 3600
 DEFAULT_SCHEDULE = "*/5 * * * *"
 # [cdcflow] index-wait: the DAG's wait_index sensor defers to the triggerer, or reschedules itself
 INDEX_WAIT_MODES = ("deferrable", "reschedule")
+ENGINES = ("auto", "local", "spark")  # where the row steps run (stages.engine)
 # DM's defaults (dm/config DefaultShadowTableRules / DefaultTrashTableRules): gh-ost's _t_gho and
 # pt-online-schema-change's _t_new are shadow tables; gh-ost's _t_ghc, _t_del and pt-osc's _t_old trash
 DEFAULT_SHADOW_TABLE_RULE = r"^_(.+)_(?:new|gho)$"
@@ -491,6 +492,25 @@ class ChangefeedConfig:
         "fast-path-max-events", CDCFLOW, 1_000_000, "integer ≥ 0", _int_between(0),
         "a DAG run on Spark Connect runs filter, barrier and apply in its pull task for a window of at most "
         "this many events (the fast path); 0: a task per stage always")
+    engine: str = _key(
+        "engine", CDCFLOW, "auto", " or ".join(f'"{m}"' for m in ENGINES), _one_of(*ENGINES),
+        "where the row steps of filter, barrier and apply run: auto, in the stage's process for a window and "
+        "segments within the local-* bounds and in Spark tasks beyond them; local, in the stage's process "
+        "whatever the rows (a segment over local-segments-bytes still in Spark); spark, in Spark tasks always "
+        "(CDCFLOW_ENGINE overrides it)")
+    local_max_events: int = _key(
+        "local-max-events", CDCFLOW, 2_000_000, "integer ≥ 0", _int_between(0),
+        "engine auto: filter and barrier read a window of at most this many events in their own process")
+    local_segment_rows: int = _key(
+        "local-segment-rows", CDCFLOW, 100_000, "integer ≥ 0", _int_between(0),
+        "engine auto: apply writes a segment of at most this many row changes from its own process")
+    local_segments_rows: int = _key(
+        "local-segments-rows", CDCFLOW, 400_000, "integer ≥ 0", _int_between(0),
+        "engine auto: the most row changes of a window apply writes from its own process, over its segments")
+    local_segments_bytes: int = _key(
+        "local-segments-bytes", CDCFLOW, 256 * 1024 * 1024, "integer ≥ 0 (bytes)", _int_between(0),
+        "the row images apply writes from its own process: over a window's segments (auto), or of one "
+        "segment (local); the memory bound of both")
     max_window_bytes: int = _key(
         "max-window-bytes", CDCFLOW, 1024 * 1024 * 1024, "integer ≥ 0 (bytes)", _int_between(0),
         "a cycle reads at most about this many binlog bytes (whole transactions), the next cycle the rest; "

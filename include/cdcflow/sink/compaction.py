@@ -22,8 +22,6 @@ from msgspec.structs import astuple
 from cdcflow.core.arrow_rows import rows_batch
 from cdcflow.sink.collation_key import KeyFolder
 
-KEYED_SCHEMA = "schema string, table string, key string, part string, commit_ts long, seq long, sub int, " \
-               "kind string, image string"
 KEYED_ARROW = pa.schema([("schema", pa.string()), ("table", pa.string()), ("key", pa.string()),
                           ("part", pa.string()), ("commit_ts", pa.int64()), ("seq", pa.int64()),
                           ("sub", pa.int32()), ("kind", pa.string()), ("image", pa.string())])

@@ -20,11 +20,12 @@ from functools import cache
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cdcflow.core.arrow_rows import spark_schema
 from cdcflow.core.errors import TABLE_NOT_EXISTS, CdcflowError, classify
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.ddl.tracker import lookup_key
 from cdcflow.sink.collation_key import KeyFolder
-from cdcflow.sink.compaction import (KEYED_ARROW, KEYED_SCHEMA, compacted, compacted_order, finals_of, in_write_order,
+from cdcflow.sink.compaction import (KEYED_ARROW, compacted, compacted_order, finals_of, in_write_order,
                                      keyed_arrow, keyed_changes, keyed_frame)
 from cdcflow.sink.ddl_sink import Ddl
 from cdcflow.sink.downstream_tables import (
@@ -317,7 +318,7 @@ def _write_in_spark(spark, rows_df, keys: dict, pulled: set[str], tables: int, f
     if len(pulled) < len(keys):
         rest = [t for t in keys if t not in pulled]
         parts.append(_only(spark, rows_df, rest, tables).select(*ROW_COLUMNS)
-                     .mapInArrow(lambda it: keyed_changes(it, keys, folder), KEYED_SCHEMA))
+                     .mapInArrow(lambda it: keyed_changes(it, keys, folder), spark_schema(KEYED_ARROW)))
     changes = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
     ordered = compacted(changes.repartition(workers, *by), group)
     ordered = in_write_order(ordered) if order is None else ordered.sortWithinPartitions(*order)

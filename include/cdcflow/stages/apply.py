@@ -117,6 +117,10 @@ class _Barriers:
             self.stats.rows_in += seg.rows
             if not self.dry_run:
                 self._add(self.rows.write_segment(rows, seg.tables, lo, seg.hi, seg.rows, held))
+                if held is None:
+                    self.stats.segments_in_spark += 1
+                else:
+                    self.stats.segments_in_process += 1
                 self._changed(seg.tables)
         if self.dry_run:
             self.stats.would_apply = [*(self.stats.would_apply or []), _planned(seg, lo)]

@@ -204,6 +204,7 @@ class FilterResult(Record):
     kept_tables: int = 0
     skipped: list[SkippedDdl] = []  # the first SKIPPED_DDL_KEPT of them
     rows_copied: bool = False  # filter dropped row events, so it wrote the rows kept (stages.rows)
+    ran_in: str = "process"  # where its row steps ran: the stage's process or Spark tasks (stages.engine)
 
 
 class KeptRows(Record):
@@ -215,6 +216,7 @@ class KeptRows(Record):
 class BarrierResult(Record):
     segments: int
     barriers: int = 0
+    ran_in: str = "process"  # where the segment counts ran: the stage's process or Spark tasks (stages.engine)
 
 
 class IndexWait(Record):
@@ -259,6 +261,9 @@ class ApplyResult(Record):
     # by apply itself (in Python: a window pulled without texts, a key pull did not know)
     keyed_by_pull: int = 0
     keyed_here: int = 0
+    # the segments with rows written from the stage's process and by Spark tasks (stages.engine)
+    segments_in_process: int = 0
+    segments_in_spark: int = 0
 
 
 class WaitIndexResult(Record):

@@ -15,6 +15,7 @@ from cdcflow.core.log_line import event_line
 from cdcflow.core.sink_params import merge_sink_options
 from cdcflow.core.spec_store import Spec, load_spec
 from cdcflow.core.uri import parse_sink_uri, parse_source_uri
+from cdcflow.stages.engine import Engine
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
 
@@ -49,6 +50,11 @@ class Cycle:
     @cached_property
     def sink_options(self):
         return merge_sink_options(self.config.sink, dict(self.sink.params))
+
+    @cached_property
+    def engine(self) -> Engine:
+        """Where this cycle's row steps run (stages.engine), asked by every stage."""
+        return Engine.of(self.config)
 
     @cached_property
     def folder(self) -> RunFolder:

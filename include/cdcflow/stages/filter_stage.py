@@ -123,8 +123,8 @@ def _replaced(entry: DdlEntry, statements: list[str], tracker) -> DdlEntry:
     return replace(entry, replacement=statements, keep=True, why="replaced by operator (replace-ddl)")
 
 
-# What filter reads of a window besides the rows it keeps, in Spark or, for a window of at most
-# rows.HERE_EVENTS events, with pyarrow in this process (`here`): the same three queries, which
+# What filter reads of a window besides the rows it keeps, in Spark or, for a window the cycle's
+# engine reads here (rows.read_here), with pyarrow in this process (`here`): the same three queries, which
 # tests/stages/test_kept_rows.py holds to the same answers.
 
 def _ddl_events(cycle: Cycle, window: contracts.Window, raw, here: bool) -> list[Event]:
@@ -196,7 +196,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     operator_skips = set(cycle.feed().skip_ddl)
     joins = table_copies.joins(cycle.changefeed_id)  # tables joining with a copy (add-tables, resync-tables)
     replaced = ddl_replacements.load(cycle.changefeed_id, window.start_ts)
-    here = rows.read_here(window)
+    here = rows.read_here(cycle, window)
     for ev in _ddl_events(cycle, window, raw, here):
         entry = gate_ddl(cycle, ev, flt, tracker, skipped=ev.commit_ts in operator_skips,
                          replacement=replaced.get(ev.commit_ts), shadows=shadows)
@@ -261,10 +261,12 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         copied = rows.keep_here(cycle, window, keep_tables)
     else:
         copied = rows.keep(cycle, kept, dml)
+        here = here and not copied  # a rule kept the rows in a Spark plan, which wrote the copy
     named = [contracts.SkippedDdl(commit_ts=e.commit_ts, statement=e.query, why=e.why)
              for e in skipped_ddl[:contracts.SKIPPED_DDL_KEPT]]
     counts = contracts.FilterResult(kept_ddl=len(kept_ddl), skipped_ddl=len(skipped_ddl), tables=len(tables),
-                                    kept_tables=len(keep_tables), skipped=named, rows_copied=copied)
+                                    kept_tables=len(keep_tables), skipped=named, rows_copied=copied,
+                                    ran_in=cycle.engine.place(here))
     contracts.DDLS.write(cycle.folder, DdlLog(kept=kept_ddl, skipped=skipped_ddl))
     cycle.log_event("filtered", **{k: v for k, v in contracts.plain(counts).items() if k != "skipped"},
                 dropped_tables=sorted(f"{s}.{t}" for s, t in set(tables) - set(keep_tables)))

@@ -25,16 +25,15 @@ from cdcflow.stages.cycle import Cycle
 from cdcflow.store.events import EVENT_SPARK_SCHEMA, FIELDS
 
 COPY = "filtered"  # the folder of filter's copy, when it made one
-# A window of at most this many events is read by its stages in their own process with pyarrow
-# (filter's DDLs and samples, barrier's counts), a batch at a time; a larger one in Spark jobs,
-# whose tasks a cluster spreads.  On the bench's oltp window (300,000 changes) each such job took
-# seconds, nearly all of it planning and code generation (docs/performance.md).
-HERE_EVENTS = 2_000_000
 
 
-def read_here(window: contracts.Window) -> bool:
-    """Whether the window is small enough to be read in the stage's own process (HERE_EVENTS)."""
-    return window.pulled.events <= HERE_EVENTS
+def read_here(cycle: Cycle, window: contracts.Window) -> bool:
+    """Whether the stages read the window in their own process with pyarrow (filter's DDLs and
+    samples, barrier's counts), a batch at a time, rather than in Spark jobs, whose tasks a
+    cluster spreads: the cycle's engine decides (stages.engine).  On the bench's oltp window
+    (300,000 changes) each such job took seconds, nearly all of it planning and code generation
+    (docs/performance.md)."""
+    return cycle.engine.window_here(window.pulled.events)
 
 
 @dataclass(frozen=True)
