@@ -62,8 +62,20 @@ $(STAMP): requirements.txt requirements-test.txt constraints.txt pyproject.toml
 	$(PY) -c "import pyspark, sys; sys.exit(pyspark.__version__ != '4.3.0')"
 	touch $(STAMP)
 
+# make test [ENGINE=auto|local|spark]: the whole suite (each changefeed's own engine unless ENGINE forces one), then,
+# without ENGINE, the end-to-end tests that check rows again with the engine forced to Spark, so that every row step
+# is tried in both places it can run (the stage's process and Spark tasks).
+ENGINE ?=
+SPARK_ROW_TESTS := $(addprefix tests/e2e/,test_type_fidelity.py test_enum_set_charsets.py test_ddl.py test_rename.py \
+  test_dml_filter.py test_event_filter.py test_value_filter_functions.py test_value_filter_schema.py test_online_ddl.py \
+  test_savepoint_rollback.py test_keyless.py test_foreign_keys.py test_random_workload.py test_faults.py \
+  test_update_split.py test_keys.py test_downstream_keys.py test_generated_columns.py test_system_versioned_tables.py \
+  test_pipeline.py test_valid_index.py test_fixed_binary_and_old_temporal.py test_sequences.py \
+  test_session_charset_ddl.py test_engine_places.py)
+PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --durations=30
 test: setup
-	$(VENV)/bin/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --durations=30
+	$(PYTEST) $(if $(ENGINE),--engine $(ENGINE))
+	$(if $(ENGINE),,$(PYTEST) --engine spark $(SPARK_ROW_TESTS))
 
 demo: setup
 	$(PY) -m cdcflow_devtools.demo

@@ -1,7 +1,9 @@
 """Whole cycles on a Spark standalone cluster: a master and two workers from the pyspark
 package (JVMs of their own on 127.0.0.1), `cdcflow changefeed run` as the driver with
 `spark-master = "spark://…"`, so the stages' tasks, the row writers among them, run in
-executor JVMs the workers launch; the event store is given as a URI they all reach."""
+executor JVMs the workers launch; the event store is given as a URI they all reach.  The engine
+is forced to Spark: filter's copy, barrier's counts and apply's keying, compaction and writers run
+as tasks in those executors (in standalone mode the driver runs no task)."""
 
 from __future__ import annotations
 
@@ -33,10 +35,9 @@ def test_a_cycle_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, clu
     store = f"file://{tmp_path}/events"
     create_changefeed(capsys, up, down, "on-cluster",
                       f"[filter]\nrules = ['{S}.*']\n[[filter.event-filters]]\nmatcher = ['{S}.t']\n"
-                      # an expression no row matches: evaluated in Spark's tasks (a small window of keyed
-                      # tables alone needs no Spark: the driver reads and writes it)
+                      # an expression no row matches: evaluated in Spark's tasks too
                       "ignore-insert-value-expr = \"v = 'never'\"\n"
-                      f"[cdcflow]\nspark-master = \"{cluster.master_url}\"\n"
+                      f"[cdcflow]\nengine = \"spark\"\nspark-master = \"{cluster.master_url}\"\n"
                       f"event-store = \"{store}\"\nshuffle-partitions = 2\n")
     up.execute(f"CREATE DATABASE {S}",
                f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v VARCHAR(40), n INT)",
@@ -48,8 +49,13 @@ def test_a_cycle_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, clu
                f"ALTER TABLE {S}.t ADD COLUMN w INT", f"UPDATE {S}.t SET w = n * 2 WHERE id < 500",
                f"CREATE TABLE {S}.u (k VARCHAR(10) PRIMARY KEY)", f"INSERT INTO {S}.u VALUES ('a'), ('b')")
     try:
-        run = run_in_own_process("on-cluster", timeout=900, env={"SPARK_LOCAL_IP": "127.0.0.1"})
-        assert cycle_result(run)["spark_session"]
+        run = run_in_own_process("on-cluster", timeout=900, env={"SPARK_LOCAL_IP": "127.0.0.1", "CDCFLOW_ENGINE": ""})
+        result = cycle_result(run)
+        assert result["spark_session"]
+        # every row step in the cluster's tasks: the value filter's and filter's copy, barrier's counts,
+        # and apply's segments (rows before the ALTER, between it and the CREATE, after it)
+        assert (result["filter"]["ran_in"], result["barrier"]["ran_in"]) == ("spark", "spark")
+        assert result["apply"]["segments_in_process"] == 0 and result["apply"]["segments_in_spark"] == 3
         assert_consistent(up, down, [S])
         assert query(capsys, "on-cluster")["state"] == "normal"
 

@@ -7,19 +7,19 @@ import pytest
 
 import pyarrow as pa
 
+from cdcflow.core.arrow_rows import spark_schema
 from cdcflow.core.row_codec import decode_image, encode_image
 from cdcflow.sink.collation_key import KeyFolder, comparison
 from cdcflow.sink.compaction import (
     KEYED_ARROW,
     Keyer,
-    compacted,
     compacted_arrow,
+    compacted_partition,
     final_changes,
-    in_write_order,
     key_of,
+    keyed_batches,
     keyed_changes,
     keyed_arrow,
-    keyed_frame,
 )
 
 EVENT_COLS = pa.schema([("schema", pa.string()), ("table", pa.string()), ("commit_ts", pa.int64()),
@@ -277,31 +277,23 @@ def stamped_frame(spark, tmp_path, changes: list[tuple], folder):
     return spark.read.parquet(str(tmp_path / "stamped.parquet"))
 
 
-def test_spark_sqls_keying_and_compaction_are_the_python_workers(spark, tmp_path):
-    """keyed_frame over pull's texts gives keyed_changes' rows; compacted gives final_changes'
-    last change per key and its kind, for all changes or per transaction."""
+def test_keying_and_compaction_in_spark_tasks_are_the_python_reference(spark, tmp_path):
+    """keyed_batches (keyed_arrow over pull's texts, in Spark tasks) gives keyed_changes' rows;
+    compacted_partition after Spark's shuffle by part gives final_changes' last change per key
+    and its kind: the same Arrow functions as a small segment's in the driver."""
     rows = stamped_frame(spark, tmp_path, MIXED, FakeWeights(CI))
-    got = [r.asDict() for r in keyed_frame(rows).collect()]
+    keyed_schema = spark_schema(KEYED_ARROW)
+    keyed_rows = rows.mapInArrow(lambda it: keyed_batches(it, None), keyed_schema)
+    got = [r.asDict() for r in keyed_rows.collect()]
     order = lambda r: (r["table"], r["commit_ts"], r["seq"], r["sub"])  # noqa: E731
     assert sorted(got, key=order) == sorted(keyed(MIXED, folder=FakeWeights(CI)), key=order)
     # and in Arrow, for a small segment's rows in hand
     assert sorted(keyed_arrow(stamped(MIXED, FakeWeights(CI))).to_pylist(), key=order) == sorted(got, key=order)
 
     python = compact(MIXED, FakeWeights(CI))
-    group = ("schema", "table", "part", "key")
-    sql = [(r["table"], r["kind"], decode_image(r["image"])) for r in compacted(keyed_frame(rows), group).collect()]
+    spread = keyed_rows.repartition(3, "schema", "table", "part").mapInArrow(compacted_partition, keyed_schema)
+    sql = [(r["table"], r["kind"], decode_image(r["image"])) for r in spread.collect()]
     assert sorted(sql, key=repr) == sorted(python, key=repr) and len(python) == 15
-
-    # per transaction (transaction-atomicity = table): final_changes of each (table, commit_ts) group
-    by_txn = {}
-    for r in sorted(keyed(MIXED, folder=FakeWeights(CI)), key=lambda r: (r["table"], r["commit_ts"], r["part"],
-                                                                          r["key"], r["seq"], r["sub"])):
-        by_txn.setdefault((r["table"], r["commit_ts"]), []).append(
-            (r["schema"], r["table"], r["part"], r["key"], r["kind"], r["image"]))
-    python = [(t[1], t[4], t[5]) for g in by_txn.values() for t in final_changes(iter(g))]
-    txn = ("schema", "table", "commit_ts", "part", "key")
-    sql = [(r["table"], r["kind"], r["image"]) for r in compacted(keyed_frame(rows), txn).collect()]
-    assert sorted(sql) == sorted(python) and len(python) > 15
 
 
 def _final_changes_of(rows: pa.Table) -> list[tuple]:
@@ -311,15 +303,17 @@ def _final_changes_of(rows: pa.Table) -> list[tuple]:
     return [(t[1], t[3], t[4], t[5]) for t in final_changes(iter(tuples))]
 
 
-def test_compaction_in_arrow_and_spark_s_write_order_are_final_changes_order(spark, tmp_path):
-    """compacted_arrow (a segment in the driver's hands), and compacted then in_write_order (a
-    Spark partition), give final_changes' changes in final_changes' order: the partition bodies
-    write them as they come."""
+def test_compaction_in_arrow_and_in_one_spark_partition_are_final_changes_order(spark, tmp_path):
+    """compacted_arrow (a segment in the driver's hands), and compacted_partition over one Spark
+    partition, give final_changes' changes in final_changes' order: the partition bodies write
+    them as they come."""
     python = compact(MIXED, FakeWeights(CI))
     arrow = compacted_arrow(keyed_arrow(stamped(MIXED, FakeWeights(CI))))
     assert [(r["table"], r["kind"], decode_image(r["image"])) for r in arrow.to_pylist()] == python
-    rows = stamped_frame(spark, tmp_path, MIXED, FakeWeights(CI))
-    one = in_write_order(compacted(keyed_frame(rows), ("schema", "table", "part", "key")).coalesce(1))
+    rows = stamped_frame(spark, tmp_path, MIXED, FakeWeights(CI)).coalesce(1)
+    keyed_schema = spark_schema(KEYED_ARROW)
+    one = rows.mapInArrow(lambda it: keyed_batches(it, None), keyed_schema).coalesce(1) \
+        .mapInArrow(compacted_partition, keyed_schema)
     assert [(r["table"], r["kind"], decode_image(r["image"])) for r in one.collect()] == python
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from cdcflow.core.row_codec import encode_image
-from cdcflow.sink.compaction import TANGLED, keyed_arrow, keyed_frame
+from cdcflow.core.arrow_rows import spark_schema
+from cdcflow.sink.compaction import KEYED_ARROW, TANGLED, keyed_arrow, keyed_batches
 from cdcflow.sink.conflict_keys import ConflictPairs, ConflictValues
 
 
@@ -94,7 +95,8 @@ def test_apply_picks_the_part_from_the_key_column(spark):
                                                 ("u", "k3", TANGLED)]
     frame = spark.createDataFrame(rows.to_pandas())
     for tangled in (None, listed, whole):
-        got = sorted((r["table"], r["key"], r["part"]) for r in keyed_frame(frame, tangled).collect())
+        keyed = frame.mapInArrow(lambda it, tangled=tangled: keyed_batches(it, tangled), spark_schema(KEYED_ARROW))
+        got = sorted((r["table"], r["key"], r["part"]) for r in keyed.collect())
         assert got == _parts(keyed_arrow(rows, tangled))
 
 

@@ -1,13 +1,14 @@
 """Compaction of a segment's row changes to one final image per key.
 
 Each change gets its key as the downstream's index compares it (collation_key): from the texts
-pull wrote (keyed_frame in Spark SQL, keyed_arrow in Arrow), or computed here (keyed_changes,
-a mapInArrow; msgspec decodes the key's columns alone, columns_decoder).  An UPDATE that
-changes the key is split, DELETE first.  The last change of each key is then kept: `compacted`
-in Spark SQL (a segment written by Spark's partitions), `compacted_arrow` in Arrow (a segment
-in the driver's hands), both in DELETES_FIRST order for the writers; `final_changes`, the same
-in Python over sorted rows, compacts each upstream transaction (transaction-atomicity = table)
-and is the reference the tests hold the other two to.
+pull wrote (keyed_arrow), or computed here (keyed_changes; msgspec decodes the key's columns
+alone, columns_decoder).  An UPDATE that changes the key is split, DELETE first.  The last
+change of each key is then kept (compacted_arrow), in DELETES_FIRST order for the writers.
+Each step is one function over Arrow data, run on a small segment's rows in the stage's
+process and inside Spark tasks on a large one (keyed_batches, compacted_partition: mapInArrow
+after Spark's shuffle by part), so the two places cannot differ.  `final_changes`, the same in
+Python over sorted rows, compacts each upstream transaction (transaction-atomicity = table)
+and is the reference the tests hold compacted_arrow to.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def keyed_changes(batches: Iterator[pa.RecordBatch], keys: dict[str, list[str]],
     the old key (sub 0) and an INSERT of the new one (sub 1): TiCDC's split of key-changing UPDATEs, DELETE
     first.  An UPDATE to a spelling the collation takes as equal keeps its key: an update
     of the same row.  Kinds: I (the key's row is new: an INSERT), U (an UPDATE of the
-    key's row), D.  (keyed_frame is the same over the key texts pull wrote.)"""
+    key's row), D.  (keyed_arrow is the same over the key texts pull wrote.)"""
     keyer = Keyer(keys, folder or KeyFolder({}))
     try:
         yield from (_keyed_batch(batch, keyer) for batch in batches)
@@ -174,7 +175,11 @@ def _deletes_first(group: list[tuple]) -> Iterator[tuple]:
 
 
 def keyed_arrow(rows: pa.Table, tangled: dict | None = None) -> pa.Table:
-    """keyed_frame in Arrow, for a small segment's rows in hand (sink.row_sink's driver path)."""
+    """keyed_changes over the key texts pull wrote beside the images (before_key, after_key:
+    stages.pull_keys), with no key decoded: each change with its key, a key-changing UPDATE as
+    a DELETE of the old key (sub 0) and an INSERT of the new.  `tangled`: per (schema, table),
+    the keys whose changes go to one part of it, TANGLED (None: all of its keys), as pull found
+    them (sink.conflict_keys)."""
     op, kb, ka = rows["op"], rows["before_key"], rows["after_key"]
     split = pc.and_(pc.equal(op, "update"), pc.invert(pc.fill_null(pc.equal(kb, ka), False)))
     gone = pc.or_(pc.equal(op, "delete"), split)
@@ -198,7 +203,7 @@ def keyed_arrow(rows: pa.Table, tangled: dict | None = None) -> pa.Table:
 
 
 def _tangled_part(rows: pa.Table, key, tangled: dict | None):
-    """The part of each change: TANGLED for a key of `tangled` (keyed_frame), the key otherwise."""
+    """The part of each change: TANGLED for a key of `tangled` (keyed_arrow), the key otherwise."""
     if not tangled:
         return key
     mask = None
@@ -210,52 +215,12 @@ def _tangled_part(rows: pa.Table, key, tangled: dict | None):
     return pc.if_else(mask, pa.scalar(TANGLED), key)
 
 
-def keyed_frame(rows, tangled: dict | None = None):
-    """keyed_changes in Spark SQL, over the key texts pull wrote beside the images (before_key,
-    after_key: stages.pull_keys): the same rows, no Python worker.  `tangled`: per (schema,
-    table), the keys whose changes go to one part of it, TANGLED (None: all of its keys), as
-    pull found them (sink.conflict_keys); an expression over the key column, no join."""
-    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
-
-    op, kb, ka = F.col("op"), F.col("before_key"), F.col("after_key")
-    split = (op == "update") & ~kb.eqNullSafe(ka)  # the key changed: DELETE the old (sub 0), INSERT the new
-
-    def change(key, sub, kind, image: str):
-        return F.struct(key.alias("key"), sub.cast("int").alias("sub"), kind.alias("kind"), F.col(image).alias("image"))
-
-    gone = F.when((op == "delete") | split,
-                  change(kb, F.when(split, F.lit(0)).otherwise(F.lit(1)), F.lit("D"), "before"))
-    now = F.when(op != "delete",
-                 change(ka, F.lit(1), F.when((op == "insert") | split, F.lit("I")).otherwise(F.lit("U")), "after"))
-    key = F.col("c.key")
-    part = key
-    if tangled:
-        mask = None
-        for (schema, table), keys in tangled.items():
-            one = (F.col("schema") == schema) & (F.col("table") == table)
-            if keys is not None:
-                one = one & key.isin(sorted(keys))
-            mask = one if mask is None else mask | one
-        part = F.when(mask, F.lit(TANGLED)).otherwise(key)
-    return (rows.select("schema", "table", "commit_ts", "seq", F.explode(F.array(gone, now)).alias("c"))
-            .where(F.col("c").isNotNull())
-            .select("schema", "table", key.alias("key"), part.alias("part"), "commit_ts", "seq",
-                    F.col("c.sub").alias("sub"), F.col("c.kind").alias("kind"), F.col("c.image").alias("image")))
-
-
 # The order of a compacted partition's rows for the writers (partitions.apply_partition): in
 # each part its DELETEs first, so that a key that only changed case (or trailing spaces) under
 # a case-insensitive collation, which shares its old spelling's part, has the old image gone
 # before the new one is written; and the swaps of a tangled part (sink.conflict_keys) find their
 # values free.
 DELETES_FIRST = ("schema", "table", "part", "upsert", "key")  # upsert: the kind is not D
-
-
-def in_write_order(frame):
-    """A compacted Spark frame, each partition sorted as DELETES_FIRST says."""
-    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
-
-    return frame.sortWithinPartitions("schema", "table", "part", (F.col("kind") != "D"), "key")
 
 
 def compacted_arrow(changes: pa.Table) -> pa.Table:
@@ -300,18 +265,17 @@ def finals_of(changes: pa.Table, finals: pa.Table) -> pa.Table:
     return out.set_column(out.schema.get_field_index("kind"), "kind", finals["kind"])
 
 
-def compacted(changes, group: tuple[str, ...]):
-    """final_changes in Spark SQL: of each `group` (a key, or a key in one transaction), its last
-    change in commit order, of the kind final_changes gives it (D when it ends deleted, I when
-    its first change created the key's row, else U).  `changes` should already be partitioned by
-    a part of `group`: the aggregation then moves no row."""
-    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
+def keyed_batches(batches: Iterator[pa.RecordBatch], tangled: dict | None) -> Iterator[pa.RecordBatch]:
+    """keyed_arrow a batch at a time: the keying step inside Spark tasks (mapInArrow)."""
+    for batch in batches:
+        if batch.num_rows:
+            yield from keyed_arrow(pa.Table.from_batches([batch]), tangled).to_batches()
 
-    last = F.max(F.struct("commit_ts", "seq", "sub", "kind", "image")).alias("last")
-    first = F.min(F.struct("commit_ts", "seq", "sub", "kind")).alias("first")
-    kind = (F.when(F.col("last.kind") == "D", F.lit("D")).when(F.col("first.kind") == "I", F.lit("I"))
-            .otherwise(F.lit("U")))
-    return (changes.groupBy(*group).agg(last, first)
-            .select("schema", "table", "key", "part", F.col("last.commit_ts").alias("commit_ts"),
-                    F.col("last.seq").alias("seq"), F.col("last.sub").alias("sub"), kind.alias("kind"),
-                    F.col("last.image").alias("image")))
+
+def compacted_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """compacted_arrow of one Spark partition's keyed changes (mapInArrow after the shuffle by
+    part, so every change of a key is in it): the same step as a small segment's in the driver.
+    The partition is held while it is compacted, as the writers hold what they write."""
+    changes = pa.Table.from_batches(list(batches), schema=KEYED_ARROW)
+    if changes.num_rows:
+        yield from compacted_arrow(changes).to_batches()

@@ -15,7 +15,7 @@ that image), held in Arrow (`ConflictPairs`).  At the window's end `tangled` giv
 the keys that share a value with another key: the table's KeySpans list them
 (stages.contracts).  Apply then only picks the part (what the writers are spread by) from the
 key column: compaction.TANGLED for a listed key, the key itself otherwise
-(compaction.keyed_frame / keyed_arrow: an expression, no join, no Spark job of its own), so the
+(compaction.keyed_arrow: an expression, no join, no Spark job of its own), so the
 tangled changes of a table run in order on one connection, the deletes first
 (compaction.DELETES_FIRST), and the rest of the segment stays spread by key.
 

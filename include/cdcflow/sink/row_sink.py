@@ -1,10 +1,10 @@
 """The row sink (as tiflow's dmlsink): one segment's row changes written downstream.
 
 `write_segment` finds each table's key (the tracked schema's, the downstream catalogue's for a
-table the tracker does not know), then writes: keyed tables compacted to one final image per key
-in Spark partitions (keyed by the texts pull wrote, in Spark SQL, where pull keyed the segment's
-changes by the same key: stages.pull_keys), or from this process for a small segment already
-here; tables without a
+table the tracker does not know), then writes: keyed tables keyed (by the texts pull wrote where
+pull keyed the segment's changes by the same key: stages.pull_keys), compacted to one final image
+per key and spread over the writers by the same Arrow functions (sink.compaction), in Spark tasks
+for a large segment or from this process for a small one already here; tables without a
 valid key (force-replicate) whole rows in commit order; the tables a row-changing foreign key
 binds in commit order in one downstream transaction (sink.foreign_keys).  A refused row leaves
 as a CdcflowError placed in the segment (core.errors.classify).
@@ -25,8 +25,8 @@ from cdcflow.core.errors import TABLE_NOT_EXISTS, CdcflowError, classify
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.ddl.tracker import lookup_key
 from cdcflow.sink.collation_key import KeyFolder
-from cdcflow.sink.compaction import (KEYED_ARROW, compacted, compacted_order, finals_of, in_write_order,
-                                     keyed_arrow, keyed_changes, keyed_frame)
+from cdcflow.sink.compaction import (KEYED_ARROW, compacted_order, compacted_partition, finals_of, keyed_arrow,
+                                     keyed_batches, keyed_changes)
 from cdcflow.sink.ddl_sink import Ddl
 from cdcflow.sink.downstream_tables import (
     SEQUENCE,
@@ -229,12 +229,11 @@ class RowSink:
     def _write_keyed(self, rows: Callable, plan: _Plan, tables: int, held: Held | None, written: Written,
                      span: tuple[int, int]) -> None:
         keys, generated, sink, batch = plan.keys, plan.generated, self.sink, self.options.max_txn_row
-        group = ("schema", "table", "part", "key")  # what compacts to one change
         if self.options.transaction_atomicity == "table":
             # a table's transactions stay whole and in commit order: one partition per table;
-            # rows are REPLACEd (each transaction is atomic downstream, so a replay converges)
+            # rows are REPLACEd (each transaction is atomic downstream, so a replay converges);
+            # each transaction compacts in the partition body (partitions.apply_partition_txns)
             by, order = ("schema", "table"), ("schema", "table", "commit_ts", "part", "key", "seq", "sub")
-            group = ("schema", "table", "commit_ts", "part", "key")  # never across transactions
             passes = [lambda it, kept=None: apply_partition_txns(it, sink, batch, keys, generated, kept)]
         else:
             # compacted per key, then in compaction.DELETES_FIRST order (order None)
@@ -259,7 +258,7 @@ class RowSink:
                 parts = _spread_here(held.rows, keys, pulled, folder, (by, order, tangles), workers)
             counts = _write_parts(parts, passes, self.sessions)
         else:
-            counts = _write_in_spark(self.spark, rows(), keys, pulled, tables, folder, (by, group, order, tangles),
+            counts = _write_in_spark(self.spark, rows(), keys, pulled, tables, folder, (by, order, tangles),
                                      passes, workers)
         written.keyed_by_pull += len(pulled)
         written.keyed_here += len(keys) - len(pulled)
@@ -305,23 +304,27 @@ def _in_commit_order(rows_df, rows: int):
 def _write_in_spark(spark, rows_df, keys: dict, pulled: set[str], tables: int, folder: KeyFolder, layout: tuple,
                     passes, workers: int) -> list[dict]:
     """A segment's keyed rows written by `workers` Spark partitions: the counts of each pass's.
-    The tables of `pulled` are keyed by the texts pull wrote (compaction.keyed_frame, Spark
-    SQL), the others by keyed_changes in Python workers; all are compacted in Spark SQL
-    (compaction.compacted).  `layout`: the columns the rows are partitioned by, compacted by and
-    sorted by, and the keys pull found tangled, per table (sink.conflict_keys; keyed_frame)."""
+    The same steps as _spread_here's, in Spark tasks: the tables of `pulled` keyed by the texts
+    pull wrote (compaction.keyed_batches), the others by keyed_changes; Spark's shuffle by `by`
+    puts every change of a part in one partition, which compaction.compacted_partition compacts
+    (or, with `order`, sorts: each transaction compacts in its partition body).  `layout`: the
+    columns the rows are partitioned by and sorted by, and the keys pull found tangled, per
+    table (sink.conflict_keys)."""
     from pyspark import StorageLevel  # lazy: pyspark is not loaded on the Spark-free paths
 
-    by, group, order, tangles = layout
+    by, order, tangles = layout
+    keyed = spark_schema(KEYED_ARROW)
     parts = []
     if pulled:
-        parts.append(keyed_frame(_only(spark, rows_df, pulled, tables), tangles))
+        parts.append(_only(spark, rows_df, pulled, tables).select(*ROW_COLUMNS, *KEY_TEXTS)
+                     .mapInArrow(lambda it: keyed_batches(it, tangles), keyed))
     if len(pulled) < len(keys):
         rest = [t for t in keys if t not in pulled]
         parts.append(_only(spark, rows_df, rest, tables).select(*ROW_COLUMNS)
-                     .mapInArrow(lambda it: keyed_changes(it, keys, folder), spark_schema(KEYED_ARROW)))
+                     .mapInArrow(lambda it: keyed_changes(it, keys, folder), keyed))
     changes = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
-    ordered = compacted(changes.repartition(workers, *by), group)
-    ordered = in_write_order(ordered) if order is None else ordered.sortWithinPartitions(*order)
+    spread = changes.repartition(workers, *by)
+    ordered = spread.mapInArrow(compacted_partition, keyed) if order is None else spread.sortWithinPartitions(*order)
     if len(passes) > 1:
         # on local disk, not in the JVM heap: a segment may hold a huge transaction
         ordered = ordered.persist(StorageLevel.DISK_ONLY)
@@ -343,7 +346,7 @@ def _only(spark, rows_df, names, tables: int):
 
 def _tangles(spans: dict | None, tables: list[tuple[str, str]], span: tuple[int, int]) -> dict:
     """The keys pull found sharing another unique key's value (sink.conflict_keys), per table of
-    `tables` that has any: each goes to one part of its table (keyed_frame)."""
+    `tables` that has any: each goes to one part of its table (compaction.keyed_arrow)."""
     found = {t: tangled_by_pull(spans, t, *span) for t in tables}
     return {t: k for t, k in found.items() if k is None or k}
 

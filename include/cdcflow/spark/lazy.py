@@ -1,7 +1,7 @@
 """What a stage may use but need not: a Spark session, a DataFrame, built the first time any of
 its attributes is asked for.
 
-Filter, barrier and apply read a window of up to rows.HERE_EVENTS events with pyarrow in their
+Filter, barrier and apply read a window the cycle's engine keeps here (stages.engine) with pyarrow in their
 own process; only some windows need Spark (a value expression, a table written in commit order,
 a large segment).  `cdcflow changefeed run` hands them an embedded session as a Lazy: a cycle
 whose stages never touch it starts no JVM, which on two cores took 6-9 core-seconds beside pull

@@ -1,7 +1,7 @@
 """pull's key texts: beside each row change's images, the text of its key as apply compares
 keys (sink.compaction.Keyer: the key's values, folded where the key's collation folds), so
-that apply compacts, splits key-changing UPDATEs and partitions by key in Spark SQL
-(compaction.keyed_frame) with no Python worker between the Parquet read and the writers.
+that apply compacts, splits key-changing UPDATEs and partitions by key without decoding a
+key from an image (compaction.keyed_arrow: column expressions over the texts).
 
 The key is the one apply would choose (sink.row_sink.table_key): the tracked schema's valid
 key as the table has it when the change commits, the downstream's catalogue where the tracker
