@@ -8,9 +8,10 @@ stores (INSERT IGNORE and sql_mode=''), foreign keys with ON DELETE CASCADE / SE
 UPDATE CASCADE (on other tables, on children, on themselves: the parent's key swaps, deletes
 and whole-table deletes cascade), online schema changes as pt-online-schema-change and gh-ost
 run them, downstream tables given keys of their own, DDL from sessions whose character set is
-not UTF-8, transactions that write a MyISAM table and roll back to savepoints, UUID / INET6 /
-INET4 values ending in zero bytes, and an insert-only schema under a value filter with TiDB's
-functions (its downstream holds what the filter keeps).
+not UTF-8, tables of such character sets (created from a session in them) with ENUM and SET
+members beyond ASCII, transactions that write a MyISAM table and roll back to savepoints,
+UUID / INET6 / INET4 values ending in zero bytes, and an insert-only schema under a value
+filter with TiDB's functions (its downstream holds what the filter keeps).
 
 Seeded: three fixed seeds run in `make test`; `CDCFLOW_RANDOM_SEED=<seed>` replays one run
 exactly (the statements are written to the test's output as they run, for reading) and
@@ -89,7 +90,8 @@ def _uuid(r) -> str:
     return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
 
 
-TEXT = "abcXYZ 09'\"\\\n\t%_éÿ€😀汉"
+ASCII_TEXT = "abcXYZ 09'\"\\\n\t%_"
+TEXT = ASCII_TEXT + "éÿ€😀汉"
 LATIN1 = "abcXYZ 09'\"\\%_éÿÑ½"
 
 # The column types of tests/e2e/test_type_fidelity.py, each with a generator of its values
@@ -146,8 +148,37 @@ TYPES["ENUM('a','b','c d','e')"] = lambda r: r.choice(["a", "b", "c d", "e"])
 UNINDEXED = ("TEXT", "BLOB", "LONGBLOB", "JSON")
 
 
-# session character set -> letters of it for names, defaults and comments (SET NAMES gbk, ...)
+# session character set -> letters of it for names, defaults and comments (SET NAMES gbk, ...);
+# tables of these character sets hold them in their text columns
 SESSION_LETTERS = {"gbk": "名字你好默认表", "sjis": "ソ表予定", "latin1": "éàüÑ", "cp1251": "имяПриветЁ"}
+# ... and ENUM and SET members of them, which a table of the set is given (sjis' ソ and 表 end in
+# the byte 0x5C; the binlog holds a member in its column's character set)
+NON_ASCII_MEMBERS = {"gbk": ("名字", "你好", "默认表"), "sjis": ("ソ", "表", "予定"), "latin1": ("é", "àü", "Ñ"),
+                     "cp1251": ("имя", "Привет", "Ёж")}
+
+
+def _member_types() -> dict[str, str]:
+    """An ENUM and a SET type of each set's members (their values' generators added to TYPES):
+    {type: its character set}."""
+    types = {}
+    for charset, members in NON_ASCII_MEMBERS.items():
+        listed = ",".join(f"'{m}'" for m in members)
+        types[f"ENUM({listed})"] = types[f"SET({listed})"] = charset
+        TYPES[f"ENUM({listed})"] = lambda r, m=members: r.choice(m)
+        TYPES[f"SET({listed})"] = lambda r, m=members: ",".join(x for x in m if r.random() < 0.5)
+    return types
+
+
+MEMBER_TYPES = _member_types()
+# the text types, whose values a table of another character set than utf8mb4 draws from its letters
+TEXT_LENGTHS = {"CHAR(10)": 10, "VARCHAR(40)": 40, "TEXT": 200}
+
+
+def types_for(charset: str) -> list[str]:
+    """The column types a table of `charset` may have: no other set's members."""
+    return [typ for typ in TYPES if MEMBER_TYPES.get(typ, charset) == charset]
+
+
 NONTX = "nontx"  # a MyISAM table the savepoint transactions write beside the model's tables
 
 
@@ -157,6 +188,7 @@ NONTX = "nontx"  # a MyISAM table the savepoint transactions write beside the mo
 class Table:
     name: str
     key: list[tuple[str, str]]  # (column, type) of the primary key
+    charset: str = "utf8mb4"  # the table's default character set
     columns: dict[str, str] = field(default_factory=dict)  # the other columns: name -> TYPES key
     not_null: set[str] = field(default_factory=set)
     unique: str | None = None  # a NOT NULL UNIQUE column (besides the key)
@@ -190,7 +222,8 @@ GENERATED_OF_KEY = {
     "composite": "VARCHAR(30) AS (CONCAT(`b`, '-', `a`))",
 }
 # ... and over a JSON column: the JSON-extracted column shops index
-JSON_EXTRACTED = "VARCHAR(80) AS (LEFT(JSON_UNQUOTE(JSON_EXTRACT(`{c}`, '$.a')), 60))"
+# (JSON's text is utf8mb4's, whatever the table's character set)
+JSON_EXTRACTED = "VARCHAR(80) CHARACTER SET utf8mb4 AS (LEFT(JSON_UNQUOTE(JSON_EXTRACT(`{c}`, '$.a')), 60))"
 # Indexable columns whose type no MODIFY here widens into an unindexable one (a downstream-only
 # key on a VARCHAR(40) would stop the downstream's own MODIFY to TEXT: the DBA's affair, not ours)
 DOWN_KEYABLE = ("INT", "BIGINT", "DATE", "DATETIME(6)", "DECIMAL(5,2) UNSIGNED", "YEAR", "DOUBLE")
@@ -240,14 +273,37 @@ class Workload:
             return None
         if column == t.unique:
             return self.fresh("u")
-        return TYPES[t.columns[column]](self.r)
+        typ = t.columns[column]
+        if t.charset in SESSION_LETTERS and typ in TEXT_LENGTHS:  # what the table's character set holds
+            return _text(ASCII_TEXT + SESSION_LETTERS[t.charset], TEXT_LENGTHS[typ])(self.r)
+        return TYPES[typ](self.r)
+
+    def in_session(self, charset: str, stmt: str) -> None:
+        """`stmt` from a session whose character set is `charset`: the statement in its bytes."""
+        self.log.append(f"-- in a {charset} session: {stmt}")
+        conn = pymysql.connect(host=self.conn.host, port=self.conn.port, user=self.conn.user,
+                               password=self.conn.password, charset=charset, autocommit=True)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(stmt)
+        finally:
+            conn.close()
 
     # -- DDL --
-    def create_table(self) -> None:
+    def create_table(self, charset: str | None = None) -> None:
+        """A table of `charset`, or drawn: now and then one of another character set than
+        utf8mb4 (created from a session in it), which has ENUM and SET columns of members of its
+        own beyond ASCII."""
         kind = self.r.choice(list(KEY_KINDS))
-        t = Table(self.fresh("t"), KEY_KINDS[kind])
+        if charset is None:
+            charset = self.r.choice(list(SESSION_LETTERS)) if self.r.random() < 0.35 else "utf8mb4"
+        t = Table(self.fresh("t"), KEY_KINDS[kind], charset)
+        if charset != "utf8mb4":
+            for typ, of in MEMBER_TYPES.items():
+                if of == charset:
+                    t.columns[self.fresh("c")] = typ
         for _ in range(self.r.randint(3, 6)):
-            t.columns[self.fresh("c")] = self.r.choice(list(TYPES))
+            t.columns[self.fresh("c")] = self.r.choice(types_for(charset))
         if kind == "int" and self.r.random() < 0.6:
             t.unique = self.fresh("code")
             t.columns[t.unique] = "VARCHAR(40)"
@@ -265,7 +321,11 @@ class Workload:
         if t.unique:
             cols.append(f"UNIQUE KEY ({t.unique})")
         cols += [f"KEY ({g})" for g in t.generated if self.r.random() < 0.5]
-        self.sql(f"CREATE TABLE {SCHEMA}.`{t.name}` ({', '.join(cols)}) DEFAULT CHARSET = utf8mb4")
+        stmt = f"CREATE TABLE {SCHEMA}.`{t.name}` ({', '.join(cols)}) DEFAULT CHARSET = {charset}"
+        if charset == "utf8mb4":
+            self.sql(stmt)
+        else:
+            self.in_session(charset, stmt)
         self.tables[t.name] = t
 
     def drop_table(self, t: Table) -> None:
@@ -286,7 +346,7 @@ class Workload:
         self.sql(f"TRUNCATE TABLE {SCHEMA}.`{t.name}`")
 
     def add_column(self, t: Table) -> None:
-        c, typ = self.fresh("c"), self.r.choice(list(TYPES))
+        c, typ = self.fresh("c"), self.r.choice(types_for(t.charset))
         where = self.r.choice(["", " FIRST", f" AFTER `{self.r.choice(list(t.columns) or [t.key[0][0]])}`"])
         extra = ""
         if typ in ("INT", "VARCHAR(40)", "DECIMAL(5,2) UNSIGNED", "DATE") and self.r.random() < 0.5:
@@ -371,7 +431,7 @@ class Workload:
         if shadow.endswith("_gho"):
             self.sql(f"CREATE TABLE {SCHEMA}.`_{t.name}_ghc` (id BIGINT PRIMARY KEY, hint VARCHAR(64), value TEXT)")
             self.sql(f"INSERT INTO {SCHEMA}.`_{t.name}_ghc` VALUES (1, 'state', 'migrating')")
-        c, typ = self.fresh("c"), self.r.choice(list(TYPES))
+        c, typ = self.fresh("c"), self.r.choice(types_for(t.charset))
         self.sql(f"ALTER TABLE {SCHEMA}.`{shadow}` ADD COLUMN `{c}` {typ}")
         self.sql(f"INSERT INTO {SCHEMA}.`{shadow}` ({names}) SELECT {names} FROM {SCHEMA}.`{t.name}`")
         self.sql(f"RENAME TABLE {SCHEMA}.`{t.name}` TO {SCHEMA}.`{trash}`, {SCHEMA}.`{shadow}` TO {SCHEMA}.`{t.name}`")
@@ -430,7 +490,10 @@ class Workload:
         lax = {"INT": 2 ** 40, "TINYINT UNSIGNED": -5, "BIGINT UNSIGNED": -1, "CHAR(10)": "x" * 30,
                "VARCHAR(40)": "y" * 90, "ENUM('a','b','c d')": "not a member", "SET('a','b','c','d')": "a,zz",
                "DATE": "2024-02-30", "DATETIME": "2024-13-01 00:00:00", "DECIMAL(5,2) UNSIGNED": "12345.678",
-               "YEAR": 3000, "BIT(5)": 99, "TIME": "900:00:00"}
+               "YEAR": 3000, "BIT(5)": 99, "TIME": "900:00:00",
+               # the ENUM error value and a SET without its unknown member in another character set
+               **{typ: "not a member" if typ.startswith("ENUM") else f"{NON_ASCII_MEMBERS[cs][0]},zz"
+                  for typ, cs in MEMBER_TYPES.items()}}
         names = [c for c, _ in t.key] + list(t.columns)
         row = list(self.new_key(t)) + [lax.get(typ, self.value(t, c)) if c != t.unique else self.fresh("u")
                                        for c, typ in t.columns.items()]
@@ -511,20 +574,14 @@ class Workload:
 
     def session_ddl(self, t: Table) -> None:
         """ADD COLUMN from a session whose character set is not UTF-8: its name, default and
-        comment written in that character set (issue 42)."""
-        charset, letters = self.r.choice(list(SESSION_LETTERS.items()))
+        comment written in that character set (issue 42); the table's own, if it has one of them
+        (its default must be text of it)."""
+        charset = t.charset if t.charset in SESSION_LETTERS else self.r.choice(list(SESSION_LETTERS))
+        letters = SESSION_LETTERS[charset]
         c = _text(letters, 3)(self.r) + self.fresh("_")
         text = _text(letters, 6)(self.r)
-        stmt = (f"ALTER TABLE {SCHEMA}.`{t.name}` ADD COLUMN `{c}` VARCHAR(40) DEFAULT '{text}' "
-                f"COMMENT '{charset}: {text}'")
-        self.log.append(f"-- in a {charset} session: {stmt}")
-        conn = pymysql.connect(host=self.conn.host, port=self.conn.port, user=self.conn.user,
-                               password=self.conn.password, charset=charset, autocommit=True)
-        try:
-            with conn.cursor() as cur:
-                cur.execute(stmt)
-        finally:
-            conn.close()
+        self.in_session(charset, f"ALTER TABLE {SCHEMA}.`{t.name}` ADD COLUMN `{c}` VARCHAR(40) DEFAULT '{text}' "
+                                 f"COMMENT '{charset}: {text}'")
         t.columns[c] = "VARCHAR(40)"
 
     def savepoint_transaction(self, t: Table) -> None:
@@ -661,7 +718,8 @@ def test_random_ddl_and_dml_over_several_cycles(mariadb_pair, spark, cdcflow_hom
         work.sql(f"CREATE TABLE {VF_SCHEMA}.t (id INT PRIMARY KEY, "
                  + ", ".join(f"{c} {typ}" for c, typ in VF_COLUMNS.items()) + ")")
         work.sql(f"CREATE TABLE {SCHEMA}.`{NONTX}` (id INT PRIMARY KEY, v INT) ENGINE=MyISAM")
-        for _ in range(3):
+        work.create_table(r.choice(list(SESSION_LETTERS)))  # one of another character set than utf8mb4 at least
+        for _ in range(2):
             work.create_table()
         vf_id = 0
         for cycle in range(CYCLES):

@@ -53,6 +53,33 @@ def test_the_single_byte_character_sets_read_as_the_server_converts_them(mariadb
         charsets.decode(b"\xe9", swe7)  # swe7 is 7-bit: no character for it
 
 
+@pytest.mark.parametrize("charset, raw, text", [
+    ("latin1", b"\x81\x8d\x8f\x90\x9d\xe9", "\x81\x8d\x8f\x90\x9d\xe9"),  # cp1252 has none of the five
+    ("greek", b"\xa1\xa2", "ʽʼ"), ("koi8u", b"\x95", "•"), ("cp866", b"\xfc\xfd", "ⁿ²"), ("swe7", b"\x5b\x5c", "ÄÖ"),
+    ("big5", b"\xf9\xd6\xa2\xce", "碁\ufffd"), ("euckr", b"\x81\x41", "갂"), ("ujis", b"\xf5\xa1", "\ue000"),
+    ("tis620", b"\xff", "\ufffd"), ("gbk", b"\xd6\xd0", "中"),
+    # the Unicode sets are big-endian, and a leading U+FEFF is a character, not a byte-order mark
+    ("utf16", b"\xfe\xff\x00A", "\ufeffA"), ("utf32", b"\x00\x00\x00A", "A"), ("ucs2", b"\x00\xe9", "é"),
+    ("utf16le", b"A\x00", "A"), ("utf8mb4", "😀".encode(), "😀"),
+])
+def test_a_columns_values_read_with_its_character_sets_codec(charset, raw, text):
+    assert raw.decode(charsets.codec(charset)) == text
+
+
+def test_the_codecs_read_only_and_binary_has_none():
+    import codecs
+
+    assert charsets.codec("utf8mb3") == charsets.codec("utf8mb4") == "utf-8"
+    with pytest.raises(LookupError):
+        codecs.lookup(charsets.codec("binary"))  # its values are bytes
+    swe7 = charsets.codec("swe7")
+    assert b"a\xe9b".decode(swe7, "ignore") == "ab"
+    with pytest.raises(UnicodeDecodeError):
+        b"a\xe9b".decode(swe7)
+    with pytest.raises(UnicodeError):
+        "a".encode(swe7)
+
+
 MULTI_BYTE = ("gbk", "sjis", "cp932", "big5", "euckr", "gb2312", "ujis", "eucjpms")
 
 

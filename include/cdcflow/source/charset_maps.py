@@ -2,7 +2,7 @@
 (CONVERT(x'NN' USING cs) to utf8mb4; tests/source/test_charsets.py compares them with a live
 server): exact where Python's codecs of the same names differ (cp1256, cp866, greek, hebrew,
 koi8u, ...) or are missing (armscii8, dec8, geostd8, hp8, keybcs2, swe7).  \\ufffe: a byte the
-character set has no character for."""
+character set has no character for (the server reads it as ? or U+FFFD, and no character as it)."""
 
 from __future__ import annotations
 
@@ -255,7 +255,7 @@ SINGLE_BYTE: dict[str, str] = {
         '\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f'
         '\ufffeกขฃคฅฆงจฉชซฌญฎฏฐฑฒณดตถทธนบปผฝพฟ'
         'ภมยรฤลฦวศษสหฬอฮฯะัาำิีึืฺุู\ufffe\ufffe\ufffe\ufffe฿'
-        'เแโใไๅๆ็่้๊๋์ํ๎๏๐๑๒๓๔๕๖๗๘๙๚๛\ufffe\ufffe\ufffe\ufffe'
+        'เแโใไๅๆ็่้๊๋์ํ๎๏๐๑๒๓๔๕๖๗๘๙๚๛\ufffe\ufffe\ufffe\ufffd'  # 0xFF and U+FFFD convert to each other
     ),
 }
 
@@ -267,6 +267,7 @@ MULTI_BYTE_FIXES: dict[str, dict[bytes, str]] = {
     "big5": {
         b'\xf9\xd6': '碁', b'\xf9\xd7': '銹', b'\xf9\xd8': '裏', b'\xf9\xd9': '墻', b'\xf9\xda': '恒',
         b'\xf9\xdb': '粧', b'\xf9\xdc': '嫺',
+        b'\xa2\xce': '\ufffd',  # Python's 卅, a second one (A4CA): the server's A2CE and U+FFFD convert to each other
     },
     "eucjpms": {
         b'\x8f\xa2\xb7': '～', b'\x8f\xa2\xc3': '￤', b'\x8f\xf3\xf3': 'ⅰ', b'\x8f\xf3\xf4': 'ⅱ', b'\x8f\xf3\xf5': 'ⅲ',

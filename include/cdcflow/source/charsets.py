@@ -1,5 +1,6 @@
-"""Which character set a collation id names, and the Python codec that reads it: how a Query
-event's statement is decoded in the character set of the session that wrote it.
+"""Which character set a collation id names, and how its text reads as the server reads it:
+a Query event's statement in the character set of the session that wrote it, an ENUM or SET
+column's members (source.enum_members) and a text column's values (source.text_columns).
 
 A Query event carries its session's character_set_client as a collation id (the status
 variable Q_CHARSET_CODE).  The ids are MariaDB 10.11's information_schema.COLLATIONS and
@@ -91,12 +92,55 @@ def charset_of(collation_id: int | None) -> str:
 def decode(raw: bytes, collation_id: int | None) -> str:
     """A statement's bytes as text, read in the character set of `collation_id`.  Raises
     UnicodeDecodeError where the bytes are not of that character set."""
-    charset = charset_of(collation_id)
+    return read(raw, charset_of(collation_id))
+
+
+def read(raw: bytes, charset: str, errors: str = "strict") -> str:
+    """`raw` as text of `charset`, as the server reads it; `errors` as bytes.decode's."""
     if charset in SINGLE_BYTE:
-        return codecs.charmap_decode(raw, "strict", SINGLE_BYTE[charset])[0]
-    if charset in MULTI_BYTE_FIXES:
-        return _with_fixes(raw, charset)
-    return raw.decode(CODECS[charset])
+        return codecs.charmap_decode(raw, errors, SINGLE_BYTE[charset])[0]
+    if charset in MULTI_BYTE_FIXES and _MAY_NEED_A_FIX[charset].search(raw):
+        return _with_fixes(raw, charset, errors)
+    return raw.decode(CODECS[charset], errors)
+
+
+_CODEC_PREFIX = "mariadb_"
+_registered = False
+
+
+def codec(charset: str) -> str:
+    """The name of a Python codec that reads text of `charset` as the server does (a column's
+    values): Python's UTF-8 for the UTF-8 sets, this module's reading (`read`) registered as
+    mariadb_<charset> for the others, whose Python codecs of the same names read some
+    characters otherwise or not at all; binary's own name, which no codec has, for binary: its
+    values are bytes."""
+    if charset == "binary":
+        return charset
+    if CODECS[charset] == "utf-8":
+        return "utf-8"
+    if not _registered:
+        _register()
+    return _CODEC_PREFIX + charset
+
+
+def _register() -> None:
+    global _registered
+
+    def search(name: str):
+        charset = name[len(_CODEC_PREFIX):] if name.startswith(_CODEC_PREFIX) else None
+        if charset not in CODECS or charset == "binary":
+            return None
+
+        def decode(raw, errors="strict"):
+            return read(bytes(raw), charset, errors), len(raw)
+
+        def encode(text, errors="strict"):
+            raise UnicodeError(f"{name} only reads")
+
+        return codecs.CodecInfo(encode, decode, name=name)
+
+    codecs.register(search)
+    _registered = True
 
 
 # a character's bytes in each multi-byte character set (MariaDB's strings/ctype-*.c): how the
@@ -130,7 +174,19 @@ def user_defined(char: bytes) -> str | None:
     return None
 
 
-def _with_fixes(raw: bytes, charset: str) -> str:
+def _fixes_begin(charset: str) -> re.Pattern:
+    """A byte that begins a character MULTI_BYTE_FIXES (or, in EUC-JP, user_defined) reads:
+    text without one reads as Python's codec reads it."""
+    leads = {k[0] for k in MULTI_BYTE_FIXES[charset]}
+    if charset in ("ujis", "eucjpms"):
+        leads |= {*range(0xF5, 0xFF), 0x8F}
+    return re.compile(b"[" + b"".join(re.escape(bytes([b])) for b in sorted(leads)) + b"]")
+
+
+_MAY_NEED_A_FIX = {charset: _fixes_begin(charset) for charset in MULTI_BYTE_FIXES}
+
+
+def _with_fixes(raw: bytes, charset: str, errors: str = "strict") -> str:
     """`raw` read by Python's codec but for the characters MariaDB reads otherwise."""
     fixes, codec, euc = MULTI_BYTE_FIXES[charset], CODECS[charset], charset in ("ujis", "eucjpms")
     out, plain = [], bytearray()
@@ -140,7 +196,7 @@ def _with_fixes(raw: bytes, charset: str) -> str:
         if fixed is None:
             plain += char
             continue
-        out += [plain.decode(codec), fixed]
+        out += [plain.decode(codec, errors), fixed]
         plain = bytearray()
-    out.append(plain.decode(codec))
+    out.append(plain.decode(codec, errors))
     return "".join(out)

@@ -1,7 +1,7 @@
 """The patches cdcflow puts on mysql-replication, installed in one place.
 
 Each patch replaces a private method of mysql-replication (Table_map parsing, ENUM and SET
-members' character sets, the column
+members' and text columns' character sets, the column
 types it decodes wrongly, row decoding by per-table plans, a statement's character set).  Private methods change without
 notice between releases, so the patches are installed only on the release they were written
 for: the one constraints.txt pins.
@@ -14,7 +14,7 @@ import warnings
 from importlib.metadata import PackageNotFoundError, version
 
 from cdcflow.core.errors import CdcflowError
-from cdcflow.source import column_types, enum_members, query_text, row_decoder, table_maps
+from cdcflow.source import column_types, enum_members, query_text, row_decoder, table_maps, text_columns
 
 WRITTEN_FOR = "1.0.17"  # mysql-replication's version in constraints.txt (a test keeps the two equal)
 
@@ -42,6 +42,7 @@ def install() -> None:
                             module="pymysqlreplication")
     table_maps.install()
     enum_members.install()
+    text_columns.install()
     column_types.install()
     row_decoder.install()
     query_text.install()

@@ -74,8 +74,9 @@ def _int24(signed: bool):
 
 
 def _string(length_size: int, encoding: str | None, errors: str):
-    """mysql-replication's __read_string: the column's charset, utf-8 where the binlog names
-    none (a charset Python has no codec for is read as raw bytes: _spec)."""
+    """mysql-replication's __read_string: the column's charset's codec (source.text_columns:
+    the server's reading of it), utf-8 where the binlog names none (binary, which no codec
+    reads, is raw bytes: _spec)."""
     codec = encoding or "utf-8"
 
     def read_text(data, at):
@@ -86,7 +87,7 @@ def _string(length_size: int, encoding: str | None, errors: str):
 
 
 def _bytes(length_size: int, size: int):
-    """Raw bytes (a charset Python has no codec for: binary), padded with zero bytes to `size`
+    """Raw bytes (a charset no codec reads: binary), padded with zero bytes to `size`
     (column_types.read_fixed_binary says why)."""
     def read_bytes(data, at):
         start = at + length_size
@@ -176,7 +177,7 @@ def _spec(column, ignore_decode_errors: bool) -> tuple | None:
         try:
             codecs.lookup(encoding)
         except LookupError:
-            return ("bytes", length_size, 0)  # a charset Python has no codec for: raw bytes (binary)
+            return ("bytes", length_size, 0)  # a charset no codec reads: raw bytes (binary)
     return ("string", length_size, encoding, errors)
 
 
