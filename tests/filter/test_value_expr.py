@@ -39,11 +39,23 @@ def config(**exprs) -> object:
     return parse_config(f"[filter]\nrules = ['s.*']\n[[filter.event-filters]]\nmatcher = ['s.t']\n{body}\n")
 
 
-def events(spark, rows):
-    """rows: (seq, op, before dict, after dict)"""
-    data = [("s", "t", 100, seq, op, encode_image(b), encode_image(a)) for seq, op, b, a in rows]
-    return spark.createDataFrame(data, "schema string, table string, commit_ts bigint, seq bigint, op string, "
-                                       "before string, after string")
+def events(rows) -> pa.RecordBatch:
+    """rows: (seq, op, before dict, after dict), of s.t at commit ts 100"""
+    return pa.RecordBatch.from_pydict({
+        "schema": ["s"] * len(rows), "table": ["t"] * len(rows), "commit_ts": [100] * len(rows),
+        "seq": [seq for seq, *_ in rows], "op": [op for _, op, *_ in rows],
+        "before": [encode_image(b) for *_, b, _a in rows], "after": [encode_image(a) for *_, a in rows]})
+
+
+def ignored_events(batch: pa.RecordBatch, cfg, versions, changefeed: str | None = None) -> list[int] | None:
+    """The seqs of `batch`'s rows the value expressions ignore, as the filter stage's row rules
+    judge them (value_tests on the driver, ignored_mask over the batch); None where no expression
+    applies."""
+    tests = df_.value_tests(cfg, versions, changefeed, dt.datetime(2030, 1, 1), lambda *span: True)
+    if not tests:
+        return None
+    hit = df_.ignored_mask(batch, [(t, t.compiled()) for t in tests])
+    return sorted(seq for seq, h in zip(batch["seq"].to_pylist(), hit) if h)
 
 
 def row(id=1, name="x", code="x", amount="1.00", big=1, born=dt.date(2000, 1, 1), note=None):
@@ -52,8 +64,7 @@ def row(id=1, name="x", code="x", amount="1.00", big=1, born=dt.date(2000, 1, 1)
 
 
 def ignored(spark, cfg, rows) -> list[int]:
-    out = df_.ignored_events(spark, events(spark, rows), cfg, VERSIONS)
-    return sorted(r["seq"] for r in out.collect()) if out is not None else []
+    return ignored_events(events(rows), cfg, VERSIONS) or []
 
 
 def inserts(*imgs):
@@ -124,7 +135,7 @@ def test_rules_only_apply_to_matched_tables(spark):
     cfg = parse_config("[filter]\nrules = ['*.*']\n[[filter.event-filters]]\nmatcher = ['s.other']\n"
                        "ignore-insert-value-expr = 'id > 0'\n")
     assert ignored(spark, cfg, inserts(row())) == []
-    assert df_.ignored_events(spark, events(spark, inserts(row())), parse_config(""), VERSIONS) is None
+    assert ignored_events(events(inserts(row())), parse_config(""), VERSIONS) is None
 
 
 @pytest.mark.parametrize("expr", ["id >", "id = = 1", "SELECT 1", "id AS x", "id IN (SELECT id FROM t)"])
@@ -149,7 +160,7 @@ def test_a_column_the_table_lacks_is_refused_naming_it():
 def test_a_column_missing_at_run_time_fails_the_cycle(spark):
     cfg = config(**{"ignore-insert-value-expr": "colour = 'red'"})
     with pytest.raises(CdcflowError) as e:
-        df_.ignored_events(spark, events(spark, inserts(row())), cfg, VERSIONS, "cf1")
+        ignored_events(events(inserts(row())), cfg, VERSIONS, "cf1")
     assert "colour" in str(e.value) and not e.value.retryable
 
 
@@ -169,9 +180,8 @@ def test_what_the_whole_expression_must_be_for_the_row_to_go(spark, expr, matche
             (1, "insert", None, {"flag": 1, "big": 0, "amount": decimal.Decimal("1.00"), "name": "1"}),
             (2, "insert", None, {"flag": 2, "big": 2, "amount": decimal.Decimal("1.00"), "name": "1"}),
             (3, "insert", None, {"flag": None, "big": None, "amount": None, "name": None})]
-    out = df_.ignored_events(spark, events(spark, rows), config(**{"ignore-insert-value-expr": expr}),
-                             {("s", "t"): [(0, cols)]})
-    assert sorted(r["seq"] for r in out.collect()) == matched
+    out = ignored_events(events(rows), config(**{"ignore-insert-value-expr": expr}), {("s", "t"): [(0, cols)]})
+    assert out == matched
 
 
 def test_a_function_the_filter_does_not_evaluate_is_refused_at_create():
@@ -234,8 +244,9 @@ def test_now_is_one_instant_for_the_cycle_in_utc():
                                         "before": [None] * 2, "after": images})
     for expr, want in [("ts < NOW(6)", [0]), ("d > CURRENT_TIMESTAMP", [0]), ("d = UTC_TIMESTAMP()", [1]),
                        ("DATE(d) = CURDATE() AND UNIX_TIMESTAMP() = 1904281689", [0, 1])]:
-        found = df_.matching_rows([batch], cols, [("insert", "after", df_.parse(expr, "k"))], now)
-        assert [s for b in found for s in b.to_pydict()["seq"]] == want, expr
+        found = df_.matches(batch["op"].to_pylist(), batch["before"].to_pylist(), batch["after"].to_pylist(),
+                            df_.compiled_conds(cols, [("insert", "after", df_.parse(expr, "k"))], now))
+        assert [s for s, hit in zip(batch["seq"].to_pylist(), found) if hit] == want, expr
     # without an instant given, the wall clock's (UTC): a row of the year 3000 is after it
     assert compile_expr(df_.parse("ts > NOW()", "k"), cols)([df_.typed_value(cols[0], "3000-01-01 00:00:00"), None]) == 1
 

@@ -299,16 +299,17 @@ def matrix(mariadb_pair):
 
 
 def cdcflow_matches(cols, images, exprs) -> dict[str, list[int]]:
-    """The ids whose insert image each expression ignores, as the filter stage's Spark workers
-    judge them (matching_rows, here over one Arrow batch)."""
+    """The ids whose insert image each expression ignores, as the filter stage's row rules judge
+    them (value_expr.matches, here over one Arrow batch)."""
     batch = pa.RecordBatch.from_pydict({"commit_ts": [100] * len(images), "seq": list(range(len(images))),
                                         "op": ["insert"] * len(images), "before": [None] * len(images),
                                         "after": images})
     ids = [json.loads(img)["id"] for img in images]
     out = {}
     for e in exprs:
-        found = df_.matching_rows([batch], cols, [("insert", "after", df_.parse(e, "k"))])
-        out[e] = sorted(ids[s] for b in found for s in b.to_pydict()["seq"])
+        found = df_.matches(batch["op"].to_pylist(), batch["before"].to_pylist(), batch["after"].to_pylist(),
+                            df_.compiled_conds(cols, [("insert", "after", df_.parse(e, "k"))]))
+        out[e] = sorted(ids[s] for s, hit in zip(batch["seq"].to_pylist(), found) if hit)
     return out
 
 

@@ -3,7 +3,6 @@ import random
 from collections import Counter
 
 from cdcflow.source.binlog import Position
-from cdcflow.stages import barrier
 from cdcflow.stages.barrier import build_segments, counts_here, counts_in_spark
 from cdcflow.stages.contracts import DdlEntry, Segment
 

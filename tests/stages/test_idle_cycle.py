@@ -18,6 +18,7 @@ def test_idle_cycle_moves_the_checkpoint_without_spark(mariadb_pair, cdcflow_hom
     opened = []
     start_session = sessions.start_session
     monkeypatch.setattr(sessions, "start_session", lambda *a: opened.append(a) or start_session(*a))
+    monkeypatch.delenv("CDCFLOW_ENGINE", raising=False)  # the default engine's choices, whatever the suite forces
     up, down = mariadb_pair
     for s in (up, down):
         s.execute(f"DROP DATABASE IF EXISTS {S}", f"CREATE DATABASE {S}",

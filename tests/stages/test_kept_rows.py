@@ -10,6 +10,7 @@ import pytest
 
 from cdcflow.core.config import parse_config
 from cdcflow.core.event import Event
+from cdcflow.filter.row_rules import RowRules
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, filter_stage, rows
 from cdcflow.stages.barrier import COUNTED_COLUMNS, SmallSegments, counts_here, counts_in_spark
@@ -87,9 +88,10 @@ def test_both_reads_keep_the_same_rows(spark, tmp_path, config_text, copied):
     if copied:
         # filter's copy, as Spark writes it, without the key columns (a copy older than them)
         kept = rows.row_events(rows.window_events(spark, cycle, window)).drop("before_key", "after_key")
-        rows.keep(cycle, kept, None)
+        kept.write.parquet(folder.path(rows.COPY))
+        contracts.ROWS.write(folder, contracts.KeptRows(copied=True))
     else:
-        rows.keep(cycle, None, None)
+        assert not rows.copy_kept(spark, cycle, window, RowRules())  # rules that drop nothing copy nothing
     everything = _spark_rows(spark, cycle, 0, 200)
     # every rule dropped something, and the DDL is no row
     kept_ts = {r[2] for r in everything}
@@ -124,7 +126,7 @@ def _segments(his: list[int], counts: list[int]) -> list[Segment]:
 def test_the_driver_gets_each_picked_segment_whole_and_nothing_else(spark, tmp_path):
     folder = _folder(tmp_path, _window(aborted=[40]))
     cycle = _Cycle(folder, "[cdcflow]\nlocal-segment-rows = 5\n")
-    rows.keep(cycle, None, None)
+    rows.copy_kept(spark, cycle, contracts.WINDOW.read(folder), RowRules())
     his = [20, 35, 50, 70, 90, 200]
     # segment 3 (ts 50-70] is over the driver's bound: Spark writes it, the driver never reads it;
     # segment 0 is below the checkpoint; segment 2 holds no rows (only the aborted transaction)
@@ -162,19 +164,15 @@ def test_filter_reads_the_same_ddls_keys_and_samples_either_way(spark, tmp_path,
 
 @pytest.mark.parametrize("config_text", CONFIGS)
 def test_a_copy_of_some_tables_is_the_same_written_by_pyarrow_as_by_spark(spark, tmp_path, config_text):
-    """Where filter drops whole tables alone, a small window's copy is written with pyarrow
-    (rows.keep_here): every field of every row as Spark's copy of the same tables has them;
-    keeping no table copies no row."""
+    """Filter's copy through its row rules (rows.copy_kept): written with pyarrow in this process
+    for a window the engine reads here, by Spark tasks for one it does not; every field of every
+    row alike; keeping no table copies no row."""
     window = _window(aborted=[40], rolled_back=[(60, 1, 3), (80, 0, 1)])
     copies = {}
-    for way in ("spark", "here", "none"):
-        cycle = _Cycle(_folder(tmp_path / way, window), config_text)
-        if way == "spark":
-            dml = rows.row_events(rows.window_events(spark, cycle, window))
-            wanted = spark.createDataFrame([("s", "t")], "schema string, table string")
-            assert rows.keep(cycle, dml.join(wanted, ["schema", "table"], "left_semi"), dml)
-        else:
-            assert rows.keep_here(cycle, window, [("s", "t")] if way == "here" else [])
+    for way, engine, tables in (("spark", "spark", {("s", "t")}), ("here", "local", {("s", "t")}),
+                                ("none", "local", set())):
+        cycle = _Cycle(_folder(tmp_path / way, window), f"{config_text}\n[cdcflow]\nengine = '{engine}'\n")
+        assert rows.copy_kept(spark, cycle, window, RowRules(tables=frozenset(tables)))
         every = sorted(map(repr, rows.kept_rows(spark, cycle).toArrow().to_pylist()))
         copies[way] = every, _sorted(rows.kept_rows_here(cycle, None, COLUMNS).to_table())
     assert copies["spark"] == copies["here"] and copies["none"] == ([], [])

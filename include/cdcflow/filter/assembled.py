@@ -107,25 +107,20 @@ class Filter:
         return decide_cut_over(step, default_schema, mode,
                                lambda info, q: self.decide_ddl(info, q, mode, ts, changes, current))
 
-    # -- row events (Spark DataFrames)
+    # -- row events: what filter.row_rules needs, decided here once per cycle
 
-    def drop_ignored_events(self, spark, rows_df, tables: list[tuple[str, str]]):
-        """`rows_df` without the row kinds ignore-event drops on `tables`, and the dropped
-        (schema, table, op) triples."""
-        if not self.events:
-            return rows_df, []
-        return self.events.drop_ignored_rows(spark, rows_df, tables)
+    def ignored_ops(self, tables: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+        """The (schema, table, op) triples of `tables` whose row events ignore-event drops."""
+        return self.events.dropped_ops(tables) if self.events else []
 
-    def drop_ignored_values(self, spark, rows_df, tracker, lo: int, hi: int, connect: Callable[[], object],
-                            log: Callable[..., None], changefeed: str, tables: list[tuple[str, str]] | None = None):
-        """`rows_df` without the row events the value expressions ignore (filter.value_expr;
-        `tables`: those rows_df may hold, where known)."""
-        return value_expr.drop_ignored_rows(spark, rows_df, self.config, tracker, lo, hi, connect, log, changefeed,
-                                            tables)
+    def value_tests(self, tracker, lo: int, hi: int, connect: Callable[[], object], changefeed: str,
+                    tables: list[tuple[str, str]], has_rows) -> list[value_expr.ValueTest]:
+        """The value expressions of `tables`' versions in the window (lo, hi] (filter.value_expr)."""
+        return value_expr.value_rules(self.config, tracker, lo, hi, connect, changefeed, tables, has_rows)
 
-    def drop_ineligible_rows(self, spark, rows_df, ranges: dict[tuple[str, str], list]):
-        """`rows_df` without the rows of tables with no valid index (unless force-replicate)."""
-        return ddl_gate.drop_ineligible_rows(spark, rows_df, ranges, self.config.force_replicate)
+    def ineligible(self, ranges: dict[tuple[str, str], list]) -> dict[tuple[str, str], list]:
+        """The commit ts spans of tables with no valid index, unless force-replicate (filter.ddl_gate)."""
+        return ddl_gate.ineligible_ranges(ranges, self.config.force_replicate)
 
     # -- at create
 

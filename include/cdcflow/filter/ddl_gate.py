@@ -185,26 +185,17 @@ def _warned_case(info, query: str, ts: int, label: str, before, after) -> ValidI
     return ValidIndexError(message.format(**what), ts=ts, statement=query, hint=hint.format(**what))
 
 
-def drop_ineligible_rows(spark, rows_df, ranges: dict[tuple[str, str], list], force_replicate: bool):
+def ineligible_ranges(ranges: dict[tuple[str, str], list], force_replicate: bool) -> dict[tuple[str, str], list]:
     """Rows of tables without a valid index at their commit ts are not fed downstream unless
     force-replicate (TiCDC's DDL-replication doc).  `ranges`: (schema, table) -> SchemaTracker.key_ranges().
-    Returns (rows kept, {(schema, table): [[from_ts, to_ts or None], ...]} of the ranges dropped)."""
-    from pyspark.sql import functions as F  # lazy: the CLI loads this module, without Spark
-
+    Returns {(schema, table): [[from_ts, to_ts or None], ...]}: the commit ts spans (from, to] whose
+    rows are dropped (filter.row_rules)."""
     if force_replicate:
-        return rows_df, {}
+        return {}
     dropped: dict[tuple[str, str], list] = {}
     for name, rs in ranges.items():
         for i, (lo, key, known, _) in enumerate(rs):
             if known and key is None:
                 hi = rs[i + 1][0] if i + 1 < len(rs) else None
                 dropped.setdefault(name, []).append([lo, hi])
-    if not dropped:
-        return rows_df, {}
-    big = (1 << 63) - 1
-    drop_df = spark.createDataFrame(
-        [(s, t, lo, hi if hi is not None else big) for (s, t), rs in dropped.items() for lo, hi in rs],
-        "d_schema string, d_table string, d_lo long, d_hi long")
-    cond = ((F.col("schema") == F.col("d_schema")) & (F.col("table") == F.col("d_table"))
-            & (F.col("commit_ts") > F.col("d_lo")) & (F.col("commit_ts") <= F.col("d_hi")))
-    return rows_df.join(F.broadcast(drop_df), cond, "left_anti"), dropped
+    return dropped

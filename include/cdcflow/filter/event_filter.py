@@ -73,13 +73,6 @@ class EventFilter:
             out |= r.events & set(DML_OPS)
         return frozenset(out)
 
-    def drop_ignored_rows(self, spark, rows_df, tables: list[tuple[str, str]]):
-        """Rows of `rows_df` (columns schema, table, op) minus the kinds the rules ignore, and the
-        dropped (schema, table, op) triples for the log."""
-        from pyspark.sql import functions as F  # lazy: the CLI loads this module, without Spark
-
-        drops = [(s, t, op) for s, t in tables for op in sorted(self.ignored_ops(s, t))]
-        if not drops:
-            return rows_df, []
-        drop_df = spark.createDataFrame(drops, "schema string, table string, op string")
-        return rows_df.join(F.broadcast(drop_df), ["schema", "table", "op"], "left_anti"), drops
+    def dropped_ops(self, tables: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+        """The (schema, table, op) triples of `tables` whose row events the rules ignore (filter.row_rules)."""
+        return [(s, t, op) for s, t in tables for op in sorted(self.ignored_ops(s, t))]

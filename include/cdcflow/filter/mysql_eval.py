@@ -34,7 +34,7 @@ evalNowWithFsp -> getStmtTimestamp -> the `timestamp` session variable) is the s
 cached time (StmtCtx's StmtNowTsCacheKey, pkg/sessionctx/variable/sysvar.go), taken at the
 first evaluation and, since the filter's session never starts a new statement, kept until the
 processor restarts; it is shown in the session's zone.  cdcflow does the same per cycle: the
-filter stage takes the wall clock once (value_expr.ignored_events) and every row of the cycle
+filter stage takes the wall clock once (value_expr.value_rules) and every row of the cycle
 reads that instant, in UTC, the zone the evaluator reads TIMESTAMP columns in (a TiCDC capture
 with tz = UTC).  CURRENT_TIMESTAMP, LOCALTIMESTAMP, UTC_TIMESTAMP, CURDATE/CURRENT_DATE,
 UTC_DATE and UNIX_TIMESTAMP() read the same instant.

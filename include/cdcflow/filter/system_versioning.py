@@ -74,39 +74,10 @@ def replica_write(op: str, before: str | None, after: str | None, pk: str | None
     return out, _without(b, period), _without(a, period), None if keys is None else _encode(keys).decode()
 
 
-def _rewritten(batches, fields: list[str]):
-    """mapInArrow body: rows of versioned tables (with their period as v_start, v_end) in, the
-    writes replica_write makes of them out, in the event schema (`fields`)."""
-    import pyarrow as pa  # lazy: in the Spark worker's body
-
-    schema = None
-    for batch in batches:
-        if schema is None:
-            schema = pa.schema([batch.schema.field(f) for f in fields])
-        out = []
-        for row in batch.to_pylist():
-            write = replica_write(row["op"], row["before"], row["after"], row["pk"], (row["v_start"], row["v_end"]))
-            if write is not None:
-                row["op"], row["before"], row["after"], row["pk"] = write
-                out.append({f: row[f] for f in fields})
-        yield pa.RecordBatch.from_pylist(out, schema=schema)
-
-
-def replica_rows(spark, rows_df, periods: dict[tuple[str, str], list]):
-    """`rows_df` with the rows of system-versioned tables as a replica writes them (replica_write).
-    `periods`: (schema, table) -> SchemaTracker.period_ranges(), [[from_ts, period or None], ...]."""
-    from pyspark.sql import functions as F  # lazy: the CLI loads the filter package without Spark
-
+def period_spans(periods: dict[tuple[str, str], list]) -> tuple[tuple[str, str, int, int, str, str], ...]:
+    """(schema, table, lo, hi, period start, period end) of each span (lo, hi] of commit ts in which a
+    table is system-versioned, its rows rewritten by replica_write (filter.row_rules).  `periods`:
+    (schema, table) -> SchemaTracker.period_ranges(), [[from_ts, period or None], ...]."""
     big = (1 << 63) - 1
-    spans = [(s, t, lo, rs[i + 1][0] if i + 1 < len(rs) else big, period[0], period[1])
-             for (s, t), rs in periods.items() for i, (lo, period) in enumerate(rs) if period]
-    if not spans:
-        return rows_df
-    span_df = F.broadcast(spark.createDataFrame(
-        spans, "v_schema string, v_table string, v_lo long, v_hi long, v_start string, v_end string"))
-    cond = ((F.col("schema") == F.col("v_schema")) & (F.col("table") == F.col("v_table"))
-            & (F.col("commit_ts") > F.col("v_lo")) & (F.col("commit_ts") <= F.col("v_hi")))
-    fields = rows_df.columns
-    versioned = rows_df.join(span_df, cond, "inner").select(*fields, "v_start", "v_end")
-    rewritten = versioned.mapInArrow(lambda it: _rewritten(it, fields), rows_df.schema)
-    return rows_df.join(span_df, cond, "left_anti").unionByName(rewritten)
+    return tuple((s, t, lo, rs[i + 1][0] if i + 1 < len(rs) else big, period[0], period[1])
+                 for (s, t), rs in sorted(periods.items()) for i, (lo, period) in enumerate(rs) if period)

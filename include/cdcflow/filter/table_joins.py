@@ -6,9 +6,6 @@ created without and has not built yet edits the index's kept clause: sink/pendin
 
 from __future__ import annotations
 
-import functools
-import operator
-
 # (schema, table) -> the join point, a binlog (file, offset); None: not joined yet
 Joins = dict[tuple[str, str], tuple[str, int] | None]
 
@@ -21,22 +18,6 @@ def before_join(joins: Joins, table: tuple[str, str], start: tuple[str | None, i
         return False
     point = joins[table]
     return point is None or start[0] is None or start < point
-
-
-def drop_rows(rows_df, joins: Joins):
-    """`rows_df` without the rows `before_join` says the tables' copies hold."""
-    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
-
-    if not joins:
-        return rows_df
-    conditions = []
-    for (schema, table), point in joins.items():
-        this = (F.col("schema") == schema) & (F.col("table") == table)
-        if point is not None:
-            file, pos = point
-            this = this & ((F.col("start_file") < file) | ((F.col("start_file") == file) & (F.col("start_pos") < pos)))
-        conditions.append(this)
-    return rows_df.where(~functools.reduce(operator.or_, conditions))
 
 
 def ddl_before_join(joins: Joins, tables: list[tuple[str, str]], start: tuple[str | None, int | None],

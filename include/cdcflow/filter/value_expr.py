@@ -4,7 +4,7 @@ An event-filter rule's `ignore-insert-value-expr` is tested on an INSERT's new r
 `ignore-delete-value-expr` on a DELETE's old row, and an UPDATE is ignored when
 `ignore-update-old-value-expr` matches its old row or `ignore-update-new-value-expr`
 its new row.  Expressions are MySQL expressions (parsed with sqlglot's MySQL dialect),
-evaluated per row in Spark's Python workers by mysql_eval with the comparison rules of
+evaluated per row by mysql_eval (filter.row_rules: in the stage's process or Spark's tasks) with the comparison rules of
 TiDB's expression engine (string against number as DOUBLE, so 'abc' = 0 is true; temporal
 columns against strings as time; DECIMAL exactly; strings byte by byte; NULL).  As in TiCDC, a row is
 ignored when the expression's value is the integer 1: NULL, 0, or a value that is no
@@ -25,7 +25,7 @@ import datetime as dt
 import json
 import re
 from collections.abc import Callable
-from functools import reduce
+from dataclasses import dataclass
 
 from cdcflow.core.errors import EXPRESSION_COLUMN_ABSENT, CdcflowError, ConfigError
 from cdcflow.core.row_codec import plain_value
@@ -192,72 +192,97 @@ def check_expressions(cfg, columns: dict[tuple[str, str], list[Col]], changefeed
                              "or narrow the rule's matcher")
 
 
-def matching_rows(batches, cols: list[Col], conds, now: dt.datetime | None = None):
-    """mapInArrow body: events of one table in (all reading the table version `cols`);
-    (commit_ts, seq) of the ones an expression ignores out.  `conds`: [(op, side, tree)]; `now`
-    the instant NOW() reads (mysql_eval).  As TiCDC's filter, an event is ignored when an
+def matches(ops, befores, afters, tests) -> list[bool]:
+    """Whether an expression ignores each row event (its op, old and new images as
+    core.row_codec encodes them), all of them reading one table version.  `tests`: [(op, side,
+    compiled expression)] (compile_expr).  As TiCDC's filter, an event is ignored when an
     expression's value is the integer 1."""
-    import pyarrow as pa  # lazy: in the Spark worker's body; the CLI loads this module to check configs
-
-    tests = [(op, side, compile_expr(tree, cols, now)) for op, side, tree in conds]
-    for b in batches:
-        d = b.to_pydict()
-        out = {"commit_ts": [], "seq": []}
-        for ts, seq, op, before, after in zip(d["commit_ts"], d["seq"], d["op"], d["before"], d["after"]):
-            images = {}
-            for t_op, side, test in tests:
-                if t_op != op:
-                    continue
-                if side not in images:
-                    low = {k.lower(): v for k, v in json.loads(before if side == "before" else after).items()}
-                    images[side] = [typed_value(c, plain_value(low.get(c.name.lower()))) for c in cols]
-                v = test(images[side])
-                if type(v) is int and v == 1:
-                    out["commit_ts"].append(ts)
-                    out["seq"].append(seq)
-                    break
-        yield pa.RecordBatch.from_pydict(out, schema=pa.schema([("commit_ts", pa.int64()), ("seq", pa.int64())]))
+    out = []
+    for op, before, after in zip(ops, befores, afters):
+        images, hit = {}, False
+        for t_op, side, test in tests:
+            if t_op != op:
+                continue
+            if side not in images:
+                low = {k.lower(): v for k, v in json.loads(before if side == "before" else after).items()}
+                images[side] = [typed_value(c, plain_value(low.get(c.name.lower()))) for c in test.cols]
+            v = test(images[side])
+            if type(v) is int and v == 1:
+                hit = True
+                break
+        out.append(hit)
+    return out
 
 
-def ignored_events(spark, dml, cfg, versions: dict[tuple[str, str], list[tuple[int, list[Col]]]],
-                   changefeed: str | None = None):
-    """(commit_ts, seq) of the row events the value expressions ignore, or None if no rule
-    has an expression.  `dml` holds row events (schema, table, commit_ts, seq, op, before, after);
-    `versions` a table's columns by version: [(from_ts, columns or None: no table)], ascending,
-    each read by the rows committed above from_ts up to the next."""
-    from pyspark.sql import functions as F  # lazy: the CLI loads this module to check configs, without Spark
+class _Compiled:
+    """A compiled expression with the columns it reads."""
 
+    __slots__ = ("cols", "run")
+
+    def __init__(self, cols: list[Col], run):
+        self.cols, self.run = cols, run
+
+    def __call__(self, values):
+        return self.run(values)
+
+
+@dataclass(frozen=True)
+class ValueTest:
+    """The value expressions of one version of one table: the rows of `schema`.`table` committed in
+    (lo, hi] (hi None: no end) read it, with its columns `cols`; `conds` [(op, side, parsed
+    tree)]; `now` the instant NOW() reads, one for the whole cycle (mysql_eval)."""
+
+    schema: str
+    table: str
+    lo: int
+    hi: int | None
+    cols: tuple[Col, ...]
+    conds: tuple
+    now: dt.datetime
+
+    def compiled(self) -> list[tuple[str, str, _Compiled]]:
+        return compiled_conds(list(self.cols), self.conds, self.now)
+
+
+def compiled_conds(cols: list[Col], conds, now: dt.datetime | None = None) -> list[tuple[str, str, _Compiled]]:
+    """[(op, side, parsed tree)] of one table version (`cols`) compiled for `matches`; `now` the
+    instant NOW() reads (mysql_eval: the wall clock's where None)."""
+    return [(op, side, _Compiled(cols, compile_expr(tree, cols, now))) for op, side, tree in conds]
+
+
+def value_tests(cfg, versions: dict[tuple[str, str], list[tuple[int, list[Col] | None]]], changefeed: str | None,
+                now: dt.datetime, has_rows: Callable[[str, str, int, int | None], bool]) -> list[ValueTest]:
+    """The value expressions of the window's tables, one ValueTest per table version some rule's
+    expressions apply to.  `versions` a table's columns by version: [(from_ts, columns or None: no
+    table)], ascending, each read by the rows committed above from_ts up to the next.  An
+    expression a version cannot evaluate (a column it lacks) fails the cycle where a row reads that
+    version (`has_rows(schema, table, lo, hi)`), and is passed over where none does (the columns
+    after a later rename)."""
     rules = [(r, _matcher(r, cfg.case_sensitive), list(_rule_exprs(r))) for r in cfg.event_filters]
     rules = [x for x in rules if x[2]]
-    if not rules:
-        return None
-    # NOW() is one instant for the whole cycle, as TiDB's statement-cached now (mysql_eval)
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    tables = [(r["schema"], r["table"]) for r in dml.select("schema", "table").distinct().collect()]
-    parts = []
-    for s, t in tables:
+    out = []
+    for (s, t), spans in sorted(versions.items()):
         exprs = [(op, side, key, text) for _r, m, ex in rules if m.match_table(s, t) for op, side, key, text in ex]
         if not exprs:
             continue
-        spans = versions.get((s, t)) or [(0, [])]
-        rows = dml.where((F.col("schema") == s) & (F.col("table") == t)).select(
-            "commit_ts", "seq", "op", "before", "after")
+        spans = spans or [(0, [])]
         for i, (lo, cols) in enumerate(spans):
             if cols is None:
                 continue  # the table did not exist then: no row reads this version
-            span = rows.where(F.col("commit_ts") > lo)
-            if i + 1 < len(spans):
-                span = span.where(F.col("commit_ts") <= spans[i + 1][0])
-            if len(spans) > 1 and span.limit(1).count() == 0:
-                continue  # no row reads this version (e.g. the columns after a later rename)
-            parts.append(_ignored_in(span, s, t, lo, list(cols), exprs, now, changefeed))
-    if not parts:
-        return None
-    return reduce(lambda a, b: a.unionByName(b), parts).distinct()
+            hi = spans[i + 1][0] if i + 1 < len(spans) else None
+            try:
+                conds = _conds(s, t, lo, list(cols), exprs, now, changefeed)
+            except CdcflowError:
+                if len(spans) > 1 and not has_rows(s, t, lo, hi):
+                    continue  # no row reads this version
+                raise
+            out.append(ValueTest(s, t, lo, hi, tuple(cols), tuple(conds), now))
+    return out
 
 
-def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, now: dt.datetime, changefeed):
-    """(commit_ts, seq) of `rows` (all reading one version of s.t: `cols`) the expressions ignore."""
+def _conds(s: str, t: str, version_ts: int, cols: list[Col], exprs, now: dt.datetime, changefeed) -> list[tuple]:
+    """[(op, side, tree)] of the expressions `exprs` on one version of s.t (`cols`), checked on
+    the driver: a column it lacks, or what the evaluator cannot evaluate, is refused here."""
     conds = []
     for op, side, key, text in exprs:
         tree = parse(text, key)
@@ -271,26 +296,46 @@ def _ignored_in(rows, s: str, t: str, version_ts: int, cols: list[Col], exprs, n
                      "the rule's matcher")
         compile_expr(tree, cols, now)  # refuses what it cannot evaluate here, on the driver
         conds.append((op, side, tree))
-    return rows.mapInArrow(lambda it, c=cols, x=conds, n=now: matching_rows(it, c, x, n), "commit_ts long, seq long")
+    return conds
 
 
-def drop_ignored_rows(spark, dml, cfg, tracker, lo: int, hi: int, connect: Callable[[], object],
-                      log: Callable[..., None], changefeed: str | None = None,
-                      tables: list[tuple[str, str]] | None = None):
-    """The filter stage's step: `dml` (rows of the window (lo, hi]) without the row events the
-    value expressions ignore.  Each row is read with the tracked version of its table at its
-    commit ts; the upstream's catalogue (a connection from `connect`) stands in for versions the
-    tracker does not know.  `log(what, **fields)` is told how many rows were ignored.  `tables`:
-    those `dml` may hold, where the caller knows them (None: read from it, a Spark job): a window
-    of tables no expression matches is then left as it is without one."""
+def ignored_mask(batch, tests: list[tuple[ValueTest, list]]):
+    """Which row events of `batch` (schema, table, commit_ts, op, before, after) a value
+    expression ignores: one numpy bool per row.  `tests`: each ValueTest with its compiled
+    expressions (ValueTest.compiled, compiled once per task)."""
+    import numpy as np  # lazy: in the Spark worker's body; the CLI loads this module to check configs
+    import pyarrow.compute as pc  # lazy: as numpy
+
+    hit = np.zeros(batch.num_rows, dtype=bool)
+    if not batch.num_rows:
+        return hit
+    for test, compiled in tests:
+        sel = pc.and_(pc.equal(batch["schema"], test.schema), pc.equal(batch["table"], test.table))
+        sel = pc.and_(sel, pc.greater(batch["commit_ts"], test.lo))
+        if test.hi is not None:
+            sel = pc.and_(sel, pc.less_equal(batch["commit_ts"], test.hi))
+        rows = np.flatnonzero(sel.to_numpy(zero_copy_only=False))
+        if not len(rows):
+            continue
+        mine = batch.select(["op", "before", "after"]).take(rows)
+        found = matches(mine["op"].to_pylist(), mine["before"].to_pylist(), mine["after"].to_pylist(), compiled)
+        hit[rows[np.array(found, dtype=bool)]] = True
+    return hit
+
+
+def value_rules(cfg, tracker, lo: int, hi: int, connect: Callable[[], object], changefeed: str | None,
+                tables: list[tuple[str, str]], has_rows: Callable[[str, str, int, int | None], bool]) \
+        -> list[ValueTest]:
+    """The filter stage's value expressions for a window (lo, hi] of `tables`: each row is read
+    with the tracked version of its table at its commit ts; the upstream's catalogue (a
+    connection from `connect`) stands in for versions the tracker does not know.  Empty where no
+    expression matches any of the tables."""
     if not has_expressions(cfg):
-        return dml
-    if tables is None:
-        tables = [(r["schema"], r["table"]) for r in dml.select("schema", "table").distinct().collect()]
+        return []
     tables = [t for t in tables if any(_matcher(r, cfg.case_sensitive).match_table(*t)
                                        for r in cfg.event_filters if any(True for _ in _rule_exprs(r)))]
     if not tables:
-        return dml
+        return []
     tracked = {t: tracker.versions_in(*t, lo, hi) for t in tables}
     unknown = [t for t, vs in tracked.items() if any(info is UNKNOWN for _, info in vs)]
     catalogue = {}
@@ -303,9 +348,6 @@ def drop_ignored_rows(spark, dml, cfg, tracker, lo: int, hi: int, connect: Calla
     versions = {t: [(ts, tracked_columns(info) if isinstance(info, TableInfo)
                      else catalogue.get(t, []) if info is UNKNOWN else None) for ts, info in vs]
                 for t, vs in tracked.items()}
-    ignored = ignored_events(spark, dml, cfg, versions, changefeed)
-    if ignored is None:
-        return dml
-    n = ignored.count()
-    log("rows ignored by value expressions", rows=n)
-    return dml.join(ignored, ["commit_ts", "seq"], "left_anti") if n else dml
+    # NOW() is one instant for the whole cycle, as TiDB's statement-cached now (mysql_eval)
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    return value_tests(cfg, versions, changefeed, now, has_rows)

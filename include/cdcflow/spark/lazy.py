@@ -2,14 +2,13 @@
 its attributes is asked for.
 
 Filter, barrier and apply read a window the cycle's engine keeps here (stages.engine) with pyarrow in their
-own process; only some windows need Spark (a value expression, a table written in commit order,
-a large segment).  `cdcflow changefeed run` hands them an embedded session as a Lazy: a cycle
+own process; only some windows need Spark (a table written in commit order, a large segment,
+a window the engine sends to Spark).  `cdcflow changefeed run` hands them an embedded session as a Lazy: a cycle
 whose stages never touch it starts no JVM, which on two cores took 6-9 core-seconds beside pull
 and kept filter waiting for its start (docs/performance.md).  A frame built from it is a Lazy
 too, so that building the plan does not start the session either.  pyspark's column functions
 (`F.col`, `F.broadcast`) need the session up: code given a frame that may be a Lazy touches the
-frame (or the session) before it builds a column, as filter_stage does with `built` before
-table_joins.drop_rows."""
+frame (or the session, `built`) before it builds a column."""
 
 from __future__ import annotations
 

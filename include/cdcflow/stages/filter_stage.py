@@ -19,10 +19,11 @@ from cdcflow.ddl.shadow_log import ShadowLog
 from cdcflow.ddl.tracker import disagreements
 from cdcflow.filter.assembled import Filter
 from cdcflow.filter import table_joins
-from cdcflow.filter.system_versioning import replica_rows
+from cdcflow.filter.row_rules import RowRules
+from cdcflow.filter.system_versioning import period_spans
 from cdcflow.source import gtid
 from cdcflow.source.binlog import Position
-from cdcflow.spark.lazy import Lazy, built, was_built
+from cdcflow.spark.lazy import Lazy
 from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, DdlError, DdlLog, TableKeys
 from cdcflow.stages.cycle import Cycle
@@ -178,9 +179,34 @@ def _latest_images(cycle: Cycle, window: contracts.Window, dml, latest: list[tup
     return [(s, t, ts, pk, image) for s, t, pk, ts, image in images if (s, t, pk, ts) in wanted]
 
 
-def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
-    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
+def _row_rules(cycle: Cycle, window: contracts.Window, flt: Filter, tracker, tables, keep_tables, joins,
+               ranges: dict) -> RowRules:
+    """What filter.row_rules needs to know of this window, decided here once, and logged.
+    `ranges`: each kept table's valid key over the window (SchemaTracker.key_ranges)."""
+    lo, hi = window.start_ts, window.pulled.resolved_ts
+    joining = {t: p for t, p in joins.items() if t in keep_tables and (p is None or window.start_pos.file is None
+                                                                         or window.start_pos.key() < p)}
+    if joining:
+        cycle.log_event("rows skipped", tables=sorted(f"{s}.{t}" for s, t in joining),
+                        why="before the table's join point: its copy holds them")
+    ignored_ops = flt.ignored_ops(keep_tables)
+    if ignored_ops:
+        cycle.log_event("rows ignored by event filter", kinds=[f"{s}.{t} {op}" for s, t, op in ignored_ops])
+    values = flt.value_tests(tracker, lo, hi, cycle.source.connect, cycle.changefeed_id, keep_tables,
+                             lambda s, t, a, b: rows.has_rows(cycle, window, s, t, a, b))
+    if values:
+        cycle.log_event("rows tested by value expressions", tables=sorted({f"{v.schema}.{v.table}" for v in values}))
+    no_key = flt.ineligible(ranges)
+    for (s, t), spans in no_key.items():
+        cycle.log_event("rows skipped", table=f"{s}.{t}", commit_ts_ranges=spans,
+                    why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
+    # a versioned table's rows as a replica writes them, before any rule reads their op or images
+    periods = period_spans({t: tracker.period_ranges(*t, lo, hi) for t in keep_tables})
+    return RowRules(tables=None if len(keep_tables) == len(tables) else frozenset(keep_tables), joins=joining,
+                    periods=periods, ignored_ops=tuple(ignored_ops), values=tuple(values), ineligible=no_key)
 
+
+def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     window = contracts.WINDOW.read(cycle.folder)
     flt = Filter.build(cycle.config)
     # plans only where a read or a rule needs Spark: a small window that drops nothing needs none
@@ -220,36 +246,8 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     if shadow_tables:
         cycle.log_event("rows skipped", tables=shadow_tables,
                         why="shadow or trash tables of an online schema change (online-ddl)")
-    if len(keep_tables) == len(tables):
-        kept = subset = dml
-    else:
-        def subset_plan():
-            if not keep_tables:
-                return dml.limit(0)
-            wanted = spark.createDataFrame(keep_tables, "schema string, table string")
-            return dml.join(F.broadcast(wanted), ["schema", "table"], "left_semi")
-
-        # planned only if a later rule builds on it; else rows.keep_here copies these tables' rows
-        kept = subset = Lazy(subset_plan)
-    joining = {t: p for t, p in joins.items() if t in keep_tables and (p is None or window.start_pos.file is None
-                                                                         or window.start_pos.key() < p)}
-    if joining:
-        kept = table_joins.drop_rows(built(kept), joining)  # its column expressions need the session up
-        cycle.log_event("rows skipped", tables=sorted(f"{s}.{t}" for s, t in joining),
-                        why="before the table's join point: its copy holds them")
-    # a versioned table's rows as a replica writes them, before any rule reads their op or images
-    periods = {t: tracker.period_ranges(*t, window.start_ts, window.pulled.resolved_ts) for t in keep_tables}
-    kept = replica_rows(spark, kept, periods)
-    kept, ignored_ops = flt.drop_ignored_events(spark, kept, keep_tables)
-    if ignored_ops:
-        cycle.log_event("rows ignored by event filter", kinds=[f"{s}.{t} {op}" for s, t, op in ignored_ops])
-    kept = flt.drop_ignored_values(spark, kept, tracker, window.start_ts, window.pulled.resolved_ts,
-                                   cycle.source.connect, cycle.log_event, cycle.changefeed_id, keep_tables)
     ranges = {t: tracker.key_ranges(*t, window.start_ts, window.pulled.resolved_ts) for t in keep_tables}
-    kept, no_key = flt.drop_ineligible_rows(spark, kept, ranges)
-    for (s, t), spans in no_key.items():
-        cycle.log_event("rows skipped", table=f"{s}.{t}", commit_ts_ranges=spans,
-                    why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
+    rules = _row_rules(cycle, window, flt, tracker, tables, keep_tables, joins, ranges)
     contracts.KEYS.write(cycle.folder, [TableKeys(schema=s, table=t, ranges=rs) for (s, t), rs in ranges.items()])
     kept_set = set(keep_tables)
     kept_latest = [r for r in latest if (r[0], r[1]) in kept_set]
@@ -257,11 +255,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         cycle.log_event("schema drift", detail=note,
                     hint="keys follow the tracked schema; if it is wrong, re-create the changefeed so a new "
                          "catalogue snapshot is taken")
-    if here and subset is not dml and kept is subset and not was_built(subset):
-        copied = rows.keep_here(cycle, window, keep_tables)
-    else:
-        copied = rows.keep(cycle, kept, dml)
-        here = here and not copied  # a rule kept the rows in a Spark plan, which wrote the copy
+    copied = rows.copy_kept(spark, cycle, window, rules)
     named = [contracts.SkippedDdl(commit_ts=e.commit_ts, statement=e.query, why=e.why)
              for e in skipped_ddl[:contracts.SKIPPED_DDL_KEPT]]
     counts = contracts.FilterResult(kept_ddl=len(kept_ddl), skipped_ddl=len(skipped_ddl), tables=len(tables),

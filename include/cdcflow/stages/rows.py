@@ -1,8 +1,8 @@
 """The window's events as the Spark stages read them.
 
-filter drops transactions, tables and rows; where it drops no row event it writes no copy of
-them (a copy is a full rewrite of the window), and barrier and apply read the row events as
-pull wrote them, without the same transactions filter read them without.
+filter drops transactions, tables and rows; where its row rules drop no row event it writes no
+copy of them (a copy is a full rewrite of the window), and barrier and apply read the row events
+as pull wrote them, without the same transactions filter read them without.
 
 What a window drops is one table (`dropped`), applied to a Spark DataFrame (`window_events`)
 and to pyarrow's scan of the same files in this process (`kept_rows_here`), so the two reads
@@ -15,10 +15,10 @@ import functools
 import operator
 from dataclasses import dataclass
 
-import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
+from cdcflow.filter.row_rules import RowRules
 from cdcflow.filter.txn import ignored_transactions
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle
@@ -82,28 +82,34 @@ def row_events(events):
     return events.where(F.col("op") != "ddl")
 
 
-def keep(cycle: Cycle, kept, window_rows) -> bool:
-    """Record the rows filter kept: `kept` written as its copy, unless it is `window_rows` itself
-    (nothing dropped).  Returns whether a copy was written."""
-    copied = kept is not window_rows
-    if copied:
-        kept.write.mode("overwrite").parquet(cycle.folder.path(COPY))
-    else:
-        cycle.folder.remove_folder(COPY)  # an earlier attempt's copy, stale now
+def copy_kept(spark, cycle: Cycle, window: contracts.Window, rules: RowRules) -> bool:
+    """Record the rows filter kept: the window's row events through filter's row rules
+    (`rules.apply`, one function over a batch), written as filter's copy; no copy where the rules
+    drop nothing (barrier and apply then read pull's events).  Over pyarrow's scan in this process,
+    a batch at a time, where the cycle's engine reads the window here (no Spark job, and in the
+    CLI's cycle no JVM: spark.lazy), else inside Spark tasks (mapInArrow) whose partitions Spark
+    writes.  Returns whether a copy was written."""
+    cycle.folder.remove_folder(COPY)  # an earlier attempt's, maybe Spark's in several files
+    copied = not rules.drops_nothing()
+    if copied and read_here(cycle, window):
+        scan = window_events_here(cycle, window, pc.field("op") != "ddl", FIELDS)
+        cycle.folder.write_batches(COPY, (rules.apply(b) for b in scan.to_batches()))
+    elif copied:
+        dml = row_events(window_events(spark, cycle, window))
+        dml.mapInArrow(rules.apply_all, dml.schema).write.mode("overwrite").parquet(cycle.folder.path(COPY))
     contracts.ROWS.write(cycle.folder, contracts.KeptRows(copied=copied))
     return copied
 
 
-def keep_here(cycle: Cycle, window: contracts.Window, tables: list[tuple[str, str]]) -> bool:
-    """keep's copy where filter drops whole tables alone (and a small window, read_here): the
-    window's row events of `tables`, read and written with pyarrow in this process a batch at a
-    time, with no Spark job (and, in the CLI's cycle, no JVM: spark.lazy).  Returns True."""
-    names = pc.binary_join_element_wise(pc.field("schema"), pc.field("table"), "\x00")  # no identifier holds NUL
-    where = (pc.field("op") != "ddl") & names.isin(pa.array([f"{s}\x00{t}" for s, t in tables], pa.string()))
-    cycle.folder.remove_folder(COPY)  # an earlier attempt's, maybe Spark's in several files
-    cycle.folder.write_batches(COPY, window_events_here(cycle, window, where, FIELDS).to_batches())
-    contracts.ROWS.write(cycle.folder, contracts.KeptRows(copied=True))
-    return True
+def has_rows(cycle: Cycle, window: contracts.Window, schema: str, table: str, lo: int, hi: int | None) -> bool:
+    """Whether the window holds a row event of schema.table committed in (lo, hi] (hi None: no
+    end): pull's Parquet read with pyarrow by the driver, which reaches the event store in every
+    place (a rare question: a value expression a table version cannot evaluate)."""
+    where = (pc.field("op") != "ddl") & (pc.field("schema") == schema) & (pc.field("table") == table) \
+        & (pc.field("commit_ts") > lo)
+    if hi is not None:
+        where &= pc.field("commit_ts") <= hi
+    return window_events_here(cycle, window, where, ("seq",)).head(1).num_rows > 0
 
 
 def _copied(cycle: Cycle) -> bool:
