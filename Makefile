@@ -83,19 +83,22 @@ demo: setup
 # make bench [PARTS=replication,scaling,pull,launchers,snapshot,feeds,large_txn,lag,tables,join] [ROWS=300000]
 #            [SCALE=10000,100000,1000000|none] [LAUNCHERS=10000,100000|none] [PULL=<ranges>] [SHAPE=oltp|bulk]
 #            [SNAPSHOT=2000000,10000000] [THREADS=4] [LARGE_TXN=1000000,5000000] [LAG_RATES=1000,5000] [LAG_SECONDS=120]
-#            [TABLES=100,1000,10000] [JOIN=1000000]
+#            [TABLES=100,1000,10000] [JOIN=1000000] [CATCHUP=300000,2500000] [CATCHUP_SHAPES=oltp,bulk]
+#            [CLUSTER=2500000|none]
 # The snapshot, lag, tables and join parts run when PARTS names them or SNAPSHOT= / LAG_RATES= / TABLES= / JOIN=
 # is given;
 # the snapshot part runs once per SNAPSHOT size;
 # the feeds part (20 changefeeds on one airflow standalone: DAG parse, the Changefeeds page, cycles on one
-# Spark Connect server) and large_txn when PARTS names them.
+# Spark Connect server), large_txn and catchup (catch-ups on engine auto and forced to Spark, and on a standalone
+# cluster at CLUSTER rows) when PARTS names them.
 bench: setup
 	$(PY) -m cdcflow_devtools.bench $(if $(PARTS),--parts $(PARTS)) $(if $(ROWS),--rows $(ROWS)) \
 	  $(if $(SCALE),--scale $(SCALE)) $(if $(LAUNCHERS),--launchers $(LAUNCHERS)) $(if $(SHAPE),--shape $(SHAPE)) \
 	  $(if $(PULL),--pull $(PULL)) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
 	  $(if $(THREADS),--snapshot-threads $(THREADS)) $(if $(LARGE_TXN),--large-txn $(LARGE_TXN)) \
 	  $(if $(LAG_RATES),--lag-rates $(LAG_RATES)) $(if $(LAG_SECONDS),--lag-seconds $(LAG_SECONDS)) \
-	  $(if $(TABLES),--tables $(TABLES)) $(if $(JOIN),--join $(JOIN))
+	  $(if $(TABLES),--tables $(TABLES)) $(if $(JOIN),--join $(JOIN)) $(if $(CATCHUP),--catchup $(CATCHUP)) \
+	  $(if $(CATCHUP_SHAPES),--catchup-shapes $(CATCHUP_SHAPES)) $(if $(CLUSTER),--catchup-cluster $(CLUSTER))
 
 # The seeded random workload with SEEDS more seeds, drawn at random (make test runs three fixed ones):
 # make random-workload [SEEDS=20]; a failing seed is printed and CDCFLOW_RANDOM_SEED=<seed> replays it.

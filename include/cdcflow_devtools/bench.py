@@ -281,14 +281,15 @@ def machine_text() -> str:
             f"load average before the run {load[0]:.2f}")
 
 
-PARTS = ("replication", "scaling", "pull", "launchers", "snapshot", "feeds", "large_txn", "lag", "tables", "join")
+PARTS = ("replication", "scaling", "pull", "launchers", "snapshot", "feeds", "large_txn", "lag", "tables", "join",
+         "catchup")
 # the parts past the default when PARTS= asks (or SNAPSHOT= / LAG_RATES= / TABLES=); the pull table needs the
 # replication part's window
 DEFAULT_PARTS = ("replication", "scaling", "pull", "launchers")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from cdcflow_devtools import bench_join, bench_lag, bench_snapshot, bench_tables
+    from cdcflow_devtools import bench_catchup, bench_join, bench_lag, bench_snapshot, bench_tables
 
     p = argparse.ArgumentParser(prog="python -m cdcflow_devtools.bench", description=__doc__.split("\n")[0])
     p.add_argument("--parts", default=os.environ.get("BENCH_PARTS"),
@@ -328,6 +329,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--join", type=int, default=None,
                    help=f"rows of the table the join part adds to a running changefeed (default "
                         f"{bench_join.DEFAULT_ROWS:,}); giving it adds the part")
+    p.add_argument("--catchup", default=",".join(map(str, bench_catchup.DEFAULT_SIZES)),
+                   help="window sizes of the catchup part, comma-separated, each caught up on engine auto and "
+                        "forced to Spark (default 300000,2500000)")
+    p.add_argument("--catchup-shapes", default="oltp,bulk", help="the catchup part's shapes (default oltp,bulk)")
+    p.add_argument("--catchup-cluster", default=str(bench_catchup.DEFAULT_CLUSTER),
+                   help="the catchup size also caught up on a standalone cluster of two workers, or 'none' "
+                        f"(default {bench_catchup.DEFAULT_CLUSTER})")
     p.add_argument("--dir", default=str(DEFAULT_DIR), help="where the servers and CDCFLOW_HOME live")
     a = p.parse_args(argv)
     parts = [x.strip() for x in a.parts.split(",") if x.strip()] if a.parts else \
@@ -341,6 +349,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     a.lag_rates = _sizes(a.lag_rates or ",".join(map(str, bench_lag.DEFAULT_RATES)))
     a.tables = a.tables or ",".join(map(str, bench_tables.DEFAULT_SIZES))
     a.join = a.join or bench_join.DEFAULT_ROWS
+    a.catchup = _sizes(a.catchup)
+    a.catchup_shapes = [s.strip() for s in a.catchup_shapes.split(",") if s.strip()]
+    a.catchup_cluster = None if a.catchup_cluster == "none" else int(a.catchup_cluster)
     return a
 
 
@@ -364,7 +375,8 @@ def _part(name: str, errors: list[str], run, *args):
 
 def main(argv: list[str] | None = None) -> int:
     from cdcflow_devtools import (
-        bench_feeds, bench_join, bench_lag, bench_large_txn, bench_launchers, bench_pull, bench_snapshot, bench_tables,
+        bench_catchup, bench_feeds, bench_join, bench_lag, bench_large_txn, bench_launchers, bench_pull, bench_snapshot,
+        bench_tables,
     )
 
     a = parse_args(argv)
@@ -409,6 +421,8 @@ def main(argv: list[str] | None = None) -> int:
         tables = _part("tables", errors, bench_tables.tables_table, servers, _sizes(a.tables), home, base) \
             if "tables" in a.parts else None
         join = _part("join", errors, bench_join.join_table, servers, a.join, home, base) if "join" in a.parts else None
+        catchup = _part("catchup", errors, bench_catchup.catchup_table, servers, a.catchup, a.catchup_shapes,
+                        a.catchup_cluster, home, base) if "catchup" in a.parts else None
     finally:
         stop_servers(servers)
     x, y = report(main_res, scale, machine) if main_res else (0.0, 0.0)
@@ -420,9 +434,10 @@ def main(argv: list[str] | None = None) -> int:
     bench_lag.report(lag)
     bench_tables.report(tables)
     bench_join.report(join)
+    bench_catchup.report(catchup)
     results = {"machine": machine, "parts": a.parts, "main": main_res, "scaling": scale, "pull": pull,
                "launchers": launchers, "snapshot": snap, "feeds": feeds, "large_txn": large, "lag": lag,
-               "tables": tables, "join": join,
+               "tables": tables, "join": join, "catchup": catchup,
                "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
                "total_seconds": time.perf_counter() - t0}
     if snap:
@@ -434,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
                   and all(e["identical"] for e in (pull or {}).get("rows", []))
                   and bench_snapshot.consistent(snap) and (feeds or {}).get("consistent", True)
                   and all(e["consistent"] for e in large or []) and bench_tables.consistent(tables)
-                  and (join or {}).get("consistent", True))
+                  and (join or {}).get("consistent", True) and bench_catchup.consistent(catchup))
     if not consistent:
         print("RESULT: a downstream DIFFERS from the upstream, or verify and pt-table-sync disagree (see above)")
     for e in errors:

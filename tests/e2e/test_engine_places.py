@@ -5,7 +5,7 @@ filter drops, a key-changing update) replicates alike in the stage's process and
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import assert_consistent, cli_json, create_changefeed, fresh_schema
+from e2e_helpers import assert_consistent, cli_json, create_changefeed, fresh_schema, query
 
 pytestmark = pytest.mark.e2e
 
@@ -46,6 +46,9 @@ def test_the_engine_puts_each_row_step_where_the_config_says(mariadb_pair, spark
     assert applied["rows_in"] == 7 and applied["ddl_applied"] == 1
     assert (applied["segments_in_process"], applied["segments_in_spark"]) == (
         (2, 0) if apply_place == "process" else (0, 2))
+    # and the last runs `query` (and the Changefeeds page) show say so
+    last = query(capsys, schema.replace("_", "-"))["cdcflow"]["last_runs"][0]
+    assert last["stage_places"] == {"filter": place, "barrier": place, "apply": apply_place}
     down.execute(f"DROP TABLE {schema}.skipped")  # not replicated: compared without it
     up.execute(f"DROP TABLE {schema}.skipped")
     assert_consistent(up, down, [schema])

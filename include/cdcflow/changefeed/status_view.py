@@ -128,7 +128,8 @@ def run_origin(run) -> str:
 def run_summary(run) -> dict:
     """One recent cycle as `query` and the page show it: its mode and origin, times as text,
     its error, its figures (events pulled, rows written, DDLs applied, the DDLs it did not run
-    downstream with why, which the event store forgets), seconds per stage, the checkpoint
+    downstream with why, which the event store forgets), seconds per stage and where the row
+    stages ran, the checkpoint
     before and after and how far it read the upstream (resolved ts)."""
     stats = run.stats or {}
     filtered, applied = stats.get("filter") or {}, stats.get("apply") or {}
@@ -141,8 +142,22 @@ def run_summary(run) -> dict:
             "ddl_skipped": filtered.get("skipped_ddl", 0), "skipped_ddls": filtered.get("skipped", []),
             "stage_seconds": {stage: stats[f"{stage}_seconds"] for stage in (*STAGES, "wait_index")
                               if f"{stage}_seconds" in stats},
+            "stage_places": stage_places(stats),
             "checkpoint_before": run.start_ts, "checkpoint_after": after.get("checkpoint_ts"),
             "resolved_ts": after.get("resolved_ts")}
+
+
+def stage_places(stats: dict) -> dict[str, str]:
+    """Where each row stage of a cycle ran (stages.engine): "process" (the stage's own process),
+    "spark" (Spark tasks), or for apply "process+spark" when its segments went both ways; a stage
+    that did not run, or a cycle older than the engine's record, has none."""
+    out = {stage: stats[stage]["ran_in"] for stage in ("filter", "barrier")
+           if isinstance(stats.get(stage), dict) and stats[stage].get("ran_in")}
+    applied = stats.get("apply") if isinstance(stats.get("apply"), dict) else {}
+    here, spark = applied.get("segments_in_process", 0), applied.get("segments_in_spark", 0)
+    if here or spark:
+        out["apply"] = "+".join(p for p, n in (("process", here), ("spark", spark)) if n)
+    return out
 
 
 def lag_history(runs, now: dict | None = None) -> list[dict]:

@@ -1,0 +1,123 @@
+"""`make bench PARTS=catchup [CATCHUP=300000,2500000] [SHAPE=oltp|bulk|both] [CLUSTER=2500000|none]`:
+catch-ups of large windows in both places the row steps run (stages.engine).
+
+Per shape and size, one workload is written upstream and caught up, one cycle each, by two
+changefeeds from the same start: one with `engine = "auto"` (the stage's process within the
+local bounds, Spark tasks beyond) into cdcflow's downstream, one with `engine = "spark"` (every row
+step in Spark tasks, on the embedded session) into the binlog peer's server.  At the CLUSTER size
+a third changefeed forced to Spark runs its tasks on a standalone cluster of two one-core workers
+(the event store a file:// URI all of them reach) into the replica peer's server.
+
+Each line: changes/s, the stages' seconds, where each stage ran, the peak memory of the cycle's
+processes (the CLI's tree: the driver, an embedded JVM and its Python workers; a cluster's
+executors are the workers' and not in it), the core-seconds by kind (bench_census), the share of
+them Spark spent (JVM and Python workers, the executors included on the cluster), and the
+changes/s against the same shape's smallest window on `auto` in the same run.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+DEFAULT_SIZES = (300_000, 2_500_000)
+DEFAULT_CLUSTER = 2_500_000
+ENGINES = ("auto", "spark")
+_STAGES = ("pull", "filter", "barrier", "apply")
+
+
+def catchup_table(servers, sizes: list[int], shapes: list[str], cluster_size: int | None, home: Path,
+                  log_dir: Path) -> list[dict]:
+    from cdcflow_devtools import bench_peers, spark_standalone
+    from cdcflow_devtools.bench_common import say
+
+    bench_peers.reset_replica(servers.replica)  # a plain downstream here, not a replica
+    out = []
+    for shape in shapes:
+        for n in sizes:
+            places = {"auto": (servers.cdcflow, ""), "spark": (servers.binlog, "")}
+            cluster = None
+            if cluster_size == n:
+                cluster = spark_standalone.start(log_dir / f"catchup-cluster-{shape}-{n}", workers=2)
+                store = f"file://{log_dir / f'catchup-events-{shape}-{n}'}"
+                places["cluster"] = (servers.replica, f"spark-master = \"{cluster.master_url}\"\n"
+                                                      f"event-store = \"{store}\"\n")
+            try:
+                out += _catchup(servers, n, shape, places, cluster, home, log_dir, say)
+            finally:
+                if cluster is not None:
+                    cluster.stop()
+    return out
+
+
+def _catchup(servers, n: int, shape: str, places: dict, cluster, home: Path, log_dir: Path, say) -> list[dict]:
+    from cdcflow_devtools import bench_workload
+    from cdcflow_devtools.bench_common import create_changefeed, run_cycle_measured, run_workload, verify
+
+    for s in (servers.up, *(down for down, _ in places.values())):
+        bench_workload.create_snapshot(s)
+    ids = {}
+    for place, (down, extra) in places.items():
+        engine = "auto" if place == "auto" else "spark"
+        ids[place] = f"catchup-{shape}-{n}-{place}"
+        create_changefeed(ids[place], servers.up, down, home, f"[cdcflow]\nengine = \"{engine}\"\n{extra}")
+    say(f"catch-up ({shape}): writing {n:,} row changes upstream")
+    _plan, done, _ = run_workload(servers.up, n, shape)
+    out = []
+    for place, (down, _extra) in places.items():
+        roots = [p.pid for p in cluster.processes] if place == "cluster" else []
+        say(f"catch-up ({shape}): {done:,} row changes, one cycle, {place}")
+        t0 = time.time()
+        cyc = run_cycle_measured(ids[place], done, log_dir, cpu={"roots": roots, "fixed": {}})
+        ok = not verify(servers.up, down, f"the {place} catch-up's downstream after {done:,}")
+        out.append({"shape": shape, "rows": done, "place": place, "wall_seconds": cyc.wall_seconds,
+                    "peak_rss_bytes": cyc.peak_rss_bytes, "stats": cyc.stats, "census": cyc.census,
+                    "consistent": ok, "started": t0})
+    return out
+
+
+def _core_seconds(census: dict | None) -> dict[str, float]:
+    total: dict[str, float] = {}
+    for stage in (census or {}).get("stages", []):
+        for kind, secs in stage["core_seconds"].items():
+            total[kind] = total.get(kind, 0.0) + secs
+    return total
+
+
+def _where(stats: dict) -> str:
+    ap = stats.get("apply") or {}
+    return (f"filter {(stats.get('filter') or {}).get('ran_in', '?')}, barrier "
+            f"{(stats.get('barrier') or {}).get('ran_in', '?')}, apply {ap.get('segments_in_process', 0)} here / "
+            f"{ap.get('segments_in_spark', 0)} in Spark")
+
+
+def report(rows: list[dict] | None) -> None:
+    from cdcflow_devtools.bench_common import fmt_bytes, fmt_rate, rate
+
+    if not rows:
+        return
+    print()
+    print("catch-ups, one cycle each (peak memory: the CLI's process tree; Spark share: the JVM's and Python "
+          "workers' core-seconds over all of cdcflow's and Spark's):")
+    print(f"{'shape':>6}{'row changes':>13}{'place':>9}{'cycle s':>9}{'changes/s':>11}{'vs smallest':>12}"
+          f"{'peak memory':>13}{'Spark share':>12}{'consistent':>11}  stages (s)")
+    smallest = {}
+    for r in sorted(rows, key=lambda r: (r["shape"], r["rows"])):
+        if r["place"] == "auto":
+            smallest.setdefault(r["shape"], rate(r["rows"], r["wall_seconds"]))
+    for r in rows:
+        speed = rate(r["rows"], r["wall_seconds"])
+        base = smallest.get(r["shape"])
+        cores = _core_seconds(r["census"])
+        ours = sum(cores.get(k, 0.0) for k in ("cdcflow", "JVM", "Python workers"))
+        spark = cores.get("JVM", 0.0) + cores.get("Python workers", 0.0)
+        stages = ", ".join(f"{s} {float(r['stats'].get(f'{s}_seconds') or 0):.1f}" for s in _STAGES)
+        print(f"{r['shape']:>6}{r['rows']:>13,}{r['place']:>9}{r['wall_seconds']:>9.1f}{fmt_rate(speed):>11}"
+              f"{(speed / base if speed and base else 0.0):>11.2f}x{fmt_bytes(r['peak_rss_bytes']):>13}"
+              f"{(spark / ours if ours else 0.0):>11.0%} {'yes' if r['consistent'] else 'NO':>10}  {stages}")
+        print(f"{'':>27}where: {_where(r['stats'])}; core-seconds: "
+              + ", ".join(f"{k} {v:.1f}" for k, v in cores.items() if v))
+
+
+def consistent(rows: list[dict] | None) -> bool:
+    return all(r["consistent"] for r in rows or [])
