@@ -24,7 +24,7 @@ from cdcflow.core.event import Event
 from cdcflow.core.sql_mode import from_bits
 from cdcflow.core.uri import DbUri
 from cdcflow.core.wording import CLI, Words
-from cdcflow.source import binlog_events, patches, transaction_control
+from cdcflow.source import binlog_events, event_types, patches, transaction_control
 from cdcflow.source.gtid import GtidPosition, is_anonymous
 from cdcflow.source.gtid_locate import gtid_at
 from cdcflow.source.position import Position, available_logs
@@ -51,18 +51,54 @@ def connect_upstream(uri: DbUri, changefeed: str | None = None):
 
 
 def check_upstream(uri: DbUri, changefeed: str | None = None) -> None:
-    """Refuse an upstream whose binlog cannot give full row images with column names."""
+    """Refuse an upstream whose binlog cannot give full row images with column names, or writes
+    events pull refuses (source.event_types): MySQL 8's JSON diffs, MariaDB's compressed events.
+    Variables a server lacks (MariaDB has neither of MySQL's, MySQL not MariaDB's) are not listed,
+    so not checked."""
     conn = connect_upstream(uri, changefeed)
     try:
         with conn.cursor() as cur:
             cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN ('log_bin','binlog_format',"
-                        "'binlog_row_image','binlog_row_metadata')")
+                        "'binlog_row_image','binlog_row_metadata'," + ",".join(f"'{v}'" for v in WRITES_REFUSED) + ")")
             got = {k.lower(): str(v).upper() for k, v in cur.fetchall()}
     finally:
         conn.close()
+    check_binlog_variables(got, uri.redacted(), changefeed)
+
+
+# variables (as SHOW GLOBAL VARIABLES names them) whose value makes the upstream write events pull
+# refuses or cannot read -> (is that value refused?, what it writes, what to set)
+WRITES_REFUSED = {
+    "binlog_row_value_options": (
+        lambda v: "PARTIAL_JSON" in v,
+        "JSON columns' updates as diffs (PARTIAL_UPDATE_ROWS_EVENT), which cdcflow does not apply",
+        "SET GLOBAL binlog_row_value_options=''"),
+    "log_bin_compress": (
+        lambda v: v in ("ON", "1"),
+        "compressed events (QUERY_COMPRESSED_EVENT, *_ROWS_COMPRESSED_EVENT), which cdcflow does not read",
+        "SET GLOBAL log_bin_compress=OFF"),
+    "binlog_transaction_compression": (
+        lambda v: v in ("ON", "1") and not _zstd_installed(),
+        "zstd-compressed transactions (TRANSACTION_PAYLOAD_EVENT), which cdcflow reads with the zstandard "
+        "package, not installed here (pip install -c constraints.txt zstandard)",
+        "SET GLOBAL binlog_transaction_compression=OFF"),
+}
+
+
+def _zstd_installed() -> bool:
+    try:
+        import zstandard  # noqa: F401  lazy: only a MySQL 8 upstream's compressed transactions need it
+    except ImportError:
+        return False
+    return True
+
+
+def check_binlog_variables(got: dict[str, str], upstream: str, changefeed: str | None = None) -> None:
+    """check_upstream's verdict on the upstream's global variables (lower-case names, upper-case
+    values; a variable the server lacks is absent)."""
     if got.get("log_bin") not in ("ON", "1"):
         raise CdcflowError(
-            f"the upstream {uri.redacted()} does not write a binlog (log_bin=OFF)",
+            f"the upstream {upstream} does not write a binlog (log_bin=OFF)",
             changefeed=changefeed, code=UPSTREAM_BINLOG,
             hint="start the server with --log-bin and --binlog-format=ROW --binlog-row-image=FULL "
                  "--binlog-row-metadata=FULL",
@@ -70,10 +106,18 @@ def check_upstream(uri: DbUri, changefeed: str | None = None) -> None:
     for var, want in REQUIRED_VARIABLES.items():
         if got.get(var) != want:
             raise CdcflowError(
-                f"the upstream {uri.redacted()} has {var}={got.get(var, 'unset')}, cdcflow needs {var}={want}",
+                f"the upstream {upstream} has {var}={got.get(var, 'unset')}, cdcflow needs {var}={want}",
                 changefeed=changefeed, code=UPSTREAM_BINLOG,
                 hint=f"run SET GLOBAL {var}='{want}' on the upstream and put {var}={want} in its "
                      f"configuration file so it survives a restart",
+            )
+    for var, (refused, writes, fix) in WRITES_REFUSED.items():
+        if var in got and refused(got[var]):
+            raise CdcflowError(
+                f"the upstream {upstream} has {var}={got[var]}: its binlog would hold {writes}",
+                changefeed=changefeed, code=UPSTREAM_BINLOG,
+                hint=f"run {fix} on the upstream and set it in its configuration file so it survives a restart "
+                     f"(a session that sets {var} itself still writes such events: pull stops at them)",
             )
 
 
@@ -116,6 +160,7 @@ def open_stream(uri: DbUri, server_id: int, start: Position, only_events: list):
         connection_settings={**uri.connection_args(), "charset": "utf8mb4"},  # its socket times out too
         server_id=server_id, resume_stream=True, blocking=False, log_file=start.file, log_pos=start.pos,
         only_events=only_events,
+        filter_non_implemented_events=False,  # NotImplementedEvent, where asked for: source.event_types
         is_mariadb=False,  # True ignores log_file/log_pos (a GTID-only dump); file+pos works on both
         enable_logging=False,
     )
@@ -199,27 +244,14 @@ class BinlogReader:
         transaction rolled back after rows went out is added to `self.aborted_ts`; the rows a
         ROLLBACK TO undid, to `self.rolled_back`.
         """
-        from pymysqlreplication.event import (  # lazy: only binlog readers load mysql-replication
-            ExecuteLoadQueryEvent,
-            GtidEvent,
-            MariadbGtidEvent,
-            QueryEvent,
-            RotateEvent,
-            XidEvent,
-        )
-        # lazy: only binlog readers load mysql-replication
-        from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
-
-        stream = open_stream(self.uri, self.server_id, self.start,
-                             [QueryEvent, XidEvent, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent,
-                              MariadbGtidEvent, GtidEvent, RotateEvent, ExecuteLoadQueryEvent])
+        stream = self._open_stream(read_event_classes())
         cur_file = self.start.file
         head = self.head.key()
         trx_ts: int | None = None
         trx_start = Position(self._file, self._pos)
         trx_gtid: str | None = None
         seq = 0
-        session = SessionVars(self.uri)
+        session = self._session()
 
         def begin(ev_time: int) -> bool:
             nonlocal trx_ts, seq
@@ -254,6 +286,8 @@ class BinlogReader:
                     continue
                 if trx_ts is None and (cur_file, ev_start) >= head:
                     break  # later transactions belong to the next cycle
+                if kind == binlog_events.REFUSED:
+                    raise event_types.refusal(rec[3], cur_file, rec[5], rec[6], rec[4], rec[7])
                 if kind == binlog_events.GTID:
                     if not begin(ev_time):
                         break
@@ -321,6 +355,13 @@ class BinlogReader:
             # the stream ended inside a transaction: its rows must not be applied yet
             self.aborted_ts.add(trx_ts)
 
+    def _open_stream(self, only_events: list):
+        """The binlog dump read (source.binlog_file reads a file instead)."""
+        return open_stream(self.uri, self.server_id, self.start, only_events)
+
+    def _session(self) -> SessionVars:
+        return SessionVars(self.uri)
+
     def _savepoint(self, what: str, name: str, trx_ts: int, seq: int) -> None:
         """A SAVEPOINT, ROLLBACK TO or RELEASE SAVEPOINT of the transaction at `trx_ts`, whose
         next row is `seq` (source.transaction_control says why the rows undone are all a
@@ -339,9 +380,41 @@ class BinlogReader:
         return tso.for_binlog_event(self.last_ts, ev_time)
 
 
+def read_event_classes() -> list:
+    """The mysql-replication event classes BinlogReader reads: those it makes records of, and
+    those mysql-replication would drop unread, which source.event_types passes over or refuses."""
+    from pymysqlreplication.event import (  # lazy: only binlog readers load mysql-replication
+        ExecuteLoadQueryEvent,
+        GtidEvent,
+        MariadbGtidEvent,
+        NotImplementedEvent,
+        QueryEvent,
+        RotateEvent,
+        XidEvent,
+    )
+    from pymysqlreplication.row_event import (  # lazy: as above
+        DeleteRowsEvent,
+        PartialUpdateRowsEvent,
+        UpdateRowsEvent,
+        WriteRowsEvent,
+    )
+
+    return [QueryEvent, XidEvent, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent, MariadbGtidEvent, GtidEvent,
+            RotateEvent, ExecuteLoadQueryEvent, NotImplementedEvent, PartialUpdateRowsEvent]
+
+
 def _decoded_rows(ev, file: str) -> list:
     """A rows event's rows, or an error naming the table and the binlog position of the event
-    whose values the decoder cannot read (a column's own error names it: column_types)."""
+    whose values the decoder cannot read (a column's own error names it: column_types), or
+    whose table map names no columns (mysql-replication would call them UNKNOWN_COL0, ...)."""
+    if not all(c.name for c in ev.columns):
+        at = ev.packet.log_pos - ev.packet.event_size
+        raise CdcflowError(
+            f"a rows event of {ev.schema}.{ev.table} at {file}:{at} has no column names: the upstream wrote its "
+            "table map with binlog_row_metadata=MINIMAL, and cdcflow matches values to columns by name",
+            code=UPSTREAM_BINLOG,
+            hint="run SET GLOBAL binlog_row_metadata='FULL' on the upstream (and set it in its configuration "
+                 "file), then re-copy the table and start the changefeed after this event")
     try:
         return ev.rows
     except CdcflowError as e:

@@ -9,6 +9,11 @@ kind a GTID, a position, a statement or a rows event's images.  Those come as tu
     (QUERY,  start, time, end, statement, event)   event: mysql-replication's (None for a bare BEGIN)
     (ROWS,   start, time, table, flags, op, rows)  table: a TableInfo; rows: [(before, after)] as
                                                    image text, or the mysql-replication event to decode
+    (REFUSED, start, time, type, table, at, end, in_payload)  an event pull refuses (source.event_types):
+                                                   its type, a rows event's table ("schema.table" or
+                                                   None), where it starts in its file (in_payload:
+                                                   the TRANSACTION_PAYLOAD holding it starts there)
+                                                   and its end_log_pos; BinlogReader raises it
 
 `end` is the byte after the event in its binlog file; `start` is `end` less mysql-replication's
 event_size, which leaves out the 19-byte header and the checksum: BinlogReader has always
@@ -18,7 +23,8 @@ give them: mysql-replication's event objects mapped one by one (`python_records`
 reference), and the compiled reader (source/compiled_reader.pyx, `compiled_records`), which reads
 the stream connection's packets itself, decodes the frequent events (GTID, XID, BEGIN, table
 maps seen before, rows events of tables whose every column it can read) in compiled code, and
-hands every other packet to mysql-replication through `Slow`.  The compiled reader is the
+hands every other packet to mysql-replication through `Slow`.  A MySQL 8 TRANSACTION_PAYLOAD
+event is read as the events it holds (source.transaction_payload), by both.  The compiled reader is the
 default (CDCFLOW_BINLOG_READER=python asks for the reference); where it is missing, the Python
 reader runs and the log says so once.
 """
@@ -36,11 +42,11 @@ from dataclasses import dataclass
 
 from cdcflow.core.row_codec import encode_image
 from cdcflow.core.system_schemas import is_system_schema
-from cdcflow.source import row_decoder
+from cdcflow.source import event_types, row_decoder, transaction_payload
 
 log = logging.getLogger(__name__)
 
-ROTATE, GTID, XID, QUERY, ROWS = range(5)
+ROTATE, GTID, XID, QUERY, ROWS, REFUSED = range(6)
 READER_ENV = "CDCFLOW_BINLOG_READER"  # "compiled" or "python"; unset: DEFAULT_READER
 DEFAULT_READER = "compiled"
 _ROW_OPS = {"WriteRowsEvent": "insert", "DeleteRowsEvent": "delete", "UpdateRowsEvent": "update"}
@@ -90,6 +96,13 @@ def record_of(ev) -> tuple | None:
     """The record of one mysql-replication event (None: an event BinlogReader passes over)."""
     name = type(ev).__name__
     start = ev.packet.log_pos - ev.event_size
+    if name in ("NotImplementedEvent", "PartialUpdateRowsEvent"):  # what mysql-replication would drop
+        if ev.event_type in event_types.PASSED_OVER:
+            return None
+        inner = getattr(ev.packet.packet, "payload_start", None)  # an event a TRANSACTION_PAYLOAD held
+        at = ev.packet.log_pos - ev.packet.event_size if inner is None else inner
+        table = f"{ev.schema}.{ev.table}" if name == "PartialUpdateRowsEvent" else None
+        return (REFUSED, start, ev.timestamp, ev.event_type, table, at, ev.packet.log_pos, inner is not None)
     if name == "RotateEvent":
         return (ROTATE, start, ev.timestamp, ev.next_binlog, ev.position)
     if name in ("MariadbGtidEvent", "GtidEvent"):
@@ -146,6 +159,7 @@ class Slow:
         from pymysqlreplication.packet import BinLogPacketWrapper  # lazy: as above
 
         self.stream, self._packet, self._wrapper = stream, MysqlPacket, BinLogPacketWrapper
+        self.payload_start = None  # where the TRANSACTION_PAYLOAD holding the packets parsed now starts
         self._allowed = stream._BinLogStreamReader__allowed_events
         self._allowed_in_packet = stream._BinLogStreamReader__allowed_events_in_packet
 
@@ -158,8 +172,13 @@ class Slow:
         from pymysqlreplication.constants import BINLOG  # lazy: only binlog readers load mysql-replication
 
         s, p = self.stream, "_BinLogStreamReader__"
+        if self.payload_start is None:
+            packet = self._packet(payload, s._stream_connection.encoding)
+        else:
+            packet = transaction_payload.InnerPacket(payload, s._stream_connection.encoding)
+            packet.payload_start = self.payload_start
         wrapped = self._wrapper(
-            self._packet(payload, s._stream_connection.encoding), s.table_map, s._ctl_connection, s.mysql_version,
+            packet, s.table_map, s._ctl_connection, s.mysql_version,
             getattr(s, p + "use_checksum"), self._allowed_in_packet, getattr(s, p + "only_tables"),
             getattr(s, p + "ignored_tables"), getattr(s, p + "only_schemas"), getattr(s, p + "ignored_schemas"),
             getattr(s, p + "freeze_schema"), getattr(s, p + "ignore_decode_errors"),
@@ -190,6 +209,11 @@ class Slow:
     def record(self, payload: bytes) -> tuple | None:
         ev = self.event(payload)
         return None if ev is None else record_of(ev)
+
+    def payload(self, payload: bytes) -> list[bytes]:
+        """The packets of the events a TRANSACTION_PAYLOAD event's packet holds."""
+        s = self.stream
+        return transaction_payload.packets(payload, getattr(s, "_BinLogStreamReader__use_checksum"), s.log_file)
 
     def table(self, payload: bytes):
         """(TableInfo, row_decoder.column_specs, the table's id, its mysql-replication Table) of a

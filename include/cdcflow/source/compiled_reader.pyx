@@ -9,7 +9,9 @@ events need too), and the rows events (v1, v2) of tables whose every column has 
 row_decoder's table (_spec) and whose images are FULL.  Each column's text is written as
 row_decoder's reader writes it; anything unexpected in a rows event (a short packet, bytes
 that are no text of the column's charset, ...) sends the whole event to mysql-replication,
-which decodes it or raises the error the Python reader raises.
+which decodes it or raises the error the Python reader raises.  A TRANSACTION_PAYLOAD event
+(MySQL 8's binlog_transaction_compression) is replaced by the packets of the events it holds
+(binlog_events.Slow.payload), read here as any other.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -44,6 +46,7 @@ cdef enum:
     XID_EVENT = 16
     TABLE_MAP_EVENT = 19
     ANONYMOUS_GTID_EVENT = 34
+    TRANSACTION_PAYLOAD_EVENT = 40
     MARIADB_GTID_EVENT = 162
     MAX_PACKET = 0xFFFFFF
     TABLE_CACHE_ENTRIES = 4096  # as source.table_maps' cache
@@ -177,6 +180,16 @@ cdef Plan make_plan(object info, object specs, object table):
             p.cols[i].a, p.cols[i].b = spec[1], spec[2]
         p.cols[i].kind = kind
     return p
+
+
+cdef inline bint is_full(const uint8_t* bitmap, bytes full, Py_ssize_t nb):
+    """row_decoder.is_full: every column's bit set (MySQL 8 sets the bits past the last too)."""
+    cdef const uint8_t* f = <const uint8_t*>PyBytes_AS_STRING(full)
+    cdef Py_ssize_t i
+    for i in range(nb):
+        if bitmap[i] & f[i] != f[i]:
+            return False
+    return True
 
 
 cdef inline u64 le(const uint8_t* d, int n):
@@ -491,6 +504,8 @@ cdef class Records:
     cdef dict tables  # a Table_map event's bytes -> Plan
     cdef dict by_id  # table id -> Plan
     cdef Buf before, after
+    cdef list pending  # the packets of the events of a TRANSACTION_PAYLOAD read last, from `next_inner`
+    cdef Py_ssize_t next_inner
 
     def __init__(self, conn, use_checksum, slow, row_ops, log_pos):
         self.conn, self.slow, self.row_ops, self.log_pos = conn, slow, row_ops, log_pos
@@ -569,10 +584,21 @@ cdef class Records:
         cdef Py_ssize_t n, body, end
         cdef uint32_t timestamp, server_id, event_size, log_pos
         cdef int etype
+        cdef bint inner
         while True:
-            got = self._packet()
-            if got is None:
-                raise StopIteration
+            inner = False
+            if self.pending is not None:
+                if self.next_inner < len(self.pending):
+                    got = self.pending[self.next_inner]
+                    self.next_inner += 1
+                    inner = True
+                else:
+                    self.pending = None
+                    self.slow.payload_start = None
+            if not inner:
+                got = self._packet()
+                if got is None:
+                    raise StopIteration
             payload = got
             d = <const uint8_t*>PyBytes_AS_STRING(payload)
             n = PyBytes_GET_SIZE(payload)
@@ -588,8 +614,12 @@ cdef class Records:
             # where BinlogReader takes the event to start: the end less mysql-replication's
             # event_size, which leaves out the header and the checksum (binlog_events.record_of)
             start = <i64>log_pos - <i64>event_size + 19 + self.checksum
-            if log_pos and etype != ROTATE_EVENT:
-                self.log_pos = log_pos
+            if log_pos and etype != ROTATE_EVENT and not inner:
+                self.log_pos = log_pos  # a payload's events end where it does: read, it is read whole
+            if etype == TRANSACTION_PAYLOAD_EVENT and not inner:
+                self.pending, self.next_inner = self.slow.payload(payload), 0
+                self.slow.payload_start = <i64>log_pos - <i64>event_size
+                continue
             if end > n or end < body or (not self.layout and etype != FORMAT_DESCRIPTION_EVENT):
                 rec = self.slow.record(payload)
             elif etype == MARIADB_GTID_EVENT and end - body >= 13:
@@ -669,7 +699,7 @@ cdef class Records:
         nb = (plan.n + 7) // 8
         if ncols != <u64>plan.n or at + nb * (2 if update else 1) > end:
             return self.slow.record(payload)
-        if payload[at:at + nb] != plan.full or (update and payload[at + nb:at + 2 * nb] != plan.full):
+        if not is_full(d + at, plan.full, nb) or (update and not is_full(d + at + nb, plan.full, nb)):
             return self.slow.record(payload)  # not a FULL image
         at += nb * (2 if update else 1)
         op = self.row_ops[etype]

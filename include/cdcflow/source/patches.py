@@ -2,7 +2,8 @@
 
 Each patch replaces a private method of mysql-replication (Table_map parsing, ENUM and SET
 members' and text columns' character sets, the column
-types it decodes wrongly, row decoding by per-table plans, a statement's character set).  Private methods change without
+types it decodes wrongly, row decoding by per-table plans, a statement's character set, the stream
+connection's reading of MySQL 8's compressed transactions).  Private methods change without
 notice between releases, so the patches are installed only on the release they were written
 for: the one constraints.txt pins.
 """
@@ -14,7 +15,15 @@ import warnings
 from importlib.metadata import PackageNotFoundError, version
 
 from cdcflow.core.errors import CdcflowError
-from cdcflow.source import column_types, enum_members, query_text, row_decoder, table_maps, text_columns
+from cdcflow.source import (
+    column_types,
+    enum_members,
+    query_text,
+    row_decoder,
+    table_maps,
+    text_columns,
+    transaction_payload,
+)
 
 WRITTEN_FOR = "1.0.17"  # mysql-replication's version in constraints.txt (a test keeps the two equal)
 
@@ -46,3 +55,4 @@ def install() -> None:
     column_types.install()
     row_decoder.install()
     query_text.install()
+    transaction_payload.install()

@@ -217,6 +217,15 @@ def column_specs(event) -> list[tuple[str, tuple | None]] | None:
     return [(_encode(c.name).decode() + ":", _spec(c, event._ignore_decode_errors)) for c in columns]
 
 
+def is_full(cols_bitmap: bytes, full: bytes) -> bool:
+    """Whether a rows event's columns-present bitmap is a FULL image's (`full`: every column's
+    bit): MariaDB leaves the bits past the last column clear, MySQL 8 sets them."""
+    if cols_bitmap == full:
+        return True
+    n = len(full)
+    return len(cols_bitmap) == n and int.from_bytes(cols_bitmap, "little") & (m := int.from_bytes(full, "little")) == m
+
+
 def _plan(event):
     """(the bitmap of a FULL image, [(the text of '"name":', reader or None)], the columns' bits
     of a NULL bitmap where every column has a reader, else None) for the event's table, or None."""
@@ -253,7 +262,7 @@ def install() -> None:
         if getattr(self, IMAGE_TEXT, False) and self.event_type != BINLOG.PARTIAL_UPDATE_ROWS_EVENT:
             plan = _plan(self)
         wrapper = self.packet
-        if plan is None or cols_bitmap != plan[0] or wrapper._BinLogPacketWrapper__data_buffer:
+        if plan is None or not is_full(cols_bitmap, plan[0]) or wrapper._BinLogPacketWrapper__data_buffer:
             return original(self, cols_bitmap, row_image_type)
         self.is_partial_json_update = False
         full, readers, shortest = plan
