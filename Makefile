@@ -36,6 +36,10 @@ system-packages:
 	  echo "installing percona-toolkit (pt-online-schema-change for the online schema change tests, pt-table-sync for the snapshot part of make bench)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq percona-toolkit >/dev/null; \
 	fi
+	@if [ ! -f /usr/share/mysql/mysql-test/std_data/mdev35643_mysql_80_binlog.000001 ]; then \
+	  echo "installing mariadb-test (the MySQL 8.0 and MariaDB 10.3 binlog files tests/source reads)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-test >/dev/null; \
+	fi
 	@if ! command -v java >/dev/null 2>&1; then \
 	  echo "installing a Java runtime for Spark"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
@@ -90,7 +94,7 @@ demo: setup
 # the snapshot part runs once per SNAPSHOT size;
 # the feeds part (20 changefeeds on one airflow standalone: DAG parse, the Changefeeds page, cycles on one
 # Spark Connect server), large_txn and catchup (catch-ups on engine auto and forced to Spark, and on a standalone
-# cluster at CLUSTER rows) when PARTS names them.
+# clusters of one and two workers at CLUSTER rows) when PARTS names them.
 bench: setup
 	$(PY) -m cdcflow_devtools.bench $(if $(PARTS),--parts $(PARTS)) $(if $(ROWS),--rows $(ROWS)) \
 	  $(if $(SCALE),--scale $(SCALE)) $(if $(LAUNCHERS),--launchers $(LAUNCHERS)) $(if $(SHAPE),--shape $(SHAPE)) \

@@ -334,7 +334,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "forced to Spark (default 300000,2500000)")
     p.add_argument("--catchup-shapes", default="oltp,bulk", help="the catchup part's shapes (default oltp,bulk)")
     p.add_argument("--catchup-cluster", default=str(bench_catchup.DEFAULT_CLUSTER),
-                   help="the catchup size also caught up on a standalone cluster of two workers, or 'none' "
+                   help="the catchup size also caught up on standalone clusters of one and two workers, or 'none' "
                         f"(default {bench_catchup.DEFAULT_CLUSTER})")
     p.add_argument("--dir", default=str(DEFAULT_DIR), help="where the servers and CDCFLOW_HOME live")
     a = p.parse_args(argv)

@@ -5,8 +5,9 @@ Per shape and size, one workload is written upstream and caught up, one cycle ea
 changefeeds from the same start: one with `engine = "auto"` (the stage's process within the
 local bounds, Spark tasks beyond) into cdcflow's downstream, one with `engine = "spark"` (every row
 step in Spark tasks, on the embedded session) into the binlog peer's server.  At the CLUSTER size
-a third changefeed forced to Spark runs its tasks on a standalone cluster of two one-core workers
-(the event store a file:// URI all of them reach) into the replica peer's server.
+the same window is caught up again forced to Spark on a standalone cluster of one, then of two
+one-core workers (the event store a file:// URI all of them reach), each into the replica peer's
+server reset to the snapshot, by a changefeed made from the same start.
 
 Each line: changes/s, the stages' seconds, where each stage ran, the peak memory of the cycle's
 processes (the CLI's tree: the driver, an embedded JVM and its Python workers; a cluster's
@@ -17,63 +18,73 @@ changes/s against the same shape's smallest window on `auto` in the same run.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 DEFAULT_SIZES = (300_000, 2_500_000)
 DEFAULT_CLUSTER = 2_500_000
-ENGINES = ("auto", "spark")
 _STAGES = ("pull", "filter", "barrier", "apply")
 
 
 def catchup_table(servers, sizes: list[int], shapes: list[str], cluster_size: int | None, home: Path,
                   log_dir: Path) -> list[dict]:
-    from cdcflow_devtools import bench_peers, spark_standalone
-    from cdcflow_devtools.bench_common import say
+    from cdcflow_devtools import bench_peers
 
     bench_peers.reset_replica(servers.replica)  # a plain downstream here, not a replica
     out = []
     for shape in shapes:
         for n in sizes:
-            places = {"auto": (servers.cdcflow, ""), "spark": (servers.binlog, "")}
-            cluster = None
-            if cluster_size == n:
-                cluster = spark_standalone.start(log_dir / f"catchup-cluster-{shape}-{n}", workers=2)
-                store = f"file://{log_dir / f'catchup-events-{shape}-{n}'}"
-                places["cluster"] = (servers.replica, f"spark-master = \"{cluster.master_url}\"\n"
-                                                      f"event-store = \"{store}\"\n")
-            try:
-                out += _catchup(servers, n, shape, places, cluster, home, log_dir, say)
-            finally:
-                if cluster is not None:
-                    cluster.stop()
+            out += _catchup(servers, n, shape, n == cluster_size, home, log_dir)
     return out
 
 
-def _catchup(servers, n: int, shape: str, places: dict, cluster, home: Path, log_dir: Path, say) -> list[dict]:
+def _catchup(servers, n: int, shape: str, on_cluster: bool, home: Path, log_dir: Path) -> list[dict]:
+    """One workload of `n` changes caught up by each place: auto and spark on changefeeds made
+    before it; on a cluster of one and of two workers (`on_cluster`), each on a changefeed made
+    from the same start once its cluster is up, into the replica's server reset to the snapshot."""
+    from cdcflow.store import metastore
     from cdcflow_devtools import bench_workload
-    from cdcflow_devtools.bench_common import create_changefeed, run_cycle_measured, run_workload, verify
+    from cdcflow_devtools.bench_common import create_changefeed, run_workload, say
 
-    for s in (servers.up, *(down for down, _ in places.values())):
+    places = {"auto": servers.cdcflow, "spark": servers.binlog}
+    for s in (servers.up, *places.values()):
         bench_workload.create_snapshot(s)
-    ids = {}
-    for place, (down, extra) in places.items():
-        engine = "auto" if place == "auto" else "spark"
-        ids[place] = f"catchup-{shape}-{n}-{place}"
-        create_changefeed(ids[place], servers.up, down, home, f"[cdcflow]\nengine = \"{engine}\"\n{extra}")
+    ids = {place: f"catchup-{shape}-{n}-{place}" for place in places}
+    for place, down in places.items():
+        create_changefeed(ids[place], servers.up, down, home, f"[cdcflow]\nengine = \"{place}\"\n")
+    start_ts = metastore.get_feed(ids["auto"]).checkpoint_ts
     say(f"catch-up ({shape}): writing {n:,} row changes upstream")
     _plan, done, _ = run_workload(servers.up, n, shape)
-    out = []
-    for place, (down, _extra) in places.items():
-        roots = [p.pid for p in cluster.processes] if place == "cluster" else []
-        say(f"catch-up ({shape}): {done:,} row changes, one cycle, {place}")
-        t0 = time.time()
-        cyc = run_cycle_measured(ids[place], done, log_dir, cpu={"roots": roots, "fixed": {}})
-        ok = not verify(servers.up, down, f"the {place} catch-up's downstream after {done:,}")
-        out.append({"shape": shape, "rows": done, "place": place, "wall_seconds": cyc.wall_seconds,
-                    "peak_rss_bytes": cyc.peak_rss_bytes, "stats": cyc.stats, "census": cyc.census,
-                    "consistent": ok, "started": t0})
+    out = [_cycle(servers.up, down, ids[place], place, shape, done, log_dir, []) for place, down in places.items()]
+    for workers in ((1, 2) if on_cluster else ()):
+        out.append(_on_cluster(servers, workers, shape, done, start_ts, home, log_dir))
     return out
+
+
+def _on_cluster(servers, workers: int, shape: str, done: int, start_ts: int, home: Path, log_dir: Path) -> dict:
+    from cdcflow_devtools import bench_workload, spark_standalone
+    from cdcflow_devtools.bench_common import create_changefeed
+
+    place, cid = f"cluster-{workers}", f"catchup-{shape}-{done}-cluster-{workers}"
+    cluster = spark_standalone.start(log_dir / f"{cid}-spark", workers=workers)
+    try:
+        bench_workload.create_snapshot(servers.replica)
+        create_changefeed(cid, servers.up, servers.replica, home,
+                          f"[cdcflow]\nengine = \"spark\"\nspark-master = \"{cluster.master_url}\"\n"
+                          f"event-store = \"file://{log_dir / f'{cid}-events'}\"\n", start_ts=start_ts)
+        return _cycle(servers.up, servers.replica, cid, place, shape, done, log_dir,
+                      [p.pid for p in cluster.processes])
+    finally:
+        cluster.stop()
+
+
+def _cycle(up, down, cid: str, place: str, shape: str, done: int, log_dir: Path, roots: list[int]) -> dict:
+    from cdcflow_devtools.bench_common import run_cycle_measured, say, verify
+
+    say(f"catch-up ({shape}): {done:,} row changes, one cycle, {place}")
+    cyc = run_cycle_measured(cid, done, log_dir, cpu={"roots": roots, "fixed": {}})
+    ok = not verify(up, down, f"the {place} catch-up's downstream after {done:,}")
+    return {"shape": shape, "rows": done, "place": place, "wall_seconds": cyc.wall_seconds,
+            "peak_rss_bytes": cyc.peak_rss_bytes, "stats": cyc.stats, "census": cyc.census, "consistent": ok}
 
 
 def _core_seconds(census: dict | None) -> dict[str, float]:
@@ -99,7 +110,7 @@ def report(rows: list[dict] | None) -> None:
     print()
     print("catch-ups, one cycle each (peak memory: the CLI's process tree; Spark share: the JVM's and Python "
           "workers' core-seconds over all of cdcflow's and Spark's):")
-    print(f"{'shape':>6}{'row changes':>13}{'place':>9}{'cycle s':>9}{'changes/s':>11}{'vs smallest':>12}"
+    print(f"{'shape':>6}{'row changes':>13}{'place':>10}{'cycle s':>9}{'changes/s':>11}{'vs smallest':>12}"
           f"{'peak memory':>13}{'Spark share':>12}{'consistent':>11}  stages (s)")
     smallest = {}
     for r in sorted(rows, key=lambda r: (r["shape"], r["rows"])):
@@ -112,10 +123,10 @@ def report(rows: list[dict] | None) -> None:
         ours = sum(cores.get(k, 0.0) for k in ("cdcflow", "JVM", "Python workers"))
         spark = cores.get("JVM", 0.0) + cores.get("Python workers", 0.0)
         stages = ", ".join(f"{s} {float(r['stats'].get(f'{s}_seconds') or 0):.1f}" for s in _STAGES)
-        print(f"{r['shape']:>6}{r['rows']:>13,}{r['place']:>9}{r['wall_seconds']:>9.1f}{fmt_rate(speed):>11}"
+        print(f"{r['shape']:>6}{r['rows']:>13,}{r['place']:>10}{r['wall_seconds']:>9.1f}{fmt_rate(speed):>11}"
               f"{(speed / base if speed and base else 0.0):>11.2f}x{fmt_bytes(r['peak_rss_bytes']):>13}"
               f"{(spark / ours if ours else 0.0):>11.0%} {'yes' if r['consistent'] else 'NO':>10}  {stages}")
-        print(f"{'':>27}where: {_where(r['stats'])}; core-seconds: "
+        print(f"{'':>28}where: {_where(r['stats'])}; core-seconds: "
               + ", ".join(f"{k} {v:.1f}" for k, v in cores.items() if v))
 
 

@@ -176,6 +176,10 @@ def test_a_copy_of_some_tables_is_the_same_written_by_pyarrow_as_by_spark(spark,
         every = sorted(map(repr, rows.kept_rows(spark, cycle).toArrow().to_pylist()))
         copies[way] = every, _sorted(rows.kept_rows_here(cycle, None, COLUMNS).to_table())
     assert copies["spark"] == copies["here"] and copies["none"] == ([], [])
+    # rules that turn out to drop no row of the window (a table it does not hold): no copy kept here
+    cycle = _Cycle(_folder(tmp_path / "nothing", window), f"{config_text}\n[cdcflow]\nengine = 'local'\n")
+    assert not rows.copy_kept(spark, cycle, window, RowRules(ineligible={("s", "absent"): [[0, None]]}))
+    assert not cycle.folder.exists(rows.COPY) and not contracts.ROWS.read(cycle.folder).copied
     kept = copies["here"][1]
     assert kept and {r[1] for r in kept} == {"t"} and 40 not in {r[2] for r in kept}  # no u, no aborted
     assert [r[3] for r in kept if r[2] == 60] == []  # t's changes at 60 (seq 1, 2) were rolled back

@@ -54,7 +54,8 @@ SOURCE_BEHIND_CHECKPOINT = Code("ErrSourceBehindCheckpoint", False,
 CHECKPOINT_GTID_NOT_IN_SOURCE = Code("ErrCheckpointGTIDNotInSource", False,
                                      "a new source's binlog cannot continue the checkpoint's GTID position")
 UPSTREAM_UNREACHABLE = Code("ErrUpstreamUnreachable", True, "cannot connect to the upstream")
-UPSTREAM_BINLOG = Code("ErrUpstreamBinlog",      False, "the upstream's binlog is off or not ROW / FULL / FULL")
+UPSTREAM_BINLOG = Code("ErrUpstreamBinlog", False,
+                       "the upstream's binlog is off, not ROW / FULL / FULL, or in a form the reader does not read")
 DOWNSTREAM_UNREACHABLE = Code("ErrDownstreamUnreachable", True, "cannot connect to the downstream in a cycle")
 CREDENTIAL_UNRESOLVED = Code("ErrCredentialUnresolved", True, "a URI's password-env / airflow-conn-id names nothing")
 MYSQL_CONNECTION_ERROR = Code("ErrMySQLConnectionError", True, "cannot connect to the sink at create / update")
@@ -117,7 +118,8 @@ REMEDIES: dict[str, str] = {
     CHECKPOINT_GTID_NOT_IN_SOURCE: "move only within one replication topology to a server that holds the "
                                    "binlog after the checkpoint; else re-create with `--snapshot`",
     UPSTREAM_UNREACHABLE: "none needed when it comes back: the next cycle after the backoff retries",
-    UPSTREAM_BINLOG: "set binlog_format=ROW, binlog_row_image=FULL, binlog_row_metadata=FULL on the upstream",
+    UPSTREAM_BINLOG: "set binlog_format=ROW, binlog_row_image=FULL, binlog_row_metadata=FULL on the upstream, "
+                     "and leave binlog_row_value_options empty and log_bin_compress OFF",
     DOWNSTREAM_UNREACHABLE: "none needed when it comes back: the next cycle after the backoff retries",
     CREDENTIAL_UNRESOLVED: "set the environment variable or create the Airflow connection the URI names",
     MYSQL_CONNECTION_ERROR: "check the sink URI, the server and the login; run the command again",

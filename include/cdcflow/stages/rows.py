@@ -88,12 +88,24 @@ def copy_kept(spark, cycle: Cycle, window: contracts.Window, rules: RowRules) ->
     drop nothing (barrier and apply then read pull's events).  Over pyarrow's scan in this process,
     a batch at a time, where the cycle's engine reads the window here (no Spark job, and in the
     CLI's cycle no JVM: spark.lazy), else inside Spark tasks (mapInArrow) whose partitions Spark
-    writes.  Returns whether a copy was written."""
+    writes.  Returns whether a copy was kept: here, none where the rules dropped no row after all."""
     cycle.folder.remove_folder(COPY)  # an earlier attempt's, maybe Spark's in several files
     copied = not rules.drops_nothing()
     if copied and read_here(cycle, window):
         scan = window_events_here(cycle, window, pc.field("op") != "ddl", FIELDS)
-        cycle.folder.write_batches(COPY, (rules.apply(b) for b in scan.to_batches()))
+        rows_in_out = [0, 0]
+
+        def kept(batch):
+            out = rules.apply(batch)
+            rows_in_out[0] += batch.num_rows
+            rows_in_out[1] += out.num_rows
+            return out
+
+        cycle.folder.write_batches(COPY, (kept(b) for b in scan.to_batches()))
+        if rows_in_out[0] == rows_in_out[1] and not rules.periods:
+            # the rules dropped no row (a value expression no row matched): pull's events serve as they are
+            cycle.folder.remove_folder(COPY)
+            copied = False
     elif copied:
         dml = row_events(window_events(spark, cycle, window))
         dml.mapInArrow(rules.apply_all, dml.schema).write.mode("overwrite").parquet(cycle.folder.path(COPY))
