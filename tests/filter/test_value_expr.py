@@ -286,3 +286,112 @@ def test_no_function_raises_on_any_value_a_row_can_hold():
                 except Exception as e:  # noqa: BLE001 - any exception is the failure reported
                     failed.setdefault(name, f"{type(e).__name__}: {e} for {args!r}"[:200])
     assert not failed, failed
+
+
+def test_a_zone_offset_in_a_literal_is_read_as_tidb_reads_it():
+    """Issue 55: `c_timestamp = '2021-01-01 12:34:56.5678+08:00'` over a row written as
+    '2021-01-01 12:34:56.5678' from a session in +08:00.  The binlog holds the TIMESTAMP's instant,
+    04:34:56.5678 UTC, the zone cdcflow reads TIMESTAMP columns in; TiDB (and MySQL 8.0.19+) reads
+    the offset and converts the literal to the session's zone, so the row is ignored.  A DATETIME
+    holds the wall clock, 12:34:56.5678, which the converted literal is not."""
+    cols = [df_.column_of("c_timestamp", "timestamp", "timestamp(4)"),
+            df_.column_of("c_datetime", "datetime", "datetime(4)")]
+    images = [encode_image({"c_timestamp": dt.datetime(2021, 1, 1, 4, 34, 56, 567800),
+                            "c_datetime": dt.datetime(2021, 1, 1, 12, 34, 56, 567800)})]
+    for expr, ignored_ in [("c_timestamp = '2021-01-01 12:34:56.5678+08:00'", True),
+                           ("c_timestamp = '2021-01-01 12:34:56.5678'", False),   # read in UTC: 8 hours later
+                           ("c_timestamp = '2021-01-01 04:34:56.5678'", True),
+                           ("c_timestamp = '2021-01-01T04:34:56.5678Z'", True),
+                           ("c_timestamp = '2020-12-31 23:34:56.5678-05:00'", True),
+                           ("c_timestamp = '2021-01-01 12:34:56.5678+0800'", True),
+                           ("c_timestamp IN ('x', '2021-01-01 12:34:56.5678+08:00')", True),
+                           ("c_timestamp = '2021-01-01 12:34:56.5678+14:30'", False),  # beyond +-14:00: no date
+                           ("c_datetime = '2021-01-01 12:34:56.5678+08:00'", False),
+                           ("c_datetime = '2021-01-01 12:34:56.5678+00:00'", True)]:
+        found = df_.matches(["insert"], [None], images,
+                            df_.compiled_conds(cols, [("insert", "after", df_.parse(expr, "k"))]))
+        assert found == [ignored_], expr
+
+
+@pytest.mark.parametrize("text, parts", [
+    # pkg/types/time.go's ParseTime, as TiDB casts a string compared with a DATETIME (6 digits)
+    ("2021-01-01 12:34:56.5678+08:00", (2021, 1, 1, 4, 34, 56, 567800)),   # to the session's zone, UTC
+    ("2021-01-01 04:34:56Z", (2021, 1, 1, 4, 34, 56, 0)),
+    ("2021-01-01 12:34:56+08", (2021, 1, 1, 4, 34, 56, 0)),
+    ("2021-01-01 00:00:00-00:30", (2021, 1, 1, 0, 30, 0, 0)),
+    ("2021-01-01 12:34:56-00:00", None),                                    # TiDB refuses -00:00
+    ("2021-01-01 12:34:56+14:01", None),                                    # and beyond +-14:00
+    ("2021-01-01+08:00", (2021, 1, 1, 8, 0, 0, 0)),                         # a date's zone is its hh:mm
+    ("2021-01-01T12:34:56.5678", (2021, 1, 1, 12, 34, 56, 567800)),
+    ("2021-01-01 12:34:56.9999995", (2021, 1, 1, 12, 34, 57, 0)),           # past 6 digits: half up
+    ("1999-12-31 23:59:59.9999995", (2000, 1, 1, 0, 0, 0, 0)),
+    ("1999-12-31 23:59:59.9999994", (1999, 12, 31, 23, 59, 59, 999999)),
+    ("21-01-01 12:34:56", (2021, 1, 1, 12, 34, 56, 0)),                     # two-digit years
+    ("70-01-01", (1970, 1, 1, 0, 0, 0, 0)),
+    ("00-00-00", (0, 0, 0, 0, 0, 0, 0)),                                    # the zero date stays year 0
+    ("20210101123456", (2021, 1, 1, 12, 34, 56, 0)),
+    ("210101123456", (2021, 1, 1, 12, 34, 56, 0)),
+    ("210101", (2021, 1, 1, 0, 0, 0, 0)),
+    ("20170118.123423", (2017, 1, 18, 12, 34, 23, 0)),                      # YYYYMMDD.hhmmss
+    ("2021/01/01 12.34.56", (2021, 1, 1, 12, 34, 56, 0)),                   # any punctuation separates
+    ("2021-01-01 12:34:56 extra", (2021, 1, 1, 12, 34, 56, 0)),             # a seventh group is dropped
+    ("0000-00-00", (0, 0, 0, 0, 0, 0, 0)),
+    ("2021-00-01", None),                                                   # zero in a date: strict
+    ("2021-02-29", None),
+    ("2021", None), ("21", None), ("abc", None), ("", None), ("2x", None),
+])
+def test_strings_are_read_as_tidb_s_parse_time_reads_them(text, parts):
+    got = m.tidb_datetime(text)
+    assert (got.parts if got is not None else None) == parts
+
+
+@pytest.mark.parametrize("text, us", [
+    # ParseDuration, as TiDB casts a string compared with a TIME
+    ("12:34:56.5678", 45296567800),
+    ("12:34:56.5669996", 45296567000),                                      # past 6 digits: half up
+    ("-00:00:01", -1000000),
+    ("1 12:00", 129600000000),                                              # D hh:mm
+    ("123456.567", 45296567000),                                            # hhmmss
+    ("2021", 1221000000),                                                   # 00:20:21
+    ("2021-01-01 12:34:56", 45296000000),                                   # a date and time: its time
+    ("2021-01-01T20:34:56+08:00", 45296000000),                             # ... in UTC
+    ("21-01-01 12:34:56", 45296000000),
+    ("838:59:59", 3020399000000),
+    ("839:00:00", None), ("12:34:56.567+08:00", None), ("2000-01-01", None), ("2x", None), ("abc", None),
+])
+def test_strings_are_read_as_tidb_s_parse_duration_reads_them(text, us):
+    got = m.tidb_duration(text)
+    assert (got.parts[0] if got is not None else None) == us
+
+
+@pytest.mark.parametrize("value, parts", [
+    # refineNumericConstantCmpDatetime: a number compared with a DATETIME/TIMESTAMP
+    (20210101123456, (2021, 1, 1, 12, 34, 56, 0)),
+    (210101123456, (2021, 1, 1, 12, 34, 56, 0)),
+    (20210101, (2021, 1, 1, 0, 0, 0, 0)),
+    (691231, (2069, 12, 31, 0, 0, 0, 0)),
+    (700101, (1970, 1, 1, 0, 0, 0, 0)),
+    (0, (0, 0, 0, 0, 0, 0, 0)),
+    (decimal.Decimal("20210101123456.5678"), (2021, 1, 1, 12, 34, 57, 0)),  # to the second, half up
+    (decimal.Decimal("20210101123456.4"), (2021, 1, 1, 12, 34, 56, 0)),
+    (1, None), (-1, None), (700000, None), (20211301, None), (decimal.Decimal("1.50"), None), (1.5, None),
+])
+def test_numbers_against_a_datetime_are_converted_as_tidb_converts_them(value, parts):
+    got = m._datetime_from_number(value)
+    assert (got.parts if got is not None else None) == parts
+
+
+@pytest.mark.parametrize("expr, matched", [
+    # refineArgs over a YEAR column holding 2021 (row 0), 1999 (1), 1970 (2), 0000 (3)
+    ("y = 21", [0]), ("y = '21'", [0]), ("y = 70", [2]), ("y = '0'", []), ("y = 0", [3]),
+    ("y = 2021.0", [0]), ("y = 21.0", []),
+    ("y < 21.5", [3]),              # CEIL of a DECIMAL stays the integer 22, not a year
+    ("y < '21.5'", [0, 1, 2, 3]),   # CEIL of a string is a DOUBLE, read as the year 2022
+    ("y > 20.5", [0, 1, 2]), ("y <> '21'", [0, 1, 2, 3]), ("y = '2021-01-01'", []), ("y = 'abc'", []),
+])
+def test_constants_against_a_year_are_read_as_tidb_reads_them(expr, matched):
+    cols = [df_.column_of("y", "year", "year(4)")]
+    images = [encode_image({"y": y}) for y in (2021, 1999, 1970, 0)]
+    found = df_.matches(["insert"] * 4, [None] * 4, images,
+                        df_.compiled_conds(cols, [("insert", "after", df_.parse(expr, "k"))]))
+    assert [i for i, hit in enumerate(found) if hit] == matched

@@ -11,8 +11,17 @@ Expression Evaluation") and TiDB state them:
   significant whatever the column's collation: TiCDC runs TiDB's expression engine with the
   new collation framework disabled (cmd/cdc/main.go in pingcap/tiflow and pingcap/ticdc), so
   every collation compares as the binary collator.  ENUM and SET compare by their text.
-* a temporal column against a string compares as time (the string read as a date/time; one
-  that is none is NULL); against a number, the temporal value as a number (YYYYMMDD...).
+* a temporal column against a string compares as time, the string read as TiDB's ParseTime
+  and ParseDuration read it (tidb_datetime, tidb_duration): a trailing zone offset ('+08:00',
+  '+0800', '+08', 'Z') converts the value to the session's zone, UTC (the zone TIMESTAMP
+  columns are read in: '2021-01-01 12:34:56.5678+08:00' is the TIMESTAMP 04:34:56.5678 UTC),
+  fraction digits past the sixth round half up, 'T' may separate date and time, two-digit
+  years are 20xx (00-69) or 19xx; a string that is no date/time makes the comparison NULL
+  (TiDB fails the event: TiCDC's filter session is strict).  Against a number: a DATE as
+  numbers (YYYYMMDD); a DATETIME/TIMESTAMP as the DATETIME TiDB converts an integer or
+  decimal to (YYYYMMDDhhmmss, YYMMDD...; a decimal's fraction rounded to the second), as
+  numbers where it converts none and for a DOUBLE; a TIME as the TIME it reads (hhmmss).  A
+  YEAR reads a constant as TiDB's refineArgs does (_year_operand: 21 and '21' are 2021).
 * two integers compare as integers, integers and decimals exactly as decimals, anything
   else numeric as DOUBLE; a string read as a number takes its numeric prefix ('abc' is 0,
   '2x' is 2); an ENUM against a number is its index, a SET its bit mask, a hex or bit literal
@@ -51,6 +60,7 @@ import json
 import math
 import re
 import struct
+import unicodedata
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -157,6 +167,421 @@ def typed_value(col: Col, v):
     return str(v)
 
 
+# --- strings and numbers read as date/time values, as TiDB reads them --------------------------
+#
+# A string compared with (or cast to) a DATE, DATETIME or TIMESTAMP is read by TiDB's ParseTime
+# (pkg/types/time.go: splitDateTime, GetTimezone, ParseDateFormat, parseDatetime), at 6 fraction
+# digits (expression.WrapWithCastAsTime gives a string MaxFsp); one compared with a TIME by
+# ParseDuration (matchDuration, and a date and time where canFallbackToDateTime); a number with a
+# DATETIME/TIMESTAMP by ParseTimeFromNum (an integer) or ParseTimeFromFloatString (a decimal), as
+# compareFunctionClass.refineArgs rewrites it (refineNumericConstantCmpDatetime).  What TiDB reads
+# unlike MariaDB: a trailing time-zone offset (+08:00, +0800, +08, Z: the value is converted to the
+# session's zone, UTC here, as MySQL 8.0.19+ does), digits past the sixth rounded (half up, carrying
+# into the second), and a string that is no date/time is an error in TiCDC's filter session (its
+# statement context has TiDB's strict default flags) where MariaDB reads the zero date: the
+# comparison is NULL here and the row is kept.  Column values are read apart (typed_value:
+# parse_temporal), as the binlog gives them, zero-in-date parts included.
+
+_MAX_DATETIME = (9999, 12, 31, 23, 59, 59, 999999)
+_TZ_SHAPES = {100: (0, 0), 30: (2, 0), 50: (4, 2), 63: (5, 2)}  # Z, +hh, +hhmm, +hh:mm
+_SPACE = " \t\n\v\f\r"
+
+
+def _digit(c: str) -> bool:
+    return "0" <= c <= "9"
+
+
+def _punct(c: str) -> bool:
+    """TiDB's isPunctuation: printable ASCII that is neither a letter, a digit nor a space."""
+    o = ord(c)
+    return 0x21 <= o <= 0x2F or 0x3A <= o <= 0x40 or 0x5B <= o <= 0x60 or 0x7B <= o <= 0x7E
+
+
+def _timezone(lit: str) -> tuple[int, str, str, str, str]:
+    """TiDB's GetTimezone: (where a trailing zone starts or -1, its sign, hours, ':' or '', minutes)."""
+    n, z, sign, sep = len(lit), -1, -1, -1
+    for i in range(n - 1, -1, -1):
+        if lit[i] == "Z":
+            z = i
+            break
+        if sign == -1 and lit[i] in "+-":
+            sign = i
+        if sep == -1 and lit[i] == ":":
+            sep = i
+    k = (100 if n - z == 1 else 0) + ((n - sign) * 10 if n - sign in (3, 5, 6) else 0) + (3 if n - sep == 3 else 0)
+    shape = _TZ_SHAPES.get(k)
+    if shape is None:
+        return -1, "", "", "", ""
+    hour, minute = (lit[n - w:n - w + 2] if w else "" for w in shape)
+    if any(x and not (_digit(x[0]) and _digit(x[-1])) for x in (hour, minute)):
+        return -1, "", "", "", ""
+    idx = z if z != -1 else sign
+    return idx, lit[sign] if sign != -1 else "", hour, ":" if n - sep == 3 else "", minute
+
+
+def _frac_index(s: str) -> int:
+    """TiDB's GetFracIndex: the '.' before the fraction (a trailing zone aside), -1 if none."""
+    tz = _timezone(s)[0]
+    for i in range(tz - 1 if tz != -1 else len(s) - 1, -1, -1):
+        if s[i] not in "+-" and _punct(s[i]):
+            return i if s[i] == "." else -1
+    return -1
+
+
+def _date_seps(fmt: str) -> list[str] | None:
+    """TiDB's ParseDateFormat: the digit groups of a date and time; punctuation separates any two,
+    a space or 'T' only the date from the time."""
+    fmt = fmt.strip()
+    if not fmt or not _digit(fmt[0]):
+        return None
+    seps, start, i = [], 0, 1
+    while i < len(fmt) - 1:
+        if _valid_sep(fmt[i], len(seps)):
+            prev = len(seps)
+            seps.append(fmt[start:i])
+            start = i + 1
+            j = i + 1
+            while j < len(fmt) and _valid_sep(fmt[j], prev):
+                start, i, j = start + 1, i + 1, j + 1
+        elif not _digit(fmt[i]):
+            return None
+        i += 1
+    seps.append(fmt[start:])
+    return seps
+
+
+def _valid_sep(c: str, parts: int) -> bool:
+    return _punct(c) or (parts == 2 and (c == "T" or c in _SPACE)) or (parts > 4 and not _digit(c))
+
+
+def _split_datetime(s: str):
+    """TiDB's splitDateTime: (digit groups, fraction digits, has a zone, sign, hours, sep, minutes)."""
+    tz, sign, hour, sep, minute = _timezone(s)
+    has_tz = tz > 0
+    if has_tz:
+        while tz > 0 and _punct(s[tz - 1]):
+            tz -= 1
+        s = s[:tz]
+    frac = ""
+    dot = _frac_index(s)
+    if dot > 0:
+        end = dot + 1
+        while end < len(s) and _digit(s[end]):
+            end += 1
+        frac = s[dot + 1:end]
+        while dot > 0 and _punct(s[dot - 1]):
+            dot -= 1
+        s = s[:dot]
+    return _date_seps(s), frac, has_tz, sign, hour, sep, minute
+
+
+def _round_frac(frac: str, fsp: int) -> tuple[int, bool]:
+    """TiDB's ParseTimeFrac: (microseconds, whether it rounded up into the next second)."""
+    if not frac:
+        return 0, False
+    if fsp >= len(frac):
+        return int(frac) * 10 ** (6 - len(frac)), False
+    n = (int(frac[:fsp + 1]) + 5) // 10  # half up
+    if n >= 10 ** fsp:
+        return 0, True
+    return n * 10 ** (6 - fsp), False
+
+
+def _two_digit_year(y: int) -> int:
+    return y + 2000 if 0 <= y <= 69 else y + 1900 if 70 <= y <= 99 else y
+
+
+def _scan(text: str, widths: tuple[int, ...]) -> list[int] | None:
+    """Go's Sscanf("%4d%2d..."): each field up to its width of digits, at least one."""
+    out, i = [], 0
+    for w in widths:
+        j = i
+        while j < len(text) and j - i < w and _digit(text[j]):
+            j += 1
+        if j == i:
+            return None
+        out.append(int(text[i:j]))
+        i = j
+    return out
+
+
+def _atoi(text: str) -> int | None:
+    return int(text) if re.fullmatch(r"[+-]?\d+", text) else None
+
+
+def _real_instant(parts) -> dt.datetime | None:
+    """Go's CoreTime.GoTime: the parts as a real instant (no zero month or day), None if none."""
+    try:
+        return dt.datetime(*parts)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _checked(parts) -> Temporal | None:
+    """TiDB's Time.Check for a DATETIME in TiCDC's filter session (strict flags): the zero date, or
+    a real date (no zero month or day, the day within its month) and time of day."""
+    y, mo, d, h, mi, s, _us = parts
+    if (y, mo, d) != (0, 0, 0):
+        if mo == 0 or d == 0 or tuple(parts) > _MAX_DATETIME or mo > 12:
+            return None
+        if d > (calendar.monthrange(y, mo)[1] if y > 0 else (29 if mo == 2 else calendar.mdays[mo])):
+            return None
+    if h >= 24 or mi >= 60 or s >= 60:
+        return None
+    return Temporal(tuple(parts), "datetime", 6)
+
+
+# a string of digits with no separator, by length: (field widths, YY, has seconds)
+_DIGITS_ONLY = {14: ((4, 2, 2, 2, 2, 2), False, True), 12: ((2, 2, 2, 2, 2, 2), True, True),
+                11: ((2, 2, 2, 2, 2, 1), True, True), 10: ((2, 2, 2, 2, 2), True, False),
+                9: ((2, 2, 2, 2, 1), True, False), 8: ((4, 2, 2), False, False), 7: ((2, 2, 2, 1), True, False),
+                6: ((2, 2, 2), True, False), 5: ((2, 2, 2), True, False)}
+
+
+def tidb_datetime(s: str, fsp: int = 6, is_float: bool = False) -> Temporal | None:
+    """A string as TiDB's ParseTime reads it as a DATETIME (parseDatetime, then Check): in the
+    session's zone, UTC (a trailing offset converted to it), the fraction rounded to `fsp` digits,
+    two-digit years as 20xx/19xx; None where TiDB fails (an error in TiCDC's filter session).
+    `is_float`: the text of a decimal number (ParseTimeFromFloatString)."""
+    seps, frac, has_tz, sign, tz_h, tz_sep, tz_m = _split_datetime(s)
+    seps = seps or []
+
+    def whole(groups):  # too many groups to take a fraction or a zone's digits as more of them
+        return len(groups) > 5 or (len(groups) == 1 and len(groups[0]) > 4)
+    if frac and not is_float and not whole(seps):
+        seps, frac = seps + [frac], ""
+    if has_tz and sign and not whole(seps) and not (tz_m and not tz_sep):
+        seps, has_tz = seps + [x for x in (tz_h, tz_m) if x], False
+    hhmmss = False
+    if len(seps) in (0, 2):
+        return None
+    if len(seps) == 1:
+        digits = seps[0]
+        if is_float:
+            t = _datetime_from_int(int(digits)) if digits.isdigit() else None
+            if t is None:
+                return None
+            y, mo, d, h, mi, sec = t.parts[:6]
+            hhmmss = digits == "0" or 9 <= len(digits) <= 14
+        else:
+            if len(digits) not in _DIGITS_ONLY:
+                return None
+            widths, yy, hhmmss = _DIGITS_ONLY[len(digits)]
+            got = _scan(digits, widths)
+            if got is None:
+                return None
+            y, mo, d, h, mi, sec = (got + [0, 0, 0, 0, 0])[:6]
+            y = _two_digit_year(y) if yy else y
+            if len(digits) in (5, 6, 8) and frac:  # '20170118.123423': the fraction is the time
+                h, mi, sec = ((_scan(frac, (2, 2, 2)[:min(3, (len(frac) + 1) // 2)]) or []) + [0, 0, 0])[:3]
+            if len(digits) in (9, 10):
+                sec = (_scan(frac, (2,)) or [0])[0] if frac else 0
+    else:
+        got = [_atoi(x) for x in seps[:6]]
+        if any(v is None for v in got):
+            return None
+        y, mo, d, h, mi, sec = (got + [0, 0, 0])[:6]
+        hhmmss = len(seps) >= 6
+    if len(seps[0]) <= 2 and not is_float and not (y == mo == d == h == mi == sec == 0 and not frac):
+        y = _two_digit_year(y)
+    us, carry = _round_frac(frac, fsp) if hhmmss else (0, False)
+    parts = [y, mo, d, h, mi, sec, us]
+    if not (0 <= y < 16384 and 0 <= mo < 16 and 0 <= d < 32 and 0 <= h < 32 and 0 <= mi < 64 and 0 <= sec < 64):
+        return None
+    if carry:
+        when = _real_instant(parts)
+        if when is None:
+            return None
+        parts = _parts_of(when + dt.timedelta(seconds=1))
+    if has_tz:
+        hours, minutes = int(tz_h or 0), int(tz_m or 0)
+        if not hhmmss or hours > 14 or minutes > 59 or (hours == 14 and minutes) or (sign == "-" and not hours
+                                                                                    and not minutes):
+            return None
+        when = _real_instant(parts)
+        if when is None:
+            return None
+        offset = dt.timedelta(hours=hours, minutes=minutes) * (-1 if sign == "-" else 1)
+        try:
+            parts = _parts_of(when - offset)  # into the session's zone, UTC
+        except OverflowError:
+            return None
+    return _checked(parts)
+
+
+def _parts_of(d: dt.datetime) -> list[int]:
+    return [d.year, d.month, d.day, d.hour, d.minute, d.second, d.microsecond]
+
+
+def _datetime_from_int(n: int) -> Temporal | None:
+    """TiDB's ParseTimeFromNum as a DATETIME: 0 the zero date, YYMMDD, YYYYMMDD, YYMMDDhhmmss or
+    YYYYMMDDhhmmss (two-digit years 00-69 as 20xx, 70-99 as 19xx); None where TiDB fails."""
+    if n == 0:
+        return Temporal(_ZERO, "datetime")
+    if n >= 10000101000000:
+        full = n
+    elif n < 101 or 691231 < n < 700101 or 99991231 < n < 101000000 or 691231235959 < n < 700101000000:
+        return None
+    elif n <= 691231:
+        full = (n + 20000000) * 1000000
+    elif n <= 991231:
+        full = (n + 19000000) * 1000000
+    elif n <= 99991231:
+        full = n * 1000000
+    elif n <= 691231235959:
+        full = n + 20000000000000
+    elif n <= 991231235959:
+        full = n + 19000000000000
+    else:
+        full = n
+    day, tod = divmod(full, 1000000)
+    y, mo, d, h, mi, s = day // 10000, day // 100 % 100, day % 100, tod // 10000, tod // 100 % 100, tod % 100
+    if not (y < 16384 and mo < 16 and d < 32 and h < 32 and mi < 64 and s < 64):
+        return None
+    return _checked([y, mo, d, h, mi, s, 0])
+
+
+def _datetime_from_number(v) -> Temporal | None:
+    """A number compared with a DATETIME/TIMESTAMP, as refineNumericConstantCmpDatetime converts
+    it (to a DATETIME of 0 fraction digits); None where TiDB keeps the number (compared as one)."""
+    if isinstance(v, decimal.Decimal):
+        if not v.is_finite():
+            return None
+        text = format(v, "f")
+        if text.startswith("0.0"):
+            return Temporal(_ZERO, "datetime")
+        return tidb_datetime(text, 0, is_float=True)
+    if isinstance(v, int) and not isinstance(v, (bool, Year, Bit)):
+        return _datetime_from_int(v)
+    return None  # a DOUBLE is not converted (Datum.convertToMysqlTime): compared as a number
+
+
+def _get_fsp(s: str) -> int:
+    """TiDB's GetFsp: the digits after the fraction's '.', at most 6."""
+    i = _frac_index(s)
+    return 0 if i < 0 else min(6, len(s) - i - 1)
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def _hms(rest: str, require_colon: bool):
+    """TiDB's matchHHMMSSDelimited: ([h, m, s], rest) or None."""
+    m = _NUMBER.match(rest)
+    if not m:
+        return None
+    hms, rest = [int(m.group()), 0, 0], rest[m.end():]
+    for i in (1, 2):
+        colon = re.match(r"[ \t\n\v\f\r]*:[ \t\n\v\f\r]*", rest)
+        if not colon:
+            if i == 1 and require_colon:
+                return None
+            break
+        num = _NUMBER.match(rest, colon.end())
+        if not num:
+            return None
+        hms[i], rest = int(num.group()), rest[num.end():]
+    return hms, rest
+
+
+def _match_duration(s: str, fsp: int) -> Temporal | None:
+    """TiDB's matchDuration: [-][D ]hh:mm[:ss][.frac] or [-]hhmmss[.frac], wholly; None if not."""
+    if not s:
+        return None
+    neg = s.startswith("-")
+    rest = (s[1:] if neg else s).lstrip(_SPACE)
+    day = re.match(r"(\d+)[ \t\n\v\f\r]+", rest)
+    got = _hms(rest[day.end():], False) if day else None
+    if got is not None:
+        got[0][0] += 24 * int(day.group(1))
+    else:
+        got = _hms(rest, True)
+        if got is None:
+            m = _NUMBER.match(rest)
+            if not m:
+                return None
+            n = int(m.group())
+            got = [n // 10000, n // 100 % 100, n % 100], rest[m.end():]
+    (h, mi, sec), rest = got
+    rest = rest.lstrip(_SPACE)
+    us, carry = 0, False
+    if rest.startswith("."):
+        digits = re.match(r"\d*", rest[1:]).group()
+        us, carry = _round_frac(digits, fsp)
+        rest = rest[1 + len(digits):]
+    if rest:  # anything left over is an error (a truncation, strict in TiCDC's session)
+        return None
+    if carry:
+        sec, us = sec + 1, 0
+        if sec == 60:
+            sec, mi = 0, mi + 1
+            if mi == 60:
+                mi, h = 0, h + 1
+    if mi >= 60 or sec >= 60 or h > 838:
+        return None
+    total = (h * 3600 + mi * 60 + sec) * 1_000_000 + us
+    if total > 3_020_399_000_000:  # 838:59:59
+        return None
+    return Temporal((-total if neg else total,), "time", fsp)
+
+
+def _can_be_datetime(s: str) -> bool:
+    """TiDB's canFallbackToDateTime: 12 or 14 leading digits, or a date before ' ' or 'T' (digits,
+    a punctuation character, digits, another, digits)."""
+    m = _NUMBER.match(s)
+    if not m:
+        return False
+    if len(m.group()) in (12, 14):
+        return True
+    i = m.end()
+    for _ in range(2):
+        if i >= len(s) or not unicodedata.category(s[i]).startswith("P"):
+            return False
+        m = _NUMBER.match(s, i + 1)
+        if not m:
+            return False
+        i = m.end()
+    return i < len(s) and s[i] in " T"
+
+
+def tidb_duration(s: str, fsp: int = 6) -> Temporal | None:
+    """A string as TiDB's ParseDuration reads it as a TIME: hh:mm:ss, D hh:mm:ss, hhmmss, with a
+    fraction rounded to `fsp` digits, or a date and time (its time of day, a zone converted to
+    UTC); None where TiDB fails (an error in TiCDC's filter session)."""
+    s = s.strip()
+    got = _match_duration(s, fsp)
+    if got is not None or not _can_be_datetime(s):
+        return got
+    t = tidb_datetime(s, _get_fsp(s))
+    if t is None:
+        return None
+    y, mo, d, h, mi, sec, us = t.parts
+    return Temporal((((h * 60 + mi) * 60 + sec) * 1_000_000 + us,), "time", fsp)
+
+
+def _duration_from_number(v) -> Temporal | None:
+    """A number compared with a TIME: an integer as TiDB's NumberToDuration (hhmmss, or a date and
+    time of 11+ digits), a decimal or double as its text through ParseDuration."""
+    if isinstance(v, int) and not isinstance(v, (bool, Bit)):
+        n = int(v)
+        if n > 8385959:
+            t = _datetime_from_int(n) if n >= 10000000000 else None
+            return None if t is None else Temporal((((t.parts[3] * 60 + t.parts[4]) * 60 + t.parts[5])
+                                                     * 1_000_000,), "time")
+        if n < -8385959:
+            return None
+        a = abs(n)
+        if a // 10000 > 838 or a % 100 >= 60 or a // 100 % 100 >= 60:
+            return None
+        us = ((a // 10000 * 60 + a // 100 % 100) * 60 + a % 100) * 1_000_000
+        return Temporal((-us if n < 0 else us,), "time")
+    if isinstance(v, decimal.Decimal):
+        return tidb_duration(format(v, "f")) if v.is_finite() else None
+    if isinstance(v, float):
+        return tidb_duration(format(decimal.Decimal(repr(v)), "f")) if math.isfinite(v) else None
+    return None
+
+
 # --- conversions ------------------------------------------------------------------------
 
 _NUM_PREFIX = re.compile(r"[ \t\n\r\f\v]*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
@@ -207,20 +632,28 @@ def _is_string(v) -> bool:
     return isinstance(v, (str, bytes)) and not isinstance(v, Temporal)
 
 
-def _cmp(a, b) -> int:
-    """MySQL's three-way comparison of two non-NULL values."""
+def _cmp(a, b, op: str = "EQ") -> int | None:
+    """MySQL's three-way comparison of two non-NULL values, as TiDB makes it; None where TiDB
+    cannot read one side as the other's type (a string that is no date/time against a temporal
+    value: an error in TiCDC's filter session, the row kept).  `op` (EQ, NEQ, LT, LTE, GT, GTE: a
+    op b) is what TiDB's reading of a constant against a YEAR depends on (_year_operand)."""
     if isinstance(a, Json) or isinstance(b, Json):  # the other side read as JSON (a string a JSON string)
         return _json_cmp(_as_json(a).doc, _as_json(b).doc)
     if isinstance(a, Temporal) or isinstance(b, Temporal):
         if isinstance(a, Temporal) and isinstance(b, Temporal):
             x, y = _as_datetime(a), _as_datetime(b)
-        elif isinstance(a, Temporal):
-            x, y = _as_datetime(a), _as_datetime(_to_temporal(b, a.kind))
-        else:
-            x, y = _as_datetime(_to_temporal(a, b.kind)), _as_datetime(b)
-        return (x > y) - (x < y)
+            return (x > y) - (x < y)
+        if isinstance(a, Temporal):
+            return _temporal_cmp(a, b)
+        c = _temporal_cmp(b, a)
+        return None if c is None else -c
     if isinstance(a, Year) != isinstance(b, Year):  # a constant against YEAR is read as a year
-        a, b = (a, _to_year(b)) if isinstance(a, Year) else (_to_year(a), b)
+        if isinstance(a, Year):
+            b = _year_operand(b, op)
+        else:
+            a = _year_operand(a, _MIRROR.get(op, op))
+        if a is None or b is None:
+            return None
     if _is_string(a) and _is_string(b):
         if isinstance(a, bytes) or isinstance(b, bytes):
             x, y = _bytes(a), _bytes(b)
@@ -228,6 +661,39 @@ def _cmp(a, b) -> int:
             x, y = str(a), str(b)  # code point order is UTF-8's byte order
         return (x > y) - (x < y)
     x, y = _numeric_pair(number(a), number(b))
+    return (x > y) - (x < y)
+
+
+_MIRROR = {"LT": "GT", "GT": "LT", "LTE": "GTE", "GTE": "LTE"}
+
+
+def _plain_number(v) -> bool:
+    """A number as a literal or arithmetic gives it (not a YEAR, BIT, ENUM or SET value)."""
+    return isinstance(v, (int, float, decimal.Decimal)) and not isinstance(v, (Year, Bit))
+
+
+def _temporal_cmp(t: Temporal, v) -> int | None:
+    """A DATE/DATETIME/TIMESTAMP/TIME value against one of another type, as TiDB's
+    GetAccurateCmpType and refineArgs compare them: a string read as the temporal type (TiDB's
+    ParseTime, or ParseDuration for a TIME); a number against a DATE as numbers (YYYYMMDD), against
+    a DATETIME/TIMESTAMP as the DATETIME TiDB converts an integer or decimal to (as numbers where
+    it converts none, and for a double), against a TIME as the TIME it reads (hhmmss)."""
+    if _is_string(v) and not isinstance(v, Hex):
+        s = v if isinstance(v, str) else v.decode("latin-1")
+        other = tidb_duration(s) if t.kind == "time" else tidb_datetime(s)
+        if other is None:
+            return None
+    elif _plain_number(v):
+        other = _duration_from_number(v) if t.kind == "time" else None if t.kind == "date" else \
+            _datetime_from_number(v)
+        if other is None and t.kind != "time":  # compared as numbers (DOUBLE)
+            x, y = _numeric_pair(number(t), number(v))
+            return (x > y) - (x < y)
+        if other is None:
+            return None
+    else:  # a hex literal, a YEAR, BIT, ENUM or SET value
+        other = _to_temporal(v, t.kind)
+    x, y = _as_datetime(t), _as_datetime(other)
     return (x > y) - (x < y)
 
 
@@ -250,30 +716,66 @@ def _to_year(v):
     return r + 2000 if 0 < r < 70 else r + 1900 if 70 <= r < 100 else r
 
 
+def _adjust_year(n: int, zero_too: bool = False) -> int | None:
+    """TiDB's AdjustYear: 1-69 as 20xx, 70-99 as 19xx (0 as 2000 only if `zero_too`); None outside
+    1901-2155 (0 aside)."""
+    if n == 0 and not zero_too:
+        return 0
+    y = _two_digit_year(n)
+    return y if 1901 <= y <= 2155 else None
+
+
+def _year_operand(v, op: str):
+    """A value compared with a YEAR, as TiDB's compareFunctionClass.refineArgs reads a constant
+    there: an integer as a year (21 is 2021, AdjustYear).  A decimal, double or numeric string
+    (RefineComparedConstant): the year it converts to where that equals it (2021.0); else for
+    < and >= rounded up, for <= and > down (a double's or string's as a year again, a decimal's
+    as the integer CEIL/FLOOR give: y < 21.5 is y < 22), for = a string that is an integer its
+    year ('21' is 2021, '0' and '00' 2000), and any other value, and any for <>, the number itself
+    (y = 21.0 and y <> '21' compare with 21).  A string that is no number is None: TiDB fails."""
+    if isinstance(v, (str, bytes)) and not isinstance(v, (Hex, Member)):
+        text = v if isinstance(v, str) else v.decode("latin-1")
+        trimmed = text.strip()
+        if not re.fullmatch(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", trimmed):
+            return None
+        f = decimal.Decimal(trimmed)
+        if f.adjusted() > 40:  # no year, nor a BIGINT: compared as the number it is
+            return f
+        n = int(f.to_integral_value(decimal.ROUND_HALF_UP))
+        year = _adjust_year(n, len(text) != 4 and n == 0 and trimmed.startswith("0"))
+    elif isinstance(v, (float, decimal.Decimal)):
+        if not (math.isfinite(v) if isinstance(v, float) else v.is_finite()):
+            return v
+        f = decimal.Decimal(repr(v)) if isinstance(v, float) else v
+        year = _adjust_year(int(f.to_integral_value(decimal.ROUND_HALF_UP)))
+    else:
+        return _to_year(v)
+    if year is None or year == f:
+        return f if year is None else year
+    if op in ("LT", "GTE", "LTE", "GT"):
+        n = int(f.to_integral_value(decimal.ROUND_CEILING if op in ("LT", "GTE") else decimal.ROUND_FLOOR))
+        if isinstance(v, decimal.Decimal):
+            return n  # CEIL/FLOOR of a DECIMAL is an integer, which TiDB leaves as it is
+        adjusted = _adjust_year(n)
+        return n if adjusted is None else adjusted
+    if op == "EQ" and isinstance(v, (str, bytes)) and f == f.to_integral_value():
+        return year
+    return f
+
+
 _ZERO = (0, 0, 0, 0, 0, 0, 0)
 
 
 def _to_temporal(v, kind: str) -> Temporal:
-    """A value compared with a temporal column, read as one: a string as a date/time (what is
-    none reads as zero, as MySQL does with a warning), a number as YYYYMMDD[hhmmss] or HHMMSS."""
+    """A number (a hex literal, YEAR or BIT value among them) read as a temporal value where TiDB's
+    own readings (tidb_datetime, _datetime_from_number, _duration_from_number) do not apply: as
+    YYYYMMDD[hhmmss] or hhmmss; what is none reads as zero, as MySQL does with a warning."""
     if kind == "time":
-        if _is_string(v) and not isinstance(v, Hex):
-            s = v if isinstance(v, str) else v.decode("latin-1")
-            t = parse_temporal(s, "time")
-            if t is not None:
-                return t
-            d = parse_temporal(s, "datetime")
-            if d is not None:  # a date and time: its time of day
-                return Temporal((((d.parts[3] * 60 + d.parts[4]) * 60 + d.parts[5]) * 1_000_000 + d.parts[6],),
-                                "time")
         n = decimal.Decimal(number(v))
         whole = int(abs(n))
         h, rest = divmod(whole, 10000)
         us = ((h * 60 + rest // 100) * 60 + rest % 100) * 1_000_000 + int((abs(n) - whole) * 1_000_000)
         return Temporal((-us if n < 0 else us,), "time")
-    if _is_string(v) and not isinstance(v, Hex):
-        t = parse_temporal(v if isinstance(v, str) else v.decode("latin-1"), kind)
-        return t if t is not None else Temporal(_ZERO, kind)
     if isinstance(v, Hex):
         return Temporal(_ZERO, kind)
     n = decimal.Decimal(number(v))
@@ -472,7 +974,8 @@ def compile_expr(tree, cols: list[Col], now: dt.datetime | None = None) -> Calla
                 a, b = left(row), right(row)
                 if a is None or b is None:
                     return None
-                return int(test(_cmp(a, b)))
+                c = _cmp(a, b, name)
+                return None if c is None else int(test(c))
             return compare
         if isinstance(node, exp.NullSafeEQ):
             left, right = c(node.left), c(node.right)
@@ -481,7 +984,8 @@ def compile_expr(tree, cols: list[Col], now: dt.datetime | None = None) -> Calla
                 a, b = left(row), right(row)
                 if a is None or b is None:
                     return int(a is None and b is None)
-                return int(_cmp(a, b) == 0)
+                c = _cmp(a, b)
+                return None if c is None else int(c == 0)
             return null_safe
         if isinstance(node, exp.Not):
             inner = c(node.this)
@@ -636,8 +1140,12 @@ def _in(left, options):
             b = o(row)
             if b is None:
                 unknown = True
-            elif _cmp(a, b) == 0:
-                return 1
+            else:
+                c = _cmp(a, b)
+                if c is None:
+                    unknown = True
+                elif c == 0:
+                    return 1
         return None if unknown else 0
     return run
 
@@ -645,8 +1153,8 @@ def _in(left, options):
 def _between(this, low, high):
     def run(row):
         v, lo, hi = this(row), low(row), high(row)
-        a = None if v is None or lo is None else _cmp(v, lo)
-        b = None if v is None or hi is None else _cmp(v, hi)
+        a = None if v is None or lo is None else _cmp(v, lo, "GTE")  # TiDB: v >= lo AND v <= hi
+        b = None if v is None or hi is None else _cmp(v, hi, "LTE")
         if (a is not None and a < 0) or (b is not None and b > 0):
             return 0
         return None if a is None or b is None else 1
@@ -956,7 +1464,13 @@ def _datetime_of(v) -> Temporal | None:
             return None
         return Temporal(v.parts, "datetime", v.fsp) if v.kind == "datetime" else v
     if isinstance(v, (str, bytes)) and not isinstance(v, Hex):
-        return parse_temporal(v if isinstance(v, str) else v.decode("latin-1"), "datetime")
+        s = v if isinstance(v, str) else v.decode("latin-1")
+        t = tidb_datetime(s)  # as TiDB casts a string argument (a zone converted, 7+ digits rounded)
+        if t is None:
+            return None
+        shape = parse_temporal(s, "datetime")  # a date alone stays a DATE (DATE_ADD('2000-01-01', ...))
+        date = shape is not None and shape.kind == "date" and t.parts[3:] == (0, 0, 0, 0)
+        return Temporal(t.parts, "date" if date else "datetime")
     if v is None or isinstance(v, (Json, Hex)):
         return None
     t = _to_temporal(v, "datetime")
@@ -989,13 +1503,9 @@ def _part(i: int):
 def hour(v):
     if isinstance(v, Temporal) and v.kind == "time":
         return abs(v.parts[0]) // 3_600_000_000
-    if isinstance(v, (str, bytes)) and not isinstance(v, Hex):
-        s = v if isinstance(v, str) else v.decode("latin-1")
-        t = parse_temporal(s, "datetime")
-        if t is None or t.kind == "date":
-            tm = parse_temporal(s, "time")
-            return None if tm is None else abs(tm.parts[0]) // 3_600_000_000
-        return t.parts[3]
+    if isinstance(v, (str, bytes)) and not isinstance(v, Hex):  # read as a TIME (TiDB's ParseDuration)
+        tm = tidb_duration(v if isinstance(v, str) else v.decode("latin-1"))
+        return None if tm is None else abs(tm.parts[0]) // 3_600_000_000
     t = _datetime_of(v)
     return None if t is None else t.parts[3]
 
@@ -1349,7 +1859,7 @@ def _extreme(pick: int):
     def run(*vs):
         best = vs[0]
         for v in vs[1:]:
-            if _cmp(v, best) * pick > 0:
+            if (_cmp(v, best) or 0) * pick > 0:
                 best = v
         return best
     return run
@@ -1405,7 +1915,12 @@ def cast(v, to: str, length: int | None = None, scale: int | None = None, now: d
         us = t.parts[6] // 10 ** (6 - fsp) * 10 ** (6 - fsp)
         return Temporal(t.parts[:6] + (us,), "datetime", fsp)
     if to == "TIME":
-        t = v if isinstance(v, Temporal) and v.kind == "time" else _to_temporal(v, "time")
+        if _is_string(v) and not isinstance(v, Hex):  # TiDB's ParseDuration; NULL where it fails
+            t = tidb_duration(v if isinstance(v, str) else v.decode("latin-1"))
+            if t is None:
+                return None
+        else:
+            t = v if isinstance(v, Temporal) and v.kind == "time" else _to_temporal(v, "time")
         return Temporal(t.parts, "time", length or 0)
     if to == "JSON":
         return _json_of(v) if isinstance(v, (str, bytes)) else _as_json(v)
