@@ -209,7 +209,7 @@ def _row_rules(cycle: Cycle, window: contracts.Window, flt: Filter, tracker, tab
 def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     window = contracts.WINDOW.read(cycle.folder)
     flt = Filter.build(cycle.config)
-    # plans only where a read or a rule needs Spark: a small window that drops nothing needs none
+    # planned only where a read needs Spark: a window the engine sends there
     raw = Lazy(lambda: rows.window_events(spark, cycle, window))
 
     kept_ddl, skipped_ddl = [], []
