@@ -293,3 +293,24 @@ def test_the_apply_bound_adds_both_processes_core_seconds_over_the_cores(monkeyp
     assert "no less than 1.8s (1.50x the floor)" in line
     assert bench.apply_bound({}, floor) is None
     assert bench.apply_bound(cyc, {"seconds": 0.0, "downstream_core_seconds": 0.0}) is None
+
+
+def test_the_catchup_table_compares_each_place_with_the_shape_s_smallest_auto_window(capsys):
+    from cdcflow_devtools import bench_catchup
+
+    def row(rows, place, wall, jvm):
+        stats = {"pull_seconds": 1.0, "apply_seconds": 2.0, "filter": {"ran_in": "spark" if jvm else "process"},
+                 "barrier": {"ran_in": "process"}, "apply": {"segments_in_process": 1, "segments_in_spark": 2}}
+        census = {"stages": [{"stage": "pull", "seconds": 1.0,
+                              "core_seconds": {"cdcflow": 3.0, "JVM": jvm, "Python workers": 0.0}}]}
+        return {"shape": "oltp", "rows": rows, "place": place, "wall_seconds": wall, "peak_rss_bytes": 2**30,
+                "stats": stats, "census": census, "consistent": True}
+
+    rows = [row(300_000, "auto", 10.0, 0.0), row(2_500_000, "auto", 100.0, 1.0), row(2_500_000, "spark", 50.0, 9.0)]
+    bench_catchup.report(rows)
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if "oltp" in line]
+    assert "1.00x" in lines[0] and "0.83x" in lines[1] and "1.67x" in lines[2]  # 30,000/s the base
+    assert "75%" in lines[2]  # 9 of 12 core-seconds in the JVM
+    assert "filter spark, barrier process, apply 1 here / 2 in Spark" in out
+    assert bench_catchup.consistent(rows) and not bench_catchup.consistent([{**rows[0], "consistent": False}])
