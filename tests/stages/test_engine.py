@@ -30,25 +30,24 @@ def _no_override(monkeypatch):
 def test_auto_reads_a_window_here_up_to_its_bound():
     e = _engine("[cdcflow]\nlocal-max-events = 1000\n")
     assert e.mode == "auto" and e.window_here(1000) and not e.window_here(1001)
-    assert Engine.of(parse_config("")).max_events == 2_000_000  # the default, declared once in the config
+    assert Engine.of(parse_config("")).max_events == 20_000_000  # the default, declared once in the config
 
 
 def test_auto_writes_segments_here_within_rows_and_image_bytes():
-    """Segments not applied yet within local-segment-rows each and the totals' row and byte bounds;
-    a record without image bytes (an older barrier's) the old row bounds."""
-    e = _engine("[cdcflow]\nlocal-segments-bytes = 1000\n")
-    segs = [_seg(0, 5, 10), _seg(10, 5, 10), _seg(20, e.segment_rows + 1, 90), _seg(30, 50_000, 600),
-            _seg(40, OLD_RECORD_ROWS + 1, 0), _seg(50, 0, 0), _seg(60, 10, 500), _seg(70, 10, 200)]
+    """Segments not applied yet within local-segment-rows and local-segment-bytes each; a record
+    without image bytes (an older barrier's) the old row bound."""
+    e = _engine("[cdcflow]\nlocal-segment-bytes = 1000\nlocal-segment-rows = 50000\n")
+    segs = [_seg(0, 5, 10), _seg(10, 5, 10), _seg(20, 50_001, 90), _seg(30, 50_000, 600),
+            _seg(40, OLD_RECORD_ROWS + 1, 0), _seg(50, 0, 0), _seg(60, 10, 1001), _seg(70, 10, 1000)]
     # 0: applied (hi 10 <= the checkpoint); 2: too many rows; 4: an older record over the old bound;
-    # 5: no rows; 6: 10 + 600 + 500 bytes > 1,000; 7 fits
+    # 5: no rows; 6: over the bytes; 3 and 7 fit (each segment is held alone, one read ahead)
     assert e.segments_here(segs, checkpoint_ts=10) == [1, 3, 7]
-    e = _engine("[cdcflow]\nlocal-segments-bytes = 1000\nlocal-segments-rows = 50004\n")
-    # 5 + 50,000 rows over the total: segment 3 is left to Spark, and 6 fits the bytes now
-    assert e.segments_here(segs, checkpoint_ts=10) == [1, 6, 7]
+    assert _engine("").segments_here(segs, checkpoint_ts=10) == [1, 2, 3, 6, 7]  # 1,000,000 and 256 MiB
 
 
 def test_local_lifts_the_row_bounds_and_keeps_the_memory_bound():
-    e = _engine("[cdcflow]\nengine = 'local'\nlocal-max-events = 10\nlocal-segments-bytes = 1000\n")
+    e = _engine("[cdcflow]\nengine = 'local'\nlocal-max-events = 10\nlocal-segment-rows = 1\n"
+                "local-segment-bytes = 1000\n")
     assert e.window_here(10**9)
     segs = [_seg(0, 10**7, 900), _seg(10, 5, 1001), _seg(20, 10**6, 1000), _seg(30, 0, 0)]
     # each segment is held alone: 0 and 2 fit the bytes whatever their rows, 1 does not

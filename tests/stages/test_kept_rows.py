@@ -144,17 +144,17 @@ def test_the_driver_gets_each_picked_segment_whole_and_nothing_else(spark, tmp_p
 
 @pytest.mark.parametrize("config_text", CONFIGS[:2])
 def test_filter_reads_the_same_ddls_keys_and_samples_either_way(spark, tmp_path, config_text):
+    """Filter's reads of a window (rows.window_map: one step over a batch, then the driver's
+    reduction) give the same answers over pyarrow's scan here and in Spark's tasks."""
     window = _window(aborted=[40], rolled_back=[(60, 1, 3)])
-    cycle = _Cycle(_folder(tmp_path, window), config_text)
-    raw = rows.window_events(spark, cycle, window)
-    dml = rows.row_events(raw)
-    ddls = [filter_stage._ddl_events(cycle, window, raw, here) for here in (False, True)]
+    folder = _folder(tmp_path, window)
+    cycles = [_Cycle(folder, f"{config_text}\n[cdcflow]\nengine = '{e}'\n") for e in ("spark", "local")]
+    ddls = [filter_stage._ddl_events(spark, c, window) for c in cycles]
     assert ddls[0] == ddls[1] and [e.commit_ts for e in ddls[0]] == [50]
-    latest = [sorted(filter_stage._latest(cycle, window, dml, here), key=repr) for here in (False, True)]
+    latest = [sorted(filter_stage._latest(spark, c, window), key=repr) for c in cycles]
     assert latest[0] == latest[1]
     assert (("s", "t", None, 90) in latest[0]) and not any(r[3] == 40 for r in latest[0])  # a null key is a key
-    samples = [sorted(filter_stage._latest_images(cycle, window, dml, latest[0], here), key=repr)
-               for here in (False, True)]
+    samples = [sorted(filter_stage._latest_images(spark, c, window, latest[0]), key=repr) for c in cycles]
     # one image per (table, key, ts): which of the transaction's images is either engine's first
     assert [s[:4] for s in samples[0]] == [s[:4] for s in samples[1]] == sorted(
         ((s, t, ts, pk) for s, t, pk, ts in latest[0]), key=repr)

@@ -496,21 +496,19 @@ class ChangefeedConfig:
         "engine", CDCFLOW, "auto", " or ".join(f'"{m}"' for m in ENGINES), _one_of(*ENGINES),
         "where the row steps of filter, barrier and apply run: auto, in the stage's process for a window and "
         "segments within the local-* bounds and in Spark tasks beyond them; local, in the stage's process "
-        "whatever the rows (a segment over local-segments-bytes still in Spark); spark, in Spark tasks always "
+        "whatever the rows (a segment over local-segment-bytes still in Spark); spark, in Spark tasks always "
         "(CDCFLOW_ENGINE overrides it)")
     local_max_events: int = _key(
-        "local-max-events", CDCFLOW, 2_000_000, "integer ≥ 0", _int_between(0),
-        "engine auto: filter and barrier read a window of at most this many events in their own process")
+        "local-max-events", CDCFLOW, 20_000_000, "integer ≥ 0", _int_between(0),
+        "engine auto: filter and barrier read a window of at most this many events in their own process, a "
+        "batch at a time")
     local_segment_rows: int = _key(
-        "local-segment-rows", CDCFLOW, 100_000, "integer ≥ 0", _int_between(0),
+        "local-segment-rows", CDCFLOW, 1_000_000, "integer ≥ 0", _int_between(0),
         "engine auto: apply writes a segment of at most this many row changes from its own process")
-    local_segments_rows: int = _key(
-        "local-segments-rows", CDCFLOW, 400_000, "integer ≥ 0", _int_between(0),
-        "engine auto: the most row changes of a window apply writes from its own process, over its segments")
-    local_segments_bytes: int = _key(
-        "local-segments-bytes", CDCFLOW, 256 * 1024 * 1024, "integer ≥ 0 (bytes)", _int_between(0),
-        "the row images apply writes from its own process: over a window's segments (auto), or of one "
-        "segment (local); the memory bound of both")
+    local_segment_bytes: int = _key(
+        "local-segment-bytes", CDCFLOW, 256 * 1024 * 1024, "integer ≥ 0 (bytes)", _int_between(0),
+        "engine auto and local: apply writes a segment of at most this many bytes of row images from its own "
+        "process (it holds the segment and reads one more ahead): the memory bound")
     max_window_bytes: int = _key(
         "max-window-bytes", CDCFLOW, 1024 * 1024 * 1024, "integer ≥ 0 (bytes)", _int_between(0),
         "a cycle reads at most about this many binlog bytes (whole transactions), the next cycle the rest; "

@@ -12,7 +12,7 @@ as a CdcflowError placed in the segment (core.errors.classify).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
@@ -45,6 +45,9 @@ from cdcflow.sink.table_keys import keyed_by_pull, table_key, tangled_by_pull
 # the columns of a row event the writers read
 ROW_COLUMNS = ("schema", "table", "commit_ts", "seq", "op", "before", "after")
 KEY_TEXTS = ("before_key", "after_key")  # the texts of its keys pull wrote (stages.pull_keys)
+# what a small segment's rows are read with in the driver: the writers' columns, the key texts, and
+# whether the upstream ran a change with foreign_key_checks off (the tables foreign keys bind)
+HELD_COLUMNS = (*ROW_COLUMNS, *KEY_TEXTS, "fk_checks_off")
 # what a segment's compacted changes are spread over the writers by (Spark partitions, the driver's threads)
 SPREAD_BY = ("schema", "table", "part")
 # Changes written in commit order (keyless tables, tables foreign keys bind) reach this process
@@ -172,18 +175,15 @@ class RowSink:
 
     def _write(self, rows: Callable, tables, lo: int, hi: int, count: int, held: Held | None) -> Written:
         """`rows()`: the segment's rows as a Spark frame."""
-        from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
-
         written = Written()
         plan = self._plan(tables, hi, written)
         if plan.keys:
             self._write_keyed(rows, plan, len(tables), held, written, (lo, hi))
         for s, t in plan.unkeyed:  # force-replicate: whole rows matched, in commit order
-            changes = (_in_commit_order(rows().where((F.col("schema") == s) & (F.col("table") == t)), count)
-                       .select("op", "before", "after").toLocalIterator())
+            changes = _in_commit_order(self.spark, rows, held, count, [f"{s}.{t}"], ("op", "before", "after"))
             written.rows += apply_ordered(self.conn, s, t, changes, plan.generated.get(f"{s}.{t}", frozenset()))
         if plan.bound:
-            written.rows += self._write_bound(rows(), plan, hi, count)
+            written.rows += self._write_bound(rows, held, plan, hi, count)
         return written
 
     def _plan(self, tables: list[tuple[str, str]], hi: int, written: Written) -> _Plan:
@@ -268,21 +268,16 @@ class RowSink:
         written.rows_held = max([0, *(r["held"] for r in counts)])
         written.upsert_fallbacks += sum(r["fallbacks"] for r in counts)
 
-    def _write_bound(self, rows_df, plan: _Plan, hi: int, count: int) -> int:
+    def _write_bound(self, rows: Callable, held: Held | None, plan: _Plan, hi: int, count: int) -> int:
         """The segment's changes to the tables its foreign keys bind: in commit order across them, in
         one downstream transaction, after what the marker says is there already (a marker at or below
         a backfill's replay_until is the earlier pass's: those rows are written again)."""
-        from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
-
         done = applied_up_to(self.conn, self.marker)
         if done >= hi and done > self.replay_until:
             return 0
-        names = self.spark.createDataFrame([t.split(".", 1) for t in plan.bound], "schema string, table string")
-        rows = rows_df.join(F.broadcast(names), ["schema", "table"], "left_semi")
-        if done > self.replay_until:
-            rows = rows.where(F.col("commit_ts") > done)
-        changes = (r.asDict() for r in _in_commit_order(rows, count)
-                   .select("schema", "table", "op", "before", "after", "fk_checks_off").toLocalIterator())
+        changes = _in_commit_order(self.spark, rows, held, count, sorted(plan.bound),
+                                   ("schema", "table", "op", "before", "after", "fk_checks_off"),
+                                   after=done if done > self.replay_until else None)
         return write_group(self.conn, changes, plan.bound, plan.generated, plan.group, self.safe, self.marker, hi)
 
 
@@ -294,11 +289,27 @@ def _key(keys: dict, conn, table: tuple[str, str], ts: int) -> tuple[list[str] |
     return table_key(found, lambda t: catalogue_key(conn, *t), table)
 
 
-def _in_commit_order(rows_df, rows: int):
-    """`rows_df` (at most `rows` changes) in commit order, in range partitions of about
-    ORDERED_ROWS changes each (toLocalIterator brings one at a time)."""
-    parts = max(1, -(-rows // ORDERED_ROWS))
-    return rows_df.repartitionByRange(parts, "commit_ts", "seq").sortWithinPartitions("commit_ts", "seq")
+def _in_commit_order(spark, rows: Callable, held: Held | None, count: int, names: list[str], columns: tuple,
+                     after: int | None = None) -> Iterator[dict]:
+    """The segment's changes (at most `count`) to the tables `names` ("schema.table") committed
+    above `after` (None: all of them), `columns` of each, in commit order: sorted in Arrow from the
+    rows held here (a small segment), else from Spark's range partitions of about ORDERED_ROWS
+    changes each (`rows()`, the segment's frame; toLocalIterator brings one partition at a time)."""
+    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
+
+    if held is not None:
+        local = held.rows
+        mask = pc.is_in(pc.binary_join_element_wise(local["schema"], local["table"], "."), pa.array(names, pa.string()))
+        if after is not None:
+            mask = pc.and_(mask, pc.greater(local["commit_ts"], after))
+        ordered = local.filter(mask).sort_by([("commit_ts", "ascending"), ("seq", "ascending")])
+        return (row for batch in ordered.select(list(columns)).to_batches() for row in batch.to_pylist())
+    frame = _only(spark, rows(), names, 0)
+    if after is not None:
+        frame = frame.where(F.col("commit_ts") > after)
+    parts = max(1, -(-count // ORDERED_ROWS))
+    ordered = frame.repartitionByRange(parts, "commit_ts", "seq").sortWithinPartitions("commit_ts", "seq")
+    return (r.asDict() for r in ordered.select(*columns).toLocalIterator())
 
 
 def _write_in_spark(spark, rows_df, keys: dict, pulled: set[str], tables: int, folder: KeyFolder, layout: tuple,

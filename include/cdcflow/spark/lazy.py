@@ -2,8 +2,7 @@
 its attributes is asked for.
 
 Filter, barrier and apply read a window the cycle's engine keeps here (stages.engine) with pyarrow in their
-own process; only some windows need Spark (a table written in commit order, a large segment,
-a window the engine sends to Spark).  `cdcflow changefeed run` hands them an embedded session as a Lazy: a cycle
+own process; only a window or a segment the engine sends to Spark needs it.  `cdcflow changefeed run` hands them an embedded session as a Lazy: a cycle
 whose stages never touch it starts no JVM, which on two cores took 6-9 core-seconds beside pull
 and kept filter waiting for its start (docs/performance.md).  A frame built from it is a Lazy
 too, so that building the plan does not start the session either.  pyspark's column functions

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cdcflow.core.arrow_rows import spark_schema
-from cdcflow.sink.row_sink import KEY_TEXTS, ROW_COLUMNS, Held
+from cdcflow.sink.row_sink import HELD_COLUMNS, Held
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, Segment
@@ -118,7 +118,7 @@ class SmallSegments:
             self._rows[i] = self._pool.submit(self._read, self.segments[i])
 
     def _read(self, seg: Segment) -> Held | None:
-        rows_here = rows.kept_rows_here(self.cycle, [(seg.lo, seg.hi)], (*ROW_COLUMNS, *KEY_TEXTS)).to_table()
+        rows_here = rows.kept_rows_here(self.cycle, [(seg.lo, seg.hi)], HELD_COLUMNS).to_table()
         if not rows_here.num_rows:
             return None
         return Held(rows_here, self.ahead(seg, rows_here) if self.ahead is not None else None)

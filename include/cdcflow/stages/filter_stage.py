@@ -8,6 +8,7 @@ that pass.
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pyarrow.compute as pc
 from msgspec.structs import replace
 
@@ -23,12 +24,11 @@ from cdcflow.filter.row_rules import RowRules
 from cdcflow.filter.system_versioning import period_spans
 from cdcflow.source import gtid
 from cdcflow.source.binlog import Position
-from cdcflow.spark.lazy import Lazy
 from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, DdlError, DdlLog, TableKeys
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import ddl_replacements, schema_versions, shadow_ddls, table_copies
-from cdcflow.store.events import FIELDS
+from cdcflow.store.events import EVENT_SCHEMA, FIELDS
 
 
 SKIPPED = "skipped by operator (skip-ddl)"
@@ -124,58 +124,62 @@ def _replaced(entry: DdlEntry, statements: list[str], tracker) -> DdlEntry:
     return replace(entry, replacement=statements, keep=True, why="replaced by operator (replace-ddl)")
 
 
-# What filter reads of a window besides the rows it keeps, in Spark or, for a window the cycle's
-# engine reads here (rows.read_here), with pyarrow in this process (`here`): the same three queries, which
-# tests/stages/test_kept_rows.py holds to the same answers.
+# What filter reads of a window besides the rows it keeps: each a step over a batch of the
+# window's events and what the driver makes of the steps' outputs (rows.window_map), the same
+# code whether the batches are read here or in Spark's tasks.
 
-def _ddl_events(cycle: Cycle, window: contracts.Window, raw, here: bool) -> list[Event]:
-    """The window's DDL events, in commit order.  A DDL event carries no row image: the wide
-    columns are not read."""
-    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
+_NARROW = [c for c in FIELDS if c not in ("before", "after")]  # a DDL event carries no row image
+_NARROW_SCHEMA = pa.schema([EVENT_SCHEMA.field(c) for c in _NARROW])
+_LATEST = pa.schema([("schema", pa.string()), ("table", pa.string()), ("pk", pa.string()), ("commit_ts", pa.int64())])
+_SAMPLES = pa.schema([*_LATEST, ("image", pa.string())])
 
-    narrow = [c for c in FIELDS if c not in ("before", "after")]
-    if here:
-        found = rows.window_events_here(cycle, window, pc.field("op") == "ddl", narrow).to_table().to_pylist()
-    else:
-        found = [r.asDict() for r in raw.where(F.col("op") == "ddl").select(*narrow).collect()]
+
+def _ddl_events(spark, cycle: Cycle, window: contracts.Window) -> list[Event]:
+    """The window's DDL events, in commit order; the wide columns are not read."""
+    found = rows.window_map(spark, cycle, window, rows.Wanted(ddl=True), _NARROW, lambda b: b,
+                            _NARROW_SCHEMA).to_pylist()
     # few: sorted here, which spares Spark a sampling job for the range partitioning of a sort
     return sorted((Event(**r) for r in found), key=lambda e: (e.commit_ts, e.seq))
 
 
-def _latest(cycle: Cycle, window: contracts.Window, dml, here: bool) -> list[tuple]:
+def _latest_of(table: pa.Table) -> pa.Table:
+    """(schema, table, binlog key, the latest commit ts) of row events."""
+    found = table.group_by(["schema", "table", "pk"]).aggregate([("commit_ts", "max")])
+    return found.rename_columns({"commit_ts_max": "commit_ts"})
+
+
+def _latest(spark, cycle: Cycle, window: contracts.Window) -> list[tuple]:
     """(schema, table, binlog key, commit ts of its latest row change) of the window's row
-    events, from the narrow columns alone."""
-    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
-
-    if not here:
-        return [(r["schema"], r["table"], r["pk"], r["ts"])
-                for r in dml.groupBy("schema", "table", "pk").agg(F.max("commit_ts").alias("ts")).collect()]
-    narrow = rows.window_events_here(cycle, window, pc.field("op") != "ddl",
-                                     ("schema", "table", "pk", "commit_ts")).to_table()
-    found = narrow.group_by(["schema", "table", "pk"]).aggregate([("commit_ts", "max")])
-    return list(zip(*(found[c].to_pylist() for c in ("schema", "table", "pk", "commit_ts_max"))))
+    events, from the narrow columns alone: each batch's latest, then the latest of those."""
+    parts = rows.window_map(spark, cycle, window, rows.Wanted(ddl=False), _LATEST.names,
+                            lambda b: rows.as_batch(_latest_of(pa.Table.from_batches([b])), _LATEST), _LATEST)
+    found = _latest_of(parts)
+    return list(zip(*(found[c].to_pylist() for c in _LATEST.names)))
 
 
-def _latest_images(cycle: Cycle, window: contracts.Window, dml, latest: list[tuple], here: bool) -> list[tuple]:
+def _first_images(table: pa.Table) -> pa.Table:
+    """One image per (schema, table, binlog key, commit ts): the first, in the batches' order."""
+    found = table.group_by(_LATEST.names, use_threads=False).aggregate([("image", "first")])
+    return found.rename_columns({"image_first": "image"})
+
+
+def _sample_of(batch) -> pa.RecordBatch:
+    t = pa.Table.from_batches([batch])
+    return rows.as_batch(_first_images(t.append_column("image", pc.coalesce(t["after"], t["before"]))), _SAMPLES)
+
+
+def _latest_images(spark, cycle: Cycle, window: contracts.Window, latest: list[tuple]) -> list[tuple]:
     """The schema-drift check's samples (tracker.disagreements): for each (schema, table, binlog
     key, latest commit ts) of `latest`, one row image of that transaction.  Only the row groups
     holding those commit ts are read (Parquet's statistics), and one image per group comes back."""
-    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
-
     wanted = set(latest)
     if not wanted:
         return []
-    stamps = sorted({w[3] for w in wanted})
-    if here:
-        found = rows.window_events_here(cycle, window, (pc.field("op") != "ddl") & pc.field("commit_ts").isin(stamps),
-                                        ("schema", "table", "pk", "commit_ts", "before", "after")).to_table()
-        found = found.append_column("image", pc.coalesce(found["after"], found["before"]))
-        found = found.group_by(["schema", "table", "pk", "commit_ts"], use_threads=False).aggregate([("image", "first")])
-        images = zip(*(found[c].to_pylist() for c in ("schema", "table", "pk", "commit_ts", "image_first")))
-    else:
-        images = ((r["schema"], r["table"], r["pk"], r["commit_ts"], r["image"])
-                  for r in dml.where(F.col("commit_ts").isin(stamps)).groupBy("schema", "table", "pk", "commit_ts")
-                  .agg(F.first(F.coalesce("after", "before")).alias("image")).collect())
+    stamps = tuple(sorted({w[3] for w in wanted}))
+    parts = rows.window_map(spark, cycle, window, rows.Wanted(ddl=False, stamps=stamps),
+                            (*_LATEST.names, "before", "after"), _sample_of, _SAMPLES)
+    found = _first_images(parts)
+    images = zip(*(found[c].to_pylist() for c in _SAMPLES.names))
     return [(s, t, ts, pk, image) for s, t, pk, ts, image in images if (s, t, pk, ts) in wanted]
 
 
@@ -209,8 +213,6 @@ def _row_rules(cycle: Cycle, window: contracts.Window, flt: Filter, tracker, tab
 def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     window = contracts.WINDOW.read(cycle.folder)
     flt = Filter.build(cycle.config)
-    # planned only where a read needs Spark: a window the engine sends there
-    raw = Lazy(lambda: rows.window_events(spark, cycle, window))
 
     kept_ddl, skipped_ddl = [], []
     tracker = schema_versions.load(cycle.changefeed_id)
@@ -222,8 +224,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     operator_skips = set(cycle.feed().skip_ddl)
     joins = table_copies.joins(cycle.changefeed_id)  # tables joining with a copy (add-tables, resync-tables)
     replaced = ddl_replacements.load(cycle.changefeed_id, window.start_ts)
-    here = rows.read_here(cycle, window)
-    for ev in _ddl_events(cycle, window, raw, here):
+    for ev in _ddl_events(spark, cycle, window):
         entry = gate_ddl(cycle, ev, flt, tracker, skipped=ev.commit_ts in operator_skips,
                          replacement=replaced.get(ev.commit_ts), shadows=shadows)
         held = entry.keep and not entry.schema_only and table_joins.ddl_before_join(
@@ -236,10 +237,9 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     schema_versions.save(cycle.changefeed_id, tracker.added)
     shadow_ddls.save(cycle.changefeed_id, shadows, window.start_ts)
 
-    dml = Lazy(lambda: rows.row_events(raw))
     # the tables, and per table and binlog key the commit ts of its latest row change, from
     # the narrow columns alone: the row images are read only for the schema-drift check's samples
-    latest = _latest(cycle, window, dml, here)
+    latest = _latest(spark, cycle, window)
     tables = sorted({(s, t) for s, t, _pk, _ts in latest})
     keep_tables = [t for t in tables if flt.replicates_rows(*t)]
     shadow_tables = [f"{s}.{t}" for s, t in tables if flt.match_table(s, t) and (s, t) not in keep_tables]
@@ -251,7 +251,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
     contracts.KEYS.write(cycle.folder, [TableKeys(schema=s, table=t, ranges=rs) for (s, t), rs in ranges.items()])
     kept_set = set(keep_tables)
     kept_latest = [r for r in latest if (r[0], r[1]) in kept_set]
-    for note in disagreements(tracker, _latest_images(cycle, window, dml, kept_latest, here)):
+    for note in disagreements(tracker, _latest_images(spark, cycle, window, kept_latest)):
         cycle.log_event("schema drift", detail=note,
                     hint="keys follow the tracked schema; if it is wrong, re-create the changefeed so a new "
                          "catalogue snapshot is taken")
@@ -260,7 +260,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
              for e in skipped_ddl[:contracts.SKIPPED_DDL_KEPT]]
     counts = contracts.FilterResult(kept_ddl=len(kept_ddl), skipped_ddl=len(skipped_ddl), tables=len(tables),
                                     kept_tables=len(keep_tables), skipped=named, rows_copied=copied,
-                                    ran_in=cycle.engine.place(here))
+                                    ran_in=cycle.engine.place(rows.read_here(cycle, window)))
     contracts.DDLS.write(cycle.folder, DdlLog(kept=kept_ddl, skipped=skipped_ddl))
     cycle.log_event("filtered", **{k: v for k, v in contracts.plain(counts).items() if k != "skipped"},
                 dropped_tables=sorted(f"{s}.{t}" for s, t in set(tables) - set(keep_tables)))

@@ -15,9 +15,11 @@ import functools
 import operator
 from dataclasses import dataclass
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
+from cdcflow.core.arrow_rows import spark_schema
 from cdcflow.filter.row_rules import RowRules
 from cdcflow.filter.txn import ignored_transactions
 from cdcflow.stages import contracts
@@ -122,6 +124,45 @@ def has_rows(cycle: Cycle, window: contracts.Window, schema: str, table: str, lo
     if hi is not None:
         where &= pc.field("commit_ts") <= hi
     return window_events_here(cycle, window, where, ("seq",)).head(1).num_rows > 0
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """Which of the window's events a read wants: its DDL events or its row events, with
+    `stamps` only those of these commit ts.  One declaration, read as an Arrow filter here and a
+    Spark predicate there (which Parquet's statistics serve in both)."""
+
+    ddl: bool
+    stamps: tuple[int, ...] | None = None
+
+    def arrow(self) -> pc.Expression:
+        where = pc.field("op") == "ddl" if self.ddl else pc.field("op") != "ddl"
+        return where if self.stamps is None else where & pc.field("commit_ts").isin(list(self.stamps))
+
+    def spark(self):
+        from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
+
+        where = F.col("op") == "ddl" if self.ddl else F.col("op") != "ddl"
+        return where if self.stamps is None else where & F.col("commit_ts").isin(list(self.stamps))
+
+
+def window_map(spark, cycle: Cycle, window: contracts.Window, wanted: Wanted, columns, step,
+               schema: pa.Schema) -> pa.Table:
+    """`step` (one function from a batch of the `wanted` events of the window, `columns` of them,
+    to a batch of `schema`) over the whole window, its outputs together in this process: over
+    pyarrow's scan here where the cycle's engine reads the window here, else inside Spark tasks
+    (mapInArrow) whose outputs come back as Arrow.  What a stage reads of a window is written once,
+    as its step and what it makes of the steps' outputs."""
+    if read_here(cycle, window):
+        scan = window_events_here(cycle, window, wanted.arrow(), columns)
+        return pa.Table.from_batches([step(b) for b in scan.to_batches()], schema=schema)
+    frame = window_events(spark, cycle, window).where(wanted.spark()).select(*columns)
+    return frame.mapInArrow(lambda batches: (step(b) for b in batches), spark_schema(schema)).toArrow().cast(schema)
+
+
+def as_batch(table: pa.Table, schema: pa.Schema) -> pa.RecordBatch:
+    """`table`'s columns of `schema` as one batch (a step's output)."""
+    return pa.RecordBatch.from_arrays([table[c].combine_chunks() for c in schema.names], schema=schema)
 
 
 def _copied(cycle: Cycle) -> bool:
