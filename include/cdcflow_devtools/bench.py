@@ -333,6 +333,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="window sizes of the catchup part, comma-separated, each caught up on engine auto and "
                         "forced to Spark (default 300000,2500000)")
     p.add_argument("--catchup-shapes", default="oltp,bulk", help="the catchup part's shapes (default oltp,bulk)")
+    p.add_argument("--catchup-engines", default=",".join(bench_catchup.ENGINES),
+                   help=f"the catchup part's engines (default {','.join(bench_catchup.ENGINES)})")
     p.add_argument("--catchup-cluster", default=str(bench_catchup.DEFAULT_CLUSTER),
                    help="the catchup size also caught up on standalone clusters of one and two workers, or 'none' "
                         f"(default {bench_catchup.DEFAULT_CLUSTER})")
@@ -351,6 +353,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     a.join = a.join or bench_join.DEFAULT_ROWS
     a.catchup = _sizes(a.catchup)
     a.catchup_shapes = [s.strip() for s in a.catchup_shapes.split(",") if s.strip()]
+    a.catchup_engines = tuple(s.strip() for s in a.catchup_engines.split(",") if s.strip())
     a.catchup_cluster = None if a.catchup_cluster == "none" else int(a.catchup_cluster)
     return a
 
@@ -422,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
             if "tables" in a.parts else None
         join = _part("join", errors, bench_join.join_table, servers, a.join, home, base) if "join" in a.parts else None
         catchup = _part("catchup", errors, bench_catchup.catchup_table, servers, a.catchup, a.catchup_shapes,
-                        a.catchup_cluster, home, base) if "catchup" in a.parts else None
+                        a.catchup_cluster, home, base, a.catchup_engines) if "catchup" in a.parts else None
     finally:
         stop_servers(servers)
     x, y = report(main_res, scale, machine) if main_res else (0.0, 0.0)

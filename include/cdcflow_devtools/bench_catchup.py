@@ -3,8 +3,9 @@ catch-ups of large windows in both places the row steps run (stages.engine).
 
 Per shape and size, one workload is written upstream and caught up, one cycle each, by two
 changefeeds from the same start: one with `engine = "auto"` (the stage's process within the
-local bounds, Spark tasks beyond) into cdcflow's downstream, one with `engine = "spark"` (every row
-step in Spark tasks, on the embedded session) into the binlog peer's server.  At the CLUSTER size
+local bounds, Spark tasks beyond) into cdcflow's downstream, one with `engine = "local"` (the
+stage's process whatever the size) into the replica peer's server and one with `engine = "spark"`
+(every row step in Spark tasks, on the embedded session) into the binlog peer's server.  At the CLUSTER size
 the same window is caught up again forced to Spark on a standalone cluster of one, then of two
 one-core workers (the event store a file:// URI all of them reach), each into the replica peer's
 server reset to the snapshot, by a changefeed made from the same start.
@@ -22,36 +23,40 @@ from pathlib import Path
 
 DEFAULT_SIZES = (300_000, 2_500_000)
 DEFAULT_CLUSTER = 2_500_000
+ENGINES = ("auto", "local", "spark")  # each into a downstream of its own: cdcflow's, the replica's, the binlog peer's
 _STAGES = ("pull", "filter", "barrier", "apply")
 
 
 def catchup_table(servers, sizes: list[int], shapes: list[str], cluster_size: int | None, home: Path,
-                  log_dir: Path) -> list[dict]:
+                  log_dir: Path, engines: tuple[str, ...] = ENGINES) -> list[dict]:
     from cdcflow_devtools import bench_peers
 
     bench_peers.reset_replica(servers.replica)  # a plain downstream here, not a replica
     out = []
     for shape in shapes:
         for n in sizes:
-            out += _catchup(servers, n, shape, n == cluster_size, home, log_dir)
+            out += _catchup(servers, n, shape, n == cluster_size, home, log_dir, engines)
     return out
 
 
-def _catchup(servers, n: int, shape: str, on_cluster: bool, home: Path, log_dir: Path) -> list[dict]:
-    """One workload of `n` changes caught up by each place: auto and spark on changefeeds made
-    before it; on a cluster of one and of two workers (`on_cluster`), each on a changefeed made
-    from the same start once its cluster is up, into the replica's server reset to the snapshot."""
+def _catchup(servers, n: int, shape: str, on_cluster: bool, home: Path, log_dir: Path,
+             engines: tuple[str, ...]) -> list[dict]:
+    """One workload of `n` changes caught up by each place: each of `engines` (auto, local, spark)
+    on a changefeed made before it, into a downstream of its own; on a cluster of one and of two
+    workers (`on_cluster`), each on a changefeed made from the same start once its cluster is up,
+    into the replica's server reset to the snapshot."""
     from cdcflow.store import metastore
     from cdcflow_devtools import bench_workload
     from cdcflow_devtools.bench_common import create_changefeed, run_workload, say
 
-    places = {"auto": servers.cdcflow, "spark": servers.binlog}
+    downstreams = {"auto": servers.cdcflow, "spark": servers.binlog, "local": servers.replica}
+    places = {engine: downstreams[engine] for engine in engines}
     for s in (servers.up, *places.values()):
         bench_workload.create_snapshot(s)
     ids = {place: f"catchup-{shape}-{n}-{place}" for place in places}
     for place, down in places.items():
         create_changefeed(ids[place], servers.up, down, home, f"[cdcflow]\nengine = \"{place}\"\n")
-    start_ts = metastore.get_feed(ids["auto"]).checkpoint_ts
+    start_ts = metastore.get_feed(next(iter(ids.values()))).checkpoint_ts
     say(f"catch-up ({shape}): writing {n:,} row changes upstream")
     _plan, done, _ = run_workload(servers.up, n, shape)
     out = [_cycle(servers.up, down, ids[place], place, shape, done, log_dir, []) for place, down in places.items()]
@@ -81,7 +86,8 @@ def _cycle(up, down, cid: str, place: str, shape: str, done: int, log_dir: Path,
     from cdcflow_devtools.bench_common import run_cycle_measured, say, verify
 
     say(f"catch-up ({shape}): {done:,} row changes, one cycle, {place}")
-    cyc = run_cycle_measured(cid, done, log_dir, cpu={"roots": roots, "fixed": {}})
+    servers_cpu = {"roots": roots, "fixed": {down.pid: "downstream", up.pid: "upstream"}}
+    cyc = run_cycle_measured(cid, done, log_dir, cpu=servers_cpu)
     ok = not verify(up, down, f"the {place} catch-up's downstream after {done:,}")
     return {"shape": shape, "rows": done, "place": place, "wall_seconds": cyc.wall_seconds,
             "peak_rss_bytes": cyc.peak_rss_bytes, "stats": cyc.stats, "census": cyc.census, "consistent": ok}
@@ -112,10 +118,9 @@ def report(rows: list[dict] | None) -> None:
           "workers' core-seconds over all of cdcflow's and Spark's):")
     print(f"{'shape':>6}{'row changes':>13}{'place':>10}{'cycle s':>9}{'changes/s':>11}{'vs smallest':>12}"
           f"{'peak memory':>13}{'Spark share':>12}{'consistent':>11}  stages (s)")
-    smallest = {}
-    for r in sorted(rows, key=lambda r: (r["shape"], r["rows"])):
-        if r["place"] == "auto":
-            smallest.setdefault(r["shape"], rate(r["rows"], r["wall_seconds"]))
+    smallest = {}  # per shape, the smallest window's changes/s on auto (on any place where auto did not run)
+    for r in sorted(rows, key=lambda r: (r["shape"], r["rows"], r["place"] != "auto")):
+        smallest.setdefault(r["shape"], rate(r["rows"], r["wall_seconds"]))
     for r in rows:
         speed = rate(r["rows"], r["wall_seconds"])
         base = smallest.get(r["shape"])
