@@ -87,7 +87,8 @@ WRITES_REFUSED = {
 
 def _zstd_installed() -> bool:
     try:
-        import zstandard  # noqa: F401  lazy: only a MySQL 8 upstream's compressed transactions need it
+        # lazy: only a MySQL 8 upstream's compressed transactions need it
+        import zstandard  # noqa: F401
     except ImportError:
         return False
     return True

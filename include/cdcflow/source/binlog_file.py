@@ -178,7 +178,7 @@ def open_file_stream(path: str | Path, only_events: list,
     from pymysqlreplication import BinLogStreamReader  # lazy: only binlog readers load mysql-replication
     from pymysqlreplication import row_event  # lazy: as above
 
-    from cdcflow.source import transaction_payload
+    from cdcflow.source import transaction_payload  # lazy: as above (it loads mysql-replication's event classes)
 
     patches.install()
     name = Path(path).name
