@@ -117,7 +117,7 @@ class FileConnection:
         return MysqlPacket(b"".join(parts), self.encoding)
 
     def close(self) -> None:
-        pass
+        """Nothing to close: a file's stream is its packets, read whole into memory."""
 
     _force_close = close
 
@@ -141,7 +141,7 @@ class FileControl:
         return _FileCursor(self)
 
     def close(self) -> None:
-        pass
+        """Nothing to close: a file's stream is its packets, read whole into memory."""
 
 
 class _FileCursor:
@@ -169,7 +169,7 @@ class _FileCursor:
         return self.rows
 
     def close(self) -> None:
-        pass
+        """Nothing to close: a file's stream is its packets, read whole into memory."""
 
 
 def open_file_stream(path: str | Path, only_events: list,
