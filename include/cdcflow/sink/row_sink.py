@@ -304,7 +304,7 @@ def _in_commit_order(spark, rows: Callable, held: Held | None, count: int, names
             mask = pc.and_(mask, pc.greater(local["commit_ts"], after))
         ordered = local.filter(mask).sort_by([("commit_ts", "ascending"), ("seq", "ascending")])
         return (row for batch in ordered.select(list(columns)).to_batches() for row in batch.to_pylist())
-    frame = _only(spark, rows(), names, 0)
+    frame = _only(spark, rows(), names, 0)  # 0: always narrowed to `names`, never the whole segment
     if after is not None:
         frame = frame.where(F.col("commit_ts") > after)
     parts = max(1, -(-count // ORDERED_ROWS))

@@ -151,7 +151,7 @@ def _latest_of(table: pa.Table) -> pa.Table:
 def _latest(spark, cycle: Cycle, window: contracts.Window) -> list[tuple]:
     """(schema, table, binlog key, commit ts of its latest row change) of the window's row
     events, from the narrow columns alone: each batch's latest, then the latest of those."""
-    parts = rows.window_map(spark, cycle, window, rows.Wanted(ddl=False), _LATEST.names,
+    parts = rows.window_map(spark, cycle, window, rows.ROW_EVENTS, _LATEST.names,
                             lambda b: rows.as_batch(_latest_of(pa.Table.from_batches([b])), _LATEST), _LATEST)
     found = _latest_of(parts)
     return list(zip(*(found[c].to_pylist() for c in _LATEST.names)))

@@ -84,6 +84,29 @@ def row_events(events):
     return events.where(F.col("op") != "ddl")
 
 
+@dataclass(frozen=True)
+class Wanted:
+    """Which of the window's events a read wants: its DDL events or its row events, with
+    `stamps` only those of these commit ts.  One declaration, read as an Arrow filter here and a
+    Spark predicate there (which Parquet's statistics serve in both)."""
+
+    ddl: bool
+    stamps: tuple[int, ...] | None = None
+
+    def arrow(self) -> pc.Expression:
+        where = pc.field("op") == "ddl" if self.ddl else pc.field("op") != "ddl"
+        return where if self.stamps is None else where & pc.field("commit_ts").isin(list(self.stamps))
+
+    def spark(self):
+        from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
+
+        where = F.col("op") == "ddl" if self.ddl else F.col("op") != "ddl"
+        return where if self.stamps is None else where & F.col("commit_ts").isin(list(self.stamps))
+
+
+ROW_EVENTS = Wanted(ddl=False)  # every row event of the window
+
+
 def copy_kept(spark, cycle: Cycle, window: contracts.Window, rules: RowRules) -> bool:
     """Record the rows filter kept: the window's row events through filter's row rules
     (`rules.apply`, one function over a batch), written as filter's copy; no copy where the rules
@@ -94,7 +117,7 @@ def copy_kept(spark, cycle: Cycle, window: contracts.Window, rules: RowRules) ->
     cycle.folder.remove_folder(COPY)  # an earlier attempt's, maybe Spark's in several files
     copied = not rules.drops_nothing()
     if copied and read_here(cycle, window):
-        scan = window_events_here(cycle, window, pc.field("op") != "ddl", FIELDS)
+        scan = window_events_here(cycle, window, ROW_EVENTS.arrow(), FIELDS)
         rows_in_out = [0, 0]
 
         def kept(batch):
@@ -119,31 +142,11 @@ def has_rows(cycle: Cycle, window: contracts.Window, schema: str, table: str, lo
     """Whether the window holds a row event of schema.table committed in (lo, hi] (hi None: no
     end): pull's Parquet read with pyarrow by the driver, which reaches the event store in every
     place (a rare question: a value expression a table version cannot evaluate)."""
-    where = (pc.field("op") != "ddl") & (pc.field("schema") == schema) & (pc.field("table") == table) \
+    where = ROW_EVENTS.arrow() & (pc.field("schema") == schema) & (pc.field("table") == table) \
         & (pc.field("commit_ts") > lo)
     if hi is not None:
         where &= pc.field("commit_ts") <= hi
     return window_events_here(cycle, window, where, ("seq",)).head(1).num_rows > 0
-
-
-@dataclass(frozen=True)
-class Wanted:
-    """Which of the window's events a read wants: its DDL events or its row events, with
-    `stamps` only those of these commit ts.  One declaration, read as an Arrow filter here and a
-    Spark predicate there (which Parquet's statistics serve in both)."""
-
-    ddl: bool
-    stamps: tuple[int, ...] | None = None
-
-    def arrow(self) -> pc.Expression:
-        where = pc.field("op") == "ddl" if self.ddl else pc.field("op") != "ddl"
-        return where if self.stamps is None else where & pc.field("commit_ts").isin(list(self.stamps))
-
-    def spark(self):
-        from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
-
-        where = F.col("op") == "ddl" if self.ddl else F.col("op") != "ddl"
-        return where if self.stamps is None else where & F.col("commit_ts").isin(list(self.stamps))
 
 
 def window_map(spark, cycle: Cycle, window: contracts.Window, wanted: Wanted, columns, step,
