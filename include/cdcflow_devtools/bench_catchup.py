@@ -119,6 +119,14 @@ def _core_seconds(census: dict | None) -> dict[str, float]:
     return total
 
 
+def _stage_peaks(census: dict | None) -> dict[str, int]:
+    """Per stage, the most memory the cycles' processes held in it (over every cycle)."""
+    peaks: dict[str, int] = {}
+    for stage in (census or {}).get("stages", []):
+        peaks[stage["stage"]] = max(peaks.get(stage["stage"], 0), stage.get("peak_rss_bytes") or 0)
+    return peaks
+
+
 def _where(stats: dict) -> str:
     ap = stats.get("apply") or {}
     return (f"filter {(stats.get('filter') or {}).get('ran_in', '?')}, barrier "
@@ -151,6 +159,8 @@ def report(rows: list[dict] | None) -> None:
               f"{(spark / ours if ours else 0.0):>11.0%} {'yes' if r['consistent'] else 'NO':>10}  {stages}")
         print(f"{'':>28}{r.get('cycles', 1)} cycle(s); where: {_where(r['stats'])}; core-seconds: "
               + ", ".join(f"{k} {v:.1f}" for k, v in cores.items() if v))
+        print(f"{'':>28}peak memory by stage: "
+              + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in _stage_peaks(r["census"]).items() if v))
 
 
 def consistent(rows: list[dict] | None) -> bool:

@@ -50,6 +50,8 @@ class CpuSampler:
         for pid, _kind in fixed.items():
             self.base[pid] = self._cpu(pid) or 0.0
         self.samples: list[tuple[float, dict[str, float]]] = []
+        # (sample time, resident bytes of the roots' trees): each stage's peak memory (Census.peaks)
+        self.memory: list[tuple[float, int]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._sample()
@@ -70,12 +72,17 @@ class CpuSampler:
 
     def _sample(self) -> None:
         psutil = self._psutil
+        rss = 0
         for root in self.roots:
             try:
                 procs = [psutil.Process(root)] + psutil.Process(root).children(recursive=True)
             except psutil.Error:
                 continue
             for p in procs:
+                try:
+                    rss += p.memory_info().rss
+                except psutil.Error:
+                    pass  # gone since it was listed: its memory is no one's now
                 cpu = self._cpu(p.pid)
                 if cpu is not None:
                     # classified at each sample: spark-submit's shell script becomes the JVM by exec
@@ -87,7 +94,9 @@ class CpuSampler:
         totals = dict.fromkeys(KINDS, 0.0)
         for kind, cpu in self.seen.values():
             totals[kind] += cpu
-        self.samples.append((time.time(), totals))
+        now = time.time()
+        self.samples.append((now, totals))
+        self.memory.append((now, rss))
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
@@ -107,15 +116,22 @@ class CpuSampler:
             best = totals
         return best
 
+    def peak(self, lo: float, hi: float) -> int:
+        """The most resident bytes the roots' trees held in a sample taken in [lo, hi]."""
+        return max([0, *(rss for when, rss in self.memory if lo <= when <= hi)])
+
 
 @dataclass
 class Census:
-    """Per stage: (stage, wall seconds, {kind: core-seconds})."""
+    """Per stage: (stage, wall seconds, {kind: core-seconds}); `peaks`, per stage, the most
+    memory the cycle's processes (the roots' trees, not the servers) held in it."""
 
     stages: list[tuple[str, float, dict[str, float]]] = field(default_factory=list)
+    peaks: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return {"stages": [{"stage": s, "seconds": w, "core_seconds": c} for s, w, c in self.stages]}
+        return {"stages": [{"stage": s, "seconds": w, "core_seconds": c, "peak_rss_bytes": self.peaks.get(s)}
+                           for s, w, c in self.stages]}
 
 
 def stage_ends(log_path: Path) -> dict[str, float]:
@@ -138,6 +154,7 @@ def census(sampler: CpuSampler, started: float, ended: float, log_path: Path) ->
         hi = ended if i == len(marks) - 1 else hi
         a, b = sampler.at(lo), sampler.at(hi)
         out.stages.append((stage, hi - lo, {k: max(0.0, b[k] - a[k]) for k in KINDS}))
+        out.peaks[stage] = sampler.peak(lo, hi)
         lo = hi
     return out
 

@@ -4,6 +4,8 @@ master: the cluster launcher), the metadata store shared."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 try:
@@ -26,7 +28,7 @@ def test_dag_runs_a_cycle_and_a_paused_changefeed_does_nothing(mariadb_pair, tmp
     monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path_factory.mktemp("cdcflow-home")))
     up, down = mariadb_pair
     create_changefeed(capsys, up, down, "e2e-dag",
-                      "[filter]\nrules = ['e2e_dag.*']\n[cdcflow]\nspark-master = \"local[2]\"\n")
+                      "[filter]\nrules = ['e2e_dag.*']\n[cdcflow]\nspark-master = \"local[2]\"\nengine = \"spark\"\n")
     before = metastore.get_feed("e2e-dag").checkpoint_ts
     up.execute("CREATE DATABASE e2e_dag",
                "CREATE TABLE e2e_dag.t (id INT PRIMARY KEY, v VARCHAR(20))",
@@ -49,6 +51,13 @@ def test_dag_runs_a_cycle_and_a_paused_changefeed_does_nothing(mariadb_pair, tmp
     last = metastore.recent_runs("e2e-dag", limit=1)[0]
     assert last.run_id.startswith("airflow__") and last.status == "done"
     assert last.stats["apply"]["ddl_applied"] == 5 and "index_wait" not in last.stats["apply"]
+    # the card: each stage a task of its own, its row steps in Spark tasks (engine = "spark"); `query`
+    # (and the Changefeeds page) say so
+    capsys.readouterr()
+    assert cli.main(["changefeed", "query", "-c", "e2e-dag"]) == 0
+    shown = json.loads(capsys.readouterr().out)["cdcflow"]["last_runs"][0]
+    assert shown["stage_tasks"] == dict.fromkeys(("filter", "barrier", "apply"), "in its own task"), shown
+    assert shown["stage_places"] == dict.fromkeys(("filter", "barrier", "apply"), "spark"), shown
     # the sensor ran and was done at its first poke, with nothing pending
     assert last.stats["wait_index"] == {"done": True, "pending": [], "waiting_at": None}
     assert str(run.get_task_instance("wait_index").state) in ("success", "TaskInstanceState.SUCCESS")

@@ -93,6 +93,8 @@ def test_a_dag_run_left_open_while_another_cycle_ran_stops_cleanly(mariadb_pair,
     replaced = f"stage filter: cycle {stale.run_id} is no longer this changefeed's cycle: {other['run'].run_id}"
     assert (replaced in log_text) == (path != "fast")
     assert ("filter" in stale.stats) == (path == "fast"), stale.stats  # a stage's result: it ran
+    assert stale.stats.get("filter_task") == ("in pull's task" if path == "fast" else None), stale.stats
+    assert other["run"].stats["apply_task"] == "in the cycle's process"
     feed = metastore.get_feed("dag-stale")
     assert feed.state == "normal" and feed.error is None and feed.lease_owner is None
     assert_consistent(up, down, ["dag_stale"])

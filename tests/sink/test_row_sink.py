@@ -176,7 +176,8 @@ def test_apply_keys_by_pulls_texts_only_where_pull_keyed_by_the_segments_key(spa
     rows = ONE_KEY.select([*ROW_COLUMNS, *KEY_TEXTS])
     local = None if where == "spark" else Held(rows)
     if where == "driver-ahead":
-        local = Held(rows, sink.spread_ahead(SimpleNamespace(lo=5, hi=20, tables=[(DB, "k")]), rows))
+        seg = SimpleNamespace(lo=5, hi=20, tables=[(DB, "k")])
+        local = Held(rows, sink.spread_ahead(seg, seg, rows))  # the segment whole: its own part
         made = []
         spread_here = row_sink_module._spread_here
         monkeypatch.setattr(row_sink_module, "_spread_here", lambda *a: made.append(a) or spread_here(*a))

@@ -13,7 +13,8 @@ from cdcflow.core.event import Event
 from cdcflow.filter.row_rules import RowRules
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, filter_stage, rows
-from cdcflow.stages.barrier import COUNTED_COLUMNS, SmallSegments, counts_here, counts_in_spark
+from cdcflow.stages.barrier import COUNTED_COLUMNS, counts_here, counts_in_spark
+from cdcflow.stages.held_rows import HeldRows
 from cdcflow.stages.engine import Engine
 from cdcflow.stages.contracts import Segment
 from cdcflow.store.events import RunFolder
@@ -110,9 +111,17 @@ def test_both_reads_keep_the_same_rows(spark, tmp_path, config_text, copied):
     # barrier's counts per segment and table, rows and image bytes: pyarrow's a batch at a time
     # (the writer's row groups of 7 events are its batches), Spark's in one job
     his = [25, 50, 75, 90]
-    counted = sorted(counts_here(rows.kept_rows_here(cycle, None, COUNTED_COLUMNS).to_batches(), his))
-    assert counted == sorted(counts_in_spark(rows.kept_rows(spark, cycle), his))
+    here = counts_here(rows.kept_rows_here(cycle, None, COUNTED_COLUMNS).to_batches(), his)
+    counted = sorted(here.totals)
+    assert counted == sorted(counts_in_spark(rows.kept_rows(spark, cycle), his).totals)
     assert {k[0] for k, _, _ in counted} >= {0, 2, 4} and all(b > 0 for _, _, b in counted)
+    # the runs each segment may be cut at (here only): the same rows and bytes, ascending ends in it
+    for seg, runs in here.runs.items():
+        assert [sum(n for _, n, _ in runs), sum(b for _, _, b in runs)] == [
+            sum(n for (s, _, _), n, _ in counted if s == seg), sum(b for (s, _, _), _, b in counted if s == seg)]
+        ends = [upto for upto, _, _ in runs]
+        assert ends == sorted(ends) and all((his + [10**9])[seg - 1] < e <= (his + [10**9])[seg] if seg else e <= his[0]
+                                            for e in ends)
 
 
 def _segments(his: list[int], counts: list[int]) -> list[Segment]:
@@ -131,15 +140,15 @@ def test_the_driver_gets_each_picked_segment_whole_and_nothing_else(spark, tmp_p
     # segment 3 (ts 50-70] is over the driver's bound: Spark writes it, the driver never reads it;
     # segment 0 is below the checkpoint; segment 2 holds no rows (only the aborted transaction)
     segments = _segments(his, [6, 3, 0, 6, 3, 3])
-    local = SmallSegments(cycle, segments, checkpoint_ts=20)
+    local = HeldRows(cycle, segments, checkpoint_ts=20)
     try:
-        got = {i: local.get(i) for i in range(len(segments))}
+        got = {i: local.get((i, 0)) for i in range(len(segments))}
     finally:
         local.close()
     assert [i for i, table in got.items() if table is not None] == [1, 4, 5]
     for i in (1, 4, 5):
         assert _sorted(got[i].rows) == _spark_rows(spark, cycle, his[i - 1], his[i]) and len(got[i].rows) > 0, i
-    assert local.get(1) is None  # each segment's rows are handed out once, then let go
+    assert local.get((1, 0)) is None  # each segment's rows are handed out once, then let go
 
 
 @pytest.mark.parametrize("config_text", CONFIGS[:2])

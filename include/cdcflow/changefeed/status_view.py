@@ -143,6 +143,7 @@ def run_summary(run) -> dict:
             "stage_seconds": {stage: stats[f"{stage}_seconds"] for stage in (*STAGES, "wait_index")
                               if f"{stage}_seconds" in stats},
             "stage_places": stage_places(stats),
+            "stage_tasks": {stage: stats[f"{stage}_task"] for stage in STAGES if f"{stage}_task" in stats},
             "checkpoint_before": run.start_ts, "checkpoint_after": after.get("checkpoint_ts"),
             "resolved_ts": after.get("resolved_ts")}
 

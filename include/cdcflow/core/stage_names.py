@@ -8,3 +8,12 @@ from __future__ import annotations
 # DAG's sensor).  Only these read the event store with Spark, and only when pull found events.
 SPARK_STAGES = ("filter", "barrier", "apply")
 STAGES = ("pull", *SPARK_STAGES)  # the stages between prepare and wait_index, in order
+
+# Which process ran a Spark stage of a cycle (recorded on the run as `<stage>_task`, shown by
+# `changefeed query`'s last runs and the Changefeeds page): the whole cycle in one process, the
+# DAG's pull task (its fast path), or a task of its own (the DAG's staged path, a spark-submit job).
+STAGE_TASKS = {
+    "cycle": "in the cycle's process",
+    "pull": "in pull's task",
+    "own": "in its own task",
+}

@@ -6,7 +6,7 @@ takes after pull: a window without a single event is settled here, without Spark
 from __future__ import annotations
 
 from cdcflow.core.errors import CdcflowError
-from cdcflow.core.stage_names import SPARK_STAGES
+from cdcflow.core.stage_names import SPARK_STAGES, STAGE_TASKS
 from cdcflow.runner import sessions
 from cdcflow.spark.place import SparkPlace
 from cdcflow.spark.session import release
@@ -23,14 +23,18 @@ STAGE_FUNCS = {"pull": pull, "filter": filter_events, "barrier": barrier, "apply
                "wait_index": wait_index}  # not a Spark stage: the DAG runs it as a sensor
 
 
-def run_stage(name: str, spark, cycle: Cycle):
-    """Run one stage of the cycle and record its result (a contracts record) on the run."""
+def run_stage(name: str, spark, cycle: Cycle, task: str = "cycle"):
+    """Run one stage of the cycle and record its result (a contracts record) on the run, and for
+    a Spark stage the process that ran it, `task` (a key of core.stage_names.STAGE_TASKS)."""
     if name not in STAGE_FUNCS:
         raise CdcflowError(f"unknown stage {name!r}; stages are {', '.join(STAGE_FUNCS)}")
     with recording(cycle, name):
         cycle.keep_lease(name)
         result = STAGE_FUNCS[name](spark, cycle)
-    metastore.update_run(cycle.changefeed_id, cycle.run_id, stats={name: contracts.plain(result)})
+    stats = {name: contracts.plain(result)}
+    if name in SPARK_STAGES:
+        stats[f"{name}_task"] = STAGE_TASKS[task]
+    metastore.update_run(cycle.changefeed_id, cycle.run_id, stats=stats)
     return result
 
 
@@ -98,7 +102,7 @@ def run_spark_stage(stage: str, cycle: Cycle, place: SparkPlace | None = None):
     (_open_session), the session closed after."""
     spark = _open_session(stage, cycle, place)
     try:
-        return run_stage(stage, spark, cycle)
+        return run_stage(stage, spark, cycle, "own")
     finally:
         release(spark)
 
@@ -111,7 +115,7 @@ def run_spark_stages(cycle: Cycle, results: dict, place: SparkPlace | None = Non
     try:
         for stage in SPARK_STAGES:
             if stage not in results:
-                results[stage] = run_stage(stage, spark, cycle)
+                results[stage] = run_stage(stage, spark, cycle, "pull")
     finally:
         release(spark)
     return results

@@ -85,7 +85,7 @@ class Spread:
 
 @dataclass
 class Held:
-    """A small segment's rows in this process (stages.barrier.SmallSegments), and what
+    """A small segment's rows in this process (stages.held_rows), and what
     RowSink.spread_ahead made of them (None: nothing)."""
 
     rows: pa.Table
@@ -129,23 +129,25 @@ class RowSink:
     def close(self) -> None:
         self.sessions.close()
 
-    def spread_ahead(self, seg, rows: pa.Table) -> Spread | None:
-        """What _write_keyed makes of a small segment's rows when every table of it is keyed by
-        pull's texts, made while an earlier segment is written (stages.barrier.SmallSegments: a
-        thread of its own; Arrow's work, beside the writers' waits on the downstream).  None where
-        the write would not take it: transactions kept whole, no key texts."""
+    def spread_ahead(self, seg, part, rows: pa.Table) -> Spread | None:
+        """What _write_keyed makes of the rows of a part of a segment (the segment whole, or a
+        slice of it: stages.contracts.Slice) written from this process when every table of the
+        segment is keyed by pull's texts, made while an earlier part is written
+        (stages.held_rows: a thread of its own; Arrow's work, beside the writers' waits on the
+        downstream).  None where the write would not take it: transactions kept whole, no key
+        texts."""
         if self.options.transaction_atomicity == "table" or self.pulled_keys is None \
                 or not set(KEY_TEXTS) <= set(rows.column_names):
             return None
         tables = [tuple(t) for t in seg.tables]
         names = [f"{s}.{t}" for s, t in tables]
         try:
-            tangles = _tangles(self.pulled_keys, tables, (seg.lo, seg.hi))
+            tangles = _tangles(self.pulled_keys, tables, (part.lo, part.hi))
             parts = _spread_here(rows, {n: None for n in names}, set(names), None,
                                  (SPREAD_BY, None, tangles), max(1, self.options.worker_count))
         except Exception:  # noqa: BLE001 - the write makes its own, and reports what fails in it
             return None
-        return Spread(frozenset(names), tangles, seg.lo, parts)
+        return Spread(frozenset(names), tangles, part.lo, parts)
 
     def ddl_ran(self, ddl: Ddl) -> None:
         """A DDL ran downstream: the foreign keys are read again if it may have changed them."""

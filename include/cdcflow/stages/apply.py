@@ -4,6 +4,7 @@ reaches the barrier, the DDL there runs (sink.ddl_sink), and the checkpoint move
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import suppress
 
 from cdcflow.core.errors import CdcflowError
@@ -15,9 +16,9 @@ from cdcflow.sink.table_keys import by_table
 from cdcflow.snapshot import deferred_indexes
 from cdcflow.spark.lazy import Lazy
 from cdcflow.stages import contracts
-from cdcflow.stages.barrier import SmallSegments
 from cdcflow.stages.contracts import IndexWait, PlannedDdl, PlannedSegment, Segment
 from cdcflow.stages.cycle import Cycle
+from cdcflow.stages.held_rows import HeldRows
 from cdcflow.stages.rows import kept_rows
 from cdcflow.store import metastore, table_copies
 
@@ -55,12 +56,11 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
                            pulled_keys=by_table(contracts.KEY_SPANS.read(cycle.folder))
                            if cycle.folder.exists(contracts.KEY_SPANS.name) else None,
                            tidb=ddl_sink.flavour == tidb_only.TIDB)
-        small = SmallSegments(cycle, [] if run.dry_run else segments, cycle.feed().checkpoint_ts,
-                              row_sink.spread_ahead)
+        held = HeldRows(cycle, [] if run.dry_run else segments, cycle.feed().checkpoint_ts, row_sink.spread_ahead)
         try:
-            _Barriers(cycle, window, ddl_sink, row_sink, stats, run.dry_run).run(segments, rows, small)
+            _Barriers(cycle, window, ddl_sink, row_sink, stats, run.dry_run).run(segments, rows, held)
         finally:
-            small.close()
+            held.close()
             row_sink.close()
     finally:
         ddl_sink.close()
@@ -86,10 +86,10 @@ class _Barriers:
         self.dry_run, self.renewed = dry_run, 0.0
         self.pending: tuple[int, dict] | None = None
 
-    def run(self, segments: list[Segment], rows, small: SmallSegments) -> None:
+    def run(self, segments: list[Segment], rows, held: HeldRows) -> None:
         try:
             for i, seg in enumerate(segments):
-                if not self.segment(seg, rows, small.get(i)):
+                if not self.segment(seg, rows, lambda j, i=i: held.get((i, j))):
                     break
             self.write_pending()
         except BaseException:
@@ -102,13 +102,16 @@ class _Barriers:
             metastore.advance_checkpoint(self.cycle.changefeed_id, *self.pending)
             self.pending = None
 
-    def segment(self, seg: Segment, rows, held: Held | None) -> bool:
-        """The segment's rows, then its DDL.  False: the loop stops at this barrier (wait_index)."""
-        feed = self.cycle.feed()
-        checkpoint_ts = max(feed.checkpoint_ts, self.pending[0] if self.pending else 0)
+    def keep_lease(self) -> None:
         if time.time() - self.renewed >= LEASE_RENEWAL_SECONDS:
             self.cycle.keep_lease("apply")
             self.renewed = time.time()
+
+    def segment(self, seg: Segment, rows, held: Callable[[int], Held | None]) -> bool:
+        """The segment's rows, then its DDL.  False: the loop stops at this barrier (wait_index).
+        `held(j)`: the rows of its part j where this process writes them (HeldRows)."""
+        feed = self.cycle.feed()
+        checkpoint_ts = max(feed.checkpoint_ts, self.pending[0] if self.pending else 0)
         # a dry run moves no checkpoint: it plans every segment of its window
         lo = seg.lo if self.dry_run else max(seg.lo, checkpoint_ts)
         wrote = bool(seg.rows and lo < seg.hi)
@@ -116,12 +119,8 @@ class _Barriers:
             self.write_pending()  # the DDL before these rows is past before they are written
             self.stats.rows_in += seg.rows
             if not self.dry_run:
-                self._add(self.rows.write_segment(rows, seg.tables, lo, seg.hi, seg.rows, held))
-                if held is None:
-                    self.stats.segments_in_spark += 1
-                else:
-                    self.stats.segments_in_process += 1
-                self._changed(seg.tables)
+                self.write_rows(seg, rows, held, lo)
+        self.keep_lease()
         if self.dry_run:
             self.stats.would_apply = [*(self.stats.would_apply or []), _planned(seg, lo)]
             return True
@@ -132,6 +131,22 @@ class _Barriers:
         if checkpoint_ts >= seg.ddl.commit_ts:
             return True  # applied by an earlier attempt of this cycle
         return self.ddl(seg, feed.ddl_in_flight_ts, checkpoint_ts, wrote)
+
+    def write_rows(self, seg: Segment, rows, held: Callable[[int], Held | None], lo: int) -> None:
+        """The segment's rows above `lo`, part by part (its slices, in order, or the whole of it);
+        the checkpoint stays at the segment's start until the DDL at its end (a replay writes
+        every part again, safely: apply.may_replay)."""
+        for j, part in enumerate(seg.parts()):
+            if part.hi <= lo:
+                continue
+            self.keep_lease()
+            rows_here = held(j)
+            self._add(self.rows.write_segment(rows, seg.tables, max(part.lo, lo), part.hi, part.rows, rows_here))
+            if rows_here is None:
+                self.stats.segments_in_spark += 1
+            else:
+                self.stats.segments_in_process += 1
+        self._changed(seg.tables)
 
     def ddl(self, seg: Segment, in_flight: int | None, checkpoint_ts: int, wrote: bool) -> bool:
         ddl = seg.ddl

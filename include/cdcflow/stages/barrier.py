@@ -7,15 +7,13 @@ as TiCDC's owner does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from cdcflow.core.arrow_rows import spark_schema
-from cdcflow.sink.row_sink import HELD_COLUMNS, Held
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, Segment
@@ -32,7 +30,7 @@ def build_segments(start_ts: int, ddls: list[DdlEntry], resolved_ts: int, end_po
 
 
 COUNTED = pa.schema([("segment", pa.int64()), ("schema", pa.string()), ("table", pa.string()),
-                     ("n", pa.int64()), ("b", pa.int64())])
+                     ("upto", pa.int64()), ("n", pa.int64()), ("b", pa.int64())])
 COUNTED_COLUMNS = ("commit_ts", "schema", "table", "before", "after")
 
 
@@ -43,96 +41,72 @@ def segment_of(commit_ts, his: list[int]) -> np.ndarray:
     return np.searchsorted(np.array(his, np.int64), commit_ts.to_numpy(zero_copy_only=False), side="left")
 
 
-def batch_counts(batch: pa.RecordBatch, his: list[int]) -> pa.RecordBatch:
-    """(segment, schema, table, rows, their images' bytes) of one batch of row events: the
-    counting step, the same function over the window's batches in this process and inside
-    Spark tasks (segment_counts); only these partial counts travel, never the images."""
+def batch_counts(batch: pa.RecordBatch, his: list[int], run_rows: int = 16_384) -> pa.RecordBatch:
+    """(segment, schema, table, upto, rows, their images' bytes) of one batch of row events, per
+    run of `run_rows` of them (upto: the run's largest commit ts; where a segment is too large for
+    the stage's process, its slices are cut at these runs' ends: stages.engine.Engine.slices): the
+    counting step, the same function over the window's batches in this process and inside Spark
+    tasks (segment_counts); only these partial counts travel, never the images."""
     before, after = (pc.coalesce(pc.binary_length(batch[image]), 0) for image in ("before", "after"))
     grouped = pa.table({"segment": segment_of(batch["commit_ts"], his), "schema": batch["schema"],
-                        "table": batch["table"], "b": pc.add(before, after).cast(pa.int64())})
-    grouped = grouped.group_by(["segment", "schema", "table"]).aggregate([("b", "count"), ("b", "sum")])
+                        "table": batch["table"], "run": np.arange(batch.num_rows) // run_rows,
+                        "ts": batch["commit_ts"], "b": pc.add(before, after).cast(pa.int64())})
+    grouped = grouped.group_by(["segment", "schema", "table", "run"]).aggregate(
+        [("ts", "max"), ("b", "count"), ("b", "sum")])
     return pa.RecordBatch.from_arrays([grouped["segment"].combine_chunks().cast(pa.int64()),
                                        grouped["schema"].combine_chunks(), grouped["table"].combine_chunks(),
-                                       grouped["b_count"].combine_chunks(), grouped["b_sum"].combine_chunks()],
-                                      schema=COUNTED)
+                                       grouped["ts_max"].combine_chunks(), grouped["b_count"].combine_chunks(),
+                                       grouped["b_sum"].combine_chunks()], schema=COUNTED)
 
 
-def counts_here(batches, his: list[int]) -> list[tuple[tuple[int, str, str], int, int]]:
+@dataclass
+class Counted:
+    """What barrier counted of the window's kept rows: `totals`, ((segment, schema, table), rows,
+    their images' bytes); `runs`, per segment, (upto, rows, bytes) of runs of its rows sorted by
+    upto (stages.engine.Engine.slices cuts there), or None where Spark counted (its segments are
+    not cut: Spark writes what the process cannot hold)."""
+
+    totals: list[tuple[tuple[int, str, str], int, int]]
+    runs: dict[int, list[tuple[int, int, int]]] | None = None
+
+
+def counts_here(batches, his: list[int], run_rows: int = 16_384) -> Counted:
     """segment_counts over row events' Arrow batches in this process (his sorted)."""
-    return _summed(batch_counts(b, his) for b in batches if b.num_rows)
+    partials = [batch_counts(b, his, run_rows) for b in batches if b.num_rows]
+    if not partials:
+        return Counted([], {})
+    counted = pa.Table.from_batches(partials, schema=COUNTED)
+    totals = counted.group_by(["segment", "schema", "table"]).aggregate([("n", "sum"), ("b", "sum")])
+    by_run = counted.group_by(["segment", "upto"]).aggregate([("n", "sum"), ("b", "sum")]).sort_by(
+        [("segment", "ascending"), ("upto", "ascending")])
+    runs: dict[int, list[tuple[int, int, int]]] = {}
+    for seg, upto, n, b in zip(*(by_run.column(c).to_pylist() for c in ("segment", "upto", "n_sum", "b_sum"))):
+        runs.setdefault(seg, []).append((upto, n, b or 0))
+    return Counted([((seg, schema, table), n, b or 0) for seg, schema, table, n, b in zip(
+        *(totals.column(c).to_pylist() for c in ("segment", "schema", "table", "n_sum", "b_sum")))], runs)
 
 
-def counts_in_spark(frame, his: list[int]) -> list[tuple[tuple[int, str, str], int, int]]:
+def counts_in_spark(frame, his: list[int]) -> Counted:
     """segment_counts over a Spark frame of row events, batch_counts in its tasks (his sorted)."""
     from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
 
     partials = frame.select(*COUNTED_COLUMNS).mapInArrow(
         lambda it: (batch_counts(b, his) for b in it if b.num_rows), spark_schema(COUNTED))
     summed = partials.groupBy("segment", "schema", "table").agg(F.sum("n").alias("n"), F.sum("b").alias("b"))
-    return [((r["segment"], r["schema"], r["table"]), r["n"], r["b"] or 0) for r in summed.collect()]
+    return Counted([((r["segment"], r["schema"], r["table"]), r["n"], r["b"] or 0) for r in summed.collect()])
 
 
-def _summed(partials) -> list[tuple[tuple[int, str, str], int, int]]:
-    totals: dict[tuple[int, str, str], list[int]] = {}
-    for part in partials:
-        for seg, schema, table, n, b in zip(*(part.column(c).to_pylist() for c in COUNTED.names)):
-            total = totals.setdefault((seg, schema, table), [0, 0])
-            total[0] += n
-            total[1] += b or 0
-    return [(k, n, b) for k, (n, b) in totals.items()]
-
-
-def segment_counts(cycle: Cycle, spark, his: list[int]) -> list[tuple[tuple[int, str, str], int, int]]:
-    """((segment, schema, table), rows, their images' bytes) of the window's kept rows, by
-    batch_counts: over pyarrow's scan in this process (one batch of images held at a time) where
-    the cycle's engine reads the window here, else in Spark tasks (mapInArrow), whose partial
-    counts Spark sums.  Only counts come back, not one row per transaction."""
+def segment_counts(cycle: Cycle, spark, his: list[int]) -> Counted:
+    """The window's kept rows counted by segment and table (Counted), by batch_counts: over
+    pyarrow's scan in this process (one batch of images held at a time) where the cycle's engine
+    reads the window here, else in Spark tasks (mapInArrow), whose partial counts Spark sums.
+    Only counts come back, not one row per transaction."""
     his = sorted(his)
     window = contracts.WINDOW.read(cycle.folder)
     if rows.read_here(cycle, window):
-        return counts_here(rows.kept_rows_here(cycle, None, COUNTED_COLUMNS).to_batches(), his)
+        return counts_here(rows.kept_rows_here(cycle, None, COUNTED_COLUMNS).to_batches(), his,
+                           cycle.engine.run_rows())
     return counts_in_spark(rows.kept_rows(spark, cycle), his)
-
-
-class SmallSegments:
-    """The rows of the segments the cycle's engine writes from this process (Engine.segments_here), read in this process
-    with pyarrow (rows.kept_rows_here), a segment at a time, in order, by a thread of their own,
-    and made ready for the writers there by `ahead` (sink.row_sink.RowSink.spread_ahead): the
-    next segment's rows are read and compacted while apply writes this one's, not all before the
-    first is written (a read that held up every write: 0.4 s of the bench's 2.4 s apply, and the
-    compaction 0.3 s more).  One segment is read beyond the one being written, no more: the
-    next one's read starts when this one is taken.  `get(i)`: segment i's rows (row_sink.Held),
-    None where it is not one of them; `close()` ends the reads not needed."""
-
-    def __init__(self, cycle: Cycle, segments: list[Segment], checkpoint_ts: int,
-                 ahead: Callable[[Segment, pa.Table], object] | None = None):
-        self.cycle, self.segments, self.ahead = cycle, segments, ahead
-        self._waiting = cycle.engine.segments_here(segments, checkpoint_ts)  # not submitted yet, in order
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="segment-rows") if self._waiting else None
-        self._rows: dict[int, Future] = {}
-        self._read_next()
-
-    def _read_next(self) -> None:
-        if self._waiting:
-            i = self._waiting.pop(0)
-            self._rows[i] = self._pool.submit(self._read, self.segments[i])
-
-    def _read(self, seg: Segment) -> Held | None:
-        rows_here = rows.kept_rows_here(self.cycle, [(seg.lo, seg.hi)], HELD_COLUMNS).to_table()
-        if not rows_here.num_rows:
-            return None
-        return Held(rows_here, self.ahead(seg, rows_here) if self.ahead is not None else None)
-
-    def get(self, i: int) -> Held | None:
-        future = self._rows.pop(i, None)
-        if future is None:
-            return None
-        self._read_next()
-        return future.result()
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 def barrier(spark, cycle: Cycle) -> contracts.BarrierResult:
@@ -142,15 +116,17 @@ def barrier(spark, cycle: Cycle) -> contracts.BarrierResult:
     tables: list[set] = [set() for _ in segments]
     his = [s.hi for s in segments]
     counted = segment_counts(cycle, spark, his)
-    for (i, schema, table), n, size in counted:
+    for (i, schema, table), n, size in counted.totals:
         if i < len(segments):
             segments[i].rows += n
             segments[i].image_bytes += size
             tables[i].add((schema, table))
-    for seg, ts in zip(segments, tables):
+    for i, (seg, ts) in enumerate(zip(segments, tables)):
         seg.tables = sorted(ts)
+        if counted.runs is not None:
+            seg.slices = cycle.engine.slices(seg, counted.runs.get(i, []))
     contracts.SEGMENTS.write(cycle.folder, segments)
     cycle.log_event("barriers", barriers=[s.hi for s in segments if s.ddl], segments=len(segments),
-                rows=[s.rows for s in segments])
+                    rows=[s.rows for s in segments], slices=[len(s.slices) for s in segments if s.slices])
     return contracts.BarrierResult(segments=len(segments), barriers=sum(1 for s in segments if s.ddl),
                                    ran_in=cycle.engine.place(rows.read_here(cycle, window)))

@@ -150,6 +150,17 @@ class KeySpan(Record):
 # -- segments: (lo, hi] of rows, then the DDL at hi, then the checkpoint moves to hi
 
 
+class Slice(Record):
+    """A run of a segment's transactions whose rows apply writes on their own, before the next:
+    those committed in (lo, hi]; `rows` and `image_bytes` as barrier counted them (about: a
+    count of whole batches of the scan, stages.engine.Engine.slices)."""
+
+    lo: int
+    hi: int
+    rows: int
+    image_bytes: int
+
+
 class Segment(Record):
     lo: int
     hi: int
@@ -159,6 +170,13 @@ class Segment(Record):
     rows: int = 0
     tables: list[tuple[str, str]] = []
     image_bytes: int = 0  # its rows' images' bytes (barrier.segment_counts; 0 in a record older than it)
+    # where its rows are written in runs of transactions, to hold no more than the engine's bounds
+    # at once in the stage's process (stages.engine); empty: whole
+    slices: list[Slice] = []
+
+    def parts(self) -> list[Slice]:
+        """What apply writes of the segment's rows, in order: its slices, or the whole of it."""
+        return self.slices or [Slice(self.lo, self.hi, self.rows, self.image_bytes)]
 
 
 # -- each stage's result (run.stats[stage])
@@ -261,7 +279,8 @@ class ApplyResult(Record):
     # by apply itself (in Python: a window pulled without texts, a key pull did not know)
     keyed_by_pull: int = 0
     keyed_here: int = 0
-    # the segments with rows written from the stage's process and by Spark tasks (stages.engine)
+    # the segments (or slices of one: contracts.Slice) with rows written from the stage's process
+    # and by Spark tasks (stages.engine)
     segments_in_process: int = 0
     segments_in_spark: int = 0
 

@@ -5,14 +5,16 @@ every stage's question; no stage keeps a threshold of its own.
 - `auto` (the default): a window of at most `local-max-events` events is read by filter and
   barrier in their process (a batch at a time: the bound is not memory but one core's rate, which
   a cluster's parallel read passes); apply writes a segment from its process where it holds at
-  most `local-segment-rows` row changes and `local-segment-bytes` bytes of images; everything
-  larger runs in Spark tasks.  A window within them starts no JVM.  On one machine the stage's
+  most `local-segment-rows` row changes and `local-segment-bytes` bytes of images, and a larger
+  segment of such a window in slices that do (runs of whole transactions, `slices`), so the
+  process holds no more than the bounds whatever the window; a segment that cannot be cut (one
+  transaction over the bounds) and the segments of a larger window run in Spark tasks.  A window within them starts no JVM.  On one machine the stage's
   process is the faster place: `make bench PARTS=catchup` caught up 2.5M changes in process in
   half the time of Spark tasks on the same 2 cores, in less than half the memory
   (docs/performance.md).
 - `local`: every window and segment in the stage's process, whatever its row count; the bound
-  left is memory: a segment whose images exceed `local-segment-bytes` is still written by Spark
-  tasks (a segment is held whole while it is written, and one more is read ahead).
+  left is memory: a segment (or slice) whose images exceed `local-segment-bytes` is still written
+  by Spark tasks (a slice is held whole while it is written, and one more is read ahead).
 - `spark`: every row step in Spark tasks (on the embedded session, a Spark Connect server or a
   cluster, as spark-master / spark-remote say); the stage's process only plans and collects
   counts.  Where a window outgrows one machine.
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 
 from cdcflow.core.config import ENGINES
 from cdcflow.core.errors import CdcflowError
+from cdcflow.stages.contracts import Slice
 
 AUTO, LOCAL, SPARK = ENGINES
 PROCESS = "process"  # a step's place in the stage results: the stage's own process, or Spark tasks
@@ -59,17 +62,47 @@ class Engine:
     def place(self, here: bool) -> str:
         return PROCESS if here else SPARK
 
-    def segments_here(self, segments, checkpoint_ts: int) -> list[int]:
-        """The indexes of the segments apply writes from its process (barrier.SmallSegments reads
-        their rows, one ahead of the one written): not applied yet, with rows, within the bounds,
-        in window order."""
+    def slices(self, seg, points) -> list[Slice]:
+        """Where a segment too large for the process bounds is written in slices that fit them
+        (contracts.Slice): `points`, (upto, rows, image bytes) of runs of its rows, sorted by upto
+        (barrier.batch_counts: each run's rows committed at or below upto), cut greedily at run
+        ends.  A slice is a run of whole transactions, so writing the slices in order, each
+        compacted on its own, leaves the downstream as the segment whole would (each slice's final
+        images are the upstream's state at its end; only the checkpoint waits for the segment's).
+        Empty where the segment fits, where Spark writes it, or where it cannot be cut (one
+        transaction): apply then writes it whole, as parts_here says."""
+        if self.mode == SPARK or self._fits(seg.rows, seg.image_bytes):
+            return []
+        out, lo, rows, size, last = [], seg.lo, 0, 0, seg.lo
+        for upto, n, b in points:
+            if rows and upto > last > lo and not self._fits(rows + n, size + b):
+                out.append(Slice(lo, last, rows, size))
+                lo, rows, size = last, 0, 0
+            rows, size, last = rows + n, size + b, max(last, upto)
+        out.append(Slice(lo, seg.hi, rows, size))
+        return out if len(out) > 1 else []
+
+    def run_rows(self) -> int:
+        """The rows of barrier's runs (batch_counts), where a slice may end: a sixteenth of a
+        slice's rows (a slice then holds at least 15/16 of its bound where transactions allow),
+        at most 16,384 (a run is a row of counts: 610 for 10,000,000 rows)."""
+        return max(1, min(16_384, self.segment_rows // 16))
+
+    def _fits(self, rows: int, image_bytes: int) -> bool:
+        return rows <= self.segment_rows and image_bytes <= self.segment_bytes
+
+    def parts_here(self, segments, checkpoint_ts: int) -> list[tuple[int, int]]:
+        """The parts (segment index, index in its parts()) apply writes from its process
+        (stages.held_rows reads their rows, one ahead of the one written): not applied yet, with
+        rows, within the bounds, in window order."""
         if self.mode == SPARK:
             return []
         picked = []
         for i, seg in enumerate(segments):
-            if not (seg.rows > 0 and seg.hi > checkpoint_ts) or seg.image_bytes > self.segment_bytes:
-                continue
-            most = self.segment_rows if seg.image_bytes > 0 else OLD_RECORD_ROWS
-            if self.mode == LOCAL or seg.rows <= most:
-                picked.append(i)
+            for j, part in enumerate(seg.parts()):
+                if not (part.rows > 0 and part.hi > checkpoint_ts) or part.image_bytes > self.segment_bytes:
+                    continue
+                most = self.segment_rows if part.image_bytes > 0 else OLD_RECORD_ROWS
+                if self.mode == LOCAL or part.rows <= most:
+                    picked.append((i, j))
         return picked
