@@ -7,7 +7,10 @@ as tasks in those executors (in standalone mode the driver runs no task)."""
 
 from __future__ import annotations
 
+import json
 import os
+from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from e2e_helpers import assert_consistent, create_changefeed, cycle_result, query, run_in_own_process
@@ -38,7 +41,9 @@ def test_a_cycle_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, clu
                       # an expression no row matches: evaluated in Spark's tasks too
                       "ignore-insert-value-expr = \"v = 'never'\"\n"
                       f"[cdcflow]\nengine = \"spark\"\nspark-master = \"{cluster.master_url}\"\n"
-                      f"event-store = \"{store}\"\nshuffle-partitions = 2\n")
+                      f"event-store = \"{store}\"\nshuffle-partitions = 2\n"
+                      # pull's ranges too, whatever the window's size
+                      "pull-parallelism = 2\npull-parallel-min-bytes = 0\n")
     up.execute(f"CREATE DATABASE {S}",
                f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v VARCHAR(40), n INT)",
                f"INSERT INTO {S}.t SELECT seq, CONCAT('row ', seq), seq % 7 FROM {S}.seq_1_to_3000",
@@ -49,9 +54,16 @@ def test_a_cycle_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, clu
                f"ALTER TABLE {S}.t ADD COLUMN w INT", f"UPDATE {S}.t SET w = n * 2 WHERE id < 500",
                f"CREATE TABLE {S}.u (k VARCHAR(10) PRIMARY KEY)", f"INSERT INTO {S}.u VALUES ('a'), ('b')")
     try:
-        run = run_in_own_process("on-cluster", timeout=900, env={"SPARK_LOCAL_IP": "127.0.0.1", "CDCFLOW_ENGINE": ""})
+        events = tmp_path / "spark-events"
+        events.mkdir()
+        # Spark's event log of the driver: which stage each task belonged to and which executor ran it
+        submit = (f"--conf spark.eventLog.enabled=true --conf spark.eventLog.dir=file://{events} "
+                  "--conf spark.eventLog.compress=false pyspark-shell")
+        run = run_in_own_process("on-cluster", timeout=900, env={"SPARK_LOCAL_IP": "127.0.0.1", "CDCFLOW_ENGINE": "",
+                                                                  "PYSPARK_SUBMIT_ARGS": submit})
         result = cycle_result(run)
         assert result["spark_session"]
+        assert result["pull"]["ranges"] > 1 and result["pull"]["spark"] == "cluster", result["pull"]
         # every row step in the cluster's tasks: the value filter's and filter's copy, barrier's counts,
         # and apply's segments (rows before the ALTER, between it and the CREATE, after it)
         assert (result["filter"]["ran_in"], result["barrier"]["ran_in"]) == ("spark", "spark")
@@ -59,8 +71,15 @@ def test_a_cycle_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, clu
         assert_consistent(up, down, [S])
         assert query(capsys, "on-cluster")["state"] == "normal"
 
-        # the value filter's tasks ran in executors the two workers launched: each holds a folder of
-        # the cycle's app
+        # each step's tasks ran in the executors: pull's ranges, filter's copy, barrier's counts and
+        # apply's writers, by the source file that started the stage (PySpark's call site)
+        ran = _executors_by_call_site(events)
+        for step in ("stages/pull_ranges.py", "stages/rows.py", "stages/barrier.py", "sink/row_sink.py"):
+            ids = set().union(*[ids for site, ids in ran.items() if step in site])
+            assert ids and "driver" not in ids, (step, ran)
+        assert len(set().union(*ran.values())) == 2, ran  # both workers' executors ran tasks
+        # and those executors ran where the two workers launched them: each holds a folder of the
+        # cycle's app
         for work in cluster.worker_dirs():
             apps = sorted(p.name for p in work.glob("app-*"))
             assert len(apps) == 1, (work, apps)
@@ -69,3 +88,20 @@ def test_a_cycle_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, clu
     finally:
         for s in (up, down):
             s.execute(f"DROP DATABASE IF EXISTS {S}")
+
+
+def _executors_by_call_site(events: Path) -> dict[str, set[str]]:
+    """From a Spark event log: per stage name (PySpark's "<action> at <file>:<line>"), the ids of
+    the executors that ran its tasks."""
+    names, ran = {}, defaultdict(set)
+    for log in events.rglob("events_*"):  # the application's folder of rolled logs
+        for line in log.read_text().splitlines():
+            e = json.loads(line)
+            if e["Event"] == "SparkListenerStageSubmitted":
+                names[e["Stage Info"]["Stage ID"]] = e["Stage Info"]["Stage Name"]
+            elif e["Event"] == "SparkListenerTaskEnd":
+                ran[e["Stage ID"]].add(e["Task Info"]["Executor ID"])
+    by_name = defaultdict(set)
+    for stage, ids in ran.items():
+        by_name[names.get(stage, str(stage))] |= ids
+    return dict(by_name)

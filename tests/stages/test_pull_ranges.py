@@ -188,7 +188,7 @@ def test_the_ranges_run_where_the_session_can_take_them_at_once(window, spark, t
                             folder=RunFolder(str(tmp_path), "pr-feed", "r2"))
     win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
     starting = Starting(spark, after)
-    pulled, detail = read_window(pull_ranges.SparkLater(starting, remote=remote), cycle, win, 4242)
+    pulled, detail = read_window(pull_ranges.SparkLater(starting, elsewhere=remote), cycle, win, 4242)
 
     assert detail["spark"] == where
     assert detail["ranges"] > 1 and sum(detail["range_events"]) == pulled.events
@@ -222,25 +222,29 @@ def test_pull_parallelism_asks_for_the_cores_by_default_and_1_turns_it_off(monke
                                                    target_ts=5))
 
 
-@pytest.mark.parametrize("after", [0, 10_000], ids=["spark-up", "spark-starting"])
+@pytest.mark.parametrize("engine, after", [("spark", 0), ("spark", 10_000), ("auto", 0)],
+                         ids=["spark-up", "spark-starting", "auto"])
 def test_a_cycle_with_pull_parallelism_reads_in_ranges_and_replicates(mariadb_pair, spark, cdcflow_home, capsys,
-                                                                      monkeypatch, after):
+                                                                      monkeypatch, engine, after):
     """Through the CLI: a changefeed whose config turns the parallel path on replicates a
     window read in several ranges (every type, a DDL between them), the run says how many;
-    with its Spark session up at once (Spark tasks), or up only after pull is done (child
-    processes)."""
+    on engine spark with its Spark session up at once (Spark tasks), or up only after pull is
+    done (child processes); on auto, whose process reads this window whole, no session starts
+    at all (child processes)."""
     from e2e_helpers import assert_consistent, cli_run, create_changefeed
 
     from cdcflow.runner import sessions
     from cdcflow.store import metastore
 
-    monkeypatch.setattr(sessions, "start_session", lambda *a: Starting(spark, after))
+    started = []
+    monkeypatch.setattr(sessions, "start_session", lambda *a: started.append(a) or Starting(spark, after))
+    monkeypatch.delenv("CDCFLOW_ENGINE", raising=False)  # the config decides here
 
     up, down = mariadb_pair
     for s in (up, down):
         s.execute("DROP DATABASE IF EXISTS prc", "CREATE DATABASE prc")
     create_changefeed(capsys, up, down, "prc-feed",
-                      "[cdcflow]\npull-parallelism = 4\npull-parallel-min-bytes = 0\n")
+                      f"[cdcflow]\npull-parallelism = 4\npull-parallel-min-bytes = 0\nengine = '{engine}'\n")
     up.execute("SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION'", "SET SESSION time_zone = '+05:30'",
                f"CREATE TABLE t ({COLUMNS})", *[f"INSERT INTO t VALUES {r}" for r in ROWS], database="prc")
     up.execute("CREATE TABLE k (id INT PRIMARY KEY, v INT)", *[f"INSERT INTO k VALUES ({i}, {i})" for i in range(30)],
@@ -250,7 +254,8 @@ def test_a_cycle_with_pull_parallelism_reads_in_ranges_and_replicates(mariadb_pa
     assert rc == 0, err
     run = metastore.recent_runs("prc-feed", 1)[0]
     assert run.stats["pull"]["ranges"] > 1 and run.stats["pull"]["pulled"] > 40
-    assert run.stats["pull"]["spark"] == ("" if after else "embedded")
+    assert run.stats["pull"]["spark"] == ("embedded" if engine == "spark" and not after else "")
+    assert bool(started) == (engine == "spark")
     assert_consistent(up, down, ["prc"])
 
 

@@ -75,7 +75,7 @@ def pull_and_settle(cycle: Cycle, place: SparkPlace, session=None, ranges: bool 
         opened_here = session is None and bool(remote)
         if opened_here:
             session = sessions.start_session(cycle.config, cycle.changefeed_id, place)
-        later = pull_ranges.SparkLater(session, remote=bool(remote))
+        later = pull_ranges.SparkLater(session, elsewhere=place.elsewhere)
     try:
         results = {"pull": run_stage("pull", later, cycle)}
     finally:

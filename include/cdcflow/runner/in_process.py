@@ -17,6 +17,7 @@ from cdcflow.spark.lazy import Lazy, was_built
 from cdcflow.spark.session import is_remote, release
 from cdcflow.stages import contracts, pull_ranges
 from cdcflow.stages.cycle import Cycle, recording
+from cdcflow.stages.engine import SPARK
 from cdcflow.stages.finish import finish
 from cdcflow.stages.prepare import prepare
 
@@ -44,7 +45,7 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
     try:
         if spark is None:
             # pull needs no Spark: the session of a window large enough for pull's ranges starts
-            # while the binlog is read; a Connect session is opened after pull (opened beside it,
+            # while the binlog is read where the engine is spark (below); a Connect session is opened after pull (opened beside it,
             # its client's threads slowed the read by a third); an embedded session is otherwise
             # started by the first stage that uses it (spark.lazy), and none at all when the
             # upstream has written nothing since the checkpoint
@@ -54,7 +55,11 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
             def start():
                 return sessions.start_session(cycle.config, changefeed_id, place)
 
-            session = start() if ranges else None
+            # the session starts beside pull where pull's ranges run in its tasks on other cores
+            # (a cluster's, a Connect server's) or the engine runs the row steps in Spark anyway;
+            # on auto an embedded JVM is not started for a window the process reads whole (pull's
+            # ranges then run in child processes): idle, it held 0.5-1 GiB through the cycle
+            session = start() if ranges and (cycle.engine.mode == SPARK or place.elsewhere) else None
             results = pull_and_settle(cycle, place, session, ranges)
             if needs_spark(results):
                 if session is not None or place.is_remote:

@@ -36,3 +36,9 @@ class SparkPlace:
     def is_remote(self) -> bool:
         """Whether sessions go to a Spark Connect server (without asking the connection)."""
         return bool(self.remote or self.connection)
+
+    @property
+    def elsewhere(self) -> bool:
+        """Whether its tasks run on cores other than this machine's: a Spark Connect server, or a
+        master that is not local[...] (a cluster's executors)."""
+        return self.is_remote or bool(self.master and not self.master.startswith("local"))

@@ -141,6 +141,14 @@ def is_remote(spark) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
+def tasks_run_in(spark) -> str:
+    """Where a session's tasks run: "connect" (a Spark Connect server's), "cluster" (executors a
+    master that is not local[...] launched) or "embedded" (this process's JVM)."""
+    if is_remote(spark):
+        return "connect"
+    return "embedded" if spark.sparkContext.master.startswith("local") else "cluster"
+
+
 def release(spark) -> None:
     """Stop a session: a Connect one is closed on the server and the process leaves Connect
     mode (an embedded session of the same process works again); an embedded one stops its

@@ -201,7 +201,8 @@ class PullResult(Record):
     stamp_seconds: float = 0.0
     range_events: list[int] = []
     range_seconds: list[float] = []
-    spark: str = ""  # where the ranges were read: "connect" or "embedded" Spark tasks, "" child processes
+    # where the ranges were read: Spark tasks (spark.session.tasks_run_in), "" child processes
+    spark: str = ""
     events_held: int = 0  # the most events one writer held at once: at most pull-batch-rows
 
 

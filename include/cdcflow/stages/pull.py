@@ -9,7 +9,7 @@ import msgspec
 from cdcflow.core import tso
 from cdcflow.core.uri import default_server_id
 from cdcflow.source.binlog import BinlogReader
-from cdcflow.spark.session import is_remote
+from cdcflow.spark.session import tasks_run_in
 from cdcflow.stages import contracts, pull_keys, pull_ranges
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import metastore, schema_versions
@@ -55,7 +55,7 @@ def read_window(spark, cycle: Cycle, window: contracts.Window, server_id: int,
     session = pull_ranges.SparkLater.of(spark).for_ranges()
     starts = pull_ranges.plan(cycle, window)
     detail = {"ranges": len(starts), "plan_seconds": round(time.time() - t0, 3),
-              "spark": "" if session is None else "connect" if is_remote(session) else "embedded"}
+              "spark": "" if session is None else tasks_run_in(session)}
     pulled, timing = pull_ranges.read(session, cycle, window, server_id, starts, keys)
     return pulled, {**detail, **timing}
 

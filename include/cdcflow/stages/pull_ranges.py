@@ -52,11 +52,12 @@ def wanted(cycle: Cycle, window: contracts.Window) -> bool:
 
 class SparkLater:
     """The Spark session the cycle's later stages use: one given, or a future of one still
-    starting (the CLI's cycle starts it beside pull).  `remote`: on a Spark Connect server."""
+    starting (the CLI's cycle starts it beside pull).  `elsewhere`: its tasks run on other
+    machines' cores (a Spark Connect server, a cluster: spark.place.SparkPlace.elsewhere)."""
 
-    def __init__(self, session, remote: bool = False):
+    def __init__(self, session, elsewhere: bool = False):
         self._session = session
-        self.remote = remote
+        self.elsewhere = elsewhere
 
     @classmethod
     def of(cls, spark) -> "SparkLater":
@@ -69,12 +70,12 @@ class SparkLater:
         return self._session.result() if isinstance(self._session, Future) else self._session
 
     def for_ranges(self):
-        """The session the ranges run in as Spark tasks: a Connect server's (waited for: its
-        tasks may run on other machines' cores), or an embedded one already up (its Python
-        workers are warm).  None while an embedded one is starting: its tasks would run on
-        this machine's cores anyway, so the ranges run in child processes here at once
+        """The session the ranges run in as Spark tasks: a Connect server's or a cluster's
+        (waited for: its tasks run on other machines' cores), or an embedded one already up (its
+        Python workers are warm).  None while an embedded one is starting: its tasks would run
+        on this machine's cores anyway, so the ranges run in child processes here at once
         instead of waiting for the JVM."""
-        if self._session is None or not (self.remote or self.ready()):
+        if self._session is None or not (self.elsewhere or self.ready()):
             return None
         return self.get()
 
