@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from contextlib import contextmanager
 import subprocess
 import sys
 from pathlib import Path
@@ -66,43 +67,41 @@ def browser():
             chromium.close()
 
 
-def open_page(browser, site, page_path: str):
+@contextmanager
+def opened(browser, site, page_path: str):
+    """A page of the built site, opened from the disk as the README says (file://)."""
     out, done = site
     assert done.returncode == 0, done.stderr
     page = browser.new_page(viewport=WINDOW)
     page.set_default_timeout(30_000)
-    page.goto((out / page_path).as_uri())
-    return page
+    try:
+        page.goto((out / page_path).as_uri())
+        yield page
+    finally:
+        page.close()
 
 
 def test_search_answers_in_a_site_opened_from_the_disk(browser, site):
-    page = open_page(browser, site, "index.html")
-    try:
+    with opened(browser, site, "index.html") as page:
         page.fill("input.md-search__input", "snapshot")
         results = page.locator(".md-search-result__item")
         results.first.wait_for(state="visible")  # none ever came before: the index did not load from file://
         assert results.count() > 0
         assert "matching document" in page.locator(".md-search-result__meta").inner_text()
-    finally:
-        page.close()
 
 
 def test_the_home_page_diagrams_fit_their_box(browser, site):
-    page = open_page(browser, site, "index.html")
-    try:
+    with opened(browser, site, "index.html") as page:
         blocks = page.evaluate("""() => [...document.querySelectorAll('article pre > code')]
             .map(c => ({text: c.innerText.split('\\n')[0], scroll: c.scrollWidth, width: c.clientWidth}))""")
         assert blocks, "the home page has no code block"
         cut = [b for b in blocks if b["scroll"] > b["width"]]
         assert not cut, f"cut at {WINDOW['width']} px (scrolled sideways): {cut}"
-    finally:
-        page.close()
 
 
 def test_the_cli_reference_reads_without_broken_names(browser, site):
     """Every option name in the options tables is on one line, and every option says what it does."""
-    page = open_page(browser, site, "reference/cli.html")
-    try:
+    with opened(browser, site, "reference/cli.html") as page:
         broken = page.evaluate("""() => [...document.querySelectorAll('article table td:first-child code')]
             .filter(c => c.getClientRects().length > 1).map(c => c.innerText)""")
         assert not broken, f"option names broken across lines: {sorted(set(broken))}"
@@ -111,5 +110,3 @@ def test_the_cli_reference_reads_without_broken_names(browser, site):
         assert rows and all(len(r) == 4 for r in rows)
         undescribed = sorted({r[0] for r in rows if not r[3]})
         assert not undescribed, f"options without a description: {undescribed}"
-    finally:
-        page.close()
