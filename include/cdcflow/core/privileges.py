@@ -43,6 +43,12 @@ class Missing(NamedTuple):
         return f"GRANT {', '.join(self.privileges)} ON {self.on} TO {self.account}"
 
 
+def _on(schema: str) -> str:
+    """A schema's privileges as GRANT names them, quoted only where its name needs it (the GRANT is
+    shown inside a Markdown code span, which a backtick would end)."""
+    return f"{schema}.*" if re.fullmatch(r"[A-Za-z0-9_$]+", schema) else f"`{schema.replace('`', '``')}`.*"
+
+
 def _schema_of(table: str) -> str | None:
     """`s` of "`s`.`t`" (MariaDB, TiDB); None for MySQL's bare 't'."""
     names = re.findall(r"`((?:[^`]|``)*)`", table)
@@ -54,11 +60,11 @@ def missing_privilege(code: int | None, text: str) -> Missing | None:
     if code in (1142, 1143) and (m := _TABLE.search(text)):
         schema = _schema_of(m["table"])
         # the error names the client's host, not the account's: the usual '%' is written, and said so
-        return Missing((m["priv"],), f"`{schema}`.*" if schema else m["table"], f"'{m['user']}'@'%'",
+        return Missing((m["priv"],), _on(schema) if schema else m["table"], f"'{m['user']}'@'%'",
                        f"the {m['priv']} privilege on table {m['table']}")
     if code == 1044 and (m := _DATABASE.search(text)):
         # which statement met it is not said: every privilege cdcflow needs on that schema
-        return Missing(DOWNSTREAM_PRIVILEGES, f"`{m['db']}`.*", f"'{m['user']}'@'{m['host']}'",
+        return Missing(DOWNSTREAM_PRIVILEGES, _on(m["db"]), f"'{m['user']}'@'{m['host']}'",
                        f"privileges on database `{m['db']}`")
     if code == 1227 and (m := _GLOBAL.search(text)):
         privileges = tuple(p.strip() for p in m["privs"].split(","))
