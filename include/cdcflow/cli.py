@@ -235,6 +235,15 @@ class _Parser(argparse.ArgumentParser):
 _COMMAND_DESTS = ("group", "command")  # the subparsers' dest: what the command line names a command by
 
 
+COMMIT_TS_HELP = "the DDL's commit ts, as the changefeed's error names it (`changefeed query` shows it)"
+
+
+def _changefeed_arg(parser: argparse.ArgumentParser) -> None:
+    """The changefeed a command acts on: one declaration for every command that takes one."""
+    parser.add_argument("--changefeed-id", "-c", required=True, metavar="ID",
+                        help="the changefeed's id, as given at create (`changefeed list` shows them)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="cdcflow", description="TiCDC-style changefeeds run as Spark jobs")
     p.add_argument("--debug", action="store_true", help="show the full trace of an error")
@@ -242,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     cf = top.add_parser("changefeed", help="manage changefeeds").add_subparsers(dest="command", required=True)
 
     c = cf.add_parser("create", help="create a changefeed")
-    c.add_argument("--changefeed-id", "-c", required=True)
+    _changefeed_arg(c)
     c.add_argument("--source-uri", required=True, help="mysql://user:password@host:port/ (binlog upstream)")
     c.add_argument("--sink-uri", required=True, help="mysql://… or tidb://… downstream")
     c.add_argument("--config", help="TiCDC changefeed config (TOML)")
@@ -269,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  ("update", cmd_update, "change a stopped or failed changefeed "
                                                         "(shows the changes and asks first)")):
         s = cf.add_parser(name, help=helptext)
-        s.add_argument("--changefeed-id", "-c", required=True)
+        _changefeed_arg(s)
         s.set_defaults(func=func)
         if name == "query":
             s.add_argument("--simple", "-s", action="store_true", help="only id, state, checkpoint and error")
@@ -294,12 +303,12 @@ def build_parser() -> argparse.ArgumentParser:
                            help="tables a wider filter takes in replicate from the checkpoint on, without their "
                                 "existing rows (by default they join with them, as add-tables does)")
     sk = cf.add_parser("skip-ddl", help="skip the one DDL at a commit ts (a DDL the downstream rejects)")
-    sk.add_argument("--changefeed-id", "-c", required=True)
-    sk.add_argument("--commit-ts", type=_ts_arg, required=True)
+    _changefeed_arg(sk)
+    sk.add_argument("--commit-ts", type=_ts_arg, required=True, help=COMMIT_TS_HELP)
     sk.set_defaults(func=cmd_skip_ddl)
     rp = cf.add_parser("replace-ddl", help="run other statements instead of the one DDL at a commit ts")
-    rp.add_argument("--changefeed-id", "-c", required=True)
-    rp.add_argument("--commit-ts", type=_ts_arg, required=True)
+    _changefeed_arg(rp)
+    rp.add_argument("--commit-ts", type=_ts_arg, required=True, help=COMMIT_TS_HELP)
     rp.add_argument("--sql", action="append", required=True,
                     help="a statement to run instead (repeat for several, run in order)")
     rp.set_defaults(func=cmd_replace_ddl)
@@ -308,13 +317,13 @@ def build_parser() -> argparse.ArgumentParser:
                            ("resync-tables", "copy replicated tables again: each is dropped downstream, created "
                                              "from the upstream's definition and copied, while the changefeed goes on")):
         tc = cf.add_parser(name, help=helptext)
-        tc.add_argument("--changefeed-id", "-c", required=True)
+        _changefeed_arg(tc)
         tc.add_argument("--tables", required=True, metavar="SCHEMA.TABLE[,…]",
                         help="the tables, commas between them (quote a part in backticks: `my.db`.t)")
         tc.set_defaults(func=cmd_table_copy)
     v = cf.add_parser("verify", help="compare the changefeed's tables upstream and downstream "
                                      "(exit 0 equal, 2 different, 3 not yet applied)")
-    v.add_argument("--changefeed-id", "-c", required=True)
+    _changefeed_arg(v)
     v.add_argument("--tables", nargs="+", metavar="PATTERN",
                    help="only the tables these filter rules keep (e.g. 'shop.*' '!shop.log'), within the changefeed's")
     v.add_argument("--fix-sql", metavar="FILE", help="write the statements that make the downstream equal here")

@@ -129,3 +129,51 @@ def test_a_ddl_that_failed_downstream_is_classed_by_what_the_downstream_said(exc
 
 def test_no_code_leaves_its_class_to_the_raiser():
     assert all(c.retryable in (True, False) for c in CODES.values())
+
+
+# -- a downstream user without a privilege: ErrDownstreamPrivilege names it and the GRANT -------------
+
+def test_a_row_refused_for_want_of_insert_names_the_privilege_and_the_grant():
+    refused = SinkError("REPLACE into shop.t", pymysql.err.OperationalError(
+        1142, "INSERT command denied to user 'writer'@'127.0.0.1' for table `shop`.`t`"))
+    err = errors.classify(RuntimeError("py4j ... " + str(refused)), "apply", "shop", rows=(5, 20))
+    assert err.code == errors.DOWNSTREAM_PRIVILEGE and err.retryable
+    assert err.message.startswith("stage apply: REPLACE into shop.t was refused: the downstream user lacks the "
+                                  "INSERT privilege on table `shop`.`t`"), err.message
+    assert "GRANT INSERT ON shop.* TO 'writer'@'%'" in err.hint
+
+
+def test_a_new_schema_refused_names_every_privilege_cdcflow_needs_on_it():
+    """The issue's case: CREATE DATABASE of a schema the user has no rights on, met outside a DDL
+    (it read `ErrStageFailed: OperationalError (1044, ...) — run --debug`)."""
+    denied = pymysql.err.OperationalError(1044, "Access denied for user 'writer'@'%' to database 'cdcflow'")
+    err = errors.classify(denied, "apply", "shop")
+    assert err.code == errors.DOWNSTREAM_PRIVILEGE and "privileges on database `cdcflow`" in err.message
+    assert "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, INDEX, REFERENCES, CREATE VIEW ON " \
+           "cdcflow.* TO 'writer'@'%'" in err.hint
+
+
+def test_a_ddl_refused_for_want_of_a_privilege_is_not_a_ddl_to_skip():
+    ddl = type("Ddl", (), {"name": "CREATE DATABASE", "commit_ts": 42, "query": "CREATE DATABASE shop2"})()
+    denied = pymysql.err.OperationalError(1044, "Access denied for user 'writer'@'%' to database 'shop2'")
+    err = errors.classify(denied, "apply", "shop", ddl=ddl)
+    assert err.code == errors.DOWNSTREAM_PRIVILEGE and err.retryable and err.ts == 42
+    assert err.statement == "CREATE DATABASE shop2" and "skip-ddl" not in err.hint
+    assert "ON shop2.* TO 'writer'@'%'" in err.hint
+
+
+def test_a_global_privilege_names_the_first_the_server_lists():
+    denied = pymysql.err.OperationalError(
+        1227, "Access denied; you need (at least one of) the SUPER, BINLOG MONITOR privilege(s) for this operation")
+    err = errors.classify(denied, "wait_index", "shop")
+    assert err.code == errors.DOWNSTREAM_PRIVILEGE and "the SUPER or BINLOG MONITOR privilege" in err.message
+    assert "GRANT SUPER ON *.* TO the sink URI's user" in err.hint
+
+
+def test_a_table_missing_downstream_names_no_statement_and_gives_the_clis_way():
+    refused = SinkError("DELETE from shop.t (clearing the keys of 2 row(s) written right after)",
+                        pymysql.err.ProgrammingError(1146, "Table 'shop.t' doesn't exist"))
+    err = errors.classify(RuntimeError(str(refused)), "apply", "shop", rows=(5, 20))
+    assert err.code == errors.TABLE_NOT_EXISTS and "DELETE" not in str(err), str(err)
+    assert "`cdcflow changefeed resync-tables -c shop --tables shop.t`" in err.hint
+    assert "mode resync-tables" in err.hint

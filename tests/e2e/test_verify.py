@@ -76,7 +76,8 @@ def test_equal_then_three_rows_changed_by_hand_then_fixed(feed, capsys, tmp_path
     assert rc == 0 and result["status"] == "equal", err
     assert result["tables_checked"] == 3  # the filter leaves vfy.skipped out
     assert {t["table"]: t["chunks"] for t in result["tables"]} == {f"{S}.t": 4, f"{S}.c": 2, f"{S}.k": 1}
-    assert result["rows_compared"] == 2 * (11 + 3 + 5)
+    assert result["rows_compared"] == 11 + 3 + 5  # each row once, not once per side
+    assert "3 table(s), 7 chunk(s), 19 row(s) compared" in err, err
 
     down.execute(f"DELETE FROM {S}.t WHERE id = 2", f"UPDATE {S}.t SET v = 'changed' WHERE id = 7",
                  f"INSERT INTO {S}.t (id, v) VALUES (100, 'new')")

@@ -35,7 +35,7 @@ def test_generated_columns_equal_then_a_stored_value_differs(mariadb_pair, cdcfl
         create_changefeed(capsys, up, down, "vfy-gen", f"[filter]\nrules = ['{S}.*']\n")
         rc, result = _verify(capsys)
         assert rc == 0 and result["status"] == "equal", result
-        assert result["rows_compared"] == 80 and result["column_problems"] == []
+        assert result["rows_compared"] == 40 and result["column_problems"] == []
         # the stored column's definition changed downstream for one row's sake: its stored value
         # differs there while every base column is equal
         down.execute(f"ALTER TABLE {S}.g MODIFY s VARCHAR(30) AS (IF(id = 23, 'other', CONCAT(b, '-', a))) STORED")

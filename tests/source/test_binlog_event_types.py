@@ -476,3 +476,34 @@ def test_create_reads_the_variables_a_mariadb_upstream_has(mariadb_pair):
     assert up.query("SHOW GLOBAL VARIABLES LIKE 'binlog_transaction_compression'") == []
     assert up.query("SHOW GLOBAL VARIABLES LIKE 'log_bin_compress'") == [("log_bin_compress", "OFF")]
     check_upstream(parse_source_uri(up.uri))
+
+
+def test_create_names_every_setting_to_change_at_once():
+    """Two wrong settings and a refused one: one error names all three and the statements that fix
+    them (before, each try named one, then the next)."""
+    got = {**FULL, "binlog_row_image": "MINIMAL", "binlog_row_metadata": "MINIMAL", "log_bin_compress": "ON"}
+    with pytest.raises(CdcflowError) as e:
+        check_binlog_variables(got, "up", "cf")
+    for var, fix in (("binlog_row_image", "SET GLOBAL binlog_row_image='FULL'"),
+                     ("binlog_row_metadata", "SET GLOBAL binlog_row_metadata='FULL'"),
+                     ("log_bin_compress", "SET GLOBAL log_bin_compress=OFF")):
+        assert f"{var}={got[var]}" in e.value.message and fix in e.value.hint, str(e.value)
+    assert "they survive a restart" in e.value.hint
+
+
+def test_cli_create_names_both_wrong_binlog_settings_of_a_real_upstream(mariadb_pair, cdcflow_home, capsys):
+    """`cdcflow changefeed create` against a MariaDB upstream with binlog_row_image and
+    binlog_row_metadata both MINIMAL: its one error line names both."""
+    from cdcflow import cli
+
+    up, down = mariadb_pair
+    up.execute("SET GLOBAL binlog_row_image='MINIMAL'", "SET GLOBAL binlog_row_metadata='MINIMAL'")
+    try:
+        capsys.readouterr()
+        rc = cli.main(["changefeed", "create", "-c", "two-wrong", "--source-uri", up.uri, "--sink-uri", down.uri])
+        err = capsys.readouterr().err
+    finally:
+        up.execute("SET GLOBAL binlog_row_image='FULL'", "SET GLOBAL binlog_row_metadata='FULL'")
+    assert rc != 0 and err.startswith("Error: changefeed two-wrong: the upstream"), err
+    assert "binlog_row_image=MINIMAL" in err and "binlog_row_metadata=MINIMAL" in err, err
+    assert "SET GLOBAL binlog_row_image='FULL'; SET GLOBAL binlog_row_metadata='FULL'" in err, err

@@ -48,7 +48,9 @@ def resolve(params: Mapping[str, str], kind: str) -> tuple[str | None, str] | No
             raise CdcflowError(
                 f"the {kind} URI takes its password from the environment variable {name}, which is not set",
                 code=CREDENTIAL_UNRESOLVED,
-                hint=f"set {name} in the environment of cdcflow and of the Airflow workers")
+                hint=f"set {name} in the environment of the process that connects: for a changefeed Airflow runs, "
+                     f"the environment Airflow's workers, triggerer and DAG processor start with (a variable exported "
+                     f"later never reaches them); there an Airflow connection is better: ?airflow-conn-id=ID")
         return None, os.environ[name]
     if AIRFLOW_CONN_ID in params:
         conn_id = params[AIRFLOW_CONN_ID]

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-from cdcflow.core.failures import SinkError, is_retryable, is_timeout, spark_connect_lost
+from cdcflow.core.failures import SinkError, error_code, is_retryable, is_timeout, spark_connect_lost
+from cdcflow.core.privileges import missing_privilege
 
 
 class Code(str):
@@ -61,6 +62,8 @@ CREDENTIAL_UNRESOLVED = Code("ErrCredentialUnresolved", True, "a URI's password-
 MYSQL_CONNECTION_ERROR = Code("ErrMySQLConnectionError", True, "cannot connect to the sink at create / update")
 MYSQL_TXN_ERROR = Code("ErrMySQLTxnError",       True, "the downstream refused rows (retried, as TiCDC retries its sink)")
 TABLE_NOT_EXISTS = Code("ErrTableNotExists",     True, "a replicated table is missing downstream")
+DOWNSTREAM_PRIVILEGE = Code("ErrDownstreamPrivilege", True,
+                            "the sink URI's user lacks a privilege a statement needs (access denied)")
 EXEC_DDL_FAILED = Code("ErrExecDDLFailed",       False, "the downstream refused a DDL")
 EXEC_DDL_INTERRUPTED = Code("ErrExecDDLInterrupted", True,
                             "a DDL the downstream lost or held (connection lost, lock wait, deadlock)")
@@ -121,11 +124,16 @@ REMEDIES: dict[str, str] = {
     UPSTREAM_BINLOG: "set binlog_format=ROW, binlog_row_image=FULL, binlog_row_metadata=FULL on the upstream, "
                      "and leave binlog_row_value_options empty and log_bin_compress OFF",
     DOWNSTREAM_UNREACHABLE: "none needed when it comes back: the next cycle after the backoff retries",
-    CREDENTIAL_UNRESOLVED: "set the environment variable or create the Airflow connection the URI names",
+    CREDENTIAL_UNRESOLVED: "set the environment variable or create the Airflow connection the URI names; for a "
+                           "changefeed Airflow runs, a password-env variable must be in the environment its "
+                           "processes start with: use an Airflow connection (`?airflow-conn-id=`) there",
     MYSQL_CONNECTION_ERROR: "check the sink URI, the server and the login; run the command again",
     MYSQL_TXN_ERROR: "fix the downstream (a column, a key, a value it cannot hold, a table gone); the next "
                      "cycle after the backoff writes the rows",
-    TABLE_NOT_EXISTS: "create (or load) the table downstream, or exclude it with a filter rule",
+    TABLE_NOT_EXISTS: "create (or load) the table downstream, or exclude it with a filter rule; to copy it with "
+                      "its rows: `cdcflow changefeed resync-tables` (or `create --snapshot` a new changefeed)",
+    DOWNSTREAM_PRIVILEGE: "run the GRANT the message gives on the downstream as an administrator; the next cycle "
+                          "after the backoff goes on (the privileges: docs/getting-started.md)",
     EXEC_DDL_FAILED: "run the change downstream by hand, then `skip-ddl` (or `replace-ddl`), then `resume`",
     EXEC_DDL_INTERRUPTED: "none: the next cycle runs it again (one that did run is taken as a replay)",
     DDL_UNPARSEABLE: "apply the statement downstream by hand, then `skip-ddl` (or `replace-ddl`), then `resume`",
@@ -283,6 +291,9 @@ def _failed(exc: BaseException, stage: str, changefeed: str | None) -> CdcflowEr
     refused = SinkError.parse(str(exc))
     if refused and refused["code"] == NO_SUCH_TABLE:
         return _table_missing(refused, stage, changefeed)
+    denied = access_denied(exc, f"stage {stage}", changefeed)
+    if denied:
+        return denied
     if refused:
         row = f" (the row with key {refused['row']})" if refused.get("row") else ""
         kind = next((k for k in ("timed_out", "value_error") if refused.get(k)), None)
@@ -306,17 +317,45 @@ NO_SUCH_TABLE = 1146  # ER_NO_SUCH_TABLE, as MySQL, MariaDB and TiDB answer it
 
 def _table_missing(refused: dict, stage: str, changefeed: str | None) -> CdcflowError:
     """Row changes for a table the downstream does not have.  The statement that met it says
-    little (a safe-mode replay deletes each key before writing it, so a cycle of inserts fails on
-    a DELETE): the error names the table and what gives the downstream one."""
+    little (a safe-mode replay clears each key before writing it, so a cycle of inserts fails on
+    a DELETE): the error names the table, not the statement, and what gives the downstream one,
+    from the command line and from Airflow."""
     named = re.search(r"Table '([^']+)' doesn't exist", refused["text"])
     table = named.group(1) if named else refused["what"].split()[-1]
     return CdcflowError(
         f"stage {stage}: table {table} does not exist downstream, so its row changes cannot be written "
-        f"(the downstream answered {refused['what']}: ({refused['code']}) {refused['text']})",
+        f"(the downstream answered ({refused['code']}) {refused['text']})",
         changefeed=changefeed, ts=refused.get("ts"), code=TABLE_NOT_EXISTS,
         hint=f"create {table} downstream as the upstream has it, and the next cycle writes its changes after the "
-             f"backoff; to copy its existing rows too, start from a copy: `cdcflow changefeed create --snapshot` "
-             f"(a new changefeed, or `remove` this one first), or pause this one and trigger a run of mode snapshot")
+             f"backoff; or copy it from the upstream with its rows: `cdcflow changefeed resync-tables -c {changefeed} "
+             f"--tables {table}` (in Airflow: a run of mode resync-tables with tables {table}), and the next cycle "
+             f"copies it and goes on")
+
+
+CYCLE_GOES_ON = "the next cycle after the backoff goes on from the checkpoint, which has not passed it"
+
+
+def access_denied(exc: BaseException, what: str, changefeed: str | None = None, then: str = CYCLE_GOES_ON,
+                  **where) -> CdcflowError | None:
+    """`exc` as ErrDownstreamPrivilege, naming the privilege the downstream user lacks and the GRANT
+    that gives it, if it is an access-denied refusal (a pymysql error, or a SinkError's text); `what`
+    says what was refused (the statement's kind is added where the SinkError names it), `then` what
+    follows the GRANT."""
+    refused = SinkError.parse(str(exc))
+    if refused:
+        code, text, what = refused["code"], refused["text"], f"{what}: {refused['what']}"
+    else:
+        args = getattr(exc, "args", ())
+        code, text = error_code(exc), str(args[1]) if len(args) > 1 else str(exc)
+    missing = missing_privilege(code, text)
+    if missing is None:
+        return None
+    return CdcflowError(
+        f"{what} was refused: the downstream user lacks {missing.what} ({code}: {text})",
+        changefeed=changefeed, code=DOWNSTREAM_PRIVILEGE, **where,
+        hint=f"run `{missing.grant()}` on the downstream as an administrator"
+             + (" (the host part as the account was created)" if "'@'%'" in missing.account else "")
+             + f"; {then}")
 
 
 def _ddl_failed(exc: BaseException, ddl: FailedDdl, ddl_timeout: str | None, changefeed: str | None) -> CdcflowError:
@@ -326,6 +365,9 @@ def _ddl_failed(exc: BaseException, ddl: FailedDdl, ddl_timeout: str | None, cha
     fix or skip; a lost connection, a lock wait or a deadlock is not a refusal, and skipping the DDL
     for it would lose it: the next cycle runs it again."""
     where = dict(changefeed=changefeed, ts=ddl.commit_ts, statement=ddl.query)
+    denied = access_denied(exc, f"DDL {ddl.name}", **where)
+    if denied:  # not a refusal of the statement: skipping it would lose it
+        return denied
     if is_timeout(exc):
         return CdcflowError(
             f"the downstream did not finish DDL {ddl.name} within ddl-timeout {ddl_timeout}", **where,

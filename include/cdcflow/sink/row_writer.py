@@ -165,9 +165,13 @@ class RowWriter:
         else:
             head = f"DELETE FROM {target} WHERE ({', '.join(quote_ident(k) for k in key)}) IN ("
             tuples = self.form.values(images, tuple(key))
+        counted = len(images) if counted is None else counted
+        # the statement a refusal names: rows written again right after are not deletes of the stream's
+        what = f"DELETE from {schema}.{table}" + (
+            f" (clearing the keys of {len(images) - counted} row(s) written right after)" if counted < len(images) else "")
         for chunk in self._chunks(tuples, len(head)):
-            self._run(head + ", ".join(chunk) + ")", f"DELETE from {schema}.{table}")
-        self.rows_written += len(images) if counted is None else counted
+            self._run(head + ", ".join(chunk) + ")", what)
+        self.rows_written += counted
 
     def replace_rows(self, schema: str, table: str, columns: tuple[str, ...], images: list[dict],
                      verb: str = "REPLACE", commit_ts: list | None = None, key: list[str] | None = None) -> None:

@@ -16,7 +16,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from cdcflow.core.config import ChangefeedConfig
-from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError
+from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError, access_denied
 from cdcflow.core.per_thread import PerThread
 from cdcflow.filter.table import TableFilter
 from cdcflow.sink import connection
@@ -35,6 +35,9 @@ from cdcflow.verify.chunks import table_chunks
 from cdcflow.verify.runner import connect as reading_session
 
 log = logging.getLogger(__name__)
+# what follows fixing what stopped a snapshot: the copy continues where it stood
+AGAIN = ("then run `cdcflow changefeed create … --snapshot` again (in Airflow: trigger mode snapshot again): "
+         "the chunks done are not copied again")
 
 
 @dataclass
@@ -108,6 +111,11 @@ def start(changefeed_id: str, up_args: dict, down_args: dict, scheme: str, rules
         copy_at_point(up, down, tasks, options, SnapshotLedger(changefeed_id))
         up.rollback()
         return len(tasks)
+    except Exception as e:  # noqa: BLE001 - a user without rights on the tables it creates is named as such
+        denied = access_denied(e, "snapshot: creating or writing the tables downstream", changefeed_id, then=AGAIN)
+        if denied:
+            raise denied from None
+        raise
     finally:
         up.close()
         down.close()

@@ -96,7 +96,8 @@ def _zstd_installed() -> bool:
 
 def check_binlog_variables(got: dict[str, str], upstream: str, changefeed: str | None = None) -> None:
     """check_upstream's verdict on the upstream's global variables (lower-case names, upper-case
-    values; a variable the server lacks is absent)."""
+    values; a variable the server lacks is absent).  Every setting to change is named in one error:
+    an operator who fixes the one named and tries again should not meet the next."""
     if got.get("log_bin") not in ("ON", "1"):
         raise CdcflowError(
             f"the upstream {upstream} does not write a binlog (log_bin=OFF)",
@@ -104,22 +105,21 @@ def check_binlog_variables(got: dict[str, str], upstream: str, changefeed: str |
             hint="start the server with --log-bin and --binlog-format=ROW --binlog-row-image=FULL "
                  "--binlog-row-metadata=FULL",
         )
-    for var, want in REQUIRED_VARIABLES.items():
-        if got.get(var) != want:
-            raise CdcflowError(
-                f"the upstream {upstream} has {var}={got.get(var, 'unset')}, cdcflow needs {var}={want}",
-                changefeed=changefeed, code=UPSTREAM_BINLOG,
-                hint=f"run SET GLOBAL {var}='{want}' on the upstream and put {var}={want} in its "
-                     f"configuration file so it survives a restart",
-            )
-    for var, (refused, writes, fix) in WRITES_REFUSED.items():
-        if var in got and refused(got[var]):
-            raise CdcflowError(
-                f"the upstream {upstream} has {var}={got[var]}: its binlog would hold {writes}",
-                changefeed=changefeed, code=UPSTREAM_BINLOG,
-                hint=f"run {fix} on the upstream and set it in its configuration file so it survives a restart "
-                     f"(a session that sets {var} itself still writes such events: pull stops at them)",
-            )
+    wrong = [(f"{var}={got.get(var, 'unset')}, cdcflow needs {var}={want}", f"SET GLOBAL {var}='{want}'",
+              f"{var}={want}") for var, want in REQUIRED_VARIABLES.items() if got.get(var) != want]
+    refused = [(f"{var}={got[var]}: its binlog would hold {writes}", fix, fix.removeprefix("SET GLOBAL "))
+               for var, (is_refused, writes, fix) in WRITES_REFUSED.items() if var in got and is_refused(got[var])]
+    if not wrong and not refused:
+        return
+    problems = wrong + refused
+    hint = (f"run {'; '.join(fix for _, fix, _ in problems)} on the upstream and put "
+            f"{', '.join(setting for _, _, setting in problems)} in its configuration file so "
+            f"{'it survives' if len(problems) == 1 else 'they survive'} a restart")
+    if refused:  # a session may set these itself
+        hint += (f" (a session that sets {' or '.join(setting.split('=')[0] for _, _, setting in refused)} itself "
+                 f"still writes such events: pull stops at them)")
+    raise CdcflowError(f"the upstream {upstream} has {'; '.join(what for what, _, _ in problems)}",
+                       changefeed=changefeed, code=UPSTREAM_BINLOG, hint=hint)
 
 
 def head_position(conn, with_gtid: bool = False) -> Position:
