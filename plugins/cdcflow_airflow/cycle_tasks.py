@@ -136,6 +136,8 @@ def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti, dag_run=Non
         if not opened.instead:
             log.info("%s", opened.skip_reason)
         ti.xcom_push(key="skip_reason", value=opened.skip_reason)
+        if opened.skipped:  # the page shows the run as "skipped (<why>)", not as a cycle that was done
+            ti.xcom_push(key="skipped", value=opened.skipped)
         return False
     log.info("changefeed %s: cycle %s prepared", changefeed_id, opened.run_id)
     return True

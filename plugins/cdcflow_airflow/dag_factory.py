@@ -58,6 +58,15 @@ DAG_ID_PREFIX = "changefeed__"
 HOME_VARIABLE = "cdcflow_home"
 TAGS = ["cdcflow"]
 
+# A prepare try Airflow itself could not start (the task's first call to the API server, PATCH
+# .../run, timed out while `make airflow` was still starting on a loaded machine; a worker lost
+# before the task ran) is tried again: prepare opens a new cycle per try and takes over the
+# lease of a try whose process is gone, so a second try is the first one done right.  Its own
+# refusals (a CdcflowError) fail without a retry (cycle_tasks.user_errors_fail_the_task); the
+# later tasks are not retried: a stage that ran halfway is the cycle's to record, as finish does.
+PREPARE_RETRIES = 3
+PREPARE_RETRY_DELAY = dt.timedelta(seconds=20)
+
 TS_HELP = "a TSO (e.g. 450000000000000000), a UTC date-time (e.g. 2026-11-22 10:00:00) or now"
 
 
@@ -164,6 +173,8 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
             python_callable=prepare_cycle,
             op_kwargs=task_kwargs,
             on_failure_callback=on_failure,
+            retries=PREPARE_RETRIES,
+            retry_delay=PREPARE_RETRY_DELAY,
             # skip only the stages; finish keeps its all_done rule
             ignore_downstream_trigger_rules=False,
         )

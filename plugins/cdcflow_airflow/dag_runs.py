@@ -5,7 +5,15 @@ Airflow's records are read through its ORM in the API server's session (DagRun, 
 the prepare task's XCom that names the cycle a run opened); a failed run carries its failed
 task, that task's first ERROR line (TaskLogReader, as Airflow's own log view reads it) and the
 Airflow UI path of the task's log.  A run whose prepare failed before opening a cycle has no
-cycle record: it is here only because Airflow's records are read.
+cycle record: it is here only because Airflow's records are read.  A task Airflow itself failed
+before it ran (the task's first call to the API server timed out, its worker was lost) has an
+empty log: its error is what Airflow said about it (its audit log's event for the task), and a
+task Airflow retries says so while the run goes on.
+
+A run's status is one vocabulary with the cycles' (running, done, failed, superseded): Airflow's
+success is "done", and a run whose prepare skipped the cycle for the changefeed's sake is
+"skipped (<why>)" (stopped, failed, finished, removed, retry backoff, copy unfinished), not a
+success with empty columns.
 """
 
 from __future__ import annotations
@@ -17,6 +25,12 @@ from sqlalchemy import select
 log = logging.getLogger(__name__)
 
 ERROR_LINE_CHARS = 500
+# Airflow's words in its audit log (the `log` table) when it fails or ends a task itself: the
+# executor's task ended before the task ran (the scheduler's "state mismatch"), no heartbeat,
+# stuck in queued, a run's fail-fast
+AIRFLOW_FAILURE_EVENTS = ("state mismatch", "heartbeat timeout", "stuck in queued tries exceeded", "fail task")
+# Airflow's run states in the cycles' words (store.metastore's run statuses)
+RUN_STATUS = {"success": "done"}
 
 
 def utc_text(dt) -> str | None:
@@ -39,30 +53,71 @@ def airflow_runs(session, dag_id: str, limit: int) -> list[dict]:
     if not runs:
         return []
     run_ids = [r.run_id for r in runs]
-    cycles = {row.run_id: XComModel.deserialize_value(row) for row in session.execute(
-        select(XComModel.run_id, XComModel.value).where(
+    pushed: dict[tuple[str, str], object] = {(row.run_id, row.key): XComModel.deserialize_value(row)
+                                             for row in session.execute(
+        select(XComModel.run_id, XComModel.key, XComModel.value).where(
             XComModel.dag_id == dag_id, XComModel.run_id.in_(run_ids), XComModel.task_id == "prepare",
-            XComModel.key == "run_id"))}
+            XComModel.key.in_(("run_id", "skipped"))))}
     failed: dict[str, TaskInstance] = {}
     for ti in session.scalars(select(TaskInstance).where(
-            TaskInstance.dag_id == dag_id, TaskInstance.run_id.in_(run_ids), TaskInstance.state == "failed")
-            .order_by(TaskInstance.end_date)):
+            TaskInstance.dag_id == dag_id, TaskInstance.run_id.in_(run_ids),
+            TaskInstance.state.in_(("failed", "up_for_retry"))).order_by(TaskInstance.end_date)):
         failed.setdefault(ti.run_id, ti)  # the first task that failed; the ones after it followed it
+    said = _airflow_said(session, dag_id, list(failed.values()))
     out = []
     for run in runs:
         conf = run.conf or {}
         ti = failed.get(run.run_id)
         out.append({
             "dag_run_id": run.run_id, "airflow_state": _state(run.state), "run_type": _state(run.run_type),
-            "mode": conf.get("mode") or "catch-up", "conf": conf, "cycle_id": cycles.get(run.run_id),
+            "mode": conf.get("mode") or "catch-up", "conf": conf, "cycle_id": pushed.get((run.run_id, "run_id")),
+            "skipped": pushed.get((run.run_id, "skipped")),
             "queued": utc_text(run.queued_at), "started": utc_text(run.start_date), "ended": utc_text(run.end_date),
             "failed_task": ti.task_id if ti else None,
-            "error": _first_error_line(ti) if ti else None,
+            "error": _task_error(ti, said) if ti else _run_error(run),
             "log_path": (f"dags/{dag_id}/runs/{run.run_id}/tasks/{ti.task_id}?try_number={ti.try_number}"
                          if ti else None),
             "run_path": f"dags/{dag_id}/runs/{run.run_id}",
         })
     return out
+
+
+def _airflow_said(session, dag_id: str, tis: list) -> dict[tuple[str, str, int | None], str]:
+    """What Airflow wrote in its audit log when it failed one of these tasks itself, by (run,
+    task, try); the newest event of a try wins."""
+    # lazy: Airflow's ORM, in the API server; Airflow's plugin loader imports this file everywhere
+    from airflow.models.log import Log
+
+    if not tis:
+        return {}
+    out = {}
+    for row in session.execute(select(Log.run_id, Log.task_id, Log.try_number, Log.event, Log.extra).where(
+            Log.dag_id == dag_id, Log.run_id.in_({ti.run_id for ti in tis}),
+            Log.task_id.in_({ti.task_id for ti in tis}), Log.event.in_(AIRFLOW_FAILURE_EVENTS)).order_by(Log.id)):
+        out[(row.run_id, row.task_id, row.try_number)] = f"{row.event}: {row.extra}" if row.extra else row.event
+    return out
+
+
+def _task_error(ti, said: dict) -> str:
+    """A failed (or to be retried) task's error: its log's first ERROR line, else Airflow's word
+    on it (a task Airflow could not start writes no line), never nothing."""
+    line = _first_error_line(ti)
+    if line is None:
+        words = said.get((ti.run_id, ti.task_id, ti.try_number))
+        line = (f"Airflow: task {ti.task_id} (try {ti.try_number}) {words}" if words else
+                f"Airflow: task {ti.task_id} (try {ti.try_number}) ended without an error in its log "
+                "(killed, timed out, or it never started)")
+        line = line[:ERROR_LINE_CHARS]
+    if _state(ti.state) == "up_for_retry":
+        return f"{line} — Airflow tries {ti.task_id} again"
+    return line
+
+
+def _run_error(run) -> str | None:
+    """Why a run without a failed task failed: Airflow's own doing (marked failed, timed out)."""
+    if _state(run.state) != "failed":
+        return None
+    return "Airflow: the run ended failed without a failed task (marked failed in Airflow, or its timeout)"
 
 
 def _first_error_line(ti) -> str | None:
@@ -89,10 +144,19 @@ def merged(airflow: list[dict], cycles: list[dict], limit: int) -> list[dict]:
     for run in airflow:
         cycle = by_cycle.pop(run["cycle_id"], None) if run["cycle_id"] else None
         row = {**(cycle or {}), **{k: v for k, v in run.items() if v is not None or k not in (cycle or {})}}
-        row.update(origin="airflow", status=run["airflow_state"], mode=(cycle or run)["mode"],
+        row.update(origin="airflow", status=_status(run, cycle), mode=(cycle or run)["mode"],
                    started=run["started"] or (cycle or {}).get("started"),
                    error=(cycle or {}).get("error") or run["error"])
         rows.append(row)
     rows += [{**c, "airflow_state": None} for c in by_cycle.values()]
     rows.sort(key=lambda r: r.get("started") or r.get("queued") or "9999", reverse=True)
     return rows[:limit]
+
+
+def _status(run: dict, cycle: dict | None) -> str | None:
+    """A DAG run's status in the cycles' words: a cycle prepare skipped shows why, a run that
+    ran one shows Airflow's state as the cycles say it."""
+    if run["skipped"] and cycle is None:
+        return f"skipped ({run['skipped']})"
+    state = run["airflow_state"]
+    return RUN_STATUS.get(state, state)

@@ -162,6 +162,21 @@ def test_prepare_skips_only_the_stages_and_finish_always_runs(dagbag):
     assert dag.get_task("wait_index").trigger_rule == TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS
 
 
+def test_prepare_is_tried_again_when_airflow_could_not_run_it(dagbag):
+    """A prepare try Airflow failed before it ran (the API server not answering yet after `make
+    airflow` on a loaded machine) is retried: prepare is safe to retry (a new cycle per try, the
+    lease of a try whose process is gone taken over); its own refusals fail without a retry
+    (AirflowFailException).  No other task is retried."""
+    import datetime as dt
+
+    for changefeed_id in FEEDS:
+        dag = dagbag.dags[f"changefeed__{changefeed_id}"]
+        prepare = dag.get_task("prepare")
+        assert prepare.retries >= 2 and dt.timedelta(seconds=10) <= prepare.retry_delay <= dt.timedelta(minutes=1)
+        assert {t.task_id: t.retries for t in dag.tasks if t.task_id != "prepare"} == \
+            {t: 0 for t in CHAIN if t != "prepare"}
+
+
 @pytest.mark.parametrize("changefeed_id", sorted(FEEDS))
 def test_every_dag_waits_for_index_builds_without_holding_a_worker_slot(dagbag, feeds_home, changefeed_id):
     from airflow.serialization.serialized_objects import DagSerialization

@@ -224,6 +224,53 @@ def chromium_page():
             browser.close()
 
 
+# Notes as long as a changefeed's can be: the lag's when the upstream cannot be read (one unwrapped
+# line made the list 1,919 px wide in a 1,440 px window), and an error naming a long URI
+LONG_NOTE = ("the upstream mysql://repl:***@db-primary-0.mysql-upstream.eu-west-1.internal.example.com:3306/ "
+             "cannot be read: OperationalError: (2003, \"Can't connect to MySQL server on 'db-primary-0.mysql-"
+             "upstream.eu-west-1.internal.example.com' ([Errno 111] Connection refused)\")")
+LONG_ERROR = ("cannot connect to the downstream mysql://writer:***@tidb-downstream-gateway.analytics.eu-west-1.internal."
+              "example.com:4000/?ssl-ca=/etc/cdcflow/certificates/downstream-ca-bundle-2026.pem&read-timeout=30s "
+              + "after 5 attempts over 120 s; " * 4)
+WIDTH = 1280  # the window the list must fit, every column in it
+
+
+def with_long_notes(route) -> None:
+    """The changefeeds list as the API answers it, with ui-normal's lag note and ui-warning's
+    error as long as they come."""
+    response = route.fetch()
+    body = response.json()
+    for item in body["items"]:
+        if item["id"] == "ui-normal":
+            item["cdcflow"]["lag"] = {"status": "unknown", "seconds": None, "note": LONG_NOTE}
+        if item["id"] == "ui-warning":
+            item["error"]["message"] = LONG_ERROR
+    route.fulfill(response=response, body=json.dumps(body))
+
+
+def is_the_list(url: str) -> bool:
+    return url.split("?")[0].endswith("/cdcflow/api/v2/changefeeds")
+
+
+def assert_fits(root) -> None:
+    """The page of `root` (its <html>, in the window or in Airflow's frame) scrolls not sideways,
+    and every column of the changefeeds list is inside its width."""
+    seen = root.evaluate("""html => ({
+        width: html.clientWidth, scroll: html.scrollWidth,
+        columns: [...html.ownerDocument.querySelectorAll('#changefeeds th')].map(
+            th => [th.textContent, Math.round(th.getBoundingClientRect().left), Math.round(th.getBoundingClientRect().right)])})""")
+    assert len(seen["columns"]) == 8 and seen["scroll"] <= seen["width"], seen
+    assert all(0 <= left and right <= seen["width"] for _, left, right in seen["columns"]), seen
+
+
+def framing_background(page) -> str:
+    """The background Airflow paints around its plugin's frame (the nearest ancestor with one)."""
+    return page.locator("iframe").evaluate("""f => {
+        let e = f.parentElement;
+        while (e && getComputedStyle(e).backgroundColor === 'rgba(0, 0, 0, 0)') e = e.parentElement;
+        return getComputedStyle(e || document.documentElement).backgroundColor; }""")
+
+
 def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, spark, capsys, tmp_path):
     shots = Path(os.environ.get("CDCFLOW_PAGE_SCREENSHOTS") or tmp_path)  # where the screenshots go
 
@@ -333,6 +380,21 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         warning = rows["ui-warning"]
         assert warning[1] == "warning" and warning[5].endswith(" UTC")
         assert warning[6].startswith("CDCFLOW:ErrDownstreamUnreachable: changefeed ui-warning: cannot connect")
+
+        # the list fits a 1,280 px window with every column in it whatever the notes say: a long lag
+        # note and a long error wrap (the note was one line, and the last columns fell off the screen)
+        page.set_viewport_size({"width": WIDTH, "height": 1800})
+        page.route(is_the_list, with_long_notes)
+        page.reload()
+        expect(page.locator('#changefeeds tr[data-id="ui-normal"] td.lag .note')).to_have_text(LONG_NOTE)
+        expect(page.locator('#changefeeds tr[data-id="ui-warning"] td.error')).to_contain_text(LONG_ERROR.strip())
+        expect(page.locator("#runs tbody tr")).to_have_count(3)
+        assert_fits(page.locator("html"))
+        page.screenshot(path=shot("list-1280"), full_page=True)
+        page.unroute(is_the_list)
+        page.set_viewport_size({"width": 1400, "height": 1800})
+        page.reload()
+        expect(page.locator("#runs tbody tr")).to_have_count(3)
 
         # the detail of a changefeed with runs and an error
         fields = {dd.get_attribute("data-field"): dd.inner_text() for dd in page.locator("#detail-fields dd").all()}
@@ -522,6 +584,10 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         assert last is not None and last["status"] == "equal", last
         page.goto(standalone + "/cdcflow/ui#ui-walk")
         expect(page.locator('#detail-fields dd[data-field="Last verify"]')).to_contain_text("equal at ")
+        # Airflow's successful runs in the cycles' word, as the CLI's: "done" (was "success" beside "done")
+        statuses = {tuple(r.locator("td").all_inner_texts()[2:4]) for r in page.locator("#runs tbody tr").all()}
+        assert {status for origin, status in statuses if origin.startswith("Airflow")} == {"done"}, statuses
+        assert not [s for s in statuses if s[1] not in ("done", "failed")], statuses
 
         # a table joins the running changefeed with its rows, from the page's run form (mode add-tables)
         for s in (up, down):
@@ -542,17 +608,28 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
             "ui_extra.t (add): ")
         page.screenshot(path=shot("table-copies"), full_page=True)
 
-        # the page inside the Airflow UI: the plugin's nav entry renders it in a sandboxed iframe,
-        # where its script runs and its calls carry the login
-        page.goto(standalone + "/plugin/cdcflow-changefeeds")
+        # the page inside the Airflow UI: the plugin's nav entry, under Browse, renders it in a
+        # sandboxed iframe, where its script runs and its calls carry the login; in a 1,280 px
+        # window, narrower in Airflow's frame, the list still fits with the long notes
+        page.set_viewport_size({"width": WIDTH, "height": 1000})
+        page.route(is_the_list, with_long_notes)
+        page.goto(standalone + "/")
+        page.get_by_role("button", name="Browse", exact=True).click()
+        page.get_by_role("menuitem", name="Changefeeds", exact=True).click()
+        expect(page).to_have_url(standalone + "/plugin/cdcflow-changefeeds")
         frame = 'iframe[src="cdcflow/ui"][title="Changefeeds"]'
         expect(page.locator(frame)).to_be_attached()
         expect(page.frame_locator(frame).locator("#summary")).to_have_text("6 changefeeds")
         page_root = page.frame_locator(frame).locator("html")
         expect(page_root).to_have_attribute("data-theme", "light")
+        expect(page.frame_locator(frame).locator('#changefeeds tr[data-id="ui-normal"] .note')).to_have_text(LONG_NOTE)
+        assert_fits(page_root)
+        body = page.frame_locator(frame).locator("body")
+        assert body.evaluate("b => getComputedStyle(b).backgroundColor") == framing_background(page) \
+            == "rgb(255, 255, 255)"
         page.screenshot(path=shot("in-airflow"))
-        # Airflow in dark mode (its choice as its toggle stores it): the page is dark with it, and
-        # follows a toggle without a reload
+        # Airflow in dark mode (its choice as its toggle stores it): the page is dark with it, in
+        # Airflow's own navy (it was pure black in the navy frame), and follows a toggle without a reload
         page.evaluate("localStorage.setItem('theme', 'dark')")
         page.reload()
         frame = "iframe"  # the plugin's, the only one (after a reload Airflow renders it with other attributes)
@@ -560,12 +637,16 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         page_root = page.frame_locator(frame).locator("html")
         expect(page_root).to_have_attribute("data-theme", "dark")
         body = page.frame_locator(frame).locator("body")
-        assert body.evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(0, 0, 0)"
+        expect(page.frame_locator(frame).locator('#changefeeds tr[data-id="ui-normal"] .note')).to_have_text(LONG_NOTE)
+        dark = body.evaluate("b => getComputedStyle(b).backgroundColor")
+        assert dark == framing_background(page) and dark != "rgb(0, 0, 0)", (dark, framing_background(page))
+        assert_fits(page_root)
         page.screenshot(path=shot("in-airflow-dark"))
         page.evaluate("document.documentElement.classList.replace('dark', 'light')")
         expect(page_root).to_have_attribute("data-theme", "light")
         assert body.evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(255, 255, 255)"
         page.evaluate("localStorage.setItem('theme', 'light')")
+        page.unroute(is_the_list)
         # its links open Airflow's page in the whole window, not a second Airflow inside the frame
         page.frame_locator(frame).locator('#changefeeds tr[data-id="ui-normal"]').get_by_role(
             "link", name="DAG", exact=True).click()

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cdcflow.changefeed import commands, feed_state
+from cdcflow.changefeed import commands, feed_state, states
 from cdcflow.core.errors import TASK_FAILED, CdcflowError
 from cdcflow.core.home import Home
 from cdcflow.core.spec_store import spec_exists
@@ -57,11 +57,22 @@ def cycle_run_id() -> str:
 @dataclass(frozen=True)
 class Opened:
     """What the prepare task tells the DAG: the cycle's id (None when none was opened), why the
-    Spark stages do not run (None when they do), and the mode to run instead of a cycle."""
+    Spark stages do not run (None when they do), the mode to run instead of a cycle, and for a
+    cycle skipped for the changefeed's sake the word its run is shown by (skip_word)."""
 
     run_id: str | None = None
     skip_reason: str | None = None
     instead: str | None = None
+    skipped: str | None = None
+
+
+def skip_word(state: str) -> str:
+    """Why stages.prepare skipped a cycle, in a word or two for the run's status ("skipped
+    (stopped)"): the state that idles the changefeed, else what the cycle waits for (a warning's
+    backoff, an initial copy not finished)."""
+    if state in states.IDLE_REASONS:
+        return state
+    return "retry backoff" if state == states.WARNING else "copy unfinished"
 
 
 def prepare(changefeed_id: str, params, manual: bool, home: Home = Home()) -> Opened:
@@ -75,7 +86,8 @@ def _prepare(changefeed_id: str, params, manual: bool) -> Opened:
     request = cycle_request(changefeed_id, params)
     instead = request.pop("instead")
     if not spec_exists(changefeed_id):  # a run Airflow scheduled before the DAG went away
-        return Opened(skip_reason=f"changefeed {changefeed_id} does nothing this cycle: {REMOVED_REASON}")
+        return Opened(skip_reason=f"changefeed {changefeed_id} does nothing this cycle: {REMOVED_REASON}",
+                      skipped=states.REMOVED)
     if instead:
         return Opened(skip_reason=f"mode {instead}: no cycle", instead=instead)
     copy = request.pop("copy")
@@ -88,7 +100,8 @@ def _prepare(changefeed_id: str, params, manual: bool) -> Opened:
                            **{k: v for k, v in request.items() if v is not None})
     if copy and not result.skip:  # the run is shown by the mode it was triggered with (status_view.run_mode)
         metastore.update_run(changefeed_id, result.run_id, stats={metastore.RUN_TABLE_COPY: copy})
-    return Opened(run_id=result.run_id, skip_reason=result.reason if result.skip else None)
+    return Opened(run_id=result.run_id, skip_reason=result.reason if result.skip else None,
+                  skipped=skip_word(result.state) if result.skip else None)
 
 
 def verify(changefeed_id: str, connection: Callable[[], str] | None = None, home: Home = Home()) -> dict:
