@@ -6,7 +6,9 @@ nothing: a window over `max-window-bytes` takes several) by changefeeds from the
 with `engine = "auto"` (the stage's process within the local bounds, Spark tasks beyond) into
 cdcflow's downstream, one with `engine = "local"` (the stage's process whatever the size) into the
 replica peer's server and one with `engine = "spark"` (every row step in Spark tasks, on the
-embedded session) into the binlog peer's server.  At the CLUSTER size the same window is caught
+embedded session) into the binlog peer's server; then `spark-connect`, forced to Spark on a warm
+Spark Connect server (as the DAG's tasks run: no JVM to start in the cycle), into the replica peer's
+server reset to the snapshot, by a changefeed made from the same start.  At the CLUSTER size the same window is caught
 up again forced to Spark on a standalone cluster of one, then of two one-core workers (the event
 store a file:// URI all of them reach), each into the replica peer's server reset to the
 snapshot, by a changefeed made from the same start.
@@ -24,7 +26,10 @@ from pathlib import Path
 
 DEFAULT_SIZES = (300_000, 2_500_000)
 DEFAULT_CLUSTER = 2_500_000
-ENGINES = ("auto", "local", "spark")  # each into a downstream of its own: cdcflow's, the replica's, the binlog peer's
+# the first three each into a downstream of its own (cdcflow's, the replica's, the binlog peer's);
+# spark-connect after them, into the replica's reset
+ENGINES = ("auto", "local", "spark", "spark-connect")
+_OWN_DOWNSTREAM = ("auto", "local", "spark")
 _STAGES = ("pull", "filter", "barrier", "apply")
 
 
@@ -51,7 +56,7 @@ def _catchup(servers, n: int, shape: str, on_cluster: bool, home: Path, log_dir:
     from cdcflow_devtools.bench_common import create_changefeed, run_workload, say
 
     downstreams = {"auto": servers.cdcflow, "spark": servers.binlog, "local": servers.replica}
-    places = {engine: downstreams[engine] for engine in engines}
+    places = {engine: downstreams[engine] for engine in engines if engine in _OWN_DOWNSTREAM}
     for s in (servers.up, *places.values()):
         bench_workload.create_snapshot(s)
     ids = {place: f"catchup-{shape}-{n}-{place}" for place in places}
@@ -61,9 +66,29 @@ def _catchup(servers, n: int, shape: str, on_cluster: bool, home: Path, log_dir:
     say(f"catch-up ({shape}): writing {n:,} row changes upstream")
     _plan, done, _ = run_workload(servers.up, n, shape)
     out = [_cycle(servers.up, down, ids[place], place, shape, done, log_dir, []) for place, down in places.items()]
+    if "spark-connect" in engines:
+        out.append(_on_connect(servers, shape, done, start_ts, home, log_dir))
     for workers in ((1, 2) if on_cluster else ()):
         out.append(_on_cluster(servers, workers, shape, done, start_ts, home, log_dir))
     return out
+
+
+def _on_connect(servers, shape: str, done: int, start_ts: int, home: Path, log_dir: Path) -> dict:
+    """The catch-up forced to Spark on a warm Spark Connect server (started and warmed up first)."""
+    from cdcflow_devtools import bench_workload, spark_connect
+    from cdcflow_devtools.bench_common import create_changefeed
+    from cdcflow_devtools.mariadb import free_port
+
+    place, cid = "spark-connect", f"catchup-{shape}-{done}-spark-connect"
+    server = spark_connect.start(log_dir / f"{cid}-spark", port=free_port())
+    try:
+        bench_workload.create_snapshot(servers.replica)
+        create_changefeed(cid, servers.up, servers.replica, home, "[cdcflow]\nengine = \"spark\"\n",
+                          start_ts=start_ts)
+        return _cycle(servers.up, servers.replica, cid, place, shape, done, log_dir, [server.process.pid],
+                      remote=server.url)
+    finally:
+        server.stop()
 
 
 def _on_cluster(servers, workers: int, shape: str, done: int, start_ts: int, home: Path, log_dir: Path) -> dict:
@@ -88,7 +113,8 @@ MAX_CYCLES = 20
 _SUMMED = ("pull", "filter", "barrier", "apply")
 
 
-def _cycle(up, down, cid: str, place: str, shape: str, done: int, log_dir: Path, roots: list[int]) -> dict:
+def _cycle(up, down, cid: str, place: str, shape: str, done: int, log_dir: Path, roots: list[int],
+           remote: str | None = None) -> dict:
     """The catch-up of `done` changes: cycles until one pulls nothing (a window larger than
     `max-window-bytes` is read by several), their wall seconds, stage seconds and core-seconds
     summed, their peak memory the largest, where each stage ran as the first cycle says."""
@@ -98,7 +124,7 @@ def _cycle(up, down, cid: str, place: str, shape: str, done: int, log_dir: Path,
     runs = []
     while len(runs) < MAX_CYCLES:
         say(f"catch-up ({shape}): {done:,} row changes, cycle {len(runs) + 1}, {place}")
-        cyc = run_cycle_measured(cid, done, log_dir, cpu=servers_cpu)
+        cyc = run_cycle_measured(cid, done, log_dir, remote, cpu=servers_cpu)
         if runs and not (cyc.stats.get("pull") or {}).get("pulled"):
             break  # caught up: this idle cycle is not part of the catch-up's time
         runs.append(cyc)
