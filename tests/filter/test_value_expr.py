@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from cdcflow.core.config import parse_config
+from cdcflow.config.parsing import parse_config
 from cdcflow.core.errors import CdcflowError, ConfigError
 from cdcflow.core.row_codec import TemporalText, encode_image
 from cdcflow.ddl.table_def import TableInfo
