@@ -1,7 +1,7 @@
 """One Airflow DAG per cdcflow changefeed spec under CDCFLOW_HOME (built by cdcflow_airflow)."""
 
 from cdcflow.core.home import Home
-from cdcflow.core.spec_store import list_specs
+from cdcflow.config.spec_store import list_specs
 from cdcflow_airflow import changefeed_dags, use_cdcflow_home
 
 _home = use_cdcflow_home()

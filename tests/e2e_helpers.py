@@ -95,7 +95,7 @@ def replicate_workload(capsys, up, down, changefeed_id: str, schema: str, worklo
 
 
 def _write_config(changefeed_id: str, text: str):
-    from cdcflow.core.spec_store import home
+    from cdcflow.config.spec_store import home
 
     path = home() / f"{changefeed_id}.toml"
     path.write_text(text)

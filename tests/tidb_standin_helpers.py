@@ -39,7 +39,7 @@ def tidb(mariadb_pair, monkeypatch, cdcflow_home):
 
 
 def create_tidb_changefeed(capsys, up, down, changefeed_id: str) -> None:
-    from cdcflow.core.spec_store import home
+    from cdcflow.config.spec_store import home
 
     config = home() / f"{changefeed_id}.toml"
     config.write_text(f"[filter]\nrules = ['{SCHEMA}.*']\n")

@@ -176,7 +176,7 @@ def create_changefeed(changefeed_id: str, up, down, home: Path, config: str = ""
     """A changefeed of the bench schema (`base`, then `config`), anew (from `start_ts`, else the
     upstream's head)."""
     from cdcflow import cli
-    from cdcflow.core.spec_store import spec_exists
+    from cdcflow.config.spec_store import spec_exists
     from cdcflow.store import metastore
 
     cfg = home / f"{changefeed_id}.toml"

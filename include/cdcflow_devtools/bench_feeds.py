@@ -65,7 +65,7 @@ def _child_env(airflow_home: Path, cdcflow_home: Path) -> dict[str, str]:
 # --- parse ---------------------------------------------------------------------------------------
 
 def _write_specs(home: Path, n: int, broken: int = 0) -> None:
-    from cdcflow.core.spec_store import Spec, save_spec
+    from cdcflow.config.spec_store import Spec, save_spec
 
     shutil.rmtree(home, ignore_errors=True)
     os.environ["CDCFLOW_HOME"] = str(home)
@@ -233,7 +233,7 @@ def page_timings(airflow: Standalone, detail_id: str, label: str) -> dict:
 def lag_timings(ids: list[str], label: str) -> dict:
     """The list's lags in process: one changefeed after another (as the list read them before) and together."""
     from cdcflow.changefeed import live_lag
-    from cdcflow.core.spec_store import load_spec
+    from cdcflow.config.spec_store import load_spec
     from cdcflow.store import metastore
 
     pairs = [(load_spec(i), metastore.get_feed(i)) for i in ids]

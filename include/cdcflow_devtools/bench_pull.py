@@ -99,7 +99,7 @@ def _readers(source, config, store: Path, window, compiled: dict) -> dict:
 
 def pull_table(up_uri: str, start: tuple[str, int], stop: tuple[str, int], workdir: Path,
                parallelism: int) -> dict:
-    from cdcflow.core.config import ChangefeedConfig
+    from cdcflow.config.keys import ChangefeedConfig
     from cdcflow.core.uri import parse_source_uri
     from cdcflow_devtools.bench_common import say
     from cdcflow.source.binlog import Position

@@ -20,7 +20,7 @@ def main() -> int:
         return 1
     up, down = pair
     from cdcflow.core import tso
-    from cdcflow.core.spec_store import load_spec
+    from cdcflow.config.spec_store import load_spec
     from cdcflow_devtools.airflow_local import airflow_env, dags_test
     from cdcflow_devtools.compare import compare, format_report
     from cdcflow.filter.table import TableFilter

@@ -66,7 +66,7 @@ def demo_changefeed(fresh: bool):
     schemas) when `fresh`, else only if it does not exist yet.  None if create failed."""
     os.environ.setdefault("CDCFLOW_HOME", str(LOCAL / "cdcflow-home"))
     from cdcflow import cli
-    from cdcflow.core.spec_store import spec_exists
+    from cdcflow.config.spec_store import spec_exists
     from cdcflow_devtools.mariadb import pair_running, start_pair
 
     base = LOCAL / "mariadb"

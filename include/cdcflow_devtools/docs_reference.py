@@ -3,7 +3,7 @@
     python -m cdcflow_devtools.docs_reference [--out DIR]      (make docs-reference)
 
 writes docs/reference/ (or DIR): the CLI from its argparse parser, the config keys from their
-declarations (core/config.py, core/sink_params.py), the error codes with their class and remedy
+declarations (config/keys.py, core/sink_params.py), the error codes with their class and remedy
 (core/errors.py), the states and transitions (changefeed/states.py), the DDL types
 (ddl/types.py), the environment variables (core/environment.py) and the DAG's trigger form (the
 Params plugins/cdcflow_airflow/dag_factory.py builds).  tests/docs/test_reference.py runs it and
@@ -20,8 +20,9 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from cdcflow.core import config, credentials, environment, errors, sink_params
 from cdcflow.changefeed import states
+from cdcflow.config import keys
+from cdcflow.core import credentials, environment, errors, sink_params
 from cdcflow.ddl import types as ddl_types
 from cdcflow_devtools.checkout import PROJECT
 
@@ -120,7 +121,7 @@ def _toml(value: object) -> str:
 
 def _config_rows(holder: type, section: str, instance: object) -> list[tuple[str, str, str, str]]:
     rows = []
-    for f in config.key_fields(holder, section):
+    for f in keys.key_fields(holder, section):
         meta = f.metadata
         default = getattr(instance, f.name) if instance is not None else f.default
         shown = meta["dump"](default) if meta["dump"] else default
@@ -130,7 +131,7 @@ def _config_rows(holder: type, section: str, instance: object) -> list[tuple[str
 
 def config_page() -> str:
     head = ("key", "type", "default", "meaning")
-    defaults = config.ChangefeedConfig()
+    defaults = keys.ChangefeedConfig()
     sink_rows = [(code(name), sink_params.expected(name, text=False), _toml(f.default), f.metadata["meaning"])
                  for name, f in sink_params.PARAMS.items()]
     body = f"""A changefeed's config file is TiCDC's changefeed TOML plus a `[cdcflow]` section. A key cdcflow
@@ -139,16 +140,16 @@ that the tests parse: [Filters and event filters](../guides/filters.md).
 
 ## Top level
 
-{table(head, _config_rows(config.ChangefeedConfig, config.TOP, defaults))}
+{table(head, _config_rows(keys.ChangefeedConfig, keys.TOP, defaults))}
 ## `[filter]`
 
-{table(head, _config_rows(config.ChangefeedConfig, config.FILTER, defaults))}
+{table(head, _config_rows(keys.ChangefeedConfig, keys.FILTER, defaults))}
 ## `[[filter.event-filters]]`
 
 One table per rule; `matcher` is required. The value expressions are MySQL expressions over the
 row image: [Value expressions](../guides/filters.md#value-expressions).
 
-{table(head, _config_rows(config.EventFilterRule, config.EVENT_FILTER, None))}
+{table(head, _config_rows(keys.EventFilterRule, keys.EVENT_FILTER, None))}
 ## `[sink]`
 
 The same parameters are taken from the sink URI's query string (`?worker-count=8`), which wins
@@ -165,8 +166,8 @@ too, and `server-id`.
 
 cdcflow's own keys: what a batch, Airflow-scheduled changefeed needs.
 
-{table(head, _config_rows(config.ChangefeedConfig, config.CDCFLOW, defaults))}"""
-    return page("Config keys", "cdcflow.core.config and cdcflow.core.sink_params", body)
+{table(head, _config_rows(keys.ChangefeedConfig, keys.CDCFLOW, defaults))}"""
+    return page("Config keys", "cdcflow.config.keys and cdcflow.core.sink_params", body)
 
 
 # --- errors, states, DDL types, environment ----------------------------------

@@ -112,7 +112,7 @@ def measure(rows: int, update: bool = False, config: str = "") -> dict:
         os.environ["CDCFLOW_HOME"] = str(Path(tmp) / "home")
         Path(os.environ["CDCFLOW_HOME"]).mkdir()
         from cdcflow import cli
-        from cdcflow.core.config import parse_config
+        from cdcflow.config.parsing import parse_config
         from cdcflow_devtools.compare import compare
         from cdcflow_devtools.mariadb import start_pair
         from cdcflow.runner.sessions import session_for

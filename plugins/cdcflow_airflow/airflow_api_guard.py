@@ -48,7 +48,7 @@ def follow_toggle(changefeed_id: str, paused: bool) -> str | None:
     a failed changefeed is resumed on purpose, after its cause is fixed).  Returns the new state."""
     from cdcflow.changefeed import commands, states  # lazy: loads the store, at request time
     from cdcflow.core.home import Home
-    from cdcflow.core.spec_store import spec_exists
+    from cdcflow.config.spec_store import spec_exists
     from cdcflow.core.wording import PAGE
     from cdcflow.store import metastore
     from cdcflow_airflow.dag_factory import use_cdcflow_home
@@ -69,7 +69,7 @@ def check_trigger(changefeed_id: str, conf: dict) -> None:
     middleware) and the page: its conf as prepare reads it (runner.modes.cycle_request), and the
     pool its Spark tasks need (require_spark_pool)."""
     from cdcflow.core.home import Home  # lazy: at request time
-    from cdcflow.core.spec_store import spec_exists
+    from cdcflow.config.spec_store import spec_exists
     from cdcflow.runner.modes import cycle_request
     from cdcflow_airflow.dag_factory import use_cdcflow_home
 

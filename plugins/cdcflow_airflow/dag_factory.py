@@ -38,7 +38,7 @@ from airflow.sdk import DAG, Param, Variable, chain
 from cdcflow.core.stage_names import SPARK_STAGES
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.home import Home
-from cdcflow.core.spec_store import home
+from cdcflow.config.spec_store import home
 from cdcflow.runner import oldest_start
 from cdcflow.runner.modes import MODES, TS_PATTERN, modes_in_words
 from cdcflow_airflow.cycle_tasks import (

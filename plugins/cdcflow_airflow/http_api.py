@@ -33,7 +33,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from cdcflow.core import ts_input, tso
 from cdcflow.core.errors import API_INVALID_PARAM, CHANGEFEED_NOT_EXISTS, CdcflowError
 from cdcflow.core.home import Home
-from cdcflow.core.spec_store import load_spec
+from cdcflow.config.spec_store import load_spec
 from cdcflow.core.wording import PAGE as PAGE_WORDS
 from cdcflow.runner.modes import modes_for
 from cdcflow_airflow.airflow_api_guard import check_trigger

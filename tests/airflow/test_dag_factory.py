@@ -20,7 +20,7 @@ except ImportError:  # tests/ imported as a package
     from tests.airflow_env import REPO, use_airflow
 
 from cdcflow.core.errors import CdcflowError
-from cdcflow.core.spec_store import Spec, save_spec
+from cdcflow.config.spec_store import Spec, save_spec
 from cdcflow.runner.modes import MODES
 
 CHAIN = ["prepare", "pull", "filter", "barrier", "apply", "wait_index", "finish"]

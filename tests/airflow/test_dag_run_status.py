@@ -12,7 +12,7 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import parsed_changefeed_dag, use_airflow
 
-from cdcflow.core.spec_store import Spec, save_spec
+from cdcflow.config.spec_store import Spec, save_spec
 from cdcflow.store import metastore
 
 pytestmark = [pytest.mark.airflow]

@@ -10,7 +10,7 @@ from e2e_helpers import CountedReads, cli_run, create_changefeed, runs_ending_in
 
 from cdcflow.changefeed import upstream_id
 from cdcflow.core import tso
-from cdcflow.core.spec_store import load_spec, save_spec
+from cdcflow.config.spec_store import load_spec, save_spec
 from cdcflow.core.uri import parse_source_uri
 from cdcflow.store import metastore, snapshots
 from cdcflow_devtools.mariadb import free_port

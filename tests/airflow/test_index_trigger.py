@@ -18,7 +18,7 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import sync_dag_file, use_airflow
 
-from cdcflow.core.spec_store import home
+from cdcflow.config.spec_store import home
 from cdcflow.runner import dag_tasks
 from cdcflow.runner.in_process import run_cycle
 from cdcflow.store import metastore

@@ -12,7 +12,7 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.airflow_env import use_airflow
 
-from cdcflow.core.spec_store import Spec, save_spec
+from cdcflow.config.spec_store import Spec, save_spec
 from cdcflow.runner.cycle_tables import CycleTables, Server
 
 pytestmark = pytest.mark.airflow

@@ -12,7 +12,7 @@ from e2e_helpers import create_changefeed, next_second, own_pair as _own_pair, p
 from cdcflow import cli
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
-from cdcflow.core.spec_store import spec_exists
+from cdcflow.config.spec_store import spec_exists
 from cdcflow.runner.modes import cycle_request
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.prepare import prepare

@@ -8,7 +8,7 @@ import tomllib
 import pytest
 
 from cdcflow.changefeed.config_update import changed_keys, overlay, to_toml
-from cdcflow.core.config import parse_config
+from cdcflow.config.parsing import parse_config
 
 CURRENT = """gc-ttl = 3600
 [filter]

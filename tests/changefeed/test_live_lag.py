@@ -11,7 +11,7 @@ from e2e_helpers import CountedReads, cli_run, create_changefeed, own_pair, sche
 
 from cdcflow.changefeed import live_lag
 from cdcflow.core import tso
-from cdcflow.core.spec_store import load_spec
+from cdcflow.config.spec_store import load_spec
 from cdcflow.store import metastore
 
 

@@ -12,7 +12,7 @@ import threading
 
 from cdcflow.core import home as running
 from cdcflow.core.home import Home
-from cdcflow.core.spec_store import Spec, home, list_specs, save_spec
+from cdcflow.config.spec_store import Spec, home, list_specs, save_spec
 from cdcflow.core.uri import parse_sink_uri
 
 
@@ -66,7 +66,7 @@ def test_a_child_process_is_handed_the_home(tmp_path, monkeypatch):
     monkeypatch.delenv("CDCFLOW_HOME", raising=False)
     there = Home(str(tmp_path / "h"))
     env = {**there.child_env(), "PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run([sys.executable, "-c", "from cdcflow.core.spec_store import home; print(home())"],
+    out = subprocess.run([sys.executable, "-c", "from cdcflow.config.spec_store import home; print(home())"],
                          env=env, capture_output=True, text=True, check=True).stdout.strip()
     assert out == str(tmp_path / "h")
     assert "CDCFLOW_HOME" not in os.environ

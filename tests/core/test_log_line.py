@@ -6,7 +6,7 @@ import json
 import logging
 
 from cdcflow.core import log_line
-from cdcflow.core.spec_store import Spec
+from cdcflow.config.spec_store import Spec
 from cdcflow.stages.cycle import Cycle
 
 

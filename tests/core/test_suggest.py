@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdcflow.core.config import parse_config
+from cdcflow.config.parsing import parse_config
 from cdcflow.core.errors import ConfigError
 from cdcflow.core.suggest import closest, did_you_mean
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cdcflow.core.config import parse_config
+from cdcflow.config.parsing import parse_config
 from cdcflow.core.uri import parse_sink_uri, parse_source_uri
 from cdcflow.filter import value_expr
 from cdcflow.filter.assembled import Filter

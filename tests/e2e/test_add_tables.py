@@ -23,7 +23,7 @@ from e2e_helpers import cli_run, create_changefeed, query
 
 from cdcflow import cli
 from cdcflow_devtools.compare import compare
-from cdcflow.core.spec_store import load_spec
+from cdcflow.config.spec_store import load_spec
 from cdcflow.store import table_copies
 
 pytestmark = pytest.mark.e2e

@@ -16,7 +16,7 @@ import pytest
 from cdcflow import cli
 from cdcflow.changefeed import commands
 from cdcflow.core.errors import CHECKPOINT_GTID_NOT_IN_SOURCE, SOURCE_BEHIND_CHECKPOINT, CdcflowError
-from cdcflow.core.spec_store import load_spec, save_spec
+from cdcflow.config.spec_store import load_spec, save_spec
 from cdcflow.source.gtid_locate import locate
 from cdcflow.store import metastore
 from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER, MariaDB

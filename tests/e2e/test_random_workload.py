@@ -662,7 +662,7 @@ def _vf_expression(r: random.Random) -> str:
     simple = [f"n > {r.randint(-50, 250)}", f"s = '{_text('abAB ', 3)(r)}'", f"d < '{r.randint(1990, 2010)}-06-01'",
               f"e = '{r.choice(['a', 'b', 'c d'])}'", f"x >= {r.randint(-999, 999)}.5", f"f < {r.uniform(-100, 100):.3f}",
               "n IS NULL", f"s LIKE '{r.choice('abAB')}%'", f"e IN ('a', 'c d')", f"b = '{_text('ab', 2)(r)}'"]
-    # TiDB's functions (filter/mysql_eval.py), each case also in the matrix against the server
+    # TiDB's functions (filter/mysql_eval/functions.py), each case also in the matrix against the server
     calls = [f"YEAR(d) < {r.randint(1990, 2010)}", f"MONTH(d) IN (1, 2, {r.randint(3, 12)})",
              f"DATEDIFF(d, '2000-01-01') > {r.randint(-3000, 3000)}",
              f"d < DATE_SUB('{r.randint(1995, 2012)}-01-01', INTERVAL {r.randint(1, 5)} YEAR)",

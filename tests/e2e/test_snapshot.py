@@ -304,7 +304,7 @@ def test_a_failure_recording_the_copy_leaves_no_half_created_changefeed(mariadb_
     """The changefeed's start and the copy's chunks are one metadata-store transaction, and its
     spec is written after it: a failure while the chunks are recorded (injected right after
     their rows are written) leaves neither; the same create then succeeds."""
-    from cdcflow.core.spec_store import spec_exists
+    from cdcflow.config.spec_store import spec_exists
     from cdcflow.store import metastore, schema_versions
 
     up, down = mariadb_pair

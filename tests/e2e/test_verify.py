@@ -274,7 +274,7 @@ def test_rows_written_while_verify_runs_are_not_what_it_compares(feed, capsys, m
 
 
 def test_an_unreachable_downstream_or_unknown_changefeed_is_one_line(feed, capsys):
-    from cdcflow.core.spec_store import load_spec, save_spec
+    from cdcflow.config.spec_store import load_spec, save_spec
     from cdcflow_devtools.mariadb import free_port
 
     up, down, changefeed_id = feed

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cdcflow.core.config import EVENT_TYPES, parse_config
+from cdcflow.config.checks import EVENT_TYPES
+from cdcflow.config.parsing import parse_config
 from cdcflow.ddl.classify import classify
 from cdcflow.ddl.tracker import SchemaTracker
 from cdcflow.ddl.types import ALLOW_LIST, MARIADB_TYPES

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdcflow.core.config import parse_config
+from cdcflow.config.parsing import parse_config
 from cdcflow.core.errors import ONLINE_DDL_UNFOLLOWED
 from cdcflow.ddl.classify import TableName, classify
 from cdcflow.ddl.shadow_log import ALTER, RESET, Mark, ShadowLog

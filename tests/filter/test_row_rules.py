@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from cdcflow.core.arrow_rows import spark_schema
-from cdcflow.core.config import parse_config
+from cdcflow.config.parsing import parse_config
 from cdcflow.core.event import Event
 from cdcflow.core.row_codec import encode_image
 from cdcflow.filter import value_expr

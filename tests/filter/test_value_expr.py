@@ -13,13 +13,14 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from cdcflow.core.config import parse_config
+from cdcflow.config.parsing import parse_config
 from cdcflow.core.errors import CdcflowError, ConfigError
 from cdcflow.core.row_codec import TemporalText, encode_image
 from cdcflow.ddl.table_def import TableInfo
 from cdcflow.filter import mysql_eval as m
 from cdcflow.filter import value_expr as df_
 from cdcflow.filter.mysql_eval import compile_expr, supported_functions
+from cdcflow.filter.mysql_eval.tidb_time import datetime_from_number
 
 COLS = [
     df_.column_of("id", "int", "int(11)"),
@@ -377,7 +378,7 @@ def test_strings_are_read_as_tidb_s_parse_duration_reads_them(text, us):
     (1, None), (-1, None), (700000, None), (20211301, None), (decimal.Decimal("1.50"), None), (1.5, None),
 ])
 def test_numbers_against_a_datetime_are_converted_as_tidb_converts_them(value, parts):
-    got = m._datetime_from_number(value)
+    got = datetime_from_number(value)
     assert (got.parts if got is not None else None) == parts
 
 

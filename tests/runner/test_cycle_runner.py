@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import msgspec
 
-from cdcflow.core.config import ChangefeedConfig, config_from_dict
-from cdcflow.core.spec_store import Spec, save_spec
+from cdcflow.config.keys import ChangefeedConfig
+from cdcflow.config.parsing import config_from_dict
+from cdcflow.config.spec_store import Spec, save_spec
 from cdcflow.runner import cycle_runner, dag_tasks
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, cycle

@@ -1,5 +1,5 @@
 """The writers' literals read straight from image text (row_codec.raw_literal, the reference, and
-core/compiled_literals.pyx, its compiled twin: `literal` of one value, `scan` of a whole image's
+sink/compiled_literals.pyx, its compiled twin: `literal` of one value, `scan` of a whole image's
 text) are the literals of the decoded values (sql_literal of decode_image's), character for
 character, for every kind of value an image holds; a value that has no literal is refused by
 all alike.  The images of real binlog events (the type matrix, both readers) are compared in
@@ -13,7 +13,6 @@ import math
 
 import pytest
 
-from cdcflow.core import row_literals
 from cdcflow.core.row_codec import (
     TemporalText,
     decode_image,
@@ -23,6 +22,7 @@ from cdcflow.core.row_codec import (
     raw_values,
     sql_literal,
 )
+from cdcflow.sink import row_literals
 from cdcflow.sink.row_writer import DECODED, RAW, RowWriter, StreamingWriter, raw_form
 from fake_downstream import FakeConn
 
@@ -51,12 +51,12 @@ NO_LITERAL = [math.nan, math.inf, -math.inf]
 def implementations():
     """Both, by name; not skipped when the compiled one is missing: make setup builds it, and a
     missing build fails here."""
-    from cdcflow.core import compiled_literals  # lazy: a module make setup builds
+    from cdcflow.sink import compiled_literals  # lazy: a module make setup builds
     return [("reference", raw_literal), ("compiled", compiled_literals.literal)]
 
 
 def scanned():
-    from cdcflow.core import compiled_literals  # lazy: as implementations()
+    from cdcflow.sink import compiled_literals  # lazy: as implementations()
     return compiled_literals
 
 

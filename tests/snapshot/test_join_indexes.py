@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdcflow.core.config import ChangefeedConfig
+from cdcflow.config.keys import ChangefeedConfig
 from cdcflow.core.errors import TABLE_COPY_INDEX_FAILED, CdcflowError
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.core.uri import parse_sink_uri

@@ -72,7 +72,7 @@ def _both(up, start, head, monkeypatch) -> tuple[list, list]:
 def _literals_agree(events) -> None:
     """The writers' literals read from each image's text (both ways: sink.row_writer's RAW form)
     are those of its decoded values (sql_literal of decode_image's), as apply wrote them before."""
-    from cdcflow.core import compiled_literals  # lazy: a module make setup builds (a missing build fails here)
+    from cdcflow.sink import compiled_literals  # lazy: a module make setup builds (a missing build fails here)
 
     images = [img for e in events if e.op != "ddl" for img in (e.before, e.after) if img is not None]
     assert images

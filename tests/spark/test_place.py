@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdcflow.core.config import config_from_dict
+from cdcflow.config.parsing import config_from_dict
 from cdcflow.core.errors import ConfigError
 from cdcflow.spark.place import SparkPlace
 

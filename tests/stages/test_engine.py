@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdcflow.core.config import parse_config
+from cdcflow.config.parsing import parse_config
 from cdcflow.core.errors import CdcflowError
 from cdcflow.source.binlog import Position
 from cdcflow.stages.contracts import Segment, Slice

@@ -4,7 +4,7 @@ the unclassifiable statement's hint, and operator skips that still evolve the sc
 from __future__ import annotations
 
 from cdcflow.core.event import Event
-from cdcflow.core.spec_store import Spec
+from cdcflow.config.spec_store import Spec
 from cdcflow.core.sql_mode import TIDB_DEFAULT_SQL_MODE
 from cdcflow.ddl.tracker import SchemaTracker
 from cdcflow.filter.assembled import Filter

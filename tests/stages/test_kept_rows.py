@@ -8,7 +8,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from cdcflow.core.config import parse_config
+from cdcflow.config.parsing import parse_config
 from cdcflow.core.event import Event
 from cdcflow.filter.row_rules import RowRules
 from cdcflow.source.binlog import Position

@@ -14,7 +14,7 @@ import pytest
 from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
 
 from cdcflow.core import tso
-from cdcflow.core.config import ChangefeedConfig
+from cdcflow.config.keys import ChangefeedConfig
 from cdcflow.core.row_codec import decode_image
 from cdcflow.core.uri import parse_source_uri
 from cdcflow.ddl.tracker import SchemaTracker

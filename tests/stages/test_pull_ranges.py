@@ -14,7 +14,7 @@ import pytest
 from type_matrix import COLUMNS, ROWS
 
 from cdcflow.core import tso
-from cdcflow.core.config import ChangefeedConfig
+from cdcflow.config.keys import ChangefeedConfig
 from cdcflow.core.uri import parse_source_uri
 from cdcflow.source.binlog import BinlogReader, Position, head_position
 from cdcflow.source.binlog_ranges import cuts, range_server_id, window_bytes
@@ -260,7 +260,7 @@ def test_a_cycle_with_pull_parallelism_reads_in_ranges_and_replicates(mariadb_pa
 
 
 def test_pull_parallelism_is_checked_in_the_config():
-    from cdcflow.core.config import config_from_dict
+    from cdcflow.config.parsing import config_from_dict
     from cdcflow.core.errors import CdcflowError
 
     cfg = config_from_dict({"cdcflow": {"pull-parallelism": 8, "pull-parallel-min-bytes": 1024}})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from cdcflow.core.config import ChangefeedConfig
+from cdcflow.config.keys import ChangefeedConfig
 from cdcflow.runner import sessions
 
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from cdcflow.core.errors import CdcflowError
-from cdcflow.core.spec_store import Spec, load_spec, save_spec, spec_exists
+from cdcflow.config.spec_store import Spec, load_spec, save_spec, spec_exists
 from cdcflow.store import ddl_replacements, engine, index_jobs, metastore, removal, schema_versions
 from cdcflow.store.events import RunFolder
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from cdcflow.changefeed import config_update, feed_state, lifecycle, states, table_commands, upstream_id
 from cdcflow.core import ts_input, tso
-from cdcflow.core.config import parse_config
+from cdcflow.config.parsing import parse_config
 from cdcflow.core.errors import (
     CHANGEFEED_ALREADY_EXISTS,
     CHANGEFEED_UPDATE_REFUSED,
@@ -31,7 +31,7 @@ from cdcflow.core.errors import (
     CdcflowError,
 )
 from cdcflow.core.sink_params import merge_sink_options
-from cdcflow.core.spec_store import Spec, load_spec, save_spec, spec_exists
+from cdcflow.config.spec_store import Spec, load_spec, save_spec, spec_exists
 from cdcflow.core.wording import CLI, Words
 from cdcflow.filter import cascade_fk
 from cdcflow.filter.assembled import Filter

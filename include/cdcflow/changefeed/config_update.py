@@ -14,7 +14,7 @@ import string
 import tomllib
 from collections.abc import Mapping
 
-from cdcflow.core.config import parse_config
+from cdcflow.config.parsing import parse_config
 
 _BARE_KEY_CHARS = frozenset(string.ascii_letters + string.digits + "_-")  # TOML's bare keys
 

@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 from cdcflow.changefeed import lifecycle, states
 from cdcflow.core import tso
-from cdcflow.core.config import DEFAULT_ERROR_STUCK_SECONDS, DEFAULT_GC_TTL_SECONDS
+from cdcflow.config.keys import DEFAULT_ERROR_STUCK_SECONDS, DEFAULT_GC_TTL_SECONDS
 from cdcflow.core.errors import GC_TTL_EXCEEDED, CdcflowError
-from cdcflow.core.spec_store import load_spec
+from cdcflow.config.spec_store import load_spec
 from cdcflow.store import metastore
 
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from cdcflow.changefeed import states
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
-from cdcflow.core.spec_store import Spec
+from cdcflow.config.spec_store import Spec
 from cdcflow.core.uri import default_server_id, parse_source_uri
 from cdcflow.ddl.classify import classify
 from cdcflow.filter.assembled import Filter, ddl_decision

@@ -14,7 +14,7 @@ import time
 from cdcflow import __version__
 from cdcflow.changefeed import live_lag, states
 from cdcflow.core import tso
-from cdcflow.core.spec_store import Spec, list_specs, load_spec
+from cdcflow.config.spec_store import Spec, list_specs, load_spec
 from cdcflow.core.stage_names import STAGES
 from cdcflow.core.uri import parse_sink_uri
 from cdcflow.store import metastore, snapshots, table_copies

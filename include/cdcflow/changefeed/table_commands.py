@@ -6,10 +6,10 @@ trigger mode and the HTTP API call these functions."""
 from __future__ import annotations
 
 from cdcflow.changefeed import config_update, states
-from cdcflow.core.config import parse_config
+from cdcflow.config.parsing import parse_config
 from cdcflow.core.errors import TABLE_COPY_REFUSED, CdcflowError
 from cdcflow.core.row_codec import quote_ident
-from cdcflow.core.spec_store import load_spec, save_spec
+from cdcflow.config.spec_store import load_spec, save_spec
 from cdcflow.filter.assembled import Filter
 from cdcflow.filter.table import TableFilter
 from cdcflow.store import metastore, table_copies

@@ -1,7 +1,7 @@
 """Build the compiled modules next to their sources: `make setup` runs `python -m
 cdcflow.core.build_extensions` with the Cython constraints.txt pins.  Each is optional: where
 one is not built (no compiler, no Python headers) its Python reference runs, and the process
-says so once (source.binlog_events for the reader, core.row_literals for the writers' literals)."""
+says so once (source.binlog_events for the reader, sink.row_literals for the writers' literals)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1]
 # module -> its source: pull's binlog reader (its reference: source/binlog_events' Python reader)
 # and the writers' SQL literals (its reference: core/row_codec.raw_literal)
 EXTENSIONS = {"cdcflow.source.compiled_reader": PACKAGE / "source" / "compiled_reader.pyx",
-              "cdcflow.core.compiled_literals": PACKAGE / "core" / "compiled_literals.pyx"}
+              "cdcflow.sink.compiled_literals": PACKAGE / "sink" / "compiled_literals.pyx"}
 
 
 def build(module: str) -> Path:

@@ -168,7 +168,7 @@ def decoded(raw: dict) -> dict:
 def raw_literal(v) -> str:
     """The SQL literal of a raw image value: sql_literal of the value decode_image gives, without
     building it (a DATETIME's text is already the literal's, a DECIMAL's too unless it has an
-    exponent).  The reference of sink's compiled twin (core/compiled_literals.pyx)."""
+    exponent).  The reference of sink's compiled twin (sink/compiled_literals.pyx)."""
     if type(v) is not dict:
         return sql_literal(v)
     (tag, x), = v.items()

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-from cdcflow.core.config import ChangefeedConfig
+from cdcflow.config.keys import ChangefeedConfig
 from cdcflow.filter import cascade_fk, ddl_gate, value_expr
 from cdcflow.filter.event_filter import EventFilter
 from cdcflow.filter.online_ddl import CutOver, OnlineDdl, Step, decide_cut_over

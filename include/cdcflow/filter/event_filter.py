@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cdcflow.core.config import EventFilterRule
+from cdcflow.config.keys import EventFilterRule
 from cdcflow.ddl.types import ALTER_TABLE_TYPES, DDL_EVENT_NAMES
 from cdcflow.filter.table import TableFilter
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
-from cdcflow.core.spec_store import load_spec
+from cdcflow.config.spec_store import load_spec
 from cdcflow.core.uri import parse_sink_uri, parse_source_uri
 from cdcflow.stages import contracts
 from cdcflow.store import metastore

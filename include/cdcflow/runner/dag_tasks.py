@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from cdcflow.changefeed import commands, feed_state, states
 from cdcflow.core.errors import TASK_FAILED, CdcflowError
 from cdcflow.core.home import Home
-from cdcflow.core.spec_store import spec_exists
+from cdcflow.config.spec_store import spec_exists
 from cdcflow.core.stage_names import SPARK_STAGES, STAGES
 from cdcflow.runner.cycle_runner import (
     index_wait_needed,

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from cdcflow.core import ts_input
 from cdcflow.core.errors import ConfigError
-from cdcflow.core.spec_store import spec_exists
+from cdcflow.config.spec_store import spec_exists
 
 
 class ModeRule(NamedTuple):

@@ -10,7 +10,7 @@ import json
 import time
 
 from cdcflow.core import ts_input, tso
-from cdcflow.core.spec_store import home, load_spec
+from cdcflow.config.spec_store import home, load_spec
 from cdcflow.core.uri import default_server_id, parse_source_uri
 
 FOLDER = "oldest-start"

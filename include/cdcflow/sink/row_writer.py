@@ -26,7 +26,7 @@ from typing import Callable, Iterable
 
 import pymysql
 
-from cdcflow.core import row_literals
+from cdcflow.sink import row_literals
 from cdcflow.core.row_codec import (decode_image, decoded, quote_ident, raw_image, raw_literal, raw_values,
                                     sql_literal, values_text)
 from cdcflow.sink.downstream_errors import SinkError, error_code, offending_row
@@ -87,7 +87,7 @@ RAW = ImageForm(raw_image, tuple, lambda images, columns: [raw_values(i, columns
 
 def raw_form() -> ImageForm:
     """The apply stage writers' form: each image's text read once to its literals by the compiled
-    module (core.row_literals: where make setup built it), else the reference, RAW."""
+    module (sink.row_literals: where make setup built it), else the reference, RAW."""
     compiled = row_literals.compiled()
     if compiled is None:
         return RAW

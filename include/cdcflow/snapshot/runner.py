@@ -15,7 +15,7 @@ from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from cdcflow.core.config import ChangefeedConfig
+from cdcflow.config.keys import ChangefeedConfig
 from cdcflow.core.errors import SNAPSHOT_FAILED, CdcflowError, access_denied
 from cdcflow.core.per_thread import PerThread
 from cdcflow.filter.table import TableFilter

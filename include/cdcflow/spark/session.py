@@ -62,7 +62,7 @@ def get_session(app_name: str = "cdcflow", master: str | None = None, shuffle_pa
         # prepended to spark.driver.extraJavaOptions, whose flags win
         .config("spark.driver.defaultJavaOptions", driver_java_options())
         .config("spark.python.worker.reuse", "true")
-        # the event store's files stay private, as everything under CDCFLOW_HOME (core.spec_store)
+        # the event store's files stay private, as everything under CDCFLOW_HOME (config.spec_store)
         .config("spark.hadoop.fs.permissions.umask-mask", "077")
     )
     for key, value in SQL_CONF.items():

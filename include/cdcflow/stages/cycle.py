@@ -13,7 +13,7 @@ from functools import cached_property
 from cdcflow.core.errors import CYCLE_SUPERSEDED, LEASE_HELD, CdcflowError, classify
 from cdcflow.core.log_line import event_line
 from cdcflow.core.sink_params import merge_sink_options
-from cdcflow.core.spec_store import Spec, load_spec
+from cdcflow.config.spec_store import Spec, load_spec
 from cdcflow.core.uri import parse_sink_uri, parse_source_uri
 from cdcflow.stages.engine import Engine
 from cdcflow.store import metastore

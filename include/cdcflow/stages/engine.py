@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from cdcflow.core.config import ENGINES
+from cdcflow.config.keys import ENGINES
 from cdcflow.core.errors import CdcflowError
 from cdcflow.stages.contracts import Slice
 

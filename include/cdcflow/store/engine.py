@@ -13,7 +13,7 @@ from contextlib import contextmanager, suppress
 
 import sqlalchemy as sa
 
-from cdcflow.core.spec_store import home
+from cdcflow.config.spec_store import home
 from cdcflow.store.tables import metadata
 
 

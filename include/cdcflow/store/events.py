@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from cdcflow.core.arrow_rows import rows_batch
 from cdcflow.core.event import Event
-from cdcflow.core.spec_store import home
+from cdcflow.config.spec_store import home
 
 # The Arrow and Spark schemas of the event record (core.event)
 _TYPES = {int: (pa.int64(), "long"), str: (pa.string(), "string")}  # every column may be null

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cdcflow.core.spec_store import Spec, delete_spec
+from cdcflow.config.spec_store import Spec, delete_spec
 from cdcflow.store import events
 from cdcflow.store.engine import engine
 from cdcflow.store.tables import owned_by

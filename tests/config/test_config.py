@@ -4,16 +4,9 @@ import logging
 
 import pytest
 
-from cdcflow.core.config import (
-    EVENT_TYPES,
-    ChangefeedConfig,
-    EventFilterRule,
-    config_from_dict,
-    cron_problem,
-    format_duration,
-    parse_config,
-    parse_duration,
-)
+from cdcflow.config.checks import EVENT_TYPES, cron_problem, format_duration, parse_duration
+from cdcflow.config.keys import ChangefeedConfig, EventFilterRule
+from cdcflow.config.parsing import config_from_dict, parse_config
 from cdcflow.core.errors import ConfigError
 from cdcflow.core.sink_params import SinkOptions, merge_sink_options
 from cdcflow.core.sql_mode import TIDB_DEFAULT_SQL_MODE
@@ -426,7 +419,7 @@ def test_merge_sink_options_rejects(params, parts):
 def test_a_spec_parses_its_config_text_once_and_an_edit_anew():
     """Building a DAG asks a spec for its config several times: one parse serves them (the config
     is frozen); a changed text, or a spec whose text does not parse, is parsed again each time."""
-    from cdcflow.core.spec_store import Spec
+    from cdcflow.config.spec_store import Spec
 
     spec = Spec(id="memo", source_uri="mysql://u@h:1", sink_uri="mysql://u@h:2", config_text="[filter]\nrules = ['a.*']\n")
     first = spec.config()

@@ -1,6 +1,6 @@
 """The SQL literals the apply stage's writers send, read straight from row-image text (sink.row_writer's
-forms): the compiled module (core/compiled_literals.pyx, built by make setup) where it is built,
-else its reference, row_codec.raw_image and raw_literal, several times slower.  Both give the same
+forms): the compiled module (sink/compiled_literals.pyx, built by make setup) where it is built,
+else its reference, core.row_codec's raw_image and raw_literal, several times slower.  Both give the same
 text for every value (tests/sink/test_row_literals.py); CDCFLOW_ROW_LITERALS=python asks for the
 reference."""
 
@@ -19,7 +19,7 @@ def compiled():
     if os.environ.get("CDCFLOW_ROW_LITERALS", "compiled").lower() == "python":
         return None
     try:
-        from cdcflow.core import compiled_literals  # lazy: an extension make setup may not have built
+        from cdcflow.sink import compiled_literals  # lazy: an extension make setup may not have built
     except ImportError as e:
         log.warning("the compiled row literals are not built (%s): the writers build statements with the "
                     "Python reference, slower; `make setup` builds them", e)

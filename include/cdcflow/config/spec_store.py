@@ -83,8 +83,8 @@ class Spec:
 def _parsed_config(text: str, source: str):
     """A config text parsed once (ChangefeedConfig is frozen, so one object serves every caller):
     building a changefeed's DAG asks for its config several times, for every spec at every parse."""
-    # lazy: core.config and what it reads (sink parameters, the DDL types) load when a config is first read
-    from cdcflow.core.config import parse_config
+    # lazy: the config reader and what it reads (sink parameters, the DDL types) load when a config is first read
+    from cdcflow.config.parsing import parse_config
 
     return parse_config(text, source=source)
 
