@@ -42,7 +42,7 @@ def test_auto_writes_segments_here_within_rows_and_image_bytes():
     # 0: applied (hi 10 <= the checkpoint); 2: too many rows; 4: an older record over the old bound;
     # 5: no rows; 6: over the bytes; 3 and 7 fit (each segment is held alone, one read ahead)
     assert e.parts_here(segs, checkpoint_ts=10) == [(1, 0), (3, 0), (7, 0)]
-    assert _engine("").parts_here(segs, checkpoint_ts=10) == [(i, 0) for i in (1, 2, 3, 6, 7)]  # 1,000,000 and 256 MiB
+    assert _engine("").parts_here(segs, checkpoint_ts=10) == [(i, 0) for i in (1, 2, 3, 6, 7)]  # 500,000 and 128 MiB
 
 
 def test_local_lifts_the_row_bounds_and_keeps_the_memory_bound():

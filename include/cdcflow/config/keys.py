@@ -166,11 +166,11 @@ class ChangefeedConfig:
         "engine auto: filter and barrier read a window of at most this many events in their own process, a "
         "batch at a time")
     local_segment_rows: int = _key(
-        "local-segment-rows", CDCFLOW, 1_000_000, "integer ≥ 0", checks.int_between(0),
+        "local-segment-rows", CDCFLOW, 500_000, "integer ≥ 0", checks.int_between(0),
         "engine auto: apply writes a segment of at most this many row changes from its own process; a larger "
         "one of a window read there in slices of whole transactions within this bound")
     local_segment_bytes: int = _key(
-        "local-segment-bytes", CDCFLOW, 256 * 1024 * 1024, "integer ≥ 0 (bytes)", checks.int_between(0),
+        "local-segment-bytes", CDCFLOW, 128 * 1024 * 1024, "integer ≥ 0 (bytes)", checks.int_between(0),
         "engine auto and local: apply writes a segment (or a slice of one) of at most this many bytes of row "
         "images from its own process (it holds one and reads one more ahead): the memory bound")
     max_window_bytes: int = _key(

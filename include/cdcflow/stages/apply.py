@@ -18,7 +18,7 @@ from cdcflow.spark.lazy import Lazy
 from cdcflow.stages import contracts
 from cdcflow.stages.contracts import IndexWait, PlannedDdl, PlannedSegment, Segment
 from cdcflow.stages.cycle import Cycle
-from cdcflow.stages.held_rows import HeldRows
+from cdcflow.stages.held_rows import HeldRows, let_go
 from cdcflow.stages.rows import kept_rows
 from cdcflow.store import metastore, table_copies
 
@@ -146,6 +146,8 @@ class _Barriers:
                 self.stats.segments_in_spark += 1
             else:
                 self.stats.segments_in_process += 1
+                rows_here = None  # written: its rows go before the next part is taken
+                let_go()
         self._changed(seg.tables)
 
     def ddl(self, seg: Segment, in_flight: int | None, checkpoint_ts: int, wrote: bool) -> bool:

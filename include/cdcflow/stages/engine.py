@@ -40,10 +40,13 @@ OLD_RECORD_ROWS = 2_000
 
 @dataclass(frozen=True)
 class Engine:
-    mode: str = AUTO
-    max_events: int = 20_000_000
-    segment_rows: int = 1_000_000
-    segment_bytes: int = 256 * 2**20
+    """The policy; its bounds are the config's keys (config.keys: local-max-events,
+    local-segment-rows, local-segment-bytes), declared there with their defaults."""
+
+    mode: str
+    max_events: int
+    segment_rows: int
+    segment_bytes: int
 
     @classmethod
     def of(cls, cfg) -> Engine:

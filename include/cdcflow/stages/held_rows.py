@@ -23,6 +23,13 @@ from cdcflow.stages.contracts import Segment, Slice
 from cdcflow.stages.cycle import Cycle
 
 
+def let_go() -> None:
+    """Hand back to the system what the Arrow buffers of a written part held: pyarrow's allocator
+    (mimalloc) keeps freed pages for reuse, and over a window of many parts what it kept, not
+    the two parts held, set the process's peak."""
+    pa.default_memory_pool().release_unused()
+
+
 class HeldRows:
     """`get((i, j))`: the rows (row_sink.Held) of part j of segment i, None where the process
     does not write it; `close()` ends the reads not needed."""

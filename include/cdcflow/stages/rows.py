@@ -27,6 +27,10 @@ from cdcflow.stages.cycle import Cycle
 from cdcflow.store.events import EVENT_SPARK_SCHEMA, FIELDS
 
 COPY = "filtered"  # the folder of filter's copy, when it made one
+# The stages' scans in their process read a batch while the step works on the one before it, no
+# further: pyarrow's defaults (16 batches ahead in each of 4 files) held up to 64 batches of
+# images at once, most of barrier's 1.5 GiB on a window of 4.5M changes, whatever the engine's bounds.
+READAHEAD = {"batch_readahead": 1, "fragment_readahead": 1}
 
 
 def read_here(cycle: Cycle, window: contracts.Window) -> bool:
@@ -186,7 +190,7 @@ def window_events_here(cycle: Cycle, window: contracts.Window, where: pc.Express
     process: the filter runs as pull's files are scanned, a batch at a time."""
     for d in dropped(window, cycle.config):
         where &= ~_arrow_hit(d)
-    return cycle.folder.dataset("raw").scanner(columns=list(columns), filter=where)
+    return cycle.folder.dataset("raw").scanner(columns=list(columns), filter=where, **READAHEAD)
 
 
 def kept_rows_here(cycle: Cycle, spans: list[tuple[int, int]] | None, columns) -> pads.Scanner:
@@ -198,5 +202,5 @@ def kept_rows_here(cycle: Cycle, spans: list[tuple[int, int]] | None, columns) -
     where = pc.scalar(True) if spans is None else functools.reduce(
         operator.or_, [(pc.field("commit_ts") > lo) & (pc.field("commit_ts") <= hi) for lo, hi in spans])
     if _copied(cycle):
-        return cycle.folder.dataset(COPY).scanner(columns=list(columns), filter=where)
+        return cycle.folder.dataset(COPY).scanner(columns=list(columns), filter=where, **READAHEAD)
     return window_events_here(cycle, contracts.WINDOW.read(cycle.folder), where & (pc.field("op") != "ddl"), columns)
