@@ -112,6 +112,44 @@ def test_the_library_never_imports_airflow():
     assert not wrong, wrong
 
 
+# The Airflow glue reads and changes changefeeds through the changefeed API the CLI calls
+# (cdcflow.changefeed: commands, status_view), never through the metadata store itself, so the
+# page, the REST API and the CLI cannot drift apart.
+AIRFLOW_GLUE = (REPO / "plugins", REPO / "dags")
+
+
+def store_imports(tree) -> list[int]:
+    """The lines of `tree` that import cdcflow.store or a module of it, lazy ones included."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            named = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            named = [a.name for a in node.names]
+        else:
+            continue
+        if any(n == "cdcflow.store" or n.startswith("cdcflow.store.") for n in named):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_store_imports_are_found():
+    text = ("from cdcflow.store import metastore\nfrom cdcflow import store\nimport cdcflow.store.engine\n"
+            "def f():\n    from cdcflow.store.metastore import get_feed  # lazy: why\n"
+            "from cdcflow.changefeed import commands\nfrom cdcflow.config.spec_store import load_spec\n")
+    assert store_imports(ast.parse(text)) == [1, 2, 3, 5]
+
+
+def test_the_airflow_glue_never_reads_the_metadata_store_itself():
+    wrong = []
+    for root in AIRFLOW_GLUE:
+        for path in sorted(root.rglob("*.py")):
+            rel = path.relative_to(REPO).as_posix()
+            wrong += [f"{rel}:{line}" for line in store_imports(ast.parse(path.read_text(), str(path)))]
+    assert not wrong, ("the Airflow glue imports cdcflow.store; call the changefeed API (cdcflow.changefeed) "
+                       "instead, adding the function there if it is missing:\n" + "\n".join(wrong))
+
+
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(INCLUDE).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

@@ -44,24 +44,15 @@ def changefeed_of(dag_id: str | None) -> str | None:
 
 def follow_toggle(changefeed_id: str, paused: bool) -> str | None:
     """The changefeed paused (DAG switched off) or, when stopped, resumed (switched on), as the
-    page does it; None when its state takes no such step (already stopped, finished, failed:
-    a failed changefeed is resumed on purpose, after its cause is fixed).  Returns the new state."""
-    from cdcflow.changefeed import commands, states  # lazy: loads the store, at request time
+    page does it (changefeed.commands.follow_switch); None when its state takes no such step.
+    Returns the new state."""
+    from cdcflow.changefeed import commands  # lazy: loads the store, at request time
     from cdcflow.core.home import Home
-    from cdcflow.config.spec_store import spec_exists
     from cdcflow.core.wording import PAGE
-    from cdcflow.store import metastore
     from cdcflow_airflow.dag_factory import use_cdcflow_home
 
     with Home(use_cdcflow_home()).entered():
-        if not spec_exists(changefeed_id):
-            return None
-        state = metastore.get_feed(changefeed_id).state
-        if paused and states.TRANSITIONS.get((state, "pause")):
-            return commands.pause(changefeed_id, PAGE)[1]
-        if not paused and state == states.STOPPED:
-            return commands.resume(changefeed_id, words=PAGE)[1]
-        return None
+        return commands.follow_switch(changefeed_id, paused, PAGE)
 
 
 def check_trigger(changefeed_id: str, conf: dict) -> None:

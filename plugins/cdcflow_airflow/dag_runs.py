@@ -29,7 +29,7 @@ ERROR_LINE_CHARS = 500
 # executor's task ended before the task ran (the scheduler's "state mismatch"), no heartbeat,
 # stuck in queued, a run's fail-fast
 AIRFLOW_FAILURE_EVENTS = ("state mismatch", "heartbeat timeout", "stuck in queued tries exceeded", "fail task")
-# Airflow's run states in the cycles' words (store.metastore's run statuses)
+# Airflow's run states in the cycles' words (the run statuses changefeed.commands.query shows)
 RUN_STATUS = {"success": "done"}
 
 

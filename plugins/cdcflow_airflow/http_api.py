@@ -111,10 +111,9 @@ def _actions(state: str) -> dict:
 
 def _status(changefeed_id: str) -> dict:
     # lazy: at request time: Airflow's plugin loader imports this file in every Airflow process
-    from cdcflow.changefeed import status_view
-    from cdcflow.store import metastore
+    from cdcflow.changefeed import commands
 
-    return status_view.status(metastore.get_feed(load_spec(changefeed_id).id))
+    return commands.status(changefeed_id)
 
 
 def _pause(changefeed_id: str) -> dict:

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -87,31 +86,30 @@ class StageSubmitOperator(SparkSubmitOperator):
         from airflow.exceptions import AirflowException  # lazy: task time only
         from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException  # lazy: as above
 
-        from cdcflow.store import metastore  # lazy: the metadata store's SQLAlchemy, at task time only
-
         try:
             return super().execute(context)
         except AirflowException as e:
-            run = self._run()
-            if run is not None and run.status == metastore.SUPERSEDED:  # the job stopped at its lease
-                line = (f"changefeed {self.changefeed_id}: stage {self.task_id}: cycle {run.run_id} is no longer "
-                        f"this changefeed's cycle: {run.stats.get('superseded_by')} replaced it while it was open, "
+            cycle = self._cycle()
+            if cycle is not None and cycle["superseded_by"] is not None:  # the job stopped at its lease
+                line = (f"changefeed {self.changefeed_id}: stage {self.task_id}: cycle {cycle['run_id']} is no "
+                        f"longer this changefeed's cycle: {cycle['superseded_by']} replaced it while it was open, "
                         "so it stops here and changes nothing")
                 self.log.warning("%s", line)
                 raise AirflowSkipException(line) from None
-            recorded = json.loads(run.error)["message"] if run is not None and run.error else None
+            recorded = cycle["error"] if cycle is not None else None
             line = recorded or f"changefeed {self.changefeed_id}: stage {self.task_id}: {e}"
             self.log.error("%s", line)
             raise AirflowFailException(line) from None
 
-    def _run(self):
-        """This task's cycle as the metadata store has it; None when it has none."""
-        from cdcflow.store import metastore  # lazy: the metadata store's SQLAlchemy, at task time only
+    def _cycle(self) -> dict | None:
+        """This task's cycle as `changefeed query` shows it (changefeed.commands.cycle); None when
+        the changefeed has none."""
+        from cdcflow.changefeed import commands  # lazy: the metadata store's SQLAlchemy, at task time only
 
         run_id = self.application_args[self.application_args.index("--run-id") + 1]
         try:
             with Home(self.cdcflow_home).entered():
-                return metastore.get_run(self.changefeed_id, run_id)
+                return commands.cycle(self.changefeed_id, run_id)
         except CdcflowError:
             return None
 

@@ -338,6 +338,26 @@ def query(changefeed_id: str, simple: bool = False, last_runs: int = 5, lag_poin
     return out
 
 
+def status(changefeed_id: str) -> dict:
+    """OpenAPI v2's `GET /changefeeds/{id}/status`: state, checkpoint and resolved ts, and the
+    last error or warning (status_view.status)."""
+    from cdcflow.changefeed import status_view  # lazy: as in query
+
+    return status_view.status(metastore.get_feed(load_spec(changefeed_id).id))
+
+
+def cycle(changefeed_id: str, run_id: str) -> dict:
+    """One cycle as query's last runs show it (status_view.run_summary), and `superseded_by`: the
+    cycle that replaced it while it was open, None unless one did.  What a stage launched in a
+    process of its own (spark-submit) reads back of its cycle once that process ended.  Raises a
+    CdcflowError when the changefeed has no such cycle."""
+    from cdcflow.changefeed import status_view  # lazy: as in query
+
+    run = metastore.get_run(changefeed_id, run_id)
+    by = (run.stats or {}).get("superseded_by") if run.status == metastore.SUPERSEDED else None
+    return {**status_view.run_summary(run), "superseded_by": by}
+
+
 def list_changefeeds(include_ended: bool = False) -> list[dict]:
     """`changefeed list`: finished and removed ones only with `include_ended`."""
     from cdcflow.changefeed import status_view  # lazy: as in query
@@ -351,6 +371,22 @@ def pause(changefeed_id: str, words: Words = CLI) -> tuple[str, str]:
     spec, feed = _load(changefeed_id)
     states.next_state(feed.state, "pause", spec.id, words)  # refused in `words` before anything changes
     return feed.state, feed_state.pause(spec.id, feed)
+
+
+def follow_switch(changefeed_id: str, paused: bool, words: Words = CLI) -> str | None:
+    """The changefeed follows an on/off switch kept outside cdcflow (Airflow's DAG toggle):
+    switched off, it is paused (① where its state takes a pause); switched on, a stopped changefeed
+    is resumed (②).  None when its state takes no such step (already stopped, finished, failed: a
+    failed changefeed is resumed on purpose, after its cause is fixed) or it has no spec.
+    Returns the new state."""
+    if not spec_exists(changefeed_id):
+        return None
+    state = metastore.get_feed(changefeed_id).state
+    if paused and states.TRANSITIONS.get((state, "pause")):
+        return pause(changefeed_id, words)[1]
+    if not paused and state == states.STOPPED:
+        return resume(changefeed_id, words=words)[1]
+    return None
 
 
 def resume(changefeed_id: str, overwrite_checkpoint_ts: int | None = None,
