@@ -11,11 +11,14 @@ from cdcflow.runner import sessions
 from cdcflow.spark.place import SparkPlace
 from cdcflow.spark.session import release
 from cdcflow.stages import contracts, pull_ranges
-from cdcflow.stages.apply import apply, copy_tables, may_replay, snapshot_indexes
+from cdcflow.stages.apply import apply
 from cdcflow.stages.barrier import barrier, build_segments
 from cdcflow.stages.cycle import Cycle, recording
 from cdcflow.stages.filter_stage import filter_events
+from cdcflow.stages.joining_tables import copy_tables
 from cdcflow.stages.pull import pull
+from cdcflow.stages.safe_mode import may_replay
+from cdcflow.stages.snapshot_indexes import snapshot_indexes
 from cdcflow.stages.wait_index import wait_index
 from cdcflow.store import index_jobs, metastore
 

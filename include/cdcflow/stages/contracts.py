@@ -16,6 +16,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from cdcflow.core.ddl_session import DdlSession
+from cdcflow.core.errors import CdcflowError
 from cdcflow.source.binlog import Position
 from cdcflow.store.events import RunFolder
 
@@ -113,6 +114,12 @@ class DdlEntry(Record):
     statements: list[str] = []
     session: DdlSession | None = None  # the upstream session's time, time zone and collations
 
+    def refusal(self) -> CdcflowError:
+        """What apply fails with at this DDL's barrier where it breaks a rule (`error`, filter
+        decided): its code says the class."""
+        e = self.error
+        return CdcflowError(e.message, ts=self.commit_ts, statement=self.query, code=e.code, hint=e.hint)
+
 
 class DdlLog(Record):
     kept: list[DdlEntry]
@@ -177,6 +184,15 @@ class Segment(Record):
     def parts(self) -> list[Slice]:
         """What apply writes of the segment's rows, in order: its slices, or the whole of it."""
         return self.slices or [Slice(self.lo, self.hi, self.rows, self.image_bytes)]
+
+    def planned(self, lo: int) -> PlannedSegment:
+        """What a dry run reports of the segment, its rows above `lo`: its rows and tables, then
+        the DDL that closes it."""
+        ddl = self.ddl
+        return PlannedSegment(
+            rows=self.rows if lo < self.hi else 0, tables=[".".join(t) for t in self.tables],
+            ddl=None if ddl is None else PlannedDdl(commit_ts=ddl.commit_ts, query=ddl.query,
+                                                    error=ddl.error.message if ddl.error else None))
 
 
 # -- each stage's result (run.stats[stage])
@@ -284,6 +300,33 @@ class ApplyResult(Record):
     # and by Spark tasks (stages.engine)
     segments_in_process: int = 0
     segments_in_spark: int = 0
+
+    def add(self, w, in_process: bool) -> None:
+        """One write's figures (sink.row_sink.Written: a segment's rows, or a slice's), written from
+        the stage's process or by Spark tasks, into the result."""
+        if in_process:
+            self.segments_in_process += 1
+        else:
+            self.segments_in_spark += 1
+        self.rows_written += w.rows
+        self.statements += w.statements
+        self.upsert_fallbacks += w.upsert_fallbacks
+        self.keyed_by_pull += w.keyed_by_pull
+        self.keyed_here += w.keyed_here
+        if w.workers is not None:
+            self.workers = max(self.workers or 0, w.workers)
+        self.rows_held = max(self.rows_held, w.rows_held)
+        self.skipped_tables.extend(w.skipped_tables)
+
+    def changed(self, tables) -> None:
+        """Add the tables that got rows or a DDL to changed_tables (a skipped table got nothing)."""
+        names = {f"{s}.{t}" for s, t in tables} - set(self.skipped_tables)
+        self.changed_tables = sorted(set(self.changed_tables) | names)
+
+    def took(self, seconds: float) -> None:
+        """The stage's time, and its rows per second."""
+        self.apply_seconds = round(seconds, 3)
+        self.rows_per_second = round(self.rows_in / seconds, 1) if seconds > 0 else None
 
 
 class WaitIndexResult(Record):
