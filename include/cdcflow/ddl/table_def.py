@@ -423,84 +423,109 @@ def alter_table(info: TableInfo, clause_toks: list[Token]) -> tuple[str | None, 
         elif r.at("ADD", "PERIOD"):
             r.i += 1
             period = _system_time_period(r) or period
-        elif w == "ADD":
+        elif w in ("ADD", "DROP"):
             r.i += 1
-            if tbl.index_def(r):
-                continue
-            if r.word() in ("PARTITION",):
-                break
-            r.take("COLUMN")
-            r.take_if_exists()
-            if r.at_punct("("):
-                for sub in split_commas(r.group()):
-                    sr = Cursor(sub)
-                    if not tbl.index_def(sr):
-                        sr.i = 0
-                        tbl.column_def(sr)
-                continue
-            tbl.column_def(r, _position(r.rest()))
-        elif w == "DROP":
-            r.i += 1
-            if r.take("PRIMARY", "KEY"):
-                tbl.drop_index(PRIMARY)
-            elif r.take("INDEX") or r.take("KEY") or r.take("CONSTRAINT"):
-                r.take_if_exists()
-                name = r.name()
-                if name:
-                    tbl.drop_index(name)
-            elif r.word() in ("FOREIGN", "CHECK", "PARTITION", "SYSTEM", "PERIOD"):
-                if r.word() == "PARTITION":
-                    break
-            else:
-                r.take("COLUMN")
-                r.take_if_exists()
-                name = r.name()
-                if name:
-                    tbl.drop_column(name)
+            if (_alter_add if w == "ADD" else _alter_drop)(tbl, r):
+                break  # a partition clause takes the commas that follow
         elif w in ("MODIFY", "CHANGE"):
             r.i += 1
-            r.take("COLUMN")
-            r.take_if_exists()
-            old = r.name() if w == "CHANGE" else None
-            start = r.i
-            where = _position(r.rest())
-            if old is None:
-                old = r.peek().text if r.peek() else None
-            r.i = start
-            if old is not None and info.column(old) is not None:  # MODIFY IF EXISTS of no column: nothing
-                tbl.column_def(r, where, replace=old)
+            _alter_column(tbl, r, change=w == "CHANGE")
         elif w == "RENAME":
             r.i += 1
-            if r.take("COLUMN"):
-                r.take_if_exists()
-                old, _, new = r.name(), r.take("TO"), r.name()
-                col = info.column(old) if old else None
-                if col and new:
-                    tbl.put_column({**col, "name": new}, (None, None), replace=old)
-            elif r.take("INDEX") or r.take("KEY"):
-                old, _, new = r.name(), r.take("TO"), r.name()
-                if old and new:
-                    tbl.rename_index(old, new)
-            else:
-                r.take("TO") or r.take("AS")
-                first = r.name()
-                rename = (first, r.name()) if r.take_punct(".") else (None, first)
+            rename = _alter_rename(tbl, r) or rename
         elif r.take("CONVERT", "TO"):  # every string column takes the charset and collation
             clauses = [c for c in iter(lambda: _charset_clause(r), None)]
             for col in (c for c in info.columns if _is_string(c) and c.get("collation") != "binary"):
                 for clause in clauses:
                     _set_collation(col, clause)
-        elif w in ("ALTER", "CONVERT", "ORDER", "ENABLE", "DISABLE", "FORCE", "ALGORITHM", "LOCK", "REMOVE",
-                   "TRUNCATE", "EXCHANGE", "REORGANIZE", "COALESCE", "REBUILD", "ANALYZE", "CHECK", "OPTIMIZE",
-                   "REPAIR", "DISCARD", "IMPORT", "PARTITION", "WITH", "WITHOUT", "SET"):
-            if w in ("PARTITION", "REORGANIZE", "COALESCE", "TRUNCATE", "EXCHANGE", "REMOVE") or \
-                    (w == "ALTER" and r.word(1) == "PARTITION"):
-                break  # partition clauses take the commas that follow; none changes columns or keys
+        elif w in _OTHER_CLAUSES:  # none changes columns or keys
+            if w in _PARTITION_CLAUSES or (w == "ALTER" and r.word(1) == "PARTITION"):
+                break  # partition clauses take the commas that follow
         elif w is not None and (w in _OPTION_WORDS or w == "DEFAULT"):
             continue  # table options
         else:
             understood = False
     return rename, understood
+
+
+# ALTER TABLE's clauses that change no column or key, and those of them about partitions
+_OTHER_CLAUSES = frozenset((
+    "ALTER", "CONVERT", "ORDER", "ENABLE", "DISABLE", "FORCE", "ALGORITHM", "LOCK", "REMOVE", "TRUNCATE", "EXCHANGE",
+    "REORGANIZE", "COALESCE", "REBUILD", "ANALYZE", "CHECK", "OPTIMIZE", "REPAIR", "DISCARD", "IMPORT", "PARTITION",
+    "WITH", "WITHOUT", "SET"))
+_PARTITION_CLAUSES = frozenset(("PARTITION", "REORGANIZE", "COALESCE", "TRUNCATE", "EXCHANGE", "REMOVE"))
+
+
+def _alter_add(tbl: _Table, r: Cursor) -> bool:
+    """ADD's index, column or parenthesised list of them.  True: ADD PARTITION."""
+    if tbl.index_def(r):
+        return False
+    if r.word() in ("PARTITION",):
+        return True
+    r.take("COLUMN")
+    r.take_if_exists()
+    if r.at_punct("("):
+        for sub in split_commas(r.group()):
+            sr = Cursor(sub)
+            if not tbl.index_def(sr):
+                sr.i = 0
+                tbl.column_def(sr)
+        return False
+    tbl.column_def(r, _position(r.rest()))
+    return False
+
+
+def _alter_drop(tbl: _Table, r: Cursor) -> bool:
+    """DROP's primary key, index, constraint or column.  True: DROP PARTITION."""
+    if r.take("PRIMARY", "KEY"):
+        tbl.drop_index(PRIMARY)
+    elif r.take("INDEX") or r.take("KEY") or r.take("CONSTRAINT"):
+        r.take_if_exists()
+        name = r.name()
+        if name:
+            tbl.drop_index(name)
+    elif r.word() in ("FOREIGN", "CHECK", "PARTITION", "SYSTEM", "PERIOD"):
+        return r.word() == "PARTITION"
+    else:
+        r.take("COLUMN")
+        r.take_if_exists()
+        name = r.name()
+        if name:
+            tbl.drop_column(name)
+    return False
+
+
+def _alter_column(tbl: _Table, r: Cursor, change: bool) -> None:
+    """MODIFY's or CHANGE's column (CHANGE names the old column first)."""
+    r.take("COLUMN")
+    r.take_if_exists()
+    old = r.name() if change else None
+    start = r.i
+    where = _position(r.rest())
+    if old is None:
+        old = r.peek().text if r.peek() else None
+    r.i = start
+    if old is not None and tbl.t.column(old) is not None:  # MODIFY IF EXISTS of no column: nothing
+        tbl.column_def(r, where, replace=old)
+
+
+def _alter_rename(tbl: _Table, r: Cursor) -> tuple[str | None, str] | None:
+    """RENAME's column or index in place; the table's new (schema, name) for RENAME TO."""
+    if r.take("COLUMN"):
+        r.take_if_exists()
+        old, _, new = r.name(), r.take("TO"), r.name()
+        col = tbl.t.column(old) if old else None
+        if col and new:
+            tbl.put_column({**col, "name": new}, (None, None), replace=old)
+    elif r.take("INDEX") or r.take("KEY"):
+        old, _, new = r.name(), r.take("TO"), r.name()
+        if old and new:
+            tbl.rename_index(old, new)
+    else:
+        r.take("TO") or r.take("AS")
+        first = r.name()
+        return (first, r.name()) if r.take_punct(".") else (None, first)
+    return None
 
 
 _OPTION_WORDS = frozenset(

@@ -115,20 +115,7 @@ class SchemaTracker:
                 if s == info.schema and vs and vs[-1][1] is not None:
                     change(s, t, None)
         elif info.type == T.CREATE_TABLE:
-            target = info.tables[0]
-            existing = self.current(target.schema, target.table)
-            if info.if_exists and isinstance(existing, TableInfo):
-                return changes  # CREATE TABLE IF NOT EXISTS on a table that exists
-            if len(info.tables) > 1:  # CREATE TABLE a LIKE b
-                src = self.current(info.tables[1].schema, info.tables[1].table)
-                after = src.copy() if isinstance(src, TableInfo) else None
-            else:
-                body = create_table_body(toks)
-                after = create_table_info(*body) if body is not None else None
-            if after is None:
-                log.warning("schema of %s.%s not derivable from %r", target.schema, target.table, query)
-                after = UNKNOWN
-            change(target.schema, target.table, after)
+            self._create_table(info, toks, query, change)
         elif info.type == T.CREATE_SEQUENCE:
             target = info.tables[0]
             if not (info.if_exists and isinstance(self.current(target.schema, target.table), TableInfo)):
@@ -147,29 +134,52 @@ class SchemaTracker:
         elif name == "DROP INDEX":
             self._edit(info.tables[0], change, lambda t: drop_index(t, toks))
         elif name.startswith("ALTER TABLE"):
-            target = info.tables[0]
-            rename_to = []
-
-            def edit(t):
-                new, understood = alter_table(t, alter_clauses(toks))
-                if not understood:
-                    log.warning("a clause of %r does not change the tracked schema of %s.%s", query,
-                                target.schema, target.table)
-                if new:
-                    rename_to.append(new)
-            self._edit(target, change, edit)
-            if T.CONVERT_PARTITION in info.sub_types:  # a partition's rows become a table of its own
-                made, src = info.tables[1], self.current(target.schema, target.table)
-                change(made.schema, made.table, src.copy() if isinstance(src, TableInfo) else UNKNOWN)
-            elif T.CONVERT_TABLE in info.sub_types:  # a table's rows become a partition
-                gone = info.tables[1]
-                change(gone.schema, gone.table, None)
-            if rename_to and info.renames:
-                old, new = info.renames[0]
-                moved = self.current(old.schema, old.table)
-                change(old.schema, old.table, None)
-                change(new.schema, new.table, moved)
+            self._alter_table(info, toks, query, change)
         return changes
+
+    def _create_table(self, info, toks, query: str, change) -> None:
+        """CREATE TABLE, of its own body or LIKE another table; IF NOT EXISTS of a table that
+        exists changes nothing."""
+        target = info.tables[0]
+        existing = self.current(target.schema, target.table)
+        if info.if_exists and isinstance(existing, TableInfo):
+            return
+        if len(info.tables) > 1:  # CREATE TABLE a LIKE b
+            src = self.current(info.tables[1].schema, info.tables[1].table)
+            after = src.copy() if isinstance(src, TableInfo) else None
+        else:
+            body = create_table_body(toks)
+            after = create_table_info(*body) if body is not None else None
+        if after is None:
+            log.warning("schema of %s.%s not derivable from %r", target.schema, target.table, query)
+            after = UNKNOWN
+        change(target.schema, target.table, after)
+
+    def _alter_table(self, info, toks, query: str, change) -> None:
+        """ALTER TABLE's clauses, a partition made a table or a table made a partition, and a
+        RENAME TO among its clauses."""
+        target = info.tables[0]
+        rename_to = []
+
+        def edit(t):
+            new, understood = alter_table(t, alter_clauses(toks))
+            if not understood:
+                log.warning("a clause of %r does not change the tracked schema of %s.%s", query,
+                            target.schema, target.table)
+            if new:
+                rename_to.append(new)
+        self._edit(target, change, edit)
+        if T.CONVERT_PARTITION in info.sub_types:  # a partition's rows become a table of its own
+            made, src = info.tables[1], self.current(target.schema, target.table)
+            change(made.schema, made.table, src.copy() if isinstance(src, TableInfo) else UNKNOWN)
+        elif T.CONVERT_TABLE in info.sub_types:  # a table's rows become a partition
+            gone = info.tables[1]
+            change(gone.schema, gone.table, None)
+        if rename_to and info.renames:
+            old, new = info.renames[0]
+            moved = self.current(old.schema, old.table)
+            change(old.schema, old.table, None)
+            change(new.schema, new.table, moved)
 
     def _edit(self, target, change, fn) -> None:
         cur = self.current(target.schema, target.table)
