@@ -14,9 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cdcflow.changefeed import config_update, feed_state, lifecycle, states, table_commands, upstream_id
+from cdcflow.changefeed import command_checks, config_update, feed_state, lifecycle, states, table_commands, upstream_id
 from cdcflow.core import ts_input, tso
-from cdcflow.config.parsing import parse_config
 from cdcflow.core.errors import (
     CHANGEFEED_ALREADY_EXISTS,
     CHANGEFEED_UPDATE_REFUSED,
@@ -24,16 +23,13 @@ from cdcflow.core.errors import (
     CLI_CHECKPOINT_TS_IN_FUTURE,
     CLI_INVALID_CHECKPOINT_TS,
     LEASE_HELD,
-    MYSQL_CONNECTION_ERROR,
     SNAPSHOT_REFUSED,
     SNAPSHOT_UNSUPPORTED,
-    UPSTREAM_UNREACHABLE,
     CdcflowError,
 )
 from cdcflow.core.sink_params import merge_sink_options
 from cdcflow.config.spec_store import Spec, load_spec, save_spec, spec_exists
 from cdcflow.core.wording import CLI, Words
-from cdcflow.filter import cascade_fk
 from cdcflow.filter.assembled import Filter
 from cdcflow.store import ddl_replacements, metastore, schema_versions, snapshots, table_copies, verify_results
 from cdcflow.store.engine import transaction
@@ -64,9 +60,6 @@ def create(changefeed_id: str, source_uri: str, sink_uri: str, config_path: str 
     its consistent point.  Returns what the changefeed starts with."""
     # lazy: core.uri (credentials, TLS), 8 ms of every command's start
     from cdcflow.core.uri import default_server_id, parse_sink_uri, parse_source_uri, validate_changefeed_id
-    from cdcflow.snapshot import SnapshotOptions  # lazy: the copy's planner, 200 ms, only for --snapshot
-    # lazy: binlog reading, 40 ms of every command's start
-    from cdcflow.source.binlog import check_upstream, head_position, position_for_ts, replay_horizon
 
     changefeed_id = validate_changefeed_id(changefeed_id)
     if snapshot is not None and spec_exists(changefeed_id) and snapshots.unfinished(changefeed_id):
@@ -81,49 +74,13 @@ def create(changefeed_id: str, source_uri: str, sink_uri: str, config_path: str 
                                hint="give a --start-ts at or before the current TSO (`cdcflow tso query`), or "
                                     "none to start at the upstream's current position")
     source, sink = parse_source_uri(source_uri), parse_sink_uri(sink_uri)
-    config_text = _read_config(config_path) if config_path else ""
-    cfg = _parse_config(config_text, config_path or "<config>", changefeed_id)
-    merge_sink_options(cfg.sink, dict(sink.params))
-    _check_credentials(changefeed_id, source, sink)
-    check_upstream(source, changefeed_id)
-    _check_sink_reachable(sink, changefeed_id)
-    flt = _check_filter_rules(cfg, changefeed_id)
-    # value expressions are checked against the upstream's tables now, not at the first cycle
-    flt.check_value_expressions(source.connect, changefeed_id)
-    _check_foreign_keys(flt.tables, source, sink, changefeed_id)
+    config_text, cfg, flt = _checked_for_create(changefeed_id, source, sink, config_path)
     server_id = source.server_id or default_server_id(changefeed_id)
     up_id = upstream_id.of_source(source)
     record = _Record(changefeed_id, source, source_uri, sink_uri, config_text, target_ts, up_id, flt, paused)
-    replay_until = None
     if snapshot is not None:
-        if start_ts or (target_ts and target_ts <= tso.now()):
-            raise CdcflowError("--snapshot starts the changefeed at the copy's consistent point: give no --start-ts "
-                               "(and a --target-ts in the future)", changefeed=changefeed_id, code=SNAPSHOT_UNSUPPORTED,
-                               hint="drop --start-ts, or create without --snapshot")
-
-        kept: list[int] = []
-
-        def at_point(point):
-            kept.append(record(tso.now(), point.position, None, point))
-
-        options = SnapshotOptions.of(cfg, **snapshot)
-        _snapshot_start(changefeed_id, source, sink, cfg, options, at_point)
-        progress = _snapshot_copy(changefeed_id, source, sink, cfg, options, spark_for, report)
-        feed = metastore.get_feed(changefeed_id)
-        return {"upstream": source.redacted(), "upstream_id": up_id, "sink_uri": sink.redacted(),
-                "start_ts": feed.checkpoint_ts, "target_ts": target_ts or 0, "start_position": feed.checkpoint_pos,
-                "server_id": server_id, "state": feed.state, "tracked_tables": kept[0] if kept else 0,
-                "snapshot": progress, "config": cfg.to_dict()}
-    if start_ts:
-        pos = position_for_ts(source, server_id, start_ts, changefeed_id)
-        replay_until = replay_horizon(start_ts)  # start-ts's second is read again: its DDLs may be replays
-    else:
-        conn = source.connect()
-        try:
-            pos = head_position(conn, with_gtid=True)
-        finally:
-            conn.close()
-        start_ts = tso.now()
+        return _create_at_snapshot(record, sink, cfg, server_id, snapshot, start_ts, spark_for, report)
+    start_ts, pos, replay_until = _start_of(source, server_id, start_ts, changefeed_id)
     if target_ts and target_ts <= start_ts:
         raise CdcflowError(f"target-ts {target_ts} is not after start-ts {start_ts}",
                            changefeed=changefeed_id, hint="give a --target-ts later than the start")
@@ -132,6 +89,66 @@ def create(changefeed_id: str, source_uri: str, sink_uri: str, config_path: str 
             "target_ts": target_ts or 0, "start_position": pos.to_dict(), "server_id": server_id,
             "state": states.STOPPED if paused else states.NORMAL, "tracked_tables": kept,
             "config": cfg.to_dict()}
+
+
+def _checked_for_create(changefeed_id: str, source, sink, config_path: str | None) -> tuple[str, object, Filter]:
+    """create's checks of the upstream, the sink, the config and its value expressions (against
+    the upstream's tables now, not at the first cycle) and the foreign keys.  Returns the
+    config's text, the config (the sink URI's parameters over its [sink]) and the filter."""
+    from cdcflow.source.binlog import check_upstream  # lazy: binlog reading, 40 ms of every command's start
+
+    config_text = command_checks.read_config(config_path) if config_path else ""
+    cfg = command_checks.parsed_config(config_text, config_path or "<config>", changefeed_id)
+    merge_sink_options(cfg.sink, dict(sink.params))
+    command_checks.check_credentials(changefeed_id, source, sink)
+    check_upstream(source, changefeed_id)
+    command_checks.check_sink_reachable(sink, changefeed_id)
+    flt = command_checks.check_filter_rules(cfg, changefeed_id)
+    flt.check_value_expressions(source.connect, changefeed_id)
+    command_checks.check_foreign_keys(flt.tables, source, sink, changefeed_id)
+    return config_text, cfg, flt
+
+
+def _start_of(source, server_id: int, start_ts: int | None, changefeed_id: str) -> tuple[int, object, int | None]:
+    """Where a changefeed created without a snapshot starts: (start ts, binlog position, replay
+    horizon): at `start_ts`, or at the upstream's current position now."""
+    from cdcflow.source.binlog import head_position, position_for_ts, replay_horizon  # lazy: as in _checked_for_create
+
+    if start_ts:
+        pos = position_for_ts(source, server_id, start_ts, changefeed_id)
+        return start_ts, pos, replay_horizon(start_ts)  # start-ts's second is read again: its DDLs may be replays
+    conn = source.connect()
+    try:
+        pos = head_position(conn, with_gtid=True)
+    finally:
+        conn.close()
+    return tso.now(), pos, None
+
+
+def _create_at_snapshot(record: _Record, sink, cfg, server_id: int, given: dict, start_ts: int | None,
+                        spark_for: Callable | None, report: Callable[[dict], None]) -> dict:
+    """create --snapshot: the changefeed recorded at the copy's consistent point, then the
+    tables copied (`given`: the --snapshot options)."""
+    from cdcflow.snapshot import SnapshotOptions  # lazy: the copy's planner, 200 ms, only for --snapshot
+
+    cid, source, target_ts = record.changefeed_id, record.source, record.target_ts
+    if start_ts or (target_ts and target_ts <= tso.now()):
+        raise CdcflowError("--snapshot starts the changefeed at the copy's consistent point: give no --start-ts "
+                           "(and a --target-ts in the future)", changefeed=cid, code=SNAPSHOT_UNSUPPORTED,
+                           hint="drop --start-ts, or create without --snapshot")
+    kept: list[int] = []
+
+    def at_point(point):
+        kept.append(record(tso.now(), point.position, None, point))
+
+    options = SnapshotOptions.of(cfg, **given)
+    _snapshot_start(cid, source, sink, cfg, options, at_point)
+    progress = _snapshot_copy(cid, source, sink, cfg, options, spark_for, report)
+    feed = metastore.get_feed(cid)
+    return {"upstream": source.redacted(), "upstream_id": record.upstream_id, "sink_uri": sink.redacted(),
+            "start_ts": feed.checkpoint_ts, "target_ts": target_ts or 0, "start_position": feed.checkpoint_pos,
+            "server_id": server_id, "state": feed.state, "tracked_tables": kept[0] if kept else 0,
+            "snapshot": progress, "config": cfg.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -285,32 +302,6 @@ def _take_lease_for_snapshot(changefeed_id: str, run_key: str) -> None:
         log.info("changefeed %s: the snapshot replaced the open cycles %s", changefeed_id, ", ".join(replaced))
 
 
-def _read_config(path: str, changefeed_id: str | None = None) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError as e:
-        raise CdcflowError(f"cannot read config file {path}: {e.strerror}", changefeed=changefeed_id) from None
-
-
-def _check_filter_rules(cfg, changefeed_id: str) -> Filter:
-    """The changefeed's filter, once its rules and the event-filter matchers compile (else a
-    cycle would fail on them)."""
-    try:
-        return Filter.build(cfg)
-    except CdcflowError as e:
-        raise e.with_context(changefeed=changefeed_id) from None
-
-
-def _check_foreign_keys(tf, source, sink, changefeed_id: str) -> None:
-    conn, down = source.connect(), sink.connect()
-    try:
-        cascade_fk.check_catalogue(conn, tf, changefeed_id, down)
-    finally:
-        conn.close()
-        down.close()
-
-
 def query(changefeed_id: str, simple: bool = False, last_runs: int = 5, lag_points: int = 0) -> dict:
     """`changefeed query`: TiCDC's fields (status_view), and cdcflow's own under `cdcflow`: the
     lag now (live_lag), the last runs (mode, origin, figures) and, with `lag_points`, the lag
@@ -428,7 +419,7 @@ def resume(changefeed_id: str, overwrite_checkpoint_ts: int | None = None,
         values.update(checkpoint_ts=ts, checkpoint_pos=pos.to_dict(), ddl_in_flight_ts=None, resolved_ts=ts,
                       replay_until=replay_horizon(ts, min(feed.replay_until, now), min(feed.checkpoint_ts, now)))
     else:
-        _check_upstream_holds(spec.id, source, feed, available_logs, words)
+        command_checks.check_upstream_holds(spec.id, source, feed, available_logs, words)
         if dry_run:
             return feed.state, new_state, feed.checkpoint_ts
     new = feed_state.resume(spec.id, feed, **values)
@@ -444,58 +435,13 @@ def _checkpoint_arg(changefeed_id: str, ts: int, words: Words) -> int:
                                   hint="give 'now' or an earlier ts; nothing was changed")
 
 
-def _check_upstream_holds(changefeed_id: str, source, feed: metastore.FeedState, available_logs,
-                          words: Words) -> None:
-    """TiCDC refuses to resume below the GC safepoint; here: from a binlog already purged."""
-    from cdcflow.source.binlog import check_checkpoint_held  # lazy: binlog reading, 40 ms, not for every command
-
-    try:
-        conn = source.connect()
-    except CdcflowError:
-        raise  # a password reference that does not resolve says so itself
-    except Exception as e:  # noqa: BLE001 - any connection failure means the same to the operator
-        raise CdcflowError(f"cannot reach the upstream {source.redacted()} to check its binlogs: {e}",
-                           changefeed=changefeed_id, code=UPSTREAM_UNREACHABLE,
-                           hint="start the upstream, then resume again") from None
-    try:
-        logs = available_logs(conn)
-    finally:
-        conn.close()
-    try:
-        check_checkpoint_held(logs, feed.checkpoint_pos, feed.checkpoint_ts, words)
-    except CdcflowError as e:
-        raise e.with_context(changefeed=changefeed_id)
-
-
-def _check_credentials(changefeed_id: str, *uris) -> None:
-    """A password given by reference (core.credentials) must resolve now, not at the first cycle."""
-    for uri in uris:
-        try:
-            uri.connection_args()
-        except CdcflowError as e:
-            raise e.with_context(changefeed=changefeed_id) from None
-
-
-def _check_sink_reachable(sink, changefeed_id: str) -> None:
-    """As TiCDC validates the sink at create and update: a downstream that cannot be reached
-    is refused there, not found out at the first cycle with rows to write."""
-    try:
-        sink.connect().close()
-    except CdcflowError:
-        raise  # a password reference that does not resolve says so itself
-    except Exception as e:  # noqa: BLE001 - any connection failure means the same to the operator
-        raise CdcflowError(f"cannot connect to the sink {sink.redacted()}: {e}", changefeed=changefeed_id,
-                           code=MYSQL_CONNECTION_ERROR,
-                           hint="check the sink URI's host, port, user and password, and that the server runs") from None
-
-
 def update(changefeed_id: str, *, target_ts: int | None = None, config_path: str | None = None,
            sink_uri: str | None = None, source_uri: str | None = None,
            confirm: Callable[[dict], bool] | None = None, copy_tables: bool = True) -> dict:
     """Change target-ts, config, sink URI or source URI of a stopped or failed changefeed (as
-    TiCDC allows; a new source: _check_new_source).  A config file is laid over the current config, as
-    TiCDC's update decodes it onto the changefeed's (config_update.overlay): keys it leaves out
-    keep their values.  Every value is checked first; then `confirm(changes)` (the CLI shows the
+    TiCDC allows; a new source: command_checks.check_new_source).  A config file is laid over
+    the current config, as TiCDC's update decodes it onto the changefeed's
+    (config_update.overlay): keys it leaves out keep their values.  Every value is checked first; then `confirm(changes)` (the CLI shows the
     diff and asks) decides before anything is written.  A config whose filter takes in tables
     the upstream has makes them join with their existing rows, as add-tables does (`copy_tables`
     False: they replicate from the checkpoint on, without them): `table_copies` in the changes.
@@ -512,34 +458,7 @@ def update(changefeed_id: str, *, target_ts: int | None = None, config_path: str
     if target_ts is None and config_path is None and sink_uri is None and source_uri is None:
         raise CdcflowError("nothing to update", changefeed=spec.id, code=CHANGEFEED_UPDATE_REFUSED,
                            hint="give --target-ts, --config, --sink-uri or --source-uri")
-    changes: dict = {}
-    if target_ts is not None and target_ts != spec.target_ts:
-        ts = target_ts
-        if ts and ts <= feed.checkpoint_ts:
-            raise CdcflowError(f"target-ts {ts} ({tso.to_text(ts)}) is not after the checkpoint "
-                               f"{feed.checkpoint_ts} ({tso.to_text(feed.checkpoint_ts)})", changefeed=spec.id,
-                               code=CHANGEFEED_UPDATE_REFUSED, hint="give a later --target-ts (0: none)")
-        changes["target_ts"] = (spec.target_ts, ts)
-    if config_path is not None:
-        text = _new_config_text(spec, config_path)
-        if config_update.changed_keys(spec.config_text, text):
-            changes["config_text"] = (spec.config_text, text)
-            joining = table_commands.joining_by_update(spec, text) if copy_tables else []
-            if joining:
-                changes["table_copies"] = ([], joining)
-    if sink_uri is not None and sink_uri != spec.sink_uri:
-        from cdcflow.core.uri import parse_sink_uri  # lazy: credentials and TLS, 8 ms of the start
-
-        new_sink = parse_sink_uri(sink_uri)
-        _check_credentials(spec.id, new_sink)
-        _check_sink_reachable(new_sink, spec.id)
-        changes["sink_uri"] = (spec.sink_uri, sink_uri)
-    gtid = None
-    if source_uri is not None and source_uri != spec.source_uri:
-        gtid, new_id = _check_new_source(spec.id, feed, source_uri)
-        changes["source_uri"] = (spec.source_uri, source_uri)
-        if new_id != spec.upstream_id:
-            changes["upstream_id"] = (spec.upstream_id, new_id)
+    changes, gtid = _update_changes(spec, feed, target_ts, config_path, sink_uri, source_uri, copy_tables)
     if not changes:
         return {}
     if confirm is not None and not confirm(changes):
@@ -557,44 +476,39 @@ def update(changefeed_id: str, *, target_ts: int | None = None, config_path: str
     return changes
 
 
-def _new_config_text(spec: Spec, config_path: str) -> str:
-    """The file's config laid over the changefeed's: refused unless the file, and the result,
-    validate (a file of its own may still combine badly with what it leaves out, e.g.
-    cdcflow.spark-remote given where the changefeed sets spark-master)."""
-    text = _read_config(config_path, spec.id)
-    _check_filter_rules(_parse_config(text, config_path, spec.id), spec.id)
-    merged = config_update.overlay(spec.config_text, text)
-    _check_filter_rules(_parse_config(merged, f"{config_path} over changefeed {spec.id}'s config", spec.id), spec.id)
-    return merged
+def _update_changes(spec: Spec, feed: metastore.FeedState, target_ts: int | None, config_path: str | None,
+                    sink_uri: str | None, source_uri: str | None, copy_tables: bool) -> tuple[dict, str | None]:
+    """update's {field: (old, new)} of the values given that differ from the changefeed's, each
+    checked, and the GTID position a new source continues from (command_checks.check_new_source)."""
+    changes: dict = {}
+    if target_ts is not None and target_ts != spec.target_ts:
+        ts = target_ts
+        if ts and ts <= feed.checkpoint_ts:
+            raise CdcflowError(f"target-ts {ts} ({tso.to_text(ts)}) is not after the checkpoint "
+                               f"{feed.checkpoint_ts} ({tso.to_text(feed.checkpoint_ts)})", changefeed=spec.id,
+                               code=CHANGEFEED_UPDATE_REFUSED, hint="give a later --target-ts (0: none)")
+        changes["target_ts"] = (spec.target_ts, ts)
+    if config_path is not None:
+        text = command_checks.new_config_text(spec, config_path)
+        if config_update.changed_keys(spec.config_text, text):
+            changes["config_text"] = (spec.config_text, text)
+            joining = table_commands.joining_by_update(spec, text) if copy_tables else []
+            if joining:
+                changes["table_copies"] = ([], joining)
+    if sink_uri is not None and sink_uri != spec.sink_uri:
+        from cdcflow.core.uri import parse_sink_uri  # lazy: credentials and TLS, 8 ms of the start
 
-
-def _parse_config(text: str, source: str, changefeed_id: str):
-    """parse_config, its refusal naming the changefeed."""
-    try:
-        return parse_config(text, source=source)
-    except CdcflowError as e:
-        raise e.with_context(changefeed=changefeed_id) from None
-
-
-def _check_new_source(changefeed_id: str, feed: metastore.FeedState, source_uri: str) -> tuple[str | None, int]:
-    """A new upstream for the changefeed (a replica promoted after its primary was lost):
-    refused unless that server can continue the checkpoint's GTID position
-    (source.gtid_locate.locate, the check the next cycle's prepare repeats where it locates the
-    start).  Returns (that GTID position, the new server's upstream id)."""
-    from cdcflow.core.uri import parse_source_uri  # lazy: credentials and TLS, 8 ms of the start
-    from cdcflow.source.binlog import check_upstream, connect_upstream  # lazy: binlog reading, 40 ms
-    from cdcflow.source.gtid_locate import locate  # lazy: with source.binlog
-
-    source = parse_source_uri(source_uri)
-    _check_credentials(changefeed_id, source)
-    check_upstream(source, changefeed_id)
-    gtid = (feed.checkpoint_pos or {}).get("gtid")
-    conn = connect_upstream(source, changefeed_id)
-    try:
-        locate(conn, gtid, changefeed_id, feed.checkpoint_ts, source.redacted())
-        return gtid, upstream_id.read(conn)
-    finally:
-        conn.close()
+        new_sink = parse_sink_uri(sink_uri)
+        command_checks.check_credentials(spec.id, new_sink)
+        command_checks.check_sink_reachable(new_sink, spec.id)
+        changes["sink_uri"] = (spec.sink_uri, sink_uri)
+    gtid = None
+    if source_uri is not None and source_uri != spec.source_uri:
+        gtid, new_id = command_checks.check_new_source(spec.id, feed, source_uri)
+        changes["source_uri"] = (spec.source_uri, source_uri)
+        if new_id != spec.upstream_id:
+            changes["upstream_id"] = (spec.upstream_id, new_id)
+    return changes, gtid
 
 
 def _record_new_source(changefeed_id: str, feed: metastore.FeedState, gtid: str | None) -> None:
