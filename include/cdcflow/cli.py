@@ -249,7 +249,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", help="show the full trace of an error")
     top = p.add_subparsers(dest="group", required=True)
     cf = top.add_parser("changefeed", help="manage changefeeds").add_subparsers(dest="command", required=True)
+    # in the order `cdcflow changefeed --help` lists them
+    _create_parser(cf)
+    _state_parsers(cf)
+    _ddl_parsers(cf)
+    _table_copy_parsers(cf)
+    _verify_parser(cf)
+    ls = cf.add_parser("list", help="list changefeeds")
+    ls.add_argument("--all", "-a", action="store_true", help="include finished and removed ones")
+    ls.set_defaults(func=cmd_list)
 
+    t = top.add_parser("tso", help="timestamps").add_subparsers(dest="command", required=True)
+    t.add_parser("query", help="print the current TSO").set_defaults(func=cmd_tso)
+    return p
+
+
+def _create_parser(cf) -> None:
+    """create: a changefeed, from a position or a snapshot."""
     c = cf.add_parser("create", help="create a changefeed")
     _changefeed_arg(c)
     c.add_argument("--source-uri", required=True, help="mysql://user:password@host:port/ (binlog upstream)")
@@ -270,6 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(with --snapshot the copy still runs, and it waits stopped at the copy's point)")
     c.set_defaults(func=cmd_create)
 
+
+def _state_parsers(cf) -> None:
+    """The commands on one changefeed's state and runs: query, remove, run, pause, resume, update."""
     for name, func, helptext in (("query", cmd_query, "show a changefeed's status"),
                                  ("remove", cmd_remove, "remove a changefeed"),
                                  ("run", cmd_run, "run one catch-up cycle in this process"),
@@ -302,6 +321,10 @@ def build_parser() -> argparse.ArgumentParser:
             s.add_argument("--no-copy", action="store_true",
                            help="tables a wider filter takes in replicate from the checkpoint on, without their "
                                 "existing rows (by default they join with them, as add-tables does)")
+
+
+def _ddl_parsers(cf) -> None:
+    """skip-ddl and replace-ddl: the one DDL at a commit ts."""
     sk = cf.add_parser("skip-ddl", help="skip the one DDL at a commit ts (a DDL the downstream rejects)")
     _changefeed_arg(sk)
     sk.add_argument("--commit-ts", type=_ts_arg, required=True, help=COMMIT_TS_HELP)
@@ -312,6 +335,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--sql", action="append", required=True,
                     help="a statement to run instead (repeat for several, run in order)")
     rp.set_defaults(func=cmd_replace_ddl)
+
+
+def _table_copy_parsers(cf) -> None:
+    """add-tables and resync-tables: tables copied while the changefeed goes on."""
     for name, helptext in (("add-tables", "take tables into the running changefeed with their existing rows "
                                           "(the filter names them from now on; the next cycles copy them)"),
                            ("resync-tables", "copy replicated tables again: each is dropped downstream, created "
@@ -321,6 +348,10 @@ def build_parser() -> argparse.ArgumentParser:
         tc.add_argument("--tables", required=True, metavar="SCHEMA.TABLE[,…]",
                         help="the tables, commas between them (quote a part in backticks: `my.db`.t)")
         tc.set_defaults(func=cmd_table_copy)
+
+
+def _verify_parser(cf) -> None:
+    """verify: both sides compared."""
     v = cf.add_parser("verify", help="compare the changefeed's tables upstream and downstream "
                                      "(exit 0 equal, 2 different, 3 not yet applied)")
     _changefeed_arg(v)
@@ -334,13 +365,6 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--spark-remote", metavar="sc://HOST:PORT",
                    help="accepted and unused: verify runs its queries from this command, without Spark")
     v.set_defaults(func=cmd_verify)
-    ls = cf.add_parser("list", help="list changefeeds")
-    ls.add_argument("--all", "-a", action="store_true", help="include finished and removed ones")
-    ls.set_defaults(func=cmd_list)
-
-    t = top.add_parser("tso", help="timestamps").add_subparsers(dest="command", required=True)
-    t.add_parser("query", help="print the current TSO").set_defaults(func=cmd_tso)
-    return p
 
 
 def _stop_spark() -> None:
