@@ -9,7 +9,7 @@ cycle has replayed the binlog past the copy's last read (`copied_to`, the upstre
 read after every chunk's read), the downstream holds the upstream as of that cycle's
 checkpoint: each row is its last replayed image, or its copy when no change of it came after
 the point.  So the build runs at the end of the first apply whose checkpoint reaches
-`copied_to` (stages/apply.py), and a unique index built then finds no duplicate.  A copy
+`copied_to` (stages/snapshot_indexes.py), and a unique index built then finds no duplicate.  A copy
 during which the upstream's binlog did not move needs no replay: `create --snapshot` builds
 them itself.
 
