@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -386,7 +387,21 @@ def _stop_spark() -> None:
 
 def entry() -> int:
     """The `cdcflow` command: main() in a process of its own, whose Spark it may stop."""
-    return main(stop_spark=True)
+    status = main(stop_spark=True)
+    _ending()
+    return status
+
+
+def _ending() -> None:
+    """The process ends next: the metadata store's connections are closed now (SQLite folds its
+    write-ahead log back into the file as the last one closes, as at any exit), and what is left
+    is frozen out of the cyclic collector, whose passes over the loaded modules' objects while
+    the interpreter tears them down took 0.4-0.8 s of a CLI cycle.  Output is flushed, logging
+    shut down and threads joined at exit as before; objects in a reference cycle are left to
+    the end of the process, as the interpreter is free to leave them anyway."""
+    if "cdcflow.store.engine" in sys.modules:  # a command that never opened the store loads none of it
+        sys.modules["cdcflow.store.engine"].close_all()
+    gc.freeze()
 
 
 # a command whose output's reader went away (`cdcflow changefeed list | head -1`) ends as one killed

@@ -4,10 +4,13 @@ with a self-signed certificate."""
 
 from __future__ import annotations
 
+import ssl
 import subprocess
 
+import pymysql
 import pytest
 
+from cdcflow.core.tls import preferred_context
 from cdcflow.core.uri import parse_sink_uri, parse_source_uri
 from cdcflow_devtools.mariadb import MariaDB
 from cdcflow.sink import connection
@@ -37,6 +40,20 @@ def test_connections_without_tls_options_share_one_context(mariadb_pair):
     finally:
         for c in conns:
             c.close()
+
+
+def test_the_shared_context_is_pymysqls_preferred_one_without_the_ca_bundle():
+    """The settings a TLS handshake uses are pymysql's own for PREFERRED mode; only the CA bundle
+    (read by no handshake that checks no certificate) is not loaded."""
+    builder = pymysql.connections.Connection._create_ssl_ctx
+    theirs = getattr(builder, "pymysqls", builder)(None, {})  # pymysql's own, where core.tls.install replaced it
+    ours = preferred_context()
+    for attribute in ("protocol", "verify_mode", "check_hostname", "options", "verify_flags", "minimum_version",
+                      "maximum_version", "post_handshake_auth", "keylog_filename", "hostname_checks_common_name"):
+        assert getattr(ours, attribute) == getattr(theirs, attribute), attribute
+    assert ours.get_ciphers() == theirs.get_ciphers()
+    assert ours.verify_mode == ssl.CERT_NONE and not ours.check_hostname
+    assert ours.cert_store_stats()["x509_ca"] == 0
 
 
 @pytest.fixture(scope="module")

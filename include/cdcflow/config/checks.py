@@ -8,8 +8,6 @@ import json
 import re
 from typing import Any, Callable
 
-from croniter import CroniterError, croniter
-
 from cdcflow.core import sink_params
 from cdcflow.core.duration import go_duration_ns as _duration_ns
 from cdcflow.core.errors import ConfigError
@@ -314,6 +312,8 @@ def cron_problem(expr: str) -> str | None:
     the month), `mon#2` or a range that wraps (`22-2`) pass as Airflow takes them.
     The 6th and 7th fields croniter would read (seconds, year) are not Airflow's.
     """
+    from croniter import CroniterError, croniter  # lazy: 50-90 ms a process, only for a config with a cron schedule
+
     fields = expr.split()
     if len(fields) != 5:
         return f"found {len(fields)} field{'s' if len(fields) != 1 else ''}"

@@ -158,11 +158,9 @@ class RowSink:
         """Write the changes to `tables` committed in (lo, hi] (at most `count` of them) of
         `rows_df`, the window's row events: in Spark tasks, or from this process where `held`
         holds the segment's rows (a small segment)."""
-        from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths
-
         # the segment's rows as a Spark frame, built only when a path reads them: its expression
         # costs a few py4j calls, most of the time of a small segment written from `held`
-        rows = cache(lambda: rows_df.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= hi)))
+        rows = cache(lambda: _segment_frame(rows_df, lo, hi))
         try:
             if held is not None and held.rows.num_rows and pc.min(held.rows["commit_ts"]).as_py() <= lo:
                 # the checkpoint inside the segment (an earlier attempt wrote part of it); otherwise
@@ -289,6 +287,13 @@ def _key(keys: dict, conn, table: tuple[str, str], ts: int) -> tuple[list[str] |
     barrier: no DDL changes a replicated table's key inside a segment); table_key resolves it."""
     found = lookup_key(keys[table], ts) if table in keys else None
     return table_key(found, lambda t: catalogue_key(conn, *t), table)
+
+
+def _segment_frame(rows_df, lo: int, hi: int):
+    """The rows of `rows_df` committed in (lo, hi], as a Spark frame."""
+    from pyspark.sql import functions as F  # lazy: pyspark is not loaded on the Spark-free paths (a segment held here)
+
+    return rows_df.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= hi))
 
 
 def _in_commit_order(spark, rows: Callable, held: Held | None, count: int, names: list[str], columns: tuple,

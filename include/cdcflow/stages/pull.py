@@ -68,7 +68,8 @@ def read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int,
     writer = cycle.folder.writer("raw", cycle.config.pull_batch_rows)
     stamper = pull_keys.KeyStamper.of(keys) if keys else None
     try:
-        reader.read(writer.add if stamper is None else stamper.wrap(writer.add))
+        if not window.idle:  # nothing written since the checkpoint: no binlog dump (its two connections) to read none
+            reader.read(writer.add if stamper is None else stamper.wrap(writer.add))
     finally:
         spans = stamper.close() if stamper is not None else []
     writer.close()

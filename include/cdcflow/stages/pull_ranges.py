@@ -43,6 +43,8 @@ def wanted(cycle: Cycle, window: contracts.Window) -> bool:
     cfg = cycle.config
     if ranges_asked(cfg) <= 1 or window.idle or window.target_ts:
         return False
+    if window.start_pos.file == window.head.file:  # the positions say its size: no connection to ask the upstream
+        return window_bytes(None, window.start_pos, window.head) >= cfg.pull_parallel_min_bytes
     conn = cycle.source.connect()
     try:
         return window_bytes(conn, window.start_pos, window.head) >= cfg.pull_parallel_min_bytes

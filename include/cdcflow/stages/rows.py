@@ -14,10 +14,10 @@ from __future__ import annotations
 import functools
 import operator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as pads
 
 from cdcflow.core.arrow_rows import spark_schema
 from cdcflow.filter.row_rules import RowRules
@@ -25,6 +25,9 @@ from cdcflow.filter.txn import ignored_transactions
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store.events import EVENT_SPARK_SCHEMA, FIELDS
+
+if TYPE_CHECKING:  # the scanners' type only: the module loads pandas (store.events.RunFolder.dataset)
+    import pyarrow.dataset as pads
 
 COPY = "filtered"  # the folder of filter's copy, when it made one
 # The stages' scans in their process read a batch while the step works on the one before it, no

@@ -51,6 +51,14 @@ def engine() -> sa.Engine:
     return eng
 
 
+def close_all() -> None:
+    """Close every engine's pooled connections (a process about to end: cli.entry).  The next
+    engine() opens its URL again."""
+    for eng in _engines.values():
+        eng.dispose()
+    _engines.clear()
+
+
 @contextmanager
 def transaction(conn: sa.Connection | None = None):
     """A connection in a transaction: the caller's `conn` (its transaction goes on, so several

@@ -13,17 +13,19 @@ import json
 import operator
 import re
 from pathlib import Path
-from typing import get_args, get_type_hints
+from typing import TYPE_CHECKING, get_args, get_type_hints
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from cdcflow.core.arrow_rows import rows_batch
 from cdcflow.core.event import Event
 from cdcflow.config.spec_store import home
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as pads
 
 # The Arrow and Spark schemas of the event record (core.event)
 _TYPES = {int: (pa.int64(), "long"), str: (pa.string(), "string")}  # every column may be null
@@ -109,6 +111,9 @@ class RunFolder:
     def dataset(self, name: str) -> pads.Dataset:
         """A folder of Parquet files read by the event schema, as Spark reads it: files named
         `_*` or `.*` (Spark's markers and checksums) skipped, a column a file lacks read as null."""
+        # lazy: pyarrow's dataset module loads pandas (0.3-0.5 s a process); a cycle without events never reads one
+        import pyarrow.dataset as pads
+
         return pads.dataset(self._fs_path(name), schema=EVENT_SCHEMA, format="parquet", filesystem=self.fs)
 
     def exists(self, name: str) -> bool:

@@ -1,0 +1,57 @@
+"""`cdcflow changefeed run` in a process of its own loads and opens only what its window needs:
+an idle cycle (nothing written since the checkpoint) opens one upstream connection (prepare's)
+and loads neither the binlog library nor Spark nor pandas; a small window read by the compiled
+reader writes its rows from this process without loading Spark.  The modules a cycle loaded are
+listed by the process itself once its cycle ended."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from e2e_helpers import assert_consistent, schema_changefeed
+
+S = "cycle_start_up"
+CID = "start-up"
+
+# the CLI's main in a process of its own, then the modules it loaded, written to argv[1]
+LISTING = ("import json, sys\nfrom cdcflow import cli\nstatus = cli.main(sys.argv[2:])\n"
+           "open(sys.argv[1], 'w').write(json.dumps(sorted(sys.modules)))\nsys.exit(status)\n")
+
+
+def _cycle(tmp_path) -> tuple[dict, set[str]]:
+    listing = tmp_path / "modules.json"
+    proc = subprocess.run([sys.executable, "-c", LISTING, str(listing), "changefeed", "run", "-c", CID],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout[proc.stdout.index("{"):]), set(json.loads(listing.read_text()))
+
+
+def _connections(server) -> int:
+    """Connections the server accepted so far (this query's own included)."""
+    return int(server.query("SHOW GLOBAL STATUS LIKE 'Connections'")[0][1])
+
+
+def test_an_idle_cycle_and_a_small_window_load_and_open_only_what_they_need(mariadb_pair, cdcflow_home, capsys,
+                                                                             tmp_path):
+    up, down = mariadb_pair
+    try:
+        schema_changefeed(capsys, up, down, CID, S, f"CREATE DATABASE {S}",
+                          f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v VARCHAR(20))")
+        up.execute(*[f"INSERT INTO {S}.t VALUES ({i}, 'v{i}')" for i in range(20)],
+                   f"UPDATE {S}.t SET v = 'changed' WHERE id < 5", f"DELETE FROM {S}.t WHERE id >= 15")
+        result, loaded = _cycle(tmp_path)
+        assert result["apply"]["rows_in"] == 30 and result["apply"]["ddl_applied"] == 2
+        assert not result["spark_session"] and "pyspark" not in loaded and "py4j" not in loaded
+        assert_consistent(up, down, [S])
+
+        before = _connections(up)
+        result, loaded = _cycle(tmp_path)  # nothing written since: an idle cycle
+        assert result["pull"]["pulled"] == 0 and result["finish"]["state"] == "normal"
+        assert _connections(up) - before == 2  # prepare's, and this test's second look
+        assert not loaded & {"pymysqlreplication", "pyspark", "pandas", "pyarrow.dataset"}, sorted(
+            loaded & {"pymysqlreplication", "pyspark", "pandas", "pyarrow.dataset"})
+    finally:
+        for s in (up, down):
+            s.execute(f"DROP DATABASE IF EXISTS {S}")
