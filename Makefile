@@ -9,9 +9,9 @@ STAMP := $(VENV)/.cdcflow-installed
 TEST_WORKERS ?= 2
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
-.PHONY: setup system-packages class-archive compiled test demo bench random-workload dag-test airflow-bootstrap airflow docs docs-reference clean
+.PHONY: setup system-packages class-archive compiled bytecode test demo bench random-workload dag-test airflow-bootstrap airflow docs docs-reference clean
 
-setup: system-packages $(STAMP) class-archive compiled
+setup: system-packages $(STAMP) class-archive compiled bytecode
 
 # The short-lived JVMs' class archive (cdcflow/spark/class_archive.py, built by class_archive_build.py): built once per Java
 # and pyspark install; without it JVMs start as before, only slower.
@@ -50,6 +50,12 @@ system-packages:
 compiled: $(STAMP)
 	@$(PIP) install -q -c constraints.txt Cython && $(PY) -m cdcflow.core.build_extensions >/dev/null \
 	  || echo "(continuing without a compiled module: its Python reference runs)"
+
+# The checkout's own modules compiled to bytecode, as an installed package has them: where the environment
+# says PYTHONDONTWRITEBYTECODE=1 no process writes them, and every `cdcflow` process compiled its ~170 modules
+# from source, 0.2-0.3 s of each CLI cycle's start (docs/performance.md).  A module edited since reads its source.
+bytecode: $(STAMP)
+	@$(PY) -m compileall -q include plugins dags jobs >/dev/null
 
 # Runtime packages (requirements.txt) and the tests' and benchmarks' (requirements-test.txt),
 # resolved together.  The Spark provider requires pyspark-client (Spark Connect only, 4.2.0),

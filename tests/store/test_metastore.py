@@ -138,6 +138,25 @@ def test_a_store_of_an_older_cdcflow_opens_and_migrates(home):
                                                                                                                    "t")]
 
 
+
+def test_a_store_at_the_declared_tables_opens_without_reading_them_back(home, monkeypatch):
+    """A SQLite store records the stamp of the tables it was brought to; opened again at that
+    stamp, no table's columns are read back; at another stamp (a store of another cdcflow) the
+    checks run and the stamp is recorded."""
+    metastore.create_feed("f", 1, POS)
+    checked = []
+    monkeypatch.setattr(engine, "_add_missing_columns", lambda eng: checked.append(eng))
+    with sqlite3.connect(home / "metadata.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == engine.schema_stamp() > 0
+    engine.close_all()
+    assert metastore.get_feed("f").checkpoint_ts == 1 and checked == []
+    with sqlite3.connect(home / "metadata.db") as db:
+        db.execute(f"PRAGMA user_version = {engine.schema_stamp() - 1}")
+    engine.close_all()
+    assert metastore.get_feed("f").checkpoint_ts == 1 and len(checked) == 1
+    with sqlite3.connect(home / "metadata.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == engine.schema_stamp()
+
 # --- lease ---------------------------------------------------------------------------------
 
 def test_lease_acquired_then_refused_to_another_run():

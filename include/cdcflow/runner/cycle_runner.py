@@ -31,13 +31,12 @@ def run_stage(name: str, spark, cycle: Cycle, task: str = "cycle"):
     a Spark stage the process that ran it, `task` (a key of core.stage_names.STAGE_TASKS)."""
     if name not in STAGE_FUNCS:
         raise CdcflowError(f"unknown stage {name!r}; stages are {', '.join(STAGE_FUNCS)}")
-    with recording(cycle, name):
+    with recording(cycle, name) as stats:  # the result recorded with the stage's time: one transaction
         cycle.keep_lease(name)
         result = STAGE_FUNCS[name](spark, cycle)
-    stats = {name: contracts.plain(result)}
-    if name in SPARK_STAGES:
-        stats[f"{name}_task"] = STAGE_TASKS[task]
-    metastore.update_run(cycle.changefeed_id, cycle.run_id, stats=stats)
+        stats[name] = contracts.plain(result)
+        if name in SPARK_STAGES:
+            stats[f"{name}_task"] = STAGE_TASKS[task]
     return result
 
 
@@ -45,7 +44,7 @@ def empty_window(cycle: Cycle) -> dict:
     """A window without a single event: filter, barrier and apply have nothing to read, so no
     Spark session is needed; the checkpoint moves to the resolved ts, as apply moves it past
     an empty final segment.  Returns the results of the three stages, recorded as theirs."""
-    with recording(cycle, "apply"):
+    with recording(cycle, "apply") as stats:
         cycle.keep_lease("apply")
         window = contracts.WINDOW.read(cycle.folder)
         segments = build_segments(window.start_ts, [], window.pulled.resolved_ts, window.pulled.end_pos)
@@ -55,8 +54,8 @@ def empty_window(cycle: Cycle) -> dict:
         copy_tables(cycle)  # tables joining with their rows: a quiet upstream's cycles copy them too
         out = {"filter": contracts.FilterResult(), "barrier": contracts.BarrierResult(segments=len(segments)),
                "apply": contracts.ApplyResult(safe_mode=cycle.sink_options.safe_mode or may_replay(cycle, window))}
+        stats.update(contracts.plain(out))  # recorded with apply's time
     cycle.log_event("empty window", checkpoint_after=cycle.feed().checkpoint_ts)
-    metastore.update_run(cycle.changefeed_id, cycle.run_id, stats=contracts.plain(out))
     return out
 
 

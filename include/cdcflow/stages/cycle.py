@@ -103,10 +103,12 @@ class Cycle:
 
 @contextlib.contextmanager
 def recording(cycle: Cycle, stage: str):
-    """Time a stage, and record any error on the run before it propagates."""
+    """Time a stage, and record any error on the run before it propagates.  Yields a dict: the
+    stats the block puts in it are recorded with the stage's time, in the same transaction."""
     t0 = time.time()
+    stats: dict = {}
     try:
-        yield
+        yield stats
     except BaseException as e:  # noqa: BLE001 - re-raised as the one error type
         if getattr(e, "code", None) == CYCLE_SUPERSEDED:
             raise  # not this cycle's failure to record: the run already says it was replaced
@@ -117,4 +119,5 @@ def recording(cycle: Cycle, stage: str):
         if err is e:
             raise
         raise err from e
-    metastore.update_run(cycle.changefeed_id, cycle.run_id, stats={f"{stage}_seconds": round(time.time() - t0, 3)})
+    metastore.update_run(cycle.changefeed_id, cycle.run_id,
+                         stats={f"{stage}_seconds": round(time.time() - t0, 3), **stats})
