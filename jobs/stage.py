@@ -1,5 +1,5 @@
 import sys
 
-from cdcflow.runner import spark_submit
+from cdcflow.launch import spark_submit
 
 sys.exit(spark_submit.main())

@@ -1,7 +1,7 @@
 """Airflow's local settings for cdcflow: every Airflow process imports this module first, while
 `import airflow` runs (so it imports nothing of Airflow's, nor the cdcflow_airflow package).
 
-In the scheduler it imports what a cycle's tasks import when they run: cdcflow's runner and
+In the scheduler it imports what a cycle's tasks import when they run: cdcflow's launchers and
 stages (pyarrow, SQLAlchemy, pymysql, mysql-replication) and pyspark's Spark Connect client
 (pandas, gRPC), 1.5-2 s a task on a loaded 2-core machine, paid by every task of every run.
 The LocalExecutor's workers are forked from the scheduler and each task process is forked from
@@ -25,10 +25,10 @@ __all__: list[str] = []
 log = logging.getLogger("cdcflow")
 
 # what the task callables import at task time, heaviest first: the task bodies import the
-# runner, the stages and the changefeed's commands at their top
+# cycle runner, the stages and the changefeed's commands at their top
 TASK_TIME_MODULES = (
     "pyspark.sql.connect.session",
-    "cdcflow.runner.dag_tasks",
+    "cdcflow.launch.dag_tasks",
 )
 
 

@@ -271,7 +271,7 @@ def runs_ending_in_a_failure(spark, up, down, capsys, changefeed_id: str) -> Non
     refuses (CREATE TABLE t2, which the downstream already has): an error with its remedy, the
     checkpoint left below it."""
     from cdcflow.core.errors import CdcflowError
-    from cdcflow.runner.in_process import run_cycle
+    from cdcflow.launch.in_process import run_cycle
 
     db = changefeed_id.replace("-", "_")
     for s in (up, down):
@@ -354,9 +354,9 @@ def write_before_chunk(monkeypatch, up, when, *statements: str) -> list:
     (after the point) for which `when(task, tables read so far)` says so.  Returns the list the
     table of that chunk is added to once they ran.  Each Spark job then copies one chunk, so
     the statements can fall between any two chunks' reads."""
-    from cdcflow.snapshot import runner
+    from cdcflow.snapshot import chunk_copies
 
-    real, ran, seen = runner.copy_in_spark, [], []
+    real, ran, seen = chunk_copies.copy_in_spark, [], []
 
     def paused(spark, tasks, *args, **kwargs):
         (task,) = tasks
@@ -366,8 +366,8 @@ def write_before_chunk(monkeypatch, up, when, *statements: str) -> list:
         seen.append(task["table"])
         return real(spark, tasks, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "MOST_CHUNKS_PER_JOB", 1)
-    monkeypatch.setattr(runner, "copy_in_spark", paused)
+    monkeypatch.setattr(chunk_copies, "MOST_CHUNKS_PER_JOB", 1)
+    monkeypatch.setattr(chunk_copies, "copy_in_spark", paused)
     return ran
 
 
@@ -378,7 +378,7 @@ def write_before_chunk(monkeypatch, up, when, *statements: str) -> list:
 _FORKER = r"""
 import json, os, sys, traceback
 from cdcflow import cli  # noqa: F401
-import cdcflow.runner.cycle_runner, cdcflow.stages.cycle, pymysqlreplication  # noqa: F401
+import cdcflow.launch.cycle_runner, cdcflow.stages.cycle, pymysqlreplication  # noqa: F401
 import pyspark.sql.connect.session  # noqa: F401
 
 for line in sys.stdin:

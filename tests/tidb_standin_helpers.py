@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cdcflow import cli
-from cdcflow.runner.in_process import run_cycle
+from cdcflow.launch.in_process import run_cycle
 from cdcflow.sink import async_index, connection
 from cdcflow_devtools.tidb_standin import TiDBStandIn
 

@@ -33,12 +33,12 @@ def cmd_create(a) -> int:
     snapshot = {"chunk_size": a.snapshot_chunk_size, "workers": a.snapshot_workers} if a.snapshot else None
 
     def spark_for(cfg, **how):
-        from cdcflow.runner.sessions import session_for  # lazy: Spark's session, only when a copy runs
+        from cdcflow.launch.sessions import session_for  # lazy: Spark's session, only when a copy runs
 
         return session_for(cfg, a.changefeed_id, a.spark_remote, **how)
 
     def report(p: dict) -> None:
-        from cdcflow.snapshot.runner import progress_line  # lazy: the copy's planner, 150 ms, only for --snapshot
+        from cdcflow.snapshot.chunk_copies import progress_line  # lazy: the copy's planner, 150 ms, only for --snapshot
 
         print(progress_line(a.changefeed_id, p), file=sys.stderr, flush=True)
 
@@ -69,7 +69,7 @@ def cmd_remove(a) -> int:
 
 
 def cmd_run(a) -> int:
-    from cdcflow.runner.in_process import run_cycle  # lazy: the stages, Spark and Arrow, 500 ms
+    from cdcflow.launch.in_process import run_cycle  # lazy: the stages, Spark and Arrow, 500 ms
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     for noisy in ("py4j", "pyspark"):
@@ -184,7 +184,7 @@ def cmd_table_copy(a) -> int:
 
 
 def cmd_verify(a) -> int:
-    from cdcflow.verify.runner import EXIT_CODES, summary_line  # lazy: verify's comparers, 100 ms
+    from cdcflow.verify.comparison import EXIT_CODES, summary_line  # lazy: verify's comparers, 100 ms
 
     result = commands.verify(a.changefeed_id, tables=a.tables, chunk_size=a.chunk_size,
                              wait_seconds=a.wait, fix_sql=a.fix_sql)

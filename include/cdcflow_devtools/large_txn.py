@@ -115,8 +115,8 @@ def measure(rows: int, update: bool = False, config: str = "") -> dict:
         from cdcflow.config.parsing import parse_config
         from cdcflow_devtools.compare import compare
         from cdcflow_devtools.mariadb import start_pair
-        from cdcflow.runner.sessions import session_for
-        from cdcflow.runner.in_process import run_cycle
+        from cdcflow.launch.sessions import session_for
+        from cdcflow.launch.in_process import run_cycle
 
         up, down = start_pair(Path(tmp) / "servers")
         sampler = PeakSampler()

@@ -10,7 +10,7 @@ on the API server, declared by the plugin as a root middleware):
   writes Airflow's database) is only shown, on the page.
 - **A trigger is checked before the run exists.**  `POST /api/v2/dags/{dag_id}/dagRuns` of a
   changefeed DAG (the trigger form, the REST API) is refused with the words the page and the
-  prepare task use (runner.modes.cycle_request: unknown keys, modes, a ts in the future, one
+  prepare task use (launch.modes.cycle_request: unknown keys, modes, a ts in the future, one
   the upstream has purged) before Airflow creates a run; Airflow then checks the Params' schema.
 
 Both act only for a caller Airflow lets do what the call does (its own checks run first: the
@@ -57,11 +57,11 @@ def follow_toggle(changefeed_id: str, paused: bool) -> str | None:
 
 def check_trigger(changefeed_id: str, conf: dict) -> None:
     """The one check of a run before it exists, for Airflow's trigger form and REST API (this
-    middleware) and the page: its conf as prepare reads it (runner.modes.cycle_request), and the
+    middleware) and the page: its conf as prepare reads it (launch.modes.cycle_request), and the
     pool its Spark tasks need (require_spark_pool)."""
     from cdcflow.core.home import Home  # lazy: at request time
     from cdcflow.config.spec_store import spec_exists
-    from cdcflow.runner.modes import cycle_request
+    from cdcflow.launch.modes import cycle_request
     from cdcflow_airflow.dag_factory import use_cdcflow_home
 
     with Home(use_cdcflow_home()).entered():

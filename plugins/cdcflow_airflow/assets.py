@@ -30,7 +30,7 @@ from airflow.sdk import Asset, AssetAlias
 from cdcflow.core.uri import parse_sink_uri
 
 if TYPE_CHECKING:  # the DAG imports this module to parse: the cycle's modules are the task's
-    from cdcflow.runner.cycle_tables import CycleTables
+    from cdcflow.launch.cycle_tables import CycleTables
 
 
 def alias_for(changefeed_id: str) -> AssetAlias:

@@ -1,7 +1,7 @@
 """The Python tasks of one cycle: `prepare`, `pull`, the Spark stages on Spark Connect,
 `finish`, and the failure callback.
 
-What each task does is cdcflow.runner.dag_tasks' (no Airflow there); these callables
+What each task does is cdcflow.launch.dag_tasks' (no Airflow there); these callables
 keep what is Airflow's: XCom for the run id, task states for what failed, Airflow's
 exceptions for the outcome, the Task SDK's connections and the Spark Connect connection.
 Each hands its body the task's home (task_home): the DAG's CDCFLOW_HOME and the Task SDK's
@@ -25,8 +25,8 @@ log = logging.getLogger(__name__)
 
 
 def bodies():
-    """cdcflow.runner.dag_tasks, the task bodies."""
-    from cdcflow.runner import dag_tasks  # lazy: loads the runner and the stages; the DAG parse must not
+    """cdcflow.launch.dag_tasks, the task bodies."""
+    from cdcflow.launch import dag_tasks  # lazy: loads the cycle runner and the stages; the DAG parse must not
 
     return dag_tasks
 
@@ -96,7 +96,7 @@ def verify_changefeed(changefeed_id: str, home: Home) -> None:
     the downstream differs, naming how."""
     from airflow.sdk.exceptions import AirflowFailException  # lazy: task time only
 
-    from cdcflow.verify.runner import EQUAL, summary_line  # lazy: the verifier, at task time only
+    from cdcflow.verify.comparison import EQUAL, summary_line  # lazy: the verifier, at task time only
 
     result = bodies().verify(changefeed_id, _connection(changefeed_id), home)
     line = summary_line(result)

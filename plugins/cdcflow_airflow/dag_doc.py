@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cdcflow.core.uri import parse_sink_uri, parse_source_uri
-from cdcflow.runner.modes import modes_in_words
+from cdcflow.launch.modes import modes_in_words
 
 CHANGEFEEDS_PAGE = "/plugin/cdcflow-changefeeds"  # the plugin's page inside the Airflow UI
 

@@ -14,7 +14,7 @@ run` does, settles a window without events itself: the Spark stages are skipped
 and no JVM starts.  On Spark Connect, a window of at most `fast-path-max-events`
 events has its Spark stages run in the pull task, in one session (the fast path: a
 task costs more than such a stage); their tasks are then skipped, and so is
-wait_index when no index build is pending (cdcflow.runner.dag_tasks.pull).
+wait_index when no index build is pending (cdcflow.launch.dag_tasks.pull).
 pull is in the `cdcflow_spark` pool as the stage tasks are: it may run the stages
 (the fast path) or read a large window's ranges on Spark, so the pool's slots bound
 the Spark work of every changefeed whichever path a run takes; a fast-path run holds
@@ -39,8 +39,8 @@ from cdcflow.core.stage_names import SPARK_STAGES
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.home import Home
 from cdcflow.config.spec_store import home
-from cdcflow.runner import oldest_start
-from cdcflow.runner.modes import MODES, TS_PATTERN, modes_in_words
+from cdcflow.launch import oldest_start
+from cdcflow.launch.modes import MODES, TS_PATTERN, modes_in_words
 from cdcflow_airflow.cycle_tasks import (
     finish_cycle,
     prepare_cycle,

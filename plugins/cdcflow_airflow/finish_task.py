@@ -25,7 +25,7 @@ class FinishOperator(PythonOperator):
 
     def _cycle_tables(self, ti):
         """What the cycle wrote (None: prepare opened no cycle)."""
-        from cdcflow.runner.cycle_tables import cycle_tables  # lazy: task time, not DAG parse time
+        from cdcflow.launch.cycle_tables import cycle_tables  # lazy: task time, not DAG parse time
 
         run_id = ti.xcom_pull(task_ids="prepare", key="run_id")
         if run_id is None:

@@ -35,7 +35,7 @@ from cdcflow.core.errors import API_INVALID_PARAM, CHANGEFEED_NOT_EXISTS, Cdcflo
 from cdcflow.core.home import Home
 from cdcflow.config.spec_store import load_spec
 from cdcflow.core.wording import PAGE as PAGE_WORDS
-from cdcflow.runner.modes import modes_for
+from cdcflow.launch.modes import modes_for
 from cdcflow_airflow.airflow_api_guard import check_trigger
 from cdcflow_airflow.dag_factory import dag_id_for, use_cdcflow_home
 from cdcflow_airflow.dag_runs import utc_text
@@ -83,8 +83,8 @@ def _detail(changefeed_id: str) -> dict:
 
 
 def _oldest_start(changefeed_id: str) -> dict:
-    """The oldest start_ts a backfill can take now (runner.oldest_start), or why it is unknown."""
-    from cdcflow.runner import oldest_start  # lazy: at request time
+    """The oldest start_ts a backfill can take now (launch.oldest_start), or why it is unknown."""
+    from cdcflow.launch import oldest_start  # lazy: at request time
 
     try:
         return oldest_start.look(changefeed_id)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from cdcflow_airflow.assets import server_uri
 
 if TYPE_CHECKING:  # the DAG imports this module to parse: the cycle's modules are the task's
-    from cdcflow.runner.cycle_tables import CycleTables
+    from cdcflow.launch.cycle_tables import CycleTables
 
 Dataset = tuple[str, str]  # (namespace, name)
 

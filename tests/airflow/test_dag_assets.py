@@ -18,7 +18,7 @@ except ImportError:  # tests/ imported as a package
 from e2e_helpers import assert_consistent, schema_changefeed
 
 from cdcflow.core import tso
-from cdcflow.runner.cycle_tables import cycle_tables
+from cdcflow.launch.cycle_tables import cycle_tables
 from cdcflow.store import metastore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]

@@ -21,7 +21,7 @@ except ImportError:  # tests/ imported as a package
 
 from cdcflow.core.errors import CdcflowError
 from cdcflow.config.spec_store import Spec, save_spec
-from cdcflow.runner.modes import MODES
+from cdcflow.launch.modes import MODES
 
 CHAIN = ["prepare", "pull", "filter", "barrier", "apply", "wait_index", "finish"]
 SPARK_STAGES = ["filter", "barrier", "apply"]
@@ -362,7 +362,7 @@ def test_prepare_takes_what_the_trigger_form_sends(airflow):
 def test_cycle_run_ids_are_unique_and_say_airflow(airflow):
     import re
 
-    from cdcflow.runner.dag_tasks import cycle_run_id
+    from cdcflow.launch.dag_tasks import cycle_run_id
 
     ids = {cycle_run_id() for _ in range(20)}
     assert len(ids) == 20
@@ -392,7 +392,7 @@ def test_cycle_run_ids_are_unique_and_say_airflow(airflow):
     ],
 )
 def test_cycle_request(airflow, params, expected, tmp_path, monkeypatch):
-    from cdcflow.runner.modes import cycle_request
+    from cdcflow.launch.modes import cycle_request
 
     # a home without the changefeed: a start_ts of one that exists is also checked against its
     # upstream's oldest binlog (tests/airflow/test_ts_every_surface.py)
@@ -414,7 +414,7 @@ def test_cycle_request(airflow, params, expected, tmp_path, monkeypatch):
 )
 def test_cycle_request_errors_name_the_parameter(airflow, params, names):
     from cdcflow.core.errors import ConfigError
-    from cdcflow.runner.modes import cycle_request
+    from cdcflow.launch.modes import cycle_request
 
     with pytest.raises(ConfigError) as e:
         cycle_request("orders", params)
@@ -422,7 +422,7 @@ def test_cycle_request_errors_name_the_parameter(airflow, params, names):
 
 
 def test_failure_message_names_the_failed_tasks_only(airflow):
-    from cdcflow.runner.dag_tasks import failure_message
+    from cdcflow.launch.dag_tasks import failure_message
 
     ok = {"prepare": "success", "pull": "success", "filter": "success", "barrier": "success", "apply": "success"}
     assert failure_message(ok) is None
@@ -538,7 +538,7 @@ def _fake_stage(outcome):
 def stage_outcome(monkeypatch, feeds_home):
     import logging
 
-    from cdcflow.runner import cycle_runner
+    from cdcflow.launch import cycle_runner
 
     # py4j logs at INFO while the interpreter exits, after pytest closed the
     # stream Airflow's logging setup writes to
@@ -555,7 +555,7 @@ ARGS = ["--changefeed-id", "orders", "--run-id", "r7"]  # a changefeed of feeds_
 
 
 def test_job_entry_prints_the_result_as_one_json_line(stage_outcome, capsys):
-    from cdcflow.runner import spark_submit
+    from cdcflow.launch import spark_submit
 
     stage_outcome({"events": 3})
     assert spark_submit.main(["filter", *ARGS]) == 0
@@ -564,7 +564,7 @@ def test_job_entry_prints_the_result_as_one_json_line(stage_outcome, capsys):
 
 
 def test_job_entry_maps_a_cdcflow_error_to_exit_2_and_one_line(stage_outcome, capsys):
-    from cdcflow.runner import spark_submit
+    from cdcflow.launch import spark_submit
 
     stage_outcome(CdcflowError("DDL not allowed", changefeed="orders", ts=42, statement="ALTER TABLE t\n  ADD x int",
                                hint="add a filter rule"))
@@ -579,7 +579,7 @@ def test_job_entry_maps_a_cdcflow_error_to_exit_2_and_one_line(stage_outcome, ca
 
 
 def test_job_entry_maps_any_other_error_to_exit_1(stage_outcome, capsys):
-    from cdcflow.runner import spark_submit
+    from cdcflow.launch import spark_submit
 
     stage_outcome(KeyError("checkpoint"))
     assert spark_submit.main(["apply", *ARGS]) == 1

@@ -18,7 +18,7 @@ except ImportError:  # tests/ imported as a package
 
 from e2e_helpers import assert_consistent, cli_ok, create_changefeed, orphan_lease, query
 
-from cdcflow.runner.cycle_runner import run_stage
+from cdcflow.launch.cycle_runner import run_stage
 from cdcflow.core.errors import CdcflowError
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.prepare import prepare

@@ -90,7 +90,7 @@ def test_snapshot_progress_in_the_list_and_the_detail(mariadb_pair, client, caps
 
 
 def test_resolved_ts_is_the_last_cycles(mariadb_pair, client, capsys):
-    from cdcflow.runner.in_process import run_cycle
+    from cdcflow.launch.in_process import run_cycle
 
     up, down = mariadb_pair
     create_changefeed(capsys, up, down, "api-resolved", "")

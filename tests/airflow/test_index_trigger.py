@@ -19,8 +19,8 @@ except ImportError:  # tests/ imported as a package
     from tests.airflow_env import sync_dag_file, use_airflow
 
 from cdcflow.config.spec_store import home
-from cdcflow.runner import dag_tasks
-from cdcflow.runner.in_process import run_cycle
+from cdcflow.launch import dag_tasks
+from cdcflow.launch.in_process import run_cycle
 from cdcflow.store import metastore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.airflow]

@@ -13,7 +13,7 @@ except ImportError:  # tests/ imported as a package
     from tests.airflow_env import use_airflow
 
 from cdcflow.config.spec_store import Spec, save_spec
-from cdcflow.runner.cycle_tables import CycleTables, Server
+from cdcflow.launch.cycle_tables import CycleTables, Server
 
 pytestmark = pytest.mark.airflow
 

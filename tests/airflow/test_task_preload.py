@@ -1,5 +1,5 @@
 """The scheduler imports once what a cycle's tasks import (plugins/airflow_local_settings.py),
-so the task processes forked from it start with cdcflow's runner and pyspark's Connect client
+so the task processes forked from it start with cdcflow's launchers and pyspark's Connect client
 imported; no other Airflow process does, and Airflow's own settings are left as they were."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ PROBE = """
 import json, sys
 sys.argv = ["airflow", sys.argv[1]]
 import airflow.settings as settings
-print(json.dumps({"loaded": sorted(m for m in ("cdcflow.runner.cycle_runner", "cdcflow.stages.finish",
+print(json.dumps({"loaded": sorted(m for m in ("cdcflow.launch.cycle_runner", "cdcflow.stages.finish",
                                                 "pyspark.sql.connect.session") if m in sys.modules),
                   "settings_log": settings.log.name}))
 """
@@ -36,6 +36,6 @@ def _imported_by(component: str, tmp_path) -> dict:
 
 def test_the_scheduler_alone_preloads_the_tasks_imports(tmp_path):
     assert _imported_by("scheduler", tmp_path) == {
-        "loaded": ["cdcflow.runner.cycle_runner", "cdcflow.stages.finish", "pyspark.sql.connect.session"],
+        "loaded": ["cdcflow.launch.cycle_runner", "cdcflow.stages.finish", "pyspark.sql.connect.session"],
         "settings_log": "airflow.settings"}  # the module's own names are not copied into airflow.settings
     assert _imported_by("api-server", tmp_path) == {"loaded": [], "settings_log": "airflow.settings"}

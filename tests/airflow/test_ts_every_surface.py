@@ -13,7 +13,7 @@ from cdcflow import cli
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
 from cdcflow.config.spec_store import spec_exists
-from cdcflow.runner.modes import cycle_request
+from cdcflow.launch.modes import cycle_request
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.prepare import prepare
 from cdcflow.store import metastore

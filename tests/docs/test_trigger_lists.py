@@ -1,5 +1,5 @@
 """The prose that lists the trigger form's params or modes lists all of them, as the code declares
-them (runner/modes.py: TRIGGER_KEYS, MODES): docs/guides/airflow-pause.md named `mode`, `start_ts`
+them (launch/modes.py: TRIGGER_KEYS, MODES): docs/guides/airflow-pause.md named `mode`, `start_ts`
 and `target_ts` as the only keys a run's conf takes long after `tables` joined them.  The
 reference page (docs/reference/trigger-params.md) is generated; these are the hand-written pages."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from cdcflow.runner.modes import MODES, TRIGGER_KEYS
+from cdcflow.launch.modes import MODES, TRIGGER_KEYS
 
 REPO = Path(__file__).resolve().parents[2]
 # a run of backticked names joined by commas and "and"/"or", as prose lists them

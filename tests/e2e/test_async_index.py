@@ -20,7 +20,7 @@ from tidb_standin_helpers import SCHEMA, start_tidb_changefeed, tidb  # noqa: F4
 
 from cdcflow import cli
 from cdcflow.core.errors import CdcflowError
-from cdcflow.runner.in_process import run_cycle
+from cdcflow.launch.in_process import run_cycle
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.wait_index import wait_index
 from cdcflow.store import index_jobs, metastore
@@ -191,7 +191,7 @@ def test_cli_run_says_where_it_stopped(tidb, mariadb_pair, spark, capsys, monkey
     up, down = mariadb_pair
     standin = start_tidb_changefeed(tidb, capsys, mariadb_pair, spark, "tidb-cli", on_submit="running")
     up.execute(f"ALTER TABLE {SCHEMA}.t ADD INDEX iv (v)", f"ALTER TABLE {SCHEMA}.t DROP COLUMN v")
-    import cdcflow.runner.in_process as in_process
+    import cdcflow.launch.in_process as in_process
 
     monkeypatch.setattr(in_process, "run_cycle", lambda changefeed_id, dry_run=False, **kw: run_cycle(changefeed_id,
                                                                                                       spark=spark, dry_run=dry_run))

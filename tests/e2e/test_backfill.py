@@ -53,7 +53,7 @@ def test_prepare_refuses_a_start_ts_from_the_future_and_resume_repairs_a_future_
     surface let through) changes nothing.  A changefeed an older cdcflow moved into the future
     (checkpoint and resolved ts in 2999) is repaired by `resume --overwrite-checkpoint-ts now`."""
     from cdcflow.core.errors import CLI_START_TS_IN_FUTURE, CdcflowError
-    from cdcflow.runner.in_process import new_run_id
+    from cdcflow.launch.in_process import new_run_id
     from cdcflow.stages.prepare import prepare
     from cdcflow.stages.cycle import Cycle
 

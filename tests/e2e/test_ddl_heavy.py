@@ -10,7 +10,7 @@ import time
 import pytest
 from e2e_helpers import assert_consistent, create_changefeed, query
 
-from cdcflow.runner.in_process import run_cycle
+from cdcflow.launch.in_process import run_cycle
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,7 @@ import pytest
 from e2e_helpers import assert_consistent, create_changefeed, query
 from sqlalchemy import event
 
-from cdcflow.runner.in_process import run_cycle
+from cdcflow.launch.in_process import run_cycle
 from cdcflow.store.engine import engine
 
 pytestmark = pytest.mark.e2e

@@ -21,7 +21,7 @@ from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.uri import parse_source_uri
 from cdcflow_devtools.mariadb import free_port
-from cdcflow.runner.in_process import run_cycle
+from cdcflow.launch.in_process import run_cycle
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
 

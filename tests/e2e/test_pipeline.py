@@ -15,7 +15,7 @@ from e2e_helpers import assert_consistent, create_changefeed, query
 
 from cdcflow import cli
 from cdcflow.core import log_line, tso
-from cdcflow.runner.in_process import run_cycle
+from cdcflow.launch.in_process import run_cycle
 from cdcflow.store import metastore
 
 pytestmark = pytest.mark.e2e

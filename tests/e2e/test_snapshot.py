@@ -143,16 +143,16 @@ def copy_jobs(request, monkeypatch) -> Jobs:
     """The two ways chunks are copied, and the Spark jobs run (the chunks each copied): jobs
     of runs of chunks in the session up, or threads of this process where the copy would
     have had to start an embedded session of its own (none is opened then: no job)."""
-    from cdcflow.runner import sessions
-    from cdcflow.snapshot import runner
+    from cdcflow.launch import sessions
+    from cdcflow.snapshot import chunk_copies
 
-    jobs, real = Jobs(request.param), runner.copy_in_spark
+    jobs, real = Jobs(request.param), chunk_copies.copy_in_spark
 
     def counted(spark, tasks, *args):
         jobs.append(len(tasks))
         return real(spark, tasks, *args)
 
-    monkeypatch.setattr(runner, "copy_in_spark", counted)
+    monkeypatch.setattr(chunk_copies, "copy_in_spark", counted)
     if request.param == "threads here":
         monkeypatch.setattr(sessions, "would_start_locally", lambda master: True)
     return jobs
@@ -386,7 +386,7 @@ def test_a_chunk_copied_again_converges_through_the_enum_error_value(mariadb_pai
     from cdcflow.sink.row_writer import RowWriter
     from cdcflow.snapshot.copy import copy_chunk
     from cdcflow.verify.chunks import Chunk
-    from cdcflow.verify.runner import connect as reading_session
+    from cdcflow.verify.comparison import connect as reading_session
 
     up, down = mariadb_pair
     db = "snapagain"
@@ -421,7 +421,7 @@ def test_the_enum_error_value_is_copied_row_by_row_and_in_a_keyless_table(mariad
     from cdcflow.sink.row_writer import RowWriter
     from cdcflow.snapshot.copy import copy_chunk
     from cdcflow.verify.chunks import Chunk
-    from cdcflow.verify.runner import connect as reading_session
+    from cdcflow.verify.comparison import connect as reading_session
 
     up, down = mariadb_pair
     db = "snapenum"
@@ -494,7 +494,7 @@ def test_batches_grow_and_shrink_to_the_bytes_they_aim_at(mariadb_pair, monkeypa
     from cdcflow.sink.row_writer import RowWriter
     from cdcflow.snapshot import copy
     from cdcflow.verify.chunks import Chunk
-    from cdcflow.verify.runner import connect as reading_session
+    from cdcflow.verify.comparison import connect as reading_session
 
     up, down = mariadb_pair
     db = "snapgrow"
@@ -546,7 +546,7 @@ def test_batches_within_chunks_copy_every_row_of_every_key_kind(mariadb_pair, sp
     alone leaves the downstream equal."""
     import dataclasses
 
-    from cdcflow.snapshot.runner import SnapshotOptions
+    from cdcflow.snapshot.chunk_copies import SnapshotOptions
 
     up, down = mariadb_pair
     _fresh(up, down, 700)

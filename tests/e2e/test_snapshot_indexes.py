@@ -31,7 +31,7 @@ from tidb_standin_helpers import SCHEMA as T
 from tidb_standin_helpers import tidb  # noqa: F401 - a fixture
 
 from cdcflow import cli
-from cdcflow.runner.in_process import run_cycle
+from cdcflow.launch.in_process import run_cycle
 from cdcflow.store import index_jobs, metastore, snapshots
 
 pytestmark = pytest.mark.e2e

@@ -181,7 +181,7 @@ def test_a_separator_inside_strings_charsets_json_and_blobs(feed, capsys):
 
 
 # Tables large enough that a differing 1,000-row chunk is cut twice before rows are read
-# (runner.ROW_LEVEL_ROWS): even ids upstream, so rows only the downstream has fall between them.
+# (comparison.ROW_LEVEL_ROWS): even ids upstream, so rows only the downstream has fall between them.
 LARGE = {f"{S}.big": ["id"], f"{S}.pair": ["a", "b"]}
 LARGE_TABLES = [
     f"CREATE TABLE {S}.big (id INT PRIMARY KEY, v VARCHAR(40), d DECIMAL(12,3), at DATETIME(6), f DOUBLE)",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from e2e_helpers import assert_consistent, create_changefeed, fresh_schema
 
-from cdcflow.runner.in_process import run_cycle
+from cdcflow.launch.in_process import run_cycle
 from cdcflow.store import metastore
 
 pytestmark = pytest.mark.e2e

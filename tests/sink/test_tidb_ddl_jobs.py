@@ -194,8 +194,8 @@ def test_which_ddl_waits_for_a_pending_index(standin, cdcflow_home, query, table
     metastore.create_feed("blockers", 1, {})
     _pending_job_122("blockers")
     s.show("running")
-    runner = async_index.IndexDDL("blockers", conn, {}, "tidb", True, None)
-    found = runner.blockers(_ddl(query, tables), replay=False)
+    index_ddl = async_index.IndexDDL("blockers", conn, {}, "tidb", True, None)
+    found = index_ddl.blockers(_ddl(query, tables), replay=False)
     assert [j.job_id for j in found] == ([122] if waits else [])
 
 
@@ -205,9 +205,9 @@ def test_mysql_downstream_never_waits(standin, cdcflow_home):
     _, conn = standin
     metastore.create_feed("on-mariadb", 1, {})
     _pending_job_122("on-mariadb")
-    runner = async_index.IndexDDL("on-mariadb", conn.real, {}, "mysql", False, None)
-    assert runner.blockers(_ddl("ALTER TABLE tidb_async.t ADD COLUMN w INT", [["tidb_async", "t"]]), False) == []
-    assert not runner.is_async(_ddl("ALTER TABLE tidb_async.t ADD INDEX i (v)", [["tidb_async", "t"]],
+    index_ddl = async_index.IndexDDL("on-mariadb", conn.real, {}, "mysql", False, None)
+    assert index_ddl.blockers(_ddl("ALTER TABLE tidb_async.t ADD COLUMN w INT", [["tidb_async", "t"]]), False) == []
+    assert not index_ddl.is_async(_ddl("ALTER TABLE tidb_async.t ADD INDEX i (v)", [["tidb_async", "t"]],
                                     type="add index"))
 
 

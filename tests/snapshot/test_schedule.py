@@ -1,4 +1,4 @@
-"""runner._schedule: which chunk runs a free worker takes (no servers: the copy is a function
+"""chunk_copies._schedule: which chunk runs a free worker takes (no servers: the copy is a function
 here and the store's calls are recorded)."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from cdcflow.snapshot import runner
+from cdcflow.snapshot import chunk_copies
 
 
 @pytest.fixture
 def store(monkeypatch):
     done = []
-    monkeypatch.setattr(runner, "snapshots", SimpleNamespace(
+    monkeypatch.setattr(chunk_copies, "snapshots", SimpleNamespace(
         chunk_done=lambda cid, table, index, rows, secs: done.append((table, index)),
         progress=lambda cid: {"chunks_done": len(done), "chunks_total": -1, "rows_copied": len(done),
                                 "rows_per_second": None}))
@@ -44,7 +44,7 @@ def _run(todo: list[dict], workers: int, deadline: float | None = None) -> tuple
         return [{"table": t["table"], "index": t["chunk"]["index"], "rows": 1, "seconds": 0.0} for t in run]
 
     ended = []
-    runner._schedule(runner.SnapshotLedger("feed"), todo, copy, 1, workers, lambda p: None, ended.append,
+    chunk_copies._schedule(chunk_copies.SnapshotLedger("feed"), todo, copy, 1, workers, lambda p: None, ended.append,
                      deadline)
     return started, in_flight, ended
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from e2e_helpers import assert_consistent, create_changefeed, query
 
-from cdcflow.runner import sessions
-from cdcflow.runner.in_process import run_cycle
+from cdcflow.launch import sessions
+from cdcflow.launch.in_process import run_cycle
 from cdcflow.store import metastore
 
 S = "idle_cycle"

@@ -233,7 +233,7 @@ def test_a_cycle_with_pull_parallelism_reads_in_ranges_and_replicates(mariadb_pa
     at all (child processes)."""
     from e2e_helpers import assert_consistent, cli_run, create_changefeed
 
-    from cdcflow.runner import sessions
+    from cdcflow.launch import sessions
     from cdcflow.store import metastore
 
     started = []

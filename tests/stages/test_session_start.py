@@ -1,4 +1,4 @@
-"""The cycle's session is started in a thread (runner.sessions.start_session) that also starts an
+"""The cycle's session is started in a thread (launch.sessions.start_session) that also starts an
 embedded session's Python workers; a failed start of the workers leaves the session to
 the stages, whose own error will say why."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from cdcflow.config.keys import ChangefeedConfig
-from cdcflow.runner import sessions
+from cdcflow.launch import sessions
 
 
 def test_the_session_starts_its_python_workers(spark, monkeypatch):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cdcflow.verify.chunks import table_chunks
-from cdcflow.verify.runner import connect
+from cdcflow.verify.comparison import connect
 
 pytestmark = pytest.mark.e2e
 

@@ -167,7 +167,7 @@ class _Record:
 
     def __call__(self, start_ts: int, pos, replay_until: int | None, point=None) -> int:
         """The feed at `pos` / `start_ts` (stopped when created paused), its tracked schema and
-        a snapshot's plan (`point`, snapshot.runner.Point) in one metadata-store transaction, then
+        a snapshot's plan (`point`, snapshot.chunk_copies.Point) in one metadata-store transaction, then
         the spec file: a changefeed exists once its spec does (spec_exists,
         status_view.all_feeds), so an interruption leaves all of it or none (rows without a spec
         are cleared when the id is created again).  Returns how many of the tracked tables the
@@ -231,7 +231,7 @@ def _continue_snapshot(changefeed_id, given: dict, spark_for, report, new_point:
     copied; a keyless table not yet copied takes a new consistent point (the changefeed's start
     moves there).  `new_point`: a new copy from a new point whatever was done before."""
     from cdcflow.core.uri import parse_sink_uri, parse_source_uri  # lazy: credentials and TLS, 8 ms of the start
-    from cdcflow.snapshot.runner import SnapshotOptions, needs_new_point  # lazy: as in _snapshot_start
+    from cdcflow.snapshot.chunk_copies import SnapshotOptions, needs_new_point  # lazy: as in _snapshot_start
 
     spec = load_spec(changefeed_id)
     cfg = spec.config()

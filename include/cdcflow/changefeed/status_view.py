@@ -105,7 +105,7 @@ def detail(spec: Spec, feed: metastore.FeedState) -> dict:
     }
 
 
-# Where a cycle came from, by its run id's prefix (runner.in_process.new_run_id, runner.dag_tasks.cycle_run_id).
+# Where a cycle came from, by its run id's prefix (launch.in_process.new_run_id, launch.dag_tasks.cycle_run_id).
 RUN_ORIGINS = {"cli__": "cli", "airflow__": "airflow"}
 
 

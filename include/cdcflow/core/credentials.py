@@ -6,7 +6,7 @@ A URI names no password and one reference instead:
 * `?airflow-conn-id=ID`: the Airflow connection ID, its password (and its login, when it has
   one).  Outside Airflow it is read as Airflow hands connections to any process: the
   environment variable `AIRFLOW_CONN_<ID>` (URI or JSON form).  Inside an Airflow task the
-  plugins hand the runner a home (core.home.Home) whose lookup goes through the Task SDK, which also sees
+  plugins hand the launcher a home (core.home.Home) whose lookup goes through the Task SDK, which also sees
   connections kept in Airflow's database or a secrets backend: the library never imports Airflow.
 
 The spec file keeps the reference, never the password; it is resolved each time a connection

@@ -1,5 +1,5 @@
 """The stages of one cycle, in order, and which of them need Spark: the one list behind the
-CLI's cycle (runner.in_process.run_cycle), the DAG's tasks and the spark-submit job's choices.  Kept
+CLI's cycle (launch.in_process.run_cycle), the DAG's tasks and the spark-submit job's choices.  Kept
 apart from cdcflow.stages because the DAG factory reads it while Airflow parses DAGs."""
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ class IndexDDL:
     @classmethod
     def open(cls, changefeed_id: str, conn, sink: dict, scheme: str, ddl_timeout: float | None,
              event: Callable[..., None]) -> "IndexDDL":
-        """The runner for `conn`, a connection to the downstream `sink` of URI scheme `scheme`:
+        """The index DDL of `conn`, a connection to the downstream `sink` of URI scheme `scheme`:
         what the downstream is decides whether index DDL may run asynchronously, and
         `event(what, **fields)` is told."""
         kind, version = downstream.detect(conn, scheme)

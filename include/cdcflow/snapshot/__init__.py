@@ -8,10 +8,10 @@ the changefeed's first cycle replays it in safe mode (REPLACE / DELETE by key), 
 made before a chunk's read is applied again over the copied row and converges to the same
 image, and a change after it is applied once.  A keyless table has no key to replay onto: it
 is read as one chunk inside the point's own transaction, exactly at the point, and so its
-replay applies every change once.  runner.py plans, records and resumes the chunks;
+replay applies every change once.  chunk_copies.py plans, records and resumes the chunks;
 deferred_indexes.py builds the secondary indexes the tables were created without, once a
 cycle has replayed past the copy's last read."""
 
-from cdcflow.snapshot.runner import SnapshotOptions, continue_copy, start
+from cdcflow.snapshot.chunk_copies import SnapshotOptions, continue_copy, start
 
 __all__ = ["SnapshotOptions", "continue_copy", "start"]

@@ -41,19 +41,19 @@ from cdcflow.core.errors import TABLE_COPY_FAILED, TABLE_COPY_INDEX_FAILED, Cdcf
 from cdcflow.core.row_codec import quote_ident
 from cdcflow.filter.assembled import Filter
 from cdcflow.sink import connection
-from cdcflow.snapshot import runner
+from cdcflow.snapshot import chunk_copies
 from cdcflow.snapshot.deferred_indexes import IndexBuildFailed, IndexRecord, build_replayed, needed, replayed_past
 from cdcflow.snapshot.point import create_downstream, open_point
 from cdcflow.source.binlog import Position, head_position, replay_horizon
 from cdcflow.store import metastore, table_copies
 from cdcflow.store.schema_versions import read_catalogue
-from cdcflow.verify.runner import connect as reading_session
+from cdcflow.verify.comparison import connect as reading_session
 from cdcflow.core import tso
 
 log = logging.getLogger(__name__)
 
 
-class Ledger(runner.SnapshotLedger):
+class Ledger(chunk_copies.SnapshotLedger):
     """The chunks of added tables, recorded in store.table_copies; a failure names add-tables."""
 
     def chunk_done(self, done: dict) -> None:
@@ -70,7 +70,7 @@ class Ledger(runner.SnapshotLedger):
                 f"{progress['rows_copied']} rows")
 
     def failed(self, table: str, e: Exception) -> CdcflowError:
-        return runner._copy_failed(self.changefeed_id, table, e, "table copy", TABLE_COPY_FAILED,
+        return chunk_copies._copy_failed(self.changefeed_id, table, e, "table copy", TABLE_COPY_FAILED,
                                    "; the next cycle copies on from the chunk that failed")
 
     def stuck(self, tables: list[str]) -> CdcflowError:
@@ -118,9 +118,9 @@ def step(changefeed_id: str, cfg, up_args: dict, down_args: dict, scheme: str, c
         renew()
     todo = table_copies.pending_chunks(changefeed_id)
     if todo:
-        options = runner.SnapshotOptions.of(cfg)
+        options = chunk_copies.SnapshotOptions.of(cfg)
         deadline = time.monotonic() + cfg.table_copy_seconds
-        runner._copy_chunks(changefeed_id, todo, up_args, down_args, None, options,
+        chunk_copies._copy_chunks(changefeed_id, todo, up_args, down_args, None, options,
                             lambda progress: renew(), lambda table: None, Ledger(changefeed_id), deadline)
     _copied(changefeed_id, up_args, checkpoint_pos, log_event)
     _build_indexes(changefeed_id, checkpoint_ts, down_args, scheme, log_event, renew)
@@ -162,9 +162,9 @@ def _join(changefeed_id: str, cfg, up_args: dict, down_args: dict, scheme: str, 
             kept = needed(up, schema, name, info) if key else None
             deferred[f"{schema}.{name}"] = create_downstream(up, down, scheme, schema, name, changefeed_id, kept)
             tables.append((schema, name, key))
-        options = runner.SnapshotOptions.of(cfg)
-        tasks = runner._plan(up_args, tables, options)
-        runner._order(up, tasks)
+        options = chunk_copies.SnapshotOptions.of(cfg)
+        tasks = chunk_copies._plan(up_args, tables, options)
+        chunk_copies._order(up, tasks)
         for schema, name, _ in tables:
             table = f"{schema}.{name}"
             table_copies.joined(changefeed_id, table, position.to_dict(),
@@ -179,7 +179,7 @@ def _join(changefeed_id: str, cfg, up_args: dict, down_args: dict, scheme: str, 
         feed = metastore.get_feed(changefeed_id)
         metastore.update_feed(changefeed_id, replay_until=replay_horizon(tso.now(), feed.replay_until))
         # read at the point: a keyless table's changes from it apply once
-        runner.copy_at_point(up, down, tasks, options, Ledger(changefeed_id))
+        chunk_copies.copy_at_point(up, down, tasks, options, Ledger(changefeed_id))
         up.rollback()
     finally:
         up.close()

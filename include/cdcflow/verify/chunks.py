@@ -1,6 +1,6 @@
 """Key-range chunks of a table: boundaries taken from the upstream's key order, every
 `size`-th key, so each chunk holds about `size` upstream rows; a chunk is cut the same way
-into sub-chunks when it differs (runner.py).  The first and last chunks
+into sub-chunks when it differs (comparison.py).  The first and last chunks
 are open-ended, so rows only the downstream has fall in some chunk too.  A table without a
 valid key is one chunk, compared as a multiset."""
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.stage_names import SPARK_STAGES, STAGES
-from cdcflow.runner import sessions
-from cdcflow.runner.cycle_runner import needs_spark, pull_and_settle, run_stage
+from cdcflow.launch import sessions
+from cdcflow.launch.cycle_runner import needs_spark, pull_and_settle, run_stage
 from cdcflow.spark.place import SparkPlace
 from cdcflow.spark.lazy import Lazy, was_built
 from cdcflow.spark.session import is_remote, release

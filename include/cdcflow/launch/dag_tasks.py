@@ -1,12 +1,12 @@
 """The bodies of the DAG's cycle tasks, without Airflow: what a run's trigger parameters ask
-for (runner.modes), the cycle's id, and what the prepare, pull, Spark stage, wait_index, finish
+for (launch.modes), the cycle's id, and what the prepare, pull, Spark stage, wait_index, finish
 and failure-callback tasks do, as plain values.  The plugin's task callables
 (plugins/cdcflow_airflow/cycle_tasks.py) keep what is Airflow's — XCom, task states, Airflow's
 exceptions, its connections — and hand each body the task's home (core.home.Home: its
 CDCFLOW_HOME and credential lookup), which the body runs in.
 
 The plugin imports this module when a task runs, never while Airflow parses DAGs: it loads the
-runner and the stages.
+cycle runner and the stages.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from cdcflow.core.errors import TASK_FAILED, CdcflowError
 from cdcflow.core.home import Home
 from cdcflow.config.spec_store import spec_exists
 from cdcflow.core.stage_names import SPARK_STAGES, STAGES
-from cdcflow.runner.cycle_runner import (
+from cdcflow.launch.cycle_runner import (
     index_wait_needed,
     needs_spark,
     pull_and_settle,
@@ -29,10 +29,10 @@ from cdcflow.runner.cycle_runner import (
     run_spark_stages,
     run_stage,
 )
-from cdcflow.runner.in_process import run_cycle
-from cdcflow.runner.modes import cycle_request
-from cdcflow.runner.sessions import command_sessions
-from cdcflow.snapshot.runner import progress_line
+from cdcflow.launch.in_process import run_cycle
+from cdcflow.launch.modes import cycle_request
+from cdcflow.launch.sessions import command_sessions
+from cdcflow.snapshot.chunk_copies import progress_line
 from cdcflow.spark.place import SparkPlace
 from cdcflow.stages.cycle import Cycle
 from cdcflow.stages.finish import finish as finish_stage

@@ -11,7 +11,7 @@ import msgspec
 from cdcflow.config.keys import ChangefeedConfig
 from cdcflow.config.parsing import config_from_dict
 from cdcflow.config.spec_store import Spec, save_spec
-from cdcflow.runner import cycle_runner, dag_tasks
+from cdcflow.launch import cycle_runner, dag_tasks
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, cycle
 from cdcflow.store import index_jobs, metastore

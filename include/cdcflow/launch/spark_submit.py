@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         # lazy: a failure to import the stages is a failure of the stage too (exit code 1, one line)
-        from cdcflow.runner.cycle_runner import run_spark_stage
+        from cdcflow.launch.cycle_runner import run_spark_stage
         from cdcflow.stages.contracts import plain
         from cdcflow.stages.cycle import Cycle
 

@@ -22,6 +22,6 @@ def _loaded_after(code: str) -> set[str]:
 
 
 def test_the_cli_and_its_cycle_load_none_of_the_libraries_only_some_paths_use():
-    loaded = _loaded_after("from cdcflow import cli\nfrom cdcflow.runner import in_process")
-    assert "cdcflow.runner.in_process" in loaded and "cdcflow.stages.prepare" in loaded
+    loaded = _loaded_after("from cdcflow import cli\nfrom cdcflow.launch import in_process")
+    assert "cdcflow.launch.in_process" in loaded and "cdcflow.stages.prepare" in loaded
     assert not loaded & set(NOT_AT_START), sorted(loaded & set(NOT_AT_START))

@@ -10,7 +10,7 @@ import pytest
 
 from cdcflow.core import tso
 from cdcflow.core.errors import CdcflowError
-from cdcflow.runner.modes import TRIGGER_KEYS, TS_PATTERN, cycle_request
+from cdcflow.launch.modes import TRIGGER_KEYS, TS_PATTERN, cycle_request
 
 ACCEPTED = ["450000000000000000", " 450000000000000000 ", "now", "NOW", "2026-11-22", "2026-11-22 10:00",
             "2026-11-22 10:00:00", "2026-11-22T10:00:00", "2026-11-22T10:00:00.123", "2026-11-22T10:00:00Z",
@@ -42,7 +42,7 @@ def test_an_unknown_key_is_refused_with_the_known_ones():
 def test_the_forms_oldest_start_ts_changes_only_with_the_oldest_binlog():
     """The form is part of the DAG: a text that changed with every look would make Airflow store
     a new DAG version at every parse."""
-    from cdcflow.runner.oldest_start import in_words
+    from cdcflow.launch.oldest_start import in_words
 
     seen = {"ts": 470000000000000000, "time": tso.to_text(470000000000000000), "binlog": "binlog.000007"}
     first, later = in_words({**seen, "seen": "2026-11-28 01:00:00 UTC"}), in_words({**seen, "seen": "02:00"})

@@ -1,7 +1,7 @@
 """The trigger form's modes of a changefeed's DAG, as a table: what each asks of a cycle and
 what it does in words, and the cycle a run's trigger parameters ask for (cycle_request: the
 prepare task's and the HTTP API's one check).  A module of its own because the DAG factory
-reads it while Airflow parses DAGs: it imports nothing of the runner, the stages or the
+reads it while Airflow parses DAGs: it imports nothing of the cycle runner, the stages or the
 changefeed's commands."""
 
 from __future__ import annotations
@@ -132,6 +132,6 @@ def _tables_param(changefeed_id: str, mode: str, kind: str | None, value) -> dic
 
 def _check_held(changefeed_id: str, start_ts: int) -> None:
     """A start_ts before the upstream's oldest binlog is refused (ts_input.not_before_gc)."""
-    from cdcflow.runner import oldest_start  # lazy: asks the upstream, at task and request time only
+    from cdcflow.launch import oldest_start  # lazy: asks the upstream, at task and request time only
 
     oldest_start.check_held(changefeed_id, start_ts)

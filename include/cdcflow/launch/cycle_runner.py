@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.stage_names import SPARK_STAGES, STAGE_TASKS
-from cdcflow.runner import sessions
+from cdcflow.launch import sessions
 from cdcflow.spark.place import SparkPlace
 from cdcflow.spark.session import release
 from cdcflow.stages import contracts, pull_ranges
