@@ -18,7 +18,7 @@ wait_index when no index build is pending (cdcflow.launch.dag_tasks.pull).
 pull is in the `cdcflow_spark` pool as the stage tasks are: it may run the stages
 (the fast path) or read a large window's ranges on Spark, so the pool's slots bound
 the Spark work of every changefeed whichever path a run takes; a fast-path run holds
-its one slot for the whole fused cycle, an idle run's pull for its short read.
+its one slot for the whole cycle, an idle run's pull for its short read.
 """
 
 from __future__ import annotations

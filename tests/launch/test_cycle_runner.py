@@ -68,11 +68,11 @@ def test_the_pull_task_leads_to_wait_index_while_an_index_build_is_pending(cdcfl
 def test_the_stages_run_in_the_pull_task_on_spark_connect_for_a_window_of_at_most_fast_path_max_events():
     connect = config_from_dict({"cdcflow": {"fast-path-max-events": 1000}})
     master = config_from_dict({"cdcflow": {"fast-path-max-events": 1000, "spark-master": "local[2]"}})
-    assert dag_tasks.fused(connect, contracts.PullResult(pulled=1000))
+    assert dag_tasks.fast_path(connect, contracts.PullResult(pulled=1000))
     # however pull read it: a window read in ranges (a slow run made it larger) stays on the fast path
-    assert dag_tasks.fused(connect, contracts.PullResult(pulled=1000, ranges=3))
-    assert not dag_tasks.fused(connect, contracts.PullResult(pulled=1001))  # a larger window: a task per stage
-    assert not dag_tasks.fused(master, contracts.PullResult(pulled=5))  # spark-submit: a job per stage
+    assert dag_tasks.fast_path(connect, contracts.PullResult(pulled=1000, ranges=3))
+    assert not dag_tasks.fast_path(connect, contracts.PullResult(pulled=1001))  # a larger window: a task per stage
+    assert not dag_tasks.fast_path(master, contracts.PullResult(pulled=5))  # spark-submit: a job per stage
     never = config_from_dict({"cdcflow": {"fast-path-max-events": 0}})
-    assert not dag_tasks.fused(never, contracts.PullResult(pulled=1))
+    assert not dag_tasks.fast_path(never, contracts.PullResult(pulled=1))
     assert ChangefeedConfig().fast_path_max_events == 1_000_000

@@ -3,7 +3,7 @@ import random
 from collections import Counter
 
 from cdcflow.source.binlog import Position
-from cdcflow.stages.barrier import build_segments, counts_here, counts_in_spark
+from cdcflow.stages.barrier import build_segments, counts_in_process, counts_in_spark
 from cdcflow.stages.contracts import DdlEntry, Segment
 
 END = Position("mysql-bin.000002", 900, "0-1-42")
@@ -81,7 +81,7 @@ def test_rows_are_counted_per_segment_and_table_with_thousands_of_barriers(spark
     # the one counting step, in Spark tasks and over the same rows' Arrow batches in this process
     # (here in runs of 10 rows: how a segment may be cut, which changes no total)
     for counted in (counts_in_spark(df, his).totals,
-                    counts_here(df.toArrow().to_batches(max_chunksize=997), his, 10).totals):
+                    counts_in_process(df.toArrow().to_batches(max_chunksize=997), his, 10).totals):
         got = {k: n for k, n, _ in counted}
         assert got == want
         assert {k: b for k, _, b in counted} == size

@@ -29,7 +29,7 @@ def _no_override(monkeypatch):
 
 def test_auto_reads_a_window_here_up_to_its_bound():
     e = _engine("[cdcflow]\nlocal-max-events = 1000\n")
-    assert e.mode == "auto" and e.window_here(1000) and not e.window_here(1001)
+    assert e.mode == "auto" and e.window_in_process(1000) and not e.window_in_process(1001)
     assert Engine.of(parse_config("")).max_events == 20_000_000  # the default, declared once in the config
 
 
@@ -41,17 +41,17 @@ def test_auto_writes_segments_here_within_rows_and_image_bytes():
             _seg(40, OLD_RECORD_ROWS + 1, 0), _seg(50, 0, 0), _seg(60, 10, 1001), _seg(70, 10, 1000)]
     # 0: applied (hi 10 <= the checkpoint); 2: too many rows; 4: an older record over the old bound;
     # 5: no rows; 6: over the bytes; 3 and 7 fit (each segment is held alone, one read ahead)
-    assert e.parts_here(segs, checkpoint_ts=10) == [(1, 0), (3, 0), (7, 0)]
-    assert _engine("").parts_here(segs, checkpoint_ts=10) == [(i, 0) for i in (1, 2, 3, 6, 7)]  # 500,000 and 128 MiB
+    assert e.parts_in_process(segs, checkpoint_ts=10) == [(1, 0), (3, 0), (7, 0)]
+    assert _engine("").parts_in_process(segs, checkpoint_ts=10) == [(i, 0) for i in (1, 2, 3, 6, 7)]  # 500,000 and 128 MiB
 
 
 def test_local_lifts_the_row_bounds_and_keeps_the_memory_bound():
     e = _engine("[cdcflow]\nengine = 'local'\nlocal-max-events = 10\nlocal-segment-rows = 1\n"
                 "local-segment-bytes = 1000\n")
-    assert e.window_here(10**9)
+    assert e.window_in_process(10**9)
     segs = [_seg(0, 10**7, 900), _seg(10, 5, 1001), _seg(20, 10**6, 1000), _seg(30, 0, 0)]
     # each segment is held alone: 0 and 2 fit the bytes whatever their rows, 1 does not
-    assert e.parts_here(segs, checkpoint_ts=0) == [(0, 0), (2, 0)]
+    assert e.parts_in_process(segs, checkpoint_ts=0) == [(0, 0), (2, 0)]
 
 
 def test_a_segment_over_the_bounds_is_cut_into_slices_that_fit_at_run_ends():
@@ -65,7 +65,7 @@ def test_a_segment_over_the_bounds_is_cut_into_slices_that_fit_at_run_ends():
                    Slice(60, 100, 0, 950)]  # (30, ...) twice: one run end, never cut between
     assert (sum(s.rows for s in got), sum(s.image_bytes for s in got)) == (250, 1450)
     seg.slices = got
-    assert seg.parts() == got and e.parts_here([seg], checkpoint_ts=20) == [(0, 1), (0, 2)]  # (60, 100]: no rows
+    assert seg.parts() == got and e.parts_in_process([seg], checkpoint_ts=20) == [(0, 1), (0, 2)]  # (60, 100]: no rows
     # the bytes bound cuts too; a segment that fits, one transaction and Spark are not cut
     assert [s.hi for s in e.slices(seg, [(10, 1, 900), (20, 1, 900), (30, 1, 900)])] == [10, 20, 100]
     small = Segment(lo=0, hi=100, ddl=None, pos_before=None, pos_after=END, rows=100, image_bytes=1000)
@@ -76,7 +76,7 @@ def test_a_segment_over_the_bounds_is_cut_into_slices_that_fit_at_run_ends():
 
 def test_spark_runs_every_step_in_spark_tasks():
     e = _engine("[cdcflow]\nengine = 'spark'\n")
-    assert not e.window_here(0) and e.parts_here([_seg(0, 1, 1)], checkpoint_ts=0) == []
+    assert not e.window_in_process(0) and e.parts_in_process([_seg(0, 1, 1)], checkpoint_ts=0) == []
     assert e.place(False) == "spark" and e.place(True) == "process"
 
 

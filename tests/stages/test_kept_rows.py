@@ -13,7 +13,7 @@ from cdcflow.core.event import Event
 from cdcflow.filter.row_rules import RowRules
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, filter_stage, rows
-from cdcflow.stages.barrier import COUNTED_COLUMNS, counts_here, counts_in_spark
+from cdcflow.stages.barrier import COUNTED_COLUMNS, counts_in_process, counts_in_spark
 from cdcflow.stages.held_rows import HeldRows
 from cdcflow.stages.engine import Engine
 from cdcflow.stages.contracts import Segment
@@ -105,13 +105,13 @@ def test_both_reads_keep_the_same_rows(spark, tmp_path, config_text, copied):
     if copied:
         assert {r[7:] for r in everything} == {(None, None)}
     for spans in ([(0, 200)], [(10, 40)], [(0, 20), (50, 80)], [(60, 60)]):
-        here = _sorted(rows.kept_rows_here(cycle, spans, COLUMNS).to_table())
+        here = _sorted(rows.kept_rows_arrow(cycle, spans, COLUMNS).to_table())
         assert here == [r for r in everything if any(lo < r[2] <= hi for lo, hi in spans)], spans
-    assert _sorted(rows.kept_rows_here(cycle, None, COLUMNS).to_table()) == everything
+    assert _sorted(rows.kept_rows_arrow(cycle, None, COLUMNS).to_table()) == everything
     # barrier's counts per segment and table, rows and image bytes: pyarrow's a batch at a time
     # (the writer's row groups of 7 events are its batches), Spark's in one job
     his = [25, 50, 75, 90]
-    here = counts_here(rows.kept_rows_here(cycle, None, COUNTED_COLUMNS).to_batches(), his)
+    here = counts_in_process(rows.kept_rows_arrow(cycle, None, COUNTED_COLUMNS).to_batches(), his)
     counted = sorted(here.totals)
     assert counted == sorted(counts_in_spark(rows.kept_rows(spark, cycle), his).totals)
     assert {k[0] for k, _, _ in counted} >= {0, 2, 4} and all(b > 0 for _, _, b in counted)
@@ -183,7 +183,7 @@ def test_a_copy_of_some_tables_is_the_same_written_by_pyarrow_as_by_spark(spark,
         cycle = _Cycle(_folder(tmp_path / way, window), f"{config_text}\n[cdcflow]\nengine = '{engine}'\n")
         assert rows.copy_kept(spark, cycle, window, RowRules(tables=frozenset(tables)))
         every = sorted(map(repr, rows.kept_rows(spark, cycle).toArrow().to_pylist()))
-        copies[way] = every, _sorted(rows.kept_rows_here(cycle, None, COLUMNS).to_table())
+        copies[way] = every, _sorted(rows.kept_rows_arrow(cycle, None, COLUMNS).to_table())
     assert copies["spark"] == copies["here"] and copies["none"] == ([], [])
     # rules that turn out to drop no row of the window (a table it does not hold): no copy kept here
     cycle = _Cycle(_folder(tmp_path / "nothing", window), f"{config_text}\n[cdcflow]\nengine = 'local'\n")

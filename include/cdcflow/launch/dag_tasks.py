@@ -125,24 +125,25 @@ def snapshot(changefeed_id: str, report: Callable[[str], None], connection: Call
         return commands.snapshot(changefeed_id, spark_for, report=lambda p: report(progress_line(changefeed_id, p)))
 
 
-def fused(cfg, pulled) -> bool:
-    """Whether the pull task runs the Spark stages itself (the fast path): on Spark Connect
-    (the config names no master) with a window of at most `fast-path-max-events` events,
-    however pull read it.  A task per stage costs a process, a DAG parse, a session and a
+def fast_path(cfg, result) -> bool:
+    """Whether the pull task runs the Spark stages itself, after pull's `result` (PullResult): on
+    Spark Connect (the config names no master) with a window of at most `fast-path-max-events`
+    events, however pull read it.  A task per stage costs a process, a DAG parse, a session and a
     scheduler hop each, which only a window far larger than a fresh changefeed's dwarfs.  The
     bound is on events (what the stages' work grows with), not on pull-parallel-min-bytes:
     with that one, a slow run could make the next window large enough to be read in ranges,
     which sent it down the slower staged path, which made the window after it larger still."""
-    return not cfg.spark_master and pulled.pulled <= cfg.fast_path_max_events
+    return not cfg.spark_master and result.pulled <= cfg.fast_path_max_events
 
 
 def pull(changefeed_id: str, run_id: str, connection: Callable[[], str] | None = None,
          home: Home = Home()) -> tuple[dict, list[str]]:
     """Pull the window and choose the tasks that follow, as the CLI's cycle does.  An empty
     window is settled by pull_and_settle (the checkpoint moves).  A window with events goes on
-    to the Spark stage tasks, unless `fused`: then this task runs them in one session on the
-    Spark Connect server.  wait_index follows the stage tasks, or, without them, only when an
-    index build is pending (index_wait_needed): an idle run or a fast one ends with finish.
+    to the Spark stage tasks, unless it takes the `fast_path`: then this task runs them in one
+    session on the Spark Connect server.  wait_index follows the stage tasks, or, without them,
+    only when an index build is pending (index_wait_needed): an idle run or a fast one ends with
+    finish.
     Pull takes no Spark, unless the config turns its parallel path on and the window is large:
     then its ranges are read by tasks on the Spark Connect server the stages use (the config's,
     else the launcher's `connection`, asked only once a session is wanted), or, with an embedded
@@ -153,7 +154,7 @@ def pull(changefeed_id: str, run_id: str, connection: Callable[[], str] | None =
         place = SparkPlace.resolve(cycle.config, connection=connection)
         results = pull_and_settle(cycle, place)
         if needs_spark(results):
-            if not fused(cycle.config, results["pull"]):
+            if not fast_path(cycle.config, results["pull"]):
                 return results, [SPARK_STAGES[0], "wait_index"]
             run_spark_stages(cycle, results, place)
         return results, ["wait_index"] if index_wait_needed(cycle) else []

@@ -70,7 +70,7 @@ class Counted:
     runs: dict[int, list[tuple[int, int, int]]] | None = None
 
 
-def counts_here(batches, his: list[int], run_rows: int = 16_384) -> Counted:
+def counts_in_process(batches, his: list[int], run_rows: int = 16_384) -> Counted:
     """segment_counts over row events' Arrow batches in this process (his sorted)."""
     partials = [batch_counts(b, his, run_rows) for b in batches if b.num_rows]
     if not partials:
@@ -103,8 +103,8 @@ def segment_counts(cycle: Cycle, spark, his: list[int]) -> Counted:
     Only counts come back, not one row per transaction."""
     his = sorted(his)
     window = contracts.WINDOW.read(cycle.folder)
-    if rows.read_here(cycle, window):
-        return counts_here(rows.kept_rows_here(cycle, None, COUNTED_COLUMNS).to_batches(), his,
+    if rows.read_in_process(cycle, window):
+        return counts_in_process(rows.kept_rows_arrow(cycle, None, COUNTED_COLUMNS).to_batches(), his,
                            cycle.engine.run_rows())
     return counts_in_spark(rows.kept_rows(spark, cycle), his)
 
@@ -129,4 +129,4 @@ def barrier(spark, cycle: Cycle) -> contracts.BarrierResult:
     cycle.log_event("barriers", barriers=[s.hi for s in segments if s.ddl], segments=len(segments),
                     rows=[s.rows for s in segments], slices=[len(s.slices) for s in segments if s.slices])
     return contracts.BarrierResult(segments=len(segments), barriers=sum(1 for s in segments if s.ddl),
-                                   ran_in=cycle.engine.place(rows.read_here(cycle, window)))
+                                   ran_in=cycle.engine.place(rows.read_in_process(cycle, window)))

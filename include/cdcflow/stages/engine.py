@@ -58,12 +58,12 @@ class Engine:
                                     f"changefeed's [cdcflow] engine")
         return cls(mode, cfg.local_max_events, cfg.local_segment_rows, cfg.local_segment_bytes)
 
-    def window_here(self, events: int) -> bool:
+    def window_in_process(self, events: int) -> bool:
         """Whether filter and barrier read a window of `events` events in their own process."""
         return self.mode == LOCAL or (self.mode == AUTO and events <= self.max_events)
 
-    def place(self, here: bool) -> str:
-        return PROCESS if here else SPARK
+    def place(self, in_process: bool) -> str:
+        return PROCESS if in_process else SPARK
 
     def slices(self, seg, points) -> list[Slice]:
         """Where a segment too large for the process bounds is written in slices that fit them
@@ -73,7 +73,7 @@ class Engine:
         compacted on its own, leaves the downstream as the segment whole would (each slice's final
         images are the upstream's state at its end; only the checkpoint waits for the segment's).
         Empty where the segment fits, where Spark writes it, or where it cannot be cut (one
-        transaction): apply then writes it whole, as parts_here says."""
+        transaction): apply then writes it whole, as parts_in_process says."""
         if self.mode == SPARK or self._fits(seg.rows, seg.image_bytes):
             return []
         out, lo, rows, size, last = [], seg.lo, 0, 0, seg.lo
@@ -94,7 +94,7 @@ class Engine:
     def _fits(self, rows: int, image_bytes: int) -> bool:
         return rows <= self.segment_rows and image_bytes <= self.segment_bytes
 
-    def parts_here(self, segments, checkpoint_ts: int) -> list[tuple[int, int]]:
+    def parts_in_process(self, segments, checkpoint_ts: int) -> list[tuple[int, int]]:
         """The parts (segment index, index in its parts()) apply writes from its process
         (stages.held_rows reads their rows, one ahead of the one written): not applied yet, with
         rows, within the bounds, in window order."""

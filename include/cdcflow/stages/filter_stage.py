@@ -260,7 +260,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
              for e in skipped_ddl[:contracts.SKIPPED_DDL_KEPT]]
     counts = contracts.FilterResult(kept_ddl=len(kept_ddl), skipped_ddl=len(skipped_ddl), tables=len(tables),
                                     kept_tables=len(keep_tables), skipped=named, rows_copied=copied,
-                                    ran_in=cycle.engine.place(rows.read_here(cycle, window)))
+                                    ran_in=cycle.engine.place(rows.read_in_process(cycle, window)))
     contracts.DDLS.write(cycle.folder, DdlLog(kept=kept_ddl, skipped=skipped_ddl))
     cycle.log_event("filtered", **{k: v for k, v in contracts.plain(counts).items() if k != "skipped"},
                 dropped_tables=sorted(f"{s}.{t}" for s, t in set(tables) - set(keep_tables)))

@@ -1,8 +1,8 @@
 """The rows apply writes from its own process, read ahead of their write.
 
 The cycle's engine names the parts of the window's segments (a segment whole, or one of its
-slices: contracts.Slice) that the stage's process writes (Engine.parts_here).  Their rows are
-read here with pyarrow (rows.kept_rows_here), a part at a time, in order, by a thread of their
+slices: contracts.Slice) that the stage's process writes (Engine.parts_in_process).  Their rows are
+read here with pyarrow (rows.kept_rows_arrow), a part at a time, in order, by a thread of their
 own, and made ready for the writers by `ahead` (sink.row_sink.RowSink.spread_ahead): the next
 part's rows are read and compacted while apply writes this one's, not all before the first is
 written (a read that held up every write: 0.4 s of the bench's 2.4 s apply, and the compaction
@@ -37,7 +37,7 @@ class HeldRows:
     def __init__(self, cycle: Cycle, segments: list[Segment], checkpoint_ts: int,
                  ahead: Callable[[Segment, Slice, pa.Table], object] | None = None):
         self.cycle, self.segments, self.ahead = cycle, segments, ahead
-        self._waiting = cycle.engine.parts_here(segments, checkpoint_ts)  # not submitted yet, in order
+        self._waiting = cycle.engine.parts_in_process(segments, checkpoint_ts)  # not submitted yet, in order
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="held-rows") if self._waiting else None
         self._rows: dict[tuple[int, int], Future] = {}
         self._read_next()
@@ -49,7 +49,7 @@ class HeldRows:
             self._rows[i, j] = self._pool.submit(self._read, seg, seg.parts()[j])
 
     def _read(self, seg: Segment, part: Slice) -> Held | None:
-        rows_here = rows.kept_rows_here(self.cycle, [(part.lo, part.hi)], HELD_COLUMNS).to_table()
+        rows_here = rows.kept_rows_arrow(self.cycle, [(part.lo, part.hi)], HELD_COLUMNS).to_table()
         if not rows_here.num_rows:
             return None
         return Held(rows_here, self.ahead(seg, part, rows_here) if self.ahead is not None else None)

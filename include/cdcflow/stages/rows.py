@@ -5,7 +5,7 @@ copy of them (a copy is a full rewrite of the window), and barrier and apply rea
 as pull wrote them, without the same transactions filter read them without.
 
 What a window drops is one table (`dropped`), applied to a Spark DataFrame (`window_events`)
-and to pyarrow's scan of the same files in this process (`kept_rows_here`), so the two reads
+and to pyarrow's scan of the same files in this process (`kept_rows_arrow`), so the two reads
 cannot disagree on a rule.
 """
 
@@ -36,13 +36,13 @@ COPY = "filtered"  # the folder of filter's copy, when it made one
 READAHEAD = {"batch_readahead": 1, "fragment_readahead": 1}
 
 
-def read_here(cycle: Cycle, window: contracts.Window) -> bool:
+def read_in_process(cycle: Cycle, window: contracts.Window) -> bool:
     """Whether the stages read the window in their own process with pyarrow (filter's DDLs and
     samples, barrier's counts), a batch at a time, rather than in Spark jobs, whose tasks a
     cluster spreads: the cycle's engine decides (stages.engine).  On the bench's oltp window
     (300,000 changes) each such job took seconds, nearly all of it planning and code generation
     (docs/performance.md)."""
-    return cycle.engine.window_here(window.pulled.events)
+    return cycle.engine.window_in_process(window.pulled.events)
 
 
 @dataclass(frozen=True)
@@ -123,8 +123,8 @@ def copy_kept(spark, cycle: Cycle, window: contracts.Window, rules: RowRules) ->
     writes.  Returns whether a copy was kept: here, none where the rules dropped no row after all."""
     cycle.folder.remove_folder(COPY)  # an earlier attempt's, maybe Spark's in several files
     copied = not rules.drops_nothing()
-    if copied and read_here(cycle, window):
-        scan = window_events_here(cycle, window, ROW_EVENTS.arrow(), FIELDS)
+    if copied and read_in_process(cycle, window):
+        scan = window_events_arrow(cycle, window, ROW_EVENTS.arrow(), FIELDS)
         rows_in_out = [0, 0]
 
         def kept(batch):
@@ -153,7 +153,7 @@ def has_rows(cycle: Cycle, window: contracts.Window, schema: str, table: str, lo
         & (pc.field("commit_ts") > lo)
     if hi is not None:
         where &= pc.field("commit_ts") <= hi
-    return window_events_here(cycle, window, where, ("seq",)).head(1).num_rows > 0
+    return window_events_arrow(cycle, window, where, ("seq",)).head(1).num_rows > 0
 
 
 def window_map(spark, cycle: Cycle, window: contracts.Window, wanted: Wanted, columns, step,
@@ -163,8 +163,8 @@ def window_map(spark, cycle: Cycle, window: contracts.Window, wanted: Wanted, co
     pyarrow's scan here where the cycle's engine reads the window here, else inside Spark tasks
     (mapInArrow) whose outputs come back as Arrow.  What a stage reads of a window is written once,
     as its step and what it makes of the steps' outputs."""
-    if read_here(cycle, window):
-        scan = window_events_here(cycle, window, wanted.arrow(), columns)
+    if read_in_process(cycle, window):
+        scan = window_events_arrow(cycle, window, wanted.arrow(), columns)
         return pa.Table.from_batches([step(b) for b in scan.to_batches()], schema=schema)
     frame = window_events(spark, cycle, window).where(wanted.spark()).select(*columns)
     return frame.mapInArrow(lambda batches: (step(b) for b in batches), spark_schema(schema)).toArrow().cast(schema)
@@ -188,7 +188,7 @@ def kept_rows(spark, cycle: Cycle):
     return row_events(window_events(spark, cycle, contracts.WINDOW.read(cycle.folder)))
 
 
-def window_events_here(cycle: Cycle, window: contracts.Window, where: pc.Expression, columns) -> pads.Scanner:
+def window_events_arrow(cycle: Cycle, window: contracts.Window, where: pc.Expression, columns) -> pads.Scanner:
     """window_events' events that match `where`, `columns` of them, as a pyarrow scanner in this
     process: the filter runs as pull's files are scanned, a batch at a time."""
     for d in dropped(window, cycle.config):
@@ -196,7 +196,7 @@ def window_events_here(cycle: Cycle, window: contracts.Window, where: pc.Express
     return cycle.folder.dataset("raw").scanner(columns=list(columns), filter=where, **READAHEAD)
 
 
-def kept_rows_here(cycle: Cycle, spans: list[tuple[int, int]] | None, columns) -> pads.Scanner:
+def kept_rows_arrow(cycle: Cycle, spans: list[tuple[int, int]] | None, columns) -> pads.Scanner:
     """kept_rows' rows with commit ts in one of `spans` ((lo, hi] each; None: the whole window),
     `columns` of them, as a pyarrow scanner in this process: the rows the driver writes itself
     and a small window's counts need no Spark job.  Over the JVM the fetch was a scan, a plan and
@@ -206,4 +206,4 @@ def kept_rows_here(cycle: Cycle, spans: list[tuple[int, int]] | None, columns) -
         operator.or_, [(pc.field("commit_ts") > lo) & (pc.field("commit_ts") <= hi) for lo, hi in spans])
     if _copied(cycle):
         return cycle.folder.dataset(COPY).scanner(columns=list(columns), filter=where, **READAHEAD)
-    return window_events_here(cycle, contracts.WINDOW.read(cycle.folder), where & (pc.field("op") != "ddl"), columns)
+    return window_events_arrow(cycle, contracts.WINDOW.read(cycle.folder), where & (pc.field("op") != "ddl"), columns)
