@@ -21,7 +21,7 @@ from cdcflow.core.row_codec import encode_image
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.sink import connection
 from cdcflow.sink import row_sink as row_sink_module
-from cdcflow.sink.row_sink import KEY_TEXTS, ROW_COLUMNS, Held, RowSink
+from cdcflow.sink.row_sink import KEY_TEXTS, ROW_COLUMNS, PartRows, RowSink
 from cdcflow.sink.table_keys import by_table
 from cdcflow.stages.contracts import KeySpan
 from cdcflow.store.events import EVENT_SCHEMA, EVENT_SPARK_SCHEMA, FIELDS
@@ -83,7 +83,7 @@ KEYED = changes(("k", 10, 0, "insert", None, {"id": 1, "v": "a"}), ("k", 10, 1, 
 @pytest.mark.parametrize("where", ["spark", "driver"])
 def test_a_segments_keyed_rows_land_as_their_final_images(spark, tmp_path, conn, down, where):
     # the driver gets the segment's rows in hand (apply's small segments); Spark reads the window's
-    local = Held(KEYED.filter(pc.less_equal(KEYED["commit_ts"], 20)).select(list(ROW_COLUMNS))) \
+    local = PartRows(KEYED.filter(pc.less_equal(KEYED["commit_ts"], 20)).select(list(ROW_COLUMNS))) \
         if where == "driver" else None
     down.execute(f"INSERT INTO {DB}.k VALUES (3, 'old')")
     written = row_sink(spark, conn, down).write_segment(frame(spark, tmp_path, KEYED), [(DB, "k")], 5, 20, 5, local)
@@ -170,17 +170,19 @@ def span(key, collations, first=10, last=11) -> dict:
 @pytest.mark.parametrize("where", ["spark", "driver", "driver-ahead"])
 def test_apply_keys_by_pulls_texts_only_where_pull_keyed_by_the_segments_key(spark, tmp_path, conn, down, pulled,
                                                                               final, where, monkeypatch):
-    """driver-ahead: the rows made ready while an earlier segment is written (RowSink.spread_ahead,
-    which assumes pull keyed every table by its key): taken where it did, made again where not."""
-    sink = row_sink(spark, conn, down, pulled_keys=pulled)
+    """driver-ahead: the rows made ready while an earlier segment is written
+    (RowSink.writer_input_ahead, which assumes pull keyed every table by its key): taken where it
+    did, made again where not."""
+    sink = row_sink(spark, conn, down, key_spans=pulled)
     rows = ONE_KEY.select([*ROW_COLUMNS, *KEY_TEXTS])
-    local = None if where == "spark" else Held(rows)
+    local = None if where == "spark" else PartRows(rows)
     if where == "driver-ahead":
         seg = SimpleNamespace(lo=5, hi=20, tables=[(DB, "k")])
-        local = Held(rows, sink.spread_ahead(seg, seg, rows))  # the segment whole: its own part
+        local = PartRows(rows, sink.writer_input_ahead(seg, seg, rows))  # the segment whole: its own part
         made = []
-        spread_here = row_sink_module._spread_here
-        monkeypatch.setattr(row_sink_module, "_spread_here", lambda *a: made.append(a) or spread_here(*a))
+        writer_input_in_process = row_sink_module._writer_input_in_process
+        monkeypatch.setattr(row_sink_module, "_writer_input_in_process",
+                            lambda *a: made.append(a) or writer_input_in_process(*a))
     written = sink.write_segment(frame(spark, tmp_path, ONE_KEY), [(DB, "k")], 5, 20, 2, local)
     assert down.query(f"SELECT id, v FROM {DB}.k ORDER BY id") == final and written.rows == len(final)
     assert (written.keyed_by_pull, written.keyed_here) == ((1, 0) if len(final) == 1 else (0, 1))

@@ -14,7 +14,7 @@ from cdcflow.filter.row_rules import RowRules
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, filter_stage, rows
 from cdcflow.stages.barrier import COUNTED_COLUMNS, counts_in_process, counts_in_spark
-from cdcflow.stages.held_rows import HeldRows
+from cdcflow.stages.read_ahead import ReadAhead
 from cdcflow.stages.engine import Engine
 from cdcflow.stages.contracts import Segment
 from cdcflow.store.events import RunFolder
@@ -140,7 +140,7 @@ def test_the_driver_gets_each_picked_segment_whole_and_nothing_else(spark, tmp_p
     # segment 3 (ts 50-70] is over the driver's bound: Spark writes it, the driver never reads it;
     # segment 0 is below the checkpoint; segment 2 holds no rows (only the aborted transaction)
     segments = _segments(his, [6, 3, 0, 6, 3, 3])
-    local = HeldRows(cycle, segments, checkpoint_ts=20)
+    local = ReadAhead(cycle, segments, checkpoint_ts=20)
     try:
         got = {i: local.get((i, 0)) for i in range(len(segments))}
     finally:

@@ -45,9 +45,10 @@ from cdcflow.sink.table_keys import keyed_by_pull, table_key, tangled_by_pull
 # the columns of a row event the writers read
 ROW_COLUMNS = ("schema", "table", "commit_ts", "seq", "op", "before", "after")
 KEY_TEXTS = ("before_key", "after_key")  # the texts of its keys pull wrote (stages.pull_keys)
-# what a small segment's rows are read with in the driver: the writers' columns, the key texts, and
-# whether the upstream ran a change with foreign_key_checks off (the tables foreign keys bind)
-HELD_COLUMNS = (*ROW_COLUMNS, *KEY_TEXTS, "fk_checks_off")
+# what a part's rows are read with when this process writes them (PartRows): the writers' columns,
+# the key texts, and whether the upstream ran a change with foreign_key_checks off (the tables
+# foreign keys bind)
+PART_COLUMNS = (*ROW_COLUMNS, *KEY_TEXTS, "fk_checks_off")
 # what a segment's compacted changes are spread over the writers by (Spark partitions, the driver's threads)
 SPREAD_BY = ("schema", "table", "part")
 # Changes written in commit order (keyless tables, tables foreign keys bind) reach this process
@@ -71,11 +72,11 @@ class Written:
 
 
 @dataclass(frozen=True)
-class Spread:
-    """A small segment's rows made ready for the writers (_spread_here) ahead of its write, where
-    every table of it is keyed by pull's texts: keyed, compacted and spread over the writer
-    threads, `parts`; made for the tables `tables` ("schema.table"), the tangled keys `tangles`
-    and the rows above `lo`, and used only where the write finds the same."""
+class WriterInput:
+    """A part's rows as the writer threads take them, made ahead of its write where every table
+    of it is keyed by pull's texts (_writer_input_in_process): keyed, compacted and spread over
+    the writer threads, `parts`; made for the tables `tables` ("schema.table"), the tangled keys
+    `tangles` and the rows above `lo`, and used only where the write finds the same."""
 
     tables: frozenset[str]
     tangles: dict
@@ -84,12 +85,12 @@ class Spread:
 
 
 @dataclass
-class Held:
-    """A small segment's rows in this process (stages.held_rows), and what
-    RowSink.spread_ahead made of them (None: nothing)."""
+class PartRows:
+    """The rows of a part written from this process (a small segment whole, or a slice of one),
+    read by stages.read_ahead, and what RowSink.writer_input_ahead made of them (None: nothing)."""
 
     rows: pa.Table
-    ahead: Spread | None = None
+    ahead: WriterInput | None = None
 
 
 @dataclass
@@ -114,7 +115,7 @@ class RowSink:
 
     def __init__(self, spark, conn, sink: dict, options: SinkOptions, keys_known: dict, *, changefeed_id: str,
                  force_replicate: bool, marker: str, safe: bool, replay_until: int, event: Callable[..., None],
-                 pulled_keys: dict | None = None, tidb: bool = False):
+                 key_spans: dict | None = None, tidb: bool = False):
         self.spark, self.conn, self.sink, self.options = spark, conn, sink, options
         self.keys_known = keys_known  # {(schema, table): the tracked key's ranges over the window}
         self.changefeed_id, self.force_replicate, self.event = changefeed_id, force_replicate, event
@@ -122,39 +123,39 @@ class RowSink:
         self.safe, self.replay_until = safe, replay_until
         self.foreign_keys = ForeignKeys(conn)
         # the spans of the key texts pull wrote, by table (stages.pull_keys.by_table); None: it wrote none
-        self.pulled_keys = pulled_keys
+        self.key_spans = key_spans
         self.tidb = tidb  # a TiDB downstream: sequences take their state by SETVAL (sink.sequence_state)
         self.sessions = Sessions(sink)  # the writers' sessions, kept between the small segments written here
 
     def close(self) -> None:
         self.sessions.close()
 
-    def spread_ahead(self, seg, part, rows: pa.Table) -> Spread | None:
+    def writer_input_ahead(self, seg, part, rows: pa.Table) -> WriterInput | None:
         """What _write_keyed makes of the rows of a part of a segment (the segment whole, or a
         slice of it: stages.contracts.Slice) written from this process when every table of the
         segment is keyed by pull's texts, made while an earlier part is written
-        (stages.held_rows: a thread of its own; Arrow's work, beside the writers' waits on the
+        (stages.read_ahead: a thread of its own; Arrow's work, beside the writers' waits on the
         downstream).  None where the write would not take it: transactions kept whole, no key
         texts."""
-        if self.options.transaction_atomicity == "table" or self.pulled_keys is None \
+        if self.options.transaction_atomicity == "table" or self.key_spans is None \
                 or not set(KEY_TEXTS) <= set(rows.column_names):
             return None
         tables = [tuple(t) for t in seg.tables]
         names = [f"{s}.{t}" for s, t in tables]
         try:
-            tangles = _tangles(self.pulled_keys, tables, (part.lo, part.hi))
-            parts = _spread_here(rows, {n: None for n in names}, set(names), None,
-                                 (SPREAD_BY, None, tangles), max(1, self.options.worker_count))
+            tangles = _tangles(self.key_spans, tables, (part.lo, part.hi))
+            parts = _writer_input_in_process(rows, {n: None for n in names}, set(names), None,
+                                             (SPREAD_BY, None, tangles), max(1, self.options.worker_count))
         except Exception:  # noqa: BLE001 - the write makes its own, and reports what fails in it
             return None
-        return Spread(frozenset(names), tangles, part.lo, parts)
+        return WriterInput(frozenset(names), tangles, part.lo, parts)
 
     def ddl_ran(self, ddl: Ddl) -> None:
         """A DDL ran downstream: the foreign keys are read again if it may have changed them."""
         self.foreign_keys.ddl_ran(ddl.type, ddl.replacement or ddl.statements or [ddl.query], ddl.tables)
 
     def write_segment(self, rows_df, tables: list[tuple[str, str]], lo: int, hi: int, count: int,
-                      held: Held | None = None) -> Written:
+                      held: PartRows | None = None) -> Written:
         """Write the changes to `tables` committed in (lo, hi] (at most `count` of them) of
         `rows_df`, the window's row events: in Spark tasks, or from this process where `held`
         holds the segment's rows (a small segment)."""
@@ -165,7 +166,7 @@ class RowSink:
             if held is not None and held.rows.num_rows and pc.min(held.rows["commit_ts"]).as_py() <= lo:
                 # the checkpoint inside the segment (an earlier attempt wrote part of it); otherwise
                 # every row is above it, and a filter would only copy the images
-                held = Held(held.rows.filter(pc.greater(held.rows["commit_ts"], lo)))
+                held = PartRows(held.rows.filter(pc.greater(held.rows["commit_ts"], lo)))
             return self._write(rows, tables, lo, hi, count, held)
         except Exception as e:  # noqa: BLE001 - a row statement the downstream refused, placed in the segment
             err = classify(e, "apply", self.changefeed_id, rows=(lo, hi))
@@ -173,7 +174,7 @@ class RowSink:
                 raise
             raise err from e
 
-    def _write(self, rows: Callable, tables, lo: int, hi: int, count: int, held: Held | None) -> Written:
+    def _write(self, rows: Callable, tables, lo: int, hi: int, count: int, held: PartRows | None) -> Written:
         """`rows()`: the segment's rows as a Spark frame."""
         written = Written()
         plan = self._plan(tables, hi, written)
@@ -226,7 +227,7 @@ class RowSink:
             plan.unkeyed = [t for t in plan.unkeyed if f"{t[0]}.{t[1]}" not in plan.bound]
         return plan
 
-    def _write_keyed(self, rows: Callable, plan: _Plan, tables: int, held: Held | None, written: Written,
+    def _write_keyed(self, rows: Callable, plan: _Plan, tables: int, held: PartRows | None, written: Written,
                      span: tuple[int, int]) -> None:
         keys, generated, sink, batch = plan.keys, plan.generated, self.sink, self.options.max_txn_row
         if self.options.transaction_atomicity == "table":
@@ -242,33 +243,34 @@ class RowSink:
             passes = [lambda it, kept=None, ph=ph: apply_partition(it, sink, batch, keys, ph, generated, indexed, kept)
                       for ph in ([None] if self.safe else ["existing", "new"])]
         folder, workers = KeyFolder(plan.collations, sink), max(1, self.options.worker_count)
-        pulled = {t for t in keys if keyed_by_pull(self.pulled_keys, plan.names[t], *span, keys[t],
+        pull_keyed = {t for t in keys if keyed_by_pull(self.key_spans, plan.names[t], *span, keys[t],
                                                    plan.collations[t])}
         if held is not None and not set(KEY_TEXTS) <= set(held.rows.column_names):
-            pulled = set()
+            pull_keyed = set()
         # the keys pull found sharing another unique key's value, to one part of their table
         # (sink.conflict_keys); a table's transactions are one partition already
-        tangles = _tangles(self.pulled_keys, [plan.names[t] for t in pulled], span) if "part" in by else {}
+        tangles = _tangles(self.key_spans, [plan.names[t] for t in pull_keyed], span) if "part" in by else {}
         if held is not None:
             ahead = held.ahead
-            if ahead is not None and ahead.tables == set(keys) == pulled and ahead.tangles == tangles \
+            if ahead is not None and ahead.tables == set(keys) == pull_keyed and ahead.tangles == tangles \
                     and ahead.lo == span[0]:
                 parts = ahead.parts  # what the write would make of these rows, made already
             else:
-                parts = _spread_here(held.rows, keys, pulled, folder, (by, order, tangles), workers)
+                parts = _writer_input_in_process(held.rows, keys, pull_keyed, folder, (by, order, tangles),
+                                                 workers)
             counts = _write_parts(parts, passes, self.sessions)
         else:
-            counts = _write_in_spark(self.spark, rows(), keys, pulled, tables, folder, (by, order, tangles),
+            counts = _write_in_spark(self.spark, rows(), keys, pull_keyed, tables, folder, (by, order, tangles),
                                      passes, workers)
-        written.keyed_by_pull += len(pulled)
-        written.keyed_here += len(keys) - len(pulled)
+        written.keyed_by_pull += len(pull_keyed)
+        written.keyed_here += len(keys) - len(pull_keyed)
         written.rows += sum(r["rows"] for r in counts)
         written.statements += sum(r["statements"] for r in counts)
         written.workers = len(counts) // len(passes)
         written.rows_held = max([0, *(r["held"] for r in counts)])
         written.upsert_fallbacks += sum(r["fallbacks"] for r in counts)
 
-    def _write_bound(self, rows: Callable, held: Held | None, plan: _Plan, hi: int, count: int) -> int:
+    def _write_bound(self, rows: Callable, held: PartRows | None, plan: _Plan, hi: int, count: int) -> int:
         """The segment's changes to the tables its foreign keys bind: in commit order across them, in
         one downstream transaction, after what the marker says is there already (a marker at or below
         a backfill's replay_until is the earlier pass's: those rows are written again)."""
@@ -296,7 +298,7 @@ def _segment_frame(rows_df, lo: int, hi: int):
     return rows_df.where((F.col("commit_ts") > lo) & (F.col("commit_ts") <= hi))
 
 
-def _in_commit_order(spark, rows: Callable, held: Held | None, count: int, names: list[str], columns: tuple,
+def _in_commit_order(spark, rows: Callable, held: PartRows | None, count: int, names: list[str], columns: tuple,
                      after: int | None = None) -> Iterator[dict]:
     """The segment's changes (at most `count`) to the tables `names` ("schema.table") committed
     above `after` (None: all of them), `columns` of each, in commit order: sorted in Arrow from the
@@ -319,13 +321,14 @@ def _in_commit_order(spark, rows: Callable, held: Held | None, count: int, names
     return (r.asDict() for r in ordered.select(*columns).toLocalIterator())
 
 
-def _write_in_spark(spark, rows_df, keys: dict, pulled: set[str], tables: int, folder: KeyFolder, layout: tuple,
+def _write_in_spark(spark, rows_df, keys: dict, pull_keyed: set[str], tables: int, folder: KeyFolder, layout: tuple,
                     passes, workers: int) -> list[dict]:
     """A segment's keyed rows written by `workers` Spark partitions: the counts of each pass's.
-    The same steps as _spread_here's, in Spark tasks: the tables of `pulled` keyed by the texts
-    pull wrote (compaction.keyed_batches), the others by keyed_changes; Spark's shuffle by `by`
-    puts every change of a part in one partition, which compaction.compacted_partition compacts
-    (or, with `order`, sorts: each transaction compacts in its partition body).  `layout`: the
+    The same steps as _writer_input_in_process's, in Spark tasks: the tables of `pull_keyed`
+    keyed by the texts pull wrote (compaction.keyed_batches), the others by keyed_changes;
+    Spark's shuffle by `by` puts every change of a part in one partition, which
+    compaction.compacted_partition compacts (or, with `order`, sorts: each transaction compacts
+    in its partition body).  `layout`: the
     columns the rows are partitioned by and sorted by, and the keys pull found tangled, per
     table (sink.conflict_keys)."""
     from pyspark import StorageLevel  # lazy: pyspark is not loaded on the Spark-free paths
@@ -333,11 +336,11 @@ def _write_in_spark(spark, rows_df, keys: dict, pulled: set[str], tables: int, f
     by, order, tangles = layout
     keyed = spark_schema(KEYED_ARROW)
     parts = []
-    if pulled:
-        parts.append(_only(spark, rows_df, pulled, tables).select(*ROW_COLUMNS, *KEY_TEXTS)
+    if pull_keyed:
+        parts.append(_only(spark, rows_df, pull_keyed, tables).select(*ROW_COLUMNS, *KEY_TEXTS)
                      .mapInArrow(lambda it: keyed_batches(it, tangles), keyed))
-    if len(pulled) < len(keys):
-        rest = [t for t in keys if t not in pulled]
+    if len(pull_keyed) < len(keys):
+        rest = [t for t in keys if t not in pull_keyed]
         parts.append(_only(spark, rows_df, rest, tables).select(*ROW_COLUMNS)
                      .mapInArrow(lambda it: keyed_changes(it, keys, folder), keyed))
     changes = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
@@ -369,16 +372,16 @@ def _tangles(spans: dict | None, tables: list[tuple[str, str]], span: tuple[int,
     return {t: k for t, k in found.items() if k is None or k}
 
 
-def _spread_here(local: pa.Table, keys: dict, pulled: set[str], folder: KeyFolder | None, layout: tuple,
-                 workers: int) -> list[pa.Table]:
+def _writer_input_in_process(local: pa.Table, keys: dict, pull_keyed: set[str], folder: KeyFolder | None,
+                             layout: tuple, workers: int) -> list[pa.Table]:
     """A small segment's keyed rows (already in this process) made ready to be written from here,
-    without a Spark job: keyed by pull's texts for the tables of `pulled` (compaction.keyed_arrow),
+    without a Spark job: keyed by pull's texts for the tables of `pull_keyed` (compaction.keyed_arrow),
     by keyed_changes for the others; each compacted and sorted as a Spark partition is, and
     spread over `workers` parts by the columns Spark partitions them by."""
     by, order, tangles = layout
     names = pc.binary_join_element_wise(local["schema"], local["table"], ".")
-    rest = [t for t in keys if t not in pulled]
-    tables = [keyed_arrow(_rows_of(local, names, pulled), tangles)] if pulled else []
+    rest = [t for t in keys if t not in pull_keyed]
+    tables = [keyed_arrow(_rows_of(local, names, pull_keyed), tangles)] if pull_keyed else []
     if rest:
         mine = _rows_of(local, names, set(rest)).select(list(ROW_COLUMNS))
         tables += [pa.Table.from_batches(list(keyed_changes(iter(mine.to_batches()), keys, folder)),

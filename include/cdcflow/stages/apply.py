@@ -8,12 +8,12 @@ from collections.abc import Callable
 from contextlib import closing, suppress
 
 from cdcflow.sink.ddl_sink import DdlSink
-from cdcflow.sink.row_sink import Held, RowSink
+from cdcflow.sink.row_sink import PartRows, RowSink
 from cdcflow.spark.lazy import Lazy
 from cdcflow.stages import apply_sinks, contracts, joining_tables, safe_mode, snapshot_indexes
 from cdcflow.stages.contracts import IndexWait, Segment
 from cdcflow.stages.cycle import Cycle
-from cdcflow.stages.held_rows import HeldRows, let_go
+from cdcflow.stages.read_ahead import ReadAhead, let_go
 from cdcflow.stages.rows import kept_rows
 from cdcflow.store import metastore
 
@@ -29,7 +29,7 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
     t0 = time.time()
     with apply_sinks.opened(spark, cycle, window, stats.safe_mode) as (ddl_sink, row_sink):
         to_read = [] if run.dry_run else segments
-        with closing(HeldRows(cycle, to_read, cycle.feed().checkpoint_ts, row_sink.spread_ahead)) as held:
+        with closing(ReadAhead(cycle, to_read, cycle.feed().checkpoint_ts, row_sink.writer_input_ahead)) as held:
             _Barriers(cycle, window, ddl_sink, row_sink, stats, run.dry_run).run(segments, rows, held)
     if not stats.index_wait:  # the window applied whole: a snapshot's deferred indexes may follow it
         snapshot_indexes.snapshot_indexes(cycle)
@@ -51,7 +51,7 @@ class _Barriers:
         self.dry_run, self.renewed = dry_run, 0.0
         self.pending: tuple[int, dict] | None = None
 
-    def run(self, segments: list[Segment], rows, held: HeldRows) -> None:
+    def run(self, segments: list[Segment], rows, held: ReadAhead) -> None:
         try:
             for i, seg in enumerate(segments):
                 if not self.segment(seg, rows, lambda j, i=i: held.get((i, j))):
@@ -72,9 +72,9 @@ class _Barriers:
             self.cycle.keep_lease("apply")
             self.renewed = time.time()
 
-    def segment(self, seg: Segment, rows, held: Callable[[int], Held | None]) -> bool:
+    def segment(self, seg: Segment, rows, held: Callable[[int], PartRows | None]) -> bool:
         """The segment's rows, then its DDL.  False: the loop stops at this barrier (wait_index).
-        `held(j)`: the rows of its part j where this process writes them (HeldRows)."""
+        `held(j)`: the rows of its part j where this process writes them (ReadAhead)."""
         feed = self.cycle.feed()
         checkpoint_ts = max(feed.checkpoint_ts, self.pending[0] if self.pending else 0)
         # a dry run moves no checkpoint: it plans every segment of its window
@@ -97,7 +97,7 @@ class _Barriers:
             return True  # applied by an earlier attempt of this cycle
         return self.ddl(seg, feed.ddl_in_flight_ts, checkpoint_ts, wrote)
 
-    def write_rows(self, seg: Segment, rows, held: Callable[[int], Held | None], lo: int) -> None:
+    def write_rows(self, seg: Segment, rows, held: Callable[[int], PartRows | None], lo: int) -> None:
         """The segment's rows above `lo`, part by part (its slices, in order, or the whole of it);
         the checkpoint stays at the segment's start until the DDL at its end (a replay writes
         every part again, safely: safe_mode.may_replay)."""

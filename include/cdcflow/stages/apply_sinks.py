@@ -28,7 +28,7 @@ def opened(spark, cycle: Cycle, window: contracts.Window, safe: bool) -> Iterato
                            force_replicate=cycle.config.force_replicate,
                            marker=marker_id(cycle.changefeed_id, cycle.spec.created_at), safe=safe,
                            replay_until=window.replay_until, event=cycle.log_event,
-                           pulled_keys=by_table(contracts.KEY_SPANS.read(cycle.folder))
+                           key_spans=by_table(contracts.KEY_SPANS.read(cycle.folder))
                            if cycle.folder.exists(contracts.KEY_SPANS.name) else None,
                            tidb=ddl_sink.flavour == tidb_only.TIDB)
         try:

@@ -96,7 +96,7 @@ class Engine:
 
     def parts_in_process(self, segments, checkpoint_ts: int) -> list[tuple[int, int]]:
         """The parts (segment index, index in its parts()) apply writes from its process
-        (stages.held_rows reads their rows, one ahead of the one written): not applied yet, with
+        (stages.read_ahead reads their rows, one ahead of the one written): not applied yet, with
         rows, within the bounds, in window order."""
         if self.mode == SPARK:
             return []

@@ -1,13 +1,13 @@
 """The rows apply writes from its own process, read ahead of their write.
 
 The cycle's engine names the parts of the window's segments (a segment whole, or one of its
-slices: contracts.Slice) that the stage's process writes (Engine.parts_in_process).  Their rows are
-read here with pyarrow (rows.kept_rows_arrow), a part at a time, in order, by a thread of their
-own, and made ready for the writers by `ahead` (sink.row_sink.RowSink.spread_ahead): the next
-part's rows are read and compacted while apply writes this one's, not all before the first is
-written (a read that held up every write: 0.4 s of the bench's 2.4 s apply, and the compaction
-0.3 s more).  One part is read beyond the one being written, no more: what the process holds is
-two parts, each within the engine's bounds, whatever the window's size.
+slices: contracts.Slice) that the stage's process writes (Engine.parts_in_process).  Their rows
+are read here with pyarrow (rows.kept_rows_arrow), a part at a time, in order, by a thread of
+their own, and made ready for the writers by `ahead` (sink.row_sink.RowSink.writer_input_ahead):
+the next part's rows are read and compacted while apply writes this one's, not all before the
+first is written (a read that held up every write: 0.4 s of the bench's 2.4 s apply, and the
+compaction 0.3 s more).  One part is read beyond the one being written, no more: what the
+process holds is two parts, each within the engine's bounds, whatever the window's size.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import pyarrow as pa
 
-from cdcflow.sink.row_sink import HELD_COLUMNS, Held
+from cdcflow.sink.row_sink import PART_COLUMNS, PartRows
 from cdcflow.stages import rows
 from cdcflow.stages.contracts import Segment, Slice
 from cdcflow.stages.cycle import Cycle
@@ -30,15 +30,15 @@ def let_go() -> None:
     pa.default_memory_pool().release_unused()
 
 
-class HeldRows:
-    """`get((i, j))`: the rows (row_sink.Held) of part j of segment i, None where the process
+class ReadAhead:
+    """`get((i, j))`: the rows (row_sink.PartRows) of part j of segment i, None where the process
     does not write it; `close()` ends the reads not needed."""
 
     def __init__(self, cycle: Cycle, segments: list[Segment], checkpoint_ts: int,
                  ahead: Callable[[Segment, Slice, pa.Table], object] | None = None):
         self.cycle, self.segments, self.ahead = cycle, segments, ahead
         self._waiting = cycle.engine.parts_in_process(segments, checkpoint_ts)  # not submitted yet, in order
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="held-rows") if self._waiting else None
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="read-ahead") if self._waiting else None
         self._rows: dict[tuple[int, int], Future] = {}
         self._read_next()
 
@@ -48,13 +48,13 @@ class HeldRows:
             seg = self.segments[i]
             self._rows[i, j] = self._pool.submit(self._read, seg, seg.parts()[j])
 
-    def _read(self, seg: Segment, part: Slice) -> Held | None:
-        rows_here = rows.kept_rows_arrow(self.cycle, [(part.lo, part.hi)], HELD_COLUMNS).to_table()
+    def _read(self, seg: Segment, part: Slice) -> PartRows | None:
+        rows_here = rows.kept_rows_arrow(self.cycle, [(part.lo, part.hi)], PART_COLUMNS).to_table()
         if not rows_here.num_rows:
             return None
-        return Held(rows_here, self.ahead(seg, part, rows_here) if self.ahead is not None else None)
+        return PartRows(rows_here, self.ahead(seg, part, rows_here) if self.ahead is not None else None)
 
-    def get(self, part: tuple[int, int]) -> Held | None:
+    def get(self, part: tuple[int, int]) -> PartRows | None:
         future = self._rows.pop(part, None)
         if future is None:
             return None
