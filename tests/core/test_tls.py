@@ -14,7 +14,7 @@ from cdcflow.core.tls import preferred_context
 from cdcflow.core.uri import parse_sink_uri, parse_source_uri
 from cdcflow_devtools.mariadb import MariaDB
 from cdcflow.sink import connection
-from cdcflow.verify.comparison import connect as reading_session
+from cdcflow.verify.comparison import reading_session
 
 
 def _cipher(conn) -> str:

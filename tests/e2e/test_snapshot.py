@@ -386,7 +386,7 @@ def test_a_chunk_copied_again_converges_through_the_enum_error_value(mariadb_pai
     from cdcflow.sink.row_writer import RowWriter
     from cdcflow.snapshot.copy import copy_chunk
     from cdcflow.verify.chunks import Chunk
-    from cdcflow.verify.comparison import connect as reading_session
+    from cdcflow.verify.comparison import reading_session
 
     up, down = mariadb_pair
     db = "snapagain"
@@ -421,7 +421,7 @@ def test_the_enum_error_value_is_copied_row_by_row_and_in_a_keyless_table(mariad
     from cdcflow.sink.row_writer import RowWriter
     from cdcflow.snapshot.copy import copy_chunk
     from cdcflow.verify.chunks import Chunk
-    from cdcflow.verify.comparison import connect as reading_session
+    from cdcflow.verify.comparison import reading_session
 
     up, down = mariadb_pair
     db = "snapenum"
@@ -494,7 +494,7 @@ def test_batches_grow_and_shrink_to_the_bytes_they_aim_at(mariadb_pair, monkeypa
     from cdcflow.sink.row_writer import RowWriter
     from cdcflow.snapshot import copy
     from cdcflow.verify.chunks import Chunk
-    from cdcflow.verify.comparison import connect as reading_session
+    from cdcflow.verify.comparison import reading_session
 
     up, down = mariadb_pair
     db = "snapgrow"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cdcflow.verify.chunks import table_chunks
-from cdcflow.verify.comparison import connect
+from cdcflow.verify.comparison import reading_session
 
 pytestmark = pytest.mark.e2e
 
@@ -17,7 +17,7 @@ S = "chunkbounds"
 def upstream(mariadb_pair):
     up, _ = mariadb_pair
     up.execute(f"DROP DATABASE IF EXISTS {S}", f"CREATE DATABASE {S}")
-    conn = connect({"host": "127.0.0.1", "port": up.port, "user": "root", "password": "cdcflow"})
+    conn = reading_session({"host": "127.0.0.1", "port": up.port, "user": "root", "password": "cdcflow"})
     yield up, conn
     conn.close()
 

@@ -32,7 +32,7 @@ from cdcflow.source.binlog import Position, head_position
 from cdcflow.store import snapshots
 from cdcflow.store.schema_versions import read_catalogue
 from cdcflow.verify.chunks import table_chunks
-from cdcflow.verify.comparison import connect as reading_session
+from cdcflow.verify.comparison import reading_session
 
 log = logging.getLogger(__name__)
 # what follows fixing what stopped a snapshot: the copy continues where it stood

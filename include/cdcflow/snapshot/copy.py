@@ -26,7 +26,7 @@ from cdcflow.sink import connection
 from cdcflow.sink.row_writer import RowWriter, qualified
 from cdcflow.sink.sequence_state import setval_statement
 from cdcflow.verify.chunks import Chunk, integer_span
-from cdcflow.verify.comparison import connect as reading_session
+from cdcflow.verify.comparison import reading_session
 
 log = logging.getLogger(__name__)
 

@@ -47,7 +47,7 @@ from cdcflow.snapshot.point import create_downstream, open_point
 from cdcflow.source.binlog import Position, head_position, replay_horizon
 from cdcflow.store import metastore, table_copies
 from cdcflow.store.schema_versions import read_catalogue
-from cdcflow.verify.comparison import connect as reading_session
+from cdcflow.verify.comparison import reading_session
 from cdcflow.core import tso
 
 log = logging.getLogger(__name__)

@@ -58,7 +58,7 @@ def summary_line(result: dict) -> str:
             + (f"; fix SQL in {result['fix_sql']}" if result.get("fix_sql") else ""))
 
 
-def connect(args: dict):
+def reading_session(args: dict):
     """A reading session on either server: UTC, as the sink writes rows, so a TIMESTAMP
     prints the same instant on both sides."""
     tls.install()
@@ -75,7 +75,7 @@ def _unreachable(side: str) -> str:
 def _reach(args: dict, side: str):
     """The driver's session on one side; a server it cannot reach is one line saying which."""
     try:
-        return connect(args)
+        return reading_session(args)
     except pymysql.MySQLError as e:
         raise CdcflowError(f"verify cannot reach the {side} at {args['host']}:{args['port']}: {e}",
                            code=_unreachable(side),
@@ -130,10 +130,10 @@ class Sessions:
     def pair(self):
         if not hasattr(self._local, "pair"):
             with _on("upstream"):
-                up = connect(self.up_args)
+                up = reading_session(self.up_args)
             try:
                 with _on("downstream"):
-                    down = connect(self.down_args)
+                    down = reading_session(self.down_args)
             except BaseException:
                 up.close()
                 raise
