@@ -1,9 +1,10 @@
-"""A snapshot from start to end: the consistent point, the tables created downstream, the
-chunks planned and recorded (store/snapshots.py) in the same metadata-store transaction as the
-changefeed's start at the point (the caller's), keyless tables copied at the point, then
-the keyed chunks copied `workers` at a time: in Spark tasks, one job per run of chunks of a
-table, or in threads here where the only Spark would be a local one to start (continue_copy);
-each recorded done as its job or call ends (a killed copy loses only the chunks in flight)."""
+"""A snapshot's chunk copies from start to end: the consistent point, the tables created
+downstream, the chunks planned and recorded (store/snapshots.py) in the same metadata-store
+transaction as the changefeed's start at the point (the caller's), keyless tables copied at
+the point, then the keyed chunks copied `workers` at a time: in Spark tasks, one job per run of
+chunks of a table, or in threads here where the only Spark would be a local one to start
+(continue_copy); each recorded done as its job or call ends (a killed copy loses only the
+chunks in flight)."""
 
 from __future__ import annotations
 
