@@ -524,7 +524,8 @@ with create_session() as session:
 
 
 def _fake_stage(outcome):
-    def run_stage(name, spark, cycle):
+    def run_stage(name, spark, cycle, task="cycle"):
+        assert task == "own"  # a spark-submit job is the stage's own task
         assert spark.range(2).count() == 2  # the session it was given works
         assert spark.conf.get("spark.sql.shuffle.partitions") == "3"  # built with the changefeed's settings
         if isinstance(outcome, BaseException):
