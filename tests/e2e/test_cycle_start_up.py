@@ -7,6 +7,7 @@ listed by the process itself once its cycle ended."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -22,8 +23,10 @@ LISTING = ("import json, sys\nfrom cdcflow import cli\nstatus = cli.main(sys.arg
 
 def _cycle(tmp_path) -> tuple[dict, set[str]]:
     listing = tmp_path / "modules.json"
+    # the changefeed's own engine (auto): a suite forced to Spark (--engine spark) would start it
+    env = {k: v for k, v in os.environ.items() if k != "CDCFLOW_ENGINE"}
     proc = subprocess.run([sys.executable, "-c", LISTING, str(listing), "changefeed", "run", "-c", CID],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout[proc.stdout.index("{"):]), set(json.loads(listing.read_text()))
 
