@@ -47,6 +47,7 @@ cdef enum:
     TABLE_MAP_EVENT = 19
     ANONYMOUS_GTID_EVENT = 34
     TRANSACTION_PAYLOAD_EVENT = 40
+    ANNOTATE_ROWS_EVENT = 160
     MARIADB_GTID_EVENT = 162
     MAX_PACKET = 0xFFFFFF
     TABLE_CACHE_ENTRIES = 4096  # as source.table_maps' cache
@@ -631,8 +632,10 @@ cdef class Records:
             elif etype == TABLE_MAP_EVENT:
                 self._table_map(payload, body, end)
                 continue
-            elif etype == ANONYMOUS_GTID_EVENT:
-                continue  # mysql-replication's NotImplementedEvent: no record
+            elif etype == ANONYMOUS_GTID_EVENT or etype == ANNOTATE_ROWS_EVENT:
+                # no record: mysql-replication's NotImplementedEvent, passed over (event_types.PASSED_OVER);
+                # MariaDB writes an ANNOTATE_ROWS before each statement's rows events, one a transaction
+                continue
             elif etype in self.row_ops:
                 rec = self._rows(payload, etype, body, end, start, timestamp)
             else:
