@@ -63,7 +63,7 @@ def read_once(path: Path, store: Path) -> tuple[int, float, float]:
     stamper = pull_keys.KeyStamper(SchemaTracker(), None, None)
     t, cpu = time.perf_counter(), time.process_time()
     try:
-        reader.read(stamper.wrap(writer.add))
+        reader.read(stamper.wrap(writer.add, writer), writer.columns, stamper)
     finally:
         spans = stamper.close()
     writer.close()

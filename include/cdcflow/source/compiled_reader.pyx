@@ -12,6 +12,10 @@ that are no text of the column's charset, ...) sends the whole event to mysql-re
 which decodes it or raises the error the Python reader raises.  A TRANSACTION_PAYLOAD event
 (MySQL 8's binlog_transaction_compression) is replaced by the packets of the events it holds
 (binlog_events.Slow.payload), read here as any other.
+
+Over a window (compiled_window.pxi: Window), the rows events it decodes go no further as
+records: their rows are written into the event store's columns (core/compiled_columns.pyx) in
+the same loop, with their key texts, and the transactions around them are followed here too.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -21,8 +25,12 @@ from libc.stdint cimport uint8_t, uint32_t
 from libc.stdio cimport snprintf
 from libc.string cimport memcmp, memcpy
 
+from cdcflow.core.compiled_columns cimport Column, EventColumns, KeyRun
+
 ctypedef long long i64  # the types printf's %lld and %llu take
 ctypedef unsigned long long u64
+
+import json
 
 import pymysql.err
 from pymysql.constants import CR
@@ -35,6 +43,7 @@ cdef object K_GTID = binlog_events.GTID
 cdef object K_XID = binlog_events.XID
 cdef object K_QUERY = binlog_events.QUERY
 cdef object K_ROWS = binlog_events.ROWS
+cdef object ROWS_HERE = object()  # Records.next_record: a rows event left for a Window to read
 cdef object float_text = row_decoder.float_text
 cdef object json_string = row_decoder.json_string
 
@@ -133,21 +142,49 @@ cdef class Plan:
     cdef bint fast
     cdef list keep  # the bytes and names the Col pointers point into
     cdef bytes full  # the columns-present bitmap of a FULL image
+    cdef list names  # the columns' names (a key's columns are found by them)
+    cdef bytes schema_b, table_b, pk_b  # the record's texts, in UTF-8 (pk_b None: no key)
+    cdef Py_ssize_t* vstart  # where each column's value text starts and ends in the image read last
+    cdef Py_ssize_t* vend
+    # how a Window keys its rows, as the key stamper said for its DDL generation `key_gen`
+    # (compiled_window.pxi: KEY_*), the key's columns by index, and where the keyed rows are counted
+    cdef long key_gen
+    cdef int key_mode
+    cdef int* key_idx
+    cdef int nkey
+    cdef KeyRun run
+    # the conflict keys written beside the key (sink.conflict_keys): each unique key's text before
+    # its values, and its columns by index (those of key u: uniq_cols[uniq_at[u]:uniq_at[u + 1]])
+    cdef int nuniq
+    cdef list uniq_prefix
+    cdef int* uniq_cols
+    cdef int* uniq_at
 
     def __dealloc__(self):
         PyMem_Free(self.cols)
+        PyMem_Free(self.vstart)
+        PyMem_Free(self.vend)
+        PyMem_Free(self.key_idx)
+        PyMem_Free(self.uniq_cols)
+        PyMem_Free(self.uniq_at)
 
 
 cdef Plan make_plan(object info, object specs, object table):
     cdef Plan p = Plan()
     cdef int i
     p.info, p.table, p.keep = info, table, []
+    p.key_gen = -1
     p.fast = bool(specs) and all(s is not None for _n, s in specs)
     if not p.fast:
         return p
     p.n = len(specs)
+    p.names = [json.loads(name[:-1]) for name, _spec in specs]  # a spec's name is its JSON text, '"id":' 
+    p.schema_b, p.table_b = info.schema.encode("utf-8"), info.table.encode("utf-8")
+    p.pk_b = None if info.pk is None else info.pk.encode("utf-8")
     p.cols = <Col*>PyMem_Malloc(max(1, p.n) * sizeof(Col))
-    if p.cols == NULL:
+    p.vstart = <Py_ssize_t*>PyMem_Malloc(max(1, p.n) * sizeof(Py_ssize_t))
+    p.vend = <Py_ssize_t*>PyMem_Malloc(max(1, p.n) * sizeof(Py_ssize_t))
+    if p.cols == NULL or p.vstart == NULL or p.vend == NULL:
         raise MemoryError()
     nbytes = (p.n + 7) // 8
     p.full = bytes([0xFF] * (p.n // 8)) + (bytes([(1 << (p.n % 8)) - 1]) if p.n % 8 else b"")
@@ -389,7 +426,8 @@ cdef inline bint needs_escape(const uint8_t* s, Py_ssize_t n):
 
 
 cdef Py_ssize_t read_image(Plan plan, const uint8_t* d, Py_ssize_t at, Py_ssize_t end, Buf out) except -1:
-    """One row image's text from `at` into `out`; returns where the next one starts."""
+    """One row image's text from `at`, appended to `out`; returns where the next one starts.
+    Where each column's value text starts and ends in `out`: plan.vstart, plan.vend."""
     cdef int i, n = plan.n, size
     cdef Py_ssize_t nulls = at, length
     cdef const uint8_t* v
@@ -403,15 +441,16 @@ cdef Py_ssize_t read_image(Plan plan, const uint8_t* d, Py_ssize_t at, Py_ssize_
     at += (n + 7) // 8
     if at > end:
         raise Fallback()
-    out.size = 0
     out.put(b"{", 1)
     for i in range(n):
         c = &plan.cols[i]
         if i:
             out.put(b",", 1)
         out.put(c.name, c.name_len)
+        plan.vstart[i] = out.size
         if d[nulls + (i >> 3)] & (1 << (i & 7)):
             out.put(b"null", 4)
+            plan.vend[i] = out.size
             continue
         v = d + at
         if c.kind == C_INT:
@@ -489,6 +528,7 @@ cdef Py_ssize_t read_image(Plan plan, const uint8_t* d, Py_ssize_t at, Py_ssize_
             at += size
         else:
             raise Fallback()
+        plan.vend[i] = out.size
     out.put(b"}", 1)
     return at
 
@@ -507,6 +547,14 @@ cdef class Records:
     cdef Buf before, after
     cdef list pending  # the packets of the events of a TRANSACTION_PAYLOAD read last, from `next_inner`
     cdef Py_ssize_t next_inner
+    # a Window reads the rows events it decodes itself: _rows gives ROWS_HERE and leaves the event here
+    cdef bint columnar
+    cdef bytes r_payload
+    cdef Py_ssize_t r_at, r_end
+    cdef i64 r_start
+    cdef uint32_t r_time
+    cdef int r_etype, r_flags
+    cdef Plan r_plan
 
     def __init__(self, conn, use_checksum, slow, row_ops, log_pos):
         self.conn, self.slow, self.row_ops, self.log_pos = conn, slow, row_ops, log_pos
@@ -580,6 +628,13 @@ cdef class Records:
         return part
 
     def __next__(self):
+        rec = self.next_record()
+        if rec is None:
+            raise StopIteration
+        return rec
+
+    cdef object next_record(self):
+        """The next record (ROWS_HERE: a rows event a Window reads), None at the end of the dump."""
         cdef bytes payload
         cdef const uint8_t* d
         cdef Py_ssize_t n, body, end
@@ -599,7 +654,7 @@ cdef class Records:
             if not inner:
                 got = self._packet()
                 if got is None:
-                    raise StopIteration
+                    return None
             payload = got
             d = <const uint8_t*>PyBytes_AS_STRING(payload)
             n = PyBytes_GET_SIZE(payload)
@@ -705,12 +760,17 @@ cdef class Records:
         if not is_full(d + at, plan.full, nb) or (update and not is_full(d + at + nb, plan.full, nb)):
             return self.slow.record(payload)  # not a FULL image
         at += nb * (2 if update else 1)
+        if self.columnar:
+            self.r_payload, self.r_at, self.r_end, self.r_start, self.r_time = payload, at, end, start, timestamp
+            self.r_etype, self.r_flags, self.r_plan = etype, flags, plan
+            return ROWS_HERE
         op = self.row_ops[etype]
         if plan.info.system:
             return (K_ROWS, start, timestamp, plan.info, flags, op, [])
         rows = []
         try:
             while at < end:  # a row of only NULLs is its null bitmap alone: one byte
+                self.before.size = self.after.size = 0
                 if update:
                     at = read_image(plan, d, at, end, self.before)
                     before = PyUnicode_DecodeUTF8(self.before.data, self.before.size, NULL)
@@ -723,3 +783,6 @@ cdef class Records:
         except (Fallback, UnicodeDecodeError, LookupError):
             return self.slow.record(payload)
         return (K_ROWS, start, timestamp, plan.info, flags, op, rows)
+
+
+include "compiled_window.pxi"
