@@ -19,11 +19,14 @@ the same loop, with their key texts, and the transactions around them are follow
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.conversion cimport Py_DTSF_ADD_DOT_0, PyOS_double_to_string
+from libc.math cimport isfinite
+from libc.stdlib cimport atoi
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport uint8_t, uint32_t
 from libc.stdio cimport snprintf
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcmp, memcpy, strchr, strlen
 
 from cdcflow.core.compiled_columns cimport Column, EventColumns, KeyRun
 
@@ -178,7 +181,7 @@ cdef Plan make_plan(object info, object specs, object table):
     if not p.fast:
         return p
     p.n = len(specs)
-    p.names = [json.loads(name[:-1]) for name, _spec in specs]  # a spec's name is its JSON text, '"id":' 
+    p.names = [json.loads(name[:len(name) - 1]) for name, _spec in specs]  # a spec's name is its JSON text, '"id":' 
     p.schema_b, p.table_b = info.schema.encode("utf-8"), info.table.encode("utf-8")
     p.pk_b = None if info.pk is None else info.pk.encode("utf-8")
     p.cols = <Col*>PyMem_Malloc(max(1, p.n) * sizeof(Col))
@@ -425,6 +428,88 @@ cdef inline bint needs_escape(const uint8_t* s, Py_ssize_t n):
     return False
 
 
+cdef const char* HEX = b"0123456789abcdef"
+
+
+cdef int put_float(Buf out, double f) except -1:
+    """A finite float's text as msgspec writes it (row_decoder.float_text): repr's shortest digits;
+    repr's fixed forms as they are, and its exponent forms without '+' or leading zeros, those
+    of 1e-5 to 1e-1 written fixed (0.0000ddd)."""
+    cdef char* r = PyOS_double_to_string(f, b'r', 0, Py_DTSF_ADD_DOT_0, NULL)  # repr's: 0.0, not 0
+    cdef char* e
+    cdef char* mant
+    cdef char digits[32]
+    cdef char tmp[16]
+    cdef int k, nd = 0, i
+    try:
+        e = strchr(r, b'e')
+        if e == NULL:
+            return out.put(r, strlen(r))
+        k = atoi(e + 1)
+        mant = r
+        if mant[0] == b'-':
+            out.put(b"-", 1)
+            mant += 1
+        while mant < e:
+            if mant[0] != b'.' and nd < 32:
+                digits[nd] = mant[0]
+                nd += 1
+            mant += 1
+        if -6 < k < 0:
+            out.put(b"0.", 2)
+            for i in range(-k - 1):
+                out.put(b"0", 1)
+            while nd > 1 and digits[nd - 1] == b'0':
+                nd -= 1
+            return out.put(digits, nd)
+        out.put(digits, 1)
+        if nd > 1:
+            out.put(b".", 1)
+            out.put(digits + 1, nd - 1)
+        out.put(b"e", 1)
+        return out.put(tmp, snprintf(tmp, 16, b"%d", k))
+    finally:
+        PyMem_Free(r)
+
+
+cdef int put_escaped(Buf out, const uint8_t* s, Py_ssize_t n) except -1:
+    """A string's text in an image as msgspec writes it (row_decoder.json_string): quoted, `"` and
+    `\\` escaped, \\b \\t \\n \\f \\r, every other byte below 0x20 as \\u00xx."""
+    cdef Py_ssize_t i
+    cdef uint8_t c
+    out.reserve(n * 6 + 2)
+    out.data[out.size] = b'"'
+    out.size += 1
+    for i in range(n):
+        c = s[i]
+        if c >= 0x20 and c != 0x22 and c != 0x5C:
+            out.data[out.size] = c
+            out.size += 1
+            continue
+        out.data[out.size] = b'\\'
+        if c == 0x22 or c == 0x5C:
+            out.data[out.size + 1] = c
+        elif c == 0x08:
+            out.data[out.size + 1] = b'b'
+        elif c == 0x09:
+            out.data[out.size + 1] = b't'
+        elif c == 0x0A:
+            out.data[out.size + 1] = b'n'
+        elif c == 0x0C:
+            out.data[out.size + 1] = b'f'
+        elif c == 0x0D:
+            out.data[out.size + 1] = b'r'
+        else:
+            memcpy(out.data + out.size + 1, b"u00", 3)
+            out.data[out.size + 4] = HEX[c >> 4]
+            out.data[out.size + 5] = HEX[c & 15]
+            out.size += 4
+        out.size += 2
+    out.data[out.size] = b'"'
+    out.size += 1
+    return 0
+
+
 cdef Py_ssize_t read_image(Plan plan, const uint8_t* d, Py_ssize_t at, Py_ssize_t end, Buf out) except -1:
     """One row image's text from `at`, appended to `out`; returns where the next one starts.
     Where each column's value text starts and ends in `out`: plan.vstart, plan.vend."""
@@ -481,7 +566,7 @@ cdef Py_ssize_t read_image(Plan plan, const uint8_t* d, Py_ssize_t at, Py_ssize_
                 out.put(<const char*>v, length)  # checked as UTF-8 with the whole image
                 out.put(b'"', 1)
             elif c.kind == C_UTF8:
-                out.put_str(json_string(PyUnicode_DecodeUTF8(<const char*>v, length, NULL)))
+                put_escaped(out, v, length)  # its bytes checked as UTF-8 with the whole image
             else:
                 codec, errors = plan.keep[c.b]
                 out.put_str(json_string(PyBytes_FromStringAndSize(<const char*>v, length).decode(codec, errors)))
@@ -524,7 +609,10 @@ cdef Py_ssize_t read_image(Plan plan, const uint8_t* d, Py_ssize_t at, Py_ssize_
                 f = f4
             else:
                 memcpy(&f, v, 8)
-            out.put_str(float_text(f))
+            if isfinite(f):
+                put_float(out, f)
+            else:
+                out.put_str(float_text(f))  # tagged
             at += size
         else:
             raise Fallback()
