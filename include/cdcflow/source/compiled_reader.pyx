@@ -145,6 +145,7 @@ cdef class Plan:
     cdef bint fast
     cdef list keep  # the bytes and names the Col pointers point into
     cdef bytes full  # the columns-present bitmap of a FULL image
+    cdef bytes map_bytes  # its Table_map event's bytes (the key of Records.tables)
     cdef list names  # the columns' names (a key's columns are found by them)
     cdef bytes schema_b, table_b, pk_b  # the record's texts, in UTF-8 (pk_b None: no key)
     cdef Py_ssize_t* vstart  # where each column's value text starts and ends in the image read last
@@ -802,15 +803,21 @@ cdef class Records:
 
     cdef _table_map(self, bytes payload, Py_ssize_t body, Py_ssize_t end):
         cdef Plan plan
+        cdef const char* d = PyBytes_AS_STRING(payload)
+        table_id = le(<const uint8_t*>d + body, 6)
+        plan = self.by_id.get(table_id)
+        if plan is not None and PyBytes_GET_SIZE(plan.map_bytes) == end - body and memcmp(
+                PyBytes_AS_STRING(plan.map_bytes), d + body, end - body) == 0:
+            return  # the id's table map as read last (one a transaction): the stream's is it too
         key = payload[body:end]
         plan = self.tables.get(key)
-        table_id = le(<const uint8_t*>PyBytes_AS_STRING(payload) + body, 6)
         if plan is None:
             got = self.slow.table(payload)  # mysql-replication parses it, and keeps it in its table map
             if got is None:
                 return
             info, specs, parsed_id, table = got
             plan = make_plan(info, specs, table)
+            plan.map_bytes = key
             if len(self.tables) >= TABLE_CACHE_ENTRIES:
                 self.tables.clear()
             self.tables[key] = plan
