@@ -159,3 +159,26 @@ def test_writer_holds_at_most_its_rows_or_bytes(tmp_path, monkeypatch):
     assert 1000 <= w.held_bytes < 1000 + size and w.held_rows == -(-1000 // size)
     groups = pq.ParquetFile(folder.part_file("bytes")).metadata
     assert groups.num_row_groups == -(-len(big) // w.held_rows) and groups.num_rows == len(big)
+
+
+def test_a_batch_the_writers_thread_cannot_write_fails_the_writer(tmp_path, monkeypatch):
+    """The compiled columns' batches are written by a thread of the writer's (EventWriter.
+    _write_behind): its error is raised by the next batch or by close, not lost."""
+    monkeypatch.setenv(PULL_ENV, "compiled")
+
+    class Broken:
+        def __init__(self, sink):
+            self.sink = sink
+
+        def write_batch(self, batch):
+            raise OSError("the disk is full")
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(store_events, "_event_file", Broken)
+    w = RunFolder(str(tmp_path / "store"), "cf", "run1").writer("raw", batch_rows=4)
+    with pytest.raises(OSError, match="the disk is full"):
+        for i in range(10):
+            w.add(event(i))
+        w.close()

@@ -13,6 +13,7 @@ import json
 import operator
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, get_args, get_type_hints
 
@@ -174,7 +175,9 @@ class EventWriter:
     The buffers are the compiled columns (core/compiled_columns.pyx: `columns`, which the
     compiled binlog reader writes rows into itself) where they are built and the compiled reader
     is not declined (CDCFLOW_BINLOG_READER=python asks for the whole Python pull, the reference),
-    else a tuple per event (core.arrow_rows); both write the same row groups."""
+    else a tuple per event (core.arrow_rows); both write the same row groups.  The compiled
+    columns' batches are written by a thread while the next one fills (_write_behind): the
+    writer then holds up to two batches, one filling and one being written."""
 
     def __init__(self, fs, folder: str, batch_rows: int, part: int = 0):
         self.fs = fs
@@ -188,6 +191,8 @@ class EventWriter:
         self._writer: pq.ParquetWriter | None = None
         self._sink = None
         self.columns = _compiled_columns(batch_rows, self.flush)
+        self._behind: ThreadPoolExecutor | None = None  # _write_behind's thread, and its last batch
+        self._written = None
         self.before_flush = None  # called before a batch is written (the key stamper keys what waits)
 
     @property
@@ -218,7 +223,7 @@ class EventWriter:
             if self.columns.n:
                 self.held_rows = max(self.held_rows, self.columns.n)
                 self.held_bytes = max(self.held_bytes, self.columns.chars)
-                self._open().write_batch(self.columns.take(EVENT_SCHEMA))
+                self._write_behind(self.columns.take(EVENT_SCHEMA))
             return
         if not self.rows:
             return
@@ -226,8 +231,25 @@ class EventWriter:
         self._open().write_batch(rows_batch(self.rows, EVENT_SCHEMA))
         self.rows, self.bytes = [], 0
 
+    def _write_behind(self, batch: pa.RecordBatch) -> None:
+        """`batch` written by a thread of the writer's while the next one fills (Parquet's encoding
+        and compression run outside the GIL: a fifth of pull's time, on another core); one batch
+        at a time, so the writer holds at most two."""
+        writer = self._open()
+        if self._behind is None:
+            self._behind = ThreadPoolExecutor(1, thread_name_prefix="event-writer")
+        else:
+            self._written.result()  # the one before, written (or its error raised here)
+        self._written = self._behind.submit(writer.write_batch, batch)
+
     def close(self) -> None:
-        self.flush()
+        try:
+            self.flush()
+        finally:
+            if self._behind is not None:
+                self._behind.shutdown()
+        if self._written is not None:
+            self._written.result()
         self._open().close()  # an empty window still gets a readable (empty) file
         self._sink.close()
 
