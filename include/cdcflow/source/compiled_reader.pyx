@@ -47,6 +47,7 @@ cdef object K_XID = binlog_events.XID
 cdef object K_QUERY = binlog_events.QUERY
 cdef object K_ROWS = binlog_events.ROWS
 cdef object ROWS_HERE = object()  # Records.next_record: a rows event left for a Window to read
+cdef object GTID_HERE = object()  # and a MariaDB GTID event, as numbers
 cdef object float_text = row_decoder.float_text
 cdef object json_string = row_decoder.json_string
 
@@ -644,6 +645,7 @@ cdef class Records:
     cdef uint32_t r_time
     cdef int r_etype, r_flags
     cdef Plan r_plan
+    cdef u64 g_domain, g_server, g_seq  # a MariaDB GTID event's, left for a Window (GTID_HERE)
 
     def __init__(self, conn, use_checksum, slow, row_ops, log_pos):
         self.conn, self.slow, self.row_ops, self.log_pos = conn, slow, row_ops, log_pos
@@ -696,8 +698,12 @@ cdef class Records:
         cdef Py_ssize_t length
         parts = []
         while True:
-            header = self._bytes(4)
-            h = <const uint8_t*>PyBytes_AS_STRING(header)
+            if PyBytes_GET_SIZE(self.chunk) - self.at >= 4:  # read where it is, no bytes made of it
+                h = <const uint8_t*>PyBytes_AS_STRING(self.chunk) + self.at
+                self.at += 4
+            else:
+                header = self._bytes(4)
+                h = <const uint8_t*>PyBytes_AS_STRING(header)
             length = h[0] | (h[1] << 8) | (h[2] << 16)
             if h[3] != self.seq:
                 self.conn._force_close()
@@ -768,6 +774,10 @@ cdef class Records:
             if end > n or end < body or (not self.layout and etype != FORMAT_DESCRIPTION_EVENT):
                 rec = self.slow.record(payload)
             elif etype == MARIADB_GTID_EVENT and end - body >= 13:
+                if self.columnar:  # the Window keeps it as numbers
+                    self.r_start, self.r_time = start, timestamp
+                    self.g_domain, self.g_server, self.g_seq = le(d + body + 8, 4), server_id, le(d + body, 8)
+                    return GTID_HERE
                 return (K_GTID, start, timestamp, f"{le(d + body + 8, 4)}-{server_id}-{le(d + body, 8)}")
             elif etype == XID_EVENT:
                 return (K_XID, start, timestamp, log_pos)

@@ -11,11 +11,18 @@
 # attributes (store) and taken back after (load): the reference's code acts on it.
 
 from cdcflow.core import tso
+from cdcflow.source.gtid import is_anonymous
 from cdcflow.source.position import Position
 
 cdef int LOGICAL_BITS = tso.LOGICAL_BITS
 cdef i64 NO_FOREIGN_KEY_CHECKS = 0x0002  # as source.binlog's
-cdef str ANONYMOUS = "00000000-0000-0000-0000-000000000000"  # gtid.is_anonymous's prefix
+
+# a Window's GTID of the transaction read (Window.gtid_kind)
+cdef enum:
+    GTID_NONE = 0
+    GTID_NUMBERS = 1
+    GTID_TEXT = 2
+    PENDING_DOMAINS = 16
 
 # how a table's rows are keyed (Plan.key_mode), as KeyStamper.plan_for says
 cdef enum:
@@ -83,9 +90,19 @@ cdef class Window:
     cdef bint in_trx, handed, dirty
     cdef i64 trx_ts, seq, last_ts, target_ts, end_pos, start_pos, head_pos, transactions
     cdef object trx_gtid, cur_file, end_file, start_file, head_file
-    cdef object gtid_b, start_file_b  # the transaction's GTID and start file, in UTF-8
+    cdef object gtid_b, start_file_b  # the transaction's GTID (a string's) and start file, in UTF-8
+    # the transaction's GTID: none, a MariaDB GTID as numbers (GTID_HERE; its text in gtid_text)
+    # or the string trx_gtid; and the MariaDB GTIDs of transactions read, not yet added to
+    # read_gtids: each domain's last (read_gtids keeps only that), at most PENDING_DOMAINS
+    cdef int gtid_kind
+    cdef u64 g_domain, g_server, g_seq
+    cdef char gtid_text[64]
+    cdef int gtid_len
+    cdef u64 pend_domain[PENDING_DOMAINS]
+    cdef u64 pend_server[PENDING_DOMAINS]
+    cdef u64 pend_seq[PENDING_DOMAINS]
+    cdef int npend
     cdef int file_vs_head  # the file read now against the head's: -1, 0, 1
-    cdef dict later_gtids  # MariaDB domain -> its last GTID read, not yet added to read_gtids
     cdef Buf scratch  # one rows event's images and key texts
     cdef Buf value  # one conflict-key value's text
     cdef Py_ssize_t* spans  # per row of it: before, after, before's key, after's key (start, end each), its characters
@@ -95,7 +112,6 @@ cdef class Window:
         self.reader, self.cols, self.keys, self.next_ts = reader, cols, keys, next_ts
         self.target_ts = reader.target_ts or 0
         self.head_file, self.head_pos = reader.head.file, reader.head.pos
-        self.later_gtids = {}
         self.scratch, self.value = Buf(), Buf()
         self.handed = True  # the state is the reader's: taken at the first record
 
@@ -118,6 +134,7 @@ cdef class Window:
         self.trx_ts = t if self.in_trx else 0
         self.seq, self.trx_gtid, self.last_ts, self.transactions = r._seq, r._trx_gtid, r.last_ts, r.transactions
         self.gtid_b = None if self.trx_gtid is None else self.trx_gtid.encode("utf-8")
+        self.gtid_kind = GTID_NONE if self.trx_gtid is None else GTID_TEXT
         start = r._trx_start
         self.start_file, self.start_pos = start.file, start.pos
         self.start_file_b = self.start_file.encode("utf-8")
@@ -127,12 +144,12 @@ cdef class Window:
     cdef store(self):
         r = self.reader
         r._trx_ts = self.trx_ts if self.in_trx else None
+        if self.gtid_kind == GTID_NUMBERS:
+            self.trx_gtid = PyUnicode_DecodeUTF8(self.gtid_text, self.gtid_len, NULL)
         r._seq, r._trx_gtid, r.last_ts, r.transactions = self.seq, self.trx_gtid, self.last_ts, self.transactions
         r._trx_start = Position(self.start_file, self.start_pos)
         r._file, r._pos, r._cur_file = self.end_file, self.end_pos, self.cur_file
-        for gtid in self.later_gtids.values():
-            r.read_gtids.add(gtid)
-        self.later_gtids.clear()
+        self.add_gtids()
         self.handed = self.dirty = True
 
     cdef bint past_head(self, i64 ev_start):
@@ -157,18 +174,35 @@ cdef class Window:
     cdef end(self, i64 end_pos):
         self.last_ts = self.trx_ts
         self.end_file, self.end_pos = self.cur_file, end_pos
-        gtid = self.trx_gtid
-        if gtid and not gtid.startswith(ANONYMOUS):  # gtid.is_anonymous, inline: once a transaction
-            if ":" in gtid:  # MySQL's: a set
-                self.reader.read_gtids.add(gtid)
-            else:  # MariaDB's: the domain's last
-                self.later_gtids[gtid.partition("-")[0]] = gtid
+        cdef int i
+        if self.gtid_kind == GTID_NUMBERS:
+            for i in range(self.npend):
+                if self.pend_domain[i] == self.g_domain:
+                    break
+            else:
+                if self.npend == PENDING_DOMAINS:
+                    self.add_gtids()
+                i = self.npend
+                self.npend += 1
+                self.pend_domain[i] = self.g_domain
+            self.pend_server[i], self.pend_seq[i] = self.g_server, self.g_seq
+        elif self.gtid_kind == GTID_TEXT and not is_anonymous(self.trx_gtid):
+            self.add_gtids()  # in the order read
+            self.reader.read_gtids.add(self.trx_gtid)
         self.transactions += 1
         self.in_trx = False
         self.trx_gtid = self.gtid_b = None
+        self.gtid_kind = GTID_NONE
         if self.start_file is not self.cur_file:
             self.start_file, self.start_file_b = self.cur_file, self.cur_file.encode("utf-8")
         self.start_pos = end_pos
+
+    cdef add_gtids(self):
+        """The MariaDB GTIDs held as numbers, added to the reader's read_gtids."""
+        cdef int i
+        for i in range(self.npend):
+            self.reader.read_gtids.add(f"{self.pend_domain[i]}-{self.pend_server[i]}-{self.pend_seq[i]}")
+        self.npend = 0
 
     def __next__(self):
         cdef Records R = self.records
@@ -180,6 +214,16 @@ cdef class Window:
             if rec is None:
                 self.store()
                 raise StopIteration
+            if rec is GTID_HERE:
+                if not self.in_trx and self.past_head(R.r_start) or not self.begin(R.r_time):
+                    self.store()
+                    raise StopIteration
+                self.g_domain, self.g_server, self.g_seq = R.g_domain, R.g_server, R.g_seq
+                self.gtid_len = snprintf(self.gtid_text, 64, b"%llu-%llu-%llu", self.g_domain, self.g_server,
+                                         self.g_seq)
+                self.gtid_kind = GTID_NUMBERS
+                self.trx_gtid = self.gtid_b = None
+                continue
             if rec is ROWS_HERE:
                 if not self.in_trx and (self.past_head(R.r_start) or not self.begin(R.r_time)):
                     self.store()
@@ -205,7 +249,8 @@ cdef class Window:
                             raise StopIteration
                     if kind == K_GTID:
                         self.trx_gtid = rec[3]
-                        self.gtid_b = rec[3].encode("utf-8")
+                        self.gtid_b = None if rec[3] is None else rec[3].encode("utf-8")
+                        self.gtid_kind = GTID_NONE if rec[3] is None else GTID_TEXT
                     continue
             self.store()
             return rec
@@ -378,10 +423,12 @@ cdef class Window:
                 cols.fk_checks_off.put_int(1)
             else:
                 cols.fk_checks_off.put_null()
-            if self.gtid_b is None:
-                cols.gtid.put_null()
-            else:
+            if self.gtid_kind == GTID_NUMBERS:
+                cols.gtid.put_text(self.gtid_text, self.gtid_len)
+            elif self.gtid_kind == GTID_TEXT:
                 cols.gtid.put_text(self.gtid_b, len(self.gtid_b))
+            else:
+                cols.gtid.put_null()
             cols.start_file.put_text(self.start_file_b, len(self.start_file_b))
             cols.start_pos.put_int(self.start_pos)
             cols.event_time.put_int(R.r_time)
