@@ -48,6 +48,7 @@ cdef object K_QUERY = binlog_events.QUERY
 cdef object K_ROWS = binlog_events.ROWS
 cdef object ROWS_HERE = object()  # Records.next_record: a rows event left for a Window to read
 cdef object GTID_HERE = object()  # and a MariaDB GTID event, as numbers
+cdef object XID_HERE = object()  # and an XID event
 cdef object float_text = row_decoder.float_text
 cdef object json_string = row_decoder.json_string
 
@@ -147,6 +148,7 @@ cdef class Plan:
     cdef list keep  # the bytes and names the Col pointers point into
     cdef bytes full  # the columns-present bitmap of a FULL image
     cdef bytes map_bytes  # its Table_map event's bytes (the key of Records.tables)
+    cdef bint system  # info.system: a system schema's table, whose rows are not read
     cdef list names  # the columns' names (a key's columns are found by them)
     cdef bytes schema_b, table_b, pk_b  # the record's texts, in UTF-8 (pk_b None: no key)
     cdef Py_ssize_t* vstart  # where each column's value text starts and ends in the image read last
@@ -178,6 +180,7 @@ cdef Plan make_plan(object info, object specs, object table):
     cdef Plan p = Plan()
     cdef int i
     p.info, p.table, p.keep = info, table, []
+    p.system = info.system
     p.key_gen = -1
     p.fast = bool(specs) and all(s is not None for _n, s in specs)
     if not p.fast:
@@ -780,6 +783,9 @@ cdef class Records:
                     return GTID_HERE
                 return (K_GTID, start, timestamp, f"{le(d + body + 8, 4)}-{server_id}-{le(d + body, 8)}")
             elif etype == XID_EVENT:
+                if self.columnar:  # the Window reads its start and end here
+                    self.r_start, self.r_end = start, log_pos
+                    return XID_HERE
                 return (K_XID, start, timestamp, log_pos)
             elif etype == QUERY_EVENT and self._is_begin(d, body, end):
                 return (K_QUERY, start, timestamp, log_pos, "BEGIN", None)

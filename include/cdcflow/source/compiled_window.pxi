@@ -87,6 +87,7 @@ cdef class Window:
     cdef Records records
     cdef object reader, keys, next_ts
     cdef EventColumns cols
+    cdef long gen  # the stamper's DDL generation: a DDL is read by read's loop, so it changes only there
     cdef bint in_trx, handed, dirty
     cdef i64 trx_ts, seq, last_ts, target_ts, end_pos, start_pos, head_pos, transactions
     cdef object trx_gtid, cur_file, end_file, start_file, head_file
@@ -139,6 +140,8 @@ cdef class Window:
         self.start_file, self.start_pos = start.file, start.pos
         self.start_file_b = self.start_file.encode("utf-8")
         self.end_file, self.end_pos, self.cur_file = r._file, r._pos, r._cur_file
+        if self.keys is not None:
+            self.gen = self.keys.generation
         self.file_vs_head = 0 if self.cur_file == self.head_file else (1 if self.cur_file > self.head_file else -1)
 
     cdef store(self):
@@ -214,6 +217,13 @@ cdef class Window:
             if rec is None:
                 self.store()
                 raise StopIteration
+            if rec is XID_HERE:
+                if not self.in_trx and self.past_head(R.r_start):
+                    self.store()
+                    raise StopIteration
+                if self.in_trx:
+                    self.end(R.r_end)
+                continue
             if rec is GTID_HERE:
                 if not self.in_trx and self.past_head(R.r_start) or not self.begin(R.r_time):
                     self.store()
@@ -228,7 +238,7 @@ cdef class Window:
                 if not self.in_trx and (self.past_head(R.r_start) or not self.begin(R.r_time)):
                     self.store()
                     raise StopIteration
-                if R.r_plan.info.system:
+                if R.r_plan.system:
                     continue
                 rec = self.rows(R.r_plan)
                 if rec is None:
@@ -261,7 +271,7 @@ cdef class Window:
         if self.keys is None:
             plan.key_mode = KEY_NONE
             return
-        gen = self.keys.generation
+        gen = self.gen
         if plan.key_gen == gen:
             return
         mode, key, run, unique = self.keys.plan_for(plan.info.schema, plan.info.table)
