@@ -132,6 +132,18 @@ def charsets(up) -> list[Charset]:
     return found
 
 
+def charset_tables(up, sets: list[Charset]) -> dict[str, tuple[Charset, str]]:
+    """A table name per set and collation, with its set and the COLLATE clause to create it with:
+    t_<set> in the set's default collation, u_<set> in its collation of the highest id (for the
+    Unicode sets a UCA 14 one, which mysql-replication's table of ids does not know)."""
+    last = dict(up.query("SELECT CHARACTER_SET_NAME, FULL_COLLATION_NAME FROM "
+                         "information_schema.COLLATION_CHARACTER_SET_APPLICABILITY a WHERE ID = (SELECT MAX(ID) FROM "
+                         "information_schema.COLLATION_CHARACTER_SET_APPLICABILITY b "
+                         "WHERE b.CHARACTER_SET_NAME = a.CHARACTER_SET_NAME)"))
+    return {f"{kind}_{cs.name}": (cs, collation) for cs in sets
+            for kind, collation in (("t", ""), ("u", f" COLLATE {last[cs.name]}"))}
+
+
 def raw(value) -> bytes:
     """A value's bytes in its set."""
     return b"".join(r for r, _ in value)

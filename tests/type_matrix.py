@@ -5,6 +5,8 @@ values (each value as the server's own text or bytes)."""
 
 from __future__ import annotations
 
+import re
+
 COLUMNS = """
   id INT PRIMARY KEY,
   ti TINYINT, tiu TINYINT UNSIGNED, si SMALLINT, siu SMALLINT UNSIGNED,
@@ -141,3 +143,24 @@ def create_types(up, db: str = "types") -> None:
         cur.execute(f"INSERT INTO {db}.k VALUES (x'00', 1.5, '2001-01-01 00:00:00.000001', 1), "
                     "(x'ff00', -0.000000000000000000000000000001, '2038-01-19 08:44:07.999999', 2), (x'', 0, "
                     "'1970-01-01 05:30:01', 3)")
+
+
+# the matrix's columns the compiled binlog reader (source/compiled_reader.pyx) has no reader for:
+# tables with any of them go to mysql-replication
+NOT_COMPILED = {"tm", "tm0", "y", "e", "s", "b1", "b64", "b5", "j"}
+_DEFINITIONS = [d.strip() for d in re.split(r",\s*(?=[a-z0-9_]+ [A-Z])", COLUMNS.strip())]
+COMPILED_COLUMNS = [d for d in _DEFINITIONS if d.split()[0] not in NOT_COMPILED]
+
+
+def reader_tables(db: str) -> list[str]:
+    """Statements that fill `db` with the binlog readers' tables: t of every column, fast of the
+    columns the compiled reader reads (both of every row, strict and lax: sql_mode '', a session
+    time zone of +05:30) and fb of the fixed-size binaries."""
+    names = ", ".join(d.split()[0] for d in COMPILED_COLUMNS)
+    return ["SET SESSION sql_mode = ''", "SET SESSION time_zone = '+05:30'",
+            f"CREATE TABLE {db}.t ({COLUMNS}) DEFAULT CHARSET = utf8mb4",
+            f"CREATE TABLE {db}.fast ({', '.join(COMPILED_COLUMNS)}) DEFAULT CHARSET = utf8mb4",
+            f"CREATE TABLE {db}.fb ({FIXED_COLUMNS})",
+            *[f"INSERT INTO {db}.t VALUES {r}" for r in ROWS + LAX_ROWS],
+            f"INSERT INTO {db}.fast SELECT {names} FROM {db}.t",
+            f"INSERT INTO {db}.fb VALUES {', '.join(FIXED_ROWS)}"]

@@ -7,7 +7,7 @@ import pytest
 from cdcflow.core.event import Event
 from cdcflow.core.row_codec import encode_image
 from cdcflow.store import events as store_events
-from cdcflow.store.events import EVENT_SCHEMA, FIELDS, RunFolder
+from cdcflow.store.events import EVENT_SCHEMA, FIELDS, PULL_ENV, RunFolder
 
 
 @pytest.fixture
@@ -32,7 +32,10 @@ def test_schema_matches_the_event_type():
     assert set(FIELDS) == {f.name for f in dataclasses.fields(Event)}
 
 
-def test_writer_flushes_row_groups_and_reads_back(tmp_path):
+@pytest.mark.parametrize("writer", ["compiled", "python"])
+def test_writer_flushes_row_groups_and_reads_back(tmp_path, monkeypatch, writer):
+    """Both writers (the compiled columns and the reference's tuples, store.events.PULL_ENV)."""
+    monkeypatch.setenv(PULL_ENV, writer)
     folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
     w = folder.writer("raw", batch_rows=4)
     events = [event(i) for i in range(10)]
@@ -40,7 +43,8 @@ def test_writer_flushes_row_groups_and_reads_back(tmp_path):
         w.add(e)
     assert w.count == 10
     # two full row groups are already written, the last two events wait in the buffer
-    assert len(w.rows) == 2
+    assert (w.columns is None) == (writer == "python")
+    assert w.held == 2
     w.close()
     f = pq.ParquetFile(folder.path("raw") + "/part-00000.parquet")
     assert f.metadata.num_row_groups == 3
@@ -155,3 +159,26 @@ def test_writer_holds_at_most_its_rows_or_bytes(tmp_path, monkeypatch):
     assert 1000 <= w.held_bytes < 1000 + size and w.held_rows == -(-1000 // size)
     groups = pq.ParquetFile(folder.part_file("bytes")).metadata
     assert groups.num_row_groups == -(-len(big) // w.held_rows) and groups.num_rows == len(big)
+
+
+def test_a_batch_the_writers_thread_cannot_write_fails_the_writer(tmp_path, monkeypatch):
+    """The compiled columns' batches are written by a thread of the writer's (EventWriter.
+    _write_behind): its error is raised by the next batch or by close, not lost."""
+    monkeypatch.setenv(PULL_ENV, "compiled")
+
+    class Broken:
+        def __init__(self, sink):
+            self.sink = sink
+
+        def write_batch(self, batch):
+            raise OSError("the disk is full")
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(store_events, "_event_file", Broken)
+    w = RunFolder(str(tmp_path / "store"), "cf", "run1").writer("raw", batch_rows=4)
+    with pytest.raises(OSError, match="the disk is full"):
+        for i in range(10):
+            w.add(event(i))
+        w.close()

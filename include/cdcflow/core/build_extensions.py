@@ -12,9 +12,12 @@ import tempfile
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1]
-# module -> its source: pull's binlog reader (its reference: source/binlog_events' Python reader)
-# and the writers' SQL literals (its reference: core/row_codec.raw_literal)
-EXTENSIONS = {"cdcflow.source.compiled_reader": PACKAGE / "source" / "compiled_reader.pyx",
+# module -> its source: the event store's columns (their reference: core.arrow_rows.rows_batch),
+# pull's binlog reader, which writes rows into them (its reference: source/binlog_events' Python
+# reader; built after the columns, whose compiled_columns.pxd it reads), and the writers' SQL
+# literals (its reference: core/row_codec.raw_literal)
+EXTENSIONS = {"cdcflow.core.compiled_columns": PACKAGE / "core" / "compiled_columns.pyx",
+              "cdcflow.source.compiled_reader": PACKAGE / "source" / "compiled_reader.pyx",
               "cdcflow.sink.compiled_literals": PACKAGE / "sink" / "compiled_literals.pyx"}
 
 
@@ -25,8 +28,9 @@ def build(module: str) -> Path:
 
     source = EXTENSIONS[module]
     with tempfile.TemporaryDirectory() as tmp:
+        # include_path: a module's cimports of another's .pxd, by its package name
         ext = cythonize([Extension(module, [str(source)], extra_compile_args=["-O2"])], quiet=True,
-                        build_dir=tmp)
+                        build_dir=tmp, include_path=[str(PACKAGE.parent)])
         dist = Distribution({"ext_modules": ext})
         cmd = dist.get_command_obj("build_ext")
         cmd.build_temp, cmd.build_lib = tmp + "/temp", tmp + "/lib"

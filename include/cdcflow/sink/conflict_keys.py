@@ -74,8 +74,9 @@ class ConflictValues:
                                    rename={f"k{i}": c for i, c in enumerate(columns)}, gc=False)
         self.decode = msgspec.json.Decoder(list[struct]).decode
         at = {c: f"k{i}" for i, c in enumerate(columns)}
-        self.keys = [(",".join(sorted(c.lower() for c in cols)) + _US, attrgetter(*[at[c] for c in cols]), len(cols))
-                     for cols in unique.values()]
+        # each unique key's text before its values, and its columns (the compiled reader's too)
+        self.unique = [(",".join(sorted(c.lower() for c in cols)) + _US, list(cols)) for cols in unique.values()]
+        self.keys = [(prefix, attrgetter(*[at[c] for c in cols]), len(cols)) for prefix, cols in self.unique]
 
     def pairs(self, changes) -> set[tuple[str, str]]:
         """(value's text, key text) of each conflict key of `changes`, (before, after, before_key,
@@ -101,6 +102,13 @@ class ConflictValues:
         return found
 
 
+def value_part(text: str) -> str:
+    """One column's part of a value's text, from the value's JSON text in an image, as
+    ConflictValues.pairs writes it (the compiled reader's way for the values it does not fold itself)."""
+    v = msgspec.json.decode(text)
+    return _fold(v) if isinstance(v, str) else str(v)
+
+
 class ConflictPairs:
     """One pull's (value, key) pairs, per (schema, table), within `budget` bytes; `all_tangled`:
     the tables that went past it (module docstring)."""
@@ -119,7 +127,13 @@ class ConflictPairs:
         if not pairs or table in self.all_tangled:
             return
         values, keys = zip(*pairs)
-        chunk = pa.table([pa.array(values, pa.string()), pa.array(keys, pa.string())], names=["value", "key"])
+        self.add_arrays(table, pa.array(values, pa.string()), pa.array(keys, pa.string()))
+
+    def add_arrays(self, table: tuple[str, str], values: pa.Array, keys: pa.Array) -> None:
+        """add's pairs as two string arrays (the compiled reader's, not yet each once)."""
+        if not len(values) or table in self.all_tangled:
+            return
+        chunk = pa.table([values, keys], names=["value", "key"])
         self.held.setdefault(table, []).append(chunk)
         self._bytes[table] = self._bytes.get(table, 0) + chunk.nbytes
         if self._bytes[table] >= 2 * self._compact_at.get(table, 1 << 20):

@@ -237,124 +237,135 @@ class BinlogReader:
         """A DDL event's gtid_position: the GTID position before its transaction."""
         return self.gtid_position()
 
-    def read(self, emit: Callable[[Event], None]) -> None:
+    def read(self, emit: Callable[[Event], None], columns=None, keys=None) -> None:
         """Stream events to `emit`; rows of a large transaction go out as they are read.
 
         A transaction whose commit ts would pass target-ts, or that starts at or past the
         head fixed for this cycle, is not read: the window ends before it.  The ts of a
         transaction rolled back after rows went out is added to `self.aborted_ts`; the rows a
         ROLLBACK TO undid, to `self.rolled_back`.
+
+        `columns`: the event writer's compiled columns (store.events.EventWriter.columns), where
+        the compiled reader writes the rows it decodes itself, keyed as `keys` (the stages.pull_keys
+        stamper, or None) says, instead of an Event each to `emit` (source/compiled_window.pxi:
+        this loop's twin for the frequent events; every other record comes here).  Without them,
+        or with the Python reader, every event goes to `emit`.
         """
         stream = self._open_stream(read_event_classes())
-        cur_file = self.start.file
+        # the transaction being read: its ts (None: between transactions), next seq, GTID and
+        # where it starts; the file read now (attributes: the compiled loop takes and hands them back)
+        self._trx_ts, self._seq, self._trx_gtid = None, 0, None
+        self._trx_start = Position(self._file, self._pos)
+        self._cur_file = self.start.file
         head = self.head.key()
-        trx_ts: int | None = None
-        trx_start = Position(self._file, self._pos)
-        trx_gtid: str | None = None
-        seq = 0
         session = self._session()
-
-        def begin(ev_time: int) -> bool:
-            nonlocal trx_ts, seq
-            ts = self._next_ts(ev_time)
-            if self.target_ts and ts > self.target_ts:
-                self.stopped_at_target = True
-                return False
-            trx_ts, seq = ts, 0
-            self._savepoints.clear()
-            return True
-
-        def end(end_pos: int) -> None:
-            nonlocal trx_ts, trx_gtid, trx_start
-            self.last_ts = trx_ts
-            self._file, self._pos = cur_file, end_pos
-            if not is_anonymous(trx_gtid):
-                self.read_gtids.add(trx_gtid)
-            self.transactions += 1
-            trx_ts, trx_gtid, trx_start = None, None, Position(cur_file, end_pos)
-
-        def decoded(ev) -> list:
-            return _decoded_rows(ev, cur_file)
-
         try:
-            for rec in binlog_events.records(stream):
+            for rec in binlog_events.records(stream, self._window(columns, keys)):
                 kind, ev_start, ev_time = rec[0], rec[1], rec[2]
                 if kind == binlog_events.ROTATE:
-                    cur_file = rec[3]
-                    if trx_ts is None and rec[4] == 4 and self._file != cur_file:
-                        self._file, self._pos = cur_file, 4
-                        trx_start = Position(cur_file, 4)
+                    self._cur_file = rec[3]
+                    if self._trx_ts is None and rec[4] == 4 and self._file != self._cur_file:
+                        self._file, self._pos = self._cur_file, 4
+                        self._trx_start = Position(self._cur_file, 4)
                     continue
-                if trx_ts is None and (cur_file, ev_start) >= head:
+                if self._trx_ts is None and (self._cur_file, ev_start) >= head:
                     break  # later transactions belong to the next cycle
                 if kind == binlog_events.REFUSED:
-                    raise event_types.refusal(rec[3], cur_file, rec[5], rec[6], rec[4], rec[7])
+                    raise event_types.refusal(rec[3], self._cur_file, rec[5], rec[6], rec[4], rec[7])
                 if kind == binlog_events.GTID:
-                    if not begin(ev_time):
+                    if not self._begin(ev_time):
                         break
-                    trx_gtid = rec[3]
+                    self._trx_gtid = rec[3]
                     continue
                 if kind == binlog_events.XID:
-                    if trx_ts is not None:
-                        end(rec[3])
+                    if self._trx_ts is not None:
+                        self._end(rec[3])
                     continue
                 if kind == binlog_events.QUERY:
                     end_pos, ev = rec[3], rec[5]
                     q = rec[4].strip().rstrip(";").strip()
                     what = transaction_control.kind(q)
                     if what == "begin":
-                        if trx_ts is None and not begin(ev_time):
+                        if self._trx_ts is None and not self._begin(ev_time):
                             break
                         continue
                     if what == "commit":
-                        if trx_ts is not None:
-                            end(end_pos)
+                        if self._trx_ts is not None:
+                            self._end(end_pos)
                         continue
                     if what == "rollback":
-                        if trx_ts is not None:
-                            self.aborted_ts.add(trx_ts)
-                            end(end_pos)
+                        if self._trx_ts is not None:
+                            self.aborted_ts.add(self._trx_ts)
+                            self._end(end_pos)
                         continue
                     if what is not None:  # a savepoint's statement, an XA END or PREPARE: inside the transaction
-                        if trx_ts is not None:
-                            self._savepoint(what, transaction_control.savepoint_name(q), trx_ts, seq)
+                        if self._trx_ts is not None:
+                            self._savepoint(what, transaction_control.savepoint_name(q), self._trx_ts, self._seq)
                         continue
-                    if trx_ts is None and not begin(ev_time):
+                    if self._trx_ts is None and not self._begin(ev_time):
                         break
                     schema = ev.schema.decode() if isinstance(ev.schema, bytes) else (ev.schema or "")
                     emit(Event(
-                        commit_ts=trx_ts, seq=seq, schema=schema, table="", op="ddl", ddl_query=q,
+                        commit_ts=self._trx_ts, seq=self._seq, schema=schema, table="", op="ddl", ddl_query=q,
                         ddl_schema=schema or None, sql_mode=from_bits(getattr(ev, "sql_mode", None)),
-                        gtid=trx_gtid, start_file=trx_start.file, start_pos=trx_start.pos,
-                        end_file=cur_file, end_pos=end_pos, event_time=ev_time,
+                        gtid=self._trx_gtid, start_file=self._trx_start.file, start_pos=self._trx_start.pos,
+                        end_file=self._cur_file, end_pos=end_pos, event_time=ev_time,
                         gtid_position=self.event_gtid_position(),
                         **session.fields(ev),
                     ))
-                    end(end_pos)  # DDL commits implicitly
+                    self._end(end_pos)  # DDL commits implicitly
                     continue
                 if kind == binlog_events.ROWS:
-                    if trx_ts is None and not begin(ev_time):
+                    if self._trx_ts is None and not self._begin(ev_time):
                         break
                     table, op, images = rec[3], rec[5], rec[6]
                     if table.system:
                         continue
                     if type(images) is not list:  # mysql-replication's event, decoded here
-                        images = binlog_events.row_images(images, op, decoded)
+                        cur_file = self._cur_file
+                        images = binlog_events.row_images(images, op, lambda ev: _decoded_rows(ev, cur_file))
                     fk_checks_off = 1 if rec[4] & NO_FOREIGN_KEY_CHECKS else None
                     for before, after in images:
                         emit(Event(
-                            commit_ts=trx_ts, seq=seq, schema=table.schema, table=table.table, op=op,
+                            commit_ts=self._trx_ts, seq=self._seq, schema=table.schema, table=table.table, op=op,
                             before=before, after=after, pk=table.pk, fk_checks_off=fk_checks_off,
-                            gtid=trx_gtid, start_file=trx_start.file, start_pos=trx_start.pos,
+                            gtid=self._trx_gtid, start_file=self._trx_start.file, start_pos=self._trx_start.pos,
                             event_time=ev_time,
                         ))
-                        seq += 1
+                        self._seq += 1
         finally:
             stream.close()
             session.close()
-        if trx_ts is not None:
+        if self._trx_ts is not None:
             # the stream ended inside a transaction: its rows must not be applied yet
-            self.aborted_ts.add(trx_ts)
+            self.aborted_ts.add(self._trx_ts)
+
+    def _window(self, columns, keys):
+        """The compiled loop over the frequent events (read's `columns`), or None."""
+        fast = None if columns is None else binlog_events.compiled_module()
+        if fast is None:
+            return None
+        own_ts = type(self)._next_ts is not BinlogReader._next_ts  # a range numbers its transactions
+        return fast.Window(self, columns, keys, self._next_ts if own_ts else None)
+
+    def _begin(self, ev_time: int) -> bool:
+        """A transaction begins (False: it would pass target-ts, the window ends before it)."""
+        ts = self._next_ts(ev_time)
+        if self.target_ts and ts > self.target_ts:
+            self.stopped_at_target = True
+            return False
+        self._trx_ts, self._seq = ts, 0
+        self._savepoints.clear()
+        return True
+
+    def _end(self, end_pos: int) -> None:
+        """The transaction read ends at `end_pos` of the file read now."""
+        self.last_ts = self._trx_ts
+        self._file, self._pos = self._cur_file, end_pos
+        if not is_anonymous(self._trx_gtid):
+            self.read_gtids.add(self._trx_gtid)
+        self.transactions += 1
+        self._trx_ts, self._trx_gtid, self._trx_start = None, None, Position(self._cur_file, end_pos)
 
     def _open_stream(self, only_events: list):
         """The binlog dump read (source.binlog_file reads a file instead)."""

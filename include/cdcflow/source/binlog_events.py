@@ -85,11 +85,11 @@ def compiled_module():
     return compiled_reader
 
 
-def records(stream):
+def records(stream, window=None):
     """The records of a mysql-replication BinLogStreamReader's events, from the compiled reader
-    where there is one."""
+    where there is one; `window`: a compiled Window over them (source.binlog.BinlogReader.read's)."""
     fast = compiled_module()
-    return python_records(stream) if fast is None else compiled_records(stream, fast)
+    return python_records(stream) if fast is None else compiled_records(stream, fast, window)
 
 
 def record_of(ev) -> tuple | None:
@@ -227,9 +227,10 @@ class Slow:
         return info, row_decoder.column_specs(ev), ev.table_id, table
 
 
-def compiled_records(stream, fast):
+def compiled_records(stream, fast, window=None):
     """The compiled reader over the stream's connection (connected here, as fetchone would);
-    a connection lost is dumped again from the last event read, as fetchone does."""
+    a connection lost is dumped again from the last event read, as fetchone does.  `window`: a
+    compiled Window that reads on over each dump's records (the records it leaves are given)."""
     from pymysqlreplication.binlogstream import MYSQL_EXPECTED_ERROR_CODES  # lazy: as above
 
     s = stream
@@ -242,7 +243,7 @@ def compiled_records(stream, fast):
         while True:
             records = _connected(stream, fast)
             try:
-                yield from records
+                yield from (records if window is None else window.over(records))
                 return
             except pymysql.OperationalError as e:
                 if e.args[0] not in MYSQL_EXPECTED_ERROR_CODES:

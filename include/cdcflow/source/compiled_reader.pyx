@@ -12,17 +12,28 @@ that are no text of the column's charset, ...) sends the whole event to mysql-re
 which decodes it or raises the error the Python reader raises.  A TRANSACTION_PAYLOAD event
 (MySQL 8's binlog_transaction_compression) is replaced by the packets of the events it holds
 (binlog_events.Slow.payload), read here as any other.
+
+Over a window (compiled_window.pxi: Window), the rows events it decodes go no further as
+records: their rows are written into the event store's columns (core/compiled_columns.pyx) in
+the same loop, with their key texts, and the transactions around them are followed here too.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.conversion cimport Py_DTSF_ADD_DOT_0, PyOS_double_to_string
+from libc.math cimport isfinite
+from libc.stdlib cimport atoi
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport uint8_t, uint32_t
 from libc.stdio cimport snprintf
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcmp, memcpy, strchr, strlen
+
+from cdcflow.core.compiled_columns cimport Column, EventColumns, KeyRun
 
 ctypedef long long i64  # the types printf's %lld and %llu take
 ctypedef unsigned long long u64
+
+import json
 
 import pymysql.err
 from pymysql.constants import CR
@@ -35,6 +46,9 @@ cdef object K_GTID = binlog_events.GTID
 cdef object K_XID = binlog_events.XID
 cdef object K_QUERY = binlog_events.QUERY
 cdef object K_ROWS = binlog_events.ROWS
+cdef object ROWS_HERE = object()  # Records.next_record: a rows event left for a Window to read
+cdef object GTID_HERE = object()  # and a MariaDB GTID event, as numbers
+cdef object XID_HERE = object()  # and an XID event
 cdef object float_text = row_decoder.float_text
 cdef object json_string = row_decoder.json_string
 
@@ -47,6 +61,7 @@ cdef enum:
     TABLE_MAP_EVENT = 19
     ANONYMOUS_GTID_EVENT = 34
     TRANSACTION_PAYLOAD_EVENT = 40
+    ANNOTATE_ROWS_EVENT = 160
     MARIADB_GTID_EVENT = 162
     MAX_PACKET = 0xFFFFFF
     TABLE_CACHE_ENTRIES = 4096  # as source.table_maps' cache
@@ -132,21 +147,52 @@ cdef class Plan:
     cdef bint fast
     cdef list keep  # the bytes and names the Col pointers point into
     cdef bytes full  # the columns-present bitmap of a FULL image
+    cdef bytes map_bytes  # its Table_map event's bytes (the key of Records.tables)
+    cdef bint system  # info.system: a system schema's table, whose rows are not read
+    cdef list names  # the columns' names (a key's columns are found by them)
+    cdef bytes schema_b, table_b, pk_b  # the record's texts, in UTF-8 (pk_b None: no key)
+    cdef Py_ssize_t* vstart  # where each column's value text starts and ends in the image read last
+    cdef Py_ssize_t* vend
+    # how a Window keys its rows, as the key stamper said for its DDL generation `key_gen`
+    # (compiled_window.pxi: KEY_*), the key's columns by index, and where the keyed rows are counted
+    cdef long key_gen
+    cdef int key_mode
+    cdef int* key_idx
+    cdef int nkey
+    cdef KeyRun run
+    # the conflict keys written beside the key (sink.conflict_keys): each unique key's text before
+    # its values, and its columns by index (those of key u: uniq_cols[uniq_at[u]:uniq_at[u + 1]])
+    cdef int nuniq
+    cdef list uniq_prefix
+    cdef int* uniq_cols
+    cdef int* uniq_at
 
     def __dealloc__(self):
         PyMem_Free(self.cols)
+        PyMem_Free(self.vstart)
+        PyMem_Free(self.vend)
+        PyMem_Free(self.key_idx)
+        PyMem_Free(self.uniq_cols)
+        PyMem_Free(self.uniq_at)
 
 
 cdef Plan make_plan(object info, object specs, object table):
     cdef Plan p = Plan()
     cdef int i
     p.info, p.table, p.keep = info, table, []
+    p.system = info.system
+    p.key_gen = -1
     p.fast = bool(specs) and all(s is not None for _n, s in specs)
     if not p.fast:
         return p
     p.n = len(specs)
+    p.names = [json.loads(name[:len(name) - 1]) for name, _spec in specs]  # a spec's name is its JSON text, '"id":' 
+    p.schema_b, p.table_b = info.schema.encode("utf-8"), info.table.encode("utf-8")
+    p.pk_b = None if info.pk is None else info.pk.encode("utf-8")
     p.cols = <Col*>PyMem_Malloc(max(1, p.n) * sizeof(Col))
-    if p.cols == NULL:
+    p.vstart = <Py_ssize_t*>PyMem_Malloc(max(1, p.n) * sizeof(Py_ssize_t))
+    p.vend = <Py_ssize_t*>PyMem_Malloc(max(1, p.n) * sizeof(Py_ssize_t))
+    if p.cols == NULL or p.vstart == NULL or p.vend == NULL:
         raise MemoryError()
     nbytes = (p.n + 7) // 8
     p.full = bytes([0xFF] * (p.n // 8)) + (bytes([(1 << (p.n % 8)) - 1]) if p.n % 8 else b"")
@@ -387,8 +433,91 @@ cdef inline bint needs_escape(const uint8_t* s, Py_ssize_t n):
     return False
 
 
+cdef const char* HEX = b"0123456789abcdef"
+
+
+cdef int put_float(Buf out, double f) except -1:
+    """A finite float's text as msgspec writes it (row_decoder.float_text): repr's shortest digits;
+    repr's fixed forms as they are, and its exponent forms without '+' or leading zeros, those
+    of 1e-5 to 1e-1 written fixed (0.0000ddd)."""
+    cdef char* r = PyOS_double_to_string(f, b'r', 0, Py_DTSF_ADD_DOT_0, NULL)  # repr's: 0.0, not 0
+    cdef char* e
+    cdef char* mant
+    cdef char digits[32]
+    cdef char tmp[16]
+    cdef int k, nd = 0, i
+    try:
+        e = strchr(r, b'e')
+        if e == NULL:
+            return out.put(r, strlen(r))
+        k = atoi(e + 1)
+        mant = r
+        if mant[0] == b'-':
+            out.put(b"-", 1)
+            mant += 1
+        while mant < e:
+            if mant[0] != b'.' and nd < 32:
+                digits[nd] = mant[0]
+                nd += 1
+            mant += 1
+        if -6 < k < 0:
+            out.put(b"0.", 2)
+            for i in range(-k - 1):
+                out.put(b"0", 1)
+            while nd > 1 and digits[nd - 1] == b'0':
+                nd -= 1
+            return out.put(digits, nd)
+        out.put(digits, 1)
+        if nd > 1:
+            out.put(b".", 1)
+            out.put(digits + 1, nd - 1)
+        out.put(b"e", 1)
+        return out.put(tmp, snprintf(tmp, 16, b"%d", k))
+    finally:
+        PyMem_Free(r)
+
+
+cdef int put_escaped(Buf out, const uint8_t* s, Py_ssize_t n) except -1:
+    """A string's text in an image as msgspec writes it (row_decoder.json_string): quoted, `"` and
+    `\\` escaped, \\b \\t \\n \\f \\r, every other byte below 0x20 as \\u00xx."""
+    cdef Py_ssize_t i
+    cdef uint8_t c
+    out.reserve(n * 6 + 2)
+    out.data[out.size] = b'"'
+    out.size += 1
+    for i in range(n):
+        c = s[i]
+        if c >= 0x20 and c != 0x22 and c != 0x5C:
+            out.data[out.size] = c
+            out.size += 1
+            continue
+        out.data[out.size] = b'\\'
+        if c == 0x22 or c == 0x5C:
+            out.data[out.size + 1] = c
+        elif c == 0x08:
+            out.data[out.size + 1] = b'b'
+        elif c == 0x09:
+            out.data[out.size + 1] = b't'
+        elif c == 0x0A:
+            out.data[out.size + 1] = b'n'
+        elif c == 0x0C:
+            out.data[out.size + 1] = b'f'
+        elif c == 0x0D:
+            out.data[out.size + 1] = b'r'
+        else:
+            memcpy(out.data + out.size + 1, b"u00", 3)
+            out.data[out.size + 4] = HEX[c >> 4]
+            out.data[out.size + 5] = HEX[c & 15]
+            out.size += 4
+        out.size += 2
+    out.data[out.size] = b'"'
+    out.size += 1
+    return 0
+
+
 cdef Py_ssize_t read_image(Plan plan, const uint8_t* d, Py_ssize_t at, Py_ssize_t end, Buf out) except -1:
-    """One row image's text from `at` into `out`; returns where the next one starts."""
+    """One row image's text from `at`, appended to `out`; returns where the next one starts.
+    Where each column's value text starts and ends in `out`: plan.vstart, plan.vend."""
     cdef int i, n = plan.n, size
     cdef Py_ssize_t nulls = at, length
     cdef const uint8_t* v
@@ -402,15 +531,16 @@ cdef Py_ssize_t read_image(Plan plan, const uint8_t* d, Py_ssize_t at, Py_ssize_
     at += (n + 7) // 8
     if at > end:
         raise Fallback()
-    out.size = 0
     out.put(b"{", 1)
     for i in range(n):
         c = &plan.cols[i]
         if i:
             out.put(b",", 1)
         out.put(c.name, c.name_len)
+        plan.vstart[i] = out.size
         if d[nulls + (i >> 3)] & (1 << (i & 7)):
             out.put(b"null", 4)
+            plan.vend[i] = out.size
             continue
         v = d + at
         if c.kind == C_INT:
@@ -441,7 +571,7 @@ cdef Py_ssize_t read_image(Plan plan, const uint8_t* d, Py_ssize_t at, Py_ssize_
                 out.put(<const char*>v, length)  # checked as UTF-8 with the whole image
                 out.put(b'"', 1)
             elif c.kind == C_UTF8:
-                out.put_str(json_string(PyUnicode_DecodeUTF8(<const char*>v, length, NULL)))
+                put_escaped(out, v, length)  # its bytes checked as UTF-8 with the whole image
             else:
                 codec, errors = plan.keep[c.b]
                 out.put_str(json_string(PyBytes_FromStringAndSize(<const char*>v, length).decode(codec, errors)))
@@ -484,10 +614,14 @@ cdef Py_ssize_t read_image(Plan plan, const uint8_t* d, Py_ssize_t at, Py_ssize_
                 f = f4
             else:
                 memcpy(&f, v, 8)
-            out.put_str(float_text(f))
+            if isfinite(f):
+                put_float(out, f)
+            else:
+                out.put_str(float_text(f))  # tagged
             at += size
         else:
             raise Fallback()
+        plan.vend[i] = out.size
     out.put(b"}", 1)
     return at
 
@@ -506,6 +640,15 @@ cdef class Records:
     cdef Buf before, after
     cdef list pending  # the packets of the events of a TRANSACTION_PAYLOAD read last, from `next_inner`
     cdef Py_ssize_t next_inner
+    # a Window reads the rows events it decodes itself: _rows gives ROWS_HERE and leaves the event here
+    cdef bint columnar
+    cdef bytes r_payload
+    cdef Py_ssize_t r_at, r_end
+    cdef i64 r_start
+    cdef uint32_t r_time
+    cdef int r_etype, r_flags
+    cdef Plan r_plan
+    cdef u64 g_domain, g_server, g_seq  # a MariaDB GTID event's, left for a Window (GTID_HERE)
 
     def __init__(self, conn, use_checksum, slow, row_ops, log_pos):
         self.conn, self.slow, self.row_ops, self.log_pos = conn, slow, row_ops, log_pos
@@ -558,8 +701,12 @@ cdef class Records:
         cdef Py_ssize_t length
         parts = []
         while True:
-            header = self._bytes(4)
-            h = <const uint8_t*>PyBytes_AS_STRING(header)
+            if PyBytes_GET_SIZE(self.chunk) - self.at >= 4:  # read where it is, no bytes made of it
+                h = <const uint8_t*>PyBytes_AS_STRING(self.chunk) + self.at
+                self.at += 4
+            else:
+                header = self._bytes(4)
+                h = <const uint8_t*>PyBytes_AS_STRING(header)
             length = h[0] | (h[1] << 8) | (h[2] << 16)
             if h[3] != self.seq:
                 self.conn._force_close()
@@ -579,6 +726,13 @@ cdef class Records:
         return part
 
     def __next__(self):
+        rec = self.next_record()
+        if rec is None:
+            raise StopIteration
+        return rec
+
+    cdef object next_record(self):
+        """The next record (ROWS_HERE: a rows event a Window reads), None at the end of the dump."""
         cdef bytes payload
         cdef const uint8_t* d
         cdef Py_ssize_t n, body, end
@@ -598,7 +752,7 @@ cdef class Records:
             if not inner:
                 got = self._packet()
                 if got is None:
-                    raise StopIteration
+                    return None
             payload = got
             d = <const uint8_t*>PyBytes_AS_STRING(payload)
             n = PyBytes_GET_SIZE(payload)
@@ -623,16 +777,25 @@ cdef class Records:
             if end > n or end < body or (not self.layout and etype != FORMAT_DESCRIPTION_EVENT):
                 rec = self.slow.record(payload)
             elif etype == MARIADB_GTID_EVENT and end - body >= 13:
+                if self.columnar:  # the Window keeps it as numbers
+                    self.r_start, self.r_time = start, timestamp
+                    self.g_domain, self.g_server, self.g_seq = le(d + body + 8, 4), server_id, le(d + body, 8)
+                    return GTID_HERE
                 return (K_GTID, start, timestamp, f"{le(d + body + 8, 4)}-{server_id}-{le(d + body, 8)}")
             elif etype == XID_EVENT:
+                if self.columnar:  # the Window reads its start and end here
+                    self.r_start, self.r_end = start, log_pos
+                    return XID_HERE
                 return (K_XID, start, timestamp, log_pos)
             elif etype == QUERY_EVENT and self._is_begin(d, body, end):
                 return (K_QUERY, start, timestamp, log_pos, "BEGIN", None)
             elif etype == TABLE_MAP_EVENT:
                 self._table_map(payload, body, end)
                 continue
-            elif etype == ANONYMOUS_GTID_EVENT:
-                continue  # mysql-replication's NotImplementedEvent: no record
+            elif etype == ANONYMOUS_GTID_EVENT or etype == ANNOTATE_ROWS_EVENT:
+                # no record: mysql-replication's NotImplementedEvent, passed over (event_types.PASSED_OVER);
+                # MariaDB writes an ANNOTATE_ROWS before each statement's rows events, one a transaction
+                continue
             elif etype in self.row_ops:
                 rec = self._rows(payload, etype, body, end, start, timestamp)
             else:
@@ -656,15 +819,21 @@ cdef class Records:
 
     cdef _table_map(self, bytes payload, Py_ssize_t body, Py_ssize_t end):
         cdef Plan plan
+        cdef const char* d = PyBytes_AS_STRING(payload)
+        table_id = le(<const uint8_t*>d + body, 6)
+        plan = self.by_id.get(table_id)
+        if plan is not None and PyBytes_GET_SIZE(plan.map_bytes) == end - body and memcmp(
+                PyBytes_AS_STRING(plan.map_bytes), d + body, end - body) == 0:
+            return  # the id's table map as read last (one a transaction): the stream's is it too
         key = payload[body:end]
         plan = self.tables.get(key)
-        table_id = le(<const uint8_t*>PyBytes_AS_STRING(payload) + body, 6)
         if plan is None:
             got = self.slow.table(payload)  # mysql-replication parses it, and keeps it in its table map
             if got is None:
                 return
             info, specs, parsed_id, table = got
             plan = make_plan(info, specs, table)
+            plan.map_bytes = key
             if len(self.tables) >= TABLE_CACHE_ENTRIES:
                 self.tables.clear()
             self.tables[key] = plan
@@ -702,12 +871,17 @@ cdef class Records:
         if not is_full(d + at, plan.full, nb) or (update and not is_full(d + at + nb, plan.full, nb)):
             return self.slow.record(payload)  # not a FULL image
         at += nb * (2 if update else 1)
+        if self.columnar:
+            self.r_payload, self.r_at, self.r_end, self.r_start, self.r_time = payload, at, end, start, timestamp
+            self.r_etype, self.r_flags, self.r_plan = etype, flags, plan
+            return ROWS_HERE
         op = self.row_ops[etype]
         if plan.info.system:
             return (K_ROWS, start, timestamp, plan.info, flags, op, [])
         rows = []
         try:
             while at < end:  # a row of only NULLs is its null bitmap alone: one byte
+                self.before.size = self.after.size = 0
                 if update:
                     at = read_image(plan, d, at, end, self.before)
                     before = PyUnicode_DecodeUTF8(self.before.data, self.before.size, NULL)
@@ -720,3 +894,6 @@ cdef class Records:
         except (Fallback, UnicodeDecodeError, LookupError):
             return self.slow.record(payload)
         return (K_ROWS, start, timestamp, plan.info, flags, op, rows)
+
+
+include "compiled_window.pxi"

@@ -69,7 +69,7 @@ def read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int,
     stamper = pull_keys.KeyStamper.of(keys) if keys else None
     try:
         if not window.idle:  # nothing written since the checkpoint: no binlog dump (its two connections) to read none
-            reader.read(writer.add if stamper is None else stamper.wrap(writer.add))
+            reader.read(writer.add if stamper is None else stamper.wrap(writer.add, writer), writer.columns, stamper)
     finally:
         spans = stamper.close() if stamper is not None else []
     writer.close()

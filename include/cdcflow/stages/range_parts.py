@@ -34,7 +34,7 @@ def read_range(url: str, batch_rows: int, part: int, source, server_id: int, sta
 
         stamper = KeyStamper.of(keys)
     try:
-        reader.read(writer.add if stamper is None else stamper.wrap(writer.add))
+        reader.read(writer.add if stamper is None else stamper.wrap(writer.add, writer), writer.columns, stamper)
     finally:
         spans = stamper.close() if stamper is not None else []
     writer.close()

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import operator
+import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, get_args, get_type_hints
 
@@ -45,6 +47,8 @@ _fields_of = operator.attrgetter(*FIELDS)  # an event's values as a tuple, in FI
 # sets the rows; the bytes are the images' and statements' text)
 BATCH_ROWS = 50_000
 BATCH_BYTES = 32 * 1024 * 1024
+# source.binlog_events.READER_ENV: "python" asks for pull's Python reference, the writer's tuples too
+PULL_ENV = "CDCFLOW_BINLOG_READER"
 
 
 def _event_file(sink) -> pq.ParquetWriter:
@@ -166,7 +170,14 @@ class RunFolder:
 class EventWriter:
     """Columnar buffers flushed as Parquet row groups every `batch_rows` events or BATCH_BYTES of
     row images and statements, whichever comes first: what pull holds of a window (however large
-    one transaction is) stays below both.  `held_rows` / `held_bytes`: the most it held at once."""
+    one transaction is) stays below both.  `held_rows` / `held_bytes`: the most it held at once.
+
+    The buffers are the compiled columns (core/compiled_columns.pyx: `columns`, which the
+    compiled binlog reader writes rows into itself) where they are built and the compiled reader
+    is not declined (CDCFLOW_BINLOG_READER=python asks for the whole Python pull, the reference),
+    else a tuple per event (core.arrow_rows); both write the same row groups.  The compiled
+    columns' batches are written by a thread while the next one fills (_write_behind): the
+    writer then holds up to two batches, one filling and one being written."""
 
     def __init__(self, fs, folder: str, batch_rows: int, part: int = 0):
         self.fs = fs
@@ -175,27 +186,70 @@ class EventWriter:
         self.batch_rows = batch_rows
         self.rows: list[tuple] = []  # one tuple per event (core.arrow_rows)
         self.bytes = 0  # the text of the buffered events' images and statements
-        self.count = 0
+        self._count = 0
         self.held_rows = self.held_bytes = 0
         self._writer: pq.ParquetWriter | None = None
         self._sink = None
+        self.columns = _compiled_columns(batch_rows, self.flush)
+        self._behind: ThreadPoolExecutor | None = None  # _write_behind's thread, and its last batch
+        self._written = None
+        self.before_flush = None  # called before a batch is written (the key stamper keys what waits)
+
+    @property
+    def count(self) -> int:
+        """The events written and held."""
+        return self._count if self.columns is None else self.columns.base + self.columns.n
+
+    @property
+    def held(self) -> int:
+        """The events added and not yet written."""
+        return len(self.rows) if self.columns is None else self.columns.n
 
     def add(self, event) -> None:
+        chars = len(event.before or "") + len(event.after or "") + len(event.ddl_query or "")
+        if self.columns is not None:
+            self.columns.add(_fields_of(event), chars)
+            return
         self.rows.append(_fields_of(event))
-        self.count += 1
-        self.bytes += len(event.before or "") + len(event.after or "") + len(event.ddl_query or "")
+        self._count += 1
+        self.bytes += chars
         if len(self.rows) >= self.batch_rows or self.bytes >= BATCH_BYTES:
             self.flush()
 
     def flush(self) -> None:
+        if self.before_flush is not None:
+            self.before_flush()
+        if self.columns is not None:
+            if self.columns.n:
+                self.held_rows = max(self.held_rows, self.columns.n)
+                self.held_bytes = max(self.held_bytes, self.columns.chars)
+                self._write_behind(self.columns.take(EVENT_SCHEMA))
+            return
         if not self.rows:
             return
         self.held_rows, self.held_bytes = max(self.held_rows, len(self.rows)), max(self.held_bytes, self.bytes)
         self._open().write_batch(rows_batch(self.rows, EVENT_SCHEMA))
         self.rows, self.bytes = [], 0
 
+    def _write_behind(self, batch: pa.RecordBatch) -> None:
+        """`batch` written by a thread of the writer's while the next one fills (Parquet's encoding
+        and compression run outside the GIL: a fifth of pull's time, on another core); one batch
+        at a time, so the writer holds at most two."""
+        writer = self._open()
+        if self._behind is None:
+            self._behind = ThreadPoolExecutor(1, thread_name_prefix="event-writer")
+        else:
+            self._written.result()  # the one before, written (or its error raised here)
+        self._written = self._behind.submit(writer.write_batch, batch)
+
     def close(self) -> None:
-        self.flush()
+        try:
+            self.flush()
+        finally:
+            if self._behind is not None:
+                self._behind.shutdown()
+        if self._written is not None:
+            self._written.result()
         self._open().close()  # an empty window still gets a readable (empty) file
         self._sink.close()
 
@@ -204,6 +258,18 @@ class EventWriter:
             self._sink = self.fs.open_output_stream(self.folder + f"/part-{self.part:05d}.parquet")
             self._writer = _event_file(self._sink)
         return self._writer
+
+
+def _compiled_columns(batch_rows: int, on_full):
+    """The compiled columns of a writer (EventWriter's), or None."""
+    if os.environ.get(PULL_ENV, "compiled").lower() == "python":
+        return None
+    try:
+        from cdcflow.core import compiled_columns  # lazy: an extension make setup may not have built
+    except ImportError:
+        return None  # the binlog reader says once that pull runs its Python reference
+    return compiled_columns.EventColumns(FIELDS, [f.type == pa.string() for f in EVENT_SCHEMA], batch_rows,
+                                         BATCH_BYTES, on_full)
 
 
 def collect_garbage(base: str | None, changefeed_id: str, keep: set[str]) -> list[str]:
