@@ -459,6 +459,15 @@ def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None 
         conn.close()
 
 
+def _logs_and_head(uri: DbUri) -> tuple[list[str], Position]:
+    """The binlogs the upstream holds and its head, on one connection."""
+    conn = uri.connect()
+    try:
+        return available_logs(conn), head_position(conn)
+    finally:
+        conn.close()
+
+
 def _boundary_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None, name: str) -> Position:
     """The transaction boundary at which a changefeed starting at `ts` begins reading.
 
@@ -479,12 +488,7 @@ def _boundary_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None
         XidEvent,
     )
 
-    conn = uri.connect()
-    try:
-        logs = available_logs(conn)
-        head = head_position(conn)
-    finally:
-        conn.close()
+    logs, head = _logs_and_head(uri)
     # the oldest binlog's format description event carries the time the file was opened:
     # the oldest time it holds, even when no transaction has been written to it since
     stream = open_stream(uri, server_id, Position(logs[0], 4),

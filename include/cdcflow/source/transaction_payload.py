@@ -59,6 +59,9 @@ def payload_start(packet: bytes) -> int:
     return int.from_bytes(packet[14:18], "little") - int.from_bytes(packet[10:14], "little")
 
 
+REPORT = "report it with the event (mysqlbinlog --hexdump at that position)"
+
+
 def packets(packet: bytes, checksum: bool, file: str) -> list[bytes]:
     """The packets (OK byte first) of the events a TRANSACTION_PAYLOAD event's packet holds;
     an error naming the event where it cannot be read."""
@@ -66,57 +69,64 @@ def packets(packet: bytes, checksum: bool, file: str) -> list[bytes]:
     start = log_pos - size
     body = packet[1 + _HEADER:1 + size - (4 if checksum else 0)]
 
-    def refuse(what: str, hint: str) -> CdcflowError:
+    def refuse(what: str, hint: str = REPORT) -> CdcflowError:
         return CdcflowError(f"cannot read the compressed transaction (TRANSACTION_PAYLOAD_EVENT) at {file}:{start}: "
                             f"{what}", code=UPSTREAM_BINLOG, hint=hint)
 
+    fields, at = _header_fields(body, refuse)
+    data = _decompressed(body[at:at + fields.get(_SIZE, len(body) - at)], fields.get(_COMPRESSION, NONE), refuse)
+    if _UNCOMPRESSED in fields and len(data) != fields[_UNCOMPRESSED]:
+        raise refuse(f"it holds {len(data)} bytes uncompressed, its header says {fields[_UNCOMPRESSED]}")
+    return _inner_packets(data, start, log_pos, b"\0\0\0\0" if checksum else b"", refuse)
+
+
+def _header_fields(body: bytes, refuse) -> tuple[dict[int, int], int]:
+    """The payload header's fields ({type: value}) and where the payload's data starts."""
     fields, at = {}, 0
     try:
         while True:
             kind, at = _lenenc(body, at)
             if kind == 0:
-                break
+                return fields, at
             length, at = _lenenc(body, at)
             fields[kind] = _lenenc(body[at:at + length], 0)[0]
             at += length
     except (IndexError, ValueError) as e:
-        raise refuse(f"its header does not parse ({e})", "report it with the event (mysqlbinlog --hexdump at "
-                     "that position)") from None
-    data = body[at:at + fields.get(_SIZE, len(body) - at)]
-    compression = fields.get(_COMPRESSION, NONE)
+        raise refuse(f"its header does not parse ({e})") from None
+
+
+def _decompressed(data: bytes, compression: int, refuse) -> bytes:
     off = "or run SET GLOBAL binlog_transaction_compression=OFF on the upstream (and in its configuration file)"
-    if compression == ZSTD:
-        try:
-            import zstandard  # lazy: only a MySQL 8 upstream's compressed transactions need it
-        except ImportError:
-            raise refuse("it is zstd-compressed and the zstandard package is not installed",
-                         f"install it (pip install -c constraints.txt zstandard), {off}") from None
-        try:
-            data = zstandard.ZstdDecompressor().decompressobj(read_across_frames=True).decompress(data)
-        except zstandard.ZstdError as e:
-            raise refuse(f"zstd cannot decompress it ({e})", "report it with the event (mysqlbinlog --hexdump "
-                         "at that position)") from None
-    elif compression != NONE:
+    if compression == NONE:
+        return data
+    if compression != ZSTD:
         raise refuse(f"its compression type {compression} is none cdcflow reads (zstd: 0, none: 255)",
                      f"report it with the server's version, {off}")
-    if _UNCOMPRESSED in fields and len(data) != fields[_UNCOMPRESSED]:
-        raise refuse(f"it holds {len(data)} bytes uncompressed, its header says {fields[_UNCOMPRESSED]}",
-                     "report it with the event (mysqlbinlog --hexdump at that position)")
-    out, at, tail = [], 0, b"\0\0\0\0" if checksum else b""
+    try:
+        import zstandard  # lazy: only a MySQL 8 upstream's compressed transactions need it
+    except ImportError:
+        raise refuse("it is zstd-compressed and the zstandard package is not installed",
+                     f"install it (pip install -c constraints.txt zstandard), {off}") from None
+    try:
+        return zstandard.ZstdDecompressor().decompressobj(read_across_frames=True).decompress(data)
+    except zstandard.ZstdError as e:
+        raise refuse(f"zstd cannot decompress it ({e})") from None
+
+
+def _inner_packets(data: bytes, start: int, log_pos: int, tail: bytes, refuse) -> list[bytes]:
+    """The events in the decompressed `data` as packets the reader takes, each header's size and
+    next position rewritten as the file would have them (the first starts where the payload does)."""
+    out, at = [], 0
     while at < len(data):
         if at + _HEADER > len(data):
-            raise refuse("its last event is cut short", "report it with the event (mysqlbinlog --hexdump at that "
-                         "position)")
+            raise refuse("its last event is cut short")
         inner = int.from_bytes(data[at + 9:at + 13], "little")
         if inner < _HEADER or at + inner > len(data):
-            raise refuse(f"an event in it claims {inner} bytes", "report it with the event (mysqlbinlog "
-                         "--hexdump at that position)")
-        etype = data[at + 4]
-        if etype == event_types.TRANSACTION_PAYLOAD_EVENT:
-            raise refuse("it holds another compressed transaction", "report it with the event (mysqlbinlog "
-                         "--hexdump at that position)")
+            raise refuse(f"an event in it claims {inner} bytes")
+        if data[at + 4] == event_types.TRANSACTION_PAYLOAD_EVENT:
+            raise refuse("it holds another compressed transaction")
         sized = inner + len(tail)
-        end = start + sized if not out else log_pos  # the first one starts where the payload does
+        end = start + sized if not out else log_pos
         header = (data[at:at + 9] + sized.to_bytes(4, "little") + end.to_bytes(4, "little")
                   + data[at + 17:at + _HEADER])
         out.append(b"\0" + header + data[at + _HEADER:at + inner] + tail)

@@ -36,16 +36,7 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
         check_ts_held(cycle.source, cycle.source.server_id or default_server_id(changefeed_id), start_ts,
                       "start_ts", changefeed_id)
     feed = feed_state.expire_gc_ttl(changefeed_id, cycle.feed(), lambda: cycle.config)  # ⑧ happens when a cycle looks
-    reason = None
-    if feed.state in states.IDLE_REASONS:
-        reason = f"changefeed {changefeed_id} does nothing this cycle: {states.IDLE_REASONS[feed.state]}"
-        if feed.error:
-            reason += f" (error: {feed.error['message']})"
-    elif snapshots.unfinished(changefeed_id):
-        reason = (f"changefeed {changefeed_id} does nothing this cycle: its initial copy (create --snapshot) has "
-                  f"not finished; run `cdcflow changefeed create -c {changefeed_id} … --snapshot` again to continue it")
-    elif start_ts is None and not manual:  # a backfill or a triggered run is an operator's request
-        reason = lifecycle.retry_wait_reason(feed)
+    reason = _skip_reason(changefeed_id, feed, start_ts, manual)
     if reason:
         cycle.log_event("skip", state=feed.state, reason=reason)
         return contracts.Prepared(run_id=run_id, skip=True, reason=reason, state=feed.state)
@@ -65,23 +56,7 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
         if start_ts is not None:
             before_backfill = _where(feed, start_ts) if not dry_run else None
             feed, replay_until = _backfill_from(cycle, feed, start_ts, persist=not dry_run)
-        start = Position.from_dict(feed.checkpoint_pos)
-        try:
-            conn = cycle.source.connect()
-        except CdcflowError:
-            raise  # a password reference that does not resolve says so itself
-        except Exception as e:
-            raise CdcflowError(f"cannot connect to the upstream {cycle.source.redacted()}: {e}",
-                               code=UPSTREAM_UNREACHABLE,
-                               hint="the next cycle retries; check that the upstream runs") from None
-        try:
-            start = _start_on_this_source(cycle, conn, start, feed.checkpoint_ts)
-            logs = available_logs(conn)
-            head = head_position(conn)
-            # a window too large for one cycle ends max-window-bytes on; the next cycle reads on
-            bound = cycle.config.max_window_bytes and bounded_head(conn, start, head, cycle.config.max_window_bytes)
-        finally:
-            conn.close()
+        start, logs, head, bound = _upstream_window(cycle, feed)
         check_checkpoint_held(logs, feed.checkpoint_pos, feed.checkpoint_ts)
         head_tso = tso.now()
         target = target_ts or cycle.spec.target_ts or 0
@@ -109,6 +84,43 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
                 target_ts=target, dry_run=dry_run, bounded_at=bound.to_dict() if bound else None)
     return contracts.Prepared(run_id=run_id, skip=False, reason=None, state=feed.state,
                               checkpoint_ts=feed.checkpoint_ts)
+
+
+def _skip_reason(changefeed_id: str, feed, start_ts: int | None, manual: bool) -> str | None:
+    """Why the cycle does nothing (None: it runs): the changefeed's state, an initial copy not
+    finished, or a warning's backoff (not for a backfill or a run a person triggered)."""
+    if feed.state in states.IDLE_REASONS:
+        reason = f"changefeed {changefeed_id} does nothing this cycle: {states.IDLE_REASONS[feed.state]}"
+        return reason + (f" (error: {feed.error['message']})" if feed.error else "")
+    if snapshots.unfinished(changefeed_id):
+        return (f"changefeed {changefeed_id} does nothing this cycle: its initial copy (create --snapshot) has "
+                f"not finished; run `cdcflow changefeed create -c {changefeed_id} … --snapshot` again to continue it")
+    if start_ts is None and not manual:  # a backfill or a triggered run is an operator's request
+        return lifecycle.retry_wait_reason(feed)
+    return None
+
+
+def _upstream_window(cycle: Cycle, feed) -> tuple[Position, list, Position, Position | None]:
+    """What the window needs of the upstream, on one connection: its start as this source's
+    position, the binlogs it holds, its head, and where a window over max-window-bytes ends
+    (None or 0: it does not)."""
+    try:
+        conn = cycle.source.connect()
+    except CdcflowError:
+        raise  # a password reference that does not resolve says so itself
+    except Exception as e:
+        raise CdcflowError(f"cannot connect to the upstream {cycle.source.redacted()}: {e}",
+                           code=UPSTREAM_UNREACHABLE,
+                           hint="the next cycle retries; check that the upstream runs") from None
+    try:
+        start = _start_on_this_source(cycle, conn, Position.from_dict(feed.checkpoint_pos), feed.checkpoint_ts)
+        logs = available_logs(conn)
+        head = head_position(conn)
+        # a window too large for one cycle ends max-window-bytes on; the next cycle reads on
+        bound = cycle.config.max_window_bytes and bounded_head(conn, start, head, cycle.config.max_window_bytes)
+    finally:
+        conn.close()
+    return start, logs, head, bound
 
 
 def _start_on_this_source(cycle: Cycle, conn, start: Position, checkpoint_ts: int) -> Position:
