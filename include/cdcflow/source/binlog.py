@@ -282,63 +282,70 @@ class BinlogReader:
                         self._end(rec[3])
                     continue
                 if kind == binlog_events.QUERY:
-                    end_pos, ev = rec[3], rec[5]
-                    q = rec[4].strip().rstrip(";").strip()
-                    what = transaction_control.kind(q)
-                    if what == "begin":
-                        if self._trx_ts is None and not self._begin(ev_time):
-                            break
-                        continue
-                    if what == "commit":
-                        if self._trx_ts is not None:
-                            self._end(end_pos)
-                        continue
-                    if what == "rollback":
-                        if self._trx_ts is not None:
-                            self.aborted_ts.add(self._trx_ts)
-                            self._end(end_pos)
-                        continue
-                    if what is not None:  # a savepoint's statement, an XA END or PREPARE: inside the transaction
-                        if self._trx_ts is not None:
-                            self._savepoint(what, transaction_control.savepoint_name(q), self._trx_ts, self._seq)
-                        continue
-                    if self._trx_ts is None and not self._begin(ev_time):
+                    if not self._query(rec, ev_time, emit, session):
                         break
-                    schema = ev.schema.decode() if isinstance(ev.schema, bytes) else (ev.schema or "")
-                    emit(Event(
-                        commit_ts=self._trx_ts, seq=self._seq, schema=schema, table="", op="ddl", ddl_query=q,
-                        ddl_schema=schema or None, sql_mode=from_bits(getattr(ev, "sql_mode", None)),
-                        gtid=self._trx_gtid, start_file=self._trx_start.file, start_pos=self._trx_start.pos,
-                        end_file=self._cur_file, end_pos=end_pos, event_time=ev_time,
-                        gtid_position=self.event_gtid_position(),
-                        **session.fields(ev),
-                    ))
-                    self._end(end_pos)  # DDL commits implicitly
                     continue
-                if kind == binlog_events.ROWS:
-                    if self._trx_ts is None and not self._begin(ev_time):
-                        break
-                    table, op, images = rec[3], rec[5], rec[6]
-                    if table.system:
-                        continue
-                    if type(images) is not list:  # mysql-replication's event, decoded here
-                        cur_file = self._cur_file
-                        images = binlog_events.row_images(images, op, lambda ev: _decoded_rows(ev, cur_file))
-                    fk_checks_off = 1 if rec[4] & NO_FOREIGN_KEY_CHECKS else None
-                    for before, after in images:
-                        emit(Event(
-                            commit_ts=self._trx_ts, seq=self._seq, schema=table.schema, table=table.table, op=op,
-                            before=before, after=after, pk=table.pk, fk_checks_off=fk_checks_off,
-                            gtid=self._trx_gtid, start_file=self._trx_start.file, start_pos=self._trx_start.pos,
-                            event_time=ev_time,
-                        ))
-                        self._seq += 1
+                if kind == binlog_events.ROWS and not self._rows(rec, ev_time, emit):
+                    break
         finally:
             stream.close()
             session.close()
         if self._trx_ts is not None:
             # the stream ended inside a transaction: its rows must not be applied yet
             self.aborted_ts.add(self._trx_ts)
+
+    def _query(self, rec, ev_time: int, emit: Callable[[Event], None], session) -> bool:
+        """A query event of read's loop: a transaction's BEGIN, COMMIT or ROLLBACK, a savepoint's
+        statement, or a DDL (a transaction of its own).  False: the window ends before it."""
+        end_pos, ev = rec[3], rec[5]
+        q = rec[4].strip().rstrip(";").strip()
+        what = transaction_control.kind(q)
+        if what == "begin":
+            return self._trx_ts is not None or self._begin(ev_time)
+        if what in ("commit", "rollback"):
+            if self._trx_ts is not None:
+                if what == "rollback":
+                    self.aborted_ts.add(self._trx_ts)
+                self._end(end_pos)
+            return True
+        if what is not None:  # a savepoint's statement, an XA END or PREPARE: inside the transaction
+            if self._trx_ts is not None:
+                self._savepoint(what, transaction_control.savepoint_name(q), self._trx_ts, self._seq)
+            return True
+        if self._trx_ts is None and not self._begin(ev_time):
+            return False
+        schema = ev.schema.decode() if isinstance(ev.schema, bytes) else (ev.schema or "")
+        emit(Event(
+            commit_ts=self._trx_ts, seq=self._seq, schema=schema, table="", op="ddl", ddl_query=q,
+            ddl_schema=schema or None, sql_mode=from_bits(getattr(ev, "sql_mode", None)),
+            gtid=self._trx_gtid, start_file=self._trx_start.file, start_pos=self._trx_start.pos,
+            end_file=self._cur_file, end_pos=end_pos, event_time=ev_time,
+            gtid_position=self.event_gtid_position(),
+            **session.fields(ev),
+        ))
+        self._end(end_pos)  # DDL commits implicitly
+        return True
+
+    def _rows(self, rec, ev_time: int, emit: Callable[[Event], None]) -> bool:
+        """A rows event of read's loop: an Event per row image.  False: the window ends before it."""
+        if self._trx_ts is None and not self._begin(ev_time):
+            return False
+        table, op, images = rec[3], rec[5], rec[6]
+        if table.system:
+            return True
+        if type(images) is not list:  # mysql-replication's event, decoded here
+            cur_file = self._cur_file
+            images = binlog_events.row_images(images, op, lambda ev: _decoded_rows(ev, cur_file))
+        fk_checks_off = 1 if rec[4] & NO_FOREIGN_KEY_CHECKS else None
+        for before, after in images:
+            emit(Event(
+                commit_ts=self._trx_ts, seq=self._seq, schema=table.schema, table=table.table, op=op,
+                before=before, after=after, pk=table.pk, fk_checks_off=fk_checks_off,
+                gtid=self._trx_gtid, start_file=self._trx_start.file, start_pos=self._trx_start.pos,
+                event_time=ev_time,
+            ))
+            self._seq += 1
+        return True
 
     def _window(self, columns, keys):
         """The compiled loop over the frequent events (read's `columns`), or None."""
