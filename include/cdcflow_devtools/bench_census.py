@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import threading
+from contextlib import suppress
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,10 +80,8 @@ class CpuSampler:
             except psutil.Error:
                 continue
             for p in procs:
-                try:
+                with suppress(psutil.Error):  # gone since it was listed: its memory is no one's now
                     rss += p.memory_info().rss
-                except psutil.Error:
-                    pass  # gone since it was listed: its memory is no one's now
                 cpu = self._cpu(p.pid)
                 if cpu is not None:
                     # classified at each sample: spark-submit's shell script becomes the JVM by exec

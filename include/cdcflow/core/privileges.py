@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from cdcflow.core.row_codec import quote_ident
+
 # What the downstream user does: reads the catalogue and the rows it compares (SELECT), writes rows
 # (INSERT, UPDATE, DELETE), runs the replicated DDL (CREATE, DROP, ALTER, INDEX, REFERENCES for a
 # foreign key, CREATE VIEW), on each replicated schema and on `cdcflow`, where it keeps how far the
@@ -46,7 +48,7 @@ class Missing(NamedTuple):
 def _on(schema: str) -> str:
     """A schema's privileges as GRANT names them, quoted only where its name needs it (the GRANT is
     shown inside a Markdown code span, which a backtick would end)."""
-    return f"{schema}.*" if re.fullmatch(r"[A-Za-z0-9_$]+", schema) else f"`{schema.replace('`', '``')}`.*"
+    return f"{schema}.*" if re.fullmatch(r"[A-Za-z0-9_$]+", schema) else f"{quote_ident(schema)}.*"
 
 
 def _schema_of(table: str) -> str | None:
