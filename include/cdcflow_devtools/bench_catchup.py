@@ -22,6 +22,7 @@ changes/s against the same shape's smallest window on `auto` in the same run.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 DEFAULT_SIZES = (300_000, 2_500_000)
@@ -75,20 +76,24 @@ def _catchup(servers, n: int, shape: str, on_cluster: bool, home: Path, log_dir:
 
 def _on_connect(servers, shape: str, done: int, start_ts: int, home: Path, log_dir: Path) -> dict:
     """The catch-up forced to Spark on a warm Spark Connect server (started and warmed up first)."""
-    from cdcflow_devtools import bench_workload, spark_connect
+    from cdcflow_devtools import bench_workload, spark_connect, spark_events
     from cdcflow_devtools.bench_common import create_changefeed
     from cdcflow_devtools.mariadb import free_port
 
     place, cid = "spark-connect", f"catchup-{shape}-{done}-spark-connect"
-    server = spark_connect.start(log_dir / f"{cid}-spark", port=free_port())
+    events = log_dir / f"{cid}-spark" / "events"
+    server = spark_connect.start(log_dir / f"{cid}-spark", port=free_port(), conf=spark_events.log_conf(events))
     try:
         bench_workload.create_snapshot(servers.replica)
         create_changefeed(cid, servers.up, servers.replica, home, "[cdcflow]\nengine = \"spark\"\n",
                           start_ts=start_ts)
-        return _cycle(servers.up, servers.replica, cid, place, shape, done, log_dir, [server.process.pid],
-                      remote=server.url)
+        since_ms = int(time.time() * 1000)  # the warm-up's jobs are the server's, not the cycle's
+        out = _cycle(servers.up, servers.replica, cid, place, shape, done, log_dir, [server.process.pid],
+                     remote=server.url)
     finally:
         server.stop()
+    out["spark_jobs"] = spark_events.summary(spark_events.jobs(events, since_ms))
+    return out
 
 
 def _on_cluster(servers, workers: int, shape: str, done: int, start_ts: int, home: Path, log_dir: Path) -> dict:
@@ -187,6 +192,12 @@ def report(rows: list[dict] | None) -> None:
               + ", ".join(f"{k} {v:.1f}" for k, v in cores.items() if v))
         print(f"{'':>28}peak memory by stage: "
               + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in _stage_peaks(r["census"]).items() if v))
+        jobs = r.get("spark_jobs")
+        if jobs:
+            print(f"{'':>28}Spark jobs: {jobs['jobs']}, {jobs['wall_seconds']:.1f} s on the wall, their tasks "
+                  f"{jobs['task_seconds']:.1f} s; the longest: " + ", ".join(
+                      f"{name[:40]} ({v['jobs']} jobs, {v['wall_seconds']:.1f} s)"
+                      for name, v in list(jobs["by_stage_name"].items())[:4]))
 
 
 def consistent(rows: list[dict] | None) -> bool:

@@ -78,9 +78,10 @@ def server_env(log_dir: Path) -> dict[str, str]:
 
 def start(log_dir: Path, port: int = DEFAULT_PORT, driver_memory: str = "2g",
           shuffle_partitions: int = 4, timeout: float = START_TIMEOUT_S, warm: bool = True,
-          master: str = "local[*]") -> ConnectServer:
+          master: str = "local[*]", conf: dict[str, str] | None = None) -> ConnectServer:
     """Start a server on 127.0.0.1:`port` and wait until it takes sessions; `warm` runs the
-    warm-up job (cdcflow.spark.warm_up) first, so the first stage does not pay for it."""
+    warm-up job (cdcflow.spark.warm_up) first, so the first stage does not pay for it.  `conf`:
+    more Spark settings (the bench's event log: cdcflow_devtools.spark_events)."""
     log_dir = Path(log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     if port_taken(port):
@@ -96,6 +97,7 @@ def start(log_dir: Path, port: int = DEFAULT_PORT, driver_memory: str = "2g",
            "--conf", f"spark.sql.shuffle.partitions={shuffle_partitions}",
            "--conf", f"spark.default.parallelism={shuffle_partitions}",
            "--conf", "spark.python.worker.reuse=true"]
+    cmd += [arg for key, value in (conf or {}).items() for arg in ("--conf", f"{key}={value}")]
     with open(log_path, "ab") as log:
         process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    env=server_env(log_dir), cwd=log_dir, start_new_session=True)

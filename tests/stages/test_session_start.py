@@ -34,3 +34,40 @@ def test_the_worker_start_runs_on_an_embedded_session(spark):
     from cdcflow.spark.warm_up import python_workers
 
     assert python_workers(spark) > 0
+
+
+
+def _pids(spark) -> set[int]:
+    """The pids of the Python workers that ran a job of two tasks on `spark`."""
+    def worker_pids(batches):  # nested: pickled by value, as the worker cannot import the tests
+        import os  # lazy: runs in Spark's Python worker
+
+        import pyarrow as pa  # lazy: runs in Spark's Python worker
+
+        for b in batches:
+            yield pa.RecordBatch.from_pydict({"pid": [os.getpid()] * b.num_rows})
+
+    return {r.pid for r in spark.range(0, 4, 1, 2).mapInArrow(worker_pids, "pid long").collect()}
+
+
+def test_a_spark_connect_session_starts_its_own_workers(spark_connect, monkeypatch):
+    # a Connect server forks a worker daemon per client session: the workers an earlier session
+    # (the server's warm-up) started do not serve a new one, so the cycle's session starts its own
+    from cdcflow.spark.place import SparkPlace
+    from cdcflow.spark.session import connect_session, release
+    from cdcflow.spark.warm_up import python_workers
+
+    earlier = connect_session(spark_connect.url)
+    try:
+        before = _pids(earlier)
+    finally:
+        release(earlier)
+    started = []
+    monkeypatch.setattr(sessions, "python_workers", lambda s: started.append(s) or python_workers(s))
+    got = sessions.start_session(ChangefeedConfig(), "warm", SparkPlace.resolve(ChangefeedConfig(), spark_connect.url)
+                                 ).result(timeout=120)
+    try:
+        assert started == [got]
+        assert not _pids(got) & before  # workers of its own, which start_session started
+    finally:
+        release(got)

@@ -56,10 +56,12 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
                 return sessions.start_session(cycle.config, changefeed_id, place)
 
             # the session starts beside pull where pull's ranges run in its tasks on other cores
-            # (a cluster's, a Connect server's) or the engine runs the row steps in Spark anyway;
-            # on auto an embedded JVM is not started for a window the process reads whole (pull's
-            # ranges then run in child processes): idle, it held 0.5-1 GiB through the cycle
-            session = start() if ranges and (cycle.engine.mode == SPARK or place.elsewhere) else None
+            # (a cluster's, a Connect server's) or the engine runs the row steps in Spark anyway
+            # (with its Python workers: sessions.start_session); on auto an embedded JVM is not
+            # started for a window the process reads whole (pull's ranges then run in child
+            # processes): idle, it held 0.5-1 GiB through the cycle
+            in_spark = cycle.engine.mode == SPARK and not window.idle
+            session = start() if in_spark or (ranges and place.elsewhere) else None
             results = pull_and_settle(cycle, place, session, ranges)
             if needs_spark(results):
                 if session is not None or place.is_remote:

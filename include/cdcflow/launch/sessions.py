@@ -10,7 +10,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 
 from cdcflow.spark.place import SparkPlace
-from cdcflow.spark.session import get_session, is_remote, release, would_start_locally
+from cdcflow.spark.session import get_session, release, would_start_locally
 from cdcflow.spark.warm_up import python_workers
 
 log = logging.getLogger("cdcflow")
@@ -34,17 +34,18 @@ def open_session(place: SparkPlace, cfg, changefeed_id: str, unless_local: bool 
 
 def start_session(cfg, changefeed_id: str, place: SparkPlace | None = None) -> Future:
     """The cycle's Spark session at `place` (None: as the config says), being built in a
-    background thread; an embedded one's Python workers are started there too (a Connect
-    server's were at its start)."""
+    background thread, with its Python workers started there too: an embedded session's, and a
+    Spark Connect session's, which are its own (the server starts a worker daemon per client
+    session: the warm-up at the server's start does not serve them; a cycle's first Arrow job
+    paid 1.4-2.0 s for them)."""
     place = place or SparkPlace.resolve(cfg)
 
     def start():
         spark = open_session(place, cfg, changefeed_id)
-        if not is_remote(spark):
-            try:
-                log.info("Spark's Python workers started in %.1f s", python_workers(spark))
-            except Exception as e:  # noqa: BLE001 - the stage that needs them says why, in context
-                log.warning("Spark's Python workers did not start ahead of the stages: %s", e)
+        try:
+            log.info("Spark's Python workers started in %.1f s", python_workers(spark))
+        except Exception as e:  # noqa: BLE001 - the stage that needs them says why, in context
+            log.warning("Spark's Python workers did not start ahead of the stages: %s", e)
         return spark
 
     pool = ThreadPoolExecutor(1, thread_name_prefix="spark-start")

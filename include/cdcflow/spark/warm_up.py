@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import time
 
+from cdcflow.spark.session import is_remote
+
 
 def _touch_cdcflow(batches):
     # lazy: the import is the work: what the stages' Arrow functions import, in the server's Python worker
@@ -30,9 +32,17 @@ def python_workers(spark) -> float:
     thread that opens the session, while pull reads on, it is not paid by pull's ranges.
     Returns the seconds it took."""
     t0 = time.monotonic()
-    n = spark.sparkContext.defaultParallelism
+    n = _tasks_at_once(spark)
     spark.range(0, n, 1, n).mapInArrow(_touch_cdcflow, "id long").collect()
     return time.monotonic() - t0
+
+
+def _tasks_at_once(spark) -> int:
+    """The session's parallelism: a task per core (a Spark Connect session has no SparkContext;
+    its server's spark.default.parallelism says the same)."""
+    if not is_remote(spark):
+        return spark.sparkContext.defaultParallelism
+    return int(spark.conf.get("spark.default.parallelism", "2") or 2)
 
 
 def warm_up(spark, folder: str) -> float:
