@@ -59,3 +59,41 @@ def test_gtid_at_every_boundary_by_the_server_and_by_the_scan(mariadb_pair):
                 seen.append(by_server.gtid)
     assert "7-" in seen[-1] and seen[-1] == ",".join(sorted(head.split(","), key=lambda g: int(g.split("-")[0])))
     assert len(set(seen)) > 4  # the position moves with every transaction
+
+
+def test_the_scan_reads_a_binlog_whose_statements_are_not_utf8(mariadb_pair):
+    # a session in latin1 or gbk writes its statements' bytes as they are (a DDL's text, a
+    # statement-format event): SHOW BINLOG EVENTS then holds bytes that are not UTF-8, which
+    # the failover check read as UTF-8 and stopped on (UnicodeDecodeError)
+    up, _ = mariadb_pair
+    up.execute("FLUSH BINARY LOGS", "DROP DATABASE IF EXISTS gl8", "CREATE DATABASE gl8")
+    file = up.query("SHOW MASTER STATUS")[0][0]
+    with up.connect() as conn, conn.cursor() as cur:
+        cur.execute("SET NAMES latin1")
+        cur.execute("CREATE TABLE gl8.t (id INT PRIMARY KEY, v VARCHAR(8) DEFAULT 'd\xe9j\xe0') CHARSET latin1"
+                    .encode("latin1"))
+        cur.execute("SET NAMES gbk")
+        cur.execute("ALTER TABLE gl8.t COMMENT '中文'".encode("gbk"))
+        cur.execute("SET NAMES latin1")
+        # a row event's statement is written as its session sent it (MariaDB's Annotate_rows)
+        cur.execute("INSERT INTO gl8.t VALUES (1, 'gar\xe7on')".encode("latin1"))
+        conn.commit()
+    with up.connect() as conn:
+        kinds = [kind for kind, _at, _end, _info in gtid_locate.events(conn, file)]
+        last = list(gtid_locate.events(conn, file))[-1][2]
+        by_scan = gtid_locate.gtid_at(_AsIfNotMariaDB(conn), Position(file, last))
+        by_server = gtid_locate.gtid_at(conn, Position(file, last))
+    assert "Query" in kinds
+    assert by_scan == by_server
+    assert up.query("SELECT v FROM gl8.t")[0][0] == "gar\xe7on"  # the statements ran as written
+
+
+def test_the_scan_leaves_the_session_s_result_charset_as_it_was(mariadb_pair):
+    up, _ = mariadb_pair
+    file = up.query("SHOW MASTER STATUS")[0][0]
+    with up.connect() as conn, conn.cursor() as cur:
+        for charset in ("latin1", None):
+            cur.execute("SET SESSION character_set_results = %s", (charset,))
+            list(gtid_locate.events(conn, file))
+            cur.execute("SELECT @@SESSION.character_set_results")
+            assert cur.fetchone()[0] == charset

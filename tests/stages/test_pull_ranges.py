@@ -36,6 +36,16 @@ def window(mariadb_pair):
     up.execute("CREATE TABLE k (id INT PRIMARY KEY, v VARCHAR(20))", database="pr")
     for i in range(20):
         up.execute(f"INSERT INTO k VALUES ({i}, 'v{i}')", database="pr")
+    # statements in latin1 and gbk sessions: their bytes, not UTF-8, are in the binlog (the DDL's
+    # text, MariaDB's Annotate_rows of the rows), which the cuts' probes read
+    with up.connect() as c8, c8.cursor() as cur:
+        for names, sql in (("latin1", "CREATE TABLE pr.l1 (id INT PRIMARY KEY, v VARCHAR(9) DEFAULT 'd\xe9j\xe0') "
+                                      "CHARSET latin1"),
+                           ("latin1", "INSERT INTO pr.l1 VALUES (1, 'gar\xe7on'), (2, 'na\xefve')"),
+                           ("gbk", "INSERT INTO pr.k VALUES (20, '中文')"), ("gbk", "DELETE FROM pr.k WHERE id = 20")):
+            cur.execute(f"SET NAMES {names}")
+            cur.execute(sql.encode(names))
+            c8.commit()
     # a transaction larger than a range: one insert of many big rows, then updates
     up.execute("CREATE TABLE big (id INT PRIMARY KEY, b LONGBLOB)", database="pr")
     up.execute("BEGIN", "INSERT INTO big SELECT seq, REPEAT('x', 20000) FROM seq_1_to_300",
@@ -73,16 +83,16 @@ def transaction_starts(conn, start, head) -> list:
     must agree with without reading them."""
     from cdcflow.source.binlog import available_logs
 
+    from cdcflow.source.gtid_locate import events  # lazy: as available_logs
+
     out = []
-    with conn.cursor() as cur:
-        for name in [f for f in available_logs(conn) if start.file <= f <= head.file]:
-            cur.execute(f"SHOW BINLOG EVENTS IN %s FROM {start.pos if name == start.file else 4}", (name,))
-            rows = cur.fetchall()
-            for (_l, _p, kind0, _s, end0, _i), (_l2, at, kind, _s2, _e, _i2) in zip(rows, rows[1:]):
-                if name == head.file and at >= head.pos:
-                    break
-                if kind == "Gtid" and kind0 in ("Xid", "Query") and end0 == at:
-                    out.append(Position(name, at))
+    for name in [f for f in available_logs(conn) if start.file <= f <= head.file]:
+        rows = list(events(conn, name, start.pos if name == start.file else 4))
+        for (kind0, _p, end0, _i), (kind, at, _e, _i2) in zip(rows, rows[1:]):
+            if name == head.file and at >= head.pos:
+                break
+            if kind == "Gtid" and kind0 in ("Xid", "Query") and end0 == at:
+                out.append(Position(name, at))
     return out
 
 

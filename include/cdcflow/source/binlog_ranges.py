@@ -24,6 +24,7 @@ from cdcflow.core import tso
 from cdcflow.core.uri import DbUri
 from cdcflow.source.binlog import BinlogReader, Position
 from cdcflow.source.gtid import GtidPosition
+from cdcflow.source.gtid_locate import show_binlog_events
 
 # Range readers' server ids: above every default id (core.uri.default_server_id stays below
 # 1_001_000_000), one block of MAX_RANGES per changefeed server id
@@ -89,38 +90,39 @@ def cuts(conn, start: Position, head: Position, ranges: int) -> list[Position]:
     spans = _spans(conn, start, head)
     total = sum(hi - lo for _f, lo, hi in spans)
     out: list[Position] = []
-    with conn.cursor() as cur:
-        def probe(file: str, at: int, skip: int) -> list[tuple[str, int, int]]:
-            cur.execute(f"SHOW BINLOG EVENTS IN %s FROM {int(at)} LIMIT {int(skip)}, {PROBE_ROWS}", (file,))
-            return [(kind, int(pos), int(end)) for _log, pos, kind, _sid, end, _info in cur.fetchall()]
 
-        done, carried = 0, False
-        for file, lo, hi in spans:
-            goals = [total * k // ranges - done + lo for k in range(1, ranges)]
-            done += hi - lo
-            if carried:  # a goal of an earlier file found no start before that file's end
-                goals.insert(0, lo)
-            base = lo  # an event start at or before the next goal, in this file
-            per_event = None
-            for goal in (g for g in goals if lo <= g < hi):
-                if out and out[-1].file == file and out[-1].pos >= goal:
-                    continue  # a large transaction took the previous cut past this goal
-                if per_event is None:
-                    first = probe(file, base, 0)
-                    per_event = max(1.0, (first[-1][2] - base) / len(first)) if first else 1.0
+    def probe(file: str, at: int, skip: int) -> list[tuple[str, int, int]]:
+        rows = show_binlog_events(conn, f"SHOW BINLOG EVENTS IN %s FROM {int(at)} LIMIT {int(skip)}, {PROBE_ROWS}",
+                                  (file,))
+        return [(kind, pos, end) for kind, pos, end, _info in rows]
+
+    done, carried = 0, False
+    for file, lo, hi in spans:
+        goals = [total * k // ranges - done + lo for k in range(1, ranges)]
+        done += hi - lo
+        if carried:  # a goal of an earlier file found no start before that file's end
+            goals.insert(0, lo)
+        base = lo  # an event start at or before the next goal, in this file
+        per_event = None
+        for goal in (g for g in goals if lo <= g < hi):
+            if out and out[-1].file == file and out[-1].pos >= goal:
+                continue  # a large transaction took the previous cut past this goal
+            if per_event is None:
+                first = probe(file, base, 0)
+                per_event = max(1.0, (first[-1][2] - base) / len(first)) if first else 1.0
+            skip = int((goal - base) / per_event)
+            rows = probe(file, base, skip)
+            if skip and (not rows or abs(rows[0][1] - goal) * CLOSE_ENOUGH > total / ranges):
+                # the mix of event sizes differs further on: correct by what the probe saw
+                # (no rows: fewer events than guessed lie before the file's end)
+                per_event = max(1.0, ((rows[0][1] if rows else hi) - base) / skip)
                 skip = int((goal - base) / per_event)
                 rows = probe(file, base, skip)
-                if skip and (not rows or abs(rows[0][1] - goal) * CLOSE_ENOUGH > total / ranges):
-                    # the mix of event sizes differs further on: correct by what the probe saw
-                    # (no rows: fewer events than guessed lie before the file's end)
-                    per_event = max(1.0, ((rows[0][1] if rows else hi) - base) / skip)
-                    skip = int((goal - base) / per_event)
-                    rows = probe(file, base, skip)
-                found = _first_start(rows, lambda at: probe(file, at, 0), hi)
-                carried = found is None
-                if found is not None and found > _after(out, file, start):
-                    out.append(Position(file, found))
-                    base = found
+            found = _first_start(rows, lambda at: probe(file, at, 0), hi)
+            carried = found is None
+            if found is not None and found > _after(out, file, start):
+                out.append(Position(file, found))
+                base = found
     return out
 
 

@@ -22,24 +22,43 @@ from cdcflow.source.position import Position, available_logs
 PAGE = 10_000  # SHOW BINLOG EVENTS rows per query
 
 
+def show_binlog_events(conn, sql: str, args) -> list[tuple[str, int, int, str]]:
+    """(kind, position, end position, info) of the rows of a SHOW BINLOG EVENTS.  Its Info holds a
+    statement's bytes as its session sent them (a latin1 or gbk DDL, MariaDB's Annotate_rows of
+    a row event), which are not UTF-8: the rows come undecoded (character_set_results binary, set
+    back after) and only the names and GTID texts read here are decoded, the rest replaced."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT @@SESSION.character_set_results")
+        was = cur.fetchone()[0]
+        cur.execute("SET SESSION character_set_results = binary")
+        try:
+            cur.execute(sql, args)
+            rows = cur.fetchall()
+        finally:
+            cur.execute("SET SESSION character_set_results = %s", (was,))  # None: NULL, as it was
+    return [(_text(kind), int(pos), int(end), _text(info)) for _log, pos, kind, _sid, end, info in rows]
+
+
+def _text(value) -> str:
+    if value is None:
+        return ""
+    return value.decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else str(value)
+
+
 def events(conn, file: str, start: int = 4) -> Iterator[tuple[str, int, int, str]]:
     """(kind, position, end position, info) of each event of `file` from `start` on."""
-    with conn.cursor() as cur:
-        while True:
-            cur.execute(f"SHOW BINLOG EVENTS IN %s FROM {int(start)} LIMIT {PAGE}", (file,))
-            rows = cur.fetchall()
-            for _log, pos, kind, _sid, end, info in rows:
-                yield kind, int(pos), int(end), info or ""
-            if len(rows) < PAGE:
-                return
-            start = int(rows[-1][4])
+    while True:
+        rows = show_binlog_events(conn, f"SHOW BINLOG EVENTS IN %s FROM {int(start)} LIMIT {PAGE}", (file,))
+        yield from rows
+        if len(rows) < PAGE:
+            return
+        start = rows[-1][2]
 
 
 def starting_gtids(conn, file: str) -> str:
     """The text of a binlog file's GTID_LIST / Previous_gtids event (its first events)."""
-    with conn.cursor() as cur:
-        cur.execute("SHOW BINLOG EVENTS IN %s LIMIT 4", (file,))
-        return next((info or "" for _l, _p, kind, _s, _e, info in cur.fetchall() if kind in PREVIOUS_GTIDS), "")
+    rows = show_binlog_events(conn, "SHOW BINLOG EVENTS IN %s LIMIT 4", (file,))
+    return next((info for kind, _p, _e, info in rows if kind in PREVIOUS_GTIDS), "")
 
 
 def gtid_at(conn, pos: Position) -> Position:
