@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import pymysql.cursors
 
+from cdcflow.core.row_codec import quote_ident
 from cdcflow.core.system_schemas import SYSTEM_SCHEMAS
 from cdcflow.verify.catalogue import normalize_column_type
 from cdcflow_devtools.table_definition import Allow, allowed, definition_problems, table_definitions
@@ -43,10 +44,6 @@ class TableDiff:
 
     def __str__(self) -> str:
         return f"{self.schema}.{self.table}: {self.problem}"
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _schema_filter(schemas, exclude) -> tuple[str, list]:
@@ -121,7 +118,7 @@ def _use_utc(conn) -> None:
 def _stream_rows(conn, schema: str, table: str):
     cur = conn.cursor(pymysql.cursors.SSCursor)
     try:
-        cur.execute(f"SELECT * FROM {_quote(schema)}.{_quote(table)}")
+        cur.execute(f"SELECT * FROM {quote_ident(schema)}.{quote_ident(table)}")
         while True:
             rows = cur.fetchmany(_FETCH)
             if not rows:
