@@ -71,3 +71,46 @@ def test_a_spark_connect_session_starts_its_own_workers(spark_connect, monkeypat
         assert not _pids(got) & before  # workers of its own, which start_session started
     finally:
         release(got)
+
+
+def _cycle_session(spark_connect, changefeed_id: str):
+    from cdcflow.spark.place import SparkPlace
+
+    cfg = ChangefeedConfig()
+    return sessions.open_session(SparkPlace.resolve(cfg, spark_connect.url), cfg, changefeed_id, cycle=True)
+
+
+def test_a_changefeed_s_cycles_share_one_connect_session_and_its_workers(spark_connect, cdcflow_home):
+    from cdcflow.spark.session import release
+
+    first = _cycle_session(spark_connect, "shared-a")
+    try:
+        workers = _pids(first)
+    finally:
+        release(first)  # the next cycle's, or the next stage task's, finds it on the server
+    again, other = _cycle_session(spark_connect, "shared-a"), _cycle_session(spark_connect, "shared-b")
+    try:
+        assert again.client._session_id == first.client._session_id
+        assert _pids(again) == workers  # no new Python workers for the next cycle
+        assert other.client._session_id != first.client._session_id  # another changefeed: its own
+    finally:
+        release(again)
+        release(other)
+
+
+def test_a_shared_session_the_server_closed_is_followed_by_the_next_name(spark_connect, cdcflow_home):
+    from cdcflow.spark.session import release
+
+    first = _cycle_session(spark_connect, "shared-closed")
+    closed = first.client._session_id
+    first.stop()  # the server closes it (as its idle timeout would): the name is refused from now on
+    release(first)
+    then = _cycle_session(spark_connect, "shared-closed")
+    try:
+        assert then.client._session_id != closed
+        assert then.range(3).count() == 3
+        later = _cycle_session(spark_connect, "shared-closed")
+        assert later.client._session_id == then.client._session_id
+        release(later)
+    finally:
+        release(then)

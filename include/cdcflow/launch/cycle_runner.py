@@ -96,7 +96,8 @@ def _open_session(stage: str, cycle: Cycle, place: SparkPlace | None):
     """A session at `place` (None: as the config says); a failure to open it is `stage`'s
     recorded error."""
     with recording(cycle, stage):
-        return sessions.open_session(place or SparkPlace.resolve(cycle.config), cycle.config, cycle.changefeed_id)
+        return sessions.open_session(place or SparkPlace.resolve(cycle.config), cycle.config, cycle.changefeed_id,
+                                     cycle=True)
 
 
 def run_spark_stage(stage: str, cycle: Cycle, place: SparkPlace | None = None):

@@ -8,7 +8,9 @@ import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 
+from cdcflow.core.home import current
 from cdcflow.spark.place import SparkPlace
 from cdcflow.spark.session import get_session, release, would_start_locally
 from cdcflow.spark.warm_up import python_workers
@@ -22,14 +24,18 @@ def session_for(cfg, changefeed_id: str, spark_remote: str | None = None, unless
     return open_session(SparkPlace.resolve(cfg, spark_remote), cfg, changefeed_id, unless_local)
 
 
-def open_session(place: SparkPlace, cfg, changefeed_id: str, unless_local: bool = False):
+def open_session(place: SparkPlace, cfg, changefeed_id: str, unless_local: bool = False, cycle: bool = False):
     """The Spark session of a changefeed's stages at `place` (every launcher), with the config's
     settings.  `unless_local`: None where that would start an embedded session on this machine's
-    cores (spark.session.would_start_locally), for a caller that does the same work without it."""
+    cores (spark.session.would_start_locally), for a caller that does the same work without it.
+    `cycle`: a cycle's stages, whose sessions on a Spark Connect server are one server-side
+    session per changefeed and home (spark.session.connect_session: its Python workers serve
+    the next stage task and the next cycle)."""
     if unless_local and not place.is_remote and would_start_locally(place.master):
         return None
+    shared = f"{Path(current().folder()).expanduser().resolve()}/{changefeed_id}" if cycle else None
     return get_session(f"cdcflow-{changefeed_id}", place.master, cfg.shuffle_partitions,
-                       remote=place.url(), driver_memory=cfg.spark_driver_memory)
+                       remote=place.url(), driver_memory=cfg.spark_driver_memory, shared=shared)
 
 
 def start_session(cfg, changefeed_id: str, place: SparkPlace | None = None) -> Future:
@@ -41,7 +47,7 @@ def start_session(cfg, changefeed_id: str, place: SparkPlace | None = None) -> F
     place = place or SparkPlace.resolve(cfg)
 
     def start():
-        spark = open_session(place, cfg, changefeed_id)
+        spark = open_session(place, cfg, changefeed_id, cycle=True)
         try:
             log.info("Spark's Python workers started in %.1f s", python_workers(spark))
         except Exception as e:  # noqa: BLE001 - the stage that needs them says why, in context

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import uuid
+import weakref
 
 from cdcflow.spark.class_archive import java_option
 
@@ -34,17 +36,18 @@ CONNECT_MAX_BACKOFF_MS = 4000
 
 
 def get_session(app_name: str = "cdcflow", master: str | None = None, shuffle_partitions: int = 4,
-                remote: str | None = None, driver_memory: str | None = None):
+                remote: str | None = None, driver_memory: str | None = None, shared: str | None = None):
     """A SparkSession for the stages: on the Spark Connect server `remote` when given,
     else embedded, `local[*]` unless a master is given, its JVM's heap `driver_memory`
     (else CDCFLOW_DRIVER_MEMORY, else DRIVER_MEMORY; a JVM this process already runs keeps its own).
 
+    `shared`: the name of a Spark Connect session a changefeed's cycles share (connect_session).
     Under spark-submit the master is already set by the launcher and wins.
     Executors must run the same interpreter as the driver, so cdcflow and its
     pinned libraries are importable in the Python workers.
     """
     if remote:
-        return connect_session(remote, shuffle_partitions)
+        return connect_session(remote, shuffle_partitions, shared)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     # lazy: the DAG parse loads this module (the driver's Java options), without pyspark
@@ -103,10 +106,40 @@ def driver_java_options() -> str:
 CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
 
 
-def connect_session(remote: str, shuffle_partitions: int = 4):
-    """A new session on a Spark Connect server: no JVM here.  Its first call is made with a
-    short retry policy, so a server that is down fails the stage in seconds (retryably,
-    see core.failures.spark_connect_lost) instead of hanging.  End it with release()."""
+# A Spark Connect server starts Python workers per session (a worker daemon of the session's
+# own): a new session's first Arrow job paid 1.4-2.0 s for them, in every cycle and in each of a
+# DAG run's stage tasks.  The sessions of a changefeed's cycles are one server-side session,
+# named by the changefeed (`shared`): its workers serve the next cycle and the next task while
+# Spark keeps them (a minute idle), and it is never released, only left to the server's idle
+# timeout.  A name the server closed (that timeout, a release) is refused for good, so the next
+# of a fixed series is taken; past SHARED_NAMES of them, a session of its own.
+_SHARED = weakref.WeakSet()
+SHARED_NAMES = 32
+_NAMESPACE = uuid.UUID("6f1c2a7e-3c1d-5b8e-9a57-1e0f6c2d4b11")
+
+
+def connect_session(remote: str, shuffle_partitions: int = 4, shared: str | None = None):
+    """A session on a Spark Connect server: no JVM here; with `shared` (a changefeed's cycles)
+    the server-side session of that name (above), else a new one.  Its first call is made with
+    a short retry policy, so a server that is down fails the stage in seconds (retryably, see
+    core.failures.spark_connect_lost) instead of hanging.  End it with release()."""
+    if shared is None or "session_id=" in remote:
+        return _new_client(remote, shuffle_partitions)
+    for n in range(SHARED_NAMES):
+        name = uuid.uuid5(_NAMESPACE, f"{shared}/{n}")
+        try:
+            spark = _new_client(f"{remote.rstrip('/')}{'' if '/;' in remote else '/'};session_id={name}",
+                                shuffle_partitions)
+        except Exception as e:
+            if "SESSION_CLOSED" in str(e):
+                continue  # closed by the server: the next name of the series
+            raise
+        _SHARED.add(spark)
+        return spark
+    return _new_client(remote, shuffle_partitions)
+
+
+def _new_client(remote: str, shuffle_partitions: int):
     # lazy: the DAG parse loads this module (the driver's Java options), without pyspark
     from pyspark.sql.connect.client.retries import DefaultPolicy
     from pyspark.sql.connect.session import SparkSession
@@ -156,7 +189,8 @@ def release(spark) -> None:
     if spark is None:
         return
     try:
-        spark.stop()
+        if spark not in _SHARED:  # a shared one stays on the server for the next cycle
+            spark.stop()
     except Exception:  # noqa: BLE001 - the server may be gone already
         pass
     finally:
