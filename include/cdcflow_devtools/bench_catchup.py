@@ -22,6 +22,7 @@ changes/s against the same shape's smallest window on `auto` in the same run.
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
@@ -82,6 +83,7 @@ def _on_connect(servers, shape: str, done: int, start_ts: int, home: Path, log_d
 
     place, cid = "spark-connect", f"catchup-{shape}-{done}-spark-connect"
     events = log_dir / f"{cid}-spark" / "events"
+    shutil.rmtree(events, ignore_errors=True)  # an earlier run's applications
     server = spark_connect.start(log_dir / f"{cid}-spark", port=free_port(), conf=spark_events.log_conf(events))
     try:
         bench_workload.create_snapshot(servers.replica)

@@ -41,16 +41,30 @@ class Job:
 def jobs(folder: Path, since_ms: int = 0) -> list[Job]:
     """The jobs of every event log under `folder` submitted at or after `since_ms` (epoch ms),
     in submission order."""
-    found: dict[int, Job] = {}
-    stage_job: dict[int, int] = {}
-    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file() and not p.name.endswith(".inprogress.crc")):
-        for line in path.read_text(errors="replace").splitlines():
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue  # the line a running application is still writing
-            _read(e, found, stage_job)
-    return sorted((j for j in found.values() if j.submitted_ms >= since_ms), key=lambda j: j.submitted_ms)
+    out: list[Job] = []
+    for app in _applications(Path(folder)):
+        found: dict[int, Job] = {}  # job and stage ids are an application's own
+        stage_job: dict[int, int] = {}
+        for path in app:
+            for line in path.read_text(errors="replace").splitlines():
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue  # the line a running application is still writing
+                _read(e, found, stage_job)
+        out += [j for j in found.values() if j.submitted_ms >= since_ms]
+    return sorted(out, key=lambda j: j.submitted_ms)
+
+
+def _applications(folder: Path) -> list[list[Path]]:
+    """The event log files under `folder`, by application: a rolled log is a folder of files
+    (eventlog_v2_<app>/events_<n>_<app>), a plain one a file of its own."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.endswith(".crc")
+                   and not p.name.startswith("appstatus"))
+    by_app: dict[Path, list[Path]] = {}
+    for p in files:
+        by_app.setdefault(p.parent if p.parent != folder else p, []).append(p)
+    return list(by_app.values())
 
 
 def _read(e: dict, found: dict[int, Job], stage_job: dict[int, int]) -> None:
