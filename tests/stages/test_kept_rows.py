@@ -160,9 +160,12 @@ def test_filter_reads_the_same_ddls_keys_and_samples_either_way(spark, tmp_path,
     cycles = [_Cycle(folder, f"{config_text}\n[cdcflow]\nengine = '{e}'\n") for e in ("spark", "local")]
     ddls = [filter_stage._ddl_events(spark, c, window) for c in cycles]
     assert ddls[0] == ddls[1] and [e.commit_ts for e in ddls[0]] == [50]
-    latest = [sorted(filter_stage._latest(spark, c, window), key=repr) for c in cycles]
+    found = [filter_stage._latest(spark, c, window) for c in cycles]
+    latest = [sorted(keys, key=repr) for keys, _seen in found]
     assert latest[0] == latest[1]
     assert (("s", "t", None, 90) in latest[0]) and not any(r[3] == 40 for r in latest[0])  # a null key is a key
+    # each table's first and last row change, without the aborted transaction's (ts 40)
+    assert found[0][1] == found[1][1] == {("s", "t"): (10, 100), ("s", "u"): (10, 100)}
     samples = [sorted(filter_stage._latest_images(spark, c, window, latest[0]), key=repr) for c in cycles]
     # one image per (table, key, ts): which of the transaction's images is either engine's first
     assert [s[:4] for s in samples[0]] == [s[:4] for s in samples[1]] == sorted(

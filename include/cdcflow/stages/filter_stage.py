@@ -131,6 +131,7 @@ def _replaced(entry: DdlEntry, statements: list[str], tracker) -> DdlEntry:
 _NARROW = [c for c in FIELDS if c not in ("before", "after")]  # a DDL event carries no row image
 _NARROW_SCHEMA = pa.schema([EVENT_SCHEMA.field(c) for c in _NARROW])
 _LATEST = pa.schema([("schema", pa.string()), ("table", pa.string()), ("pk", pa.string()), ("commit_ts", pa.int64())])
+_KEYS_SEEN = pa.schema([*_LATEST, ("first_ts", pa.int64())])  # the latest step's: each key's first commit ts too
 _SAMPLES = pa.schema([*_LATEST, ("image", pa.string())])
 
 
@@ -143,18 +144,24 @@ def _ddl_events(spark, cycle: Cycle, window: contracts.Window) -> list[Event]:
 
 
 def _latest_of(table: pa.Table) -> pa.Table:
-    """(schema, table, binlog key, the latest commit ts) of row events."""
-    found = table.group_by(["schema", "table", "pk"]).aggregate([("commit_ts", "max")])
-    return found.rename_columns({"commit_ts_max": "commit_ts"})
+    """(schema, table, binlog key, the latest commit ts, the first) of row events (_KEYS_SEEN),
+    or of such rows (the batches' outputs, whose first ts are taken as the first)."""
+    first = "first_ts" if "first_ts" in table.column_names else "commit_ts"
+    found = table.group_by(["schema", "table", "pk"]).aggregate([("commit_ts", "max"), (first, "min")])
+    return found.rename_columns({"commit_ts_max": "commit_ts", f"{first}_min": "first_ts"})
 
 
-def _latest(spark, cycle: Cycle, window: contracts.Window) -> list[tuple]:
+def _latest(spark, cycle: Cycle, window: contracts.Window) -> tuple[list[tuple], dict]:
     """(schema, table, binlog key, commit ts of its latest row change) of the window's row
-    events, from the narrow columns alone: each batch's latest, then the latest of those."""
+    events, and per table the commit ts of its first and last row change, from the narrow
+    columns alone: each batch's latest, then the latest of those."""
     parts = rows.window_map(spark, cycle, window, rows.ROW_EVENTS, _LATEST.names,
-                            lambda b: rows.as_batch(_latest_of(pa.Table.from_batches([b])), _LATEST), _LATEST)
+                            lambda b: rows.as_batch(_latest_of(pa.Table.from_batches([b])), _KEYS_SEEN),
+                            _KEYS_SEEN)
     found = _latest_of(parts)
-    return list(zip(*(found[c].to_pylist() for c in _LATEST.names)))
+    spans = found.group_by(["schema", "table"]).aggregate([("first_ts", "min"), ("commit_ts", "max")])
+    return (list(zip(*(found[c].to_pylist() for c in _LATEST.names))),
+            {(s, t): (lo, hi) for s, t, lo, hi in zip(*(spans[c].to_pylist() for c in spans.column_names))})
 
 
 def _first_images(table: pa.Table) -> pa.Table:
@@ -183,10 +190,27 @@ def _latest_images(spark, cycle: Cycle, window: contracts.Window, latest: list[t
     return [(s, t, ts, pk, image) for s, t, pk, ts, image in images if (s, t, pk, ts) in wanted]
 
 
+def _with_rows(no_key: dict, seen: dict) -> dict:
+    """The spans of `no_key` ((lo, hi] commit ts spans per table, hi None: open) that may hold a
+    row of their table: those meeting the commit ts of its first and last row change (`seen`).
+    A table created or dropped inside the window has no valid key where it does not exist (the
+    tracker's None), and no row there: such a span drops nothing, and reading it as a rule
+    made filter rewrite the whole window (a copy) to drop none, and log rows skipped that were
+    never there."""
+    out = {}
+    for t, spans in no_key.items():
+        first, last = seen.get(t, (None, None))
+        kept = [sp for sp in spans if first is not None and last > sp[0] and (sp[1] is None or first <= sp[1])]
+        if kept:
+            out[t] = kept
+    return out
+
+
 def _row_rules(cycle: Cycle, window: contracts.Window, flt: Filter, tracker, tables, keep_tables, joins,
-               ranges: dict) -> RowRules:
+               ranges: dict, seen: dict) -> RowRules:
     """What filter.row_rules needs to know of this window, decided here once, and logged.
-    `ranges`: each kept table's valid key over the window (SchemaTracker.key_ranges)."""
+    `ranges`: each kept table's valid key over the window (SchemaTracker.key_ranges); `seen`:
+    the commit ts of each table's first and last row change in it."""
     lo, hi = window.start_ts, window.pulled.resolved_ts
     joining = {t: p for t, p in joins.items() if t in keep_tables and (p is None or window.start_pos.file is None
                                                                          or window.start_pos.key() < p)}
@@ -200,7 +224,7 @@ def _row_rules(cycle: Cycle, window: contracts.Window, flt: Filter, tracker, tab
                              lambda s, t, a, b: rows.has_rows(cycle, window, s, t, a, b))
     if values:
         cycle.log_event("rows tested by value expressions", tables=sorted({f"{v.schema}.{v.table}" for v in values}))
-    no_key = flt.ineligible(ranges)
+    no_key = _with_rows(flt.ineligible(ranges), seen)
     for (s, t), spans in no_key.items():
         cycle.log_event("rows skipped", table=f"{s}.{t}", commit_ts_ranges=spans,
                     why="no valid index (primary key or NOT NULL unique key) and force-replicate is false")
@@ -239,7 +263,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
 
     # the tables, and per table and binlog key the commit ts of its latest row change, from
     # the narrow columns alone: the row images are read only for the schema-drift check's samples
-    latest = _latest(spark, cycle, window)
+    latest, seen = _latest(spark, cycle, window)
     tables = sorted({(s, t) for s, t, _pk, _ts in latest})
     keep_tables = [t for t in tables if flt.replicates_rows(*t)]
     shadow_tables = [f"{s}.{t}" for s, t in tables if flt.match_table(s, t) and (s, t) not in keep_tables]
@@ -247,7 +271,7 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         cycle.log_event("rows skipped", tables=shadow_tables,
                         why="shadow or trash tables of an online schema change (online-ddl)")
     ranges = {t: tracker.key_ranges(*t, window.start_ts, window.pulled.resolved_ts) for t in keep_tables}
-    rules = _row_rules(cycle, window, flt, tracker, tables, keep_tables, joins, ranges)
+    rules = _row_rules(cycle, window, flt, tracker, tables, keep_tables, joins, ranges, seen)
     contracts.KEYS.write(cycle.folder, [TableKeys(schema=s, table=t, ranges=rs) for (s, t), rs in ranges.items()])
     kept_set = set(keep_tables)
     kept_latest = [r for r in latest if (r[0], r[1]) in kept_set]
