@@ -5,10 +5,11 @@ The DAG is scheduled on an Asset of its own, `changefeed__<id>__binlog`, that an
 watches with BinlogHeadTrigger on Airflow's triggerer: every `poll_interval` seconds the trigger
 looks at the upstream's head and the changefeed's checkpoint (cdcflow.changefeed.head_watch, a
 blocking call run in a thread so the triggerer's event loop never waits on the upstream) and
-yields an event when there is news; the triggerer turns it into an asset event and the
-scheduler queues a DAG run.  Events that arrive while a run is going are kept by Airflow as one
-queued request (max_active_runs=1: never two runs at once), so a busy binlog gives runs back
-to back, as @continuous does, and a quiet one gives none.
+yields an event when there is news (one per checkpoint the head is ahead of: a run asked for
+and not yet applied is not asked for again); the triggerer turns it into an asset event and
+the scheduler queues a DAG run.  An event that arrives while a run is going is kept by Airflow
+as a queued request (max_active_runs=1: never two runs at once), so a busy binlog gives runs
+back to back, as @continuous does, and a quiet one gives none.
 
 An upstream the trigger cannot read (down, restarting, a wrong password) is no event and no
 crash: the trigger logs it, waits (doubling from `poll_interval` up to `max_backoff`) and

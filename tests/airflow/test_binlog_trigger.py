@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from e2e_helpers import cli_run, create_changefeed, own_pair
+from e2e_helpers import cli_run, create_changefeed, next_second, own_pair
 
 try:
     from airflow_env import use_airflow
@@ -42,6 +42,18 @@ def _write(up, i: int) -> None:
     up.execute(f"INSERT INTO {SCHEMA}.t VALUES ({i}, {i})")
 
 
+def _start_a_cycle(changefeed_id: str, run_id: str) -> None:
+    feed = metastore.get_feed(changefeed_id)
+    metastore.start_run(changefeed_id, run_id, feed.checkpoint_ts, feed.checkpoint_pos, 0, False)
+
+
+def _catch_up(capsys, changefeed_id: str) -> None:
+    """A cycle that applies everything written so far (a cycle's window ends at a whole second
+    the binlog's events are dated by: what was written in the current one waits for the next)."""
+    next_second()
+    assert cli_run(capsys, changefeed_id)[0] == 0
+
+
 def test_a_look_asks_for_a_run_when_the_head_moves_past_the_checkpoint(pair, cdcflow_home, capsys):
     up, down = pair
     create_changefeed(capsys, up, down, "watch-steps", CONFIG)
@@ -54,14 +66,26 @@ def test_a_look_asks_for_a_run_when_the_head_moves_past_the_checkpoint(pair, cdc
         assert news.to_dict()["applied"] == metastore.get_feed("watch-steps").checkpoint_pos
         assert watch.news() is None  # the same head again: the run asked for reads it
         _write(up, 2)
-        assert watch.news().head.key() > news.head.key()  # a later head: asked again
-        assert cli_run(capsys, "watch-steps")[0] == 0  # a cycle applies up to the head
+        # a later head, the checkpoint where it was, no cycle started: the run asked for reads up to the head
+        # it finds when it starts
+        assert watch.look().head.key() > news.head.key() and watch.news() is None
+        _start_a_cycle("watch-steps", "started-1")  # as a run's prepare does
+        assert watch.news() is None  # it reads up to the head it found
+        _write(up, 3)  # after that cycle's start: the next run's to read, asked for at once
+        started = watch.news()
+        assert started is not None and started.cycle == "started-1" and started.applied == news.applied
+        assert watch.news() is None  # asked for: nothing new since
+        _catch_up(capsys, "watch-steps")  # a cycle applies up to the head
         assert watch.news() is None and not watch.look().behind
-        assert down.query(f"SELECT id FROM {SCHEMA}.t WHERE id IN (1, 2) ORDER BY id") == [(1,), (2,)]
+        assert down.query(f"SELECT id FROM {SCHEMA}.t WHERE id IN (1, 2, 3) ORDER BY id") == [(1,), (2,), (3,)]
+        _write(up, 4)  # past the checkpoint that cycle left: a new ask
+        again = watch.news()
+        assert again is not None and again.applied.key() > news.applied.key() and again.head.key() > again.applied.key()
+        _catch_up(capsys, "watch-steps")
         # a paused changefeed's run would do nothing: no news however the head moves
         capsys.readouterr()
         assert cli.main(["changefeed", "pause", "-c", "watch-steps"]) == 0
-        _write(up, 3)
+        _write(up, 5)
         look = watch.look()
         assert look.state == "stopped" and look.head.key() > look.applied.key() and watch.news() is None
     finally:
@@ -103,7 +127,8 @@ async def _no_event_then(first, quiet: float, then) -> dict:
     return (await asyncio.wait_for(first, 60)).payload
 
 
-def test_the_trigger_fires_when_the_binlog_moves_and_not_while_it_stands_still(pair, cdcflow_home, capsys):
+def test_the_trigger_fires_when_the_binlog_moves_past_the_checkpoint_and_again_once_a_cycle_started(
+        pair, cdcflow_home, capsys):
     up, down = pair
     create_changefeed(capsys, up, down, "trigger-moves", CONFIG)
 
@@ -111,25 +136,29 @@ def test_the_trigger_fires_when_the_binlog_moves_and_not_while_it_stands_still(p
         events = _trigger("trigger-moves").run()
         try:
             first = asyncio.ensure_future(anext(events))
-            moved = await _no_event_then(first, 0.5, lambda: _write(up, 20))
+            moved = await _no_event_then(first, 0.5, lambda: _write(up, 20))  # nothing while caught up
             second = asyncio.ensure_future(anext(events))
-            # the head stands still past the checkpoint: one event for it, not one a poll
-            again = await _no_event_then(second, 0.5, lambda: _write(up, 21))
+            await asyncio.to_thread(_write, up, 21)  # no run started yet: the one asked for reads it
+            await asyncio.sleep(0.5)
+            assert not second.done(), second.result()
+            await asyncio.to_thread(_start_a_cycle, "trigger-moves", "started-2")
+            again = await _no_event_then(second, 0.5, lambda: _write(up, 22))  # after that start: the next run's
             return moved, again
         finally:
             await events.aclose()
 
     moved, again = asyncio.run(scenario())
-    assert moved["changefeed"] == "trigger-moves" and moved["state"] == "normal"
-    assert moved["applied"] == metastore.get_feed("trigger-moves").checkpoint_pos
+    assert moved["changefeed"] == "trigger-moves" and moved["state"] == "normal" and moved["cycle"] is None
+    assert moved["applied"] == metastore.get_feed("trigger-moves").checkpoint_pos == again["applied"]
     assert (moved["head"]["file"], moved["head"]["pos"]) > (moved["applied"]["file"], moved["applied"]["pos"])
+    assert again["cycle"] == "started-2"
     assert (again["head"]["file"], again["head"]["pos"]) > (moved["head"]["file"], moved["head"]["pos"])
 
 
 def test_the_trigger_lives_through_an_upstream_that_is_down_and_restarts(pair, cdcflow_home, capsys):
     up, down = pair
     create_changefeed(capsys, up, down, "trigger-restart", CONFIG)
-    assert cli_run(capsys, "trigger-restart")[0] == 0  # caught up: no event until the binlog moves
+    _catch_up(capsys, "trigger-restart")  # caught up: no event until the binlog moves
 
     async def scenario():
         events = _trigger("trigger-restart").run()
@@ -150,5 +179,5 @@ def test_the_trigger_lives_through_an_upstream_that_is_down_and_restarts(pair, c
     event = asyncio.run(scenario())
     assert event["changefeed"] == "trigger-restart"
     assert (event["head"]["file"], event["head"]["pos"]) > (event["applied"]["file"], event["applied"]["pos"])
-    assert cli_run(capsys, "trigger-restart")[0] == 0
+    _catch_up(capsys, "trigger-restart")
     assert down.query(f"SELECT v FROM {SCHEMA}.t WHERE id = 30") == [(30,)]

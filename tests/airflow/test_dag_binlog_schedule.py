@@ -55,7 +55,8 @@ def test_the_dag_is_scheduled_on_an_asset_its_binlog_trigger_watches(airflow_db)
     assert watcher.name == asset.name and classpath == TRIGGER
     assert kwargs["changefeed_id"] == "orders" and kwargs["cdcflow_home"] == str(home())
     assert 0 < kwargs["poll_interval"] <= 1 and kwargs["max_backoff"] >= kwargs["poll_interval"]
-    assert "`@binlog`" in dag.doc_md
+    assert "`@binlog`: a run when the upstream's binlog moves" in dag.doc_md
+    assert "changefeed__orders__binlog" in dag.doc_md
     # what the scheduler and the triggerer read: the serialized DAG keeps the watcher
     encoded = DagSerialization.to_dict(dag)["dag"]["timetable"]["__var"]
     assert TRIGGER in str(encoded) and "changefeed__orders__binlog" in str(encoded), encoded
