@@ -40,6 +40,10 @@ system-packages:
 	  echo "installing mariadb-test (the MySQL 8.0 and MariaDB 10.3 binlog files tests/source reads)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-test >/dev/null; \
 	fi
+	@if ! command -v sysbench >/dev/null 2>&1; then \
+	  echo "installing sysbench (its oltp_read_write load in the lag part of make bench)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sysbench >/dev/null; \
+	fi
 	@if ! command -v java >/dev/null 2>&1; then \
 	  echo "installing a Java runtime for Spark"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
@@ -93,6 +97,7 @@ demo: setup
 # make bench [PARTS=replication,scaling,pull,launchers,snapshot,feeds,large_txn,lag,tables,join] [ROWS=300000]
 #            [SCALE=10000,100000,1000000|none] [LAUNCHERS=10000,100000|none] [PULL=<ranges>] [SHAPE=oltp|bulk]
 #            [SNAPSHOT=2000000,10000000] [THREADS=4] [LARGE_TXN=1000000,5000000] [LAG_RATES=1000,5000] [LAG_SECONDS=120]
+#            [LAG_SCHEDULES=@binlog,@continuous] [LAG_CLI=0] [LAG_SYSBENCH=1]
 #            [TABLES=100,1000,10000] [JOIN=1000000] [CATCHUP=300000,2500000] [CATCHUP_SHAPES=oltp,bulk]
 #            [CLUSTER=2500000|none]
 # The snapshot, lag, tables and join parts run when PARTS names them or SNAPSHOT= / LAG_RATES= / TABLES= / JOIN=
@@ -107,6 +112,8 @@ bench: setup
 	  $(if $(PULL),--pull $(PULL)) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
 	  $(if $(THREADS),--snapshot-threads $(THREADS)) $(if $(LARGE_TXN),--large-txn $(LARGE_TXN)) \
 	  $(if $(LAG_RATES),--lag-rates $(LAG_RATES)) $(if $(LAG_SECONDS),--lag-seconds $(LAG_SECONDS)) \
+	  $(if $(LAG_SCHEDULES),--lag-schedules $(LAG_SCHEDULES)) $(if $(filter 0,$(LAG_CLI)),--no-lag-cli) \
+	  $(if $(filter 1,$(LAG_SYSBENCH)),--lag-sysbench) \
 	  $(if $(TABLES),--tables $(TABLES)) $(if $(JOIN),--join $(JOIN)) $(if $(CATCHUP),--catchup $(CATCHUP)) \
 	  $(if $(CATCHUP_SHAPES),--catchup-shapes $(CATCHUP_SHAPES)) $(if $(CLUSTER),--catchup-cluster $(CLUSTER))
 

@@ -12,12 +12,14 @@ workers.  A second table gives the cycle time for other sizes and for an idle cy
 third (bench_launchers) runs the same windows as a CLI cycle, as a DAG run on Spark Connect
 and as a DAG run with spark-submit per stage.  The snapshot part (bench_snapshot, opt-in)
 measures `create --snapshot` and `verify` against dump tools and CHECKSUM TABLE; the lag
-part (bench_lag, opt-in) the end-to-end lag of a DAG on @continuous against a CLI loop.
+part (bench_lag, opt-in) the end-to-end lag of a DAG on @binlog and on @continuous against a CLI loop,
+under a steady rate and (LAG_SYSBENCH=1) under sysbench oltp_read_write.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -323,6 +325,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lag-seconds", type=float, default=bench_lag.DEFAULT_SECONDS,
                    help="seconds measured per rate and launcher in the lag part "
                         f"(default {bench_lag.DEFAULT_SECONDS})")
+    bench_lag.add_launcher_options(p, "--lag-")
     p.add_argument("--tables", default=None,
                    help="table counts of the tables part, comma-separated (default 100,1000,10000); giving it "
                         "adds the part")
@@ -420,7 +423,10 @@ def main(argv: list[str] | None = None) -> int:
             if "feeds" in a.parts else None
         large = _part("large_txn", errors, bench_large_txn.large_txn_table, _sizes(a.large_txn), base) \
             if "large_txn" in a.parts else None
-        lag = _part("lag", errors, bench_lag.lag_table, a.lag_rates, a.lag_seconds, base) if "lag" in a.parts else None
+        lag = _part("lag", errors, functools.partial(
+            bench_lag.lag_table, schedules=bench_lag.schedules_of(a.lag_schedules), cli=a.lag_cli,
+            sysbench=a.lag_sysbench, sysbench_threads=a.lag_sysbench_threads), a.lag_rates, a.lag_seconds, base) \
+            if "lag" in a.parts else None
         tables = _part("tables", errors, bench_tables.tables_table, servers, _sizes(a.tables), home, base) \
             if "tables" in a.parts else None
         join = _part("join", errors, bench_join.join_table, servers, a.join, home, base) if "join" in a.parts else None

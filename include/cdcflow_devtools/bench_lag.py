@@ -1,24 +1,33 @@
 """`make bench`'s lag part: how fresh a downstream stays under a steady upstream workload.
 
     python -m cdcflow_devtools.bench_lag [--rates 1000,5000] [--seconds 120] [--dir DIR]
+        [--schedules @binlog,@continuous] [--no-cli] [--sysbench [--sysbench-threads 4]]
 
 An upstream MariaDB takes a steady stream of row changes (UPDATEs of `rate / 10` rows ten
 times a second) and, every 100 ms, an UPDATE of one heartbeat row holding the upstream's
 write time in microseconds.  A sampler reads that row on the downstream every 250 ms: the
 lag of a sample is the sample's time minus the heartbeat value it sees, so it is the
 end-to-end freshness a reader of the downstream gets (write, binlog, cycle, apply).  For
-each rate, two launchers take turns on the same Spark Connect server:
+each rate, the launchers take turns on the same Spark Connect server, each with a
+downstream of its own:
 
-    dag   the changefeed's DAG on `[cdcflow] schedule = "@continuous"`, run by a real
-          scheduler (`airflow standalone` on free ports, in a folder of its own)
-    cli   a loop of `cdcflow changefeed run --spark-remote` (one cycle after the other)
+    dag-binlog      the changefeed's DAG on `[cdcflow] schedule = "@binlog"` (a run when the
+                    binlog moves: an asset watched by a trigger on the triggerer), run by a
+                    real scheduler (`airflow standalone` on free ports, in a folder of its own)
+    dag-continuous  the same on `@continuous` (runs back to back)
+    cli             a loop of `cdcflow changefeed run --spark-remote` (one cycle after the other)
+
+`--sysbench` adds a load after the rates: Debian's sysbench `oltp_read_write` with 4 threads
+against the upstream for `--seconds` (lag_sysbench), the heartbeat beside it; reported: the
+lag while it runs and how long after it stops the downstream shows a heartbeat written after
+the stop (`caught_up_seconds`).
 
 Each launcher gets a changefeed created at the upstream's head just before its turn, so
-neither catches up the other's backlog; only one runs at a time.  The lag is measured once
+no launcher catches up another's backlog; only one runs at a time.  The lag is measured once
 the first heartbeat has arrived and SETTLE_CYCLES more cycles have ended (settle_cycles).
-Also recorded: cycles per minute (from cdcflow's runs), for the DAG where a run's seconds go
+Also recorded: cycles per minute (from cdcflow's runs), for a DAG where a run's seconds go
 (each task's time and the wait before it starts, from Airflow's database), and the tail run
-by run for both launchers (lag_tail: each run's path, window, tasks or stages, and the runs
+by run for every launcher (lag_tail: each run's path, window, tasks or stages, and the runs
 above the p90), printed and in the results.
 """
 
@@ -36,11 +45,14 @@ import time
 import urllib.request
 from pathlib import Path
 
-from cdcflow_devtools import lag_tail, process_tree
+from cdcflow_devtools import lag_sysbench, lag_tail, process_tree
 from cdcflow_devtools.checkout import LOCAL, PROJECT
 
 DEFAULT_RATES = (1000, 5000)
 DEFAULT_SECONDS = 120
+DEFAULT_SCHEDULES = ("@binlog", "@continuous")  # the DAG's launchers, in turn
+SYSBENCH = "sysbench"  # the load after the rates
+CAUGHT_UP_TIMEOUT_S = 300  # after sysbench stops: the downstream shows a heartbeat written after the stop
 SCHEMA = "bench"  # the schema bench_common.CONFIG replicates (the part has servers of its own)
 TABLE_ROWS = 20_000
 HEARTBEAT_EVERY_S = 0.1
@@ -48,6 +60,9 @@ SAMPLE_EVERY_S = 0.25
 LOAD_TICK_S = 0.1
 FIRST_HEARTBEAT_TIMEOUT_S = 240  # the first cycle or DAG run after the changefeed's creation
 TARGET_RATIO = 1.5  # the goal: the DAG's p99 lag at most this many times the CLI loop's at 1,000/s
+# issue 57's goals on the DAG path: p99 lag at 1,000/s; under sysbench, p99 while it runs and caught up after
+TARGET_P99_S = {1000: 3.0, SYSBENCH: 5.0}
+TARGET_CAUGHT_UP_S = 5.0
 SETTLE_CYCLES = 3  # cycles (or DAG runs) left to end after the first heartbeat's arrival before measuring
 DRAIN_S = 15  # after a DAG's pause: its last run ends before the CLI's turn
 
@@ -163,8 +178,18 @@ class Workload:
         for t in self._threads:
             t.stop()
 
-    def lags_since(self, since: float) -> list[float]:
-        return [at - seen for at, seen in self.samples if at >= since]
+    def lags_since(self, since: float, until: float = float("inf")) -> list[float]:
+        return [at - seen for at, seen in self.samples if since <= at < until]
+
+    def caught_up_after(self, stop: float, timeout: float) -> float:
+        """Seconds from `stop` until the downstream shows a heartbeat written at or after it."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            seen = next(((at, v) for at, v in self.samples[-50:] if v >= stop), None)
+            if seen is not None:
+                return seen[0] - stop
+            time.sleep(SAMPLE_EVERY_S)
+        raise RuntimeError(f"the downstream did not catch up within {timeout:.0f} s after the load stopped")
 
     def wait_first_heartbeat(self, since: float, timeout: float) -> float:
         """Seconds until the downstream shows a heartbeat written after `since`."""
@@ -178,8 +203,6 @@ class Workload:
 
 def measure_turn(up, down, rate: int, seconds: float, changefeed_id: str, settle: int = SETTLE_CYCLES) -> dict:
     """Run the workload for the first heartbeat's way through plus `seconds`, sampling the lag."""
-    from cdcflow.store import metastore
-
     t0 = time.time()
     with Workload(up, down, rate) as w:
         first = w.wait_first_heartbeat(t0, FIRST_HEARTBEAT_TIMEOUT_S)
@@ -189,14 +212,48 @@ def measure_turn(up, down, rate: int, seconds: float, changefeed_id: str, settle
         time.sleep(seconds)
         end = time.time()
         rows = w.rows_changed
+    return {**lag_figures(w.lags_since(start)), "first_seconds": round(first, 1),
+            "rows_per_second": round(rows / (end - t0)), **cycle_figures(changefeed_id, start, end),
+            "heartbeat_missing": w.missing, "settle": settle_figures(w, arrived, start),
+            "window": [start, end], "samples_seen": w.samples}
+
+
+def measure_sysbench_turn(up, down, seconds: float, changefeed_id: str, settle: int, threads: int,
+                          log_path: Path) -> dict:
+    """The heartbeat alone until the first one's way through and the settle, then sysbench for
+    `seconds` sampling the lag, then until the downstream has caught up with its stop."""
+    t0 = time.time()
+    with Workload(up, down, 0) as w:
+        first = w.wait_first_heartbeat(t0, FIRST_HEARTBEAT_TIMEOUT_S)
+        arrived = time.time()
+        settle_cycles(changefeed_id, arrived, settle)
+        start = time.time()
+        load = lag_sysbench.Run(up, SCHEMA, threads, seconds, log_path)
+        try:
+            ran = load.wait()
+        finally:
+            load.stop()
+        stop = time.time()
+        caught_up = w.caught_up_after(stop, CAUGHT_UP_TIMEOUT_S)
+        end = time.time()
+    return {**lag_figures(w.lags_since(start, stop)), "first_seconds": round(first, 1),
+            "caught_up_seconds": round(caught_up, 2), "sysbench": {"threads": threads, **ran},
+            **cycle_figures(changefeed_id, start, stop), "heartbeat_missing": w.missing,
+            "settle": settle_figures(w, arrived, start), "window": [start, end], "samples_seen": w.samples}
+
+
+def cycle_figures(changefeed_id: str, start: float, end: float) -> dict:
+    """Cycles a minute and their median seconds, of the cycles that started in [start, end]."""
+    from cdcflow.store import metastore  # lazy: the bench's home is set before the store is opened
+
     runs = [r for r in metastore.recent_runs(changefeed_id, limit=10_000) if start <= r.started_at <= end]
     took = [r.ended_at - r.started_at for r in runs if r.ended_at]
-    return {**lag_figures(w.lags_since(start)), "first_seconds": round(first, 1),
-            "rows_per_second": round(rows / (end - t0)), "cycles_per_minute": round(len(runs) * 60 / (end - start), 1),
-            "cycle_seconds_p50": round(statistics.median(took), 2) if took else None,
-            "heartbeat_missing": w.missing, "settle": {"seconds": round(start - arrived, 1), **lag_figures(
-                [at - seen for at, seen in w.samples if arrived <= at < start])},
-            "window": [start, end], "samples_seen": w.samples}
+    return {"cycles_per_minute": round(len(runs) * 60 / (end - start), 1),
+            "cycle_seconds_p50": round(statistics.median(took), 2) if took else None}
+
+
+def settle_figures(w: Workload, arrived: float, start: float) -> dict:
+    return {"seconds": round(start - arrived, 1), **lag_figures(w.lags_since(arrived, start))}
 
 
 def settle_cycles(changefeed_id: str, since: float, cycles: int, timeout: float = FIRST_HEARTBEAT_TIMEOUT_S) -> None:
@@ -245,8 +302,8 @@ class CliLoop(threading.Thread):
         self.join()
 
 
-def airflow_standalone_env(home: Path, cdcflow_home: Path, spark_port: int,
-                           tuned: bool = True) -> tuple[dict[str, str], int]:
+def airflow_standalone_env(home: Path, cdcflow_home: Path, spark_port: int, tuned: bool = True,
+                           settings: dict[str, str] | None = None) -> tuple[dict[str, str], int]:
     """The environment of an `airflow standalone` on free ports in `home`, and its API port."""
     from cdcflow_devtools import airflow_local
     from cdcflow_devtools.mariadb import free_port
@@ -259,6 +316,7 @@ def airflow_standalone_env(home: Path, cdcflow_home: Path, spark_port: int,
     env.update({"AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),
                 "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),
                 "AIRFLOW__SCHEDULER__SCHEDULER_HEALTH_CHECK_SERVER_PORT": str(free_port())})
+    env.update(settings or {})
     return env, port
 
 
@@ -312,78 +370,150 @@ def where_the_seconds_go(runs: list[dict]) -> dict:
 
 # --- the part ---------------------------------------------------------------------------------
 
-def lag_table(rates: list[int], seconds: float, base: Path, tuned: bool = True, settle: int = SETTLE_CYCLES) -> dict:
-    """Each rate through the DAG on @continuous and through the CLI loop, in turn."""
-    from cdcflow_devtools import airflow_local, spark_connect
-    from cdcflow_devtools.bench_common import create_changefeed
-    from cdcflow_devtools.mariadb import MariaDB, free_port
+def launchers_of(schedules, cli: bool) -> list[str]:
+    """The launchers' names, in turn: `dag-<schedule without @>` per DAG schedule, then `cli`."""
+    return [f"dag-{schedule.lstrip('@')}" for schedule in schedules] + (["cli"] if cli else [])
 
+
+class Turns:
+    """The servers, the Spark Connect server and the `airflow standalone` the turns share."""
+
+    def __init__(self, root: Path, home: Path, launchers: list[str], tuned: bool, settings: dict[str, str]):
+        from cdcflow_devtools.mariadb import MariaDB
+
+        self.root, self.home, self.tuned, self.settings = root, home, tuned, settings
+        self.up = MariaDB(root, name="upstream", binlog=True, server_id=11)
+        self.downs = {name: MariaDB(root, name=f"down-{name}", server_id=12 + i) for i, name in enumerate(launchers)}
+        self.spark = self.airflow = self.env = None
+
+    def start(self, sysbench: bool) -> None:
+        from cdcflow_devtools import airflow_local, spark_connect
+        from cdcflow_devtools.mariadb import free_port
+
+        for s in (self.up, *self.downs.values()):
+            s.start()
+        create_tables(self.up, *self.downs.values())
+        (self.root / "logs").mkdir(parents=True, exist_ok=True)
+        if sysbench:
+            say(f"sysbench prepare: {lag_sysbench.TABLES} tables of {lag_sysbench.TABLE_SIZE:,} rows, copied to "
+                "every downstream")
+            lag_sysbench.prepare(self.up, list(self.downs.values()), SCHEMA, self.root / "logs" / "sysbench.log")
+        spark_port = free_port()
+        say(f"Spark Connect server on port {spark_port}")
+        self.spark = spark_connect.start(self.root / "logs", port=spark_port)
+        if not any(name.startswith("dag-") for name in self.downs):
+            return
+        self.env, port = airflow_standalone_env(self.root / "airflow", self.home, spark_port, self.tuned,
+                                                self.settings)
+        airflow_local.bootstrap(self.env)
+        say(f"airflow standalone on port {port} (AIRFLOW_HOME {self.env['AIRFLOW_HOME']})")
+        with open(self.root / "logs" / "airflow-standalone.log", "ab") as log:
+            self.airflow = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), "standalone"],
+                                            env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+
+    def stop(self) -> None:
+        if self.airflow is not None:
+            process_tree.stop_group(self.airflow, 15.0)
+        if self.spark is not None:
+            self.spark.stop()
+        for s in (self.up, *self.downs.values()):
+            s.stop()
+
+    def measure(self, launcher: str, load, seconds: float, changefeed_id: str, settle: int, threads: int) -> dict:
+        down = self.downs[launcher]
+        if load == SYSBENCH:
+            return measure_sysbench_turn(self.up, down, seconds, changefeed_id, settle, threads,
+                                         self.root / "logs" / f"sysbench-{launcher}.log")
+        return measure_turn(self.up, down, load, seconds, changefeed_id, settle)
+
+    def dag_turn(self, launcher: str, load, seconds: float, settle: int, threads: int) -> dict:
+        from cdcflow_devtools.bench_common import create_changefeed
+
+        schedule = "@" + launcher.removeprefix("dag-")
+        cid, dag_id = f"lag-{launcher}-{load}", f"changefeed__lag-{launcher}-{load}"
+        create_changefeed(cid, self.up, self.downs[launcher], self.home, config=f'[cdcflow]\nschedule = "{schedule}"\n')
+        wait_dag(self.env, dag_id)
+        say(f"{load_words(load)} through the DAG on {schedule} for {seconds:.0f} s")
+        dag = self.measure(launcher, load, seconds, cid, settle, threads)
+        set_paused(self.env, dag_id, True)
+        time.sleep(DRAIN_S)  # also lets the last run in the window end
+        dag["runs"] = lag_tail.dag_runs(Path(self.env["AIRFLOW_HOME"]) / "airflow.db", dag_id, cid,
+                                        dag.pop("window"), dag.pop("samples_seen"))
+        dag["where"] = where_the_seconds_go(dag["runs"])
+        dag["tail"] = lag_tail.summary(dag["runs"])
+        return dag
+
+    def cli_turn(self, load, seconds: float, settle: int, threads: int) -> dict:
+        from cdcflow_devtools.bench_common import create_changefeed
+
+        cid = f"lag-cli-{load}"
+        create_changefeed(cid, self.up, self.downs["cli"], self.home, config='[cdcflow]\nschedule = "none"\n')
+        say(f"{load_words(load)} through a loop of `cdcflow changefeed run --spark-remote` for {seconds:.0f} s")
+        loop = CliLoop(cid, self.spark.url, cli_env(self.home), self.root / "logs" / f"cli-{load}.log")
+        loop.start()
+        try:
+            cli = self.measure("cli", load, seconds, cid, settle, threads)
+        finally:
+            loop.stop()
+        cli["runs"] = lag_tail.cli_cycles(cid, cli.pop("window"), cli.pop("samples_seen"))
+        cli["tail"] = lag_tail.summary(cli["runs"])
+        cli["failed_cycles"] = loop.failures
+        return cli
+
+
+def load_words(load) -> str:
+    return (f"sysbench {lag_sysbench.TEST}" if load == SYSBENCH else f"{load:,} row changes/s")
+
+
+def lag_table(rates: list[int], seconds: float, base: Path, tuned: bool = True, settle: int = SETTLE_CYCLES,
+              schedules=DEFAULT_SCHEDULES, cli: bool = True, sysbench: bool = False,
+              sysbench_threads: int = lag_sysbench.THREADS, airflow_settings: dict[str, str] | None = None) -> dict:
+    """Each rate (then sysbench's load) through each launcher, in turn."""
     root = base / "lag"
     home = root / "cdcflow-home"
     home.mkdir(parents=True, exist_ok=True)
     os.environ["CDCFLOW_HOME"] = str(home)
-    up = MariaDB(root, name="upstream", binlog=True, server_id=11).start()
-    downs = {"dag": MariaDB(root, name="down-dag", server_id=12).start(),
-             "cli": MariaDB(root, name="down-cli", server_id=13).start()}
-    spark = airflow = None
-    out: dict = {"rates": {}, "seconds": seconds, "settle_cycles": settle}
+    launchers = launchers_of(schedules, cli)
+    loads = [*rates, *([SYSBENCH] if sysbench else [])]
+    out: dict = {"rates": {}, "seconds": seconds, "settle_cycles": settle, "launchers": launchers,
+                 "airflow_settings": airflow_settings or {}}
+    turns = Turns(root, home, launchers, tuned, airflow_settings or {})
     try:
-        create_tables(up, *downs.values())
-        spark_port = free_port()
-        say(f"Spark Connect server on port {spark_port}")
-        spark = spark_connect.start(root / "logs", port=spark_port)
-        env, port = airflow_standalone_env(root / "airflow", home, spark_port, tuned)
-        airflow_local.bootstrap(env)
-        say(f"airflow standalone on port {port} (AIRFLOW_HOME {env['AIRFLOW_HOME']})")
-        with open(root / "logs" / "airflow-standalone.log", "ab") as log:
-            airflow = subprocess.Popen([str(Path(sys.executable).parent / "airflow"), "standalone"], env=env,
-                                       stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        for rate in rates:
-            entry = out["rates"][str(rate)] = {}
-            cid = f"lag-dag-{rate}"
-            create_changefeed(cid, up, downs["dag"], home, config='[cdcflow]\nschedule = "@continuous"\n')
-            wait_dag(env, f"changefeed__{cid}")
-            say(f"{rate:,} row changes/s through the DAG on @continuous for {seconds:.0f} s")
-            entry["dag"] = dag = measure_turn(up, downs["dag"], rate, seconds, cid, settle)
-            set_paused(env, f"changefeed__{cid}", True)
-            time.sleep(DRAIN_S)  # also lets the last run in the window end
-            dag["runs"] = lag_tail.dag_runs(Path(env["AIRFLOW_HOME"]) / "airflow.db", f"changefeed__{cid}", cid,
-                                            dag.pop("window"), dag.pop("samples_seen"))
-            dag["where"] = where_the_seconds_go(dag["runs"])
-            dag["tail"] = lag_tail.summary(dag["runs"])
-            cid = f"lag-cli-{rate}"
-            create_changefeed(cid, up, downs["cli"], home, config='[cdcflow]\nschedule = "none"\n')
-            say(f"{rate:,} row changes/s through a loop of `cdcflow changefeed run --spark-remote` "
-                f"for {seconds:.0f} s")
-            loop = CliLoop(cid, spark.url, cli_env(home), root / "logs" / f"cli-{rate}.log")
-            loop.start()
-            try:
-                entry["cli"] = measure_turn(up, downs["cli"], rate, seconds, cid, settle)
-            finally:
-                loop.stop()
-            cli = entry["cli"]
-            cli["runs"] = lag_tail.cli_cycles(cid, cli.pop("window"), cli.pop("samples_seen"))
-            cli["tail"] = lag_tail.summary(cli["runs"])
-            cli["failed_cycles"] = loop.failures
-            say(summary_line(rate, entry))
+        turns.start(sysbench)
+        for load in loads:
+            entry = out["rates"][str(load)] = {}
+            for launcher in launchers:
+                entry[launcher] = (turns.cli_turn(load, seconds, settle, sysbench_threads) if launcher == "cli"
+                                   else turns.dag_turn(launcher, load, seconds, settle, sysbench_threads))
+            say(summary_line(load, entry))
     finally:
-        if airflow is not None:
-            process_tree.stop_group(airflow, 15.0)
-        if spark is not None:
-            spark.stop()
-        for s in (up, *downs.values()):
-            s.stop()
+        turns.stop()
     return out
 
 
-def summary_line(rate: int, entry: dict) -> str:
-    dag, cli = entry["dag"], entry["cli"]
-    ratio = dag["p99"] / cli["p99"] if dag.get("p99") and cli.get("p99") else 0
-    return (f"{rate:,}/s: dag p50 {dag.get('p50')} s p99 {dag.get('p99')} s max {dag.get('max')} s, "
-            f"{dag['cycles_per_minute']} runs/min; cli p50 {cli.get('p50')} s p99 {cli.get('p99')} s "
-            f"max {cli.get('max')} s, {cli['cycles_per_minute']} cycles/min; "
-            f"P99 DAG/CLI {ratio:.2f} ({'within' if ratio and ratio <= TARGET_RATIO else 'above'} "
-            f"the {TARGET_RATIO}x target)")
+def summary_line(load, entry: dict) -> str:
+    """Each launcher's p50, p99, max and runs a minute (under sysbench: and the catch-up after it);
+    each DAG's p99 against its target and against the CLI loop's."""
+    cli = entry.get("cli") or {}
+    parts = []
+    for launcher, r in entry.items():
+        text = (f"{launcher} p50 {r.get('p50')} s p99 {r.get('p99')} s max {r.get('max')} s, "
+                f"{r.get('cycles_per_minute')} runs/min")
+        if "caught_up_seconds" in r:
+            text += (f", caught up {r['caught_up_seconds']} s after it stopped "
+                     f"({r['sysbench'].get('transactions_per_second')} sysbench tps)")
+        target = TARGET_P99_S.get(load if load == SYSBENCH else int(load))
+        if launcher.startswith("dag-") and target and r.get("p99") is not None:
+            text += f" [p99 {'within' if r['p99'] <= target else 'above'} the {target:g} s target"
+            if "caught_up_seconds" in r:
+                text += (f", catch-up {'within' if r['caught_up_seconds'] <= TARGET_CAUGHT_UP_S else 'above'} "
+                         f"{TARGET_CAUGHT_UP_S:g} s")
+            text += "]"
+        if launcher.startswith("dag-") and r.get("p99") and cli.get("p99"):
+            text += f" (p99 / CLI {r['p99'] / cli['p99']:.2f})"
+        parts.append(text)
+    return f"{load_words(load if load == SYSBENCH else int(load))}: " + "; ".join(parts)
 
 
 def report(table: dict | None) -> None:
@@ -391,15 +521,16 @@ def report(table: dict | None) -> None:
         return
     print()
     print(f"end-to-end lag (heartbeat every {HEARTBEAT_EVERY_S * 1000:.0f} ms, sampled every "
-          f"{SAMPLE_EVERY_S * 1000:.0f} ms, {table['seconds']:.0f} s per launcher and rate):")
-    for rate, entry in table["rates"].items():
-        print("  " + summary_line(int(rate), entry))
-        where = entry["dag"].get("where") or {}
-        tasks = ", ".join(f"{t} {d['wait_p50']}+{d['ran_p50']}" for t, d in where.get("tasks", {}).items())
-        print(f"    a DAG run: {where.get('run_seconds_p50')} s (median), {where.get('between_runs_p50')} s to the "
-              f"next; per task, median s waited + ran: {tasks}")
-        for launcher, name in (("dag", "DAG runs"), ("cli", "CLI cycles")):
-            for line in lag_tail.report_lines(name, entry[launcher].get("tail") or {}):
+          f"{SAMPLE_EVERY_S * 1000:.0f} ms, {table['seconds']:.0f} s per launcher and load):")
+    for load, entry in table["rates"].items():
+        print("  " + summary_line(load, entry))
+        for launcher, r in entry.items():
+            where = r.get("where")
+            if where:
+                tasks = ", ".join(f"{t} {d['wait_p50']}+{d['ran_p50']}" for t, d in where.get("tasks", {}).items())
+                print(f"    {launcher}: a DAG run {where.get('run_seconds_p50')} s (median), "
+                      f"{where.get('between_runs_p50')} s to the next; per task, median s waited + ran: {tasks}")
+            for line in lag_tail.report_lines(f"{launcher} runs", r.get("tail") or {}):
                 print("    " + line)
 
 
@@ -412,13 +543,33 @@ def main(argv: list[str] | None = None) -> int:
                    "(not airflow_local.SCHEDULER_SETTINGS), for a before/after comparison")
     p.add_argument("--settle-cycles", type=int, default=SETTLE_CYCLES, help="cycles to end after the first "
                    f"heartbeat's arrival before the lag is measured (default {SETTLE_CYCLES}; 0: measure from it)")
+    add_launcher_options(p, "--")
+    p.add_argument("--airflow-setting", action="append", default=[], metavar="AIRFLOW__SECTION__KEY=VALUE",
+                   help="an Airflow setting for the standalone's environment, over the tuned ones (repeatable)")
     a = p.parse_args(argv)
     base = Path(a.dir).resolve()
-    table = lag_table([int(x) for x in a.rates.split(",")], a.seconds, base, tuned=not a.untuned,
-                      settle=a.settle_cycles)
+    table = lag_table([int(x) for x in a.rates.split(",") if x], a.seconds, base, tuned=not a.untuned,
+                      settle=a.settle_cycles, schedules=schedules_of(a.schedules), cli=a.cli, sysbench=a.sysbench,
+                      sysbench_threads=a.sysbench_threads,
+                      airflow_settings=dict(x.split("=", 1) for x in a.airflow_setting))
     report(table)
     (base / "lag-results.json").write_text(json.dumps(table, indent=1))
     return 0
+
+
+def add_launcher_options(p: argparse.ArgumentParser, prefix: str) -> None:
+    """The options that pick the launchers and the sysbench load (here `--`, in bench.py `--lag-`)."""
+    p.add_argument(f"{prefix}schedules", default=",".join(DEFAULT_SCHEDULES),
+                   help=f"the DAG's schedules, a turn each (default {','.join(DEFAULT_SCHEDULES)}; 'none': no DAG)")
+    p.add_argument(f"{prefix}cli", action=argparse.BooleanOptionalAction, default=True,
+                   help="a turn of the CLI loop too (default yes)")
+    p.add_argument(f"{prefix}sysbench", action="store_true",
+                   help=f"after the rates, sysbench {lag_sysbench.TEST} against the upstream (lag_sysbench)")
+    p.add_argument(f"{prefix}sysbench-threads", type=int, default=lag_sysbench.THREADS)
+
+
+def schedules_of(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip() and x.strip().lower() != "none"]
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cdcflow.config.checks import BINLOG_SCHEDULE
 from cdcflow.core.uri import parse_sink_uri, parse_source_uri
 from cdcflow.launch.modes import modes_in_words
 
@@ -13,6 +14,15 @@ def _uri(parse, text: str) -> str:
         return parse(text).redacted()
     except Exception:  # noqa: BLE001 - the doc must render even for a URI the spec no longer parses
         return "(not readable: see `cdcflow changefeed query`)"
+
+
+def _schedule_words(changefeed_id: str, schedule: str | None) -> str:
+    if not schedule:
+        return "none: runs only when triggered"
+    if schedule == BINLOG_SCHEDULE:
+        return (f"`{schedule}`: a run when the upstream's binlog moves past the checkpoint (the asset "
+                f"`changefeed__{changefeed_id}__binlog`, watched on the triggerer)")
+    return f"`{schedule}`"
 
 
 def dag_doc(spec, schedule: str | None) -> str:
@@ -37,7 +47,7 @@ wait_index → finish. A run with nothing new upstream skips the Spark tasks.
 | source | `{_uri(parse_source_uri, spec.source_uri)}` |
 | sink | `{_uri(parse_sink_uri, spec.sink_uri)}` |
 | filter | {rules}{filters} |
-| schedule | {f"`{schedule}`" if schedule else "none: runs only when triggered"} |
+| schedule | {_schedule_words(changefeed_id, schedule)} |
 | Spark | {spark} |
 
 **State, lag now, errors, every run (Airflow's and the CLI's)**: the [Changefeeds page]({CHANGEFEEDS_PAGE}), or

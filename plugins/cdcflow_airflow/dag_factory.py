@@ -38,9 +38,11 @@ from airflow.sdk import DAG, Param, Variable, chain
 from cdcflow.core.stage_names import SPARK_STAGES
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.home import Home
+from cdcflow.config.checks import BINLOG_SCHEDULE
 from cdcflow.config.spec_store import home
 from cdcflow.launch import oldest_start
 from cdcflow.launch.modes import MODES, TS_PATTERN, modes_in_words
+from cdcflow_airflow.binlog_trigger import binlog_asset
 from cdcflow_airflow.cycle_tasks import (
     finish_cycle,
     prepare_cycle,
@@ -141,6 +143,15 @@ def schedule_of(spec) -> str | None:
     return str(schedule).strip()
 
 
+def dag_schedule(spec, cdcflow_home: str) -> str | list | None:
+    """What the DAG is given: the schedule, or for `@binlog` the asset its binlog trigger
+    watches (binlog_trigger.py)."""
+    schedule = schedule_of(spec)
+    if schedule == BINLOG_SCHEDULE:
+        return [binlog_asset(spec.id, cdcflow_home)]
+    return schedule
+
+
 def _start_date(spec) -> dt.datetime:
     # Fixed per spec (parsing must give the same DAG every time); with
     # catchup=False the first scheduled run is the next one after creation.
@@ -155,10 +166,11 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
     with DAG(
         dag_id=dag_id_for(spec.id),
         description=f"cdcflow changefeed {spec.id}: one run is one catch-up cycle",
-        schedule=schedule_of(spec),
+        schedule=dag_schedule(spec, cdcflow_home),
         start_date=_start_date(spec),
         catchup=False,
-        # one run at a time: a scheduled catch-up and a triggered run never overlap (they queue)
+        # one run at a time: a scheduled catch-up and a triggered run never overlap (they queue; on
+        # @binlog the asset events that come meanwhile are one queued request)
         max_active_runs=1,
         # The changefeed's state is its one pause (docs/guides/airflow-pause.md): its DAG starts
         # unpaused, so a triggered run starts, and a stopped changefeed's scheduled runs do nothing.

@@ -314,3 +314,39 @@ def test_the_catchup_table_compares_each_place_with_the_shape_s_smallest_auto_wi
     assert "75%" in lines[2]  # 9 of 12 core-seconds in the JVM
     assert "filter spark, barrier process, apply 1 here / 2 in Spark" in out
     assert bench_catchup.consistent(rows) and not bench_catchup.consistent([{**rows[0], "consistent": False}])
+
+
+def test_the_lag_part_takes_its_launchers_and_the_sysbench_load():
+    from cdcflow_devtools import bench_lag
+
+    a = bench.parse_args(["--lag-rates", "1000"])
+    assert a.parts == [*bench.DEFAULT_PARTS, "lag"] and a.lag_cli is True and a.lag_sysbench is False
+    assert bench_lag.launchers_of(bench_lag.schedules_of(a.lag_schedules), a.lag_cli) == \
+        ["dag-binlog", "dag-continuous", "cli"]
+    a = bench.parse_args(["--parts", "lag", "--lag-schedules", "@binlog", "--no-lag-cli", "--lag-sysbench"])
+    assert bench_lag.launchers_of(bench_lag.schedules_of(a.lag_schedules), a.lag_cli) == ["dag-binlog"]
+    assert a.lag_sysbench is True and a.lag_sysbench_threads == 4
+    assert bench_lag.launchers_of(bench_lag.schedules_of("none"), True) == ["cli"]
+
+
+SYSBENCH_REPORT = """\
+SQL statistics:
+    queries performed:
+        read:                            87220
+        write:                           24920
+        other:                           12460
+        total:                           124600
+    transactions:                        6230   (103.78 per sec.)
+    queries:                             124600 (2075.63 per sec.)
+    ignored errors:                      0      (0.00 per sec.)
+    reconnects:                          0      (0.00 per sec.)
+"""
+
+
+def test_the_sysbench_load_reads_its_rates_from_the_report():
+    from cdcflow_devtools import lag_sysbench
+
+    assert lag_sysbench.figures(SYSBENCH_REPORT) == {
+        "transactions": 6230, "transactions_per_second": 103.78, "queries": 124600,
+        "queries_per_second": 2075.63, "ignored_errors": 0, "ignored_errors_per_second": 0.0}
+    assert lag_sysbench.args(type("Up", (), {"port": 3307})(), "bench", 4, "run")[:2] == ["sysbench", "oltp_read_write"]

@@ -33,9 +33,12 @@ _EVENT_TYPE_HINTS = {
 }
 # TiCDC refuses a changefeed-error-stuck-duration below 30m (minChangeFeedErrorStuckDuration).
 MIN_ERROR_STUCK_SECONDS = 30 * 60
-# Airflow's schedule presets; "none" (no schedule: trigger only) is handled apart.
+# cdcflow's own preset: a run each time the upstream's binlog moves past what the changefeed applied (an
+# Airflow asset watched by a trigger on the triggerer: plugins/cdcflow_airflow/binlog_trigger.py).
+BINLOG_SCHEDULE = "@binlog"
+# Airflow's schedule presets and cdcflow's; "none" (no schedule: trigger only) is handled apart.
 SCHEDULE_PRESETS = frozenset({"@once", "@continuous", "@hourly", "@daily", "@weekly",
-                              "@monthly", "@quarterly", "@yearly"})
+                              "@monthly", "@quarterly", "@yearly", BINLOG_SCHEDULE})
 # A cron field's name and, for messages, the values it takes (croniter decides what is valid).
 _CRON_FIELDS = (("minute", "0-59"), ("hour", "0-23"), ("day of month", "1-31 or L"),
                 ("month", "1-12 or jan-dec"), ("day of week", "0-7 or sun-sat, mon#2 for the second"))
@@ -290,13 +293,14 @@ def sink_param(name: str) -> Callable:
 def schedule(origin: Origin, key: str, v: Any) -> str | None:
     if not isinstance(v, str):
         raise origin.bad(key, v, "a cron expression such as \"*/5 * * * *\", an Airflow preset such as "
-                              "\"@hourly\", or \"none\"")
+                              "\"@hourly\", \"@binlog\" (a run when the upstream's binlog moves), or \"none\"")
     text = " ".join(v.split())
     if text.lower() == "none":
         return None
     if text.startswith("@"):
         if text.lower() not in SCHEDULE_PRESETS:
-            raise origin.bad(key, v, "one of " + ", ".join(sorted(SCHEDULE_PRESETS)))
+            raise origin.bad(key, v, "one of " + ", ".join(sorted(SCHEDULE_PRESETS)),
+                             hint=did_you_mean(text.lower(), SCHEDULE_PRESETS))
         return text.lower()
     problem = cron_problem(text)
     if problem:

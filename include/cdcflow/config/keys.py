@@ -123,8 +123,10 @@ class ChangefeedConfig:
         "sink", TOP, SinkOptions(), "table", None, "the `[sink]` parameters, below",
         lambda options: options.to_dict())
     schedule: str | None = _key(
-        "schedule", CDCFLOW, DEFAULT_SCHEDULE, "cron expression, Airflow preset, or \"none\"", checks.schedule,
-        "when Airflow runs the changefeed's DAG: a 5-field cron, @continuous (back to back), @hourly, ..., "
+        "schedule", CDCFLOW, DEFAULT_SCHEDULE, "cron expression, Airflow preset, \"@binlog\" or \"none\"",
+        checks.schedule,
+        "when Airflow runs the changefeed's DAG: a 5-field cron, @continuous (back to back), @binlog (when the "
+        "upstream's binlog moves past the checkpoint: an asset watched on the triggerer), @hourly, ..., "
         "or none (only when triggered)", lambda schedule: "none" if schedule is None else schedule)
     event_store: str | None = _key(
         "event-store", CDCFLOW, None, "path or URI", checks.optional_text,
