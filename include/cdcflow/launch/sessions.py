@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cdcflow.core.home import current
 from cdcflow.spark.place import SparkPlace
-from cdcflow.spark.session import get_session, release, would_start_locally
+from cdcflow.spark.session import get_session, is_remote, release, would_start_locally
 from cdcflow.spark.warm_up import python_workers
 
 log = logging.getLogger("cdcflow")
@@ -38,16 +38,19 @@ def open_session(place: SparkPlace, cfg, changefeed_id: str, unless_local: bool 
                        remote=place.url(), driver_memory=cfg.spark_driver_memory, shared=shared)
 
 
-def start_session(cfg, changefeed_id: str, place: SparkPlace | None = None) -> Future:
+def start_session(cfg, changefeed_id: str, place: SparkPlace | None = None, workers: bool = True) -> Future:
     """The cycle's Spark session at `place` (None: as the config says), being built in a
     background thread, with its Python workers started there too: an embedded session's, and a
     Spark Connect session's, which are its own (the server starts a worker daemon per client
     session: the warm-up at the server's start does not serve them; a cycle's first Arrow job
-    paid 1.4-2.0 s for them)."""
+    paid 1.4-2.0 s for them).  `workers` False: a Connect session's are not started (a cycle
+    whose row steps all run in its process; an embedded session starts only when Spark runs)."""
     place = place or SparkPlace.resolve(cfg)
 
     def start():
         spark = open_session(place, cfg, changefeed_id, cycle=True)
+        if not workers and is_remote(spark):
+            return spark
         try:
             log.info("Spark's Python workers started in %.1f s", python_workers(spark))
         except Exception as e:  # noqa: BLE001 - the stage that needs them says why, in context
