@@ -17,7 +17,7 @@ def test_idle_cycle_moves_the_checkpoint_without_spark(mariadb_pair, cdcflow_hom
     # every session a cycle opens is asked for here (the test session's own Spark may be running)
     opened = []
     start_session = sessions.start_session
-    monkeypatch.setattr(sessions, "start_session", lambda *a: opened.append(a) or start_session(*a))
+    monkeypatch.setattr(sessions, "start_session", lambda *a, **kw: opened.append(a) or start_session(*a, **kw))
     monkeypatch.delenv("CDCFLOW_ENGINE", raising=False)  # the default engine's choices, whatever the suite forces
     up, down = mariadb_pair
     for s in (up, down):

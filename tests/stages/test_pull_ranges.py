@@ -247,7 +247,7 @@ def test_a_cycle_with_pull_parallelism_reads_in_ranges_and_replicates(mariadb_pa
     from cdcflow.store import metastore
 
     started = []
-    monkeypatch.setattr(sessions, "start_session", lambda *a: started.append(a) or Starting(spark, after))
+    monkeypatch.setattr(sessions, "start_session", lambda *a, **kw: started.append(a) or Starting(spark, after))
     monkeypatch.delenv("CDCFLOW_ENGINE", raising=False)  # the config decides here
 
     up, down = mariadb_pair

@@ -44,34 +44,7 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
     session_opened_here = spark is None
     try:
         if spark is None:
-            # pull needs no Spark: the session of a window large enough for pull's ranges starts
-            # while the binlog is read where the engine is spark (below); a Connect session is opened after pull (opened beside it,
-            # its client's threads slowed the read by a third); an embedded session is otherwise
-            # started by the first stage that uses it (spark.lazy), and none at all when the
-            # upstream has written nothing since the checkpoint
-            window = contracts.WINDOW.read(cycle.folder)
-            ranges = not window.idle and pull_ranges.wanted(cycle, window)
-
-            def start(workers: bool = True):
-                return sessions.start_session(cycle.config, changefeed_id, place, workers=workers)
-
-            # the session starts beside pull where pull's ranges run in its tasks on other cores
-            # (a cluster's, a Connect server's) or the engine runs the row steps in Spark anyway
-            # (with its Python workers: sessions.start_session); on auto an embedded JVM is not
-            # started for a window the process reads whole (pull's ranges then run in child
-            # processes): idle, it held 0.5-1 GiB through the cycle
-            in_spark = cycle.engine.mode == SPARK and not window.idle
-            session = start() if in_spark or (ranges and place.elsewhere) else None
-            results = pull_and_settle(cycle, place, session, ranges)
-            if needs_spark(results):
-                if session is not None or place.is_remote:
-                    # a Connect session's Python workers are started only for row steps in
-                    # Spark: a window the stages read in process uses none (1.4-2.0 s otherwise)
-                    rows_in_spark = not cycle.engine.window_in_process(results["pull"].pulled)
-                    with recording(cycle, SPARK_STAGES[0]):  # a Connect server that is down fails here
-                        spark = (session or start(workers=rows_in_spark)).result()
-                else:
-                    spark = Lazy(lambda: start().result())
+            results, spark = _pull_then_session(cycle, place)
         for name in STAGES:
             if name not in results:
                 results[name] = run_stage(name, spark, cycle)
@@ -88,3 +61,36 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
     # whether a Spark session served the cycle (an embedded one is started only where a stage needs it)
     return {"run_id": cycle.run_id, **contracts.plain(results), "seconds": round(time.time() - t0, 3),
             "spark_session": spark is not None and was_built(spark)}
+
+
+def _pull_then_session(cycle: Cycle, place: SparkPlace) -> tuple[dict, object]:
+    """Pull, and the session the Spark stages will use (None: none needed; a Lazy: an embedded
+    one started by the first stage that uses it).  Pull needs no Spark: the session of a window
+    large enough for pull's ranges starts while the binlog is read where the engine is spark
+    (below); a Connect session is opened after pull (opened beside it, its client's threads
+    slowed the read by a third); an embedded session is otherwise started by the first stage
+    that uses it (spark.lazy), and none at all when the upstream has written nothing since the
+    checkpoint."""
+    window = contracts.WINDOW.read(cycle.folder)
+    ranges = not window.idle and pull_ranges.wanted(cycle, window)
+
+    def start(workers: bool = True):
+        return sessions.start_session(cycle.config, cycle.changefeed_id, place, workers=workers)
+
+    # the session starts beside pull where pull's ranges run in its tasks on other cores
+    # (a cluster's, a Connect server's) or the engine runs the row steps in Spark anyway
+    # (with its Python workers: sessions.start_session); on auto an embedded JVM is not
+    # started for a window the process reads whole (pull's ranges then run in child
+    # processes): idle, it held 0.5-1 GiB through the cycle
+    in_spark = cycle.engine.mode == SPARK and not window.idle
+    session = start() if in_spark or (ranges and place.elsewhere) else None
+    results = pull_and_settle(cycle, place, session, ranges)
+    if not needs_spark(results):
+        return results, None
+    if session is None and not place.is_remote:
+        return results, Lazy(lambda: start().result())
+    # a Connect session's Python workers are started only for row steps in Spark: a window
+    # the stages read in process uses none (1.4-2.0 s otherwise)
+    rows_in_spark = not cycle.engine.window_in_process(results["pull"].pulled)
+    with recording(cycle, SPARK_STAGES[0]):  # a Connect server that is down fails here
+        return results, (session or start(workers=rows_in_spark)).result()
