@@ -1,12 +1,14 @@
 """A warm-up for a Spark that has not run a stage yet (a new Spark Connect server), and the
-start of an embedded session's Python workers while pull still reads (python_workers).
+start of a session's Python workers while pull still reads (python_workers).
 
 The first stage a server runs pays for the JVM classes it has not loaded, the code it has
 not generated and its Python workers' start: filter took 8.1 s for 10k row changes on a
 new server, 2.8 s for 100k on the next run.  One small job through the paths the stages
 take (Parquet written and read, a shuffle, a window, an Arrow function importing cdcflow
-in the Python worker) moves that cost to the server's start, so the first DAG run does not
-pay it.
+in the Python worker) moves the JVM's part of that cost to the server's start, so the first
+DAG run does not pay it.  The Python workers are a session's own (a Connect server forks a
+worker daemon per client session): python_workers starts those of the cycle's session, which
+a changefeed's cycles share (spark.session.connect_session).
 """
 
 from __future__ import annotations
