@@ -53,8 +53,12 @@ def purge_binlogs_to(server, head: str, wait_s: float = 30) -> None:
     assert server.query("SHOW BINARY LOGS")[0][0] == head, f"binlogs before {head} still there after {wait_s} s"
 
 
-def create_changefeed(capsys, up, down, changefeed_id: str, config: str = "", *extra: str) -> dict:
-    args = ["changefeed", "create", "-c", changefeed_id, "--source-uri", up.uri, "--sink-uri", down.uri]
+def create_changefeed(capsys, up, down, changefeed_id: str, config: str = "", *extra: str,
+                      source_uri: str | None = None, sink_uri: str | None = None) -> dict:
+    """`cdcflow changefeed create` from `up` to `down` (or through `source_uri` / `sink_uri`,
+    other ways to reach them)."""
+    args = ["changefeed", "create", "-c", changefeed_id, "--source-uri", source_uri or up.uri,
+            "--sink-uri", sink_uri or down.uri]
     if config:
         path = _write_config(changefeed_id, config)
         args += ["--config", str(path)]

@@ -22,6 +22,7 @@ import time
 import pymysql
 import pytest
 from e2e_helpers import assert_consistent, backdate, cli_run, create_changefeed, query
+from stall_proxy import StallProxy, query_containing
 
 from cdcflow_devtools.mariadb import MariaDB
 from cdcflow.core import log_line
@@ -118,21 +119,31 @@ def _killed_run(changefeed_id: str) -> metastore.RunState:
     return run
 
 
-def _fresh(capsys, up, down, changefeed_id: str, schema: str, *create: str) -> None:
-    """A changefeed of one schema, created anew upstream after the changefeed's start."""
+def _fresh(capsys, up, down, changefeed_id: str, schema: str, *create: str, **uris: str) -> None:
+    """A changefeed of one schema, created anew upstream after the changefeed's start;
+    `uris`: create_changefeed's other ways to reach the servers."""
     for s in (up, down):
         s.execute(f"DROP DATABASE IF EXISTS {schema}")
-    create_changefeed(capsys, up, down, changefeed_id, f"[filter]\nrules = ['{schema}.*']\n")
+    create_changefeed(capsys, up, down, changefeed_id, f"[filter]\nrules = ['{schema}.*']\n", **uris)
     up.execute(f"CREATE DATABASE {schema}", *create)
 
 
 # --- SIGKILL during pull ----------------------------------------------------------------
 
 def test_sigkill_during_pull_then_run_again_converges(mariadb_pair, spark, cdcflow_home, capsys):
+    """The changefeed reaches its upstream through a proxy that holds every binlog reader after
+    its first 64 KiB, so the kill lands while pull is reading, however fast pull is."""
     up, down = mariadb_pair
     s = "fault_pull"
-    _fresh(capsys, up, down, "fault-pull", s)
-    # enough row events that reading them takes a while
+    proxy = StallProxy(up.port)
+    try:
+        _fresh(capsys, up, down, "fault-pull", s, source_uri=proxy.uri(up.uri))
+        _sigkill_during_pull(capsys, up, down, s, proxy)
+    finally:
+        proxy.close()
+
+
+def _sigkill_during_pull(capsys, up, down, s: str, proxy: StallProxy) -> None:
     up.execute(f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT, pad VARCHAR(40))",
                f"INSERT INTO {s}.t SELECT seq, seq, MD5(seq) FROM seq_1_to_30000",
                f"UPDATE {s}.t SET v = v + 1, pad = CONCAT('u', pad)",
@@ -140,11 +151,13 @@ def test_sigkill_during_pull_then_run_again_converges(mariadb_pair, spark, cdcfl
     before = metastore.get_feed("fault-pull")
     run = RunProcess("fault-pull")
     try:
-        # prepare is done (the window is fixed, the lease taken) and the reader reads the binlog
-        assert run.wait_for(lambda: run.events("window") and _binlog_dump_running(up)), "\n".join(run.lines)
+        # prepare is done (the window is fixed, the lease taken) and the reader is held mid-stream
+        assert run.wait_for(lambda: run.events("window") and proxy.stalled.is_set() and _binlog_dump_running(up)), \
+            "\n".join(run.lines)
         run.kill_group()
     finally:
         run.stop_if_running()
+    proxy.release()
     assert not run.events("pulled"), "the kill came after pull had ended"
     killed = _killed_run("fault-pull")
     assert "pull" not in killed.stats  # pull had not recorded a result
@@ -170,13 +183,23 @@ SEGMENTS = 5
 
 
 def test_sigkill_during_apply_then_run_again_converges(mariadb_pair, spark, cdcflow_home, capsys):
-    """The kill lands while apply writes the segments between DDLs.  The checkpoint then is at
-    most what reached the downstream: every DDL at or below it ran there, and every row of the
-    insert-only `log` table committed at or below it is there."""
+    """The kill lands while apply writes the segments between DDLs: the changefeed reaches its
+    downstream through a proxy that holds the answer to the third ADD COLUMN, so apply cannot
+    end before the kill however fast it is.  The checkpoint then is at most what reached the
+    downstream: every DDL at or below it ran there, and every row of the insert-only `log`
+    table committed at or below it is there."""
     up, down = mariadb_pair
     s = "fault_apply"
-    _fresh(capsys, up, down, "fault-apply", s, f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT, s VARCHAR(20))",
-           f"CREATE TABLE {s}.log (id INT PRIMARY KEY, segment INT)")
+    proxy = StallProxy(down.port, hold=query_containing("ADD COLUMN", "c2"), pass_bytes=0)
+    try:
+        _fresh(capsys, up, down, "fault-apply", s, f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT, s VARCHAR(20))",
+               f"CREATE TABLE {s}.log (id INT PRIMARY KEY, segment INT)", sink_uri=proxy.uri(down.uri))
+        _sigkill_during_apply(capsys, up, down, s, proxy)
+    finally:
+        proxy.close()
+
+
+def _sigkill_during_apply(capsys, up, down, s: str, proxy: StallProxy) -> None:
     n = 0
     for i in range(SEGMENTS):
         up.execute(f"INSERT INTO {s}.t (id, v, s) SELECT seq + {i * 3000}, seq, 'r{i}' FROM seq_1_to_3000",
@@ -190,11 +213,14 @@ def test_sigkill_during_apply_then_run_again_converges(mariadb_pair, spark, cdcf
                    f"DELETE FROM {s}.t WHERE id % 11 = {i}")
     run = RunProcess("fault-apply")
     try:
-        # the second ADD COLUMN has run: apply is in the middle of its segments
-        assert run.wait_for(lambda: len(_added_columns(run)) >= 2), "the run ended before its second ADD COLUMN"
+        # two ADD COLUMNs have run and apply waits for the third's answer: it is in the middle
+        # of its segments
+        assert run.wait_for(lambda: len(_added_columns(run)) >= 2 and proxy.stalled.is_set()), \
+            "the run ended before its third ADD COLUMN"
         run.kill_group()
     finally:
         run.stop_if_running()
+    proxy.release()
     assert not run.events("applied"), "the kill came after apply had ended"
     killed = _killed_run("fault-apply")
     assert "apply" not in killed.stats
@@ -267,14 +293,24 @@ def test_downstream_down_during_apply_warns_and_the_next_cycle_converges(mariadb
                                                                          spark, cdcflow_home, capsys):
     """`shutdown`: a clean shutdown once the first DDL (CREATE DATABASE) has run, so the next
     DDL finds its connection gone; `sigkill`: mariadbd killed once the first segment's rows
-    are arriving.  The cycle ends in warning (a retryable
-    error, the checkpoint where apply got to); the server comes back on its datadir and port,
-    and the next cycle converges."""
-    up, _ = mariadb_pair
-    down = own_downstream
+    are there and apply waits for the answer to the first ADD COLUMN, which a proxy holds (so
+    apply cannot end before the kill however fast it is).  The cycle ends in warning (a
+    retryable error, the checkpoint where apply got to); the server comes back on its datadir
+    and port, and the next cycle converges."""
+    proxy = StallProxy(own_downstream.port, hold=query_containing("ADD COLUMN", "c0"), pass_bytes=0) \
+        if how == "sigkill" else None
+    try:
+        _downstream_down_during_apply(capsys, mariadb_pair[0], own_downstream, how, proxy)
+    finally:
+        if proxy:
+            proxy.close()
+
+
+def _downstream_down_during_apply(capsys, up, down, how: str, proxy: StallProxy | None) -> None:
     s = f"fault_down_{how}"
     changefeed_id = f"fault-down-{how}"
-    _fresh(capsys, up, down, changefeed_id, s, f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT, pad VARCHAR(40))")
+    _fresh(capsys, up, down, changefeed_id, s, f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT, pad VARCHAR(40))",
+           **({"sink_uri": proxy.uri(down.uri)} if proxy else {}))
     for i in range(4):
         up.execute(f"INSERT INTO {s}.t (id, v, pad) SELECT seq + {i * 4000}, seq, MD5(seq) FROM seq_1_to_4000",
                    f"UPDATE {s}.t SET v = -v WHERE id % 5 = {i}",
@@ -290,12 +326,13 @@ def test_downstream_down_during_apply_warns_and_the_next_cycle_converges(mariadb
             down.stop()
         else:
             down.kill()
+            proxy.release()  # what the dead server had sent, then the end of its connection
         stopped.set()
 
     if how == "shutdown":
         trigger = _OnEvent("ddl applied", stop_downstream)
     else:
-        trigger = _Watcher(rows_arriving, stop_downstream)
+        trigger = _Watcher(lambda: proxy.stalled.is_set() and rows_arriving(), stop_downstream)
     with trigger:
         rc, err = cli_run(capsys, changefeed_id)
     assert stopped.is_set(), "the downstream was not stopped during apply"

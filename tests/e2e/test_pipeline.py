@@ -12,6 +12,7 @@ import time
 
 import pytest
 from e2e_helpers import assert_consistent, create_changefeed, query
+from stall_proxy import StallProxy, query_containing
 
 from cdcflow import cli
 from cdcflow.core import log_line, tso
@@ -114,9 +115,20 @@ def test_bulk_statements_80k_row_changes(mariadb_pair, spark, cdcflow_home, caps
 
 
 def test_killed_cycle_reruns_to_the_same_state(mariadb_pair, spark, cdcflow_home, capsys):
-    """Kill `cdcflow changefeed run` while it applies, run again: the downstream converges."""
+    """Kill `cdcflow changefeed run` while it applies, run again: the downstream converges.  The
+    downstream is reached through a proxy that holds the answer to the second ADD COLUMN, so
+    the kill lands inside apply however fast apply is."""
     up, down = mariadb_pair
-    create_changefeed(capsys, up, down, "e2e-crash", "[filter]\nrules = ['e2e_crash.*']\n")
+    proxy = StallProxy(down.port, hold=query_containing("ADD COLUMN", "c1"), pass_bytes=0)
+    try:
+        _killed_cycle_reruns(capsys, up, down, spark, proxy)
+    finally:
+        proxy.close()
+
+
+def _killed_cycle_reruns(capsys, up, down, spark, proxy: StallProxy) -> None:
+    create_changefeed(capsys, up, down, "e2e-crash", "[filter]\nrules = ['e2e_crash.*']\n",
+                      sink_uri=proxy.uri(down.uri))
     up.execute("CREATE DATABASE e2e_crash",
                "CREATE TABLE e2e_crash.t (id INT PRIMARY KEY, v INT, s VARCHAR(20))")
     for i in range(6):
@@ -131,9 +143,11 @@ def test_killed_cycle_reruns_to_the_same_state(mariadb_pair, spark, cdcflow_home
     for line in proc.stderr:
         if (log_line.parse(line) or {}).get("event") == "ddl applied":  # inside apply, with more segments to go
             killed_after = line
+            assert proxy.stalled.wait(timeout=300), "apply never reached the second ADD COLUMN"
             proc.send_signal(signal.SIGKILL)
             break
     proc.wait(timeout=120)
+    proxy.release()
     assert killed_after is not None, "the run ended before apply began"
     feed = metastore.get_feed("e2e-crash")
     assert feed.lease_owner is not None  # the dead run still holds the lease ...
