@@ -12,7 +12,7 @@ import sys
 import traceback
 
 from cdcflow.changefeed import commands, config_update
-from cdcflow.core import tso
+from cdcflow.core import pandas_hold, tso
 from cdcflow.core.duration import go_duration_ns
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.suggest import did_you_mean
@@ -386,7 +386,9 @@ def _stop_spark() -> None:
 
 
 def entry() -> int:
-    """The `cdcflow` command: main() in a process of its own, whose Spark it may stop."""
+    """The `cdcflow` command: main() in a process of its own, whose Spark it may stop, and which
+    imports pandas only if it runs Spark (core.pandas_hold)."""
+    pandas_hold.hold()
     status = main(stop_spark=True)
     _ending()
     return status
