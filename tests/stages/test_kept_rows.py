@@ -158,7 +158,7 @@ def test_filter_reads_the_same_ddls_keys_and_samples_either_way(spark, tmp_path,
     window = _window(aborted=[40], rolled_back=[(60, 1, 3)])
     folder = _folder(tmp_path, window)
     cycles = [_Cycle(folder, f"{config_text}\n[cdcflow]\nengine = '{e}'\n") for e in ("spark", "local")]
-    ddls = [filter_stage._ddl_events(spark, c, window) for c in cycles]
+    ddls = [filter_stage._ddl_events(c, window) for c in cycles]  # read here in both places
     assert ddls[0] == ddls[1] and [e.commit_ts for e in ddls[0]] == [50]
     found = [filter_stage._latest(spark, c, window) for c in cycles]
     latest = [sorted(keys, key=repr) for keys, _seen in found]

@@ -7,7 +7,7 @@ as TiCDC's owner does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -72,7 +72,22 @@ class Counted:
 
 def counts_in_process(batches, his: list[int], run_rows: int = 16_384) -> Counted:
     """segment_counts over row events' Arrow batches in this process (his sorted)."""
-    partials = [batch_counts(b, his, run_rows) for b in batches if b.num_rows]
+    return _summed([batch_counts(b, his, run_rows) for b in batches if b.num_rows])
+
+
+def counts_in_spark(frame, his: list[int]) -> Counted:
+    """segment_counts over a Spark frame of row events, batch_counts in its tasks (his sorted);
+    their partial counts (a row per batch, segment, table and run) come back as Arrow and are
+    summed here as the process's are: no shuffle, one job.  Without runs: Spark writes the
+    segments of a window it counted, which are not cut."""
+    partials = frame.select(*COUNTED_COLUMNS).mapInArrow(
+        lambda it: (batch_counts(b, his) for b in it if b.num_rows), spark_schema(COUNTED))
+    return replace(_summed(partials.toArrow().cast(COUNTED).to_batches()), runs=None)
+
+
+def _summed(partials: list[pa.RecordBatch]) -> Counted:
+    """The partial counts of batch_counts summed per segment and table, and per segment and run."""
+    partials = [b for b in partials if b.num_rows]
     if not partials:
         return Counted([], {})
     counted = pa.Table.from_batches(partials, schema=COUNTED)
@@ -84,16 +99,6 @@ def counts_in_process(batches, his: list[int], run_rows: int = 16_384) -> Counte
         runs.setdefault(seg, []).append((upto, n, b or 0))
     return Counted([((seg, schema, table), n, b or 0) for seg, schema, table, n, b in zip(
         *(totals.column(c).to_pylist() for c in ("segment", "schema", "table", "n_sum", "b_sum")))], runs)
-
-
-def counts_in_spark(frame, his: list[int]) -> Counted:
-    """segment_counts over a Spark frame of row events, batch_counts in its tasks (his sorted)."""
-    from pyspark.sql import functions as F  # lazy: the stages load without Spark (pull, an idle cycle)
-
-    partials = frame.select(*COUNTED_COLUMNS).mapInArrow(
-        lambda it: (batch_counts(b, his) for b in it if b.num_rows), spark_schema(COUNTED))
-    summed = partials.groupBy("segment", "schema", "table").agg(F.sum("n").alias("n"), F.sum("b").alias("b"))
-    return Counted([((r["segment"], r["schema"], r["table"]), r["n"], r["b"] or 0) for r in summed.collect()])
 
 
 def segment_counts(cycle: Cycle, spark, his: list[int]) -> Counted:
