@@ -82,7 +82,7 @@ $(STAMP): requirements.txt requirements-test.txt constraints.txt pyproject.toml
 ENGINE ?=
 SPARK_ROW_TESTS := $(addprefix tests/e2e/,test_type_fidelity.py test_enum_set_charsets.py test_ddl.py test_rename.py \
   test_dml_filter.py test_event_filter.py test_value_filter_functions.py test_value_filter_schema.py test_online_ddl.py \
-  test_savepoint_rollback.py test_keyless.py test_foreign_keys.py test_random_workload.py test_faults.py \
+  test_savepoint_rollback.py test_keyless.py test_foreign_keys.py test_random_workload.py test_faults.py test_follow.py \
   test_update_split.py test_keys.py test_downstream_keys.py test_generated_columns.py test_system_versioned_tables.py \
   test_pipeline.py test_valid_index.py test_fixed_binary_and_old_temporal.py test_sequences.py \
   test_session_charset_ddl.py test_engine_places.py test_charset_matrix.py test_value_filter_temporal.py)

@@ -11,7 +11,7 @@ import signal
 import sys
 import traceback
 
-from cdcflow.changefeed import commands, config_update
+from cdcflow.changefeed import commands, config_update, states
 from cdcflow.core import pandas_hold, tso
 from cdcflow.core.duration import go_duration_ns
 from cdcflow.core.errors import CdcflowError
@@ -71,9 +71,15 @@ def cmd_remove(a) -> int:
 def cmd_run(a) -> int:
     from cdcflow.launch.in_process import run_cycle  # lazy: the stages, Spark and Arrow, 500 ms
 
+    if a.follow is not None and a.dry_run:
+        raise CdcflowError(f"changefeed {a.changefeed_id}: --follow runs cycles that apply; a dry run moves no "
+                           "checkpoint, so it would plan the same window again and again",
+                           hint="run --dry-run once, without --follow")
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     for noisy in ("py4j", "pyspark"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    if a.follow is not None:
+        return _follow(a)
     result = run_cycle(a.changefeed_id, dry_run=a.dry_run, spark_remote=a.spark_remote)
     _emit(result)
     waiting = (result.get("wait_index") or {}).get("waiting_for")
@@ -82,6 +88,47 @@ def cmd_run(a) -> int:
               f"still builds {'; '.join(waiting)}. Run again once ADMIN SHOW DDL JOBS shows it synced.",
               file=sys.stderr)
     return 0
+
+
+def _follow(a) -> int:
+    """run --follow: a JSON line per cycle on stdout, each cycle's error and the end on stderr;
+    1 where the changefeed ended failed, 130 where a second signal cut a cycle short."""
+    from cdcflow.launch.follow import follow  # lazy: as run_cycle
+
+    seen = {"cycles": 0, "errors": 0}
+
+    def cycle(result: dict) -> None:
+        seen["cycles"] += 1
+        print(json.dumps(result, default=str), flush=True)
+
+    def error(e: CdcflowError) -> None:
+        seen["errors"] += 1
+        print(f"Error: {e}", file=sys.stderr, flush=True)
+
+    # A follower runs until stopped: SIGTERM (a service manager's stop) or Ctrl-C (even where its
+    # starter ignored SIGINT, as a shell does for a background job) ends it after the cycle under
+    # way, which an exception inside it would end as a failed stage; a second one stops at once.
+    asked: list[int] = []
+
+    def ask_to_stop(signum, frame) -> None:
+        if asked:
+            raise KeyboardInterrupt
+        asked.append(signum)
+        print(f"Changefeed {a.changefeed_id}: {signal.Signals(signum).name}: stopping after the cycle under way "
+              "(again to stop at once)", file=sys.stderr, flush=True)
+
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, ask_to_stop)
+    try:
+        done = follow(a.changefeed_id, a.follow or None, spark_remote=a.spark_remote, on_cycle=cycle, on_error=error,
+                      stop=lambda: bool(asked))
+    except KeyboardInterrupt:
+        print(f"Changefeed {a.changefeed_id}: following interrupted after {seen['cycles']} cycle(s), "
+              f"{seen['errors']} error(s)", file=sys.stderr)
+        return 130
+    print(f"Changefeed {a.changefeed_id}: {done.cycles} cycle(s), {done.errors} error(s); {done.ended}; "
+          f"state {done.state}", file=sys.stderr)
+    return 1 if done.state == states.FAILED else 0
 
 
 def cmd_pause(a) -> int:
@@ -304,6 +351,10 @@ def _state_parsers(cf) -> None:
             s.add_argument("--simple", "-s", action="store_true", help="only id, state, checkpoint and error")
         if name == "run":
             s.add_argument("--dry-run", action="store_true", help="report what would be applied, apply nothing")
+            s.add_argument("--follow", nargs="?", const=0, type=_positive, metavar="SECONDS",
+                           help="run cycle after cycle, each as soon as the upstream's binlog moves past the "
+                                "checkpoint, for SECONDS (without: until Ctrl-C or the changefeed stops); "
+                                "a JSON line per cycle")
             s.add_argument("--spark-remote", metavar="sc://HOST:PORT",
                            help="run the Spark stages on this Spark Connect server "
                                 "(default: the config's cdcflow.spark-remote, else an embedded local[*])")

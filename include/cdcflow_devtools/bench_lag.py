@@ -16,6 +16,8 @@ downstream of its own:
                     real scheduler (`airflow standalone` on free ports, in a folder of its own)
     dag-continuous  the same on `@continuous` (runs back to back)
     cli             a loop of `cdcflow changefeed run --spark-remote` (one cycle after the other)
+    cli-follow      one `cdcflow changefeed run --follow --spark-remote`: cycles back to back in
+                    one process, each as soon as the binlog moves (launch/follow.py)
 
 `--sysbench` adds a load after the rates: Debian's sysbench `oltp_read_write` with 4 threads
 against the upstream for `--seconds` (lag_sysbench), the heartbeat beside it; reported: the
@@ -36,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sqlite3
 import statistics
 import subprocess
@@ -65,6 +68,7 @@ TARGET_P99_S = {1000: 3.0, SYSBENCH: 5.0}
 TARGET_CAUGHT_UP_S = 5.0
 SETTLE_CYCLES = 3  # cycles (or DAG runs) left to end after the first heartbeat's arrival before measuring
 DRAIN_S = 15  # after a DAG's pause: its last run ends before the CLI's turn
+CLI_LAUNCHERS = ("cli", "cli-follow")  # a process per cycle; one process following the binlog
 
 
 def say(text: str) -> None:
@@ -281,24 +285,35 @@ def cli_env(home: Path) -> dict[str, str]:
 
 
 class CliLoop(threading.Thread):
-    """`cdcflow changefeed run --spark-remote URL` again and again, one cycle at a time."""
+    """`cdcflow changefeed run --spark-remote URL` again and again, one cycle at a time; with
+    `follow`, one `run --follow` for the whole turn, stopped with SIGTERM (failures: the cycles
+    its output reports failed)."""
 
-    def __init__(self, changefeed_id: str, spark_url: str, env: dict[str, str], log_path: Path):
+    def __init__(self, changefeed_id: str, spark_url: str, env: dict[str, str], log_path: Path,
+                 follow: bool = False):
         super().__init__(daemon=True)
         self.args = [sys.executable, "-m", "cdcflow.cli", "changefeed", "run", "-c", changefeed_id,
-                     "--spark-remote", spark_url]
-        self.env, self.log_path = env, log_path
+                     "--spark-remote", spark_url, *(["--follow"] if follow else [])]
+        self.env, self.log_path, self.follow = env, log_path, follow
         self._halt = threading.Event()
+        self._proc: subprocess.Popen | None = None
         self.failures = 0
 
     def run(self) -> None:
         with open(self.log_path, "ab") as log:
+            start = log.tell()
             while not self._halt.is_set():
-                rc = subprocess.run(self.args, env=self.env, stdout=log, stderr=subprocess.STDOUT).returncode
-                self.failures += rc != 0
+                self._proc = subprocess.Popen(self.args, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+                self.failures += self._proc.wait() != 0
+        if self.follow:  # a follower's errors are its lines, one per failed cycle
+            with open(self.log_path, "rb") as log:
+                log.seek(start)
+                self.failures += sum(1 for line in log if line.startswith(b"Error: "))
 
     def stop(self) -> None:
         self._halt.set()
+        if self.follow and self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGTERM)  # as a service manager stops it (cli._follow)
         self.join()
 
 
@@ -371,8 +386,8 @@ def where_the_seconds_go(runs: list[dict]) -> dict:
 # --- the part ---------------------------------------------------------------------------------
 
 def launchers_of(schedules, cli: bool) -> list[str]:
-    """The launchers' names, in turn: `dag-<schedule without @>` per DAG schedule, then `cli`."""
-    return [f"dag-{schedule.lstrip('@')}" for schedule in schedules] + (["cli"] if cli else [])
+    """The launchers' names, in turn: `dag-<schedule without @>` per DAG schedule, then the CLI's."""
+    return [f"dag-{schedule.lstrip('@')}" for schedule in schedules] + (list(CLI_LAUNCHERS) if cli else [])
 
 
 class Turns:
@@ -444,16 +459,20 @@ class Turns:
         dag["tail"] = lag_tail.summary(dag["runs"])
         return dag
 
-    def cli_turn(self, load, seconds: float, settle: int, threads: int) -> dict:
+    def cli_turn(self, launcher: str, load, seconds: float, settle: int, threads: int) -> dict:
         from cdcflow_devtools.bench_common import create_changefeed
 
-        cid = f"lag-cli-{load}"
-        create_changefeed(cid, self.up, self.downs["cli"], self.home, config='[cdcflow]\nschedule = "none"\n')
-        say(f"{load_words(load)} through a loop of `cdcflow changefeed run --spark-remote` for {seconds:.0f} s")
-        loop = CliLoop(cid, self.spark.url, cli_env(self.home), self.root / "logs" / f"cli-{load}.log")
+        cid = f"lag-{launcher}-{load}"
+        create_changefeed(cid, self.up, self.downs[launcher], self.home, config='[cdcflow]\nschedule = "none"\n')
+        follow = launcher == "cli-follow"
+        how = "`cdcflow changefeed run --follow --spark-remote`" if follow else \
+            "a loop of `cdcflow changefeed run --spark-remote`"
+        say(f"{load_words(load)} through {how} for {seconds:.0f} s")
+        loop = CliLoop(cid, self.spark.url, cli_env(self.home), self.root / "logs" / f"{launcher}-{load}.log",
+                       follow=follow)
         loop.start()
         try:
-            cli = self.measure("cli", load, seconds, cid, settle, threads)
+            cli = self.measure(launcher, load, seconds, cid, settle, threads)
         finally:
             loop.stop()
         cli["runs"] = lag_tail.cli_cycles(cid, cli.pop("window"), cli.pop("samples_seen"))
@@ -484,7 +503,8 @@ def lag_table(rates: list[int], seconds: float, base: Path, tuned: bool = True, 
         for load in loads:
             entry = out["rates"][str(load)] = {}
             for launcher in launchers:
-                entry[launcher] = (turns.cli_turn(load, seconds, settle, sysbench_threads) if launcher == "cli"
+                entry[launcher] = (turns.cli_turn(launcher, load, seconds, settle, sysbench_threads)
+                                   if launcher in CLI_LAUNCHERS
                                    else turns.dag_turn(launcher, load, seconds, settle, sysbench_threads))
             say(summary_line(load, entry))
     finally:
@@ -562,7 +582,7 @@ def add_launcher_options(p: argparse.ArgumentParser, prefix: str) -> None:
     p.add_argument(f"{prefix}schedules", default=",".join(DEFAULT_SCHEDULES),
                    help=f"the DAG's schedules, a turn each (default {','.join(DEFAULT_SCHEDULES)}; 'none': no DAG)")
     p.add_argument(f"{prefix}cli", action=argparse.BooleanOptionalAction, default=True,
-                   help="a turn of the CLI loop too (default yes)")
+                   help="turns of the CLI too: a loop of runs, and one run --follow (default yes)")
     p.add_argument(f"{prefix}sysbench", action="store_true",
                    help=f"after the rates, sysbench {lag_sysbench.TEST} against the upstream (lag_sysbench)")
     p.add_argument(f"{prefix}sysbench-threads", type=int, default=lag_sysbench.THREADS)

@@ -247,6 +247,20 @@ def test_start_run_again_resets_it():
     assert (r.status, r.start_ts, r.stats, r.error) == ("running", 200, {}, None)
 
 
+def test_prune_runs_keeps_the_newest_and_every_open_one():
+    metastore.create_feed("cf", 1, POS)
+    metastore.create_feed("other", 1, POS)
+    for i in range(6):
+        metastore.start_run("cf", f"r{i}", i, POS, 0, False)
+        metastore.update_run("cf", f"r{i}", started_at=1000.0 + i, status="running" if i == 0 else "done")
+    metastore.start_run("other", "o0", 0, POS, 0, False)
+    metastore.update_run("other", "o0", started_at=900.0, status="done")
+    assert metastore.prune_runs("cf", keep=3) == 2  # r1 and r2; r0 is still open
+    assert [r.run_id for r in metastore.recent_runs("cf")] == ["r5", "r4", "r3", "r0"]
+    assert [r.run_id for r in metastore.recent_runs("other")] == ["o0"]  # another changefeed's runs stay
+    assert metastore.prune_runs("cf", keep=10) == 0
+
+
 def test_recent_runs_newest_first_and_unknown_run():
     metastore.create_feed("cf", 1, POS)
     for i in range(3):

@@ -65,6 +65,7 @@ def finish(cycle: Cycle, error: str | None = None) -> FinishResult:
     feed = cycle.feed()
     metastore.update_run(changefeed_id, run_id, stats={metastore.RUN_END: {
         "checkpoint_ts": feed.checkpoint_ts, "resolved_ts": feed.resolved_ts}})
+    metastore.prune_runs(changefeed_id)
     result = FinishResult(state=state, checkpoint_before=run.start_ts, checkpoint_ts=feed.checkpoint_ts,
                           checkpoint_time=tso.to_text(feed.checkpoint_ts), error=str(err) if err else None)
     cycle.log_event("finished", **plain(result))

@@ -268,6 +268,24 @@ def update_run(changefeed_id: str, run_id: str, *, stats: dict | None = None, **
                                         runs.c.run_id == run_id).values(**values))
 
 
+# The ended runs kept per changefeed, newest first; finish drops older ones.  A changefeed that
+# follows its binlog (`run --follow`) ends several cycles a second, about 2 KB of record each:
+# unbounded, a day of it is a gigabyte of store.  The page plots and lists far fewer.
+RUNS_KEPT = 5_000
+
+
+def prune_runs(changefeed_id: str, keep: int = RUNS_KEPT) -> int:
+    """Drops the changefeed's ended runs older than its `keep` newest runs; returns how many."""
+    with engine().begin() as c:
+        oldest_kept = c.execute(
+            sa.select(runs.c.started_at).where(runs.c.changefeed_id == changefeed_id)
+            .order_by(runs.c.started_at.desc()).offset(keep - 1).limit(1)).scalar()
+        if oldest_kept is None:
+            return 0
+        return c.execute(sa.delete(runs).where(runs.c.changefeed_id == changefeed_id, runs.c.status != "running",
+                                               runs.c.started_at < oldest_kept)).rowcount
+
+
 def recent_runs(changefeed_id: str, limit: int = 20) -> list[RunState]:
     with engine().connect() as c:
         rows = c.execute(

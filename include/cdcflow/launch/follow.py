@@ -1,0 +1,95 @@
+"""`cdcflow changefeed run --follow`: cycles back to back in one process, each started as soon
+as the upstream's binlog has moved past the checkpoint, for a given time or until interrupted.
+
+A cycle is the same as `changefeed run`'s (its own run id, its log, its record in the metadata
+store); what following saves is the process's start (0.6 s of imports, most of a small window's
+cycle) and the wait for a schedule.  Between cycles the upstream's head is read every
+`POLL_S` over one kept connection (changefeed.head_watch, the `@binlog` trigger's look), so a
+change is picked up within that time of its commit and nothing runs while nothing is written.
+
+Following stops when the changefeed is no longer in a state whose cycles replicate (stopped,
+failed, finished, removed: what a person or an error decided), when the time is up, or when
+`stop()` says so (the CLI's SIGTERM or Ctrl-C): after the cycle under way, never inside it.  A cycle's error is recorded as a single run records it (retryable:
+warning, with the backoff; otherwise failed) and reported; a warning's backoff is waited out
+here, not turned into skipped cycles; a cycle that moved the checkpoint nowhere (an index
+build still running downstream, another runner holding the lease) is followed by a pause of
+`STALLED_S` before the next."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cdcflow.changefeed.head_watch import RUNNING_STATES, HeadWatch
+from cdcflow.core.errors import CdcflowError
+from cdcflow.launch.in_process import run_cycle
+from cdcflow.store import metastore
+
+POLL_S = 0.1  # between cycles: one SHOW MASTER STATUS and one read of the metadata store
+STALLED_S = 1.0  # after a cycle that moved nothing, before the next
+LOOK_FAILED_S = 1.0  # after a look that could not read the upstream: the next cycle records why
+
+
+@dataclass
+class Followed:
+    """What a follow did: its cycles, those that ended in an error, and why it stopped."""
+
+    cycles: int = 0
+    errors: int = 0
+    ended: str = ""
+    state: str = ""  # the changefeed's state at the end
+
+
+def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | None = None,
+           on_cycle: Callable[[dict], None] = lambda result: None,
+           on_error: Callable[[CdcflowError], None] = lambda error: None, stop: Callable[[], bool] = lambda: False,
+           clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Followed:
+    """Cycles of `changefeed_id` while its binlog moves, for `seconds` (None: until `stop()`);
+    each cycle's result to `on_cycle`, each cycle's error to `on_error`."""
+    deadline = None if seconds is None else clock() + seconds
+    out, watch = Followed(), HeadWatch(changefeed_id)
+
+    def pause(wanted: float) -> None:
+        until = clock() + wanted if deadline is None else min(clock() + wanted, deadline)
+        while not stop() and clock() < until:  # in steps of POLL_S at most: a stop is seen within one
+            sleep(max(0.0, min(POLL_S, until - clock())))
+
+    try:
+        while not stop() and (deadline is None or clock() < deadline):
+            try:
+                look = watch.look()
+            except Exception:  # noqa: BLE001 - the upstream or the store unreadable: a cycle says why, in the record
+                look = None
+            if look is not None and look.state not in RUNNING_STATES:
+                out.ended = f"changefeed {changefeed_id} is {look.state}"
+                break
+            backoff = _backoff_left(changefeed_id)
+            if backoff > 0 or (look is not None and not look.behind):
+                pause(backoff if backoff > 0 else POLL_S)
+                continue
+            before = metastore.get_feed(changefeed_id).checkpoint_ts
+            try:
+                on_cycle(run_cycle(changefeed_id, spark_remote=spark_remote))
+                out.cycles += 1
+            except CdcflowError as e:
+                out.errors += 1
+                on_error(e)
+            if look is None:
+                pause(LOOK_FAILED_S)
+            elif metastore.get_feed(changefeed_id).checkpoint_ts == before:
+                pause(STALLED_S)
+        else:
+            out.ended = "stopped as asked" if stop() else f"followed for {seconds:g} s"
+    finally:
+        watch.close()
+    out.state = metastore.get_feed(changefeed_id).state
+    return out
+
+
+def _backoff_left(changefeed_id: str) -> float:
+    """The seconds until a warning's next retry (0: none pending)."""
+    feed = metastore.get_feed(changefeed_id)
+    if feed.next_retry_at is None or feed.state not in RUNNING_STATES:
+        return 0.0
+    return max(0.0, feed.next_retry_at - time.time())
