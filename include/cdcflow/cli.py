@@ -353,8 +353,8 @@ def _state_parsers(cf) -> None:
             s.add_argument("--dry-run", action="store_true", help="report what would be applied, apply nothing")
             s.add_argument("--follow", nargs="?", const=0, type=_positive, metavar="SECONDS",
                            help="run cycle after cycle, each as soon as the upstream's binlog moves past the "
-                                "checkpoint, for SECONDS (without: until Ctrl-C or the changefeed stops); "
-                                "a JSON line per cycle")
+                                "checkpoint, for SECONDS (without: until the changefeed stops, or Ctrl-C or SIGTERM, "
+                                "which end it after the cycle under way); a JSON line per cycle")
             s.add_argument("--spark-remote", metavar="sc://HOST:PORT",
                            help="run the Spark stages on this Spark Connect server "
                                 "(default: the config's cdcflow.spark-remote, else an embedded local[*])")

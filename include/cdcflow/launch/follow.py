@@ -1,5 +1,5 @@
 """`cdcflow changefeed run --follow`: cycles back to back in one process, each started as soon
-as the upstream's binlog has moved past the checkpoint, for a given time or until interrupted.
+as the upstream's binlog has moved past the checkpoint, for a given time or until stopped.
 
 A cycle is the same as `changefeed run`'s (its own run id, its log, its record in the metadata
 store); what following saves is the process's start (0.6 s of imports, most of a small window's
@@ -9,11 +9,11 @@ change is picked up within that time of its commit and nothing runs while nothin
 
 Following stops when the changefeed is no longer in a state whose cycles replicate (stopped,
 failed, finished, removed: what a person or an error decided), when the time is up, or when
-`stop()` says so (the CLI's SIGTERM or Ctrl-C): after the cycle under way, never inside it.  A cycle's error is recorded as a single run records it (retryable:
-warning, with the backoff; otherwise failed) and reported; a warning's backoff is waited out
-here, not turned into skipped cycles; a cycle that moved the checkpoint nowhere (an index
-build still running downstream, another runner holding the lease) is followed by a pause of
-`STALLED_S` before the next."""
+`stop()` says so (the CLI's SIGTERM or Ctrl-C): after the cycle under way, never inside it.
+A cycle's error is recorded as a single run records it (retryable: warning, with the backoff;
+otherwise failed) and reported; a warning's backoff is waited out here, not turned into
+skipped cycles; a cycle that moved the checkpoint nowhere (an index build still running
+downstream, another runner holding the lease) is followed by a pause of `STALLED_S`."""
 
 from __future__ import annotations
 
