@@ -93,16 +93,12 @@ def cmd_run(a) -> int:
 def _follow(a) -> int:
     """run --follow: a JSON line per cycle on stdout, each cycle's error and the end on stderr;
     1 where the changefeed ended failed, 130 where a second signal cut a cycle short."""
-    from cdcflow.launch.follow import follow  # lazy: as run_cycle
-
-    seen = {"cycles": 0, "errors": 0}
+    from cdcflow.launch.follow import Followed, follow  # lazy: as run_cycle
 
     def cycle(result: dict) -> None:
-        seen["cycles"] += 1
         print(json.dumps(result, default=str), flush=True)
 
     def error(e: CdcflowError) -> None:
-        seen["errors"] += 1
         print(f"Error: {e}", file=sys.stderr, flush=True)
 
     # A follower runs until stopped: SIGTERM (a service manager's stop) or Ctrl-C (even where its
@@ -119,12 +115,13 @@ def _follow(a) -> int:
 
     for stop in (signal.SIGINT, signal.SIGTERM):
         signal.signal(stop, ask_to_stop)
+    done = Followed()
     try:
-        done = follow(a.changefeed_id, a.follow or None, spark_remote=a.spark_remote, on_cycle=cycle, on_error=error,
-                      stop=lambda: bool(asked))
+        follow(a.changefeed_id, a.follow or None, spark_remote=a.spark_remote, on_cycle=cycle, on_error=error,
+               stop=lambda: bool(asked), out=done)
     except KeyboardInterrupt:
-        print(f"Changefeed {a.changefeed_id}: following interrupted after {seen['cycles']} cycle(s), "
-              f"{seen['errors']} error(s)", file=sys.stderr)
+        print(f"Changefeed {a.changefeed_id}: following interrupted after {done.cycles} cycle(s), "
+              f"{done.errors} error(s)", file=sys.stderr)
         return 130
     print(f"Changefeed {a.changefeed_id}: {done.cycles} cycle(s), {done.errors} error(s); {done.ended}; "
           f"state {done.state}", file=sys.stderr)

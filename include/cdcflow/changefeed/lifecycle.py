@@ -46,10 +46,18 @@ def stuck_seconds(feed: metastore.FeedState, now: float) -> float:
     return now - max(feed.last_progress_at, feed.error_since or 0.0)
 
 
+def retry_wait_left(feed: metastore.FeedState, now: float | None = None) -> float:
+    """The seconds a warning changefeed's cycle must still wait (its backoff); 0: none."""
+    now = time.time() if now is None else now
+    if feed.state != states.WARNING or not feed.next_retry_at:
+        return 0.0
+    return max(0.0, feed.next_retry_at - now)
+
+
 def retry_wait_reason(feed: metastore.FeedState, now: float | None = None) -> str | None:
     """Why a warning changefeed's cycle must wait (its backoff has not run out), or None."""
     now = time.time() if now is None else now
-    if feed.state != states.WARNING or not feed.next_retry_at or now >= feed.next_retry_at:
+    if not retry_wait_left(feed, now):
         return None
     message = (feed.error or {}).get("message", "an error")
     return (f"changefeed {feed.id} is in warning after {feed.retry_count} failed attempt(s) ({message}); "

@@ -18,6 +18,7 @@ Spark's Python workers and the tests import it as before.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 HELD = "pandas"
@@ -60,10 +61,9 @@ def release() -> None:
     sys.meta_path.remove(_HOLD)
     lib = sys.modules.get("pyarrow.lib")
     if lib is not None and not lib._pandas_api.have_pandas:
-        try:
+        # where pandas is not installed at all, pyarrow's state is right as it is
+        with contextlib.suppress(ImportError):
             lib._pandas_api.pd  # noqa: B018 - the accessor imports pandas and resets pyarrow's state
-        except ImportError:
-            pass  # pandas is not installed: pyarrow's state is right as it is
 
 
 def held() -> bool:

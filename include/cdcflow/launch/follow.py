@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cdcflow.changefeed import lifecycle
 from cdcflow.changefeed.head_watch import RUNNING_STATES, HeadWatch
 from cdcflow.core.errors import CdcflowError
 from cdcflow.launch.in_process import run_cycle
@@ -44,11 +45,13 @@ class Followed:
 def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | None = None,
            on_cycle: Callable[[dict], None] = lambda result: None,
            on_error: Callable[[CdcflowError], None] = lambda error: None, stop: Callable[[], bool] = lambda: False,
-           clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Followed:
+           clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+           out: Followed | None = None) -> Followed:
     """Cycles of `changefeed_id` while its binlog moves, for `seconds` (None: until `stop()`);
-    each cycle's result to `on_cycle`, each cycle's error to `on_error`."""
+    each cycle's result to `on_cycle`, each cycle's error to `on_error`; counted in `out` as they
+    end (a caller interrupted meanwhile still has them)."""
     deadline = None if seconds is None else clock() + seconds
-    out, watch = Followed(), HeadWatch(changefeed_id)
+    out, watch = out or Followed(), HeadWatch(changefeed_id)
 
     def pause(wanted: float) -> None:
         until = clock() + wanted if deadline is None else min(clock() + wanted, deadline)
@@ -64,14 +67,16 @@ def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | Non
             if look is not None and look.state not in RUNNING_STATES:
                 out.ended = f"changefeed {changefeed_id} is {look.state}"
                 break
-            backoff = _backoff_left(changefeed_id)
+            feed = metastore.get_feed(changefeed_id)
+            backoff = lifecycle.retry_wait_left(feed)
             if backoff > 0 or (look is not None and not look.behind):
                 pause(backoff if backoff > 0 else POLL_S)
                 continue
-            before = metastore.get_feed(changefeed_id).checkpoint_ts
+            before = feed.checkpoint_ts
             try:
-                on_cycle(run_cycle(changefeed_id, spark_remote=spark_remote))
+                result = run_cycle(changefeed_id, spark_remote=spark_remote)
                 out.cycles += 1
+                on_cycle(result)
             except CdcflowError as e:
                 out.errors += 1
                 on_error(e)
@@ -86,10 +91,3 @@ def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | Non
     out.state = metastore.get_feed(changefeed_id).state
     return out
 
-
-def _backoff_left(changefeed_id: str) -> float:
-    """The seconds until a warning's next retry (0: none pending)."""
-    feed = metastore.get_feed(changefeed_id)
-    if feed.next_retry_at is None or feed.state not in RUNNING_STATES:
-        return 0.0
-    return max(0.0, feed.next_retry_at - time.time())
