@@ -304,11 +304,15 @@ class MariaDB:
         if self.datadir.exists():
             shutil.rmtree(self.datadir)
         self.datadir.mkdir(parents=True)
+        (self.dir / "tmp").mkdir(exist_ok=True)
         cmd = [
             INSTALL_DB,
             "--no-defaults",
             *self._user_args(),
             f"--datadir={self.datadir}",
+            # the bootstrap server's temp tables in the server's own folder, as the server's (command):
+            # two installs at once in /tmp failed on each other's temp-table files
+            f"--tmpdir={self.dir / 'tmp'}",
             "--auth-root-authentication-method=normal",
             "--skip-test-db",
             "--skip-name-resolve",
