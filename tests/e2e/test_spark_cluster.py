@@ -3,7 +3,8 @@ package (JVMs of their own on 127.0.0.1), `cdcflow changefeed run` as the driver
 `spark-master = "spark://…"`, so the stages' tasks, the row writers among them, run in
 executor JVMs the workers launch; the event store is given as a URI they all reach.  The engine
 is forced to Spark: filter's copy, barrier's counts and apply's keying, compaction and writers run
-as tasks in those executors (in standalone mode the driver runs no task)."""
+as tasks in those executors (in standalone mode the driver runs no task), a segment over
+local-segment-rows after Spark's shuffle, the others in one task each."""
 
 from __future__ import annotations
 
@@ -43,7 +44,10 @@ def test_a_cycle_on_a_standalone_cluster(mariadb_pair, cdcflow_home, capsys, clu
                       f"[cdcflow]\nengine = \"spark\"\nspark-master = \"{cluster.master_url}\"\n"
                       f"event-store = \"{store}\"\nshuffle-partitions = 2\n"
                       # pull's ranges too, whatever the window's size
-                      "pull-parallelism = 2\npull-parallel-min-bytes = 0\n")
+                      "pull-parallelism = 2\npull-parallel-min-bytes = 0\n"
+                      # the first segment (about 4,000 changes) keyed and spread by Spark's shuffle, a
+                      # task per writer; the others (within the bound) in one task each
+                      "local-segment-rows = 1000\n")
     up.execute(f"CREATE DATABASE {S}",
                f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v VARCHAR(40), n INT)",
                f"INSERT INTO {S}.t SELECT seq, CONCAT('row ', seq), seq % 7 FROM {S}.seq_1_to_3000",

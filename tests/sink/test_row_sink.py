@@ -80,13 +80,15 @@ KEYED = changes(("k", 10, 0, "insert", None, {"id": 1, "v": "a"}), ("k", 10, 1, 
                 ("k", 30, 0, "insert", None, {"id": 9, "v": "late"}))  # above the segment's barrier
 
 
-@pytest.mark.parametrize("where", ["spark", "driver"])
+@pytest.mark.parametrize("where", ["spark", "one task", "driver"])
 def test_a_segments_keyed_rows_land_as_their_final_images(spark, tmp_path, conn, down, where):
-    # the driver gets the segment's rows in hand (apply's small segments); Spark reads the window's
+    # the driver gets the segment's rows in hand (apply's small segments); Spark reads the window's,
+    # and writes a segment within the process's bounds in one task, a larger one after a shuffle
     local = PartRows(KEYED.filter(pc.less_equal(KEYED["commit_ts"], 20)).select(list(ROW_COLUMNS))) \
         if where == "driver" else None
     down.execute(f"INSERT INTO {DB}.k VALUES (3, 'old')")
-    written = row_sink(spark, conn, down).write_segment(frame(spark, tmp_path, KEYED), [(DB, "k")], 5, 20, 5, local)
+    written = row_sink(spark, conn, down).write_segment(frame(spark, tmp_path, KEYED), [(DB, "k")], 5, 20, 5, local,
+                                                        one_task=where == "one task")
     assert down.query(f"SELECT id, v FROM {DB}.k ORDER BY id") == [(1, "a"), (2, "bb")]
     assert written.rows == 3 and written.statements >= 2 and written.workers >= 1 and written.skipped_tables == []
 

@@ -12,6 +12,7 @@ from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts
 from cdcflow.stages.apply import _Barriers
 from cdcflow.stages.contracts import DdlEntry, DdlError, Segment
+from cdcflow.stages.engine import AUTO, Engine
 from cdcflow.store import metastore
 
 CF = "loop"
@@ -31,6 +32,7 @@ def seg(lo: int, hi: int, rows: int = 0, ddl: str | None = "ALTER TABLE t ADD c 
 
 class Cycle:
     changefeed_id = CF
+    engine = Engine(AUTO, 20_000_000, 500_000, 128 << 20)
 
     def __init__(self):
         self.events = []
@@ -64,7 +66,7 @@ class Rows:
     def __init__(self):
         self.wrote = []
 
-    def write_segment(self, rows, tables, lo, hi, count, local):
+    def write_segment(self, rows, tables, lo, hi, count, local, one_task=False):
         self.wrote.append((lo, hi, metastore.get_feed(CF).checkpoint_ts))
         return Written(rows=count, statements=1, workers=1)
 

@@ -170,7 +170,8 @@ class ChangefeedConfig:
     local_segment_rows: int = _key(
         "local-segment-rows", CDCFLOW, 500_000, "integer ≥ 0", checks.int_between(0),
         "engine auto: apply writes a segment of at most this many row changes from its own process; a larger "
-        "one of a window read there in slices of whole transactions within this bound")
+        "one of a window read there in slices of whole transactions within this bound. Where Spark writes a "
+        "segment within this bound and local-segment-bytes, it writes it in one task")
     local_segment_bytes: int = _key(
         "local-segment-bytes", CDCFLOW, 128 * 1024 * 1024, "integer ≥ 0 (bytes)", checks.int_between(0),
         "engine auto and local: apply writes a segment (or a slice of one) of at most this many bytes of row "

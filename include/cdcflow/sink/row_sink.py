@@ -3,8 +3,10 @@
 `write_segment` finds each table's key (the tracked schema's, the downstream catalogue's for a
 table the tracker does not know), then writes: keyed tables keyed (by the texts pull wrote where
 pull keyed the segment's changes by the same key: stages.pull_keys), compacted to one final image
-per key and spread over the writers by the same Arrow functions (sink.compaction), in Spark tasks
-for a large segment or from this process for a small one already here; tables without a
+per key and spread over the writers by the same Arrow functions (sink.compaction): from this
+process for a small segment already here; in one Spark task for a segment within the same bounds
+that Spark writes (the same two functions as this process's, in the task); after Spark's shuffle,
+in a task per writer, for a larger one.  Tables without a
 valid key (force-replicate) whole rows in commit order; the tables a row-changing foreign key
 binds in commit order in one downstream transaction (sink.foreign_keys).  A refused row leaves
 as a CdcflowError placed in the segment (core.errors.classify).
@@ -155,10 +157,11 @@ class RowSink:
         self.foreign_keys.ddl_ran(ddl.type, ddl.replacement or ddl.statements or [ddl.query], ddl.tables)
 
     def write_segment(self, rows_df, tables: list[tuple[str, str]], lo: int, hi: int, count: int,
-                      held: PartRows | None = None) -> Written:
+                      held: PartRows | None = None, one_task: bool = False) -> Written:
         """Write the changes to `tables` committed in (lo, hi] (at most `count` of them) of
-        `rows_df`, the window's row events: in Spark tasks, or from this process where `held`
-        holds the segment's rows (a small segment)."""
+        `rows_df`, the window's row events: from this process where `held` holds the segment's
+        rows (a small segment), else in Spark tasks: one where `one_task` (a segment within the
+        process's bounds: stages.engine.Engine.one_task), a task per writer after a shuffle."""
         # the segment's rows as a Spark frame, built only when a path reads them: its expression
         # costs a few py4j calls, most of the time of a small segment written from `held`
         rows = cache(lambda: _segment_frame(rows_df, lo, hi))
@@ -167,19 +170,21 @@ class RowSink:
                 # the checkpoint inside the segment (an earlier attempt wrote part of it); otherwise
                 # every row is above it, and a filter would only copy the images
                 held = PartRows(held.rows.filter(pc.greater(held.rows["commit_ts"], lo)))
-            return self._write(rows, tables, lo, hi, count, held)
+            return self._write(rows, tables, (lo, hi, count), held, one_task)
         except Exception as e:  # noqa: BLE001 - a row statement the downstream refused, placed in the segment
             err = classify(e, "apply", self.changefeed_id, rows=(lo, hi))
             if err is e:
                 raise
             raise err from e
 
-    def _write(self, rows: Callable, tables, lo: int, hi: int, count: int, held: PartRows | None) -> Written:
-        """`rows()`: the segment's rows as a Spark frame."""
+    def _write(self, rows: Callable, tables, span: tuple[int, int, int], held: PartRows | None,
+               one_task: bool) -> Written:
+        """`rows()`: the segment's rows as a Spark frame; `span`: (lo, hi, count)."""
+        lo, hi, count = span
         written = Written()
         plan = self._plan(tables, hi, written)
         if plan.keys:
-            self._write_keyed(rows, plan, len(tables), held, written, (lo, hi))
+            self._write_keyed(rows, plan, len(tables), (held, one_task), written, (lo, hi))
         for s, t in plan.unkeyed:  # force-replicate: whole rows matched, in commit order
             changes = _in_commit_order(self.spark, rows, held, count, [f"{s}.{t}"], ("op", "before", "after"))
             written.rows += apply_ordered(self.conn, s, t, changes, plan.generated.get(f"{s}.{t}", frozenset()))
@@ -227,8 +232,10 @@ class RowSink:
             plan.unkeyed = [t for t in plan.unkeyed if f"{t[0]}.{t[1]}" not in plan.bound]
         return plan
 
-    def _write_keyed(self, rows: Callable, plan: _Plan, tables: int, held: PartRows | None, written: Written,
-                     span: tuple[int, int]) -> None:
+    def _write_keyed(self, rows: Callable, plan: _Plan, tables: int, place: tuple[PartRows | None, bool],
+                     written: Written, span: tuple[int, int]) -> None:
+        """`place`: (the rows held here, or None; whether Spark writes them in one task)."""
+        held, one_task = place
         keys, generated, sink, batch = plan.keys, plan.generated, self.sink, self.options.max_txn_row
         if self.options.transaction_atomicity == "table":
             # a table's transactions stay whole and in commit order: one partition per table;
@@ -259,6 +266,9 @@ class RowSink:
                 parts = _writer_input_in_process(held.rows, keys, pull_keyed, folder, (by, order, tangles),
                                                  workers)
             counts = _write_parts(parts, passes, self.sessions)
+        elif one_task:
+            counts = _write_in_one_task(_only(self.spark, rows(), list(keys), tables), keys, pull_keyed, folder,
+                                        (by, order, tangles), workers, (passes, self.sink))
         else:
             counts = _write_in_spark(self.spark, rows(), keys, pull_keyed, tables, folder, (by, order, tangles),
                                      passes, workers)
@@ -415,11 +425,47 @@ def _rows_of(local: pa.Table, names, tables: set[str]) -> pa.Table:
 def _write_parts(parts: list[pa.Table], passes, sessions: Sessions) -> list[dict]:
     """`parts` written by a thread each, with the same partition bodies as Spark's tasks, on the
     downstream sessions kept in `sessions`: the counts of each pass's."""
+    return [r for b in _written_parts(parts, passes, sessions) for r in b.to_pylist()]
+
+
+def _written_parts(parts: list[pa.Table], passes, sessions: Sessions) -> list[pa.RecordBatch]:
+    """_write_parts's counts as the partition bodies return them (COUNTS_SCHEMA batches)."""
     counts = []
     if not parts:
         return counts
     with ThreadPoolExecutor(len(parts)) as pool:
         for body in passes:  # a pass ends in every part before the next begins, as a Spark job does
             for out in pool.map(lambda part, body=body: list(body(iter(part.to_batches()), sessions)), parts):
-                counts += [r for b in out for r in b.to_pylist()]
+                counts += out
     return counts
+
+
+def _write_in_one_task(rows_df, keys: dict, pull_keyed: set[str], folder: KeyFolder, layout: tuple, workers: int,
+                       writes: tuple) -> list[dict]:
+    """A segment's keyed rows (`rows_df`, of the tables of `keys` only) written by one Spark task
+    as this process writes a segment it holds: the same two steps (_writer_input_in_process,
+    _write_parts), its `workers` writer threads in the task.  One job and no shuffle for a segment
+    within the process's bounds (the task holds it, as this process would): a shuffle and two
+    jobs cost about twice the segment's writing on a small segment (docs/performance.md).
+    `writes`: (the passes, the sink's connection parameters)."""
+    columns = (*ROW_COLUMNS, *KEY_TEXTS) if pull_keyed else ROW_COLUMNS
+
+    def task(batches):
+        yield from _segment_in_task(list(batches), keys, pull_keyed, folder, layout, workers, writes)
+
+    return [r.asDict() for r in rows_df.select(*columns).coalesce(1).mapInArrow(task, COUNTS_SCHEMA).collect()]
+
+
+def _segment_in_task(batches: list[pa.RecordBatch], keys: dict, pull_keyed: set[str], folder: KeyFolder,
+                     layout: tuple, workers: int, writes: tuple) -> list[pa.RecordBatch]:
+    """The body of _write_in_one_task's task: the segment's rows keyed, compacted, spread and
+    written on sessions of its own, closed at its end."""
+    if not batches:
+        return []
+    passes, sink = writes
+    parts = _writer_input_in_process(pa.Table.from_batches(batches), keys, pull_keyed, folder, layout, workers)
+    sessions = Sessions(sink)
+    try:
+        return _written_parts(parts, passes, sessions)
+    finally:
+        sessions.close()

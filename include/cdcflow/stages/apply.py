@@ -106,7 +106,8 @@ class _Barriers:
                 continue
             self.keep_lease()
             here = held(j)
-            written = self.rows.write_segment(rows, seg.tables, max(part.lo, lo), part.hi, part.rows, here)
+            written = self.rows.write_segment(rows, seg.tables, max(part.lo, lo), part.hi, part.rows, here,
+                                              one_task=here is None and self.cycle.engine.part_fits(part))
             self.stats.add(written, in_process=here is not None)
             if here is not None:
                 here = None  # written: its rows go before the next part is taken

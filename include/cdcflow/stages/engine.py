@@ -105,7 +105,16 @@ class Engine:
             for j, part in enumerate(seg.parts()):
                 if not (part.rows > 0 and part.hi > checkpoint_ts) or part.image_bytes > self.segment_bytes:
                     continue
-                most = self.segment_rows if part.image_bytes > 0 else OLD_RECORD_ROWS
-                if self.mode == LOCAL or part.rows <= most:
+                if self.mode == LOCAL or self.part_fits(part):
                     picked.append((i, j))
         return picked
+
+    def part_fits(self, part: Slice) -> bool:
+        """Whether a part (a segment whole, or a slice: contracts.Slice) is within the bounds one
+        process holds: the stage's, or one Spark task's where Spark writes it.  Spark writes such a
+        part in a single task, keyed, compacted and spread there by the stage's own functions and
+        written by its writer threads (sink.row_sink): a larger part is keyed in parallel tasks and
+        spread by Spark's shuffle, a task per writer, whose two jobs cost more than they save below
+        the bounds."""
+        most = self.segment_rows if part.image_bytes > 0 else OLD_RECORD_ROWS
+        return part.rows <= most and part.image_bytes <= self.segment_bytes
