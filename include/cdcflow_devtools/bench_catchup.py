@@ -8,7 +8,8 @@ cdcflow's downstream, one with `engine = "local"` (the stage's process whatever 
 replica peer's server and one with `engine = "spark"` (every row step in Spark tasks, on the
 embedded session) into the binlog peer's server; then `spark-connect`, forced to Spark on a warm
 Spark Connect server (as the DAG's tasks run: no JVM to start in the cycle), into the replica peer's
-server reset to the snapshot, by a changefeed made from the same start.  At the CLUSTER size the same window is caught
+server reset to the snapshot, by a changefeed made from the same start, and after it what any
+cycle forced to Spark pays on that server (bench_spark_floor).  At the CLUSTER size the same window is caught
 up again forced to Spark on a standalone cluster of one, then of two one-core workers (the event
 store a file:// URI all of them reach), each into the replica peer's server reset to the
 snapshot, by a changefeed made from the same start.
@@ -77,7 +78,7 @@ def _catchup(servers, n: int, shape: str, on_cluster: bool, home: Path, log_dir:
 
 def _on_connect(servers, shape: str, done: int, start_ts: int, home: Path, log_dir: Path) -> dict:
     """The catch-up forced to Spark on a warm Spark Connect server (started and warmed up first)."""
-    from cdcflow_devtools import bench_workload, spark_connect, spark_events
+    from cdcflow_devtools import bench_spark_floor, bench_workload, spark_connect, spark_events
     from cdcflow_devtools.bench_common import create_changefeed
     from cdcflow_devtools.mariadb import free_port
 
@@ -92,9 +93,12 @@ def _on_connect(servers, shape: str, done: int, start_ts: int, home: Path, log_d
         since_ms = int(time.time() * 1000)  # the warm-up's jobs are the server's, not the cycle's
         out = _cycle(servers.up, servers.replica, cid, place, shape, done, log_dir, [server.process.pid],
                      remote=server.url)
+        jobs_until_ms = int(time.time() * 1000)  # the floor's jobs below are not the cycle's
+        out["spark_floor"] = bench_spark_floor.measure(server.url, log_dir / f"{cid}-floor", done)
     finally:
         server.stop()
-    out["spark_jobs"] = spark_events.summary(spark_events.jobs(events, since_ms))
+    out["spark_jobs"] = spark_events.summary([j for j in spark_events.jobs(events, since_ms)
+                                              if j.submitted_ms < jobs_until_ms])
     return out
 
 
@@ -168,6 +172,7 @@ def _where(stats: dict) -> str:
 
 
 def report(rows: list[dict] | None) -> None:
+    from cdcflow_devtools import bench_spark_floor
     from cdcflow_devtools.bench_common import fmt_bytes, fmt_rate, rate
 
     if not rows:
@@ -200,6 +205,8 @@ def report(rows: list[dict] | None) -> None:
                   f"{jobs['task_seconds']:.1f} s; the longest: " + ", ".join(
                       f"{name[:40]} ({v['jobs']} jobs, {v['wall_seconds']:.1f} s)"
                       for name, v in list(jobs["by_stage_name"].items())[:4]))
+        if r.get("spark_floor"):
+            print(f"{'':>28}{bench_spark_floor.line(r['spark_floor'])}")
 
 
 def consistent(rows: list[dict] | None) -> bool:

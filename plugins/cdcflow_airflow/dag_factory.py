@@ -29,10 +29,7 @@ import logging
 import os
 from collections.abc import Iterable, Iterator
 
-from airflow.providers.standard.operators.python import (
-    BranchPythonOperator,
-    ShortCircuitOperator,
-)
+from airflow.providers.standard.operators.python import ShortCircuitOperator
 from airflow.sdk import DAG, Param, Variable, chain
 
 from cdcflow.core.stage_names import SPARK_STAGES
@@ -53,6 +50,7 @@ from cdcflow_airflow.dag_doc import dag_doc
 from cdcflow_airflow.finish_task import FinishOperator
 from cdcflow_airflow.index_sensor import wait_index_task
 from cdcflow_airflow.operators import RUN_ID_TEMPLATE, SPARK_POOL, spark_stage_task
+from cdcflow_airflow.pull_branch import PullBranchOperator
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +188,7 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
             # skip only the stages; finish keeps its all_done rule
             ignore_downstream_trigger_rules=False,
         )
-        pull = BranchPythonOperator(
+        pull = PullBranchOperator(
             task_id="pull",
             pool=SPARK_POOL,  # it may run the Spark stages itself (module docstring)
             python_callable=pull_cycle,

@@ -289,6 +289,15 @@ def test_the_pull_task_branches_past_spark_for_an_empty_window(dagbag):
     assert pull.op_kwargs["run_id"] == RUN_ID_TEMPLATE
 
 
+def test_pull_skips_every_stage_it_does_not_follow_at_once(dagbag):
+    # the branch skips the tasks right after pull; the stages after those go with them (not a
+    # scheduler pass each), never the teardown finish nor a stage a followed task leads to
+    pull = dagbag.dags["changefeed__orders"].get_task("pull")
+    assert pull.beyond({"filter", "wait_index"}, []) == ["barrier", "apply"]  # the fast path
+    assert pull.beyond({"filter"}, ["wait_index"]) == ["barrier", "apply"]  # fast, an index build pending
+    assert pull.beyond(set(), ["filter", "wait_index"]) == []  # the stages as tasks
+
+
 def test_dags_survive_serialization(dagbag):
     from airflow.serialization.serialized_objects import DagSerialization
 
