@@ -116,7 +116,10 @@ PASSWORDS_FILE = "simple_auth_manager_passwords.json.generated"
 # The scheduler's loop, tuned for a changefeed on `@continuous` (docs/performance.md, "Freshness"):
 # each hop between two tasks of a run, and from one run to the next, waits for a scheduler loop
 # that found nothing to do to sleep its idle time out.
-SCHEDULER_SETTINGS = {"AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.2"}
+# the scheduler's loop, and how long a worker's task supervisor may wait, after its task's
+# sockets closed, before it sees the process gone (docs/guides/airflow.md, "Keeping a downstream fresh")
+SCHEDULER_SETTINGS = {"AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.2",
+                      "AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL": "1"}
 
 
 def standalone_settings(port: int, spark_port: int, tuned: bool = True) -> dict[str, str]:
