@@ -161,7 +161,7 @@ class RowSink:
         """Write the changes to `tables` committed in (lo, hi] (at most `count` of them) of
         `rows_df`, the window's row events: from this process where `held` holds the segment's
         rows (a small segment), else in Spark tasks: one where `one_task` (a segment within the
-        process's bounds: stages.engine.Engine.one_task), a task per writer after a shuffle."""
+        process's bounds: stages.engine.Engine.part_fits), a task per writer after a shuffle."""
         # the segment's rows as a Spark frame, built only when a path reads them: its expression
         # costs a few py4j calls, most of the time of a small segment written from `held`
         rows = cache(lambda: _segment_frame(rows_df, lo, hi))
