@@ -22,6 +22,13 @@ from cdcflow.store.events import RunFolder
 COLUMNS = ["schema", "table", "commit_ts", "seq", "op", "before", "after", "before_key", "after_key"]
 
 
+@pytest.fixture(autouse=True)
+def _places_by_config(monkeypatch):
+    # each test picks the places it compares by the config's engine; `--engine spark` (the
+    # CDCFLOW_ENGINE override) would make both sides Spark's
+    monkeypatch.delenv("CDCFLOW_ENGINE", raising=False)
+
+
 class _Cycle:
     def __init__(self, folder: RunFolder, config_text: str):
         self.folder, self.config = folder, parse_config(config_text)
