@@ -80,7 +80,10 @@ def cmd_run(a) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     if a.follow is not None:
         return _follow(a)
-    result = run_cycle(a.changefeed_id, dry_run=a.dry_run, spark_remote=a.spark_remote)
+    try:
+        result = run_cycle(a.changefeed_id, dry_run=a.dry_run, spark_remote=a.spark_remote)
+    except KeyboardInterrupt:
+        return _interrupted(a.changefeed_id)
     _emit(result)
     waiting = (result.get("wait_index") or {}).get("waiting_for")
     if waiting:
@@ -88,6 +91,18 @@ def cmd_run(a) -> int:
               f"still builds {'; '.join(waiting)}. Run again once ADMIN SHOW DDL JOBS shows it synced.",
               file=sys.stderr)
     return 0
+
+
+def _interrupted(changefeed_id: str) -> int:
+    """A cycle Ctrl-C stopped (stages.cycle.recording recorded it, finish left the changefeed as
+    it was): where the changefeed stands, in one line; 130, as a shell reports SIGINT."""
+    from cdcflow.store import metastore  # lazy: as run_cycle
+
+    feed = metastore.get_feed(changefeed_id)
+    print(f"Error: changefeed {changefeed_id}: the cycle was interrupted; the changefeed is {feed.state} at "
+          f"checkpoint {feed.checkpoint_ts} ({tso.to_text(feed.checkpoint_ts)}), and nothing is lost: "
+          f"`cdcflow changefeed run -c {changefeed_id}` goes on from there", file=sys.stderr)
+    return 130
 
 
 def _follow(a) -> int:

@@ -255,6 +255,49 @@ def _assert_applied_up_to(down, s: str, run_id: str, checkpoint: int) -> None:
     assert present == logged, f"checkpoint {checkpoint} is past rows of {s}.log the downstream lacks"
 
 
+# --- Ctrl-C in the middle of apply ------------------------------------------------------
+
+def test_ctrl_c_during_apply_leaves_the_changefeed_as_it_was(mariadb_pair, spark, cdcflow_home, capsys):
+    """An operator's Ctrl-C (SIGINT to the run's process group, as a terminal sends it) while
+    apply waits for the downstream's answer to the second ADD COLUMN, which a proxy holds: the
+    command says where the changefeed stands and exits 130; the run is recorded as interrupted
+    in apply; the changefeed stays normal, with no error and no backoff (an interruption is not
+    the changefeed's failure); the next run converges."""
+    up, down = mariadb_pair
+    s = "fault_int"
+    proxy = StallProxy(down.port, hold=query_containing("ADD COLUMN", "c1"), pass_bytes=0)
+    try:
+        _fresh(capsys, up, down, "fault-int", s, f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT)",
+               sink_uri=proxy.uri(down.uri))
+        for i in range(3):
+            up.execute(f"INSERT INTO {s}.t (id, v) SELECT seq + {i * 1000}, seq FROM seq_1_to_1000",
+                       f"UPDATE {s}.t SET v = -v WHERE id % 3 = {i}",
+                       f"ALTER TABLE {s}.t ADD COLUMN c{i} INT DEFAULT {i}", database=s)
+        run = RunProcess("fault-int")
+        try:
+            assert run.wait_for(proxy.stalled.is_set), "the run ended before its second ADD COLUMN"
+            os.killpg(run.proc.pid, signal.SIGINT)
+            rc = run.finish(timeout=120)
+        finally:
+            run.stop_if_running()
+        proxy.release()
+        assert rc == 130, run.lines[-20:]
+        assert "changefeed fault-int: the cycle was interrupted; the changefeed is normal at checkpoint" \
+            in run.lines[-1] and "nothing is lost" in run.lines[-1], run.lines[-5:]
+        (interrupted,) = [r for r in metastore.recent_runs("fault-int", 5) if r.error]
+        assert interrupted.status == "failed" and interrupted.stats["failed_stage"] == "apply"
+        assert "CDCFLOW:ErrCycleInterrupted" in interrupted.error
+        feed = query(capsys, "fault-int")
+        assert feed["state"] == "normal" and not feed.get("error"), feed
+        rc, err = cli_run(capsys, "fault-int")
+        assert rc == 0, err
+        assert_consistent(up, down, [s])
+    finally:
+        proxy.close()
+        for server in (up, down):
+            server.execute(f"DROP DATABASE IF EXISTS {s}")
+
+
 # --- the downstream stopped or killed in the middle of apply ----------------------------
 
 @pytest.fixture(scope="module")

@@ -80,6 +80,7 @@ ASYNC_INDEX_UNKNOWN = Code("ErrAsyncIndexUnknown", True, "the state of an asynch
 SPARK_UNAVAILABLE = Code("ErrSparkUnavailable", True, "the Spark Connect server is down or lost the stage's session")
 LEASE_HELD = Code("ErrLeaseHeld",                True, "another cycle of the changefeed runs")
 CYCLE_SUPERSEDED = Code("ErrCycleSuperseded",    False, "a stage of a cycle another cycle replaced: it stops, changing nothing")
+CYCLE_INTERRUPTED = Code("ErrCycleInterrupted",  True, "a cycle its operator interrupted (Ctrl-C, SIGINT) in a stage")
 SNAPSHOT_UNSUPPORTED = Code("ErrSnapshotUnsupported", False, "--snapshot on an upstream it cannot take a consistent point of")
 SNAPSHOT_FAILED = Code("ErrSnapshotFailed",    True, "the initial copy failed; create --snapshot again continues it")
 SNAPSHOT_INDEX_FAILED = Code("ErrSnapshotIndexFailed", False, "an index a snapshot deferred could not be built downstream")
@@ -151,6 +152,7 @@ REMEDIES: dict[str, str] = {
     SPARK_UNAVAILABLE: "start the Spark Connect server again; the next cycle after the backoff retries",
     LEASE_HELD: "none: the next cycle runs once the other one ends",
     CYCLE_SUPERSEDED: "none: the changefeed goes on in the cycle that replaced it",
+    CYCLE_INTERRUPTED: "none: the changefeed's state is as it was; the next run goes on from its checkpoint",
     SNAPSHOT_UNSUPPORTED: "grant the source user RELOAD and REPLICATION CLIENT, or use snapshot-point "
                           "consistent-snapshot on MariaDB",
     SNAPSHOT_FAILED: "`create --snapshot` again (or trigger mode snapshot again) continues the copy",

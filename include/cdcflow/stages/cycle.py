@@ -10,7 +10,7 @@ import traceback
 from dataclasses import dataclass
 from functools import cached_property
 
-from cdcflow.core.errors import CYCLE_SUPERSEDED, LEASE_HELD, CdcflowError, classify
+from cdcflow.core.errors import CYCLE_INTERRUPTED, CYCLE_SUPERSEDED, LEASE_HELD, CdcflowError, classify
 from cdcflow.core.log_line import event_line
 from cdcflow.core.sink_params import merge_sink_options
 from cdcflow.config.spec_store import Spec, load_spec
@@ -109,6 +109,16 @@ def recording(cycle: Cycle, stage: str):
     stats: dict = {}
     try:
         yield stats
+    except KeyboardInterrupt:
+        # the operator's Ctrl-C, not the changefeed's failure: recorded as such (finish leaves the
+        # changefeed's state as it was), and the interruption goes on to the command
+        err = CdcflowError(f"stage {stage}: cycle {cycle.run_id} interrupted by its operator (Ctrl-C or SIGINT)",
+                           changefeed=cycle.changefeed_id, code=CYCLE_INTERRUPTED,
+                           hint="nothing is lost: the changefeed's state is as it was, and the next run goes on "
+                                "from its checkpoint")
+        metastore.update_run(cycle.changefeed_id, cycle.run_id, error=json.dumps(err.to_dict()),
+                             stats={f"{stage}_seconds": round(time.time() - t0, 3), "failed_stage": stage})
+        raise
     except BaseException as e:  # noqa: BLE001 - re-raised as the one error type
         if getattr(e, "code", None) == CYCLE_SUPERSEDED:
             raise  # not this cycle's failure to record: the run already says it was replaced

@@ -7,7 +7,7 @@ import time
 
 from cdcflow.changefeed import feed_state
 from cdcflow.core import tso
-from cdcflow.core.errors import TASK_FAILED, CdcflowError
+from cdcflow.core.errors import CYCLE_INTERRUPTED, TASK_FAILED, CdcflowError
 from cdcflow.stages.contracts import FinishResult, plain
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import metastore
@@ -45,6 +45,11 @@ def finish(cycle: Cycle, error: str | None = None) -> FinishResult:
             state = before_backfill["state"]
             metastore.update_run(changefeed_id, run_id, status="failed", ended_at=time.time(),
                                  error=json.dumps(err.to_dict()))
+        elif err is not None and err.code == CYCLE_INTERRUPTED:
+            # the operator stopped the cycle: no error of the changefeed's, no backoff; what apply
+            # wrote is below the checkpoint it moved, the rest is the next run's
+            state = cycle.feed().state
+            metastore.update_run(changefeed_id, run_id, status="failed", ended_at=time.time())
         elif err is not None:
             state = feed_state.record_error(changefeed_id, err, feed_state.error_stuck_limit(lambda: cycle.config))
             metastore.update_run(changefeed_id, run_id, status="failed", ended_at=time.time())
