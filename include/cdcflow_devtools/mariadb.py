@@ -117,6 +117,8 @@ class MariaDB:
         self.name = name
         self.dir = Path(base_dir).resolve() / name
         self.datadir = self.dir / "data"
+        # its temp folder, the install's too: servers sharing /tmp collided on temp-table files
+        self.tmpdir = self.dir / "tmp"
         self.pid_file = self.dir / "mariadbd.pid"
         self.log_file = self.dir / "error.log"
         self.socket = self._socket_path()
@@ -304,15 +306,14 @@ class MariaDB:
         if self.datadir.exists():
             shutil.rmtree(self.datadir)
         self.datadir.mkdir(parents=True)
-        (self.dir / "tmp").mkdir(exist_ok=True)
+        self.tmpdir.mkdir(exist_ok=True)
         cmd = [
             INSTALL_DB,
             "--no-defaults",
             *self._user_args(),
             f"--datadir={self.datadir}",
-            # the bootstrap server's temp tables in the server's own folder, as the server's (command):
-            # two installs at once in /tmp failed on each other's temp-table files
-            f"--tmpdir={self.dir / 'tmp'}",
+            # the bootstrap server's temp tables too: two installs at once in /tmp failed on each other's
+            f"--tmpdir={self.tmpdir}",
             "--auth-root-authentication-method=normal",
             "--skip-test-db",
             "--skip-name-resolve",
@@ -336,8 +337,7 @@ class MariaDB:
             *self._user_args(),
             f"--datadir={self.datadir}",
             f"--socket={self.socket}",
-            # a temp folder of its own: servers sharing /tmp have collided on temp-table files
-            f"--tmpdir={self.dir / 'tmp'}",
+            f"--tmpdir={self.tmpdir}",
             f"--port={self.port}",
             f"--bind-address={HOST}",
             f"--pid-file={self.pid_file}",
@@ -350,7 +350,7 @@ class MariaDB:
         return cmd + self.extra_args
 
     def _spawn(self) -> None:
-        (self.dir / "tmp").mkdir(exist_ok=True)
+        self.tmpdir.mkdir(exist_ok=True)
         try:
             # Own session: a Ctrl-C in the terminal that runs the tests or the
             # demo must not kill the server behind the fixture's back.

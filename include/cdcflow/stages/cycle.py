@@ -101,6 +101,13 @@ class Cycle:
         log.info("%s", event_line(what, self.changefeed_id, run=self.run_id, **fields))
 
 
+def _interrupted(cycle: Cycle, stage: str) -> CdcflowError:
+    return CdcflowError(f"stage {stage}: cycle {cycle.run_id} interrupted by its operator (Ctrl-C or SIGINT)",
+                        changefeed=cycle.changefeed_id, code=CYCLE_INTERRUPTED,
+                        hint="nothing is lost: the changefeed's state is as it was, and the next run goes on "
+                             "from its checkpoint")
+
+
 @contextlib.contextmanager
 def recording(cycle: Cycle, stage: str):
     """Time a stage, and record any error on the run before it propagates.  Yields a dict: the
@@ -109,24 +116,17 @@ def recording(cycle: Cycle, stage: str):
     stats: dict = {}
     try:
         yield stats
-    except KeyboardInterrupt:
-        # the operator's Ctrl-C, not the changefeed's failure: recorded as such (finish leaves the
-        # changefeed's state as it was), and the interruption goes on to the command
-        err = CdcflowError(f"stage {stage}: cycle {cycle.run_id} interrupted by its operator (Ctrl-C or SIGINT)",
-                           changefeed=cycle.changefeed_id, code=CYCLE_INTERRUPTED,
-                           hint="nothing is lost: the changefeed's state is as it was, and the next run goes on "
-                                "from its checkpoint")
-        metastore.update_run(cycle.changefeed_id, cycle.run_id, error=json.dumps(err.to_dict()),
-                             stats={f"{stage}_seconds": round(time.time() - t0, 3), "failed_stage": stage})
-        raise
     except BaseException as e:  # noqa: BLE001 - re-raised as the one error type
         if getattr(e, "code", None) == CYCLE_SUPERSEDED:
             raise  # not this cycle's failure to record: the run already says it was replaced
-        err = classify(e, stage, cycle.changefeed_id)
+        # an operator's Ctrl-C is not the changefeed's failure: recorded as such (finish leaves the
+        # changefeed's state as it was), and the interruption goes on to the command as it is
+        interrupted = isinstance(e, KeyboardInterrupt)
+        err = _interrupted(cycle, stage) if interrupted else classify(e, stage, cycle.changefeed_id)
         metastore.update_run(cycle.changefeed_id, cycle.run_id, error=json.dumps(err.to_dict()),
                              stats={f"{stage}_seconds": round(time.time() - t0, 3),
                                     "failed_stage": stage, "trace": traceback.format_exc()[-4000:]})
-        if err is e:
+        if interrupted or err is e:
             raise
         raise err from e
     metastore.update_run(cycle.changefeed_id, cycle.run_id,
