@@ -165,9 +165,9 @@ def pull_cycle(changefeed_id: str, cdcflow_home: str, run_id: str) -> list[str]:
     else:  # the fast path: the stages ran here, their tasks end skipped
         for stage in SPARK_STAGES:
             _log_result(f"{stage} done", changefeed_id, run_id, results[stage])
-        log.info("changefeed %s: cycle %s: %s ran in this task, in one Spark Connect session (a window of at "
-                 "most fast-path-max-events); their own tasks are skipped", changefeed_id, run_id,
-                 ", ".join(SPARK_STAGES))
+        log.info("changefeed %s: cycle %s: %s ran in this task, sharing one Spark Connect session where they "
+                 "used Spark (a window of at most fast-path-max-events); their own tasks are skipped",
+                 changefeed_id, run_id, ", ".join(SPARK_STAGES))
     if "wait_index" not in following:
         log.info("changefeed %s: cycle %s: no index build pending; wait_index is skipped", changefeed_id, run_id)
     return following

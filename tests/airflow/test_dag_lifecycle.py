@@ -80,7 +80,7 @@ def test_dry_run_backfill_and_idle_runs(mariadb_pair, airflow_home, capsys, capl
     assert structured and all(' · changefeed dag-lc · {"changefeed"' in line for line in structured), structured
     assert [e["rows_written"] for e in map(log_line.parse, structured) if e["event"] == "apply done"] == [2]
     # on Spark Connect a window read in one process runs its Spark stages in the pull task, one session
-    assert "filter, barrier, apply ran in this task, in one Spark Connect session" in log, log[-3000:]
+    assert "filter, barrier, apply ran in this task, sharing one Spark Connect session" in log, log[-3000:]
     assert "no index build pending; wait_index is skipped" in log, log[-3000:]
     assert _task_states(runs[0]) == {"prepare": "success", "pull": "success", "filter": "skipped",
                                      "barrier": "skipped", "apply": "skipped", "wait_index": "skipped",
@@ -154,6 +154,33 @@ def test_failure_callback_records_warning(mariadb_pair, airflow_home, capsys):
     assert feed.retry_count == 1 and feed.next_retry_at is not None
 
 
+IN_SPARK = '[cdcflow]\nengine = "spark"\n'  # a changefeed whose row steps run in Spark
+
+
+def test_a_window_the_task_reads_whole_needs_no_spark_connect_server(mariadb_pair, airflow_home, capsys, caplog,
+                                                                     monkeypatch):
+    """On engine auto the fast path's stages run every row step in the pull task: it opens no
+    session, so the run converges while the server is down (the CLI's cycle alike:
+    tests/e2e/test_spark_connect.py)."""
+    from cdcflow_devtools.mariadb import free_port
+
+    up, down = mariadb_pair
+    for s in (up, down):
+        s.execute("DROP DATABASE IF EXISTS dag_nosc")
+    create_changefeed(capsys, up, down, "dag-nosc", "[filter]\nrules = ['dag_nosc.*']\n")
+    up.execute("CREATE DATABASE dag_nosc", "CREATE TABLE dag_nosc.t (id INT PRIMARY KEY, v INT)",
+               "INSERT INTO dag_nosc.t VALUES (1, 1), (2, 2)", "DELETE FROM dag_nosc.t WHERE id = 1")
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT", connect_connection(f"sc://127.0.0.1:{free_port()}"))
+    monkeypatch.setattr("cdcflow.spark.session.CONNECT_RETRIES", 1)
+    runs = []
+    log = _task_log(capsys, caplog, parsed_changefeed_dag("dag-nosc"), runs)
+    assert _task_states(runs[0])["pull"] == "success" and _task_states(runs[0])["apply"] == "skipped", log[-3000:]
+    assert metastore.get_feed("dag-nosc").state == "normal"
+    assert_consistent(up, down, ["dag_nosc"])
+    for s in (up, down):
+        s.execute("DROP DATABASE dag_nosc")
+
+
 def test_a_spark_connect_server_that_is_down_puts_the_changefeed_in_warning(mariadb_pair, airflow_home, capsys,
                                                                             monkeypatch):
     from cdcflow_devtools.mariadb import free_port
@@ -161,7 +188,8 @@ def test_a_spark_connect_server_that_is_down_puts_the_changefeed_in_warning(mari
     up, down = mariadb_pair
     for s in (up, down):
         s.execute("DROP DATABASE IF EXISTS dag_down")
-    create_changefeed(capsys, up, down, "dag-down", "[filter]\nrules = ['dag_down.*']\n")
+    # row steps in Spark: a window the task reads whole would not ask the server for a session
+    create_changefeed(capsys, up, down, "dag-down", f"[filter]\nrules = ['dag_down.*']\n{IN_SPARK}")
     before = metastore.get_feed("dag-down").checkpoint_ts
     up.execute("CREATE DATABASE dag_down", "CREATE TABLE dag_down.t (id INT PRIMARY KEY)",
                "INSERT INTO dag_down.t VALUES (1)")
@@ -170,7 +198,7 @@ def test_a_spark_connect_server_that_is_down_puts_the_changefeed_in_warning(mari
     monkeypatch.setattr("cdcflow.spark.session.CONNECT_RETRIES", 1)
     run = parsed_changefeed_dag("dag-down").test(run_conf=CATCH_UP)
     assert str(run.state) in ("failed", "DagRunState.FAILED"), run.state
-    # the window was read in one process: the stages run in the pull task, whose session fails to open
+    # a window of at most fast-path-max-events: the stages run in the pull task, whose session fails to open
     assert str(run.get_task_instance("pull").state) in ("failed", "TaskInstanceState.FAILED")
     feed = metastore.get_feed("dag-down")
     assert feed.state == "warning" and feed.error["code"] == "CDCFLOW:ErrSparkUnavailable", feed.error
@@ -203,7 +231,7 @@ def test_a_backfill_from_the_creation_second_and_one_that_fails(mariadb_pair, ai
     # DDL of the creation second, before the snapshot the changefeed starts from
     up.execute("CREATE DATABASE dag_bf", "CREATE TABLE dag_bf.t (id INT PRIMARY KEY, v VARCHAR(20))")
     down.execute("CREATE DATABASE dag_bf", "CREATE TABLE dag_bf.t (id INT PRIMARY KEY, v VARCHAR(20))")
-    create_changefeed(capsys, up, down, "dag-bf", "[filter]\nrules = ['dag_bf.*']\n")
+    create_changefeed(capsys, up, down, "dag-bf", f"[filter]\nrules = ['dag_bf.*']\n{IN_SPARK}")
     created = metastore.get_feed("dag-bf").checkpoint_ts
     up.execute("INSERT INTO dag_bf.t VALUES (1, 'one'), (2, 'two')", "ALTER TABLE dag_bf.t ADD COLUMN w INT")
     dag = parsed_changefeed_dag("dag-bf")

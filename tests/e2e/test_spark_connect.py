@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from e2e_helpers import (assert_consistent, backdate, compare_twins, create_changefeed, query, run_in_own_process,
-                         twin_changefeeds)
+from e2e_helpers import (assert_consistent, backdate, compare_twins, create_changefeed, cycle_result, query,
+                         run_in_own_process, twin_changefeeds)
 
 from cdcflow_devtools.mariadb import MariaDB, free_port
 from cdcflow.store import metastore
@@ -37,14 +37,20 @@ def test_a_window_on_spark_connect_equals_the_embedded_one(mariadb_pair, cdcflow
         down.execute(f"DROP DATABASE IF EXISTS {S}")
 
 
-def test_a_server_that_is_down_is_a_retryable_error(mariadb_pair, cdcflow_home, capsys, spark_connect):
-    up, down = mariadb_pair
-    db = "sc_down"
+def _on_a_server_that_is_down(capsys, up, down, changefeed_id: str, db: str, more: str = "") -> None:
+    """A changefeed of `db`'s tables whose spark-remote names a port nothing listens on."""
     for s in (up, down):
         s.execute(f"DROP DATABASE IF EXISTS {db}")
-    nobody = f"sc://127.0.0.1:{free_port()}"  # nothing listens there
-    create_changefeed(capsys, up, down, "sc-down",
-                      f"[filter]\nrules = ['{db}.*']\n[cdcflow]\nspark-remote = \"{nobody}\"\n")
+    nobody = f"sc://127.0.0.1:{free_port()}"
+    create_changefeed(capsys, up, down, changefeed_id,
+                      f"[filter]\nrules = ['{db}.*']\n[cdcflow]\nspark-remote = \"{nobody}\"\n{more}")
+
+
+def test_a_server_that_is_down_is_a_retryable_error(mariadb_pair, cdcflow_home, capsys, spark_connect):
+    """A window whose row steps run in Spark (engine "spark" here) cannot go on without its server."""
+    up, down = mariadb_pair
+    db = "sc_down"
+    _on_a_server_that_is_down(capsys, up, down, "sc-down", db, 'engine = "spark"\n')
     before = metastore.get_feed("sc-down").checkpoint_ts
     up.execute(f"CREATE DATABASE {db}", f"CREATE TABLE {db}.t (id INT PRIMARY KEY)",
                f"INSERT INTO {db}.t VALUES (1), (2)")
@@ -63,6 +69,26 @@ def test_a_server_that_is_down_is_a_retryable_error(mariadb_pair, cdcflow_home, 
         proc = run_in_own_process("sc-down", "--spark-remote", spark_connect.url)
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert query(capsys, "sc-down")["state"] == "normal"
+        assert_consistent(up, down, [db])
+    finally:
+        for s in (up, down):
+            s.execute(f"DROP DATABASE IF EXISTS {db}")
+
+
+def test_a_window_the_process_reads_opens_no_session(mariadb_pair, cdcflow_home, capsys):
+    """On engine auto a window whose row steps all run in the cycle's process asks nothing of its
+    Spark Connect server: the cycle opens no session (a fresh process's 0.6 s), so it converges
+    while the server is down, as an embedded cycle starts no JVM."""
+    up, down = mariadb_pair
+    db = "sc_unused"
+    _on_a_server_that_is_down(capsys, up, down, "sc-unused", db)
+    up.execute(f"CREATE DATABASE {db}", f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(8))",
+               f"INSERT INTO {db}.t VALUES (1, 'a'), (2, 'b')", f"UPDATE {db}.t SET v = 'c' WHERE id = 2")
+    try:
+        result = cycle_result(run_in_own_process("sc-unused", timeout=180))
+        assert result["apply"]["rows_in"] == 3 and not result["spark_session"], result
+        assert result["filter"]["ran_in"] == "process" and result["apply"]["segments_in_spark"] == 0, result
+        assert query(capsys, "sc-unused")["state"] == "normal"
         assert_consistent(up, down, [db])
     finally:
         for s in (up, down):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.stage_names import SPARK_STAGES, STAGE_TASKS
 from cdcflow.launch import sessions
+from cdcflow.spark.lazy import Lazy
 from cdcflow.spark.place import SparkPlace
 from cdcflow.spark.session import release
 from cdcflow.stages import contracts, pull_ranges
@@ -92,18 +93,19 @@ def needs_spark(results: dict) -> bool:
     return any(name not in results for name in SPARK_STAGES)
 
 
-def _open_session(stage: str, cycle: Cycle, place: SparkPlace | None):
-    """A session at `place` (None: as the config says); a failure to open it is `stage`'s
-    recorded error."""
-    with recording(cycle, stage):
-        return sessions.open_session(place or SparkPlace.resolve(cycle.config), cycle.config, cycle.changefeed_id,
-                                     cycle=True)
+def _session_when_used(cycle: Cycle, place: SparkPlace | None) -> Lazy:
+    """The stages' session at `place` (None: as the config says), opened by the first stage that
+    uses it (spark.lazy): a task whose stages run every row step in its own process opens none
+    (a Connect session costs a fresh process 0.6 s, a round trip to the server otherwise).  A
+    failure to open it is the error of the stage that asked, recorded by its run_stage."""
+    return Lazy(lambda: sessions.open_session(place or SparkPlace.resolve(cycle.config), cycle.config,
+                                              cycle.changefeed_id, cycle=True))
 
 
 def run_spark_stage(stage: str, cycle: Cycle, place: SparkPlace | None = None):
-    """One Spark stage in a session of its own, as a DAG task or a spark-submit job runs it
-    (_open_session), the session closed after."""
-    spark = _open_session(stage, cycle, place)
+    """One Spark stage with a session of its own, as a DAG task or a spark-submit job runs it
+    (_session_when_used), the session closed after."""
+    spark = _session_when_used(cycle, place)
     try:
         return run_stage(stage, spark, cycle, "own")
     finally:
@@ -111,10 +113,10 @@ def run_spark_stage(stage: str, cycle: Cycle, place: SparkPlace | None = None):
 
 
 def run_spark_stages(cycle: Cycle, results: dict, place: SparkPlace | None = None) -> dict:
-    """The Spark stages `results` (pull_and_settle's) lacks, in order, in ONE session opened as
-    run_spark_stage opens it and closed after: a cycle's fast path in one DAG task, as
+    """The Spark stages `results` (pull_and_settle's) lacks, in order, sharing ONE session opened
+    as run_spark_stage opens it and closed after: a cycle's fast path in one DAG task, as
     `cdcflow changefeed run` runs them.  Returns `results` with theirs."""
-    spark = _open_session(SPARK_STAGES[0], cycle, place)
+    spark = _session_when_used(cycle, place)
     try:
         for stage in SPARK_STAGES:
             if stage not in results:

@@ -13,7 +13,7 @@ from cdcflow.core.stage_names import SPARK_STAGES, STAGES
 from cdcflow.launch import sessions
 from cdcflow.launch.cycle_runner import needs_spark, pull_and_settle, run_stage
 from cdcflow.spark.place import SparkPlace
-from cdcflow.spark.lazy import Lazy, was_built
+from cdcflow.spark.lazy import Lazy, built, was_built
 from cdcflow.spark.session import is_remote, release
 from cdcflow.stages import contracts, pull_ranges
 from cdcflow.stages.cycle import Cycle, recording
@@ -53,7 +53,7 @@ def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts
     except CdcflowError as e:
         failure = e
     finally:
-        if spark is not None and is_remote(spark) and session_opened_here:
+        if session_opened_here and spark is not None and was_built(spark) and is_remote(built(spark)):
             release(spark)
         results["finish"] = finish(cycle)
     if failure is not None:
@@ -87,10 +87,12 @@ def _pull_then_session(cycle: Cycle, place: SparkPlace) -> tuple[dict, object]:
     results = pull_and_settle(cycle, place, session, ranges)
     if not needs_spark(results):
         return results, None
-    if session is None and not place.is_remote:
-        return results, Lazy(lambda: start().result())
     # a Connect session's Python workers are started only for row steps in Spark: a window
     # the stages read in process uses none (1.4-2.0 s otherwise)
     rows_in_spark = not cycle.engine.window_in_process(results["pull"].pulled)
+    if session is None and not (place.is_remote and rows_in_spark):
+        # opened by the first stage that uses it, as the DAG's tasks open theirs: none where every
+        # row step runs here (an embedded JVM; a Connect session, 0.6 s of a fresh process)
+        return results, Lazy(lambda: start(workers=rows_in_spark).result())
     with recording(cycle, SPARK_STAGES[0]):  # a Connect server that is down fails here
         return results, (session or start(workers=rows_in_spark)).result()

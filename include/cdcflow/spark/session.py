@@ -10,6 +10,7 @@ import uuid
 import weakref
 
 from cdcflow.spark.class_archive import java_option
+from cdcflow.spark.lazy import built, was_built
 
 # Session settings every stage relies on, in both kinds of session.
 SQL_CONF = {
@@ -185,9 +186,11 @@ def tasks_run_in(spark) -> str:
 def release(spark) -> None:
     """Stop a session: a Connect one is closed on the server and the process leaves Connect
     mode (an embedded session of the same process works again); an embedded one stops its
-    JVM.  A failed stop must not hide the stage's outcome, so it is only swallowed."""
-    if spark is None:
+    JVM.  A failed stop must not hide the stage's outcome, so it is only swallowed.  A Lazy
+    nothing used was never opened: there is nothing to stop."""
+    if spark is None or not was_built(spark):
         return
+    spark = built(spark)
     try:
         if spark not in _SHARED:  # a shared one stays on the server for the next cycle
             spark.stop()
