@@ -9,7 +9,8 @@ from cdcflow_airflow.dag_factory import (
     changefeed_dag,
     changefeed_dags,
     dag_id_for,
+    specs_to_build,
     use_cdcflow_home,
 )
 
-__all__ = ["changefeed_dag", "changefeed_dags", "dag_id_for", "use_cdcflow_home"]
+__all__ = ["changefeed_dag", "changefeed_dags", "dag_id_for", "specs_to_build", "use_cdcflow_home"]

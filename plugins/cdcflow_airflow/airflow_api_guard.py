@@ -35,11 +35,9 @@ _RUNS = re.compile(r"/api/v2/dags/(?P<dag_id>[^/]+)/dagRuns$")
 
 def changefeed_of(dag_id: str | None) -> str | None:
     # lazy: the plugin loader imports this module in every Airflow process; the factory imports the SDK
-    from cdcflow_airflow.dag_factory import DAG_ID_PREFIX
+    from cdcflow_airflow.dag_factory import changefeed_of as of_dag
 
-    if dag_id and dag_id.startswith(DAG_ID_PREFIX):
-        return dag_id[len(DAG_ID_PREFIX):]
-    return None
+    return of_dag(dag_id)
 
 
 def follow_toggle(changefeed_id: str, paused: bool) -> str | None:

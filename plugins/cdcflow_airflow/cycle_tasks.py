@@ -174,8 +174,9 @@ def pull_cycle(changefeed_id: str, cdcflow_home: str, run_id: str) -> list[str]:
 
 
 def spark_stage(stage: str, changefeed_id: str, cdcflow_home: str, run_id: str) -> dict:
-    """A Spark stage as a task in the worker: a session on the Spark Connect server (the
-    config's cdcflow.spark-remote, else the Airflow connection), the stage, the session closed."""
+    """A Spark stage as a task in the worker: the stage, with a session on the Spark Connect server
+    (the config's cdcflow.spark-remote, else the Airflow connection) opened where it sends rows
+    to Spark and closed after."""
     with user_errors_fail_the_task():
         result = bodies().spark_stage(stage, changefeed_id, run_id, _connection(changefeed_id),
                                       task_home(cdcflow_home))

@@ -92,6 +92,25 @@ def test_one_dag_per_spec_and_no_import_errors(dagbag):
     assert sorted(dagbag.dag_ids) == sorted(f"changefeed__{changefeed_id}" for changefeed_id in FEEDS)
 
 
+def test_a_task_parse_builds_its_own_changefeeds_dag_only(airflow, feeds_home, monkeypatch):
+    """Airflow parses the DAG file again for every task, with the task's DAG in its parsing
+    context (as its task runner sets it): that changefeed's DAG is the only one built; a DAG that
+    is not a changefeed's, or one whose spec is gone, builds all or none, never another's."""
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.sdk.definitions.context import _AIRFLOW_PARSING_CONTEXT_DAG_ID, _AIRFLOW_PARSING_CONTEXT_TASK_ID
+
+    monkeypatch.setenv("CDCFLOW_HOME", str(feeds_home))
+    # the variables Airflow's task runner sets around its parse (its context manager leaves them
+    # set where they were not: monkeypatch takes them away after the test)
+    monkeypatch.setenv(_AIRFLOW_PARSING_CONTEXT_TASK_ID, "prepare")
+    for dag_id, built in (("changefeed__orders", ["changefeed__orders"]),
+                          ("changefeed__gone", []),
+                          ("someone_elses", sorted(f"changefeed__{c}" for c in FEEDS))):
+        monkeypatch.setenv(_AIRFLOW_PARSING_CONTEXT_DAG_ID, dag_id)
+        bag = DagBag(dag_folder=str(REPO / "dags"))
+        assert sorted(bag.dag_ids) == built and bag.import_errors == {}, (dag_id, bag.dag_ids)
+
+
 @pytest.mark.parametrize("changefeed_id", sorted(FEEDS))
 def test_dag_settings(dagbag, changefeed_id):
     dag = dagbag.dags[f"changefeed__{changefeed_id}"]
