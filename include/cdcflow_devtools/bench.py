@@ -114,8 +114,8 @@ def capture_floor(servers: Servers, rows: int, log_dir: Path) -> tuple[dict, lis
     """The floor (bench_floor): a CLI cycle of the same window by FLOOR_FEED, untimed, with the
     downstream's general log capturing its statements, which are then sent again prebuilt into
     the downstream reset to the start.  The timed cycles run without the log: writing every
-    statement into it slowed their apply (bulk: 2.3 s in the CLI cycle, 3.0 s in the captured
-    one).  Returns the floor's figures and its phases."""
+    statement into it slowed their apply (the bulk warm cycle's: 2.8-3.4 s with it, 1.9-2.6 s
+    without).  Returns the floor's figures and its phases."""
     from cdcflow_devtools import bench_floor, bench_workload
 
     say("the floor: the window's CLI cycle once more with the downstream's general log on (untimed)")
