@@ -85,8 +85,8 @@ def specs_to_build() -> list:
     """The specs whose DAGs a parse of the DAG file builds: every changefeed's, except where
     Airflow parses the file to run a task (its parsing context names the task's DAG, Airflow's
     documented way for a file of many DAGs): that changefeed's alone.  Building every
-    changefeed's DAG cost each task of each run 4-9 ms per changefeed here (a task's parse
-    0.063 s with 11 changefeeds, 0.020 s with its own only); a run is three tasks at least."""
+    changefeed's DAG cost each task of each run 4-10 ms per changefeed here (a task's parse
+    0.062 s with 11 changefeeds, 0.018 s with its own only); a run is three tasks at least."""
     changefeed_id = changefeed_of(get_parsing_context().dag_id)
     if changefeed_id is None:
         return list_specs()
