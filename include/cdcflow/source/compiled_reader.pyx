@@ -25,7 +25,6 @@ from libc.stdlib cimport atoi
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport uint8_t, uint32_t
-from libc.stdio cimport snprintf
 from libc.string cimport memcmp, memcpy, strchr, strlen
 
 from cdcflow.core.compiled_columns cimport Column, EventColumns, KeyRun
@@ -266,11 +265,11 @@ cdef Py_ssize_t read_image(Plan plan, const uint8_t* d, Py_ssize_t at, Py_ssize_
             u = le(v, size)
             if c.b and size < 8 and u >> (size * 8 - 1):
                 s = <i64>u - (<i64>1 << (size * 8))
-                out.put(tmp, snprintf(tmp, 32, b"%lld", s))
+                out.put(tmp, put_signed(tmp, s, False))
             elif c.b and size == 8:
-                out.put(tmp, snprintf(tmp, 32, b"%lld", <i64>u))
+                out.put(tmp, put_signed(tmp, <i64>u, False))
             else:
-                out.put(tmp, snprintf(tmp, 32, b"%llu", u))
+                out.put(tmp, put_digits(tmp, u, 1))
             at += size
         elif c.kind == C_UTF8 or c.kind == C_STRING or c.kind == C_BYTES:
             size = c.a
@@ -317,9 +316,10 @@ cdef Py_ssize_t read_image(Plan plan, const uint8_t* d, Py_ssize_t at, Py_ssize_
                 raise Fallback()
             u = le(v, 3)
             tag = "da" if valid_date(u >> 9, (u >> 5) & 15, u & 31) else "tt"
-            size = snprintf(tmp, 32, '{"%s":"%04d-%02d-%02d"}', tag, <int>(u >> 9), <int>((u >> 5) & 15),
-                            <int>(u & 31))
-            out.put(tmp, size)
+            size = put_tag(tmp, tag)
+            size += put_date_text(tmp + size, u >> 9, (u >> 5) & 15, u & 31)
+            memcpy(tmp + size, b'"}', 2)
+            out.put(tmp, size + 2)
             at += 3
         elif c.kind == C_FLOAT:
             size = c.a

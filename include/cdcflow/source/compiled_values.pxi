@@ -47,6 +47,54 @@ cdef inline bint valid_date(i64 y, i64 mo, i64 d):
     return d <= days
 
 
+cdef inline int put_digits(char* at, u64 v, int width) noexcept:
+    """v's decimal digits, zero-padded to `width`, written at `at` (as printf's %0*llu); their
+    count.  Digits are written here rather than by snprintf: glibc's printf parses its format on
+    every call, and it took a seventh of pull's time on the bench's window."""
+    cdef char rev[24]
+    cdef int n = 0, i
+    while True:
+        rev[n] = <char>(48 + v % 10)
+        v //= 10
+        n += 1
+        if v == 0:
+            break
+    while n < width:
+        rev[n] = 48
+        n += 1
+    for i in range(n):
+        at[i] = rev[n - 1 - i]
+    return n
+
+
+cdef inline int put_signed(char* at, i64 s, bint plus) noexcept:
+    """s in decimal (as printf's %lld, or %+lld where `plus`) written at `at`; its count."""
+    if s < 0:
+        at[0] = 45  # '-'; the magnitude taken unsigned, so INT64_MIN is whole
+        return 1 + put_digits(at + 1, <u64>0 - <u64>s, 1)
+    if plus:
+        at[0] = 43  # '+'
+        return 1 + put_digits(at + 1, <u64>s, 1)
+    return put_digits(at, <u64>s, 1)
+
+
+cdef inline int put_tag(char* at, const char* tag) noexcept:
+    """A tagged value's opening, {"<tag>":" (a two-letter tag), written at `at`; its count."""
+    memcpy(at, b'{"', 2)
+    memcpy(at + 2, tag, 2)
+    memcpy(at + 4, b'":"', 3)
+    return 7
+
+
+cdef inline int put_date_text(char* at, i64 y, i64 mo, i64 d) noexcept:
+    """YYYY-MM-DD (as printf's %04lld-%02lld-%02lld of fields read from bits: never negative)."""
+    cdef int n = put_digits(at, <u64>y, 4)
+    at[n] = 45
+    n += 1 + put_digits(at + n + 1, <u64>mo, 2)
+    at[n] = 45
+    return n + 1 + put_digits(at + n + 1, <u64>d, 2)
+
+
 cdef int put_datetime(Buf out, i64 y, i64 mo, i64 d, i64 h, i64 mi, i64 s,
                       i64 us) except -1:
     """column_types.datetime_value's text: a datetime's, or MySQL's own text where Python has
@@ -56,9 +104,18 @@ cdef int put_datetime(Buf out, i64 y, i64 mo, i64 d, i64 h, i64 mi, i64 s,
     cdef const char* tag = "tt"
     if valid_date(y, mo, d) and 0 <= h < 24 and 0 <= mi < 60 and 0 <= s < 60 and 0 <= us < 1000000:
         tag = "dt"
-    n = snprintf(tmp, sizeof(tmp), '{"%s":"%04lld-%02lld-%02lld %02lld:%02lld:%02lld.%06lld"}',
-                 tag, y, mo, d, h, mi, s, us)
-    return out.put(tmp, n)
+    n = put_tag(tmp, tag)
+    n += put_date_text(tmp + n, y, mo, d)
+    tmp[n] = 32  # ' '
+    n += 1 + put_digits(tmp + n + 1, <u64>h, 2)
+    tmp[n] = 58  # ':'
+    n += 1 + put_digits(tmp + n + 1, <u64>mi, 2)
+    tmp[n] = 58
+    n += 1 + put_digits(tmp + n + 1, <u64>s, 2)
+    tmp[n] = 46  # '.'
+    n += 1 + put_digits(tmp + n + 1, <u64>us, 6)
+    memcpy(tmp + n, b'"}', 2)
+    return out.put(tmp, n + 2)
 
 
 cdef inline i64 frac_us(const uint8_t* d, int fsp):
@@ -118,18 +175,18 @@ cdef int put_decimal(Buf out, const uint8_t* src, int precision, int scale, Py_s
             stored[i] ^= 0xFF
     if lead:
         k = DECIMAL_BYTES[lead]
-        nd += snprintf(digits + nd, 20, b"%u", <unsigned int>be(stored + at, k))
+        nd += put_digits(digits + nd, be(stored + at, k), 1)
         at += k
     for i in range(whole):
-        nd += snprintf(digits + nd, 20, b"%09u", <unsigned int>be(stored + at, 4))
+        nd += put_digits(digits + nd, be(stored + at, 4), 9)
         at += 4
     int_len = nd
     for i in range(full):
-        nd += snprintf(digits + nd, 20, b"%09u", <unsigned int>be(stored + at, 4))
+        nd += put_digits(digits + nd, be(stored + at, 4), 9)
         at += 4
     if tail:
         k = DECIMAL_BYTES[tail]
-        nd += snprintf(digits + nd, 20, b"%0*u", tail, <unsigned int>be(stored + at, k))
+        nd += put_digits(digits + nd, be(stored + at, k), tail)
         at += k
     frac_len = nd - int_len
     if nd == 0:
@@ -167,7 +224,8 @@ cdef int put_decimal(Buf out, const uint8_t* src, int precision, int scale, Py_s
         memcpy(text + t, digits + first + dot, ncoef - dot)
         t += ncoef - dot
     if left != dot:
-        t += snprintf(text + t, 20, b"E%+d", left - dot)
+        text[t] = 69  # 'E'
+        t += 1 + put_signed(text + t + 1, left - dot, True)
     out.put(b'{"d":"', 6)
     out.put(text, t)
     return out.put(b'"}', 2)
@@ -247,7 +305,7 @@ cdef int put_float(Buf out, double f) except -1:
             out.put(b".", 1)
             out.put(digits + 1, nd - 1)
         out.put(b"e", 1)
-        return out.put(tmp, snprintf(tmp, 16, b"%d", k))
+        return out.put(tmp, put_signed(tmp, k, False))
     finally:
         PyMem_Free(r)
 
