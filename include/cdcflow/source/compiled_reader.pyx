@@ -29,7 +29,7 @@ from libc.string cimport memcmp, memcpy, strchr, strlen
 
 from cdcflow.core.compiled_columns cimport Column, EventColumns, KeyRun
 
-ctypedef long long i64  # the types printf's %lld and %llu take
+ctypedef long long i64  # a signed column's value; u64 the bytes read from an image (le(), be())
 ctypedef unsigned long long u64
 
 import json
