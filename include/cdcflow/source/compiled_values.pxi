@@ -78,6 +78,12 @@ cdef inline int put_signed(char* at, i64 s, bint plus) noexcept:
     return put_digits(at, <u64>s, 1)
 
 
+cdef inline int put_after(char* at, char sep, u64 v, int width) noexcept:
+    """`sep`, then v's digits zero-padded to `width` (put_digits), written at `at`; their count."""
+    at[0] = sep
+    return 1 + put_digits(at + 1, v, width)
+
+
 cdef inline int put_tag(char* at, const char* tag) noexcept:
     """A tagged value's opening, {"<tag>":" (a two-letter tag), written at `at`; its count."""
     memcpy(at, b'{"', 2)
@@ -89,10 +95,8 @@ cdef inline int put_tag(char* at, const char* tag) noexcept:
 cdef inline int put_date_text(char* at, i64 y, i64 mo, i64 d) noexcept:
     """YYYY-MM-DD (as printf's %04lld-%02lld-%02lld of fields read from bits: never negative)."""
     cdef int n = put_digits(at, <u64>y, 4)
-    at[n] = 45
-    n += 1 + put_digits(at + n + 1, <u64>mo, 2)
-    at[n] = 45
-    return n + 1 + put_digits(at + n + 1, <u64>d, 2)
+    n += put_after(at + n, c'-', <u64>mo, 2)
+    return n + put_after(at + n, c'-', <u64>d, 2)
 
 
 cdef int put_datetime(Buf out, i64 y, i64 mo, i64 d, i64 h, i64 mi, i64 s,
@@ -106,14 +110,10 @@ cdef int put_datetime(Buf out, i64 y, i64 mo, i64 d, i64 h, i64 mi, i64 s,
         tag = "dt"
     n = put_tag(tmp, tag)
     n += put_date_text(tmp + n, y, mo, d)
-    tmp[n] = 32  # ' '
-    n += 1 + put_digits(tmp + n + 1, <u64>h, 2)
-    tmp[n] = 58  # ':'
-    n += 1 + put_digits(tmp + n + 1, <u64>mi, 2)
-    tmp[n] = 58
-    n += 1 + put_digits(tmp + n + 1, <u64>s, 2)
-    tmp[n] = 46  # '.'
-    n += 1 + put_digits(tmp + n + 1, <u64>us, 6)
+    n += put_after(tmp + n, c' ', <u64>h, 2)
+    n += put_after(tmp + n, c':', <u64>mi, 2)
+    n += put_after(tmp + n, c':', <u64>s, 2)
+    n += put_after(tmp + n, c'.', <u64>us, 6)
     memcpy(tmp + n, b'"}', 2)
     return out.put(tmp, n + 2)
 

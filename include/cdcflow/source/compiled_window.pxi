@@ -230,10 +230,8 @@ cdef class Window:
                     raise StopIteration
                 self.g_domain, self.g_server, self.g_seq = R.g_domain, R.g_server, R.g_seq
                 self.gtid_len = put_digits(self.gtid_text, self.g_domain, 1)
-                self.gtid_text[self.gtid_len] = 45  # '-'
-                self.gtid_len += 1 + put_digits(self.gtid_text + self.gtid_len + 1, self.g_server, 1)
-                self.gtid_text[self.gtid_len] = 45
-                self.gtid_len += 1 + put_digits(self.gtid_text + self.gtid_len + 1, self.g_seq, 1)
+                self.gtid_len += put_after(self.gtid_text + self.gtid_len, c'-', self.g_server, 1)
+                self.gtid_len += put_after(self.gtid_text + self.gtid_len, c'-', self.g_seq, 1)
                 self.gtid_kind = GTID_NUMBERS
                 self.trx_gtid = self.gtid_b = None
                 continue
