@@ -85,7 +85,7 @@ def connect_url(changefeed_id: str) -> str:
                  "changefeed's config") from None
 
 
-def _connection(changefeed_id: str):
+def launcher_connection(changefeed_id: str):
     """The Spark Connect server of a task whose config names none (SparkPlace.resolve): the
     Airflow connection's, asked when a session is opened."""
     return lambda: connect_url(changefeed_id)
@@ -98,7 +98,7 @@ def verify_changefeed(changefeed_id: str, home: Home) -> None:
 
     from cdcflow.verify.comparison import EQUAL, summary_line  # lazy: the verifier, at task time only
 
-    result = bodies().verify(changefeed_id, _connection(changefeed_id), home)
+    result = bodies().verify(changefeed_id, launcher_connection(changefeed_id), home)
     line = summary_line(result)
     for diff in result["differences"][:20]:
         log.info("difference: %s", diff)
@@ -110,8 +110,8 @@ def verify_changefeed(changefeed_id: str, home: Home) -> None:
 
 def snapshot_changefeed(changefeed_id: str, home: Home) -> None:
     """Trigger mode snapshot, the progress in the task log as chunks end."""
-    result = bodies().snapshot(changefeed_id, lambda line: log.info("%s", line), _connection(changefeed_id),
-                               home)
+    result = bodies().snapshot(changefeed_id, lambda line: log.info("%s", line),
+                               launcher_connection(changefeed_id), home)
     log.info("changefeed %s: snapshot done from binlog %s (%s); the changefeed is %s and replicates from there",
              changefeed_id, result["start_position"], "continued" if result["continued"] else "new point",
              result["state"])
@@ -155,7 +155,7 @@ def _log_result(what: str, changefeed_id: str, run_id: str, result) -> dict:
 def pull_cycle(changefeed_id: str, cdcflow_home: str, run_id: str) -> list[str]:
     """Pull the window here and choose the tasks that follow (dag_tasks.pull)."""
     with user_errors_fail_the_task():
-        results, following = bodies().pull(changefeed_id, run_id, _connection(changefeed_id),
+        results, following = bodies().pull(changefeed_id, run_id, launcher_connection(changefeed_id),
                                            task_home(cdcflow_home))
     _log_result("pull done", changefeed_id, run_id, results["pull"])
     if SPARK_STAGES[0] in following:
@@ -178,7 +178,7 @@ def spark_stage(stage: str, changefeed_id: str, cdcflow_home: str, run_id: str) 
     (the config's cdcflow.spark-remote, else the Airflow connection) opened where it sends rows
     to Spark and closed after."""
     with user_errors_fail_the_task():
-        result = bodies().spark_stage(stage, changefeed_id, run_id, _connection(changefeed_id),
+        result = bodies().spark_stage(stage, changefeed_id, run_id, launcher_connection(changefeed_id),
                                       task_home(cdcflow_home))
     return _log_result(f"{stage} done", changefeed_id, run_id, result)
 

@@ -25,6 +25,13 @@ def _schedule_words(changefeed_id: str, schedule: str | None) -> str:
     return f"`{schedule}`"
 
 
+def _follow_words(seconds: int) -> str:
+    if not seconds:
+        return ""
+    return (f"\nA catch-up run then follows the binlog for {seconds} s (`follow-seconds`): its `follow` task runs "
+            "cycles back to back, each as soon as the binlog moves, each recorded as a cycle of its own.")
+
+
 def dag_doc(spec, schedule: str | None) -> str:
     cfg = spec.config()
     changefeed_id = spec.id
@@ -40,7 +47,7 @@ def dag_doc(spec, schedule: str | None) -> str:
 ### Changefeed `{changefeed_id}`
 
 One run of this DAG is one catch-up cycle: prepare → pull → filter → barrier → apply →
-wait_index → finish. A run with nothing new upstream skips the Spark tasks.
+wait_index → finish. A run with nothing new upstream skips the Spark tasks.{_follow_words(cfg.follow_seconds)}
 
 | | |
 |---|---|

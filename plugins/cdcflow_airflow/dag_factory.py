@@ -1,9 +1,9 @@
 """One changefeed spec -> one Airflow DAG: one DAG run is one catch-up cycle.
 
-    prepare ─► pull ─► filter ─► barrier ─► apply ─► wait_index ─► finish
-    (python)  (python,  (Spark Connect sessions,     (sensor,      (python,
-               branch,   or spark-submit jobs;        deferrable)   all_done,
-               pool)     pool cdcflow_spark)                        asset events)
+    prepare ─► pull ─► filter ─► barrier ─► apply ─► wait_index ─► finish ─► [follow]
+    (python)  (python,  (Spark Connect sessions,     (sensor,      (python,    (python, pool,
+               branch,   or spark-submit jobs;        deferrable)   all_done,   where follow-seconds
+               pool)     pool cdcflow_spark)                        asset events) asks)
                  └──────────── empty window ──────────►┘
 
 `prepare` may decide the changefeed does nothing this cycle (stopped, failed,
@@ -19,6 +19,9 @@ pull is in the `cdcflow_spark` pool as the stage tasks are: it may run the stage
 (the fast path) or read a large window's ranges on Spark, so the pool's slots bound
 the Spark work of every changefeed whichever path a run takes; a fast-path run holds
 its one slot for the whole cycle, an idle run's pull for its short read.
+With `[cdcflow] follow-seconds` set, a catch-up run goes on after finish with `follow`:
+cycles back to back in that one task for that long (follow_task.py), its pool slot held
+throughout.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from collections.abc import Iterable, Iterator
 from airflow.providers.standard.operators.python import ShortCircuitOperator
 from airflow.sdk import DAG, Param, Variable, chain, get_parsing_context
 
-from cdcflow.core.stage_names import SPARK_STAGES
+from cdcflow.core.stage_names import FOLLOW_TASK, SPARK_STAGES
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.home import Home
 from cdcflow.config.checks import BINLOG_SCHEDULE
@@ -48,6 +51,7 @@ from cdcflow_airflow.cycle_tasks import (
 )
 from cdcflow_airflow.dag_doc import dag_doc
 from cdcflow_airflow.finish_task import FinishOperator
+from cdcflow_airflow.follow_task import FollowOperator
 from cdcflow_airflow.index_sensor import wait_index_task
 from cdcflow_airflow.operators import RUN_ID_TEMPLATE, SPARK_POOL, spark_stage_task
 from cdcflow_airflow.pull_branch import PullBranchOperator
@@ -225,6 +229,16 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
             on_failure_callback=on_failure,
         )
         chain(prepare, pull, *stages, wait_index, finish)
+        follow_seconds = spec.config().follow_seconds
+        if follow_seconds:
+            # after the run's cycle closed; not when it failed (finish failed: upstream_failed)
+            finish >> FollowOperator(
+                task_id=FOLLOW_TASK,
+                pool=SPARK_POOL,  # its cycles may run Spark stages, as pull's fast path does
+                doc_md=f"Follows the binlog for {follow_seconds} s after the cycle (`follow-seconds`): cycles "
+                       "back to back in this task, each as soon as the binlog moves; a run of mode catch-up only.",
+                **task_kwargs,
+            )
         pull >> wait_index  # the empty window's way, past the skipped Spark stages
         # finish closes what prepare opened, as a teardown of its setup: it runs whatever the stages
         # did (prepare's skip skips no teardown), and when prepare failed there is nothing to close:

@@ -25,12 +25,15 @@ class PullBranchOperator(BranchPythonOperator):
             raise DownstreamTasksSkipped(tasks=[*skipped.tasks, *more]) from None
 
     def beyond(self, skipped: set[str], followed) -> list[str]:
-        """The tasks after the `skipped` ones that no `followed` task leads to, teardowns aside
-        (they run whatever the stages did), in the DAG's order."""
+        """The tasks after the `skipped` ones that no `followed` task leads to, in the DAG's order;
+        not the teardowns (they run whatever the stages did), nor what comes after a teardown
+        (the follow task: its own trigger rule decides, on finish's outcome)."""
         dag = self.dag
         kept = set(followed or ())
         for task_id in list(kept):
             kept |= dag.get_task(task_id).get_flat_relative_ids(upstream=False)
+        for teardown in (t for t in dag.tasks if t.is_teardown):
+            kept |= teardown.get_flat_relative_ids(upstream=False)
         later = set().union(*(dag.get_task(t).get_flat_relative_ids(upstream=False) for t in skipped))
         return [t.task_id for t in dag.tasks
                 if t.task_id in later - kept - skipped and not t.is_teardown]

@@ -32,8 +32,10 @@ FEEDS = {
     "orders": ('[cdcflow]\nschedule = "*/10 * * * *"\nshuffle-partitions = 3\nspark-master = "local[2]"\n',
                "*/10 * * * *"),
     "audit": ('[cdcflow]\nschedule = "none"\nindex-wait = "reschedule"\n', None),
+    "follower": ('[cdcflow]\nschedule = "@continuous"\nfollow-seconds = 300\n', "@continuous"),
 }
-INDEX_WAIT = {"orders": "deferrable", "audit": "reschedule"}  # the default, and the config's
+INDEX_WAIT = {"orders": "deferrable", "audit": "reschedule", "follower": "deferrable"}  # the default, the config's
+FOLLOWING = {"follower"}  # the changefeeds whose runs follow the binlog after their cycle (a follow task)
 
 
 @pytest.fixture(scope="module")
@@ -193,7 +195,7 @@ def test_prepare_is_tried_again_when_airflow_could_not_run_it(dagbag):
         prepare = dag.get_task("prepare")
         assert prepare.retries >= 2 and dt.timedelta(seconds=10) <= prepare.retry_delay <= dt.timedelta(minutes=1)
         assert {t.task_id: t.retries for t in dag.tasks if t.task_id != "prepare"} == \
-            {t: 0 for t in CHAIN if t != "prepare"}
+            {t: 0 for t in CHAIN + (["follow"] if changefeed_id in FOLLOWING else []) if t != "prepare"}
 
 
 @pytest.mark.parametrize("changefeed_id", sorted(FEEDS))
@@ -315,6 +317,37 @@ def test_pull_skips_every_stage_it_does_not_follow_at_once(dagbag):
     assert pull.beyond({"filter", "wait_index"}, []) == ["barrier", "apply"]  # the fast path
     assert pull.beyond({"filter"}, ["wait_index"]) == ["barrier", "apply"]  # fast, an index build pending
     assert pull.beyond(set(), ["filter", "wait_index"]) == []  # the stages as tasks
+
+
+@pytest.mark.parametrize("changefeed_id", sorted(FEEDS))
+def test_follow_seconds_adds_a_follow_task_after_finish(dagbag, feeds_home, changefeed_id):
+    """With follow-seconds a run goes on after its cycle's finish with `follow` (in the Spark pool,
+    as its cycles may run Spark stages); without it a run is its cycle.  A fast-path or empty
+    window's skip never reaches it: what comes after the teardown is not the stages'."""
+    dag = dagbag.dags[f"changefeed__{changefeed_id}"]
+    if changefeed_id not in FOLLOWING:
+        assert "follow" not in dag.task_ids and "follows the binlog" not in dag.doc_md
+        return
+    follow = dag.get_task("follow")
+    assert type(follow).__name__ == "FollowOperator" and follow.pool == "cdcflow_spark"
+    assert follow.upstream_task_ids == {"finish"} and follow.downstream_task_ids == set()
+    assert (follow.changefeed_id, follow.cdcflow_home) == (changefeed_id, str(feeds_home))
+    assert "follows the binlog for 300 s" in dag.doc_md
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    assert "follow" in DagSerialization.from_dict(DagSerialization.to_dict(dag)).task_ids
+    pull = dag.get_task("pull")
+    assert pull.beyond({"filter", "wait_index"}, []) == ["barrier", "apply"]
+    assert pull.beyond({"filter"}, ["wait_index"]) == ["barrier", "apply"]
+
+
+def test_only_a_catch_up_to_no_target_of_its_own_follows():
+    from cdcflow.launch.modes import MODE_RULES, follows
+
+    assert [m for m, rule in MODE_RULES.items() if rule.follows] == ["catch-up"]
+    assert follows({}) and follows({"mode": "catch-up", "start_ts": None, "target_ts": None})
+    assert not follows({"mode": "catch-up", "target_ts": "2026-11-30 10:00:00"})
+    assert not any(follows({"mode": m}) for m in MODES if m != "catch-up")
 
 
 def test_dags_survive_serialization(dagbag):

@@ -157,6 +157,11 @@ class ChangefeedConfig:
         "fast-path-max-events", CDCFLOW, 1_000_000, "integer ≥ 0", checks.int_between(0),
         "a DAG run on Spark Connect runs filter, barrier and apply in its pull task for a window of at most "
         "this many events (the fast path); 0: a task per stage always")
+    follow_seconds: int = _key(
+        "follow-seconds", CDCFLOW, 0, "integer 0-86400 (seconds)", checks.int_between(0, 86_400),
+        "a DAG run of mode catch-up follows the binlog this long after its cycle: cycles back to back in its "
+        "follow task, each as soon as the binlog moves past the checkpoint (as `changefeed run --follow`); "
+        "0: a run is one cycle")
     engine: str = _key(
         "engine", CDCFLOW, "auto", " or ".join(f'"{m}"' for m in ENGINES), checks.one_of(*ENGINES),
         "where the row steps of filter, barrier and apply run: auto, in the stage's process for a window and "

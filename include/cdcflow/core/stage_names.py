@@ -17,3 +17,7 @@ STAGE_TASKS = {
     "pull": "in pull's task",
     "own": "in its own task",
 }
+
+# The DAG's task after finish where the config's follow-seconds asks: cycles back to back in it
+# (launch.dag_tasks.follow).
+FOLLOW_TASK = "follow"

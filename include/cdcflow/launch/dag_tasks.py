@@ -1,6 +1,6 @@
 """The bodies of the DAG's cycle tasks, without Airflow: what a run's trigger parameters ask
-for (launch.modes), the cycle's id, and what the prepare, pull, Spark stage, wait_index, finish
-and failure-callback tasks do, as plain values.  The plugin's task callables
+for (launch.modes), the cycle's id, and what the prepare, pull, Spark stage, wait_index, finish,
+follow and failure-callback tasks do, as plain values.  The plugin's task callables
 (plugins/cdcflow_airflow/cycle_tasks.py) keep what is Airflow's — XCom, task states, Airflow's
 exceptions, its connections — and hand each body the task's home (core.home.Home: its
 CDCFLOW_HOME and credential lookup), which the body runs in.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from cdcflow.changefeed import commands, feed_state, states
 from cdcflow.core.errors import TASK_FAILED, CdcflowError
 from cdcflow.core.home import Home
-from cdcflow.config.spec_store import spec_exists
+from cdcflow.config.spec_store import load_spec, spec_exists
 from cdcflow.core.stage_names import SPARK_STAGES, STAGES
 from cdcflow.launch.cycle_runner import (
     index_wait_needed,
@@ -29,8 +29,10 @@ from cdcflow.launch.cycle_runner import (
     run_spark_stages,
     run_stage,
 )
+from cdcflow.launch.follow import Followed
+from cdcflow.launch.follow import follow as follow_binlog
 from cdcflow.launch.in_process import run_cycle
-from cdcflow.launch.modes import cycle_request
+from cdcflow.launch.modes import cycle_request, follows
 from cdcflow.launch.sessions import command_sessions
 from cdcflow.snapshot.chunk_copies import progress_line
 from cdcflow.spark.place import SparkPlace
@@ -173,6 +175,33 @@ def poke_index(changefeed_id: str, run_id: str, home: Home = Home()):
     """One look at the index builds the cycle stopped for (the wait_index stage), in `home`."""
     with home.entered():
         return run_stage("wait_index", None, Cycle.load(changefeed_id, run_id))
+
+
+def follow(changefeed_id: str, params, connection: Callable[[], str] | None = None, home: Home = Home(), *,
+           on_cycle: Callable[[dict], None] = lambda result: None,
+           on_error: Callable[[CdcflowError], None] = lambda error: None,
+           stop: Callable[[], bool] = lambda: False) -> tuple[Followed | None, tuple[str, ...]]:
+    """The follow task, after the run's cycle: where the changefeed's config asks (follow-seconds)
+    and the run's trigger parameters allow (modes.follows: a catch-up to no target of its own),
+    cycles back to back in this task as `changefeed run --follow` runs them (launch.follow), each
+    with an Airflow cycle id and its Spark where the run's own stages have theirs, until the time
+    is up, the changefeed stops or `stop()` says so.  In `home`.  Returns what it did (None: the
+    run does not follow) and the ids of its cycles."""
+    with home.entered():
+        if not spec_exists(changefeed_id) or not follows(params):
+            return None, ()
+        seconds = load_spec(changefeed_id).config().follow_seconds
+        if seconds <= 0:  # set to 0 since Airflow last parsed the DAG: the task goes at the next parse
+            return None, ()
+        cycles: list[str] = []
+
+        def cycle(result: dict) -> None:
+            if result.get("run_id"):
+                cycles.append(result["run_id"])
+            on_cycle(result)
+
+        return follow_binlog(changefeed_id, seconds, connection=connection, new_run_id=cycle_run_id,
+                             on_cycle=cycle, on_error=on_error, stop=stop), tuple(cycles)
 
 
 def failure_message(task_states: dict) -> str | None:

@@ -43,13 +43,16 @@ class Followed:
 
 
 def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | None = None,
+           connection: Callable[[], str] | None = None, new_run_id: Callable[[], str] | None = None,
            on_cycle: Callable[[dict], None] = lambda result: None,
            on_error: Callable[[CdcflowError], None] = lambda error: None, stop: Callable[[], bool] = lambda: False,
            clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
            out: Followed | None = None) -> Followed:
     """Cycles of `changefeed_id` while its binlog moves, for `seconds` (None: until `stop()`);
     each cycle's result to `on_cycle`, each cycle's error to `on_error`; counted in `out` as they
-    end (a caller interrupted meanwhile still has them)."""
+    end (a caller interrupted meanwhile still has them).  Each cycle's Spark is run_cycle's
+    (`spark_remote`, else the config's, else a launcher's `connection`) and its id `new_run_id()`'s
+    (the CLI's by default)."""
     deadline = None if seconds is None else clock() + seconds
     out, watch = out or Followed(), HeadWatch(changefeed_id)
 
@@ -74,7 +77,8 @@ def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | Non
                 continue
             before = feed.checkpoint_ts
             try:
-                result = run_cycle(changefeed_id, spark_remote=spark_remote)
+                result = run_cycle(changefeed_id, spark_remote=spark_remote, connection=connection,
+                                   run_id=new_run_id() if new_run_id else None)
                 out.cycles += 1
                 on_cycle(result)
             except CdcflowError as e:

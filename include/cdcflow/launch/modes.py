@@ -24,10 +24,13 @@ class ModeRule(NamedTuple):
     instead: str | None
     what: str
     tables: str | None = None  # the table copy a catch-up begins with (add-tables, resync-tables): tables required
+    # a run of this mode follows the binlog after its cycle where the config's follow-seconds asks (follows())
+    follows: bool = False
 
 
 MODE_RULES = {
-    "catch-up": ModeRule("not allowed", False, None, "from the checkpoint to what the upstream has committed"),
+    "catch-up": ModeRule("not allowed", False, None, "from the checkpoint to what the upstream has committed",
+                         follows=True),
     "backfill": ModeRule("required", False, None, "replay from start_ts"),
     "dry-run": ModeRule("optional", True, None, "plan the window and apply nothing"),
     "verify": ModeRule("not allowed", False, "verify",
@@ -67,6 +70,14 @@ def modes_for(state: str) -> list[str]:
         return instead == "verify" or state not in states.IDLE_REASONS
 
     return [mode for mode in MODES if does_something(mode)]
+
+
+def follows(params) -> bool:
+    """Whether a run with these trigger parameters (checked by cycle_request) follows the binlog
+    after its cycle, where the config's follow-seconds asks: a mode whose rule says so, to no
+    target_ts of the run's own (the changefeed's target-ts ends a follow as it ends a cycle)."""
+    rule = MODE_RULES.get((params.get("mode") or "catch-up").strip())
+    return bool(rule and rule.follows) and params.get("target_ts") in (None, "")
 
 
 def _ts_param(changefeed_id: str, name: str, value) -> int | None:
