@@ -97,7 +97,7 @@ demo: setup
 # make bench [PARTS=replication,scaling,pull,launchers,snapshot,feeds,large_txn,lag,tables,join] [ROWS=300000]
 #            [SCALE=10000,100000,1000000|none] [LAUNCHERS=10000,100000|none] [PULL=<ranges>] [SHAPE=oltp|bulk]
 #            [SNAPSHOT=2000000,10000000] [THREADS=4] [LARGE_TXN=1000000,5000000] [LAG_RATES=1000,5000] [LAG_SECONDS=120]
-#            [LAG_SCHEDULES=@binlog,@continuous] [LAG_CLI=0] [LAG_SYSBENCH=1]
+#            [LAG_SCHEDULES=@binlog,@continuous,@continuous+follow60] [LAG_CLI=0] [LAG_SYSBENCH=1]
 #            [TABLES=100,1000,10000] [JOIN=1000000] [CATCHUP=300000,2500000] [CATCHUP_SHAPES=oltp,bulk]
 #            [CLUSTER=2500000|none]
 # The snapshot, lag, tables and join parts run when PARTS names them or SNAPSHOT= / LAG_RATES= / TABLES= / JOIN=

@@ -15,6 +15,9 @@ downstream of its own:
                     binlog moves: an asset watched by a trigger on the triggerer), run by a
                     real scheduler (`airflow standalone` on free ports, in a folder of its own)
     dag-continuous  the same on `@continuous` (runs back to back)
+    dag-continuous-follow60
+                    `--schedules @continuous+follow60`: the same with `follow-seconds = 60`
+                    (a run follows the binlog for 60 s after its cycle, in its follow task)
     cli             a loop of `cdcflow changefeed run --spark-remote` (one cycle after the other)
     cli-follow      one `cdcflow changefeed run --follow --spark-remote`: cycles back to back in
                     one process, each as soon as the binlog moves (launch/follow.py)
@@ -53,7 +56,7 @@ from cdcflow_devtools.checkout import LOCAL, PROJECT
 
 DEFAULT_RATES = (1000, 5000)
 DEFAULT_SECONDS = 120
-DEFAULT_SCHEDULES = ("@binlog", "@continuous")  # the DAG's launchers, in turn
+DEFAULT_SCHEDULES = ("@binlog", "@continuous", "@continuous+follow60")  # the DAG's launchers, in turn
 SYSBENCH = "sysbench"  # the load after the rates
 CAUGHT_UP_TIMEOUT_S = 300  # after sysbench stops: the downstream shows a heartbeat written after the stop
 SCHEMA = "bench"  # the schema bench_common.CONFIG replicates (the part has servers of its own)
@@ -385,9 +388,21 @@ def where_the_seconds_go(runs: list[dict]) -> dict:
 
 # --- the part ---------------------------------------------------------------------------------
 
+FOLLOW_MARK = "+follow"  # a schedule with follow-seconds: @continuous+follow60
+
+
 def launchers_of(schedules, cli: bool) -> list[str]:
-    """The launchers' names, in turn: `dag-<schedule without @>` per DAG schedule, then the CLI's."""
-    return [f"dag-{schedule.lstrip('@')}" for schedule in schedules] + (list(CLI_LAUNCHERS) if cli else [])
+    """The launchers' names, in turn: `dag-<schedule without @>` per DAG schedule (a run that
+    follows the binlog for N s after its cycle: `dag-<schedule>-followN`), then the CLI's."""
+    return [f"dag-{schedule.lstrip('@').replace(FOLLOW_MARK, '-follow')}" for schedule in schedules] + \
+        (list(CLI_LAUNCHERS) if cli else [])
+
+
+def dag_config(launcher: str) -> tuple[str, str]:
+    """A DAG launcher's schedule and its changefeed's `[cdcflow]` config (launchers_of's name read back)."""
+    schedule, _, follow = launcher.removeprefix("dag-").partition("-follow")
+    schedule = "@" + schedule
+    return schedule, f'[cdcflow]\nschedule = "{schedule}"\n' + (f"follow-seconds = {int(follow)}\n" if follow else "")
 
 
 class Turns:
@@ -445,13 +460,16 @@ class Turns:
     def dag_turn(self, launcher: str, load, seconds: float, settle: int, threads: int) -> dict:
         from cdcflow_devtools.bench_common import create_changefeed
 
-        schedule = "@" + launcher.removeprefix("dag-")
+        from cdcflow.changefeed import commands
+
+        schedule, config = dag_config(launcher)
         cid, dag_id = f"lag-{launcher}-{load}", f"changefeed__lag-{launcher}-{load}"
-        create_changefeed(cid, self.up, self.downs[launcher], self.home, config=f'[cdcflow]\nschedule = "{schedule}"\n')
+        create_changefeed(cid, self.up, self.downs[launcher], self.home, config=config)
         wait_dag(self.env, dag_id)
-        say(f"{load_words(load)} through the DAG on {schedule} for {seconds:.0f} s")
+        say(f"{load_words(load)} through the DAG on {schedule} ({launcher}) for {seconds:.0f} s")
         dag = self.measure(launcher, load, seconds, cid, settle, threads)
         set_paused(self.env, dag_id, True)
+        commands.pause(cid)  # `airflow dags pause` leaves the changefeed as it is: a follow task stops on this
         time.sleep(DRAIN_S)  # also lets the last run in the window end
         dag["runs"] = lag_tail.dag_runs(Path(self.env["AIRFLOW_HOME"]) / "airflow.db", dag_id, cid,
                                         dag.pop("window"), dag.pop("samples_seen"))

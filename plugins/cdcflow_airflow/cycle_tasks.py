@@ -120,18 +120,24 @@ def snapshot_changefeed(changefeed_id: str, home: Home) -> None:
 NO_CYCLE = {"verify": verify_changefeed, "snapshot": snapshot_changefeed}
 
 
+def triggered_by_a_person(dag_run) -> bool:
+    """Whether the run is DagRunType.MANUAL: a person's trigger (it runs through a warning's backoff)."""
+    run_type = getattr(dag_run, "run_type", None)
+    return getattr(run_type, "value", run_type) == "manual"
+
+
 def prepare_cycle(changefeed_id: str, cdcflow_home: str, params, ti, dag_run=None) -> bool:
     """Open the cycle; False makes the ShortCircuitOperator skip the Spark stages.  A run a
     person triggered runs through a warning's backoff; a scheduled one waits it out."""
     home = task_home(cdcflow_home)
-    run_type = getattr(dag_run, "run_type", None)
-    manual = getattr(run_type, "value", run_type) == "manual"  # DagRunType.MANUAL: a person's trigger
     with user_errors_fail_the_task():
-        opened = bodies().prepare(changefeed_id, params, manual, home)
+        opened = bodies().prepare(changefeed_id, params, triggered_by_a_person(dag_run), home)
         if opened.instead:
             NO_CYCLE[opened.instead](changefeed_id, home)
     if opened.run_id:
         ti.xcom_push(key="run_id", value=opened.run_id)
+    if opened.follows:  # the stages are skipped, not the follow task (pull_branch.PrepareShortCircuitOperator)
+        ti.xcom_push(key="follows", value=True)
     if opened.skip_reason:
         if not opened.instead:
             log.info("%s", opened.skip_reason)

@@ -28,8 +28,9 @@ def _schedule_words(changefeed_id: str, schedule: str | None) -> str:
 def _follow_words(seconds: int) -> str:
     if not seconds:
         return ""
-    return (f"\nA catch-up run then follows the binlog for {seconds} s (`follow-seconds`): its `follow` task runs "
-            "cycles back to back, each as soon as the binlog moves, each recorded as a cycle of its own.")
+    return (f"\nA catch-up run follows the binlog for {seconds} s instead (`follow-seconds`): its `follow` task "
+            "runs cycles back to back, each as soon as the binlog moves, each recorded as a cycle of its own, and "
+            "the cycle's tasks are skipped.")
 
 
 def dag_doc(spec, schedule: str | None) -> str:

@@ -1,10 +1,11 @@
 """One changefeed spec -> one Airflow DAG: one DAG run is one catch-up cycle.
 
-    prepare ─► pull ─► filter ─► barrier ─► apply ─► wait_index ─► finish ─► [follow]
-    (python)  (python,  (Spark Connect sessions,     (sensor,      (python,    (python, pool,
-               branch,   or spark-submit jobs;        deferrable)   all_done,   where follow-seconds
-               pool)     pool cdcflow_spark)                        asset events) asks)
-                 └──────────── empty window ──────────►┘
+    prepare ─► pull ─► filter ─► barrier ─► apply ─► wait_index ─► finish
+    (python)  (python,  (Spark Connect sessions,     (sensor,      (python,
+       │       branch,   or spark-submit jobs;        deferrable)   all_done,
+       │       pool)     pool cdcflow_spark)                        asset events)
+       │         └──────────── empty window ──────────►┘
+       └─► [follow]  (python, pool; where follow-seconds asks: a catch-up run's cycles)
 
 `prepare` may decide the changefeed does nothing this cycle (stopped, failed,
 finished, removed, or waiting for its next retry): every later task but `finish`
@@ -19,9 +20,10 @@ pull is in the `cdcflow_spark` pool as the stage tasks are: it may run the stage
 (the fast path) or read a large window's ranges on Spark, so the pool's slots bound
 the Spark work of every changefeed whichever path a run takes; a fast-path run holds
 its one slot for the whole cycle, an idle run's pull for its short read.
-With `[cdcflow] follow-seconds` set, a catch-up run goes on after finish with `follow`:
-cycles back to back in that one task for that long (follow_task.py), its pool slot held
-throughout.
+With `[cdcflow] follow-seconds` set, a catch-up run's prepare opens no cycle and skips the
+stages (finish closes nothing), and `follow` runs the run's cycles back to back in that one task
+for that long (follow_task.py), its pool slot held throughout; a run of another mode runs its
+cycle as above and its follow task ends at once.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ import logging
 import os
 from collections.abc import Iterable, Iterator
 
-from airflow.providers.standard.operators.python import ShortCircuitOperator
 from airflow.sdk import DAG, Param, Variable, chain, get_parsing_context
 
 from cdcflow.core.stage_names import FOLLOW_TASK, SPARK_STAGES
@@ -54,7 +55,7 @@ from cdcflow_airflow.finish_task import FinishOperator
 from cdcflow_airflow.follow_task import FollowOperator
 from cdcflow_airflow.index_sensor import wait_index_task
 from cdcflow_airflow.operators import RUN_ID_TEMPLATE, SPARK_POOL, spark_stage_task
-from cdcflow_airflow.pull_branch import PullBranchOperator
+from cdcflow_airflow.pull_branch import PrepareShortCircuitOperator, PullBranchOperator
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +202,7 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
         default_args={"owner": "cdcflow", "retries": 0},
         doc_md=dag_doc(spec, schedule_of(spec)),
     ) as dag:
-        prepare = ShortCircuitOperator(
+        prepare = PrepareShortCircuitOperator(
             task_id="prepare",
             python_callable=prepare_cycle,
             op_kwargs=task_kwargs,
@@ -231,8 +232,9 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
         chain(prepare, pull, *stages, wait_index, finish)
         follow_seconds = spec.config().follow_seconds
         if follow_seconds:
-            # after the run's cycle closed; not when it failed (finish failed: upstream_failed)
-            finish >> FollowOperator(
+            # beside the cycle's tasks: a run whose cycles are the follow's skips them (prepare's
+            # skip spares this task), finish then closing nothing; a run of another mode ends it at once
+            prepare >> FollowOperator(
                 task_id=FOLLOW_TASK,
                 pool=SPARK_POOL,  # its cycles may run Spark stages, as pull's fast path does
                 doc_md=f"Follows the binlog for {follow_seconds} s after the cycle (`follow-seconds`): cycles "

@@ -1,14 +1,19 @@
-"""The follow task: after a run's cycle, where the changefeed's `[cdcflow] follow-seconds` asks,
-cycles back to back in this one task process as the binlog moves (cdcflow.launch.dag_tasks.follow),
+"""The follow task: where the changefeed's `[cdcflow] follow-seconds` asks, a catch-up run's
+cycles, back to back in this one task process as the binlog moves (cdcflow.launch.dag_tasks.follow),
 until the time is up or the changefeed stops; then the run ends and the schedule starts the next.
 
 A run's three task processes (prepare, pull, finish) are the floor of a run-per-cycle DAG's lag
-(docs/performance.md): following pays them once per run instead of once per cycle.  Each cycle
+(docs/performance.md): following pays them once per run instead of once per cycle.  The task
+follows prepare, beside the cycle's tasks, which prepare skips for such a run (finish closes
+nothing), so from one run to the next a change waits for prepare's process and this one's
+start; a person's run has its first cycle run through a warning's backoff.  Each cycle
 is recorded as its own (an Airflow cycle id, its stages' figures); the task log has a line per
 cycle.  When the run's task is stopped from outside (marked, or the run deleted), Airflow sends
 SIGTERM: `on_kill` asks the follow to end after the cycle under way, which a cycle cut short would
 leave to the next cycle's lease takeover.  At its end the task announces the tables its cycles
 changed (assets.py), as finish does for one cycle, and fails where the changefeed ended failed.
+A run of another mode (and a catch-up to a target of its own) runs its cycle in the cycle's
+tasks; its follow task ends at once.
 """
 
 from __future__ import annotations
@@ -23,7 +28,13 @@ from cdcflow.changefeed.states import FAILED
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.log_line import event_line
 from cdcflow_airflow.assets import alias_for, emit_table_events
-from cdcflow_airflow.cycle_tasks import bodies, launcher_connection, task_home, user_errors_fail_the_task
+from cdcflow_airflow.cycle_tasks import (
+    bodies,
+    launcher_connection,
+    task_home,
+    triggered_by_a_person,
+    user_errors_fail_the_task,
+)
 
 log = logging.getLogger(__name__)
 
@@ -57,15 +68,16 @@ class FollowOperator(BaseOperator):
         self._stopping = stopping = threading.Event()
         cid, home = self.changefeed_id, task_home(self.cdcflow_home)
         with user_errors_fail_the_task():
-            done, cycles = bodies().follow(
-                cid, context["params"], launcher_connection(cid), home, stop=stopping.is_set,
+            done = bodies().follow(
+                cid, context["params"], launcher_connection(cid), home,
+                manual=triggered_by_a_person(context.get("dag_run")), stop=stopping.is_set,
                 on_cycle=lambda result: log.info("%s", cycle_line(cid, result)),
                 on_error=lambda e: log.warning("%s", e))
         if done is None:
             log.info("changefeed %s: this run does not follow the binlog (its mode or target_ts, or "
                      "follow-seconds 0)", cid)
             return None
-        self._announce(context, cycles, home)
+        self._announce(context, done, home)
         line = f"changefeed {cid}: followed the binlog: {done.cycles} cycle(s), {done.errors} error(s); {done.ended}"
         if done.state not in done.ended:
             line += f"; the changefeed is {done.state}"
@@ -73,21 +85,23 @@ class FollowOperator(BaseOperator):
             log.error("%s", line)
             raise AirflowFailException(line)
         log.info("%s", line)
-        return {"cycles": done.cycles, "errors": done.errors, "state": done.state}
+        return {"cycles": done.cycles, "errors": done.errors, "ended": done.ended, "state": done.state}
 
-    def _announce(self, context, cycles: tuple[str, ...], home) -> None:
-        """An asset event per table the follow's cycles changed, the last cycle's checkpoint in each."""
+    def _announce(self, context, done, home) -> None:
+        """An asset event per table the follow's cycles changed (their results said which, as they
+        ended: reading each cycle's record back took a second at the run's end, a hand-off's
+        lag), the last cycle's checkpoint in each."""
         from cdcflow.launch.cycle_tables import cycle_tables  # lazy: task time, not DAG parse time
 
-        if not cycles:
+        if done.last_cycle is None:
             return
         try:
             with home.entered():
-                each = [cycle_tables(self.changefeed_id, run_id) for run_id in cycles]
+                last = cycle_tables(self.changefeed_id, done.last_cycle)
         except CdcflowError as e:  # the changefeed was removed meanwhile
             log.warning("changefeed %s: no asset events: %s", self.changefeed_id, e)
             return
-        changed = tuple(sorted({table for tables in each for table in tables.changed}))
-        uris = emit_table_events(context["outlet_events"], replace(each[-1], changed=changed))
+        changed = tuple(sorted(tuple(name.split(".", 1)) for name in done.changed_tables))
+        uris = emit_table_events(context["outlet_events"], replace(last, changed=changed))
         log.info("changefeed %s: asset events for %s", self.changefeed_id,
                  ", ".join(uris) or "no table (the cycles changed none)")

@@ -1,16 +1,31 @@
-"""pull's operator: a branch that skips every stage task it does not follow when it ends.
+"""The operators of prepare and pull, whose skips reach past the tasks right after them.
 
-Airflow's branch skips only the tasks right after it (filter, and wait_index on the fast path);
-the scheduler then skips each later stage in a pass of its own (barrier, then apply), and finish,
-the teardown, waits for all of them: about 0.2 s a stage between pull's end and finish's start on
-every fast-path run, a third of a run at 1,000 changes/s (docs/performance.md).  Here the stages
-after the ones it skips, up to the teardown, are skipped with them, in the same call.
+Airflow's branch (pull's) and short circuit (prepare's, which leaves the trigger rules of the
+tasks after it alone) skip only the tasks right after them: filter, and wait_index on the fast
+path; pull, when prepare opens no cycle.  The scheduler then skips each later stage in a pass of
+its own, and finish, the teardown, waits for all of them: about 0.2 s a stage between the
+skipping task's end and finish's start (docs/performance.md), a third of a run at 1,000
+changes/s.  Here the stages after the ones skipped, up to the teardown, are skipped with them,
+in the same call.
 """
 
 from __future__ import annotations
 
-from airflow.providers.standard.operators.python import BranchPythonOperator
+from airflow.providers.standard.operators.python import BranchPythonOperator, ShortCircuitOperator
 from airflow.sdk.exceptions import DownstreamTasksSkipped
+
+from cdcflow.core.stage_names import FOLLOW_TASK
+
+
+def beyond(dag, skipped: set[str], followed) -> list[str]:
+    """The tasks after the `skipped` ones that no `followed` task leads to, in the DAG's order;
+    not the teardowns (they run whatever the stages did)."""
+    kept = set(followed or ())
+    for task_id in list(kept):
+        kept |= dag.get_task(task_id).get_flat_relative_ids(upstream=False)
+    later = set().union(*(dag.get_task(t).get_flat_relative_ids(upstream=False) for t in skipped))
+    return [t.task_id for t in dag.tasks
+            if t.task_id in later - kept - skipped and not t.is_teardown]
 
 
 class PullBranchOperator(BranchPythonOperator):
@@ -25,15 +40,17 @@ class PullBranchOperator(BranchPythonOperator):
             raise DownstreamTasksSkipped(tasks=[*skipped.tasks, *more]) from None
 
     def beyond(self, skipped: set[str], followed) -> list[str]:
-        """The tasks after the `skipped` ones that no `followed` task leads to, in the DAG's order;
-        not the teardowns (they run whatever the stages did), nor what comes after a teardown
-        (the follow task: its own trigger rule decides, on finish's outcome)."""
-        dag = self.dag
-        kept = set(followed or ())
-        for task_id in list(kept):
-            kept |= dag.get_task(task_id).get_flat_relative_ids(upstream=False)
-        for teardown in (t for t in dag.tasks if t.is_teardown):
-            kept |= teardown.get_flat_relative_ids(upstream=False)
-        later = set().union(*(dag.get_task(t).get_flat_relative_ids(upstream=False) for t in skipped))
-        return [t.task_id for t in dag.tasks
-                if t.task_id in later - kept - skipped and not t.is_teardown]
+        return beyond(self.dag, skipped, followed)
+
+
+class PrepareShortCircuitOperator(ShortCircuitOperator):
+    """ShortCircuitOperator (the tasks after it keep their trigger rules) whose skip reaches past
+    the tasks right after it (module docstring), and spares the follow task of a run whose
+    cycles are that task's (prepare says so in XCom: `follows`)."""
+
+    def skip(self, ti, tasks) -> None:
+        tasks = list(tasks)
+        if ti.xcom_pull(task_ids=self.task_id, key="follows"):
+            tasks = [t for t in tasks if t.task_id != FOLLOW_TASK]
+        more = beyond(self.dag, {t.task_id for t in tasks}, ())
+        super().skip(ti, [*tasks, *(self.dag.get_task(task_id) for task_id in more)])

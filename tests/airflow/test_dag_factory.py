@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -320,17 +321,17 @@ def test_pull_skips_every_stage_it_does_not_follow_at_once(dagbag):
 
 
 @pytest.mark.parametrize("changefeed_id", sorted(FEEDS))
-def test_follow_seconds_adds_a_follow_task_after_finish(dagbag, feeds_home, changefeed_id):
-    """With follow-seconds a run goes on after its cycle's finish with `follow` (in the Spark pool,
-    as its cycles may run Spark stages); without it a run is its cycle.  A fast-path or empty
-    window's skip never reaches it: what comes after the teardown is not the stages'."""
+def test_follow_seconds_adds_a_follow_task_beside_the_cycle(dagbag, feeds_home, changefeed_id):
+    """With follow-seconds a run has a `follow` task after prepare, beside the cycle's tasks (in the
+    Spark pool, as its cycles may run Spark stages); without it a run is its cycle.  A fast-path
+    or empty window's skip never reaches it."""
     dag = dagbag.dags[f"changefeed__{changefeed_id}"]
     if changefeed_id not in FOLLOWING:
         assert "follow" not in dag.task_ids and "follows the binlog" not in dag.doc_md
         return
     follow = dag.get_task("follow")
     assert type(follow).__name__ == "FollowOperator" and follow.pool == "cdcflow_spark"
-    assert follow.upstream_task_ids == {"finish"} and follow.downstream_task_ids == set()
+    assert follow.upstream_task_ids == {"prepare"} and follow.downstream_task_ids == set()
     assert (follow.changefeed_id, follow.cdcflow_home) == (changefeed_id, str(feeds_home))
     assert "follows the binlog for 300 s" in dag.doc_md
     from airflow.serialization.serialized_objects import DagSerialization
@@ -339,6 +340,86 @@ def test_follow_seconds_adds_a_follow_task_after_finish(dagbag, feeds_home, chan
     pull = dag.get_task("pull")
     assert pull.beyond({"filter", "wait_index"}, []) == ["barrier", "apply"]
     assert pull.beyond({"filter"}, ["wait_index"]) == ["barrier", "apply"]
+    assert "follow" not in pull.beyond({"filter", "wait_index"}, []) + pull.beyond(set(), [])
+
+
+class _SkippingTi:
+    """What SkipMixin.skip asks of a task instance, with prepare's `follows` XCom."""
+
+    map_index = -1
+
+    def __init__(self, follows: bool):
+        self.follows, self.pushed = follows, {}
+
+    def xcom_pull(self, task_ids, key):
+        return self.follows if (task_ids, key) == ("prepare", "follows") else None
+
+    def xcom_push(self, key, value):
+        self.pushed[key] = value
+
+
+@pytest.mark.parametrize("follows", [True, False])
+def test_prepares_skip_takes_every_stage_at_once_and_spares_a_following_runs_follow_task(dagbag, follows):
+    """prepare's skip (no cycle: a stopped changefeed, a run whose cycles are the follow task's)
+    takes every stage at once, not pull alone with a scheduler pass per stage after it, so finish
+    starts in the scheduler's next pass; the follow task is spared where prepare says the run's
+    cycles are its, and skipped with the stages otherwise."""
+    from airflow.sdk.exceptions import DownstreamTasksSkipped
+
+    dag = dagbag.dags["changefeed__follower"]
+    prepare = dag.get_task("prepare")
+    with pytest.raises(DownstreamTasksSkipped) as skipped:
+        prepare.skip(_SkippingTi(follows), [dag.get_task(t) for t in sorted(prepare.downstream_task_ids)
+                                            if not dag.get_task(t).is_teardown])
+    named = sorted(t if isinstance(t, str) else t[0] for t in skipped.value.tasks)
+    assert named == sorted(["pull", "filter", "barrier", "apply", "wait_index", *([] if follows else ["follow"])])
+
+
+@pytest.mark.parametrize("manual", [False, True])
+def test_a_catch_up_run_leaves_its_cycles_to_the_follow_task(airflow, feeds_home, manual):
+    """A catch-up of a following changefeed, scheduled or a person's, opens no cycle in prepare:
+    the follow task runs the run's cycles (the hand-off between runs costs no pull or finish
+    process).  The other modes, and a changefeed that does not follow, are not asked to."""
+    from cdcflow.core.home import Home
+    from cdcflow.launch import dag_tasks
+
+    home = Home(str(feeds_home))
+    with home.entered():
+        assert dag_tasks.follow_seconds("follower", {}) == 300
+        assert dag_tasks.follow_seconds("follower", {"mode": "catch-up", "target_ts": "now"}) == 0
+        assert dag_tasks.follow_seconds("follower", {"mode": "dry-run"}) == 0
+        assert dag_tasks.follow_seconds("orders", {}) == 0 and dag_tasks.follow_seconds("nobody", {}) == 0
+    opened = dag_tasks.prepare("follower", {"mode": "catch-up"}, manual, home)
+    assert opened.follows and opened.run_id is None and opened.instead is None and opened.skipped is None
+    assert "follow task" in opened.skip_reason
+
+
+def test_the_follow_task_ends_after_the_cycle_under_way_when_airflow_stops_it(dagbag, monkeypatch):
+    """Airflow's SIGTERM calls on_kill: the follow is asked to stop (between cycles), and the task
+    ends as a follow that was stopped, not with an error."""
+    import threading
+
+    from cdcflow.launch import dag_tasks
+    from cdcflow.launch.follow import Followed
+
+    asked = threading.Event()
+
+    def fake_follow(changefeed_id, params, connection, home, *, manual, on_cycle, on_error, stop):
+        asked.set()
+        deadline = time.monotonic() + 30
+        while not stop() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return Followed(cycles=2, ended="stopped as asked" if stop() else "never asked", state="normal")
+
+    monkeypatch.setattr(dag_tasks, "follow", fake_follow)
+    task = dagbag.dags["changefeed__follower"].get_task("follow")
+    out = {}
+    runner = threading.Thread(target=lambda: out.update(r=task.execute({"params": {}, "outlet_events": {}})))
+    runner.start()
+    assert asked.wait(30)
+    task.on_kill()
+    runner.join(30)
+    assert out["r"] == {"cycles": 2, "errors": 0, "ended": "stopped as asked", "state": "normal"}
 
 
 def test_only_a_catch_up_to_no_target_of_its_own_follows():

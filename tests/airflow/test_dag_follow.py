@@ -1,6 +1,6 @@
-"""`[cdcflow] follow-seconds`: a catch-up run of the DAG goes on after its cycle with a `follow`
-task that runs cycles back to back as the binlog moves, each recorded as its own, until the time
-is up or the changefeed stops; a run of another mode does not follow.  Real MariaDB servers,
+"""`[cdcflow] follow-seconds`: a catch-up run of the DAG has its `follow` task run its cycles
+back to back as the binlog moves, each recorded as its own, until the time is up or the
+changefeed stops, the cycle's own tasks skipped; a run of another mode runs its one cycle.  Real MariaDB servers,
 Airflow's dag.test(), the stages on the session's Spark Connect server."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _events(uri: str) -> list:
 
 
 class Writer(threading.Thread):
-    """Once the run's own cycle has ended, a row at a time upstream, each waited for downstream;
+    """Once the run's first cycle has ended, a row at a time upstream, each waited for downstream;
     then the changefeed paused, which ends the follow.  What went wrong is kept for the test."""
 
     def __init__(self, up, down):
@@ -53,7 +53,7 @@ class Writer(threading.Thread):
 
     def run(self) -> None:
         try:
-            self._wait(lambda: any(r.ended_at for r in metastore.recent_runs(CF, limit=5)), "the run's cycle")
+            self._wait(lambda: any(r.ended_at for r in metastore.recent_runs(CF, limit=5)), "the first cycle")
             for i in range(1, ROWS + 1):
                 self.up.execute(f"INSERT INTO {S}.t VALUES ({i}, 'r{i}')", f"UPDATE {S}.t SET v = 'u' WHERE id < {i}")
                 self._wait(lambda: self.down.query(f"SELECT COUNT(*) FROM {S}.t WHERE id = {i}")[0][0], f"row {i}")
@@ -80,7 +80,7 @@ def test_a_catch_up_run_follows_the_binlog_until_the_changefeed_stops(mariadb_pa
     up.execute(f"CREATE DATABASE {S}", f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v VARCHAR(20))")
     dag = parsed_changefeed_dag(CF)
     follow = dag.get_task("follow")
-    assert follow.upstream_task_ids == {"finish"} and follow.pool == "cdcflow_spark"
+    assert follow.upstream_task_ids == {"prepare"} and follow.pool == "cdcflow_spark"
     assert f"for {FOLLOW_S} s" in dag.doc_md
 
     writer = Writer(up, down)
@@ -92,11 +92,14 @@ def test_a_catch_up_run_follows_the_binlog_until_the_changefeed_stops(mariadb_pa
     assert writer.arrived == list(range(1, ROWS + 1))
     assert _state(run.state) == "success", run.state
     assert _state(run.get_task_instance("follow").state) == "success"
+    # the cycle's own tasks: skipped by prepare at once, finish closing nothing
+    assert {t: _state(run.get_task_instance(t).state) for t in ("pull", "apply", "wait_index", "finish")} == \
+        {"pull": "skipped", "apply": "skipped", "wait_index": "skipped", "finish": "success"}
     assert time.time() - started < FOLLOW_S  # the pause ended it, not the time
     assert_consistent(up, down, [S])
 
     cycles = [r for r in metastore.recent_runs(CF, limit=50) if r.started_at >= started]
-    # the run's cycle, then at least one followed cycle per row (each written once the one before arrived)
+    # the first cycle (the tables' DDL), then at least one per row (each written once the one before arrived)
     assert len(cycles) >= 1 + ROWS, [r.run_id for r in cycles]
     assert all(r.run_id.startswith("airflow__") and r.status == "done" for r in cycles)
     feed = metastore.get_feed(CF)
@@ -106,6 +109,12 @@ def test_a_catch_up_run_follows_the_binlog_until_the_changefeed_stops(mariadb_pa
 
     events = _events(table_asset(down.uri, S, "t").uri)
     assert events[-1][0] == "follow" and events[-1][1]["checkpoint_ts"] == feed.checkpoint_ts
+
+    # a stopped changefeed's run opens no cycle, and its follow ends at once
+    run = dag.test()
+    assert _state(run.state) == "success" and _state(run.get_task_instance("follow").state) == "success"
+    assert metastore.get_feed(CF).checkpoint_ts == feed.checkpoint_ts
+    assert [r for r in metastore.recent_runs(CF, limit=50) if r.started_at >= started] == cycles
 
     # a run of another mode does its one thing and does not follow
     assert commands.resume(CF)[1] == "normal"

@@ -322,7 +322,11 @@ def test_the_lag_part_takes_its_launchers_and_the_sysbench_load():
     a = bench.parse_args(["--lag-rates", "1000"])
     assert a.parts == [*bench.DEFAULT_PARTS, "lag"] and a.lag_cli is True and a.lag_sysbench is False
     assert bench_lag.launchers_of(bench_lag.schedules_of(a.lag_schedules), a.lag_cli) == \
-        ["dag-binlog", "dag-continuous", "cli", "cli-follow"]
+        ["dag-binlog", "dag-continuous", "dag-continuous-follow60", "cli", "cli-follow"]
+    # a DAG launcher's name says its schedule and follow-seconds, and gives its changefeed's config back
+    assert bench_lag.dag_config("dag-continuous-follow60") == \
+        ("@continuous", '[cdcflow]\nschedule = "@continuous"\nfollow-seconds = 60\n')
+    assert bench_lag.dag_config("dag-binlog") == ("@binlog", '[cdcflow]\nschedule = "@binlog"\n')
     a = bench.parse_args(["--parts", "lag", "--lag-schedules", "@binlog", "--no-lag-cli", "--lag-sysbench"])
     assert bench_lag.launchers_of(bench_lag.schedules_of(a.lag_schedules), a.lag_cli) == ["dag-binlog"]
     assert a.lag_sysbench is True and a.lag_sysbench_threads == 4

@@ -59,13 +59,15 @@ def cycle_run_id() -> str:
 @dataclass(frozen=True)
 class Opened:
     """What the prepare task tells the DAG: the cycle's id (None when none was opened), why the
-    Spark stages do not run (None when they do), the mode to run instead of a cycle, and for a
-    cycle skipped for the changefeed's sake the word its run is shown by (skip_word)."""
+    Spark stages do not run (None when they do), the mode to run instead of a cycle, for a
+    cycle skipped for the changefeed's sake the word its run is shown by (skip_word), and
+    whether the run's cycles are its follow task's (prepare skips the stages, not that task)."""
 
     run_id: str | None = None
     skip_reason: str | None = None
     instead: str | None = None
     skipped: str | None = None
+    follows: bool = False
 
 
 def skip_word(state: str) -> str:
@@ -92,6 +94,11 @@ def _prepare(changefeed_id: str, params, manual: bool) -> Opened:
                       skipped=states.REMOVED)
     if instead:
         return Opened(skip_reason=f"mode {instead}: no cycle", instead=instead)
+    if follow_seconds(changefeed_id, params):
+        # the follow task's first cycle is this run's (a person's run's first, through a warning's
+        # backoff): the hand-off from one run to the next costs prepare's process alone
+        return Opened(skip_reason=f"changefeed {changefeed_id}: this run's cycles are its follow task's "
+                                  "(follow-seconds)", follows=True)
     copy = request.pop("copy")
     if copy:  # recorded before the cycle: its apply joins the tables and begins their copy
         from cdcflow.changefeed import table_commands  # lazy: only a run that asks for a table copy
@@ -177,31 +184,33 @@ def poke_index(changefeed_id: str, run_id: str, home: Home = Home()):
         return run_stage("wait_index", None, Cycle.load(changefeed_id, run_id))
 
 
+def follow_seconds(changefeed_id: str, params) -> int:
+    """How long a run with these trigger parameters follows the binlog, its follow task running
+    its cycles: the config's follow-seconds for a catch-up to no target of its own
+    (modes.follows), else 0: prepare opens the run's one cycle (and 0
+    for a changefeed set to 0 since Airflow last parsed its DAG: the task goes at the next parse)."""
+    if not spec_exists(changefeed_id) or not follows(params):
+        return 0
+    return load_spec(changefeed_id).config().follow_seconds
+
+
 def follow(changefeed_id: str, params, connection: Callable[[], str] | None = None, home: Home = Home(), *,
-           on_cycle: Callable[[dict], None] = lambda result: None,
+           manual: bool = False, on_cycle: Callable[[dict], None] = lambda result: None,
            on_error: Callable[[CdcflowError], None] = lambda error: None,
-           stop: Callable[[], bool] = lambda: False) -> tuple[Followed | None, tuple[str, ...]]:
-    """The follow task, after the run's cycle: where the changefeed's config asks (follow-seconds)
-    and the run's trigger parameters allow (modes.follows: a catch-up to no target of its own),
+           stop: Callable[[], bool] = lambda: False) -> Followed | None:
+    """The follow task, after prepare left the run's cycles to it (a person's run, `manual`, has
+    its first cycle run through a warning's backoff): where the changefeed's config asks
+    (follow-seconds) and the run's trigger parameters allow (follow_seconds),
     cycles back to back in this task as `changefeed run --follow` runs them (launch.follow), each
     with an Airflow cycle id and its Spark where the run's own stages have theirs, until the time
     is up, the changefeed stops or `stop()` says so.  In `home`.  Returns what it did (None: the
-    run does not follow) and the ids of its cycles."""
+    run does not follow)."""
     with home.entered():
-        if not spec_exists(changefeed_id) or not follows(params):
-            return None, ()
-        seconds = load_spec(changefeed_id).config().follow_seconds
-        if seconds <= 0:  # set to 0 since Airflow last parsed the DAG: the task goes at the next parse
-            return None, ()
-        cycles: list[str] = []
-
-        def cycle(result: dict) -> None:
-            if result.get("run_id"):
-                cycles.append(result["run_id"])
-            on_cycle(result)
-
+        seconds = follow_seconds(changefeed_id, params)
+        if not seconds:
+            return None
         return follow_binlog(changefeed_id, seconds, connection=connection, new_run_id=cycle_run_id,
-                             on_cycle=cycle, on_error=on_error, stop=stop), tuple(cycles)
+                             on_cycle=on_cycle, on_error=on_error, stop=stop, first_manual=manual)
 
 
 def failure_message(task_states: dict) -> str | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cdcflow.changefeed import lifecycle
 from cdcflow.changefeed.head_watch import RUNNING_STATES, HeadWatch
@@ -34,12 +34,15 @@ LOOK_FAILED_S = 1.0  # after a look that could not read the upstream: the next c
 
 @dataclass
 class Followed:
-    """What a follow did: its cycles, those that ended in an error, and why it stopped."""
+    """What a follow did: its cycles, those that ended in an error, why it stopped, and what its
+    cycles that ended done wrote (the tables, schema.table, and the last such cycle's id)."""
 
     cycles: int = 0
     errors: int = 0
     ended: str = ""
     state: str = ""  # the changefeed's state at the end
+    changed_tables: set[str] = field(default_factory=set)
+    last_cycle: str | None = None
 
 
 def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | None = None,
@@ -47,12 +50,13 @@ def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | Non
            on_cycle: Callable[[dict], None] = lambda result: None,
            on_error: Callable[[CdcflowError], None] = lambda error: None, stop: Callable[[], bool] = lambda: False,
            clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
-           out: Followed | None = None) -> Followed:
+           out: Followed | None = None, first_manual: bool = False) -> Followed:
     """Cycles of `changefeed_id` while its binlog moves, for `seconds` (None: until `stop()`);
     each cycle's result to `on_cycle`, each cycle's error to `on_error`; counted in `out` as they
     end (a caller interrupted meanwhile still has them).  Each cycle's Spark is run_cycle's
     (`spark_remote`, else the config's, else a launcher's `connection`) and its id `new_run_id()`'s
-    (the CLI's by default)."""
+    (the CLI's by default).  `first_manual`: the first cycle is a person's (an Airflow run they
+    triggered): it runs through a warning's backoff, as their own cycle would."""
     deadline = None if seconds is None else clock() + seconds
     out, watch = out or Followed(), HeadWatch(changefeed_id)
 
@@ -71,15 +75,19 @@ def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | Non
                 out.ended = f"changefeed {changefeed_id} is {look.state}"
                 break
             feed = metastore.get_feed(changefeed_id)
-            backoff = lifecycle.retry_wait_left(feed)
+            manual = first_manual and out.cycles + out.errors == 0
+            backoff = 0 if manual else lifecycle.retry_wait_left(feed)
             if backoff > 0 or (look is not None and not look.behind):
                 pause(backoff if backoff > 0 else POLL_S)
                 continue
             before = feed.checkpoint_ts
             try:
                 result = run_cycle(changefeed_id, spark_remote=spark_remote, connection=connection,
-                                   run_id=new_run_id() if new_run_id else None)
+                                   run_id=new_run_id() if new_run_id else None, manual=manual)
                 out.cycles += 1
+                if result.get("run_id"):  # not a cycle prepare skipped
+                    out.last_cycle = result["run_id"]
+                    out.changed_tables.update((result.get("apply") or {}).get("changed_tables") or ())
                 on_cycle(result)
             except CdcflowError as e:
                 out.errors += 1

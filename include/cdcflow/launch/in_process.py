@@ -29,14 +29,16 @@ def new_run_id() -> str:
 
 def run_cycle(changefeed_id: str, spark=None, *, dry_run: bool = False, start_ts: int | None = None,
               target_ts: int | None = None, spark_remote: str | None = None,
-              connection: Callable[[], str] | None = None, run_id: str | None = None) -> dict:
+              connection: Callable[[], str] | None = None, run_id: str | None = None,
+              manual: bool = False) -> dict:
     """One catch-up cycle in this process: prepare, the four Spark stages, finish; its Spark on
     `spark_remote` (--spark-remote), else as the config says, else on a launcher's `connection`
-    (SparkPlace.resolve); `run_id`: the cycle's id, a new CLI one by default."""
+    (SparkPlace.resolve); `run_id`: the cycle's id, a new CLI one by default; `manual`: a run a
+    person triggered in Airflow, which does not wait out a warning's backoff (stages.prepare)."""
     t0 = time.time()
     cycle = Cycle.load(changefeed_id, run_id or new_run_id())
     place = SparkPlace.resolve(cycle.config, spark_remote, connection)
-    prep = prepare(cycle, start_ts=start_ts, target_ts=target_ts, dry_run=dry_run)
+    prep = prepare(cycle, start_ts=start_ts, target_ts=target_ts, dry_run=dry_run, manual=manual)
     if prep.skip:
         return {"skipped": True, "reason": prep.reason, "state": prep.state}
     results: dict = {}
