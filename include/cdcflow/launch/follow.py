@@ -87,17 +87,9 @@ def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | Non
                 pause(backoff if backoff > 0 else POLL_S)
                 continue
             before, before_pos = feed.checkpoint_ts, feed.checkpoint_pos
-            try:
-                result = run_cycle(changefeed_id, spark_remote=spark_remote, connection=connection,
-                                   run_id=new_run_id() if new_run_id else None, manual=manual)
-                out.cycles += 1
-                if result.get("run_id"):  # not a cycle prepare skipped
-                    out.last_cycle = result["run_id"]
-                    out.changed_tables.update((result.get("apply") or {}).get("changed_tables") or ())
-                on_cycle(result)
-            except CdcflowError as e:
-                out.errors += 1
-                on_error(e)
+            _one_cycle(lambda: run_cycle(changefeed_id, spark_remote=spark_remote, connection=connection,
+                                         run_id=new_run_id() if new_run_id else None, manual=manual),
+                       out, on_cycle, on_error)
             after = metastore.get_feed(changefeed_id)
             moved_ts_only = after.checkpoint_ts != before and after.checkpoint_pos == before_pos
             read_in_vain = look.head if look is not None and moved_ts_only else None
@@ -112,3 +104,20 @@ def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | Non
     out.state = metastore.get_feed(changefeed_id).state
     return out
 
+
+
+def _one_cycle(cycle: Callable[[], dict], out: Followed, on_cycle: Callable[[dict], None],
+               on_error: Callable[[CdcflowError], None]) -> None:
+    """Run `cycle`, counting it in `out` with what it wrote, its result to `on_cycle` or its error
+    to `on_error`."""
+    try:
+        result = cycle()
+    except CdcflowError as e:
+        out.errors += 1
+        on_error(e)
+        return
+    out.cycles += 1
+    if result.get("run_id"):  # not a cycle prepare skipped
+        out.last_cycle = result["run_id"]
+        out.changed_tables.update((result.get("apply") or {}).get("changed_tables") or ())
+    on_cycle(result)
