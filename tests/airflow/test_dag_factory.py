@@ -379,12 +379,18 @@ def test_prepares_skip_takes_every_stage_at_once_and_spares_a_following_runs_fol
 def test_a_catch_up_run_leaves_its_cycles_to_the_follow_task(airflow, feeds_home, manual):
     """A catch-up of a following changefeed, scheduled or a person's, opens no cycle in prepare:
     the follow task runs the run's cycles (the hand-off between runs costs no pull or finish
-    process).  The other modes, and a changefeed that does not follow, are not asked to."""
+    process).  The other modes, and a changefeed that does not follow, are not asked to; nor a
+    stopped changefeed's run, whose prepare says why it does nothing."""
     from cdcflow.core.home import Home
     from cdcflow.launch import dag_tasks
+    from cdcflow.store import metastore
 
     home = Home(str(feeds_home))
     with home.entered():
+        try:
+            metastore.get_feed("follower")
+        except CdcflowError:
+            metastore.create_feed("follower", 1, {"file": "binlog.000001", "pos": 4})
         assert dag_tasks.follow_seconds("follower", {}) == 300
         assert dag_tasks.follow_seconds("follower", {"mode": "catch-up", "target_ts": "now"}) == 0
         assert dag_tasks.follow_seconds("follower", {"mode": "dry-run"}) == 0
@@ -392,6 +398,14 @@ def test_a_catch_up_run_leaves_its_cycles_to_the_follow_task(airflow, feeds_home
     opened = dag_tasks.prepare("follower", {"mode": "catch-up"}, manual, home)
     assert opened.follows and opened.run_id is None and opened.instead is None and opened.skipped is None
     assert "follow task" in opened.skip_reason
+    with home.entered():
+        metastore.update_feed("follower", state="stopped")
+    try:
+        stopped = dag_tasks.prepare("follower", {"mode": "catch-up"}, manual, home)
+    finally:
+        with home.entered():
+            metastore.update_feed("follower", state="normal")
+    assert not stopped.follows and stopped.skipped == "stopped" and "paused" in stopped.skip_reason
 
 
 def test_the_follow_task_ends_after_the_cycle_under_way_when_airflow_stops_it(dagbag, monkeypatch):

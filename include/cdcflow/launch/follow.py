@@ -105,7 +105,6 @@ def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | Non
     return out
 
 
-
 def _one_cycle(cycle: Callable[[], dict], out: Followed, on_cycle: Callable[[dict], None],
                on_error: Callable[[CdcflowError], None]) -> None:
     """Run `cycle`, counting it in `out` with what it wrote, its result to `on_cycle` or its error

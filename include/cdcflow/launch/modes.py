@@ -24,7 +24,7 @@ class ModeRule(NamedTuple):
     instead: str | None
     what: str
     tables: str | None = None  # the table copy a catch-up begins with (add-tables, resync-tables): tables required
-    # a run of this mode follows the binlog after its cycle where the config's follow-seconds asks (follows())
+    # a run of this mode has its cycles run by the follow task where the config's follow-seconds asks (follows())
     follows: bool = False
 
 
@@ -73,9 +73,10 @@ def modes_for(state: str) -> list[str]:
 
 
 def follows(params) -> bool:
-    """Whether a run with these trigger parameters (checked by cycle_request) follows the binlog
-    after its cycle, where the config's follow-seconds asks: a mode whose rule says so, to no
-    target_ts of the run's own (the changefeed's target-ts ends a follow as it ends a cycle)."""
+    """Whether a run with these trigger parameters (checked by cycle_request) follows the binlog,
+    its follow task running its cycles, where the config's follow-seconds asks: a mode whose rule
+    says so, to no target_ts of the run's own (the changefeed's target-ts ends a follow as it ends
+    a cycle)."""
     rule = MODE_RULES.get((params.get("mode") or "catch-up").strip())
     return bool(rule and rule.follows) and params.get("target_ts") in (None, "")
 
