@@ -237,8 +237,8 @@ def changefeed_dag(spec, cdcflow_home: str | None = None) -> DAG:
             prepare >> FollowOperator(
                 task_id=FOLLOW_TASK,
                 pool=SPARK_POOL,  # its cycles may run Spark stages, as pull's fast path does
-                doc_md=f"Follows the binlog for {follow_seconds} s after the cycle (`follow-seconds`): cycles "
-                       "back to back in this task, each as soon as the binlog moves; a run of mode catch-up only.",
+                doc_md=f"Runs a catch-up run's cycles for {follow_seconds} s (`follow-seconds`): back to back in "
+                       "this task, each as soon as the binlog moves; a run of another mode ends it at once.",
                 **task_kwargs,
             )
         pull >> wait_index  # the empty window's way, past the skipped Spark stages

@@ -91,7 +91,7 @@ class FollowOperator(BaseOperator):
         """An asset event per table the follow's cycles changed (their results said which, as they
         ended: reading each cycle's record back took a second at the run's end, a hand-off's
         lag), the last cycle's checkpoint in each."""
-        from cdcflow.launch.cycle_tables import cycle_tables  # lazy: task time, not DAG parse time
+        from cdcflow.launch.cycle_tables import cycle_tables, table_pairs  # lazy: task time, not DAG parse time
 
         if done.last_cycle is None:
             return
@@ -101,7 +101,6 @@ class FollowOperator(BaseOperator):
         except CdcflowError as e:  # the changefeed was removed meanwhile
             log.warning("changefeed %s: no asset events: %s", self.changefeed_id, e)
             return
-        changed = tuple(sorted(tuple(name.split(".", 1)) for name in done.changed_tables))
-        uris = emit_table_events(context["outlet_events"], replace(last, changed=changed))
+        uris = emit_table_events(context["outlet_events"], replace(last, changed=table_pairs(done.changed_tables)))
         log.info("changefeed %s: asset events for %s", self.changefeed_id,
                  ", ".join(uris) or "no table (the cycles changed none)")

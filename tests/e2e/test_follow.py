@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 
 import pymysql
 import pytest
@@ -28,12 +29,23 @@ def _follow(changefeed_id: str, *extra: str, preexec_fn=None) -> subprocess.Pope
                             stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=preexec_fn)
 
 
-def _arrives(down, row_id: int, proc: subprocess.Popen, timeout: float = 120) -> None:
+@contextmanager
+def _following(changefeed_id: str, *extra: str, preexec_fn=None):
+    """A follower (_follow) for the block, killed at its end if it is still running then."""
+    proc = _follow(changefeed_id, *extra, preexec_fn=preexec_fn)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def _arrives(down, row_id: int, proc: subprocess.Popen, timeout: float = 120, table: str = f"{S}.t") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, f"following ended early: {proc.stderr.read()[-3000:]}"
         try:
-            if down.query(f"SELECT COUNT(*) FROM {S}.t WHERE id = {row_id}")[0][0]:
+            if down.query(f"SELECT COUNT(*) FROM {table} WHERE id = {row_id}")[0][0]:
                 return
         except pymysql.err.ProgrammingError:
             pass  # the table is not there yet: the first cycle creates it
@@ -45,16 +57,12 @@ def test_follow_applies_each_change_in_one_process_and_ends_when_paused(mariadb_
     up, down = mariadb_pair
     schema_changefeed(capsys, up, down, "follow", S, f"CREATE DATABASE {S}",
                       f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v INT, s VARCHAR(20))")
-    proc = _follow("follow", "600")
-    try:
+    with _following("follow", "600") as proc:
         for i in range(1, 6):  # each change written only once the one before it is downstream
             up.execute(f"INSERT INTO {S}.t VALUES ({i}, {i}, 'r{i}')", f"UPDATE {S}.t SET v = v + 1 WHERE id < {i}")
             _arrives(down, i, proc)
         assert cli.main(["changefeed", "pause", "-c", "follow"]) == 0
         out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 0, err
     cycles = [json.loads(line) for line in out.splitlines()]
     # one cycle per change at least (each waited for), all of this one process, none idle
@@ -93,21 +101,14 @@ def test_a_new_binlog_with_no_transaction_in_it_is_read_once_not_again_and_again
     assert cli.main(["changefeed", "run", "-c", "follow-flush"]) == 0  # up to the head: nothing left behind
     capsys.readouterr()
     up.execute("FLUSH BINARY LOGS")
-    proc = _follow("follow-flush", "600")
-    try:
+    with _following("follow-flush", "600") as proc:
         time.sleep(4)
         in_vain = len(metastore.recent_runs("follow-flush", 100)) - 1
         assert 1 <= in_vain <= 2, f"{in_vain} cycles over a new binlog's header alone"
         up.execute("INSERT INTO e2e_follow_flush.t VALUES (1)")
-        deadline = time.monotonic() + 60
-        while not down.query("SELECT COUNT(*) FROM e2e_follow_flush.t")[0][0]:
-            assert time.monotonic() < deadline and proc.poll() is None, "the row did not arrive"
-            time.sleep(0.05)
+        _arrives(down, 1, proc, 60, "e2e_follow_flush.t")
         assert cli.main(["changefeed", "pause", "-c", "follow-flush"]) == 0
         out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 0, err
     assert_consistent(up, down, ["e2e_follow_flush"])
 
@@ -132,17 +133,13 @@ def test_a_stopped_follower_ends_between_or_after_its_cycles_and_leaves_no_lease
     cid = f"follow-{stop.name.lower()}"
     schema_changefeed(capsys, up, down, cid, S + "_stop", f"CREATE DATABASE {S}_stop",
                       f"CREATE TABLE {S}_stop.t (id INT PRIMARY KEY, v INT, s VARCHAR(20))")
-    proc = _follow(cid, "600", preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
-    try:
+    with _following(cid, "600", preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) as proc:
         up.execute(f"INSERT INTO {S}_stop.t VALUES (1, 1, 'one')")
         deadline = time.monotonic() + 120
         while not metastore.recent_runs(cid, 1) and time.monotonic() < deadline:
             time.sleep(0.05)
         proc.send_signal(stop)
         out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 0, err
     assert f"Changefeed {cid}: {stop.name}: stopping after the cycle under way" in err
     assert err.splitlines()[-1].endswith(" 0 error(s); stopped as asked; state normal"), err

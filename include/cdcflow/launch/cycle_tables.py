@@ -35,6 +35,11 @@ class CycleTables:
     checkpoint_time: str | None  # the commit time that ts maps to (UTC, TiCDC's checkpoint_time format)
 
 
+def table_pairs(names) -> tuple[tuple[str, str], ...]:
+    """Apply's changed tables (schema.table) as CycleTables.changed has them: (schema, table), sorted."""
+    return tuple(sorted(tuple(name.split(".", 1)) for name in names))
+
+
 def servers(changefeed_id: str) -> tuple[Server, Server]:
     """The upstream's and the downstream's host and port, from the changefeed's spec."""
     spec = load_spec(changefeed_id)
@@ -53,7 +58,6 @@ def cycle_tables(changefeed_id: str, run_id: str) -> CycleTables:
         return CycleTables(changefeed_id, run_id, source, sink, (), None, None)
     applied = contracts.recorded(run.stats, "apply", contracts.ApplyResult)
     done = run.status == "done" and not run.dry_run
-    changed = tuple(sorted(tuple(name.split(".", 1)) for name in applied.changed_tables)) \
-        if done and applied else ()
+    changed = table_pairs(applied.changed_tables) if done and applied else ()
     checkpoint = run.stats.get(metastore.RUN_END, {}).get("checkpoint_ts")
     return CycleTables(changefeed_id, run_id, source, sink, changed, checkpoint, tso.to_text(checkpoint))
