@@ -263,6 +263,21 @@ class MariaDB:
         finally:
             conn.close()
 
+    def new_binlog(self, timeout: float = 60) -> tuple[str, int]:
+        """FLUSH BINARY LOGS, as a restart does, and the head once the new binlog holds its header
+        alone: MariaDB writes its last event, the Binlog_checkpoint naming the new binlog, once
+        the old one's transactions are durable, from a background thread (about 0.6 s later here),
+        a move of the head a reader would otherwise see after the flush."""
+        self.execute("FLUSH BINARY LOGS")
+        file = self.binlog_head()[0]
+        deadline = time.monotonic() + timeout
+        while not any(kind == "Binlog_checkpoint" and file in info
+                      for _f, _pos, kind, _server, _end, info in self.query(f"SHOW BINLOG EVENTS IN '{file}'")):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no Binlog_checkpoint naming {file} within {timeout} s")
+            time.sleep(0.05)
+        return self.binlog_head()
+
     def binlog_head(self) -> tuple[str, int]:
         """(file, position) of the end of the binlog."""
         # MariaDB >= 10.5.2 / MySQL >= 8.2 renamed the statement; older ones

@@ -15,6 +15,7 @@ bench-shaped window of small transactions, and row groups of a few rows.
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 import msgspec
@@ -39,13 +40,13 @@ from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
 S = "pullcols"
 
 
-def _pull(up, down, start: Position, head: Position, folder: RunFolder, batch_rows: int):
+def _pull(up, down, start: Position, head: Position, folder: RunFolder, batch_rows: int, target_ts: int = 0):
     """The window pulled with key texts: the event file's bytes, the spans, what pull read."""
     sink = {"host": HOST, "port": down.port, "user": ROOT_USER, "password": ROOT_PASSWORD}
     cycle = SimpleNamespace(source=parse_source_uri(up.uri), config=ChangefeedConfig(pull_batch_rows=batch_rows),
                             changefeed_id="cols-feed", folder=folder)
     prev_ts = tso.compose(1_000_000)
-    window = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
+    window = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts, target_ts=target_ts)
     pulled, _reader = read_sequentially(cycle, window, 4545, {"tracker": SchemaTracker(), "sink": sink,
                                                               "sql_mode": None})
     with open(folder.part_file("raw"), "rb") as f:
@@ -53,14 +54,16 @@ def _pull(up, down, start: Position, head: Position, folder: RunFolder, batch_ro
     return data, [msgspec.to_builtins(s) for s in contracts.KEY_SPANS.read(folder)], pulled
 
 
-def _both(up, down, start: Position, head: Position, tmp_path, monkeypatch, batch_rows: int = 50_000) -> list[dict]:
-    """The window pulled both ways and compared; its events."""
+def _both(up, down, start: Position, head: Position, tmp_path, monkeypatch, batch_rows: int = 50_000,
+          target_ts: int = 0, pulled: list | None = None) -> list[dict]:
+    """The window pulled both ways and compared; its events (what pull read, to `pulled`)."""
     got = {}
     for way in ("python", "compiled"):
         monkeypatch.setenv(binlog_events.READER_ENV, way)
         if way == "compiled":
             assert binlog_events.compiled_module() is not None, "the compiled reader is not built: run make setup"
-        got[way] = _pull(up, down, start, head, RunFolder(str(tmp_path), way, str(batch_rows)), batch_rows)
+        folder = RunFolder(str(tmp_path), way, f"{batch_rows}-{head.file}-{head.pos}-{target_ts}")
+        got[way] = _pull(up, down, start, head, folder, batch_rows, target_ts)
     (python, python_spans, python_pulled), (compiled, compiled_spans, compiled_pulled) = got["python"], got["compiled"]
     table, reference = pq.read_table(pa.BufferReader(compiled)), pq.read_table(pa.BufferReader(python))
     for name in reference.column_names:  # the first column that differs, named
@@ -68,6 +71,8 @@ def _both(up, down, start: Position, head: Position, tmp_path, monkeypatch, batc
     assert compiled == python
     assert compiled_spans == python_spans
     assert compiled_pulled == python_pulled
+    if pulled is not None:
+        pulled.append(python_pulled)
     if any(s["table"] == "u" for s in python_spans):  # keys that share a unique value were found
         assert [s["tangled"] for s in python_spans if s["table"] == "u"] == [['[1]', '[2]', '[3]', '[4]', '[5]']]
     return reference.to_pylist()
@@ -178,3 +183,28 @@ def test_transactions_and_a_bench_shaped_window_write_the_same_file(mariadb_pair
     _transactions(up, db)
     events = _both(up, down, start, Position(*up.binlog_head()), tmp_path, monkeypatch, batch_rows)
     assert {e["table"] for e in events} >= {"accounts", "orders", "events", "items", "t", "k", "ci", "u"}
+
+
+def test_a_new_binlogs_header_ends_the_window_at_the_head_unless_target_ts_ended_it(mariadb_pair, monkeypatch,
+                                                                                     tmp_path):
+    """A window whose last transaction is followed by a new binlog's header alone (FLUSH BINARY
+    LOGS, as after a restart) ends at the head, both ways; one that target-ts ended before the
+    transaction after that header ends at the new binlog's start (the compiled Window ends its
+    records at target-ts as it does at the head: the boundary must not move to the head then)."""
+    up, down = mariadb_pair
+    db = f"{S}_header"
+    up.execute(f"DROP DATABASE IF EXISTS {db}", f"CREATE DATABASE {db}", f"CREATE TABLE {db}.t (id INT PRIMARY KEY)")
+    start = Position(*up.binlog_head())
+    up.execute(f"INSERT INTO {db}.t VALUES (1)")
+    head = Position(*up.new_binlog())
+    pulled: list = []
+    events = _both(up, down, start, head, tmp_path, monkeypatch, pulled=pulled)
+    assert [(e["table"], e["op"]) for e in events if e["op"] != "ddl"] == [("t", "insert")]
+    assert (pulled[0].end_pos.file, pulled[0].end_pos.pos) == (head.file, head.pos)
+    time.sleep(1.1)  # the next transaction in a later second: a target-ts between the two
+    up.execute(f"INSERT INTO {db}.t VALUES (2)")
+    later = Position(*up.binlog_head())
+    target = pulled[0].end_ts + 1
+    events = _both(up, down, start, later, tmp_path, monkeypatch, target_ts=target, pulled=pulled)
+    assert [e["after"] for e in events if e["op"] != "ddl"] == ['{"id":1}'] and pulled[1].stopped_at_target
+    assert (pulled[1].end_pos.file, pulled[1].end_pos.pos) == (head.file, 4)

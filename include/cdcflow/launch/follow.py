@@ -13,9 +13,7 @@ failed, finished, removed: what a person or an error decided), when the time is 
 A cycle's error is recorded as a single run records it (retryable: warning, with the backoff;
 otherwise failed) and reported; a warning's backoff is waited out here, not turned into
 skipped cycles; a cycle that moved the checkpoint nowhere (an index build still running
-downstream, another runner holding the lease) is followed by a pause of `STALLED_S`; one that
-moved its ts but not its binlog position read no transaction (a new binlog's header events
-after a restart or FLUSH LOGS) and is not run again until the head moves."""
+downstream, another runner holding the lease) is followed by a pause of `STALLED_S`."""
 
 from __future__ import annotations
 
@@ -61,10 +59,6 @@ def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | Non
     triggered): it runs through a warning's backoff, as their own cycle would."""
     deadline = None if seconds is None else clock() + seconds
     out, watch = out or Followed(), HeadWatch(changefeed_id)
-    # the head a cycle read up to without a transaction in it, its checkpoint's position not moved
-    # (a new binlog's header events after a restart or FLUSH LOGS): behind by position, with
-    # nothing to read, until the head moves; another cycle would only read the same events again
-    read_in_vain = None
 
     def pause(wanted: float) -> None:
         until = clock() + wanted if deadline is None else min(clock() + wanted, deadline)
@@ -83,19 +77,16 @@ def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | Non
             feed = metastore.get_feed(changefeed_id)
             manual = first_manual and out.cycles + out.errors == 0
             backoff = 0 if manual else lifecycle.retry_wait_left(feed)
-            if backoff > 0 or (look is not None and (not look.behind or look.head == read_in_vain)):
+            if backoff > 0 or (look is not None and not look.behind):
                 pause(backoff if backoff > 0 else POLL_S)
                 continue
-            before, before_pos = feed.checkpoint_ts, feed.checkpoint_pos
+            before = feed.checkpoint_ts
             _one_cycle(lambda: run_cycle(changefeed_id, spark_remote=spark_remote, connection=connection,
                                          run_id=new_run_id() if new_run_id else None, manual=manual),
                        out, on_cycle, on_error)
-            after = metastore.get_feed(changefeed_id)
-            moved_ts_only = after.checkpoint_ts != before and after.checkpoint_pos == before_pos
-            read_in_vain = look.head if look is not None and moved_ts_only else None
             if look is None:
                 pause(LOOK_FAILED_S)
-            elif after.checkpoint_ts == before:
+            elif metastore.get_feed(changefeed_id).checkpoint_ts == before:
                 pause(STALLED_S)
         else:
             out.ended = "stopped as asked" if stop() else f"followed for {seconds:g} s"

@@ -203,11 +203,14 @@ class BinlogReader:
     """Reads committed transactions from `start` up to `head` (inclusive of transactions ending there)."""
 
     def __init__(self, uri: DbUri, server_id: int, start: Position, head: Position, prev_ts: int,
-                 target_ts: int = 0):
+                 target_ts: int = 0, exact_head: bool = False):
         self.uri = uri
         self.server_id = server_id
         self.start = start
         self.head = head
+        # the head is where an event starts (the upstream's head as SHOW MASTER STATUS gives it),
+        # not a byte bound (max-window-bytes'), so the boundary may move to it (_up_to_the_head)
+        self.exact_head = exact_head
         self.prev_ts = prev_ts
         self.target_ts = target_ts
         self._file, self._pos = start.file, start.pos  # boundary after the last complete transaction read
@@ -269,6 +272,7 @@ class BinlogReader:
                         self._trx_start = Position(self._cur_file, 4)
                     continue
                 if self._trx_ts is None and (self._cur_file, ev_start) >= head:
+                    self._up_to_the_head()
                     break  # later transactions belong to the next cycle
                 if kind == binlog_events.REFUSED:
                     raise event_types.refusal(rec[3], self._cur_file, rec[5], rec[6], rec[4], rec[7])
@@ -287,12 +291,30 @@ class BinlogReader:
                     continue
                 if kind == binlog_events.ROWS and not self._rows(rec, ev_time, emit):
                     break
+            else:
+                self._up_to_the_head()
         finally:
             stream.close()
             session.close()
         if self._trx_ts is not None:
             # the stream ended inside a transaction: its rows must not be applied yet
             self.aborted_ts.add(self._trx_ts)
+
+    def _up_to_the_head(self) -> None:
+        """read's loop reached the head between transactions (the first event at or past it, or
+        the end of the log, which the dump read to, at or past the head taken before it began):
+        what lies between the last transaction's end and the head in the head's file holds no
+        data (a new binlog's format description, GTID list and binlog checkpoint, after a
+        restart or FLUSH LOGS).  The boundary moves to the head, so that the next window does
+        not read those again: a window that moved the ts and not the position stayed behind the
+        head until a transaction came, and every run read it again (a cron's; @binlog's every
+        REASK_AFTER_S).  Only to an exact head: a byte bound may fall inside an event.  Not where
+        the window stopped at target-ts: the transactions up to the head are the next window's
+        (the compiled loop ends its records there as at the head)."""
+        if not self.exact_head or self.stopped_at_target or self._trx_ts is not None:
+            return
+        if self._cur_file == self.head.file and (self._file, self._pos) < self.head.key():
+            self._file, self._pos = self.head.file, self.head.pos
 
     def _query(self, rec, ev_time: int, emit: Callable[[Event], None], session) -> bool:
         """A query event of read's loop: a transaction's BEGIN, COMMIT or ROLLBACK, a savepoint's

@@ -64,7 +64,7 @@ def read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int,
                       keys: dict | None = None) -> tuple[contracts.Pulled, BinlogReader]:
     """The window read in this process, into part 0 of the raw folder (`keys`: read_window's)."""
     reader = BinlogReader(cycle.source, server_id, window.start_pos, window.head,
-                          prev_ts=window.start_ts, target_ts=window.target_ts)
+                          prev_ts=window.start_ts, target_ts=window.target_ts, exact_head=not window.bounded)
     writer = cycle.folder.writer("raw", cycle.config.pull_batch_rows)
     stamper = pull_keys.KeyStamper.of(keys) if keys else None
     try:
