@@ -71,9 +71,10 @@ def window(mariadb_pair):
         conn.close()
 
 
-def sequential(uri, start, head, prev_ts):
+def sequential(uri, start, head, prev_ts, exact_head: bool = True):
+    """The window read as a cycle reads it in one piece (its head the upstream's: exact)."""
     events = []
-    reader = BinlogReader(uri, 4242, start, head, prev_ts=prev_ts)
+    reader = BinlogReader(uri, 4242, start, head, prev_ts=prev_ts, exact_head=exact_head)
     reader.read(events.append)
     return reader, [dataclasses.asdict(e) for e in events]
 
@@ -165,6 +166,41 @@ def test_parallel_pull_writes_every_event_as_the_sequential_read(window, spark, 
     assert pulled.rolled_back == reader.rolled_back and len(reader.rolled_back) == 1 and reader.aborted_ts
     assert not cycle.folder.exists(pull_ranges.RANGES_FOLDER)
     assert all(s > 0 for s in sizes)
+
+
+def test_ranges_end_at_the_head_past_a_new_binlogs_header_as_the_sequential_read(mariadb_pair, tmp_path):
+    """A window whose last transaction is followed by a new binlog's header alone (FLUSH BINARY
+    LOGS, as after a restart): its last range ends at the head, as the sequential read does,
+    so that the next window does not read the header again; a window bounded by
+    max-window-bytes ends at its last transaction's end (its bound may fall inside an event)."""
+    up, _ = mariadb_pair
+    uri = parse_source_uri(up.uri)
+    conn = uri.connect()
+    try:
+        start = head_position(conn, with_gtid=True)
+        up.execute("DROP DATABASE IF EXISTS pr_header", "CREATE DATABASE pr_header",
+                   "CREATE TABLE pr_header.t (id INT PRIMARY KEY, v VARCHAR(200))")
+        for i in range(60):
+            up.execute(f"INSERT INTO pr_header.t VALUES ({i}, REPEAT('v', 200))")
+        last = head_position(conn)
+        head = Position(*up.new_binlog())
+    finally:
+        conn.close()
+    prev_ts = tso.compose(1_000_000)
+    reader, _events = sequential(uri, start, head, prev_ts)
+    assert (reader.last_pos.file, reader.last_pos.pos) == (head.file, head.pos)
+    cfg = ChangefeedConfig(pull_parallelism=2, pull_parallel_min_bytes=0, event_store=str(tmp_path))
+    for bounded, ends_at in ((False, head), (True, Position(head.file, 4))):
+        cycle = SimpleNamespace(source=uri, config=cfg, changefeed_id="pr-header", run_id=f"r{bounded}",
+                                folder=RunFolder(str(tmp_path), "pr-header", f"r{bounded}"))
+        win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts, bounded=bounded)
+        starts = pull_ranges.plan(cycle, win)
+        assert len(starts) == 2 and starts[1].key() < last.key()
+        pulled, _timing = pull_ranges.read(None, cycle, win, 4242, starts)
+        assert pulled.events == 3 + 60 and pulled.transactions == reader.transactions
+        assert (pulled.end_pos.file, pulled.end_pos.pos) == (ends_at.file, ends_at.pos)
+        if not bounded:
+            assert pulled.end_pos == reader.last_pos
 
 
 class Starting(Future):

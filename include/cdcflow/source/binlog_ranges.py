@@ -156,8 +156,8 @@ class RangeReader(BinlogReader):
     commit_ts, and `times` holds each transaction's time (for `chain`); a DDL's gtid_position
     is READ_SINCE_START and the GTIDs read before it in the range (gtid_in_range completes it)."""
 
-    def __init__(self, uri: DbUri, server_id: int, start: Position, end: Position):
-        super().__init__(uri, server_id, start, end, prev_ts=-1)
+    def __init__(self, uri: DbUri, server_id: int, start: Position, end: Position, exact_end: bool = False):
+        super().__init__(uri, server_id, start, end, prev_ts=-1, exact_head=exact_end)
         self.times: list[int] = []
 
     def _next_ts(self, ev_time: int) -> int:

@@ -106,8 +106,11 @@ def read(spark, cycle: Cycle, window: contracts.Window, server_id: int,
     # (and each holds its share of the conflict-key pairs' budget: the driver holds them all)
     spec = None if not keys else {**keys, "offset": window.start_ts + 1,
                                   "pairs_budget": PAIRS_BYTES // len(starts)}
-    reads = [(url, batch_rows, i, cycle.source, range_server_id(server_id, i), s.to_dict(), e.to_dict(), spec)
-             for i, (s, e) in enumerate(zip(starts, ends))]
+    # a range ends where the next one starts, a transaction's start; the last at the window's
+    # head, exact unless max-window-bytes bounded it (source.binlog.BinlogReader's exact_head)
+    exact = [*(True for _ in starts[1:]), not window.bounded]
+    reads = [(url, batch_rows, i, cycle.source, range_server_id(server_id, i), s.to_dict(), e.to_dict(), spec, x)
+             for i, (s, e, x) in enumerate(zip(starts, ends, exact))]
     t0 = time.perf_counter()
     answers = [json.loads(r) for r in _each(spark, range_parts.read_range, reads, "pull's range reader")]
     spans = [a.pop("key_spans") for a in answers]

@@ -19,15 +19,16 @@ RANGES_FOLDER = "raw-ranges"  # each range's events before their commit ts is kn
 
 
 def read_range(url: str, batch_rows: int, part: int, source, server_id: int, start: dict, end: dict,
-               keys: dict | None = None) -> str:
+               keys: dict | None = None, exact_end: bool = False) -> str:
     """One range read into its part of RANGES_FOLDER (rows go out in bounded batches, however
     large the transaction); what the driver needs of it, as JSON.  `keys`: stages.pull_keys'
     KeyStamper's spec (its events' commit_ts, transaction numbers, offset to follow the
     tracker), to write key texts, whose spans come back as "key_spans" (and the tables whose
-    conflict keys it gave up holding as "all_tangled", the others' pairs in pairs_file)."""
+    conflict keys it gave up holding as "all_tangled", the others' pairs in pairs_file).
+    `exact_end`: `end` is where an event starts (BinlogReader's exact_head)."""
     t0 = time.perf_counter()
     writer = RunFolder.at(url).writer(RANGES_FOLDER, batch_rows, part=part)
-    reader = RangeReader(source, server_id, Position.from_dict(start), Position.from_dict(end))
+    reader = RangeReader(source, server_id, Position.from_dict(start), Position.from_dict(end), exact_end)
     stamper = None
     if keys:
         from cdcflow.stages.pull_keys import KeyStamper  # lazy: a range read without keys imports only the reader
