@@ -107,6 +107,29 @@ def test_a_head_that_stays_behind_is_asked_for_again_after_the_reask_time(pair, 
         watch.close()
 
 
+def test_a_new_binlogs_header_is_asked_for_once_and_its_cycle_leaves_nothing_behind(pair, cdcflow_home, capsys):
+    """FLUSH BINARY LOGS (as a restart does) puts the head past the checkpoint with a new binlog's
+    header alone: one run is asked for, and its cycle moves the checkpoint to the head, so the
+    changefeed is not behind and nothing is asked for again when the reask time passes (a run
+    every REASK_AFTER_S until the next transaction, while the position stayed behind)."""
+    up, down = pair
+    create_changefeed(capsys, up, down, "watch-flush", CONFIG)
+    watch = HeadWatch("watch-flush", Home(str(home())), reask_after=60)
+    try:
+        _write(up, 20)
+        _catch_up(capsys, "watch-flush")
+        assert watch.news(now=1000.0) is None
+        head = up.new_binlog()
+        news = watch.news(now=1001.0)
+        assert news is not None and (news.head.file, news.head.pos) == head
+        _catch_up(capsys, "watch-flush")
+        look = watch.look()
+        assert not look.behind and look.applied.key() == head
+        assert watch.news(now=1001.0 + 61) is None
+    finally:
+        watch.close()
+
+
 def _trigger(changefeed_id: str):
     """The trigger as the triggerer builds it: from what serialize() gave."""
     from airflow.sdk._shared.module_loading import import_string
