@@ -116,7 +116,7 @@ def test_a_new_binlogs_header_is_asked_for_once_and_its_cycle_leaves_nothing_beh
     create_changefeed(capsys, up, down, "watch-flush", CONFIG)
     watch = HeadWatch("watch-flush", Home(str(home())), reask_after=60)
     try:
-        _write(up, 20)
+        _write(up, 15)
         _catch_up(capsys, "watch-flush")
         assert watch.news(now=1000.0) is None
         head = up.new_binlog()
