@@ -60,15 +60,18 @@ def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir
         f"transactions and {plan.ddls} DDLs; binlog {start_file}:{start_pos} .. {stop_file}:{stop_pos}")
 
     say("cdcflow: one `cdcflow changefeed run` (whole cycle, Spark local[*])")
+    settled(servers)
     servers_cpu = {"roots": [], "fixed": {servers.cdcflow.pid: "downstream", up.pid: "upstream"}}
     cyc = run_cycle_measured("bench", done, log_dir, cpu=servers_cpu)
     cdc_diffs = verify(up, servers.cdcflow, "cdcflow's downstream")
 
     say("mariadb-binlog --read-from-remote-server | mariadb")
+    settled(servers)
     binlog_secs = bench_peers.binlog_replay(up, servers.binlog, rng)
     binlog_diffs = verify(up, servers.binlog, "mariadb-binlog's downstream")
 
     say("native replica: CHANGE MASTER TO the start position; START SLAVE; wait until caught up")
+    settled(servers)
     replica_secs = bench_peers.replica_catch_up(up, servers.replica, rng)
     replica_diffs = verify(up, servers.replica, "the replica")
 
@@ -94,11 +97,11 @@ def connect_cycle(servers: Servers, rows: int, log_dir: Path, cpu: dict):
     started and warmed up before (as the DAG's stages run on a long-running server): no JVM
     or Python workers to start in the cycle.  Then the floor (capture_floor).  Returns its
     CycleResult, the downstream's differences, the floor's figures and its phases."""
-    from cdcflow_devtools import bench_workload, spark_connect
+    from cdcflow_devtools import spark_connect
     from cdcflow_devtools.mariadb import free_port
 
     say("cdcflow again on a warm Spark Connect server: the same window, its downstream reset to the start")
-    bench_workload.create_snapshot(servers.cdcflow)
+    reset_settled(servers)
     server = spark_connect.start(log_dir / "spark-connect", port=free_port())
     try:
         cyc = run_cycle_measured("bench-connect", rows, log_dir, server.url,
@@ -108,6 +111,24 @@ def connect_cycle(servers: Servers, rows: int, log_dir: Path, cpu: dict):
     diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (warm Spark Connect)")
     floor, phases = capture_floor(servers, rows, log_dir)
     return cyc, diffs, floor, phases
+
+
+def settled(servers: Servers) -> None:
+    """Every server's InnoDB done with the background work of the writes before (MariaDB.settle),
+    before a timed run: the page cleaner and the purge threads of the workload's upstream or of
+    an earlier run's downstream run in mariadbd, on the cores the run is timed on, and each
+    timed run, cdcflow's or a peer's, starts as the others do."""
+    found = [s.settle() for s in servers.all()]
+    say(f"  servers settled in {sum(w for _d, _h, w in found):.1f}s "
+        f"({sum(d for d, _h, _w in found):,} dirty pages, history lists {max(h for _d, h, _w in found):,} at most)")
+
+
+def reset_settled(servers: Servers) -> None:
+    """cdcflow's downstream reset to the start's schema for a timed run, every server settled."""
+    from cdcflow_devtools import bench_workload
+
+    bench_workload.create_snapshot(servers.cdcflow)
+    settled(servers)
 
 
 def capture_floor(servers: Servers, rows: int, log_dir: Path) -> tuple[dict, list]:
@@ -128,7 +149,7 @@ def capture_floor(servers: Servers, rows: int, log_dir: Path) -> tuple[dict, lis
     captured_diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (the captured cycle)")
     say(f"the floor: the cycle's {sum(p.statements() for p in phases):,} statements sent again prebuilt, "
         f"in {len(phases)} phases, into the downstream reset to the start")
-    bench_workload.create_snapshot(servers.cdcflow)
+    reset_settled(servers)
     floor, floor_cpu = bench_floor.replay(servers.cdcflow, phases)
     floor_diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (the floor's replay)")
     return {"seconds": floor, "phases": len(phases), "statements": sum(p.statements() for p in phases),
@@ -139,16 +160,16 @@ def cores_apart(servers: Servers, rows: int, log_dir: Path, phases: list, cpu: d
     """The floor's phases sent again, then the window's CLI cycle (bench-apart), each into cdcflow's
     downstream reset to the start, with the downstream on cores of its own (bench_cores); None on
     a machine of one core."""
-    from cdcflow_devtools import bench_cores, bench_floor, bench_workload
+    from cdcflow_devtools import bench_cores, bench_floor
 
     with bench_cores.apart(servers.cdcflow.pid) as halves:
         if halves is None:
             return None
         say(f"the floor and a CLI cycle again, the downstream on cores {halves[0]}, cdcflow on {halves[1]}")
-        bench_workload.create_snapshot(servers.cdcflow)
+        reset_settled(servers)
         floor, floor_cpu = bench_floor.replay(servers.cdcflow, phases)
         floor_diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (the floor's replay, cores apart)")
-        bench_workload.create_snapshot(servers.cdcflow)
+        reset_settled(servers)
         cyc = run_cycle_measured("bench-apart", rows, log_dir, cpu=cpu)
         diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (cores apart)")
     return {"downstream_cores": halves[0], "cdcflow_cores": halves[1], "floor_seconds": floor,

@@ -66,6 +66,8 @@ BINLOG_ARGS = (
 # the first start resizes the redo log.
 _INSTALL_ARGS = ("--innodb-log-file-size=256M", "--innodb-buffer-pool-size=256M")
 
+SETTLED_HISTORY = 100  # undo logs the purge may leave: a few are always there on a live server
+SETTLED_DIRTY = 10  # pages an idle server dirties by itself (its statistics) while it is waited on
 _SOCKET_PATH_MAX = 100  # sun_path is 108 bytes on Linux; keep a margin
 
 
@@ -262,6 +264,30 @@ class MariaDB:
                 return [tuple(r) for r in cur.fetchall()]
         finally:
             conn.close()
+
+    def settle(self, timeout: float = 120) -> tuple[int, int, float]:
+        """Wait until InnoDB's background work of earlier writes is done: its dirty pages flushed
+        (the page cleaner made to flush them all for the while) and the purge's history list
+        drained.  A timed run on a server reused from an earlier one otherwise shares its cores
+        with that work (the page cleaner and the purge threads run in mariadbd).  Returns the
+        dirty pages and the history length found, and the seconds waited."""
+        def now() -> tuple[int, int]:
+            dirty = int(self.query("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")[0][1])
+            history = self.query("SELECT `COUNT` FROM information_schema.INNODB_METRICS "
+                                 "WHERE NAME = 'trx_rseg_history_len'")
+            return dirty, int(history[0][0]) if history else 0
+
+        t0, found = time.monotonic(), now()
+        pct = self.query("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")[0][0]
+        self.execute("SET GLOBAL innodb_max_dirty_pages_pct = 0")
+        try:
+            dirty, history = found
+            while (dirty > SETTLED_DIRTY or history > SETTLED_HISTORY) and time.monotonic() - t0 < timeout:
+                time.sleep(0.1)
+                dirty, history = now()
+        finally:
+            self.execute(f"SET GLOBAL innodb_max_dirty_pages_pct = {pct}")
+        return found[0], found[1], round(time.monotonic() - t0, 2)
 
     def new_binlog(self, timeout: float = 60) -> tuple[str, int]:
         """FLUSH BINARY LOGS, as a restart does, and the head once the new binlog holds its header
