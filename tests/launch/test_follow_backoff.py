@@ -26,7 +26,7 @@ def stand_ins(monkeypatch):
             pass
 
         def look(self):
-            return SimpleNamespace(state="warning", behind=True, head="binlog.000001:100")
+            return SimpleNamespace(state="warning", behind=True)
 
         def close(self):
             pass
@@ -35,7 +35,7 @@ def stand_ins(monkeypatch):
         cycles.append((manual, now[0]))
         return {"run_id": run_id}
 
-    feed = SimpleNamespace(checkpoint_ts=1, checkpoint_pos={"file": "binlog.000001", "pos": 4}, state="warning")
+    feed = SimpleNamespace(checkpoint_ts=1, state="warning")
     monkeypatch.setattr(follow_mod, "HeadWatch", Watch)
     monkeypatch.setattr(follow_mod, "run_cycle", run_cycle)
     monkeypatch.setattr(follow_mod.metastore, "get_feed", lambda changefeed_id: feed)

@@ -570,9 +570,9 @@ def _checkpoint_moves(changefeed_id: str, catch_up: Callable[[], object] | None)
     """verify's `checkpoint_moves`: whether waiting for the checkpoint can help (the state runs
     cycles), after running one with `catch_up` when the caller gives it."""
     def moves() -> bool:
-        if catch_up is not None and metastore.get_feed(changefeed_id).state in (states.NORMAL, states.WARNING):
+        if catch_up is not None and metastore.get_feed(changefeed_id).state in states.RUNNING_STATES:
             catch_up()
-        return metastore.get_feed(changefeed_id).state in (states.NORMAL, states.WARNING)
+        return metastore.get_feed(changefeed_id).state in states.RUNNING_STATES
     return moves
 
 

@@ -37,7 +37,6 @@ from cdcflow.core.uri import parse_source_uri
 from cdcflow.source.binlog import Position, head_position
 from cdcflow.store import metastore
 
-RUNNING_STATES = (states.NORMAL, states.WARNING)  # the states whose runs replicate
 REASK_AFTER_S = 60.0
 CONNECT_TIMEOUT_S = 5  # an upstream that does not answer fails the look quickly: the trigger backs off
 READ_TIMEOUT_S = 10
@@ -54,7 +53,7 @@ class Look:
 
     @property
     def behind(self) -> bool:
-        return self.state in RUNNING_STATES and (self.applied.file is None or self.applied.key() < self.head.key())
+        return self.state in states.RUNNING_STATES and (self.applied.file is None or self.applied.key() < self.head.key())
 
     def to_dict(self) -> dict:
         return {"head": self.head.to_dict(), "applied": self.applied.to_dict(), "state": self.state,

@@ -38,6 +38,8 @@ IDLE_REASONS = {
     FINISHED: "it has reached its target-ts (finished)",
     REMOVED: "it was removed",
 }
+# the states whose cycles replicate: every other one's cycle does nothing (IDLE_REASONS)
+RUNNING_STATES = tuple(s for s in STATES if s not in IDLE_REASONS)
 
 
 # The events an operator causes: the commands `cdcflow changefeed pause` / `resume`.  The

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cdcflow.changefeed import commands, feed_state, states
-from cdcflow.changefeed.head_watch import RUNNING_STATES
 from cdcflow.core.errors import TASK_FAILED, CdcflowError
 from cdcflow.core.home import Home
 from cdcflow.config.spec_store import load_spec, spec_exists
@@ -95,7 +94,7 @@ def _prepare(changefeed_id: str, params, manual: bool) -> Opened:
                       skipped=states.REMOVED)
     if instead:
         return Opened(skip_reason=f"mode {instead}: no cycle", instead=instead)
-    if follow_seconds(changefeed_id, params) and metastore.get_feed(changefeed_id).state in RUNNING_STATES:
+    if follow_seconds(changefeed_id, params) and metastore.get_feed(changefeed_id).state in states.RUNNING_STATES:
         # the follow task's first cycle is this run's (a person's run's first, through a warning's
         # backoff): the hand-off from one run to the next costs prepare's process alone.  A
         # changefeed whose state idles its cycles goes to stages.prepare, whose skip says why.

@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cdcflow.changefeed import lifecycle
-from cdcflow.changefeed.head_watch import RUNNING_STATES, HeadWatch
+from cdcflow.changefeed import lifecycle, states
+from cdcflow.changefeed.head_watch import HeadWatch
 from cdcflow.core.errors import CdcflowError
 from cdcflow.launch.in_process import run_cycle
 from cdcflow.store import metastore
@@ -71,7 +71,7 @@ def follow(changefeed_id: str, seconds: float | None, *, spark_remote: str | Non
                 look = watch.look()
             except Exception:  # noqa: BLE001 - the upstream or the store unreadable: a cycle says why, in the record
                 look = None
-            if look is not None and look.state not in RUNNING_STATES:
+            if look is not None and look.state not in states.RUNNING_STATES:
                 out.ended = f"changefeed {changefeed_id} is {look.state}"
                 break
             feed = metastore.get_feed(changefeed_id)
