@@ -229,9 +229,18 @@ or MySQL downstream gets of a statement it has no words for. The rules around it
 
 def environment_page() -> str:
     rows = [(code(v.name), v.read_by, v.default, v.meaning) for v in environment.VARIABLES]
+    settings = [(code(s.name), code(s.value), s.read_by, s.why) for s in environment.SETTINGS]
     body = f"""Every `CDCFLOW_*` variable the library, its development tools and its tests read.
 
-{table(("variable", "read by", "when unset", "meaning"), rows)}"""
+{table(("variable", "read by", "when unset", "meaning"), rows)}
+
+## Set for the libraries cdcflow loads
+
+cdcflow sets these in its process's environment as it is imported, and so in the processes it
+starts (Spark's JVM and Python workers), unless the environment has them already: a value of
+your own wins.
+
+{table(("variable", "value", "read by", "why"), settings)}"""
     return page("Environment variables", "cdcflow.core.environment", body)
 
 

@@ -1,4 +1,5 @@
-"""The environment variables cdcflow, its development tools and its tests read: one table.
+"""The environment variables cdcflow, its development tools and its tests read: one table; and
+the ones cdcflow sets for a library it loads: another.
 
 The code reads each where it is used (os.environ, with the default this table states); the
 environment reference (docs/reference/environment.md) is generated from this table, and
@@ -8,6 +9,7 @@ the table names one nothing reads.
 
 from __future__ import annotations
 
+import os
 from typing import NamedTuple
 
 
@@ -59,3 +61,31 @@ VARIABLES: tuple[Variable, ...] = (
 )
 
 BY_NAME: dict[str, Variable] = {v.name: v for v in VARIABLES}
+
+
+class Setting(NamedTuple):
+    """A variable cdcflow sets for a library it loads, in its process and so in the processes it
+    starts (Spark's JVM and Python workers), unless the environment has it already."""
+
+    name: str
+    value: str
+    read_by: str  # the library
+    why: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("MIMALLOC_ARENA_EAGER_COMMIT", "0", "pyarrow's allocator (mimalloc)",
+            "commits Arrow's memory as it is used, not each 1 GiB arena whole at once: an arena "
+            "committed whole is backed by the kernel's 2 MiB pages, each zeroed whole at its first touch "
+            "and again after a purge; a cycle's batches come and go, and that zeroing took a sixth of "
+            "the CLI cycle's CPU on the bench's windows (docs/performance.md)"),
+)
+
+
+def set_for_libraries() -> None:
+    """SETTINGS in this process's environment where unset.  mimalloc reads its options once, as
+    pyarrow loads it: cdcflow/__init__.py calls this first, so a process that imports cdcflow
+    before pyarrow has them; one that loaded pyarrow before still passes them to the processes
+    it starts (Spark's Python workers)."""
+    for s in SETTINGS:
+        os.environ.setdefault(s.name, s.value)
