@@ -53,3 +53,11 @@ def test_a_process_cdcflow_starts_has_the_settings_even_where_pyarrow_loaded_fir
 def test_every_setting_names_its_library_and_says_why():
     for s in environment.SETTINGS:
         assert s.name and s.value and s.read_by and len(s.why) > 40, s
+
+
+def test_sparks_python_workers_have_the_settings(spark):
+    """The row steps run in Spark's Python workers too (mapInArrow): the embedded session's JVM
+    starts them with this process's environment."""
+    names = [s.name for s in environment.SETTINGS]
+    seen = spark.sparkContext.parallelize([0], 1).map(lambda _: [os.environ.get(n) for n in names]).collect()
+    assert seen == [[s.value for s in environment.SETTINGS]]
