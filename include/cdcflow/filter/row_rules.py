@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cdcflow.core import heap
 from cdcflow.filter import value_expr
 from cdcflow.filter.system_versioning import replica_write
 from cdcflow.filter.table_joins import Joins
@@ -83,6 +84,7 @@ class RowRules:
 
     def apply_all(self, batches):
         """apply over an iterator of batches (a mapInArrow body)."""
+        heap.settle()
         for batch in batches:
             yield self.apply(batch)
 

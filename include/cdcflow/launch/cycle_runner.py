@@ -5,6 +5,7 @@ takes after pull: a window without a single event is settled here, without Spark
 
 from __future__ import annotations
 
+from cdcflow.core import heap
 from cdcflow.core.errors import CdcflowError
 from cdcflow.core.stage_names import SPARK_STAGES, STAGE_TASKS
 from cdcflow.launch import sessions
@@ -32,6 +33,7 @@ def run_stage(name: str, spark, cycle: Cycle, task: str = "cycle"):
     a Spark stage the process that ran it, `task` (a key of core.stage_names.STAGE_TASKS)."""
     if name not in STAGE_FUNCS:
         raise CdcflowError(f"unknown stage {name!r}; stages are {', '.join(STAGE_FUNCS)}")
+    heap.settle()
     with recording(cycle, name) as stats:  # the result recorded with the stage's time: one transaction
         cycle.keep_lease(name)
         result = STAGE_FUNCS[name](spark, cycle)

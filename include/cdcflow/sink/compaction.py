@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from msgspec.structs import astuple
 
+from cdcflow.core import heap
 from cdcflow.core.arrow_rows import rows_batch
 from cdcflow.sink.collation_key import KeyFolder
 
@@ -47,6 +48,7 @@ def keyed_changes(batches: Iterator[pa.RecordBatch], keys: dict[str, list[str]],
     first.  An UPDATE to a spelling the collation takes as equal keeps its key: an update
     of the same row.  Kinds: I (the key's row is new: an INSERT), U (an UPDATE of the
     key's row), D.  (keyed_arrow is the same over the key texts pull wrote.)"""
+    heap.settle()
     keyer = Keyer(keys, folder or KeyFolder({}))
     try:
         yield from (_keyed_batch(batch, keyer) for batch in batches)
@@ -267,6 +269,7 @@ def finals_of(changes: pa.Table, finals: pa.Table) -> pa.Table:
 
 def keyed_batches(batches: Iterator[pa.RecordBatch], tangled: dict | None) -> Iterator[pa.RecordBatch]:
     """keyed_arrow a batch at a time: the keying step inside Spark tasks (mapInArrow)."""
+    heap.settle()
     for batch in batches:
         if batch.num_rows:
             yield from keyed_arrow(pa.Table.from_batches([batch]), tangled).to_batches()
@@ -276,6 +279,7 @@ def compacted_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Record
     """compacted_arrow of one Spark partition's keyed changes (mapInArrow after the shuffle by
     part, so every change of a key is in it): the same step as a small segment's in the driver.
     The partition is held while it is compacted, as the writers hold what they write."""
+    heap.settle()
     changes = pa.Table.from_batches(list(batches), schema=KEYED_ARROW)
     if changes.num_rows:
         yield from compacted_arrow(changes).to_batches()

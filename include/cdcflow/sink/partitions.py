@@ -12,6 +12,7 @@ from itertools import groupby
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cdcflow.core import heap
 from cdcflow.core.failures import SinkError
 from cdcflow.sink.compaction import final_changes
 from cdcflow.sink.connection import connect_with_retry
@@ -201,6 +202,7 @@ def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], writ
                    sessions: Sessions | None = None):
     """One downstream session for a partition's writes (kept in `sessions` after it, if given);
     its counts (COUNTS_SCHEMA)."""
+    heap.settle()  # a Spark task's body: the worker has imported what it writes with
     conn, done = None, False
     try:
         conn = connect_with_retry(sink) if sessions is None else sessions.take()

@@ -23,7 +23,9 @@ def _touch_cdcflow(batches):
     import pyarrow.compute  # noqa: F401
     import pymysql  # noqa: F401
     import cdcflow.core.row_codec  # noqa: F401
+    from cdcflow.core import heap  # lazy: as the imports above
 
+    heap.settle()
     yield from batches
 
 
