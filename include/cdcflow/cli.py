@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import json
 import logging
 import os
 import signal
 import sys
+import threading
 import traceback
 
 from cdcflow.changefeed import commands, config_update, states
@@ -454,6 +456,7 @@ def entry() -> int:
     pandas_hold.hold()
     status = main(stop_spark=True)
     _ending()
+    _exit_now(status)
     return status
 
 
@@ -467,6 +470,22 @@ def _ending() -> None:
     if "cdcflow.store.engine" in sys.modules:  # a command that never opened the store loads none of it
         sys.modules["cdcflow.store.engine"].close_all()
     gc.freeze()
+
+
+def _exit_now(status: int) -> None:
+    """End the process without the interpreter's teardown of its 1,000 loaded modules, which
+    took 0.02-0.04 s after a cycle's last word: what an exit does that anyone sees is done
+    first (the atexit handlers, logging's shutdown among them, and the output flushed).  Only
+    where no other thread runs: an exit joins those, and this one could not."""
+    if threading.active_count() > 1:
+        return
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # an output gone: the interpreter's own exit reports it as before
+        return
+    os._exit(status)
 
 
 # a command whose output's reader went away (`cdcflow changefeed list | head -1`) ends as one killed

@@ -38,3 +38,41 @@ def test_a_full_collection_no_longer_walks_what_was_frozen():
     out = subprocess.run([sys.executable, "-c", case], capture_output=True, text=True, check=True)
     tracked, after = map(int, out.stdout.split())
     assert tracked > 20_000 and after < tracked // 10
+
+
+# a process started as the `cdcflow` command (its orig_argv as the console script's), then its first stage
+_HELD = """
+import gc, sys
+sys.orig_argv[:] = [sys.executable, "/venv/bin/cdcflow", "changefeed", "run", "-c", "x"] if sys.argv[1] == "command" else sys.orig_argv
+import cdcflow
+from cdcflow.core import heap
+held = gc.get_threshold()[0]
+heap.settle()
+print(held, gc.get_threshold()[0])
+"""
+
+
+def test_the_commands_process_collects_young_objects_less_often_until_its_first_stage_settles():
+    def thresholds(how: str) -> tuple[int, int]:
+        out = subprocess.run([sys.executable, "-c", _HELD, how], capture_output=True, text=True, check=True)
+        held, after = map(int, out.stdout.split())
+        return held, after
+
+    from cdcflow.core import heap
+
+    default = 700  # CPython's own
+    assert thresholds("command") == (heap.YOUNG_WHILE_LOADING, default)
+    assert thresholds("library") == (default, default), "a process that only imports cdcflow keeps its collector"
+
+
+def test_which_processes_are_the_command():
+    from cdcflow.core.heap import started_as_command
+
+    py = "/usr/bin/python3"
+    assert started_as_command([py, "/opt/venv/bin/cdcflow", "changefeed", "list"])
+    assert started_as_command([py, "-X", "importtime", "-m", "cdcflow.cli", "tso", "query"])
+    assert not started_as_command([py, "-m", "pytest", "tests"])
+    assert not started_as_command([py, "-m", "cdcflow_devtools.bench"])
+    assert not started_as_command([py, "/opt/airflow/bin/airflow", "scheduler"])
+    assert not started_as_command([py, "-c", "import cdcflow"])
+    assert not started_as_command([py])

@@ -1,7 +1,7 @@
 """`cdcflow changefeed run` in a process of its own loads and opens only what its window needs:
 an idle cycle (nothing written since the checkpoint) opens one upstream connection (prepare's)
 and loads neither the binlog library nor Spark nor pandas; a small window read by the compiled
-reader writes its rows from this process without loading Spark.  The modules a cycle loaded are
+reader writes its rows from this process without loading Spark or numpy's masked arrays.  The modules a cycle loaded are
 listed by the process itself once its cycle ended."""
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from e2e_helpers import assert_consistent, schema_changefeed
 S = "cycle_start_up"
 CID = "start-up"
 
-# the CLI's main in a process of its own, then the modules it loaded, written to argv[1]
-LISTING = ("import json, sys\nfrom cdcflow import cli\nstatus = cli.main(sys.argv[2:])\n"
+# the CLI's main in a process of its own, pandas held as cli.entry holds it, then the modules it
+# loaded, written to argv[1]
+LISTING = ("import json, sys\nfrom cdcflow import cli\nfrom cdcflow.core import pandas_hold\npandas_hold.hold()\n"
+           "status = cli.main(sys.argv[2:])\n"
            "open(sys.argv[1], 'w').write(json.dumps(sorted(sys.modules)))\nsys.exit(status)\n")
 
 
@@ -47,6 +49,8 @@ def test_an_idle_cycle_and_a_small_window_load_and_open_only_what_they_need(mari
         result, loaded = _cycle(tmp_path)
         assert result["apply"]["rows_in"] == 30 and result["apply"]["ddl_applied"] == 2
         assert not result["spark_session"] and "pyspark" not in loaded and "py4j" not in loaded
+        # barrier's counts and apply's spread hand numpy's arrays to Arrow without asking numpy.ma
+        assert not loaded & {"pandas", "numpy.ma"}, sorted(loaded & {"pandas", "numpy.ma"})
         assert_consistent(up, down, [S])
 
         before = _connections(up)

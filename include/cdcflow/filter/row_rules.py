@@ -100,7 +100,7 @@ def _of_table(batch: pa.RecordBatch, schema: str, table: str) -> pa.Array:
 
 def _in_spans(batch: pa.RecordBatch, spans) -> pa.Array:
     """Rows of (schema, table) committed in (lo, hi] for any of `spans`."""
-    hit = pa.array(np.zeros(batch.num_rows, dtype=bool))
+    hit = pa.repeat(False, batch.num_rows)
     for s, t, lo, hi in spans:
         one = pc.and_(_of_table(batch, s, t), pc.and_(pc.greater(batch["commit_ts"], lo),
                                                       pc.less_equal(batch["commit_ts"], hi)))
@@ -111,7 +111,7 @@ def _in_spans(batch: pa.RecordBatch, spans) -> pa.Array:
 def _before_join(batch: pa.RecordBatch, joins: Joins) -> pa.Array:
     """table_joins.before_join of each row: a row of a joining table in a transaction that starts
     before its join point (or of a table not joined yet, or with no start position)."""
-    hit = pa.array(np.zeros(batch.num_rows, dtype=bool))
+    hit = pa.repeat(False, batch.num_rows)
     for (schema, table), point in joins.items():
         this = _of_table(batch, schema, table)
         if point is not None:

@@ -22,7 +22,7 @@ from functools import cache
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cdcflow.core.arrow_rows import spark_schema
+from cdcflow.core.arrow_rows import int64_array, spark_schema
 from cdcflow.core.errors import TABLE_NOT_EXISTS, CdcflowError, classify
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.ddl.tracker import lookup_key
@@ -411,8 +411,8 @@ def _writer_input_in_process(local: pa.Table, keys: dict, pull_keyed: set[str], 
     # Python call per row (0.4 s of the driver's time on a 300,000-row bulk segment)
     joined = pc.binary_join_element_wise(*(ordered[c].cast(pa.string()) for c in by), "\x1f",
                                          null_handling="replace", null_replacement="")
-    spread = pc.dictionary_encode(joined).combine_chunks().indices.to_numpy() % workers
-    return [p for p in (pick(pa.array(spread == w)) for w in range(workers)) if p.num_rows]
+    spread = int64_array(pc.dictionary_encode(joined).combine_chunks().indices.to_numpy() % workers)
+    return [p for p in (pick(pc.equal(spread, w)) for w in range(workers)) if p.num_rows]
 
 
 def _rows_of(local: pa.Table, names, tables: set[str]) -> pa.Table:

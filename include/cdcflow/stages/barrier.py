@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cdcflow.core.arrow_rows import spark_schema
+from cdcflow.core.arrow_rows import int64_array, spark_schema
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, Segment
@@ -48,8 +48,8 @@ def batch_counts(batch: pa.RecordBatch, his: list[int], run_rows: int = 16_384) 
     counting step, the same function over the window's batches in this process and inside Spark
     tasks (segment_counts); only these partial counts travel, never the images."""
     before, after = (pc.coalesce(pc.binary_length(batch[image]), 0) for image in ("before", "after"))
-    grouped = pa.table({"segment": segment_of(batch["commit_ts"], his), "schema": batch["schema"],
-                        "table": batch["table"], "run": np.arange(batch.num_rows) // run_rows,
+    grouped = pa.table({"segment": int64_array(segment_of(batch["commit_ts"], his)), "schema": batch["schema"],
+                        "table": batch["table"], "run": int64_array(np.arange(batch.num_rows) // run_rows),
                         "ts": batch["commit_ts"], "b": pc.add(before, after).cast(pa.int64())})
     grouped = grouped.group_by(["segment", "schema", "table", "run"]).aggregate(
         [("ts", "max"), ("b", "count"), ("b", "sum")])
