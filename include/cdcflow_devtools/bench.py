@@ -34,8 +34,8 @@ from cdcflow_devtools.bench_common import (
     run_cycle_measured, run_workload, say, start_servers, stop_servers, verify,
 )
 
-def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir: Path) -> dict:
-    from cdcflow_devtools import bench_peers, bench_workload
+def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir: Path, pairs: int = 0) -> dict:
+    from cdcflow_devtools import bench_pairs, bench_peers, bench_workload
 
     up = servers.up
     bench_peers.reset_replica(servers.replica)
@@ -47,8 +47,8 @@ def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir
         raise RuntimeError(f"the changefeed starts at {pos}, not at the snapshot position {start_file}:{start_pos}")
     # the same window once more later, on a warm Spark Connect server (connect_cycle), once for
     # the floor's statements (capture_floor), and once with the downstream on cores of its own
-    # (cores_apart)
-    for again in ("bench-connect", FLOOR_FEED, "bench-apart"):
+    # (cores_apart), and once a pair for the pairs part (bench_pairs)
+    for again in ("bench-connect", FLOOR_FEED, "bench-apart", *map(bench_pairs.feed_id, range(pairs))):
         if create_changefeed(again, up, servers.cdcflow, home) != pos:
             raise RuntimeError(f"{again} does not start where bench does")
 
@@ -325,15 +325,15 @@ def machine_text() -> str:
             f"load average before the run {load[0]:.2f}")
 
 
-PARTS = ("replication", "scaling", "pull", "launchers", "snapshot", "feeds", "large_txn", "lag", "tables", "join",
-         "catchup")
-# the parts past the default when PARTS= asks (or SNAPSHOT= / LAG_RATES= / TABLES=); the pull table needs the
-# replication part's window
+PARTS = ("replication", "scaling", "pull", "pairs", "launchers", "snapshot", "feeds", "large_txn", "lag", "tables",
+         "join", "catchup")
+# the parts past the default when PARTS= asks (or SNAPSHOT= / LAG_RATES= / TABLES= / PAIRS=); the pull and pairs
+# parts need the replication part's window
 DEFAULT_PARTS = ("replication", "scaling", "pull", "launchers")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from cdcflow_devtools import bench_catchup, bench_join, bench_lag, bench_snapshot, bench_tables
+    from cdcflow_devtools import bench_catchup, bench_join, bench_lag, bench_pairs, bench_snapshot, bench_tables
 
     p = argparse.ArgumentParser(prog="python -m cdcflow_devtools.bench", description=__doc__.split("\n")[0])
     p.add_argument("--parts", default=os.environ.get("BENCH_PARTS"),
@@ -350,6 +350,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--pull", type=int, default=int(os.environ.get("BENCH_PULL") or os.cpu_count() or 2),
                    help="ranges of the pull part (pull alone on parts of the compared window, sequential "
                         "vs in ranges on Spark; default: the machine's cores; env BENCH_PULL)")
+    p.add_argument("--pairs", type=int, default=None,
+                   help="pairs of the pairs part: cdcflow's CLI cycle and the native replica over the compared "
+                        f"window again, one right after the other (default {bench_pairs.DEFAULT_PAIRS}); giving it "
+                        "adds the part")
     p.add_argument("--shape", default=os.environ.get("BENCH_SHAPE") or "oltp", choices=("oltp", "bulk"),
                    help="oltp: updates and deletes one row per transaction; bulk: 100 rows per transaction "
                         "(default oltp; env BENCH_SHAPE)")
@@ -387,7 +391,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     a = p.parse_args(argv)
     parts = [x.strip() for x in a.parts.split(",") if x.strip()] if a.parts else \
         list(DEFAULT_PARTS) + (["snapshot"] if a.snapshot else []) + (["lag"] if a.lag_rates else []) \
-        + (["tables"] if a.tables else []) + (["join"] if a.join else [])
+        + (["tables"] if a.tables else []) + (["join"] if a.join else []) + (["pairs"] if a.pairs else [])
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         p.error(f"unknown part(s) {', '.join(unknown)}: choose among {', '.join(PARTS)}")
@@ -396,6 +400,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     a.lag_rates = _sizes(a.lag_rates or ",".join(map(str, bench_lag.DEFAULT_RATES)))
     a.tables = a.tables or ",".join(map(str, bench_tables.DEFAULT_SIZES))
     a.join = a.join or bench_join.DEFAULT_ROWS
+    a.pairs = a.pairs or bench_pairs.DEFAULT_PAIRS
+    if a.pairs < 1:
+        p.error(f"--pairs {a.pairs}: give at least one pair")
     a.catchup = _sizes(a.catchup)
     a.catchup_shapes = [s.strip() for s in a.catchup_shapes.split(",") if s.strip()]
     a.catchup_engines = tuple(s.strip() for s in a.catchup_engines.split(",") if s.strip())
@@ -423,8 +430,8 @@ def _part(name: str, errors: list[str], run, *args):
 
 def main(argv: list[str] | None = None) -> int:
     from cdcflow_devtools import (
-        bench_catchup, bench_feeds, bench_join, bench_lag, bench_large_txn, bench_launchers, bench_pull, bench_snapshot,
-        bench_tables,
+        bench_catchup, bench_feeds, bench_join, bench_lag, bench_large_txn, bench_launchers, bench_pairs, bench_pull,
+        bench_snapshot, bench_tables,
     )
 
     a = parse_args(argv)
@@ -451,10 +458,13 @@ def main(argv: list[str] | None = None) -> int:
     servers.up.execute("RESET MASTER")  # a fresh binlog each run
     errors: list[str] = []
     try:
-        main_res = _part("replication", errors, main_comparison, servers, a.rows, a.shape, home, base) \
+        main_res = _part("replication", errors, main_comparison, servers, a.rows, a.shape, home, base,
+                         a.pairs if "pairs" in a.parts else 0) \
             if "replication" in a.parts else None
         pull = _part("pull", errors, bench_pull.pull_table, servers.up.uri, *_ends(main_res["binlog_range"]), base,
                      a.pull) if main_res and "pull" in a.parts else None
+        pairs = _part("pairs", errors, bench_pairs.pairs_table, servers, main_res, a.pairs, base) \
+            if main_res and "pairs" in a.parts else None
         scale = (_part("scaling", errors, scaling, servers, sizes, a.shape, home, base) or []) if sizes else []
         launchers = (_part("launchers", errors, bench_launchers.launcher_table, servers, launcher_sizes, a.shape,
                            home, base) or []) if launcher_sizes else []
@@ -478,6 +488,7 @@ def main(argv: list[str] | None = None) -> int:
         stop_servers(servers)
     x, y = report(main_res, scale, machine) if main_res else (0.0, 0.0)
     bench_pull.report(pull)
+    bench_pairs.report(pairs)
     bench_launchers.report(launchers)
     bench_snapshot.report(snap)
     bench_feeds.report(feeds)
@@ -486,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     bench_tables.report(tables)
     bench_join.report(join)
     bench_catchup.report(catchup)
-    results = {"machine": machine, "parts": a.parts, "main": main_res, "scaling": scale, "pull": pull,
+    results = {"machine": machine, "parts": a.parts, "main": main_res, "scaling": scale, "pull": pull, "pairs": pairs,
                "launchers": launchers, "snapshot": snap, "feeds": feeds, "large_txn": large, "lag": lag,
                "tables": tables, "join": join, "catchup": catchup,
                "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
@@ -497,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"(bench took {results['total_seconds'] / 60:.1f} min; figures in {base / 'results.json'})")
     consistent = ((main_res is None or all(main_res["consistent"].values())) and all(e["consistent"] for e in scale)
                   and all(r["consistent"] for e in launchers for r in e["runs"].values())
-                  and all(e["identical"] for e in (pull or {}).get("rows", []))
+                  and all(e["identical"] for e in (pull or {}).get("rows", [])) and (pairs or {}).get("consistent", True)
                   and bench_snapshot.consistent(snap) and (feeds or {}).get("consistent", True)
                   and all(e["consistent"] for e in large or []) and bench_tables.consistent(tables)
                   and (join or {}).get("consistent", True) and bench_catchup.consistent(catchup))

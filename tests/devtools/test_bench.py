@@ -113,6 +113,29 @@ def test_the_snapshot_part_is_opt_in_and_parts_are_checked():
         bench.parse_args(["--parts", "snap"])
 
 
+def test_the_pairs_part_is_opt_in_and_needs_a_pair():
+    from cdcflow_devtools import bench_pairs
+
+    assert "pairs" not in bench.parse_args([]).parts
+    a = bench.parse_args(["--pairs", "3"])
+    assert a.parts == [*bench.DEFAULT_PARTS, "pairs"] and a.pairs == 3
+    a = bench.parse_args(["--parts", "replication,pairs"])
+    assert a.parts == ["replication", "pairs"] and a.pairs == bench_pairs.DEFAULT_PAIRS
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--parts", "replication,pairs", "--pairs", "-1"])
+
+
+def test_the_pairs_ratio_is_the_median_of_each_pairs_own_ratio():
+    from cdcflow_devtools import bench_pairs
+
+    # the machine slowed down between pairs: each pair's ratio holds, the ratio of the medians does not
+    pairs = [{"cycle_seconds": c, "replica_seconds": r} for c, r in ((2.0, 1.0), (4.0, 2.2), (6.0, 2.7))]
+    got = bench_pairs.summary(pairs)
+    assert got["cycle_seconds"] == {"median": 4.0, "min": 2.0, "max": 6.0}
+    assert got["replica_seconds"]["median"] == 2.2
+    assert got["ratio_vs_native_replica"] == pytest.approx({"median": 0.5, "min": 0.45, "max": 0.55})
+
+
 @pytest.fixture
 def snapshot_schema(mariadb_pair):
     up, down = mariadb_pair

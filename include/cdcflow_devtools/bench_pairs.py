@@ -1,0 +1,89 @@
+"""The pairs part: cdcflow's CLI cycle and the native replica over the compared window again,
+in pairs run one right after the other, each on its downstream reset to the start.
+
+One run of each moves by a third from one to the next on a shared two-core machine (the
+replica took 1.2-1.9 s for the same bulk window), and the replication part runs each once, so
+its ratio_vs_native_replica moves as much. Two runs a few seconds apart see the same machine:
+the ratio of each pair holds while its speed drifts. The pairs alternate which runs first (A B,
+B A, ...), so neither always runs on servers the other has just warmed. The part prints the
+medians of each side and of the pairs' ratios (the replica's seconds over the cycle's, as
+ratio_vs_native_replica), with their spread.
+
+    make bench PARTS=replication,pairs PAIRS=5 [SHAPE=bulk]
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from cdcflow_devtools.bench_common import run_cycle_measured, say, verify
+
+DEFAULT_PAIRS = 5
+
+
+def feed_id(i: int) -> str:
+    """The changefeed of pair i's cycle, created beside the replication part's own before its
+    workload runs (bench.main_comparison), so that it starts where that one does."""
+    return f"bench-pair-{i}"
+
+
+def spread(values: list[float]) -> dict:
+    """The median, least and most of `values`."""
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def summary(pairs: list[dict]) -> dict:
+    """Each side's seconds and the pairs' ratios (replica over cycle), as medians with their spread."""
+    return {"cycle_seconds": spread([p["cycle_seconds"] for p in pairs]),
+            "replica_seconds": spread([p["replica_seconds"] for p in pairs]),
+            "ratio_vs_native_replica": spread([p["replica_seconds"] / p["cycle_seconds"] for p in pairs])}
+
+
+def pairs_table(servers, main: dict, n: int, log_dir: Path) -> dict:
+    """`n` pairs over the replication part's window (`main`: its binlog range and row changes),
+    the cycles by the changefeeds feed_id(0..n-1), each side on its downstream reset to the
+    start's schema and every server settled before it (bench.settled), each downstream checked
+    after."""
+    from cdcflow_devtools import bench, bench_peers, bench_workload
+
+    rng = bench_peers.BinlogRange(**main["binlog_range"])
+    rows, pairs = main["rows"], []
+
+    def cycle(i: int) -> tuple[float, bool]:
+        bench.reset_settled(servers)
+        cyc = run_cycle_measured(feed_id(i), rows, log_dir)
+        return cyc.wall_seconds, not verify(servers.up, servers.cdcflow, f"cdcflow's downstream (pair {i + 1})")
+
+    def replica(i: int) -> tuple[float, bool]:
+        bench_workload.create_snapshot(servers.replica)
+        bench.settled(servers)
+        secs = bench_peers.replica_catch_up(servers.up, servers.replica, rng)
+        return secs, not verify(servers.up, servers.replica, f"the replica (pair {i + 1})")
+
+    for i in range(n):
+        say(f"pair {i + 1} of {n}: " + ("cdcflow's cycle, then the replica" if i % 2 == 0 else
+                                        "the replica, then cdcflow's cycle"))
+        if i % 2 == 0:
+            (c, c_ok), (r, r_ok) = cycle(i), replica(i)
+        else:
+            (r, r_ok), (c, c_ok) = replica(i), cycle(i)
+        pairs.append({"cycle_seconds": c, "replica_seconds": r, "consistent": c_ok and r_ok})
+    return {"pairs": pairs, **summary(pairs), "consistent": all(p["consistent"] for p in pairs)}
+
+
+def report(res: dict | None) -> None:
+    if not res:
+        return
+    n = len(res["pairs"])
+    print(f"\npaired runs ({n}): cdcflow's CLI cycle and the native replica one right after the other, "
+          "alternating which goes first, each on its downstream reset to the start")
+    print(f"  {'pair':>4} {'cdcflow cycle s':>16} {'native replica s':>17} {'ratio_vs_native_replica':>24}")
+    for i, p in enumerate(res["pairs"], 1):
+        print(f"  {i:>4} {p['cycle_seconds']:>16.2f} {p['replica_seconds']:>17.2f} "
+              f"{p['replica_seconds'] / p['cycle_seconds']:>24.2f}" + ("" if p["consistent"] else "  DIFFERS"))
+    for key, label, unit in (("cycle_seconds", "cdcflow cycle", " s"), ("replica_seconds", "native replica", " s"),
+                             ("ratio_vs_native_replica", "ratio_vs_native_replica", "")):
+        s = res[key]
+        print(f"  {label}: median {s['median']:.2f}{unit} (from {s['min']:.2f}{unit} to {s['max']:.2f}{unit})")
+    print(f"paired_ratio_vs_native_replica={res['ratio_vs_native_replica']['median']:.2f}")
