@@ -30,8 +30,8 @@ from pathlib import Path
 
 from cdcflow.source.binlog_events import DEFAULT_READER, READER_ENV
 from cdcflow_devtools.bench_common import (
-    DEFAULT_DIR, DEFAULT_ROWS, DEFAULT_SCALE, Servers, create_changefeed, fmt_bytes, fmt_rate, rate,
-    run_cycle_measured, run_workload, say, start_servers, stop_servers, verify,
+    DEFAULT_DIR, DEFAULT_ROWS, DEFAULT_SCALE, Servers, create_changefeed, fmt_bytes, fmt_rate, rate, reset_settled,
+    run_cycle_measured, run_workload, say, settled, start_servers, stop_servers, verify,
 )
 
 def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir: Path, pairs: int = 0) -> dict:
@@ -111,24 +111,6 @@ def connect_cycle(servers: Servers, rows: int, log_dir: Path, cpu: dict):
     diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (warm Spark Connect)")
     floor, phases = capture_floor(servers, rows, log_dir)
     return cyc, diffs, floor, phases
-
-
-def settled(servers: Servers) -> None:
-    """Every server's InnoDB done with the background work of the writes before (MariaDB.settle),
-    before a timed run: the page cleaner and the purge threads of the workload's upstream or of
-    an earlier run's downstream run in mariadbd, on the cores the run is timed on, and each
-    timed run, cdcflow's or a peer's, starts as the others do."""
-    found = [s.settle() for s in servers.all()]
-    say(f"  servers settled in {sum(w for _d, _h, w in found):.1f}s "
-        f"({sum(d for d, _h, _w in found):,} dirty pages, history lists {max(h for _d, h, _w in found):,} at most)")
-
-
-def reset_settled(servers: Servers) -> None:
-    """cdcflow's downstream reset to the start's schema for a timed run, every server settled."""
-    from cdcflow_devtools import bench_workload
-
-    bench_workload.create_snapshot(servers.cdcflow)
-    settled(servers)
 
 
 def capture_floor(servers: Servers, rows: int, log_dir: Path) -> tuple[dict, list]:

@@ -169,6 +169,24 @@ def stop_servers(servers: Servers) -> None:
         s.stop()
 
 
+def settled(servers: Servers) -> None:
+    """Every server's InnoDB done with the background work of the writes before (MariaDB.settle),
+    before a timed run: the page cleaner and the purge threads of the workload's upstream or of
+    an earlier run's downstream run in mariadbd, on the cores the run is timed on, and each
+    timed run, cdcflow's or a peer's, starts as the others do."""
+    found = [s.settle() for s in servers.all()]
+    say(f"  servers settled in {sum(w for _d, _h, w in found):.1f}s "
+        f"({sum(d for d, _h, _w in found):,} dirty pages, history lists {max(h for _d, h, _w in found):,} at most)")
+
+
+def reset_settled(servers: Servers) -> None:
+    """cdcflow's downstream reset to the start's schema for a timed run, every server settled."""
+    from cdcflow_devtools import bench_workload
+
+    bench_workload.create_snapshot(servers.cdcflow)
+    settled(servers)
+
+
 # --- the steps -------------------------------------------------------------------------------
 
 def create_changefeed(changefeed_id: str, up, down, home: Path, config: str = "", base: str = CONFIG,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from cdcflow_devtools.bench_common import run_cycle_measured, say, verify
+from cdcflow_devtools.bench_common import reset_settled, run_cycle_measured, say, settled, verify
 
 DEFAULT_PAIRS = 5
 
@@ -43,21 +43,21 @@ def summary(pairs: list[dict]) -> dict:
 def pairs_table(servers, main: dict, n: int, log_dir: Path) -> dict:
     """`n` pairs over the replication part's window (`main`: its binlog range and row changes),
     the cycles by the changefeeds feed_id(0..n-1), each side on its downstream reset to the
-    start's schema and every server settled before it (bench.settled), each downstream checked
+    start's schema and every server settled before it (bench_common.settled), each downstream checked
     after."""
-    from cdcflow_devtools import bench, bench_peers, bench_workload
+    from cdcflow_devtools import bench_peers, bench_workload
 
     rng = bench_peers.BinlogRange(**main["binlog_range"])
     rows, pairs = main["rows"], []
 
     def cycle(i: int) -> tuple[float, bool]:
-        bench.reset_settled(servers)
+        reset_settled(servers)
         cyc = run_cycle_measured(feed_id(i), rows, log_dir)
         return cyc.wall_seconds, not verify(servers.up, servers.cdcflow, f"cdcflow's downstream (pair {i + 1})")
 
     def replica(i: int) -> tuple[float, bool]:
         bench_workload.create_snapshot(servers.replica)
-        bench.settled(servers)
+        settled(servers)
         secs = bench_peers.replica_catch_up(servers.up, servers.replica, rng)
         return secs, not verify(servers.up, servers.replica, f"the replica (pair {i + 1})")
 
