@@ -371,6 +371,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         f"(default {bench_catchup.DEFAULT_CLUSTER})")
     p.add_argument("--dir", default=str(DEFAULT_DIR), help="where the servers and CDCFLOW_HOME live")
     a = p.parse_args(argv)
+    if a.pairs is not None and a.pairs < 1:
+        p.error(f"--pairs {a.pairs}: give at least one pair")
     parts = [x.strip() for x in a.parts.split(",") if x.strip()] if a.parts else \
         list(DEFAULT_PARTS) + (["snapshot"] if a.snapshot else []) + (["lag"] if a.lag_rates else []) \
         + (["tables"] if a.tables else []) + (["join"] if a.join else []) + (["pairs"] if a.pairs else [])
@@ -383,8 +385,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     a.tables = a.tables or ",".join(map(str, bench_tables.DEFAULT_SIZES))
     a.join = a.join or bench_join.DEFAULT_ROWS
     a.pairs = a.pairs or bench_pairs.DEFAULT_PAIRS
-    if a.pairs < 1:
-        p.error(f"--pairs {a.pairs}: give at least one pair")
     a.catchup = _sizes(a.catchup)
     a.catchup_shapes = [s.strip() for s in a.catchup_shapes.split(",") if s.strip()]
     a.catchup_engines = tuple(s.strip() for s in a.catchup_engines.split(",") if s.strip())

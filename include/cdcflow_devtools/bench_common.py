@@ -179,11 +179,12 @@ def settled(servers: Servers) -> None:
         f"({sum(d for d, _h, _w in found):,} dirty pages, history lists {max(h for _d, h, _w in found):,} at most)")
 
 
-def reset_settled(servers: Servers) -> None:
-    """cdcflow's downstream reset to the start's schema for a timed run, every server settled."""
+def reset_settled(servers: Servers, down=None) -> None:
+    """A downstream (cdcflow's, unless `down`) reset to the start's schema for a timed run, every
+    server settled."""
     from cdcflow_devtools import bench_workload
 
-    bench_workload.create_snapshot(servers.cdcflow)
+    bench_workload.create_snapshot(servers.cdcflow if down is None else down)
     settled(servers)
 
 

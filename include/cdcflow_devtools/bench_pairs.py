@@ -17,7 +17,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from cdcflow_devtools.bench_common import reset_settled, run_cycle_measured, say, settled, verify
+from cdcflow_devtools.bench_common import reset_settled, run_cycle_measured, say, verify
 
 DEFAULT_PAIRS = 5
 
@@ -43,9 +43,9 @@ def summary(pairs: list[dict]) -> dict:
 def pairs_table(servers, main: dict, n: int, log_dir: Path) -> dict:
     """`n` pairs over the replication part's window (`main`: its binlog range and row changes),
     the cycles by the changefeeds feed_id(0..n-1), each side on its downstream reset to the
-    start's schema and every server settled before it (bench_common.settled), each downstream checked
-    after."""
-    from cdcflow_devtools import bench_peers, bench_workload
+    start's schema and every server settled before it (bench_common.reset_settled), each
+    downstream checked after."""
+    from cdcflow_devtools import bench_peers
 
     rng = bench_peers.BinlogRange(**main["binlog_range"])
     rows, pairs = main["rows"], []
@@ -56,8 +56,7 @@ def pairs_table(servers, main: dict, n: int, log_dir: Path) -> dict:
         return cyc.wall_seconds, not verify(servers.up, servers.cdcflow, f"cdcflow's downstream (pair {i + 1})")
 
     def replica(i: int) -> tuple[float, bool]:
-        bench_workload.create_snapshot(servers.replica)
-        settled(servers)
+        reset_settled(servers, servers.replica)
         secs = bench_peers.replica_catch_up(servers.up, servers.replica, rng)
         return secs, not verify(servers.up, servers.replica, f"the replica (pair {i + 1})")
 

@@ -76,3 +76,8 @@ def test_which_processes_are_the_command():
     assert not started_as_command([py, "/opt/airflow/bin/airflow", "scheduler"])
     assert not started_as_command([py, "-c", "import cdcflow"])
     assert not started_as_command([py])
+    # only the interpreter's own options count, not the program's arguments after it
+    assert started_as_command([py, "/opt/venv/bin/cdcflow", "changefeed", "-m", "x"])
+    assert not started_as_command([py, "-c", "import cdcflow", "-m", "cdcflow.cli"])
+    assert not started_as_command([py, "tool.py", "-m", "cdcflow.cli"])
+    assert started_as_command([py, "-W", "ignore", "/opt/venv/bin/cdcflow", "tso", "query"])

@@ -121,8 +121,9 @@ def test_the_pairs_part_is_opt_in_and_needs_a_pair():
     assert a.parts == [*bench.DEFAULT_PARTS, "pairs"] and a.pairs == 3
     a = bench.parse_args(["--parts", "replication,pairs"])
     assert a.parts == ["replication", "pairs"] and a.pairs == bench_pairs.DEFAULT_PAIRS
-    with pytest.raises(SystemExit):
-        bench.parse_args(["--parts", "replication,pairs", "--pairs", "-1"])
+    for wrong in ("0", "-1"):
+        with pytest.raises(SystemExit):
+            bench.parse_args(["--parts", "replication,pairs", "--pairs", wrong])
 
 
 def test_the_pairs_ratio_is_the_median_of_each_pairs_own_ratio():

@@ -37,6 +37,7 @@ _held: tuple[int, ...] | None = None  # the thresholds hold_off() replaced, unti
 YOUNG_WHILE_LOADING = 100_000
 COMMAND = "cdcflow"  # the console script (pyproject.toml)
 COMMAND_MODULE = "cdcflow.cli"  # python -m cdcflow.cli
+INTERPRETER_OPTIONS_WITH_VALUE = ("-X", "-W", "--check-hash-based-pycs")  # python [option value]... program
 
 
 def settle() -> None:
@@ -64,7 +65,14 @@ def started_as_command(argv: list[str] | None = None) -> bool:
     cdcflow.cli`), as the interpreter was started: the package's __init__ runs before either
     names itself, and only that process holds the collector off (Airflow's, Spark's and a test's
     processes import cdcflow too, and may never settle())."""
-    argv = sys.orig_argv if argv is None else argv
-    if "-m" in argv:
-        return argv[argv.index("-m") + 1:argv.index("-m") + 2] == [COMMAND_MODULE]
-    return len(argv) > 1 and os.path.basename(argv[1]) == COMMAND
+    args = iter(sys.orig_argv[1:] if argv is None else argv[1:])
+    for arg in args:  # the interpreter's own options, up to the program it runs
+        if arg == "-m":
+            return next(args, None) == COMMAND_MODULE
+        if arg == "-c":
+            return False
+        if not arg.startswith("-"):  # a script: the console script's path
+            return os.path.basename(arg) == COMMAND
+        if arg in INTERPRETER_OPTIONS_WITH_VALUE:
+            next(args, None)
+    return False
