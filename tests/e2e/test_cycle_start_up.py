@@ -1,8 +1,9 @@
 """`cdcflow changefeed run` in a process of its own loads and opens only what its window needs:
 an idle cycle (nothing written since the checkpoint) opens one upstream connection (prepare's)
 and loads neither the binlog library nor Spark nor pandas; a small window read by the compiled
-reader writes its rows from this process without loading Spark or numpy's masked arrays.  The modules a cycle loaded are
-listed by the process itself once its cycle ended."""
+reader writes its rows from this process without loading Spark or numpy's masked arrays, nor
+the code of features its changefeed does not use (value expressions, a snapshot's copy).  The
+modules a cycle loaded are listed by the process itself once its cycle ended."""
 
 from __future__ import annotations
 
@@ -51,6 +52,11 @@ def test_an_idle_cycle_and_a_small_window_load_and_open_only_what_they_need(mari
         assert not result["spark_session"] and "pyspark" not in loaded and "py4j" not in loaded
         # barrier's counts and apply's spread hand numpy's arrays to Arrow without asking numpy.ma
         assert not loaded & {"pandas", "numpy.ma"}, sorted(loaded & {"pandas", "numpy.ma"})
+        # a config without value expressions and a changefeed without a snapshot: neither the
+        # expressions' evaluator nor the copy's planner (snapshot_indexes looks for deferred indexes)
+        unused = {"cdcflow.filter.mysql_eval", "cdcflow.snapshot.chunk_copies", "cdcflow.snapshot.copy",
+                  "cdcflow.verify"}
+        assert "cdcflow.snapshot.deferred_indexes" in loaded and not loaded & unused, sorted(loaded & unused)
         assert_consistent(up, down, [S])
 
         before = _connections(up)

@@ -249,7 +249,7 @@ def test_now_is_one_instant_for_the_cycle_in_utc():
                             df_.compiled_conds(cols, [("insert", "after", df_.parse(expr, "k"))], now))
         assert [s for s, hit in zip(batch["seq"].to_pylist(), found) if hit] == want, expr
     # without an instant given, the wall clock's (UTC): a row of the year 3000 is after it
-    assert compile_expr(df_.parse("ts > NOW()", "k"), cols)([df_.typed_value(cols[0], "3000-01-01 00:00:00"), None]) == 1
+    assert compile_expr(df_.parse("ts > NOW()", "k"), cols)([m.typed_value(cols[0], "3000-01-01 00:00:00"), None]) == 1
 
 
 def test_the_filters_guide_lists_exactly_the_functions_the_filter_evaluates():

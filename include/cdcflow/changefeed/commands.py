@@ -129,7 +129,7 @@ def _create_at_snapshot(record: _Record, sink, cfg, server_id: int, given: dict,
                         spark_for: Callable | None, report: Callable[[dict], None]) -> dict:
     """create --snapshot: the changefeed recorded at the copy's consistent point, then the
     tables copied (`given`: the --snapshot options)."""
-    from cdcflow.snapshot import SnapshotOptions  # lazy: the copy's planner, 200 ms, only for --snapshot
+    from cdcflow.snapshot.chunk_copies import SnapshotOptions  # lazy: the copy's planner, 200 ms, only for --snapshot
 
     cid, source, target_ts = record.changefeed_id, record.source, record.target_ts
     if start_ts or (target_ts and target_ts <= tso.now()):
@@ -202,7 +202,7 @@ def _connection_args(source, sink, cfg) -> tuple[dict, dict]:
 
 
 def _snapshot_start(changefeed_id, source, sink, cfg, options, at_point) -> None:
-    from cdcflow.snapshot import start  # lazy: the copy's planner, 200 ms, only for a snapshot
+    from cdcflow.snapshot.chunk_copies import start  # lazy: the copy's planner, 200 ms, only for a snapshot
 
     up_args, down_args = _connection_args(source, sink, cfg)
     try:
@@ -216,7 +216,7 @@ def _snapshot_start(changefeed_id, source, sink, cfg, options, at_point) -> None
 def _snapshot_copy(changefeed_id, source, sink, cfg, options, spark_for, report) -> dict:
     """The chunks not done yet; then the first cycle treats what it reads up to now as replays
     (its DDLs may already be in the tables created; its rows are written in safe mode)."""
-    from cdcflow.snapshot import continue_copy  # lazy: as in _snapshot_start
+    from cdcflow.snapshot.chunk_copies import continue_copy  # lazy: as in _snapshot_start
     from cdcflow.source.binlog import replay_horizon  # lazy: binlog reading, 40 ms, not for every command
 
     up_args, down_args = _connection_args(source, sink, cfg)

@@ -26,14 +26,17 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cdcflow.core.errors import EXPRESSION_COLUMN_ABSENT, CdcflowError, ConfigError
 from cdcflow.core.row_codec import plain_value
 from cdcflow.core.system_schemas import sql_not_system
 from cdcflow.ddl.table_def import TableInfo
 from cdcflow.ddl.tracker import UNKNOWN
-from cdcflow.filter.mysql_eval import UNSUPPORTED_HINT, Col, compile_expr, dialect, typed_value, unsupported
 from cdcflow.filter.table import TableFilter
+
+if TYPE_CHECKING:  # the evaluator is loaded where a config has expressions (column_of)
+    from cdcflow.filter.mysql_eval import Col
 
 # (op the expression applies to, image it reads, EventFilterRule field, TOML key)
 EXPRESSIONS = (
@@ -53,6 +56,8 @@ _KINDS = {"decimal": "decimal", "numeric": "decimal", "float": "float", "double"
 def column_of(name: str, data_type: str, column_type: str) -> Col:
     """A column typed for the evaluator from its information_schema DATA_TYPE and COLUMN_TYPE
     (its collation does not matter: see mysql_eval)."""
+    from cdcflow.filter.mysql_eval import Col  # lazy: the evaluator (6 ms) only where a config has expressions
+
     t, ctype = data_type.lower(), (column_type or "").lower()
     if t == "bit":
         size = re.match(r"bit\((\d+)\)", ctype)
@@ -120,6 +125,8 @@ def parse(text: str, where: str):
     import sqlglot
     from sqlglot import exp
 
+    from cdcflow.filter.mysql_eval import dialect  # lazy: as sqlglot
+
     head = "SELECT * FROM t WHERE "
     try:
         stmt = sqlglot.parse_one(head + text, read=dialect())
@@ -166,6 +173,8 @@ def has_expressions(cfg) -> bool:
 
 def check_expressions(cfg, columns: dict[tuple[str, str], list[Col]], changefeed: str | None = None) -> None:
     """Refuse expressions that do not parse, or that name a column a matched table lacks."""
+    from cdcflow.filter.mysql_eval import UNSUPPORTED_HINT, unsupported  # lazy: as in column_of
+
     replicated = TableFilter(list(cfg.rules), case_sensitive=cfg.case_sensitive)
     for i, rule in enumerate(cfg.event_filters):
         m = _matcher(rule, cfg.case_sensitive)
@@ -197,6 +206,8 @@ def matches(ops, befores, afters, tests) -> list[bool]:
     core.row_codec encodes them), all of them reading one table version.  `tests`: [(op, side,
     compiled expression)] (compile_expr).  As TiCDC's filter, an event is ignored when an
     expression's value is the integer 1."""
+    from cdcflow.filter.mysql_eval import typed_value  # lazy: as in column_of
+
     out = []
     for op, before, after in zip(ops, befores, afters):
         images, hit = {}, False
@@ -247,6 +258,8 @@ class ValueTest:
 def compiled_conds(cols: list[Col], conds, now: dt.datetime | None = None) -> list[tuple[str, str, _Compiled]]:
     """[(op, side, parsed tree)] of one table version (`cols`) compiled for `matches`; `now` the
     instant NOW() reads (mysql_eval: the wall clock's where None)."""
+    from cdcflow.filter.mysql_eval import compile_expr  # lazy: as in column_of
+
     return [(op, side, _Compiled(cols, compile_expr(tree, cols, now))) for op, side, tree in conds]
 
 
@@ -283,6 +296,8 @@ def value_tests(cfg, versions: dict[tuple[str, str], list[tuple[int, list[Col] |
 def _conds(s: str, t: str, version_ts: int, cols: list[Col], exprs, now: dt.datetime, changefeed) -> list[tuple]:
     """[(op, side, tree)] of the expressions `exprs` on one version of s.t (`cols`), checked on
     the driver: a column it lacks, or what the evaluator cannot evaluate, is refused here."""
+    from cdcflow.filter.mysql_eval import compile_expr  # lazy: as in column_of
+
     conds = []
     for op, side, key, text in exprs:
         tree = parse(text, key)

@@ -10,8 +10,8 @@ image, and a change after it is applied once.  A keyless table has no key to rep
 is read as one chunk inside the point's own transaction, exactly at the point, and so its
 replay applies every change once.  chunk_copies.py plans, records and resumes the chunks;
 deferred_indexes.py builds the secondary indexes the tables were created without, once a
-cycle has replayed past the copy's last read."""
+cycle has replayed past the copy's last read.
 
-from cdcflow.snapshot.chunk_copies import SnapshotOptions, continue_copy, start
-
-__all__ = ["SnapshotOptions", "continue_copy", "start"]
+The package imports none of its modules: every cycle loads deferred_indexes.py after apply,
+and only a command that copies loads the planner (chunk_copies.py, with copy.py and verify/,
+10 ms of a cycle's start)."""
