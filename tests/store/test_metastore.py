@@ -295,3 +295,18 @@ def test_a_write_after_another_process_closed_the_store_is_kept(home):
     seen = subprocess.run([sys.executable, "-c", read], check=True, env=dict(os.environ),
                           capture_output=True, text=True).stdout.strip()
     assert seen == "2"
+
+
+def test_a_lease_this_process_renewed_moments_ago_is_fresh_and_no_other():
+    metastore.create_feed("cf", 1, POS)
+    assert not metastore.holds_fresh_lease("cf", owner("runA"), 30)  # no lease at all
+    assert metastore.acquire_lease("cf", owner("runA"), "runA")
+    assert metastore.holds_fresh_lease("cf", owner("runA"), 30)
+    # the same run in another process (a DAG run's next task) holds no lease of its own yet
+    assert not metastore.holds_fresh_lease("cf", owner("runA", 1111), 30)
+    assert not metastore.holds_fresh_lease("cf", owner("runB"), 30)
+    # renewed a minute ago: an hour's lease then ends 59 minutes from now, which is not fresh
+    assert metastore.acquire_lease("cf", owner("runA"), "runA", ttl=metastore.LEASE_SECONDS - 60)
+    assert not metastore.holds_fresh_lease("cf", owner("runA"), 30)
+    assert metastore.holds_fresh_lease("cf", owner("runA"), 90)
+    assert not metastore.holds_fresh_lease("nope", owner("runA"), 30)

@@ -12,13 +12,10 @@ from cdcflow.sink.row_sink import PartRows, RowSink
 from cdcflow.spark.lazy import Lazy
 from cdcflow.stages import apply_sinks, contracts, joining_tables, safe_mode, snapshot_indexes
 from cdcflow.stages.contracts import IndexWait, Segment
-from cdcflow.stages.cycle import Cycle
+from cdcflow.stages.cycle import LEASE_RENEWAL_SECONDS, Cycle
 from cdcflow.stages.read_ahead import ReadAhead, let_go
 from cdcflow.stages.rows import kept_rows
 from cdcflow.store import metastore
-
-# the lease (an hour long) is renewed this often during apply, not at every segment
-LEASE_RENEWAL_SECONDS = 30.0
 
 
 def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
@@ -68,6 +65,7 @@ class _Barriers:
             self.pending = None
 
     def keep_lease(self) -> None:
+        # looked at this often during apply, not at every segment (Cycle.keep_lease renews it)
         if time.time() - self.renewed >= LEASE_RENEWAL_SECONDS:
             self.cycle.keep_lease("apply")
             self.renewed = time.time()

@@ -19,6 +19,9 @@ from cdcflow.stages.engine import Engine
 from cdcflow.store import metastore
 from cdcflow.store.events import RunFolder
 
+# a cycle renews its hour-long lease (metastore.LEASE_SECONDS) when it last did so this long ago
+LEASE_RENEWAL_SECONDS = 30.0
+
 log = logging.getLogger("cdcflow")
 
 
@@ -83,9 +86,12 @@ class Cycle:
         in Airflow leaves its run open for as long as it stays paused), and a cycle started then
         (`cdcflow changefeed run`, a new DAG run) replaces this one.  Its stages then stop here,
         changing nothing: ErrCycleSuperseded."""
-        run = self.run()
-        if run.status != metastore.SUPERSEDED and metastore.acquire_lease(
-                self.changefeed_id, metastore.lease_owner_for(self.run_id), self.run_id):
+        run, owner = self.run(), metastore.lease_owner_for(self.run_id)
+        # a lease this process took or renewed moments ago (its prepare, its last stage) is only
+        # looked at: a commit of the store per stage, each syncing its log, renewed nothing
+        if run.status != metastore.SUPERSEDED and (
+                metastore.holds_fresh_lease(self.changefeed_id, owner, LEASE_RENEWAL_SECONDS)
+                or metastore.acquire_lease(self.changefeed_id, owner, self.run_id)):
             return
         by = run.stats.get("superseded_by") or metastore.lease_holder(self.changefeed_id)
         raise CdcflowError(

@@ -158,7 +158,10 @@ def _owner_dead(owner: str | None) -> bool:
     return False
 
 
-def acquire_lease(changefeed_id: str, owner: str, run_key: str, ttl: float = 3600.0) -> bool:
+LEASE_SECONDS = 3600.0  # how long a taken lease lasts without a renewal
+
+
+def acquire_lease(changefeed_id: str, owner: str, run_key: str, ttl: float = LEASE_SECONDS) -> bool:
     """Take or renew the lease.  `run_key` identifies the cycle across the processes of one
     DAG run (each Airflow task is a process of its own), so any of them may renew it."""
     now = time.time()
@@ -180,6 +183,18 @@ def acquire_lease(changefeed_id: str, owner: str, run_key: str, ttl: float = 360
             .values(lease_owner=owner, lease_until=now + ttl)
         )
         return res.rowcount == 1
+
+
+def holds_fresh_lease(changefeed_id: str, owner: str, within: float, ttl: float = LEASE_SECONDS) -> bool:
+    """Whether `owner` (a process's own: lease_owner_for) holds the lease and took or renewed it
+    less than `within` seconds ago (with `ttl`, as acquire_lease does): a read, where renewing it
+    again would be a commit of the store for nothing.  Another process of the same run (a DAG
+    run's next task) is another owner, and takes the lease itself: a lease left naming a process
+    that ended may be taken over (_owner_dead)."""
+    with engine().connect() as c:
+        row = c.execute(sa.select(changefeeds.c.lease_owner, changefeeds.c.lease_until)
+                        .where(changefeeds.c.id == changefeed_id)).first()
+    return row is not None and row[0] == owner and (row[1] or 0) >= time.time() + ttl - within
 
 
 def lease_holder(changefeed_id: str) -> str | None:
