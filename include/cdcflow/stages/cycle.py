@@ -87,8 +87,8 @@ class Cycle:
         (`cdcflow changefeed run`, a new DAG run) replaces this one.  Its stages then stop here,
         changing nothing: ErrCycleSuperseded."""
         run, owner = self.run(), metastore.lease_owner_for(self.run_id)
-        # a lease this process took or renewed moments ago (its prepare, its last stage) is only
-        # looked at: a commit of the store per stage, each syncing its log, renewed nothing
+        # where this process took or renewed the lease moments ago (its prepare, its last stage)
+        # a read is enough: renewing it at every stage was a commit of the store each, for nothing
         if run.status != metastore.SUPERSEDED and (
                 metastore.holds_fresh_lease(self.changefeed_id, owner, LEASE_RENEWAL_SECONDS)
                 or metastore.acquire_lease(self.changefeed_id, owner, self.run_id)):
