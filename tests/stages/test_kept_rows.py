@@ -13,7 +13,7 @@ from cdcflow.core.event import Event
 from cdcflow.filter.row_rules import RowRules
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, filter_stage, rows
-from cdcflow.stages.barrier import COUNTED_COLUMNS, counts_in_process, counts_in_spark
+from cdcflow.stages.barrier import COUNTED_COLUMNS, COUNTED_SIZES, counts_in_process, counts_in_spark
 from cdcflow.stages.read_ahead import ReadAhead
 from cdcflow.stages.engine import Engine
 from cdcflow.stages.contracts import Segment
@@ -119,6 +119,12 @@ def test_both_reads_keep_the_same_rows(spark, tmp_path, config_text, copied):
     # (the writer's row groups of 7 events are its batches), Spark's in one job
     his = [25, 50, 75, 90]
     here = counts_in_process(rows.kept_rows_arrow(cycle, None, COUNTED_COLUMNS).to_batches(), his)
+    # the same counts from the images' sizes stored beside them, where the files hold them (pull's
+    # events; not a copy Spark wrote): what segment_counts reads then, the images left unread
+    assert rows.kept_rows_have_image_bytes(cycle) == (not copied)
+    if not copied:
+        sized = counts_in_process(rows.kept_rows_arrow(cycle, None, COUNTED_SIZES).to_batches(), his)
+        assert sorted(sized.totals) == sorted(here.totals) and sized.runs == here.runs
     counted = sorted(here.totals)
     assert counted == sorted(counts_in_spark(rows.kept_rows(spark, cycle), his).totals)
     assert {k[0] for k, _, _ in counted} >= {0, 2, 4} and all(b > 0 for _, _, b in counted)
@@ -192,6 +198,8 @@ def test_a_copy_of_some_tables_is_the_same_written_by_pyarrow_as_by_spark(spark,
                                 ("none", "local", set())):
         cycle = _Cycle(_folder(tmp_path / way, window), f"{config_text}\n[cdcflow]\nengine = '{engine}'\n")
         assert rows.copy_kept(spark, cycle, window, RowRules(tables=frozenset(tables)))
+        # a copy written here stores the images' sizes as pull's events do; Spark's does not
+        assert rows.kept_rows_have_image_bytes(cycle) == (way != "spark")
         every = sorted(map(repr, rows.kept_rows(spark, cycle).toArrow().to_pylist()))
         copies[way] = every, _sorted(rows.kept_rows_arrow(cycle, None, COLUMNS).to_table())
     assert copies["spark"] == copies["here"] and copies["none"] == ([], [])

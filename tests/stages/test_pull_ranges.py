@@ -19,7 +19,7 @@ from cdcflow.core.uri import parse_source_uri
 from cdcflow.source.binlog import BinlogReader, Position, head_position
 from cdcflow.source.binlog_ranges import cuts, range_server_id, window_bytes
 from cdcflow.stages import contracts, pull_ranges
-from cdcflow.store.events import FIELDS, RunFolder
+from cdcflow.store.events import FIELDS, IMAGE_BYTES, RunFolder
 
 RANGES = 6
 
@@ -69,6 +69,12 @@ def window(mariadb_pair):
         yield uri, conn, start, head
     finally:
         conn.close()
+
+
+def _stored(e: dict) -> dict:
+    """An event's fields as pull stores them: with its images' bytes beside them (store.events)."""
+    return {**{f: e[f] for f in FIELDS},
+            IMAGE_BYTES: sum(len((e[c] or "").encode()) for c in ("before", "after"))}
 
 
 def sequential(uri, start, head, prev_ts, exact_head: bool = True):
@@ -160,7 +166,7 @@ def test_parallel_pull_writes_every_event_as_the_sequential_read(window, spark, 
     got = pq.read_table(cycle.folder.path("raw")).to_pylist()
     key = lambda e: (e["commit_ts"], e["seq"], e["op"] == "ddl")  # noqa: E731
     assert len(got) == len(expected) == pulled.events
-    assert sorted(got, key=key) == sorted(({f: e[f] for f in FIELDS} for e in expected), key=key)
+    assert sorted(got, key=key) == sorted((_stored(e) for e in expected), key=key)
     assert pulled.end_ts == reader.last_ts and pulled.transactions == reader.transactions
     assert pulled.end_pos == reader.last_pos and pulled.aborted_ts == sorted(reader.aborted_ts)
     assert pulled.rolled_back == reader.rolled_back and len(reader.rolled_back) == 1 and reader.aborted_ts
@@ -240,7 +246,7 @@ def test_the_ranges_run_where_the_session_can_take_them_at_once(window, spark, t
     assert detail["ranges"] > 1 and sum(detail["range_events"]) == pulled.events
     got = pq.read_table(cycle.folder.path("raw")).to_pylist()
     key = lambda e: (e["commit_ts"], e["seq"], e["op"] == "ddl")  # noqa: E731
-    assert sorted(got, key=key) == sorted(({f: e[f] for f in FIELDS} for e in expected), key=key)
+    assert sorted(got, key=key) == sorted((_stored(e) for e in expected), key=key)
     assert (pulled.end_ts, pulled.transactions, pulled.events) == (reader.last_ts, reader.transactions, len(expected))
     assert pulled.end_pos == reader.last_pos and pulled.aborted_ts == sorted(reader.aborted_ts)
     assert pulled.rolled_back == reader.rolled_back and len(reader.rolled_back) == 1 and reader.aborted_ts

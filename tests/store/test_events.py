@@ -1,13 +1,14 @@
 import dataclasses
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from cdcflow.core.event import Event
 from cdcflow.core.row_codec import encode_image
 from cdcflow.store import events as store_events
-from cdcflow.store.events import EVENT_SCHEMA, FIELDS, PULL_ENV, RunFolder
+from cdcflow.store.events import EVENT_SCHEMA, FIELDS, IMAGE_BYTES, PULL_ENV, STORED_SCHEMA, RunFolder
 
 
 @pytest.fixture
@@ -49,9 +50,27 @@ def test_writer_flushes_row_groups_and_reads_back(tmp_path, monkeypatch, writer)
     f = pq.ParquetFile(folder.path("raw") + "/part-00000.parquet")
     assert f.metadata.num_row_groups == 3
     assert [f.metadata.row_group(i).num_rows for i in range(3)] == [4, 4, 2]
-    assert f.schema_arrow == EVENT_SCHEMA
+    assert f.schema_arrow == STORED_SCHEMA
     table = pq.read_table(folder.path("raw"))
-    assert table.to_pylist() == [dataclasses.asdict(e) for e in events]
+    # each event's fields, and beside them the bytes of its images (barrier counts them)
+    assert table.to_pylist() == [{**dataclasses.asdict(e), IMAGE_BYTES: _image_bytes(e)} for e in events]
+    assert folder.has_image_bytes("raw")
+
+
+def _image_bytes(e: Event) -> int:
+    return len((e.before or "").encode()) + len((e.after or "").encode())
+
+
+def test_a_folder_written_before_the_images_sizes_says_it_lacks_them(tmp_path):
+    """A window an earlier release pulled (its files of the events' own fields): readers are told,
+    and count the images instead (stages.barrier.segment_counts)."""
+    folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
+    assert not folder.has_image_bytes("raw")  # no folder at all
+    folder.write_table("raw/part-00000.parquet", pa.Table.from_pylist(
+        [dataclasses.asdict(event(i)) for i in range(3)], schema=EVENT_SCHEMA))
+    assert not folder.has_image_bytes("raw")
+    scanned = folder.dataset("raw").to_table()
+    assert scanned.column(IMAGE_BYTES).null_count == 3 and scanned.column("after").to_pylist()[0] is not None
 
 
 def test_empty_window_still_gives_a_readable_file(tmp_path):
@@ -60,7 +79,7 @@ def test_empty_window_still_gives_a_readable_file(tmp_path):
     w.close()
     table = pq.read_table(folder.path("raw"))
     assert table.num_rows == 0
-    assert table.schema == EVENT_SCHEMA
+    assert table.schema == STORED_SCHEMA
 
 
 def test_exact_multiple_of_batch_rows(tmp_path):

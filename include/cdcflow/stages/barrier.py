@@ -18,6 +18,7 @@ from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, Segment
 from cdcflow.stages.cycle import Cycle
+from cdcflow.store.events import IMAGE_BYTES
 
 
 def build_segments(start_ts: int, ddls: list[DdlEntry], resolved_ts: int, end_pos: Position) -> list[Segment]:
@@ -32,6 +33,8 @@ def build_segments(start_ts: int, ddls: list[DdlEntry], resolved_ts: int, end_po
 COUNTED = pa.schema([("segment", pa.int64()), ("schema", pa.string()), ("table", pa.string()),
                      ("upto", pa.int64()), ("n", pa.int64()), ("b", pa.int64())])
 COUNTED_COLUMNS = ("commit_ts", "schema", "table", "before", "after")
+# the same counts from the images' sizes pull (or filter's copy in this process) wrote beside them
+COUNTED_SIZES = ("commit_ts", "schema", "table", IMAGE_BYTES)
 
 
 def segment_of(commit_ts, his: list[int]) -> np.ndarray:
@@ -46,11 +49,17 @@ def batch_counts(batch: pa.RecordBatch, his: list[int], run_rows: int = 16_384) 
     run of `run_rows` of them (upto: the run's largest commit ts; where a segment is too large for
     the stage's process, its slices are cut at these runs' ends: stages.engine.Engine.slices): the
     counting step, the same function over the window's batches in this process and inside Spark
-    tasks (segment_counts); only these partial counts travel, never the images."""
-    before, after = (pc.coalesce(pc.binary_length(batch[image]), 0) for image in ("before", "after"))
+    tasks (segment_counts); only these partial counts travel, never the images.  The images'
+    bytes come from IMAGE_BYTES where the batch has it (COUNTED_SIZES), else from the images
+    (COUNTED_COLUMNS)."""
+    if IMAGE_BYTES in batch.schema.names:
+        size = batch[IMAGE_BYTES]
+    else:
+        before, after = (pc.coalesce(pc.binary_length(batch[image]), 0) for image in ("before", "after"))
+        size = pc.add(before, after).cast(pa.int64())
     grouped = pa.table({"segment": int64_array(segment_of(batch["commit_ts"], his)), "schema": batch["schema"],
                         "table": batch["table"], "run": int64_array(np.arange(batch.num_rows) // run_rows),
-                        "ts": batch["commit_ts"], "b": pc.add(before, after).cast(pa.int64())})
+                        "ts": batch["commit_ts"], "b": size})
     grouped = grouped.group_by(["segment", "schema", "table", "run"]).aggregate(
         [("ts", "max"), ("b", "count"), ("b", "sum")])
     return pa.RecordBatch.from_arrays([grouped["segment"].combine_chunks().cast(pa.int64()),
@@ -109,8 +118,10 @@ def segment_counts(cycle: Cycle, spark, his: list[int]) -> Counted:
     his = sorted(his)
     window = contracts.WINDOW.read(cycle.folder)
     if rows.read_in_process(cycle, window):
-        return counts_in_process(rows.kept_rows_arrow(cycle, None, COUNTED_COLUMNS).to_batches(), his,
-                           cycle.engine.run_rows())
+        # the images' sizes where the files hold them: the images are most of the window's bytes
+        columns = COUNTED_SIZES if rows.kept_rows_have_image_bytes(cycle) else COUNTED_COLUMNS
+        return counts_in_process(rows.kept_rows_arrow(cycle, None, columns).to_batches(), his,
+                                 cycle.engine.run_rows())
     return counts_in_spark(rows.kept_rows(spark, cycle), his)
 
 

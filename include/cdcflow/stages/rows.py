@@ -180,6 +180,12 @@ def _copied(cycle: Cycle) -> bool:
     return not cycle.folder.exists(contracts.ROWS.name) or contracts.ROWS.read(cycle.folder).copied
 
 
+def kept_rows_have_image_bytes(cycle: Cycle) -> bool:
+    """Whether the files kept_rows_arrow reads (filter's copy, or pull's events) hold the images'
+    sizes (store.events.IMAGE_BYTES): not a copy Spark wrote, nor a window an earlier release pulled."""
+    return cycle.folder.has_image_bytes(COPY if _copied(cycle) else "raw")
+
+
 def kept_rows(spark, cycle: Cycle):
     """The row events filter kept (barrier, apply)."""
     if _copied(cycle):

@@ -42,6 +42,12 @@ _COLUMNS = {name: _column_types(hint) for name, hint in get_type_hints(Event).it
 EVENT_SCHEMA = pa.schema([(name, arrow) for name, (arrow, _) in _COLUMNS.items()])
 EVENT_SPARK_SCHEMA = ", ".join(f"`{name}` {spark}" for name, (_, spark) in _COLUMNS.items())
 FIELDS = EVENT_SCHEMA.names
+# Written beside an event's fields, derived from them as each batch is written: the bytes of its
+# row images, which barrier counts (stages.barrier.batch_counts) without reading the images
+# themselves (the window's largest columns).  A file written before it existed, or by Spark (a
+# filter's copy there), lacks it: readers ask (RunFolder.has_image_bytes) and count the images.
+IMAGE_BYTES = "image_bytes"
+STORED_SCHEMA = EVENT_SCHEMA.append(pa.field(IMAGE_BYTES, pa.int64()))
 _fields_of = operator.attrgetter(*FIELDS)  # an event's values as a tuple, in FIELDS' order
 # What the event writer holds at most before it writes a row group ([cdcflow] pull-batch-rows
 # sets the rows; the bytes are the images' and statements' text)
@@ -52,8 +58,16 @@ PULL_ENV = "CDCFLOW_BINLOG_READER"
 
 
 def _event_file(sink) -> pq.ParquetWriter:
-    """A Parquet writer of the event schema on `sink`, as every event file is written."""
-    return pq.ParquetWriter(sink, EVENT_SCHEMA, compression="zstd")
+    """A Parquet writer of the stored event schema on `sink`, as every event file is written."""
+    return pq.ParquetWriter(sink, STORED_SCHEMA, compression="zstd")
+
+
+def stored(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """A batch of the event schema as it is stored: with IMAGE_BYTES, from the images' lengths
+    (their offsets: no value is read)."""
+    sizes = [pc.fill_null(pc.binary_length(batch.column(c)), 0) for c in ("before", "after")]
+    return pa.RecordBatch.from_arrays([*batch.select(FIELDS).columns, pc.add(*sizes).cast(pa.int64())],
+                                      schema=STORED_SCHEMA)
 
 
 def _safe(name: str) -> str:
@@ -118,7 +132,18 @@ class RunFolder:
         # lazy: pyarrow's dataset module loads pandas (0.3-0.5 s a process); a cycle without events never reads one
         import pyarrow.dataset as pads
 
-        return pads.dataset(self._fs_path(name), schema=EVENT_SCHEMA, format="parquet", filesystem=self.fs)
+        return pads.dataset(self._fs_path(name), schema=STORED_SCHEMA, format="parquet", filesystem=self.fs)
+
+    def has_image_bytes(self, name: str) -> bool:
+        """Whether the Parquet files of folder `name` hold IMAGE_BYTES: all of a folder's files
+        come from one writer (pull's, or the copy of one filter), so the first one says."""
+        files = [f for f in self.fs.get_file_info(pafs.FileSelector(self._fs_path(name), allow_not_found=True))
+                 if f.type == pafs.FileType.File and f.base_name.endswith(".parquet")
+                 and not f.base_name.startswith(("_", "."))]
+        if not files:
+            return False
+        with self.fs.open_input_file(min(files, key=lambda f: f.path).path) as f:
+            return IMAGE_BYTES in pq.read_schema(f).names
 
     def exists(self, name: str) -> bool:
         return self.fs.get_file_info(self._fs_path(name)).type != pafs.FileType.NotFound
@@ -140,7 +165,7 @@ class RunFolder:
         with self.fs.open_output_stream(self.part_file(name)) as sink, \
                 _event_file(sink) as out:
             for batch in batches:
-                out.write_batch(batch)
+                out.write_batch(stored(batch))
 
     def part_file(self, name: str, part: int = 0) -> str:
         """The path (in `fs`) of one Parquet file of a folder the writer wrote."""
@@ -223,12 +248,12 @@ class EventWriter:
             if self.columns.n:
                 self.held_rows = max(self.held_rows, self.columns.n)
                 self.held_bytes = max(self.held_bytes, self.columns.chars)
-                self._write_behind(self.columns.take(EVENT_SCHEMA))
+                self._write_behind(stored(self.columns.take(EVENT_SCHEMA)))
             return
         if not self.rows:
             return
         self.held_rows, self.held_bytes = max(self.held_rows, len(self.rows)), max(self.held_bytes, self.bytes)
-        self._open().write_batch(rows_batch(self.rows, EVENT_SCHEMA))
+        self._open().write_batch(stored(rows_batch(self.rows, EVENT_SCHEMA)))
         self.rows, self.bytes = [], 0
 
     def _write_behind(self, batch: pa.RecordBatch) -> None:
