@@ -11,14 +11,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from cdcflow.core.arrow_rows import int64_array, spark_schema
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, Segment
 from cdcflow.stages.cycle import Cycle
-from cdcflow.store.events import IMAGE_BYTES
+from cdcflow.store.events import IMAGE_BYTES, image_bytes
 
 
 def build_segments(start_ts: int, ddls: list[DdlEntry], resolved_ts: int, end_pos: Position) -> list[Segment]:
@@ -52,11 +51,7 @@ def batch_counts(batch: pa.RecordBatch, his: list[int], run_rows: int = 16_384) 
     tasks (segment_counts); only these partial counts travel, never the images.  The images'
     bytes come from IMAGE_BYTES where the batch has it (COUNTED_SIZES), else from the images
     (COUNTED_COLUMNS)."""
-    if IMAGE_BYTES in batch.schema.names:
-        size = batch[IMAGE_BYTES]
-    else:
-        before, after = (pc.coalesce(pc.binary_length(batch[image]), 0) for image in ("before", "after"))
-        size = pc.add(before, after).cast(pa.int64())
+    size = batch[IMAGE_BYTES] if IMAGE_BYTES in batch.schema.names else image_bytes(batch)
     grouped = pa.table({"segment": int64_array(segment_of(batch["commit_ts"], his)), "schema": batch["schema"],
                         "table": batch["table"], "run": int64_array(np.arange(batch.num_rows) // run_rows),
                         "ts": batch["commit_ts"], "b": size})

@@ -62,12 +62,16 @@ def _event_file(sink) -> pq.ParquetWriter:
     return pq.ParquetWriter(sink, STORED_SCHEMA, compression="zstd")
 
 
+def image_bytes(batch: pa.RecordBatch) -> pa.Array:
+    """Each event's IMAGE_BYTES: the bytes of its before and after images, from their offsets (no
+    value is read), none counting 0."""
+    before, after = (pc.fill_null(pc.binary_length(batch.column(c)), 0) for c in ("before", "after"))
+    return pc.add(before, after).cast(pa.int64())
+
+
 def stored(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """A batch of the event schema as it is stored: with IMAGE_BYTES, from the images' lengths
-    (their offsets: no value is read)."""
-    sizes = [pc.fill_null(pc.binary_length(batch.column(c)), 0) for c in ("before", "after")]
-    return pa.RecordBatch.from_arrays([*batch.select(FIELDS).columns, pc.add(*sizes).cast(pa.int64())],
-                                      schema=STORED_SCHEMA)
+    """A batch of the event schema as it is stored: with IMAGE_BYTES."""
+    return pa.RecordBatch.from_arrays([*batch.select(FIELDS).columns, image_bytes(batch)], schema=STORED_SCHEMA)
 
 
 def _safe(name: str) -> str:
