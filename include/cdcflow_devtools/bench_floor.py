@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import pymysql
 
+from cdcflow.sink import compiled_params, prepared_statements
 from cdcflow.sink.connection import DML_SESSION
 from cdcflow_devtools.bench_census import process_cpu
 from cdcflow_devtools.bench_workload import SCHEMA
@@ -48,22 +49,63 @@ def start_capture(server) -> None:
 
 
 def captured(server) -> list[Phase]:
-    """Stop the log and read the cycle's statements into phases."""
+    """Stop the log and read the cycle's statements into phases.  A prepared statement's
+    execution (logged with its parameters written in) is replayed prepared too, with the same
+    parameters (`prepared_again`), so that the floor is the downstream's work for what the
+    writers sent."""
     server.execute("SET GLOBAL general_log = 0")
-    rows = server.query("SELECT event_time, thread_id, argument FROM mysql.general_log "
-                        "WHERE command_type = 'Query' ORDER BY event_time")
+    rows = server.query("SELECT event_time, thread_id, command_type, argument FROM mysql.general_log "
+                        "WHERE command_type IN ('Query', 'Prepare', 'Execute') ORDER BY event_time")
     server.execute("TRUNCATE TABLE mysql.general_log")
     phases: list[Phase] = []
     segment: list[tuple] = []
-    for at, thread, arg in rows:
+    prepared: dict[int, list[str]] = {}  # per connection, the statements it prepared
+    for at, thread, command, arg in rows:
         sql = arg.decode("utf-8", "surrogateescape") if isinstance(arg, (bytes, bytearray)) else arg
-        if _DDL.match(sql):
+        if command == "Prepare":
+            prepared.setdefault(thread, []).append(sql)
+        elif _DDL.match(sql):
             phases += _overlapping(segment)
             phases.append(Phase(ddl=sql))
             segment = []
         elif _ROWS.match(sql):
-            segment.append((at, thread, sql))
+            segment.append((at, thread, prepared_again(prepared.get(thread, []), sql) if command == "Execute" else sql))
     return phases + _overlapping(segment)
+
+
+def prepared_again(templates: list[str], logged: str) -> tuple[str, bytes] | str:
+    """A logged execution as (the statement prepared, its parameters), the parameters read back
+    from the literals the log wrote in place of its placeholders; the text where no template
+    fits or a literal has no parameter."""
+    for template in reversed(templates):
+        literals = _filled(template, logged)
+        if literals is not None:
+            params = compiled_params.literal_params(literals)
+            return logged if params is None else (template, params)
+    return logged
+
+
+def _filled(template: str, logged: str) -> list[str] | None:
+    """The literals `logged` has where `template` has a placeholder; None: not its execution."""
+    out, j = [], 0
+    for i, ch in enumerate(template):
+        if ch != "?":
+            if logged[j:j + 1] != ch:
+                return None
+            j += 1
+            continue
+        k = j
+        if logged[j:j + 1] == "'":  # a quoted string, its quotes escaped with a backslash
+            k += 1
+            while k < len(logged) and logged[k] != "'":
+                k += 2 if logged[k] == "\\" else 1
+            k += 1
+        else:
+            while k < len(logged) and logged[k] not in ",) ":
+                k += 1
+        out.append(logged[j:k])
+        j = k
+    return out if j == len(logged) else None
 
 
 def _overlapping(statements: list[tuple]) -> list[Phase]:
@@ -99,11 +141,15 @@ def replay(server, phases: list[Phase]) -> tuple[float, float]:
                 for s in DML_SESSION:
                     cur.execute(s)
 
-        def send(conn, sqls: list[str]) -> None:
+        def send(conn, sqls: list) -> None:
+            held = prepared_statements.of(conn)
             with conn.cursor() as cur:
                 for sql in sqls:
                     try:
-                        cur.execute(sql)
+                        if isinstance(sql, tuple):
+                            held.execute(*sql)
+                        else:
+                            cur.execute(sql)
                     except pymysql.err.IntegrityError as e:
                         if e.args[0] != DUPLICATE_ENTRY:
                             raise

@@ -15,10 +15,12 @@ PACKAGE = Path(__file__).resolve().parents[1]
 # module -> its source: the event store's columns (their reference: core.arrow_rows.rows_batch),
 # pull's binlog reader, which writes rows into them (its reference: source/binlog_events' Python
 # reader; built after the columns, whose compiled_columns.pxd it reads), and the writers' SQL
-# literals (its reference: core/row_codec.raw_literal)
+# literals (its reference: core/row_codec.raw_literal), and their binary parameters (built after
+# the literals, whose compiled_literals.pxd it reads; without it the writers send text)
 EXTENSIONS = {"cdcflow.core.compiled_columns": PACKAGE / "core" / "compiled_columns.pyx",
               "cdcflow.source.compiled_reader": PACKAGE / "source" / "compiled_reader.pyx",
-              "cdcflow.sink.compiled_literals": PACKAGE / "sink" / "compiled_literals.pyx"}
+              "cdcflow.sink.compiled_literals": PACKAGE / "sink" / "compiled_literals.pyx",
+              "cdcflow.sink.compiled_params": PACKAGE / "sink" / "compiled_params.pyx"}
 
 
 def build(module: str) -> Path:

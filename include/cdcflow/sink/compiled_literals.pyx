@@ -97,12 +97,7 @@ cdef class Image:
     literal lies in it.  A value without a literal (NaN, an unknown tag) raises its reference's
     error when a literal is asked for, as the reference raises it when the statement is built."""
 
-    cdef readonly str text
-    cdef readonly tuple names
-    cdef dict index
-    cdef str values
-    cdef Py_ssize_t *cuts  # literal k is values[cuts[2k]:cuts[2k + 1]]
-    cdef object error
+    # its fields: compiled_literals.pxd
 
     def __dealloc__(self):
         PyMem_Free(self.cuts)

@@ -29,7 +29,7 @@ PHASE_KINDS = {None: ("D", "U", "I"), "existing": ("D", "U"), "new": ("I",)}
 
 def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]], phase: str | None = None,
                     generated: dict[str, frozenset[str]] | None = None, key_indexed: frozenset[str] = frozenset(),
-                    sessions: Sessions | None = None):
+                    sessions: Sessions | None = None, prepared: bool = True):
     """Spark mapInArrow body: the final change of each key in (compacted, in DELETES_FIRST
     order: compaction), written (only the kinds of `phase`, see PHASE_KINDS); one batch of
     counts (COUNTS_SCHEMA) out.  `generated`: per table, the columns the downstream
@@ -37,6 +37,7 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
     DELETE first and whose rows of kind U the "existing" phase writes with UPSERT
     (row_writer.StreamingWriter).  `sessions`: where this process keeps its downstream sessions
     between partitions (None: a session of its own, closed at the end: a Spark task's).
+    `prepared`: the sink's cache-prep-stmts (full batches as prepared statements, else text).
 
     Why this converges even when rows exchange unique-key values across partitions:
     every key touched in the segment is written with its final image, and those images
@@ -61,11 +62,12 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
             add(schema, table, kinds_, map(read, images), stamps)
         w.close()
 
-    yield _run_partition(sink, batch_rows, keys, write, generated, sessions)
+    yield _run_partition(sink, batch_rows, keys, write, generated, sessions, prepared)
 
 
 def apply_partition_txns(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]],
-                         generated: dict[str, frozenset[str]] | None = None, sessions: Sessions | None = None):
+                         generated: dict[str, frozenset[str]] | None = None, sessions: Sessions | None = None,
+                         prepared: bool = True):
     """transaction-atomicity = table: changes sorted by (schema, table, commit_ts, key,
     commit order) in; each upstream transaction's changes to one table become one
     downstream transaction.  Inside it the changes compact to their final image per key
@@ -80,7 +82,7 @@ def apply_partition_txns(batches, sink: dict, batch_rows: int, keys: dict[str, l
         for _txn, changes in groupby(rows, key=lambda r: (r[0], r[1], r[6])):
             write_transaction(w, conn, final_changes(changes))
 
-    yield _run_partition(sink, batch_rows, keys, write, generated, sessions)
+    yield _run_partition(sink, batch_rows, keys, write, generated, sessions, prepared)
 
 
 RETAINED_CHANGES = 100_000  # a transaction's final changes kept to run it again after a lock conflict
@@ -199,14 +201,14 @@ class Sessions:
 
 
 def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], write, generated=None,
-                   sessions: Sessions | None = None):
+                   sessions: Sessions | None = None, prepared: bool = True):
     """One downstream session for a partition's writes (kept in `sessions` after it, if given);
     its counts (COUNTS_SCHEMA)."""
     heap.settle()  # a Spark task's body: the worker has imported what it writes with
     conn, done = None, False
     try:
         conn = connect_with_retry(sink) if sessions is None else sessions.take()
-        w = StreamingWriter(RowWriter(conn, batch_rows, form=raw_form()), keys, generated=generated)
+        w = StreamingWriter(RowWriter(conn, batch_rows, form=raw_form(prepared)), keys, generated=generated)
         write(w, conn)
         written, statements = w.writer.rows_written, w.writer.statements
         done = True

@@ -25,3 +25,19 @@ def compiled():
                     "Python reference, slower; `make setup` builds them", e)
         return None
     return compiled_literals
+
+
+@cache
+def params():
+    """The compiled encoder of the literals as the binary protocol's parameters
+    (sink/compiled_params.pyx); None: the literals' reference is asked for, or it is not built
+    (the writers send text)."""
+    if compiled() is None:
+        return None
+    try:
+        from cdcflow.sink import compiled_params  # lazy: an extension make setup may not have built
+    except ImportError as e:
+        log.warning("the compiled binary parameters are not built (%s): the writers send their statements "
+                    "as text; `make setup` builds them", e)
+        return None
+    return compiled_params.image_params

@@ -237,17 +237,19 @@ class RowSink:
         """`place`: (the rows held here, or None; whether Spark writes them in one task)."""
         held, one_task = place
         keys, generated, sink, batch = plan.keys, plan.generated, self.sink, self.options.max_txn_row
+        prepared = self.options.cache_prep_stmts
         if self.options.transaction_atomicity == "table":
             # a table's transactions stay whole and in commit order: one partition per table;
             # rows are REPLACEd (each transaction is atomic downstream, so a replay converges);
             # each transaction compacts in the partition body (partitions.apply_partition_txns)
             by, order = ("schema", "table"), ("schema", "table", "commit_ts", "part", "key", "seq", "sub")
-            passes = [lambda it, kept=None: apply_partition_txns(it, sink, batch, keys, generated, kept)]
+            passes = [lambda it, kept=None: apply_partition_txns(it, sink, batch, keys, generated, kept, prepared)]
         else:
             # compacted per key, then in compaction.DELETES_FIRST order (order None)
             by, order = SPREAD_BY, None
             indexed = key_indexed(self.conn, keys)
-            passes = [lambda it, kept=None, ph=ph: apply_partition(it, sink, batch, keys, ph, generated, indexed, kept)
+            passes = [lambda it, kept=None, ph=ph: apply_partition(it, sink, batch, keys, ph, generated, indexed, kept,
+                                                                   prepared)
                       for ph in ([None] if self.safe else ["existing", "new"])]
         folder, workers = KeyFolder(plan.collations, sink), max(1, self.options.worker_count)
         pull_keyed = {t for t in keys if keyed_by_pull(self.key_spans, plan.names[t], *span, keys[t],

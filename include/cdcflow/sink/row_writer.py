@@ -26,7 +26,8 @@ from typing import Callable, Iterable
 
 import pymysql
 
-from cdcflow.sink import row_literals
+from cdcflow.sink import prepared_statements, row_literals
+from cdcflow.sink.prepared_statements import NotPrepared, placeholders
 from cdcflow.core.row_codec import (decode_image, decoded, quote_ident, raw_image, raw_literal, raw_values,
                                     sql_literal, values_text)
 from cdcflow.sink.downstream_errors import SinkError, error_code, offending_row
@@ -67,13 +68,16 @@ class ImageForm:
     `columns` gives its column names (rows are grouped by them: one statement's rows share
     them), `values` the VALUES tuples of some images over some columns, `literals` their
     literals of one column, and `decoded` an image as decode_image gives it (to name a refused
-    row and to prove the ENUM error value: only when a statement is refused)."""
+    row and to prove the ENUM error value: only when a statement is refused).  `params`, where
+    the form has it: the binary protocol's parameters of some images over some columns (None:
+    a value has none; sink.prepared_statements)."""
 
     read: Callable[[str], object]
     columns: Callable[[object], tuple]
     values: Callable[[list, tuple], list[str]]
     literals: Callable[[list, str], list[str]]
     decoded: Callable[[object], dict]
+    params: Callable[[list, tuple], bytes | None] | None = None
 
 
 # images of Python values (the snapshot's rows as pymysql decoded them)
@@ -85,14 +89,16 @@ RAW = ImageForm(raw_image, tuple, lambda images, columns: [raw_values(i, columns
                 lambda images, column: [raw_literal(i[column]) for i in images], decoded)
 
 
-def raw_form() -> ImageForm:
+def raw_form(prepared: bool = True) -> ImageForm:
     """The apply stage writers' form: each image's text read once to its literals by the compiled
-    module (sink.row_literals: where make setup built it), else the reference, RAW."""
+    module (sink.row_literals: where make setup built it), else the reference, RAW; with
+    `prepared` (the sink's cache-prep-stmts) and the compiled parameters built, their binary
+    parameters too."""
     compiled = row_literals.compiled()
     if compiled is None:
         return RAW
     return ImageForm(compiled.scan, attrgetter("names"), compiled.image_values, compiled.image_literals,
-                     lambda img: decode_image(img.text))
+                     lambda img: decode_image(img.text), row_literals.params() if prepared else None)
 
 
 class RowWriter:
@@ -107,6 +113,9 @@ class RowWriter:
         self.statements = 0
         self.fallbacks = 0  # UPSERT statements refused for a duplicate and written as DELETE + REPLACE
         self.in_transaction = False  # statements run inside the caller's explicit transaction
+        # the statements this connection holds prepared, where the form gives parameters
+        self.prepared = prepared_statements.of(conn) if form.params is not None and prepared_statements.speaks(conn) \
+            else None
 
     def counts(self) -> tuple[int, int, int]:
         return self.rows_written, self.statements, self.fallbacks
@@ -115,9 +124,12 @@ class RowWriter:
         """The counts as they were before a transaction that was rolled back."""
         self.rows_written, self.statements, self.fallbacks = counts
 
-    def _run(self, sql: str, what: str, rows: list | None = None, key: list[str] | None = None,
-             table: tuple[str, str] | None = None, on_duplicate=None, holds=None) -> bool:
-        """`rows`: the statement's (image, commit ts) in VALUES order (images as self.form reads
+    def _run(self, sql: str | bytes | Callable[[], str], what: str, rows: list | None = None, key: list[str] | None = None,
+             table: tuple[str, str] | None = None, on_duplicate=None, holds=None,
+             prepared: tuple[str, bytes] | None = None) -> bool:
+        """`sql`: the statement's text, or what builds it where `prepared` (its text with
+        placeholders, and their parameters) is sent instead: the text is built only if the
+        downstream refuses the statement, or will not prepare it.  `rows`: the statement's (image, commit ts) in VALUES order (images as self.form reads
         them), to name the one a value error points at (and to tell the ENUM error value from a value the column would alter:
         enum_error_value).  `on_duplicate`: what writes the rows instead when the downstream
         refuses the statement for a duplicate unique value (a transactional table undid all of
@@ -125,8 +137,15 @@ class RowWriter:
         without images.  False when on_duplicate wrote them (and counted them)."""
         for attempt in range(STATEMENT_ATTEMPTS):
             try:
-                with self.conn.cursor() as cur:
-                    cur.execute(sql)
+                if prepared is not None:
+                    try:
+                        self.prepared.execute(*prepared)
+                    except NotPrepared:
+                        prepared = None
+                        continue  # the text goes at the next attempt
+                else:
+                    with self.conn.cursor() as cur:
+                        cur.execute(sql() if callable(sql) else sql)
                 self.statements += 1
                 return True
             except pymysql.err.OperationalError as e:
@@ -143,7 +162,8 @@ class RowWriter:
                 if rows and self.form is not DECODED:
                     rows = [(self.form.decoded(img), ts) for img, ts in rows]
                 # a refused ENUM error value is written non-strict; what stands then may be a duplicate
-                stands = e if error_code(e) == DUPLICATE_ENTRY else write_error_values(self.conn, sql, e, rows,
+                text = sql() if callable(sql) else sql
+                stands = e if error_code(e) == DUPLICATE_ENTRY else write_error_values(self.conn, text, e, rows,
                                                                                         table, holds)
                 if stands is None:
                     self.statements += 1
@@ -169,8 +189,11 @@ class RowWriter:
         # the statement a refusal names: rows written again right after are not deletes of the stream's
         what = f"DELETE from {schema}.{table}" + (
             f" (clearing the keys of {len(images) - counted} row(s) written right after)" if counted < len(images) else "")
+        done = 0
         for chunk in self._chunks(tuples, len(head)):
-            self._run(head + ", ".join(chunk) + ")", what)
+            prepared = self._prepared(head, ")", tuple(key), images[done:done + len(chunk)], in_list=True)
+            self._run(lambda chunk=chunk: head + ", ".join(chunk) + ")", what, prepared=prepared)
+            done += len(chunk)
         self.rows_written += counted
 
     def replace_rows(self, schema: str, table: str, columns: tuple[str, ...], images: list[dict],
@@ -190,6 +213,7 @@ class RowWriter:
         done = 0
         for chunk in self._chunks(tuples, len(head) + len(tail)):
             part = rows[done:done + len(chunk)]
+            prepared = self._prepared(head, tail, columns, images[done:done + len(chunk)])
 
             def instead(part=part) -> None:
                 # a stale row of another key holds one of the unique values: REPLACE removes it
@@ -198,10 +222,23 @@ class RowWriter:
                 self.replace_rows(schema, table, columns, [img for img, _ in part], "REPLACE",
                                   [ts for _, ts in part], key)
 
-            if self._run(head + ",".join(chunk) + tail, f"{verb} into {schema}.{table}", part, key,
-                         (schema, table), instead if verb == "UPSERT" else None):
+            if self._run(lambda chunk=chunk: head + ",".join(chunk) + tail, f"{verb} into {schema}.{table}", part,
+                         key, (schema, table), instead if verb == "UPSERT" else None, prepared=prepared):
                 self.rows_written += len(chunk)
             done += len(chunk)
+
+    def _prepared(self, head: str, tail: str, columns: tuple[str, ...], images: list,
+                  in_list: bool = False) -> tuple[str, bytes] | None:
+        """The statement with placeholders and the images' parameters (`in_list`: a DELETE's
+        list of keys, else a VALUES list), where the form gives them and every value has one;
+        None: the text is sent.  Only a full batch goes prepared:
+        a statement of another row count would be prepared for the one execution, a parse as
+        costly as the text's."""
+        if self.prepared is None or len(images) != self.batch_rows \
+                or len(images) * len(columns) > prepared_statements.MAX_PARAMS:
+            return None
+        params = self.form.params(images, tuple(columns))
+        return None if params is None else (placeholders(head, len(images), len(columns), tail, in_list), params)
 
     def write_literals(self, schema: str, table: str, columns: tuple[str, ...], tuples: list[bytes],
                        verb: str = "REPLACE", marks: list[dict] | None = None) -> None:

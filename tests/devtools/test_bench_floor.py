@@ -1,0 +1,50 @@
+"""The bench's floor (cdcflow_devtools.bench_floor) reads every statement the writers sent from
+the downstream's general log, prepared executions among them, and sends them again as they
+were sent: text as text, a prepared execution prepared, with the parameters the log wrote in."""
+
+from __future__ import annotations
+
+import decimal
+
+from cdcflow_devtools import bench_floor
+from cdcflow_devtools.bench_workload import SCHEMA
+from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
+
+from cdcflow.core.row_codec import encode_image
+from cdcflow.sink import connection
+from cdcflow.sink.row_writer import RowWriter, raw_form
+
+
+def test_prepared_executions_are_replayed_prepared_with_their_parameters(mariadb_pair):
+    _, down = mariadb_pair
+    down.execute(f"DROP DATABASE IF EXISTS {SCHEMA}", f"CREATE DATABASE {SCHEMA}",
+                 f"CREATE TABLE {SCHEMA}.t (id INT PRIMARY KEY, s VARCHAR(20), d DECIMAL(10,2), f DOUBLE, n INT)")
+    rows = [{"id": i, "s": f"it's {i} é\n\\", "d": decimal.Decimal("-1.50"), "f": i / 3, "n": None if i % 2 else -i}
+            for i in range(1, 11)]
+    conn = connection.connect({"host": HOST, "port": down.port, "user": ROOT_USER, "password": ROOT_PASSWORD})
+    try:
+        bench_floor.start_capture(down)
+        form = raw_form()
+        writer = RowWriter(conn, 4, form=form)  # two full batches prepared, the last two rows as text
+        writer.replace_rows(SCHEMA, "t", tuple(rows[0]), [form.read(encode_image(r)) for r in rows], "REPLACE",
+                            [1] * len(rows), ["id"])
+        phases = bench_floor.captured(down)
+    finally:
+        conn.close()
+    sent = [s for p in phases for sqls in p.connections.values() for s in sqls]
+    assert [type(s) for s in sent] == [tuple, tuple, str]
+    assert sent[0][0].count("?") == 4 * 5
+    written = down.query(f"SELECT id, s, d, f, n FROM {SCHEMA}.t ORDER BY id")
+    assert len(written) == 10
+    down.execute(f"TRUNCATE TABLE {SCHEMA}.t")
+    bench_floor.replay(down, phases)
+    assert down.query(f"SELECT id, s, d, f, n FROM {SCHEMA}.t ORDER BY id") == written
+
+
+def test_a_logged_execution_read_back_to_its_literals():
+    template = "REPLACE INTO `s`.`t` (`a`, `b`, `c`) VALUES (?, ?, ?),(?, ?, ?)"
+    logged = "REPLACE INTO `s`.`t` (`a`, `b`, `c`) VALUES (1, 'x\\'y, )', NULL),(-2, '', 1.5e300)"
+    assert bench_floor._filled(template, logged) == ["1", "'x\\'y, )'", "NULL", "-2", "''", "1.5e300"]
+    assert bench_floor._filled(template, logged.replace("`t`", "`u`")) is None
+    assert bench_floor.prepared_again(["DELETE FROM x WHERE a IN (?)", template], logged)[0] == template
+    assert bench_floor.prepared_again([], logged) == logged
