@@ -24,6 +24,7 @@ import pymysql
 
 from cdcflow.sink import compiled_params, prepared_statements
 from cdcflow.sink.connection import DML_SESSION
+from cdcflow.sink.row_writer import LOCK_CONFLICTS, STATEMENT_ATTEMPTS, conflict_wait
 from cdcflow_devtools.bench_census import process_cpu
 from cdcflow_devtools.bench_workload import SCHEMA
 
@@ -132,7 +133,8 @@ def replay(server, phases: list[Phase]) -> tuple[float, float]:
     core-seconds in them (on a machine it shares with cdcflow, what apply's own work competes
     with: bench.apply_bound).  A statement the
     downstream refuses for a duplicate was refused in the cycle too (an UPSERT the writer then
-    sent again as DELETE + REPLACE, both in the log): it is passed over as the cycle passed it."""
+    sent again as DELETE + REPLACE, both in the log): it is passed over as the cycle passed it;
+    one refused for a lock conflict is sent again, as the writers send it."""
     width = max([len(p.connections) for p in phases] + [1])
     conns = [server.connect(SCHEMA, autocommit=True) for _ in range(width)]
     try:
@@ -145,14 +147,23 @@ def replay(server, phases: list[Phase]) -> tuple[float, float]:
             held = prepared_statements.of(conn)
             with conn.cursor() as cur:
                 for sql in sqls:
-                    try:
-                        if isinstance(sql, tuple):
-                            held.execute(*sql)
-                        else:
-                            cur.execute(sql)
-                    except pymysql.err.IntegrityError as e:
-                        if e.args[0] != DUPLICATE_ENTRY:
-                            raise
+                    for attempt in range(STATEMENT_ATTEMPTS):
+                        try:
+                            if isinstance(sql, tuple):
+                                held.execute(*sql)
+                            else:
+                                cur.execute(sql)
+                        except pymysql.err.IntegrityError as e:
+                            if e.args[0] != DUPLICATE_ENTRY:
+                                raise
+                        except pymysql.err.OperationalError as e:
+                            # statements of two connections on the same unique values lock each
+                            # other: run again, as the writers do (RowWriter._run)
+                            if e.args[0] not in LOCK_CONFLICTS or attempt == STATEMENT_ATTEMPTS - 1:
+                                raise
+                            time.sleep(conflict_wait(attempt))
+                            continue
+                        break
 
         took, cpu = 0.0, process_cpu(server.pid)
         with ThreadPoolExecutor(width) as pool:
