@@ -19,6 +19,25 @@ from cdcflow_devtools.compare import compare
 from cdcflow.store import metastore
 
 
+# Statements of two rows from one writer: the type and charset windows are small, and only a
+# full batch of max-txn-row rows goes as a prepared statement (row_writer.RowWriter._prepared),
+# so with the default 256 rows spread over 4 writers their rows would all go as text. With 2 rows
+# and one writer, most go prepared and an odd row of a table as text.
+PREPARED_BATCHES = "[sink]\nmax-txn-row = 2\nworker-count = 1\n"
+
+
+@contextmanager
+def prepared_executions(down, at_least: int = 1):
+    """Asserts the block's cycles had the downstream execute at least `at_least` prepared
+    statements (the binary protocol: COM_STMT_EXECUTE)."""
+    def executed() -> int:
+        return int(down.query("SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'")[0][1])
+
+    before = executed()
+    yield
+    assert executed() - before >= at_least, "no row went as a prepared statement"
+
+
 @contextmanager
 def own_pair(tmp_path_factory, name: str):
     """A MariaDB pair (upstream, downstream) of a test module's own, for tests that stop,

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 import pytest
 from charset_matrix import Charset, charsets, raw, spread, text
-from e2e_helpers import assert_consistent, cli_run, create_changefeed, fresh_schema
+from e2e_helpers import PREPARED_BATCHES, assert_consistent, cli_run, create_changefeed, fresh_schema, prepared_executions
 
 pytestmark = pytest.mark.e2e
 
@@ -172,7 +172,7 @@ def test_every_charset_replicates_its_characters_byte_for_byte(mariadb_pair, spa
     up, down = mariadb_pair
     sets = charsets(up)
     fresh_schema(up, down, SCHEMA)
-    create_changefeed(capsys, up, down, CHANGEFEED, f"[filter]\nrules = ['{SCHEMA}.*']\n")
+    create_changefeed(capsys, up, down, CHANGEFEED, f"[filter]\nrules = ['{SCHEMA}.*']\n" + PREPARED_BATCHES)
     written: dict[str, dict[int, dict]] = {}
     for cs in sets:
         with sessions(up, cs) as opened:
@@ -190,7 +190,8 @@ def test_every_charset_replicates_its_characters_byte_for_byte(mariadb_pair, spa
     # the upstream holds what the test meant: no character lost on its way in, from either session
     for cs in sets:
         assert _hex_rows(up, f"t_{cs.name}") == _expected(cs, written[cs.name]), cs.name
-    rc, err = cli_run(capsys, CHANGEFEED)
+    with prepared_executions(down, at_least=len(sets)):
+        rc, err = cli_run(capsys, CHANGEFEED)
     assert rc == 0, err
     assert_same_bytes(up, down, sets)
     assert_consistent(up, down, [SCHEMA])

@@ -7,7 +7,7 @@ tables' definitions."""
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import assert_consistent, cli_run, create_changefeed, fresh_schema
+from e2e_helpers import PREPARED_BATCHES, assert_consistent, cli_run, create_changefeed, fresh_schema, prepared_executions
 
 pytestmark = pytest.mark.e2e
 
@@ -53,9 +53,10 @@ def test_non_ascii_members_of_non_utf8_tables(mariadb_pair, spark, cdcflow_home,
     schema = f"members_{session_charset}"
     fresh_schema(up, down, schema)
     cid = f"members-{session_charset}"
-    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{schema}.*']\n")
+    create_changefeed(capsys, up, down, cid, f"[filter]\nrules = ['{schema}.*']\n" + PREPARED_BATCHES)
     _run(up, schema, session_charset, list(DDL.items()) + ROWS)
-    rc, err = cli_run(capsys, cid)
+    with prepared_executions(down):
+        rc, err = cli_run(capsys, cid)
     assert rc == 0, err
     first = _values(up, schema)
     # the upstream holds the members in the tables' charsets (none is the error value '')

@@ -6,7 +6,7 @@ arbitrary bytes."""
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import assert_consistent, create_changefeed
+from e2e_helpers import PREPARED_BATCHES, assert_consistent, create_changefeed, prepared_executions
 from type_matrix import LAX_ROWS, assert_same_values, create_types
 
 from cdcflow import cli
@@ -20,9 +20,10 @@ def run_cli(changefeed_id: str) -> None:
 
 def test_every_type_round_trips_exactly(mariadb_pair, spark, cdcflow_home, capsys):
     up, down = mariadb_pair
-    create_changefeed(capsys, up, down, "types", "[filter]\nrules = ['types.*']\n")
+    create_changefeed(capsys, up, down, "types", "[filter]\nrules = ['types.*']\n" + PREPARED_BATCHES)
     create_types(up)  # the binlog carries the TIMESTAMPs as UTC seconds
-    run_cli("types")
+    with prepared_executions(down):
+        run_cli("types")
     assert_same_values(up, down)
     assert_consistent(up, down, ["types"])
 
@@ -56,7 +57,7 @@ def test_values_a_lax_upstream_stored_replicate_exactly(mariadb_pair, spark, cdc
     db = "lax_" + how.replace(" ", "_")
     for s in (up, down):
         s.execute(f"DROP DATABASE IF EXISTS {db}")
-    create_changefeed(capsys, up, down, db.replace("_", "-"), f"[filter]\nrules = ['{db}.*']\n")
+    create_changefeed(capsys, up, down, db.replace("_", "-"), f"[filter]\nrules = ['{db}.*']\n" + PREPARED_BATCHES)
     create_types(up, db)
     mode, verb = LAX_SESSIONS[how]
     with up.connect() as c, c.cursor() as cur:
@@ -67,6 +68,7 @@ def test_values_a_lax_upstream_stored_replicate_exactly(mariadb_pair, spark, cdc
         cur.execute(f"UPDATE {'IGNORE ' if verb.endswith('IGNORE') else ''}{db}.t SET e = 'zz', ti = 500 "
                     "WHERE id = 103")
         assert cur.execute(f"SELECT 1 FROM {db}.t WHERE id = 101 AND e = '' AND ti = 127") == 1
-    run_cli(db.replace("_", "-"))
+    with prepared_executions(down):
+        run_cli(db.replace("_", "-"))
     assert_same_values(up, down, db)
     assert_consistent(up, down, [db])
