@@ -12,6 +12,7 @@ import decimal
 import math
 import struct
 
+import pymysql
 import pytest
 from pymysql.constants import COMMAND
 
@@ -19,7 +20,7 @@ from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
 
 from cdcflow.core.row_codec import TemporalText, encode_image
 from cdcflow.core.sink_params import SinkOptions, merge_sink_options
-from cdcflow.sink import connection, prepared_statements
+from cdcflow.sink import connection, prepared_statements, row_writer
 from cdcflow.sink.row_writer import RowWriter, SinkError, raw_form
 
 D = decimal.Decimal
@@ -230,6 +231,28 @@ def test_a_statement_the_server_will_not_prepare_goes_as_text(conn):
         with conn.cursor() as cur:
             cur.execute(f"SET GLOBAL max_prepared_stmt_count = {was}")
     assert writer.statements == 1 and writer.prepared.executed == 0 and not writer.prepared.kept
+    assert stored(conn, "binary_rows") == stored(conn, "text_rows")
+
+
+def test_a_statement_not_prepared_after_lock_conflicts_still_goes_as_text(conn, monkeypatch):
+    """The attempts a lock conflict takes and a refusal to prepare at the last one: the text
+    runs in that attempt, nothing is left unwritten."""
+    write(conn, "text_rows", ROWS, prepared=False)
+    writer = RowWriter(conn, len(ROWS), form=form())
+    tried = []
+
+    def execute(sql, params):
+        tried.append(sql)
+        if len(tried) < row_writer.STATEMENT_ATTEMPTS:
+            raise pymysql.err.OperationalError(1213, "Deadlock found when trying to get lock")
+        raise prepared_statements.NotPrepared(sql, None)
+
+    monkeypatch.setattr(writer.prepared, "execute", execute)
+    monkeypatch.setattr(row_writer, "conflict_wait", lambda attempt: 0)
+    writer.replace_rows(DB, "binary_rows", tuple(ROWS[0]), [writer.form.read(encode_image(r)) for r in ROWS],
+                        "REPLACE", [10] * len(ROWS), ["id"])
+    assert len(tried) == row_writer.STATEMENT_ATTEMPTS and writer.statements == 1
+    assert writer.rows_written == len(ROWS)
     assert stored(conn, "binary_rows") == stored(conn, "text_rows")
 
 

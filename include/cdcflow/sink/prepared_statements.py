@@ -3,11 +3,10 @@ COM_STMT_EXECUTE, COM_STMT_CLOSE), which MySQL, MariaDB and TiDB all speak and p
 
 Why: a multi-row statement sent as text is parsed by the downstream every time, and its literals
 made into items one by one; a prepared statement is parsed once per connection and executed with
-typed parameters.  For the bulk window's REPLACEs and INSERTs that is a fifth to a third of the
-downstream's CPU (docs/performance.md).  The parameters are the literals' own values, each
-carried in the type its literal has in SQL (sink/compiled_literals.pyx, `image_params`), so the
-downstream stores what the text statement would have stored; where a literal has no such
-parameter the writer sends the text.
+typed parameters.  On the bench's bulk window that took 15% off the downstream's CPU
+(docs/performance.md).  The parameters are the literals' own values, each carried in the type
+its literal has in SQL (sink/compiled_params.pyx), so the downstream stores what the text
+statement would have stored; where a literal has no such parameter the writer sends the text.
 
 The packets go through pymysql's own framing (`_execute_command`, `_read_packet`,
 `_read_query_result`: the pinned PyMySQL's), so an error packet raises the error the text
@@ -36,8 +35,8 @@ _EXECUTE_HEAD = struct.Struct("<IBI")  # statement id, flags (no cursor), iterat
 
 
 class NotPrepared(Exception):
-    """The downstream would not prepare the statement (too many prepared statements, a statement
-    it prepares differently): the caller sends it as text, which raises what is wrong with it."""
+    """The downstream would not prepare the statement (its max_prepared_stmt_count reached, a
+    statement it cannot prepare): the caller sends the text, which raises what is wrong with it."""
 
 
 _HELD: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection -> its PreparedStatements

@@ -124,14 +124,15 @@ class RowWriter:
         """The counts as they were before a transaction that was rolled back."""
         self.rows_written, self.statements, self.fallbacks = counts
 
-    def _run(self, sql: str | bytes | Callable[[], str], what: str, rows: list | None = None, key: list[str] | None = None,
-             table: tuple[str, str] | None = None, on_duplicate=None, holds=None,
+    def _run(self, sql: str | bytes | Callable[[], str], what: str, rows: list | None = None,
+             key: list[str] | None = None, table: tuple[str, str] | None = None, on_duplicate=None, holds=None,
              prepared: tuple[str, bytes] | None = None) -> bool:
         """`sql`: the statement's text, or what builds it where `prepared` (its text with
         placeholders, and their parameters) is sent instead: the text is built only if the
-        downstream refuses the statement, or will not prepare it.  `rows`: the statement's (image, commit ts) in VALUES order (images as self.form reads
-        them), to name the one a value error points at (and to tell the ENUM error value from a value the column would alter:
-        enum_error_value).  `on_duplicate`: what writes the rows instead when the downstream
+        downstream refuses the statement, or will not prepare it.  `rows`: the statement's
+        (image, commit ts) in VALUES order (images as self.form reads them), to name the one a
+        value error points at (and to tell the ENUM error value from a value the column would
+        alter: enum_error_value).  `on_duplicate`: what writes the rows instead when the downstream
         refuses the statement for a duplicate unique value (a transactional table undid all of
         it; the rows are written again whole in any case).  `holds`: enum_error_value's, for rows
         without images.  False when on_duplicate wrote them (and counted them)."""
@@ -141,9 +142,8 @@ class RowWriter:
                     try:
                         self.prepared.execute(*prepared)
                     except NotPrepared:
-                        prepared = None
-                        continue  # the text goes at the next attempt
-                else:
+                        prepared = None  # the text instead, now and at any later attempt
+                if prepared is None:
                     with self.conn.cursor() as cur:
                         cur.execute(sql() if callable(sql) else sql)
                 self.statements += 1
@@ -231,9 +231,8 @@ class RowWriter:
                   in_list: bool = False) -> tuple[str, bytes] | None:
         """The statement with placeholders and the images' parameters (`in_list`: a DELETE's
         list of keys, else a VALUES list), where the form gives them and every value has one;
-        None: the text is sent.  Only a full batch goes prepared:
-        a statement of another row count would be prepared for the one execution, a parse as
-        costly as the text's."""
+        None: the text is sent.  Only a full batch goes prepared: a statement of another row
+        count would be prepared for its one execution, a parse as costly as the text's."""
         if self.prepared is None or len(images) != self.batch_rows \
                 or len(images) * len(columns) > prepared_statements.MAX_PARAMS:
             return None
