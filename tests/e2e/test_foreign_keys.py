@@ -11,7 +11,7 @@ import os
 
 import pytest
 from e2e_helpers import (_write_config, assert_consistent, cli_ok, cli_run, create_changefeed, forked_runs, fresh_schema,
-                         run_fails)
+                         prepared_executions, run_fails)
 
 from cdcflow import cli
 from cdcflow.store import metastore
@@ -94,7 +94,8 @@ def test_cascades_are_redone_by_the_downstreams_keys(mariadb_pair, spark, cdcflo
         "DELETE FROM emp2 WHERE id = 1",              # its reports stay, without a manager
         "UPDATE plain SET v = 3 WHERE id = 1", "DELETE FROM plain WHERE id = 2",
         database=db)
-    rc, err = cli_run(capsys, cid)
+    with prepared_executions(down, at_least=10):  # each change one statement, prepared (cache-prep-stmts)
+        rc, err = cli_run(capsys, cid)
     assert rc == 0, err
     assert_consistent(up, down, [db])
     assert down.query(f"SELECT id, pid FROM {db}.c WHERE id IN (20, 60, 100, 101) ORDER BY id") == [

@@ -21,7 +21,7 @@ from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
 from cdcflow.core.row_codec import TemporalText, encode_image
 from cdcflow.core.sink_params import SinkOptions, merge_sink_options
 from cdcflow.sink import connection, prepared_statements, row_writer
-from cdcflow.sink.row_writer import RowWriter, SinkError, raw_form
+from cdcflow.sink.row_writer import RowWriter, SinkError, apply_in_commit_order, apply_ordered, raw_form
 
 D = decimal.Decimal
 DB = "prepared"
@@ -156,6 +156,43 @@ def test_deletes_by_key_go_prepared(conn, key):
     assert held.executed == before + 1
     after = stored(conn, "binary_rows")
     assert after == stored(conn, "text_rows") and len(after) == 1 + 10
+
+
+def changes_of(table: str, rows: list[dict]) -> list[dict]:
+    """Inserts of `rows`, then each updated (its key too for the first: an UPDATE by the old key)
+    and every third deleted, as the commit-order writers take them."""
+    def change(op, before, after):
+        return {"schema": DB, "table": table, "op": op, "before": encode_image(before), "after": encode_image(after)}
+    out = [change("insert", None, r) for r in rows]
+    for k, r in enumerate(rows):
+        moved = {**r, "id": r["id"] + 1000 if k == 0 else r["id"], "u8": f"moved {k} ü'", "bu": k}
+        out.append(change("update", r, moved))
+        if k % 3 == 2:
+            out.append(change("delete", moved, None))
+    return out
+
+
+@pytest.mark.parametrize("keyed", [True, False], ids=["by key", "whole row, no valid index"])
+def test_changes_in_commit_order_go_prepared(conn, keyed):
+    """apply_in_commit_order (foreign keys) by the key, apply_ordered (no valid index) by the whole
+    old row NULL-safely: each change one statement, prepared, with the text's effect."""
+    # without a key the old row is matched by every value: the columns whose values this test
+    # writes are stored as written (a FLOAT's 1/3 is not, nor a SET's members in another order)
+    exact = ("id", "ti", "su", "bi", "bu", "dz", "db", "bt", "yr", "da", "u8", "l1", "gb", "bn", "ch", "en", "eg")
+    rows = [{c: v for c, v in {**ROWS[k % 3], "id": k}.items() if keyed or c in exact} for k in range(1, 8)]
+    generated = frozenset({"g"})
+    held = prepared_statements.of(conn)
+    for table, prepared in (("text_rows", False), ("binary_rows", True)):
+        before = held.executed
+        changes = changes_of(table, rows)
+        if keyed:
+            apply_in_commit_order(conn, changes, {f"{DB}.{table}": ["id"]}, {f"{DB}.{table}": generated}, set(), False,
+                                  prepared=prepared)
+        else:
+            apply_ordered(conn, DB, table, changes, generated, prepared=prepared)
+        assert held.executed - before == (len(changes) if prepared else 0)
+    after = stored(conn, "binary_rows")
+    assert after == stored(conn, "text_rows") and len(after) == 1 + 5
 
 
 def test_a_value_without_a_literal_has_no_parameters(conn):

@@ -42,9 +42,10 @@ class SinkOptions:
     worker_count: int = _param("worker-count", 4, "Spark partitions (downstream connections) that write rows",
                                low=1, cap=1024)
     max_txn_row: int = _param("max-txn-row", 256, "rows per multi-row statement", low=1, cap=2048)
-    cache_prep_stmts: bool = _param("cache-prep-stmts", True, "true: multi-row statements of max-txn-row rows go as "
-                                    "prepared statements each connection keeps, their values as binary parameters "
-                                    "(the downstream parses each once); false: every statement as text")
+    cache_prep_stmts: bool = _param("cache-prep-stmts", True, "true: multi-row statements of max-txn-row rows, and "
+                                    "the statement of each change written in commit order (foreign keys, no valid "
+                                    "index), go as prepared statements each connection keeps, their values as binary "
+                                    "parameters (the downstream parses each once); false: every statement as text")
     transaction_atomicity: str = _param("transaction-atomicity", "none", "table: each upstream transaction's changes "
                                         "to a table as one downstream transaction; none: rows written per key",
                                         choices=("none", "table"))

@@ -127,14 +127,14 @@ def mark_applied(cur, marker: str, ts: int) -> None:
 
 
 def write_group(conn, changes: Iterable[dict], keys: dict[str, list[str] | None], generated: dict[str, frozenset[str]],
-                group: CascadeGroup, upsert: bool, marker: str, hi: int) -> int:
+                group: CascadeGroup, upsert: bool, marker: str, hi: int, prepared: bool = False) -> int:
     """The group's changes (commit order, after the marker's ts) and the marker moved to `hi`, in
     one downstream transaction: a kill rolls all of it back, and once committed a replay of the
-    segment finds the marker and writes none of it again."""
+    segment finds the marker and writes none of it again.  `prepared`: the sink's cache-prep-stmts."""
     conn.begin()
     try:
         n = apply_in_commit_order(conn, changes, keys, generated, group.parents, upsert, group.versioned,
-                                  group.setval)
+                                  group.setval, prepared)
         with conn.cursor() as cur:
             mark_applied(cur, marker, hi)
         conn.commit()

@@ -28,10 +28,9 @@ def compiled():
 
 
 @cache
-def params():
-    """The compiled encoder of the literals as the binary protocol's parameters
-    (sink/compiled_params.pyx); None: the literals' reference is asked for, or it is not built
-    (the writers send text)."""
+def _params_module():
+    """The compiled binary parameters (sink/compiled_params.pyx); None: the literals' reference is
+    asked for, or it is not built (the writers send text)."""
     if compiled() is None:
         return None
     try:
@@ -40,4 +39,16 @@ def params():
         log.warning("the compiled binary parameters are not built (%s): the writers send their statements "
                     "as text; `make setup` builds them", e)
         return None
-    return compiled_params.image_params
+    return compiled_params
+
+
+def params():
+    """The binary protocol's parameters of row images (compiled_params.image_params), or None."""
+    module = _params_module()
+    return None if module is None else module.image_params
+
+
+def literal_params():
+    """The binary protocol's parameters of SQL literals (compiled_params.literal_params), or None."""
+    module = _params_module()
+    return None if module is None else module.literal_params

@@ -187,7 +187,8 @@ class RowSink:
             self._write_keyed(rows, plan, len(tables), (held, one_task), written, (lo, hi))
         for s, t in plan.unkeyed:  # force-replicate: whole rows matched, in commit order
             changes = _in_commit_order(self.spark, rows, held, count, [f"{s}.{t}"], ("op", "before", "after"))
-            written.rows += apply_ordered(self.conn, s, t, changes, plan.generated.get(f"{s}.{t}", frozenset()))
+            written.rows += apply_ordered(self.conn, s, t, changes, plan.generated.get(f"{s}.{t}", frozenset()),
+                                          self.options.cache_prep_stmts)
         if plan.bound:
             written.rows += self._write_bound(rows, held, plan, hi, count)
         return written
@@ -292,7 +293,8 @@ class RowSink:
         changes = _in_commit_order(self.spark, rows, held, count, sorted(plan.bound),
                                    ("schema", "table", "op", "before", "after", "fk_checks_off"),
                                    after=done if done > self.replay_until else None)
-        return write_group(self.conn, changes, plan.bound, plan.generated, plan.group, self.safe, self.marker, hi)
+        return write_group(self.conn, changes, plan.bound, plan.generated, plan.group, self.safe, self.marker, hi,
+                           self.options.cache_prep_stmts)
 
 
 def _key(keys: dict, conn, table: tuple[str, str], ts: int) -> tuple[list[str] | None, bool, dict]:

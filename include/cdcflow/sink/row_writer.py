@@ -372,25 +372,34 @@ class StreamingWriter:
 
 
 def apply_ordered(conn, schema: str, table: str, changes: Iterable[dict],
-                  generated: frozenset[str] = frozenset()) -> int:
+                  generated: frozenset[str] = frozenset(), prepared: bool = False) -> int:
     """Changes of a table without a valid index (force-replicate): one by one, in commit order.
 
     No compaction is possible without a key, so UPDATE and DELETE match the whole old
     row NULL-safely and touch one row (LIMIT 1), which keeps duplicate rows right.  The
     `generated` columns are neither written nor matched: the downstream computes them from
-    the others.
+    the others.  `prepared`: the sink's cache-prep-stmts (each statement prepared, kept by shape).
     """
-    n = 0
+    n, held = 0, _held(conn, prepared)
     with conn.cursor() as cur:
         for ch in changes:
-            _apply_change(conn, cur, schema, table, ch, None, generated, "(no valid index)")
+            _apply_change(conn, cur, schema, table, ch, None, generated, "(no valid index)", held=held)
             n += 1
     return n
 
 
+def _held(conn, prepared: bool):
+    """The connection's prepared statements where statements go prepared (the sink's
+    cache-prep-stmts, and the compiled parameters built), else None."""
+    if not prepared or row_literals.literal_params() is None or not prepared_statements.speaks(conn):
+        return None
+    return prepared_statements.of(conn)
+
+
 def apply_in_commit_order(conn, changes: Iterable[dict], keys: dict[str, list[str] | None],
                           generated: dict[str, frozenset[str]], parents: set[str], upsert: bool,
-                          versioned: frozenset[str] = frozenset(), setval: frozenset[str] = frozenset()) -> int:
+                          versioned: frozenset[str] = frozenset(), setval: frozenset[str] = frozenset(),
+                          prepared: bool = False) -> int:
     """The changes of tables bound by foreign keys whose actions change rows (sink.foreign_keys),
     across those tables in commit order, one statement each, as a native replica runs them: an
     UPDATE stays an UPDATE by the upstream's key (one that changes the key changes it in place, so
@@ -403,8 +412,9 @@ def apply_in_commit_order(conn, changes: Iterable[dict], keys: dict[str, list[st
     matched by the whole old row).  An UPDATE of a table in `versioned` (the downstream versions it)
     sets only the columns it changes: one setting only columns WITHOUT SYSTEM VERSIONING makes no
     history row, as upstream.  A sequence in `setval` (a TiDB downstream's) takes each row of its
-    state as a SETVAL (sink.sequence_state).  Runs in the caller's transaction."""
-    n, checks = 0, False
+    state as a SETVAL (sink.sequence_state).  `prepared`: apply_ordered's.  Runs in the caller's
+    transaction."""
+    n, checks, held = 0, False, _held(conn, prepared)
     with conn.cursor() as cur:
         try:
             for ch in changes:
@@ -418,7 +428,7 @@ def apply_in_commit_order(conn, changes: Iterable[dict], keys: dict[str, list[st
                     n += 1
                     continue
                 _apply_change(conn, cur, ch["schema"], ch["table"], ch, keys.get(name),
-                              generated.get(name, frozenset()), "(foreign keys)", upsert, name in versioned)
+                              generated.get(name, frozenset()), "(foreign keys)", upsert, name in versioned, held)
                 n += 1
         finally:
             if checks:
@@ -439,35 +449,66 @@ def _set_sequence(cur, ch: dict) -> None:
 
 
 def _apply_change(conn, cur, schema: str, table: str, ch: dict, key: list[str] | None,
-                  generated: frozenset[str], why: str, upsert: bool = False, changed_only: bool = False) -> None:
-    """One change as one statement (change_statement); a refusal raised as a SinkError."""
+                  generated: frozenset[str], why: str, upsert: bool = False, changed_only: bool = False,
+                  held=None) -> None:
+    """One change as one statement (change_statement); a refusal raised as a SinkError.  `held`:
+    the connection's prepared statements, to send it prepared (the sink's cache-prep-stmts):
+    one statement a row is where the parse is the largest share of the downstream's work."""
     before, after = (None if img is None else {c: v for c, v in img.items() if c not in generated}
                      for img in (decode_image(ch["before"]), decode_image(ch["after"])))
     if changed_only and before is not None and after is not None:
         after = {c: v for c, v in after.items() if before.get(c) != v} or after
-    sql = change_statement(qualified(schema, table), ch["op"], before, after, key, upsert)
+    target, op = qualified(schema, table), ch["op"]
     try:
-        cur.execute(sql)
+        if held is None or not _sent_prepared(held, target, op, before, after, key, upsert):
+            sql = change_statement(target, op, before, after, key, upsert)
+            cur.execute(sql)
     except pymysql.MySQLError as e:
+        sql = change_statement(target, op, before, after, key, upsert)
         stands = write_error_values(conn, sql, e, [(after, None)] if after else None, (schema, table))
         if stands is not None:
             raise SinkError(f"{ch['op'].upper()} on {schema}.{table} {why}", stands) from None
 
 
+def _sent_prepared(held, target: str, op: str, before: dict | None, after: dict | None, key: list[str] | None,
+                   upsert: bool) -> bool:
+    """The change sent as a prepared statement; False where a value has no parameter or the
+    downstream would not prepare it (the caller sends the text)."""
+    literals: list[str] = []
+    template = change_statement(target, op, before, after, key, upsert, collecting(literals))
+    params = row_literals.literal_params()(literals)
+    if params is None:
+        return False
+    try:
+        held.execute(template, params)
+    except NotPrepared:
+        return False
+    return True
+
+
 def change_statement(target: str, op: str, before: dict | None, after: dict | None, key: list[str] | None,
-                     upsert: bool = False) -> str:
+                     upsert: bool = False, literal: Callable = sql_literal) -> str:
     """An INSERT of `after` (with `upsert`, one that updates the row already there), or an UPDATE
     to `after` / a DELETE of the row whose `key` columns hold `before`'s values; without a key,
-    of one row (LIMIT 1) equal to the whole of `before` (NULL-safe)."""
+    of one row (LIMIT 1) equal to the whole of `before` (NULL-safe).  `literal` writes each
+    value, in the statement's order (placeholders: `collecting`)."""
     if op == "insert":
         cols = [quote_ident(c) for c in after]
         sql = (f"INSERT INTO {target} ({', '.join(cols)}) VALUES ("
-               + ", ".join(sql_literal(v) for v in after.values()) + ")")
+               + ", ".join(literal(v) for v in after.values()) + ")")
         return sql + " ON DUPLICATE KEY UPDATE " + ", ".join(f"{c} = VALUES({c})" for c in cols) if upsert else sql
+    sets = "" if op == "delete" else ", ".join(f"{quote_ident(c)} = {literal(v)}" for c, v in after.items())
     match = before if key is None else {c: before[c] for c in key}
-    where = " AND ".join(f"{quote_ident(c)} <=> {sql_literal(v)}" for c, v in match.items())
+    where = " AND ".join(f"{quote_ident(c)} <=> {literal(v)}" for c, v in match.items())
     limit = " LIMIT 1" if key is None else ""
     if op == "delete":
         return f"DELETE FROM {target} WHERE {where}{limit}"
-    sets = ", ".join(f"{quote_ident(c)} = {sql_literal(v)}" for c, v in after.items())
     return f"UPDATE {target} SET {sets} WHERE {where}{limit}"
+
+
+def collecting(literals: list) -> Callable:
+    """A change_statement `literal` that writes a placeholder and keeps the value's literal."""
+    def placeholder(v) -> str:
+        literals.append(sql_literal(v))
+        return "?"
+    return placeholder
