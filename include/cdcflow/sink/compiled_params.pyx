@@ -233,11 +233,8 @@ cdef int _number(Lit *t, Buf *v, unsigned char *flag) except -2:
             dots += 1
         elif (ch == u"e" or ch == u"E") and digits and not exponent:
             exponent = True
-        elif ch == u"-" and (i == t.a or at(t, i - 1) == u"e" or at(t, i - 1) == u"E"):
-            pass
-        elif ch == u"+" and i > t.a and (at(t, i - 1) == u"e" or at(t, i - 1) == u"E"):
-            pass
-        else:
+        elif not (ch == u"-" and i == t.a  # the number's own sign, or its exponent's
+                  or (ch == u"-" or ch == u"+") and i > t.a and (at(t, i - 1) == u"e" or at(t, i - 1) == u"E")):
             return -1
     text[n] = 0
     if not digits or dots > 1 or not (u"0" <= at(t, t.b - 1) <= u"9"):

@@ -73,28 +73,28 @@ class PreparedStatements:
         """Run `sql` (its placeholders `?`) with `params`: COM_STMT_EXECUTE's bytes after the
         iteration count (null bitmap, 1, types, values); the rows it affected.  NotPrepared: the
         downstream would not prepare it."""
-        conn = self.conn
-        if conn.server_thread_id != self.thread:
+        if self.conn.server_thread_id != self.thread:
             self.kept.clear()
-            self.thread = conn.server_thread_id
-        for again in (False, True):
-            stmt = self.kept.get(sql)
-            if stmt is None:
-                stmt = self._prepare(sql)
-            else:
-                self.kept.move_to_end(sql)
-            conn._execute_command(COMMAND.COM_STMT_EXECUTE, _EXECUTE_HEAD.pack(stmt, 0, 1) + params)
-            try:
-                affected = conn._read_query_result()
-            except pymysql.MySQLError as e:
-                # the server lost the statement, or asks for it prepared again: once
-                if again or error_code(e) not in (UNKNOWN_STATEMENT, NEEDS_PREPARING):
-                    raise
-                self.kept.pop(sql, None)
-                continue
-            self.executed += 1
-            return affected
-        raise AssertionError("unreachable")
+            self.thread = self.conn.server_thread_id
+        try:
+            affected = self._execute_once(sql, params)
+        except pymysql.MySQLError as e:
+            # the server lost the statement, or asks for it prepared again: once
+            if error_code(e) not in (UNKNOWN_STATEMENT, NEEDS_PREPARING):
+                raise
+            self.kept.pop(sql, None)
+            affected = self._execute_once(sql, params)
+        self.executed += 1
+        return affected
+
+    def _execute_once(self, sql: str, params: bytes) -> int:
+        stmt = self.kept.get(sql)
+        if stmt is None:
+            stmt = self._prepare(sql)
+        else:
+            self.kept.move_to_end(sql)
+        self.conn._execute_command(COMMAND.COM_STMT_EXECUTE, _EXECUTE_HEAD.pack(stmt, 0, 1) + params)
+        return self.conn._read_query_result()
 
     def _prepare(self, sql: str) -> int:
         conn = self.conn

@@ -114,8 +114,7 @@ class RowWriter:
         self.fallbacks = 0  # UPSERT statements refused for a duplicate and written as DELETE + REPLACE
         self.in_transaction = False  # statements run inside the caller's explicit transaction
         # the statements this connection holds prepared, where the form gives parameters
-        self.prepared = prepared_statements.of(conn) if form.params is not None and prepared_statements.speaks(conn) \
-            else None
+        self.prepared = _held(conn, form.params is not None)
 
     def counts(self) -> tuple[int, int, int]:
         return self.rows_written, self.statements, self.fallbacks
