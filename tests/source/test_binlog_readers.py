@@ -199,6 +199,27 @@ def test_rows_of_only_nulls_read_identically(mariadb_pair, monkeypatch):
     assert slow == []  # the compiled reader read them itself
 
 
+def test_wide_images_and_long_rows_events_read_identically(mariadb_pair, monkeypatch):
+    """Images many times the reader's first buffer (4 KiB) and rows events of more rows than its
+    first spans (64): what makes each of its buffers grow (core/growth.pxd) reads as the
+    reference reads it."""
+    up, _ = mariadb_pair
+    db = f"{S}_wide"
+    up.execute(f"DROP DATABASE IF EXISTS {db}", f"CREATE DATABASE {db}",
+               f"CREATE TABLE {db}.w (id INT PRIMARY KEY, t LONGTEXT, b LONGBLOB, "
+               "u VARCHAR(20) CHARACTER SET utf8mb4) CHARACTER SET latin1")
+    start = Position(*up.binlog_head())
+    up.execute(f"INSERT INTO {db}.w SELECT seq, REPEAT('\u00e9', 40000), REPEAT(x'00ff27', 30000), '\u00fc\U0001f600' "
+               f"FROM {db}.seq_1_to_3",
+               f"INSERT INTO {db}.w SELECT seq + 100, CONCAT('r', seq), NULL, NULL FROM {db}.seq_1_to_1500",
+               f"UPDATE {db}.w SET t = CONCAT(t, 'x') WHERE id <= 3")
+    head = Position(*up.binlog_head())
+    events, slow = _both(up, start, head, monkeypatch)
+    assert [e.op for e in events] == ["insert"] * 1503 + ["update"] * 3 and not slow
+    assert min(len(e.after) for e in events[:3]) > 100_000  # 40,000 characters and 90,000 bytes
+    assert len(events[-1].before) > 100_000 and events[-1].after != events[-1].before
+
+
 def _bench_shaped(up, db: str) -> Position:
     """Small transactions on the bench's tables in `db` (filled first); returns their start."""
     bench_workload.fill(up, db, 800)

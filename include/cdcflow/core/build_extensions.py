@@ -17,6 +17,8 @@ PACKAGE = Path(__file__).resolve().parents[1]
 # reader; built after the columns, whose compiled_columns.pxd it reads), and the writers' SQL
 # literals (its reference: core/row_codec.raw_literal), and their binary parameters (built after
 # the literals, whose compiled_literals.pxd it reads; without it the writers send text)
+# Each grows its buffers by core/growth.pxd, compiled into it (a header of inline functions, no
+# module of its own).
 EXTENSIONS = {"cdcflow.core.compiled_columns": PACKAGE / "core" / "compiled_columns.pyx",
               "cdcflow.source.compiled_reader": PACKAGE / "source" / "compiled_reader.pyx",
               "cdcflow.sink.compiled_literals": PACKAGE / "sink" / "compiled_literals.pyx",

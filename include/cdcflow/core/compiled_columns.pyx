@@ -10,7 +10,9 @@ with).  A row's key texts may be set after it was appended (set_keys): the key s
 batches the rows the reader could not key itself (`pending`)."""
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.mem cimport PyMem_Free
+
+from cdcflow.core.growth cimport capacity, grown, room
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.string cimport memcpy, memset
@@ -20,13 +22,6 @@ import pyarrow as pa
 cdef object STRING = pa.string()
 cdef object INT64 = pa.int64()
 cdef Py_ssize_t MAX_TEXT = 0x7FFFFFFF  # a string column's bytes: int32 offsets
-
-
-cdef inline void* grown(void* p, Py_ssize_t size) except NULL:
-    cdef void* q = PyMem_Realloc(p, size if size > 0 else 1)
-    if q == NULL:
-        raise MemoryError()
-    return q
 
 
 cdef class Column:
@@ -46,7 +41,7 @@ cdef class Column:
         cdef Py_ssize_t cap
         if self.n + more <= self.rows_cap:
             return 0
-        cap = max(1024, self.rows_cap * 2, self.n + more)
+        cap = capacity(self.rows_cap, self.n + more, 1024)
         self.valid = <uint8_t*>grown(self.valid, cap)
         if self.text:
             self.offsets = <int32_t*>grown(self.offsets, (cap + 1) * sizeof(int32_t))
@@ -75,14 +70,11 @@ cdef class Column:
         return 0
 
     cdef int put_text(self, const char* s, Py_ssize_t size) except -1:
-        cdef Py_ssize_t cap
         self._rows(1)
         if self.size + size > self.cap:
             if self.size + size > MAX_TEXT:
                 raise OverflowError("a batch's column holds more than 2 GiB of text")
-            cap = max(65536, self.cap * 2, self.size + size)
-            self.data = <char*>grown(self.data, cap)
-            self.cap = cap
+            room(<void**>&self.data, &self.cap, self.size + size, 1, 65536)
         memcpy(self.data + self.size, s, size)
         self.size += size
         self.valid[self.n] = 1

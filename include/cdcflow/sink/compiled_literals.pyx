@@ -9,10 +9,12 @@ reference's.  tests/sink/test_row_literals.py compares them with the reference (
 raw_literal) on every kind of value; tests/source/test_binlog_readers.py on real images."""
 
 cimport cython
-from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_DATA, PyUnicode_FromKindAndData, PyUnicode_KIND, PyUnicode_READ
 from libc.math cimport isfinite
 from libc.string cimport memcpy
+
+from cdcflow.core.growth cimport capacity, grown
 
 cdef extern from "Python.h":
     # float's own reading and repr (what msgspec's decoding and raw_literal's repr() give)
@@ -205,18 +207,11 @@ cdef struct Out:
 
 
 cdef int _grow(Out *o, Py_ssize_t more) except -1:
-    cdef Py_ssize_t cap = o.cap
-    cdef Py_UCS4 *p
-    while o.n + more > cap:
-        cap *= 2
-    if o.heap:
-        p = <Py_UCS4 *>PyMem_Realloc(o.p, cap * sizeof(Py_UCS4))
-    else:
-        p = <Py_UCS4 *>PyMem_Malloc(cap * sizeof(Py_UCS4))
-        if p != NULL:
-            memcpy(p, o.p, o.n * sizeof(Py_UCS4))
-    if p == NULL:
-        raise MemoryError()
+    """Room for `more` characters; the first growth leaves the caller's buffer for the heap."""
+    cdef Py_ssize_t cap = capacity(o.cap, o.n + more, 0)
+    cdef Py_UCS4 *p = <Py_UCS4 *>grown(o.p if o.heap else NULL, cap * sizeof(Py_UCS4))
+    if not o.heap:
+        memcpy(p, o.p, o.n * sizeof(Py_UCS4))
     o.p, o.cap, o.heap = p, cap, True
     return 0
 

@@ -18,11 +18,12 @@ writer sends that statement as text.  tests/sink/test_prepared_statements.py wri
 of value both ways into a real server and compares what each stored."""
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy, memset
 
+from cdcflow.core.growth cimport room
 from cdcflow.sink.compiled_literals cimport Image
 
 cdef extern from "Python.h":
@@ -45,18 +46,8 @@ cdef struct Buf:
     Py_ssize_t n, cap
 
 
-cdef int _room(Buf *b, Py_ssize_t more) except -1:
-    cdef Py_ssize_t cap = b.cap if b.cap else 4096
-    cdef char *p
-    if b.n + more <= b.cap:
-        return 0
-    while b.n + more > cap:
-        cap *= 2
-    p = <char *>PyMem_Realloc(b.p, cap)
-    if p == NULL:
-        raise MemoryError()
-    b.p, b.cap = p, cap
-    return 0
+cdef inline int _room(Buf *b, Py_ssize_t more) except -1:
+    return room(<void **>&b.p, &b.cap, b.n + more, 1, 4096)
 
 
 cdef int _lenenc(Buf *b, uint64_t n) except -1:

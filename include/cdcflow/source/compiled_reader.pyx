@@ -22,12 +22,13 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.conversion cimport Py_DTSF_ADD_DOT_0, PyOS_double_to_string
 from libc.math cimport isfinite
 from libc.stdlib cimport atoi
-from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport uint8_t, uint32_t
 from libc.string cimport memcmp, memcpy, strchr, strlen
 
 from cdcflow.core.compiled_columns cimport Column, EventColumns, KeyRun
+from cdcflow.core.growth cimport room
 
 ctypedef long long i64  # a signed column's value; u64 the bytes read from an image (le(), be())
 ctypedef unsigned long long u64
@@ -112,18 +113,7 @@ cdef class Buf:
         PyMem_Free(self.data)
 
     cdef inline int reserve(self, Py_ssize_t n) except -1:
-        cdef Py_ssize_t cap
-        cdef char* grown
-        if self.size + n <= self.cap:
-            return 0
-        cap = self.cap
-        while self.size + n > cap:
-            cap *= 2
-        grown = <char*>PyMem_Realloc(self.data, cap)
-        if grown == NULL:
-            raise MemoryError()
-        self.data, self.cap = grown, cap
-        return 0
+        return room(<void**>&self.data, &self.cap, self.size + n, 1, 4096)
 
     cdef inline int put(self, const char* s, Py_ssize_t n) except -1:
         self.reserve(n)

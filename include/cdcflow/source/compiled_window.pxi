@@ -380,12 +380,7 @@ cdef class Window:
         pairs_before = plan.run.pair_values.n if keyed and plan.nuniq else 0
         try:
             while at < end:  # a row of only NULLs is its null bitmap alone: one byte
-                if nrows == self.spans_cap:
-                    self.spans_cap = max(64, self.spans_cap * 2)
-                    sp = <Py_ssize_t*>PyMem_Realloc(self.spans, self.spans_cap * 9 * sizeof(Py_ssize_t))
-                    if sp == NULL:
-                        raise MemoryError()
-                    self.spans = sp
+                room(<void**>&self.spans, &self.spans_cap, nrows + 1, 9 * sizeof(Py_ssize_t), 64)
                 sp = self.spans + nrows * 9
                 for i in range(8):
                     sp[i] = -1
