@@ -11,11 +11,11 @@ batches the rows the reader could not key itself (`pending`)."""
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free
-
-from cdcflow.core.growth cimport capacity, grown, room
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.string cimport memcpy, memset
+
+from cdcflow.core.growth cimport capacity, grown, room
 
 import pyarrow as pa
 
