@@ -10,3 +10,15 @@ cdef class Image:
     cdef object error  # a value without a literal: raised when a literal is asked for
 
     cdef str literal(self, str name)
+
+
+cdef inline int hex_digit(Py_UCS4 ch) noexcept:
+    """The value of the hex digit `ch` (either case); -1: not one.  JSON's \\u escapes
+    (compiled_literals) and X'…' literals (compiled_params) read their digits with it."""
+    if u"0" <= ch <= u"9":
+        return <int>ch - 48
+    if u"a" <= ch <= u"f":
+        return <int>ch - 87
+    if u"A" <= ch <= u"F":
+        return <int>ch - 55
+    return -1

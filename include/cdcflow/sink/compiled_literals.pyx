@@ -252,20 +252,14 @@ cdef inline Py_UCS4 _sql_escape(Py_UCS4 ch) noexcept:
 
 cdef inline int _hex4(Text *t, Py_ssize_t i) noexcept:
     """The value of the 4 hex digits at i; -1: not 4 hex digits."""
-    cdef int v = 0, k, c
+    cdef int v = 0, k, d
     if i + 4 > t.n:
         return -1
     for k in range(4):
-        c = <int>at(t, i + k)
-        v <<= 4
-        if 48 <= c <= 57:  # 0-9
-            v |= c - 48
-        elif 97 <= c <= 102:  # a-f
-            v |= c - 87
-        elif 65 <= c <= 70:  # A-F
-            v |= c - 55
-        else:
+        d = hex_digit(at(t, i + k))
+        if d < 0:
             return -1
+        v = v << 4 | d
     return v
 
 

@@ -24,7 +24,7 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from cdcflow.core.growth cimport room
-from cdcflow.sink.compiled_literals cimport Image
+from cdcflow.sink.compiled_literals cimport Image, hex_digit
 
 cdef extern from "Python.h":
     double PyOS_string_to_double(const char *s, char **endptr, void *overflow_exception) except? -1.0
@@ -168,16 +168,6 @@ cdef int _string(Lit *t, Buf *v) except -2:
     return 0
 
 
-cdef inline int _hex_digit(Py_UCS4 ch) noexcept:
-    if u"0" <= ch <= u"9":
-        return <int>ch - 48
-    if u"a" <= ch <= u"f":
-        return <int>ch - 87
-    if u"A" <= ch <= u"F":
-        return <int>ch - 55
-    return -1
-
-
 cdef int _hex(Lit *t, Buf *v) except -2:
     """The literal X'…' t[a:b] as a BLOB's value; -1: not one."""
     cdef Py_ssize_t i, size = (t.b - t.a - 3) // 2
@@ -187,7 +177,7 @@ cdef int _hex(Lit *t, Buf *v) except -2:
     _lenenc(v, size)
     _room(v, size)
     for i in range(size):
-        hi, lo = _hex_digit(at(t, t.a + 2 + 2 * i)), _hex_digit(at(t, t.a + 3 + 2 * i))
+        hi, lo = hex_digit(at(t, t.a + 2 + 2 * i)), hex_digit(at(t, t.a + 3 + 2 * i))
         if hi < 0 or lo < 0:
             return -1  # what was written of it is dropped with the whole parameter list
         v.p[v.n] = <char>(hi * 16 + lo)
