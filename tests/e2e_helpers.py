@@ -230,7 +230,9 @@ def index_jobs_of(changefeed_id: str) -> list:
 _TIMINGS = ("seconds", "per_second", "ran_in", "segments_in_")
 # how apply's rows were cut among its writers: Spark's partitions and the driver's threads cut them
 # differently (the same rows, in other statements)
-_SPREAD = ("statements", "rows_held", "workers")
+_SPREAD = ("statements", "rows_held", "workers",
+           # whether pull kept the window for stages reading it in its process (none do in Spark)
+           "kept_in_process")
 
 
 def decisions(changefeed_id: str, places_differ: bool = False) -> dict:

@@ -18,14 +18,16 @@ WORKLOAD = [
     "UPDATE t SET v = 'z' WHERE id = 2",
     "DELETE FROM t WHERE id = 3",
 ]
-# config -> (filter and barrier's place, whether apply writes its segments here or in Spark)
+# config -> (filter and barrier's place, whether apply writes its segments here or in Spark,
+# whether pull kept the window in memory for them: only where they read it here and it is within
+# a segment's bounds, so local's stages read the same window from its files)
 MODES = {
-    "spark": ("engine = 'spark'", "spark", "spark"),
+    "spark": ("engine = 'spark'", "spark", "spark", False),
     # local: every part in process, whatever its rows; the bound of 1 row cuts the segments into
     # slices of one transaction each (stages.engine.Engine.slices)
-    "local": ("engine = 'local'\nlocal-max-events = 1\nlocal-segment-rows = 1", "process", "process"),
-    "auto-small": ("", "process", "process"),
-    "auto-over-the-bounds": ("local-max-events = 1\nlocal-segment-rows = 1", "spark", "spark"),
+    "local": ("engine = 'local'\nlocal-max-events = 1\nlocal-segment-rows = 1", "process", "process", False),
+    "auto-small": ("", "process", "process", True),
+    "auto-over-the-bounds": ("local-max-events = 1\nlocal-segment-rows = 1", "spark", "spark", False),
 }
 
 
@@ -37,11 +39,12 @@ def test_the_engine_puts_each_row_step_where_the_config_says(mariadb_pair, spark
     schema = "engine_" + mode.replace("-", "_")
     ddl = ["CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))", "CREATE TABLE skipped (id INT PRIMARY KEY)"]
     fresh_schema(up, down, schema, *ddl)
-    config, place, apply_place = MODES[mode]
+    config, place, apply_place, kept = MODES[mode]
     create_changefeed(capsys, up, down, schema.replace("_", "-"),
                       f"[filter]\nrules = ['{schema}.*', '!{schema}.skipped']\n[cdcflow]\n{config}\n")
     up.execute(*WORKLOAD, database=schema)
     result = cli_json(capsys, "changefeed", "run", "-c", schema.replace("_", "-"))
+    assert result["pull"]["kept_in_process"] is kept
     assert (result["filter"]["ran_in"], result["barrier"]["ran_in"]) == (place, place)
     assert result["filter"]["rows_copied"]  # the dropped table's rows are left out of the copy either way
     applied = result["apply"]

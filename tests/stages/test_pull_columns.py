@@ -32,6 +32,7 @@ from cdcflow.ddl.tracker import SchemaTracker
 from cdcflow.source import binlog_events
 from cdcflow.source.binlog import Position
 from cdcflow.stages import contracts
+from cdcflow.stages.engine import Engine
 from cdcflow.stages.pull import read_sequentially
 from cdcflow.store.events import RunFolder
 from cdcflow_devtools import bench_workload
@@ -43,7 +44,8 @@ S = "pullcols"
 def _pull(up, down, start: Position, head: Position, folder: RunFolder, batch_rows: int, target_ts: int = 0):
     """The window pulled with key texts: the event file's bytes, the spans, what pull read."""
     sink = {"host": HOST, "port": down.port, "user": ROOT_USER, "password": ROOT_PASSWORD}
-    cycle = SimpleNamespace(source=parse_source_uri(up.uri), config=ChangefeedConfig(pull_batch_rows=batch_rows),
+    cfg = ChangefeedConfig(pull_batch_rows=batch_rows)
+    cycle = SimpleNamespace(source=parse_source_uri(up.uri), config=cfg, engine=Engine.of(cfg),
                             changefeed_id="cols-feed", folder=folder)
     prev_ts = tso.compose(1_000_000)
     window = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts, target_ts=target_ts)

@@ -25,6 +25,7 @@ from cdcflow.sink.downstream_tables import catalogue_key
 from cdcflow.sink.table_keys import by_table, keyed_by_pull
 from cdcflow.source.binlog import head_position
 from cdcflow.stages import contracts
+from cdcflow.stages.engine import Engine
 from cdcflow.stages.pull import read_sequentially
 from cdcflow.store.events import RunFolder
 
@@ -122,7 +123,8 @@ def pulled(mariadb_pair, tmp_path_factory):
     sink = {"host": HOST, "port": down.port, "user": ROOT_USER, "password": ROOT_PASSWORD}
     prev_ts = tso.compose(1_000_000)
     folder = RunFolder(str(tmp_path_factory.mktemp("pull-keys")), "pk-feed", "r1")
-    cycle = SimpleNamespace(source=uri, config=ChangefeedConfig(), changefeed_id="pk-feed", folder=folder)
+    cfg = ChangefeedConfig()
+    cycle = SimpleNamespace(source=uri, config=cfg, engine=Engine.of(cfg), changefeed_id="pk-feed", folder=folder)
     window = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
     read_sequentially(cycle, window, 4343, {"tracker": SchemaTracker(), "sink": sink, "sql_mode": None})
     events = [e for e in pq.read_table(folder.path("raw")).to_pylist() if e["op"] != "ddl" and e["schema"] == DB]

@@ -19,6 +19,7 @@ from cdcflow.core.uri import parse_source_uri
 from cdcflow.source.binlog import BinlogReader, Position, head_position
 from cdcflow.source.binlog_ranges import cuts, range_server_id, window_bytes
 from cdcflow.stages import contracts, pull_ranges
+from cdcflow.stages.engine import Engine
 from cdcflow.store.events import FIELDS, IMAGE_BYTES, RunFolder
 
 RANGES = 6
@@ -147,7 +148,7 @@ def test_parallel_pull_writes_every_event_as_the_sequential_read(window, spark, 
     assert all(e["gtid_position"] for e in expected if e["op"] == "ddl") and reader.last_pos.gtid
 
     cfg = ChangefeedConfig(pull_parallelism=RANGES, pull_parallel_min_bytes=0, event_store=str(tmp_path))
-    cycle = SimpleNamespace(source=uri, config=cfg, changefeed_id="pr-feed", run_id="r1",
+    cycle = SimpleNamespace(source=uri, config=cfg, engine=Engine.of(cfg), changefeed_id="pr-feed", run_id="r1",
                             folder=RunFolder(str(tmp_path), "pr-feed", "r1"))
     win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
     assert pull_ranges.wanted(cycle, win)
@@ -197,8 +198,8 @@ def test_ranges_end_at_the_head_past_a_new_binlogs_header_as_the_sequential_read
     assert (reader.last_pos.file, reader.last_pos.pos) == (head.file, head.pos)
     cfg = ChangefeedConfig(pull_parallelism=2, pull_parallel_min_bytes=0, event_store=str(tmp_path))
     for bounded, ends_at in ((False, head), (True, Position(head.file, 4))):
-        cycle = SimpleNamespace(source=uri, config=cfg, changefeed_id="pr-header", run_id=f"r{bounded}",
-                                folder=RunFolder(str(tmp_path), "pr-header", f"r{bounded}"))
+        cycle = SimpleNamespace(source=uri, config=cfg, engine=Engine.of(cfg), changefeed_id="pr-header",
+                                run_id=f"r{bounded}", folder=RunFolder(str(tmp_path), "pr-header", f"r{bounded}"))
         win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts, bounded=bounded)
         starts = pull_ranges.plan(cycle, win)
         assert len(starts) == 2 and starts[1].key() < last.key()
@@ -236,7 +237,7 @@ def test_the_ranges_run_where_the_session_can_take_them_at_once(window, spark, t
     prev_ts = tso.compose(1_000_000)
     reader, expected = sequential(uri, start, head, prev_ts)
     cfg = ChangefeedConfig(pull_parallelism=3, pull_parallel_min_bytes=0, event_store=str(tmp_path))
-    cycle = SimpleNamespace(source=uri, config=cfg, changefeed_id="pr-feed", run_id="r2",
+    cycle = SimpleNamespace(source=uri, config=cfg, engine=Engine.of(cfg), changefeed_id="pr-feed", run_id="r2",
                             folder=RunFolder(str(tmp_path), "pr-feed", "r2"))
     win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
     starting = Starting(spark, after)
@@ -336,7 +337,7 @@ def test_parallel_ranges_write_the_sequential_reads_key_texts_or_none(window, sp
     read = {}
     for way, parallelism in (("sequential", 1), ("ranges", RANGES)):
         cfg = ChangefeedConfig(pull_parallelism=parallelism, pull_parallel_min_bytes=0, event_store=str(tmp_path))
-        cycle = SimpleNamespace(source=uri, config=cfg, changefeed_id="pr-feed", run_id=way,
+        cycle = SimpleNamespace(source=uri, config=cfg, engine=Engine.of(cfg), changefeed_id="pr-feed", run_id=way,
                                 folder=RunFolder(str(tmp_path), "pr-feed", way))
         win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
         keys = {"tracker": SchemaTracker(), "sink": sink, "sql_mode": None}
@@ -394,7 +395,7 @@ def test_a_unique_value_two_ranges_share_tangles_its_keys_as_the_sequential_read
         tracker = SchemaTracker()
         tracker.apply(classify(create, "prt"), create, "", 1)
         cfg = ChangefeedConfig(pull_parallelism=parallelism, pull_parallel_min_bytes=0, event_store=str(tmp_path))
-        cycle = SimpleNamespace(source=uri, config=cfg, changefeed_id="prt-feed", run_id=way,
+        cycle = SimpleNamespace(source=uri, config=cfg, engine=Engine.of(cfg), changefeed_id="prt-feed", run_id=way,
                                 folder=RunFolder(str(tmp_path), "prt-feed", way))
         win = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts)
         keys = {"tracker": tracker, "sink": sink, "sql_mode": None}

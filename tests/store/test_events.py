@@ -201,3 +201,73 @@ def test_a_batch_the_writers_thread_cannot_write_fails_the_writer(tmp_path, monk
         for i in range(10):
             w.add(event(i))
         w.close()
+
+
+def _written(folder: RunFolder, n: int, keep, batch_rows: int = 4) -> None:
+    w = folder.writer("raw", batch_rows=batch_rows, keep=keep)
+    for i in range(n):
+        w.add(event(i))
+    w.close()
+
+
+def _from_files(folder: RunFolder, name: str, **scan) -> pa.Table:
+    import pyarrow.dataset as pads
+
+    files = pads.dataset(folder.path(name), schema=STORED_SCHEMA, format="parquet")
+    return files.scanner(**scan).to_table()
+
+
+@pytest.mark.parametrize("writer", ["compiled", "python"])
+def test_a_kept_folder_reads_the_rows_its_files_hold(tmp_path, monkeypatch, writer):
+    """Both writers keep the batches they write; the stages' scans of the kept folder give what
+    the same scans of its files give, whole, by columns and under a filter."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as pads
+
+    monkeypatch.setenv(PULL_ENV, writer)
+    folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
+    _written(folder, 10, keep=(10, 10_000))
+    assert folder.kept("raw")
+    assert isinstance(folder.dataset("raw"), pads.InMemoryDataset)
+    where = (pc.field("commit_ts") > 1002) & (pc.field("op") != "ddl")
+    for scan in ({}, {"columns": ["commit_ts", "after", IMAGE_BYTES], "filter": where}):
+        kept = folder.dataset("raw").scanner(**scan).to_table()
+        assert kept.num_rows and kept.equals(_from_files(folder, "raw", **scan))
+    assert [r["commit_ts"] for r in folder.dataset("raw").to_table(filter=where).to_pylist()] == \
+        [1003, 1005, 1006, 1007, 1008]
+
+
+@pytest.mark.parametrize("keep", [None, (9, 10_000), (10, 100)], ids=["unasked", "rows", "bytes"])
+def test_a_folder_past_the_kept_bounds_is_read_from_its_files(tmp_path, keep):
+    """Nothing is kept unasked, nor past either bound (10 events whose images hold 152 bytes):
+    the files are then the folder's only copy."""
+    import pyarrow.dataset as pads
+
+    folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
+    _written(folder, 10, keep=keep)
+    assert not folder.kept("raw")
+    assert not isinstance(folder.dataset("raw"), pads.InMemoryDataset)
+    assert folder.dataset("raw").to_table().num_rows == 10
+
+
+def test_a_kept_folder_written_again_is_read_from_its_files(tmp_path):
+    """Another write of the folder (here, or a file another process adds) ends what was kept;
+    removing the folder lets it go."""
+    folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
+    _written(folder, 10, keep=(100, 10_000))
+    assert folder.kept("raw")
+    folder.write_batches("raw", [pa.RecordBatch.from_pylist([dataclasses.asdict(event(0))], schema=EVENT_SCHEMA)])
+    assert not folder.kept("raw")
+    assert folder.dataset("raw").to_table().num_rows == 1
+
+    _written(folder, 10, keep=(100, 10_000))
+    assert folder.kept("raw")
+    other = RunFolder.at(folder.url)  # another process's view of the folder: it keeps nothing
+    assert not other.kept("raw")
+    other.writer("raw", part=1).close()  # an empty part it adds
+    assert not folder.kept("raw")
+    assert folder.dataset("raw").to_table().num_rows == 10
+
+    _written(folder, 10, keep=(100, 10_000))
+    folder.remove()
+    assert not folder.kept("raw") and not folder._kept

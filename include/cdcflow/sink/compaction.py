@@ -194,11 +194,11 @@ def keyed_arrow(rows: pa.Table, tangled: dict | None = None) -> pa.Table:
         return pa.table({"schema": taken["schema"], "table": taken["table"], "key": taken[key],
                          "part": _tangled_part(taken, taken[key], tangled),
                          "commit_ts": taken["commit_ts"], "seq": taken["seq"],
-                         "sub": sub(mask_kept) if callable(sub) else pa.array([sub] * n, pa.int32()),
+                         "sub": sub(mask_kept) if callable(sub) else pa.repeat(pa.scalar(sub, pa.int32()), n),
                          "kind": kind(taken, mask_kept), "image": taken[image]}, schema=KEYED_ARROW)
 
     deletes = part(gone, "before_key", lambda s: pc.if_else(s, 0, 1).cast(pa.int32()),
-                   lambda t, s: pa.array(["D"] * t.num_rows, pa.string()), "before")
+                   lambda t, s: pa.repeat(pa.scalar("D"), t.num_rows), "before")
     upserts = part(now, "after_key", 1,
                    lambda t, s: pc.if_else(pc.or_(pc.equal(t["op"], "insert"), s), "I", "U"), "after")
     return pa.concat_tables([deletes, upserts])
@@ -243,12 +243,7 @@ def compacted_order(changes: pa.Table) -> pa.Table:
     by = ("schema", "table", "part", "key", "commit_ts", "seq", "sub")
     order = pc.sort_indices(changes.select([*by, "kind"]), sort_keys=[(c, "ascending") for c in by])
     t = changes.select(["schema", "table", "part", "key", "kind"]).take(order)
-    n, starts = t.num_rows, None  # starts[i]: row i + 1 begins another key
-    for c in ("schema", "table", "part", "key"):
-        col = t[c].combine_chunks()
-        a, b = col.slice(0, n - 1), col.slice(1)
-        same = pc.or_(pc.fill_null(pc.equal(a, b), False), pc.and_(pc.is_null(a), pc.is_null(b)))
-        starts = pc.invert(same) if starts is None else pc.or_(starts, pc.invert(same))
+    starts = run_starts(t, ("schema", "table", "part", "key"))
     last = pa.concat_arrays([starts, pa.array([True])])
     first = pa.concat_arrays([pa.array([True]), starts])
     finals = t.filter(last)
@@ -258,6 +253,18 @@ def compacted_order(changes: pa.Table) -> pa.Table:
                        "upsert": pc.not_equal(kind, "D"), "key": finals["key"], "kind": kind,
                        "row": order.filter(last)})
     return finals.take(pc.sort_indices(finals, sort_keys=[(c, "ascending") for c in DELETES_FIRST]))
+
+
+def run_starts(t: pa.Table, columns) -> pa.BooleanArray:
+    """Of rows sorted by `columns` (at least), whether row i + 1 begins another run of their
+    values (a null equal to a null): one fewer than `t`'s rows."""
+    n, starts = t.num_rows, None
+    for c in columns:
+        col = t[c].combine_chunks()
+        a, b = col.slice(0, n - 1), col.slice(1)
+        same = pc.or_(pc.fill_null(pc.equal(a, b), False), pc.and_(pc.is_null(a), pc.is_null(b)))
+        starts = pc.invert(same) if starts is None else pc.or_(starts, pc.invert(same))
+    return starts
 
 
 def finals_of(changes: pa.Table, finals: pa.Table) -> pa.Table:

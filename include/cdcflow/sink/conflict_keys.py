@@ -159,8 +159,8 @@ class ConflictPairs:
         parts = []
         for (schema, name), chunks in self.held.items():
             t = _distinct(pa.concat_tables(chunks))
-            parts.append(pa.table([pa.array([schema] * t.num_rows, pa.string()),
-                                   pa.array([name] * t.num_rows, pa.string()), t["value"], t["key"]],
+            parts.append(pa.table([pa.repeat(pa.scalar(schema, pa.string()), t.num_rows),
+                                   pa.repeat(pa.scalar(name, pa.string()), t.num_rows), t["value"], t["key"]],
                                   schema=PAIRS_SCHEMA))
         return pa.concat_tables(parts) if parts else PAIRS_SCHEMA.empty_table()
 

@@ -220,6 +220,9 @@ class PullResult(Record):
     # where the ranges were read: Spark tasks (spark.session.tasks_run_in), "" child processes
     spark: str = ""
     events_held: int = 0  # the most events one writer held at once: at most pull-batch-rows
+    # the window's events kept in this process as they were written, for the stages after pull
+    # here to read (engine.Engine.window_kept), not decoded again from the files
+    kept_in_process: bool = False
 
 
 class SkippedDdl(Record):

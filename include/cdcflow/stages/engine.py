@@ -62,6 +62,13 @@ class Engine:
         """Whether filter and barrier read a window of `events` events in their own process."""
         return self.mode == LOCAL or (self.mode == AUTO and events <= self.max_events)
 
+    def window_kept(self) -> tuple[int, int] | None:
+        """The bounds (events, bytes of images) of a window pull keeps in memory as it writes it,
+        for the stages after it in its process (store.events.RunFolder.writer's `keep`): a
+        segment's, so that the process holds no more of it than apply would; none where those
+        stages read the window in Spark tasks."""
+        return None if self.mode == SPARK else (self.segment_rows, self.segment_bytes)
+
     def place(self, in_process: bool) -> str:
         return PROCESS if in_process else SPARK
 

@@ -50,7 +50,7 @@ def read_window(spark, cycle: Cycle, window: contracts.Window, server_id: int,
     what was read and where the time went (contracts.PullResult's fields)."""
     if not pull_ranges.wanted(cycle, window):
         pulled, _reader = read_sequentially(cycle, window, server_id, keys)
-        return pulled, {"ranges": 1}
+        return pulled, {"ranges": 1, "kept_in_process": cycle.folder.kept("raw")}
     t0 = time.time()
     session = pull_ranges.SparkLater.of(spark).for_ranges()
     starts = pull_ranges.plan(cycle, window)
@@ -65,7 +65,7 @@ def read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int,
     """The window read in this process, into part 0 of the raw folder (`keys`: read_window's)."""
     reader = BinlogReader(cycle.source, server_id, window.start_pos, window.head,
                           prev_ts=window.start_ts, target_ts=window.target_ts, exact_head=not window.bounded)
-    writer = cycle.folder.writer("raw", cycle.config.pull_batch_rows)
+    writer = cycle.folder.writer("raw", cycle.config.pull_batch_rows, keep=cycle.engine.window_kept())
     stamper = pull_keys.KeyStamper.of(keys) if keys else None
     try:
         if not window.idle:  # nothing written since the checkpoint: no binlog dump (its two connections) to read none

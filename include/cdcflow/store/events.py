@@ -97,6 +97,9 @@ class RunFolder:
 
     def _bind(self, url: str) -> None:
         self.url = url
+        # per folder name: its files' listing when this process wrote them (_listing), and the
+        # batches written, kept in memory (EventWriter's `keep`)
+        self._kept: dict[str, tuple[tuple, list[pa.RecordBatch]]] = {}
         if "://" in url and not url.startswith("file://"):
             self.fs, self.root = pafs.FileSystem.from_uri(self.url)
         else:
@@ -132,11 +135,25 @@ class RunFolder:
 
     def dataset(self, name: str) -> pads.Dataset:
         """A folder of Parquet files read by the event schema, as Spark reads it: files named
-        `_*` or `.*` (Spark's markers and checksums) skipped, a column a file lacks read as null."""
+        `_*` or `.*` (Spark's markers and checksums) skipped, a column a file lacks read as null.
+        Where this process wrote the folder with its batches kept (writer's `keep`) and its files
+        are still the ones it wrote, the kept batches instead: the same rows, not decoded again."""
         # lazy: pyarrow's dataset module loads pandas (0.3-0.5 s a process); a cycle without events never reads one
         import pyarrow.dataset as pads
 
+        if self.kept(name):
+            return pads.InMemoryDataset(self._kept[name][1], schema=STORED_SCHEMA)
         return pads.dataset(self._fs_path(name), schema=STORED_SCHEMA, format="parquet", filesystem=self.fs)
+
+    def kept(self, name: str) -> bool:
+        """Whether dataset(name) reads batches this process kept: the folder's files unchanged
+        since its writer closed (any other write, here or in another process, lists otherwise)."""
+        held = self._kept.get(name)
+        return held is not None and held[0] == self._listing(name)
+
+    def _listing(self, name: str) -> tuple:
+        return tuple(sorted((f.path, f.size, f.mtime_ns) for f in self.fs.get_file_info(
+            pafs.FileSelector(self._fs_path(name), allow_not_found=True))))
 
     def has_image_bytes(self, name: str) -> bool:
         """Whether the Parquet files of folder `name` hold IMAGE_BYTES: all of a folder's files
@@ -153,18 +170,30 @@ class RunFolder:
         return self.fs.get_file_info(self._fs_path(name)).type != pafs.FileType.NotFound
 
     def remove(self) -> None:
+        self._kept.clear()
         delete_folder(self.fs, self.root)
 
     def remove_folder(self, name: str) -> None:
+        self._kept.pop(name, None)
         delete_folder(self.fs, self._fs_path(name))
 
-    def writer(self, name: str, batch_rows: int = BATCH_ROWS, part: int = 0) -> "EventWriter":
+    def writer(self, name: str, batch_rows: int = BATCH_ROWS, part: int = 0,
+               keep: tuple[int, int] | None = None) -> "EventWriter":
+        """The writer of part `part` of folder `name`.  `keep`: (events, bytes of images): a folder
+        written whole by this one writer (part 0) that stays within both is also kept in memory,
+        for the stages after pull in this process to read (dataset) without decoding its files
+        again: 0.4 of the bench's 2.7 CPU-seconds a cycle went to reading back what pull had just
+        written (docs/performance.md)."""
+        self._kept.pop(name, None)
         self.fs.create_dir(self._fs_path(name), recursive=True)
-        return EventWriter(self.fs, self._fs_path(name), batch_rows, part)
+        kept_to = None if keep is None or part else \
+            (lambda batches: self._kept.__setitem__(name, (self._listing(name), batches)))
+        return EventWriter(self.fs, self._fs_path(name), batch_rows, part, keep, kept_to)
 
     def write_batches(self, name: str, batches) -> None:
         """Record batches of the event schema as part 0 of folder `name` (the folder made first), a
         batch at a time: what the event writer writes, from batches already built."""
+        self._kept.pop(name, None)
         self.fs.create_dir(self._fs_path(name), recursive=True)
         with self.fs.open_output_stream(self.part_file(name)) as sink, \
                 _event_file(sink) as out:
@@ -180,6 +209,7 @@ class RunFolder:
         """Copy part `part` of folder `src` to `dst` a row group at a time, its commit_ts (a
         number into `commit_ts`) replaced by commit_ts[number], and each DDL's gtid_position
         by `gtid_position(value)` where one is given: pull's parallel path."""
+        self._kept.pop(dst, None)
         self.fs.create_dir(self._fs_path(dst), recursive=True)
         table = pa.array(commit_ts, pa.int64())
         where, gtids = FIELDS.index("commit_ts"), FIELDS.index("gtid_position")
@@ -208,7 +238,8 @@ class EventWriter:
     columns' batches are written by a thread while the next one fills (_write_behind): the
     writer then holds up to two batches, one filling and one being written."""
 
-    def __init__(self, fs, folder: str, batch_rows: int, part: int = 0):
+    def __init__(self, fs, folder: str, batch_rows: int, part: int = 0, keep: tuple[int, int] | None = None,
+                 kept_to=None):
         self.fs = fs
         self.folder = folder
         self.part = part
@@ -223,6 +254,10 @@ class EventWriter:
         self._behind: ThreadPoolExecutor | None = None  # _write_behind's thread, and its last batch
         self._written = None
         self.before_flush = None  # called before a batch is written (the key stamper keys what waits)
+        # RunFolder.writer's `keep`: the batches written so far while within its bounds (None past
+        # them, or unasked), handed to `kept_to` once the file is closed
+        self.keep, self.kept, self._kept_to = keep, ([] if keep and kept_to else None), kept_to
+        self._kept_rows = self._kept_bytes = 0
 
     @property
     def count(self) -> int:
@@ -252,13 +287,25 @@ class EventWriter:
             if self.columns.n:
                 self.held_rows = max(self.held_rows, self.columns.n)
                 self.held_bytes = max(self.held_bytes, self.columns.chars)
-                self._write_behind(stored(self.columns.take(EVENT_SCHEMA)))
+                self._write_behind(self._keeping(stored(self.columns.take(EVENT_SCHEMA))))
             return
         if not self.rows:
             return
         self.held_rows, self.held_bytes = max(self.held_rows, len(self.rows)), max(self.held_bytes, self.bytes)
-        self._open().write_batch(stored(rows_batch(self.rows, EVENT_SCHEMA)))
+        self._open().write_batch(self._keeping(stored(rows_batch(self.rows, EVENT_SCHEMA))))
         self.rows, self.bytes = [], 0
+
+    def _keeping(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """`batch`, kept as well while the writer's `keep` bounds hold; past them nothing is (what
+        was is let go): the files are then the only copy, as for any larger window."""
+        if self.kept is not None:
+            self._kept_rows += batch.num_rows
+            self._kept_bytes += pc.sum(batch.column(IMAGE_BYTES)).as_py() or 0
+            if self._kept_rows > self.keep[0] or self._kept_bytes > self.keep[1]:
+                self.kept = None
+            else:
+                self.kept.append(batch)
+        return batch
 
     def _write_behind(self, batch: pa.RecordBatch) -> None:
         """`batch` written by a thread of the writer's while the next one fills (Parquet's encoding
@@ -281,6 +328,8 @@ class EventWriter:
             self._written.result()
         self._open().close()  # an empty window still gets a readable (empty) file
         self._sink.close()
+        if self.kept is not None:
+            self._kept_to(self.kept)
 
     def _open(self) -> pq.ParquetWriter:
         if self._writer is None:
