@@ -250,6 +250,19 @@ def test_a_folder_past_the_kept_bounds_is_read_from_its_files(tmp_path, keep):
     assert folder.dataset("raw").to_table().num_rows == 10
 
 
+def test_filters_copy_is_kept_as_pulls_window_is(tmp_path):
+    """Batches written whole (filter's copy) are kept within the bounds, as the event writer's are."""
+    import pyarrow.dataset as pads
+
+    folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
+    batch = pa.RecordBatch.from_pylist([dataclasses.asdict(event(i)) for i in range(6)], schema=EVENT_SCHEMA)
+    folder.write_batches("filtered", [batch.slice(0, 4), batch.slice(4)], keep=(6, 10_000))
+    assert folder.kept("filtered") and isinstance(folder.dataset("filtered"), pads.InMemoryDataset)
+    assert folder.dataset("filtered").to_table().equals(_from_files(folder, "filtered"))
+    folder.write_batches("filtered", [batch.slice(0, 4), batch.slice(4)], keep=(5, 10_000))
+    assert not folder.kept("filtered") and folder.dataset("filtered").to_table().num_rows == 6
+
+
 def test_a_kept_folder_written_again_is_read_from_its_files(tmp_path):
     """Another write of the folder (here, or a file another process adds) ends what was kept;
     removing the folder lets it go."""

@@ -133,7 +133,8 @@ def copy_kept(spark, cycle: Cycle, window: contracts.Window, rules: RowRules) ->
             rows_in_out[1] += out.num_rows
             return out
 
-        cycle.folder.write_batches(COPY, (kept(b) for b in scan.to_batches()))
+        # kept in memory too, as pull's window is, for barrier and apply in this process
+        cycle.folder.write_batches(COPY, (kept(b) for b in scan.to_batches()), keep=cycle.engine.window_kept())
         if rows_in_out[0] == rows_in_out[1] and not rules.periods:
             # the rules dropped no row (a value expression no row matched): pull's events serve as they are
             cycle.folder.remove_folder(COPY)

@@ -98,7 +98,7 @@ class RunFolder:
     def _bind(self, url: str) -> None:
         self.url = url
         # per folder name: its files' listing when this process wrote them (_listing), and the
-        # batches written, kept in memory (EventWriter's `keep`)
+        # batches written, kept in memory (Keeper)
         self._kept: dict[str, tuple[tuple, list[pa.RecordBatch]]] = {}
         if "://" in url and not url.startswith("file://"):
             self.fs, self.root = pafs.FileSystem.from_uri(self.url)
@@ -186,19 +186,23 @@ class RunFolder:
         written (docs/performance.md)."""
         self._kept.pop(name, None)
         self.fs.create_dir(self._fs_path(name), recursive=True)
-        kept_to = None if keep is None or part else \
-            (lambda batches: self._kept.__setitem__(name, (self._listing(name), batches)))
-        return EventWriter(self.fs, self._fs_path(name), batch_rows, part, keep, kept_to)
+        return EventWriter(self.fs, self._fs_path(name), batch_rows, part, self._keeper(name, None if part else keep))
 
-    def write_batches(self, name: str, batches) -> None:
+    def write_batches(self, name: str, batches, keep: tuple[int, int] | None = None) -> None:
         """Record batches of the event schema as part 0 of folder `name` (the folder made first), a
-        batch at a time: what the event writer writes, from batches already built."""
+        batch at a time: what the event writer writes, from batches already built (filter's copy).
+        `keep`: as writer's."""
         self._kept.pop(name, None)
         self.fs.create_dir(self._fs_path(name), recursive=True)
+        keeper = self._keeper(name, keep)
         with self.fs.open_output_stream(self.part_file(name)) as sink, \
                 _event_file(sink) as out:
             for batch in batches:
-                out.write_batch(stored(batch))
+                out.write_batch(keeper.take(stored(batch)))
+        keeper.close()
+
+    def _keeper(self, name: str, keep: tuple[int, int] | None) -> "Keeper":
+        return Keeper(keep, lambda batches: self._kept.__setitem__(name, (self._listing(name), batches)))
 
     def part_file(self, name: str, part: int = 0) -> str:
         """The path (in `fs`) of one Parquet file of a folder the writer wrote."""
@@ -226,6 +230,32 @@ class RunFolder:
                     out.write_table(group)
 
 
+class Keeper:
+    """What a writer of a folder keeps of the stored batches it writes (RunFolder.writer's `keep`:
+    at most so many events and bytes of images): `take(batch)` keeps it while both bounds hold, and
+    past them lets go of everything kept (the files are then the only copy, as for any larger
+    window); `close()`, once the file is written, hands what is kept to `kept_to`."""
+
+    def __init__(self, keep: tuple[int, int] | None, kept_to):
+        self.bounds, self.kept_to = keep, kept_to
+        self.batches: list[pa.RecordBatch] | None = [] if keep else None
+        self.rows = self.bytes = 0
+
+    def take(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        if self.batches is not None:
+            self.rows += batch.num_rows
+            self.bytes += pc.sum(batch.column(IMAGE_BYTES)).as_py() or 0
+            if self.rows > self.bounds[0] or self.bytes > self.bounds[1]:
+                self.batches = None
+            else:
+                self.batches.append(batch)
+        return batch
+
+    def close(self) -> None:
+        if self.batches is not None:
+            self.kept_to(self.batches)
+
+
 class EventWriter:
     """Columnar buffers flushed as Parquet row groups every `batch_rows` events or BATCH_BYTES of
     row images and statements, whichever comes first: what pull holds of a window (however large
@@ -238,8 +268,7 @@ class EventWriter:
     columns' batches are written by a thread while the next one fills (_write_behind): the
     writer then holds up to two batches, one filling and one being written."""
 
-    def __init__(self, fs, folder: str, batch_rows: int, part: int = 0, keep: tuple[int, int] | None = None,
-                 kept_to=None):
+    def __init__(self, fs, folder: str, batch_rows: int, part: int = 0, keeper: Keeper | None = None):
         self.fs = fs
         self.folder = folder
         self.part = part
@@ -254,10 +283,7 @@ class EventWriter:
         self._behind: ThreadPoolExecutor | None = None  # _write_behind's thread, and its last batch
         self._written = None
         self.before_flush = None  # called before a batch is written (the key stamper keys what waits)
-        # RunFolder.writer's `keep`: the batches written so far while within its bounds (None past
-        # them, or unasked), handed to `kept_to` once the file is closed
-        self.keep, self.kept, self._kept_to = keep, ([] if keep and kept_to else None), kept_to
-        self._kept_rows = self._kept_bytes = 0
+        self.keeper = keeper or Keeper(None, None)  # what it keeps of its batches (RunFolder.writer's `keep`)
 
     @property
     def count(self) -> int:
@@ -287,25 +313,13 @@ class EventWriter:
             if self.columns.n:
                 self.held_rows = max(self.held_rows, self.columns.n)
                 self.held_bytes = max(self.held_bytes, self.columns.chars)
-                self._write_behind(self._keeping(stored(self.columns.take(EVENT_SCHEMA))))
+                self._write_behind(self.keeper.take(stored(self.columns.take(EVENT_SCHEMA))))
             return
         if not self.rows:
             return
         self.held_rows, self.held_bytes = max(self.held_rows, len(self.rows)), max(self.held_bytes, self.bytes)
-        self._open().write_batch(self._keeping(stored(rows_batch(self.rows, EVENT_SCHEMA))))
+        self._open().write_batch(self.keeper.take(stored(rows_batch(self.rows, EVENT_SCHEMA))))
         self.rows, self.bytes = [], 0
-
-    def _keeping(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        """`batch`, kept as well while the writer's `keep` bounds hold; past them nothing is (what
-        was is let go): the files are then the only copy, as for any larger window."""
-        if self.kept is not None:
-            self._kept_rows += batch.num_rows
-            self._kept_bytes += pc.sum(batch.column(IMAGE_BYTES)).as_py() or 0
-            if self._kept_rows > self.keep[0] or self._kept_bytes > self.keep[1]:
-                self.kept = None
-            else:
-                self.kept.append(batch)
-        return batch
 
     def _write_behind(self, batch: pa.RecordBatch) -> None:
         """`batch` written by a thread of the writer's while the next one fills (Parquet's encoding
@@ -328,8 +342,7 @@ class EventWriter:
             self._written.result()
         self._open().close()  # an empty window still gets a readable (empty) file
         self._sink.close()
-        if self.kept is not None:
-            self._kept_to(self.kept)
+        self.keeper.close()
 
     def _open(self) -> pq.ParquetWriter:
         if self._writer is None:
