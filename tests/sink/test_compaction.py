@@ -13,6 +13,7 @@ from cdcflow.sink.collation_key import KeyFolder, comparison
 from cdcflow.sink.compaction import (
     KEYED_ARROW,
     Keyer,
+    _deletes_lead,
     compacted_arrow,
     compacted_partition,
     final_changes,
@@ -317,15 +318,18 @@ def test_compaction_in_arrow_and_in_one_spark_partition_are_final_changes_order(
     assert [(r["table"], r["kind"], decode_image(r["image"])) for r in one.collect()] == python
 
 
+@pytest.mark.parametrize("shared", [True, False], ids=["parts-shared", "a-part-per-key"])
 @pytest.mark.parametrize("seed", range(6))
-def test_compaction_in_arrow_is_final_changes_on_random_streams(seed):
+def test_compaction_in_arrow_is_final_changes_on_random_streams(seed, shared):
     """Random streams over a few keys, several parts holding more than one key (respellings under
-    a folding collation, a tangled part): compacted_arrow gives final_changes' output, in order."""
+    a folding collation, a tangled part), or a part per key (the usual segment, whose finals need
+    no second sort: compaction._deletes_lead): compacted_arrow gives final_changes' output, in order."""
     rnd = random.Random(seed)
     out = []
     for i in range(rnd.randrange(1, 400)):
         k = rnd.randrange(12)
-        part = "tangled" if k < 3 else f"p{k // 2}"  # keys 0-2 share a part; pairs of the rest fold together
+        # shared: keys 0-2 share a part; pairs of the rest fold together
+        part = ("tangled" if k < 3 else f"p{k // 2}") if shared else f"p{k}"
         out.append({"schema": "db", "table": rnd.choice("ab"), "key": f"[{k}]", "part": part,
                     "commit_ts": rnd.randrange(50), "seq": i, "sub": rnd.randrange(2),
                     "kind": rnd.choice("IUD"), "image": f"img{i}"})
@@ -336,3 +340,16 @@ def test_compaction_in_arrow_is_final_changes_on_random_streams(seed):
     got = [(r["table"], r["key"], r["kind"], r["image"]) for r in compacted_arrow(rows).to_pylist()]
     assert got == _final_changes_of(rows)
     assert compacted_arrow(rows.slice(0, 0)).num_rows == 0
+
+
+def test_finals_skip_the_second_sort_only_where_deletes_already_lead():
+    """compaction._deletes_lead: finals in key order with a key per part need no DELETES_FIRST sort;
+    a part of two keys whose upsert's key sorts before its delete's does."""
+    def finals(rows):
+        return pa.Table.from_pylist([dict(zip(("schema", "table", "part", "upsert", "key"), r)) for r in rows])
+
+    assert _deletes_lead(finals([("db", "t", "a", True, "a"), ("db", "t", "b", False, "b")]))
+    assert _deletes_lead(finals([("db", "t", "p", False, "a"), ("db", "t", "p", True, "b")]))
+    assert _deletes_lead(finals([("db", "t", "p", True, "a"), ("db", "u", "p", False, "b")]))
+    assert not _deletes_lead(finals([("db", "t", "p", True, "a"), ("db", "t", "p", False, "b")]))
+    assert _deletes_lead(finals([]))

@@ -252,7 +252,23 @@ def compacted_order(changes: pa.Table) -> pa.Table:
     finals = pa.table({"schema": finals["schema"], "table": finals["table"], "part": finals["part"],
                        "upsert": pc.not_equal(kind, "D"), "key": finals["key"], "kind": kind,
                        "row": order.filter(last)})
+    if _deletes_lead(finals):
+        return finals
     return finals.take(pc.sort_indices(finals, sort_keys=[(c, "ascending") for c in DELETES_FIRST]))
+
+
+def _deletes_lead(finals: pa.Table) -> bool:
+    """Whether finals in (schema, table, part, key) order are in DELETES_FIRST order already: they
+    differ only where a part holds several keys (a tangled part, spellings a collation folds
+    together) and an upsert's key sorts before a delete's.  The usual segment, a key per part,
+    then needs no second sort over the key texts (0.1 CPU-seconds of a bulk cycle's apply)."""
+    n = finals.num_rows
+    if n < 2:
+        return True
+    upsert = finals["upsert"].combine_chunks()
+    same_part = pc.invert(run_starts(finals, ("schema", "table", "part")))
+    upsert_then_delete = pc.and_(same_part, pc.and_(upsert.slice(0, n - 1), pc.invert(upsert.slice(1))))
+    return not pc.any(upsert_then_delete).as_py()
 
 
 def run_starts(t: pa.Table, columns) -> pa.BooleanArray:
