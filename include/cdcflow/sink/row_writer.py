@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Callable, Iterable
 
 import pymysql
@@ -35,6 +35,7 @@ from cdcflow.sink.enum_error_value import write_error_values
 from cdcflow.sink.sequence_state import setval_statement
 
 MAX_STATEMENT_BYTES = 4 * 1024 * 1024
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)  # of a pending (image, commit ts or whether deleted)
 DUPLICATE_ENTRY = 1062
 # a deadlock and a lock wait timeout: another writer held the rows (concurrent REPLACEs over
 # shared unique values, the downstream's own traffic); the statement's effect is undone
@@ -266,6 +267,12 @@ class RowWriter:
         return f"{verb} INTO {qualified(schema, table)} ({', '.join(quote_ident(c) for c in columns)}) VALUES ".encode()
 
     def _chunks(self, items: list, head_len: int) -> Iterable[list[str]]:
+        """`items` (literal texts) in runs of at most batch_rows whose statement stays within
+        max_bytes.  A flushed batch is one such run as a rule: found without a look per item."""
+        if len(items) <= self.batch_rows and head_len + sum(map(len, items)) + 2 * len(items) <= self.max_bytes:
+            if items:
+                yield items
+            return
         chunk, size = [], head_len
         for it in items:
             if chunk and (len(chunk) >= self.batch_rows or size + len(it) + 2 > self.max_bytes):
@@ -316,43 +323,63 @@ class StreamingWriter:
     def add_run(self, schema: str, table: str, kinds: Iterable[str], imgs: Iterable, stamps: Iterable) -> None:
         """Rows of one table in order (their kinds, images and commit ts side by side), each as
         add() takes it: what only the table decides is worked out once (a partition's rows come
-        a table at a time: working it out per row was a quarter of the writers' time)."""
+        a table at a time: working it out per row was a quarter of the writers' time), and the
+        pending lists a row goes to are looked up again only when a flush took them or its column
+        set changes (the loop is most of the writers' own CPU on a bulk window)."""
         indexed = f"{schema}.{table}" in self.key_indexed
         verbs = {"D": "DELETE", "I": "INSERT" if self.insert_new else "REPLACE",
                  "U": "UPSERT" if self.upsert and indexed else "REPLACE"}
+        # per kind: its verb, whether its key is deleted first (a DELETE; a REPLACE where no unique
+        # index on the key removes the old row itself) and whether its image is written
+        plan = {k: (v, v == "DELETE" or v == "REPLACE" and not indexed, v != "DELETE") for k, v in verbs.items()}
         batch, columns, dkey = self.writer.batch_rows, self.columns, (schema, table)
-        for kind, img, commit_ts in zip(kinds, imgs, stamps):
-            verb = verbs[kind]
-            self.held += 1
-            if self.held > self.most_held:
-                self.most_held = self.held
-            if verb == "DELETE" or verb == "REPLACE" and not indexed:
-                pending = self.deletes.setdefault(dkey, [])
-                pending.append((img, verb == "DELETE"))  # a row that ends deleted counts as written
-                if len(pending) >= batch:
-                    self._flush_deletes(schema, table)
-            if verb != "DELETE":
-                group = (schema, table, columns(img), verb)
-                pending = self.upserts.setdefault(group, [])
-                pending.append((img, commit_ts))
-                if len(pending) >= batch:
-                    self._flush_deletes(schema, table)
-                    self._upsert(group, self.upserts.pop(group))
+        deletes, upserts = self.deletes, self.upserts
+        dpending = group = upending = None  # this table's pending deletes; the last row's group and its rows
+        held, most = self.held, self.most_held
+        try:
+            for kind, img, commit_ts in zip(kinds, imgs, stamps):
+                verb, delete_first, written = plan[kind]
+                held += 1
+                if held > most:
+                    most = held
+                if delete_first:
+                    if dpending is None:
+                        dpending = deletes.setdefault(dkey, [])
+                    dpending.append((img, not written))  # a row that ends deleted counts as written
+                    if len(dpending) >= batch:
+                        self.held, held = held, None  # the flush's own count, whatever it raises
+                        self._flush_deletes(schema, table)
+                        held, dpending = self.held, None
+                if written:
+                    names = columns(img)
+                    if group is None or group[2] is not names or group[3] != verb:
+                        group = (schema, table, names, verb)
+                        upending = upserts.setdefault(group, [])
+                    upending.append((img, commit_ts))
+                    if len(upending) >= batch:
+                        self.held, held = held, None
+                        self._flush_deletes(schema, table)
+                        self._upsert(group, upserts.pop(group))
+                        held, dpending, group = self.held, None, None
+        finally:
+            self.most_held = most
+            if held is not None:
+                self.held = held
 
     def _upsert(self, group: tuple, pending: list) -> None:
         schema, table, cols, verb = group
         generated = self.generated.get(f"{schema}.{table}")
         if generated:
             cols = tuple(c for c in cols if c not in generated)
-        self.writer.replace_rows(schema, table, cols, [i for i, _ in pending], verb, [t for _, t in pending],
+        self.writer.replace_rows(schema, table, cols, list(map(_FIRST, pending)), verb, list(map(_SECOND, pending)),
                                  self.keys.get(f"{schema}.{table}"))
         self.held -= len(pending)
 
     def _flush_deletes(self, schema: str, table: str) -> None:
         pending = self.deletes.pop((schema, table), None)
         if pending:
-            deleted = sum(final for _, final in pending)
-            self.writer.delete_keys(schema, table, self.keys[f"{schema}.{table}"], [i for i, _ in pending],
+            deleted = sum(map(_SECOND, pending))
+            self.writer.delete_keys(schema, table, self.keys[f"{schema}.{table}"], list(map(_FIRST, pending)),
                                     counted=deleted)
             self.held -= deleted  # a REPLACEd row is held until its upsert is written
 
