@@ -18,6 +18,8 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
+from types import SimpleNamespace
 
 import pymysql
 import pytest
@@ -27,6 +29,9 @@ from stall_proxy import StallProxy, query_containing
 from cdcflow_devtools.mariadb import MariaDB
 from cdcflow.core import log_line
 from cdcflow.store import metastore
+from cdcflow.stages import contracts
+from cdcflow.stages.cycle import Cycle
+from cdcflow.stages.pull import read_sequentially
 from cdcflow.store.events import RunFolder
 
 pytestmark = pytest.mark.e2e
@@ -182,7 +187,7 @@ def _sigkill_during_pull(capsys, up, down, s: str, proxy: StallProxy) -> None:
 SEGMENTS = 5
 
 
-def test_sigkill_during_apply_then_run_again_converges(mariadb_pair, spark, cdcflow_home, capsys):
+def test_sigkill_during_apply_then_run_again_converges(mariadb_pair, spark, cdcflow_home, capsys, tmp_path):
     """The kill lands while apply writes the segments between DDLs: the changefeed reaches its
     downstream through a proxy that holds the answer to the third ADD COLUMN, so apply cannot
     end before the kill however fast it is.  The checkpoint then is at most what reached the
@@ -194,12 +199,12 @@ def test_sigkill_during_apply_then_run_again_converges(mariadb_pair, spark, cdcf
     try:
         _fresh(capsys, up, down, "fault-apply", s, f"CREATE TABLE {s}.t (id INT PRIMARY KEY, v INT, s VARCHAR(20))",
                f"CREATE TABLE {s}.log (id INT PRIMARY KEY, segment INT)", sink_uri=proxy.uri(down.uri))
-        _sigkill_during_apply(capsys, up, down, s, proxy)
+        _sigkill_during_apply(capsys, up, down, s, proxy, tmp_path)
     finally:
         proxy.close()
 
 
-def _sigkill_during_apply(capsys, up, down, s: str, proxy: StallProxy) -> None:
+def _sigkill_during_apply(capsys, up, down, s: str, proxy: StallProxy, tmp: Path) -> None:
     n = 0
     for i in range(SEGMENTS):
         up.execute(f"INSERT INTO {s}.t (id, v, s) SELECT seq + {i * 3000}, seq, 'r{i}' FROM seq_1_to_3000",
@@ -225,7 +230,7 @@ def _sigkill_during_apply(capsys, up, down, s: str, proxy: StallProxy) -> None:
     killed = _killed_run("fault-apply")
     assert "apply" not in killed.stats
     checkpoint = metastore.get_feed("fault-apply").checkpoint_ts
-    _assert_applied_up_to(down, s, killed.run_id, checkpoint)
+    _assert_applied_up_to(down, s, killed.run_id, checkpoint, tmp)
 
     rc, err = cli_run(capsys, "fault-apply")
     assert rc == 0, err
@@ -239,10 +244,22 @@ def _added_columns(run: RunProcess) -> list[dict]:
     return [e for e in run.events("ddl applied") if "column" in e["name"].lower()]
 
 
-def _assert_applied_up_to(down, s: str, run_id: str, checkpoint: int) -> None:
+def _window_read_again(changefeed_id: str, run_id: str, tmp: Path) -> list[dict]:
+    """The events of a run's window, read again from the upstream as its pull read them (the
+    window it recorded, the same reader): the killed process kept a window this small in memory
+    without writing it (store.events.Keeper), so the run folder holds no events to look at."""
     import pyarrow.parquet as pq
 
-    raw = pq.read_table(RunFolder(None, "fault-apply", run_id).path("raw")).to_pylist()
+    cycle = Cycle.load(changefeed_id, run_id)
+    window = contracts.WINDOW.read(cycle.folder)
+    again = SimpleNamespace(source=cycle.source, config=cycle.config, engine=SimpleNamespace(window_kept=lambda: None),
+                            changefeed_id=changefeed_id, folder=RunFolder(str(tmp), changefeed_id, run_id))
+    read_sequentially(again, window, 4547)
+    return pq.read_table(again.folder.path("raw")).to_pylist()
+
+
+def _assert_applied_up_to(down, s: str, run_id: str, checkpoint: int, tmp: Path) -> None:
+    raw = _window_read_again("fault-apply", run_id, tmp)
     ddls = [e for e in raw if e["op"] == "ddl" and e["commit_ts"] <= checkpoint and "ADD COLUMN" in e["ddl_query"]]
     assert ddls, "the checkpoint did not pass a single DDL before the kill"
     columns = {r[0] for r in down.query(f"SELECT COLUMN_NAME FROM information_schema.COLUMNS "

@@ -51,6 +51,7 @@ def _pull(up, down, start: Position, head: Position, folder: RunFolder, batch_ro
     window = contracts.Window(start_ts=prev_ts, start_pos=start, head=head, head_tso=prev_ts, target_ts=target_ts)
     pulled, _reader = read_sequentially(cycle, window, 4545, {"tracker": SchemaTracker(), "sink": sink,
                                                               "sql_mode": None})
+    folder.persist()  # a window within the keep bounds is written when handed on (store.events.Keeper)
     with open(folder.part_file("raw"), "rb") as f:
         data = f.read()
     return data, [msgspec.to_builtins(s) for s in contracts.KEY_SPANS.read(folder)], pulled

@@ -203,6 +203,46 @@ def test_a_batch_the_writers_thread_cannot_write_fails_the_writer(tmp_path, monk
         w.close()
 
 
+def test_a_window_past_the_kept_bounds_does_not_wait_for_what_was_kept_to_be_written(tmp_path, monkeypatch):
+    """Where the window outgrows the bounds, the batches kept so far go to the writer's thread
+    and pull goes on filling the next: it waits for one batch to be written, as for any batch,
+    not for all of them (a stall of half a second at a catch-up's 500,000 events).  Here the
+    thread writes a batch only when let: with three batches kept and the fourth past the bound,
+    the fifth is taken once a single batch is written; close then writes every event, in order."""
+    import threading
+
+    monkeypatch.setenv(PULL_ENV, "compiled")
+    let, real = threading.Semaphore(0), store_events._event_file
+
+    class Held:
+        def __init__(self, sink):
+            self.out = real(sink)
+
+        def write_batch(self, batch):
+            assert let.acquire(timeout=60)
+            self.out.write_batch(batch)
+
+        def close(self):
+            self.out.close()
+
+    monkeypatch.setattr(store_events, "_event_file", Held)
+    folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
+    w = folder.writer("raw", batch_rows=2, keep=(6, 10_000))
+    for i in range(9):  # batches of 2: three kept, the fourth past the bound, the fifth filling
+        w.add(event(i))
+    assert len(w._written) == 4 and not any(f.done() for f in w._written)
+    fifth = threading.Thread(target=w.add, args=(event(9),))
+    fifth.start()
+    let.release()  # one batch written
+    fifth.join(30)
+    assert not fifth.is_alive(), "the fifth batch waited for more than one batch to be written"
+    for _ in range(4):
+        let.release()
+    w.close()
+    assert not folder.kept("raw")
+    assert folder.dataset("raw").to_table()["commit_ts"].to_pylist() == list(range(1000, 1010))
+
+
 def _written(folder: RunFolder, n: int, keep, batch_rows: int = 4) -> None:
     w = folder.writer("raw", batch_rows=batch_rows, keep=keep)
     for i in range(n):
@@ -240,14 +280,66 @@ def test_a_kept_folder_reads_the_rows_its_files_hold(tmp_path, monkeypatch, writ
 @pytest.mark.parametrize("keep", [None, (9, 10_000), (10, 100)], ids=["unasked", "rows", "bytes"])
 def test_a_folder_past_the_kept_bounds_is_read_from_its_files(tmp_path, keep):
     """Nothing is kept unasked, nor past either bound (10 events whose images hold 152 bytes):
-    the files are then the folder's only copy."""
+    the files are then the folder's only copy, every event in them in its order (the batches
+    kept until a bound broke written first)."""
     import pyarrow.dataset as pads
 
     folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
     _written(folder, 10, keep=keep)
     assert not folder.kept("raw")
     assert not isinstance(folder.dataset("raw"), pads.InMemoryDataset)
-    assert folder.dataset("raw").to_table().num_rows == 10
+    assert folder.dataset("raw").to_table()["commit_ts"].to_pylist() == list(range(1000, 1010))
+
+
+@pytest.mark.parametrize("writer", ["compiled", "python"])
+def test_a_kept_folder_is_written_only_when_read_by_its_path(tmp_path, monkeypatch, writer):
+    """A folder kept within the bounds has no file until something reads it by its path (Spark)
+    or the process hands it on (persist): then its files hold the kept rows, and it stays kept.
+    Another process never reads a folder left unwritten as an empty window: it finds no folder."""
+    import pyarrow.dataset as pads
+
+    monkeypatch.setenv(PULL_ENV, writer)
+    folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
+    _written(folder, 10, keep=(10, 10_000))
+    assert folder.kept("raw") and not folder.exists("raw")
+    assert folder.has_image_bytes("raw") and not folder.exists("raw")
+    with pytest.raises(FileNotFoundError):
+        RunFolder.at(folder.url).dataset("raw")
+
+    assert _from_files(folder, "raw").equals(folder.dataset("raw").to_table())  # path() wrote them
+    assert folder.kept("raw") and isinstance(folder.dataset("raw"), pads.InMemoryDataset)
+    assert RunFolder.at(folder.url).dataset("raw").to_table()["commit_ts"].to_pylist() == list(range(1000, 1010))
+
+
+@pytest.mark.parametrize("writer", ["compiled", "python"])
+def test_a_kept_folder_once_written_is_the_file_its_writer_would_have_written(tmp_path, monkeypatch, writer):
+    """The file persist writes is the event writer's, byte for byte: the same row groups."""
+    monkeypatch.setenv(PULL_ENV, writer)
+    files = {}
+    for keep in (None, (100, 10_000)):
+        folder = RunFolder(str(tmp_path / "store"), "cf", f"run-{bool(keep)}")
+        _written(folder, 10, keep=keep)
+        folder.persist()
+        with open(folder.part_file("raw"), "rb") as f:
+            files[keep is None] = f.read()
+        assert pq.ParquetFile(folder.part_file("raw")).num_row_groups == 3
+    assert files[True] == files[False]
+
+
+def test_persist_writes_every_folder_kept_unwritten(tmp_path):
+    """persist() (what the DAG's pull task does before its stage tasks run elsewhere) writes each
+    folder kept unwritten, an empty one as a readable empty file, and nothing written again."""
+    folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
+    _written(folder, 10, keep=(100, 10_000))
+    folder.write_batches("filtered", [], keep=(100, 10_000))
+    _written(folder, 10, keep=None)  # "raw" again, written as it goes
+    folder.writer("other", keep=(100, 10_000)).close()
+    assert {n: folder.exists(n) for n in ("raw", "filtered", "other")} == {"raw": True, "filtered": False,
+                                                                           "other": False}
+    folder.persist()
+    other = RunFolder.at(folder.url)
+    assert [other.dataset(n).to_table().num_rows for n in ("raw", "filtered", "other")] == [10, 0, 0]
+    assert folder.kept("filtered") and folder.kept("other") and not folder.kept("raw")
 
 
 def test_filters_copy_is_kept_as_pulls_window_is(tmp_path):

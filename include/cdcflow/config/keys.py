@@ -181,8 +181,8 @@ class ChangefeedConfig:
         "local-segment-bytes", CDCFLOW, 128 * 1024 * 1024, "integer ≥ 0 (bytes)", checks.int_between(0),
         "engine auto and local: apply writes a segment (or a slice of one) of at most this many bytes of row "
         "images from its own process (it holds one and reads one more ahead): the memory bound. A window within it "
-        "and local-segment-rows is also kept in memory by pull (with filter's copy of it) for the stages after it in "
-        "the same process")
+        "and local-segment-rows is kept in memory by pull instead of written (with filter's copy of it) for the "
+        "stages after it in the same process; written where another process reads it")
     max_window_bytes: int = _key(
         "max-window-bytes", CDCFLOW, 1024 * 1024 * 1024, "integer ≥ 0 (bytes)", checks.int_between(0),
         "a cycle reads at most about this many binlog bytes (whole transactions), the next cycle the rest; "

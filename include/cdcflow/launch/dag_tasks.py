@@ -165,6 +165,7 @@ def pull(changefeed_id: str, run_id: str, connection: Callable[[], str] | None =
         results = pull_and_settle(cycle, place)
         if needs_spark(results):
             if not fast_path(cycle.config, results["pull"]):
+                cycle.folder.persist()  # the stage tasks read the window pull kept unwritten in their own processes
                 return results, [SPARK_STAGES[0], "wait_index"]
             run_spark_stages(cycle, results, place)
         return results, ["wait_index"] if index_wait_needed(cycle) else []

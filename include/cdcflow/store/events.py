@@ -2,8 +2,11 @@
 
 The pull stage writes raw events from the driver with pyarrow, in bounded
 batches (a million-row transaction never sits in memory whole); later stages
-read them with Spark.  Paths are local folders by default, or any URL that
-both pyarrow and Hadoop understand (hdfs://, s3a:// with the jars on the
+read them with Spark, or with pyarrow in their own process.  A window small
+enough to be kept in memory for the stages after pull in its process is kept
+instead of written, its files written only where something else reads it
+(Keeper, RunFolder.persist).  Paths are local folders by default, or any URL
+that both pyarrow and Hadoop understand (hdfs://, s3a:// with the jars on the
 classpath, ...).
 """
 
@@ -13,7 +16,8 @@ import json
 import operator
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, get_args, get_type_hints
 
@@ -98,8 +102,10 @@ class RunFolder:
     def _bind(self, url: str) -> None:
         self.url = url
         # per folder name: its files' listing when this process wrote them (_listing), and the
-        # batches written, kept in memory (Keeper)
+        # batches written, kept in memory (Keeper); of those, the folders whose files are not
+        # written yet (persist writes them)
         self._kept: dict[str, tuple[tuple, list[pa.RecordBatch]]] = {}
+        self._unwritten: set[str] = set()
         if "://" in url and not url.startswith("file://"):
             self.fs, self.root = pafs.FileSystem.from_uri(self.url)
         else:
@@ -108,8 +114,24 @@ class RunFolder:
             self.url = self.root
 
     def path(self, name: str) -> str:
-        """A path inside the folder as Spark should read it."""
+        """A path inside the folder as Spark should read it: a folder kept unwritten is written
+        first (persist), for whatever reads it by its path."""
+        self.persist(name)
         return self.url + "/" + name
+
+    def persist(self, name: str | None = None) -> None:
+        """Write the files of folder `name` (None: of every folder) where this process kept its
+        batches without writing them (Keeper): before another process reads the folder (the
+        DAG's stage tasks after its pull task), or anything reads it by its path."""
+        for one in [name] if name is not None else sorted(self._unwritten):
+            if one not in self._unwritten:
+                continue
+            batches = self._kept[one][1]
+            out = _PartFile(self.fs, self._fs_path(one), 0)
+            out.write(batches)
+            out.close()
+            self._unwritten.discard(one)
+            self._kept[one] = (self._listing(one), batches)
 
     def _fs_path(self, name: str) -> str:
         return self.root + "/" + name
@@ -147,9 +169,17 @@ class RunFolder:
 
     def kept(self, name: str) -> bool:
         """Whether dataset(name) reads batches this process kept: the folder's files unchanged
-        since its writer closed (any other write, here or in another process, lists otherwise)."""
+        since its writer closed (any other write, here or in another process, lists otherwise).
+        Where another write came, the files are the folder: kept batches not written yet are
+        written among them first, as the writer would have written them, and the kept copy goes."""
         held = self._kept.get(name)
-        return held is not None and held[0] == self._listing(name)
+        if held is None:
+            return False
+        if held[0] == self._listing(name):
+            return True
+        self.persist(name)
+        self._forget(name)
+        return False
 
     def _listing(self, name: str) -> tuple:
         return tuple(sorted((f.path, f.size, f.mtime_ns) for f in self.fs.get_file_info(
@@ -158,6 +188,8 @@ class RunFolder:
     def has_image_bytes(self, name: str) -> bool:
         """Whether the Parquet files of folder `name` hold IMAGE_BYTES: all of a folder's files
         come from one writer (pull's, or the copy of one filter), so the first one says."""
+        if self.kept(name):
+            return True  # kept batches are stored batches, and a folder kept unwritten has no file
         files = [f for f in self.fs.get_file_info(pafs.FileSelector(self._fs_path(name), allow_not_found=True))
                  if f.type == pafs.FileType.File and f.base_name.endswith(".parquet")
                  and not f.base_name.startswith(("_", "."))]
@@ -171,38 +203,44 @@ class RunFolder:
 
     def remove(self) -> None:
         self._kept.clear()
+        self._unwritten.clear()
         delete_folder(self.fs, self.root)
 
     def remove_folder(self, name: str) -> None:
-        self._kept.pop(name, None)
+        self._forget(name)
         delete_folder(self.fs, self._fs_path(name))
+
+    def _forget(self, name: str) -> None:
+        """Let go of what this process kept of folder `name` (written again, or removed)."""
+        self._kept.pop(name, None)
+        self._unwritten.discard(name)
 
     def writer(self, name: str, batch_rows: int = BATCH_ROWS, part: int = 0,
                keep: tuple[int, int] | None = None) -> "EventWriter":
         """The writer of part `part` of folder `name`.  `keep`: (events, bytes of images): a folder
-        written whole by this one writer (part 0) that stays within both is also kept in memory,
-        for the stages after pull in this process to read (dataset) without decoding its files
-        again: 0.4 of the bench's 2.7 CPU-seconds a cycle went to reading back what pull had just
-        written (docs/performance.md)."""
-        self._kept.pop(name, None)
-        self.fs.create_dir(self._fs_path(name), recursive=True)
+        written whole by this one writer (part 0) that stays within both is kept in memory instead
+        of written (Keeper), for the stages after pull in this process to read (dataset) without
+        decoding its files again: 0.4 of the bench's 2.7 CPU-seconds a cycle went to reading back
+        what pull had just written, and writing them 0.4 more (docs/performance.md)."""
+        self._forget(name)
         return EventWriter(self.fs, self._fs_path(name), batch_rows, part, self._keeper(name, None if part else keep))
 
     def write_batches(self, name: str, batches, keep: tuple[int, int] | None = None) -> None:
         """Record batches of the event schema as part 0 of folder `name` (the folder made first), a
         batch at a time: what the event writer writes, from batches already built (filter's copy).
         `keep`: as writer's."""
-        self._kept.pop(name, None)
-        self.fs.create_dir(self._fs_path(name), recursive=True)
-        keeper = self._keeper(name, keep)
-        with self.fs.open_output_stream(self.part_file(name)) as sink, \
-                _event_file(sink) as out:
-            for batch in batches:
-                out.write_batch(keeper.take(stored(batch)))
-        keeper.close()
+        self._forget(name)
+        keeper, out = self._keeper(name, keep), _PartFile(self.fs, self._fs_path(name), 0)
+        for batch in batches:
+            keeper.take(stored(batch), out.write)
+        keeper.close(out)
 
     def _keeper(self, name: str, keep: tuple[int, int] | None) -> "Keeper":
-        return Keeper(keep, lambda batches: self._kept.__setitem__(name, (self._listing(name), batches)))
+        return Keeper(keep, lambda batches: self._hold(name, batches))
+
+    def _hold(self, name: str, batches: list[pa.RecordBatch]) -> None:
+        self._kept[name] = (self._listing(name), batches)
+        self._unwritten.add(name)
 
     def part_file(self, name: str, part: int = 0) -> str:
         """The path (in `fs`) of one Parquet file of a folder the writer wrote."""
@@ -213,7 +251,7 @@ class RunFolder:
         """Copy part `part` of folder `src` to `dst` a row group at a time, its commit_ts (a
         number into `commit_ts`) replaced by commit_ts[number], and each DDL's gtid_position
         by `gtid_position(value)` where one is given: pull's parallel path."""
-        self._kept.pop(dst, None)
+        self._forget(dst)
         self.fs.create_dir(self._fs_path(dst), recursive=True)
         table = pa.array(commit_ts, pa.int64())
         where, gtids = FIELDS.index("commit_ts"), FIELDS.index("gtid_position")
@@ -231,29 +269,64 @@ class RunFolder:
 
 
 class Keeper:
-    """What a writer of a folder keeps of the stored batches it writes (RunFolder.writer's `keep`:
-    at most so many events and bytes of images): `take(batch)` keeps it while both bounds hold, and
-    past them lets go of everything kept (the files are then the only copy, as for any larger
-    window); `close()`, once the file is written, hands what is kept to `kept_to`."""
+    """What a writer of a folder keeps of the stored batches it is given (RunFolder.writer's `keep`:
+    at most so many events and bytes of images).  `take(batch, write)` keeps it, unwritten, while
+    both bounds hold: the stages after pull in this process read the kept batches, and their files
+    are written only where something reads the folder otherwise (RunFolder.persist).  Past either
+    bound it writes what it kept, in order, and every batch after it (the files are then the only
+    copy, as for any larger window).  `close(out)` hands what is kept to `kept_to`, or closes the
+    file written."""
 
     def __init__(self, keep: tuple[int, int] | None, kept_to):
         self.bounds, self.kept_to = keep, kept_to
         self.batches: list[pa.RecordBatch] | None = [] if keep else None
         self.rows = self.bytes = 0
 
-    def take(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+    def take(self, batch: pa.RecordBatch, write) -> None:
+        """`batch` kept, or written: write(batches), those kept before it first (one call, so that
+        a writer's thread writes them while the next batch fills)."""
         if self.batches is not None:
             self.rows += batch.num_rows
             self.bytes += pc.sum(batch.column(IMAGE_BYTES)).as_py() or 0
-            if self.rows > self.bounds[0] or self.bytes > self.bounds[1]:
-                self.batches = None
-            else:
+            if self.rows <= self.bounds[0] and self.bytes <= self.bounds[1]:
                 self.batches.append(batch)
-        return batch
+                return
+            kept, self.batches = self.batches, None
+            write([*kept, batch])
+            return
+        write([batch])
 
-    def close(self) -> None:
+    def close(self, out: "_PartFile") -> None:
         if self.batches is not None:
             self.kept_to(self.batches)
+        else:
+            out.close()  # an empty window still gets a readable (empty) file
+
+
+class _PartFile:
+    """One Parquet file of a folder, the stored event schema's, opened (the folder made) at its
+    first batch, or at close for an empty one."""
+
+    def __init__(self, fs, folder: str, part: int):
+        self.fs, self.folder, self.part = fs, folder, part
+        self._writer: pq.ParquetWriter | None = None
+        self._sink = None
+
+    def open(self) -> pq.ParquetWriter:
+        if self._writer is None:
+            self.fs.create_dir(self.folder, recursive=True)
+            self._sink = self.fs.open_output_stream(self.folder + f"/part-{self.part:05d}.parquet")
+            self._writer = _event_file(self._sink)
+        return self._writer
+
+    def write(self, batches: list[pa.RecordBatch]) -> None:
+        writer = self.open()
+        for batch in batches:
+            writer.write_batch(batch)
+
+    def close(self) -> None:
+        self.open().close()
+        self._sink.close()
 
 
 class EventWriter:
@@ -266,22 +339,21 @@ class EventWriter:
     is not declined (CDCFLOW_BINLOG_READER=python asks for the whole Python pull, the reference),
     else a tuple per event (core.arrow_rows); both write the same row groups.  The compiled
     columns' batches are written by a thread while the next one fills (_write_behind): the
-    writer then holds up to two batches, one filling and one being written."""
+    writer then holds up to two batches, one filling and one being written.  A window kept
+    within its bounds (`keeper`) is held whole instead, and written only if it outgrows them:
+    then the thread may lag behind by as many batches as were kept, no more than were held."""
 
     def __init__(self, fs, folder: str, batch_rows: int, part: int = 0, keeper: Keeper | None = None):
-        self.fs = fs
-        self.folder = folder
-        self.part = part
         self.batch_rows = batch_rows
         self.rows: list[tuple] = []  # one tuple per event (core.arrow_rows)
         self.bytes = 0  # the text of the buffered events' images and statements
         self._count = 0
         self.held_rows = self.held_bytes = 0
-        self._writer: pq.ParquetWriter | None = None
-        self._sink = None
+        self._file = _PartFile(fs, folder, part)
         self.columns = _compiled_columns(batch_rows, self.flush)
-        self._behind: ThreadPoolExecutor | None = None  # _write_behind's thread, and its last batch
-        self._written = None
+        self._behind: ThreadPoolExecutor | None = None  # _write_behind's thread
+        self._written: deque[Future] = deque()  # its batches not known to be written, in order
+        self._lag = 1  # how many of them may wait while the next batch fills
         self.before_flush = None  # called before a batch is written (the key stamper keys what waits)
         self.keeper = keeper or Keeper(None, None)  # what it keeps of its batches (RunFolder.writer's `keep`)
 
@@ -313,24 +385,28 @@ class EventWriter:
             if self.columns.n:
                 self.held_rows = max(self.held_rows, self.columns.n)
                 self.held_bytes = max(self.held_bytes, self.columns.chars)
-                self._write_behind(self.keeper.take(stored(self.columns.take(EVENT_SCHEMA))))
+                self.keeper.take(stored(self.columns.take(EVENT_SCHEMA)), self._write_behind)
             return
         if not self.rows:
             return
         self.held_rows, self.held_bytes = max(self.held_rows, len(self.rows)), max(self.held_bytes, self.bytes)
-        self._open().write_batch(self.keeper.take(stored(rows_batch(self.rows, EVENT_SCHEMA))))
+        self.keeper.take(stored(rows_batch(self.rows, EVENT_SCHEMA)), self._file.write)
         self.rows, self.bytes = [], 0
 
-    def _write_behind(self, batch: pa.RecordBatch) -> None:
-        """`batch` written by a thread of the writer's while the next one fills (Parquet's encoding
-        and compression run outside the GIL: a fifth of pull's time, on another core); one batch
-        at a time, so the writer holds at most two."""
-        writer = self._open()
+    def _write_behind(self, batches: list[pa.RecordBatch]) -> None:
+        """`batches` written by a thread of the writer's while the next one fills (Parquet's
+        encoding and compression run outside the GIL: a fifth of pull's time, on another core).
+        It lags by one batch, or by as many as the writer kept until the window outgrew its
+        bounds (Keeper): those were held already, and waiting for them all to be written held
+        pull up for as long (half a second at a catch-up's 500,000 events)."""
+        self._file.open()
         if self._behind is None:
             self._behind = ThreadPoolExecutor(1, thread_name_prefix="event-writer")
-        else:
-            self._written.result()  # the one before, written (or its error raised here)
-        self._written = self._behind.submit(writer.write_batch, batch)
+        self._lag = max(self._lag, len(batches))
+        for batch in batches:
+            self._written.append(self._behind.submit(self._file.write, [batch]))
+        while len(self._written) > self._lag or (self._written and self._written[0].done()):
+            self._written.popleft().result()  # written, or its error raised here
 
     def close(self) -> None:
         try:
@@ -338,17 +414,9 @@ class EventWriter:
         finally:
             if self._behind is not None:
                 self._behind.shutdown()
-        if self._written is not None:
-            self._written.result()
-        self._open().close()  # an empty window still gets a readable (empty) file
-        self._sink.close()
-        self.keeper.close()
-
-    def _open(self) -> pq.ParquetWriter:
-        if self._writer is None:
-            self._sink = self.fs.open_output_stream(self.folder + f"/part-{self.part:05d}.parquet")
-            self._writer = _event_file(self._sink)
-        return self._writer
+        while self._written:
+            self._written.popleft().result()
+        self.keeper.close(self._file)
 
 
 def _compiled_columns(batch_rows: int, on_full):
