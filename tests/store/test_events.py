@@ -243,6 +243,26 @@ def test_a_window_past_the_kept_bounds_does_not_wait_for_what_was_kept_to_be_wri
     assert folder.dataset("raw").to_table()["commit_ts"].to_pylist() == list(range(1000, 1010))
 
 
+@pytest.mark.parametrize("writer", ["compiled", "python"])
+def test_a_window_its_binlog_says_will_outgrow_the_bounds_is_let_go_early(tmp_path, monkeypatch, writer):
+    """Ten events at binlog positions 4-13 (event()): where the window's binlog runs to 104, its
+    first batch of four says it holds about a hundred events, past a bound of twelve by far, so
+    nothing is kept and every batch is written as it comes; where it runs to 14 the same events
+    are kept.  Positions in another file than the span's say nothing."""
+    monkeypatch.setenv(PULL_ENV, writer)
+    for end, file, kept in ((104, "mysql-bin.000001", False), (14, "mysql-bin.000001", True),
+                            (104, "mysql-bin.000002", True)):
+        folder = RunFolder(str(tmp_path / "store"), "cf", f"run-{end}-{file}")
+        w = folder.writer("raw", batch_rows=4, keep=(12, 10_000), span=(file, 4, end))
+        for i in range(10):
+            w.add(event(i))
+        if not kept:
+            assert folder.exists("raw")  # written as it came, before close
+        w.close()
+        assert folder.kept("raw") == kept and folder.exists("raw") != kept
+        assert folder.dataset("raw").to_table()["commit_ts"].to_pylist() == list(range(1000, 1010))
+
+
 def _written(folder: RunFolder, n: int, keep, batch_rows: int = 4) -> None:
     w = folder.writer("raw", batch_rows=batch_rows, keep=keep)
     for i in range(n):

@@ -65,7 +65,11 @@ def read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int,
     """The window read in this process, into part 0 of the raw folder (`keys`: read_window's)."""
     reader = BinlogReader(cycle.source, server_id, window.start_pos, window.head,
                           prev_ts=window.start_ts, target_ts=window.target_ts, exact_head=not window.bounded)
-    writer = cycle.folder.writer("raw", cycle.config.pull_batch_rows, keep=cycle.engine.window_kept())
+    # the binlog's span, where one file holds the window: the writer lets a catch-up's window go early
+    start, head = window.start_pos, window.head
+    span = (start.file, start.pos, head.pos) if start.file and start.file == head.file and \
+        start.pos is not None and head.pos is not None else None
+    writer = cycle.folder.writer("raw", cycle.config.pull_batch_rows, keep=cycle.engine.window_kept(), span=span)
     stamper = pull_keys.KeyStamper.of(keys) if keys else None
     try:
         if not window.idle:  # nothing written since the checkpoint: no binlog dump (its two connections) to read none

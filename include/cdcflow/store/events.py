@@ -216,14 +216,16 @@ class RunFolder:
         self._unwritten.discard(name)
 
     def writer(self, name: str, batch_rows: int = BATCH_ROWS, part: int = 0,
-               keep: tuple[int, int] | None = None) -> "EventWriter":
+               keep: tuple[int, int] | None = None, span: tuple[str, int, int] | None = None) -> "EventWriter":
         """The writer of part `part` of folder `name`.  `keep`: (events, bytes of images): a folder
         written whole by this one writer (part 0) that stays within both is kept in memory instead
         of written (Keeper), for the stages after pull in this process to read (dataset) without
         decoding its files again: 0.4 of the bench's 2.7 CPU-seconds a cycle went to reading back
-        what pull had just written, and writing them 0.4 more (docs/performance.md)."""
+        what pull had just written, and writing them 0.4 more (docs/performance.md).  `span`:
+        (file, start, end) of the binlog the events come from, where one file holds it all."""
         self._forget(name)
-        return EventWriter(self.fs, self._fs_path(name), batch_rows, part, self._keeper(name, None if part else keep))
+        keeper = self._keeper(name, None if part else keep, span)
+        return EventWriter(self.fs, self._fs_path(name), batch_rows, part, keeper)
 
     def write_batches(self, name: str, batches, keep: tuple[int, int] | None = None) -> None:
         """Record batches of the event schema as part 0 of folder `name` (the folder made first), a
@@ -235,8 +237,8 @@ class RunFolder:
             keeper.take(stored(batch), out.write)
         keeper.close(out)
 
-    def _keeper(self, name: str, keep: tuple[int, int] | None) -> "Keeper":
-        return Keeper(keep, lambda batches: self._hold(name, batches))
+    def _keeper(self, name: str, keep: tuple[int, int] | None, span: tuple[str, int, int] | None = None) -> "Keeper":
+        return Keeper(keep, lambda batches: self._hold(name, batches), span)
 
     def _hold(self, name: str, batches: list[pa.RecordBatch]) -> None:
         self._kept[name] = (self._listing(name), batches)
@@ -275,10 +277,18 @@ class Keeper:
     are written only where something reads the folder otherwise (RunFolder.persist).  Past either
     bound it writes what it kept, in order, and every batch after it (the files are then the only
     copy, as for any larger window).  `close(out)` hands what is kept to `kept_to`, or closes the
-    file written."""
+    file written.
 
-    def __init__(self, keep: tuple[int, int] | None, kept_to):
-        self.bounds, self.kept_to = keep, kept_to
+    Where the binlog the events come from is known (`span`: one file, its start and end), it
+    also lets go once the part read so far says the whole will be past a bound by half again
+    (OUTGROWN): a catch-up's window then has its first batches written as they come, not all at
+    once when it reaches the bound, which held its pull up by their writing (half a second at a
+    2,500,000-event window, whose writer is as fast as its reader)."""
+
+    OUTGROWN = 1.5
+
+    def __init__(self, keep: tuple[int, int] | None, kept_to, span: tuple[str, int, int] | None = None):
+        self.bounds, self.kept_to, self.span = keep, kept_to, span
         self.batches: list[pa.RecordBatch] | None = [] if keep else None
         self.rows = self.bytes = 0
 
@@ -288,13 +298,28 @@ class Keeper:
         if self.batches is not None:
             self.rows += batch.num_rows
             self.bytes += pc.sum(batch.column(IMAGE_BYTES)).as_py() or 0
-            if self.rows <= self.bounds[0] and self.bytes <= self.bounds[1]:
+            if self.rows <= self.bounds[0] and self.bytes <= self.bounds[1] and not self._outgrown(batch):
                 self.batches.append(batch)
                 return
             kept, self.batches = self.batches, None
             write([*kept, batch])
             return
         write([batch])
+
+    def _outgrown(self, batch: pa.RecordBatch) -> bool:
+        """Whether the window, at the rate its events came in the binlog read so far (up to the
+        start of the last transaction in `batch`), will be past a bound by OUTGROWN."""
+        if self.span is None or not batch.num_rows:
+            return False
+        file, start, end = self.span
+        last = batch.num_rows - 1
+        if batch.column("start_file")[last].as_py() != file:
+            return False
+        read = (batch.column("start_pos")[last].as_py() or start) - start
+        if read <= 0:
+            return False
+        whole = (end - start) / read
+        return self.rows * whole > self.bounds[0] * self.OUTGROWN or self.bytes * whole > self.bounds[1] * self.OUTGROWN
 
     def close(self, out: "_PartFile") -> None:
         if self.batches is not None:
