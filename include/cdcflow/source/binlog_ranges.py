@@ -47,10 +47,20 @@ def range_server_id(server_id: int, index: int) -> int:
     return RANGE_SERVER_ID_BASE + block * MAX_RANGES + index
 
 
+def file_span(start: Position, head: Position) -> tuple[str, int, int] | None:
+    """The window's (file, first byte, end byte) where one binlog file holds it, which the
+    positions say without asking the server; None where it spans several (or a position lacks
+    its file or byte)."""
+    if not start.file or start.file != head.file or start.pos is None or head.pos is None:
+        return None
+    return start.file, start.pos, max(start.pos, head.pos)
+
+
 def _spans(conn, start: Position, head: Position) -> list[tuple[str, int, int]]:
     """The window's part of each binlog file: (file, first byte, end byte)."""
-    if start.file == head.file:
-        return [(start.file, start.pos, max(start.pos, head.pos))]
+    one = file_span(start, head)
+    if one is not None:
+        return [one]
     with conn.cursor() as cur:
         cur.execute("SHOW BINARY LOGS")
         sizes = {r[0]: int(r[1]) for r in cur.fetchall()}
