@@ -99,6 +99,7 @@ demo: setup
 #            [SNAPSHOT=2000000,10000000] [THREADS=4] [LARGE_TXN=1000000,5000000] [LAG_RATES=1000,5000] [LAG_SECONDS=120]
 #            [LAG_SCHEDULES=@binlog,@continuous,@continuous+follow60] [LAG_CLI=0] [LAG_SYSBENCH=1]
 #            [TABLES=100,1000,10000] [JOIN=1000000] [CATCHUP=300000,2500000] [CATCHUP_SHAPES=oltp,bulk]
+#            [CATCHUP_ENGINES=auto,local,spark,spark-connect] [CATCHUP_BINLOG_BYTES=<max_binlog_size>]
 #            [CLUSTER=2500000|none] [PAIRS=5]
 # The snapshot, lag, tables, join and pairs parts run when PARTS names them or SNAPSHOT= / LAG_RATES= / TABLES= / JOIN= / PAIRS=
 # is given;
@@ -115,7 +116,9 @@ bench: setup
 	  $(if $(LAG_SCHEDULES),--lag-schedules $(LAG_SCHEDULES)) $(if $(filter 0,$(LAG_CLI)),--no-lag-cli) \
 	  $(if $(filter 1,$(LAG_SYSBENCH)),--lag-sysbench) \
 	  $(if $(TABLES),--tables $(TABLES)) $(if $(JOIN),--join $(JOIN)) $(if $(CATCHUP),--catchup $(CATCHUP)) \
-	  $(if $(CATCHUP_SHAPES),--catchup-shapes $(CATCHUP_SHAPES)) $(if $(CLUSTER),--catchup-cluster $(CLUSTER))
+	  $(if $(CATCHUP_SHAPES),--catchup-shapes $(CATCHUP_SHAPES)) $(if $(CLUSTER),--catchup-cluster $(CLUSTER)) \
+	  $(if $(CATCHUP_ENGINES),--catchup-engines $(CATCHUP_ENGINES)) \
+	  $(if $(CATCHUP_BINLOG_BYTES),--catchup-binlog-bytes $(CATCHUP_BINLOG_BYTES))
 
 # The seeded random workload with SEEDS more seeds, drawn at random (make test runs three fixed ones):
 # make random-workload [SEEDS=20]; a failing seed is printed and CDCFLOW_RANDOM_SEED=<seed> replays it.

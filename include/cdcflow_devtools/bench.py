@@ -366,6 +366,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--catchup-shapes", default="oltp,bulk", help="the catchup part's shapes (default oltp,bulk)")
     p.add_argument("--catchup-engines", default=",".join(bench_catchup.ENGINES),
                    help=f"the catchup part's engines (default {','.join(bench_catchup.ENGINES)})")
+    p.add_argument("--catchup-binlog-bytes", type=int, default=0,
+                   help="the upstream's max_binlog_size while the catchup part writes its workloads: a binlog "
+                        "file rotated every that many bytes, so that a catch-up crosses several (default 0: the "
+                        "server's own, 1 GiB)")
     p.add_argument("--catchup-cluster", default=str(bench_catchup.DEFAULT_CLUSTER),
                    help="the catchup size also caught up on standalone clusters of one and two workers, or 'none' "
                         f"(default {bench_catchup.DEFAULT_CLUSTER})")
@@ -465,7 +469,8 @@ def main(argv: list[str] | None = None) -> int:
             if "tables" in a.parts else None
         join = _part("join", errors, bench_join.join_table, servers, a.join, home, base) if "join" in a.parts else None
         catchup = _part("catchup", errors, bench_catchup.catchup_table, servers, a.catchup, a.catchup_shapes,
-                        a.catchup_cluster, home, base, a.catchup_engines) if "catchup" in a.parts else None
+                        a.catchup_cluster, home, base, a.catchup_engines, a.catchup_binlog_bytes) \
+            if "catchup" in a.parts else None
     finally:
         stop_servers(servers)
     x, y = report(main_res, scale, machine) if main_res else (0.0, 0.0)

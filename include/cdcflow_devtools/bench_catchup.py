@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 DEFAULT_SIZES = (300_000, 2_500_000)
@@ -37,19 +38,35 @@ _STAGES = ("pull", "filter", "barrier", "apply")
 
 
 def catchup_table(servers, sizes: list[int], shapes: list[str], cluster_size: int | None, home: Path,
-                  log_dir: Path, engines: tuple[str, ...] = ENGINES) -> list[dict]:
+                  log_dir: Path, engines: tuple[str, ...] = ENGINES, binlog_bytes: int = 0) -> list[dict]:
+    """`binlog_bytes`: the upstream's max_binlog_size while the workloads are written (0: as it is)."""
     from cdcflow_devtools import bench_peers
 
     bench_peers.reset_replica(servers.replica)  # a plain downstream here, not a replica
     out = []
     for shape in shapes:
         for n in sizes:
-            out += _catchup(servers, n, shape, n == cluster_size, home, log_dir, engines)
+            out += _catchup(servers, n, shape, n == cluster_size, home, log_dir, engines, binlog_bytes)
     return out
 
 
+@contextmanager
+def _rotated_every(up, size: int):
+    """The upstream's binlog rotated every `size` bytes in the block (max_binlog_size; 0: as it
+    is), as on a server whose catch-up crosses several files; its own value back after."""
+    if not size:
+        yield
+        return
+    before = up.query("SELECT @@GLOBAL.max_binlog_size")[0][0]
+    up.execute(f"SET GLOBAL max_binlog_size = {size}")
+    try:
+        yield
+    finally:
+        up.execute(f"SET GLOBAL max_binlog_size = {before}")
+
+
 def _catchup(servers, n: int, shape: str, on_cluster: bool, home: Path, log_dir: Path,
-             engines: tuple[str, ...]) -> list[dict]:
+             engines: tuple[str, ...], binlog_bytes: int = 0) -> list[dict]:
     """One workload of `n` changes caught up by each place: each of `engines` (auto, local, spark)
     on a changefeed made before it, into a downstream of its own; on a cluster of one and of two
     workers (`on_cluster`), each on a changefeed made from the same start once its cluster is up,
@@ -67,7 +84,10 @@ def _catchup(servers, n: int, shape: str, on_cluster: bool, home: Path, log_dir:
         create_changefeed(ids[place], servers.up, down, home, f"[cdcflow]\nengine = \"{place}\"\n")
     start_ts = metastore.get_feed(next(iter(ids.values()))).checkpoint_ts
     say(f"catch-up ({shape}): writing {n:,} row changes upstream")
-    _plan, done, _ = run_workload(servers.up, n, shape)
+    files = len(servers.up.query("SHOW BINARY LOGS"))
+    with _rotated_every(servers.up, binlog_bytes):
+        _plan, done, _ = run_workload(servers.up, n, shape)
+    say(f"catch-up ({shape}): the changes in {len(servers.up.query('SHOW BINARY LOGS')) - files + 1} binlog files")
     out = [_cycle(servers.up, down, ids[place], place, shape, done, log_dir, []) for place, down in places.items()]
     if "spark-connect" in engines:
         out.append(_on_connect(servers, shape, done, start_ts, home, log_dir))

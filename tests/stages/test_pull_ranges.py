@@ -273,6 +273,12 @@ def test_pull_parallelism_asks_for_the_cores_by_default_and_1_turns_it_off(monke
     assert not pull_ranges.wanted(SimpleNamespace(config=ChangefeedConfig()),
                                   contracts.Window(start_ts=1, start_pos=win.start_pos, head=win.head, head_tso=1,
                                                    target_ts=5))
+    # the window's size over two files from the spans prepare recorded: no connection (the cycle has no source)
+    spans = [("b.000001", 4, 90), ("b.000002", 4, 30)]
+    for least, wanted in ((112, True), (113, False)):
+        assert pull_ranges.wanted(SimpleNamespace(config=ChangefeedConfig(pull_parallel_min_bytes=least)),
+                                  contracts.Window(start_ts=1, start_pos=Position("b.000001", 4),
+                                                   head=Position("b.000002", 30), head_tso=1, spans=spans)) == wanted
 
 
 @pytest.mark.parametrize("engine, after", [("spark", 0), ("spark", 10_000), ("auto", 0)],

@@ -245,15 +245,18 @@ def test_a_window_past_the_kept_bounds_does_not_wait_for_what_was_kept_to_be_wri
 
 @pytest.mark.parametrize("writer", ["compiled", "python"])
 def test_a_window_its_binlog_says_will_outgrow_the_bounds_is_let_go_early(tmp_path, monkeypatch, writer):
-    """Ten events at binlog positions 4-13 (event()): where the window's binlog runs to 104, its
-    first batch of four says it holds about a hundred events, past a bound of twelve by far, so
-    nothing is kept and every batch is written as it comes; where it runs to 14 the same events
-    are kept.  Positions in another file than the span's say nothing."""
+    """Ten events at binlog positions 4-13 of mysql-bin.000001 (event()): where the window's binlog
+    runs to 104, its first batch of four says it holds about a hundred events, past a bound of
+    twelve by far, so nothing is kept and every batch is written as it comes; where it runs to 14
+    the same events are kept.  Over several files the window's bytes are summed: 1,000 more in the
+    file after let it go, 1,000 in the file before (the part read then holds them) keep it.
+    Positions in a file the spans do not name say nothing."""
     monkeypatch.setenv(PULL_ENV, writer)
-    for end, file, kept in ((104, "mysql-bin.000001", False), (14, "mysql-bin.000001", True),
-                            (104, "mysql-bin.000002", True)):
-        folder = RunFolder(str(tmp_path / "store"), "cf", f"run-{end}-{file}")
-        w = folder.writer("raw", batch_rows=4, keep=(12, 10_000), span=(file, 4, end))
+    one, two = "mysql-bin.000001", "mysql-bin.000002"
+    for spans, kept in (([(one, 4, 104)], False), ([(one, 4, 14)], True), ([(one, 4, 14), (two, 4, 1004)], False),
+                        ([("mysql-bin.000000", 4, 1004), (one, 4, 14)], True), ([(two, 4, 104)], True)):
+        folder = RunFolder(str(tmp_path / "store"), "cf", f"run-{len(spans)}-{spans[-1][2]}-{spans[0][0]}")
+        w = folder.writer("raw", batch_rows=4, keep=(12, 10_000), spans=spans)
         for i in range(10):
             w.add(event(i))
         if not kept:

@@ -25,6 +25,7 @@ from cdcflow.core.uri import DbUri
 from cdcflow.source.binlog import BinlogReader, Position
 from cdcflow.source.gtid import GtidPosition
 from cdcflow.source.gtid_locate import show_binlog_events
+from cdcflow.source.position import binlog_sizes
 
 # Range readers' server ids: above every default id (core.uri.default_server_id stays below
 # 1_001_000_000), one block of MAX_RANGES per changefeed server id
@@ -47,25 +48,21 @@ def range_server_id(server_id: int, index: int) -> int:
     return RANGE_SERVER_ID_BASE + block * MAX_RANGES + index
 
 
-def file_span(start: Position, head: Position) -> tuple[str, int, int] | None:
-    """The window's (file, first byte, end byte) where one binlog file holds it, which the
-    positions say without asking the server; None where it spans several (or a position lacks
-    its file or byte)."""
-    if not start.file or start.file != head.file or start.pos is None or head.pos is None:
+def spans_of(sizes: dict[str, int], start: Position, head: Position) -> list[tuple[str, int, int]] | None:
+    """The window's part of each binlog file, in order: (file, first byte, end byte), the files
+    between its start's and its head's as `sizes` (binlog_sizes) gives them; a window in one
+    file needs none.  None where a position lacks its file or byte."""
+    if not start.file or not head.file or start.pos is None or head.pos is None:
         return None
-    return start.file, start.pos, max(start.pos, head.pos)
+    files = sorted(name for name in {*sizes, start.file, head.file} if start.file <= name <= head.file)
+    return [(name, lo, max(lo, head.pos if name == head.file else sizes[name]))
+            for name in files for lo in [start.pos if name == start.file else 4]]
 
 
 def _spans(conn, start: Position, head: Position) -> list[tuple[str, int, int]]:
-    """The window's part of each binlog file: (file, first byte, end byte)."""
-    one = file_span(start, head)
-    if one is not None:
-        return [one]
-    with conn.cursor() as cur:
-        cur.execute("SHOW BINARY LOGS")
-        sizes = {r[0]: int(r[1]) for r in cur.fetchall()}
-    return [(name, start.pos if name == start.file else 4, head.pos if name == head.file else sizes[name])
-            for name in sorted(sizes) if start.file <= name <= head.file]
+    """The window's part of each binlog file, the server asked for the files' sizes only where
+    the window spans several."""
+    return spans_of({} if start.file == head.file else binlog_sizes(conn), start, head) or []
 
 
 def window_bytes(conn, start: Position, head: Position) -> int:

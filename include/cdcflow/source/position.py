@@ -30,7 +30,12 @@ class Position:
         return (self.file, self.pos)
 
 
-def available_logs(conn) -> list[str]:
+def binlog_sizes(conn) -> dict[str, int]:
+    """The binlog files the server holds, oldest first, each with its size in bytes."""
     with conn.cursor() as cur:
         cur.execute("SHOW BINARY LOGS")
-        return [r[0] for r in cur.fetchall()]
+        return {r[0]: int(r[1]) for r in cur.fetchall()}
+
+
+def available_logs(conn) -> list[str]:
+    return list(binlog_sizes(conn))

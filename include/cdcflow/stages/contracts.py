@@ -68,6 +68,10 @@ class Window(Record):
     # the head above is max-window-bytes after the start, not the upstream's: the window is
     # resolved only up to its last transaction, and the next cycle reads on from there
     bounded: bool = False
+    # the window's part of each binlog file (file, first byte, end byte), as prepare found the
+    # files: what pull's writer projects the whole window's size from (store.events.Keeper);
+    # None from a prepare before it
+    spans: list[tuple[str, int, int]] | None = None
     pulled: Pulled | None = None  # set by pull
 
     @property

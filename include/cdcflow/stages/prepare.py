@@ -10,15 +10,15 @@ from cdcflow.core.errors import UPSTREAM_UNREACHABLE, CdcflowError, classify
 from cdcflow.core.uri import default_server_id
 from cdcflow.source.binlog import (
     Position,
-    available_logs,
     check_checkpoint_held,
     check_ts_held,
     head_position,
     position_for_ts,
     replay_horizon,
 )
-from cdcflow.source.binlog_ranges import bounded_head
+from cdcflow.source.binlog_ranges import bounded_head, spans_of
 from cdcflow.source.gtid_locate import gtid_at, locate
+from cdcflow.source.position import binlog_sizes
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import metastore, snapshots
@@ -56,8 +56,8 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
         if start_ts is not None:
             before_backfill = _where(feed, start_ts) if not dry_run else None
             feed, replay_until = _backfill_from(cycle, feed, start_ts, persist=not dry_run)
-        start, logs, head, bound = _upstream_window(cycle, feed)
-        check_checkpoint_held(logs, feed.checkpoint_pos, feed.checkpoint_ts)
+        start, sizes, head, bound = _upstream_window(cycle, feed)
+        check_checkpoint_held(list(sizes), feed.checkpoint_pos, feed.checkpoint_ts)
         head_tso = tso.now()
         target = target_ts or cycle.spec.target_ts or 0
         metastore.start_run(changefeed_id, run_id, feed.checkpoint_ts, feed.checkpoint_pos, target, dry_run)
@@ -69,7 +69,7 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
             replay_until = 0  # every replay is behind the checkpoint: the cycle writes as configured
         contracts.WINDOW.write(cycle.folder, contracts.Window(
             start_ts=feed.checkpoint_ts, start_pos=start, head=bound or head, head_tso=head_tso, target_ts=target,
-            replay_until=replay_until, bounded=bool(bound)))
+            replay_until=replay_until, bounded=bool(bound), spans=spans_of(sizes, start, bound or head)))
     except BaseException as e:
         metastore.release_lease(changefeed_id, run_id)
         err = classify(e, "prepare", changefeed_id)
@@ -100,10 +100,10 @@ def _skip_reason(changefeed_id: str, feed, start_ts: int | None, manual: bool) -
     return None
 
 
-def _upstream_window(cycle: Cycle, feed) -> tuple[Position, list, Position, Position | None]:
+def _upstream_window(cycle: Cycle, feed) -> tuple[Position, dict[str, int], Position, Position | None]:
     """What the window needs of the upstream, on one connection: its start as this source's
-    position, the binlogs it holds, its head, and where a window over max-window-bytes ends
-    (None or 0: it does not)."""
+    position, the binlogs it holds (each one's size: binlog_sizes), its head, and where a window
+    over max-window-bytes ends (None or 0: it does not)."""
     try:
         conn = cycle.source.connect()
     except CdcflowError:
@@ -114,13 +114,13 @@ def _upstream_window(cycle: Cycle, feed) -> tuple[Position, list, Position, Posi
                            hint="the next cycle retries; check that the upstream runs") from None
     try:
         start = _start_on_this_source(cycle, conn, Position.from_dict(feed.checkpoint_pos), feed.checkpoint_ts)
-        logs = available_logs(conn)
         head = head_position(conn)
+        sizes = binlog_sizes(conn)  # after the head: every file up to the head's is listed
         # a window too large for one cycle ends max-window-bytes on; the next cycle reads on
         bound = cycle.config.max_window_bytes and bounded_head(conn, start, head, cycle.config.max_window_bytes)
     finally:
         conn.close()
-    return start, logs, head, bound
+    return start, sizes, head, bound
 
 
 def _start_on_this_source(cycle: Cycle, conn, start: Position, checkpoint_ts: int) -> Position:

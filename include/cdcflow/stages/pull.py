@@ -8,7 +8,6 @@ import msgspec
 
 from cdcflow.core import tso
 from cdcflow.core.uri import default_server_id
-from cdcflow.source import binlog_ranges
 from cdcflow.source.binlog import BinlogReader
 from cdcflow.spark.session import tasks_run_in
 from cdcflow.stages import contracts, pull_keys, pull_ranges
@@ -66,9 +65,9 @@ def read_sequentially(cycle: Cycle, window: contracts.Window, server_id: int,
     """The window read in this process, into part 0 of the raw folder (`keys`: read_window's)."""
     reader = BinlogReader(cycle.source, server_id, window.start_pos, window.head,
                           prev_ts=window.start_ts, target_ts=window.target_ts, exact_head=not window.bounded)
-    # the binlog's span, where one file holds the window: the writer lets a catch-up's window go early
+    # the window's binlog spans: the writer lets a catch-up's window go early
     writer = cycle.folder.writer("raw", cycle.config.pull_batch_rows, keep=cycle.engine.window_kept(),
-                                 span=binlog_ranges.file_span(window.start_pos, window.head))
+                                 spans=window.spans)
     stamper = pull_keys.KeyStamper.of(keys) if keys else None
     try:
         if not window.idle:  # nothing written since the checkpoint: no binlog dump (its two connections) to read none

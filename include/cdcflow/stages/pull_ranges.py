@@ -43,11 +43,20 @@ def wanted(cycle: Cycle, window: contracts.Window) -> bool:
     cfg = cycle.config
     if ranges_asked(cfg) <= 1 or window.idle or window.target_ts:
         return False
-    if window.start_pos.file == window.head.file:  # the positions say its size: no connection to ask the upstream
-        return window_bytes(None, window.start_pos, window.head) >= cfg.pull_parallel_min_bytes
+    return _binlog_bytes(cycle, window) >= cfg.pull_parallel_min_bytes
+
+
+def _binlog_bytes(cycle: Cycle, window: contracts.Window) -> int:
+    """The window's binlog bytes: from the spans prepare recorded, or its positions where one
+    file holds it, without a connection to the upstream; a window over several files that an
+    older prepare recorded without its spans asks the upstream for the files' sizes."""
+    if window.spans is not None:
+        return sum(hi - lo for _file, lo, hi in window.spans)
+    if window.start_pos.file == window.head.file:
+        return window_bytes(None, window.start_pos, window.head)
     conn = cycle.source.connect()
     try:
-        return window_bytes(conn, window.start_pos, window.head) >= cfg.pull_parallel_min_bytes
+        return window_bytes(conn, window.start_pos, window.head)
     finally:
         conn.close()
 

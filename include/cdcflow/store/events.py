@@ -216,15 +216,15 @@ class RunFolder:
         self._unwritten.discard(name)
 
     def writer(self, name: str, batch_rows: int = BATCH_ROWS, part: int = 0,
-               keep: tuple[int, int] | None = None, span: tuple[str, int, int] | None = None) -> "EventWriter":
+               keep: tuple[int, int] | None = None, spans: list[tuple[str, int, int]] | None = None) -> "EventWriter":
         """The writer of part `part` of folder `name`.  `keep`: (events, bytes of images): a folder
         written whole by this one writer (part 0) that stays within both is kept in memory instead
         of written (Keeper), for the stages after pull in this process to read (dataset) without
         decoding its files again: 0.4 of the bench's 2.7 CPU-seconds a cycle went to reading back
-        what pull had just written, and writing them 0.4 more (docs/performance.md).  `span`:
-        (file, start, end) of the binlog the events come from, where one file holds it all."""
+        what pull had just written, and writing them 0.4 more (docs/performance.md).  `spans`: the
+        binlog the events come from, (file, start, end) of each of its files (Keeper)."""
         self._forget(name)
-        keeper = self._keeper(name, None if part else keep, span)
+        keeper = self._keeper(name, None if part else keep, spans)
         return EventWriter(self.fs, self._fs_path(name), batch_rows, part, keeper)
 
     def write_batches(self, name: str, batches, keep: tuple[int, int] | None = None) -> None:
@@ -237,8 +237,9 @@ class RunFolder:
             keeper.take(stored(batch), out.write)
         keeper.close(out)
 
-    def _keeper(self, name: str, keep: tuple[int, int] | None, span: tuple[str, int, int] | None = None) -> "Keeper":
-        return Keeper(keep, lambda batches: self._hold(name, batches), span)
+    def _keeper(self, name: str, keep: tuple[int, int] | None,
+                spans: list[tuple[str, int, int]] | None = None) -> "Keeper":
+        return Keeper(keep, lambda batches: self._hold(name, batches), spans)
 
     def _hold(self, name: str, batches: list[pa.RecordBatch]) -> None:
         self._kept[name] = (self._listing(name), batches)
@@ -279,18 +280,24 @@ class Keeper:
     copy, as for any larger window).  `close(out)` hands what is kept to `kept_to`, or closes the
     file written.
 
-    Where the binlog the events come from is known (`span`: one file, its start and end), it
-    also lets go once the part read so far says the whole will be past a bound by half again
-    (OUTGROWN): a catch-up's window then has its first batches written as they come, not all at
-    once when it reaches the bound, which held its pull up by their writing (half a second at a
-    2,500,000-event window, whose writer is as fast as its reader)."""
+    Where the binlog the events come from is known (`spans`: the start and end byte of each of its
+    files, in order), it also lets go once the part read so far says the whole will be past a
+    bound by half again (OUTGROWN): a catch-up's window then has its first batches written as
+    they come, not all at once when it reaches the bound, which held its pull up by their writing
+    (half a second at a 2,500,000-event window, whose writer is as fast as its reader)."""
 
     OUTGROWN = 1.5
 
-    def __init__(self, keep: tuple[int, int] | None, kept_to, span: tuple[str, int, int] | None = None):
-        self.bounds, self.kept_to, self.span = keep, kept_to, span
+    def __init__(self, keep: tuple[int, int] | None, kept_to, spans: list[tuple[str, int, int]] | None = None):
+        self.bounds, self.kept_to = keep, kept_to
         self.batches: list[pa.RecordBatch] | None = [] if keep else None
         self.rows = self.bytes = 0
+        # per binlog file of the window: (the window's bytes in the files before it, its first byte)
+        self.files: dict[str, tuple[int, int]] = {}
+        self.span_bytes = 0  # the window's bytes, over every file
+        for file, start, end in spans or ():
+            self.files[file] = (self.span_bytes, start)
+            self.span_bytes += end - start
 
     def take(self, batch: pa.RecordBatch, write) -> None:
         """`batch` kept, or written: write(batches), those kept before it first (one call, so that
@@ -309,16 +316,17 @@ class Keeper:
     def _outgrown(self, batch: pa.RecordBatch) -> bool:
         """Whether the window, at the rate its events came in the binlog read so far (up to the
         start of the last transaction in `batch`), will be past a bound by OUTGROWN."""
-        if self.span is None or not batch.num_rows:
+        if not self.files or not batch.num_rows:
             return False
-        file, start, end = self.span
         last = batch.num_rows - 1
-        if batch.column("start_file")[last].as_py() != file:
+        at = self.files.get(batch.column("start_file")[last].as_py())
+        if at is None:
             return False
-        read = (batch.column("start_pos")[last].as_py() or start) - start
+        before, start = at
+        read = before + (batch.column("start_pos")[last].as_py() or start) - start
         if read <= 0:
             return False
-        whole = (end - start) / read
+        whole = self.span_bytes / read
         return self.rows * whole > self.bounds[0] * self.OUTGROWN or self.bytes * whole > self.bounds[1] * self.OUTGROWN
 
     def close(self, out: "_PartFile") -> None:
