@@ -57,6 +57,9 @@ def test_the_spans_name_each_binlog_file_of_the_window(mariadb_pair):
         sizes[files[0]] - start.pos + sizes[files[1]] - 4 + head.pos - 4
     assert spans_of({}, Position(head.file, 4), head) == [(head.file, 4, head.pos)]
     assert spans_of(sizes, Position(None, None), head) is None
+    # a start in a file purged since: the files the server holds, no error (prepare's check refuses the window)
+    assert spans_of({"b.000003": 100, "b.000004": 50}, Position("b.000001", 400), Position("b.000004", 20)) == \
+        [("b.000003", 4, 100), ("b.000004", 4, 20)]
 
 
 def test_a_cycles_window_records_its_spans_across_binlog_files(mariadb_pair, cdcflow_home, capsys):

@@ -50,11 +50,15 @@ def range_server_id(server_id: int, index: int) -> int:
 
 def spans_of(sizes: dict[str, int], start: Position, head: Position) -> list[tuple[str, int, int]] | None:
     """The window's part of each binlog file, in order: (file, first byte, end byte), the files
-    between its start's and its head's as `sizes` (binlog_sizes) gives them; a window in one
-    file needs none.  None where a position lacks its file or byte."""
+    from its start's to its head's as `sizes` (binlog_sizes) lists them; a window in one file
+    needs none.  None where a position lacks its file or byte.  A start in a file the server no
+    longer holds is left out (the window cannot be read: prepare's check of the checkpoint says
+    so next)."""
     if not start.file or not head.file or start.pos is None or head.pos is None:
         return None
-    files = sorted(name for name in {*sizes, start.file, head.file} if start.file <= name <= head.file)
+    if start.file == head.file:
+        return [(start.file, start.pos, max(start.pos, head.pos))]
+    files = sorted(name for name in {*sizes, head.file} if start.file <= name <= head.file)
     return [(name, lo, max(lo, head.pos if name == head.file else sizes[name]))
             for name in files for lo in [start.pos if name == start.file else 4]]
 
