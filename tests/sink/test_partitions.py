@@ -92,3 +92,45 @@ def test_apply_partition_closes_the_connection_on_error(monkeypatch):
         list(partitions.apply_partition(iter(batches), {"host": "h", "port": 1}, 100, keys))
     assert e.value.code == 1146 and conn.closed
 
+
+
+def test_sessions_opened_ahead_are_taken_then_kept_and_closed(monkeypatch):
+    """open_ahead: the sessions are opened beside the caller; take() gives them before it opens
+    another; one given back is kept; close() closes every one, the untaken too; an opening that
+    failed raises where it is taken, as opening it there would."""
+    import threading
+
+    calls, opened, gate = [], [], threading.Event()
+
+    def connect(sink):
+        calls.append(sink)
+        gate.wait(5)  # still opening while the caller goes on
+        opened.append(FakeConn())
+        return opened[-1]
+
+    monkeypatch.setattr(partitions, "connect_with_retry", connect)
+    sessions = partitions.Sessions({"host": "h", "port": 1})
+    sessions.open_ahead(3)
+    sessions.open_ahead(3)  # as many in all: none more
+    assert not opened
+    gate.set()
+    first = sessions.take()
+    sessions.give(first)
+    assert sessions.take() is first  # the one given back
+    second = sessions.take()
+    assert second is not first
+    sessions.give(first)
+    sessions.close()  # first idle, second taken (its writer closes it), the third never taken
+    assert len(calls) == len(opened) == 3  # the takes opened none of their own
+    assert not second.closed and all(c.closed for c in opened if c is not second)
+
+    def refused(sink):
+        raise SinkError("connect to downstream h:1", pymysql.err.OperationalError(2003, "refused"))
+
+    monkeypatch.setattr(partitions, "connect_with_retry", refused)
+    sessions = partitions.Sessions({"host": "h", "port": 1})
+    sessions.open_ahead(1)
+    with pytest.raises(SinkError) as e:
+        sessions.take()
+    assert e.value.code == 2003
+    sessions.close()

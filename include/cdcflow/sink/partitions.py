@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
 from itertools import groupby
 
 import pyarrow as pa
@@ -182,12 +184,26 @@ class Sessions:
 
     def __init__(self, sink: dict):
         self.sink, self._idle, self._lock = sink, [], threading.Lock()
+        self._opening: list[Future] = []  # sessions open_ahead is opening, oldest first
+
+    def open_ahead(self, n: int) -> None:
+        """Up to `n` sessions in all opened by threads of their own while the caller goes on;
+        `take` waits for one of them before it opens another (a failed opening raises there, as
+        opening it there would)."""
+        with self._lock:
+            want = n - len(self._idle) - len(self._opening)
+            if want <= 0:
+                return
+            pool = ThreadPoolExecutor(want, thread_name_prefix="session-ahead")
+            self._opening += [pool.submit(connect_with_retry, self.sink) for _ in range(want)]
+        pool.shutdown(wait=False)
 
     def take(self):
         with self._lock:
             if self._idle:
                 return self._idle.pop()
-        return connect_with_retry(self.sink)
+            opening = self._opening.pop(0) if self._opening else None
+        return connect_with_retry(self.sink) if opening is None else opening.result()
 
     def give(self, conn) -> None:
         with self._lock:
@@ -196,6 +212,10 @@ class Sessions:
     def close(self) -> None:
         with self._lock:
             idle, self._idle = self._idle, []
+            opening, self._opening = self._opening, []
+        for future in opening:  # opened ahead and never taken (a failed one has nothing to close)
+            with suppress(Exception):
+                idle.append(future.result())
         for conn in idle:
             conn.close()
 

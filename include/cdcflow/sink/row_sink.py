@@ -72,6 +72,7 @@ class Written:
     skipped_tables: list[str] = field(default_factory=list)  # no valid key, force-replicate off
     keyed_by_pull: int = 0  # keyed tables Spark keyed by pull's texts (contracts.ApplyResult)
     keyed_here: int = 0  # keyed tables keyed in Python (a small segment's in this process)
+    in_process: bool = False  # its rows were held here and written from this process
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,12 @@ class RowSink:
     def close(self) -> None:
         self.sessions.close()
 
+    def open_sessions(self) -> None:
+        """The writers' sessions opened now, beside what apply does before its first write (its
+        first rows made ready, the catalogue asked): they were opened by the writers' first
+        statements, after both (15-25 ms of the bench's apply on cores apart)."""
+        self.sessions.open_ahead(max(1, self.options.worker_count))
+
     def writer_input_ahead(self, seg, part, rows: pa.Table) -> WriterInput | None:
         """What _write_keyed makes of the rows of a part of a segment (the segment whole, or a
         slice of it: stages.contracts.Slice) written from this process when every table of the
@@ -158,19 +165,17 @@ class RowSink:
         self.foreign_keys.ddl_ran(ddl.type, ddl.replacement or ddl.statements or [ddl.query], ddl.tables)
 
     def write_segment(self, rows_df, tables: list[tuple[str, str]], lo: int, hi: int, count: int,
-                      held: PartRows | None = None, one_task: bool = False) -> Written:
+                      held: PartRows | Callable[[], PartRows | None] | None = None, one_task: bool = False) -> Written:
         """Write the changes to `tables` committed in (lo, hi] (at most `count` of them) of
         `rows_df`, the window's row events: from this process where `held` holds the segment's
         rows (a small segment), else in Spark tasks: one where `one_task` (a segment within the
-        process's bounds: stages.engine.Engine.part_fits), a task per writer after a shuffle."""
+        process's bounds: stages.engine.Engine.part_fits), a task per writer after a shuffle.
+        `held` may be what gives them (stages.read_ahead: rows still being made ready), asked
+        once the downstream's catalogue has answered what the write needs of it."""
         # the segment's rows as a Spark frame, built only when a path reads them: its expression
         # costs a few py4j calls, most of the time of a small segment written from `held`
         rows = cache(lambda: _segment_frame(rows_df, lo, hi))
         try:
-            if held is not None and held.rows.num_rows and pc.min(held.rows["commit_ts"]).as_py() <= lo:
-                # the checkpoint inside the segment (an earlier attempt wrote part of it); otherwise
-                # every row is above it, and a filter would only copy the images
-                held = PartRows(held.rows.filter(pc.greater(held.rows["commit_ts"], lo)))
             return self._write(rows, tables, (lo, hi, count), held, one_task)
         except Exception as e:  # noqa: BLE001 - a row statement the downstream refused, placed in the segment
             err = classify(e, "apply", self.changefeed_id, rows=(lo, hi))
@@ -178,12 +183,20 @@ class RowSink:
                 raise
             raise err from e
 
-    def _write(self, rows: Callable, tables, span: tuple[int, int, int], held: PartRows | None,
-               one_task: bool) -> Written:
+    def _write(self, rows: Callable, tables, span: tuple[int, int, int],
+               held: PartRows | Callable[[], PartRows | None] | None, one_task: bool) -> Written:
         """`rows()`: the segment's rows as a Spark frame; `span`: (lo, hi, count)."""
         lo, hi, count = span
         written = Written()
+        # the catalogue's questions first: they go while the first segment's rows are made ready
+        # (stages.read_ahead), which held the first statement up by as long (20-75 ms on the bench)
         plan = self._plan(tables, hi, written)
+        held = held() if callable(held) else held
+        if held is not None and held.rows.num_rows and pc.min(held.rows["commit_ts"]).as_py() <= lo:
+            # the checkpoint inside the segment (an earlier attempt wrote part of it); otherwise
+            # every row is above it, and a filter would only copy the images
+            held = PartRows(held.rows.filter(pc.greater(held.rows["commit_ts"], lo)))
+        written.in_process, one_task = held is not None, one_task and held is None
         if plan.keys:
             self._write_keyed(rows, plan, len(tables), (held, one_task), written, (lo, hi))
         for s, t in plan.unkeyed:  # force-replicate: whole rows matched, in commit order

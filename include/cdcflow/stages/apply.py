@@ -27,6 +27,8 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
     with apply_sinks.opened(spark, cycle, window, stats.safe_mode) as (ddl_sink, row_sink):
         to_read = [] if run.dry_run else segments
         with closing(ReadAhead(cycle, to_read, cycle.feed().checkpoint_ts, row_sink.writer_input_ahead)) as held:
+            if held.reading:
+                row_sink.open_sessions()
             _Barriers(cycle, window, ddl_sink, row_sink, stats, run.dry_run).run(segments, rows, held)
     if not stats.index_wait:  # the window applied whole: a snapshot's deferred indexes may follow it
         snapshot_indexes.snapshot_indexes(cycle)
@@ -103,13 +105,12 @@ class _Barriers:
             if part.hi <= lo:
                 continue
             self.keep_lease()
-            here = held(j)
-            written = self.rows.write_segment(rows, seg.tables, max(part.lo, lo), part.hi, part.rows, here,
-                                              one_task=here is None and self.cycle.engine.part_fits(part))
-            self.stats.add(written, in_process=here is not None)
-            if here is not None:
-                here = None  # written: its rows go before the next part is taken
-                let_go()
+            # its rows asked for once the write has asked the catalogue (row_sink.RowSink._write)
+            written = self.rows.write_segment(rows, seg.tables, max(part.lo, lo), part.hi, part.rows,
+                                              lambda j=j: held(j), one_task=self.cycle.engine.part_fits(part))
+            self.stats.add(written, in_process=written.in_process)
+            if written.in_process:
+                let_go()  # written, and no longer held: what they took goes before the next part is taken
         self.stats.changed(seg.tables)
 
     def ddl(self, seg: Segment, in_flight: int | None, checkpoint_ts: int, wrote: bool) -> bool:

@@ -8,6 +8,8 @@ the next part's rows are read and compacted while apply writes this one's, not a
 first is written (a read that held up every write: 0.4 s of the bench's 2.4 s apply, and the
 compaction 0.3 s more).  One part is read beyond the one being written, no more: what the
 process holds is two parts, each within the engine's bounds, whatever the window's size.
+While the first part is read, apply opens the writers' sessions (RowSink.open_sessions) and
+each write asks the downstream's catalogue before it asks for its rows (RowSink._write).
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ class ReadAhead:
         if not rows_here.num_rows:
             return None
         return PartRows(rows_here, self.ahead(seg, part, rows_here) if self.ahead is not None else None)
+
+    @property
+    def reading(self) -> bool:
+        """Whether any part is read here (the stage's process writes it)."""
+        return self._pool is not None
 
     def get(self, part: tuple[int, int]) -> PartRows | None:
         future = self._rows.pop(part, None)
