@@ -456,6 +456,11 @@ def _written_parts(parts: list[pa.Table], passes, sessions: Sessions) -> list[pa
         return counts
     with ThreadPoolExecutor(len(parts)) as pool:
         for body in passes:  # a pass ends in every part before the next begins, as a Spark job does
+            # a session per part, opened at once before the threads take them: as many as the
+            # parts however the threads are scheduled (a part with none of the pass's kinds ends
+            # at once, and a thread that started late took its session instead of opening one:
+            # one fewer session, which a busy machine made a test's count of them miss)
+            sessions.open_ahead(len(parts))
             for out in pool.map(lambda part, body=body: list(body(iter(part.to_batches()), sessions)), parts):
                 counts += out
     return counts
