@@ -69,9 +69,14 @@ def _spans(conn, start: Position, head: Position) -> list[tuple[str, int, int]]:
     return spans_of({} if start.file == head.file else binlog_sizes(conn), start, head) or []
 
 
+def span_bytes(spans: list[tuple[str, int, int]]) -> int:
+    """The binlog bytes of a window's spans (spans_of)."""
+    return sum(hi - lo for _f, lo, hi in spans)
+
+
 def window_bytes(conn, start: Position, head: Position) -> int:
     """How many binlog bytes lie between two positions (the files' sizes between them)."""
-    return sum(hi - lo for _f, lo, hi in _spans(conn, start, head))
+    return span_bytes(_spans(conn, start, head))
 
 
 def bounded_head(conn, start: Position, head: Position, max_bytes: int) -> Position | None:

@@ -24,7 +24,8 @@ import pyarrow as pa
 
 from cdcflow.core import child_calls
 from cdcflow.source.binlog import Position
-from cdcflow.source.binlog_ranges import RangeResult, chain, cuts, gtids_at_starts, range_server_id, window_bytes
+from cdcflow.source.binlog_ranges import (RangeResult, chain, cuts, gtids_at_starts, range_server_id, span_bytes,
+                                          window_bytes)
 from cdcflow.sink.conflict_keys import PAIRS_BYTES, ConflictPairs
 from cdcflow.stages import contracts, pull_keys, range_parts
 from cdcflow.stages.cycle import Cycle
@@ -51,7 +52,7 @@ def _binlog_bytes(cycle: Cycle, window: contracts.Window) -> int:
     file holds it, without a connection to the upstream; a window over several files that an
     older prepare recorded without its spans asks the upstream for the files' sizes."""
     if window.spans is not None:
-        return sum(hi - lo for _file, lo, hi in window.spans)
+        return span_bytes(window.spans)
     if window.start_pos.file == window.head.file:
         return window_bytes(None, window.start_pos, window.head)
     conn = cycle.source.connect()
