@@ -36,6 +36,28 @@ class PullCycle:
     folder: object
     changefeed_id: str = "bench-pull"
 
+    @property
+    def engine(self):
+        """The config's policy, but nothing kept in memory: the sequential read writes the window
+        to the store, as the ranges do, so that the two are compared file by file."""
+        from dataclasses import replace
+
+        from cdcflow.stages.engine import SPARK, Engine
+
+        return replace(Engine.of(self.config), mode=SPARK)
+
+
+def read_whole(source, config, store: Path, name: str, window) -> tuple[int, float, str]:
+    """The window read sequentially by pull's own path (stages.pull.read_sequentially, in this
+    process) into the event store `store`, run `name`: (events, seconds, the raw folder's path)."""
+    from cdcflow.stages.pull import read_sequentially
+    from cdcflow.store.events import RunFolder
+
+    cycle = PullCycle(source, config, RunFolder(str(store), "seq", name))
+    t = time.perf_counter()
+    pulled, _reader = read_sequentially(cycle, window, 3_000_001)
+    return pulled.events, time.perf_counter() - t, cycle.folder.path("raw")
+
 
 def _heads(conn, start, stop):
     """The end position of each part of the window (FRACTIONS), at transaction starts."""
@@ -77,16 +99,11 @@ def _readers(source, config, store: Path, window, compiled: dict) -> dict:
     """The whole window read sequentially by the Python reader, against the compiled reader's
     read of it (`compiled`: the table's row of the whole window)."""
     from cdcflow.source.binlog_events import compiled_module
-    from cdcflow.stages.pull import read_sequentially
-    from cdcflow.store.events import RunFolder
     from cdcflow_devtools.bench_common import say
 
-    reference = PullCycle(source, config, RunFolder(str(store), "python", "1.0"))
     with _python_reader():
-        t = time.perf_counter()
-        read_sequentially(reference, window, 3_000_001)
-        python_seconds = time.perf_counter() - t
-    same = _same_events(compiled["folder"], reference.folder.path("raw"))
+        _n, python_seconds, folder = read_whole(source, config, store, "python", window)
+    same = _same_events(compiled["folder"], folder)
     n, built = compiled["events"], compiled_module() is not None
     out = {"events": n, "compiled": built, "compiled_seconds": compiled["sequential_seconds"],
            "python_seconds": python_seconds, "identical": same}
@@ -107,7 +124,6 @@ def pull_table(up_uri: str, start: tuple[str, int], stop: tuple[str, int], workd
     from cdcflow.spark.session import get_session
     from cdcflow.spark.warm_up import warm_up
     from cdcflow.stages import contracts, pull_ranges
-    from cdcflow.stages.pull import read_sequentially
     from cdcflow.store.events import RunFolder
 
     source = parse_source_uri(up_uri)
@@ -133,10 +149,8 @@ def pull_table(up_uri: str, start: tuple[str, int], stop: tuple[str, int], workd
             window = contracts.Window(start_ts=0, start_pos=first, head=head, head_tso=0)
             seq_times, par_times, detail, n = [], [], {}, 0
             for rep in range(3 if frac < REPEATS_BELOW else 1):
-                seq = PullCycle(source, config, RunFolder(str(store), "seq", f"{frac}-{rep}"))
-                t = time.perf_counter()
-                pulled, _reader = read_sequentially(seq, window, 3_000_001)
-                seq_times.append(time.perf_counter() - t)
+                n, seconds, seq_folder = read_whole(source, config, store, f"{frac}-{rep}", window)
+                seq_times.append(seconds)
                 par = PullCycle(source, config, RunFolder(str(store), "par", f"{frac}-{rep}"))
                 t = time.perf_counter()
                 starts = pull_ranges.plan(par, window)
@@ -144,14 +158,12 @@ def pull_table(up_uri: str, start: tuple[str, int], stop: tuple[str, int], workd
                 _pulled, detail = pull_ranges.read(spark, par, window, 3_000_001, starts)
                 par_times.append(time.perf_counter() - t)
                 detail = {"plan_seconds": round(planned, 3), **detail}
-                same = _same_events(seq.folder.path("raw"), par.folder.path("raw"))
-                n = pulled.events
+                same = _same_events(seq_folder, par.folder.path("raw"))
             entry = {"fraction": frac, "bytes": size, "events": n, "sequential_seconds": statistics.median(seq_times),
                      "parallel_seconds": statistics.median(par_times), "ranges": len(detail["range_events"]),
                      "identical": same, **detail}
             if frac >= 1:
-                entry["readers"] = readers = _readers(source, config, store, window,
-                                                      {**entry, "folder": seq.folder.path("raw")})
+                entry["readers"] = readers = _readers(source, config, store, window, {**entry, "folder": seq_folder})
                 entry["identical"] = same and readers["identical"]
             entry["ratio"] = entry["parallel_seconds"] / entry["sequential_seconds"]
             say(f"pull table: {frac:.0%} of the window ({n:,} events, {size / 2**20:.1f} MiB): sequential "
