@@ -94,15 +94,15 @@ test: setup
 demo: setup
 	$(PY) -m cdcflow_devtools.demo
 
-# make bench [PARTS=replication,scaling,pull,pairs,launchers,snapshot,feeds,large_txn,lag,tables,join] [ROWS=300000]
+# make bench [PARTS=replication,scaling,pull,pairs,overlap,launchers,snapshot,feeds,large_txn,lag,tables,join] [ROWS=300000]
 #            [SCALE=10000,100000,1000000|none] [LAUNCHERS=10000,100000|none] [PULL=<ranges>] [SHAPE=oltp|bulk]
 #            [SNAPSHOT=2000000,10000000] [THREADS=4] [LARGE_TXN=1000000,5000000] [LAG_RATES=1000,5000] [LAG_SECONDS=120]
 #            [LAG_SCHEDULES=@binlog,@continuous,@continuous+follow60] [LAG_CLI=0] [LAG_SYSBENCH=1]
 #            [TABLES=100,1000,10000] [JOIN=1000000] [CATCHUP=300000,2500000] [CATCHUP_SHAPES=oltp,bulk]
 #            [CATCHUP_ENGINES=auto,local,spark,spark-connect] [CATCHUP_BINLOG_BYTES=<max_binlog_size>]
-#            [CLUSTER=2500000|none] [PAIRS=5]
-# The snapshot, lag, tables, join and pairs parts run when PARTS names them or SNAPSHOT= / LAG_RATES= / TABLES= / JOIN= / PAIRS=
-# is given;
+#            [CLUSTER=2500000|none] [PAIRS=5] [OVERLAP=4]
+# The snapshot, lag, tables, join, pairs and overlap parts run when PARTS names them or SNAPSHOT= / LAG_RATES= / TABLES= /
+# JOIN= / PAIRS= / OVERLAP= is given;
 # the snapshot part runs once per SNAPSHOT size;
 # the feeds part (20 changefeeds on one airflow standalone: DAG parse, the Changefeeds page, cycles on one
 # Spark Connect server), large_txn and catchup (catch-ups on engine auto and forced to Spark, and on a standalone
@@ -110,7 +110,7 @@ demo: setup
 bench: setup
 	$(PY) -m cdcflow_devtools.bench $(if $(PARTS),--parts $(PARTS)) $(if $(ROWS),--rows $(ROWS)) \
 	  $(if $(SCALE),--scale $(SCALE)) $(if $(LAUNCHERS),--launchers $(LAUNCHERS)) $(if $(SHAPE),--shape $(SHAPE)) \
-	  $(if $(PULL),--pull $(PULL)) $(if $(PAIRS),--pairs $(PAIRS)) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
+	  $(if $(PULL),--pull $(PULL)) $(if $(PAIRS),--pairs $(PAIRS)) $(if $(OVERLAP),--overlap $(OVERLAP)) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
 	  $(if $(THREADS),--snapshot-threads $(THREADS)) $(if $(LARGE_TXN),--large-txn $(LARGE_TXN)) \
 	  $(if $(LAG_RATES),--lag-rates $(LAG_RATES)) $(if $(LAG_SECONDS),--lag-seconds $(LAG_SECONDS)) \
 	  $(if $(LAG_SCHEDULES),--lag-schedules $(LAG_SCHEDULES)) $(if $(filter 0,$(LAG_CLI)),--no-lag-cli) \

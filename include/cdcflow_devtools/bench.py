@@ -34,8 +34,9 @@ from cdcflow_devtools.bench_common import (
     run_cycle_measured, run_workload, say, settled, start_servers, stop_servers, verify,
 )
 
-def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir: Path, pairs: int = 0) -> dict:
-    from cdcflow_devtools import bench_pairs, bench_peers, bench_workload
+def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir: Path, pairs: int = 0,
+                    overlap: int = 0) -> dict:
+    from cdcflow_devtools import bench_overlap, bench_pairs, bench_peers, bench_workload
 
     up = servers.up
     bench_peers.reset_replica(servers.replica)
@@ -47,8 +48,9 @@ def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir
         raise RuntimeError(f"the changefeed starts at {pos}, not at the snapshot position {start_file}:{start_pos}")
     # the same window once more later, on a warm Spark Connect server (connect_cycle), once for
     # the floor's statements (capture_floor), and once with the downstream on cores of its own
-    # (cores_apart), and once a pair for the pairs part (bench_pairs)
-    for again in ("bench-connect", FLOOR_FEED, "bench-apart", *map(bench_pairs.feed_id, range(pairs))):
+    # (cores_apart), once a pair for the pairs part (bench_pairs) and twice a pair for the overlap part
+    for again in ("bench-connect", FLOOR_FEED, "bench-apart", *map(bench_pairs.feed_id, range(pairs)),
+                  *map(bench_overlap.feed_id, range(2 * overlap))):
         if create_changefeed(again, up, servers.cdcflow, home) != pos:
             raise RuntimeError(f"{again} does not start where bench does")
 
@@ -307,15 +309,17 @@ def machine_text() -> str:
             f"load average before the run {load[0]:.2f}")
 
 
-PARTS = ("replication", "scaling", "pull", "pairs", "launchers", "snapshot", "feeds", "large_txn", "lag", "tables",
-         "join", "catchup")
-# the parts past the default when PARTS= asks (or SNAPSHOT= / LAG_RATES= / TABLES= / PAIRS=); the pull and pairs
-# parts need the replication part's window
+PARTS = ("replication", "scaling", "pull", "pairs", "overlap", "launchers", "snapshot", "feeds", "large_txn", "lag",
+         "tables", "join", "catchup")
+# the parts past the default when PARTS= asks (or SNAPSHOT= / LAG_RATES= / TABLES= / PAIRS= / OVERLAP=); the pull,
+# pairs and overlap parts need the replication part's window
 DEFAULT_PARTS = ("replication", "scaling", "pull", "launchers")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from cdcflow_devtools import bench_catchup, bench_join, bench_lag, bench_pairs, bench_snapshot, bench_tables
+    from cdcflow_devtools import (
+        bench_catchup, bench_join, bench_lag, bench_overlap, bench_pairs, bench_snapshot, bench_tables,
+    )
 
     p = argparse.ArgumentParser(prog="python -m cdcflow_devtools.bench", description=__doc__.split("\n")[0])
     p.add_argument("--parts", default=os.environ.get("BENCH_PARTS"),
@@ -336,6 +340,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="pairs of the pairs part: cdcflow's CLI cycle and the native replica over the compared "
                         f"window again, one right after the other (default {bench_pairs.DEFAULT_PAIRS}); giving it "
                         "adds the part")
+    p.add_argument("--overlap", type=int, default=None,
+                   help="pairs of the overlap part: the CLI cycle alone and beside a second read of the window by "
+                        "pull's path started as apply starts, what overlapping pull with apply could save at most "
+                        f"(default {bench_overlap.DEFAULT_PAIRS}); giving it adds the part")
     p.add_argument("--shape", default=os.environ.get("BENCH_SHAPE") or "oltp", choices=("oltp", "bulk"),
                    help="oltp: updates and deletes one row per transaction; bulk: 100 rows per transaction "
                         "(default oltp; env BENCH_SHAPE)")
@@ -375,11 +383,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         f"(default {bench_catchup.DEFAULT_CLUSTER})")
     p.add_argument("--dir", default=str(DEFAULT_DIR), help="where the servers and CDCFLOW_HOME live")
     a = p.parse_args(argv)
-    if a.pairs is not None and a.pairs < 1:
-        p.error(f"--pairs {a.pairs}: give at least one pair")
+    for name in ("pairs", "overlap"):
+        if getattr(a, name) is not None and getattr(a, name) < 1:
+            p.error(f"--{name} {getattr(a, name)}: give at least one pair")
     parts = [x.strip() for x in a.parts.split(",") if x.strip()] if a.parts else \
         list(DEFAULT_PARTS) + (["snapshot"] if a.snapshot else []) + (["lag"] if a.lag_rates else []) \
-        + (["tables"] if a.tables else []) + (["join"] if a.join else []) + (["pairs"] if a.pairs else [])
+        + (["tables"] if a.tables else []) + (["join"] if a.join else []) + (["pairs"] if a.pairs else []) \
+        + (["overlap"] if a.overlap else [])
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         p.error(f"unknown part(s) {', '.join(unknown)}: choose among {', '.join(PARTS)}")
@@ -389,6 +399,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     a.tables = a.tables or ",".join(map(str, bench_tables.DEFAULT_SIZES))
     a.join = a.join or bench_join.DEFAULT_ROWS
     a.pairs = a.pairs or bench_pairs.DEFAULT_PAIRS
+    a.overlap = a.overlap or bench_overlap.DEFAULT_PAIRS
     a.catchup = _sizes(a.catchup)
     a.catchup_shapes = [s.strip() for s in a.catchup_shapes.split(",") if s.strip()]
     a.catchup_engines = tuple(s.strip() for s in a.catchup_engines.split(",") if s.strip())
@@ -416,8 +427,8 @@ def _part(name: str, errors: list[str], run, *args):
 
 def main(argv: list[str] | None = None) -> int:
     from cdcflow_devtools import (
-        bench_catchup, bench_feeds, bench_join, bench_lag, bench_large_txn, bench_launchers, bench_pairs, bench_pull,
-        bench_snapshot, bench_tables,
+        bench_catchup, bench_feeds, bench_join, bench_lag, bench_large_txn, bench_launchers, bench_overlap,
+        bench_pairs, bench_pull, bench_snapshot, bench_tables,
     )
 
     a = parse_args(argv)
@@ -445,12 +456,14 @@ def main(argv: list[str] | None = None) -> int:
     errors: list[str] = []
     try:
         main_res = _part("replication", errors, main_comparison, servers, a.rows, a.shape, home, base,
-                         a.pairs if "pairs" in a.parts else 0) \
+                         a.pairs if "pairs" in a.parts else 0, a.overlap if "overlap" in a.parts else 0) \
             if "replication" in a.parts else None
         pull = _part("pull", errors, bench_pull.pull_table, servers.up.uri, *_ends(main_res["binlog_range"]), base,
                      a.pull) if main_res and "pull" in a.parts else None
         pairs = _part("pairs", errors, bench_pairs.pairs_table, servers, main_res, a.pairs, base) \
             if main_res and "pairs" in a.parts else None
+        overlap = _part("overlap", errors, bench_overlap.overlap_table, servers, main_res, a.overlap, base) \
+            if main_res and "overlap" in a.parts else None
         scale = (_part("scaling", errors, scaling, servers, sizes, a.shape, home, base) or []) if sizes else []
         launchers = (_part("launchers", errors, bench_launchers.launcher_table, servers, launcher_sizes, a.shape,
                            home, base) or []) if launcher_sizes else []
@@ -476,6 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     x, y = report(main_res, scale, machine) if main_res else (0.0, 0.0)
     bench_pull.report(pull)
     bench_pairs.report(pairs)
+    bench_overlap.report(overlap)
     bench_launchers.report(launchers)
     bench_snapshot.report(snap)
     bench_feeds.report(feeds)
@@ -485,6 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     bench_join.report(join)
     bench_catchup.report(catchup)
     results = {"machine": machine, "parts": a.parts, "main": main_res, "scaling": scale, "pull": pull, "pairs": pairs,
+               "overlap": overlap,
                "launchers": launchers, "snapshot": snap, "feeds": feeds, "large_txn": large, "lag": lag,
                "tables": tables, "join": join, "catchup": catchup,
                "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
@@ -496,6 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     consistent = ((main_res is None or all(main_res["consistent"].values())) and all(e["consistent"] for e in scale)
                   and all(r["consistent"] for e in launchers for r in e["runs"].values())
                   and all(e["identical"] for e in (pull or {}).get("rows", [])) and (pairs or {}).get("consistent", True)
+                  and (overlap or {}).get("consistent", True)
                   and bench_snapshot.consistent(snap) and (feeds or {}).get("consistent", True)
                   and all(e["consistent"] for e in large or []) and bench_tables.consistent(tables)
                   and (join or {}).get("consistent", True) and bench_catchup.consistent(catchup))

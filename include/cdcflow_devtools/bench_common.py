@@ -110,26 +110,39 @@ def run_measured(args: list[str], log_path: Path, ok: tuple[int, ...] = (0,), wa
     return wall, peak, out_path.read_text(errors="replace")
 
 
+class _Watchers:
+    def __init__(self, watchers: list):
+        self.watchers = watchers
+
+    def stop(self) -> None:
+        for w in self.watchers:
+            w.stop()
+
+
 def run_cycle_measured(changefeed_id: str, row_changes: int, log_dir: Path, remote: str | None = None,
-                       cpu: dict | None = None) -> CycleResult:
+                       cpu: dict | None = None, watch=None) -> CycleResult:
     """One `cdcflow changefeed run -c changefeed_id` as a child process (on the Spark Connect
     server `remote` if given): wall time, peak memory, run stats; with `cpu` ({"roots": pids
     whose trees count beside the child's, "fixed": {pid: kind}}), where its time went
-    (bench_census)."""
+    (bench_census); `watch(pid, log_path)`: a watcher of the child and its log, stopped when
+    it exits (bench_overlap)."""
     from cdcflow.store import metastore
     from cdcflow_devtools import bench_census
 
     log_path = log_dir / f"cycle-{changefeed_id}.log"
     sampler = None
 
-    def watch(pid: int):
+    def watching(pid: int):
         nonlocal sampler
-        sampler = bench_census.CpuSampler([pid, *cpu["roots"]], cpu["fixed"])
-        return sampler
+        watchers = [watch(pid, log_path)] if watch else []
+        if cpu:
+            sampler = bench_census.CpuSampler([pid, *cpu["roots"]], cpu["fixed"])
+            watchers.append(sampler)
+        return _Watchers(watchers)
 
     started = time.time()
     wall, peak, _ = run_measured(["changefeed", "run", "-c", changefeed_id, *(["--spark-remote", remote] if remote else [])],
-                                 log_path, watch=watch if cpu else None)
+                                 log_path, watch=watching if cpu or watch else None)
     runs = metastore.recent_runs(changefeed_id, limit=1)
     result = CycleResult(changefeed_id, row_changes, wall, peak, runs[0].stats if runs else {})
     if sampler is not None:

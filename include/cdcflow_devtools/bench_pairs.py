@@ -60,15 +60,23 @@ def pairs_table(servers, main: dict, n: int, log_dir: Path) -> dict:
         secs = bench_peers.replica_catch_up(servers.up, servers.replica, rng)
         return secs, not verify(servers.up, servers.replica, f"the replica (pair {i + 1})")
 
-    for i in range(n):
-        say(f"pair {i + 1} of {n}: " + ("cdcflow's cycle, then the replica" if i % 2 == 0 else
-                                        "the replica, then cdcflow's cycle"))
-        if i % 2 == 0:
-            (c, c_ok), (r, r_ok) = cycle(i), replica(i)
-        else:
-            (r, r_ok), (c, c_ok) = replica(i), cycle(i)
+    for got in alternating(n, "pair", {"cdcflow's cycle": cycle, "the replica": replica}):
+        (c, c_ok), (r, r_ok) = got["cdcflow's cycle"], got["the replica"]
         pairs.append({"cycle_seconds": c, "replica_seconds": r, "consistent": c_ok and r_ok})
     return {"pairs": pairs, **summary(pairs), "consistent": all(p["consistent"] for p in pairs)}
+
+
+def alternating(n: int, label: str, sides: dict) -> list[dict]:
+    """`n` pairs of the two `sides` ({name: run(pair index)}), one right after the other,
+    alternating which goes first (A B, B A, ...), so that neither always runs on servers the
+    other has just warmed: per pair, {name: what its run returned}."""
+    (a, run_a), (b, run_b) = sides.items()
+    out = []
+    for i in range(n):
+        order = ((a, run_a), (b, run_b)) if i % 2 == 0 else ((b, run_b), (a, run_a))
+        say(f"{label} {i + 1} of {n}: {order[0][0]}, then {order[1][0]}")
+        out.append({name: run(i) for name, run in order})
+    return out
 
 
 def report(res: dict | None) -> None:

@@ -113,17 +113,19 @@ def test_the_snapshot_part_is_opt_in_and_parts_are_checked():
         bench.parse_args(["--parts", "snap"])
 
 
-def test_the_pairs_part_is_opt_in_and_needs_a_pair():
-    from cdcflow_devtools import bench_pairs
+@pytest.mark.parametrize("part", ["pairs", "overlap"])
+def test_the_paired_parts_are_opt_in_and_need_a_pair(part):
+    import importlib
 
-    assert "pairs" not in bench.parse_args([]).parts
-    a = bench.parse_args(["--pairs", "3"])
-    assert a.parts == [*bench.DEFAULT_PARTS, "pairs"] and a.pairs == 3
-    a = bench.parse_args(["--parts", "replication,pairs"])
-    assert a.parts == ["replication", "pairs"] and a.pairs == bench_pairs.DEFAULT_PAIRS
+    default = importlib.import_module(f"cdcflow_devtools.bench_{part}").DEFAULT_PAIRS
+    assert part not in bench.parse_args([]).parts
+    a = bench.parse_args([f"--{part}", "3"])
+    assert a.parts == [*bench.DEFAULT_PARTS, part] and getattr(a, part) == 3
+    a = bench.parse_args(["--parts", f"replication,{part}"])
+    assert a.parts == ["replication", part] and getattr(a, part) == default
     for wrong in ("0", "-1"):
         with pytest.raises(SystemExit):
-            bench.parse_args(["--parts", "replication,pairs", "--pairs", wrong])
+            bench.parse_args(["--parts", f"replication,{part}", f"--{part}", wrong])
 
 
 def test_the_pairs_ratio_is_the_median_of_each_pairs_own_ratio():
@@ -378,3 +380,57 @@ def test_the_sysbench_load_reads_its_rates_from_the_report():
         "transactions": 6230, "transactions_per_second": 103.78, "queries": 124600,
         "queries_per_second": 2075.63, "ignored_errors": 0, "ignored_errors_per_second": 0.0}
     assert lag_sysbench.args(type("Up", (), {"port": 3307})(), "bench", 4, "run")[:2] == ["sysbench", "oltp_read_write"]
+
+
+def test_the_overlap_ceiling_is_pull_less_applys_slowdown_in_each_pair():
+    from cdcflow_devtools import bench_overlap
+
+    def pair(pull, apply, apply_beside, wall=4.0):
+        return {"alone": {"wall": wall, "pull": pull, "apply": apply},
+                "beside": {"apply": apply_beside, "pull_beside": pull * 1.5}}
+
+    # a pull beside apply that slows it by more than pull's own time hides nothing: the ceiling goes negative
+    got = bench_overlap.summary([pair(0.6, 2.0, 2.4), pair(0.5, 3.0, 3.1, wall=5.0), pair(0.6, 2.2, 3.0)])
+    assert got["slowdown"] == pytest.approx({"median": 0.4, "min": 0.1, "max": 0.8})
+    assert got["hidden"] == pytest.approx({"median": 0.2, "min": -0.2, "max": 0.4})
+    assert got["hidden_of_cycle"]["median"] == pytest.approx(0.05)
+    assert got["pull_beside"]["median"] == pytest.approx(0.9)
+
+
+def test_the_pull_beside_is_let_go_when_the_cycles_log_says_apply_starts(tmp_path):
+    import io
+    import time
+
+    from cdcflow_devtools import bench_overlap
+
+    class Proc:
+        stdin = io.StringIO()
+
+    beside = object.__new__(bench_overlap._PullBeside)
+    beside.proc, beside.started_at = Proc(), None
+    log = tmp_path / "cycle.log"
+    log.write_text("2026-12-01 10:00:00,000 cdcflow window · changefeed f · {}\n")
+    watcher = beside.watch(1, log)
+    with open(log, "a") as f:
+        for event in ("pulled", "filtered"):
+            f.write(f"2026-12-01 10:00:00,100 cdcflow {event} · changefeed f · {{}}\n")
+            f.flush()
+    time.sleep(0.1)
+    assert Proc.stdin.getvalue() == "" and beside.started_at is None
+    with open(log, "a") as f:
+        f.write("2026-12-01 10:00:00,200 cdcflow barriers · changefeed f · {}\n")
+    deadline = time.time() + 5
+    while beside.started_at is None and time.time() < deadline:
+        time.sleep(0.01)
+    watcher.stop()
+    assert Proc.stdin.getvalue() == bench_overlap.GO + "\n" and beside.started_at is not None
+
+
+def test_paired_runs_alternate_which_side_goes_first():
+    from cdcflow_devtools import bench_pairs
+
+    ran = []
+    got = bench_pairs.alternating(3, "pair", {"a": lambda i: ran.append(("a", i)) or i * 10,
+                                              "b": lambda i: ran.append(("b", i)) or -i})
+    assert ran == [("a", 0), ("b", 0), ("b", 1), ("a", 1), ("a", 2), ("b", 2)]
+    assert got == [{"a": 0, "b": 0}, {"b": -1, "a": 10}, {"a": 20, "b": -2}]
