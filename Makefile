@@ -1,6 +1,11 @@
 # Set-up from nothing: apt packages, a virtual environment, pinned Python packages.
 SHELL := /bin/bash
-PYTHON ?= python3.11
+# The interpreter .venv is made from: Debian's own python3.11 where it is installed.  Its executable is built with
+# profile-guided optimization and linked statically, where a plain source build (pyenv's, python.org's configure without
+# --enable-optimizations) loads libpython as a shared library built without it: a bulk cycle spent 9-15% less CPU on
+# Debian's, an idle cycle 16% less time (docs/performance.md, 2026-12-01, afternoon).  PYTHON=... picks another; a .venv
+# made from another interpreter than PYTHON is made again (venv-interpreter).
+PYTHON ?= $(or $(wildcard /usr/bin/python3.11),python3.11)
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
@@ -9,9 +14,17 @@ STAMP := $(VENV)/.cdcflow-installed
 TEST_WORKERS ?= 2
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 
-.PHONY: setup system-packages class-archive compiled bytecode test demo bench random-workload dag-test airflow-bootstrap airflow docs docs-reference clean
+.PHONY: setup system-packages venv-interpreter class-archive compiled bytecode test demo bench random-workload dag-test airflow-bootstrap airflow docs docs-reference clean
 
-setup: system-packages $(STAMP) class-archive compiled bytecode
+setup: system-packages venv-interpreter $(STAMP) class-archive compiled bytecode
+
+# A .venv made from another interpreter than PYTHON (an older checkout's, or PYTHON=... given) is removed, so that the
+# set-up makes it again from PYTHON: packages and compiled modules are the interpreter's own.
+venv-interpreter: system-packages
+	@if [ -x $(PY) ] && [ "$$($(PY) -c 'import sys; print(sys.base_prefix)')" != \
+	    "$$($(PYTHON) -c 'import sys; print(sys.base_prefix)')" ]; then \
+	  echo "$(VENV) was made from another interpreter than $(PYTHON): making it again"; rm -rf $(VENV); \
+	fi
 
 # The short-lived JVMs' class archive (cdcflow/spark/class_archive.py, built by class_archive_build.py): built once per Java
 # and pyspark install; without it JVMs start as before, only slower.
@@ -47,6 +60,11 @@ system-packages:
 	@if ! command -v java >/dev/null 2>&1; then \
 	  echo "installing a Java runtime for Spark"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
+	fi
+	@if [ "$(PYTHON)" = /usr/bin/python3.11 ] && { ! /usr/bin/python3.11 -c "import ensurepip" 2>/dev/null \
+	    || [ ! -f /usr/include/python3.11/Python.h ]; }; then \
+	  echo "installing python3.11-venv and python3.11-dev (.venv and the compiled modules on Debian's python3.11)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.11-venv python3.11-dev >/dev/null; \
 	fi
 
 # The compiled modules (cdcflow/core/build_extensions.py: pull's binlog reader, the writers' SQL literals), built in
