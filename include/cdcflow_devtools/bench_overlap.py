@@ -33,13 +33,14 @@ import threading
 import time
 from pathlib import Path
 
+from cdcflow_devtools.bench_census import STAGE_ENDS
 from cdcflow_devtools.bench_common import PROJECT, reset_settled, run_cycle_measured, verify
 from cdcflow_devtools.bench_pairs import alternating, spread
 
 DEFAULT_PAIRS = 4
 READY, GO = "ready", "go"
-# the log event that ends barrier: apply starts there (bench_census.STAGE_ENDS)
-APPLY_STARTS = " barriers · "
+# the cycle log's event that ends barrier, as the census reads it: apply starts there
+APPLY_STARTS = f" {dict(STAGE_ENDS)['barrier']} · "
 
 
 def feed_id(i: int) -> str:
@@ -123,13 +124,18 @@ def overlap_table(servers, main: dict, n: int, log_dir: Path) -> dict:
 
     def run(i: int, beside: bool) -> tuple[dict, bool]:
         puller = _PullBeside(servers.up.uri, main["binlog_range"], log_dir / f"overlap-store-{i}") if beside else None
-        reset_settled(servers)  # after the pull beside's first read
-        cyc = run_cycle_measured(feed_id(i), rows, log_dir, watch=puller.watch if puller else None)
-        figures = {"wall": cyc.wall_seconds, **{s: cyc.stage_seconds(s) for s in ("pull", "filter", "barrier", "apply")}}
-        if puller:
-            read = puller.result()
-            shutil.rmtree(log_dir / f"overlap-store-{i}", ignore_errors=True)
-            figures.update(pull_beside=read["seconds"], pull_beside_events=read["events"])
+        try:
+            reset_settled(servers)  # after the pull beside's first read
+            cyc = run_cycle_measured(feed_id(i), rows, log_dir, watch=puller.watch if puller else None)
+            figures = {"wall": cyc.wall_seconds,
+                       **{s: cyc.stage_seconds(s) for s in ("pull", "filter", "barrier", "apply")}}
+            if puller:
+                read = puller.result()
+                figures.update(pull_beside=read["seconds"], pull_beside_events=read["events"])
+        finally:
+            if puller:
+                puller.proc.kill()  # gone already, unless the cycle failed: it would wait for its go
+                shutil.rmtree(log_dir / f"overlap-store-{i}", ignore_errors=True)
         return figures, not verify(servers.up, servers.cdcflow, f"cdcflow's downstream (overlap cycle {i + 1})")
 
     for got in alternating(n, "overlap pair", {"alone": lambda i: run(2 * i, False),
