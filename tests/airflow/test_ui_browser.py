@@ -447,10 +447,12 @@ def test_changefeeds_page_in_chromium(mariadb_pair, cdcflow_home, standalone, sp
         page.screenshot(path=shot("failed-run"), full_page=True)
 
         # a refresh of ui-failed's detail still under way when ui-paused is chosen: its late answer
-        # is dropped, or the page would show ui-failed while its buttons act on ui-paused
+        # is dropped, or the page would show ui-failed while its buttons act on ui-paused.  The
+        # detail's load alone: a whole refresh also redraws the list, whose rows could move under
+        # the click (a fresh-clone run once clicked no link: the title stayed ui-failed)
         held = []
         page.route(lambda url: url.endswith("/changefeeds/ui-failed"), lambda route: held.append(route))
-        page.evaluate("() => { window.lateRefresh = refresh(); }")
+        page.evaluate("() => { window.lateRefresh = loadDetail(); }")
         while not held:
             page.wait_for_timeout(20)
         page.get_by_role("link", name="ui-paused", exact=True).click()
