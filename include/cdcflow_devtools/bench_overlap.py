@@ -50,16 +50,21 @@ def feed_id(i: int) -> str:
     return f"bench-overlap-{i}"
 
 
+def ceiling(pair: dict) -> tuple[float, float]:
+    """A pair's (apply's slowdown beside a pull, what overlapping could hide at most: the alone
+    cycle's pull less that slowdown)."""
+    slowdown = pair["beside"]["apply"] - pair["alone"]["apply"]
+    return slowdown, pair["alone"]["pull"] - slowdown
+
+
 def summary(pairs: list[dict]) -> dict:
-    """Per pair, apply's slowdown beside a pull and what overlapping could hide at most (the
-    alone cycle's pull less that slowdown); medians with their spread."""
-    slowdown = [p["beside"]["apply"] - p["alone"]["apply"] for p in pairs]
-    hidden = [p["alone"]["pull"] - s for p, s in zip(pairs, slowdown)]
+    """Each pair's ceiling, as medians with their spread."""
+    slowdown, hidden = zip(*map(ceiling, pairs))
     return {"apply_alone": spread([p["alone"]["apply"] for p in pairs]),
             "apply_beside": spread([p["beside"]["apply"] for p in pairs]),
             "pull_alone": spread([p["alone"]["pull"] for p in pairs]),
             "pull_beside": spread([p["beside"]["pull_beside"] for p in pairs]),
-            "slowdown": spread(slowdown), "hidden": spread(hidden),
+            "slowdown": spread(list(slowdown)), "hidden": spread(list(hidden)),
             "hidden_of_cycle": spread([h / p["alone"]["wall"] for p, h in zip(pairs, hidden)])}
 
 
@@ -155,9 +160,9 @@ def report(res: dict | None) -> None:
           f" {'slowdown s':>11} {'hidden s':>9}")
     for i, p in enumerate(res["pairs"], 1):
         a, b = p["alone"], p["beside"]
-        slow = b["apply"] - a["apply"]
+        slow, hidden = ceiling(p)
         print(f"  {i:>4} {a['wall']:>8.2f} {a['pull']:>7.2f} {a['apply']:>8.2f} {b['apply']:>15.2f}"
-              f" {b['pull_beside']:>14.2f} {slow:>11.2f} {a['pull'] - slow:>9.2f}" + ("" if p["consistent"] else "  DIFFERS"))
+              f" {b['pull_beside']:>14.2f} {slow:>11.2f} {hidden:>9.2f}" + ("" if p["consistent"] else "  DIFFERS"))
     for key, label in (("slowdown", "apply's slowdown beside a pull"), ("hidden", "hidden at most")):
         s = res[key]
         print(f"  {label}: median {s['median']:.2f} s (from {s['min']:.2f} to {s['max']:.2f} s)")
