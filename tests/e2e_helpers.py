@@ -215,15 +215,13 @@ def tables(db, schema: str) -> list[str]:
 
 def index_jobs_of(changefeed_id: str) -> list:
     """Every index job recorded for the changefeed, finished ones too (cdcflow reads only the pending)."""
-    import sqlalchemy as sa
-
     from cdcflow.store.engine import engine
     from cdcflow.store.index_jobs import IndexJob
     from cdcflow.store.tables import index_jobs
 
     with engine().connect() as c:
-        rows = c.execute(sa.select(index_jobs).where(index_jobs.c.changefeed_id == changefeed_id).order_by(index_jobs.c.job_id))
-        return [IndexJob(**dict(r._mapping)) for r in rows]
+        return [IndexJob(**r) for r in c.select(index_jobs, "changefeed_id = ?", changefeed_id,
+                                                order="job_id").mappings()]
 
 
 # what a stage measured, and where it ran (stages.engine), not what it decided

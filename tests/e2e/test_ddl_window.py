@@ -9,10 +9,9 @@ import time
 
 import pytest
 from e2e_helpers import assert_consistent, create_changefeed, query
-from sqlalchemy import event
 
 from cdcflow.launch.in_process import run_cycle
-from cdcflow.store.engine import engine
+from cdcflow.store.engine import listening_to_commits
 
 pytestmark = pytest.mark.e2e
 
@@ -122,12 +121,8 @@ def test_two_thousand_ddls_with_rows_between_in_one_cycle(mariadb_pair, spark, c
     up.execute(*w.sql)
     upstream_seconds = time.time() - t0
     commits = []
-    listen = (engine(), "commit", lambda conn: commits.append(1))
-    event.listen(*listen)
-    try:
+    with listening_to_commits(lambda: commits.append(1)):
         result = run_cycle("e2e-ddl-window", spark=spark)
-    finally:
-        event.remove(*listen)
     with capsys.disabled():  # the numbers docs/performance.md reports
         print(f"\n{w.ddls} DDLs {w.kinds}: upstream {upstream_seconds:.1f} s, cycle {result['seconds']} s "
               f"(apply {result['apply']['apply_seconds']} s), segments {result['barrier']['segments']}, "

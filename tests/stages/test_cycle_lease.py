@@ -6,12 +6,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from sqlalchemy import event
 
 from cdcflow.core.errors import CYCLE_SUPERSEDED, CdcflowError
 from cdcflow.stages import cycle as cycle_module
 from cdcflow.store import metastore
-from cdcflow.store.engine import engine
+from cdcflow.store.engine import listening_to_commits
 
 POS = {"file": "binlog.000001", "pos": 4}
 
@@ -29,12 +28,8 @@ def _cycle(run_id: str):
 
 def _commits(fn) -> int:
     seen = []
-    listener = lambda conn: seen.append(1)  # noqa: E731 - counted, nothing else
-    event.listen(engine(), "commit", listener)
-    try:
+    with listening_to_commits(lambda: seen.append(1)):
         fn()
-    finally:
-        event.remove(engine(), "commit", listener)
     return len(seen)
 
 

@@ -17,8 +17,9 @@ POS = {"file": "mysql-bin.000001", "pos": 4, "gtid": None}
 
 
 @pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.delenv("CDCFLOW_METASTORE_URL", raising=False)
+def home(store_backend, tmp_path, monkeypatch):
+    """Every test runs on each store backend (tests/store/conftest.py); CDCFLOW_HOME is private
+    on both, as it also holds the specs and the runs' event folders."""
     monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path))
     return tmp_path
 
@@ -33,9 +34,20 @@ def dead_pid() -> int:
     return p.pid
 
 
+@pytest.mark.sqlite_only  # the SQLite store's file under CDCFLOW_HOME
 def test_store_lives_under_cdcflow_home(home):
     metastore.create_feed("cf", 100, POS)
     assert (home / "metadata.db").is_file()
+
+
+def test_the_store_is_the_backend_under_test(store_backend, home):
+    """With CDCFLOW_METASTORE_URL set, the store is that database, and no file under
+    CDCFLOW_HOME: the tests said to run on MariaDB do."""
+    metastore.create_feed("cf", 100, POS)
+    assert (home / "metadata.db").exists() == (store_backend.name == "sqlite")
+    if store_backend.name == "mariadb":
+        assert store_backend.server.query("SELECT id FROM cdcflow_changefeeds",
+                                          database=store_backend.database) == [("cf",)]
 
 
 def test_create_and_get_feed():
@@ -118,6 +130,7 @@ def test_remove_changefeed_deletes_everything_it_owns(home):
     assert [j.job_id for j in index_jobs.pending("other")] == [7] and ddl_replacements.load("other") == {5: ["SELECT 1"]}
 
 
+@pytest.mark.sqlite_only  # builds the older store's table through the sqlite3 module, in the file
 def test_a_store_of_an_older_cdcflow_opens_and_migrates(home):
     """Columns added since (retry_count, next_retry_at, replay_until) and tables a store
     created on first use (schema versions, DDL replacements) are added when it is opened."""
@@ -139,6 +152,7 @@ def test_a_store_of_an_older_cdcflow_opens_and_migrates(home):
 
 
 
+@pytest.mark.sqlite_only  # the stamp is the SQLite file's PRAGMA user_version
 def test_a_store_at_the_declared_tables_opens_without_reading_them_back(home, monkeypatch):
     """A SQLite store records the stamp of the tables it was brought to; opened again at that
     stamp, no table's columns are read back; at another stamp (a store of another cdcflow) the
@@ -272,15 +286,17 @@ def test_recent_runs_newest_first_and_unknown_run():
         metastore.get_run("cf", "r9")
 
 
+@pytest.mark.sqlite_only  # SQLite's journal mode and synchronous level
 def test_the_sqlite_store_writes_ahead_and_syncs_every_commit(home):
     """Write-ahead log, synchronous FULL: one sync per commit, none lost in a crash."""
     metastore.list_feeds()  # opens (creates) the store
     with sqlite3.connect(home / "metadata.db") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     with engine.engine().connect() as c:
-        assert c.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+        assert c.execute("PRAGMA synchronous").scalar() == 2  # FULL
 
 
+# on both backends: whatever the store, a commit made after another process's is the one seen
 def test_a_write_after_another_process_closed_the_store_is_kept(home):
     """Another process (a cycle's task) opens the store, writes and exits while this one (the
     scheduler, the page) keeps its connection: this process's next commit must reach the file.
@@ -310,3 +326,96 @@ def test_a_lease_this_process_renewed_moments_ago_is_fresh_and_no_other():
     assert not metastore.holds_fresh_lease("cf", owner("runA"), 30)
     assert metastore.holds_fresh_lease("cf", owner("runA"), 90)
     assert not metastore.holds_fresh_lease("nope", owner("runA"), 30)
+
+
+# --- times: their precision and their order ------------------------------------------------
+# The store keeps times as epoch seconds (about 1.8e9), compared to time.time() and to each
+# other: a lease's freshness is judged within seconds, and runs started milliseconds apart (a
+# `run --follow` ends several cycles a second) are listed and pruned in their order.  They must
+# read back as written to well under that.  A single-precision FLOAT column keeps 24 bits, which
+# rounds such a time to a multiple of 128 s, and MariaDB sends a FLOAT to its clients to 6
+# significant digits: a multiple of 10,000 s.
+
+WITHIN = 0.01  # seconds a stored time may differ from the time.time() it was written from
+
+
+def assert_written_between(value: float | None, low: float, high: float, what: str) -> None:
+    """`value` is a time written from a time.time() read between `low` and `high`."""
+    assert value is not None and low - WITHIN <= value <= high + WITHIN, \
+        f"{what} read back as {value!r}, written between {low!r} and {high!r}"
+
+
+def test_a_changefeeds_times_read_back_as_written():
+    before = time.time()
+    metastore.create_feed("cf", 1, POS)
+    after = time.time()
+    f = metastore.get_feed("cf")
+    for what in ("created_at", "updated_at", "state_since", "last_progress_at"):
+        assert_written_between(getattr(f, what), before, after, what)
+    time.sleep(0.005)
+    before = time.time()
+    metastore.advance_checkpoint("cf", 2, {"pos": 2})
+    after = time.time()
+    f = metastore.get_feed("cf")
+    assert_written_between(f.last_progress_at, before, after, "last_progress_at")
+    assert f.last_progress_at > f.created_at  # progress a few milliseconds after the creation
+    now = time.time()
+    metastore.update_feed("cf", error_since=now, next_retry_at=now + 0.25)
+    f = metastore.get_feed("cf")
+    assert_written_between(f.error_since, now, now, "error_since")
+    assert_written_between(f.next_retry_at, now + 0.25, now + 0.25, "next_retry_at")
+
+
+def test_a_lease_reads_back_as_written_and_is_fresh_at_once():
+    metastore.create_feed("cf", 1, POS)
+    before = time.time()
+    assert metastore.acquire_lease("cf", owner("runA"), "runA")
+    after = time.time()
+    until = metastore.get_feed("cf").lease_until
+    assert_written_between(until, before + metastore.LEASE_SECONDS, after + metastore.LEASE_SECONDS, "lease_until")
+    # taken this instant: fresh however short the window asked
+    assert metastore.holds_fresh_lease("cf", owner("runA"), within=5)
+    # a short lease ends when it says, neither a minute early nor a minute late
+    assert metastore.acquire_lease("cf", owner("runA"), "runA", ttl=0.3)
+    assert not metastore.acquire_lease("cf", owner("runB"), "runB")
+    time.sleep(0.4)
+    assert metastore.acquire_lease("cf", owner("runB"), "runB")
+
+
+def test_a_runs_times_read_back_as_written():
+    metastore.create_feed("cf", 1, POS)
+    before = time.time()
+    metastore.start_run("cf", "r1", 1, POS, 0, False)
+    after = time.time()
+    ended = time.time()
+    metastore.update_run("cf", "r1", status="done", ended_at=ended)
+    r = metastore.get_run("cf", "r1")
+    assert_written_between(r.started_at, before, after, "started_at")
+    assert_written_between(r.ended_at, ended, ended, "ended_at")
+
+
+# Run ids whose order is neither the order they start in nor its reverse: runs listed in
+# their key's order (or its reverse), as a tie on started_at may leave them, do not pass.
+RUN_IDS = ("run-2", "run-4", "run-1", "run-3", "run-5")
+
+
+def start_runs_milliseconds_apart(changefeed_id: str) -> None:
+    for run_id in RUN_IDS:
+        metastore.start_run(changefeed_id, run_id, 1, POS, 0, False)
+        time.sleep(0.005)
+
+
+def test_runs_started_milliseconds_apart_are_listed_newest_first():
+    metastore.create_feed("cf", 1, POS)
+    start_runs_milliseconds_apart("cf")
+    assert [r.run_id for r in metastore.recent_runs("cf")] == list(reversed(RUN_IDS))
+    assert [r.run_id for r in metastore.recent_runs("cf", limit=2)] == ["run-5", "run-3"]
+
+
+def test_prune_runs_tells_apart_runs_started_milliseconds_apart():
+    metastore.create_feed("cf", 1, POS)
+    start_runs_milliseconds_apart("cf")
+    for run_id in RUN_IDS:
+        metastore.update_run("cf", run_id, status="done")
+    assert metastore.prune_runs("cf", keep=2) == 3
+    assert [r.run_id for r in metastore.recent_runs("cf")] == ["run-5", "run-3"]

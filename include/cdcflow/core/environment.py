@@ -27,7 +27,8 @@ VARIABLES: tuple[Variable, ...] = (
              "where changefeed specs (`changefeeds/<id>.json`), the embedded metadata store (`metadata.db`) "
              "and the event store (`events/`) live; in Airflow the `cdcflow_home` variable when this is unset"),
     Variable("CDCFLOW_METASTORE_URL", "a SQLite file under `CDCFLOW_HOME`", LIBRARY,
-             "the metadata store in a shared MySQL/TiDB (a SQLAlchemy URL), for cycles on several machines"),
+             "the metadata store in a shared MySQL/TiDB, `mysql://USER:PASSWORD@HOST:PORT/DATABASE` (`mysql+pymysql://` "
+             "and `tidb://` too; `?charset=` the one parameter), for cycles on several machines"),
     Variable("CDCFLOW_SPARK_MASTER", "`local[*]`", LIBRARY,
              "the master of an embedded Spark session when the changefeed's config names none"),
     Variable("CDCFLOW_DRIVER_MEMORY", "`2g`", LIBRARY,

@@ -12,24 +12,20 @@ from __future__ import annotations
 
 import json
 
-import sqlalchemy as sa
-
 from cdcflow.store.engine import engine
 from cdcflow.store.tables import ddl_replacements as replacements
 
 
 def store(changefeed_id: str, commit_ts: int, statements: list[str]) -> None:
-    t = replacements.c
     with engine().begin() as c:
-        c.execute(sa.delete(replacements).where(t.changefeed_id == changefeed_id, t.commit_ts == commit_ts))
-        c.execute(sa.insert(replacements).values(changefeed_id=changefeed_id, commit_ts=commit_ts,
-                                                 statements=json.dumps(statements)))
+        c.delete(replacements, "changefeed_id = ? AND commit_ts = ?", changefeed_id, commit_ts)
+        c.insert(replacements, dict(changefeed_id=changefeed_id, commit_ts=commit_ts,
+                                    statements=json.dumps(statements)))
 
 
 def load(changefeed_id: str, above_ts: int = 0) -> dict[int, list[str]]:
-    t = replacements.c
     with engine().connect() as c:
-        rows = c.execute(sa.select(t.commit_ts, t.statements).where(t.changefeed_id == changefeed_id,
-                                                                    t.commit_ts > above_ts))
+        rows = c.select(replacements, "changefeed_id = ? AND commit_ts > ?", changefeed_id, above_ts,
+                        columns="commit_ts, statements")
         return {ts: json.loads(s) for ts, s in rows}
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import sqlalchemy as sa
-
 from cdcflow.store.engine import engine
 from cdcflow.store.tables import index_jobs
 
@@ -50,25 +48,20 @@ def record(changefeed_id: str, job_id: int, *, commit_ts: int | None, schema: st
     """Remember a job to wait for (again, if it is known already: a replay adopts it)."""
     now = time.time()
     with engine().begin() as c:
-        c.execute(sa.delete(index_jobs).where(index_jobs.c.changefeed_id == changefeed_id,
-                                              index_jobs.c.job_id == job_id))
-        c.execute(sa.insert(index_jobs).values(
+        c.delete(index_jobs, "changefeed_id = ? AND job_id = ?", changefeed_id, job_id)
+        c.insert(index_jobs, dict(
             changefeed_id=changefeed_id, job_id=job_id, commit_ts=commit_ts, schema_name=schema, table_name=table,
             index_name=index_name, query=query, status=PENDING, tidb_state=tidb_state, submitted_at=now,
-            checked_at=now,
-        ))
+            checked_at=now))
 
 
 def pending(changefeed_id: str) -> list[IndexJob]:
     with engine().connect() as c:
-        rows = c.execute(sa.select(index_jobs).where(index_jobs.c.changefeed_id == changefeed_id,
-                                                     index_jobs.c.status == PENDING)
-                         .order_by(index_jobs.c.job_id))
-        return [IndexJob(**dict(r._mapping)) for r in rows]
+        rows = c.select(index_jobs, "changefeed_id = ? AND status = ?", changefeed_id, PENDING, order="job_id")
+        return [IndexJob(**r) for r in rows.mappings()]
 
 
 def mark(changefeed_id: str, job_id: int, status: str, tidb_state: str | None, error: str | None = None) -> None:
     with engine().begin() as c:
-        c.execute(sa.update(index_jobs)
-                  .where(index_jobs.c.changefeed_id == changefeed_id, index_jobs.c.job_id == job_id)
-                  .values(status=status, tidb_state=tidb_state, error=error, checked_at=time.time()))
+        c.update(index_jobs, dict(status=status, tidb_state=tidb_state, error=error, checked_at=time.time()),
+                 "changefeed_id = ? AND job_id = ?", changefeed_id, job_id)

@@ -1,7 +1,7 @@
 """The metadata store's operations on each changefeed's runtime state, its runs and its lease.
 
-SQLAlchemy Core, so the same code serves the embedded SQLite file and a shared MySQL/TiDB
-(store/engine.py); the tables are declared in store/tables.py.
+Plain SQL that the embedded SQLite file and a shared MySQL/TiDB both run (store/sql.py,
+store/engine.py); the tables are declared in store/tables.py.
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ import socket
 import time
 from dataclasses import dataclass, field
 
-import sqlalchemy as sa
-
 from cdcflow.core.errors import CHANGEFEED_NOT_EXISTS, CdcflowError
 from cdcflow.store.engine import engine, transaction
-from cdcflow.store.tables import changefeeds, owned_by, runs
+from cdcflow.store.sql import like_suffix
+from cdcflow.store.tables import changefeeds, delete_owned, runs
 
 
 @dataclass
@@ -56,8 +55,7 @@ class RunState:
     ended_at: float | None = None
 
 
-def _feed(row) -> FeedState:
-    d = dict(row._mapping)
+def _feed(d: dict) -> FeedState:
     d["checkpoint_pos"] = json.loads(d["checkpoint_pos"] or "{}")
     d["error"] = json.loads(d["error"]) if d["error"] else None
     d["skip_ddl"] = json.loads(d["skip_ddl"] or "[]")
@@ -67,32 +65,28 @@ def _feed(row) -> FeedState:
 def create_feed(changefeed_id: str, checkpoint_ts: int, checkpoint_pos: dict, conn=None) -> None:
     now = time.time()
     with transaction(conn) as c:
-        for stmt in owned_by(changefeed_id):  # a re-created changefeed inherits nothing of an old one
-            c.execute(stmt)
-        c.execute(
-            sa.insert(changefeeds).values(
-                id=changefeed_id, state="normal", checkpoint_ts=checkpoint_ts,
-                checkpoint_pos=json.dumps(checkpoint_pos),
-                resolved_ts=checkpoint_ts, skip_ddl="[]", state_since=now, last_progress_at=now, created_at=now, updated_at=now,
-            )
-        )
+        delete_owned(c, changefeed_id)  # a re-created changefeed inherits nothing of an old one
+        c.insert(changefeeds, dict(
+            id=changefeed_id, state="normal", checkpoint_ts=checkpoint_ts, checkpoint_pos=json.dumps(checkpoint_pos),
+            resolved_ts=checkpoint_ts, skip_ddl="[]", state_since=now, last_progress_at=now, created_at=now,
+            updated_at=now))
 
 
 def get_feed(changefeed_id: str) -> FeedState:
     with engine().connect() as c:
-        row = c.execute(sa.select(changefeeds).where(changefeeds.c.id == changefeed_id)).first()
-    if row is None:
+        rows = c.select(changefeeds, "id = ?", changefeed_id).mappings()
+    if not rows:
         raise CdcflowError(
             f"changefeed {changefeed_id} has no state in the metadata store",
             code=CHANGEFEED_NOT_EXISTS,
             hint="create it with `cdcflow changefeed create`",
         )
-    return _feed(row)
+    return _feed(rows[0])
 
 
 def list_feeds() -> list[FeedState]:
     with engine().connect() as c:
-        return [_feed(r) for r in c.execute(sa.select(changefeeds).order_by(changefeeds.c.id))]
+        return [_feed(r) for r in c.select(changefeeds, "1 = 1", order="id").mappings()]
 
 
 def update_feed(changefeed_id: str, conn=None, **values) -> None:
@@ -104,19 +98,16 @@ def update_feed(changefeed_id: str, conn=None, **values) -> None:
         values["error"] = json.dumps(values["error"])
     values["updated_at"] = time.time()
     with transaction(conn) as c:
-        c.execute(sa.update(changefeeds).where(changefeeds.c.id == changefeed_id).values(**values))
+        c.update(changefeeds, values, "id = ?", changefeed_id)
 
 
 def advance_checkpoint(changefeed_id: str, ts: int, pos: dict, conn=None) -> None:
     """Move the checkpoint forward (never back: a replay may re-reach older barriers)."""
     now = time.time()
     with transaction(conn) as c:
-        c.execute(
-            sa.update(changefeeds)
-            .where(changefeeds.c.id == changefeed_id, changefeeds.c.checkpoint_ts < ts)
-            .values(checkpoint_ts=ts, checkpoint_pos=json.dumps(pos), last_progress_at=now, updated_at=now,
-                    ddl_in_flight_ts=None)
-        )
+        c.update(changefeeds, dict(checkpoint_ts=ts, checkpoint_pos=json.dumps(pos), last_progress_at=now,
+                                   updated_at=now, ddl_in_flight_ts=None),
+                 "id = ? AND checkpoint_ts < ?", changefeed_id, ts)
 
 
 def mark_ddl_in_flight(changefeed_id: str, ts: int | None, checkpoint: tuple[int, dict] | None = None) -> None:
@@ -132,8 +123,8 @@ def mark_ddl_in_flight(changefeed_id: str, ts: int | None, checkpoint: tuple[int
 def raise_resolved(changefeed_id: str, ts: int) -> None:
     """The resolved ts: how far the upstream's changes have been read (never back)."""
     with engine().begin() as c:
-        c.execute(sa.update(changefeeds).where(changefeeds.c.id == changefeed_id, changefeeds.c.resolved_ts < ts)
-                  .values(resolved_ts=ts, updated_at=time.time()))
+        c.update(changefeeds, dict(resolved_ts=ts, updated_at=time.time()), "id = ? AND resolved_ts < ?",
+                 changefeed_id, ts)
 
 
 # --- lease: two cycles of one changefeed never overlap -----------------------------------
@@ -166,9 +157,7 @@ def acquire_lease(changefeed_id: str, owner: str, run_key: str, ttl: float = LEA
     DAG run (each Airflow task is a process of its own), so any of them may renew it."""
     now = time.time()
     with engine().begin() as c:
-        row = c.execute(
-            sa.select(changefeeds.c.lease_owner, changefeeds.c.lease_until).where(changefeeds.c.id == changefeed_id)
-        ).first()
+        row = c.select(changefeeds, "id = ?", changefeed_id, columns="lease_owner, lease_until").first()
         if row is None:
             return False
         held_by, until = row
@@ -176,13 +165,9 @@ def acquire_lease(changefeed_id: str, owner: str, run_key: str, ttl: float = LEA
         free = held_by is None or (until or 0) < now or _owner_dead(held_by)
         if not (mine or free):
             return False
-        res = c.execute(
-            sa.update(changefeeds)
-            .where(changefeeds.c.id == changefeed_id, changefeeds.c.lease_owner.is_(held_by) if held_by is None
-                   else changefeeds.c.lease_owner == held_by)
-            .values(lease_owner=owner, lease_until=now + ttl)
-        )
-        return res.rowcount == 1
+        held = ("lease_owner IS NULL", ()) if held_by is None else ("lease_owner = ?", (held_by,))
+        return c.update(changefeeds, dict(lease_owner=owner, lease_until=now + ttl), f"id = ? AND {held[0]}",
+                        changefeed_id, *held[1]) == 1
 
 
 def holds_fresh_lease(changefeed_id: str, owner: str, within: float, ttl: float = LEASE_SECONDS) -> bool:
@@ -192,8 +177,7 @@ def holds_fresh_lease(changefeed_id: str, owner: str, within: float, ttl: float 
     run's next task) is another owner, and takes the lease itself: a lease left naming a process
     that ended may be taken over (_owner_dead)."""
     with engine().connect() as c:
-        row = c.execute(sa.select(changefeeds.c.lease_owner, changefeeds.c.lease_until)
-                        .where(changefeeds.c.id == changefeed_id)).first()
+        row = c.select(changefeeds, "id = ?", changefeed_id, columns="lease_owner, lease_until").first()
     return row is not None and row[0] == owner and (row[1] or 0) >= time.time() + ttl - within
 
 
@@ -203,12 +187,8 @@ def lease_holder(changefeed_id: str) -> str | None:
 
 def release_lease(changefeed_id: str, run_key: str) -> None:
     with engine().begin() as c:
-        c.execute(
-            sa.update(changefeeds)
-            .where(changefeeds.c.id == changefeed_id, changefeeds.c.lease_owner.endswith(":" + run_key,
-                                                                                         autoescape=True))
-            .values(lease_owner=None, lease_until=None)
-        )
+        c.update(changefeeds, dict(lease_owner=None, lease_until=None), "id = ? AND lease_owner LIKE ? ESCAPE '/'",
+                 changefeed_id, like_suffix(":" + run_key))
 
 
 # --- runs ---------------------------------------------------------------------------------
@@ -218,8 +198,8 @@ RUN_BACKFILL = "backfill"  # where the changefeed was before its backfill (prepa
 RUN_TABLE_COPY = "table_copy"  # the copy a run of mode add-tables / resync-tables began: {kind, tables} (dag_tasks)
 RUN_END = "end"  # the checkpoint and resolved ts a finished run left (finish; the page's lag plot)
 
-def _run(row) -> RunState:
-    d = dict(row._mapping)
+def _run(d: dict) -> RunState:
+    d["dry_run"] = bool(d["dry_run"])
     d["start_pos"] = json.loads(d["start_pos"] or "{}")
     d["stats"] = json.loads(d["stats"] or "{}")
     return RunState(**d)
@@ -228,14 +208,10 @@ def _run(row) -> RunState:
 def start_run(changefeed_id: str, run_id: str, start_ts: int, start_pos: dict, target_ts: int,
               dry_run: bool) -> RunState:
     with engine().begin() as c:
-        c.execute(sa.delete(runs).where(runs.c.changefeed_id == changefeed_id, runs.c.run_id == run_id))
-        c.execute(
-            sa.insert(runs).values(
-                changefeed_id=changefeed_id, run_id=run_id, status="running", start_ts=start_ts,
-                start_pos=json.dumps(start_pos), target_ts=target_ts, dry_run=dry_run, stats="{}",
-                started_at=time.time(),
-            )
-        )
+        c.delete(runs, "changefeed_id = ? AND run_id = ?", changefeed_id, run_id)
+        c.insert(runs, dict(changefeed_id=changefeed_id, run_id=run_id, status="running", start_ts=start_ts,
+                            start_pos=json.dumps(start_pos), target_ts=target_ts, dry_run=dry_run, stats="{}",
+                            started_at=time.time()))
     return get_run(changefeed_id, run_id)
 
 
@@ -249,38 +225,34 @@ def supersede_open_runs(changefeed_id: str, run_id: str) -> list[str]:
     folder this cycle's finish will delete.  Returns the runs it marked."""
     now = time.time()
     with engine().begin() as c:
-        rows = c.execute(sa.select(runs.c.run_id, runs.c.stats).where(
-            runs.c.changefeed_id == changefeed_id, runs.c.status == "running", runs.c.run_id != run_id)).all()
+        rows = c.select(runs, "changefeed_id = ? AND status = 'running' AND run_id <> ?", changefeed_id, run_id,
+                        columns="run_id, stats").all()
         for other, stats in rows:
             merged = {**json.loads(stats or "{}"), "superseded_by": run_id}
-            c.execute(sa.update(runs).where(runs.c.changefeed_id == changefeed_id, runs.c.run_id == other,
-                                            runs.c.status == "running")
-                      .values(status=SUPERSEDED, ended_at=now, stats=json.dumps(merged)))
+            c.update(runs, dict(status=SUPERSEDED, ended_at=now, stats=json.dumps(merged)),
+                     "changefeed_id = ? AND run_id = ? AND status = 'running'", changefeed_id, other)
     return [other for other, _ in rows]
 
 
 def get_run(changefeed_id: str, run_id: str) -> RunState:
     with engine().connect() as c:
-        row = c.execute(sa.select(runs).where(runs.c.changefeed_id == changefeed_id, runs.c.run_id == run_id)).first()
-    if row is None:
+        rows = c.select(runs, "changefeed_id = ? AND run_id = ?", changefeed_id, run_id).mappings()
+    if not rows:
         raise CdcflowError(
             f"changefeed {changefeed_id} has no cycle {run_id!r}",
             hint="each cycle starts with the prepare stage; run `cdcflow changefeed run` or trigger the DAG",
         )
-    return _run(row)
+    return _run(rows[0])
 
 
 def update_run(changefeed_id: str, run_id: str, *, stats: dict | None = None, **values) -> None:
     with engine().begin() as c:
         if stats:
-            row = c.execute(
-                sa.select(runs.c.stats).where(runs.c.changefeed_id == changefeed_id, runs.c.run_id == run_id)
-            ).first()
-            merged = json.loads(row[0] or "{}") if row else {}
+            old = c.select(runs, "changefeed_id = ? AND run_id = ?", changefeed_id, run_id, columns="stats").scalar()
+            merged = json.loads(old or "{}")
             merged.update(stats)
             values["stats"] = json.dumps(merged)
-        c.execute(sa.update(runs).where(runs.c.changefeed_id == changefeed_id,
-                                        runs.c.run_id == run_id).values(**values))
+        c.update(runs, values, "changefeed_id = ? AND run_id = ?", changefeed_id, run_id)
 
 
 # The ended runs kept per changefeed, newest first; finish drops older ones.  A changefeed that
@@ -292,18 +264,15 @@ RUNS_KEPT = 5_000
 def prune_runs(changefeed_id: str, keep: int = RUNS_KEPT) -> int:
     """Drops the changefeed's ended runs older than its `keep` newest runs; returns how many."""
     with engine().begin() as c:
-        oldest_kept = c.execute(
-            sa.select(runs.c.started_at).where(runs.c.changefeed_id == changefeed_id)
-            .order_by(runs.c.started_at.desc()).offset(keep - 1).limit(1)).scalar()
+        oldest_kept = c.select(runs, "changefeed_id = ?", changefeed_id, columns="started_at",
+                               order="started_at DESC", limit=1, offset=keep - 1).scalar()
         if oldest_kept is None:
             return 0
-        return c.execute(sa.delete(runs).where(runs.c.changefeed_id == changefeed_id, runs.c.status != "running",
-                                               runs.c.started_at < oldest_kept)).rowcount
+        return c.delete(runs, "changefeed_id = ? AND status <> 'running' AND started_at < ?", changefeed_id,
+                        oldest_kept)
 
 
 def recent_runs(changefeed_id: str, limit: int = 20) -> list[RunState]:
     with engine().connect() as c:
-        rows = c.execute(
-            sa.select(runs).where(runs.c.changefeed_id == changefeed_id).order_by(runs.c.started_at.desc()).limit(limit)
-        )
-        return [_run(r) for r in rows]
+        rows = c.select(runs, "changefeed_id = ?", changefeed_id, order="started_at DESC", limit=limit)
+        return [_run(r) for r in rows.mappings()]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from cdcflow.config.spec_store import Spec, delete_spec
 from cdcflow.store import events
 from cdcflow.store.engine import engine
-from cdcflow.store.tables import owned_by
+from cdcflow.store.tables import delete_owned
 
 
 def remove_changefeed(spec: Spec) -> None:
@@ -14,7 +14,6 @@ def remove_changefeed(spec: Spec) -> None:
     # resolved first: a config or an event store URL that fails deletes nothing
     fs, folder = events.changefeed_folder(spec.config().event_store, spec.id)
     with engine().begin() as c:
-        for stmt in owned_by(spec.id):
-            c.execute(stmt)
+        delete_owned(c, spec.id)
     delete_spec(spec.id)
     events.delete_folder(fs, folder)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 
-import sqlalchemy as sa
-
 from cdcflow.core.system_schemas import SYSTEM_SCHEMAS
 from cdcflow.ddl.table_def import IMPLICIT_PERIOD, TableInfo
 from cdcflow.ddl.tracker import UNKNOWN, SchemaTracker
@@ -32,38 +30,35 @@ def save(changefeed_id: str, rows, conn=None) -> None:
     rows = list(rows)
     if not rows:
         return
-    t = versions.c
     with transaction(conn) as c:
-        for s, tb, ts, _ in rows:
-            c.execute(sa.delete(versions).where(t.changefeed_id == changefeed_id, t.schema_name == s,
-                                                t.table_name == tb,
-                                                t.version_ts == ts))
-        c.execute(sa.insert(versions), [{"changefeed_id": changefeed_id, "schema_name": s, "table_name": tb,
-                                         "version_ts": ts, "info": _encode(info)} for s, tb, ts, info in rows])
+        _delete(c, changefeed_id, ((s, tb, ts) for s, tb, ts, _ in rows))
+        c.insert(versions, *({"changefeed_id": changefeed_id, "schema_name": s, "table_name": tb, "version_ts": ts,
+                              "info": _encode(info)} for s, tb, ts, info in rows))
+
+
+def _delete(c, changefeed_id: str, keys) -> None:
+    for s, tb, ts in keys:
+        c.delete(versions, "changefeed_id = ? AND schema_name = ? AND table_name = ? AND version_ts = ?",
+                 changefeed_id, s, tb, ts)
 
 
 def load(changefeed_id: str) -> SchemaTracker:
     tracker = SchemaTracker()
-    t = versions.c
     with engine().connect() as c:
-        for s, tb, ts, info in c.execute(sa.select(t.schema_name, t.table_name, t.version_ts, t.info)
-                                         .where(t.changefeed_id == changefeed_id).order_by(t.version_ts)):
+        for s, tb, ts, info in c.select(versions, "changefeed_id = ?", changefeed_id,
+                                        columns="schema_name, table_name, version_ts, info", order="version_ts"):
             tracker.versions.setdefault((s, tb), []).append((ts, _decode(info)))
     return tracker
 
 
 def forget(changefeed_id: str, gone) -> None:
-    t = versions.c
     with engine().begin() as c:
-        for s, tb, ts in gone:
-            c.execute(sa.delete(versions).where(t.changefeed_id == changefeed_id, t.schema_name == s,
-                                                t.table_name == tb,
-                                                t.version_ts == ts))
+        _delete(c, changefeed_id, gone)
 
 
 def delete(changefeed_id: str, conn=None) -> None:
     with transaction(conn) as c:
-        c.execute(sa.delete(versions).where(versions.c.changefeed_id == changefeed_id))
+        c.delete(versions, "changefeed_id = ?", changefeed_id)
 
 
 _SYSTEM = tuple(sorted(SYSTEM_SCHEMAS))

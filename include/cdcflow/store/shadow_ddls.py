@@ -3,20 +3,17 @@ metadata store, so a cut-over in a later cycle than its ALTER, or a cycle run ag
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-
 from cdcflow.ddl.shadow_log import Mark, ShadowLog
 from cdcflow.store.engine import engine
 from cdcflow.store.tables import shadow_ddls as marks
 
 
 def load(changefeed_id: str) -> ShadowLog:
-    t = marks.c
     log = ShadowLog()
     with engine().connect() as c:
-        for s, tb, ts, kind, statement, mode in c.execute(
-                sa.select(t.schema_name, t.table_name, t.commit_ts, t.kind, t.statement, t.sql_mode)
-                .where(t.changefeed_id == changefeed_id).order_by(t.commit_ts)):
+        for s, tb, ts, kind, statement, mode in c.select(
+                marks, "changefeed_id = ?", changefeed_id,
+                columns="schema_name, table_name, commit_ts, kind, statement, sql_mode", order="commit_ts"):
             log.marks.setdefault((s, tb), []).append(Mark(ts, kind, statement, mode))
     return log
 
@@ -24,18 +21,15 @@ def load(changefeed_id: str) -> ShadowLog:
 def save(changefeed_id: str, log: ShadowLog, above_ts: int) -> None:
     """The marks above `above_ts` (a window's start) as `log` has them now: those a window read
     before and does not derive again go."""
-    t = marks.c
     with engine().begin() as c:
-        c.execute(sa.delete(marks).where(t.changefeed_id == changefeed_id, t.commit_ts > above_ts))
-        rows = [{"changefeed_id": changefeed_id, "schema_name": s, "table_name": tb, "commit_ts": m.commit_ts,
-                 "kind": m.kind, "statement": m.statement, "sql_mode": m.sql_mode} for s, tb, m in log.after(above_ts)]
-        if rows:
-            c.execute(sa.insert(marks), rows)
+        c.delete(marks, "changefeed_id = ? AND commit_ts > ?", changefeed_id, above_ts)
+        c.insert(marks, *({"changefeed_id": changefeed_id, "schema_name": s, "table_name": tb, "commit_ts": m.commit_ts,
+                           "kind": m.kind, "statement": m.statement, "sql_mode": m.sql_mode}
+                          for s, tb, m in log.after(above_ts)))
 
 
 def forget(changefeed_id: str, gone) -> None:
-    t = marks.c
     with engine().begin() as c:
         for s, tb, ts in gone:
-            c.execute(sa.delete(marks).where(t.changefeed_id == changefeed_id, t.schema_name == s,
-                                             t.table_name == tb, t.commit_ts == ts))
+            c.delete(marks, "changefeed_id = ? AND schema_name = ? AND table_name = ? AND commit_ts = ?",
+                     changefeed_id, s, tb, ts)

@@ -13,15 +13,16 @@ from __future__ import annotations
 import json
 import time
 
-import sqlalchemy as sa
-
 from cdcflow.store.engine import engine, transaction
+from cdcflow.store.sql import Table
 from cdcflow.store.tables import snapshot_chunks as chunks
 from cdcflow.store.tables import snapshot_indexes as indexes
 from cdcflow.store.tables import snapshots
 
 COPYING, INDEXING, DONE = "copying", "indexing", "done"
 DEFERRED, BUILDING, BUILT = "deferred", "building", "built"
+# a chunk table's counts: its chunks, those done, the rows they copied
+CHUNK_COUNTS = "COUNT(*), SUM(CASE WHEN done THEN 1 ELSE 0 END), SUM(`rows`)"
 
 
 def begin(changefeed_id: str, position: dict, tasks: list[dict], conn=None,
@@ -31,26 +32,27 @@ def begin(changefeed_id: str, position: dict, tasks: list[dict], conn=None,
     earlier copy of the changefeed goes.  `conn`: inside the caller's transaction."""
     with transaction(conn) as c:
         for t in (chunks, indexes, snapshots):
-            c.execute(sa.delete(t).where(t.c.changefeed_id == changefeed_id))
-        c.execute(sa.insert(snapshots).values(changefeed_id=changefeed_id, status=COPYING,
-                                              position=json.dumps(position),
-                                              started_at=time.time()))
-        if tasks:
-            c.execute(sa.insert(chunks), [{"changefeed_id": changefeed_id, "table_name": t["table"],
-                                           "chunk_index": t["chunk"]["index"], "task": json.dumps(t),
-                                           "done": False, "rows": 0, "seconds": 0.0} for t in tasks])
-        if deferred:
-            c.execute(sa.insert(indexes), [{"changefeed_id": changefeed_id, "table_name": table,
-                                            "clauses": json.dumps(clauses), "status": DEFERRED}
-                                           for table, clauses in sorted(deferred.items())])
+            c.delete(t, "changefeed_id = ?", changefeed_id)
+        c.insert(snapshots, dict(changefeed_id=changefeed_id, status=COPYING, position=json.dumps(position),
+                                 started_at=time.time()))
+        c.insert(chunks, *chunk_rows(changefeed_id, tasks))
+        c.insert(indexes, *({"changefeed_id": changefeed_id, "table_name": table, "clauses": json.dumps(clauses),
+                             "status": DEFERRED} for table, clauses in sorted((deferred or {}).items())))
+
+
+def chunk_rows(changefeed_id: str, tasks: list[dict], table: str | None = None) -> list[dict]:
+    """The rows of a copy's chunk tasks (each {"table", "chunk": {"index"…}, …}; `table`: all
+    of one table's), none done."""
+    return [{"changefeed_id": changefeed_id, "table_name": table or t["table"], "chunk_index": t["chunk"]["index"],
+             "task": json.dumps(t), "done": False, "rows": 0, "seconds": 0.0} for t in tasks]
 
 
 def get(changefeed_id: str) -> dict | None:
     with engine().connect() as c:
-        row = c.execute(sa.select(snapshots).where(snapshots.c.changefeed_id == changefeed_id)).mappings().first()
-    if row is None:
+        rows = c.select(snapshots, "changefeed_id = ?", changefeed_id).mappings()
+    if not rows:
         return None
-    return {**dict(row), "position": json.loads(row["position"])}
+    return {**rows[0], "position": json.loads(rows[0]["position"])}
 
 
 def unfinished(changefeed_id: str) -> bool:
@@ -68,45 +70,41 @@ def indexing(changefeed_id: str) -> dict | None:
     return json.loads(head["copied_to"])
 
 
-def pending(changefeed_id: str, chunks: sa.Table = chunks) -> list[dict]:
+def pending(changefeed_id: str, chunks: Table = chunks) -> list[dict]:
     """The chunk tasks not done yet, table by table (`chunks`: a table of snapshot_chunks' columns)."""
     with engine().connect() as c:
-        rows = c.execute(sa.select(chunks.c.task).where(chunks.c.changefeed_id == changefeed_id,
-                                                        chunks.c.done.is_(False))
-                         .order_by(chunks.c.table_name, chunks.c.chunk_index)).all()
+        rows = c.select(chunks, "changefeed_id = ? AND done = ?", changefeed_id, False, columns="task",
+                        order="table_name, chunk_index").all()
     return [json.loads(r[0]) for r in rows]
 
 
 def chunk_done(changefeed_id: str, table: str, index: int, rows: int, seconds: float,
-               chunks: sa.Table = chunks) -> None:
+               chunks: Table = chunks) -> None:
     with engine().begin() as c:
-        c.execute(sa.update(chunks).where(chunks.c.changefeed_id == changefeed_id, chunks.c.table_name == table,
-                                          chunks.c.chunk_index == index)
-                  .values(done=True, rows=rows, seconds=seconds))
+        c.update(chunks, dict(done=True, rows=rows, seconds=seconds),
+                 "changefeed_id = ? AND table_name = ? AND chunk_index = ?", changefeed_id, table, index)
 
 
 def copied(changefeed_id: str, copied_to: dict) -> None:
     """Every chunk is done; `copied_to`: the upstream's binlog head read after the last chunk's read.
     Done at once when no table has deferred indexes left to build."""
     with engine().begin() as c:
-        c.execute(sa.update(snapshots).where(snapshots.c.changefeed_id == changefeed_id)
-                  .values(status=INDEXING, copied_to=json.dumps(copied_to), finished_at=time.time()))
+        c.update(snapshots, dict(status=INDEXING, copied_to=json.dumps(copied_to), finished_at=time.time()),
+                 "changefeed_id = ?", changefeed_id)
     _done_if_built(changefeed_id)
 
 
 def finish(changefeed_id: str) -> None:
     """The copy done with nothing left to build."""
     with engine().begin() as c:
-        c.execute(sa.update(snapshots).where(snapshots.c.changefeed_id == changefeed_id)
-                  .values(status=DONE, finished_at=time.time()))
+        c.update(snapshots, dict(status=DONE, finished_at=time.time()), "changefeed_id = ?", changefeed_id)
 
 
 def deferred(changefeed_id: str) -> list[dict]:
     """The tables whose deferred indexes are not built yet: {table, clauses, status}."""
     with engine().connect() as c:
-        rows = c.execute(sa.select(indexes.c.table_name, indexes.c.clauses, indexes.c.status)
-                         .where(indexes.c.changefeed_id == changefeed_id, indexes.c.status != BUILT)
-                         .order_by(indexes.c.table_name)).all()
+        rows = c.select(indexes, "changefeed_id = ? AND status <> ?", changefeed_id, BUILT,
+                        columns="table_name, clauses, status", order="table_name").all()
     return [{"table": t, "clauses": json.loads(cl), "status": st} for t, cl, st in rows]
 
 
@@ -114,8 +112,8 @@ def index_phase(changefeed_id: str, table: str, status: str) -> None:
     """A table's index build `building` (begun: a resume checks which indexes exist) or `built`; the
     snapshot is done with the last table built."""
     with engine().begin() as c:
-        c.execute(sa.update(indexes).where(indexes.c.changefeed_id == changefeed_id, indexes.c.table_name == table)
-                  .values(status=status, built_at=time.time() if status == BUILT else None))
+        c.update(indexes, dict(status=status, built_at=time.time() if status == BUILT else None),
+                 "changefeed_id = ? AND table_name = ?", changefeed_id, table)
     if status == BUILT:
         _done_if_built(changefeed_id)
 
@@ -123,31 +121,27 @@ def index_phase(changefeed_id: str, table: str, status: str) -> None:
 def set_clauses(changefeed_id: str, table: str, clauses: list[str]) -> None:
     """The clauses `table` waits for, as a replicated DDL left them (sink/pending_indexes.py)."""
     with engine().begin() as c:
-        c.execute(sa.update(indexes).where(indexes.c.changefeed_id == changefeed_id, indexes.c.table_name == table,
-                                           indexes.c.status != BUILT).values(clauses=json.dumps(clauses)))
+        c.update(indexes, dict(clauses=json.dumps(clauses)), "changefeed_id = ? AND table_name = ? AND status <> ?",
+                 changefeed_id, table, BUILT)
 
 
 def rename_table(changefeed_id: str, old: str, new: str) -> None:
     """The indexes `old` waits for are `new`'s: the table was renamed (a record of `new` is of a
     table gone from that name)."""
     with engine().begin() as c:
-        if c.execute(sa.select(indexes.c.table_name).where(indexes.c.changefeed_id == changefeed_id,
-                                                           indexes.c.table_name == old,
-                                                           indexes.c.status != BUILT)).first() is None:
+        if c.select(indexes, "changefeed_id = ? AND table_name = ? AND status <> ?", changefeed_id, old, BUILT,
+                    columns="table_name").first() is None:
             return
-        c.execute(sa.delete(indexes).where(indexes.c.changefeed_id == changefeed_id, indexes.c.table_name == new))
-        c.execute(sa.update(indexes).where(indexes.c.changefeed_id == changefeed_id, indexes.c.table_name == old)
-                  .values(table_name=new))
+        c.delete(indexes, "changefeed_id = ? AND table_name = ?", changefeed_id, new)
+        c.update(indexes, dict(table_name=new), "changefeed_id = ? AND table_name = ?", changefeed_id, old)
 
 
 def _done_if_built(changefeed_id: str) -> None:
     with engine().begin() as c:
-        left = c.execute(sa.select(sa.func.count()).where(indexes.c.changefeed_id == changefeed_id,
-                                                          indexes.c.status != BUILT)).scalar()
+        left = c.select(indexes, "changefeed_id = ? AND status <> ?", changefeed_id, BUILT,
+                        columns="COUNT(*)").scalar()
         if not left:
-            c.execute(sa.update(snapshots).where(snapshots.c.changefeed_id == changefeed_id,
-                                                 snapshots.c.status == INDEXING)
-                      .values(status=DONE))
+            c.update(snapshots, dict(status=DONE), "changefeed_id = ? AND status = ?", changefeed_id, INDEXING)
 
 
 def progress(changefeed_id: str) -> dict | None:
@@ -157,12 +151,9 @@ def progress(changefeed_id: str) -> dict | None:
     if head is None:
         return None
     with engine().connect() as c:
-        total, done, rows = c.execute(
-            sa.select(sa.func.count(), sa.func.sum(sa.case((chunks.c.done.is_(True), 1), else_=0)),
-                      sa.func.sum(chunks.c.rows)).where(chunks.c.changefeed_id == changefeed_id)).one()
-        tables, built = c.execute(
-            sa.select(sa.func.count(), sa.func.sum(sa.case((indexes.c.status == BUILT, 1), else_=0)))
-            .where(indexes.c.changefeed_id == changefeed_id)).one()
+        total, done, rows = c.select(chunks, "changefeed_id = ?", changefeed_id, columns=CHUNK_COUNTS).one()
+        tables, built = c.select(indexes, "changefeed_id = ?", changefeed_id,
+                                 columns=f"COUNT(*), SUM(CASE WHEN status = '{BUILT}' THEN 1 ELSE 0 END)").one()
     elapsed = (head["finished_at"] or time.time()) - head["started_at"]
     rows = int(rows or 0)
     return {"status": head["status"], "chunks_done": int(done or 0), "chunks_total": int(total),

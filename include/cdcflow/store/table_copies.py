@@ -17,8 +17,6 @@ from __future__ import annotations
 import json
 import time
 
-import sqlalchemy as sa
-
 from cdcflow.store import snapshots
 from cdcflow.store.engine import engine, transaction
 from cdcflow.store.tables import table_copies as copies
@@ -39,17 +37,16 @@ def request(changefeed_id: str, tables: list[str], kind: str, conn=None) -> None
     with transaction(conn) as c:
         for table in tables:
             for t in (chunks, copies):
-                c.execute(sa.delete(t).where(t.c.changefeed_id == changefeed_id, t.c.table_name == table))
-            c.execute(sa.insert(copies).values(changefeed_id=changefeed_id, table_name=table, kind=kind,
-                                               status=REQUESTED, requested_at=now))
+                c.delete(t, "changefeed_id = ? AND table_name = ?", changefeed_id, table)
+            c.insert(copies, dict(changefeed_id=changefeed_id, table_name=table, kind=kind, status=REQUESTED,
+                                  requested_at=now))
 
 
 def all_of(changefeed_id: str) -> list[dict]:
     """Every table copy of the changefeed, in request order, with its position decoded."""
     with engine().connect() as c:
-        rows = c.execute(sa.select(copies).where(copies.c.changefeed_id == changefeed_id)
-                         .order_by(copies.c.requested_at, copies.c.table_name)).mappings().all()
-    return [{**dict(r), "position": json.loads(r["position"]) if r["position"] else None,
+        rows = c.select(copies, "changefeed_id = ?", changefeed_id, order="requested_at, table_name").mappings()
+    return [{**r, "position": json.loads(r["position"]) if r["position"] else None,
              "copied_to": json.loads(r["copied_to"]) if r["copied_to"] else None,
              "index_clauses": json.loads(r["index_clauses"]) if r["index_clauses"] else []} for r in rows]
 
@@ -63,15 +60,12 @@ def joined(changefeed_id: str, table: str, position: dict, tasks: list[dict], de
     """`table` joins at `position` with its chunk tasks (each {"chunk": {"index"…}, …}) to copy,
     created downstream without the index clauses `deferred`."""
     with transaction(conn) as c:
-        c.execute(sa.delete(chunks).where(chunks.c.changefeed_id == changefeed_id, chunks.c.table_name == table))
-        c.execute(sa.update(copies).where(copies.c.changefeed_id == changefeed_id, copies.c.table_name == table)
-                  .values(status=COPYING, position=json.dumps(position), started_at=time.time(),
-                          index_clauses=json.dumps(deferred) if deferred else None,
-                          index_status=PENDING if deferred else None, index_error=None))
-        if tasks:
-            c.execute(sa.insert(chunks), [{"changefeed_id": changefeed_id, "table_name": table,
-                                           "chunk_index": t["chunk"]["index"], "task": json.dumps(t),
-                                           "done": False, "rows": 0, "seconds": 0.0} for t in tasks])
+        c.delete(chunks, "changefeed_id = ? AND table_name = ?", changefeed_id, table)
+        c.update(copies, dict(status=COPYING, position=json.dumps(position), started_at=time.time(),
+                              index_clauses=json.dumps(deferred) if deferred else None,
+                              index_status=PENDING if deferred else None, index_error=None),
+                 "changefeed_id = ? AND table_name = ?", changefeed_id, table)
+        c.insert(chunks, *snapshots.chunk_rows(changefeed_id, tasks, table))
 
 
 def pending_chunks(changefeed_id: str) -> list[dict]:
@@ -86,14 +80,14 @@ def chunk_done(changefeed_id: str, table: str, index: int, rows: int, seconds: f
 def copied(changefeed_id: str, table: str, copied_to: dict) -> None:
     """Every chunk of `table` is copied; `copied_to`: the upstream's head read after the last one."""
     with engine().begin() as c:
-        c.execute(sa.update(copies).where(copies.c.changefeed_id == changefeed_id, copies.c.table_name == table)
-                  .values(status=REPLAYING, copied_to=json.dumps(copied_to), finished_at=time.time()))
+        c.update(copies, dict(status=REPLAYING, copied_to=json.dumps(copied_to), finished_at=time.time()),
+                 "changefeed_id = ? AND table_name = ?", changefeed_id, table)
 
 
 def done(changefeed_id: str, table: str) -> None:
     with engine().begin() as c:
-        c.execute(sa.update(copies).where(copies.c.changefeed_id == changefeed_id, copies.c.table_name == table)
-                  .values(status=DONE, done_at=time.time()))
+        c.update(copies, dict(status=DONE, done_at=time.time()), "changefeed_id = ? AND table_name = ?",
+                 changefeed_id, table)
 
 
 def indexes_due(changefeed_id: str) -> list[dict]:
@@ -107,16 +101,16 @@ def index_phase(changefeed_id: str, table: str, status: str, error: str | None =
     """The deferred indexes of `table` `building` (begun: a retry checks which exist), `built` or
     `failed` (`error`: why)."""
     with engine().begin() as c:
-        c.execute(sa.update(copies).where(copies.c.changefeed_id == changefeed_id, copies.c.table_name == table)
-                  .values(index_status=status, index_error=error))
+        c.update(copies, dict(index_status=status, index_error=error), "changefeed_id = ? AND table_name = ?",
+                 changefeed_id, table)
 
 
 def set_clauses(changefeed_id: str, table: str, clauses: list[str]) -> None:
     """The clauses `table` waits for, as a replicated DDL left them (sink/pending_indexes.py)."""
     with engine().begin() as c:
-        c.execute(sa.update(copies).where(copies.c.changefeed_id == changefeed_id, copies.c.table_name == table,
-                                          copies.c.index_status.in_(UNBUILT))
-                  .values(index_clauses=json.dumps(clauses) if clauses else None))
+        c.update(copies, dict(index_clauses=json.dumps(clauses) if clauses else None),
+                 f"changefeed_id = ? AND table_name = ? AND index_status IN ({', '.join('?' * len(UNBUILT))})",
+                 changefeed_id, table, *UNBUILT)
 
 
 def held(changefeed_id: str) -> dict[str, list[str]]:
@@ -133,19 +127,17 @@ def rename_table(changefeed_id: str, old: str, new: str) -> None:
     schema, name = new.split(".", 1)
     with engine().begin() as c:
         for t in (chunks, copies):
-            c.execute(sa.delete(t).where(t.c.changefeed_id == changefeed_id, t.c.table_name == new))
-        c.execute(sa.update(copies).where(copies.c.changefeed_id == changefeed_id, copies.c.table_name == old)
-                  .values(table_name=new))
-        for table, index, text in c.execute(sa.select(chunks.c.table_name, chunks.c.chunk_index, chunks.c.task)
-                                            .where(chunks.c.changefeed_id == changefeed_id)).all():
+            c.delete(t, "changefeed_id = ? AND table_name = ?", changefeed_id, new)
+        c.update(copies, dict(table_name=new), "changefeed_id = ? AND table_name = ?", changefeed_id, old)
+        for table, index, text in c.select(chunks, "changefeed_id = ?", changefeed_id,
+                                           columns="table_name, chunk_index, task").all():
             task = json.loads(text)
             moved = {**task, "after": [new if t == old else t for t in task.get("after", [])]}
             if table == old:
                 moved.update(table=new, schema=schema, name=name)
             if moved != task:
-                c.execute(sa.update(chunks).where(chunks.c.changefeed_id == changefeed_id,
-                                                  chunks.c.table_name == table, chunks.c.chunk_index == index)
-                          .values(table_name=new if table == old else table, task=json.dumps(moved)))
+                c.update(chunks, dict(table_name=new if table == old else table, task=json.dumps(moved)),
+                         "changefeed_id = ? AND table_name = ? AND chunk_index = ?", changefeed_id, table, index)
 
 
 def busy(changefeed_id: str) -> bool:
@@ -159,9 +151,8 @@ def progress(changefeed_id: str) -> list[dict]:
     indexes_deferred (their clauses), index_error}: what `query`, the page and the API show."""
     with engine().connect() as c:
         counts = {r[0]: r[1:] for r in c.execute(
-            sa.select(chunks.c.table_name, sa.func.count(),
-                      sa.func.sum(sa.case((chunks.c.done.is_(True), 1), else_=0)), sa.func.sum(chunks.c.rows))
-            .where(chunks.c.changefeed_id == changefeed_id).group_by(chunks.c.table_name)).all()}
+            f"SELECT table_name, {snapshots.CHUNK_COUNTS} FROM {chunks.name} WHERE changefeed_id = ? "
+            "GROUP BY table_name", changefeed_id)}
     out = []
     for copy in all_of(changefeed_id):
         total, done_, rows = counts.get(copy["table_name"], (0, 0, 0))

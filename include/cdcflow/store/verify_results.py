@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import time
 
-import sqlalchemy as sa
-
 from cdcflow.store.engine import engine
 from cdcflow.store.tables import verify_results as results
 
@@ -21,13 +19,12 @@ def save(changefeed_id: str, result: dict) -> None:
             kept[name] = rows[:KEPT_DIFFERENCES]
             kept[f"{name}_total"] = len(rows)
     with engine().begin() as c:
-        c.execute(sa.delete(results).where(results.c.changefeed_id == changefeed_id))
-        c.execute(sa.insert(results).values(changefeed_id=changefeed_id, status=result["status"],
-                                            finished_at=time.time(),
-                                            result=json.dumps(kept, default=str)))
+        c.delete(results, "changefeed_id = ?", changefeed_id)
+        c.insert(results, dict(changefeed_id=changefeed_id, status=result["status"], finished_at=time.time(),
+                               result=json.dumps(kept, default=str)))
 
 
 def last(changefeed_id: str) -> dict | None:
     with engine().connect() as c:
-        row = c.execute(sa.select(results.c.result).where(results.c.changefeed_id == changefeed_id)).first()
-    return json.loads(row[0]) if row else None
+        text = c.select(results, "changefeed_id = ?", changefeed_id, columns="result").scalar()
+    return json.loads(text) if text is not None else None

@@ -1,0 +1,59 @@
+"""Opening the metadata store: its URL, and a MySQL store made by an earlier cdcflow."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from cdcflow.core.errors import CdcflowError
+from cdcflow.store import engine, metastore
+
+POS = {"file": "mysql-bin.000001", "pos": 4}
+
+
+@pytest.mark.parametrize("url, said", [
+    ("postgresql://u:secret@db/meta", "unknown scheme 'postgresql'"),
+    ("mysql://u:secret@db:port/meta", "its port is not a number"),
+    ("mysql://u:secret@db:3306/", "names no host or no database"),
+    ("mysql://u:secret@db:3306/meta?ssl=1&charset=utf8mb4", "unknown parameter ssl (known: charset)"),
+])
+def test_a_store_url_it_cannot_use_is_refused_without_its_password(url, said, monkeypatch, tmp_path):
+    monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path))
+    monkeypatch.setenv("CDCFLOW_METASTORE_URL", url)
+    with pytest.raises(CdcflowError) as e:
+        metastore.list_feeds()
+    text = str(e.value)
+    assert said in text and "CDCFLOW_METASTORE_URL" in text and "secret" not in text
+    assert "mysql://USER:PASSWORD@HOST:PORT/DATABASE" in e.value.hint
+
+
+# cdcflow_changefeeds as an earlier cdcflow created it on MySQL: epoch seconds in single-precision
+# FLOAT (MariaDB sends such a value with six significant digits), JSON in 64 KiB TEXT
+OLD_CHANGEFEEDS = """CREATE TABLE cdcflow_changefeeds (
+  id VARCHAR(128) NOT NULL, state VARCHAR(16) NOT NULL, checkpoint_ts BIGINT NOT NULL,
+  checkpoint_pos TEXT NOT NULL, resolved_ts BIGINT NOT NULL, error TEXT, error_since FLOAT,
+  state_since FLOAT NOT NULL, last_progress_at FLOAT NOT NULL, ddl_in_flight_ts BIGINT,
+  skip_ddl TEXT NOT NULL, retry_count INTEGER NOT NULL, next_retry_at FLOAT, replay_until BIGINT NOT NULL,
+  lease_owner VARCHAR(256), lease_until FLOAT, created_at FLOAT NOT NULL, updated_at FLOAT NOT NULL,
+  PRIMARY KEY (id))"""
+
+
+@pytest.mark.mariadb_only  # a SQLite store's FLOAT is a double already, its TEXT unbounded
+def test_a_mysql_store_of_an_earlier_cdcflow_is_widened_and_keeps_its_rows(store_backend):
+    store_backend.server.execute(OLD_CHANGEFEEDS,
+                                 "INSERT INTO cdcflow_changefeeds VALUES ('old', 'stopped', 100, '{}', 100, NULL, "
+                                 "NULL, 1.0, 1.0, NULL, '[7]', 0, NULL, 0, NULL, NULL, 1.0, 1.0)",
+                                 database=store_backend.database)
+    old = metastore.get_feed("old")  # opens (migrates) the store
+    assert (old.state, old.checkpoint_ts, old.skip_ddl) == ("stopped", 100, [7])
+    types = dict(store_backend.server.query(
+        "SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS "
+        f"WHERE TABLE_SCHEMA = '{store_backend.database}' AND TABLE_NAME = 'cdcflow_changefeeds'"))
+    assert {types[c] for c in ("state_since", "lease_until", "created_at", "updated_at")} == {"double"}
+    assert {types[c] for c in ("checkpoint_pos", "error", "skip_ddl")} == {"longtext"}
+    before = time.time()
+    assert metastore.acquire_lease("old", "h:1:r", "r", ttl=60)
+    assert before + 60 <= metastore.get_feed("old").lease_until <= time.time() + 60
+    engine.close_all()  # opened again: nothing left to widen, the rows as they were
+    assert metastore.get_feed("old").lease_owner == "h:1:r"
