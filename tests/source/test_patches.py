@@ -17,10 +17,13 @@ def test_the_patches_are_written_for_the_pinned_release():
     pinned = re.search(r"^mysql-replication==(\S+)$", CONSTRAINTS.read_text(), re.M).group(1)
     assert patches.WRITTEN_FOR == pinned
     patches.check_version.__wrapped__()  # the installed one is the pinned one
+    from importlib.metadata import version  # lazy: the reference the record is read against
+
+    assert patches.version() == version("mysql-replication")
 
 
 def test_another_release_is_refused_with_what_to_install(monkeypatch):
-    monkeypatch.setattr(patches, "version", lambda name: "1.1.0")
+    monkeypatch.setattr(patches, "version", lambda: "1.1.0")
     with pytest.raises(CdcflowError) as e:
         patches.check_version.__wrapped__()
     text = str(e.value)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 from cdcflow.core.errors import CdcflowError
 from cdcflow.source import (
@@ -28,12 +28,25 @@ from cdcflow.source import (
 WRITTEN_FOR = "1.0.17"  # mysql-replication's version in constraints.txt (a test keeps the two equal)
 
 
+def version() -> str:
+    """The installed mysql-replication's release, from the METADATA of its wheel beside the
+    package ("none": no such record).  importlib.metadata would answer the same after 20-40 ms
+    of imports and a scan of every installed distribution, in every process that pulls."""
+    import pymysqlreplication  # lazy: patched anyway right after; where it is installed says where its record is
+
+    for record in Path(pymysqlreplication.__file__).parent.parent.glob("mysql_replication-*.dist-info"):
+        with open(record / "METADATA", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("Version:"):
+                    return line.split(":", 1)[1].strip()
+                if not line.strip():  # the headers end; the description follows
+                    break
+    return "none"
+
+
 @functools.cache
 def check_version() -> None:
-    try:
-        installed = version("mysql-replication")
-    except PackageNotFoundError:
-        installed = "none"
+    installed = version()
     if installed != WRITTEN_FOR:
         raise CdcflowError(
             f"mysql-replication {installed} is installed, but cdcflow's binlog reader patches private "
