@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -57,3 +58,26 @@ def test_a_mysql_store_of_an_earlier_cdcflow_is_widened_and_keeps_its_rows(store
     assert before + 60 <= metastore.get_feed("old").lease_until <= time.time() + 60
     engine.close_all()  # opened again: nothing left to widen, the rows as they were
     assert metastore.get_feed("old").lease_owner == "h:1:r"
+
+
+def test_a_forked_child_opens_its_own_connections_and_leaves_the_parents_alone(store_backend, tmp_path,
+                                                                              monkeypatch):
+    """A process forked with the store open (Airflow's task runners fork) writes through
+    connections of its own; the parent's pooled ones go on working after the child ends."""
+    monkeypatch.setenv("CDCFLOW_HOME", str(tmp_path))
+    metastore.create_feed("cf", 1, POS)
+    parent_store = engine.engine()
+    pid = os.fork()
+    if pid == 0:  # the child: any failure is its exit status
+        status = 1
+        try:
+            status = 0 if engine.engine() is not parent_store and metastore.get_feed("cf").checkpoint_ts == 1 else 2
+            metastore.advance_checkpoint("cf", 2, POS)
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert engine.engine() is parent_store  # the parent's pool, its connections still good
+    assert metastore.get_feed("cf").checkpoint_ts == 2
+    metastore.advance_checkpoint("cf", 3, POS)
+    assert metastore.get_feed("cf").checkpoint_ts == 3

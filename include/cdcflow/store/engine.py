@@ -185,9 +185,15 @@ def close_all() -> None:
     _engines.clear()
 
 
+_inherited: list[Store] = []  # a forked child's copies of its parent's stores, never used nor closed
+
+
 def _forget_in_child() -> None:
     """A forked child opens its own connections: a socket or SQLite handle shared with the
-    parent would interleave both processes' statements."""
+    parent would interleave both processes' statements.  The parent's are kept, not closed:
+    closing a SQLite handle in the child is a use of it, and a MySQL one would end the
+    parent's session."""
+    _inherited.extend(_engines.values())
     _engines.clear()
 
 
