@@ -24,6 +24,7 @@ from cdcflow.changefeed import states
 from cdcflow.config import keys
 from cdcflow.core import credentials, environment, errors, sink_params
 from cdcflow.ddl import types as ddl_types
+from cdcflow.store import engine, sql, tables
 from cdcflow_devtools.checkout import PROJECT
 
 OUT = PROJECT / "docs" / "reference"
@@ -244,6 +245,28 @@ your own wins.
     return page("Environment variables", "cdcflow.core.environment", body)
 
 
+def metadata_store_page() -> str:
+    sections = []
+    for t in tables.TABLES:
+        rows = [(code(c.name), c.type_in(sql.SQLITE), c.type_in(sql.MYSQL), "key" if c.primary_key else
+                 "" if c.nullable else "not null", "" if c.default is None else code(repr(c.default)), c.note)
+                for c in t.columns]
+        sections.append(f"## {t.name}\n\n{t.note}\n\n"
+                        + table(("column", "SQLite", "MySQL, TiDB", "null", "default", "holds"), rows))
+    body = f"""What cdcflow keeps of each changefeed besides its spec file: its state, its cycles, its lease,
+its tracked schema and what its commands left. By default a SQLite file, `metadata.db` under
+`CDCFLOW_HOME`; with `CDCFLOW_METASTORE_URL` (`mysql://USER:PASSWORD@HOST:PORT/DATABASE`) a MySQL,
+MariaDB or TiDB database that the cycles of several machines share. The database must exist; the
+user needs {", ".join(code(g) for g in engine.MYSQL_GRANTS)} on it. Opening the store
+creates the tables below and adds any column a newer cdcflow declares (on MySQL it also widens
+the `FLOAT` and `TEXT` columns an earlier cdcflow made to `DOUBLE` and `LONGTEXT`). Times are
+epoch seconds; every row names the changefeed it belongs to, and removing a changefeed deletes
+its rows in every table.
+
+{chr(10).join(sections)}"""
+    return page("Metadata store", "cdcflow.store.tables", body)
+
+
 # --- the trigger form --------------------------------------------------------
 
 
@@ -276,6 +299,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "states.md": states_page,
     "ddl.md": ddl_page,
     "environment.md": environment_page,
+    "metadata-store.md": metadata_store_page,
     "trigger-params.md": trigger_params_page,
 }
 

@@ -81,3 +81,24 @@ def test_a_forked_child_opens_its_own_connections_and_leaves_the_parents_alone(s
     assert metastore.get_feed("cf").checkpoint_ts == 2
     metastore.advance_checkpoint("cf", 3, POS)
     assert metastore.get_feed("cf").checkpoint_ts == 3
+
+
+@pytest.mark.mariadb_only  # a SQLite file has no grants
+def test_a_user_with_the_documented_grants_creates_widens_and_uses_the_store(store_backend, monkeypatch):
+    """engine.MYSQL_GRANTS, which docs/reference/metadata-store.md lists, are enough."""
+    server, database = store_backend.server, store_backend.database
+    server.execute(OLD_CHANGEFEEDS, database=database)  # an earlier cdcflow's table, to be widened
+    user = f"meta_{database[-8:]}"
+    server.execute(f"CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'", f"GRANT {', '.join(engine.MYSQL_GRANTS)} ON `{database}`.* TO '{user}'@'%'")
+    try:
+        monkeypatch.setenv("CDCFLOW_METASTORE_URL", f"mysql://{user}:pw@127.0.0.1:{server.port}/{database}")
+        engine.close_all()
+        metastore.create_feed("cf", 1, POS)
+        assert metastore.acquire_lease("cf", "h:1:r", "r")
+        assert metastore.get_feed("cf").lease_owner == "h:1:r"
+        assert server.query("SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s "
+                            "AND TABLE_NAME = 'cdcflow_changefeeds' AND COLUMN_NAME = 'lease_until'",
+                            (database,)) == [("double",)]
+    finally:
+        engine.close_all()
+        server.execute(f"DROP USER '{user}'@'%'")

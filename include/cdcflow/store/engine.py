@@ -23,6 +23,9 @@ from cdcflow.store.tables import TABLES
 # the URL schemes of a MySQL-compatible store (the SQLAlchemy spellings earlier releases took)
 _MYSQL_SCHEMES = ("mysql", "mysql+pymysql", "tidb", "mariadb", "mariadb+pymysql")
 _MYSQL_PARAMS = ("charset",)  # what a MySQL URL's query may set
+# what the user of a MySQL store needs on its database: the rows, and the tables' creation and
+# migration when the store is opened (docs/reference/metadata-store.md says it)
+MYSQL_GRANTS = ("SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "ALTER")
 
 
 def _url() -> str:

@@ -35,6 +35,7 @@ class Column:
     primary_key: bool = False
     nullable: bool = True
     default: object = None  # given to an insert that names no value (and to a column added later)
+    note: str = ""  # what it holds (the reference page of the store: cdcflow_devtools.docs_reference)
 
     def type_in(self, dialect: str) -> str:
         return TYPES[self.kind][dialect == MYSQL].format(length=self.length)
@@ -49,6 +50,7 @@ class Table:
     name: str
     columns: tuple[Column, ...]
     owner: str = "changefeed_id"  # the column naming the changefeed a row belongs to
+    note: str = ""  # what a row is
     names: frozenset = field(init=False)
 
     def __post_init__(self):
@@ -74,11 +76,11 @@ def quoted(name: str) -> str:
 
 
 def column(name: str, kind: str, length: int | None = None, *, key: bool = False, null: bool = True,
-           default: object = None) -> Column:
+           default: object = None, note: str = "") -> Column:
     """A column, as tables.py declares them (NOT NULL where `null` is False or `key`)."""
     if kind not in TYPES:
         raise ValueError(f"column {name}: unknown kind {kind!r}")
-    return Column(name, kind, length, key, null and not key, default)
+    return Column(name, kind, length, key, null and not key, default, note)
 
 
 class Result:
