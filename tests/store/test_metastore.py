@@ -159,7 +159,7 @@ def test_a_store_at_the_declared_tables_opens_without_reading_them_back(home, mo
     checks run and the stamp is recorded."""
     metastore.create_feed("f", 1, POS)
     checked = []
-    monkeypatch.setattr(engine, "_add_missing_columns", lambda eng: checked.append(eng))
+    monkeypatch.setattr(engine, "_bring_columns", lambda eng: checked.append(eng))
     with sqlite3.connect(home / "metadata.db") as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == engine.schema_stamp() > 0
     engine.close_all()

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from cdcflow.config.spec_store import home
 from cdcflow.core.errors import CdcflowError
-from cdcflow.store.sql import MYSQL, SQLITE, Connection
+from cdcflow.store.sql import MYSQL, SQLITE, Connection, quoted
 from cdcflow.store.tables import TABLES
 
 # the URL schemes of a MySQL-compatible store (the SQLAlchemy spellings earlier releases took)
@@ -247,9 +247,7 @@ def migrate(store: Store) -> None:
     with store.begin() as c:
         for table in TABLES:
             c.execute(table.create(store.dialect))
-    _add_missing_columns(store)
-    if store.dialect == MYSQL:
-        _widen_types(store)
+    _bring_columns(store)
     if stamp is not None:
         with store.begin() as c:
             c.execute(f"PRAGMA user_version = {stamp}")
@@ -272,32 +270,26 @@ def _columns(c: Connection, table: str) -> dict[str, str]:
         "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", table)}
 
 
-def _add_missing_columns(store: Store) -> None:
-    """A store created by an older cdcflow lacks the newer nullable/defaulted columns: add them."""
-    for table in TABLES:
-        with store.connect() as c:
-            have = _columns(c, table.name)
-        for col in table.columns:
-            if col.name in have:
-                continue
-            ddl = f"ALTER TABLE {table.name} ADD COLUMN {col.name} {col.type_in(store.dialect)}"
-            if col.default is not None:
-                ddl += f" NOT NULL DEFAULT {col.default!r}"
-            with store.begin() as c:
-                c.execute(ddl)
-
-
 # a column type an earlier cdcflow gave a MySQL store -> what tables.py declares now in its place
 _WIDENED = {"float": "double", "text": "longtext"}
 
 
-def _widen_types(store: Store) -> None:
-    """A MySQL store made by an earlier cdcflow has FLOAT (single precision) where epoch seconds
-    are kept and TEXT (64 KiB) where JSON is: each becomes the type tables.py declares now."""
+def _bring_columns(store: Store) -> None:
+    """Each table's columns as tables.py declares them, read once per table: a store created by
+    an older cdcflow lacks the newer nullable/defaulted columns (added), and on MySQL has FLOAT
+    (single precision) where epoch seconds are kept and TEXT (64 KiB) where JSON is (each
+    widened to the type declared now)."""
     for table in TABLES:
         with store.connect() as c:
             have = _columns(c, table.name)
         for col in table.columns:
-            if _WIDENED.get(have.get(col.name)) == col.type_in(MYSQL).lower():
-                with store.begin() as c:
-                    c.execute(f"ALTER TABLE {table.name} MODIFY {col.ddl(MYSQL)}")
+            if col.name not in have:
+                ddl = f"ALTER TABLE {table.name} ADD COLUMN {quoted(col.name)} {col.type_in(store.dialect)}"
+                if col.default is not None:
+                    ddl += f" NOT NULL DEFAULT {col.default!r}"
+            elif store.dialect == MYSQL and _WIDENED.get(have[col.name]) == col.type_in(MYSQL).lower():
+                ddl = f"ALTER TABLE {table.name} MODIFY {col.ddl(MYSQL)}"
+            else:
+                continue
+            with store.begin() as c:
+                c.execute(ddl)

@@ -61,11 +61,15 @@ class Table:
         cols = ",\n  ".join(c.ddl(dialect) for c in self.columns)
         return f"CREATE TABLE IF NOT EXISTS {self.name} (\n  {cols},\n  PRIMARY KEY ({key}))"
 
-    def row(self, values: dict) -> dict:
-        """`values` with each column it does not name at its default, as an insert writes it."""
-        unknown = values.keys() - self.names
+    def check(self, names) -> None:
+        """Refuse a statement naming a column the table lacks."""
+        unknown = set(names) - self.names
         if unknown:
             raise KeyError(f"{self.name} has no column {sorted(unknown)}")
+
+    def row(self, values: dict) -> dict:
+        """`values` with each column it does not name at its default, as an insert writes it."""
+        self.check(values)
         return {c.name: values.get(c.name, c.default) for c in self.columns}
 
 
@@ -145,7 +149,7 @@ class Connection:
 
     def update(self, table: Table, values: dict, where: str, *params) -> int:
         """Set `values` in the rows `where` (SQL with `?`, bound to `params`) selects; how many."""
-        table.row(values)  # names no column the table lacks
+        table.check(values)
         sets = ", ".join(f"{quoted(n)} = ?" for n in values)
         return self.execute(f"UPDATE {table.name} SET {sets} WHERE {where}", *values.values(), *params).rowcount
 

@@ -166,17 +166,10 @@ table_copies = Table("cdcflow_table_copies", note=(
     column("index_error", "text", note="the last build's failure, as it was raised"),
 ))
 
+# store/snapshots.py's chunk functions serve both tables: one declaration of their columns
 table_copy_chunks = Table("cdcflow_table_copy_chunks", note=(
-    "Their key-range chunks, as a snapshot's (snapshot_chunks)."),
-    columns=(
-    column("changefeed_id", "string", 128, key=True),
-    column("table_name", "string", 130, key=True),
-    column("chunk_index", "integer", key=True),
-    column("task", "text", null=False),
-    column("done", "boolean", null=False, default=False),
-    column("rows", "bigint", null=False, default=0),
-    column("seconds", "double", null=False, default=0.0),
-))
+    "Their key-range chunks, as a snapshot's (cdcflow_snapshot_chunks)."),
+    columns=snapshot_chunks.columns)
 
 
 # every table, in the order they are declared
