@@ -18,20 +18,31 @@ S = "cycle_start_up"
 CID = "start-up"
 
 # the CLI's main in a process of its own, pandas held as cli.entry holds it, then the modules it
-# loaded, written to argv[1]
-LISTING = ("import json, sys\nfrom cdcflow import cli\nfrom cdcflow.core import pandas_hold\npandas_hold.hold()\n"
-           "status = cli.main(sys.argv[2:])\n"
-           "open(sys.argv[1], 'w').write(json.dumps(sorted(sys.modules)))\nsys.exit(status)\n")
+# loaded and the metadata store's commits it made (each by the stages' functions on the stack),
+# written to argv[1]
+LISTING = ("import json, sys, traceback\nfrom cdcflow import cli\nfrom cdcflow.core import pandas_hold\n"
+           "from cdcflow.store import engine\npandas_hold.hold()\ncommits = []\n"
+           "with engine.listening_to_commits(lambda: commits.append([f.name for f in traceback.extract_stack()])):\n"
+           "    status = cli.main(sys.argv[2:])\n"
+           "open(sys.argv[1], 'w').write(json.dumps({'modules': sorted(sys.modules), 'commits': commits}))\n"
+           "sys.exit(status)\n")
+# the functions of the stages whose commits are counted: each writes the store in as few commits
+# as its meaning allows (prepare: the lease with the runs it replaces, then the run's record;
+# filter: the schema versions and shadow marks; finish: the run's end with the changefeed's
+# state, then the lease's release with the run's last record)
+COUNTED = ("prepare", "filter_events", "finish")
 
 
-def _cycle(tmp_path) -> tuple[dict, set[str]]:
+def _cycle(tmp_path) -> tuple[dict, set[str], dict[str, int]]:
     listing = tmp_path / "modules.json"
     # the changefeed's own engine (auto): a suite forced to Spark (--engine spark) would start it
     env = {k: v for k, v in os.environ.items() if k != "CDCFLOW_ENGINE"}
     proc = subprocess.run([sys.executable, "-c", LISTING, str(listing), "changefeed", "run", "-c", CID],
                           capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout[proc.stdout.index("{"):]), set(json.loads(listing.read_text()))
+    seen = json.loads(listing.read_text())
+    commits = {stage: sum(1 for names in seen["commits"] if stage in names) for stage in COUNTED}
+    return json.loads(proc.stdout[proc.stdout.index("{"):]), set(seen["modules"]), commits
 
 
 def _connections(server) -> int:
@@ -47,8 +58,9 @@ def test_an_idle_cycle_and_a_small_window_load_and_open_only_what_they_need(mari
                           f"CREATE TABLE {S}.t (id INT PRIMARY KEY, v VARCHAR(20))")
         up.execute(*[f"INSERT INTO {S}.t VALUES ({i}, 'v{i}')" for i in range(20)],
                    f"UPDATE {S}.t SET v = 'changed' WHERE id < 5", f"DELETE FROM {S}.t WHERE id >= 15")
-        result, loaded = _cycle(tmp_path)
+        result, loaded, commits = _cycle(tmp_path)
         assert result["apply"]["rows_in"] == 30 and result["apply"]["ddl_applied"] == 2
+        assert commits == {"prepare": 2, "filter_events": 1, "finish": 2}, commits
         assert not result["spark_session"] and "pyspark" not in loaded and "py4j" not in loaded
         # barrier's counts and apply's spread hand numpy's arrays to Arrow without asking numpy.ma
         assert not loaded & {"pandas", "numpy.ma"}, sorted(loaded & {"pandas", "numpy.ma"})
@@ -60,8 +72,9 @@ def test_an_idle_cycle_and_a_small_window_load_and_open_only_what_they_need(mari
         assert_consistent(up, down, [S])
 
         before = _connections(up)
-        result, loaded = _cycle(tmp_path)  # nothing written since: an idle cycle
+        result, loaded, commits = _cycle(tmp_path)  # nothing written since: an idle cycle
         assert result["pull"]["pulled"] == 0 and result["finish"]["state"] == "normal"
+        assert commits == {"prepare": 2, "filter_events": 0, "finish": 2}, commits  # no window: no filter
         assert _connections(up) - before == 2  # prepare's, and this test's second look
         assert not loaded & {"pymysqlreplication", "pyspark", "pandas", "pyarrow.dataset"}, sorted(
             loaded & {"pymysqlreplication", "pyspark", "pandas", "pyarrow.dataset"})

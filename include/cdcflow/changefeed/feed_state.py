@@ -64,27 +64,30 @@ def resume(changefeed_id: str, feed: metastore.FeedState, **values) -> str:
     return _take(changefeed_id, feed, "resume", now, last_progress_at=now, **lifecycle.cleared(), **values)
 
 
-def cycle_done(changefeed_id: str, feed: metastore.FeedState, start_ts: int, target_ts: int) -> str:
+def cycle_done(changefeed_id: str, feed: metastore.FeedState, start_ts: int, target_ts: int, conn=None) -> str:
     """④ / ⑦ after a cycle that ended well: finished at its target-ts, normal again once a warning
-    changefeed's checkpoint moved; a normal or finished one's error is cleared.  Returns the state."""
+    changefeed's checkpoint moved; a normal or finished one's error is cleared (in `conn`'s
+    transaction where given).  Returns the state."""
     state = feed.state
     if target_ts and feed.checkpoint_ts >= target_ts:
         state, _ = states.next_state(feed.state, "target_reached", changefeed_id)
     elif feed.state == states.WARNING and feed.checkpoint_ts > start_ts:
         state, _ = states.next_state(feed.state, "progress", changefeed_id)
-    if state != feed.state:
-        metastore.update_feed(changefeed_id, state=state, state_since=time.time())
+    values = {"state": state, "state_since": time.time()} if state != feed.state else {}
     if state in (states.NORMAL, states.FINISHED):
-        metastore.update_feed(changefeed_id, **lifecycle.cleared())
+        values.update(lifecycle.cleared())
+    if values:
+        metastore.update_feed(changefeed_id, conn=conn, **values)
     return state
 
 
 def record_error(changefeed_id: str, err: CdcflowError, stuck_limit: float | None = None,
-                 now: float | None = None) -> str:
+                 now: float | None = None, conn=None) -> str:
     """③ / ⑤ / ⑥: warning with the next retry time for a retryable error, failed after
     `stuck_limit` seconds without progress (default: the changefeed's
-    changefeed-error-stuck-duration), failed for any other error.  Returns the state."""
-    feed = metastore.get_feed(changefeed_id)
+    changefeed-error-stuck-duration), failed for any other error (in `conn`'s transaction where
+    given).  Returns the state."""
+    feed = metastore.get_feed(changefeed_id, conn=conn)
     if feed.state in states.IDLE_REASONS:
         return feed.state
     if stuck_limit is None:
@@ -107,7 +110,7 @@ def record_error(changefeed_id: str, err: CdcflowError, stuck_limit: float | Non
         values.update(error_since=now, next_retry_at=None)
     new, _ = states.next_state(feed.state, event, changefeed_id)
     values.update(state=new, state_since=now if new != feed.state else feed.state_since)
-    metastore.update_feed(changefeed_id, **values)
+    metastore.update_feed(changefeed_id, conn=conn, **values)
     return new
 
 
@@ -136,12 +139,13 @@ def expire_gc_ttl(changefeed_id: str, feed: metastore.FeedState, config_of: Call
     return metastore.get_feed(changefeed_id)
 
 
-def undo_backfill(changefeed_id: str, before: dict, err: CdcflowError) -> CdcflowError:
+def undo_backfill(changefeed_id: str, before: dict, err: CdcflowError, conn=None) -> CdcflowError:
     """A backfill that failed before it wrote anything downstream puts the changefeed back where
     it was (checkpoint, replay horizon, state): its next catch-up runs as if the backfill had
     not been asked for.  Returns the error, saying so."""
-    metastore.update_feed(changefeed_id, checkpoint_ts=before["checkpoint_ts"], checkpoint_pos=before["checkpoint_pos"],
-                          replay_until=before["replay_until"], state=before["state"])
+    metastore.update_feed(changefeed_id, conn=conn, checkpoint_ts=before["checkpoint_ts"],
+                          checkpoint_pos=before["checkpoint_pos"], replay_until=before["replay_until"],
+                          state=before["state"])
     return CdcflowError(
         f"backfill from ts {before['from_ts']} ({tso.to_text(before['from_ts'])}) failed before it wrote "
         f"anything, so the changefeed is back at checkpoint {before['checkpoint_ts']} ({before['state']}): "

@@ -69,10 +69,11 @@ class Cycle:
     def run(self) -> metastore.RunState:
         return metastore.get_run(self.changefeed_id, self.run_id)
 
-    def renew_lease(self) -> None:
-        """Take the changefeed's lease for prepare; prepare refuses while another cycle holds it."""
+    def renew_lease(self, conn=None) -> None:
+        """Take the changefeed's lease for prepare (in `conn`'s transaction where given); prepare
+        refuses while another cycle holds it."""
         owner = metastore.lease_owner_for(self.run_id)
-        if not metastore.acquire_lease(self.changefeed_id, owner, self.run_id):
+        if not metastore.acquire_lease(self.changefeed_id, owner, self.run_id, conn=conn):
             raise CdcflowError(
                 f"another cycle holds the lease ({metastore.lease_holder(self.changefeed_id)})",
                 changefeed=self.changefeed_id, code=LEASE_HELD,

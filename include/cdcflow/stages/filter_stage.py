@@ -28,6 +28,7 @@ from cdcflow.stages import contracts, rows
 from cdcflow.stages.contracts import DdlEntry, DdlError, DdlLog, TableKeys
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import ddl_replacements, schema_versions, shadow_ddls, table_copies
+from cdcflow.store.engine import transaction
 from cdcflow.store.events import EVENT_SCHEMA, FIELDS
 
 
@@ -237,19 +238,18 @@ def _row_rules(cycle: Cycle, window: contracts.Window, flt: Filter, tracker, tab
                     periods=periods, ignored_ops=tuple(ignored_ops), values=tuple(values), ineligible=no_key)
 
 
-def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
-    window = contracts.WINDOW.read(cycle.folder)
-    flt = Filter.build(cycle.config)
-
+def _gate_ddls(cycle: Cycle, window: contracts.Window, flt: Filter, joins: dict):
+    """Each of the window's DDLs gated (gate_ddl), from the schema versions and shadow marks the
+    store holds, and those brought up to date in the store.  Returns (kept, skipped, tracker)."""
+    feed = cycle.feed()
     kept_ddl, skipped_ddl = [], []
     tracker = schema_versions.load(cycle.changefeed_id)
-    schema_versions.forget(cycle.changefeed_id, tracker.gc(cycle.feed().checkpoint_ts))
+    versions_gone = tracker.gc(feed.checkpoint_ts)
     tracker.rewind(window.start_ts)
     shadows = shadow_ddls.load(cycle.changefeed_id)
-    shadow_ddls.forget(cycle.changefeed_id, shadows.gc(cycle.feed().checkpoint_ts))
+    marks_gone = shadows.gc(feed.checkpoint_ts)
     shadows.rewind(window.start_ts)
-    operator_skips = set(cycle.feed().skip_ddl)
-    joins = table_copies.joins(cycle.changefeed_id)  # tables joining with a copy (add-tables, resync-tables)
+    operator_skips = set(feed.skip_ddl)
     replaced = ddl_replacements.load(cycle.changefeed_id, window.start_ts)
     for ev in _ddl_events(cycle, window):
         entry = gate_ddl(cycle, ev, flt, tracker, skipped=ev.commit_ts in operator_skips,
@@ -261,8 +261,21 @@ def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
         (kept_ddl if entry.keep else skipped_ddl).append(entry)
         cycle.log_event("ddl kept" if entry.keep else "ddl skipped", commit_ts=ev.commit_ts, name=entry.name,
                     why=entry.why)
-    schema_versions.save(cycle.changefeed_id, tracker.added)
-    shadow_ddls.save(cycle.changefeed_id, shadows, window.start_ts)
+    # what the checkpoint left behind and what this window's DDLs made, in one commit (a filter
+    # that fails before it leaves the versions and marks behind the checkpoint to the next one)
+    with transaction() as c:
+        schema_versions.forget(cycle.changefeed_id, versions_gone, conn=c)
+        schema_versions.save(cycle.changefeed_id, tracker.added, conn=c)
+        shadow_ddls.forget(cycle.changefeed_id, marks_gone, conn=c)
+        shadow_ddls.save(cycle.changefeed_id, shadows, window.start_ts, conn=c)
+    return kept_ddl, skipped_ddl, tracker
+
+
+def filter_events(spark, cycle: Cycle) -> contracts.FilterResult:
+    window = contracts.WINDOW.read(cycle.folder)
+    flt = Filter.build(cycle.config)
+    joins = table_copies.joins(cycle.changefeed_id)  # tables joining with a copy (add-tables, resync-tables)
+    kept_ddl, skipped_ddl, tracker = _gate_ddls(cycle, window, flt, joins)
 
     # the tables, and per table and binlog key the commit ts of its latest row change, from
     # the narrow columns alone: the row images are read only for the schema-drift check's samples

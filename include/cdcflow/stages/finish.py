@@ -11,6 +11,7 @@ from cdcflow.core.errors import CYCLE_INTERRUPTED, TASK_FAILED, CdcflowError
 from cdcflow.stages.contracts import FinishResult, plain
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import metastore
+from cdcflow.store.engine import transaction
 from cdcflow.store.events import collect_garbage
 
 
@@ -38,40 +39,58 @@ def finish(cycle: Cycle, error: str | None = None) -> FinishResult:
         err.remedy = d.get("hint")
     elif error:
         err = CdcflowError(error, changefeed=changefeed_id, code=TASK_FAILED)  # a task died unrecorded
-    before_backfill = run.stats.get(metastore.RUN_BACKFILL)
     try:
-        if err is not None and before_backfill and run.stats.get("failed_stage") in WRITE_NOTHING:
-            err = feed_state.undo_backfill(changefeed_id, before_backfill, err)
-            state = before_backfill["state"]
-            metastore.update_run(changefeed_id, run_id, status="failed", ended_at=time.time(),
-                                 error=json.dumps(err.to_dict()))
-        elif err is not None and err.code == CYCLE_INTERRUPTED:
-            # the operator stopped the cycle: no error of the changefeed's, no backoff; what apply
-            # wrote is below the checkpoint it moved, the rest is the next run's
-            state = cycle.feed().state
-            metastore.update_run(changefeed_id, run_id, status="failed", ended_at=time.time())
-        elif err is not None:
-            state = feed_state.record_error(changefeed_id, err, feed_state.error_stuck_limit(lambda: cycle.config))
-            metastore.update_run(changefeed_id, run_id, status="failed", ended_at=time.time())
-        else:
-            feed = cycle.feed()
-            state = feed.state
-            if not run.dry_run:
-                state = feed_state.cycle_done(changefeed_id, feed, run.start_ts, run.target_ts)
-            metastore.update_run(changefeed_id, run_id, status="done", ended_at=time.time())
+        with transaction() as c:  # the changefeed's new state and the run's end, in one commit
+            state, err = _record_end(cycle, run, err, c)
+        if err is None:
             cycle.folder.remove()  # every event of this cycle is below the checkpoint now
         # earlier cycles' folders (failed or killed ones) hold only events at or below the
         # checkpoint too: a cycle always re-reads the upstream from the checkpoint on
         removed = collect_garbage(cycle.config.event_store, changefeed_id, keep={run_id})
         if removed:
             cycle.log_event("event store gc", removed=removed)
-    finally:
+    except BaseException:
         metastore.release_lease(changefeed_id, run_id)
-    feed = cycle.feed()
-    metastore.update_run(changefeed_id, run_id, stats={metastore.RUN_END: {
-        "checkpoint_ts": feed.checkpoint_ts, "resolved_ts": feed.resolved_ts}})
-    metastore.prune_runs(changefeed_id)
+        raise
+    # the lease goes last: a cycle that takes it may find only its own folder gone from here on
+    with transaction() as c:
+        metastore.release_lease(changefeed_id, run_id, conn=c)
+        feed = metastore.get_feed(changefeed_id, conn=c)
+        metastore.update_run(changefeed_id, run_id, conn=c, stats={metastore.RUN_END: {
+            "checkpoint_ts": feed.checkpoint_ts, "resolved_ts": feed.resolved_ts}})
+        metastore.prune_runs(changefeed_id, conn=c)
     result = FinishResult(state=state, checkpoint_before=run.start_ts, checkpoint_ts=feed.checkpoint_ts,
                           checkpoint_time=tso.to_text(feed.checkpoint_ts), error=str(err) if err else None)
     cycle.log_event("finished", **plain(result))
     return result
+
+
+def _record_end(cycle: Cycle, run: metastore.RunState, err: CdcflowError | None,
+                c) -> tuple[str, CdcflowError | None]:
+    """The run's end and the changefeed's state after it, written in `c`'s transaction: an error
+    is recorded (a backfill that wrote nothing is undone, an operator's stop is no error of the
+    changefeed's), a cycle that ended well moves the state on (feed_state.cycle_done).  Returns
+    the state, and the error as the run ends with it."""
+    changefeed_id, run_id = cycle.changefeed_id, cycle.run_id
+    before_backfill = run.stats.get(metastore.RUN_BACKFILL)
+    if err is not None and before_backfill and run.stats.get("failed_stage") in WRITE_NOTHING:
+        err = feed_state.undo_backfill(changefeed_id, before_backfill, err, conn=c)
+        metastore.update_run(changefeed_id, run_id, conn=c, status="failed", ended_at=time.time(),
+                             error=json.dumps(err.to_dict()))
+        return before_backfill["state"], err
+    if err is not None and err.code == CYCLE_INTERRUPTED:
+        # the operator stopped the cycle: no error of the changefeed's, no backoff; what apply
+        # wrote is below the checkpoint it moved, the rest is the next run's
+        metastore.update_run(changefeed_id, run_id, conn=c, status="failed", ended_at=time.time())
+        return metastore.get_feed(changefeed_id, conn=c).state, err
+    if err is not None:
+        state = feed_state.record_error(changefeed_id, err, feed_state.error_stuck_limit(lambda: cycle.config),
+                                        conn=c)
+        metastore.update_run(changefeed_id, run_id, conn=c, status="failed", ended_at=time.time())
+        return state, err
+    feed = metastore.get_feed(changefeed_id, conn=c)
+    state = feed.state
+    if not run.dry_run:
+        state = feed_state.cycle_done(changefeed_id, feed, run.start_ts, run.target_ts, conn=c)
+    metastore.update_run(changefeed_id, run_id, conn=c, status="done", ended_at=time.time())
+    return state, None

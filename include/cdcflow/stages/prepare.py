@@ -22,6 +22,7 @@ from cdcflow.source.position import binlog_sizes
 from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store import metastore, snapshots
+from cdcflow.store.engine import transaction
 
 
 def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None = None, dry_run: bool = False,
@@ -46,8 +47,9 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
         feed_state.record_error(changefeed_id, e.with_context(changefeed=changefeed_id))
         raise
 
-    cycle.renew_lease()  # ErrLeaseHeld (another cycle runs) is raised before the try: no state change
-    replaced = metastore.supersede_open_runs(changefeed_id, run_id)
+    with transaction() as c:  # the lease and the runs it replaces, one commit (ErrLeaseHeld: before the try)
+        cycle.renew_lease(conn=c)
+        replaced = metastore.supersede_open_runs(changefeed_id, run_id, conn=c)
     if replaced:
         cycle.log_event("replaced open cycles", runs=replaced)
     before_backfill = None
@@ -60,9 +62,8 @@ def prepare(cycle: Cycle, *, start_ts: int | None = None, target_ts: int | None 
         check_checkpoint_held(list(sizes), feed.checkpoint_pos, feed.checkpoint_ts)
         head_tso = tso.now()
         target = target_ts or cycle.spec.target_ts or 0
-        metastore.start_run(changefeed_id, run_id, feed.checkpoint_ts, feed.checkpoint_pos, target, dry_run)
-        if before_backfill:
-            metastore.update_run(changefeed_id, run_id, stats={metastore.RUN_BACKFILL: before_backfill})
+        metastore.start_run(changefeed_id, run_id, feed.checkpoint_ts, feed.checkpoint_pos, target, dry_run,
+                            stats={metastore.RUN_BACKFILL: before_backfill} if before_backfill else None)
         # DDLs up to where the checkpoint was before a backfill or an overwrite are replays
         replay_until = max(replay_until, feed.replay_until)
         if replay_until <= feed.checkpoint_ts:

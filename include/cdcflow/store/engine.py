@@ -224,6 +224,17 @@ def transaction(conn: Connection | None = None):
         yield c
 
 
+@contextmanager
+def reading(conn: Connection | None = None):
+    """A connection to read with: the caller's `conn` (its reads see its transaction's writes),
+    else a new one for reads."""
+    if conn is not None:
+        yield conn
+        return
+    with engine().connect() as c:
+        yield c
+
+
 def _write_ahead_log(store: Store) -> None:
     """SQLite's write-ahead log (the mode is kept in the file, so once per open is enough).  A
     cycle commits the store at every DDL it applies (the in-flight mark, the checkpoint) and at

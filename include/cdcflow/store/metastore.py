@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from cdcflow.core.errors import CHANGEFEED_NOT_EXISTS, CdcflowError
-from cdcflow.store.engine import engine, transaction
+from cdcflow.store.engine import engine, reading, transaction
 from cdcflow.store.sql import like_suffix
 from cdcflow.store.tables import changefeeds, delete_owned, runs
 
@@ -72,8 +72,8 @@ def create_feed(changefeed_id: str, checkpoint_ts: int, checkpoint_pos: dict, co
             updated_at=now))
 
 
-def get_feed(changefeed_id: str) -> FeedState:
-    with engine().connect() as c:
+def get_feed(changefeed_id: str, conn=None) -> FeedState:
+    with reading(conn) as c:
         rows = c.select(changefeeds, "id = ?", changefeed_id).mappings()
     if not rows:
         raise CdcflowError(
@@ -152,11 +152,11 @@ def _owner_dead(owner: str | None) -> bool:
 LEASE_SECONDS = 3600.0  # how long a taken lease lasts without a renewal
 
 
-def acquire_lease(changefeed_id: str, owner: str, run_key: str, ttl: float = LEASE_SECONDS) -> bool:
+def acquire_lease(changefeed_id: str, owner: str, run_key: str, ttl: float = LEASE_SECONDS, conn=None) -> bool:
     """Take or renew the lease.  `run_key` identifies the cycle across the processes of one
     DAG run (each Airflow task is a process of its own), so any of them may renew it."""
     now = time.time()
-    with engine().begin() as c:
+    with transaction(conn) as c:
         row = c.select(changefeeds, "id = ?", changefeed_id, columns="lease_owner, lease_until").first()
         if row is None:
             return False
@@ -185,8 +185,8 @@ def lease_holder(changefeed_id: str) -> str | None:
     return get_feed(changefeed_id).lease_owner
 
 
-def release_lease(changefeed_id: str, run_key: str) -> None:
-    with engine().begin() as c:
+def release_lease(changefeed_id: str, run_key: str, conn=None) -> None:
+    with transaction(conn) as c:
         c.update(changefeeds, dict(lease_owner=None, lease_until=None), "id = ? AND lease_owner LIKE ? ESCAPE '/'",
                  changefeed_id, like_suffix(":" + run_key))
 
@@ -206,25 +206,26 @@ def _run(d: dict) -> RunState:
 
 
 def start_run(changefeed_id: str, run_id: str, start_ts: int, start_pos: dict, target_ts: int,
-              dry_run: bool) -> RunState:
-    with engine().begin() as c:
+              dry_run: bool, stats: dict | None = None, conn=None) -> RunState:
+    """A run's record, open (status running), with its first `stats` if given."""
+    with transaction(conn) as c:
         c.delete(runs, "changefeed_id = ? AND run_id = ?", changefeed_id, run_id)
         c.insert(runs, dict(changefeed_id=changefeed_id, run_id=run_id, status="running", start_ts=start_ts,
-                            start_pos=json.dumps(start_pos), target_ts=target_ts, dry_run=dry_run, stats="{}",
-                            started_at=time.time()))
-    return get_run(changefeed_id, run_id)
+                            start_pos=json.dumps(start_pos), target_ts=target_ts, dry_run=dry_run,
+                            stats=json.dumps(stats or {}), started_at=time.time()))
+        return get_run(changefeed_id, run_id, conn=c)
 
 
 SUPERSEDED = "superseded"  # a run another cycle replaced while it was open (see supersede_open_runs)
 
 
-def supersede_open_runs(changefeed_id: str, run_id: str) -> list[str]:
+def supersede_open_runs(changefeed_id: str, run_id: str, conn=None) -> list[str]:
     """Mark every other open run of the changefeed replaced by `run_id`, which has just taken
     the lease: a DAG run left open between its tasks (its DAG paused, its worker gone) can no
     longer be the changefeed's cycle, and its later stages must stop instead of reading a
     folder this cycle's finish will delete.  Returns the runs it marked."""
     now = time.time()
-    with engine().begin() as c:
+    with transaction(conn) as c:
         rows = c.select(runs, "changefeed_id = ? AND status = 'running' AND run_id <> ?", changefeed_id, run_id,
                         columns="run_id, stats").all()
         for other, stats in rows:
@@ -234,8 +235,8 @@ def supersede_open_runs(changefeed_id: str, run_id: str) -> list[str]:
     return [other for other, _ in rows]
 
 
-def get_run(changefeed_id: str, run_id: str) -> RunState:
-    with engine().connect() as c:
+def get_run(changefeed_id: str, run_id: str, conn=None) -> RunState:
+    with reading(conn) as c:
         rows = c.select(runs, "changefeed_id = ? AND run_id = ?", changefeed_id, run_id).mappings()
     if not rows:
         raise CdcflowError(
@@ -245,8 +246,8 @@ def get_run(changefeed_id: str, run_id: str) -> RunState:
     return _run(rows[0])
 
 
-def update_run(changefeed_id: str, run_id: str, *, stats: dict | None = None, **values) -> None:
-    with engine().begin() as c:
+def update_run(changefeed_id: str, run_id: str, *, stats: dict | None = None, conn=None, **values) -> None:
+    with transaction(conn) as c:
         if stats:
             old = c.select(runs, "changefeed_id = ? AND run_id = ?", changefeed_id, run_id, columns="stats").scalar()
             merged = json.loads(old or "{}")
@@ -261,9 +262,9 @@ def update_run(changefeed_id: str, run_id: str, *, stats: dict | None = None, **
 RUNS_KEPT = 5_000
 
 
-def prune_runs(changefeed_id: str, keep: int = RUNS_KEPT) -> int:
+def prune_runs(changefeed_id: str, keep: int = RUNS_KEPT, conn=None) -> int:
     """Drops the changefeed's ended runs older than its `keep` newest runs; returns how many."""
-    with engine().begin() as c:
+    with transaction(conn) as c:
         oldest_kept = c.select(runs, "changefeed_id = ?", changefeed_id, columns="started_at",
                                order="started_at DESC", limit=1, offset=keep - 1).scalar()
         if oldest_kept is None:

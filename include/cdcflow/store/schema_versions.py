@@ -51,8 +51,8 @@ def load(changefeed_id: str) -> SchemaTracker:
     return tracker
 
 
-def forget(changefeed_id: str, gone) -> None:
-    with engine().begin() as c:
+def forget(changefeed_id: str, gone, conn=None) -> None:
+    with transaction(conn) as c:
         _delete(c, changefeed_id, gone)
 
 

@@ -4,7 +4,7 @@ metadata store, so a cut-over in a later cycle than its ALTER, or a cycle run ag
 from __future__ import annotations
 
 from cdcflow.ddl.shadow_log import Mark, ShadowLog
-from cdcflow.store.engine import engine
+from cdcflow.store.engine import engine, transaction
 from cdcflow.store.tables import shadow_ddls as marks
 
 
@@ -18,18 +18,18 @@ def load(changefeed_id: str) -> ShadowLog:
     return log
 
 
-def save(changefeed_id: str, log: ShadowLog, above_ts: int) -> None:
+def save(changefeed_id: str, log: ShadowLog, above_ts: int, conn=None) -> None:
     """The marks above `above_ts` (a window's start) as `log` has them now: those a window read
     before and does not derive again go."""
-    with engine().begin() as c:
+    with transaction(conn) as c:
         c.delete(marks, "changefeed_id = ? AND commit_ts > ?", changefeed_id, above_ts)
         c.insert(marks, *({"changefeed_id": changefeed_id, "schema_name": s, "table_name": tb, "commit_ts": m.commit_ts,
                            "kind": m.kind, "statement": m.statement, "sql_mode": m.sql_mode}
                           for s, tb, m in log.after(above_ts)))
 
 
-def forget(changefeed_id: str, gone) -> None:
-    with engine().begin() as c:
+def forget(changefeed_id: str, gone, conn=None) -> None:
+    with transaction(conn) as c:
         for s, tb, ts in gone:
             c.delete(marks, "changefeed_id = ? AND schema_name = ? AND table_name = ? AND commit_ts = ?",
                      changefeed_id, s, tb, ts)
