@@ -259,9 +259,10 @@ its tracked schema and what its commands left. By default a SQLite file, `metada
 MariaDB or TiDB database that the cycles of several machines share. The database must exist; the
 user needs {", ".join(code(g) for g in engine.MYSQL_GRANTS)} on it. Opening the store
 creates the tables below and adds any column a newer cdcflow declares (on MySQL it also widens
-the `FLOAT` and `TEXT` columns an earlier cdcflow made to `DOUBLE` and `LONGTEXT`). Times are
-epoch seconds; every row names the changefeed it belongs to, and removing a changefeed deletes
-its rows in every table.
+the `FLOAT` and `TEXT` columns an earlier cdcflow made to `DOUBLE` and `LONGTEXT`), then records
+the stamp of those declarations; a process that finds its own stamp there skips all of that.
+Times are epoch seconds; every row but the stamp's names the changefeed it belongs to, and
+removing a changefeed deletes its rows in every table.
 
 {chr(10).join(sections)}"""
     return page("Metadata store", "cdcflow.store.tables", body)

@@ -152,24 +152,43 @@ def test_a_store_of_an_older_cdcflow_opens_and_migrates(home):
 
 
 
-@pytest.mark.sqlite_only  # the stamp is the SQLite file's PRAGMA user_version
+def _set_stamp(sql: str, *params) -> None:
+    with engine.engine().begin() as c:
+        c.execute(sql, *params)
+    engine.close_all()
+
+
 def test_a_store_at_the_declared_tables_opens_without_reading_them_back(home, monkeypatch):
-    """A SQLite store records the stamp of the tables it was brought to; opened again at that
-    stamp, no table's columns are read back; at another stamp (a store of another cdcflow) the
-    checks run and the stamp is recorded."""
+    """A store records the stamp of the tables it was brought to (cdcflow_store_stamp); opened
+    again at that stamp, no table's columns are read back; at another stamp (a store of another
+    cdcflow), or without the stamp's table (one from before it), the checks run and the stamp is
+    recorded."""
     metastore.create_feed("f", 1, POS)
     checked = []
-    monkeypatch.setattr(engine, "_bring_columns", lambda eng: checked.append(eng))
-    with sqlite3.connect(home / "metadata.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == engine.schema_stamp() > 0
+    real = engine._bring_columns
+    monkeypatch.setattr(engine, "_bring_columns", lambda store: (checked.append(store), real(store)))
+    with engine.engine().connect() as c:
+        assert engine._stamp_of(c) == engine.schema_stamp() > 0
     engine.close_all()
     assert metastore.get_feed("f").checkpoint_ts == 1 and checked == []
-    with sqlite3.connect(home / "metadata.db") as db:
-        db.execute(f"PRAGMA user_version = {engine.schema_stamp() - 1}")
-    engine.close_all()
+    _set_stamp("UPDATE cdcflow_store_stamp SET stamp = ?", engine.schema_stamp() - 1)
     assert metastore.get_feed("f").checkpoint_ts == 1 and len(checked) == 1
-    with sqlite3.connect(home / "metadata.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == engine.schema_stamp()
+    _set_stamp("DROP TABLE cdcflow_store_stamp")
+    assert metastore.get_feed("f").checkpoint_ts == 1 and len(checked) == 2
+    engine.close_all()
+    assert metastore.get_feed("f").checkpoint_ts == 1 and len(checked) == 2
+    with engine.engine().connect() as c:
+        assert engine._stamp_of(c) == engine.schema_stamp()
+        assert c.execute("SELECT COUNT(*) FROM cdcflow_store_stamp").scalar() == 1
+
+
+def test_a_changefeed_created_again_leaves_the_store_stamp(home):
+    """delete_owned reaches every table a changefeed owns rows of, and not the store's own."""
+    metastore.create_feed("f", 1, POS)
+    metastore.create_feed("f", 2, POS)  # its old rows deleted in every table first
+    with engine.engine().connect() as c:
+        assert engine._stamp_of(c) == engine.schema_stamp()
+
 
 # --- lease ---------------------------------------------------------------------------------
 

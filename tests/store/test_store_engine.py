@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import ssl
 import time
 
 import pytest
@@ -102,3 +103,25 @@ def test_a_user_with_the_documented_grants_creates_widens_and_uses_the_store(sto
     finally:
         engine.close_all()
         server.execute(f"DROP USER '{user}'@'%'")
+
+
+@pytest.mark.mariadb_only  # a SQLite file opens no TLS
+def test_a_mysql_store_opens_its_connections_without_loading_the_ca_bundle(store_backend, monkeypatch):
+    """A store connection with no TLS options of its own runs pymysql's PREFERRED mode on the one
+    context core.tls shares, not on one that reads the system's CA bundle each time (50 ms of
+    every process that opened a MySQL store here, for certificates it never checks)."""
+    from pymysql.connections import Connection
+
+    from cdcflow.core import tls
+
+    builder = Connection._create_ssl_ctx  # pymysql's own again, as in a process nothing installed in yet
+    monkeypatch.setattr(Connection, "_create_ssl_ctx", getattr(builder, "pymysqls", builder))
+    monkeypatch.setattr(tls, "_installed", False)
+    loaded, load = [], ssl.SSLContext.load_default_certs
+    monkeypatch.setattr(ssl.SSLContext, "load_default_certs",
+                        lambda ctx, *a, **kw: (loaded.append(ctx), load(ctx, *a, **kw))[1])
+    engine.close_all()
+    metastore.create_feed("cf", 1, POS)
+    assert metastore.get_feed("cf").checkpoint_ts == 1
+    assert loaded == []
+    engine.close_all()

@@ -49,7 +49,7 @@ class Column:
 class Table:
     name: str
     columns: tuple[Column, ...]
-    owner: str = "changefeed_id"  # the column naming the changefeed a row belongs to
+    owner: str = "changefeed_id"  # the column naming the changefeed a row belongs to ("": none does)
     note: str = ""  # what a row is
     names: frozenset = field(init=False)
 

@@ -171,6 +171,16 @@ table_copy_chunks = Table("cdcflow_table_copy_chunks", note=(
     "Their key-range chunks, as a snapshot's (cdcflow_snapshot_chunks)."),
     columns=snapshot_chunks.columns)
 
+# the store's own: no changefeed owns its row
+store_stamp = Table("cdcflow_store_stamp", owner="", note=(
+    "One row: the checksum of the tables and columns this store was last brought to (store/engine.py's "
+    "`schema_stamp`). A process that opens a store at the stamp it declares itself skips the migration, "
+    "which reads every table's columns back."),
+    columns=(
+    column("name", "string", 32, key=True, note="`tables`"),
+    column("stamp", "bigint", null=False, note="the checksum"),
+))
+
 
 # every table, in the order they are declared
 TABLES: tuple[Table, ...] = tuple(t for t in globals().values() if isinstance(t, Table))
@@ -180,4 +190,5 @@ def delete_owned(c: Connection, changefeed_id: str) -> None:
     """Delete every row a changefeed owns, in every table: one declared later is included
     without its callers knowing it."""
     for t in reversed(TABLES):
-        c.delete(t, f"{t.owner} = ?", changefeed_id)
+        if t.owner:
+            c.delete(t, f"{t.owner} = ?", changefeed_id)
