@@ -61,3 +61,18 @@ def test_sparks_python_workers_have_the_settings(spark):
     names = [s.name for s in environment.SETTINGS]
     seen = spark.sparkContext.parallelize([0], 1).map(lambda _: [os.environ.get(n) for n in names]).collect()
     assert seen == [[s.value for s in environment.SETTINGS]]
+
+
+def _threads_after(code: str, env: dict) -> int:
+    """The threads of a fresh interpreter once `code` ran (the kernel's list: OpenBLAS's are native)."""
+    out = subprocess.run([sys.executable, "-c", f"{code}; import os; print(len(os.listdir('/proc/self/task')))"],
+                         env=env, capture_output=True, text=True, check=True)
+    return int(out.stdout)
+
+
+def test_numpy_loaded_after_cdcflow_starts_no_blas_threads():
+    # the check can fail: numpy alone starts OpenBLAS's threads, one per further core
+    if (os.cpu_count() or 1) > 1:
+        assert _threads_after("import numpy", _clean_env()) > 1
+    assert _threads_after("import cdcflow, numpy", _clean_env()) == 1  # (pyarrow adds jemalloc's own)
+    assert _threads_after("import cdcflow, numpy", {**_clean_env(), "OPENBLAS_NUM_THREADS": "2"}) == 2

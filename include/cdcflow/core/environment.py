@@ -80,6 +80,11 @@ SETTINGS: tuple[Setting, ...] = (
             "committed whole is backed by the kernel's 2 MiB pages, each zeroed whole at its first touch "
             "and again after a purge; a cycle's batches come and go, and that zeroing took a sixth of "
             "the CLI cycle's CPU on the bench's windows (docs/performance.md)"),
+    Setting("OPENBLAS_NUM_THREADS", "1", "numpy's BLAS (OpenBLAS), which numpy loads with pyarrow",
+            "one thread: cdcflow does no linear algebra, and OpenBLAS starts a thread per further core as it "
+            "loads, which spins waiting for work before it sleeps: 0.1 core-second of every process that "
+            "loads numpy (a CLI cycle's, each Spark worker's) on the 2-core bench machine, taken from the "
+            "servers and the stage beside it (docs/performance.md)"),
 )
 
 
