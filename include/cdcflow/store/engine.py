@@ -215,25 +215,24 @@ def listening_to_commits(listener):
         _commit_listeners.remove(listener)
 
 
-@contextmanager
 def transaction(conn: Connection | None = None):
     """A connection in a transaction: the caller's `conn` (its transaction goes on, so several
     writers commit as one), else a new one committed when the block ends."""
-    if conn is not None:
-        yield conn
-        return
-    with engine().begin() as c:
-        yield c
+    return _callers_or(conn, lambda: engine().begin())
 
 
-@contextmanager
 def reading(conn: Connection | None = None):
     """A connection to read with: the caller's `conn` (its reads see its transaction's writes),
     else a new one for reads."""
+    return _callers_or(conn, lambda: engine().connect())
+
+
+@contextmanager
+def _callers_or(conn: Connection | None, opened):
     if conn is not None:
         yield conn
         return
-    with engine().connect() as c:
+    with opened() as c:
         yield c
 
 
