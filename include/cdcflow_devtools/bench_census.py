@@ -12,6 +12,11 @@ counts as:
   Python workers   a Python process under a JVM (Spark's workers: apply's writers)
   downstream       the downstream's mariadbd (the statements' own work)
   upstream         the upstream's mariadbd (serving the binlog, the catalogue reads)
+  rest             the rest of the machine: its busy CPU time (/proc/stat, less idle and iowait)
+                   less the kinds above: the kernel's writeback of the workload's pages, other
+                   processes; on two cores, what is busy here slows the cycle
+  stolen           the machine's steal time: its cores were wanted but the hypervisor ran
+                   someone else's
 
 A stage's span is read from the cycle's log, whose events carry the time each stage ended
 (window: the prepare's end; pulled, filtered, barriers, applied, finished); the core-seconds of
@@ -22,6 +27,7 @@ between two samples loses at most its last 100 ms.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import threading
 from contextlib import suppress
@@ -29,7 +35,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-KINDS = ("cdcflow", "JVM", "Python workers", "downstream", "upstream")
+PROCESSES = ("cdcflow", "JVM", "Python workers", "downstream", "upstream")
+MACHINE = ("rest", "stolen")  # not the cycle's nor the servers' time: not in its core-s column
+KINDS = PROCESSES + MACHINE
 # the log event that ends each stage, in the cycle's order; the first span starts at the process's start
 STAGE_ENDS = (("start-up, prepare", "window"), ("pull", "pulled"), ("filter", "filtered"),
               ("barrier", "barriers"), ("apply", "applied"), ("finish", "finished"))
@@ -50,6 +58,7 @@ class CpuSampler:
         self.base: dict[int, float] = {}  # the fixed processes' CPU seconds at the start (servers run before)
         for pid, _kind in fixed.items():
             self.base[pid] = self._cpu(pid) or 0.0
+        self.machine_base = (*machine_busy(), process_cpu(os.getpid()) or 0.0)
         self.samples: list[tuple[float, dict[str, float]]] = []
         # (sample time, resident bytes of the roots' trees): each stage's peak memory (Census.peaks)
         self.memory: list[tuple[float, int]] = []
@@ -93,6 +102,13 @@ class CpuSampler:
         totals = dict.fromkeys(KINDS, 0.0)
         for kind, cpu in self.seen.values():
             totals[kind] += cpu
+        # processes seen before the sampler started count from their start, the machine from the
+        # sampler's: a root's time before then is not "rest" (floored at zero, and it is 100 ms at
+        # most); nor is this process's own, the sampling's
+        busy, stolen = machine_busy()
+        own = (process_cpu(os.getpid()) or 0.0) - self.machine_base[2]
+        totals["rest"] = max(0.0, busy - self.machine_base[0] - own - sum(totals[k] for k in PROCESSES))
+        totals["stolen"] = stolen - self.machine_base[1]
         now = time.time()
         self.samples.append((now, totals))
         self.memory.append((now, rss))
@@ -166,13 +182,24 @@ def table(title: str, c: Census) -> list[str]:
     wall = 0.0
     for stage, secs, cores in c.stages:
         lines.append(f"{stage:20}{secs:>8.1f}" + "".join(f"{cores[k]:>16.1f}" for k in KINDS)
-                     + f"{sum(cores.values()):>9.1f}")
+                     + f"{sum(cores[k] for k in PROCESSES):>9.1f}")
         wall += secs
         for k in KINDS:
             total[k] += cores[k]
     lines.append(f"{'whole cycle':20}{wall:>8.1f}" + "".join(f"{total[k]:>16.1f}" for k in KINDS)
-                 + f"{sum(total.values()):>9.1f}")
+                 + f"{sum(total[k] for k in PROCESSES):>9.1f}")
     return lines
+
+
+def machine_busy() -> tuple[float, float]:
+    """The machine's busy and stolen CPU seconds so far, over all cores: busy is its time less
+    idle, iowait and steal (guest time is counted in user already)."""
+    import psutil
+
+    t = psutil.cpu_times()
+    stolen = getattr(t, "steal", 0.0)
+    busy = sum(t) - t.idle - getattr(t, "iowait", 0.0) - stolen - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)
+    return busy, stolen
 
 
 def process_cpu(pid: int) -> float | None:

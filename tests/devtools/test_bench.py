@@ -434,3 +434,26 @@ def test_paired_runs_alternate_which_side_goes_first():
                                               "b": lambda i: ran.append(("b", i)) or -i})
     assert ran == [("a", 0), ("b", 0), ("b", 1), ("a", 1), ("a", 2), ("b", 2)]
     assert got == [{"a": 0, "b": 0}, {"b": -1, "a": 10}, {"a": 20, "b": -2}]
+
+
+def test_the_census_counts_a_busy_process_outside_the_cycle_as_the_rest_of_the_machine():
+    """A process the census does not follow still takes the cores the cycle runs on: it is the
+    `rest` column, the followed process its own kind, and the sampler's own time neither."""
+    from cdcflow_devtools import bench_census
+
+    spin = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0: pass"
+    cycle = subprocess.Popen([sys.executable, "-c", spin])
+    outside = subprocess.Popen([sys.executable, "-c", spin])
+    sampler = bench_census.CpuSampler([cycle.pid], {}, interval=0.05)
+    cycle.wait()
+    outside.wait()
+    sampler.stop()
+    last = sampler.samples[-1][1]
+    assert 0.9 <= last["cdcflow"] <= 1.3, last
+    # the outside process's second (less what it spent before the sampler's start), and
+    # whatever else ran on the machine meanwhile
+    assert last["rest"] >= 0.6, last
+    assert last["stolen"] >= 0.0
+    lines = bench_census.table("t", bench_census.Census([("apply", 1.0, {**dict.fromkeys(bench_census.KINDS, 0.0),
+                                                                          "cdcflow": 1.0, "rest": 5.0})]))
+    assert lines[2].split()[-1] == "1.0", lines  # the core-s column: the cycle's and the servers' only
