@@ -399,3 +399,20 @@ def test_a_kept_folder_written_again_is_read_from_its_files(tmp_path):
     _written(folder, 10, keep=(100, 10_000))
     folder.remove()
     assert not folder.kept("raw") and not folder._kept
+
+
+def test_a_remote_event_store_s_filesystem_is_registered_though_a_local_one_loads_none(tmp_path):
+    """RunFolder binds a local folder without pyarrow.fs (its import registers S3, GCS and HDFS:
+    15 ms in every process); a remote URL imports it first, so its scheme is known.  In a fresh
+    process: this one may have imported pyarrow.fs already."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom cdcflow.store.events import RunFolder\n"
+            f"RunFolder({str(tmp_path)!r}, 'cf', 'run1')\n"
+            "assert 'pyarrow.fs' not in sys.modules and 'pyarrow.parquet' not in sys.modules, 'loaded'\n"
+            "folder = RunFolder.at('s3://bucket/events/cf/run1?region=us-east-1')\n"
+            "print(type(folder.fs).__name__, folder.root, folder.fs.region)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["S3FileSystem", "bucket/events/cf/run1", "us-east-1"], proc.stdout

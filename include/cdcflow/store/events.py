@@ -23,8 +23,11 @@ from typing import TYPE_CHECKING, get_args, get_type_hints
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
+# pyarrow.fs is pyarrow._fs's classes re-exported, after importing the S3, GCS and HDFS
+# filesystems (5-8 ms of every process, S3's most of it); a local folder needs none of them,
+# and pyarrow.parquet imports pyarrow.fs, so both are imported where a remote URL or a file is
+# (remote_filesystem, _parquet)
+from pyarrow._fs import FileSelector, FileSystem, FileType, LocalFileSystem
 
 from cdcflow.core.arrow_rows import rows_batch
 from cdcflow.core.event import Event
@@ -32,6 +35,20 @@ from cdcflow.config.spec_store import home
 
 if TYPE_CHECKING:
     import pyarrow.dataset as pads
+    import pyarrow.parquet as pq
+
+
+def _parquet():
+    import pyarrow.parquet as pq  # lazy: it imports pyarrow.fs (above); a window kept in memory writes no file
+
+    return pq
+
+
+def remote_filesystem(url: str) -> tuple[FileSystem, str]:
+    """The filesystem of a URL and the path in it; pyarrow.fs registers the remote ones."""
+    import pyarrow.fs  # noqa: F401  # lazy: registers S3, GCS and HDFS, which a local folder does not need
+
+    return FileSystem.from_uri(url)
 
 # The Arrow and Spark schemas of the event record (core.event)
 _TYPES = {int: (pa.int64(), "long"), str: (pa.string(), "string")}  # every column may be null
@@ -63,7 +80,7 @@ PULL_ENV = "CDCFLOW_BINLOG_READER"
 
 def _event_file(sink) -> pq.ParquetWriter:
     """A Parquet writer of the stored event schema on `sink`, as every event file is written."""
-    return pq.ParquetWriter(sink, STORED_SCHEMA, compression="zstd")
+    return _parquet().ParquetWriter(sink, STORED_SCHEMA, compression="zstd")
 
 
 def image_bytes(batch: pa.RecordBatch) -> pa.Array:
@@ -107,9 +124,9 @@ class RunFolder:
         self._kept: dict[str, tuple[tuple, list[pa.RecordBatch]]] = {}
         self._unwritten: set[str] = set()
         if "://" in url and not url.startswith("file://"):
-            self.fs, self.root = pafs.FileSystem.from_uri(self.url)
+            self.fs, self.root = remote_filesystem(self.url)
         else:
-            self.fs = pafs.LocalFileSystem()
+            self.fs = LocalFileSystem()
             self.root = str(Path(self.url.removeprefix("file://")).resolve())
             self.url = self.root
 
@@ -149,11 +166,11 @@ class RunFolder:
         """An Arrow table as one Parquet file (a folder's parent made first)."""
         self.fs.create_dir(self._fs_path(name).rsplit("/", 1)[0], recursive=True)
         with self.fs.open_output_stream(self._fs_path(name)) as f:
-            pq.write_table(table, f, compression="zstd")
+            _parquet().write_table(table, f, compression="zstd")
 
     def read_table(self, name: str) -> pa.Table:
         with self.fs.open_input_file(self._fs_path(name)) as f:
-            return pq.read_table(f)
+            return _parquet().read_table(f)
 
     def dataset(self, name: str) -> pads.Dataset:
         """A folder of Parquet files read by the event schema, as Spark reads it: files named
@@ -183,23 +200,23 @@ class RunFolder:
 
     def _listing(self, name: str) -> tuple:
         return tuple(sorted((f.path, f.size, f.mtime_ns) for f in self.fs.get_file_info(
-            pafs.FileSelector(self._fs_path(name), allow_not_found=True))))
+            FileSelector(self._fs_path(name), allow_not_found=True))))
 
     def has_image_bytes(self, name: str) -> bool:
         """Whether the Parquet files of folder `name` hold IMAGE_BYTES: all of a folder's files
         come from one writer (pull's, or the copy of one filter), so the first one says."""
         if self.kept(name):
             return True  # kept batches are stored batches, and a folder kept unwritten has no file
-        files = [f for f in self.fs.get_file_info(pafs.FileSelector(self._fs_path(name), allow_not_found=True))
-                 if f.type == pafs.FileType.File and f.base_name.endswith(".parquet")
+        files = [f for f in self.fs.get_file_info(FileSelector(self._fs_path(name), allow_not_found=True))
+                 if f.type == FileType.File and f.base_name.endswith(".parquet")
                  and not f.base_name.startswith(("_", "."))]
         if not files:
             return False
         with self.fs.open_input_file(min(files, key=lambda f: f.path).path) as f:
-            return IMAGE_BYTES in pq.read_schema(f).names
+            return IMAGE_BYTES in _parquet().read_schema(f).names
 
     def exists(self, name: str) -> bool:
-        return self.fs.get_file_info(self._fs_path(name)).type != pafs.FileType.NotFound
+        return self.fs.get_file_info(self._fs_path(name)).type != FileType.NotFound
 
     def remove(self) -> None:
         self._kept.clear()
@@ -260,7 +277,7 @@ class RunFolder:
         where, gtids = FIELDS.index("commit_ts"), FIELDS.index("gtid_position")
         with self.fs.open_input_file(self.part_file(src, part)) as f, \
                 self.fs.open_output_stream(self.part_file(dst, part)) as sink:
-            source = pq.ParquetFile(f)
+            source = _parquet().ParquetFile(f)
             with _event_file(sink) as out:
                 for i in range(source.num_row_groups):
                     group = source.read_row_group(i)
@@ -471,23 +488,23 @@ def collect_garbage(base: str | None, changefeed_id: str, keep: set[str]) -> lis
     cycle that is no longer running are below the checkpoint or will be read again.
     """
     fs, parent = changefeed_folder(base, changefeed_id)
-    if fs.get_file_info(parent).type == pafs.FileType.NotFound:
+    if fs.get_file_info(parent).type == FileType.NotFound:
         return []
     kept = {_safe(run_id) for run_id in keep}
     removed = []
-    for info in fs.get_file_info(pafs.FileSelector(parent)):
-        if info.type == pafs.FileType.Directory and info.base_name not in kept:
+    for info in fs.get_file_info(FileSelector(parent)):
+        if info.type == FileType.Directory and info.base_name not in kept:
             fs.delete_dir(info.path)
             removed.append(info.base_name)
     return sorted(removed)
 
 
-def changefeed_folder(base: str | None, changefeed_id: str) -> tuple[pafs.FileSystem, str]:
+def changefeed_folder(base: str | None, changefeed_id: str) -> tuple[FileSystem, str]:
     """The file system and path of the folder that holds the changefeed's cycle folders."""
     probe = RunFolder(base, changefeed_id, "_")
     return probe.fs, probe.root.rsplit("/", 1)[0]
 
 
-def delete_folder(fs: pafs.FileSystem, path: str) -> None:
-    if fs.get_file_info(path).type != pafs.FileType.NotFound:
+def delete_folder(fs: FileSystem, path: str) -> None:
+    if fs.get_file_info(path).type != FileType.NotFound:
         fs.delete_dir(path)
