@@ -88,7 +88,13 @@ class RunProcess:
         assert not _group_members(self.proc.pid), "the Spark JVM outlived its killed run"
 
     def finish(self, timeout: float = 600) -> int:
-        self.proc.wait(timeout=timeout)
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # what the run said last, and what of it is still there, before the test's cleanup kills it
+            members = "\n".join(f"{pid} {_command(pid)}" for pid in _group_members(self.proc.pid))
+            raise AssertionError(f"the run did not end within {timeout} s; its process group:\n{members}\n"
+                                 "stderr so far:\n" + "\n".join(self.lines[-40:])) from None
         self._reader.join(timeout=60)
         return self.proc.returncode
 
@@ -96,6 +102,13 @@ class RunProcess:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=60)
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+    except OSError:
+        return "(gone)"
 
 
 def _group_members(pgid: int) -> list[int]:
