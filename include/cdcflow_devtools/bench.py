@@ -144,21 +144,25 @@ def cores_apart(servers: Servers, rows: int, log_dir: Path, phases: list, cpu: d
     """The floor's phases sent again, then the window's CLI cycle (bench-apart), each into cdcflow's
     downstream reset to the start, with the downstream on cores of its own (bench_cores); None on
     a machine of one core."""
-    from cdcflow_devtools import bench_cores, bench_floor
+    from cdcflow_devtools import bench_census, bench_cores, bench_floor
 
     with bench_cores.apart(servers.cdcflow.pid) as halves:
         if halves is None:
             return None
         say(f"the floor and a CLI cycle again, the downstream on cores {halves[0]}, cdcflow on {halves[1]}")
         reset_settled(servers)
-        floor, floor_cpu = bench_floor.replay(servers.cdcflow, phases)
+        spans: list[float] = []
+        floor, floor_cpu = bench_floor.replay(servers.cdcflow, phases, spans)
         floor_diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (the floor's replay, cores apart)")
         reset_settled(servers)
         cyc = run_cycle_measured("bench-apart", rows, log_dir, cpu=cpu)
         diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (cores apart)")
+    # where in apply the gap to the floor is: per segment, the replay's seconds and the cycle's
+    segments = {"floor": bench_floor.segment_seconds(phases, spans),
+                "apply": bench_census.apply_segment_seconds(log_dir / "cycle-bench-apart.log")}
     return {"downstream_cores": halves[0], "cdcflow_cores": halves[1], "floor_seconds": floor,
             "floor_downstream_core_seconds": floor_cpu, "apply_seconds": float(cyc.stats.get("apply_seconds") or 0),
-            "cycle": asdict(cyc), "consistent": not floor_diffs and not diffs}
+            "segments": segments, "cycle": asdict(cyc), "consistent": not floor_diffs and not diffs}
 
 
 def _apply_core_seconds(cyc: dict) -> dict | None:
@@ -280,6 +284,10 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
               f"{apart['apply_seconds']:.1f}s ({spent.get('cdcflow', 0.0):.1f} core-seconds in cdcflow, "
               f"{spent.get('downstream', 0.0):.1f} in the downstream): apply / floor = "
               f"{apart['apply_seconds'] / apart['floor_seconds']:.2f} (consistent: {yes[apart['consistent']]})")
+        seg = apart.get("segments") or {}
+        if seg.get("apply") and len(seg["apply"]) == len(seg.get("floor", [])):
+            print("  per segment, with the DDL that ends it (floor / apply, s): " + ", ".join(
+                f"{f:.2f}/{a:.2f}" for f, a in zip(seg["floor"], seg["apply"])))
     if scale:
         print()
         print("cycle time by window size (one fresh changefeed per size; peak memory of cdcflow's processes):")

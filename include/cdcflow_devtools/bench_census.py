@@ -211,3 +211,15 @@ def process_cpu(pid: int) -> float | None:
     except psutil.Error:
         return None
     return t.user + t.system
+
+
+def apply_segment_seconds(log_path: Path) -> list[float]:
+    """Each segment's seconds in a cycle's apply, as its log has them: from apply's start (its
+    `downstream` event) to each DDL applied, then to `applied` (bench_floor.segment_seconds)."""
+    marks = []
+    for line in log_path.read_text(errors="replace").splitlines():
+        m = _EVENT.match(line)
+        if m and m.group(2) in ("downstream", "ddl applied", "applied"):
+            marks.append(dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp())
+    return [b - a for a, b in zip(marks, marks[1:])]
+

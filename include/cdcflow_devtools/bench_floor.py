@@ -128,10 +128,10 @@ def _overlapping(statements: list[tuple]) -> list[Phase]:
 DUPLICATE_ENTRY = 1062
 
 
-def replay(server, phases: list[Phase]) -> tuple[float, float]:
+def replay(server, phases: list[Phase], spans: list[float] | None = None) -> tuple[float, float]:
     """The phases sent again, one after the other: the seconds they took and the downstream's
     core-seconds in them (on a machine it shares with cdcflow, what apply's own work competes
-    with: bench.apply_bound).  A statement the
+    with: bench.apply_bound); each phase's seconds appended to `spans`.  A statement the
     downstream refuses for a duplicate was refused in the cycle too (an UPSERT the writer then
     sent again as DELETE + REPLACE, both in the log): it is passed over as the cycle passed it;
     one refused for a lock conflict is sent again, as the writers send it."""
@@ -174,7 +174,22 @@ def replay(server, phases: list[Phase]) -> tuple[float, float]:
                 else:
                     list(pool.map(send, conns, p.connections.values()))
                 took += time.perf_counter() - t0
+                if spans is not None:
+                    spans.append(time.perf_counter() - t0)
         return took, process_cpu(server.pid) - cpu
     finally:
         for c in conns:
             c.close()
+
+
+def segment_seconds(phases: list[Phase], spans: list[float]) -> list[float]:
+    """The replay's seconds per segment of the cycle: its row phases and the DDL that ends it (the
+    last segment ends without one), as apply's segments run (apply_segment_seconds)."""
+    out, acc = [], 0.0
+    for p, secs in zip(phases, spans):
+        acc += secs
+        if p.ddl:
+            out.append(acc)
+            acc = 0.0
+    return out + [acc]
+

@@ -48,3 +48,25 @@ def test_a_logged_execution_read_back_to_its_literals():
     assert bench_floor._filled(template, logged.replace("`t`", "`u`")) is None
     assert bench_floor.prepared_again(["DELETE FROM x WHERE a IN (?)", template], logged)[0] == template
     assert bench_floor.prepared_again([], logged) == logged
+
+
+def test_the_floor_and_the_cycle_are_split_alike_by_segment(tmp_path):
+    """A segment is its row phases and the DDL that ends it, in the replay as in the cycle's log
+    (apply's start, each DDL applied, then applied), so the two can be set side by side."""
+    from cdcflow_devtools import bench_census
+
+    phases = [bench_floor.Phase(), bench_floor.Phase(), bench_floor.Phase(ddl="ALTER TABLE t ADD c INT"),
+              bench_floor.Phase(), bench_floor.Phase(ddl="CREATE INDEX i ON t (c)"), bench_floor.Phase()]
+    assert [round(s, 2) for s in bench_floor.segment_seconds(phases, [0.5, 0.25, 0.1, 0.75, 0.2, 0.4])] \
+        == [0.85, 0.95, 0.4]
+    log = tmp_path / "cycle.log"
+    ev = "{time} cdcflow {name} · changefeed c · {{}}"
+    log.write_text("\n".join([
+        ev.format(time="2026-12-01 10:00:00,000", name="barriers"),
+        ev.format(time="2026-12-01 10:00:00,100", name="downstream"),
+        "an unstructured line",
+        ev.format(time="2026-12-01 10:00:01,000", name="ddl applied"),
+        ev.format(time="2026-12-01 10:00:02,250", name="ddl applied"),
+        ev.format(time="2026-12-01 10:00:02,750", name="applied"),
+        ev.format(time="2026-12-01 10:00:02,760", name="finished")]) + "\n")
+    assert [round(s, 3) for s in bench_census.apply_segment_seconds(log)] == [0.9, 1.25, 0.5]
