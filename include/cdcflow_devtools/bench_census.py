@@ -34,6 +34,7 @@ from contextlib import suppress
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 PROCESSES = ("cdcflow", "JVM", "Python workers", "downstream", "upstream")
 MACHINE = ("rest", "stolen")  # not the cycle's nor the servers' time: not in its core-s column
@@ -58,7 +59,9 @@ class CpuSampler:
         self.base: dict[int, float] = {}  # the fixed processes' CPU seconds at the start (servers run before)
         for pid, _kind in fixed.items():
             self.base[pid] = self._cpu(pid) or 0.0
-        self.machine_base = (*machine_busy(), process_cpu(os.getpid()) or 0.0)
+        # the machine's busy and stolen seconds, and this process's own, at the start ("rest", "stolen")
+        self.busy_base, self.stolen_base = machine_busy()
+        self.own_base = process_cpu(os.getpid()) or 0.0
         self.samples: list[tuple[float, dict[str, float]]] = []
         # (sample time, resident bytes of the roots' trees): each stage's peak memory (Census.peaks)
         self.memory: list[tuple[float, int]] = []
@@ -106,9 +109,9 @@ class CpuSampler:
         # sampler's: a root's time before then is not "rest" (floored at zero, and it is 100 ms at
         # most); nor is this process's own, the sampling's
         busy, stolen = machine_busy()
-        own = (process_cpu(os.getpid()) or 0.0) - self.machine_base[2]
-        totals["rest"] = max(0.0, busy - self.machine_base[0] - own - sum(totals[k] for k in PROCESSES))
-        totals["stolen"] = stolen - self.machine_base[1]
+        own = (process_cpu(os.getpid()) or 0.0) - self.own_base
+        totals["rest"] = max(0.0, busy - self.busy_base - own - sum(totals[k] for k in PROCESSES))
+        totals["stolen"] = stolen - self.stolen_base
         now = time.time()
         self.samples.append((now, totals))
         self.memory.append((now, rss))
@@ -149,14 +152,17 @@ class Census:
                            for s, w, c in self.stages]}
 
 
-def stage_ends(log_path: Path) -> dict[str, float]:
-    """The time (epoch seconds) of each stage-ending event in a cycle's log."""
-    ends = {}
+def log_events(log_path: Path) -> Iterator[tuple[str, float]]:
+    """A cycle's log's events in order: (event, its time in epoch seconds)."""
     for line in log_path.read_text(errors="replace").splitlines():
         m = _EVENT.match(line)
-        if m and m.group(2) in _ENDING:
-            ends[m.group(2)] = dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
-    return ends
+        if m:
+            yield m.group(2), dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+
+
+def stage_ends(log_path: Path) -> dict[str, float]:
+    """The time (epoch seconds) of each stage-ending event in a cycle's log."""
+    return {event: when for event, when in log_events(log_path) if event in _ENDING}
 
 
 def census(sampler: CpuSampler, started: float, ended: float, log_path: Path) -> Census:
@@ -216,10 +222,6 @@ def process_cpu(pid: int) -> float | None:
 def apply_segment_seconds(log_path: Path) -> list[float]:
     """Each segment's seconds in a cycle's apply, as its log has them: from apply's start (its
     `downstream` event) to each DDL applied, then to `applied` (bench_floor.segment_seconds)."""
-    marks = []
-    for line in log_path.read_text(errors="replace").splitlines():
-        m = _EVENT.match(line)
-        if m and m.group(2) in ("downstream", "ddl applied", "applied"):
-            marks.append(dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp())
+    marks = [when for event, when in log_events(log_path) if event in ("downstream", "ddl applied", "applied")]
     return [b - a for a, b in zip(marks, marks[1:])]
 

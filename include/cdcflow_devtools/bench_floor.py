@@ -173,9 +173,10 @@ def replay(server, phases: list[Phase], spans: list[float] | None = None) -> tup
                     send(conns[0], [p.ddl])
                 else:
                     list(pool.map(send, conns, p.connections.values()))
-                took += time.perf_counter() - t0
+                secs = time.perf_counter() - t0
+                took += secs
                 if spans is not None:
-                    spans.append(time.perf_counter() - t0)
+                    spans.append(secs)
         return took, process_cpu(server.pid) - cpu
     finally:
         for c in conns:
