@@ -118,7 +118,7 @@ demo: setup
 #            [LAG_SCHEDULES=@binlog,@continuous,@continuous+follow60] [LAG_CLI=0] [LAG_SYSBENCH=1]
 #            [TABLES=100,1000,10000] [JOIN=1000000] [CATCHUP=300000,2500000] [CATCHUP_SHAPES=oltp,bulk]
 #            [CATCHUP_ENGINES=auto,local,spark,spark-connect] [CATCHUP_BINLOG_BYTES=<max_binlog_size>]
-#            [CLUSTER=2500000|none] [PAIRS=5] [OVERLAP=4]
+#            [CLUSTER=2500000|none] [PAIRS=5] [OVERLAP=4] [APART=3]
 # The snapshot, lag, tables, join, pairs and overlap parts run when PARTS names them or SNAPSHOT= / LAG_RATES= / TABLES= /
 # JOIN= / PAIRS= / OVERLAP= is given;
 # the snapshot part runs once per SNAPSHOT size;
@@ -128,7 +128,7 @@ demo: setup
 bench: setup
 	$(PY) -m cdcflow_devtools.bench $(if $(PARTS),--parts $(PARTS)) $(if $(ROWS),--rows $(ROWS)) \
 	  $(if $(SCALE),--scale $(SCALE)) $(if $(LAUNCHERS),--launchers $(LAUNCHERS)) $(if $(SHAPE),--shape $(SHAPE)) \
-	  $(if $(PULL),--pull $(PULL)) $(if $(PAIRS),--pairs $(PAIRS)) $(if $(OVERLAP),--overlap $(OVERLAP)) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
+	  $(if $(PULL),--pull $(PULL)) $(if $(PAIRS),--pairs $(PAIRS)) $(if $(OVERLAP),--overlap $(OVERLAP)) $(if $(APART),--apart $(APART)) $(if $(SNAPSHOT),--snapshot $(SNAPSHOT)) \
 	  $(if $(THREADS),--snapshot-threads $(THREADS)) $(if $(LARGE_TXN),--large-txn $(LARGE_TXN)) \
 	  $(if $(LAG_RATES),--lag-rates $(LAG_RATES)) $(if $(LAG_SECONDS),--lag-seconds $(LAG_SECONDS)) \
 	  $(if $(LAG_SCHEDULES),--lag-schedules $(LAG_SCHEDULES)) $(if $(filter 0,$(LAG_CLI)),--no-lag-cli) \

@@ -30,13 +30,13 @@ from pathlib import Path
 
 from cdcflow.source.binlog_events import DEFAULT_READER, READER_ENV
 from cdcflow_devtools.bench_common import (
-    DEFAULT_DIR, DEFAULT_ROWS, DEFAULT_SCALE, Servers, create_changefeed, fmt_bytes, fmt_rate, rate, reset_settled,
-    run_cycle_measured, run_workload, say, settled, start_servers, stop_servers, verify,
+    DEFAULT_DIR, DEFAULT_ROWS, DEFAULT_SCALE, STAGES, Servers, around_stages, create_changefeed, fmt_bytes, fmt_rate,
+    rate, reset_settled, run_cycle_measured, run_workload, say, settled, start_servers, stop_servers, verify,
 )
 
 def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir: Path, pairs: int = 0,
-                    overlap: int = 0) -> dict:
-    from cdcflow_devtools import bench_overlap, bench_pairs, bench_peers, bench_workload
+                    overlap: int = 0, apart: int = 1) -> dict:
+    from cdcflow_devtools import bench_apart, bench_overlap, bench_pairs, bench_peers, bench_workload
 
     up = servers.up
     bench_peers.reset_replica(servers.replica)
@@ -47,9 +47,10 @@ def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir
     if (pos["file"], pos["pos"]) != (start_file, start_pos):
         raise RuntimeError(f"the changefeed starts at {pos}, not at the snapshot position {start_file}:{start_pos}")
     # the same window once more later, on a warm Spark Connect server (connect_cycle), once for
-    # the floor's statements (capture_floor), and once with the downstream on cores of its own
-    # (cores_apart), once a pair for the pairs part (bench_pairs) and twice a pair for the overlap part
-    for again in ("bench-connect", FLOOR_FEED, "bench-apart", *map(bench_pairs.feed_id, range(pairs)),
+    # the floor's statements (capture_floor), once a round with the downstream on cores of its own
+    # (bench_apart), once a pair for the pairs part (bench_pairs) and twice a pair for the overlap part
+    for again in ("bench-connect", FLOOR_FEED, *map(bench_apart.feed_id, range(apart)),
+                  *map(bench_pairs.feed_id, range(pairs)),
                   *map(bench_overlap.feed_id, range(2 * overlap))):
         if create_changefeed(again, up, servers.cdcflow, home) != pos:
             raise RuntimeError(f"{again} does not start where bench does")
@@ -78,12 +79,12 @@ def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir
     replica_diffs = verify(up, servers.replica, "the replica")
 
     connect, connect_diffs, floor, phases = connect_cycle(servers, done, log_dir, servers_cpu)
-    apart = cores_apart(servers, done, log_dir, phases, servers_cpu)
+    cores_apart = bench_apart.apart_table(servers, done, log_dir, phases, servers_cpu, apart)
     return {
         "rows": done, "shape": shape, "transactions": plan.transactions - plan.ddls, "ddls": plan.ddls,
         "by_kind": {k: v for k, v in plan.by_kind().items() if v}, "workload_seconds": gen_secs,
         "binlog_range": asdict(rng), "cdcflow": asdict(cyc),
-        "cdcflow_connect": asdict(connect), "floor": floor, "cores_apart": apart,
+        "cdcflow_connect": asdict(connect), "floor": floor, "cores_apart": cores_apart,
         "mariadb_binlog_seconds": binlog_secs, "native_replica_seconds": replica_secs,
         "consistent": {"cdcflow": not cdc_diffs, "cdcflow_connect": not connect_diffs,
                        "mariadb_binlog": not binlog_diffs, "native_replica": not replica_diffs},
@@ -140,41 +141,13 @@ def capture_floor(servers: Servers, rows: int, log_dir: Path) -> tuple[dict, lis
             "consistent": not floor_diffs and not captured_diffs, "downstream_core_seconds": floor_cpu}, phases
 
 
-def cores_apart(servers: Servers, rows: int, log_dir: Path, phases: list, cpu: dict) -> dict | None:
-    """The floor's phases sent again, then the window's CLI cycle (bench-apart), each into cdcflow's
-    downstream reset to the start, with the downstream on cores of its own (bench_cores); None on
-    a machine of one core."""
-    from cdcflow_devtools import bench_census, bench_cores, bench_floor
-
-    with bench_cores.apart(servers.cdcflow.pid) as halves:
-        if halves is None:
-            return None
-        say(f"the floor and a CLI cycle again, the downstream on cores {halves[0]}, cdcflow on {halves[1]}")
-        reset_settled(servers)
-        spans: list[float] = []
-        floor, floor_cpu = bench_floor.replay(servers.cdcflow, phases, spans)
-        floor_diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (the floor's replay, cores apart)")
-        reset_settled(servers)
-        cyc = run_cycle_measured("bench-apart", rows, log_dir, cpu=cpu)
-        diffs = verify(servers.up, servers.cdcflow, "cdcflow's downstream (cores apart)")
-    # where in apply the gap to the floor is: per segment, the replay's seconds and the cycle's
-    segments = {"floor": bench_floor.segment_seconds(phases, spans),
-                "apply": bench_census.apply_segment_seconds(log_dir / "cycle-bench-apart.log")}
-    return {"downstream_cores": halves[0], "cdcflow_cores": halves[1], "floor_seconds": floor,
-            "floor_downstream_core_seconds": floor_cpu, "apply_seconds": float(cyc.stats.get("apply_seconds") or 0),
-            "segments": segments, "cycle": asdict(cyc), "consistent": not floor_diffs and not diffs}
-
-
-def _apply_core_seconds(cyc: dict) -> dict | None:
-    """The census' core-seconds by process in the cycle's apply, if it has them."""
-    return next((e["core_seconds"] for e in (cyc.get("census") or {}).get("stages", []) if e["stage"] == "apply"), None)
-
-
 def apply_bound(cyc: dict, floor: dict) -> str | None:
     """Where the downstream shares this machine's cores with cdcflow, the least apply could take
     however well its work overlapped the downstream's: both processes' core-seconds in the CLI
     cycle's apply over the cores, beside the floor's own use of them."""
-    spent = _apply_core_seconds(cyc)
+    from cdcflow_devtools import bench_census
+
+    spent = bench_census.stage_core_seconds(cyc.get("census"), "apply")
     if not spent or not floor.get("seconds"):
         return None
     cores, own, down = os.cpu_count() or 1, spent.get("cdcflow", 0.0), spent.get("downstream", 0.0)
@@ -214,14 +187,12 @@ def scaling(servers: Servers, sizes: list[int], shape: str, home: Path, log_dir:
 
 
 def stage_line(stats: dict, wall: float) -> str:
-    stages = ("pull", "filter", "barrier", "apply")
-    secs = {s: float(stats.get(f"{s}_seconds") or 0) for s in stages}
-    rest = wall - sum(secs.values())
-    return ", ".join(f"{s} {secs[s]:.1f}s" for s in stages) + f"; start-up, prepare, finish {rest:.1f}s"
+    return ", ".join(f"{s} {float(stats.get(f'{s}_seconds') or 0):.1f}s" for s in STAGES) \
+        + f"; start-up, prepare, finish {around_stages(stats, wall):.1f}s"
 
 
 def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
-    from cdcflow_devtools import bench_census
+    from cdcflow_devtools import bench_apart, bench_census
     rows = main["rows"]
     cyc = main["cdcflow"]
     whole = rate(rows, cyc["wall_seconds"])
@@ -275,19 +246,7 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
     bound = apply_bound(cyc, floor)
     if bound:
         print(bound)
-    apart = main.get("cores_apart")
-    if apart:
-        spent = _apply_core_seconds(apart["cycle"]) or {}
-        print(f"with the downstream on cores of its own (cores {apart['downstream_cores']}, cdcflow on "
-              f"{apart['cdcflow_cores']}): the floor took {apart['floor_seconds']:.1f}s "
-              f"({apart['floor_downstream_core_seconds']:.1f} core-seconds), the CLI cycle's apply "
-              f"{apart['apply_seconds']:.1f}s ({spent.get('cdcflow', 0.0):.1f} core-seconds in cdcflow, "
-              f"{spent.get('downstream', 0.0):.1f} in the downstream): apply / floor = "
-              f"{apart['apply_seconds'] / apart['floor_seconds']:.2f} (consistent: {yes[apart['consistent']]})")
-        seg = apart.get("segments") or {}
-        if seg.get("apply") and len(seg["apply"]) == len(seg.get("floor", [])):
-            print("  per segment, with the DDL that ends it (floor / apply, s): " + ", ".join(
-                f"{f:.2f}/{a:.2f}" for f, a in zip(seg["floor"], seg["apply"])))
+    bench_apart.report(main.get("cores_apart"))
     if scale:
         print()
         print("cycle time by window size (one fresh changefeed per size; peak memory of cdcflow's processes):")
@@ -326,7 +285,7 @@ DEFAULT_PARTS = ("replication", "scaling", "pull", "launchers")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from cdcflow_devtools import (
-        bench_catchup, bench_join, bench_lag, bench_overlap, bench_pairs, bench_snapshot, bench_tables,
+        bench_apart, bench_catchup, bench_join, bench_lag, bench_overlap, bench_pairs, bench_snapshot, bench_tables,
     )
 
     p = argparse.ArgumentParser(prog="python -m cdcflow_devtools.bench", description=__doc__.split("\n")[0])
@@ -352,6 +311,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="pairs of the overlap part: the CLI cycle alone and beside a second read of the window by "
                         "pull's path started as apply starts, what overlapping pull with apply could save at most "
                         f"(default {bench_overlap.DEFAULT_PAIRS}); giving it adds the part")
+    p.add_argument("--apart", type=int, default=bench_apart.DEFAULT_ROUNDS,
+                   help="rounds of the replication part's cores-apart line: the floor and a CLI cycle with the "
+                        "downstream on cores of its own, alternating which goes first "
+                        f"(default {bench_apart.DEFAULT_ROUNDS})")
     p.add_argument("--shape", default=os.environ.get("BENCH_SHAPE") or "oltp", choices=("oltp", "bulk"),
                    help="oltp: updates and deletes one row per transaction; bulk: 100 rows per transaction "
                         "(default oltp; env BENCH_SHAPE)")
@@ -394,6 +357,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     for name in ("pairs", "overlap"):
         if getattr(a, name) is not None and getattr(a, name) < 1:
             p.error(f"--{name} {getattr(a, name)}: give at least one pair")
+    if a.apart < 1:
+        p.error(f"--apart {a.apart}: give at least one round")
     parts = [x.strip() for x in a.parts.split(",") if x.strip()] if a.parts else \
         list(DEFAULT_PARTS) + (["snapshot"] if a.snapshot else []) + (["lag"] if a.lag_rates else []) \
         + (["tables"] if a.tables else []) + (["join"] if a.join else []) + (["pairs"] if a.pairs else []) \
@@ -464,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     errors: list[str] = []
     try:
         main_res = _part("replication", errors, main_comparison, servers, a.rows, a.shape, home, base,
-                         a.pairs if "pairs" in a.parts else 0, a.overlap if "overlap" in a.parts else 0) \
+                         a.pairs if "pairs" in a.parts else 0, a.overlap if "overlap" in a.parts else 0, a.apart) \
             if "replication" in a.parts else None
         pull = _part("pull", errors, bench_pull.pull_table, servers.up.uri, *_ends(main_res["binlog_range"]), base,
                      a.pull) if main_res and "pull" in a.parts else None

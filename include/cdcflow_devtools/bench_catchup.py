@@ -28,13 +28,14 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from cdcflow_devtools.bench_common import STAGES
+
 DEFAULT_SIZES = (300_000, 2_500_000)
 DEFAULT_CLUSTER = 2_500_000
 # the first three each into a downstream of its own (cdcflow's, the replica's, the binlog peer's);
 # spark-connect after them, into the replica's reset
 ENGINES = ("auto", "local", "spark", "spark-connect")
 _OWN_DOWNSTREAM = ("auto", "local", "spark")
-_STAGES = ("pull", "filter", "barrier", "apply")
 
 
 def catchup_table(servers, sizes: list[int], shapes: list[str], cluster_size: int | None, home: Path,
@@ -211,7 +212,7 @@ def report(rows: list[dict] | None) -> None:
         cores = _core_seconds(r["census"])
         ours = sum(cores.get(k, 0.0) for k in ("cdcflow", "JVM", "Python workers"))
         spark = cores.get("JVM", 0.0) + cores.get("Python workers", 0.0)
-        stages = ", ".join(f"{s} {float(r['stats'].get(f'{s}_seconds') or 0):.1f}" for s in _STAGES)
+        stages = ", ".join(f"{s} {float(r['stats'].get(f'{s}_seconds') or 0):.1f}" for s in STAGES)
         print(f"{r['shape']:>6}{r['rows']:>13,}{r['place']:>10}{r['wall_seconds']:>9.1f}{fmt_rate(speed):>11}"
               f"{(speed / base if speed and base else 0.0):>11.2f}x{fmt_bytes(r['peak_rss_bytes']):>13}"
               f"{(spark / ours if ours else 0.0):>11.0%} {'yes' if r['consistent'] else 'NO':>10}  {stages}")

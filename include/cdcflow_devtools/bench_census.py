@@ -197,6 +197,26 @@ def table(title: str, c: Census) -> list[str]:
     return lines
 
 
+def stage_core_seconds(census: dict | None, stage: str) -> dict | None:
+    """A census's core-seconds by process in one stage (`census` as CycleResult keeps it), if it
+    has them."""
+    return next((e["core_seconds"] for e in (census or {}).get("stages", []) if e["stage"] == stage), None)
+
+
+# a run is quiet when the hypervisor stole less than this share of the machine's cores over it:
+# the cores-apart rounds of 2026-12-02 that stole under 2% gave apply / floor 0.97-1.03, those
+# over 3% 1.13-1.24 (bench_apart, bench_pairs)
+QUIET_STEAL = 0.02
+
+
+def stolen_share(run):
+    """run() and the share of the machine's cores the hypervisor took while it ran."""
+    t0, before = time.perf_counter(), machine_busy()[1]
+    out = run()
+    secs = time.perf_counter() - t0
+    return out, (machine_busy()[1] - before) / (secs * (os.cpu_count() or 1)) if secs > 0 else 0.0
+
+
 def machine_busy() -> tuple[float, float]:
     """The machine's busy and stolen CPU seconds so far, over all cores: busy is its time less
     idle, iowait and steal (guest time is counted in user already)."""

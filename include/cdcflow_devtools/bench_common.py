@@ -27,6 +27,14 @@ def say(text: str) -> None:
     print(f"[bench] {text}", flush=True)
 
 
+STAGES = ("pull", "filter", "barrier", "apply")  # a cycle's stages; the rest of its time is start-up, prepare, finish
+
+
+def around_stages(stats: dict, wall: float) -> float:
+    """A cycle's seconds outside its stages (`stats`: its run's): start-up, prepare and finish."""
+    return wall - sum(float(stats.get(f"{s}_seconds") or 0) for s in STAGES)
+
+
 @dataclass
 class CycleResult:
     """One `cdcflow changefeed run` measured from outside."""
@@ -40,6 +48,11 @@ class CycleResult:
 
     def stage_seconds(self, stage: str) -> float:
         return float(self.stats.get(f"{stage}_seconds") or 0.0)
+
+    @property
+    def around_stages_seconds(self) -> float:
+        """Start-up, prepare and finish: the wall time outside the four stages."""
+        return around_stages(self.stats, self.wall_seconds)
 
     @property
     def apply_rows_per_second(self) -> float | None:

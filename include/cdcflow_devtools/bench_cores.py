@@ -8,7 +8,7 @@ measures the machine as much as the writers (bench.apply_bound prints the least 
 `apart` binds every thread of the downstream's server, and so every thread it starts, to the
 first half of the cores, and the calling thread of this process, which starts the cycle's process
 and the floor's connections, to the other half; the bench runs the floor and a CLI cycle so
-(bench.cores_apart).  A machine of one core has no halves: nothing is bound, `apart` gives None.
+(bench_apart).  A machine of one core has no halves: nothing is bound, `apart` gives None.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ its ratio_vs_native_replica moves as much. Two runs a few seconds apart see the 
 the ratio of each pair holds while its speed drifts. The pairs alternate which runs first (A B,
 B A, ...), so neither always runs on servers the other has just warmed. The part prints the
 medians of each side and of the pairs' ratios (the replica's seconds over the cycle's, as
-ratio_vs_native_replica), with their spread.
+ratio_vs_native_replica), with their spread, and the median of the cycles' start-up, prepare and
+finish (their time outside the stages), which one cycle gives no steadier than its whole.
 
     make bench PARTS=replication,pairs PAIRS=5 [SHAPE=bulk]
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from cdcflow_devtools.bench_census import QUIET_STEAL, stolen_share
 from cdcflow_devtools.bench_common import reset_settled, run_cycle_measured, say, verify
 
 DEFAULT_PAIRS = 5
@@ -33,11 +35,25 @@ def spread(values: list[float]) -> dict:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
+def ratio(p: dict) -> float:
+    """A pair's ratio_vs_native_replica."""
+    return p["replica_seconds"] / p["cycle_seconds"]
+
+
+def quiet(p: dict) -> bool:
+    """Neither side of the pair lost QUIET_STEAL of the machine to the hypervisor."""
+    return p["cycle_stolen"] < QUIET_STEAL and p["replica_stolen"] < QUIET_STEAL
+
+
 def summary(pairs: list[dict]) -> dict:
-    """Each side's seconds and the pairs' ratios (replica over cycle), as medians with their spread."""
-    return {"cycle_seconds": spread([p["cycle_seconds"] for p in pairs]),
+    """Each side's seconds and the pairs' ratios (replica over cycle), as medians with their
+    spread; the ratios' over the quiet pairs alone (None when none was)."""
+    calm = [ratio(p) for p in pairs if quiet(p)]
+    return {"quiet_pairs": len(calm), "quiet_ratio_vs_native_replica": spread(calm) if calm else None,
+            "cycle_seconds": spread([p["cycle_seconds"] for p in pairs]),
+            "around_stages_seconds": spread([p["around_stages_seconds"] for p in pairs]),
             "replica_seconds": spread([p["replica_seconds"] for p in pairs]),
-            "ratio_vs_native_replica": spread([p["replica_seconds"] / p["cycle_seconds"] for p in pairs])}
+            "ratio_vs_native_replica": spread([ratio(p) for p in pairs])}
 
 
 def pairs_table(servers, main: dict, n: int, log_dir: Path) -> dict:
@@ -50,19 +66,23 @@ def pairs_table(servers, main: dict, n: int, log_dir: Path) -> dict:
     rng = bench_peers.BinlogRange(**main["binlog_range"])
     rows, pairs = main["rows"], []
 
-    def cycle(i: int) -> tuple[float, bool]:
+    def cycle(i: int) -> dict:
         reset_settled(servers)
-        cyc = run_cycle_measured(feed_id(i), rows, log_dir)
-        return cyc.wall_seconds, not verify(servers.up, servers.cdcflow, f"cdcflow's downstream (pair {i + 1})")
+        cyc, stolen = stolen_share(lambda: run_cycle_measured(feed_id(i), rows, log_dir))
+        return {"cycle_seconds": cyc.wall_seconds, "around_stages_seconds": cyc.around_stages_seconds,
+                "cycle_stolen": stolen,
+                "cycle_ok": not verify(servers.up, servers.cdcflow, f"cdcflow's downstream (pair {i + 1})")}
 
-    def replica(i: int) -> tuple[float, bool]:
+    def replica(i: int) -> dict:
         reset_settled(servers, servers.replica)
-        secs = bench_peers.replica_catch_up(servers.up, servers.replica, rng)
-        return secs, not verify(servers.up, servers.replica, f"the replica (pair {i + 1})")
+        secs, stolen = stolen_share(lambda: bench_peers.replica_catch_up(servers.up, servers.replica, rng))
+        return {"replica_seconds": secs, "replica_stolen": stolen,
+                "replica_ok": not verify(servers.up, servers.replica, f"the replica (pair {i + 1})")}
 
     for got in alternating(n, "pair", {"cdcflow's cycle": cycle, "the replica": replica}):
-        (c, c_ok), (r, r_ok) = got["cdcflow's cycle"], got["the replica"]
-        pairs.append({"cycle_seconds": c, "replica_seconds": r, "consistent": c_ok and r_ok})
+        pair = {**got["cdcflow's cycle"], **got["the replica"]}
+        pair["consistent"] = pair.pop("cycle_ok") and pair.pop("replica_ok")
+        pairs.append(pair)
     return {"pairs": pairs, **summary(pairs), "consistent": all(p["consistent"] for p in pairs)}
 
 
@@ -85,12 +105,21 @@ def report(res: dict | None) -> None:
     n = len(res["pairs"])
     print(f"\npaired runs ({n}): cdcflow's CLI cycle and the native replica one right after the other, "
           "alternating which goes first, each on its downstream reset to the start")
-    print(f"  {'pair':>4} {'cdcflow cycle s':>16} {'native replica s':>17} {'ratio_vs_native_replica':>24}")
+    print(f"  {'pair':>4} {'cdcflow cycle s':>16} {'start-up, prepare, finish s':>28} {'native replica s':>17} "
+          f"{'ratio_vs_native_replica':>24} {'stolen cycle':>13} {'stolen replica':>15}")
     for i, p in enumerate(res["pairs"], 1):
-        print(f"  {i:>4} {p['cycle_seconds']:>16.2f} {p['replica_seconds']:>17.2f} "
-              f"{p['replica_seconds'] / p['cycle_seconds']:>24.2f}" + ("" if p["consistent"] else "  DIFFERS"))
-    for key, label, unit in (("cycle_seconds", "cdcflow cycle", " s"), ("replica_seconds", "native replica", " s"),
+        print(f"  {i:>4} {p['cycle_seconds']:>16.2f} {p['around_stages_seconds']:>28.2f} "
+              f"{p['replica_seconds']:>17.2f} {ratio(p):>24.2f} {p['cycle_stolen']:>12.1%} {p['replica_stolen']:>14.1%}"
+              + ("" if p["consistent"] else "  DIFFERS"))
+    for key, label, unit in (("cycle_seconds", "cdcflow cycle", " s"),
+                             ("around_stages_seconds", "its start-up, prepare and finish", " s"),
+                             ("replica_seconds", "native replica", " s"),
                              ("ratio_vs_native_replica", "ratio_vs_native_replica", "")):
         s = res[key]
         print(f"  {label}: median {s['median']:.2f}{unit} (from {s['min']:.2f}{unit} to {s['max']:.2f}{unit})")
-    print(f"paired_ratio_vs_native_replica={res['ratio_vs_native_replica']['median']:.2f}")
+    q = res["quiet_ratio_vs_native_replica"]
+    print(f"  over the {res['quiet_pairs']} pairs that stole less than {QUIET_STEAL:.0%}: ratio_vs_native_replica median "
+          f"{q['median']:.2f} (from {q['min']:.2f} to {q['max']:.2f})" if q
+          else f"  no pair stole less than {QUIET_STEAL:.0%} of the machine")
+    print(f"paired_ratio_vs_native_replica={res['ratio_vs_native_replica']['median']:.2f}"
+          + (f" quiet_paired_ratio_vs_native_replica={q['median']:.2f}" if q else ""))

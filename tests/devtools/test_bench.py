@@ -128,15 +128,25 @@ def test_the_paired_parts_are_opt_in_and_need_a_pair(part):
             bench.parse_args(["--parts", f"replication,{part}", f"--{part}", wrong])
 
 
-def test_the_pairs_ratio_is_the_median_of_each_pairs_own_ratio():
+def test_the_pairs_ratio_is_the_median_of_each_pairs_own_ratio(capsys):
     from cdcflow_devtools import bench_pairs
 
     # the machine slowed down between pairs: each pair's ratio holds, the ratio of the medians does not
-    pairs = [{"cycle_seconds": c, "replica_seconds": r} for c, r in ((2.0, 1.0), (4.0, 2.2), (6.0, 2.7))]
+    pairs = [{"cycle_seconds": c, "replica_seconds": r, "around_stages_seconds": a, "cycle_stolen": st,
+              "replica_stolen": 0.0} for c, r, a, st in ((2.0, 1.0, 0.4, 0.0), (4.0, 2.2, 0.7, 0.05), (6.0, 2.7, 0.5, 0.01))]
     got = bench_pairs.summary(pairs)
+    # the pair whose cycle lost 5% of the machine to the hypervisor is not among the quiet ones
+    assert got["quiet_pairs"] == 2
+    assert got["quiet_ratio_vs_native_replica"] == pytest.approx({"median": 0.475, "min": 0.45, "max": 0.5})
     assert got["cycle_seconds"] == {"median": 4.0, "min": 2.0, "max": 6.0}
+    assert got["around_stages_seconds"] == {"median": 0.5, "min": 0.4, "max": 0.7}
     assert got["replica_seconds"]["median"] == 2.2
     assert got["ratio_vs_native_replica"] == pytest.approx({"median": 0.5, "min": 0.45, "max": 0.55})
+    bench_pairs.report({"pairs": [{**p, "consistent": True} for p in pairs], **got, "consistent": True})
+    out = capsys.readouterr().out
+    assert "5.0%" in out and "its start-up, prepare and finish: median 0.50 s (from 0.40 s to 0.70 s)" in out
+    assert "over the 2 pairs that stole less than 2%: ratio_vs_native_replica median 0.47" in out
+    assert "paired_ratio_vs_native_replica=0.50 quiet_paired_ratio_vs_native_replica=0.47" in out
 
 
 @pytest.fixture

@@ -1,0 +1,122 @@
+"""The cores-apart line: the floor's statements sent again and the window's CLI cycle, each with
+the downstream on cores of its own (bench_cores), in rounds.
+
+On the bench's shared machine the hypervisor at times runs someone else on our cores (the
+census's `stolen` column: up to 3 core-seconds in a 6 s cycle), and one floor and one cycle
+gave apply / floor anywhere from 0.99 to 1.27 from run to run.  Each round here runs the
+floor's replay and a CLI cycle one right after the other, alternating which goes first
+(bench_pairs.alternating), each into cdcflow's downstream reset to the start, and takes the
+machine's stolen core-seconds over each.  The part prints every round, the median of the
+rounds' own ratios with their spread, and the same median over the quiet rounds alone: those in
+which the hypervisor took less than QUIET_STEAL of the machine's cores over both runs.  Every
+round is printed, quiet or not, so nothing is left out unseen.  (The pairs part tells its quiet
+pairs apart the same way.)
+
+    make bench APART=5 [SHAPE=bulk]
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from cdcflow_devtools.bench_census import QUIET_STEAL, stolen_share
+from cdcflow_devtools.bench_common import Servers, reset_settled, run_cycle_measured, say, verify
+
+DEFAULT_ROUNDS = 3
+
+
+def feed_id(i: int) -> str:
+    """Round i's changefeed, created beside the replication part's own before its workload runs
+    (bench.main_comparison), so that it starts where that one does."""
+    return f"bench-apart-{i}"
+
+
+def apart_table(servers: Servers, rows: int, log_dir: Path, phases: list, cpu: dict, rounds: int) -> dict | None:
+    """`rounds` rounds of the floor's phases sent again and a CLI cycle of the window (feed_id),
+    each into cdcflow's downstream reset to the start, with the downstream on cores of its own;
+    None on a machine of one core."""
+    from cdcflow_devtools import bench_census, bench_cores, bench_floor
+    from cdcflow_devtools.bench_pairs import alternating
+
+    def floor(i: int) -> dict:
+        reset_settled(servers)
+        spans: list[float] = []
+        (secs, cpu_secs), stolen = stolen_share(lambda: bench_floor.replay(servers.cdcflow, phases, spans))
+        ok = not verify(servers.up, servers.cdcflow, f"cdcflow's downstream (the floor's replay, cores apart, round {i + 1})")
+        return {"seconds": secs, "downstream_core_seconds": cpu_secs, "stolen": stolen, "consistent": ok,
+                "segments": bench_floor.segment_seconds(phases, spans)}
+
+    def cycle(i: int) -> dict:
+        reset_settled(servers)
+        cyc, stolen = stolen_share(lambda: run_cycle_measured(feed_id(i), rows, log_dir, cpu=cpu))
+        ok = not verify(servers.up, servers.cdcflow, f"cdcflow's downstream (cores apart, round {i + 1})")
+        return {"seconds": cyc.stage_seconds("apply"), "stolen": stolen, "consistent": ok,
+                "core_seconds": bench_census.stage_core_seconds(cyc.census, "apply") or {},
+                "segments": bench_census.apply_segment_seconds(log_dir / f"cycle-{feed_id(i)}.log")}
+
+    with bench_cores.apart(servers.cdcflow.pid) as halves:
+        if halves is None:
+            return None
+        say(f"cores apart: the downstream on cores {halves[0]}, cdcflow on {halves[1]}; {rounds} rounds of the floor "
+            "and a CLI cycle")
+        got = alternating(rounds, "cores apart round", {"the floor": floor, "cdcflow's cycle": cycle})
+    out = [{"floor": g["the floor"], "cycle": g["cdcflow's cycle"]} for g in got]
+    return {"downstream_cores": halves[0], "cdcflow_cores": halves[1], "rounds": out, **summary(out),
+            "consistent": all(r["floor"]["consistent"] and r["cycle"]["consistent"] for r in out)}
+
+
+def ratio(r: dict) -> float:
+    """A round's apply / floor."""
+    return r["cycle"]["seconds"] / r["floor"]["seconds"] if r["floor"]["seconds"] else 0.0
+
+
+def quiet(r: dict) -> bool:
+    return r["floor"]["stolen"] < QUIET_STEAL and r["cycle"]["stolen"] < QUIET_STEAL
+
+
+def summary(rounds: list[dict]) -> dict:
+    """The median and spread of the rounds' own ratios, over all of them and over the quiet ones
+    (None when none was quiet)."""
+    from cdcflow_devtools.bench_pairs import spread
+
+    calm = [ratio(r) for r in rounds if quiet(r)]
+    return {"apply_over_floor": spread([ratio(r) for r in rounds]), "quiet_rounds": len(calm),
+            "quiet_apply_over_floor": spread(calm) if calm else None}
+
+
+def segment_medians(rounds: list[dict]) -> list[tuple[float, float]] | None:
+    """Per segment, the median over the rounds of the floor's and apply's seconds; None where a
+    round's cycle log did not give one span per segment of the floor."""
+    if not rounds or any(len(r["cycle"]["segments"]) != len(r["floor"]["segments"]) for r in rounds):
+        return None
+    return [(statistics.median(r["floor"]["segments"][k] for r in rounds),
+             statistics.median(r["cycle"]["segments"][k] for r in rounds))
+            for k in range(len(rounds[0]["floor"]["segments"]))]
+
+
+def report(res: dict | None) -> None:
+    if not res:
+        return
+    yes = {True: "yes", False: "NO"}
+    print(f"with the downstream on cores of its own (cores {res['downstream_cores']}, cdcflow on "
+          f"{res['cdcflow_cores']}), {len(res['rounds'])} rounds of the floor and a CLI cycle, alternating which goes "
+          f"first (stolen: the share of the machine's cores the hypervisor took over the run):")
+    print(f"  {'round':>5} {'floor s':>8} {'apply s':>8} {'apply / floor':>14} {'stolen floor':>13} {'stolen cycle':>13}"
+          f" {'apply core-s cdcflow / downstream':>35}")
+    for i, r in enumerate(res["rounds"], 1):
+        f, c = r["floor"], r["cycle"]
+        spent = f"{c['core_seconds'].get('cdcflow', 0.0):.1f} / {c['core_seconds'].get('downstream', 0.0):.1f}"
+        print(f"  {i:>5} {f['seconds']:>8.2f} {c['seconds']:>8.2f} {ratio(r):>14.2f} {f['stolen']:>12.1%} "
+              f"{c['stolen']:>12.1%} {spent:>35}" + ("" if f["consistent"] and c["consistent"] else "  DIFFERS"))
+    s, q = res["apply_over_floor"], res["quiet_apply_over_floor"]
+    calm = (f"over the {res['quiet_rounds']} rounds that stole less than {QUIET_STEAL:.0%}: median {q['median']:.2f}"
+            f" (from {q['min']:.2f} to {q['max']:.2f})" if q else f"no round stole less than {QUIET_STEAL:.0%}")
+    print(f"  apply / floor: median {s['median']:.2f} (from {s['min']:.2f} to {s['max']:.2f}); {calm} "
+          f"(consistent: {yes[res['consistent']]})")
+    seg = segment_medians(res["rounds"])
+    if seg:
+        print("  per segment, with the DDL that ends it (floor / apply, s, the rounds' medians): "
+              + ", ".join(f"{f:.2f}/{a:.2f}" for f, a in seg))
+    print(f"cores_apart_apply_over_floor={s['median']:.2f}"
+          + (f" quiet_cores_apart_apply_over_floor={q['median']:.2f}" if q else ""))

@@ -1,0 +1,56 @@
+"""The cores-apart line's rounds: every round kept, the quiet ones told apart by the steal."""
+
+import pytest
+
+from cdcflow.core.uri import validate_changefeed_id
+from cdcflow_devtools import bench_apart, bench_census
+
+
+def _round(floor: float, apply: float, floor_stolen: float, cycle_stolen: float, segments=((0.5, 0.6), (0.7, 0.8))):
+    return {"floor": {"seconds": floor, "stolen": floor_stolen, "consistent": True, "downstream_core_seconds": floor,
+                      "segments": [f for f, _ in segments]},
+            "cycle": {"seconds": apply, "stolen": cycle_stolen, "consistent": True,
+                      "core_seconds": {"cdcflow": 1.1, "downstream": 2.2}, "segments": [a for _, a in segments]}}
+
+
+def test_each_round_has_a_changefeed_of_its_own():
+    ids = [bench_apart.feed_id(i) for i in range(3)]
+    assert len(set(ids)) == 3 and all(validate_changefeed_id(i) == i for i in ids)
+
+
+def test_the_ratio_is_the_median_of_the_rounds_own_and_the_quiet_ones_are_counted_apart():
+    rounds = [_round(2.0, 2.0, 0.01, 0.005), _round(2.0, 2.6, 0.01, 0.05), _round(3.0, 3.3, 0.04, 0.01),
+              _round(2.5, 2.4, 0.0, 0.0)]
+    got = bench_apart.summary(rounds)
+    assert got["apply_over_floor"] == pytest.approx({"median": (1.0 + 1.1) / 2, "min": 0.96, "max": 1.3})
+    # a round is quiet only when neither of its runs lost QUIET_STEAL of the machine
+    assert got["quiet_rounds"] == 2
+    assert got["quiet_apply_over_floor"] == pytest.approx({"median": (1.0 + 0.96) / 2, "min": 0.96, "max": 1.0})
+    assert bench_apart.summary([_round(2.0, 2.6, 0.05, 0.0)])["quiet_apply_over_floor"] is None
+
+
+def test_the_report_prints_every_round_and_both_medians(capsys):
+    rounds = [_round(2.0, 2.0, 0.01, 0.005), _round(2.0, 2.6, 0.01, 0.05)]
+    bench_apart.report({"downstream_cores": [0], "cdcflow_cores": [1], "rounds": rounds, "consistent": True,
+                        **bench_apart.summary(rounds)})
+    out = capsys.readouterr().out
+    assert "2 rounds" in out and "1.30" in out and "5.0%" in out
+    assert "over the 1 rounds that stole less than 2%: median 1.00" in out
+    assert "cores_apart_apply_over_floor=1.15 quiet_cores_apart_apply_over_floor=1.00" in out
+    assert "per segment, with the DDL that ends it (floor / apply, s, the rounds' medians): 0.50/0.60, 0.70/0.80" in out
+
+
+def test_segments_are_left_out_when_a_cycle_log_gave_another_count():
+    rounds = [_round(2.0, 2.0, 0.0, 0.0), _round(2.0, 2.0, 0.0, 0.0, segments=((0.5, 0.6),))]
+    rounds[1]["floor"]["segments"] = [0.5, 0.7]
+    assert bench_apart.segment_medians(rounds) is None
+
+
+def test_the_stolen_share_is_over_the_run_and_the_machine_s_cores(monkeypatch):
+    steal = iter([10.0, 10.5])
+    monkeypatch.setattr(bench_census, "machine_busy", lambda: (0.0, next(steal)))
+    monkeypatch.setattr(bench_census.os, "cpu_count", lambda: 2)
+    clock = iter([100.0, 105.0])
+    monkeypatch.setattr(bench_census.time, "perf_counter", lambda: next(clock))
+    out, share = bench_census.stolen_share(lambda: "ran")
+    assert out == "ran" and share == 0.5 / (5.0 * 2)
