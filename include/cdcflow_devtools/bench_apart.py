@@ -2,17 +2,17 @@
 the downstream on cores of its own (bench_cores), in rounds.
 
 On the bench's shared machine the hypervisor at times runs someone else on our cores (the
-census's `stolen` column: up to 3 core-seconds in a 6 s cycle), and one floor and one cycle
-gave apply / floor anywhere from 0.99 to 1.27 from run to run.  Each round here runs the
-floor's replay and a CLI cycle one right after the other, alternating which goes first
-(bench_pairs.alternating), each into cdcflow's downstream reset to the start, and takes the
-machine's stolen core-seconds over each.  The part prints every round, the median of the
-rounds' own ratios with their spread, and the same median over the quiet rounds alone: those in
-which the hypervisor took less than QUIET_STEAL of the machine's cores over both runs.  Every
-round is printed, quiet or not, so nothing is left out unseen.  (The pairs part tells its quiet
-pairs apart the same way.)
-
-    make bench APART=5 [SHAPE=bulk]
+census's `stolen` column: up to 3 core-seconds in a 6 s cycle), and the same statements cost the
+downstream from 2.0 to 3.1 core-seconds from one replay to the next; one floor and one cycle gave
+apply / floor anywhere from 0.97 to 1.46.  Each round here runs the floor's replay and a CLI
+cycle one right after the other, alternating which goes first (bench_pairs.alternating), each
+into cdcflow's downstream reset to the start, and takes the machine's stolen core-seconds over
+each.  The part prints every round; the median of the rounds' own ratios with their spread, and
+the same over the quiet rounds alone (both runs stole less than QUIET_STEAL of the machine); and
+the steadier figure: each run's seconds per core-second of the downstream's, apply's over the
+floor's.  With the server alone on its cores that is how densely each kept it busy, whatever its
+core's pace in that run (on 2026-12-02, 1.07-1.16 over ten rounds whose raw ratios spread over
+0.97-1.46).
 """
 
 from __future__ import annotations
@@ -71,6 +71,20 @@ def ratio(r: dict) -> float:
     return r["cycle"]["seconds"] / r["floor"]["seconds"] if r["floor"]["seconds"] else 0.0
 
 
+def density_ratio(r: dict) -> float:
+    """A round's apply / floor, each run's seconds taken per core-second of the downstream's: the
+    floor's busy share over apply's (busy_share)."""
+    apply = busy_share(r["cycle"]["core_seconds"].get("downstream", 0.0), r["cycle"]["seconds"])
+    return busy_share(r["floor"]["downstream_core_seconds"], r["floor"]["seconds"]) / apply if apply else 0.0
+
+
+def busy_share(core_seconds: float, seconds: float) -> float:
+    """How much of a run the downstream's server was on its core: with the server alone on its
+    cores, the share of the run it kept it busy (on 2026-12-02: the floor's replays 91-97%,
+    apply 81-86%)."""
+    return core_seconds / seconds if seconds else 0.0
+
+
 def quiet(r: dict) -> bool:
     return r["floor"]["stolen"] < QUIET_STEAL and r["cycle"]["stolen"] < QUIET_STEAL
 
@@ -82,7 +96,8 @@ def summary(rounds: list[dict]) -> dict:
 
     calm = [ratio(r) for r in rounds if quiet(r)]
     return {"apply_over_floor": spread([ratio(r) for r in rounds]), "quiet_rounds": len(calm),
-            "quiet_apply_over_floor": spread(calm) if calm else None}
+            "quiet_apply_over_floor": spread(calm) if calm else None,
+            "apply_over_floor_per_downstream_cpu": spread([density_ratio(r) for r in rounds])}
 
 
 def segment_medians(rounds: list[dict]) -> list[tuple[float, float]] | None:
@@ -103,20 +118,26 @@ def report(res: dict | None) -> None:
           f"{res['cdcflow_cores']}), {len(res['rounds'])} rounds of the floor and a CLI cycle, alternating which goes "
           f"first (stolen: the share of the machine's cores the hypervisor took over the run):")
     print(f"  {'round':>5} {'floor s':>8} {'apply s':>8} {'apply / floor':>14} {'stolen floor':>13} {'stolen cycle':>13}"
-          f" {'apply core-s cdcflow / downstream':>35}")
+          f" {'apply core-s cdcflow / downstream':>35} {'downstream busy floor / apply':>31}")
     for i, r in enumerate(res["rounds"], 1):
         f, c = r["floor"], r["cycle"]
         spent = f"{c['core_seconds'].get('cdcflow', 0.0):.1f} / {c['core_seconds'].get('downstream', 0.0):.1f}"
+        busy = f"{busy_share(f['downstream_core_seconds'], f['seconds']):.0%} / " \
+               f"{busy_share(c['core_seconds'].get('downstream', 0.0), c['seconds']):.0%}"
         print(f"  {i:>5} {f['seconds']:>8.2f} {c['seconds']:>8.2f} {ratio(r):>14.2f} {f['stolen']:>12.1%} "
-              f"{c['stolen']:>12.1%} {spent:>35}" + ("" if f["consistent"] and c["consistent"] else "  DIFFERS"))
+              f"{c['stolen']:>12.1%} {spent:>35} {busy:>31}" + ("" if f["consistent"] and c["consistent"] else "  DIFFERS"))
     s, q = res["apply_over_floor"], res["quiet_apply_over_floor"]
     calm = (f"over the {res['quiet_rounds']} rounds that stole less than {QUIET_STEAL:.0%}: median {q['median']:.2f}"
             f" (from {q['min']:.2f} to {q['max']:.2f})" if q else f"no round stole less than {QUIET_STEAL:.0%}")
+    d = res["apply_over_floor_per_downstream_cpu"]
     print(f"  apply / floor: median {s['median']:.2f} (from {s['min']:.2f} to {s['max']:.2f}); {calm} "
           f"(consistent: {yes[res['consistent']]})")
+    print(f"  per core-second of the downstream's (the floor's busy share over apply's): median {d['median']:.2f} "
+          f"(from {d['min']:.2f} to {d['max']:.2f})")
     seg = segment_medians(res["rounds"])
     if seg:
         print("  per segment, with the DDL that ends it (floor / apply, s, the rounds' medians): "
               + ", ".join(f"{f:.2f}/{a:.2f}" for f, a in seg))
     print(f"cores_apart_apply_over_floor={s['median']:.2f}"
-          + (f" quiet_cores_apart_apply_over_floor={q['median']:.2f}" if q else ""))
+          + (f" quiet_cores_apart_apply_over_floor={q['median']:.2f}" if q else "")
+          + f" cores_apart_apply_over_floor_per_downstream_cpu={d['median']:.2f}")

@@ -203,9 +203,9 @@ def stage_core_seconds(census: dict | None, stage: str) -> dict | None:
     return next((e["core_seconds"] for e in (census or {}).get("stages", []) if e["stage"] == stage), None)
 
 
-# a run is quiet when the hypervisor stole less than this share of the machine's cores over it:
-# the cores-apart rounds of 2026-12-02 that stole under 2% gave apply / floor 0.97-1.03, those
-# over 3% 1.13-1.24 (bench_apart, bench_pairs)
+# a run is quiet when the hypervisor stole less than this share of the machine's cores over it
+# (bench_apart, bench_pairs).  Steal is not all that moves a run: on 2026-12-02 the same replayed
+# statements cost the downstream 2.0-3.1 core-seconds with under 1% stolen or over 10%.
 QUIET_STEAL = 0.02
 
 

@@ -29,14 +29,26 @@ def test_the_ratio_is_the_median_of_the_rounds_own_and_the_quiet_ones_are_counte
     assert bench_apart.summary([_round(2.0, 2.6, 0.05, 0.0)])["quiet_apply_over_floor"] is None
 
 
+def test_the_steadier_ratio_takes_each_run_per_core_second_of_the_downstream_s():
+    # the floor kept the downstream busy all through (2.0 core-s in 2.0 s), apply 2.2 core-s in 2.75 s
+    # (80%): 1.25 however fast the downstream's core ran in either
+    r = _round(2.0, 2.75, 0.0, 0.0)
+    assert bench_apart.density_ratio(r) == pytest.approx(1.25)
+    assert bench_apart.summary([r])["apply_over_floor_per_downstream_cpu"]["median"] == pytest.approx(1.25)
+
+
 def test_the_report_prints_every_round_and_both_medians(capsys):
     rounds = [_round(2.0, 2.0, 0.01, 0.005), _round(2.0, 2.6, 0.01, 0.05)]
     bench_apart.report({"downstream_cores": [0], "cdcflow_cores": [1], "rounds": rounds, "consistent": True,
                         **bench_apart.summary(rounds)})
     out = capsys.readouterr().out
     assert "2 rounds" in out and "1.30" in out and "5.0%" in out
+    # the downstream's core-seconds over each run's seconds: 2.0 of 2.0 in the floor, 2.2 of 2.6 in apply
+    assert "100% / 85%" in out
     assert "over the 1 rounds that stole less than 2%: median 1.00" in out
-    assert "cores_apart_apply_over_floor=1.15 quiet_cores_apart_apply_over_floor=1.00" in out
+    assert "cores_apart_apply_over_floor=1.15 quiet_cores_apart_apply_over_floor=1.00 " \
+           "cores_apart_apply_over_floor_per_downstream_cpu=" in out
+    assert "per core-second of the downstream's (the floor's busy share over apply's): median" in out
     assert "per segment, with the DDL that ends it (floor / apply, s, the rounds' medians): 0.50/0.60, 0.70/0.80" in out
 
 
