@@ -11,7 +11,7 @@ each.  The part prints every round; the median of the rounds' own ratios with th
 the same over the quiet rounds alone (both runs stole less than QUIET_STEAL of the machine); and
 the steadier figure: each run's seconds per core-second of the downstream's, apply's over the
 floor's.  With the server alone on its cores that is how densely each kept it busy, whatever its
-core's pace in that run (on 2026-12-02, 1.07-1.16 over ten rounds whose raw ratios spread over
+core's pace in that run (on 2026-12-02, 1.06-1.16 over ten rounds whose raw ratios spread over
 0.97-1.46).
 """
 
@@ -22,6 +22,7 @@ from pathlib import Path
 
 from cdcflow_devtools.bench_census import QUIET_STEAL, stolen_share
 from cdcflow_devtools.bench_common import Servers, reset_settled, run_cycle_measured, say, verify
+from cdcflow_devtools.bench_pairs import alternating, spread
 
 DEFAULT_ROUNDS = 3
 
@@ -37,7 +38,6 @@ def apart_table(servers: Servers, rows: int, log_dir: Path, phases: list, cpu: d
     each into cdcflow's downstream reset to the start, with the downstream on cores of its own;
     None on a machine of one core."""
     from cdcflow_devtools import bench_census, bench_cores, bench_floor
-    from cdcflow_devtools.bench_pairs import alternating
 
     def floor(i: int) -> dict:
         reset_settled(servers)
@@ -91,9 +91,7 @@ def quiet(r: dict) -> bool:
 
 def summary(rounds: list[dict]) -> dict:
     """The median and spread of the rounds' own ratios, over all of them and over the quiet ones
-    (None when none was quiet)."""
-    from cdcflow_devtools.bench_pairs import spread
-
+    (None when none was quiet), and of their density_ratio."""
     calm = [ratio(r) for r in rounds if quiet(r)]
     return {"apply_over_floor": spread([ratio(r) for r in rounds]), "quiet_rounds": len(calm),
             "quiet_apply_over_floor": spread(calm) if calm else None,

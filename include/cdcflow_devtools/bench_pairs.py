@@ -81,7 +81,8 @@ def pairs_table(servers, main: dict, n: int, log_dir: Path) -> dict:
 
     for got in alternating(n, "pair", {"cdcflow's cycle": cycle, "the replica": replica}):
         pair = {**got["cdcflow's cycle"], **got["the replica"]}
-        pair["consistent"] = pair.pop("cycle_ok") and pair.pop("replica_ok")
+        cycle_ok, replica_ok = pair.pop("cycle_ok"), pair.pop("replica_ok")  # both taken out, whichever failed
+        pair["consistent"] = cycle_ok and replica_ok
         pairs.append(pair)
     return {"pairs": pairs, **summary(pairs), "consistent": all(p["consistent"] for p in pairs)}
 
