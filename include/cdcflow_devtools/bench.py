@@ -31,7 +31,8 @@ from pathlib import Path
 from cdcflow.source.binlog_events import DEFAULT_READER, READER_ENV
 from cdcflow_devtools.bench_common import (
     DEFAULT_DIR, DEFAULT_ROWS, DEFAULT_SCALE, STAGES, Servers, around_stages, create_changefeed, fmt_bytes, fmt_rate,
-    rate, reset_settled, run_cycle_measured, run_workload, say, settled, start_servers, stop_servers, verify,
+    rate, reset_settled, run_cycle_measured, run_workload, say, settled, stage_seconds, start_servers, stop_servers,
+    verify,
 )
 
 def main_comparison(servers: Servers, rows: int, shape: str, home: Path, log_dir: Path, pairs: int = 0,
@@ -187,7 +188,7 @@ def scaling(servers: Servers, sizes: list[int], shape: str, home: Path, log_dir:
 
 
 def stage_line(stats: dict, wall: float) -> str:
-    return ", ".join(f"{s} {float(stats.get(f'{s}_seconds') or 0):.1f}s" for s in STAGES) \
+    return ", ".join(f"{s} {stage_seconds(stats, s):.1f}s" for s in STAGES) \
         + f"; start-up, prepare, finish {around_stages(stats, wall):.1f}s"
 
 
@@ -196,7 +197,7 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
     rows = main["rows"]
     cyc = main["cdcflow"]
     whole = rate(rows, cyc["wall_seconds"])
-    apply_secs = float(cyc["stats"].get("apply_seconds") or 0)
+    apply_secs = stage_seconds(cyc["stats"], "apply")
     binlog = rate(rows, main["mariadb_binlog_seconds"])
     replica = rate(rows, main["native_replica_seconds"])
     ok = main["consistent"]
@@ -222,7 +223,7 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
     print(f"{'native replica':32}{fmt_rate(replica):>15}{main['native_replica_seconds']:>10.1f}"
           f"{'':>14}{yes[ok['native_replica']]:>12}")
     print(f"cdcflow's cycle: {stage_line(cyc['stats'], cyc['wall_seconds'])}")
-    pulled, pull_secs = cyc["stats"].get("pull", {}).get("pulled", 0), float(cyc["stats"].get("pull_seconds") or 0)
+    pulled, pull_secs = cyc["stats"].get("pull", {}).get("pulled", 0), stage_seconds(cyc["stats"], "pull")
     print(f"pull: {pulled:,} events in {pull_secs:.1f}s, {fmt_rate(rate(pulled, pull_secs))} events/s "
           f"({os.environ.get(READER_ENV, DEFAULT_READER)} reader)")
     print()
@@ -238,7 +239,7 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
     print(f"cdcflow's apply: {ap.get('rows_in', 0):,} row changes -> {ap.get('rows_written', 0):,} final rows in "
           f"{ap.get('statements', 0):,} statements, {ap.get('ddl_applied', 0)} DDLs")
     floor = main["floor"]
-    con_apply = float(con["stats"].get("apply_seconds") or 0)
+    con_apply = stage_seconds(con["stats"], "apply")
     print(f"the downstream's floor: a captured cycle's {floor['statements']:,} statements sent again prebuilt in "
           f"{floor['phases']} phases took {floor['seconds']:.1f}s (consistent: {yes[floor['consistent']]}); "
           f"apply / floor = {con_apply / floor['seconds'] if floor['seconds'] else 0.0:.2f} on warm Spark Connect, "

@@ -28,7 +28,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from cdcflow_devtools.bench_common import STAGES
+from cdcflow_devtools.bench_common import STAGES, stage_seconds
 
 DEFAULT_SIZES = (300_000, 2_500_000)
 DEFAULT_CLUSTER = 2_500_000
@@ -162,7 +162,7 @@ def _cycle(up, down, cid: str, place: str, shape: str, done: int, log_dir: Path,
         runs.append(cyc)
     ok = not verify(up, down, f"the {place} catch-up's downstream after {done:,}")
     stats = dict(runs[0].stats)
-    stats.update({f"{st}_seconds": sum(float(r.stats.get(f"{st}_seconds") or 0) for r in runs) for st in _SUMMED})
+    stats.update({f"{st}_seconds": sum(r.stage_seconds(st) for r in runs) for st in _SUMMED})
     census = {"stages": [stage for r in runs for stage in (r.census or {}).get("stages", [])]}
     return {"shape": shape, "rows": done, "place": place, "cycles": len(runs),
             "wall_seconds": sum(r.wall_seconds for r in runs), "peak_rss_bytes": max(r.peak_rss_bytes for r in runs),
@@ -212,7 +212,7 @@ def report(rows: list[dict] | None) -> None:
         cores = _core_seconds(r["census"])
         ours = sum(cores.get(k, 0.0) for k in ("cdcflow", "JVM", "Python workers"))
         spark = cores.get("JVM", 0.0) + cores.get("Python workers", 0.0)
-        stages = ", ".join(f"{s} {float(r['stats'].get(f'{s}_seconds') or 0):.1f}" for s in STAGES)
+        stages = ", ".join(f"{s} {stage_seconds(r['stats'], s):.1f}" for s in STAGES)
         print(f"{r['shape']:>6}{r['rows']:>13,}{r['place']:>10}{r['wall_seconds']:>9.1f}{fmt_rate(speed):>11}"
               f"{(speed / base if speed and base else 0.0):>11.2f}x{fmt_bytes(r['peak_rss_bytes']):>13}"
               f"{(spark / ours if ours else 0.0):>11.0%} {'yes' if r['consistent'] else 'NO':>10}  {stages}")

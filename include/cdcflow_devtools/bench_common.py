@@ -30,9 +30,14 @@ def say(text: str) -> None:
 STAGES = ("pull", "filter", "barrier", "apply")  # a cycle's stages; the rest of its time is start-up, prepare, finish
 
 
+def stage_seconds(stats: dict, stage: str) -> float:
+    """A stage's seconds in a run's stats (0 where the run has none: it ended before the stage)."""
+    return float(stats.get(f"{stage}_seconds") or 0.0)
+
+
 def around_stages(stats: dict, wall: float) -> float:
     """A cycle's seconds outside its stages (`stats`: its run's): start-up, prepare and finish."""
-    return wall - sum(float(stats.get(f"{s}_seconds") or 0) for s in STAGES)
+    return wall - sum(stage_seconds(stats, s) for s in STAGES)
 
 
 @dataclass
@@ -47,7 +52,7 @@ class CycleResult:
     census: dict = field(default_factory=dict)  # where its time went (bench_census), when measured
 
     def stage_seconds(self, stage: str) -> float:
-        return float(self.stats.get(f"{stage}_seconds") or 0.0)
+        return stage_seconds(self.stats, stage)
 
     @property
     def around_stages_seconds(self) -> float:

@@ -33,7 +33,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from cdcflow_devtools.bench_common import PeakRss, say
+from cdcflow_devtools.bench_common import STAGES, PeakRss, say, stage_seconds
 from cdcflow_devtools import process_tree
 from cdcflow_devtools.checkout import LOCAL, PROJECT
 
@@ -262,7 +262,7 @@ def _cycle(changefeed_id: str, spark_url: str, log_dir: Path) -> dict:
     wall = time.perf_counter() - t0
     stats = metastore.recent_runs(changefeed_id, limit=1)[0].stats or {}
     return {"id": changefeed_id, "rc": rc, "wall": wall,
-            **{s: float(stats.get(f"{s}_seconds") or 0) for s in ("pull", "filter", "barrier", "apply")}}
+            **{s: stage_seconds(stats, s) for s in STAGES}}
 
 
 def cycles(ids: list[str], spark_url: str, spark_pid: int, at_once: int, log_dir: Path) -> dict:

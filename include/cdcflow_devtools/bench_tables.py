@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from cdcflow_devtools.bench_common import (
-    Servers, create_changefeed, fmt_bytes, run_cycle_measured, say, verify,
+    Servers, create_changefeed, fmt_bytes, run_cycle_measured, say, stage_seconds, verify,
 )
 
 SCHEMA = "tablesbench"
@@ -77,7 +77,7 @@ def report(res: list[dict] | None) -> None:
           f"{'consistent':>12}")
     for e in res:
         for name, c in e["cycles"].items():
-            apply_s = float(c["stats"].get("apply_seconds") or 0)
+            apply_s = stage_seconds(c["stats"], "apply")
             print(f"{e['tables']:>8,}{name:>9}{c['wall_seconds']:>9.1f}{c['wall_seconds'] * 1000 / e['tables']:>10.1f}"
                   f"{apply_s:>9.1f}{fmt_bytes(c['peak_rss_bytes']):>13}{'yes' if e['consistent'] else 'NO':>12}")
 
