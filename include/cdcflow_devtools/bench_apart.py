@@ -20,7 +20,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from cdcflow_devtools.bench_census import QUIET_STEAL, stolen_share
+from cdcflow_devtools.bench_census import QUIET_STEAL, quiet, stolen_share
 from cdcflow_devtools.bench_common import Servers, reset_settled, run_cycle_measured, say, verify
 from cdcflow_devtools.bench_pairs import alternating, spread
 
@@ -73,26 +73,24 @@ def ratio(r: dict) -> float:
 
 def density_ratio(r: dict) -> float:
     """A round's apply / floor, each run's seconds taken per core-second of the downstream's: the
-    floor's busy share over apply's (busy_share)."""
-    apply = busy_share(r["cycle"]["core_seconds"].get("downstream", 0.0), r["cycle"]["seconds"])
-    return busy_share(r["floor"]["downstream_core_seconds"], r["floor"]["seconds"]) / apply if apply else 0.0
+    floor's busy share over apply's (busy_shares)."""
+    floor, apply = busy_shares(r)
+    return floor / apply if apply else 0.0
 
 
-def busy_share(core_seconds: float, seconds: float) -> float:
-    """How much of a run the downstream's server was on its core: with the server alone on its
-    cores, the share of the run it kept it busy (on 2026-12-02: the floor's replays 91-97%,
-    apply 81-86%)."""
-    return core_seconds / seconds if seconds else 0.0
-
-
-def quiet(r: dict) -> bool:
-    return r["floor"]["stolen"] < QUIET_STEAL and r["cycle"]["stolen"] < QUIET_STEAL
+def busy_shares(r: dict) -> tuple[float, float]:
+    """How much of each run of a round, the floor's and apply's, the downstream's server was on
+    its core: with the server alone on its cores, the share of the run it kept it busy (on
+    2026-12-02: the floor's replays 91-97%, apply 81-86%)."""
+    f, c = r["floor"], r["cycle"]
+    return (f["downstream_core_seconds"] / f["seconds"] if f["seconds"] else 0.0,
+            c["core_seconds"].get("downstream", 0.0) / c["seconds"] if c["seconds"] else 0.0)
 
 
 def summary(rounds: list[dict]) -> dict:
     """The median and spread of the rounds' own ratios, over all of them and over the quiet ones
     (None when none was quiet), and of their density_ratio."""
-    calm = [ratio(r) for r in rounds if quiet(r)]
+    calm = [ratio(r) for r in rounds if quiet(r["floor"]["stolen"], r["cycle"]["stolen"])]
     return {"apply_over_floor": spread([ratio(r) for r in rounds]), "quiet_rounds": len(calm),
             "quiet_apply_over_floor": spread(calm) if calm else None,
             "apply_over_floor_per_downstream_cpu": spread([density_ratio(r) for r in rounds])}
@@ -120,8 +118,7 @@ def report(res: dict | None) -> None:
     for i, r in enumerate(res["rounds"], 1):
         f, c = r["floor"], r["cycle"]
         spent = f"{c['core_seconds'].get('cdcflow', 0.0):.1f} / {c['core_seconds'].get('downstream', 0.0):.1f}"
-        busy = f"{busy_share(f['downstream_core_seconds'], f['seconds']):.0%} / " \
-               f"{busy_share(c['core_seconds'].get('downstream', 0.0), c['seconds']):.0%}"
+        busy = " / ".join(f"{share:.0%}" for share in busy_shares(r))
         print(f"  {i:>5} {f['seconds']:>8.2f} {c['seconds']:>8.2f} {ratio(r):>14.2f} {f['stolen']:>12.1%} "
               f"{c['stolen']:>12.1%} {spent:>35} {busy:>31}" + ("" if f["consistent"] and c["consistent"] else "  DIFFERS"))
     s, q = res["apply_over_floor"], res["quiet_apply_over_floor"]

@@ -209,6 +209,11 @@ def stage_core_seconds(census: dict | None, stage: str) -> dict | None:
 QUIET_STEAL = 0.02
 
 
+def quiet(*stolen: float) -> bool:
+    """Whether runs that lost these shares of the machine (stolen_share) were all quiet."""
+    return all(share < QUIET_STEAL for share in stolen)
+
+
 def stolen_share(run):
     """run() and the share of the machine's cores the hypervisor took while it ran."""
     t0, before = time.perf_counter(), machine_busy()[1]

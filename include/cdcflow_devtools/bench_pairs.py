@@ -18,7 +18,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from cdcflow_devtools.bench_census import QUIET_STEAL, stolen_share
+from cdcflow_devtools.bench_census import QUIET_STEAL, quiet, stolen_share
 from cdcflow_devtools.bench_common import reset_settled, run_cycle_measured, say, verify
 
 DEFAULT_PAIRS = 5
@@ -40,15 +40,10 @@ def ratio(p: dict) -> float:
     return p["replica_seconds"] / p["cycle_seconds"]
 
 
-def quiet(p: dict) -> bool:
-    """Neither side of the pair lost QUIET_STEAL of the machine to the hypervisor."""
-    return p["cycle_stolen"] < QUIET_STEAL and p["replica_stolen"] < QUIET_STEAL
-
-
 def summary(pairs: list[dict]) -> dict:
     """Each side's seconds and the pairs' ratios (replica over cycle), as medians with their
     spread; the ratios' over the quiet pairs alone (None when none was)."""
-    calm = [ratio(p) for p in pairs if quiet(p)]
+    calm = [ratio(p) for p in pairs if quiet(p["cycle_stolen"], p["replica_stolen"])]
     return {"quiet_pairs": len(calm), "quiet_ratio_vs_native_replica": spread(calm) if calm else None,
             "cycle_seconds": spread([p["cycle_seconds"] for p in pairs]),
             "around_stages_seconds": spread([p["around_stages_seconds"] for p in pairs]),
