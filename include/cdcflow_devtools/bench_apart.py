@@ -20,7 +20,8 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from cdcflow_devtools.bench_census import QUIET_STEAL, quiet, stolen_share
+from cdcflow_devtools.bench_census import (QUIET_STEAL, apply_segment_seconds, quiet, stage_core_seconds,
+                                          stolen_share)
 from cdcflow_devtools.bench_common import Servers, reset_settled, run_cycle_measured, say, verify
 from cdcflow_devtools.bench_pairs import alternating, spread
 
@@ -37,7 +38,7 @@ def apart_table(servers: Servers, rows: int, log_dir: Path, phases: list, cpu: d
     """`rounds` rounds of the floor's phases sent again and a CLI cycle of the window (feed_id),
     each into cdcflow's downstream reset to the start, with the downstream on cores of its own;
     None on a machine of one core."""
-    from cdcflow_devtools import bench_census, bench_cores, bench_floor
+    from cdcflow_devtools import bench_cores, bench_floor
 
     def floor(i: int) -> dict:
         reset_settled(servers)
@@ -52,8 +53,8 @@ def apart_table(servers: Servers, rows: int, log_dir: Path, phases: list, cpu: d
         cyc, stolen = stolen_share(lambda: run_cycle_measured(feed_id(i), rows, log_dir, cpu=cpu))
         ok = not verify(servers.up, servers.cdcflow, f"cdcflow's downstream (cores apart, round {i + 1})")
         return {"seconds": cyc.stage_seconds("apply"), "stolen": stolen, "consistent": ok,
-                "core_seconds": bench_census.stage_core_seconds(cyc.census, "apply") or {},
-                "segments": bench_census.apply_segment_seconds(log_dir / f"cycle-{feed_id(i)}.log")}
+                "core_seconds": stage_core_seconds(cyc.census, "apply") or {},
+                "segments": apply_segment_seconds(log_dir / f"cycle-{feed_id(i)}.log")}
 
     with bench_cores.apart(servers.cdcflow.pid) as halves:
         if halves is None:
