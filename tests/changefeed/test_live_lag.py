@@ -5,13 +5,16 @@ only a bound, and says so when the upstream is down (no 0)."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from e2e_helpers import CountedReads, cli_run, create_changefeed, own_pair, schema_changefeed
 
 from cdcflow.changefeed import live_lag
 from cdcflow.core import tso
 from cdcflow.config.spec_store import load_spec
+from cdcflow.core.uri import parse_source_uri
 from cdcflow.store import metastore
 
 
@@ -113,3 +116,133 @@ def test_many_changefeeds_on_one_upstream_read_its_head_once_and_their_binlogs_a
     assert lags["lag-many-bad-uri"].note.startswith("the source URI cannot be read: "), lags["lag-many-bad-uri"].note
     assert all(lags[i].status == live_lag.BEHIND for i in ids)
     assert reads.heads == 1  # the upstream that answers; the one that is down fails to connect
+
+
+
+def behind_after_noise(capsys, up, down, changefeed_id: str, schema: str) -> tuple:
+    """A changefeed behind its upstream by a change that comes after 16,000 row changes of a
+    table it does not replicate: each read of its lag takes a while."""
+    schema_changefeed(capsys, up, down, changefeed_id, schema)
+    up.execute(f"CREATE DATABASE {schema}_noise", f"CREATE TABLE {schema}_noise.t (id INT PRIMARY KEY, v VARCHAR(200))",
+               f"INSERT INTO {schema}_noise.t SELECT seq, REPEAT('x', 200) FROM {schema}_noise.seq_1_to_8000",
+               f"UPDATE {schema}_noise.t SET v = REPEAT('y', 200)",
+               f"CREATE DATABASE {schema}", f"CREATE TABLE {schema}.t (id INT PRIMARY KEY)")
+    return load_spec(changefeed_id), metastore.get_feed(changefeed_id)
+
+
+
+class Scans:
+    """The binlog reads live_lag makes (real ones, wrapped), by the server id each used. With
+    `hold`, the first waits that long before it reads, so the callers started with it are all
+    asking; the reads numbered in `intrude` (from 1) are each ended by another dump with their
+    server id (another process's read of the same lag) that starts after their first event."""
+
+    def __init__(self, monkeypatch, up=None, hold: float = 0.0, intrude: tuple = ()):
+        self.ids: list[int] = []
+        self.intruders: list[tuple[int, object]] = []  # (server id, events read or the error)
+        self._lock, self._up = threading.Lock(), up
+        self._current = threading.local()
+        scan, replicated = live_lag._scan, live_lag._replicated
+
+        def counted(*args):
+            with self._lock:
+                self.ids.append(args[-1])
+                nth = len(self.ids)
+            self._current.intrude, self._current.started = (args[-1] if nth in intrude else None), None
+            if nth == 1 and hold:
+                time.sleep(hold)
+            return scan(*args)
+
+        def ended_by_another(flt, event):
+            if getattr(self._current, "intrude", None) is not None:
+                self._current.started = self._intruder(self._current.intrude)
+                self._current.intrude = None
+            started = getattr(self._current, "started", None)
+            if started is not None and not started.is_set():
+                # read on, slowly: the upstream ends this dump once its thread, blocked on a full
+                # socket, can write again, and starts the other one after that
+                started.wait(0.0005)
+            return replicated(flt, event)
+
+        monkeypatch.setattr(live_lag, "_scan", counted)
+        monkeypatch.setattr(live_lag, "_replicated", ended_by_another)
+
+    def _intruder(self, server_id: int) -> threading.Event:
+        """A non-blocking dump with `server_id` from the upstream's head, in a thread of its own;
+        the event is set once the upstream started it."""
+        from pymysqlreplication import BinLogStreamReader
+
+        started = threading.Event()
+        file, pos = self._up.binlog_head()
+
+        def dump():
+            stream = BinLogStreamReader(connection_settings=parse_source_uri(self._up.uri).connection_args(),
+                                        server_id=server_id, blocking=False, resume_stream=True,
+                                        log_file=file, log_pos=pos)
+            try:
+                n = 0
+                while stream.fetchone() is not None:
+                    n += 1
+                    started.set()
+                self.intruders.append((server_id, n))
+            except Exception as e:  # noqa: BLE001 - reported to the test
+                self.intruders.append((server_id, e))
+            finally:
+                started.set()
+                stream.close()
+
+        threading.Thread(target=dump, daemon=True).start()
+        return started
+
+
+def test_reads_of_one_changefeeds_lag_at_once_share_one_read_and_back_to_back_each_read(
+        mariadb_pair, cdcflow_home, capsys, monkeypatch):
+    """The Changefeeds page asks for the list's lags and the open changefeed's own at about the
+    same time, and two people may look at once: in one process they share one read of the
+    binlog (a second dump with one server id ends the first: MariaDB's 4052)."""
+    up, down = mariadb_pair
+    pair = behind_after_noise(capsys, up, down, "lag-twice", "lag_twice")
+    scans = Scans(monkeypatch, hold=1.0)
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        alone = [pool.submit(live_lag.live_lag, *pair) for _ in range(4)]
+        listed = [pool.submit(live_lag.live_lags, [pair]) for _ in range(2)]
+        lags = [f.result() for f in alone] + [f.result()["lag-twice"] for f in listed]
+    assert scans.ids == [live_lag.lag_server_id("lag-twice")], scans.ids
+    back_to_back = [live_lag.live_lag(*pair) for _ in range(3)]
+    assert len(scans.ids) == 4 and set(scans.ids) == {live_lag.lag_server_id("lag-twice")}, scans.ids
+    for lag in lags + back_to_back:
+        assert lag.status == live_lag.BEHIND, lag
+    assert len({lag.pending_ts for lag in lags + back_to_back}) == 1
+
+    # two reads at once that cannot share (different checkpoints: a cycle moved it between them)
+    # each read with a server id of its own
+    spec, feed = pair
+    earlier = dataclasses.replace(feed, checkpoint_pos={**feed.checkpoint_pos, "pos": 4})
+    scans = Scans(monkeypatch, hold=1.0)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        lags = list(pool.map(lambda f: live_lag.live_lag(spec, f), [feed, earlier]))
+    assert sorted(scans.ids) == sorted(live_lag.lag_server_id("lag-twice", nth) for nth in (0, 1)), scans.ids
+    assert [lag.status for lag in lags] == [live_lag.BEHIND] * 2, lags
+
+
+def test_a_read_another_process_ends_goes_again_with_the_next_server_id(
+        mariadb_pair, cdcflow_home, capsys, monkeypatch):
+    up, down = mariadb_pair
+    pair = behind_after_noise(capsys, up, down, "lag-held", "lag_held")
+    ids = [live_lag.lag_server_id("lag-held", nth) for nth in range(live_lag.LAG_IDS)]
+    assert len(set(ids)) == live_lag.LAG_IDS
+    scans = Scans(monkeypatch, up, intrude=(1, 2))
+    lag = live_lag.live_lag(*pair)
+    assert lag.status == live_lag.BEHIND, lag
+    assert scans.ids == ids[:3]  # ended twice, read with the third
+    # the other dumps read to the end of the log: the upstream ended the older dump, not them
+    assert [i for i, _ in scans.intruders] == ids[:2] and all(isinstance(n, int) and n > 0
+                                                              for _, n in scans.intruders), scans.intruders
+
+    scans = Scans(monkeypatch, up, intrude=tuple(range(1, live_lag.LAG_IDS + 1)))
+    lag = live_lag.live_lag(*pair)
+    assert (lag.status, lag.seconds) == (live_lag.UNKNOWN, None)
+    assert lag.note == (f"other reads of this changefeed's lag held each of its {live_lag.LAG_IDS} server ids "
+                        "for the upstream's binlog at the same time: ask again"), lag.note
+    assert scans.ids == ids
+    assert live_lag.live_lag(*pair).status == live_lag.BEHIND  # once they are gone

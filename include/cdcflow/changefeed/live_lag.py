@@ -14,7 +14,16 @@ where that cycle left it (a DAG paused, a scheduler down, a changefeed that neve
 - the upstream cannot be read: no number, and why.
 
 The binlog is read with a server id of its own (a dump with the changefeed's id would end the
-dump of a cycle running at the same time).
+dump of a cycle running at the same time).  The upstream keeps one dump per server id: a new one
+ends the one before it (MariaDB's error 4052, MySQL's 1236), and reads of one changefeed's lag
+come at once (the Changefeeds page asks for the list's lags and the open changefeed's own
+together; two people look at once). So:
+
+- in one process, reads of one changefeed against the same checkpoint and head share one read
+  (`_shared`): the answer is the same and the upstream is asked once; other reads of it at
+  once each take a lag id of their own (`lag_server_id`, one of LAG_IDS);
+- a read another process ends that way (the API server's other workers, `changefeed query`)
+  goes again with the next lag id; when none is left the lag is unknown and says to ask again.
 
 The list of many changefeeds (`live_lags`) reads the head once per upstream (server and login)
 and reads the binlog only for a changefeed behind that head, those reads at once in a bounded
@@ -26,9 +35,10 @@ A source URI that no longer parses is that changefeed's unknown lag, not the lis
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from cdcflow.changefeed import states
@@ -45,6 +55,7 @@ SCAN_EVENTS = 20_000  # row events and DDLs read past the checkpoint at most
 SCAN_SECONDS = 5.0
 CONNECT_TIMEOUT = 5  # seconds: an upstream that does not answer is said so quickly
 READERS = 8  # binlog reads at once for the list of changefeeds (each mostly waits on its upstream)
+LAG_IDS = 4  # server ids one changefeed's lag reads may use at once (module docstring)
 
 CAUGHT_UP, BEHIND, AT_MOST, UNKNOWN = "caught-up", "behind", "at-most", "unknown"
 
@@ -74,8 +85,23 @@ class _Found(Exception):
         self.ts, self.replicated = ts, replicated
 
 
-def lag_server_id(changefeed_id: str) -> int:
-    return default_server_id(changefeed_id + "#lag")
+def lag_server_id(changefeed_id: str, nth: int = 0) -> int:
+    """The server id of a lag read of the changefeed: the first, or the `nth` other when reads
+    from other processes hold the ones before it."""
+    return default_server_id(changefeed_id + "#lag" + (str(nth) if nth else ""))
+
+
+# errors that end a dump because a new one came with its server id: MariaDB's own code, and
+# MySQL's 1236 (a fatal binlog read error) with the same words
+_ID_IN_USE_CODES = {4052: None, 1236: "same server_uuid/server_id"}
+
+
+def _id_in_use(e: Exception) -> bool:
+    args = e.args
+    if not args or args[0] not in _ID_IN_USE_CODES:
+        return False
+    words = _ID_IN_USE_CODES[args[0]]
+    return words is None or (len(args) > 1 and words in str(args[1]))
 
 
 def live_lag(spec: Spec, feed: metastore.FeedState) -> Lag:
@@ -147,6 +173,73 @@ def _behind_head(spec: Spec, feed: metastore.FeedState, source, head: Position |
                                             "located in its binlog by GTID at the next cycle")
     if start.key() >= head.key():
         return Lag(CAUGHT_UP, 0.0, now)
+    return _shared((spec.id, start.key(), head.key()), lambda: _read_after(spec, feed, source, start, head, now))
+
+
+_lock = threading.Lock()
+_running: dict[tuple, Future] = {}  # reads in flight in this process, by changefeed, checkpoint and head
+_held: dict[str, set[int]] = {}  # the lag ids (nth) those reads hold, by changefeed
+
+
+def _shared(key: tuple, read) -> Lag:
+    """`read()`, or the result of the same read already in flight in this process."""
+    with _lock:
+        theirs = _running.get(key)
+        if theirs is None:
+            mine = _running[key] = Future()
+    if theirs is not None:
+        return theirs.result()
+    try:
+        lag = read()
+        mine.set_result(lag)
+        return lag
+    except BaseException as e:  # an interrupt: whoever waits on this read is told too
+        mine.set_exception(e)
+        raise
+    finally:
+        with _lock:
+            del _running[key]
+
+
+def _read_after(spec: Spec, feed: metastore.FeedState, source, start: Position, head: Position,
+                now: float) -> Lag:
+    """The binlog read from the checkpoint to the head, with a lag id no other read of this
+    process holds, and the next one while other processes' reads end it."""
+    nth = -1
+    while (nth := _take_id(spec.id, nth)) is not None:
+        try:
+            return _scan(spec, feed, source, start, head, now, lag_server_id(spec.id, nth))
+        except Exception as e:  # noqa: BLE001 - a purged binlog, a lost connection: no number, and why
+            if not _id_in_use(e):
+                return Lag(UNKNOWN, None, now, note=f"the upstream's binlog after the checkpoint cannot be read: "
+                                                    f"{_reason(e)}")
+        finally:
+            _give_id(spec.id, nth)
+    return Lag(UNKNOWN, None, now, note=f"other reads of this changefeed's lag held each of its {LAG_IDS} server "
+                                        f"ids for the upstream's binlog at the same time: ask again")
+
+
+def _take_id(changefeed_id: str, after: int) -> int | None:
+    """The first lag id past `after` that no read of this process holds, now held; None: none left."""
+    with _lock:
+        held = _held.setdefault(changefeed_id, set())
+        nth = next((n for n in range(after + 1, LAG_IDS) if n not in held), None)
+        if nth is not None:
+            held.add(nth)
+        return nth
+
+
+def _give_id(changefeed_id: str, nth: int) -> None:
+    with _lock:
+        _held[changefeed_id].discard(nth)
+        if not _held[changefeed_id]:
+            del _held[changefeed_id]
+
+
+def _scan(spec: Spec, feed: metastore.FeedState, source, start: Position, head: Position, now: float,
+          server_id: int) -> Lag:
+    """The read itself: the first change the changefeed replicates after its checkpoint, within
+    the bound; a failure to read raises."""
     flt = Filter.build(spec.config())
     seen = 0
     deadline = time.monotonic() + SCAN_SECONDS
@@ -159,7 +252,7 @@ def _behind_head(spec: Spec, feed: metastore.FeedState, source, head: Position |
         if seen >= SCAN_EVENTS or time.monotonic() > deadline:
             raise _Found(event.commit_ts, False)
 
-    reader = BinlogReader(source, lag_server_id(spec.id), start, head, feed.checkpoint_ts, spec.target_ts)
+    reader = BinlogReader(source, server_id, start, head, feed.checkpoint_ts, spec.target_ts)
     try:
         reader.read(emit)
     except _Found as found:
@@ -169,8 +262,6 @@ def _behind_head(spec: Spec, feed: metastore.FeedState, source, head: Position |
         return Lag(AT_MOST, seconds, now, found.ts,
                    note=f"no change of its tables in the first {seen} events after the checkpoint "
                         f"(read at most {SCAN_EVENTS} events or {SCAN_SECONDS:g} s)")
-    except Exception as e:  # noqa: BLE001 - a purged binlog, a lost connection: no number, and why
-        return Lag(UNKNOWN, None, now, note=f"the upstream's binlog after the checkpoint cannot be read: {_reason(e)}")
     return Lag(CAUGHT_UP, 0.0, now)
 
 
