@@ -8,26 +8,29 @@ import json
 import pymysql
 import pytest
 
+from cdcflow.sink import foreign_keys
 from cdcflow.sink.connection import DML_SESSION
 from cdcflow.sink.foreign_keys import (
     ForeignKeys,
     applied_up_to,
     cascade_group,
+    dictionary_keys,
     marker_id,
     read_keys,
+    referential_keys,
     write_group,
 )
 
 pytestmark = pytest.mark.e2e
 
-SCHEMAS = ("fks1", "fks2")
+SCHEMAS = ("fks1", "fks2", "fk é-中.x@#")
 
 
 @pytest.fixture
 def down(mariadb_pair):
     _, down = mariadb_pair
-    drop = ["SET foreign_key_checks = 0", *(f"DROP DATABASE IF EXISTS {s}" for s in (*SCHEMAS, "cdcflow"))]
-    down.execute(*drop, *(f"CREATE DATABASE {s}" for s in SCHEMAS))
+    drop = ["SET foreign_key_checks = 0", *(f"DROP DATABASE IF EXISTS `{s}`" for s in (*SCHEMAS, "cdcflow"))]
+    down.execute(*drop, *(f"CREATE DATABASE `{s}`" for s in SCHEMAS))
     yield down
     down.execute(*drop)
 
@@ -56,6 +59,57 @@ def test_a_row_changing_key_binds_its_component_across_schemas(down, conn):
     group = cascade_group(read_keys(conn), segment)
     assert group.tables == {"fks1.p", "fks1.r"} and group.parents == {"fks1.p"}
     assert cascade_group(read_keys(conn), [("fks1", "a"), ("fks1", "plain")]).tables == set()
+
+
+RULES = ("CASCADE", "SET NULL", "NO ACTION", "RESTRICT")
+# names the server writes in its file-name encoding: spaces, punctuation, the separator itself,
+# accented Latin, Greek, Cyrillic, CJK, upper case
+NAMES = ("pä rent/1", "chïld$2", "Ωμέγα", "таблица", "表.名", "a-b@c#d", "UPPER lower", "x")
+
+
+def test_the_dictionary_gives_the_information_schemas_keys_and_without_process_that_is_read(down, conn,
+                                                                                           monkeypatch):
+    """On MariaDB read_keys reads InnoDB's dictionary (no table opened) where the login has PROCESS;
+    its rows are the information schema's, every rule pair and name alike."""
+    odd = SCHEMAS[2]
+    down.execute(f"CREATE TABLE `{odd}`.`{NAMES[0]}` (id INT PRIMARY KEY)",
+                 *(f"CREATE TABLE `{odd}`.`{name}` (id INT PRIMARY KEY, pid INT, k INT, "
+                   f"CONSTRAINT `k {i}` FOREIGN KEY (pid) REFERENCES `{NAMES[0]}` (id) "
+                   f"ON DELETE {RULES[i % 4]} ON UPDATE {RULES[i // 4 % 4]})"
+                   for i, name in enumerate(NAMES[1:])),
+                 # the rule pairs the names did not cover, and keys across schemas both ways
+                 "CREATE TABLE fks1.p (id INT PRIMARY KEY)",
+                 *(f"CREATE TABLE fks1.c{i} (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES fks1.p (id) "
+                   f"ON DELETE {RULES[i % 4]} ON UPDATE {RULES[i // 4]})" for i in range(16)),
+                 f"CREATE TABLE fks2.c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES `{odd}`.`x` (id))",
+                 f"ALTER TABLE `{odd}`.`x` ADD FOREIGN KEY (k) REFERENCES fks2.c (id) ON DELETE SET NULL",
+                 # MyISAM and Aria parse a key and keep none, in either view
+                 "CREATE TABLE fks1.m (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES fks1.p (id)) "
+                 "ENGINE=MyISAM")
+
+    def ours(rows):
+        return sorted(r for r in rows if r[0] in SCHEMAS)
+
+    with conn.cursor() as cur:
+        fast, viewed = ours(dictionary_keys(cur)), ours(referential_keys(cur))
+    assert len(viewed) == len(NAMES) - 1 + 16 + 2
+    assert {(d, u) for *_, d, u in viewed} == {(d, u) for d in RULES for u in RULES}
+    assert fast == viewed
+    with monkeypatch.context() as m:  # root has PROCESS: the view is not read
+        m.setattr(foreign_keys, "referential_keys", lambda cur: pytest.fail("the view was read"))
+        assert ours(read_keys(conn)) == viewed
+
+    # a login without PROCESS: the information schema's view (the keys of the tables it may see)
+    down.execute("DROP USER IF EXISTS 'fk_noprocess'@'%'", "CREATE USER 'fk_noprocess'@'%' IDENTIFIED BY 'pw'",
+                 *(f"GRANT SELECT, REFERENCES ON `{s}`.* TO 'fk_noprocess'@'%'" for s in SCHEMAS))
+    plain = pymysql.connect(host="127.0.0.1", port=down.port, user="fk_noprocess", password="pw")
+    try:
+        with plain.cursor() as cur, pytest.raises(pymysql.MySQLError, match="PROCESS"):
+            dictionary_keys(cur)
+        assert ours(read_keys(plain)) == viewed
+    finally:
+        plain.close()
+        down.execute("DROP USER 'fk_noprocess'@'%'")
 
 
 def _ch(table, op, before=None, after=None):

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
+import pymysql
+
 from cdcflow.ddl.types import DROP_DATABASE, DROP_TABLE
 
 from cdcflow.filter.cascade_fk import CHANGING
@@ -42,14 +44,60 @@ class CascadeGroup:
     setval: frozenset[str] = frozenset()  # sequences whose state goes by SETVAL (sink.sequence_state)
 
 
+# the information schema's view of every foreign key; on MariaDB it opens every table of the
+# server to answer (read_keys)
+_REFERENTIAL = ("SELECT CONSTRAINT_SCHEMA, TABLE_NAME, UNIQUE_CONSTRAINT_SCHEMA, REFERENCED_TABLE_NAME, "
+                "DELETE_RULE, UPDATE_RULE FROM information_schema.REFERENTIAL_CONSTRAINTS")
+
+
+def _decoded(column: str, part: int) -> str:
+    """The schema (part 1) or table (part -1) of a "schema/table" name of InnoDB's dictionary,
+    which writes both in the server's file-name encoding: decoded by the server itself."""
+    return (f"CONVERT(CAST(CAST(SUBSTRING_INDEX({column}, '/', {part}) AS BINARY) AS CHAR CHARACTER SET filename) "
+            "USING utf8mb4)")
+
+
+# MariaDB's InnoDB dictionary: the same keys, read without opening a table (the login needs PROCESS)
+_INNODB_DICTIONARY = ("SELECT " + ", ".join(_decoded(c, p) for c in ("FOR_NAME", "REF_NAME") for p in (1, -1))
+                      + ", TYPE FROM information_schema.INNODB_SYS_FOREIGN")
+# SYS_FOREIGN.TYPE's bits (InnoDB's dict0mem.h) as the information schema words a key's rules;
+# a rule with none of its bits is RESTRICT
+_TYPE_BITS = {"delete": ((1, "CASCADE"), (2, "SET NULL"), (16, "NO ACTION")),
+              "update": ((4, "CASCADE"), (8, "SET NULL"), (32, "NO ACTION"))}
+_NO_PROCESS_PRIVILEGE = 1227
+
+
+def _rule(type_bits: int, on: str) -> str:
+    return next((rule for bit, rule in _TYPE_BITS[on] if type_bits & bit), "RESTRICT")
+
+
 def read_keys(conn) -> list[tuple]:
-    """Every foreign key the downstream has now: (schema, table, parent schema, parent table,
-    delete rule, update rule).  Every schema's: a chain of keys may pass through tables a segment
-    does not touch."""
+    """Every foreign key the server has now: (schema, table, parent schema, parent table, delete
+    rule, update rule).  Every schema's: a chain of keys may pass through tables a segment does
+    not touch.  On MariaDB, from InnoDB's dictionary where the login may read it (PROCESS): the
+    information schema's view opens every table of the server to answer (MariaDB 10.11, 2,000
+    tables: 44-84 ms with them in its caches, 11.8 s at the first read after the server started;
+    the dictionary: 0.2-0.8 ms), and only InnoDB keeps foreign keys."""
     with conn.cursor() as cur:
-        cur.execute("SELECT CONSTRAINT_SCHEMA, TABLE_NAME, UNIQUE_CONSTRAINT_SCHEMA, REFERENCED_TABLE_NAME, "
-                    "DELETE_RULE, UPDATE_RULE FROM information_schema.REFERENTIAL_CONSTRAINTS")
-        return list(cur.fetchall())
+        if "MariaDB" in conn.get_server_info():
+            try:
+                return dictionary_keys(cur)
+            except pymysql.MySQLError as e:
+                if not e.args or e.args[0] != _NO_PROCESS_PRIVILEGE:
+                    raise
+        return referential_keys(cur)
+
+
+def dictionary_keys(cur) -> list[tuple]:
+    """read_keys's rows from MariaDB's InnoDB dictionary."""
+    cur.execute(_INNODB_DICTIONARY)
+    return [(s, t, ps, p, _rule(bits, "delete"), _rule(bits, "update")) for s, t, ps, p, bits in cur.fetchall()]
+
+
+def referential_keys(cur) -> list[tuple]:
+    """read_keys's rows from the information schema's view."""
+    cur.execute(_REFERENTIAL)
+    return list(cur.fetchall())
 
 
 def cascade_group(keys: list[tuple], tables: list[tuple[str, str]]) -> CascadeGroup:
