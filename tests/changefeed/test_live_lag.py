@@ -120,12 +120,13 @@ def test_many_changefeeds_on_one_upstream_read_its_head_once_and_their_binlogs_a
 
 
 def behind_after_noise(capsys, up, down, changefeed_id: str, schema: str) -> tuple:
-    """A changefeed behind its upstream by a change that comes after 16,000 row changes of a
-    table it does not replicate: each read of its lag takes a while."""
+    """A changefeed behind its upstream by a change that comes after 16,000 row changes (40 MB of
+    binlog, more than the sockets between a dump and its reader hold) of a table it does not
+    replicate: each read of its lag takes a while, and is still reading when another dump comes."""
     schema_changefeed(capsys, up, down, changefeed_id, schema)
-    up.execute(f"CREATE DATABASE {schema}_noise", f"CREATE TABLE {schema}_noise.t (id INT PRIMARY KEY, v VARCHAR(200))",
-               f"INSERT INTO {schema}_noise.t SELECT seq, REPEAT('x', 200) FROM {schema}_noise.seq_1_to_8000",
-               f"UPDATE {schema}_noise.t SET v = REPEAT('y', 200)",
+    up.execute(f"CREATE DATABASE {schema}_noise", f"CREATE TABLE {schema}_noise.t (id INT PRIMARY KEY, v VARCHAR(2000))",
+               f"INSERT INTO {schema}_noise.t SELECT seq, REPEAT('x', 1600) FROM {schema}_noise.seq_1_to_8000",
+               f"UPDATE {schema}_noise.t SET v = REPEAT('y', 1600)",
                f"CREATE DATABASE {schema}", f"CREATE TABLE {schema}.t (id INT PRIMARY KEY)")
     return load_spec(changefeed_id), metastore.get_feed(changefeed_id)
 
