@@ -348,6 +348,38 @@ class CountedReads:
         monkeypatch.setattr(live_lag.BinlogReader, "read", counted_read)
 
 
+def other_dump(up, server_id: int, ended: list) -> threading.Event:
+    """A non-blocking binlog dump with `server_id` from the upstream's head, in a thread of its own,
+    as another process's read with the same id would come: the upstream ends the older dump with
+    that id (MariaDB's 4052). The event is set once the upstream started it; `ended` gets how many
+    events it read, or the error it ended with."""
+    from pymysqlreplication import BinLogStreamReader
+
+    from cdcflow.core.uri import parse_source_uri
+
+    started = threading.Event()
+    file, pos = up.binlog_head()
+
+    def dump():
+        stream = BinLogStreamReader(connection_settings=parse_source_uri(up.uri).connection_args(),
+                                    server_id=server_id, blocking=False, resume_stream=True,
+                                    log_file=file, log_pos=pos)
+        try:
+            n = 0
+            while stream.fetchone() is not None:
+                n += 1
+                started.set()
+            ended.append(n)
+        except Exception as e:  # noqa: BLE001 - reported to the test
+            ended.append(e)
+        finally:
+            started.set()
+            stream.close()
+
+    threading.Thread(target=dump, daemon=True).start()
+    return started
+
+
 def fresh_upstream_schema(up, down, schema: str, *ddl: str) -> None:
     """`schema` dropped on both servers and created anew upstream only, `ddl` run in it there: the
     tables a snapshot then creates downstream."""

@@ -9,12 +9,11 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from e2e_helpers import CountedReads, cli_run, create_changefeed, own_pair, schema_changefeed
+from e2e_helpers import CountedReads, cli_run, create_changefeed, other_dump, own_pair, schema_changefeed
 
 from cdcflow.changefeed import live_lag
 from cdcflow.core import tso
 from cdcflow.config.spec_store import load_spec
-from cdcflow.core.uri import parse_source_uri
 from cdcflow.store import metastore
 
 
@@ -140,7 +139,7 @@ class Scans:
 
     def __init__(self, monkeypatch, up=None, hold: float = 0.0, intrude: tuple = ()):
         self.ids: list[int] = []
-        self.intruders: list[tuple[int, object]] = []  # (server id, events read or the error)
+        self.intruders: list[tuple[int, list]] = []  # (server id, [events read or the error])
         self._lock, self._up = threading.Lock(), up
         self._current = threading.local()
         scan, replicated = live_lag._scan, live_lag._replicated
@@ -156,7 +155,10 @@ class Scans:
 
         def ended_by_another(flt, event):
             if getattr(self._current, "intrude", None) is not None:
-                self._current.started = self._intruder(self._current.intrude)
+                server_id = self._current.intrude
+                ended = []
+                self.intruders.append((server_id, ended))
+                self._current.started = other_dump(self._up, server_id, ended)
                 self._current.intrude = None
             started = getattr(self._current, "started", None)
             if started is not None and not started.is_set():
@@ -167,33 +169,6 @@ class Scans:
 
         monkeypatch.setattr(live_lag, "_scan", counted)
         monkeypatch.setattr(live_lag, "_replicated", ended_by_another)
-
-    def _intruder(self, server_id: int) -> threading.Event:
-        """A non-blocking dump with `server_id` from the upstream's head, in a thread of its own;
-        the event is set once the upstream started it."""
-        from pymysqlreplication import BinLogStreamReader
-
-        started = threading.Event()
-        file, pos = self._up.binlog_head()
-
-        def dump():
-            stream = BinLogStreamReader(connection_settings=parse_source_uri(self._up.uri).connection_args(),
-                                        server_id=server_id, blocking=False, resume_stream=True,
-                                        log_file=file, log_pos=pos)
-            try:
-                n = 0
-                while stream.fetchone() is not None:
-                    n += 1
-                    started.set()
-                self.intruders.append((server_id, n))
-            except Exception as e:  # noqa: BLE001 - reported to the test
-                self.intruders.append((server_id, e))
-            finally:
-                started.set()
-                stream.close()
-
-        threading.Thread(target=dump, daemon=True).start()
-        return started
 
 
 def test_reads_of_one_changefeeds_lag_at_once_share_one_read_and_back_to_back_each_read(
@@ -237,7 +212,7 @@ def test_a_read_another_process_ends_goes_again_with_the_next_server_id(
     assert lag.status == live_lag.BEHIND, lag
     assert scans.ids == ids[:3]  # ended twice, read with the third
     # the other dumps read to the end of the log: the upstream ended the older dump, not them
-    assert [i for i, _ in scans.intruders] == ids[:2] and all(isinstance(n, int) and n > 0
+    assert [i for i, _ in scans.intruders] == ids[:2] and all(isinstance(n[0], int) and n[0] > 0
                                                               for _, n in scans.intruders), scans.intruders
 
     scans = Scans(monkeypatch, up, intrude=tuple(range(1, live_lag.LAG_IDS + 1)))

@@ -22,8 +22,9 @@ together; two people look at once). So:
 - in one process, reads of one changefeed against the same checkpoint and head share one read
   (`_shared`): the answer is the same and the upstream is asked once; other reads of it at
   once each take a lag id of their own (`lag_server_id`, one of LAG_IDS);
-- a read another process ends that way (the API server's other workers, `changefeed query`)
-  goes again with the next lag id; when none is left the lag is unknown and says to ask again.
+- a read another process ends that way (`source.binlog.ended_by_same_id`: the API server's other
+  workers, `changefeed query`) goes again with the next lag id; when none is left the lag is
+  unknown and says to ask again.
 
 The list of many changefeeds (`live_lags`) reads the head once per upstream (server and login)
 and reads the binlog only for a changefeed behind that head, those reads at once in a bounded
@@ -48,7 +49,7 @@ from cdcflow.config.spec_store import Spec
 from cdcflow.core.uri import default_server_id, parse_source_uri
 from cdcflow.ddl.classify import classify
 from cdcflow.filter.assembled import Filter, ddl_decision
-from cdcflow.source.binlog import BinlogReader, Position, head_position
+from cdcflow.source.binlog import BinlogReader, Position, ended_by_same_id, head_position
 from cdcflow.store import metastore
 
 SCAN_EVENTS = 20_000  # row events and DDLs read past the checkpoint at most
@@ -89,19 +90,6 @@ def lag_server_id(changefeed_id: str, nth: int = 0) -> int:
     """The server id of a lag read of the changefeed: the first, or the `nth` other when reads
     from other processes hold the ones before it."""
     return default_server_id(changefeed_id + "#lag" + (str(nth) if nth else ""))
-
-
-# errors that end a dump because a new one came with its server id: MariaDB's own code, and
-# MySQL's 1236 (a fatal binlog read error) with the same words
-_ID_IN_USE_CODES = {4052: None, 1236: "same server_uuid/server_id"}
-
-
-def _id_in_use(e: Exception) -> bool:
-    args = e.args
-    if not args or args[0] not in _ID_IN_USE_CODES:
-        return False
-    words = _ID_IN_USE_CODES[args[0]]
-    return words is None or (len(args) > 1 and words in str(args[1]))
 
 
 def live_lag(spec: Spec, feed: metastore.FeedState) -> Lag:
@@ -210,7 +198,7 @@ def _read_after(spec: Spec, feed: metastore.FeedState, source, start: Position, 
         try:
             return _scan(spec, feed, source, start, head, now, lag_server_id(spec.id, nth))
         except Exception as e:  # noqa: BLE001 - a purged binlog, a lost connection: no number, and why
-            if not _id_in_use(e):
+            if not ended_by_same_id(e):
                 return Lag(UNKNOWN, None, now, note=f"the upstream's binlog after the checkpoint cannot be read: "
                                                     f"{_reason(e)}")
         finally:

@@ -174,10 +174,27 @@ def probe_server_id(server_id: int) -> int:
     return 1_100_000_000 + server_id % 1_000_000_000
 
 
+# the errors that end a dump because another came with its server id: the server keeps one dump
+# per id and ends the older (MariaDB's own code; MySQL's fatal read error, 1236, with these words)
+_ENDED_BY_SAME_ID = {4052: None, 1236: "same server_uuid/server_id"}
+PROBE_ATTEMPTS = 3  # a probe ended so goes again: the other probe it met lasts milliseconds
+
+
+def ended_by_same_id(e: Exception) -> bool:
+    """Whether `e` ended a binlog dump because another dump came with its server id."""
+    args = e.args
+    if not args or args[0] not in _ENDED_BY_SAME_ID:
+        return False
+    words = _ENDED_BY_SAME_ID[args[0]]
+    return words is None or (len(args) > 1 and words in str(args[1]))
+
+
 def oldest_held(uri: DbUri, server_id: int, changefeed: str | None = None) -> tuple[str, int]:
     """The oldest binlog the upstream holds and the TSO of its start: its format description
     event is dated when the file was opened, the oldest time it holds (position_for_ts reads the
-    same event)."""
+    same event).  The probe's server id is the changefeed's (probe_server_id): a cycle's prepare
+    and a look from the Changefeeds page or a trigger may probe at once, and the one the other
+    ended goes again."""
     # lazy: only binlog readers load mysql-replication
     from pymysqlreplication.event import FormatDescriptionEvent, RotateEvent
 
@@ -186,11 +203,17 @@ def oldest_held(uri: DbUri, server_id: int, changefeed: str | None = None) -> tu
         oldest = available_logs(conn)[0]
     finally:
         conn.close()
-    stream = open_stream(uri, probe_server_id(server_id), Position(oldest, 4), [FormatDescriptionEvent, RotateEvent])
-    try:
-        first = next((ev.timestamp for ev in stream if ev.timestamp), 0)  # 0: nothing dated, nothing purged
-    finally:
-        stream.close()
+    for attempt in range(PROBE_ATTEMPTS):
+        stream = open_stream(uri, probe_server_id(server_id), Position(oldest, 4),
+                             [FormatDescriptionEvent, RotateEvent])
+        try:
+            first = next((ev.timestamp for ev in stream if ev.timestamp), 0)  # 0: nothing dated, nothing purged
+            break
+        except Exception as e:
+            if not ended_by_same_id(e) or attempt + 1 == PROBE_ATTEMPTS:
+                raise
+        finally:
+            stream.close()
     return oldest, tso.compose(first * 1000)
 
 
