@@ -178,7 +178,7 @@ def test_reads_of_one_changefeeds_lag_at_once_share_one_read_and_back_to_back_ea
     binlog (a second dump with one server id ends the first: MariaDB's 4052)."""
     up, down = mariadb_pair
     pair = behind_after_noise(capsys, up, down, "lag-twice", "lag_twice")
-    scans = Scans(monkeypatch, hold=1.0)
+    scans = Scans(monkeypatch, hold=2.0)
     with ThreadPoolExecutor(max_workers=6) as pool:
         alone = [pool.submit(live_lag.live_lag, *pair) for _ in range(4)]
         listed = [pool.submit(live_lag.live_lags, [pair]) for _ in range(2)]
@@ -190,11 +190,12 @@ def test_reads_of_one_changefeeds_lag_at_once_share_one_read_and_back_to_back_ea
         assert lag.status == live_lag.BEHIND, lag
     assert len({lag.pending_ts for lag in lags + back_to_back}) == 1
 
-    # two reads at once that cannot share (different checkpoints: a cycle moved it between them)
-    # each read with a server id of its own
+    # two reads at once that cannot share (different checkpoints, as when a cycle moved it between
+    # them: here its ts, which the commit ts of what is read is derived from) each read with a
+    # server id of its own
     spec, feed = pair
-    earlier = dataclasses.replace(feed, checkpoint_pos={**feed.checkpoint_pos, "pos": 4})
-    scans = Scans(monkeypatch, hold=1.0)
+    earlier = dataclasses.replace(feed, checkpoint_ts=feed.checkpoint_ts - 1)
+    scans = Scans(monkeypatch, hold=2.0)
     with ThreadPoolExecutor(max_workers=2) as pool:
         lags = list(pool.map(lambda f: live_lag.live_lag(spec, f), [feed, earlier]))
     assert sorted(scans.ids) == sorted(live_lag.lag_server_id("lag-twice", nth) for nth in (0, 1)), scans.ids

@@ -161,7 +161,8 @@ def _behind_head(spec: Spec, feed: metastore.FeedState, source, head: Position |
                                             "located in its binlog by GTID at the next cycle")
     if start.key() >= head.key():
         return Lag(CAUGHT_UP, 0.0, now)
-    return _shared((spec.id, start.key(), head.key()), lambda: _read_after(spec, feed, source, start, head, now))
+    return _shared((spec.id, feed.checkpoint_ts, start.key(), head.key()),
+                   lambda: _read_after(spec, feed, source, start, head, now))
 
 
 _lock = threading.Lock()
