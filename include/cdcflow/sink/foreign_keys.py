@@ -20,6 +20,7 @@ from typing import Iterable
 
 import pymysql
 
+from cdcflow.core.privileges import missing_privilege
 from cdcflow.ddl.types import DROP_DATABASE, DROP_TABLE
 
 from cdcflow.filter.cascade_fk import CHANGING
@@ -64,7 +65,6 @@ _INNODB_DICTIONARY = ("SELECT " + ", ".join(_decoded(c, p) for c in ("FOR_NAME",
 # a rule with none of its bits is RESTRICT
 _TYPE_BITS = {"delete": ((1, "CASCADE"), (2, "SET NULL"), (16, "NO ACTION")),
               "update": ((4, "CASCADE"), (8, "SET NULL"), (32, "NO ACTION"))}
-_NO_PROCESS_PRIVILEGE = 1227
 
 
 def _rule(type_bits: int, on: str) -> str:
@@ -83,7 +83,8 @@ def read_keys(conn) -> list[tuple]:
             try:
                 return dictionary_keys(cur)
             except pymysql.MySQLError as e:
-                if not e.args or e.args[0] != _NO_PROCESS_PRIVILEGE:
+                missing = missing_privilege(*e.args[:2]) if len(e.args) > 1 else None
+                if missing is None or missing.privileges[0] != "PROCESS":
                     raise
         return referential_keys(cur)
 
