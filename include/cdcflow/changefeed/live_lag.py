@@ -211,10 +211,10 @@ def _read_after(spec: Spec, feed: metastore.FeedState, source, start: Position, 
 def _take_id(changefeed_id: str, after: int) -> int | None:
     """The first lag id past `after` that no read of this process holds, now held; None: none left."""
     with _lock:
-        held = _held.setdefault(changefeed_id, set())
+        held = _held.get(changefeed_id, ())
         nth = next((n for n in range(after + 1, LAG_IDS) if n not in held), None)
         if nth is not None:
-            held.add(nth)
+            _held.setdefault(changefeed_id, set()).add(nth)
         return nth
 
 
