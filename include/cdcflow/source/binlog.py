@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import struct
-from typing import Callable
+from typing import Callable, TypeVar
 
 from cdcflow.core import tls, ts_input, tso
 from cdcflow.core.errors import (
@@ -178,6 +178,7 @@ def probe_server_id(server_id: int) -> int:
 # per id and ends the older (MariaDB's own code; MySQL's fatal read error, 1236, with these words)
 _ENDED_BY_SAME_ID = {4052: None, 1236: "same server_uuid/server_id"}
 PROBE_ATTEMPTS = 3  # a probe ended so goes again: the other probe it met lasts milliseconds
+T = TypeVar("T")
 
 
 def ended_by_same_id(e: Exception) -> bool:
@@ -189,12 +190,24 @@ def ended_by_same_id(e: Exception) -> bool:
     return words is None or (len(args) > 1 and words in str(args[1]))
 
 
+def probed(server_id: int, read: Callable[[int], T]) -> T:
+    """`read(id)` with the probe id of the changefeed whose reader's id is `server_id`
+    (probe_server_id), never that id itself, so that it ends no dump of a cycle still pulling;
+    again, up to PROBE_ATTEMPTS, where another read with the probe id ended it (the page's look
+    and a cycle's prepare may probe at once: the newer dump wins, the older goes again)."""
+    for attempt in range(PROBE_ATTEMPTS):
+        try:
+            return read(probe_server_id(server_id))
+        except Exception as e:
+            if not ended_by_same_id(e) or attempt + 1 == PROBE_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
 def oldest_held(uri: DbUri, server_id: int, changefeed: str | None = None) -> tuple[str, int]:
     """The oldest binlog the upstream holds and the TSO of its start: its format description
     event is dated when the file was opened, the oldest time it holds (position_for_ts reads the
-    same event).  The probe's server id is the changefeed's (probe_server_id): a cycle's prepare
-    and a look from the Changefeeds page or a trigger may probe at once, and the one the other
-    ended goes again."""
+    same event), read with the changefeed's probe id (`probed`)."""
     # lazy: only binlog readers load mysql-replication
     from pymysqlreplication.event import FormatDescriptionEvent, RotateEvent
 
@@ -203,18 +216,15 @@ def oldest_held(uri: DbUri, server_id: int, changefeed: str | None = None) -> tu
         oldest = available_logs(conn)[0]
     finally:
         conn.close()
-    for attempt in range(PROBE_ATTEMPTS):
-        stream = open_stream(uri, probe_server_id(server_id), Position(oldest, 4),
-                             [FormatDescriptionEvent, RotateEvent])
+
+    def first_dated(probe_id: int) -> int:
+        stream = open_stream(uri, probe_id, Position(oldest, 4), [FormatDescriptionEvent, RotateEvent])
         try:
-            first = next((ev.timestamp for ev in stream if ev.timestamp), 0)  # 0: nothing dated, nothing purged
-            break
-        except Exception as e:
-            if not ended_by_same_id(e) or attempt + 1 == PROBE_ATTEMPTS:
-                raise
+            return next((ev.timestamp for ev in stream if ev.timestamp), 0)  # 0: nothing dated, nothing purged
         finally:
             stream.close()
-    return oldest, tso.compose(first * 1000)
+
+    return oldest, tso.compose(probed(server_id, first_dated) * 1000)
 
 
 def check_ts_held(uri: DbUri, server_id: int, ts: int, name: str, changefeed: str | None = None) -> int:
@@ -502,7 +512,9 @@ def replay_horizon(ts: int, replay_until: int = 0, checkpoint_ts: int = 0) -> in
 def position_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None = None,
                     name: str = "start-ts") -> Position:
     """The transaction boundary at which a changefeed starting at `ts` begins reading
-    (_boundary_for_ts), with its GTID position."""
+    (_boundary_for_ts), with its GTID position.  `server_id`: the changefeed's reader's; the
+    read goes with its probe id (`probed`): a resume that moves the checkpoint, or a backfill's
+    dry run, may come while a cycle from before still pulls with the changefeed's own id."""
     pos = _boundary_for_ts(uri, server_id, ts, changefeed, name)
     conn = uri.connect()
     try:
@@ -531,6 +543,13 @@ def _boundary_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None
     after that second would skip what committed in its remaining milliseconds.  A ts older
     than the oldest binlog the upstream still holds cannot be served (ErrStartTsBeforeGC).
     """
+    logs, head = _logs_and_head(uri)
+    return probed(server_id, lambda probe_id: _boundary_read(uri, probe_id, logs[0], head, ts, changefeed, name))
+
+
+def _boundary_read(uri: DbUri, probe_id: int, oldest: str, head: Position, ts: int, changefeed: str | None,
+                   name: str) -> Position:
+    """_boundary_for_ts's read from the start of the `oldest` binlog, with `probe_id`."""
     from pymysqlreplication.event import (  # lazy: only binlog readers load mysql-replication
         FormatDescriptionEvent,
         GtidEvent,
@@ -540,12 +559,11 @@ def _boundary_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None
         XidEvent,
     )
 
-    logs, head = _logs_and_head(uri)
     # the oldest binlog's format description event carries the time the file was opened:
     # the oldest time it holds, even when no transaction has been written to it since
-    stream = open_stream(uri, server_id, Position(logs[0], 4),
+    stream = open_stream(uri, probe_id, Position(oldest, 4),
                          [QueryEvent, XidEvent, MariadbGtidEvent, GtidEvent, RotateEvent, FormatDescriptionEvent])
-    cur_file, boundary, first_time = logs[0], Position(logs[0], 4), None
+    cur_file, boundary, first_time = oldest, Position(oldest, 4), None
     first_second = tso.physical_ms(ts) // 1000  # transactions dated from here on may follow ts
     in_trx = False
     try:
@@ -557,7 +575,7 @@ def _boundary_for_ts(uri: DbUri, server_id: int, ts: int, changefeed: str | None
                 continue
             if ev.timestamp and first_time is None:
                 first_time = ev.timestamp
-                ts_input.not_before_gc(ts, name, changefeed, logs[0], tso.compose(first_time * 1000))
+                ts_input.not_before_gc(ts, name, changefeed, oldest, tso.compose(first_time * 1000))
             if isinstance(ev, FormatDescriptionEvent):
                 continue
             if (cur_file, ev.packet.log_pos - ev.event_size) >= head.key() and not in_trx:
