@@ -59,9 +59,10 @@ def _window(aborted=(), rolled_back=()) -> contracts.Window:
         transactions=10, rolled_back=list(rolled_back)))
 
 
-def _folder(tmp_path, window: contracts.Window) -> RunFolder:
+def _folder(tmp_path, window: contracts.Window, keep: tuple[int, int] | None = None) -> RunFolder:
+    """The window's events in pull's folder: written, or `keep`, kept in this process's memory."""
     folder = RunFolder(str(tmp_path / "events"), "cf", "run")
-    writer = folder.writer("raw", batch_rows=7)  # several row groups, for the ts filter to skip some
+    writer = folder.writer("raw", batch_rows=7, keep=keep)  # several row groups, for the ts filter to skip some
     for e in _events():
         writer.add(e)
     writer.close()
@@ -185,6 +186,29 @@ def test_filter_reads_the_same_ddls_keys_and_samples_either_way(spark, tmp_path,
         ((s, t, ts, pk) for s, t, pk, ts in latest[0]), key=repr)
     every = {(e.schema, e.table, e.commit_ts, e.after) for e in _events()}
     assert all((s, t, ts, image) in every for s, t, ts, _pk, image in samples[0] + samples[1])
+
+
+@pytest.mark.parametrize("config_text", CONFIGS)
+@pytest.mark.parametrize("kept", [False, True], ids=["written", "kept in memory"])
+def test_a_parts_rows_read_as_one_table_are_the_scans(tmp_path, config_text, kept):
+    """What apply's read-ahead reads of a part (rows.kept_rows_table) is the scan's table, row for
+    row and in its order, whatever the spans cut: mid-batch, around the DDL, around the rows a
+    rule drops; from a window kept in memory, a batch's rows that are one run are its slice,
+    sharing its memory."""
+    window = _window(aborted=[40], rolled_back=[(60, 1, 3), (80, 0, 1)])
+    folder = _folder(tmp_path, window, keep=(1_000, 1_000_000) if kept else None)
+    assert folder.kept("raw") == kept
+    contracts.ROWS.write(folder, contracts.KeptRows(copied=False))  # filter's rules dropped no row
+    cycle = _Cycle(folder, config_text)
+    for spans in ([(0, 200)], [(10, 40)], [(0, 20), (50, 80)], [(60, 60)], [(30, 60)], [(44, 55)], [(100, 300)]):
+        table = rows.kept_rows_table(cycle, spans, COLUMNS)
+        assert table.equals(rows.kept_rows_arrow(cycle, spans, COLUMNS).to_table()), spans
+    if kept:
+        # (60, 70]: the ts-70 transaction, rows 2-4 of the third batch of 7 (the DDL is row 12)
+        part = rows.kept_rows_table(cycle, [(60, 70)], COLUMNS)
+        assert part["commit_ts"].to_pylist() == [70] * 3 and part["after"].num_chunks == 1
+        held = folder._kept["raw"][1][2].column("after")
+        assert part["after"].chunk(0).buffers()[2].address == held.buffers()[2].address  # its data, not a copy
 
 
 @pytest.mark.parametrize("config_text", CONFIGS)

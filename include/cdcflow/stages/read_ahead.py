@@ -2,7 +2,7 @@
 
 The cycle's engine names the parts of the window's segments (a segment whole, or one of its
 slices: contracts.Slice) that the stage's process writes (Engine.parts_in_process).  Their rows
-are read here with pyarrow (rows.kept_rows_arrow), a part at a time, in order, by a thread of
+are read here with pyarrow (rows.kept_rows_table), a part at a time, in order, by a thread of
 their own, and made ready for the writers by `ahead` (sink.row_sink.RowSink.writer_input_ahead):
 the next part's rows are read and compacted while apply writes this one's, not all before the
 first is written (a read that held up every write: 0.4 s of the bench's 2.4 s apply, and the
@@ -51,7 +51,7 @@ class ReadAhead:
             self._rows[i, j] = self._pool.submit(self._read, seg, seg.parts()[j])
 
     def _read(self, seg: Segment, part: Slice) -> PartRows | None:
-        rows_here = rows.kept_rows_arrow(self.cycle, [(part.lo, part.hi)], PART_COLUMNS).to_table()
+        rows_here = rows.kept_rows_table(self.cycle, [(part.lo, part.hi)], PART_COLUMNS)
         if not rows_here.num_rows:
             return None
         return PartRows(rows_here, self.ahead(seg, part, rows_here) if self.ahead is not None else None)

@@ -198,9 +198,15 @@ def kept_rows(spark, cycle: Cycle):
 def window_events_arrow(cycle: Cycle, window: contracts.Window, where: pc.Expression, columns) -> pads.Scanner:
     """window_events' events that match `where`, `columns` of them, as a pyarrow scanner in this
     process: the filter runs as pull's files are scanned, a batch at a time."""
+    return cycle.folder.dataset("raw").scanner(columns=list(columns), filter=_undropped(cycle, window, where),
+                                               **READAHEAD)
+
+
+def _undropped(cycle: Cycle, window: contracts.Window, where: pc.Expression) -> pc.Expression:
+    """`where`, and of a table the window drops (`dropped`), no event."""
     for d in dropped(window, cycle.config):
         where &= ~_arrow_hit(d)
-    return cycle.folder.dataset("raw").scanner(columns=list(columns), filter=where, **READAHEAD)
+    return where
 
 
 def kept_rows_arrow(cycle: Cycle, spans: list[tuple[int, int]] | None, columns) -> pads.Scanner:
@@ -209,8 +215,21 @@ def kept_rows_arrow(cycle: Cycle, spans: list[tuple[int, int]] | None, columns) 
     and a small window's counts need no Spark job.  Over the JVM the fetch was a scan, a plan and
     Arrow's trip back, most of apply's JVM time (docs/performance.md).  Only the rows asked for
     are held."""
+    folder, where = _kept_rows_where(cycle, spans)
+    return cycle.folder.dataset(folder).scanner(columns=list(columns), filter=where, **READAHEAD)
+
+
+def kept_rows_table(cycle: Cycle, spans: list[tuple[int, int]], columns) -> pa.Table:
+    """kept_rows_arrow's rows as one table: where the stage's process kept the window, a kept
+    batch's rows of `spans` are a slice of it, not a copy (store.events.RunFolder.table)."""
+    folder, where = _kept_rows_where(cycle, spans)
+    return cycle.folder.table(folder, where, columns, commit_ts=spans)
+
+
+def _kept_rows_where(cycle: Cycle, spans: list[tuple[int, int]] | None) -> tuple[str, pc.Expression]:
+    """The folder kept_rows' rows are read from, and what keeps them."""
     where = pc.scalar(True) if spans is None else functools.reduce(
         operator.or_, [(pc.field("commit_ts") > lo) & (pc.field("commit_ts") <= hi) for lo, hi in spans])
     if _copied(cycle):
-        return cycle.folder.dataset(COPY).scanner(columns=list(columns), filter=where, **READAHEAD)
-    return window_events_arrow(cycle, contracts.WINDOW.read(cycle.folder), where & (pc.field("op") != "ddl"), columns)
+        return COPY, where
+    return "raw", _undropped(cycle, contracts.WINDOW.read(cycle.folder), where & (pc.field("op") != "ddl"))
