@@ -318,19 +318,30 @@ def test_compaction_in_arrow_and_in_one_spark_partition_are_final_changes_order(
     assert [(r["table"], r["kind"], decode_image(r["image"])) for r in one.collect()] == python
 
 
-@pytest.mark.parametrize("shared", [True, False], ids=["parts-shared", "a-part-per-key"])
+# schemas and tables whose names sort apart only past a shared start, or by a character below
+# or above '.', and accented and CJK ones: compacted_order ranks (schema, table) as one number
+NAMES = [("db", "a"), ("db", "b"), ("db", "a.b"), ("db.a", "b"), ("d", "b.a"), ("db", "ab"), ("é", "t"), ("日本", "表"),
+         ("db", "A"), ("db-", "a")]
+
+
+@pytest.mark.parametrize("parts", ["shared", "per-key", "the-key"], ids=["parts-shared", "a-part-per-key", "part-is-key"])
 @pytest.mark.parametrize("seed", range(6))
-def test_compaction_in_arrow_is_final_changes_on_random_streams(seed, shared):
-    """Random streams over a few keys, several parts holding more than one key (respellings under
-    a folding collation, a tangled part), or a part per key (the usual segment, whose finals need
-    no second sort: compaction._deletes_lead): compacted_arrow gives final_changes' output, in order."""
+def test_compaction_in_arrow_is_final_changes_on_random_streams(seed, parts):
+    """Random streams over a few keys of several tables, several parts holding more than one key
+    (respellings under a folding collation, a tangled part), or a part per key (the usual
+    segment, whose finals need no second sort: compaction._deletes_lead), the part being the key
+    itself as keyed_arrow makes it (a null key among them): compacted_arrow gives final_changes'
+    output, in order."""
     rnd = random.Random(seed)
+    tables = rnd.sample(NAMES, rnd.randrange(1, len(NAMES) + 1))
     out = []
     for i in range(rnd.randrange(1, 400)):
         k = rnd.randrange(12)
+        key = None if parts == "the-key" and k == 11 else f"[{k}]"
         # shared: keys 0-2 share a part; pairs of the rest fold together
-        part = ("tangled" if k < 3 else f"p{k // 2}") if shared else f"p{k}"
-        out.append({"schema": "db", "table": rnd.choice("ab"), "key": f"[{k}]", "part": part,
+        part = {"shared": "tangled" if k < 3 else f"p{k // 2}", "per-key": f"p{k}", "the-key": key}[parts]
+        schema, table = rnd.choice(tables)
+        out.append({"schema": schema, "table": table, "key": key, "part": part,
                     "commit_ts": rnd.randrange(50), "seq": i, "sub": rnd.randrange(2),
                     "kind": rnd.choice("IUD"), "image": f"img{i}"})
     rows = pa.Table.from_pylist(out, schema=pa.schema(
