@@ -261,8 +261,8 @@ def _sort_columns(changes: pa.Table) -> pa.Table:
     """What orders `changes` as (schema, table, part, key, commit_ts, seq, sub) do, for less: the
     schema and table as one number, their rank among the changes' tables, and the key only where
     some part holds another key.  A sort's every comparison went through the schema's and the
-    table's texts first, equal in most: 10.7 ms of a 60,000-change part of the bench's, 3.7 ms
-    so (compacted_order's sort and its runs, on apply's first part, which the writers wait for).
+    table's texts first, equal in most: 10.7 ms of a 60,000-change part of the bench's, 5.3 ms
+    so (compacted_order's sort, on apply's first part, which the writers wait for).
     Where a schema or table is null (no change of a row has one), the columns themselves."""
     names = pc.binary_join_element_wise(changes["schema"], changes["table"], "\x00")
     part, key = changes["part"], changes["key"]

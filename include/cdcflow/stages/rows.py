@@ -221,9 +221,11 @@ def kept_rows_arrow(cycle: Cycle, spans: list[tuple[int, int]] | None, columns) 
 
 def kept_rows_table(cycle: Cycle, spans: list[tuple[int, int]], columns) -> pa.Table:
     """kept_rows_arrow's rows as one table: where the stage's process kept the window, a kept
-    batch's rows of `spans` are a slice of it, not a copy (store.events.RunFolder.table)."""
+    batch's rows of `spans` are a slice of it, not a copy (store.events.RunFolder.kept_table)."""
     folder, where = _kept_rows_where(cycle, spans)
-    return cycle.folder.table(folder, where, columns, commit_ts=spans)
+    if cycle.folder.kept(folder):
+        return cycle.folder.kept_table(folder, where, columns, commit_ts=spans)
+    return cycle.folder.dataset(folder).scanner(columns=list(columns), filter=where, **READAHEAD).to_table()
 
 
 def _kept_rows_where(cycle: Cycle, spans: list[tuple[int, int]] | None) -> tuple[str, pc.Expression]:
