@@ -88,6 +88,18 @@ def busy_shares(r: dict) -> tuple[float, float]:
             c["core_seconds"].get("downstream", 0.0) / c["seconds"] if c["seconds"] else 0.0)
 
 
+def most_over(r: dict) -> str:
+    """A round's segment whose apply took the most over the floor's replay of it, as "segment:
+    floor / apply" (seconds): where a round's excess sits, such as one segment's stall (an oltp
+    round on 2026-12-02 whose last segment took 1.23 s against 0.29-0.54 s in the others); "-"
+    where the cycle's log did not give one span per segment of the floor."""
+    f, a = r["floor"]["segments"], r["cycle"]["segments"]
+    if not f or len(f) != len(a):
+        return "-"
+    k = max(range(len(f)), key=lambda k: a[k] - f[k])
+    return f"{k + 1}: {f[k]:.2f} / {a[k]:.2f}"
+
+
 def summary(rounds: list[dict]) -> dict:
     """The median and spread of the rounds' own ratios, over all of them and over the quiet ones
     (None when none was quiet), and of their density_ratio."""
@@ -115,13 +127,15 @@ def report(res: dict | None) -> None:
           f"{res['cdcflow_cores']}), {len(res['rounds'])} rounds of the floor and a CLI cycle, alternating which goes "
           f"first (stolen: the share of the machine's cores the hypervisor took over the run):")
     print(f"  {'round':>5} {'floor s':>8} {'apply s':>8} {'apply / floor':>14} {'stolen floor':>13} {'stolen cycle':>13}"
-          f" {'apply core-s cdcflow / downstream':>35} {'downstream busy floor / apply':>31}")
+          f" {'apply core-s cdcflow / downstream':>35} {'downstream busy floor / apply':>31}"
+          f" {'most over the floor: segment, floor / apply s':>47}")
     for i, r in enumerate(res["rounds"], 1):
         f, c = r["floor"], r["cycle"]
         spent = f"{c['core_seconds'].get('cdcflow', 0.0):.1f} / {c['core_seconds'].get('downstream', 0.0):.1f}"
         busy = " / ".join(f"{share:.0%}" for share in busy_shares(r))
         print(f"  {i:>5} {f['seconds']:>8.2f} {c['seconds']:>8.2f} {ratio(r):>14.2f} {f['stolen']:>12.1%} "
-              f"{c['stolen']:>12.1%} {spent:>35} {busy:>31}" + ("" if f["consistent"] and c["consistent"] else "  DIFFERS"))
+              f"{c['stolen']:>12.1%} {spent:>35} {busy:>31} {most_over(r):>47}"
+              + ("" if f["consistent"] and c["consistent"] else "  DIFFERS"))
     s, q = res["apply_over_floor"], res["quiet_apply_over_floor"]
     calm = (f"over the {res['quiet_rounds']} rounds that stole less than {QUIET_STEAL:.0%}: median {q['median']:.2f}"
             f" (from {q['min']:.2f} to {q['max']:.2f})" if q else f"no round stole less than {QUIET_STEAL:.0%}")

@@ -38,10 +38,13 @@ def test_the_steadier_ratio_takes_each_run_per_core_second_of_the_downstream_s()
 
 
 def test_the_report_prints_every_round_and_both_medians(capsys):
-    rounds = [_round(2.0, 2.0, 0.01, 0.005), _round(2.0, 2.6, 0.01, 0.05)]
+    rounds = [_round(2.0, 2.0, 0.01, 0.005, segments=((0.5, 0.9), (0.7, 0.8))),
+              _round(2.0, 2.6, 0.01, 0.05, segments=((0.5, 0.6), (0.7, 1.4)))]
     bench_apart.report({"downstream_cores": [0], "cdcflow_cores": [1], "rounds": rounds, "consistent": True,
                         **bench_apart.summary(rounds)})
     out = capsys.readouterr().out
+    # each round's segment most over the floor: the second's stall in its last segment stands out
+    assert "1: 0.50 / 0.90" in out and "2: 0.70 / 1.40" in out
     assert "2 rounds" in out and "1.30" in out and "5.0%" in out
     # the downstream's core-seconds over each run's seconds: 2.0 of 2.0 in the floor, 2.2 of 2.6 in apply
     assert "100% / 85%" in out
@@ -49,13 +52,15 @@ def test_the_report_prints_every_round_and_both_medians(capsys):
     assert "cores_apart_apply_over_floor=1.15 quiet_cores_apart_apply_over_floor=1.00 " \
            "cores_apart_apply_over_floor_per_downstream_cpu=" in out
     assert "per core-second of the downstream's (the floor's busy share over apply's): median" in out
-    assert "per segment, with the DDL that ends it (floor / apply, s, the rounds' medians): 0.50/0.60, 0.70/0.80" in out
+    assert "per segment, with the DDL that ends it (floor / apply, s, the rounds' medians): 0.50/0.75, 0.70/1.10" in out
 
 
 def test_segments_are_left_out_when_a_cycle_log_gave_another_count():
     rounds = [_round(2.0, 2.0, 0.0, 0.0), _round(2.0, 2.0, 0.0, 0.0, segments=((0.5, 0.6),))]
     rounds[1]["floor"]["segments"] = [0.5, 0.7]
     assert bench_apart.segment_medians(rounds) is None
+    assert bench_apart.most_over(rounds[1]) == "-"
+    assert bench_apart.most_over(_round(2.0, 2.0, 0.0, 0.0, segments=((0.5, 0.9), (0.7, 0.8)))) == "1: 0.50 / 0.90"
 
 
 def test_the_stolen_share_is_over_the_run_and_the_machine_s_cores(monkeypatch):
