@@ -198,8 +198,12 @@ def kept_rows(spark, cycle: Cycle):
 def window_events_arrow(cycle: Cycle, window: contracts.Window, where: pc.Expression, columns) -> pads.Scanner:
     """window_events' events that match `where`, `columns` of them, as a pyarrow scanner in this
     process: the filter runs as pull's files are scanned, a batch at a time."""
-    return cycle.folder.dataset("raw").scanner(columns=list(columns), filter=_undropped(cycle, window, where),
-                                               **READAHEAD)
+    return _scan(cycle, "raw", _undropped(cycle, window, where), columns)
+
+
+def _scan(cycle: Cycle, folder: str, where: pc.Expression, columns) -> pads.Scanner:
+    """A scanner of `folder`'s events that match `where`, `columns` of them, a batch ahead."""
+    return cycle.folder.dataset(folder).scanner(columns=list(columns), filter=where, **READAHEAD)
 
 
 def _undropped(cycle: Cycle, window: contracts.Window, where: pc.Expression) -> pc.Expression:
@@ -215,8 +219,7 @@ def kept_rows_arrow(cycle: Cycle, spans: list[tuple[int, int]] | None, columns) 
     and a small window's counts need no Spark job.  Over the JVM the fetch was a scan, a plan and
     Arrow's trip back, most of apply's JVM time (docs/performance.md).  Only the rows asked for
     are held."""
-    folder, where = _kept_rows_where(cycle, spans)
-    return cycle.folder.dataset(folder).scanner(columns=list(columns), filter=where, **READAHEAD)
+    return _scan(cycle, *_kept_rows_where(cycle, spans), columns)
 
 
 def kept_rows_table(cycle: Cycle, spans: list[tuple[int, int]], columns) -> pa.Table:
@@ -225,7 +228,7 @@ def kept_rows_table(cycle: Cycle, spans: list[tuple[int, int]], columns) -> pa.T
     folder, where = _kept_rows_where(cycle, spans)
     if cycle.folder.kept(folder):
         return cycle.folder.kept_table(folder, where, columns, commit_ts=spans)
-    return cycle.folder.dataset(folder).scanner(columns=list(columns), filter=where, **READAHEAD).to_table()
+    return _scan(cycle, folder, where, columns).to_table()
 
 
 def _kept_rows_where(cycle: Cycle, spans: list[tuple[int, int]] | None) -> tuple[str, pc.Expression]:
