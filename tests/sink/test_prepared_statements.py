@@ -53,7 +53,13 @@ ROWS = [
      "bt": 5, "yr": None, "dt": TemporalText("2000-00-15 10:00:00.123"), "ts": dt.datetime(1970, 1, 1, 0, 0, 1, tzinfo=dt.timezone.utc),
      "da": TemporalText("0000-00-00"), "tm": dt.timedelta(0), "u8": None, "l1": "plain", "gb": "半角", "tx": None,
      "bn": b"\x00", "bl": b"", "ch": None, "en": None, "eg": None, "st": frozenset({"a"}), "js": None, "uu": None, "i6": None},
+    # an image whose text is one byte a character beyond ASCII, and one of two bytes a character
+    # without a wider one: the parameters' loops run once per width of character
+    {"id": 4, "u8": "café 'q' \\ \n", "l1": "äöü ÿ", "ch": "ä", "en": "ä", "st": frozenset({"ä"}), "tx": "ÿ" * 300,
+     "js": {"k": "é"}},
+    {"id": 5, "u8": "中 'q' \\", "l1": "ä", "gb": "中文", "eg": "中文", "tx": "名" * 300, "js": {"k": "中"}},
 ]
+ROWS[3:] = [{**dict.fromkeys(ROWS[0]), **row} for row in ROWS[3:]]  # None in the columns they do not name
 
 
 @pytest.fixture
@@ -119,7 +125,7 @@ def test_every_kind_of_column_stores_the_same_bytes_both_ways(conn):
 
 
 def test_each_row_alone_and_many_rows_in_statements_of_a_batch(conn):
-    many = [{**ROWS[k % 3], "id": k} for k in range(1, 600)]
+    many = [{**ROWS[k % len(ROWS)], "id": k} for k in range(1, 600)]
     text = write(conn, "text_rows", many, prepared=False, batch_rows=256)
     binary = write(conn, "binary_rows", many, prepared=True, batch_rows=256)
     # two full batches prepared, the last 87 rows as text: a statement of their count would be

@@ -33,6 +33,9 @@ VALUES = [
     0.0, -0.0, 1.5, 1e300, -2.2250738585072014e-308, 5e-324, 1 / 3,
     "", "plain", "o'k", 'a"b', "back\\slash", "nul\0byte", "line\nfeed", "cr\rhere", "ctrl-z\x1a", "tab\t",
     "中文", "emoji 😀", "'\\\"\0\n\r\x1a all of them", "%_ like chars", " trailing ",
+    # a text of one byte a character beyond ASCII (latin-1's range), alone and with escapes: the
+    # scanner's loops run once per width of character (compiled_literals' chars)
+    "café ÿ", "ä'\\\"\n ÿ",
     D("0"), D("-0.00"), D("12.30"), D("1E-8"), D("0E-10"), D("-1.5E+3"), D("99999999999999999999999999.999999"),
     D("1E+2"),
     b"", b"\x00", bytes(range(256)), "ä".encode("latin1"),
@@ -72,7 +75,8 @@ def test_a_scanned_image_has_the_reference_s_literals():
     column's literal, as the reference gives them; each value alone and beside others, so that
     every kind is read where it starts, in the middle and at the end of an image."""
     c = scanned()
-    images = [{f"c{i}": v for i, v in enumerate(VALUES)}, {"only": None}, {"a": "x", "é名`\"q": 1}]
+    images = [{f"c{i}": v for i, v in enumerate(VALUES)}, {"only": None}, {"a": "x", "é名`\"q": 1},
+              {"café": "ÿ", "b": 2}, {"名": "x", "b": "ä"}, {"😀": 1, "b": "名"}]
     images += [{"a": v} for v in VALUES] + [{"a": v, "b": 7, "z": v} for v in VALUES]
     for image in images:
         text = encode_image(image)

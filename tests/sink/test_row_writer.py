@@ -164,11 +164,11 @@ def test_streaming_writer_orders_deletes_and_bounds_memory(seed, batch_rows):
     for i, (schema, table, kind, img) in enumerate(changes):
         w.add(schema, table, kind, img)
         added_at[img["n"]] = i
-        pending = list(w.deletes.values()) + list(w.upserts.values())
+        pending = [images for images, _ in (*w.deletes.values(), *w.upserts.values())]  # beside each, its flags
         assert all(len(p) < batch_rows for p in pending)
         assert sum(len(p) for p in pending) <= batch_rows * (3 + 6)  # per table: deletes + 2 column sets
         # its own count of the row images it holds (a REPLACEd row, in both lists, once)
-        assert w.held == len({id(img) for p in pending for img, _ in p})
+        assert w.held == len({id(img) for p in pending for img in p})
         most = max(most, w.held)
     w.close()
     assert w.deletes == {} and w.upserts == {} and w.held == 0

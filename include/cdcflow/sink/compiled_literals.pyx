@@ -10,8 +10,9 @@ raw_literal) on every kind of value; tests/source/test_binlog_readers.py on real
 
 cimport cython
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_DATA, PyUnicode_FromKindAndData, PyUnicode_KIND, PyUnicode_READ
+from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_2BYTE_KIND, PyUnicode_4BYTE_KIND, PyUnicode_DATA, PyUnicode_FromKindAndData, PyUnicode_KIND, PyUnicode_READ
 from libc.math cimport isfinite
+from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from libc.string cimport memcpy
 
 from cdcflow.core.growth cimport capacity, grown
@@ -139,15 +140,32 @@ cdef inline Py_UCS4 at(Text *t, Py_ssize_t i):
     return PyUnicode_READ(t.kind, t.data, i)
 
 
-cdef inline bint _same(Text *t, Py_ssize_t a, Py_ssize_t b, str name):
-    """The text's [a:b] == name, without building it."""
+# The per-character loops below run once per kind of text (fused over its characters' width),
+# chosen once per call: PyUnicode_READ's test of the kind at every character was a third of the
+# scan's time on the images of the bench's windows, nearly all of them one byte a character.
+ctypedef fused chars:
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef inline bint _same_in(const chars *p, Py_ssize_t a, Py_ssize_t n, int kind, const void *name) noexcept:
     cdef Py_ssize_t k
-    if b - a != len(name):
-        return False
-    for k in range(b - a):
-        if at(t, a + k) != name[k]:
+    for k in range(n):
+        if p[a + k] != PyUnicode_READ(kind, name, k):
             return False
     return True
+
+
+cdef inline bint _same(Text *t, Py_ssize_t a, Py_ssize_t b, str name):
+    """The text's [a:b] == name, without building it."""
+    if b - a != len(name):
+        return False
+    if t.kind == PyUnicode_1BYTE_KIND:
+        return _same_in(<const uint8_t *>t.data, a, b - a, PyUnicode_KIND(name), PyUnicode_DATA(name))
+    if t.kind == PyUnicode_2BYTE_KIND:
+        return _same_in(<const uint16_t *>t.data, a, b - a, PyUnicode_KIND(name), PyUnicode_DATA(name))
+    return _same_in(<const uint32_t *>t.data, a, b - a, PyUnicode_KIND(name), PyUnicode_DATA(name))
 
 
 cdef enum:
@@ -160,23 +178,33 @@ cdef enum:
     LOCAL_CHARS = 1024  # a VALUES tuple this long is built on the stack, a longer one on the heap
 
 
-cdef Py_ssize_t _string_end(Text *t, Py_ssize_t i, int *flags):
-    """The index of the quote that closes the JSON string whose first character is at `i`;
-    `flags`: ESCAPED, SPECIAL.  -1: unterminated."""
+cdef inline Py_ssize_t _string_end_in(const chars *p, Py_ssize_t i, Py_ssize_t n, int *flags) noexcept:
     cdef Py_UCS4 ch
-    flags[0] = 0
-    while i < t.n:
-        ch = at(t, i)
+    cdef int f = 0
+    while i < n:
+        ch = p[i]
         if ch == u'"':
+            flags[0] = f
             return i
         if ch == u"\\":
-            flags[0] |= ESCAPED
+            f |= ESCAPED
             i += 2
             continue
         if ch == u"'" or ch < 0x20:
-            flags[0] |= SPECIAL
+            f |= SPECIAL
         i += 1
+    flags[0] = f
     return -1
+
+
+cdef Py_ssize_t _string_end(Text *t, Py_ssize_t i, int *flags):
+    """The index of the quote that closes the JSON string whose first character is at `i`;
+    `flags`: ESCAPED, SPECIAL.  -1: unterminated."""
+    if t.kind == PyUnicode_1BYTE_KIND:
+        return _string_end_in(<const uint8_t *>t.data, i, t.n, flags)
+    if t.kind == PyUnicode_2BYTE_KIND:
+        return _string_end_in(<const uint16_t *>t.data, i, t.n, flags)
+    return _string_end_in(<const uint32_t *>t.data, i, t.n, flags)
 
 
 cdef Py_ssize_t _value_end(Text *t, Py_ssize_t i):
@@ -224,14 +252,23 @@ cdef inline int _put(Out *o, Py_UCS4 ch) except -1:
     return 0
 
 
+cdef inline void _widened(Py_UCS4 *out, const chars *p, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t k
+    for k in range(n):
+        out[k] = p[k]
+
+
 cdef int _put_range(Out *o, Text *t, Py_ssize_t a, Py_ssize_t b) except -1:
     """The text's [a:b] as it is."""
-    cdef Py_ssize_t k
     if o.n + (b - a) > o.cap:
         _grow(o, b - a)
-    for k in range(a, b):
-        o.p[o.n] = at(t, k)
-        o.n += 1
+    if t.kind == PyUnicode_1BYTE_KIND:
+        _widened(o.p + o.n, <const uint8_t *>t.data + a, b - a)
+    elif t.kind == PyUnicode_2BYTE_KIND:
+        _widened(o.p + o.n, <const uint16_t *>t.data + a, b - a)
+    else:
+        _widened(o.p + o.n, <const uint32_t *>t.data + a, b - a)
+    o.n += b - a
     return 0
 
 

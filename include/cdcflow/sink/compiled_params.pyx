@@ -19,8 +19,8 @@ of value both ways into a real server and compares what each stored."""
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ
-from libc.stdint cimport int64_t, uint64_t
+from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_2BYTE_KIND, PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from cdcflow.core.growth cimport room
@@ -116,22 +116,26 @@ cdef inline int _unescaped(Py_UCS4 ch) noexcept:
     return -1
 
 
-cdef int _string(Lit *t, Buf *v) except -2:
-    """The quoted literal t[a:b] as a VAR_STRING's value; -1: not one escape_string wrote, or a
-    character UTF-8 cannot carry."""
+ctypedef fused chars:  # the width of a text's characters: each loop below runs once per kind of text
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef int _string_in(const chars *p, Py_ssize_t a, Py_ssize_t b, Buf *v) except -2:
     cdef Py_ssize_t i, size = 0
     cdef Py_UCS4 ch
     cdef unsigned int c
     cdef int k
-    cdef char *p
+    cdef char *out
     # the bytes first, for the length that precedes them
-    i = t.a + 1
-    while i < t.b - 1:
-        ch = at(t, i)
+    i = a + 1
+    while i < b - 1:
+        ch = p[i]
         if ch == u"'":
             return -1  # a quote escape_string would have escaped: not its literal
         if ch == u"\\":
-            if i + 1 >= t.b - 1 or _unescaped(at(t, i + 1)) < 0:
+            if i + 1 >= b - 1 or _unescaped(p[i + 1]) < 0:
                 return -1
             size += 1
             i += 2
@@ -143,29 +147,39 @@ cdef int _string(Lit *t, Buf *v) except -2:
         i += 1
     _lenenc(v, size)
     _room(v, size)
-    p = v.p + v.n
-    i = t.a + 1
-    while i < t.b - 1:
-        c = <unsigned int>at(t, i)
+    out = v.p + v.n
+    i = a + 1
+    while i < b - 1:
+        c = <unsigned int>p[i]
         if c == 92:  # the backslash of an escape
-            c = <unsigned int>_unescaped(at(t, i + 1))
+            c = <unsigned int>_unescaped(p[i + 1])
             i += 1
         i += 1
         if c < 0x80:
-            p[0] = <char>c
-            p += 1
+            out[0] = <char>c
+            out += 1
         elif c < 0x800:
-            p[0], p[1] = <char>(0xC0 | (c >> 6)), <char>(0x80 | (c & 0x3F))
-            p += 2
+            out[0], out[1] = <char>(0xC0 | (c >> 6)), <char>(0x80 | (c & 0x3F))
+            out += 2
         elif c < 0x10000:
-            p[0], p[1], p[2] = <char>(0xE0 | (c >> 12)), <char>(0x80 | ((c >> 6) & 0x3F)), <char>(0x80 | (c & 0x3F))
-            p += 3
+            out[0], out[1], out[2] = <char>(0xE0 | (c >> 12)), <char>(0x80 | ((c >> 6) & 0x3F)), <char>(0x80 | (c & 0x3F))
+            out += 3
         else:
-            p[0], p[1] = <char>(0xF0 | (c >> 18)), <char>(0x80 | ((c >> 12) & 0x3F))
-            p[2], p[3] = <char>(0x80 | ((c >> 6) & 0x3F)), <char>(0x80 | (c & 0x3F))
-            p += 4
+            out[0], out[1] = <char>(0xF0 | (c >> 18)), <char>(0x80 | ((c >> 12) & 0x3F))
+            out[2], out[3] = <char>(0x80 | ((c >> 6) & 0x3F)), <char>(0x80 | (c & 0x3F))
+            out += 4
     v.n += size
     return 0
+
+
+cdef int _string(Lit *t, Buf *v) except -2:
+    """The quoted literal t[a:b] as a VAR_STRING's value; -1: not one escape_string wrote, or a
+    character UTF-8 cannot carry."""
+    if t.kind == PyUnicode_1BYTE_KIND:
+        return _string_in(<const uint8_t *>t.data, t.a, t.b, v)
+    if t.kind == PyUnicode_2BYTE_KIND:
+        return _string_in(<const uint16_t *>t.data, t.a, t.b, v)
+    return _string_in(<const uint32_t *>t.data, t.a, t.b, v)
 
 
 cdef int _hex(Lit *t, Buf *v) except -2:

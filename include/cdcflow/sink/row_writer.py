@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Callable, Iterable
 
 import pymysql
@@ -35,7 +35,6 @@ from cdcflow.sink.enum_error_value import write_error_values
 from cdcflow.sink.sequence_state import setval_statement
 
 MAX_STATEMENT_BYTES = 4 * 1024 * 1024
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)  # of a pending (image, commit ts or whether deleted)
 DUPLICATE_ENTRY = 1062
 # a deadlock and a lock wait timeout: another writer held the rows (concurrent REPLACEs over
 # shared unique values, the downstream's own traffic); the statement's effect is undone
@@ -130,8 +129,8 @@ class RowWriter:
         """`sql`: the statement's text, or what builds it where `prepared` (its text with
         placeholders, and their parameters) is sent instead: the text is built only if the
         downstream refuses the statement, or will not prepare it.  `rows`: the statement's
-        (image, commit ts) in VALUES order (images as self.form reads them), to name the one a
-        value error points at (and to tell the ENUM error value from a value the column would
+        (image, commit ts) in VALUES order (images as self.form reads them), or what makes them (only
+        a refused statement needs them), to name the one a value error points at (and to tell the ENUM error value from a value the column would
         alter: enum_error_value).  `on_duplicate`: what writes the rows instead when the downstream
         refuses the statement for a duplicate unique value (a transactional table undid all of
         it; the rows are written again whole in any case).  `holds`: enum_error_value's, for rows
@@ -159,6 +158,8 @@ class RowWriter:
                         continue
                 raise SinkError(what, e) from None
             except pymysql.MySQLError as e:
+                if callable(rows):
+                    rows = rows()
                 if rows and self.form is not DECODED:
                     rows = [(self.form.decoded(img), ts) for img, ts in rows]
                 # a refused ENUM error value is written non-strict; what stands then may be a duplicate
@@ -209,21 +210,22 @@ class RowWriter:
         tail = "" if verb != "UPSERT" else \
             " ON DUPLICATE KEY UPDATE " + ", ".join(f"{c} = VALUES({c})" for c in map(quote_ident, columns))
         tuples = self.form.values(images, tuple(columns))
-        rows = list(zip(images, commit_ts or [None] * len(images)))
+        stamps = commit_ts or [None] * len(images)
         done = 0
         for chunk in self._chunks(tuples, len(head) + len(tail)):
-            part = rows[done:done + len(chunk)]
-            prepared = self._prepared(head, tail, columns, images[done:done + len(chunk)])
+            # the chunk's images and commit ts, paired only where a refusal names a row
+            part, part_ts = images[done:done + len(chunk)], stamps[done:done + len(chunk)]
+            prepared = self._prepared(head, tail, columns, part)
 
-            def instead(part=part) -> None:
+            def instead(part=part, part_ts=part_ts) -> None:
                 # a stale row of another key holds one of the unique values: REPLACE removes it
                 # (its own final image is written by its partition, or its DELETE is due)
-                self.delete_keys(schema, table, key, [img for img, _ in part], counted=0)
-                self.replace_rows(schema, table, columns, [img for img, _ in part], "REPLACE",
-                                  [ts for _, ts in part], key)
+                self.delete_keys(schema, table, key, part, counted=0)
+                self.replace_rows(schema, table, columns, part, "REPLACE", part_ts, key)
 
-            if self._run(lambda chunk=chunk: head + ",".join(chunk) + tail, f"{verb} into {schema}.{table}", part,
-                         key, (schema, table), instead if verb == "UPSERT" else None, prepared=prepared):
+            if self._run(lambda chunk=chunk: head + ",".join(chunk) + tail, f"{verb} into {schema}.{table}",
+                         lambda part=part, part_ts=part_ts: list(zip(part, part_ts)), key, (schema, table),
+                         instead if verb == "UPSERT" else None, prepared=prepared):
                 self.rows_written += len(chunk)
             done += len(chunk)
 
@@ -312,8 +314,11 @@ class StreamingWriter:
         self.key_indexed = key_indexed
         self.upsert = upsert
         self.generated = generated or {}
-        self.deletes: dict[tuple[str, str], list] = {}
-        self.upserts: dict[tuple[str, str, tuple, str], list] = {}
+        # pending rows as two lists side by side (no pair made per row): a table's deletes, their
+        # images and whether each ends deleted (not REPLACEd after); a group's upserts, their
+        # images and commit ts
+        self.deletes: dict[tuple[str, str], tuple[list, list]] = {}
+        self.upserts: dict[tuple[str, str, tuple, str], tuple[list, list]] = {}
         self.held = self.most_held = 0
         self.columns = writer.form.columns
 
@@ -334,7 +339,9 @@ class StreamingWriter:
         plan = {k: (v, v == "DELETE" or v == "REPLACE" and not indexed, v != "DELETE") for k, v in verbs.items()}
         batch, columns, dkey = self.writer.batch_rows, self.columns, (schema, table)
         deletes, upserts = self.deletes, self.upserts
-        dpending = group = upending = None  # this table's pending deletes; the last row's group and its rows
+        # this table's pending deletes (images, whether each ends deleted); the last row's group and
+        # its pending rows (images, commit ts)
+        dimgs = dends = group = uimgs = ustamps = None
         held, most = self.held, self.most_held
         try:
             for kind, img, commit_ts in zip(kinds, imgs, stamps):
@@ -343,44 +350,45 @@ class StreamingWriter:
                 if held > most:
                     most = held
                 if delete_first:
-                    if dpending is None:
-                        dpending = deletes.setdefault(dkey, [])
-                    dpending.append((img, not written))  # a row that ends deleted counts as written
-                    if len(dpending) >= batch:
+                    if dimgs is None:
+                        dimgs, dends = deletes.setdefault(dkey, ([], []))
+                    dimgs.append(img)
+                    dends.append(not written)  # a row that ends deleted counts as written
+                    if len(dimgs) >= batch:
                         self.held, held = held, None  # the flush's own count, whatever it raises
                         self._flush_deletes(schema, table)
-                        held, dpending = self.held, None
+                        held, dimgs = self.held, None
                 if written:
                     names = columns(img)
                     if group is None or group[2] is not names or group[3] != verb:
                         group = (schema, table, names, verb)
-                        upending = upserts.setdefault(group, [])
-                    upending.append((img, commit_ts))
-                    if len(upending) >= batch:
+                        uimgs, ustamps = upserts.setdefault(group, ([], []))
+                    uimgs.append(img)
+                    ustamps.append(commit_ts)
+                    if len(uimgs) >= batch:
                         self.held, held = held, None
                         self._flush_deletes(schema, table)
                         self._upsert(group, upserts.pop(group))
-                        held, dpending, group = self.held, None, None
+                        held, dimgs, group = self.held, None, None
         finally:
             self.most_held = most
             if held is not None:
                 self.held = held
 
-    def _upsert(self, group: tuple, pending: list) -> None:
+    def _upsert(self, group: tuple, pending: tuple[list, list]) -> None:
         schema, table, cols, verb = group
+        images, stamps = pending
         generated = self.generated.get(f"{schema}.{table}")
         if generated:
             cols = tuple(c for c in cols if c not in generated)
-        self.writer.replace_rows(schema, table, cols, list(map(_FIRST, pending)), verb, list(map(_SECOND, pending)),
-                                 self.keys.get(f"{schema}.{table}"))
-        self.held -= len(pending)
+        self.writer.replace_rows(schema, table, cols, images, verb, stamps, self.keys.get(f"{schema}.{table}"))
+        self.held -= len(images)
 
     def _flush_deletes(self, schema: str, table: str) -> None:
-        pending = self.deletes.pop((schema, table), None)
-        if pending:
-            deleted = sum(map(_SECOND, pending))
-            self.writer.delete_keys(schema, table, self.keys[f"{schema}.{table}"], list(map(_FIRST, pending)),
-                                    counted=deleted)
+        images, ends = self.deletes.pop((schema, table), ((), ()))
+        if images:
+            deleted = sum(ends)
+            self.writer.delete_keys(schema, table, self.keys[f"{schema}.{table}"], images, counted=deleted)
             self.held -= deleted  # a REPLACEd row is held until its upsert is written
 
     def discard(self) -> None:
