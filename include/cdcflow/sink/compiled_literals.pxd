@@ -1,6 +1,8 @@
 # A row image as the apply stage's writers hold it (compiled_literals.pyx): what the writers'
 # binary parameters (compiled_params.pyx) read its literals from.
 
+from libc.stdint cimport uint8_t, uint16_t, uint32_t
+
 cdef class Image:
     cdef readonly str text
     cdef readonly tuple names
@@ -10,6 +12,15 @@ cdef class Image:
     cdef object error  # a value without a literal: raised when a literal is asked for
 
     cdef str literal(self, str name)
+
+
+# The width of a text's characters: the per-character loops of both modules are fused over it and
+# run once per kind of text, chosen once per call (PyUnicode_READ tests the kind at every
+# character: a third of the scan's time on the bench's images, nearly all one byte a character).
+ctypedef fused chars:
+    uint8_t
+    uint16_t
+    uint32_t
 
 
 cdef inline int hex_digit(Py_UCS4 ch) noexcept:

@@ -10,7 +10,8 @@ raw_literal) on every kind of value; tests/source/test_binlog_readers.py on real
 
 cimport cython
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_2BYTE_KIND, PyUnicode_4BYTE_KIND, PyUnicode_DATA, PyUnicode_FromKindAndData, PyUnicode_KIND, PyUnicode_READ
+from cpython.unicode cimport (PyUnicode_1BYTE_KIND, PyUnicode_2BYTE_KIND, PyUnicode_4BYTE_KIND, PyUnicode_DATA,
+                              PyUnicode_FromKindAndData, PyUnicode_KIND, PyUnicode_READ)
 from libc.math cimport isfinite
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from libc.string cimport memcpy
@@ -138,15 +139,6 @@ cdef struct Text:
 
 cdef inline Py_UCS4 at(Text *t, Py_ssize_t i):
     return PyUnicode_READ(t.kind, t.data, i)
-
-
-# The per-character loops below run once per kind of text (fused over its characters' width),
-# chosen once per call: PyUnicode_READ's test of the kind at every character was a third of the
-# scan's time on the images of the bench's windows, nearly all of them one byte a character.
-ctypedef fused chars:
-    uint8_t
-    uint16_t
-    uint32_t
 
 
 cdef inline bint _same_in(const chars *p, Py_ssize_t a, Py_ssize_t n, int kind, const void *name) noexcept:

@@ -24,7 +24,7 @@ from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from cdcflow.core.growth cimport room
-from cdcflow.sink.compiled_literals cimport Image, hex_digit
+from cdcflow.sink.compiled_literals cimport Image, chars, hex_digit
 
 cdef extern from "Python.h":
     double PyOS_string_to_double(const char *s, char **endptr, void *overflow_exception) except? -1.0
@@ -116,12 +116,6 @@ cdef inline int _unescaped(Py_UCS4 ch) noexcept:
     return -1
 
 
-ctypedef fused chars:  # the width of a text's characters: each loop below runs once per kind of text
-    uint8_t
-    uint16_t
-    uint32_t
-
-
 cdef int _string_in(const chars *p, Py_ssize_t a, Py_ssize_t b, Buf *v) except -2:
     cdef Py_ssize_t i, size = 0
     cdef Py_UCS4 ch
@@ -162,7 +156,8 @@ cdef int _string_in(const chars *p, Py_ssize_t a, Py_ssize_t b, Buf *v) except -
             out[0], out[1] = <char>(0xC0 | (c >> 6)), <char>(0x80 | (c & 0x3F))
             out += 2
         elif c < 0x10000:
-            out[0], out[1], out[2] = <char>(0xE0 | (c >> 12)), <char>(0x80 | ((c >> 6) & 0x3F)), <char>(0x80 | (c & 0x3F))
+            out[0], out[1] = <char>(0xE0 | (c >> 12)), <char>(0x80 | ((c >> 6) & 0x3F))
+            out[2] = <char>(0x80 | (c & 0x3F))
             out += 3
         else:
             out[0], out[1] = <char>(0xF0 | (c >> 18)), <char>(0x80 | ((c >> 12) & 0x3F))

@@ -129,12 +129,13 @@ class RowWriter:
         """`sql`: the statement's text, or what builds it where `prepared` (its text with
         placeholders, and their parameters) is sent instead: the text is built only if the
         downstream refuses the statement, or will not prepare it.  `rows`: the statement's
-        (image, commit ts) in VALUES order (images as self.form reads them), or what makes them (only
-        a refused statement needs them), to name the one a value error points at (and to tell the ENUM error value from a value the column would
-        alter: enum_error_value).  `on_duplicate`: what writes the rows instead when the downstream
-        refuses the statement for a duplicate unique value (a transactional table undid all of
-        it; the rows are written again whole in any case).  `holds`: enum_error_value's, for rows
-        without images.  False when on_duplicate wrote them (and counted them)."""
+        (image, commit ts) in VALUES order (images as self.form reads them), or what makes them
+        (only a refused statement needs them), to name the one a value error points at (and to
+        tell the ENUM error value from a value the column would alter: enum_error_value).
+        `on_duplicate`: what writes the rows instead when the downstream refuses the statement
+        for a duplicate unique value (a transactional table undid all of it; the rows are written
+        again whole in any case).  `holds`: enum_error_value's, for rows without images.  False
+        when on_duplicate wrote them (and counted them)."""
         for attempt in range(STATEMENT_ATTEMPTS):
             try:
                 if prepared is not None:
