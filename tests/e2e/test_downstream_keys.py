@@ -67,3 +67,47 @@ def test_downstream_tables_with_keys_of_their_own_end_equal(mariadb_pair, spark,
         assert rc == 0, err
         for table in DOWNSTREAM:
             assert _rows(down, schema, table) == _rows(up, schema, table), table
+
+
+# safe mode's statements, by what the downstream table has beside the upstream's columns
+SAFE_UPSTREAM = "CREATE TABLE {t} (id INT PRIMARY KEY, code VARCHAR(20) NOT NULL, v INT, UNIQUE KEY uk_code (code))"
+SAFE_DOWNSTREAM = {
+    "plain": SAFE_UPSTREAM,
+    "own_column": "CREATE TABLE {t} (id INT PRIMARY KEY, code VARCHAR(20) NOT NULL, v INT, "
+                  "own VARCHAR(10) NOT NULL DEFAULT 'default', UNIQUE KEY uk_code (code))",
+    "with_trigger": SAFE_UPSTREAM,
+}
+
+
+def test_safe_mode_writes_as_replace_what_only_the_downstream_holds(mariadb_pair, spark, cdcflow_home, capsys):
+    """In safe mode a row the downstream holds is written over as TiCDC's REPLACE leaves it: a
+    column only the downstream has goes back to its default, and the table's DELETE triggers
+    fire, as before; a table with exactly the upstream's columns and no trigger ends with the
+    same rows (its rows are written in place: tests/sink/test_safe_mode_in_place.py)."""
+    up, down = mariadb_pair
+    schema = "dkeys_safe_own"
+    fresh_schema(up, down, schema)
+    for table, ddl in SAFE_DOWNSTREAM.items():
+        up.execute(SAFE_UPSTREAM.format(t=table), database=schema)
+        down.execute(ddl.format(t=table), database=schema)
+    down.execute("CREATE TABLE deleted_log (id INT)",
+                 "CREATE TRIGGER log_deletes AFTER DELETE ON with_trigger FOR EACH ROW "
+                 "INSERT INTO deleted_log VALUES (OLD.id)", database=schema)
+    create_changefeed(capsys, up, down, "dkeys-safe-own",
+                      f"[filter]\nrules = ['{schema}.*']\n[sink]\nsafe-mode = true\n")
+    for table in SAFE_DOWNSTREAM:
+        up.execute(f"INSERT INTO {schema}.{table} VALUES " + ", ".join(f"({i}, 'c{i}', {i})" for i in range(1, 6)))
+    rc, err = cli_run(capsys, "dkeys-safe-own")
+    assert rc == 0, err
+    down.execute(f"UPDATE {schema}.own_column SET own = 'mine'")
+    for table in SAFE_DOWNSTREAM:
+        up.execute(f"UPDATE {schema}.{table} SET v = v + 10 WHERE id <= 3",
+                   f"UPDATE {schema}.{table} SET code = CONCAT('x', code) WHERE id = 4")
+    rc, err = cli_run(capsys, "dkeys-safe-own")
+    assert rc == 0, err
+    for table in SAFE_DOWNSTREAM:
+        assert down.query(f"SELECT id, code, v FROM {schema}.{table} ORDER BY id") == \
+            up.query(f"SELECT id, code, v FROM {schema}.{table} ORDER BY id"), table
+    assert down.query(f"SELECT id, own FROM {schema}.own_column ORDER BY id") == \
+        [(1, "default"), (2, "default"), (3, "default"), (4, "default"), (5, "mine")]
+    assert sorted(i for (i,) in down.query(f"SELECT id FROM {schema}.deleted_log")) == [1, 2, 3, 4]

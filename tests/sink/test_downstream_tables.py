@@ -4,7 +4,7 @@ connection answers the query)."""
 import pytest
 from fake_downstream import FakeConn
 
-from cdcflow.sink.downstream_tables import catalogue_key, key_indexed, valid_key
+from cdcflow.sink.downstream_tables import catalogue_key, key_indexed, table_columns, triggered, valid_key
 
 
 def _stat(index, col, nullable, sub_part=None, data_type="int", collation=None):
@@ -49,3 +49,21 @@ def test_key_indexed_needs_a_whole_column_unique_index_on_exactly_the_key():
     assert "NON_UNIQUE = 0" in sql and sql.count(" UNION ALL ") == len(keys) - 1
     assert set(zip(args[::2], args[1::2])) == {tuple(k.split(".")) for k in keys}
     assert key_indexed(FakeConn(), {}) == frozenset()
+
+
+def test_table_columns_tells_the_generated_from_the_others():
+    conn = FakeConn(rows=[("db", "t", "id", 0), ("db", "t", "Name", 0), ("db", "t", "g", 1), ("db", "u", "k", 0)])
+    generated, stored = table_columns(conn, [("db", "t"), ("db", "u")])
+    assert generated == {"db.t": frozenset({"g"})}
+    assert stored == {"db.t": frozenset({"id", "name"}), "db.u": frozenset({"k"})}
+    (sql, args), = conn.sql
+    assert "information_schema.COLUMNS" in sql and "GENERATED" in sql and args == ["db", "t", "db", "u"]
+    assert table_columns(FakeConn(), []) == ({}, {})
+
+
+def test_triggered_reads_the_triggers_by_the_tables_they_fire_on():
+    conn = FakeConn(rows=[("db", "t"), ("db", "t")])
+    assert triggered(conn, [("db", "t"), ("db", "u")]) == {"db.t"}
+    (sql, args), = conn.sql
+    assert "information_schema.TRIGGERS" in sql and sql.count("EVENT_OBJECT_SCHEMA = %s AND EVENT_OBJECT_TABLE = %s") == 2
+    assert triggered(FakeConn(), []) == frozenset()

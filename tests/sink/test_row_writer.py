@@ -309,6 +309,32 @@ def test_streaming_writer_upserts_existing_rows_of_key_indexed_tables():
         assert w.held == 0
 
 
+
+def test_safe_mode_upserts_the_rows_of_in_place_tables_that_set_every_column():
+    """In safe mode (no upsert, no insert_new), rows of kinds I and U of a key-indexed table in
+    `in_place` go out as UPSERT where the image sets every column the downstream has (names
+    compared without case), else as REPLACE: an image lacking one of them (a column of the
+    downstream's own keeps REPLACE's default), a table not key-indexed (its rows are deleted by
+    key first, then REPLACEd), a table not in `in_place` (a trigger fires on it)."""
+    rec = Recorder(10)
+    w = StreamingWriter(rec, KEYS, key_indexed=frozenset({"db.a", "db.b"}),
+                        in_place={"db.a": frozenset({"n", "id"}), "db.c": frozenset({"n", "x", "y"})})
+    w.add("db", "a", "D", {"n": 1, "id": 1})
+    w.add("db", "a", "U", {"n": 2, "id": 2})
+    w.add("db", "a", "I", {"n": 3, "id": 3})
+    w.add("db", "a", "U", {"n": 4, "Id": 4, "extra": 0})  # another column set, every one named
+    w.add("db", "b", "U", {"n": 5, "id": 5})  # not in in_place
+    w.add("db", "c", "U", {"n": 6, "x": 6, "y": "v"})  # not key-indexed
+    w.close()
+    assert rec.log == [("D", "db", "a", [1]), ("D", "db", "c", [6]), ("UPSERT", "db", "a", [2, 3]),
+                       ("UPSERT", "db", "a", [4]), ("U", "db", "b", [5]), ("U", "db", "c", [6])]
+    rec = Recorder(10)
+    w = StreamingWriter(rec, KEYS, key_indexed=frozenset({"db.a"}), in_place={"db.a": frozenset({"n", "id", "own"})})
+    w.add("db", "a", "U", {"n": 7, "id": 7})  # the downstream's own column "own": REPLACE
+    w.close()
+    assert rec.log == [("U", "db", "a", [7])]
+
+
 def test_insert_statement_text():
     conn = FakeConn()
     RowWriter(conn, batch_rows=10).replace_rows("db", "t", ("id",), [{"id": 1}, {"id": 2}], "INSERT")

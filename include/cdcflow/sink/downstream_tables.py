@@ -1,7 +1,7 @@
 """What the downstream's catalogue (information_schema) says of a table: whether it exists,
 its valid index and the collations of that key's string columns, the columns it computes
-itself (generated columns, never written), and whether a unique index finds rows by the
-upstream's key."""
+itself (generated columns, never written) and the others, whether a unique index finds rows by
+the upstream's key, and whether triggers fire on its writes."""
 
 from __future__ import annotations
 
@@ -49,9 +49,11 @@ def table_exists(conn, schema: str, table: str) -> bool:
 FEW_TABLES = 16  # up to this many tables are looked up one by one (_rows_of)
 
 
-def _rows_of(conn, query: str, tables: list[tuple[str, str]]) -> list[tuple]:
-    """The rows of `query` (an information_schema SELECT whose first columns are TABLE_SCHEMA,
-    TABLE_NAME and whose WHERE clause ends in AND) for `tables`."""
+def _rows_of(conn, query: str, tables: list[tuple[str, str]],
+             on: tuple[str, str] = ("TABLE_SCHEMA", "TABLE_NAME")) -> list[tuple]:
+    """The rows of `query` (an information_schema SELECT whose first columns are the schema's and
+    the table's names, `on`, and whose WHERE clause ends in AND) for `tables`."""
+    in_schema, named = on
     with conn.cursor() as cur:
         if len(set(tables)) <= FEW_TABLES:
             # by schema and name: the server opens only these tables, not every table of the schema
@@ -60,28 +62,44 @@ def _rows_of(conn, query: str, tables: list[tuple[str, str]]) -> list[tuple]:
             # EXPLAIN: "Scanned 0 databases"), where a statement per table cost a round trip
             # each: 12 of them at every segment of a 4-table window, 4.1 ms against 1.9
             wanted = sorted(set(tables))
-            branch = f"({query} TABLE_SCHEMA = %s AND TABLE_NAME = %s)"
+            branch = f"({query} {in_schema} = %s AND {named} = %s)"
             cur.execute(" UNION ALL ".join([branch] * len(wanted)), [x for t in wanted for x in t])
             return list(cur.fetchall())
         schemas = sorted({s for s, _ in tables})
-        cur.execute(query + f" TABLE_SCHEMA IN ({', '.join(['%s'] * len(schemas))})", schemas)
+        cur.execute(query + f" {in_schema} IN ({', '.join(['%s'] * len(schemas))})", schemas)
         wanted = set(tables)
         return [r for r in cur.fetchall() if (r[0], r[1]) in wanted]
 
 
-def generated_columns(conn, tables: list[tuple[str, str]]) -> dict[str, frozenset[str]]:
-    """"schema.table" -> the table's generated columns (VIRTUAL and STORED) as the downstream
-    has them now, for the tables that have any.  MySQL, MariaDB and TiDB all say
-    `VIRTUAL GENERATED` / `STORED GENERATED` in EXTRA (MySQL's `DEFAULT_GENERATED` is an
-    expression default: such a column is written)."""
+def table_columns(conn, tables: list[tuple[str, str]]) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """Per "schema.table", as the downstream has them now: its generated columns (VIRTUAL and
+    STORED), for the tables that have any, and its other columns, lower-cased (the ones a row
+    written sets or leaves at their defaults).  MySQL, MariaDB and TiDB all say `VIRTUAL
+    GENERATED` / `STORED GENERATED` in EXTRA (MySQL's `DEFAULT_GENERATED` is an expression
+    default: such a column is written)."""
     if not tables:
-        return {}
-    generated = "(EXTRA LIKE '%%VIRTUAL GENERATED%%' OR EXTRA LIKE '%%STORED GENERATED%%')"
-    found: dict[str, set[str]] = {}
-    for schema, table, column in _rows_of(conn, "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME "
-                                                f"FROM information_schema.COLUMNS WHERE {generated} AND", tables):
-        found.setdefault(f"{schema}.{table}", set()).add(column)
-    return {name: frozenset(cols) for name, cols in found.items()}
+        return {}, {}
+    is_generated = "(EXTRA LIKE '%%VIRTUAL GENERATED%%' OR EXTRA LIKE '%%STORED GENERATED%%')"
+    found: dict[str, tuple[set[str], set[str]]] = {}
+    for schema, table, column, generated in _rows_of(
+            conn, f"SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, {is_generated} FROM information_schema.COLUMNS WHERE",
+            tables):
+        computed, stored = found.setdefault(f"{schema}.{table}", (set(), set()))
+        if generated:
+            computed.add(column)
+        else:
+            stored.add(column.lower())
+    return ({name: frozenset(computed) for name, (computed, _) in found.items() if computed},
+            {name: frozenset(stored) for name, (_, stored) in found.items()})
+
+
+def triggered(conn, tables: list[tuple[str, str]]) -> frozenset[str]:
+    """The `tables` ("schema.table") on which the downstream fires triggers: a REPLACE that
+    removes a row fires its DELETE triggers, where an UPSERT fires UPDATE ones instead."""
+    if not tables:
+        return frozenset()
+    query = "SELECT EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE"
+    return frozenset(f"{s}.{t}" for s, t in _rows_of(conn, query, tables, ("EVENT_OBJECT_SCHEMA", "EVENT_OBJECT_TABLE")))
 
 
 # MariaDB's own kinds of table (information_schema.TABLES' TABLE_TYPE) whose rows are written in

@@ -31,7 +31,8 @@ PHASE_KINDS = {None: ("D", "U", "I"), "existing": ("D", "U"), "new": ("I",)}
 
 def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]], phase: str | None = None,
                     generated: dict[str, frozenset[str]] | None = None, key_indexed: frozenset[str] = frozenset(),
-                    sessions: Sessions | None = None, prepared: bool = True):
+                    sessions: Sessions | None = None, prepared: bool = True,
+                    in_place: dict[str, frozenset[str]] | None = None):
     """Spark mapInArrow body: the final change of each key in (compacted, in DELETES_FIRST
     order: compaction), written (only the kinds of `phase`, see PHASE_KINDS); one batch of
     counts (COUNTS_SCHEMA) out.  `generated`: per table, the columns the downstream
@@ -40,6 +41,8 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
     (row_writer.StreamingWriter).  `sessions`: where this process keeps its downstream sessions
     between partitions (None: a session of its own, closed at the end: a Spark task's).
     `prepared`: the sink's cache-prep-stmts (full batches as prepared statements, else text).
+    `in_place`: in safe mode, the tables written with UPSERT where a row sets every column of the
+    downstream's given (row_writer.StreamingWriter).
 
     Why this converges even when rows exchange unique-key values across partitions:
     every key touched in the segment is written with its final image, and those images
@@ -58,7 +61,7 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
 
     def write(w: StreamingWriter, conn) -> None:
         w.insert_new = phase == "new"
-        w.key_indexed, w.upsert = key_indexed, phase == "existing"
+        w.key_indexed, w.upsert, w.in_place = key_indexed, phase == "existing", in_place or {}
         add, read = w.add_run, w.writer.form.read
         for schema, table, (kinds_, images, stamps) in _table_runs(_of_kinds(batches, kinds), WRITTEN):
             add(schema, table, kinds_, map(read, images), stamps)

@@ -35,10 +35,11 @@ from cdcflow.sink.downstream_tables import (
     SEQUENCE,
     SYSTEM_VERSIONED,
     catalogue_key,
-    generated_columns,
     key_indexed,
     own_kinds,
+    table_columns,
     table_exists,
+    triggered,
 )
 from cdcflow.sink.foreign_keys import CascadeGroup, ForeignKeys, applied_up_to, write_group
 from cdcflow.sink.partitions import COUNTS_SCHEMA, Sessions, apply_partition, apply_partition_txns
@@ -110,6 +111,7 @@ class _Plan:
     bound: dict[str, list[str] | None] = field(default_factory=dict)
     group: CascadeGroup = field(default_factory=CascadeGroup)
     generated: dict[str, frozenset[str]] = field(default_factory=dict)
+    stored: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 class RowSink:
@@ -130,6 +132,10 @@ class RowSink:
         self.key_spans = key_spans
         self.tidb = tidb  # a TiDB downstream: sequences take their state by SETVAL (sink.sequence_state)
         self.sessions = Sessions(sink)  # the writers' sessions, kept between the small segments written here
+        # per table, whether the downstream fires triggers on it: asked once an apply, at its
+        # first segment with rows of the table (no DDL a changefeed replicates makes one; a
+        # trigger the downstream's own users make meanwhile counts from the next apply)
+        self.fired: dict[str, bool] = {}
 
     def close(self) -> None:
         self.sessions.close()
@@ -230,8 +236,9 @@ class RowSink:
                            why="the tracked schema does not know the table, the downstream's has no valid index "
                                "(primary key or NOT NULL unique key), and force-replicate is false")
                 written.skipped_tables.append(name)
-        # the columns the downstream computes, as it has them now: the DDLs before this segment ran
-        plan.generated = generated_columns(self.conn, tables)
+        # the columns the downstream computes and its others, as it has them now: the DDLs before
+        # this segment ran
+        plan.generated, plan.stored = table_columns(self.conn, tables)
         # tables bound by a foreign key that changes rows: in commit order, apart (sink.foreign_keys)
         plan.group = self.foreign_keys.group(tables)
         # MariaDB's system-versioned tables and sequences: in commit order too (downstream_tables.own_kinds)
@@ -263,8 +270,9 @@ class RowSink:
             # compacted per key, then in compaction.DELETES_FIRST order (order None)
             by, order = SPREAD_BY, None
             indexed = key_indexed(self.conn, keys)
+            in_place = self._in_place(indexed, plan) if self.safe else None
             passes = [lambda it, kept=None, ph=ph: apply_partition(it, sink, batch, keys, ph, generated, indexed, kept,
-                                                                   prepared)
+                                                                   prepared, in_place)
                       for ph in ([None] if self.safe else ["existing", "new"])]
         folder, workers = KeyFolder(plan.collations, sink), max(1, self.options.worker_count)
         pull_keyed = {t for t in keys if keyed_by_pull(self.key_spans, plan.names[t], *span, keys[t],
@@ -296,6 +304,20 @@ class RowSink:
         written.workers = len(counts) // len(passes)
         written.rows_held = max([0, *(r["held"] for r in counts)])
         written.upsert_fallbacks += sum(r["fallbacks"] for r in counts)
+
+    def _in_place(self, indexed: frozenset[str], plan: _Plan) -> dict[str, frozenset[str]]:
+        """In safe mode, the tables whose rows may be written with UPSERT instead of REPLACE, each
+        with the downstream's columns a row must set for it (row_writer.StreamingWriter): an
+        index finds the key's row, and no trigger fires on the table.  An UPSERT that sets every
+        such column ends as the REPLACE would, and rewrites a row the downstream holds where the
+        REPLACE deletes and inserts it (on a table with a second unique key: half the
+        downstream's CPU for such a row, docs/performance.md)."""
+        candidates = [t for t in indexed if t in plan.stored]
+        unasked = [plan.names[t] for t in candidates if t not in self.fired]
+        if unasked:
+            fired = triggered(self.conn, unasked)
+            self.fired.update((f"{s}.{t}", f"{s}.{t}" in fired) for s, t in unasked)
+        return {name: plan.stored[name] for name in candidates if not self.fired[name]}
 
     def _write_bound(self, rows: Callable, held: PartRows | None, plan: _Plan, hi: int, count: int) -> int:
         """The segment's changes to the tables its foreign keys bind: in commit order across them, in

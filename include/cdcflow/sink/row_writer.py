@@ -9,7 +9,8 @@ unique key the downstream shares, and left it beside the new one where the downs
 differ.  Where the downstream has a unique index on exactly the upstream's key, the REPLACE
 finds the row itself and goes without the DELETE, and outside safe mode a row that was there
 before the segment is written with `INSERT … ON DUPLICATE KEY UPDATE` every column instead
-(UPSERT; StreamingWriter's docstring says why both are exact).  TiCDC's non-safe mode writes
+(UPSERT), in safe mode every row whose image sets each column the downstream table has
+(StreamingWriter's docstring says why each is exact).  TiCDC's non-safe mode writes
 UPDATE, which measured four times slower than UPSERT here (docs/performance.md).
 Replaying a segment after a crash writes the same final images again.  Columns the
 downstream generates are never written.  Tables without a valid index take their changes one
@@ -301,19 +302,27 @@ class StreamingWriter:
     unique values, which is what a REPLACE ends with (it removes every row holding one of
     them); where a second row holds one (a stale row another partition has not written yet),
     the statement is refused with a duplicate and written as DELETE + REPLACE.  Columns only
-    the downstream has keep their values, as under TiCDC's UPDATE.  `generated`: per table,
+    the downstream has keep their values, as under TiCDC's UPDATE.  In safe mode the rows of
+    kinds I and U of a table in `in_place` (key-indexed, no trigger on it) whose image sets
+    every column it names (the downstream's columns but the generated ones) are written with
+    UPSERT too: such an UPSERT ends exactly as the REPLACE would (a row holding the key is
+    overwritten whole, where the REPLACE deletes it and inserts the image: twice the
+    downstream's work on every index; a duplicate elsewhere goes to DELETE + REPLACE as above),
+    and a table with a column of its own keeps the REPLACE, which sets that column to its
+    default as TiCDC's safe mode does.  `generated`: per table,
     the columns left out of rows.  `held`: the row images pending now (one REPLACEd row, in
     both lists, counts once), and `most_held` the most at any time: at most max-txn-row per
     table and column set."""
 
     def __init__(self, writer: RowWriter, keys: dict[str, list[str]], insert_new: bool = False,
                  generated: dict[str, frozenset[str]] | None = None, key_indexed: frozenset[str] = frozenset(),
-                 upsert: bool = False):
+                 upsert: bool = False, in_place: dict[str, frozenset[str]] | None = None):
         self.writer = writer
         self.keys = keys
         self.insert_new = insert_new
         self.key_indexed = key_indexed
         self.upsert = upsert
+        self.in_place = in_place or {}  # "schema.table" -> the downstream's columns, lower-cased
         self.generated = generated or {}
         # pending rows as two lists side by side (no pair made per row): a table's deletes, their
         # images and whether each ends deleted (not REPLACEd after); a group's upserts, their
@@ -332,9 +341,12 @@ class StreamingWriter:
         a table at a time: working it out per row was a quarter of the writers' time), and the
         pending lists a row goes to are looked up again only when a flush took them or its column
         set changes (the loop is most of the writers' own CPU on a bulk window)."""
-        indexed = f"{schema}.{table}" in self.key_indexed
+        name = f"{schema}.{table}"
+        indexed = name in self.key_indexed
         verbs = {"D": "DELETE", "I": "INSERT" if self.insert_new else "REPLACE",
                  "U": "UPSERT" if self.upsert and indexed else "REPLACE"}
+        # the columns a REPLACE's image must set to be written as an UPSERT instead (in_place)
+        whole = self.in_place.get(name) if indexed else None
         # per kind: its verb, whether its key is deleted first (a DELETE; a REPLACE where no unique
         # index on the key removes the old row itself) and whether its image is written
         plan = {k: (v, v == "DELETE" or v == "REPLACE" and not indexed, v != "DELETE") for k, v in verbs.items()}
@@ -342,7 +354,7 @@ class StreamingWriter:
         deletes, upserts = self.deletes, self.upserts
         # this table's pending deletes (images, whether each ends deleted); the last row's group and
         # its pending rows (images, commit ts)
-        dimgs = dends = group = uimgs = ustamps = None
+        dimgs = dends = group = uimgs = ustamps = names_in = verb_in = None
         held, most = self.held, self.most_held
         try:
             for kind, img, commit_ts in zip(kinds, imgs, stamps):
@@ -361,8 +373,10 @@ class StreamingWriter:
                         held, dimgs = self.held, None
                 if written:
                     names = columns(img)
-                    if group is None or group[2] is not names or group[3] != verb:
-                        group = (schema, table, names, verb)
+                    if group is None or names_in is not names or verb_in != verb:
+                        names_in, verb_in = names, verb
+                        group = (schema, table, names, "UPSERT" if verb == "REPLACE" and whole is not None
+                                 and whole <= {n.lower() for n in names} else verb)
                         uimgs, ustamps = upserts.setdefault(group, ([], []))
                     uimgs.append(img)
                     ustamps.append(commit_ts)
