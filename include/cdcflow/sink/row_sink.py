@@ -465,6 +465,13 @@ def _rows_of(local: pa.Table, names, tables: set[str]) -> pa.Table:
     return local if pc.all(mask).as_py() else local.filter(mask)
 
 
+# the rows a writer thread takes from its part at a time: the partition body makes Python values of
+# a batch's images at once, holding the interpreter, so a part given whole (12,000 rows a writer on
+# the bench) held each writer's first statement up until all of them were made, and the four
+# writers' first statements went out one after the other, 2-3 ms apart, at every segment's start
+WRITER_BATCH = 2048
+
+
 def _write_parts(parts: list[pa.Table], passes, sessions: Sessions) -> list[dict]:
     """`parts` written by a thread each, with the same partition bodies as Spark's tasks, on the
     downstream sessions kept in `sessions`: the counts of each pass's."""
@@ -483,7 +490,8 @@ def _written_parts(parts: list[pa.Table], passes, sessions: Sessions) -> list[pa
             # at once, and a thread that started late took its session instead of opening one:
             # one fewer session, which a busy machine made a test's count of them miss)
             sessions.open_ahead(len(parts))
-            for out in pool.map(lambda part, body=body: list(body(iter(part.to_batches()), sessions)), parts):
+            for out in pool.map(lambda part, body=body: list(body(iter(part.to_batches(WRITER_BATCH)), sessions)),
+                                parts):
                 counts += out
     return counts
 
