@@ -230,8 +230,7 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
     for title, c in (("where the time goes, the CLI's cycle (core-seconds by process):", cyc),
                      ("where the time goes, on warm Spark Connect (core-seconds by process):", main["cdcflow_connect"])):
         if c.get("census"):
-            print("\n".join(bench_census.table(title, bench_census.Census(
-                [(e["stage"], e["seconds"], e["core_seconds"]) for e in c["census"]["stages"]]))))
+            print("\n".join(bench_census.table(title, bench_census.Census.of(c["census"]))))
             print()
     print(f"on warm Spark Connect (peak memory: the CLI's processes, not the server's): "
           f"{stage_line(con['stats'], con['wall_seconds'])}")

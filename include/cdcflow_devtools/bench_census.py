@@ -18,6 +18,16 @@ counts as:
   stolen           the machine's steal time: its cores were wanted but the hypervisor ran
                    someone else's
 
+Beside the core-seconds, two waits in seconds of the wall clock (WAITS), which tell a stage
+that took long with little CPU where it waited:
+
+  queued           the cdcflow processes' threads ready to run but on a core's queue, summed
+                   over the threads (/proc/<pid>/task/<tid>/schedstat, the kernel's run-queue
+                   delay): the cores were busy with someone else
+  disk             the time in which some task of the machine was stalled on the disk
+                   (/proc/pressure/io, the kernel's pressure stall information): a page read
+                   from the disk, not from the page cache, or a write held up by the writeback
+
 A stage's span is read from the cycle's log, whose events carry the time each stage ended
 (window: the prepare's end; pulled, filtered, barriers, applied, finished); the core-seconds of
 a kind in a span are its CPU time at the span's end minus at its start.  A process that exits
@@ -39,6 +49,7 @@ from typing import Iterator
 PROCESSES = ("cdcflow", "JVM", "Python workers", "downstream", "upstream")
 MACHINE = ("rest", "stolen")  # not the cycle's nor the servers' time: not in its core-s column
 KINDS = PROCESSES + MACHINE
+WAITS = ("queued", "disk")  # wall seconds of waiting, not core-seconds (the module's docstring)
 # the log event that ends each stage, in the cycle's order; the first span starts at the process's start
 STAGE_ENDS = (("start-up, prepare", "window"), ("pull", "pulled"), ("filter", "filtered"),
               ("barrier", "barriers"), ("apply", "applied"), ("finish", "finished"))
@@ -56,6 +67,9 @@ class CpuSampler:
         self._psutil = psutil
         self.roots, self.fixed, self.interval = roots, fixed, interval
         self.seen: dict[int, tuple[str, float]] = {}  # pid -> (kind, CPU seconds at its last sample)
+        # (pid, tid) -> its run-queue seconds at its last sample: a thread gone keeps its last
+        self.queued: dict[tuple[int, int], float] = {}
+        self.disk_base = disk_stalled()
         self.base: dict[int, float] = {}  # the fixed processes' CPU seconds at the start (servers run before)
         for pid, _kind in fixed.items():
             self.base[pid] = self._cpu(pid) or 0.0
@@ -97,7 +111,9 @@ class CpuSampler:
                 cpu = self._cpu(p.pid)
                 if cpu is not None:
                     # classified at each sample: spark-submit's shell script becomes the JVM by exec
-                    self.seen[p.pid] = (self._kind(p), cpu)
+                    self.seen[p.pid] = (kind := self._kind(p), cpu)
+                    if kind == "cdcflow":
+                        self.queued.update(thread_queued(p.pid))
         for pid, kind in self.fixed.items():
             cpu = self._cpu(pid)
             if cpu is not None:
@@ -112,6 +128,8 @@ class CpuSampler:
         own = (process_cpu(os.getpid()) or 0.0) - self.own_base
         totals["rest"] = max(0.0, busy - self.busy_base - own - sum(totals[k] for k in PROCESSES))
         totals["stolen"] = stolen - self.stolen_base
+        totals["queued"] = sum(self.queued.values())
+        totals["disk"] = disk_stalled() - self.disk_base
         now = time.time()
         self.samples.append((now, totals))
         self.memory.append((now, rss))
@@ -142,14 +160,24 @@ class CpuSampler:
 @dataclass
 class Census:
     """Per stage: (stage, wall seconds, {kind: core-seconds}); `peaks`, per stage, the most
-    memory the cycle's processes (the roots' trees, not the servers) held in it."""
+    memory the cycle's processes (the roots' trees, not the servers) held in it; `waits`, per
+    stage, {wait: seconds} (WAITS)."""
 
     stages: list[tuple[str, float, dict[str, float]]] = field(default_factory=list)
     peaks: dict[str, int] = field(default_factory=dict)
+    waits: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return {"stages": [{"stage": s, "seconds": w, "core_seconds": c, "peak_rss_bytes": self.peaks.get(s)}
-                           for s, w, c in self.stages]}
+        return {"stages": [{"stage": s, "seconds": w, "core_seconds": c, "peak_rss_bytes": self.peaks.get(s),
+                            "waits": self.waits.get(s, {})} for s, w, c in self.stages]}
+
+    @classmethod
+    def of(cls, d: dict) -> "Census":
+        """A census as as_dict gave it (a results file's; one from before the waits has none)."""
+        stages = d.get("stages", [])
+        return cls([(e["stage"], e["seconds"], e["core_seconds"]) for e in stages],
+                   {e["stage"]: e.get("peak_rss_bytes") for e in stages},
+                   {e["stage"]: e.get("waits") or {} for e in stages})
 
 
 def log_events(log_path: Path) -> Iterator[tuple[str, float]]:
@@ -175,6 +203,7 @@ def census(sampler: CpuSampler, started: float, ended: float, log_path: Path) ->
         hi = ended if i == len(marks) - 1 else hi
         a, b = sampler.at(lo), sampler.at(hi)
         out.stages.append((stage, hi - lo, {k: max(0.0, b[k] - a[k]) for k in KINDS}))
+        out.waits[stage] = {k: max(0.0, b[k] - a[k]) for k in WAITS}
         out.peaks[stage] = sampler.peak(lo, hi)
         lo = hi
     return out
@@ -182,19 +211,29 @@ def census(sampler: CpuSampler, started: float, ended: float, log_path: Path) ->
 
 def table(title: str, c: Census) -> list[str]:
     """The census as printed lines."""
-    head = f"{'':20}{'wall s':>8}" + "".join(f"{k:>16}" for k in KINDS) + f"{'core-s':>9}"
+    head = (f"{'':20}{'wall s':>8}" + "".join(f"{k:>16}" for k in KINDS) + f"{'core-s':>9}"
+            + "".join(f"{k + ' s':>10}" for k in WAITS))
     lines = [title, head]
-    total = dict.fromkeys(KINDS, 0.0)
+    total = dict.fromkeys(KINDS + WAITS, 0.0)
     wall = 0.0
     for stage, secs, cores in c.stages:
+        waits = c.waits.get(stage, {})
         lines.append(f"{stage:20}{secs:>8.1f}" + "".join(f"{cores[k]:>16.1f}" for k in KINDS)
-                     + f"{sum(cores[k] for k in PROCESSES):>9.1f}")
+                     + f"{sum(cores[k] for k in PROCESSES):>9.1f}" + "".join(_wait(waits, k) for k in WAITS))
         wall += secs
         for k in KINDS:
             total[k] += cores[k]
+        for k in WAITS:
+            total[k] += waits.get(k, 0.0)
     lines.append(f"{'whole cycle':20}{wall:>8.1f}" + "".join(f"{total[k]:>16.1f}" for k in KINDS)
-                 + f"{sum(total[k] for k in PROCESSES):>9.1f}")
+                 + f"{sum(total[k] for k in PROCESSES):>9.1f}"
+                 + "".join(_wait(total if c.waits else {}, k) for k in WAITS))
     return lines
+
+
+def _wait(waits: dict, k: str) -> str:
+    # a census from before the waits were sampled shows none, not zero
+    return f"{waits[k]:>10.2f}" if k in waits else f"{'-':>10}"
 
 
 def stage_core_seconds(census: dict | None, stage: str) -> dict | None:
@@ -231,6 +270,27 @@ def machine_busy() -> tuple[float, float]:
     stolen = getattr(t, "steal", 0.0)
     busy = sum(t) - t.idle - getattr(t, "iowait", 0.0) - stolen - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)
     return busy, stolen
+
+
+def thread_queued(pid: int) -> dict[tuple[int, int], float]:
+    """Each thread of a process: the seconds it has waited on a core's run queue, ready to run
+    (the second field of the kernel's schedstat); {} when the process is gone."""
+    out = {}
+    with suppress(OSError):
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with suppress(OSError, ValueError, IndexError):  # a thread gone since the listing
+                out[pid, int(tid)] = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[1]) / 1e9
+    return out
+
+
+def disk_stalled() -> float:
+    """The seconds in which some task of the machine was stalled on the disk, so far (the
+    `some` line of /proc/pressure/io); 0.0 where the kernel does not keep it."""
+    with suppress(OSError):
+        for line in Path("/proc/pressure/io").read_text().splitlines():
+            if line.startswith("some "):
+                return int(line.rsplit("total=", 1)[1]) / 1e6
+    return 0.0
 
 
 def process_cpu(pid: int) -> float | None:

@@ -3,6 +3,7 @@ memory sampler, so `make bench` does not rot between runs.  No timing is asserte
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -466,4 +467,38 @@ def test_the_census_counts_a_busy_process_outside_the_cycle_as_the_rest_of_the_m
     assert last["stolen"] >= 0.0
     lines = bench_census.table("t", bench_census.Census([("apply", 1.0, {**dict.fromkeys(bench_census.KINDS, 0.0),
                                                                           "cdcflow": 1.0, "rest": 5.0})]))
-    assert lines[2].split()[-1] == "1.0", lines  # the core-s column: the cycle's and the servers' only
+    # the core-s column: the cycle's and the servers' only; a census without waits shows none
+    assert lines[2].split()[-3:] == ["1.0", "-", "-"], lines
+
+
+def test_the_census_tells_a_cycle_waiting_for_a_core_from_one_waiting_for_nothing():
+    """A stage that took long with little CPU is explained by its waits: a cycle's process on
+    cores kept busy by others piles up run-queue time (`queued`); the machine's disk stalls
+    are read from the kernel as they grow, and a stage's waits reach the table and back."""
+    from cdcflow_devtools import bench_census
+
+    cores = os.cpu_count() or 1
+    spin = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0: pass"
+    cycle = subprocess.Popen([sys.executable, "-c", spin])
+    # one spinner more than the machine has cores besides the cycle's: someone always waits
+    others = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(cores)]
+    sampler = bench_census.CpuSampler([cycle.pid], {}, interval=0.05)
+    cycle.wait()
+    for o in others:
+        o.wait()
+    sampler.stop()
+    last = sampler.samples[-1][1]
+    assert last["queued"] > 0.05, last  # a second of CPU among cores + 1 spinners: a share of it queued
+    assert last["disk"] >= 0.0
+    before = bench_census.disk_stalled()
+    assert bench_census.disk_stalled() >= before  # a counter, never going back
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
+    quiet = bench_census.CpuSampler([idle.pid], {}, interval=0.05)
+    idle.wait()
+    quiet.stop()
+    assert quiet.samples[-1][1]["queued"] < 0.05, quiet.samples[-1]  # asleep, not waiting for a core
+
+    c = bench_census.Census([("pull", 1.7, {**dict.fromkeys(bench_census.KINDS, 0.0), "cdcflow": 0.4})],
+                            {"pull": 1}, {"pull": {"queued": 0.25, "disk": 1.1}})
+    assert bench_census.Census.of(c.as_dict()) == c
+    assert bench_census.table("t", c)[2].split()[-3:] == ["0.4", "0.25", "1.10"]
