@@ -5,6 +5,8 @@ answers on windows that drop by every rule, from pull's events and from filter's
 
 from __future__ import annotations
 
+import threading
+
 import pyarrow as pa
 import pytest
 
@@ -234,3 +236,30 @@ def test_a_copy_of_some_tables_is_the_same_written_by_pyarrow_as_by_spark(spark,
     kept = copies["here"][1]
     assert kept and {r[1] for r in kept} == {"t"} and 40 not in {r[2] for r in kept}  # no u, no aborted
     assert [r[3] for r in kept if r[2] == 60] == []  # t's changes at 60 (seq 1, 2) were rolled back
+
+
+def test_written_parts_are_let_go_on_the_thread_that_made_them(spark, tmp_path, monkeypatch):
+    """apply hands a written part's memory back on the read-ahead's thread, where the part was
+    made (the allocator collects a thread's own heap), in turn after the part it is making, and
+    not on the stage's thread, which goes on to the DDL meanwhile."""
+    from cdcflow.stages import read_ahead
+
+    folder = _folder(tmp_path, _window(aborted=[40]))
+    cycle = _Cycle(folder, "[cdcflow]\nlocal-segment-rows = 5\n")
+    rows.copy_kept(spark, cycle, contracts.WINDOW.read(folder), RowRules())
+    ran = []
+    made = []
+    monkeypatch.setattr(read_ahead, "let_go", lambda: ran.append(threading.current_thread().name))
+    local = ReadAhead(cycle, _segments([20, 35, 50, 70, 90, 200], [6, 3, 0, 6, 3, 3]), checkpoint_ts=20,
+                      ahead=lambda seg, part, table: made.append(threading.current_thread().name))
+    try:
+        assert local.get((1, 0)) is not None
+        local.let_go()
+        assert local.get((4, 0)) is not None and local.get((5, 0)) is not None
+    finally:
+        local.close()
+    assert len(ran) == 1 and ran[0].startswith("read-ahead") and ran[0] in made, (ran, made)
+    assert threading.current_thread().name not in ran
+    none = ReadAhead(cycle, [], checkpoint_ts=20)  # nothing read here: nothing to let go, no thread
+    none.let_go()
+    none.close()

@@ -13,7 +13,7 @@ from cdcflow.spark.lazy import Lazy
 from cdcflow.stages import apply_sinks, contracts, joining_tables, safe_mode, snapshot_indexes
 from cdcflow.stages.contracts import IndexWait, Segment
 from cdcflow.stages.cycle import LEASE_RENEWAL_SECONDS, Cycle
-from cdcflow.stages.read_ahead import ReadAhead, let_go
+from cdcflow.stages.read_ahead import ReadAhead
 from cdcflow.stages.rows import kept_rows
 from cdcflow.store import metastore
 
@@ -49,8 +49,10 @@ class _Barriers:
         self.cycle, self.window, self.ddls, self.rows, self.stats = cycle, window, ddl_sink, row_sink, stats
         self.dry_run, self.renewed = dry_run, 0.0
         self.pending: tuple[int, dict] | None = None
+        self.held: ReadAhead | None = None  # the parts made ahead (run)
 
     def run(self, segments: list[Segment], rows, held: ReadAhead) -> None:
+        self.held = held
         try:
             for i, seg in enumerate(segments):
                 if not self.segment(seg, rows, lambda j, i=i: held.get((i, j))):
@@ -110,7 +112,7 @@ class _Barriers:
                                               lambda j=j: held(j), one_task=self.cycle.engine.part_fits(part))
             self.stats.add(written, in_process=written.in_process)
             if written.in_process:
-                let_go()  # written, and no longer held: what they took goes before the next part is taken
+                self.held.let_go()  # written, and no longer held: what they took goes before the next part is taken
         self.stats.changed(seg.tables)
 
     def ddl(self, seg: Segment, in_flight: int | None, checkpoint_ts: int, wrote: bool) -> bool:
