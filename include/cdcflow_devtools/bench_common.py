@@ -202,12 +202,35 @@ def stop_servers(servers: Servers) -> None:
 
 def settled(servers: Servers) -> None:
     """Every server's InnoDB done with the background work of the writes before (MariaDB.settle),
-    before a timed run: the page cleaner and the purge threads of the workload's upstream or of
-    an earlier run's downstream run in mariadbd, on the cores the run is timed on, and each
-    timed run, cdcflow's or a peer's, starts as the others do."""
+    and then the machine's page cache written back (written_back), before a timed run: the page
+    cleaner and the purge threads of the workload's upstream or of an earlier run's downstream
+    run in mariadbd, on the cores the run is timed on, and each timed run, cdcflow's or a
+    peer's, starts as the others do."""
     found = [s.settle() for s in servers.all()]
+    dirty, took = written_back()
     say(f"  servers settled in {sum(w for _d, _h, w in found):.1f}s "
-        f"({sum(d for d, _h, _w in found):,} dirty pages, history lists {max(h for _d, h, _w in found):,} at most)")
+        f"({sum(d for d, _h, _w in found):,} dirty pages, history lists {max(h for _d, h, _w in found):,} at most; "
+        f"{dirty / 2 ** 20:,.0f} MiB of the page cache written back in {took:.1f}s)")
+
+
+def page_cache_dirty() -> int:
+    """The bytes of the machine's page cache not yet on the disk: dirty or being written back."""
+    with open("/proc/meminfo") as f:
+        fields = dict(line.split(":", 1) for line in f)
+    return sum(int(fields[k].split()[0]) * 1024 for k in ("Dirty", "Writeback"))
+
+
+def written_back() -> tuple[int, float]:
+    """The machine's dirty page cache written to the disk (sync(2)), as found, and the seconds it
+    took.  The writes before a timed run (the workload's binlog and tables, a downstream reset
+    to the start) otherwise go to the disk during it: the kernel writes them back within 30
+    seconds, and an fsync of the run's (a metadata-store commit, a server's binlog) waits behind
+    them.  The census's disk column caught it: a bulk CLI cycle run after the workload took 3.0
+    s, its start-up and prepare 0.7 s with 0.3 core-seconds, pull 0.8 s with 0.4, and the disk
+    stalled 0.31 s and 0.28 s of them (docs/performance.md, 2026-12-03)."""
+    t0, dirty = time.monotonic(), page_cache_dirty()
+    os.sync()
+    return dirty, time.monotonic() - t0
 
 
 def reset_settled(servers: Servers, down=None) -> None:

@@ -316,6 +316,16 @@ def test_settle_waits_for_the_dirty_pages_and_puts_the_setting_back(snapshot_sch
     assert int(dirty) < 64 and up.query(pct) == before
 
 
+def test_a_timed_run_starts_with_the_page_cache_written_back(tmp_path):
+    """The writes before a timed run are on the disk when it starts (bench_common.written_back),
+    not written back by the kernel during it, where the run's own fsyncs would wait behind them."""
+    (tmp_path / "written").write_bytes(os.urandom(64 * 2 ** 20))  # not synced: in the page cache
+    dirty_before = bench_common.page_cache_dirty()
+    found, took = bench_common.written_back()
+    assert dirty_before >= 32 * 2 ** 20 and found >= 32 * 2 ** 20, (dirty_before, found)
+    assert bench_common.page_cache_dirty() < 32 * 2 ** 20 and took >= 0
+
+
 def test_the_apply_bound_adds_both_processes_core_seconds_over_the_cores(monkeypatch):
     """Where the downstream shares the machine, apply can take no less than cdcflow's and the
     downstream's core-seconds over the cores; without a census or a floor nothing is claimed."""
