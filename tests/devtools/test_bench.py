@@ -326,6 +326,23 @@ def test_a_timed_run_starts_with_the_page_cache_written_back(tmp_path):
     assert bench_common.page_cache_dirty() < 32 * 2 ** 20 and took >= 0
 
 
+def test_the_lag_report_gives_a_dag_runs_times_only_where_a_run_finished(capsys):
+    """A run that follows the binlog may outlast the measured window: the report then says so
+    once (lag_tail) and prints no run times of None."""
+    from cdcflow_devtools import bench_lag
+
+    def entry(runs):
+        where = {"runs": runs, "run_seconds_p50": 61.0 if runs else None,
+                 "between_runs_p50": 0.4 if runs else None, "tasks": {}}
+        return {"dag-continuous-follow60": {"p50": 0.15, "p99": 0.5, "max": 1.25, "cycles_per_minute": 562.7,
+                                            "where": where, "tail": {}}}
+
+    bench_lag.report({"seconds": 90, "rates": {1000: entry(0)}})
+    assert "None" not in capsys.readouterr().out
+    bench_lag.report({"seconds": 90, "rates": {1000: entry(2)}})
+    assert "a DAG run 61.0 s (median), 0.4 s to the next" in capsys.readouterr().out
+
+
 def test_the_apply_bound_adds_both_processes_core_seconds_over_the_cores(monkeypatch):
     """Where the downstream shares the machine, apply can take no less than cdcflow's and the
     downstream's core-seconds over the cores; without a census or a floor nothing is claimed."""
