@@ -564,7 +564,8 @@ def report(table: dict | None) -> None:
         print("  " + summary_line(load, entry))
         for launcher, r in entry.items():
             where = r.get("where")
-            if where and where.get("runs"):  # no run finished in the window (a following run goes on cycling): no run's times to give
+            # no run finished in the window (a following run goes on cycling): no run's times to give
+            if where and where.get("runs"):
                 tasks = ", ".join(f"{t} {d['wait_p50']}+{d['ran_p50']}" for t, d in where.get("tasks", {}).items())
                 print(f"    {launcher}: a DAG run {where.get('run_seconds_p50')} s (median), "
                       f"{where.get('between_runs_p50')} s to the next; per task, median s waited + ran: {tasks}")

@@ -6,6 +6,7 @@ answers on windows that drop by every rule, from pull's events and from filter's
 from __future__ import annotations
 
 import threading
+import time
 
 import pyarrow as pa
 import pytest
@@ -260,6 +261,16 @@ def test_written_parts_are_let_go_on_the_thread_that_made_them(spark, tmp_path, 
         local.close()
     assert len(ran) == 1 and ran[0].startswith("read-ahead") and ran[0] in made, (ran, made)
     assert threading.current_thread().name not in ran
+    # asked for while the next part is still being made, then closed at once (the last part of
+    # an apply): the part not needed is dropped, the let_go still runs
+    slow = ReadAhead(cycle, _segments([20, 35, 50, 70, 90, 200], [6, 3, 0, 6, 3, 3]), checkpoint_ts=20,
+                     ahead=lambda seg, part, table: time.sleep(0.2))
+    try:
+        assert slow.get((1, 0)) is not None  # part (4, 0) is being made now, for 0.2 s
+        slow.let_go()
+    finally:
+        slow.close()
+    assert len(ran) == 2, ran
     none = ReadAhead(cycle, [], checkpoint_ts=20)  # nothing read here: nothing to let go, no thread
     none.let_go()
     none.close()

@@ -77,5 +77,9 @@ class ReadAhead:
         return future.result()
 
     def close(self) -> None:
+        """Ends the reads not needed; a let_go already asked for still runs (the last part's, at
+        the end of an apply: a process that runs cycle after cycle would keep its pages)."""
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            for future in self._rows.values():
+                future.cancel()
+            self._pool.shutdown(wait=True)
