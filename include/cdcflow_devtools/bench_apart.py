@@ -20,8 +20,8 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from cdcflow_devtools.bench_census import (QUIET_STEAL, apply_segment_seconds, quiet, stage_core_seconds,
-                                          stolen_share)
+from cdcflow_devtools.bench_census import (QUIET_STEAL, apply_idle, apply_segment_seconds, quiet,
+                                          stage_core_seconds, stolen_share)
 from cdcflow_devtools.bench_common import Servers, reset_settled, run_cycle_measured, say, verify
 from cdcflow_devtools.bench_pairs import alternating, spread
 
@@ -52,9 +52,10 @@ def apart_table(servers: Servers, rows: int, log_dir: Path, phases: list, cpu: d
         reset_settled(servers)
         cyc, stolen = stolen_share(lambda: run_cycle_measured(feed_id(i), rows, log_dir, cpu=cpu))
         ok = not verify(servers.up, servers.cdcflow, f"cdcflow's downstream (cores apart, round {i + 1})")
+        log = log_dir / f"cycle-{feed_id(i)}.log"
         return {"seconds": cyc.stage_seconds("apply"), "stolen": stolen, "consistent": ok,
                 "core_seconds": stage_core_seconds(cyc.census, "apply") or {},
-                "segments": apply_segment_seconds(log_dir / f"cycle-{feed_id(i)}.log")}
+                "segments": apply_segment_seconds(log), "idle": apply_idle(log)}
 
     with bench_cores.apart(servers.cdcflow.pid) as halves:
         if halves is None:
@@ -109,6 +110,18 @@ def summary(rounds: list[dict]) -> dict:
             "apply_over_floor_per_downstream_cpu": spread([density_ratio(r) for r in rounds])}
 
 
+def idle_text(r: dict) -> str:
+    """A round's apply with nothing of cdcflow's in flight (statement_timeline), in ms: all of it,
+    then before the first statement, at the DDLs' edges (after and before them), and between
+    statements; "-" where the cycle's log gave none."""
+    idle = r["cycle"].get("idle")
+    if not idle:
+        return "-"
+    k = idle["idle_ms_by_kind"]
+    return (f"{idle['idle_ms']:.0f}: {k['before the first']:.0f} / {k['after a DDL'] + k['before a DDL']:.0f}"
+            f" / {k['between statements']:.0f}")
+
+
 def segment_medians(rounds: list[dict]) -> list[tuple[float, float]] | None:
     """Per segment, the median over the rounds of the floor's and apply's seconds; None where a
     round's cycle log did not give one span per segment of the floor."""
@@ -128,13 +141,14 @@ def report(res: dict | None) -> None:
           f"first (stolen: the share of the machine's cores the hypervisor took over the run):")
     print(f"  {'round':>5} {'floor s':>8} {'apply s':>8} {'apply / floor':>14} {'stolen floor':>13} {'stolen cycle':>13}"
           f" {'apply core-s cdcflow / downstream':>35} {'downstream busy floor / apply':>31}"
-          f" {'most over the floor: segment, floor / apply s':>47}")
+          f" {'most over the floor: segment, floor / apply s':>47}"
+          f" {'nothing in flight ms: first / DDLs / between':>45}")
     for i, r in enumerate(res["rounds"], 1):
         f, c = r["floor"], r["cycle"]
         spent = f"{c['core_seconds'].get('cdcflow', 0.0):.1f} / {c['core_seconds'].get('downstream', 0.0):.1f}"
         busy = " / ".join(f"{share:.0%}" for share in busy_shares(r))
         print(f"  {i:>5} {f['seconds']:>8.2f} {c['seconds']:>8.2f} {ratio(r):>14.2f} {f['stolen']:>12.1%} "
-              f"{c['stolen']:>12.1%} {spent:>35} {busy:>31} {most_over(r):>47}"
+              f"{c['stolen']:>12.1%} {spent:>35} {busy:>31} {most_over(r):>47} {idle_text(r):>45}"
               + ("" if f["consistent"] and c["consistent"] else "  DIFFERS"))
     s, q = res["apply_over_floor"], res["quiet_apply_over_floor"]
     calm = (f"over the {res['quiet_rounds']} rounds that stole less than {QUIET_STEAL:.0%}: median {q['median']:.2f}"
@@ -144,6 +158,14 @@ def report(res: dict | None) -> None:
           f"(consistent: {yes[res['consistent']]})")
     print(f"  per core-second of the downstream's (the floor's busy share over apply's): median {d['median']:.2f} "
           f"(from {d['min']:.2f} to {d['max']:.2f})")
+    idles = [r["cycle"]["idle"] for r in res["rounds"] if r["cycle"].get("idle")]
+    if idles:
+        kinds = {k: statistics.median(i["idle_ms_by_kind"][k] for i in idles) for k in idles[0]["idle_ms_by_kind"]}
+        print(f"  nothing of cdcflow's in flight (the rounds' medians): {statistics.median(i['idle_ms'] for i in idles):.0f}"
+              f" ms, {statistics.median(i['idle_ms'] / 1000 / i['seconds'] for i in idles if i['seconds']):.1%} of the"
+              f" barrier walk; before the first statement {kinds['before the first']:.0f} ms, at the DDLs' edges "
+              f"{kinds['after a DDL'] + kinds['before a DDL']:.0f} ms, between statements "
+              f"{kinds['between statements']:.0f} ms")
     seg = segment_medians(res["rounds"])
     if seg:
         print("  per segment, with the DDL that ends it (floor / apply, s, the rounds' medians): "

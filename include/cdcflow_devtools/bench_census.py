@@ -304,6 +304,19 @@ def process_cpu(pid: int) -> float | None:
     return t.user + t.system
 
 
+def apply_idle(log_path: Path) -> dict | None:
+    """A cycle's `apply timeline` event (sink.statement_timeline): apply's time with none of its
+    statements or DDLs in flight, in all and by where it fell; None where the cycle logged none
+    (a statement was sent by Spark tasks, or none was sent)."""
+    from cdcflow.core.log_line import parse
+
+    for line in log_path.read_text(errors="replace").splitlines():
+        event = parse(line)
+        if event and event.get("event") == "apply timeline":
+            return event
+    return None
+
+
 def apply_segment_seconds(log_path: Path) -> list[float]:
     """Each segment's seconds in a cycle's apply, as its log has them: from apply's start (its
     `downstream` event) to each DDL applied, then to `applied` (bench_floor.segment_seconds)."""

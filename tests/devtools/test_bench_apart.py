@@ -71,3 +71,30 @@ def test_the_stolen_share_is_over_the_run_and_the_machine_s_cores(monkeypatch):
     monkeypatch.setattr(bench_census.time, "perf_counter", lambda: next(clock))
     out, share = bench_census.stolen_share(lambda: "ran")
     assert out == "ran" and share == 0.5 / (5.0 * 2)
+
+
+def test_each_round_says_when_nothing_of_cdcflow_s_was_in_flight(tmp_path, capsys):
+    """The cycle's `apply timeline` event (sink.statement_timeline) read from its log, printed per
+    round and as the rounds' medians; a round whose log has none prints '-'."""
+    from cdcflow.core.log_line import event_line
+    from cdcflow.sink.statement_timeline import Timeline
+
+    log = tmp_path / "cycle.log"
+    timeline = Timeline(started=0.0, statements=[(0.07, 0.2), (0.21, 0.3)], ddls=[(0.2005, 0.205)])
+    log.write_text("2026-12-03 08:37:51,864 cdcflow barriers · changefeed f · {\"event\": \"barriers\"}\n"
+                   f"2026-12-03 08:37:53,864 cdcflow {event_line('apply timeline', 'f', **timeline.summary(0.4))}\n")
+    idle = bench_census.apply_idle(log)
+    assert idle["idle_ms"] == pytest.approx(175.5) and idle["statements"] == 2
+    (tmp_path / "none.log").write_text("")
+    assert bench_census.apply_idle(tmp_path / "none.log") is None
+    rounds = [_round(2.0, 2.0, 0.0, 0.0), _round(2.0, 2.2, 0.0, 0.0)]
+    rounds[0]["cycle"]["idle"] = idle
+    # 70 before the first statement, 5 after the DDL and 0.5 before it, 100 after the last
+    assert bench_apart.idle_text(rounds[0]) == "176: 70 / 6 / 0"
+    assert bench_apart.idle_text(rounds[1]) == "-"
+    bench_apart.report({"downstream_cores": [0], "cdcflow_cores": [1], "rounds": rounds, "consistent": True,
+                        **bench_apart.summary(rounds)})
+    out = capsys.readouterr().out
+    assert "nothing in flight ms: first / DDLs / between" in out and "176: 70 / 6 / 0" in out
+    assert "nothing of cdcflow's in flight (the rounds' medians): 176 ms, 43.9% of the barrier walk; before the " \
+           "first statement 70 ms, at the DDLs' edges 6 ms, between statements 0 ms" in out

@@ -4,8 +4,12 @@ filter drops, a key-changing update) replicates alike in the stage's process and
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from e2e_helpers import assert_consistent, cli_json, create_changefeed, fresh_schema, query
+
+from cdcflow.core import log_line
 
 pytestmark = pytest.mark.e2e
 
@@ -33,7 +37,7 @@ MODES = {
 
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_the_engine_puts_each_row_step_where_the_config_says(mariadb_pair, spark, cdcflow_home, capsys,
-                                                              monkeypatch, mode):
+                                                              monkeypatch, caplog, mode):
     monkeypatch.delenv("CDCFLOW_ENGINE", raising=False)  # the config decides here, not the suite's --engine
     up, down = mariadb_pair
     schema = "engine_" + mode.replace("-", "_")
@@ -43,7 +47,8 @@ def test_the_engine_puts_each_row_step_where_the_config_says(mariadb_pair, spark
     create_changefeed(capsys, up, down, schema.replace("_", "-"),
                       f"[filter]\nrules = ['{schema}.*', '!{schema}.skipped']\n[cdcflow]\n{config}\n")
     up.execute(*WORKLOAD, database=schema)
-    result = cli_json(capsys, "changefeed", "run", "-c", schema.replace("_", "-"))
+    with caplog.at_level(logging.INFO, logger="cdcflow"):
+        result = cli_json(capsys, "changefeed", "run", "-c", schema.replace("_", "-"))
     assert result["pull"]["kept_in_process"] is kept
     assert (result["filter"]["ran_in"], result["barrier"]["ran_in"]) == (place, place)
     assert result["filter"]["rows_copied"]  # the dropped table's rows are left out of the copy either way
@@ -53,6 +58,17 @@ def test_the_engine_puts_each_row_step_where_the_config_says(mariadb_pair, spark
     parts = 5 if mode == "local" else 2
     assert (applied["segments_in_process"], applied["segments_in_spark"]) == (
         (parts, 0) if apply_place == "process" else (0, parts))
+    # where every statement was the stage's own, apply says when none of them was in flight
+    # (sink.statement_timeline); statements Spark tasks sent it does not see, and says nothing
+    timed = [e for e in map(log_line.parse, (r.getMessage() for r in caplog.records))
+             if e and e["event"] == "apply timeline"]
+    if apply_place == "process":
+        assert len(timed) == 1 and (timed[0]["statements"], timed[0]["ddls"]) == (applied["statements"], 1), timed
+        idle = timed[0]
+        assert 0 < idle["idle_ms"] < idle["seconds"] * 1000
+        assert idle["idle_ms"] == pytest.approx(sum(idle["idle_ms_by_kind"].values()), abs=0.5)
+    else:
+        assert timed == []
     # and the last runs `query` (and the Changefeeds page) show say so
     last = query(capsys, schema.replace("_", "-"))["cdcflow"]["last_runs"][0]
     assert last["stage_places"] == {"filter": place, "barrier": place, "apply": apply_place}

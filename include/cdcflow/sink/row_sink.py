@@ -27,6 +27,7 @@ from cdcflow.core.arrow_rows import int64_array, spark_schema
 from cdcflow.core.errors import TABLE_NOT_EXISTS, CdcflowError, classify
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.ddl.tracker import lookup_key
+from cdcflow.sink import statement_timeline
 from cdcflow.sink.collation_key import KeyFolder
 from cdcflow.sink.compaction import (DELETES_FIRST, KEYED_ARROW, compacted_order, compacted_partition, finals_of,
                                      keyed_arrow, keyed_batches, keyed_changes, run_starts)
@@ -207,10 +208,12 @@ class RowSink:
             self._write_keyed(rows, plan, len(tables), (held, one_task), written, (lo, hi))
         for s, t in plan.unkeyed:  # force-replicate: whole rows matched, in commit order
             changes = _in_commit_order(self.spark, rows, held, count, [f"{s}.{t}"], ("op", "before", "after"))
-            written.rows += apply_ordered(self.conn, s, t, changes, plan.generated.get(f"{s}.{t}", frozenset()),
-                                          self.options.cache_prep_stmts)
+            with statement_timeline.timed():
+                written.rows += apply_ordered(self.conn, s, t, changes, plan.generated.get(f"{s}.{t}", frozenset()),
+                                              self.options.cache_prep_stmts)
         if plan.bound:
-            written.rows += self._write_bound(rows, held, plan, hi, count)
+            with statement_timeline.timed():
+                written.rows += self._write_bound(rows, held, plan, hi, count)
         return written
 
     def _plan(self, tables: list[tuple[str, str]], hi: int, written: Written) -> _Plan:

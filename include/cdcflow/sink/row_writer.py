@@ -27,7 +27,7 @@ from typing import Callable, Iterable
 
 import pymysql
 
-from cdcflow.sink import prepared_statements, row_literals
+from cdcflow.sink import prepared_statements, row_literals, statement_timeline
 from cdcflow.sink.prepared_statements import NotPrepared, placeholders
 from cdcflow.core.row_codec import (decode_image, decoded, quote_ident, raw_image, raw_literal, raw_values,
                                     sql_literal, values_text)
@@ -137,8 +137,10 @@ class RowWriter:
         for a duplicate unique value (a transactional table undid all of it; the rows are written
         again whole in any case).  `holds`: enum_error_value's, for rows without images.  False
         when on_duplicate wrote them (and counted them)."""
+        timeline = statement_timeline.active()
         for attempt in range(STATEMENT_ATTEMPTS):
             try:
+                sent = time.perf_counter() if timeline is not None else 0.0
                 if prepared is not None:
                     try:
                         self.prepared.execute(*prepared)
@@ -147,6 +149,8 @@ class RowWriter:
                 if prepared is None:
                     with self.conn.cursor() as cur:
                         cur.execute(sql() if callable(sql) else sql)
+                if timeline is not None:
+                    timeline.statements.append((sent, time.perf_counter()))
                 self.statements += 1
                 return True
             except pymysql.err.OperationalError as e:

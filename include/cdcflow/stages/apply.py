@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from contextlib import closing, suppress
 
+from cdcflow.sink import statement_timeline
 from cdcflow.sink.ddl_sink import DdlSink
 from cdcflow.sink.row_sink import PartRows, RowSink
 from cdcflow.spark.lazy import Lazy
@@ -26,10 +27,14 @@ def apply(spark, cycle: Cycle) -> contracts.ApplyResult:
     t0 = time.time()
     with apply_sinks.opened(spark, cycle, window, stats.safe_mode) as (ddl_sink, row_sink):
         to_read = [] if run.dry_run else segments
-        with closing(ReadAhead(cycle, to_read, cycle.feed().checkpoint_ts, row_sink.writer_input_ahead)) as held:
+        with closing(ReadAhead(cycle, to_read, cycle.feed().checkpoint_ts, row_sink.writer_input_ahead)) as held, \
+                statement_timeline.recording() as timeline:
             if held.reading:
                 row_sink.open_sessions()
             _Barriers(cycle, window, ddl_sink, row_sink, stats, run.dry_run).run(segments, rows, held)
+            walked = timeline.summary()
+    if stats.statements and not stats.segments_in_spark:  # every statement was this process's: all seen
+        cycle.log_event("apply timeline", **walked)
     if not stats.index_wait:  # the window applied whole: a snapshot's deferred indexes may follow it
         snapshot_indexes.snapshot_indexes(cycle)
         joining_tables.copy_tables(cycle)
@@ -141,7 +146,8 @@ class _Barriers:
             self.cycle.log_event("stopped at barrier", commit_ts=ddl.commit_ts, name=ddl.name,
                                  waiting_for=[j.what() for j in waits])
             return False
-        outcome = self.ddls.execute(ddl, replay, self.pending)  # writes `pending` with the in-flight mark
+        with statement_timeline.timed(ddl=True):
+            outcome = self.ddls.execute(ddl, replay, self.pending)  # writes `pending` with the in-flight mark
         self.rows.ddl_ran(ddl)
         self.pending = (ddl.commit_ts, seg.pos_after.to_dict())
         self.stats.ddl_applied += 1

@@ -1,0 +1,87 @@
+"""When apply's downstream had nothing of this process's to work on: each row statement and DDL
+this process sent, timed from its send to its answer while apply runs (`recording`), and the
+time between them with none in flight, by where it fell.
+
+What apply takes beyond the downstream's own time on its statements (the bench's floor) is
+either time with nothing in flight, which is this process's own (the first part made before the
+first statement, the catalogue asked at each segment's start), or time with statements in flight
+that the downstream spent waiting; this tells the first from the second.  Statements that Spark
+tasks send run in other processes and are not seen: a summary is given only where every
+statement of the apply was (stages.apply).  The changes written in commit order (keyless tables,
+the tables foreign keys bind) count as one statement a run.  Recording costs two clock reads and a list
+append a statement; nothing at all outside apply.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+# where a time with nothing in flight fell: before the first statement or DDL, right after a DDL
+# (the next segment's catalogue and first statement), right before one (the segment's end),
+# between two statements of a segment, or after the last (the end of apply)
+GAP_KINDS = ("before the first", "after a DDL", "before a DDL", "between statements", "after the last")
+
+
+@dataclass
+class Timeline:
+    """The (start, end) of each row statement and DDL sent while recording (perf_counter seconds)."""
+
+    started: float = field(default_factory=time.perf_counter)
+    statements: list[tuple[float, float]] = field(default_factory=list)
+    ddls: list[tuple[float, float]] = field(default_factory=list)
+
+    def summary(self, ended: float | None = None) -> dict:
+        """The statements and DDLs seen, and the milliseconds with none of them in flight, in all and
+        by GAP_KINDS, from the start of recording to `ended` (now, if not given)."""
+        ended = time.perf_counter() if ended is None else ended
+        gaps = dict.fromkeys(GAP_KINDS, 0.0)
+        spans = sorted([(a, b, False) for a, b in self.statements] + [(a, b, True) for a, b in self.ddls])
+        covered, after_ddl, first = self.started, False, True
+        for start, end, is_ddl in spans:
+            if start > covered:
+                kind = ("before the first" if first else "after a DDL" if after_ddl
+                        else "before a DDL" if is_ddl else "between statements")
+                gaps[kind] += start - covered
+            if end >= covered:
+                covered, after_ddl = end, is_ddl
+            first = False
+        if ended > covered:
+            gaps["after the last" if spans else "before the first"] += ended - covered
+        return {"statements": len(self.statements), "ddls": len(self.ddls),
+                "seconds": round(ended - self.started, 4),
+                "idle_ms": round(sum(gaps.values()) * 1000, 1),
+                "idle_ms_by_kind": {k: round(v * 1000, 1) for k, v in gaps.items()}}
+
+
+_active: Timeline | None = None
+
+
+@contextmanager
+def recording() -> Iterator[Timeline]:
+    """Record this process's statements and DDLs (row_writer.RowWriter, timed) for the body."""
+    global _active
+    _active, before = Timeline(), _active
+    try:
+        yield _active
+    finally:
+        _active = before
+
+
+def active() -> Timeline | None:
+    """The timeline being recorded, None outside `recording` (a Spark task's process)."""
+    return _active
+
+
+@contextmanager
+def timed(ddl: bool = False) -> Iterator[None]:
+    """The body's time as one statement (or a DDL) in flight: a DDL, or a run of statements sent
+    one after the other on one session (the changes written in commit order)."""
+    timeline, start = _active, time.perf_counter()
+    try:
+        yield
+    finally:
+        if timeline is not None:
+            (timeline.ddls if ddl else timeline.statements).append((start, time.perf_counter()))
