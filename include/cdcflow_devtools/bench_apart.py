@@ -110,16 +110,19 @@ def summary(rounds: list[dict]) -> dict:
             "apply_over_floor_per_downstream_cpu": spread([density_ratio(r) for r in rounds])}
 
 
+def idle_parts(by_kind: dict) -> tuple[float, float, float]:
+    """Of apply's time with nothing in flight (statement_timeline's idle_ms_by_kind), the ms before
+    the first statement, at the DDLs' edges (after and before them), and between statements."""
+    return by_kind["before the first"], by_kind["after a DDL"] + by_kind["before a DDL"], by_kind["between statements"]
+
+
 def idle_text(r: dict) -> str:
-    """A round's apply with nothing of cdcflow's in flight (statement_timeline), in ms: all of it,
-    then before the first statement, at the DDLs' edges (after and before them), and between
-    statements; "-" where the cycle's log gave none."""
+    """A round's apply with nothing of cdcflow's in flight, in ms: all of it, then idle_parts; "-"
+    where the cycle's log gave none."""
     idle = r["cycle"].get("idle")
     if not idle:
         return "-"
-    k = idle["idle_ms_by_kind"]
-    return (f"{idle['idle_ms']:.0f}: {k['before the first']:.0f} / {k['after a DDL'] + k['before a DDL']:.0f}"
-            f" / {k['between statements']:.0f}")
+    return f"{idle['idle_ms']:.0f}: " + " / ".join(f"{ms:.0f}" for ms in idle_parts(idle["idle_ms_by_kind"]))
 
 
 def segment_medians(rounds: list[dict]) -> list[tuple[float, float]] | None:
@@ -161,11 +164,12 @@ def report(res: dict | None) -> None:
     idles = [r["cycle"]["idle"] for r in res["rounds"] if r["cycle"].get("idle")]
     if idles:
         kinds = {k: statistics.median(i["idle_ms_by_kind"][k] for i in idles) for k in idles[0]["idle_ms_by_kind"]}
-        print(f"  nothing of cdcflow's in flight (the rounds' medians): {statistics.median(i['idle_ms'] for i in idles):.0f}"
-              f" ms, {statistics.median(i['idle_ms'] / 1000 / i['seconds'] for i in idles if i['seconds']):.1%} of the"
-              f" barrier walk; before the first statement {kinds['before the first']:.0f} ms, at the DDLs' edges "
-              f"{kinds['after a DDL'] + kinds['before a DDL']:.0f} ms, between statements "
-              f"{kinds['between statements']:.0f} ms")
+        first, edges, between = idle_parts(kinds)
+        total = statistics.median(i["idle_ms"] for i in idles)
+        share = statistics.median(i["idle_ms"] / 1000 / i["seconds"] for i in idles if i["seconds"])
+        print(f"  nothing of cdcflow's in flight (the rounds' medians): {total:.0f} ms, {share:.1%} of the barrier walk;"
+              f" before the first statement {first:.0f} ms, at the DDLs' edges {edges:.0f} ms, between statements "
+              f"{between:.0f} ms")
     seg = segment_medians(res["rounds"])
     if seg:
         print("  per segment, with the DDL that ends it (floor / apply, s, the rounds' medians): "

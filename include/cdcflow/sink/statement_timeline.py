@@ -8,8 +8,10 @@ first statement, the catalogue asked at each segment's start), or time with stat
 that the downstream spent waiting; this tells the first from the second.  Statements that Spark
 tasks send run in other processes and are not seen: a summary is given only where every
 statement of the apply was (stages.apply).  The changes written in commit order (keyless tables,
-the tables foreign keys bind) count as one statement a run.  Recording costs two clock reads and a list
-append a statement; nothing at all outside apply.
+the tables foreign keys bind) count as one statement a run.  Recording costs two clock reads and
+a list append a statement, and outside apply one look-up that finds nothing recording.  What is
+recorded is the process's: two applies at once in one process would share it (a DAG task and a
+CLI cycle each run one).
 """
 
 from __future__ import annotations
