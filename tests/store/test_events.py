@@ -416,3 +416,34 @@ def test_a_remote_event_store_s_filesystem_is_registered_though_a_local_one_load
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["S3FileSystem", "bucket/events/cf/run1", "us-east-1"], proc.stdout
+
+
+def test_batches_whose_texts_pass_a_huge_page_are_what_the_reference_writes_kept_or_written(tmp_path, monkeypatch):
+    """A compiled string column of 2 MiB or more goes to Arrow in its own mapping, not copied
+    (core/compiled_columns.pyx: _Mapped), and the next batch maps its own: three batches of
+    images of 2.4 MB each (the `before` column only nulls, the small columns copied), kept in
+    memory while the later ones fill, then written: the rows and the file's bytes are the
+    reference's (the Python writer's tuples)."""
+    big = [Event(commit_ts=2000 + i, seq=0, schema="db", table="t", op="insert",
+                 after=encode_image({"id": i, "v": chr(ord("a") + i % 26) * 80_000 + f"·{i}"}), pk='["id"]',
+                 gtid=f"0-1-{i}", start_file="mysql-bin.000001", start_pos=4 + i, end_file="mysql-bin.000001",
+                 end_pos=5 + i, event_time=1_795_000_000 + i) for i in range(90)]
+    got = {}
+    for writer in ("compiled", "python"):
+        monkeypatch.setenv(PULL_ENV, writer)
+        folder = RunFolder(str(tmp_path / "store"), "cf", writer)
+        w = folder.writer("raw", batch_rows=30, keep=(1_000, 1 << 30))
+        for e in big:
+            w.add(e)
+        w.close()
+        assert folder.kept("raw")
+        kept = folder.dataset("raw").to_table()
+        folder.persist()
+        with open(folder.part_file("raw"), "rb") as f:
+            got[writer] = kept, f.read()
+        assert pq.ParquetFile(folder.part_file("raw")).num_row_groups == 3
+    (compiled, compiled_file), (python, python_file) = got["compiled"], got["python"]
+    assert compiled["after"].nbytes > 3 * 2 * 1024 * 1024
+    assert compiled.to_pylist() == python.to_pylist() == [{**dataclasses.asdict(e), IMAGE_BYTES: _image_bytes(e)}
+                                                          for e in big]
+    assert compiled_file == python_file

@@ -9,14 +9,16 @@ cdef class Column:
     cdef uint8_t* valid  # a byte per row
     cdef int64_t* ints
     cdef int32_t* offsets  # n + 1 of them
-    cdef char* data
-    cdef Py_ssize_t size, cap  # bytes held, allocated
+    cdef char* data  # a mapping of its own (NULL: none yet), handed to Arrow with the batch (array)
+    cdef Py_ssize_t size, cap  # bytes held, mapped
+    cdef Py_ssize_t last_cap  # the mapping the last batch's bytes took: the next one's first size
     cdef dict patched  # row -> text set after the row was appended (set_text)
 
     cdef int _rows(self, Py_ssize_t more) except -1
     cdef int put_null(self) except -1
     cdef int put_int(self, int64_t v) except -1
     cdef int put_text(self, const char* s, Py_ssize_t size) except -1
+    cdef int _bytes(self, Py_ssize_t need) except -1
     cdef int put_object(self, object v) except -1
     cdef int pad(self, Py_ssize_t rows) except -1
     cdef object value(self, Py_ssize_t row)
