@@ -60,10 +60,7 @@ cdef class _Mapped:
     cdef Py_ssize_t size, cap
 
     def __getbuffer__(self, Py_buffer* view, int flags):
-        PyBuffer_FillInfo(view, self, self.data, self.size, 1, flags)
-
-    def __releasebuffer__(self, Py_buffer* view):
-        pass
+        PyBuffer_FillInfo(view, self, self.data, self.size, 1, flags)  # the view holds self: released with it
 
     def __dealloc__(self):
         if self.data != NULL:
