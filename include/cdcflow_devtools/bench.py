@@ -401,7 +401,7 @@ def _part(name: str, errors: list[str], run, *args):
 def main(argv: list[str] | None = None) -> int:
     from cdcflow_devtools import (
         bench_catchup, bench_feeds, bench_join, bench_lag, bench_large_txn, bench_launchers, bench_overlap,
-        bench_pairs, bench_pull, bench_snapshot, bench_tables,
+        bench_pairs, bench_pull, bench_snapshot, bench_tables, bench_targets,
     )
 
     a = parse_args(argv)
@@ -476,6 +476,7 @@ def main(argv: list[str] | None = None) -> int:
                "launchers": launchers, "snapshot": snap, "feeds": feeds, "large_txn": large, "lag": lag,
                "tables": tables, "join": join, "catchup": catchup,
                "ratio_vs_mariadb_binlog": x, "ratio_vs_native_replica": y,
+               "targets": bench_targets.as_record(main_res),
                "total_seconds": time.perf_counter() - t0}
     if snap:
         results.update(bench_snapshot.ratios(snap))
@@ -494,6 +495,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"RESULT: a part is incomplete: {e}")
     if main_res:
         print(f"ratio_vs_mariadb_binlog={x:.2f} ratio_vs_native_replica={y:.2f}")
+        bench_targets.report(main_res)
     if snap:
         print(" ".join(f"{k}={v:.2f}" for k, v in bench_snapshot.ratios(snap).items()))
     return 0 if consistent and not errors else 1

@@ -52,12 +52,12 @@ import urllib.request
 from pathlib import Path
 
 from cdcflow_devtools import lag_sysbench, lag_tail, process_tree
+from cdcflow_devtools.bench_targets import LAG_CAUGHT_UP_SECONDS, LAG_P99_SECONDS, SYSBENCH
 from cdcflow_devtools.checkout import LOCAL, PROJECT
 
 DEFAULT_RATES = (1000, 5000)
 DEFAULT_SECONDS = 120
 DEFAULT_SCHEDULES = ("@binlog", "@continuous", "@continuous+follow60")  # the DAG's launchers, in turn
-SYSBENCH = "sysbench"  # the load after the rates
 CAUGHT_UP_TIMEOUT_S = 300  # after sysbench stops: the downstream shows a heartbeat written after the stop
 SCHEMA = "bench"  # the schema bench_common.CONFIG replicates (the part has servers of its own)
 TABLE_ROWS = 20_000
@@ -65,10 +65,6 @@ HEARTBEAT_EVERY_S = 0.1
 SAMPLE_EVERY_S = 0.25
 LOAD_TICK_S = 0.1
 FIRST_HEARTBEAT_TIMEOUT_S = 240  # the first cycle or DAG run after the changefeed's creation
-TARGET_RATIO = 1.5  # the goal: the DAG's p99 lag at most this many times the CLI loop's at 1,000/s
-# issue 57's goals on the DAG path: p99 lag at 1,000/s; under sysbench, p99 while it runs and caught up after
-TARGET_P99_S = {1000: 3.0, SYSBENCH: 5.0}
-TARGET_CAUGHT_UP_S = 5.0
 SETTLE_CYCLES = 3  # cycles (or DAG runs) left to end after the first heartbeat's arrival before measuring
 DRAIN_S = 15  # after a DAG's pause: its last run ends before the CLI's turn
 CLI_LAUNCHERS = ("cli", "cli-follow")  # a process per cycle; one process following the binlog
@@ -541,12 +537,12 @@ def summary_line(load, entry: dict) -> str:
         if "caught_up_seconds" in r:
             text += (f", caught up {r['caught_up_seconds']} s after it stopped "
                      f"({r['sysbench'].get('transactions_per_second')} sysbench tps)")
-        target = TARGET_P99_S.get(load if load == SYSBENCH else int(load))
+        target = LAG_P99_SECONDS.get(load if load == SYSBENCH else int(load))
         if launcher.startswith("dag-") and target and r.get("p99") is not None:
             text += f" [p99 {'within' if r['p99'] <= target else 'above'} the {target:g} s target"
             if "caught_up_seconds" in r:
-                text += (f", catch-up {'within' if r['caught_up_seconds'] <= TARGET_CAUGHT_UP_S else 'above'} "
-                         f"{TARGET_CAUGHT_UP_S:g} s")
+                text += (f", catch-up {'within' if r['caught_up_seconds'] <= LAG_CAUGHT_UP_SECONDS else 'above'} "
+                         f"{LAG_CAUGHT_UP_SECONDS:g} s")
             text += "]"
         if launcher.startswith("dag-") and r.get("p99") and cli.get("p99"):
             text += f" (p99 / CLI {r['p99'] / cli['p99']:.2f})"
