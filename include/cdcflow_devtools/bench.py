@@ -193,7 +193,7 @@ def stage_line(stats: dict, wall: float) -> str:
 
 
 def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
-    from cdcflow_devtools import bench_apart, bench_census
+    from cdcflow_devtools import bench_apart, bench_census, bench_targets
     rows = main["rows"]
     cyc = main["cdcflow"]
     whole = rate(rows, cyc["wall_seconds"])
@@ -258,11 +258,9 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
             label = f"{e['rows']:,}" if e["rows"] else "0 (idle)"
             print(f"{label:>14}{e['wall_seconds']:>10.1f}{fmt_rate(rate(e['rows'], e['wall_seconds'])):>15}"
                   f"{fmt_bytes(e['peak_rss_bytes']):>14}{yes[e['consistent']]:>12}")
-    x = whole / binlog if whole and binlog else 0.0
-    y = whole / replica if whole and replica else 0.0
-    warm = rate(rows, con["wall_seconds"])
-    print(f"warm Spark Connect: ratio_vs_mariadb_binlog={warm / binlog if warm and binlog else 0.0:.2f}")
-    return x, y
+    figures = bench_targets.replication_figures(main)
+    print(f"warm Spark Connect: ratio_vs_mariadb_binlog={figures.get('warm_ratio_vs_mariadb_binlog', 0.0):.2f}")
+    return figures.get("ratio_vs_mariadb_binlog", 0.0), figures.get("ratio_vs_native_replica", 0.0)
 
 
 def machine_text() -> str:

@@ -45,15 +45,21 @@ LAG_CAUGHT_UP_SECONDS = 5.0
 
 
 def replication_figures(main: dict) -> dict[str, float]:
-    """The figures REPLICATION names, of the replication part's results (bench.main_comparison's);
-    one the run did not measure is absent."""
+    """The figures REPLICATION names, and the CLI cycle's ratio to `mariadb-binlog | mariadb`
+    (the bench prints every ratio from here), of the replication part's results
+    (bench.main_comparison's); one the run did not measure is absent.  A ratio is cdcflow's
+    throughput over the peer's on the same window: the peer's seconds over cdcflow's."""
     cyc, con = main["cdcflow"], main["cdcflow_connect"]
+    binlog, replica = main["mariadb_binlog_seconds"], main["native_replica_seconds"]
     out = {}
     if cyc["wall_seconds"]:
-        out["ratio_vs_native_replica"] = main["native_replica_seconds"] / cyc["wall_seconds"]
+        if replica:
+            out["ratio_vs_native_replica"] = replica / cyc["wall_seconds"]
+        if binlog:
+            out["ratio_vs_mariadb_binlog"] = binlog / cyc["wall_seconds"]
         out["start_up_prepare_finish_seconds"] = around_stages(cyc["stats"], cyc["wall_seconds"])
-    if con["wall_seconds"]:
-        out["warm_ratio_vs_mariadb_binlog"] = main["mariadb_binlog_seconds"] / con["wall_seconds"]
+    if con["wall_seconds"] and binlog:
+        out["warm_ratio_vs_mariadb_binlog"] = binlog / con["wall_seconds"]
     pull_seconds = stage_seconds(cyc["stats"], "pull")
     if pull_seconds:
         out["pull_events_per_second"] = cyc["stats"].get("pull", {}).get("pulled", 0) / pull_seconds
@@ -100,4 +106,3 @@ def report(main: dict | None) -> None:
         return
     print(f"targets ({main['shape']}): " + "; ".join(v.text() for v in verdicts))
     print(f"targets_met={sum(v.met for v in verdicts)}/{len(verdicts)}")
-

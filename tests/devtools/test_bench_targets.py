@@ -26,6 +26,14 @@ def test_a_bulk_run_is_set_against_the_bulk_targets_only():
                    "start_up_prepare_finish_seconds": (0.4, True), "cores_apart_apply_over_floor": (1.0, True)}
 
 
+def test_the_cli_cycle_s_ratio_to_the_pipe_is_a_figure_the_bench_prints_but_no_target():
+    figures = bench_targets.replication_figures(_main(cycle=2.4, pipe=3.2))
+    assert figures["ratio_vs_mariadb_binlog"] == pytest.approx(3.2 / 2.4)
+    assert "ratio_vs_mariadb_binlog" not in {t.figure for t in bench_targets.REPLICATION}
+    # a peer that did not run gives no ratio, not one of zero
+    assert "ratio_vs_native_replica" not in bench_targets.replication_figures(_main(replica=None))
+
+
 def test_an_oltp_run_has_the_pull_target_and_its_own_bound_against_the_replica():
     verdicts = bench_targets.replication_verdicts(_main("oltp", cycle=2.9, replica=5.1, pull=0.8, pulled=300_004,
                                                         apply=1.6, apart=1.17))
