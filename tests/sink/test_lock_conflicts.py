@@ -82,7 +82,9 @@ def test_a_transaction_rolled_back_by_a_deadlock_runs_again_whole(down):
     assert w.writer.rows_written == 2 and w.writer.statements == 4  # a DELETE and a REPLACE per row, once
 
 
-def test_an_autocommitted_statement_waits_out_a_lock_held_elsewhere(down):
+@pytest.mark.parametrize("defer", [False, True])
+def test_an_autocommitted_statement_waits_out_a_lock_held_elsewhere(down, defer):
+    """`defer`: the statement's answer (the lock wait timeout) read after it was sent, at close."""
     ready, errors = threading.Event(), []
     holder = _holder(down, ["UPDATE t SET v = 'other' WHERE id = 3"], 2.5, ready, errors)
     assert ready.wait(10)
@@ -91,6 +93,7 @@ def test_an_autocommitted_statement_waits_out_a_lock_held_elsewhere(down):
         with conn.cursor() as cur:
             cur.execute("SET SESSION innodb_lock_wait_timeout = 1")  # 1205 after a second
         w = StreamingWriter(RowWriter(conn, batch_rows=10), KEYS)
+        w.writer.defer = defer
         w.add(DB, "t", "U", {"id": 3, "v": "mine"})
         w.close()
     finally:

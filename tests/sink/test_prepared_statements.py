@@ -86,15 +86,19 @@ def form():
 
 
 def write(conn, table: str, rows: list[dict], prepared: bool, verb: str = "REPLACE",
-          batch_rows: int | None = None) -> RowWriter:
-    """`batch_rows`: all of them by default (only a full batch goes prepared)."""
+          batch_rows: int | None = None, defer: bool = False) -> RowWriter:
+    """`batch_rows`: all of them by default (only a full batch goes prepared); `defer`: each
+    statement's answer read when the next is sent, the last one's by settle (the partition
+    bodies' writers)."""
     f = form()
     writer = RowWriter(conn, batch_rows or len(rows), form=f)
+    writer.defer = defer
     if not prepared:
         writer.prepared = None
     images = [f.read(encode_image(r)) for r in rows]
     columns = tuple(c for c in rows[0])
     writer.replace_rows(DB, table, columns, images, verb, [10] * len(rows), ["id"])
+    writer.settle()
     return writer
 
 
@@ -284,13 +288,13 @@ def test_a_statement_not_prepared_after_lock_conflicts_still_goes_as_text(conn, 
     writer = RowWriter(conn, len(ROWS), form=form())
     tried = []
 
-    def execute(sql, params):
+    def send(sql, params):
         tried.append(sql)
         if len(tried) < row_writer.STATEMENT_ATTEMPTS:
             raise pymysql.err.OperationalError(1213, "Deadlock found when trying to get lock")
         raise prepared_statements.NotPrepared(sql, None)
 
-    monkeypatch.setattr(writer.prepared, "execute", execute)
+    monkeypatch.setattr(writer.prepared, "send", send)
     monkeypatch.setattr(row_writer, "conflict_wait", lambda attempt: 0)
     writer.replace_rows(DB, "binary_rows", tuple(ROWS[0]), [writer.form.read(encode_image(r)) for r in ROWS],
                         "REPLACE", [10] * len(ROWS), ["id"])
@@ -307,3 +311,69 @@ def test_cache_prep_stmts_false_sends_text(conn):
     assert writer.prepared is None and writer.statements == 1
     assert SinkOptions().cache_prep_stmts is True  # TiCDC's default
     assert merge_sink_options(SinkOptions(), {"cache-prep-stmts": "false"}).cache_prep_stmts is False
+
+
+# --- answers read a statement later (RowWriter.defer: the partition bodies' writers) -------------
+
+@pytest.mark.parametrize("prepared", [True, False])
+def test_answers_read_a_statement_later_store_what_waiting_for_each_stores(conn, prepared):
+    many = [{**ROWS[k % len(ROWS)], "id": k} for k in range(1, 600)]
+    write(conn, "text_rows", many, prepared=False, batch_rows=256)
+    later = write(conn, "binary_rows", many, prepared=prepared, batch_rows=256, defer=True)
+    assert later.statements == 3 and later.rows_written == len(many)
+    assert (later.prepared.executed == 2) if prepared else later.prepared is None
+    assert stored(conn, "binary_rows") == stored(conn, "text_rows")
+
+
+def test_a_statement_is_counted_once_its_answer_is_read(conn):
+    f = form()
+    writer = RowWriter(conn, 2, form=f)
+    writer.defer = True
+    images = [f.read(encode_image(r)) for r in ROWS[:4]]
+    writer.replace_rows(DB, "binary_rows", tuple(ROWS[0]), images, "REPLACE", [10] * 4, ["id"])
+    assert (writer.statements, writer.rows_written) == (1, 2)  # the second is sent, its answer not read
+    writer.settle()
+    assert (writer.statements, writer.rows_written) == (2, 4)
+    with conn.cursor() as cur:  # nothing left unread on the connection
+        cur.execute(f"SELECT COUNT(*) FROM {DB}.binary_rows")
+        assert cur.fetchone() == (4,)
+
+
+@pytest.mark.parametrize("prepared", [True, False])
+def test_a_refused_row_read_a_statement_later_is_named_as_when_waited_for(conn, prepared):
+    """The refusal of the first of two statements surfaces when the second is sent, naming the
+    first's row, as a writer waiting for each answer names it; the second is never sent."""
+    refused = [{"id": 7, "l1": "ok"}, {"id": 8, "l1": "x" * 65}, {"id": 9, "l1": "after"}, {"id": 10, "l1": "y"}]
+    with pytest.raises(SinkError) as waited:
+        write(conn, "text_rows", refused, prepared=prepared, batch_rows=2)
+    with pytest.raises(SinkError) as later:
+        write(conn, "binary_rows", refused, prepared=prepared, batch_rows=2, defer=True)
+    assert str(later.value).replace("binary_rows", "text_rows") == str(waited.value)
+    assert "id = 8" in str(later.value)
+    assert stored(conn, "binary_rows")[1:] == stored(conn, "text_rows")[1:] == []
+
+
+def test_the_enum_error_value_refused_a_statement_later_is_written_as_text_is(conn):
+    lax = [{"id": 5, "en": "ä"}, {"id": 6, "en": ""}]
+    write(conn, "text_rows", lax, prepared=False)
+    later = write(conn, "binary_rows", lax, prepared=True, defer=True)
+    assert later.statements == 1 and later.rows_written == 2
+    assert stored(conn, "binary_rows") == stored(conn, "text_rows")
+
+
+def test_an_upsert_refused_for_a_duplicate_a_statement_later_is_written_as_delete_and_replace(conn):
+    """Two rows swapping a unique value, then a row of another statement: the UPSERT is refused,
+    and its DELETE + REPLACE run before the next statement is sent."""
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE TABLE {DB}.swap (id INT PRIMARY KEY, code VARCHAR(8) NOT NULL UNIQUE)")
+        cur.execute(f"INSERT INTO {DB}.swap VALUES (1, 'a'), (2, 'b')")
+    f = form()
+    writer = RowWriter(conn, 2, form=f)
+    writer.defer = True
+    images = [f.read(encode_image(r)) for r in ({"id": 1, "code": "b"}, {"id": 2, "code": "a"}, {"id": 3, "code": "c"})]
+    writer.replace_rows(DB, "swap", ("id", "code"), images, "UPSERT", [10] * 3, ["id"])
+    writer.settle()
+    assert writer.fallbacks == 1 and writer.rows_written == 3
+    with conn.cursor() as cur:
+        cur.execute(f"SELECT id, code FROM {DB}.swap ORDER BY id")
+        assert cur.fetchall() == ((1, "b"), (2, "a"), (3, "c"))

@@ -109,6 +109,7 @@ class Recorder:
     def __init__(self, batch_rows):
         self.batch_rows = batch_rows
         self.log = []  # (kind, schema, table, [row ids]) per statement batch
+        self.settled = 0
 
     def delete_keys(self, schema, table, key, images, counted=None):
         assert key == KEYS[f"{schema}.{table}"]
@@ -117,6 +118,9 @@ class Recorder:
     def replace_rows(self, schema, table, columns, images, verb="REPLACE", commit_ts=None, key=None):
         assert all(tuple(img) == columns for img in images)
         self.log.append(("U" if verb == "REPLACE" else verb, schema, table, [img["n"] for img in images]))
+
+    def settle(self):
+        self.settled += 1  # StreamingWriter.close: the last statement's answer read
 
 
 KEYS = {"db.a": ["id"], "db.b": ["id"], "db.c": ["x", "y"]}

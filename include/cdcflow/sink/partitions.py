@@ -232,6 +232,7 @@ def _run_partition(sink: dict, batch_rows: int, keys: dict[str, list[str]], writ
     try:
         conn = connect_with_retry(sink) if sessions is None else sessions.take()
         w = StreamingWriter(RowWriter(conn, batch_rows, form=raw_form(prepared)), keys, generated=generated)
+        w.writer.defer = True  # settled by w.close(); a write that raises closes the session below
         write(w, conn)
         written, statements = w.writer.rows_written, w.writer.statements
         done = True

@@ -73,28 +73,40 @@ class PreparedStatements:
         """Run `sql` (its placeholders `?`) with `params`: COM_STMT_EXECUTE's bytes after the
         iteration count (null bitmap, 1, types, values); the rows it affected.  NotPrepared: the
         downstream would not prepare it."""
+        return self.finish(self.send(sql, params))
+
+    def send(self, sql: str, params: bytes) -> tuple[str, bytes]:
+        """execute's first half: the statement sent (prepared first where the connection does not
+        hold it, which waits for the prepare's answer), its answer left to `finish`, which takes
+        what this returns.  Nothing else may go over the connection in between."""
         if self.conn.server_thread_id != self.thread:
             self.kept.clear()
             self.thread = self.conn.server_thread_id
+        self._send_once(sql, params)
+        return sql, params
+
+    def finish(self, sent: tuple[str, bytes]) -> int:
+        """execute's second half: the answer to what `send` sent; the rows it affected."""
+        sql, params = sent
         try:
-            affected = self._execute_once(sql, params)
+            affected = self.conn._read_query_result()
         except pymysql.MySQLError as e:
             # the server lost the statement, or asks for it prepared again: once
             if error_code(e) not in (UNKNOWN_STATEMENT, NEEDS_PREPARING):
                 raise
             self.kept.pop(sql, None)
-            affected = self._execute_once(sql, params)
+            self._send_once(sql, params)
+            affected = self.conn._read_query_result()
         self.executed += 1
         return affected
 
-    def _execute_once(self, sql: str, params: bytes) -> int:
+    def _send_once(self, sql: str, params: bytes) -> None:
         stmt = self.kept.get(sql)
         if stmt is None:
             stmt = self._prepare(sql)
         else:
             self.kept.move_to_end(sql)
         self.conn._execute_command(COMMAND.COM_STMT_EXECUTE, _EXECUTE_HEAD.pack(stmt, 0, 1) + params)
-        return self.conn._read_query_result()
 
     def _prepare(self, sql: str) -> int:
         conn = self.conn

@@ -26,6 +26,7 @@ from operator import attrgetter
 from typing import Callable, Iterable
 
 import pymysql
+from pymysql.constants import COMMAND
 
 from cdcflow.sink import prepared_statements, row_literals, statement_timeline
 from cdcflow.sink.prepared_statements import NotPrepared, placeholders
@@ -102,6 +103,29 @@ def raw_form(prepared: bool = True) -> ImageForm:
                      lambda img: decode_image(img.text), row_literals.params() if prepared else None)
 
 
+# _Statement.sent: the statement went as text; it goes as text through a cursor when it is read
+# (a connection that is not pymysql's: the tests' fakes)
+_TEXT, _CURSOR = object(), object()
+
+
+@dataclass
+class _Statement:
+    """A statement of RowWriter._run's, with what acting on its answer needs; `sent`: what its
+    answer is read as (the prepared statement's handle, _TEXT), None before it is sent."""
+
+    sql: object
+    what: str
+    rows: object
+    key: list[str] | None
+    table: tuple[str, str] | None
+    on_duplicate: Callable[[], None] | None
+    holds: object
+    prepared: tuple[str, bytes] | None
+    written: int
+    sent: object = None
+    at: float = 0.0
+
+
 class RowWriter:
     """Batches final row images into multi-row statements on one connection."""
 
@@ -114,6 +138,14 @@ class RowWriter:
         self.statements = 0
         self.fallbacks = 0  # UPSERT statements refused for a duplicate and written as DELETE + REPLACE
         self.in_transaction = False  # statements run inside the caller's explicit transaction
+        # each statement's answer read when the next is sent (or at settle), not before: the next
+        # is built while the downstream runs this one.  A writer whose statements wait for their
+        # answers leaves its session idle while it builds the next; with the answers of the
+        # writers' statements arriving together (the downstream shares its core among them), the
+        # downstream had nothing of theirs to run until one was built (docs/performance.md)
+        self.defer = False
+        self.framed = prepared_statements.speaks(conn)  # pymysql's: sent and read in two halves
+        self._pending: _Statement | None = None
         # the statements this connection holds prepared, where the form gives parameters
         self.prepared = _held(conn, form.params is not None)
 
@@ -126,7 +158,7 @@ class RowWriter:
 
     def _run(self, sql: str | bytes | Callable[[], str], what: str, rows: list | None = None,
              key: list[str] | None = None, table: tuple[str, str] | None = None, on_duplicate=None, holds=None,
-             prepared: tuple[str, bytes] | None = None) -> bool:
+             prepared: tuple[str, bytes] | None = None, written: int = 0) -> None:
         """`sql`: the statement's text, or what builds it where `prepared` (its text with
         placeholders, and their parameters) is sent instead: the text is built only if the
         downstream refuses the statement, or will not prepare it.  `rows`: the statement's
@@ -135,51 +167,93 @@ class RowWriter:
         tell the ENUM error value from a value the column would alter: enum_error_value).
         `on_duplicate`: what writes the rows instead when the downstream refuses the statement
         for a duplicate unique value (a transactional table undid all of it; the rows are written
-        again whole in any case).  `holds`: enum_error_value's, for rows without images.  False
-        when on_duplicate wrote them (and counted them)."""
+        again whole in any case).  `holds`: enum_error_value's, for rows without images.
+        `written`: the rows it writes, counted once it did (on_duplicate counts its own).
+        With `defer`, outside a transaction, the statement is sent and its answer read by the
+        next statement's _run (or `settle`): see `defer`."""
+        self.settle()
+        st = _Statement(sql, what, rows, key, table, on_duplicate, holds, prepared, written)
+        if self.defer and self.framed and not self.in_transaction:
+            try:
+                self._send(st)
+            except pymysql.MySQLError:
+                st.sent = None  # sent again by _complete, which acts on what it raises
+            else:
+                self._pending = st
+                return
+        self._complete(st)
+
+    def settle(self) -> None:
+        """Read the answer to the statement sent last and act on it as _run would have: the
+        writer's counts are whole only after it, and nothing else may use the connection before
+        it.  A refusal's remedy (on_duplicate) may leave statements of its own sent: read too."""
+        while self._pending is not None:
+            st, self._pending = self._pending, None
+            self._complete(st)
+
+    def _send(self, st: "_Statement") -> None:
+        st.at = time.perf_counter()
+        if st.prepared is not None:
+            try:
+                st.sent = self.prepared.send(*st.prepared)
+                return
+            except NotPrepared:
+                st.prepared = None  # the text instead, now and at any later attempt
+        if not self.framed:
+            st.sent = _CURSOR
+            return
+        text = st.sql() if callable(st.sql) else st.sql
+        # pymysql's Connection.query in two halves (_complete reads the answer)
+        self.conn._execute_command(COMMAND.COM_QUERY, text.encode(self.conn.encoding) if isinstance(text, str) else text)
+        st.sent = _TEXT
+
+    def _complete(self, st: "_Statement") -> None:
+        """The answer to `st` (sent already, or sent now), and what a refusal calls for."""
         timeline = statement_timeline.active()
         for attempt in range(STATEMENT_ATTEMPTS):
             try:
-                sent = time.perf_counter() if timeline is not None else 0.0
-                if prepared is not None:
-                    try:
-                        self.prepared.execute(*prepared)
-                    except NotPrepared:
-                        prepared = None  # the text instead, now and at any later attempt
-                if prepared is None:
+                if st.sent is None:
+                    self._send(st)
+                sent, st.sent = st.sent, None
+                if sent is _TEXT:
+                    self.conn._affected_rows = self.conn._read_query_result()
+                elif sent is _CURSOR:
                     with self.conn.cursor() as cur:
-                        cur.execute(sql() if callable(sql) else sql)
+                        cur.execute(st.sql() if callable(st.sql) else st.sql)
+                else:
+                    self.prepared.finish(sent)
                 if timeline is not None:
-                    timeline.statements.append((sent, time.perf_counter()))
+                    timeline.statements.append((st.at, time.perf_counter()))
                 self.statements += 1
-                return True
+                self.rows_written += st.written
+                return
             except pymysql.err.OperationalError as e:
                 # partitions that touch the same unique values lock each other: the statement
                 # (autocommitted) is run again once the other has gone on
                 if error_code(e) in LOCK_CONFLICTS:
                     if self.in_transaction:
-                        raise TransactionRolledBack(what, e) from None
+                        raise TransactionRolledBack(st.what, e) from None
                     if attempt < STATEMENT_ATTEMPTS - 1:
                         time.sleep(conflict_wait(attempt))
                         continue
-                raise SinkError(what, e) from None
+                raise SinkError(st.what, e) from None
             except pymysql.MySQLError as e:
-                if callable(rows):
-                    rows = rows()
+                rows = st.rows() if callable(st.rows) else st.rows
                 if rows and self.form is not DECODED:
                     rows = [(self.form.decoded(img), ts) for img, ts in rows]
                 # a refused ENUM error value is written non-strict; what stands then may be a duplicate
-                text = sql() if callable(sql) else sql
+                text = st.sql() if callable(st.sql) else st.sql
                 stands = e if error_code(e) == DUPLICATE_ENTRY else write_error_values(self.conn, text, e, rows,
-                                                                                        table, holds)
+                                                                                        st.table, st.holds)
                 if stands is None:
                     self.statements += 1
-                    return True
-                if on_duplicate is not None and error_code(stands) == DUPLICATE_ENTRY:
+                    self.rows_written += st.written
+                    return
+                if st.on_duplicate is not None and error_code(stands) == DUPLICATE_ENTRY:
                     self.fallbacks += 1
-                    on_duplicate()
-                    return False
-                raise SinkError(what, stands, *offending_row(stands, rows, key)) from None
+                    st.on_duplicate()
+                    return
+                raise SinkError(st.what, stands, *offending_row(stands, rows, st.key)) from None
 
     def delete_keys(self, schema: str, table: str, key: list[str], images: list[dict],
                     counted: int | None = None) -> None:
@@ -229,10 +303,9 @@ class RowWriter:
                 self.delete_keys(schema, table, key, part, counted=0)
                 self.replace_rows(schema, table, columns, part, "REPLACE", part_ts, key)
 
-            if self._run(lambda chunk=chunk: head + ",".join(chunk) + tail, f"{verb} into {schema}.{table}",
-                         lambda part=part, part_ts=part_ts: list(zip(part, part_ts)), key, (schema, table),
-                         instead if verb == "UPSERT" else None, prepared=prepared):
-                self.rows_written += len(chunk)
+            self._run(lambda chunk=chunk: head + ",".join(chunk) + tail, f"{verb} into {schema}.{table}",
+                      lambda part=part, part_ts=part_ts: list(zip(part, part_ts)), key, (schema, table),
+                      instead if verb == "UPSERT" else None, prepared=prepared, written=len(chunk))
             done += len(chunk)
 
     def _prepared(self, head: str, tail: str, columns: tuple[str, ...], images: list,
@@ -266,9 +339,8 @@ class RowWriter:
         `holds` or `images` (the rows' (image, commit ts), an image holding at least the ENUM
         columns): how a refused ENUM error value is proved (enum_error_value); `on_duplicate`:
         _run's (the rows are counted by whichever writes them)."""
-        if self._run(self._values_head(schema, table, columns, verb) + values, f"{verb} into {schema}.{table}",
-                     rows=images, table=(schema, table), holds=holds, on_duplicate=on_duplicate):
-            self.rows_written += rows
+        self._run(self._values_head(schema, table, columns, verb) + values, f"{verb} into {schema}.{table}",
+                  rows=images, table=(schema, table), holds=holds, on_duplicate=on_duplicate, written=rows)
 
     @staticmethod
     def _values_head(schema: str, table: str, columns: tuple[str, ...], verb: str) -> bytes:
@@ -422,6 +494,7 @@ class StreamingWriter:
         for group, pending in list(self.upserts.items()):
             self._upsert(group, pending)
         self.upserts.clear()
+        self.writer.settle()
 
 
 def apply_ordered(conn, schema: str, table: str, changes: Iterable[dict],

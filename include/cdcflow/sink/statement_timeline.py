@@ -1,6 +1,10 @@
 """When apply's downstream had nothing of this process's to work on: each row statement and DDL
 this process sent, timed from its send to its answer while apply runs (`recording`), and the
-time between them with none in flight, by where it fell.
+time between them with none in flight, by where it fell.  A writer that reads each answer when
+it sends its next statement (row_writer.RowWriter.defer) ends a statement's span then: the span
+holds the next one's building, so the time between a writer's statements counts as in flight,
+and what the downstream spent waiting on it shows in its busy share instead (the bench's
+cores-apart line).
 
 What apply takes beyond the downstream's own time on its statements (the bench's floor) is
 either time with nothing in flight, which is this process's own (the first part made before the
