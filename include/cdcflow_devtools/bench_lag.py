@@ -52,7 +52,7 @@ import urllib.request
 from pathlib import Path
 
 from cdcflow_devtools import lag_sysbench, lag_tail, process_tree
-from cdcflow_devtools.bench_targets import LAG_CAUGHT_UP_SECONDS, LAG_P99_SECONDS, SYSBENCH
+from cdcflow_devtools.bench_targets import SYSBENCH, lag_verdicts
 from cdcflow_devtools.checkout import LOCAL, PROJECT
 
 DEFAULT_RATES = (1000, 5000)
@@ -537,13 +537,9 @@ def summary_line(load, entry: dict) -> str:
         if "caught_up_seconds" in r:
             text += (f", caught up {r['caught_up_seconds']} s after it stopped "
                      f"({r['sysbench'].get('transactions_per_second')} sysbench tps)")
-        target = LAG_P99_SECONDS.get(load if load == SYSBENCH else int(load))
-        if launcher.startswith("dag-") and target and r.get("p99") is not None:
-            text += f" [p99 {'within' if r['p99'] <= target else 'above'} the {target:g} s target"
-            if "caught_up_seconds" in r:
-                text += (f", catch-up {'within' if r['caught_up_seconds'] <= LAG_CAUGHT_UP_SECONDS else 'above'} "
-                         f"{LAG_CAUGHT_UP_SECONDS:g} s")
-            text += "]"
+        verdicts = lag_verdicts(load if load == SYSBENCH else int(load), r) if launcher.startswith("dag-") else []
+        if verdicts:
+            text += " [" + "; ".join(v.text() for v in verdicts) + "]"
         if launcher.startswith("dag-") and r.get("p99") and cli.get("p99"):
             text += f" (p99 / CLI {r['p99'] / cli['p99']:.2f})"
         parts.append(text)

@@ -16,9 +16,9 @@ SYSBENCH = "sysbench"  # the lag part's load after the steady rates (bench_lag)
 
 @dataclass(frozen=True)
 class Target:
-    figure: str  # the key of replication_figures, as the bench's last lines print it
+    figure: str  # the key of replication_figures (a lag result's key, LAG), as the bench's last lines print it
     words: str  # what the summary line calls it
-    shapes: tuple[str, ...]  # the workload shapes it is for
+    shapes: tuple  # the workload shapes it is for (the lag part's loads, LAG)
     bound: float
     at_least: bool  # the figure must reach the bound (else stay at or below it)
     unit: str = ""
@@ -38,10 +38,13 @@ REPLICATION = (
     Target("cores_apart_apply_over_floor", "apply / floor on cores apart", BOTH, 1.1, False),
 )
 
-# the lag part's, on the DAG path: p99 lag at 1,000 changes/s; under sysbench, p99 while it runs
-# and the seconds until the downstream caught up after it stopped
-LAG_P99_SECONDS = {1000: 3.0, SYSBENCH: 5.0}
-LAG_CAUGHT_UP_SECONDS = 5.0
+# the lag part's, on the DAG path, by load: p99 lag at 1,000 changes/s; under sysbench, p99 while
+# it runs and the seconds until the downstream caught up after it stopped
+LAG = (
+    Target("p99", "p99", (1000,), 3.0, False, " s"),
+    Target("p99", "p99", (SYSBENCH,), 5.0, False, " s"),
+    Target("caught_up_seconds", "catch-up", (SYSBENCH,), 5.0, False, " s"),
+)
 
 
 def replication_figures(main: dict) -> dict[str, float]:
@@ -89,6 +92,11 @@ class Verdict:
 def replication_verdicts(main: dict) -> list[Verdict]:
     figures = replication_figures(main)
     return [Verdict(t, figures[t.figure]) for t in REPLICATION if main["shape"] in t.shapes and t.figure in figures]
+
+
+def lag_verdicts(load, result: dict) -> list[Verdict]:
+    """A DAG's lag under `load` (a rate, or SYSBENCH) against LAG: what it measured of them."""
+    return [Verdict(t, result[t.figure]) for t in LAG if load in t.shapes and result.get(t.figure) is not None]
 
 
 def as_record(main: dict | None) -> list[dict]:
