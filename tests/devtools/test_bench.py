@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -529,3 +530,26 @@ def test_the_census_tells_a_cycle_waiting_for_a_core_from_one_waiting_for_nothin
                             {"pull": 1}, {"pull": {"queued": 0.25, "disk": 1.1}})
     assert bench_census.Census.of(c.as_dict()) == c
     assert bench_census.table("t", c)[2].split()[-3:] == ["0.4", "0.25", "1.10"]
+
+
+def test_the_sampler_finds_a_cycles_grandchildren_as_the_full_scan_does():
+    """process_tree.sampled (the census's cheap listing, from the kernel's children files) finds
+    the processes descendants (a scan of every process) finds, and a spawned grandchild's CPU
+    counts for its kind; a process gone is an empty tree."""
+    from cdcflow_devtools import bench_census, process_tree
+
+    spin = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass"
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, threading\n"
+                               "kids = [subprocess.Popen([sys.executable, '-c', sys.argv[1]]) for _ in range(2)]\n"
+                               "threading.Thread(target=lambda: [k.wait() for k in kids]).start()\n"
+                               "[k.wait() for k in kids]", spin])
+    deadline = time.time() + 10
+    while len(process_tree.sampled(parent.pid)) < 3 and time.time() < deadline:
+        time.sleep(0.02)
+    sampler = bench_census.CpuSampler([parent.pid], {}, interval=0.05)
+    assert sorted(process_tree.sampled(parent.pid)) == sorted([parent.pid, *process_tree.descendants(parent.pid)])
+    assert len(process_tree.sampled(parent.pid)) == 3
+    parent.wait()
+    sampler.stop()
+    assert sampler.samples[-1][1]["cdcflow"] >= 0.6, sampler.samples[-1]  # the grandchildren's spinning
+    assert process_tree.sampled(parent.pid) == []
