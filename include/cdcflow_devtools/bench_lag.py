@@ -529,6 +529,7 @@ def lag_table(rates: list[int], seconds: float, base: Path, tuned: bool = True, 
 def summary_line(load, entry: dict) -> str:
     """Each launcher's p50, p99, max and runs a minute (under sysbench: and the catch-up after it);
     each DAG's p99 against its target and against the CLI loop's."""
+    load = load if load == SYSBENCH else int(load)  # the table keys its rates as text (JSON keys)
     cli = entry.get("cli") or {}
     parts = []
     for launcher, r in entry.items():
@@ -537,13 +538,13 @@ def summary_line(load, entry: dict) -> str:
         if "caught_up_seconds" in r:
             text += (f", caught up {r['caught_up_seconds']} s after it stopped "
                      f"({r['sysbench'].get('transactions_per_second')} sysbench tps)")
-        verdicts = lag_verdicts(load if load == SYSBENCH else int(load), r) if launcher.startswith("dag-") else []
+        verdicts = lag_verdicts(load, r) if launcher.startswith("dag-") else []
         if verdicts:
             text += " [" + "; ".join(v.text() for v in verdicts) + "]"
         if launcher.startswith("dag-") and r.get("p99") and cli.get("p99"):
             text += f" (p99 / CLI {r['p99'] / cli['p99']:.2f})"
         parts.append(text)
-    return f"{load_words(load if load == SYSBENCH else int(load))}: " + "; ".join(parts)
+    return f"{load_words(load)}: " + "; ".join(parts)
 
 
 def report(table: dict | None) -> None:

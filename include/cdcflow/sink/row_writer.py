@@ -125,6 +125,10 @@ class _Statement:
     sent: object = None
     at: float = 0.0
 
+    def text(self) -> str | bytes:
+        """The statement's text, built here where `sql` builds it."""
+        return self.sql() if callable(self.sql) else self.sql
+
 
 class RowWriter:
     """Batches final row images into multi-row statements on one connection."""
@@ -202,7 +206,7 @@ class RowWriter:
         if not self.framed:
             st.sent = _CURSOR
             return
-        text = st.sql() if callable(st.sql) else st.sql
+        text = st.text()
         # pymysql's Connection.query in two halves (_complete reads the answer)
         self.conn._execute_command(COMMAND.COM_QUERY, text.encode(self.conn.encoding) if isinstance(text, str) else text)
         st.sent = _TEXT
@@ -219,7 +223,7 @@ class RowWriter:
                     self.conn._affected_rows = self.conn._read_query_result()
                 elif sent is _CURSOR:
                     with self.conn.cursor() as cur:
-                        cur.execute(st.sql() if callable(st.sql) else st.sql)
+                        cur.execute(st.text())
                 else:
                     self.prepared.finish(sent)
                 if timeline is not None:
@@ -242,7 +246,7 @@ class RowWriter:
                 if rows and self.form is not DECODED:
                     rows = [(self.form.decoded(img), ts) for img, ts in rows]
                 # a refused ENUM error value is written non-strict; what stands then may be a duplicate
-                text = st.sql() if callable(st.sql) else st.sql
+                text = st.text()
                 stands = e if error_code(e) == DUPLICATE_ENTRY else write_error_values(self.conn, text, e, rows,
                                                                                         st.table, st.holds)
                 if stands is None:
