@@ -69,7 +69,7 @@ def test_a_folder_written_before_the_images_sizes_says_it_lacks_them(tmp_path):
     folder.write_table("raw/part-00000.parquet", pa.Table.from_pylist(
         [dataclasses.asdict(event(i)) for i in range(3)], schema=EVENT_SCHEMA))
     assert not folder.has_image_bytes("raw")
-    scanned = folder.dataset("raw").to_table()
+    scanned = folder.scanner("raw").to_table()
     assert scanned.column(IMAGE_BYTES).null_count == 3 and scanned.column("after").to_pylist()[0] is not None
 
 
@@ -240,7 +240,7 @@ def test_a_window_past_the_kept_bounds_does_not_wait_for_what_was_kept_to_be_wri
         let.release()
     w.close()
     assert not folder.kept("raw")
-    assert folder.dataset("raw").to_table()["commit_ts"].to_pylist() == list(range(1000, 1010))
+    assert folder.scanner("raw").to_table()["commit_ts"].to_pylist() == list(range(1000, 1010))
 
 
 @pytest.mark.parametrize("writer", ["compiled", "python"])
@@ -263,7 +263,7 @@ def test_a_window_its_binlog_says_will_outgrow_the_bounds_is_let_go_early(tmp_pa
             assert folder.exists("raw")  # written as it came, before close
         w.close()
         assert folder.kept("raw") == kept and folder.exists("raw") != kept
-        assert folder.dataset("raw").to_table()["commit_ts"].to_pylist() == list(range(1000, 1010))
+        assert folder.scanner("raw").to_table()["commit_ts"].to_pylist() == list(range(1000, 1010))
 
 
 def _written(folder: RunFolder, n: int, keep, batch_rows: int = 4) -> None:
@@ -285,19 +285,22 @@ def test_a_kept_folder_reads_the_rows_its_files_hold(tmp_path, monkeypatch, writ
     """Both writers keep the batches they write; the stages' scans of the kept folder give what
     the same scans of its files give, whole, by columns and under a filter."""
     import pyarrow.compute as pc
-    import pyarrow.dataset as pads
 
     monkeypatch.setenv(PULL_ENV, writer)
     folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
     _written(folder, 10, keep=(10, 10_000))
     assert folder.kept("raw")
-    assert isinstance(folder.dataset("raw"), pads.InMemoryDataset)
     where = (pc.field("commit_ts") > 1002) & (pc.field("op") != "ddl")
-    for scan in ({}, {"columns": ["commit_ts", "after", IMAGE_BYTES], "filter": where}):
-        kept = folder.dataset("raw").scanner(**scan).to_table()
-        assert kept.num_rows and kept.equals(_from_files(folder, "raw", **scan))
-    assert [r["commit_ts"] for r in folder.dataset("raw").to_table(filter=where).to_pylist()] == \
+    for scan in ({}, {"columns": ["commit_ts", "after", IMAGE_BYTES], "where": where}):
+        kept = folder.scanner("raw", **scan).to_table()
+        files = {"columns": scan.get("columns"), "filter": scan.get("where")}
+        assert kept.num_rows and kept.equals(_from_files(folder, "raw", **files))
+    assert [r["commit_ts"] for r in folder.scanner("raw", where).to_table().to_pylist()] == \
         [1003, 1005, 1006, 1007, 1008]
+    # the rows of a kept batch that match as one run are that batch's memory, not a copy of its images
+    run = folder.scanner("raw", (pc.field("commit_ts") > 1000) & (pc.field("commit_ts") <= 1003), ["after"]).to_table()
+    assert run["after"].to_pylist() == [event(i).after for i in (1, 2, 3)]
+    assert run["after"].chunk(0).buffers()[2].address == folder._kept["raw"][1][0].column("after").buffers()[2].address
 
 
 @pytest.mark.parametrize("keep", [None, (9, 10_000), (10, 100)], ids=["unasked", "rows", "bytes"])
@@ -305,13 +308,10 @@ def test_a_folder_past_the_kept_bounds_is_read_from_its_files(tmp_path, keep):
     """Nothing is kept unasked, nor past either bound (10 events whose images hold 152 bytes):
     the files are then the folder's only copy, every event in them in its order (the batches
     kept until a bound broke written first)."""
-    import pyarrow.dataset as pads
-
     folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
     _written(folder, 10, keep=keep)
     assert not folder.kept("raw")
-    assert not isinstance(folder.dataset("raw"), pads.InMemoryDataset)
-    assert folder.dataset("raw").to_table()["commit_ts"].to_pylist() == list(range(1000, 1010))
+    assert folder.scanner("raw").to_table()["commit_ts"].to_pylist() == list(range(1000, 1010))
 
 
 @pytest.mark.parametrize("writer", ["compiled", "python"])
@@ -319,19 +319,17 @@ def test_a_kept_folder_is_written_only_when_read_by_its_path(tmp_path, monkeypat
     """A folder kept within the bounds has no file until something reads it by its path (Spark)
     or the process hands it on (persist): then its files hold the kept rows, and it stays kept.
     Another process never reads a folder left unwritten as an empty window: it finds no folder."""
-    import pyarrow.dataset as pads
-
     monkeypatch.setenv(PULL_ENV, writer)
     folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
     _written(folder, 10, keep=(10, 10_000))
     assert folder.kept("raw") and not folder.exists("raw")
     assert folder.has_image_bytes("raw") and not folder.exists("raw")
     with pytest.raises(FileNotFoundError):
-        RunFolder.at(folder.url).dataset("raw")
+        RunFolder.at(folder.url).scanner("raw")
 
-    assert _from_files(folder, "raw").equals(folder.dataset("raw").to_table())  # path() wrote them
-    assert folder.kept("raw") and isinstance(folder.dataset("raw"), pads.InMemoryDataset)
-    assert RunFolder.at(folder.url).dataset("raw").to_table()["commit_ts"].to_pylist() == list(range(1000, 1010))
+    assert _from_files(folder, "raw").equals(folder.scanner("raw").to_table())  # path() wrote them
+    assert folder.kept("raw")
+    assert RunFolder.at(folder.url).scanner("raw").to_table()["commit_ts"].to_pylist() == list(range(1000, 1010))
 
 
 @pytest.mark.parametrize("writer", ["compiled", "python"])
@@ -361,21 +359,19 @@ def test_persist_writes_every_folder_kept_unwritten(tmp_path):
                                                                            "other": False}
     folder.persist()
     other = RunFolder.at(folder.url)
-    assert [other.dataset(n).to_table().num_rows for n in ("raw", "filtered", "other")] == [10, 0, 0]
+    assert [other.scanner(n).to_table().num_rows for n in ("raw", "filtered", "other")] == [10, 0, 0]
     assert folder.kept("filtered") and folder.kept("other") and not folder.kept("raw")
 
 
 def test_filters_copy_is_kept_as_pulls_window_is(tmp_path):
     """Batches written whole (filter's copy) are kept within the bounds, as the event writer's are."""
-    import pyarrow.dataset as pads
-
     folder = RunFolder(str(tmp_path / "store"), "cf", "run1")
     batch = pa.RecordBatch.from_pylist([dataclasses.asdict(event(i)) for i in range(6)], schema=EVENT_SCHEMA)
     folder.write_batches("filtered", [batch.slice(0, 4), batch.slice(4)], keep=(6, 10_000))
-    assert folder.kept("filtered") and isinstance(folder.dataset("filtered"), pads.InMemoryDataset)
-    assert folder.dataset("filtered").to_table().equals(_from_files(folder, "filtered"))
+    assert folder.kept("filtered")
+    assert folder.scanner("filtered").to_table().equals(_from_files(folder, "filtered"))
     folder.write_batches("filtered", [batch.slice(0, 4), batch.slice(4)], keep=(5, 10_000))
-    assert not folder.kept("filtered") and folder.dataset("filtered").to_table().num_rows == 6
+    assert not folder.kept("filtered") and folder.scanner("filtered").to_table().num_rows == 6
 
 
 def test_a_kept_folder_written_again_is_read_from_its_files(tmp_path):
@@ -386,7 +382,7 @@ def test_a_kept_folder_written_again_is_read_from_its_files(tmp_path):
     assert folder.kept("raw")
     folder.write_batches("raw", [pa.RecordBatch.from_pylist([dataclasses.asdict(event(0))], schema=EVENT_SCHEMA)])
     assert not folder.kept("raw")
-    assert folder.dataset("raw").to_table().num_rows == 1
+    assert folder.scanner("raw").to_table().num_rows == 1
 
     _written(folder, 10, keep=(100, 10_000))
     assert folder.kept("raw")
@@ -394,7 +390,7 @@ def test_a_kept_folder_written_again_is_read_from_its_files(tmp_path):
     assert not other.kept("raw")
     other.writer("raw", part=1).close()  # an empty part it adds
     assert not folder.kept("raw")
-    assert folder.dataset("raw").to_table().num_rows == 10
+    assert folder.scanner("raw").to_table().num_rows == 10
 
     _written(folder, 10, keep=(100, 10_000))
     folder.remove()
@@ -437,7 +433,7 @@ def test_batches_whose_texts_pass_a_huge_page_are_what_the_reference_writes_kept
             w.add(e)
         w.close()
         assert folder.kept("raw")
-        kept = folder.dataset("raw").to_table()
+        kept = folder.scanner("raw").to_table()
         folder.persist()
         with open(folder.part_file("raw"), "rb") as f:
             got[writer] = kept, f.read()

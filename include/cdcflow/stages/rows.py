@@ -26,7 +26,7 @@ from cdcflow.stages import contracts
 from cdcflow.stages.cycle import Cycle
 from cdcflow.store.events import EVENT_SPARK_SCHEMA, FIELDS
 
-if TYPE_CHECKING:  # the scanners' type only: the module loads pandas (store.events.RunFolder.dataset)
+if TYPE_CHECKING:  # the scanners' type only: the module loads pandas (store.events.RunFolder.scanner)
     import pyarrow.dataset as pads
 
 COPY = "filtered"  # the folder of filter's copy, when it made one
@@ -203,7 +203,7 @@ def window_events_arrow(cycle: Cycle, window: contracts.Window, where: pc.Expres
 
 def _scan(cycle: Cycle, folder: str, where: pc.Expression, columns) -> pads.Scanner:
     """A scanner of `folder`'s events that match `where`, `columns` of them, a batch ahead."""
-    return cycle.folder.dataset(folder).scanner(columns=list(columns), filter=where, **READAHEAD)
+    return cycle.folder.scanner(folder, where, columns, **READAHEAD)
 
 
 def _undropped(cycle: Cycle, window: contracts.Window, where: pc.Expression) -> pc.Expression:

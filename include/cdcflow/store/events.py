@@ -101,6 +101,26 @@ def _safe(name: str) -> str:
     return re.sub(r"^\.", "_", re.sub(r"[^A-Za-z0-9_.=-]", "_", name))
 
 
+def _matching(batch: pa.RecordBatch, where: pc.Expression, columns) -> pa.RecordBatch | None:
+    """A kept batch's rows that match `where`, `columns` of them; None where none does.  The
+    mask is `where` projected over the batch, and where the rows that match are one run (a
+    window's rows are in commit order) that run is sliced out, not copied; else only `columns`
+    are filtered.  A scanner's filter over the kept batches copied every column of the rows it
+    kept, the images too, before its projection dropped them: filter's and barrier's scans of
+    the narrow columns copied the bench's bulk window's images twice (filter 49-65 ms and
+    barrier 35-42 ms of the cycle, against 34-37 and 21-26 so), and apply's 60,000-row parts
+    took 14-50 ms each where a slice takes 1-5 ms (docs/performance.md)."""
+    import pyarrow.dataset as pads  # lazy: as RunFolder.scanner's
+
+    mask = pc.fill_null(pads.InMemoryDataset([batch]).to_table(columns={"m": where})["m"], False)
+    found = pc.indices_nonzero(mask)
+    if not len(found):
+        return None
+    rows = batch.select(list(columns))
+    first, last = found[0].as_py(), found[-1].as_py()
+    return rows.slice(first, len(found)) if last - first + 1 == len(found) else rows.filter(mask)
+
+
 class RunFolder:
     """The folder of one cycle of one changefeed."""
 
@@ -173,38 +193,38 @@ class RunFolder:
         with self.fs.open_input_file(self._fs_path(name)) as f:
             return _parquet().read_table(f)
 
-    def dataset(self, name: str) -> pads.Dataset:
-        """A folder of Parquet files read by the event schema, as Spark reads it: files named
-        `_*` or `.*` (Spark's markers and checksums) skipped, a column a file lacks read as null.
-        Where this process wrote the folder with its batches kept (writer's `keep`) and its files
-        are still the ones it wrote, the kept batches instead: the same rows, not decoded again."""
+    def scanner(self, name: str, where: pc.Expression | None = None, columns=None, **options) -> pads.Scanner:
+        """The events of folder `name` that match `where` (None: all), `columns` of them (None:
+        the event schema's).  Its Parquet files are scanned by the event schema, as Spark reads
+        them (files named `_*` or `.*`, Spark's markers and checksums, skipped; a column a file
+        lacks read as null), with `options` (pyarrow's Dataset.scanner's).  Where this process
+        wrote the folder with its batches kept (writer's `keep`) and its files are still the ones
+        it wrote, the kept batches instead, in their order: the same rows, not decoded again,
+        each batch's that match taken by `_matching`."""
         # lazy: pyarrow's dataset module loads pandas (0.3-0.5 s a process); a cycle without events never reads one
         import pyarrow.dataset as pads
 
+        where = pc.scalar(True) if where is None else where
+        columns = STORED_SCHEMA.names if columns is None else list(columns)
         if self.kept(name):
-            return pads.InMemoryDataset(self._kept[name][1], schema=STORED_SCHEMA)
-        return pads.dataset(self._fs_path(name), schema=STORED_SCHEMA, format="parquet", filesystem=self.fs)
+            schema = pa.schema([STORED_SCHEMA.field(c) for c in columns])
+            found = (m for m in (_matching(b, where, columns) for b in self._kept[name][1]) if m is not None)
+            return pads.Scanner.from_batches(found, schema=schema)
+        return pads.dataset(self._fs_path(name), schema=STORED_SCHEMA, format="parquet",
+                            filesystem=self.fs).scanner(columns=columns, filter=where, **options)
 
     def kept_table(self, name: str, where: pc.Expression, columns, commit_ts: list[tuple[int, int]]) -> pa.Table:
         """The rows of folder `name`, which this process kept (`kept`), that match `where`,
         `columns` of them, as one table; `where` keeps no row outside the `commit_ts` spans
-        ((lo, hi] each).  Only the kept batches with a commit ts in a span are looked at, and
-        where a batch's rows that match are one run (a window's rows are in commit order), that
-        run is sliced out, not copied: apply reads its parts so, and a scan's copy of every image
-        took 14-50 ms of the bench's 60,000-row parts, the slices 1-5 ms."""
-        import pyarrow.dataset as pads  # lazy: as dataset's
-
+        ((lo, hi] each).  Only the kept batches with a commit ts in a span are looked at
+        (`_matching` each): apply reads its parts so."""
         out = []
         for batch, (least, most) in zip(self._kept[name][1], self._ts_ranges(name)):
             if least is not None and not any(most > lo and least <= hi for lo, hi in commit_ts):
                 continue
-            mask = pc.fill_null(pads.InMemoryDataset([batch]).to_table(columns={"m": where})["m"], False)
-            found = pc.indices_nonzero(mask)
-            if not len(found):
-                continue
-            rows = batch.select(list(columns))
-            first, last = found[0].as_py(), found[-1].as_py()
-            out.append(rows.slice(first, len(found)) if last - first + 1 == len(found) else rows.filter(mask))
+            found = _matching(batch, where, columns)
+            if found is not None:
+                out.append(found)
         return pa.Table.from_batches(out, schema=pa.schema([STORED_SCHEMA.field(c) for c in columns]))
 
     def _ts_ranges(self, name: str) -> list[tuple[int | None, int | None]]:
