@@ -202,15 +202,19 @@ def stop_servers(servers: Servers) -> None:
 
 def settled(servers: Servers) -> None:
     """Every server's InnoDB done with the background work of the writes before (MariaDB.settle),
-    and then the machine's page cache written back (written_back), before a timed run: the page
-    cleaner and the purge threads of the workload's upstream or of an earlier run's downstream
-    run in mariadbd, on the cores the run is timed on, and each timed run, cdcflow's or a
-    peer's, starts as the others do."""
+    then the machine's page cache written back (written_back) and the contenders' program files
+    read into it (bench_program_files), before a timed run: the page cleaner and the purge
+    threads of the workload's upstream or of an earlier run's downstream run in mariadbd, on the
+    cores the run is timed on, and each timed run, cdcflow's or a peer's, starts as the others do."""
+    from cdcflow_devtools import bench_program_files
+
     found = [s.settle() for s in servers.all()]
     dirty, took = written_back()
+    loaded, read_took = bench_program_files.read_in()
     say(f"  servers settled in {sum(w for _d, _h, w in found):.1f}s "
         f"({sum(d for d, _h, _w in found):,} dirty pages, history lists {max(h for _d, h, _w in found):,} at most; "
-        f"{dirty / 2 ** 20:,.0f} MiB of the page cache written back in {took:.1f}s)")
+        f"{dirty / 2 ** 20:,.0f} MiB of the page cache written back in {took:.1f}s; "
+        f"the programs' {loaded / 2 ** 20:,.0f} MiB of files read in {read_took:.1f}s)")
 
 
 def page_cache_dirty() -> int:

@@ -327,6 +327,25 @@ def test_a_timed_run_starts_with_the_page_cache_written_back(tmp_path):
     assert bench_common.page_cache_dirty() < 32 * 2 ** 20 and took >= 0
 
 
+def test_a_timed_run_starts_with_every_contenders_program_in_the_page_cache():
+    """The files read in before a timed run (bench_program_files) are those the contenders load:
+    cdcflow's modules, the packages a cycle imports with their libraries, and the peers'
+    programs; pandas, which the command holds back, is not among them.  Each is read whole."""
+    import shutil
+
+    from cdcflow_devtools import bench_program_files
+    from cdcflow_devtools.checkout import PROJECT
+
+    files = bench_program_files.program_files()
+    names = {f.name for f in files}
+    assert (PROJECT / "include" / "cdcflow" / "sink" / "row_writer.py").resolve() in files
+    assert any(n.startswith("libarrow.so") for n in names) and any(n.startswith("compiled_reader.") for n in names)
+    assert Path(shutil.which("mariadb-binlog")).resolve() in files and Path(shutil.which("mariadbd")).resolve() in files
+    assert not any("site-packages/pandas/" in str(f) for f in files)
+    read, took = bench_program_files.read_in()
+    assert read == sum(f.stat().st_size for f in files) and took >= 0
+
+
 def test_the_lag_report_gives_a_dag_runs_times_only_where_a_run_finished(capsys):
     """A run that follows the binlog may outlast the measured window: the report then says so
     once (lag_tail) and prints no run times of None."""
