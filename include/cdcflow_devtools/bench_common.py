@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cdcflow_devtools.checkout import LOCAL, PROJECT
+from cdcflow_devtools.checkout import LOCAL, child_env
 
 DEFAULT_DIR = LOCAL / "bench"
 DEFAULT_ROWS = 300_000
@@ -109,8 +109,7 @@ def run_measured(args: list[str], log_path: Path, ok: tuple[int, ...] = (0,), wa
     """`cdcflow <args>` as a child process: (wall seconds, peak memory of it and its children,
     its stdout); its stderr goes to `log_path`.  `watch(pid)`: a sampler started on the child,
     stopped when it exits (bench_census.CpuSampler)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT / "include"), env.get("PYTHONPATH")) if p)
+    env = child_env()
     out_path = log_path.with_suffix(".out")
     with open(log_path, "wb") as log, open(out_path, "wb") as out:
         t0 = time.perf_counter()

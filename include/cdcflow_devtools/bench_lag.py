@@ -53,7 +53,7 @@ from pathlib import Path
 
 from cdcflow_devtools import lag_sysbench, lag_tail, process_tree
 from cdcflow_devtools.bench_targets import SYSBENCH, lag_verdicts
-from cdcflow_devtools.checkout import LOCAL, PROJECT
+from cdcflow_devtools.checkout import LOCAL, child_env
 
 DEFAULT_RATES = (1000, 5000)
 DEFAULT_SECONDS = 120
@@ -278,9 +278,7 @@ def settle_cycles(changefeed_id: str, since: float, cycles: int, timeout: float 
 # --- the launchers ----------------------------------------------------------------------------
 
 def cli_env(home: Path) -> dict[str, str]:
-    env = {**os.environ, "CDCFLOW_HOME": str(home)}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT / "include"), env.get("PYTHONPATH")) if p)
-    return env
+    return child_env(CDCFLOW_HOME=str(home))
 
 
 class CliLoop(threading.Thread):

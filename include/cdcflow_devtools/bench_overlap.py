@@ -34,8 +34,9 @@ import time
 from pathlib import Path
 
 from cdcflow_devtools.bench_census import STAGE_ENDS
-from cdcflow_devtools.bench_common import PROJECT, reset_settled, run_cycle_measured, verify
+from cdcflow_devtools.bench_common import reset_settled, run_cycle_measured, verify
 from cdcflow_devtools.bench_pairs import alternating, spread
+from cdcflow_devtools.checkout import PROJECT
 
 DEFAULT_PAIRS = 4
 READY, GO = "ready", "go"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -22,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from cdcflow_devtools.checkout import PROJECT
+from cdcflow_devtools.checkout import PROJECT, child_env
 
 # what a CLI cycle imports, its stages' lazy imports included; every file of each package these
 # load is read, so the modules and libraries they load later (a compute kernel's) are in too
@@ -39,15 +38,13 @@ def program_files() -> tuple[Path, ...]:
     standard library's modules they load and the interpreter (pandas held back, as the command
     holds it: core.pandas_hold); for the peers, PEER_PROGRAMS and
     the libraries each links (ldd)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(PROJECT / "include"),
-                                                                  os.environ.get("PYTHONPATH")) if p))
     named = subprocess.run(
         [sys.executable, "-c", "import importlib, json, sys\n"
          "from cdcflow.core import pandas_hold\n"
          "pandas_hold.hold()\n"  # as the command holds it (cli.entry)
          f"for m in {CYCLE_MODULES!r}: importlib.import_module(m)\n"
          "print(json.dumps([getattr(m, '__file__', None) for m in list(sys.modules.values())]))"],
-        capture_output=True, text=True, check=True, env=env).stdout
+        capture_output=True, text=True, check=True, env=child_env()).stdout
     roots = [Path(p) for p in sys.path if p.endswith("site-packages")] + [PROJECT / "include"]
     files, packages = {Path(sys.executable).resolve()}, set()
     for f in filter(None, json.loads(named)):

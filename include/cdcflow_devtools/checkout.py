@@ -9,3 +9,11 @@ from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[2]
 LOCAL = Path(os.environ.get("CDCFLOW_LOCAL") or PROJECT / ".local")
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """This process's environment with `extra`, for a child that runs cdcflow from the checkout:
+    its include/ first on PYTHONPATH, before any the environment has."""
+    env = {**os.environ, **extra}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT / "include"), env.get("PYTHONPATH")) if p)
+    return env

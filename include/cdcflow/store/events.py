@@ -101,6 +101,11 @@ def _safe(name: str) -> str:
     return re.sub(r"^\.", "_", re.sub(r"[^A-Za-z0-9_.=-]", "_", name))
 
 
+def _stored_schema(columns) -> pa.Schema:
+    """The event store's schema of `columns`, in their order."""
+    return pa.schema([STORED_SCHEMA.field(c) for c in columns])
+
+
 def _matching(batch: pa.RecordBatch, where: pc.Expression, columns) -> pa.RecordBatch | None:
     """A kept batch's rows that match `where`, `columns` of them; None where none does.  The
     mask is `where` projected over the batch, and where the rows that match are one run (a
@@ -207,9 +212,8 @@ class RunFolder:
         where = pc.scalar(True) if where is None else where
         columns = STORED_SCHEMA.names if columns is None else list(columns)
         if self.kept(name):
-            schema = pa.schema([STORED_SCHEMA.field(c) for c in columns])
             found = (m for m in (_matching(b, where, columns) for b in self._kept[name][1]) if m is not None)
-            return pads.Scanner.from_batches(found, schema=schema)
+            return pads.Scanner.from_batches(found, schema=_stored_schema(columns))
         return pads.dataset(self._fs_path(name), schema=STORED_SCHEMA, format="parquet",
                             filesystem=self.fs).scanner(columns=columns, filter=where, **options)
 
@@ -225,7 +229,7 @@ class RunFolder:
             found = _matching(batch, where, columns)
             if found is not None:
                 out.append(found)
-        return pa.Table.from_batches(out, schema=pa.schema([STORED_SCHEMA.field(c) for c in columns]))
+        return pa.Table.from_batches(out, schema=_stored_schema(columns))
 
     def _ts_ranges(self, name: str) -> list[tuple[int | None, int | None]]:
         """The least and most commit ts of each kept batch of folder `name`, found once."""
