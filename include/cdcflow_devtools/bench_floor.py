@@ -8,8 +8,10 @@ connection of the cycle that wrote rows becomes a connection of the replay that 
 statements in their order, as many at once as ran at once in the cycle.  What ran at once is
 read from the log: between two DDLs, each connection's statements span an interval, and
 overlapping intervals form one phase (a Spark job's partitions); phases run one after the
-other, a DDL alone.  The sum is the floor: what apply would take if everything but the
-downstream's own work cost nothing.  The replay's downstream is checked against the upstream
+other, a DDL alone; the parts of a segment (its slices, and a window's lead slices: apply's
+writers all end one before the next begins) are phases of their own too, told apart by the
+catalogue question apply asks before each.  The sum is the floor: what apply would take if
+everything but the downstream's own work cost nothing.  The replay's downstream is checked against the upstream
 like every other, which proves the log held every statement.
 """
 
@@ -32,6 +34,10 @@ from cdcflow_devtools.bench_workload import SCHEMA
 # bookkeeping, nor the bench's reads)
 _ROWS = re.compile(rf"^\s*(REPLACE|INSERT|DELETE|UPDATE)\b.*?`?{SCHEMA}`?\.", re.I | re.S)
 _DDL = re.compile(rf"^\s*(ALTER|CREATE|DROP|RENAME|TRUNCATE)\b.*?`?{SCHEMA}`?\.", re.I | re.S)
+# apply's question to the downstream's catalogue before each part it writes (sink.row_sink's
+# plan: the tables' columns), asked once the writers of the part before have all ended: the
+# writers of two parts may hold one key on two sessions, so the parts replay one after the other
+_PART_START = re.compile(r"^\s*SELECT\b.*\binformation_schema\.COLUMNS\b", re.I | re.S)
 
 
 @dataclass
@@ -58,6 +64,12 @@ def captured(server) -> list[Phase]:
     rows = server.query("SELECT event_time, thread_id, command_type, argument FROM mysql.general_log "
                         "WHERE command_type IN ('Query', 'Prepare', 'Execute') ORDER BY event_time")
     server.execute("TRUNCATE TABLE mysql.general_log")
+    return phases_of(rows)
+
+
+def phases_of(rows) -> list[Phase]:
+    """The logged (event time, thread, command, argument) rows of a cycle, in time order, as the
+    phases `captured` replays."""
     phases: list[Phase] = []
     segment: list[tuple] = []
     prepared: dict[int, list[str]] = {}  # per connection, the statements it prepared
@@ -68,6 +80,9 @@ def captured(server) -> list[Phase]:
         elif _DDL.match(sql):
             phases += _overlapping(segment)
             phases.append(Phase(ddl=sql))
+            segment = []
+        elif _PART_START.match(sql):
+            phases += _overlapping(segment)
             segment = []
         elif _ROWS.match(sql):
             segment.append((at, thread, prepared_again(prepared.get(thread, []), sql) if command == "Execute" else sql))

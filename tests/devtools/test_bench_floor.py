@@ -70,3 +70,25 @@ def test_the_floor_and_the_cycle_are_split_alike_by_segment(tmp_path):
         ev.format(time="2026-12-01 10:00:02,750", name="applied"),
         ev.format(time="2026-12-01 10:00:02,760", name="finished")]) + "\n")
     assert [round(s, 3) for s in bench_census.apply_segment_seconds(log)] == [0.9, 1.25, 0.5]
+
+
+def test_the_parts_of_a_segment_replay_one_after_the_other():
+    """Apply's writers of two parts of a segment (its lead slices) may hold one key on two
+    sessions: the catalogue question apply asks before each part ends a phase, so that the replay
+    keeps the parts in order, as a DDL does; statements of one part on several sessions stay one
+    phase."""
+    put = f"REPLACE INTO {SCHEMA}.t VALUES "
+    rows = [(1.0, 7, "Query", "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, 0 FROM information_schema.COLUMNS WHERE 1"),
+            (1.1, 1, "Query", put + "(1, 'a')"), (1.2, 2, "Query", put + "(2, 'b')"),
+            (1.3, 1, "Query", put + "(3, 'c')"),
+            (2.0, 7, "Query", "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, 0 FROM information_schema.COLUMNS WHERE 1"),
+            (2.1, 2, "Query", put + "(1, 'a2')"), (2.2, 1, "Query", put + "(2, 'b2')"),
+            (2.3, 2, "Query", put + "(3, 'c2')"),
+            (3.0, 7, "Query", f"ALTER TABLE {SCHEMA}.t ADD COLUMN c INT"),
+            (3.1, 1, "Query", put + "(1, 'a3', 1)")]
+    phases = bench_floor.phases_of(rows)
+    assert [(p.ddl, sorted(map(tuple, p.connections.values()))) for p in phases] == [
+        (None, [(put + "(1, 'a')", put + "(3, 'c')"), (put + "(2, 'b')",)]),
+        (None, [(put + "(1, 'a2')", put + "(3, 'c2')"), (put + "(2, 'b2')",)]),
+        (f"ALTER TABLE {SCHEMA}.t ADD COLUMN c INT", []),
+        (None, [(put + "(1, 'a3', 1)",)])]
