@@ -37,7 +37,7 @@ _DDL = re.compile(rf"^\s*(ALTER|CREATE|DROP|RENAME|TRUNCATE)\b.*?`?{SCHEMA}`?\."
 # apply's question to the downstream's catalogue before each part it writes (sink.row_sink's
 # plan: the tables' columns), asked once the writers of the part before have all ended: the
 # writers of two parts may hold one key on two sessions, so the parts replay one after the other
-_PART_START = re.compile(r"^\s*SELECT\b.*\binformation_schema\.COLUMNS\b", re.I | re.S)
+_PART_START = re.compile(r"^[\s(]*SELECT\b.*\binformation_schema\.COLUMNS\b", re.I | re.S)
 
 
 @dataclass

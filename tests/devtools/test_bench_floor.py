@@ -78,10 +78,11 @@ def test_the_parts_of_a_segment_replay_one_after_the_other():
     keeps the parts in order, as a DDL does; statements of one part on several sessions stay one
     phase."""
     put = f"REPLACE INTO {SCHEMA}.t VALUES "
-    rows = [(1.0, 7, "Query", "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, 0 FROM information_schema.COLUMNS WHERE 1"),
+    asked = _plan_question()
+    rows = [(1.0, 7, "Query", asked),
             (1.1, 1, "Query", put + "(1, 'a')"), (1.2, 2, "Query", put + "(2, 'b')"),
             (1.3, 1, "Query", put + "(3, 'c')"),
-            (2.0, 7, "Query", "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, 0 FROM information_schema.COLUMNS WHERE 1"),
+            (2.0, 7, "Query", asked),
             (2.1, 2, "Query", put + "(1, 'a2')"), (2.2, 1, "Query", put + "(2, 'b2')"),
             (2.3, 2, "Query", put + "(3, 'c2')"),
             (3.0, 7, "Query", f"ALTER TABLE {SCHEMA}.t ADD COLUMN c INT"),
@@ -92,3 +93,32 @@ def test_the_parts_of_a_segment_replay_one_after_the_other():
         (None, [(put + "(1, 'a2')", put + "(3, 'c2')"), (put + "(2, 'b2')",)]),
         (f"ALTER TABLE {SCHEMA}.t ADD COLUMN c INT", []),
         (None, [(put + "(1, 'a3', 1)",)])]
+
+
+def _plan_question() -> str:
+    """The catalogue question apply's plan asks before a part (downstream_tables.table_columns),
+    as the general log writes it: its parameters filled in."""
+    from cdcflow.sink.downstream_tables import table_columns
+
+    sent = []
+
+    class Cursor:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def execute(self, sql, params=()):
+            sent.append(sql % tuple(f"'{p}'" for p in params))
+
+        def fetchall(self):
+            return []
+
+    class Conn:
+        def cursor(self):
+            return Cursor()
+
+    table_columns(Conn(), [(SCHEMA, "t"), (SCHEMA, "u")])
+    assert len(sent) == 1
+    return sent[0]
