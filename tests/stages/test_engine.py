@@ -3,7 +3,6 @@ engine forced either way, CDCFLOW_ENGINE over every config, and the bounds of ea
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from cdcflow.config.parsing import parse_config
@@ -73,34 +72,6 @@ def test_a_segment_over_the_bounds_is_cut_into_slices_that_fit_at_run_ends():
     assert e.slices(small, runs) == [] and small.parts() == [Slice(0, 100, 100, 1000)]
     assert e.slices(seg, [(50, 250, 1000)]) == []
     assert _engine("[cdcflow]\nengine = 'spark'\nlocal-segment-rows = 100\n").slices(seg, runs) == []
-
-
-def test_the_first_part_begins_with_lead_slices_of_whole_transactions():
-    """Engine.lead: local-lead-rows, then four times as many, each ending at a transaction's end
-    (every row of a commit ts on one side), each cut only where as many rows follow; the rows and
-    the images' bytes of each slice exact, the slices covering the part in order."""
-    e = _engine("[cdcflow]\nlocal-lead-rows = 3\n")
-    assert e.lead_rows == 3 and _engine("").lead_rows == 4_096  # the default, declared once in the config
-    # 40 rows in transactions of 2 (commit ts 2, 4, ..., 40), each row's images 10 bytes but the
-    # first row's 5
-    ts = np.repeat(np.arange(2, 42, 2), 2)
-    sizes = np.full(40, 10)
-    sizes[0] = 5
-    part = Slice(1, 50, 40, 395)
-    got = e.lead(part, ts, sizes)
-    # 3 rows reach into the second transaction (ts 4): the lead ends after it, 4 rows; the next
-    # wants 12 and ends with the transaction of its 12th row (ts 16); the rest runs to the part's end
-    assert got == [Slice(1, 4, 4, 35), Slice(4, 16, 12, 120), Slice(16, 50, 24, 240)]
-    # rows out of commit order are cut alike; without the stored sizes the bytes are the part's share
-    shuffled = np.random.default_rng(7).permutation(40)
-    assert e.lead(part, ts[shuffled], sizes[shuffled]) == got
-    assert [s.image_bytes for s in e.lead(part, ts, None)] == [39, 118, 237]
-    # the second slice is cut only where 12 rows follow it; none is where 3 do not follow the lead
-    assert e.lead(Slice(1, 30, 24, 240), ts[:24], None) == [Slice(1, 4, 4, 40), Slice(4, 30, 20, 200)]
-    assert e.lead(Slice(1, 6, 6, 60), ts[:6], None) == []
-    # one transaction: nothing to cut at; local-lead-rows 0: the part whole
-    assert e.lead(Slice(1, 50, 40, 400), np.full(40, 7), None) == []
-    assert _engine("[cdcflow]\nlocal-lead-rows = 0\n").lead(part, ts, sizes) == []
 
 
 def test_spark_runs_every_step_in_spark_tasks():

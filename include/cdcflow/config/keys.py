@@ -183,11 +183,6 @@ class ChangefeedConfig:
         "images from its own process (it holds one and reads one more ahead): the memory bound. A window within it "
         "and local-segment-rows is kept in memory by pull instead of written (with filter's copy of it) for the "
         "stages after it in the same process; written where another process reads it")
-    local_lead_rows: int = _key(
-        "local-lead-rows", CDCFLOW, 4_096, "integer ≥ 0", checks.int_between(0),
-        "engine auto and local: the first part of a window apply writes from its own process begins with a "
-        "slice of about this many row changes and one four times as large (whole transactions, where as many "
-        "follow each), so the downstream has statements while the rest is made ready; 0: the part whole")
     max_window_bytes: int = _key(
         "max-window-bytes", CDCFLOW, 1024 * 1024 * 1024, "integer ≥ 0 (bytes)", checks.int_between(0),
         "a cycle reads at most about this many binlog bytes (whole transactions), the next cycle the rest; "

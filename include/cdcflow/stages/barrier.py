@@ -120,25 +120,6 @@ def segment_counts(cycle: Cycle, spark, his: list[int]) -> Counted:
     return counts_in_spark(rows.kept_rows(spark, cycle), his)
 
 
-def lead(cycle: Cycle, segments: list[Segment], start_ts: int) -> None:
-    """The first part apply will write from its process, cut into its lead slices
-    (stages.engine.Engine.lead) from its rows' commit ts (and images' sizes), read here as apply's
-    read-ahead will read them; the segment's other parts as they were."""
-    first = cycle.engine.parts_in_process(segments, start_ts)[:1]
-    if not first or not cycle.engine.lead_rows:
-        return
-    i, j = first[0]
-    parts = segments[i].parts()
-    if parts[j].rows < 2 * cycle.engine.lead_rows:  # too small to cut: not read
-        return
-    sized = rows.kept_rows_have_image_bytes(cycle)
-    read = rows.kept_rows_table(cycle, [(parts[j].lo, parts[j].hi)], ["commit_ts", *([IMAGE_BYTES] if sized else [])])
-    cut = cycle.engine.lead(parts[j], read["commit_ts"].to_numpy(),
-                            read[IMAGE_BYTES].to_numpy() if sized else None)
-    if cut:
-        segments[i].slices = [*parts[:j], *cut, *parts[j + 1:]]
-
-
 def barrier(spark, cycle: Cycle) -> contracts.BarrierResult:
     window = contracts.WINDOW.read(cycle.folder)
     ddls = contracts.DDLS.read(cycle.folder).kept
@@ -155,7 +136,6 @@ def barrier(spark, cycle: Cycle) -> contracts.BarrierResult:
         seg.tables = sorted(ts)
         if counted.runs is not None:
             seg.slices = cycle.engine.slices(seg, counted.runs.get(i, []))
-    lead(cycle, segments, window.start_ts)
     contracts.SEGMENTS.write(cycle.folder, segments)
     cycle.log_event("barriers", barriers=[s.hi for s in segments if s.ddl], segments=len(segments),
                     rows=[s.rows for s in segments], slices=[len(s.slices) for s in segments if s.slices])

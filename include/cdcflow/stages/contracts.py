@@ -182,8 +182,7 @@ class Segment(Record):
     tables: list[tuple[str, str]] = []
     image_bytes: int = 0  # its rows' images' bytes (barrier.segment_counts; 0 in a record older than it)
     # where its rows are written in runs of transactions, to hold no more than the engine's bounds
-    # at once in the stage's process, and the lead slices of the window's first part written there
-    # (stages.engine: slices, lead); empty: whole
+    # at once in the stage's process (stages.engine); empty: whole
     slices: list[Slice] = []
 
     def parts(self) -> list[Slice]:

@@ -28,8 +28,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import numpy as np
-
 from cdcflow.config.keys import ENGINES
 from cdcflow.core.errors import CdcflowError
 from cdcflow.stages.contracts import Slice
@@ -38,12 +36,6 @@ AUTO, LOCAL, SPARK = ENGINES
 PROCESS = "process"  # a step's place in the stage results: the stage's own process, or Spark tasks
 # a segment record older than image_bytes: the row bound the process path had then
 OLD_RECORD_ROWS = 2_000
-# apply's lead slices (Engine.lead): local-lead-rows, then this many times as many.  Each is made
-# ready while the one before is written, and the downstream spends about four times as long on
-# a row as apply's process takes to key, compact and spread it (the bench's bulk window: 4 µs
-# against 0.9 µs), so each is ready about when the one before is written
-LEAD_GROWTH = 4
-LEAD_SLICES = 2
 
 
 @dataclass(frozen=True)
@@ -55,7 +47,6 @@ class Engine:
     max_events: int
     segment_rows: int
     segment_bytes: int
-    lead_rows: int = 0
 
     @classmethod
     def of(cls, cfg) -> Engine:
@@ -65,7 +56,7 @@ class Engine:
             raise CdcflowError(f"CDCFLOW_ENGINE={mode!r} names no engine",
                                hint=f"set it to one of {', '.join(ENGINES)}, or unset it to use each "
                                     f"changefeed's [cdcflow] engine")
-        return cls(mode, cfg.local_max_events, cfg.local_segment_rows, cfg.local_segment_bytes, cfg.local_lead_rows)
+        return cls(mode, cfg.local_max_events, cfg.local_segment_rows, cfg.local_segment_bytes)
 
     def window_in_process(self, events: int) -> bool:
         """Whether filter and barrier read a window of `events` events in their own process."""
@@ -100,41 +91,6 @@ class Engine:
             rows, size, last = rows + n, size + b, max(last, upto)
         out.append(Slice(lo, seg.hi, rows, size))
         return out if len(out) > 1 else []
-
-    def lead(self, part: Slice, commit_ts: np.ndarray, image_bytes: np.ndarray | None) -> list[Slice]:
-        """The first part apply writes from its process (`part`: a segment whole or a slice; its
-        rows' `commit_ts` and, where the store has them, `image_bytes`) cut to begin with slices
-        of about lead_rows and LEAD_GROWTH times as many, then the rest: apply's first statement
-        goes once the lead's rows are keyed, compacted and spread, not the whole part's (55-80
-        ms of the bench's bulk window, the downstream idle), and each next slice is made ready
-        while the one before is written (stages.read_ahead).  A slice ends at a transaction's end
-        and is cut only where at least as many rows follow it; the slices' rows and bytes are
-        exact.  [] where none is cut (local-lead-rows 0, a part too small)."""
-        want, n = self.lead_rows, len(commit_ts)
-        if not want or n < 2 * want:
-            return []
-        order = None if np.all(commit_ts[1:] >= commit_ts[:-1]) else np.argsort(commit_ts, kind="stable")
-        ts = commit_ts if order is None else commit_ts[order]
-        sizes = None if image_bytes is None else np.cumsum(image_bytes if order is None else image_bytes[order])
-
-        def spent(a: int, b: int) -> int:  # the images' bytes of rows a..b-1 (about, where not stored)
-            if sizes is None:
-                return part.image_bytes * (b - a) // n
-            return int(sizes[b - 1] - (sizes[a - 1] if a else 0))
-
-        out, at, lo = [], 0, part.lo
-        for _ in range(LEAD_SLICES):
-            if n - at < 2 * want:
-                break
-            cut = int(ts[at + want - 1])
-            end = int(np.searchsorted(ts, cut, side="right"))  # the transaction's last row
-            if n - end < want:
-                break
-            out.append(Slice(lo, cut, end - at, spent(at, end)))
-            at, lo, want = end, cut, want * LEAD_GROWTH
-        if not out:
-            return []
-        return [*out, Slice(lo, part.hi, n - at, spent(at, n))]
 
     def run_rows(self) -> int:
         """The rows of barrier's runs (batch_counts), where a slice may end: a sixteenth of a
