@@ -8,11 +8,11 @@ connection of the cycle that wrote rows becomes a connection of the replay that 
 statements in their order, as many at once as ran at once in the cycle.  What ran at once is
 read from the log: between two DDLs, each connection's statements span an interval, and
 overlapping intervals form one phase (a Spark job's partitions); phases run one after the
-other, a DDL alone; the parts of a segment (its slices, and a window's lead slices: apply's
-writers all end one before the next begins) are phases of their own too, told apart by the
-catalogue question apply asks before each.  The sum is the floor: what apply would take if
-everything but the downstream's own work cost nothing.  The replay's downstream is checked against the upstream
-like every other, which proves the log held every statement.
+other, a DDL alone; the parts of a segment (its slices: apply's writers all end one before
+the next begins) are phases of their own too, told apart by the catalogue question apply asks
+before each.  The sum is the floor: what apply would take if everything but the downstream's
+own work cost nothing.  The replay's downstream is checked against the upstream like every
+other, which proves the log held every statement.
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ def test_the_floor_and_the_cycle_are_split_alike_by_segment(tmp_path):
 
 
 def test_the_parts_of_a_segment_replay_one_after_the_other():
-    """Apply's writers of two parts of a segment (its lead slices) may hold one key on two
+    """Apply's writers of two parts of a segment (its slices) may hold one key on two
     sessions: the catalogue question apply asks before each part ends a phase, so that the replay
     keeps the parts in order, as a DDL does; statements of one part on several sessions stay one
     phase."""
@@ -98,27 +98,12 @@ def test_the_parts_of_a_segment_replay_one_after_the_other():
 def _plan_question() -> str:
     """The catalogue question apply's plan asks before a part (downstream_tables.table_columns),
     as the general log writes it: its parameters filled in."""
+    from fake_downstream import FakeConn
+
     from cdcflow.sink.downstream_tables import table_columns
 
-    sent = []
-
-    class Cursor:
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def execute(self, sql, params=()):
-            sent.append(sql % tuple(f"'{p}'" for p in params))
-
-        def fetchall(self):
-            return []
-
-    class Conn:
-        def cursor(self):
-            return Cursor()
-
-    table_columns(Conn(), [(SCHEMA, "t"), (SCHEMA, "u")])
-    assert len(sent) == 1
-    return sent[0]
+    conn = FakeConn()
+    table_columns(conn, [(SCHEMA, "t"), (SCHEMA, "u")])
+    assert len(conn.sql) == 1
+    sql, params = conn.sql[0]
+    return sql % tuple(f"'{p}'" for p in params)
