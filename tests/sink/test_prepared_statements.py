@@ -377,3 +377,34 @@ def test_an_upsert_refused_for_a_duplicate_a_statement_later_is_written_as_delet
     with conn.cursor() as cur:
         cur.execute(f"SELECT id, code FROM {DB}.swap ORDER BY id")
         assert cur.fetchall() == ((1, "b"), (2, "a"), (3, "c"))
+
+
+class _Stalled:
+    """A socket or its reader whose `sendall` or `read` times out, as a silent server's does
+    past write-timeout or read-timeout: pymysql closes the connection and reports the timeout."""
+
+    def __init__(self, real, call: str):
+        self.real, self.call = real, call
+
+    def __getattr__(self, name):
+        if name == self.call:
+            def timed_out(*_):
+                raise TimeoutError("timed out")
+            return timed_out
+        return getattr(self.real, name)
+
+
+@pytest.mark.parametrize("prepared, stalls", [(True, "read"), (True, "sendall"), (False, "sendall")])
+def test_a_send_that_times_out_a_statement_later_is_reported_as_the_timeout(conn, prepared, stalls):
+    """The statement's send is where the connection is lost (the write, or the answer to the
+    PREPARE it needs first): the error names the timeout as a writer waiting for each answer's
+    would, not what sending again on the closed connection raises (pymysql's bare `(0)`)."""
+    if stalls == "read":
+        conn._rfile = _Stalled(conn._rfile, stalls)
+    else:
+        conn._sock = _Stalled(conn._sock, stalls)
+    with pytest.raises(SinkError) as lost:
+        write(conn, "binary_rows", ROWS[:2], prepared=prepared, defer=True)
+    told = SinkError.parse(str(lost.value))
+    assert told["timed_out"] and told["retryable"] and "timed out" in told["text"], told
+    assert not conn.open

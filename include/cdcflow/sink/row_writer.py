@@ -124,6 +124,7 @@ class _Statement:
     written: int
     sent: object = None
     at: float = 0.0
+    lost: Exception | None = None  # what a send that closed the connection raised
 
     def text(self) -> str | bytes:
         """The statement's text, built here where `sql` builds it."""
@@ -180,8 +181,13 @@ class RowWriter:
         if self.defer and self.framed and not self.in_transaction:
             try:
                 self._send(st)
-            except pymysql.MySQLError:
+            except pymysql.MySQLError as e:
                 st.sent = None  # sent again by _complete, which acts on what it raises
+                # unless the send closed the connection (a write or a prepare's read timed out):
+                # sent again it would meet only pymysql's bare InterfaceError(0) of a closed
+                # socket, and the timeout and its remedy would go unreported
+                if not getattr(self.conn, "open", True):
+                    st.lost = e
             else:
                 self._pending = st
                 return
@@ -216,6 +222,8 @@ class RowWriter:
         timeline = statement_timeline.active()
         for attempt in range(STATEMENT_ATTEMPTS):
             try:
+                if st.lost is not None:
+                    raise st.lost
                 if st.sent is None:
                     self._send(st)
                 sent, st.sent = st.sent, None
