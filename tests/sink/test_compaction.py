@@ -364,3 +364,34 @@ def test_finals_skip_the_second_sort_only_where_deletes_already_lead():
     assert _deletes_lead(finals([("db", "t", "p", True, "a"), ("db", "u", "p", False, "b")]))
     assert not _deletes_lead(finals([("db", "t", "p", True, "a"), ("db", "t", "p", False, "b")]))
     assert _deletes_lead(finals([]))
+
+
+@pytest.mark.parametrize("tangled", [False, True], ids=["a-part-per-key", "a-tangled-table"])
+@pytest.mark.parametrize("workers", [1, 2, 3, 16])
+def test_writer_shares_made_alone_are_whole_parts_compacted_as_the_segment_is(workers, tangled):
+    """row_sink._writer_shares (a segment written from the stage's process): each writer's share,
+    made on its own, holds every final change of its parts and none of another's, in the order
+    the segment's compaction whole gives them; together the shares are that compaction's rows,
+    images and all, a change with a null key text among them; one share per thread with rows."""
+    from cdcflow.sink import row_sink
+    from cdcflow.sink.compaction import TANGLED
+
+    rows = stamped(MIXED + [("t", 30, 0, "delete", {"id": 40, "v": "z"}, None)], FakeWeights(CI))
+    before_key = rows["before_key"].to_pylist()
+    before_key[-1] = None  # a key pull could not give a text
+    rows = rows.set_column(rows.schema.get_field_index("before_key"), "before_key", pa.array(before_key, pa.string()))
+    tangles = {("db", "t"): None} if tangled else {}
+    names = {f"db.{t}": None for t in ("t", "m", "s")}
+    whole = compacted_arrow(keyed_arrow(rows, tangles))
+    shares = [make() for make in row_sink._writer_shares(rows, names, set(names), None,
+                                                         (row_sink.SPREAD_BY, None, tangles), workers)]
+    parts = [{(r["schema"], r["table"], r["part"]) for r in s.to_pylist()} for s in shares]
+    assert len(shares) == min(workers, len({(r["schema"], r["table"], r["part"]) for r in whole.to_pylist()}))
+    assert all(s.num_rows for s in shares) and all(s.schema == KEYED_ARROW for s in shares)
+    for share, mine in zip(shares, parts):
+        assert all(not mine & other for other in parts if other is not mine)
+        assert share.to_pylist() == [r for r in whole.to_pylist() if (r["schema"], r["table"], r["part"]) in mine]
+    assert sorted(r for s in shares for r in map(repr, s.to_pylist())) == sorted(map(repr, whole.to_pylist()))
+    assert any(r["key"] is None for s in shares for r in s.to_pylist())
+    if tangled:
+        assert sum(1 for mine in parts if ("db", "t", TANGLED) in mine) == 1

@@ -274,3 +274,39 @@ def test_written_parts_are_let_go_on_the_thread_that_made_them(spark, tmp_path, 
     none = ReadAhead(cycle, [], checkpoint_ts=20)  # nothing read here: nothing to let go, no thread
     none.let_go()
     none.close()
+
+
+def test_a_parts_writer_shares_are_made_in_turn_before_the_next_part_is_read(spark, tmp_path):
+    """The read-ahead hands a part's writers' shares over as the Futures of their making, made on
+    its thread one after the other, and reads the next part only after them: a writer starts on
+    its share while the next is made, and no later part's making comes between."""
+    from concurrent.futures import Future
+
+    from cdcflow.sink.row_sink import WriterInput
+
+    folder = _folder(tmp_path, _window(aborted=[40]))
+    cycle = _Cycle(folder, "[cdcflow]\nlocal-segment-rows = 5\n")
+    rows.copy_kept(spark, cycle, contracts.WINDOW.read(folder), RowRules())
+    done = []
+
+    def share(lo: int, w: int):
+        def make():
+            done.append(("share", lo, w, threading.current_thread().name))
+            return w
+        return make
+
+    def ahead(seg, part, table):
+        done.append(("read", part.lo, None, threading.current_thread().name))
+        return WriterInput(frozenset(), {}, part.lo, [share(part.lo, w) for w in range(3)])
+
+    local = ReadAhead(cycle, _segments([20, 35, 50, 70, 90, 200], [6, 3, 0, 6, 3, 3]), checkpoint_ts=20, ahead=ahead)
+    try:
+        got = [local.get(p) for p in ((1, 0), (4, 0), (5, 0))]
+    finally:
+        local.close()
+    for part in got:
+        assert all(isinstance(f, Future) for f in part.ahead.parts)
+        assert [f.result() for f in part.ahead.parts] == [0, 1, 2]
+    assert [d[:3] for d in done] == [(kind, lo, w) for lo in (20, 70, 90)
+                                      for kind, w in (("read", None), ("share", 0), ("share", 1), ("share", 2))]
+    assert {d[3] for d in done} == {done[0][3]} and done[0][3].startswith("read-ahead")

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 import msgspec
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from msgspec.structs import astuple
@@ -182,26 +183,59 @@ def keyed_arrow(rows: pa.Table, tangled: dict | None = None) -> pa.Table:
     a DELETE of the old key (sub 0) and an INSERT of the new.  `tangled`: per (schema, table),
     the keys whose changes go to one part of it, TANGLED (None: all of its keys), as pull found
     them (sink.conflict_keys)."""
-    op, kb, ka = rows["op"], rows["before_key"], rows["after_key"]
+    return with_images(keyed_sources(rows, tangled), images_of(rows))
+
+
+# keyed_arrow's rows with, in place of the image, its row in images_of (the changes' images):
+# what a segment in this process's hands is compacted as, the images of its final rows alone
+# taken, once (finals_of).  Carried through the keying and the spread, each image was copied
+# twice more into memory taken fresh: 7,000 page faults in the making of the bench's bulk
+# window's first part (which the writers wait for) against 2,300, and 27-35 ms against about 20
+KEYED_SOURCES = pa.schema([*KEYED_ARROW][:-1] + [pa.field("source", pa.int64())])
+
+
+def images_of(rows: pa.Table) -> pa.ChunkedArray:
+    """The images keyed_sources' `source` numbers: the rows' before images, then their after images."""
+    return pa.chunked_array(rows["before"].chunks + rows["after"].chunks, pa.string())
+
+
+def keyed_sources(rows: pa.Table, tangled: dict | None = None) -> pa.Table:
+    """keyed_arrow without the images (KEYED_SOURCES)."""
+    op, kb, ka, n = rows["op"], rows["before_key"], rows["after_key"], rows.num_rows
     split = pc.and_(pc.equal(op, "update"), pc.invert(pc.fill_null(pc.equal(kb, ka), False)))
     gone = pc.or_(pc.equal(op, "delete"), split)
     now = pc.not_equal(op, "delete")
+    numbers = pa.array(np.arange(n, dtype=np.int64))
 
-    def part(mask, key: str, sub, kind, image: str) -> pa.Table:
-        # only the columns this half reads: the other image is not copied
-        taken = rows.select(["schema", "table", "commit_ts", "seq", "op", key, image]).filter(mask)
-        n, mask_kept = taken.num_rows, pc.filter(split, mask)
+    def part(mask, key: str, sub, kind, first: int) -> pa.Table:
+        # only the columns this half reads
+        taken = rows.select(["schema", "table", "commit_ts", "seq", "op", key]).filter(mask)
+        m, mask_kept = taken.num_rows, pc.filter(split, mask)
         return pa.table({"schema": taken["schema"], "table": taken["table"], "key": taken[key],
                          "part": _tangled_part(taken, taken[key], tangled),
                          "commit_ts": taken["commit_ts"], "seq": taken["seq"],
-                         "sub": sub(mask_kept) if callable(sub) else pa.repeat(pa.scalar(sub, pa.int32()), n),
-                         "kind": kind(taken, mask_kept), "image": taken[image]}, schema=KEYED_ARROW)
+                         "sub": sub(mask_kept) if callable(sub) else pa.repeat(pa.scalar(sub, pa.int32()), m),
+                         "kind": kind(taken, mask_kept), "source": pc.add(numbers.filter(mask), first)},
+                        schema=KEYED_SOURCES)
 
     deletes = part(gone, "before_key", lambda s: pc.if_else(s, 0, 1).cast(pa.int32()),
-                   lambda t, s: pa.repeat(pa.scalar("D"), t.num_rows), "before")
+                   lambda t, s: pa.repeat(pa.scalar("D"), t.num_rows), 0)
     upserts = part(now, "after_key", 1,
-                   lambda t, s: pc.if_else(pc.or_(pc.equal(t["op"], "insert"), s), "I", "U"), "after")
+                   lambda t, s: pc.if_else(pc.or_(pc.equal(t["op"], "insert"), s), "I", "U"), n)
     return pa.concat_tables([deletes, upserts])
+
+
+def as_sources(keyed: pa.Table, first: int) -> tuple[pa.Table, pa.ChunkedArray]:
+    """KEYED_ARROW rows as KEYED_SOURCES, their images numbered from `first` on, and the images."""
+    numbers = pa.array(np.arange(first, first + keyed.num_rows, dtype=np.int64))
+    return keyed.set_column(keyed.num_columns - 1, "source", numbers), keyed["image"]
+
+
+def with_images(keyed: pa.Table, images: pa.ChunkedArray, kinds=None) -> pa.Table:
+    """KEYED_SOURCES rows as KEYED_ARROW: each with its image (and its kind from `kinds`, if given)."""
+    if kinds is not None:
+        keyed = keyed.set_column(KEYED_ARROW.get_field_index("kind"), "kind", kinds)
+    return keyed.set_column(keyed.num_columns - 1, "image", images.take(keyed["source"]))
 
 
 def _tangled_part(rows: pa.Table, key, tangled: dict | None):
@@ -303,10 +337,12 @@ def run_starts(t: pa.Table, columns) -> pa.BooleanArray:
     return starts
 
 
-def finals_of(changes: pa.Table, finals: pa.Table) -> pa.Table:
+def finals_of(changes: pa.Table, finals: pa.Table, images: pa.ChunkedArray | None = None) -> pa.Table:
     """The rows of `changes` that `finals` (compacted_order, or some of its rows) names, each
-    with the kind it ends with."""
+    with the kind it ends with; `images`: what the `source` of `changes` (KEYED_SOURCES) numbers."""
     out = changes.take(finals["row"])
+    if images is not None:
+        return with_images(out, images, finals["kind"])
     return out.set_column(out.schema.get_field_index("kind"), "kind", finals["kind"])
 
 

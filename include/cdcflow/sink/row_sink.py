@@ -15,22 +15,21 @@ as a CdcflowError placed in the segment (core.errors.classify).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cdcflow.core.arrow_rows import int64_array, spark_schema
+from cdcflow.core.arrow_rows import spark_schema
 from cdcflow.core.errors import TABLE_NOT_EXISTS, CdcflowError, classify
 from cdcflow.core.sink_params import SinkOptions
 from cdcflow.ddl.tracker import lookup_key
 from cdcflow.sink import statement_timeline
 from cdcflow.sink.collation_key import KeyFolder
-from cdcflow.sink.compaction import (DELETES_FIRST, KEYED_ARROW, compacted_order, compacted_partition, finals_of,
-                                     keyed_arrow, keyed_batches, keyed_changes, run_starts)
+from cdcflow.sink.compaction import (KEYED_ARROW, as_sources, compacted_order, compacted_partition, finals_of,
+                                     images_of, keyed_batches, keyed_changes, keyed_sources, with_images)
 from cdcflow.sink.ddl_sink import Ddl
 from cdcflow.sink.downstream_tables import (
     SEQUENCE,
@@ -80,9 +79,11 @@ class Written:
 @dataclass(frozen=True)
 class WriterInput:
     """A part's rows as the writer threads take them, made ahead of its write where every table
-    of it is keyed by pull's texts (_writer_input_in_process): keyed, compacted and spread over
-    the writer threads, `parts`; made for the tables `tables` ("schema.table"), the tangled keys
-    `tangles` and the rows above `lo`, and used only where the write finds the same."""
+    of it is keyed by pull's texts (_writer_shares): keyed, compacted and spread over the writer
+    threads, `parts` (each thread's share, or what makes it: stages.read_ahead makes them, and
+    hands them over as the Futures of their making); made for the tables `tables`
+    ("schema.table"), the tangled keys `tangles` and the rows above `lo`, and used only where the
+    write finds the same."""
 
     tables: frozenset[str]
     tangles: dict
@@ -161,11 +162,11 @@ class RowSink:
         names = [f"{s}.{t}" for s, t in tables]
         try:
             tangles = _tangles(self.key_spans, tables, (part.lo, part.hi))
-            parts = _writer_input_in_process(rows, {n: None for n in names}, set(names), None,
-                                             (SPREAD_BY, None, tangles), max(1, self.options.worker_count))
+            shares = _writer_shares(rows, {n: None for n in names}, set(names), None,
+                                    (SPREAD_BY, None, tangles), max(1, self.options.worker_count))
         except Exception:  # noqa: BLE001 - the write makes its own, and reports what fails in it
             return None
-        return WriterInput(frozenset(names), tangles, part.lo, parts)
+        return WriterInput(frozenset(names), tangles, part.lo, shares)
 
     def ddl_ran(self, ddl: Ddl) -> None:
         """A DDL ran downstream: the foreign keys are read again if it may have changed them."""
@@ -289,8 +290,12 @@ class RowSink:
             ahead = held.ahead
             if ahead is not None and ahead.tables == set(keys) == pull_keyed and ahead.tangles == tangles \
                     and ahead.lo == span[0]:
-                parts = ahead.parts  # what the write would make of these rows, made already
+                parts = ahead.parts  # what the write would make of these rows, made (or being made) already
             else:
+                if ahead is not None:
+                    for share in ahead.parts:
+                        if isinstance(share, Future):
+                            share.cancel()  # not made yet: not wanted
                 parts = _writer_input_in_process(held.rows, keys, pull_keyed, folder, (by, order, tangles),
                                                  workers)
             counts = _write_parts(parts, passes, self.sessions)
@@ -428,37 +433,53 @@ def _tangles(spans: dict | None, tables: list[tuple[str, str]], span: tuple[int,
 def _writer_input_in_process(local: pa.Table, keys: dict, pull_keyed: set[str], folder: KeyFolder | None,
                              layout: tuple, workers: int) -> list[pa.Table]:
     """A small segment's keyed rows (already in this process) made ready to be written from here,
-    without a Spark job: keyed by pull's texts for the tables of `pull_keyed` (compaction.keyed_arrow),
-    by keyed_changes for the others; each compacted and sorted as a Spark partition is, and
-    spread over `workers` parts by the columns Spark partitions them by."""
+    without a Spark job: each writer's share (_writer_shares) made, one after the other."""
+    return [make() for make in _writer_shares(local, keys, pull_keyed, folder, layout, workers)]
+
+
+def _writer_shares(local: pa.Table, keys: dict, pull_keyed: set[str], folder: KeyFolder | None,
+                   layout: tuple, workers: int) -> list[Callable[[], pa.Table]]:
+    """A small segment's rows, keyed by pull's texts for the tables of `pull_keyed`
+    (compaction.keyed_sources), by keyed_changes for the others, and spread over at most `workers`
+    writer threads by the columns Spark partitions them by: what makes each thread's share,
+    compacted and sorted as a Spark partition is, one for each thread that has rows.  A share is
+    made on its own, so that its writer can start before the others' are made: with the part
+    made whole, the downstream waited for all of it (60-80 ms of the bench's bulk window, at
+    apply's start, when no part is made ahead)."""
     by, order, tangles = layout
     names = pc.binary_join_element_wise(local["schema"], local["table"], ".")
     rest = [t for t in keys if t not in pull_keyed]
-    tables = [keyed_arrow(_rows_of(local, names, pull_keyed), tangles)] if pull_keyed else []
+    # keyed without their images (compaction.KEYED_SOURCES): a share takes those of its final
+    # rows alone, once (carried through the keying, every image was copied twice more, and the
+    # memory each copy took fresh was most of the time before a part's first share was ready)
+    tables, images = [], []
+    if pull_keyed:
+        mine = _rows_of(local, names, pull_keyed)
+        tables.append(keyed_sources(mine, tangles))
+        images += images_of(mine).chunks
     if rest:
         mine = _rows_of(local, names, set(rest)).select(list(ROW_COLUMNS))
-        tables += [pa.Table.from_batches(list(keyed_changes(iter(mine.to_batches()), keys, folder)),
-                                         schema=KEYED_ARROW)]
-    changes = pa.concat_tables(tables)
+        keyed = pa.Table.from_batches(list(keyed_changes(iter(mine.to_batches()), keys, folder)), schema=KEYED_ARROW)
+        keyed, theirs = as_sources(keyed, sum(len(c) for c in images))
+        tables.append(keyed)
+        images += theirs.chunks
+    changes, images = pa.concat_tables(tables), pa.chunked_array(images, pa.string())
     if not changes.num_rows:
         return []
-    if order is None:  # compacted: spread by the narrow columns, each thread's images taken once
-        ordered = compacted_order(changes)
-        changes = changes.combine_chunks()
-        pick = lambda mask: finals_of(changes, ordered.filter(mask))  # noqa: E731
-    else:
-        ordered = changes.sort_by([(c, "ascending") for c in order])
-        pick = ordered.filter
-    # each distinct value of `by` to the next thread in turn, in the order they first appear: the
-    # same rows spread alike in every process (a launcher's results compare), in Arrow, not a
-    # Python call per row (0.4 s of the driver's time on a 300,000-row bulk segment).  `by` leads
-    # the rows' order, so its values come in runs, numbered by counting their starts (a join of
-    # the values and a hash of it took seven times as long)
-    if tuple(order or DELETES_FIRST)[:len(by)] != tuple(by):  # else a value's runs could go to two threads
-        raise ValueError(f"the writers' spread {by} does not lead their order {order or DELETES_FIRST}")
-    runs = np.cumsum(run_starts(ordered, by).to_numpy(zero_copy_only=False), dtype=np.int64)
-    spread = int64_array(np.concatenate([np.zeros(1, np.int64), runs]) % workers)
-    return [p for p in (pick(pc.equal(spread, w)) for w in range(workers)) if p.num_rows]
+    # each distinct value of `by` to a thread, by the order in which its last column's values first
+    # appear: rows alike in every process spread alike (a launcher's results compare), in Arrow,
+    # not a Python call per row (0.4 s of the driver's time on a 300,000-row bulk segment)
+    codes = pc.dictionary_encode(changes[by[-1]], null_encoding="encode").combine_chunks().indices
+    spread = pc.remainder(codes.cast(pa.int64()), workers)
+
+    def share(w: int) -> pa.Table:
+        # its rows in the order the whole part's were: compacted (DELETES_FIRST), or by `order`
+        rows = changes.filter(pc.equal(spread, w)).combine_chunks()
+        if order is None:
+            return finals_of(rows, compacted_order(rows), images)
+        return with_images(rows.sort_by([(c, "ascending") for c in order]), images)
+
+    return [partial(share, w) for w in pc.unique(spread).sort().to_pylist()]
 
 
 def _rows_of(local: pa.Table, names, tables: set[str]) -> pa.Table:
@@ -481,11 +502,18 @@ def _write_parts(parts: list[pa.Table], passes, sessions: Sessions) -> list[dict
     return [r for b in _written_parts(parts, passes, sessions) for r in b.to_pylist()]
 
 
+def _taken(share: pa.Table | Future) -> pa.Table:
+    """A writer's share, waited for where another thread is making it (stages.read_ahead)."""
+    return share.result() if isinstance(share, Future) else share
+
+
 def _written_parts(parts: list[pa.Table], passes, sessions: Sessions) -> list[pa.RecordBatch]:
     """_write_parts's counts as the partition bodies return them (COUNTS_SCHEMA batches)."""
     counts = []
     if not parts:
         return counts
+    # a share nothing made yet (the rows made ahead, not by stages.read_ahead) is made once, here
+    parts = [p() if callable(p) and not isinstance(p, Future) else p for p in parts]
     with ThreadPoolExecutor(len(parts)) as pool:
         for body in passes:  # a pass ends in every part before the next begins, as a Spark job does
             # a session per part, opened at once before the threads take them: as many as the
@@ -493,8 +521,8 @@ def _written_parts(parts: list[pa.Table], passes, sessions: Sessions) -> list[pa
             # at once, and a thread that started late took its session instead of opening one:
             # one fewer session, which a busy machine made a test's count of them miss)
             sessions.open_ahead(len(parts))
-            for out in pool.map(lambda part, body=body: list(body(iter(part.to_batches(WRITER_BATCH)), sessions)),
-                                parts):
+            for out in pool.map(lambda part, body=body:
+                                list(body(iter(_taken(part).to_batches(WRITER_BATCH)), sessions)), parts):
                 counts += out
     return counts
 

@@ -6,14 +6,17 @@ are read here with pyarrow (rows.kept_rows_table), a part at a time, in order, b
 their own, and made ready for the writers by `ahead` (sink.row_sink.RowSink.writer_input_ahead):
 the next part's rows are read and compacted while apply writes this one's, not all before the
 first is written (a read that held up every write: 0.4 s of the bench's 2.4 s apply, and the
-compaction 0.3 s more).  One part is read beyond the one being written, no more: what the
-process holds is two parts, each within the engine's bounds, whatever the window's size.
+compaction 0.3 s more).  A part's writers' shares are made here one after the other, each
+handed over as the Future of its making, so that a writer starts on its share while the next is
+made.  One part is read beyond the one being written, no more: what the process holds is two
+parts, each within the engine's bounds, whatever the window's size.
 While the first part is read, apply opens the writers' sessions (RowSink.open_sessions) and
 each write asks the downstream's catalogue before it asks for its rows (RowSink._write).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -54,7 +57,12 @@ class ReadAhead:
         rows_here = rows.kept_rows_table(self.cycle, [(part.lo, part.hi)], PART_COLUMNS)
         if not rows_here.num_rows:
             return None
-        return PartRows(rows_here, self.ahead(seg, part, rows_here) if self.ahead is not None else None)
+        ahead = self.ahead(seg, part, rows_here) if self.ahead is not None else None
+        if ahead is not None:
+            # each writer's share made here in turn, after this read: a writer starts on its share
+            # while the next is made (row_sink._writer_shares), before the part's next read
+            ahead = dataclasses.replace(ahead, parts=[self._pool.submit(make) for make in ahead.parts])
+        return PartRows(rows_here, ahead)
 
     def let_go(self) -> None:
         """let_go on the read-ahead's thread, after the part it is making: the written parts were
@@ -73,8 +81,11 @@ class ReadAhead:
         future = self._rows.pop(part, None)
         if future is None:
             return None
-        self._read_next()
-        return future.result()
+        try:
+            return future.result()
+        finally:
+            # after it: the writers' shares of this part, which its read asked for, come first
+            self._read_next()
 
     def close(self) -> None:
         """Ends the reads not needed; a let_go already asked for still runs (the last part's, at
