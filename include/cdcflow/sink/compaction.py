@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from msgspec.structs import astuple
 
 from cdcflow.core import heap
-from cdcflow.core.arrow_rows import rows_batch
+from cdcflow.core.arrow_rows import int64_array, rows_batch
 from cdcflow.sink.collation_key import KeyFolder
 
 KEYED_ARROW = pa.schema([("schema", pa.string()), ("table", pa.string()), ("key", pa.string()),
@@ -205,7 +205,7 @@ def keyed_sources(rows: pa.Table, tangled: dict | None = None) -> pa.Table:
     split = pc.and_(pc.equal(op, "update"), pc.invert(pc.fill_null(pc.equal(kb, ka), False)))
     gone = pc.or_(pc.equal(op, "delete"), split)
     now = pc.not_equal(op, "delete")
-    numbers = pa.array(np.arange(n, dtype=np.int64))
+    numbers = int64_array(np.arange(n, dtype=np.int64))
 
     def part(mask, key: str, sub, kind, first: int) -> pa.Table:
         # only the columns this half reads
@@ -227,7 +227,7 @@ def keyed_sources(rows: pa.Table, tangled: dict | None = None) -> pa.Table:
 
 def as_sources(keyed: pa.Table, first: int) -> tuple[pa.Table, pa.ChunkedArray]:
     """KEYED_ARROW rows as KEYED_SOURCES, their images numbered from `first` on, and the images."""
-    numbers = pa.array(np.arange(first, first + keyed.num_rows, dtype=np.int64))
+    numbers = int64_array(np.arange(first, first + keyed.num_rows, dtype=np.int64))
     return keyed.set_column(keyed.num_columns - 1, "source", numbers), keyed["image"]
 
 
