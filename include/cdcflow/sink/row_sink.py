@@ -496,8 +496,9 @@ def _rows_of(local: pa.Table, names, tables: set[str]) -> pa.Table:
 WRITER_BATCH = 2048
 
 
-def _write_parts(parts: list[pa.Table], passes, sessions: Sessions) -> list[dict]:
-    """`parts` written by a thread each, with the same partition bodies as Spark's tasks, on the
+def _write_parts(parts: list, passes, sessions: Sessions) -> list[dict]:
+    """`parts` (the threads' shares: tables, the Futures of their making, or what makes them)
+    written by a thread each, with the same partition bodies as Spark's tasks, on the
     downstream sessions kept in `sessions`: the counts of each pass's."""
     return [r for b in _written_parts(parts, passes, sessions) for r in b.to_pylist()]
 
@@ -507,7 +508,7 @@ def _taken(share: pa.Table | Future) -> pa.Table:
     return share.result() if isinstance(share, Future) else share
 
 
-def _written_parts(parts: list[pa.Table], passes, sessions: Sessions) -> list[pa.RecordBatch]:
+def _written_parts(parts: list, passes, sessions: Sessions) -> list[pa.RecordBatch]:
     """_write_parts's counts as the partition bodies return them (COUNTS_SCHEMA batches)."""
     counts = []
     if not parts:
