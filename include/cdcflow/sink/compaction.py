@@ -205,7 +205,6 @@ def keyed_sources(rows: pa.Table, tangled: dict | None = None) -> pa.Table:
     split = pc.and_(pc.equal(op, "update"), pc.invert(pc.fill_null(pc.equal(kb, ka), False)))
     gone = pc.or_(pc.equal(op, "delete"), split)
     now = pc.not_equal(op, "delete")
-    numbers = int64_array(np.arange(n, dtype=np.int64))
 
     def part(mask, key: str, sub, kind, first: int) -> pa.Table:
         # only the columns this half reads
@@ -215,7 +214,8 @@ def keyed_sources(rows: pa.Table, tangled: dict | None = None) -> pa.Table:
                          "part": _tangled_part(taken, taken[key], tangled),
                          "commit_ts": taken["commit_ts"], "seq": taken["seq"],
                          "sub": sub(mask_kept) if callable(sub) else pa.repeat(pa.scalar(sub, pa.int32()), m),
-                         "kind": kind(taken, mask_kept), "source": pc.add(numbers.filter(mask), first)},
+                         "kind": kind(taken, mask_kept),
+                         "source": pc.add(pc.indices_nonzero(mask).cast(pa.int64()), first)},
                         schema=KEYED_SOURCES)
 
     deletes = part(gone, "before_key", lambda s: pc.if_else(s, 0, 1).cast(pa.int32()),

@@ -514,7 +514,7 @@ def _written_parts(parts: list, passes, sessions: Sessions) -> list[pa.RecordBat
     if not parts:
         return counts
     # a share nothing made yet (the rows made ahead, not by stages.read_ahead) is made once, here
-    parts = [p() if callable(p) and not isinstance(p, Future) else p for p in parts]
+    parts = [p() if callable(p) else p for p in parts]
     with ThreadPoolExecutor(len(parts)) as pool:
         for body in passes:  # a pass ends in every part before the next begins, as a Spark job does
             # a session per part, opened at once before the threads take them: as many as the
