@@ -224,8 +224,10 @@ def report(main: dict, scale: list[dict], machine: str) -> tuple[float, float]:
           f"{'':>14}{yes[ok['native_replica']]:>12}")
     print(f"cdcflow's cycle: {stage_line(cyc['stats'], cyc['wall_seconds'])}")
     pulled, pull_secs = cyc["stats"].get("pull", {}).get("pulled", 0), stage_seconds(cyc["stats"], "pull")
+    kernel = bench_census.stage_kernel(cyc.get("census"), "pull")
     print(f"pull: {pulled:,} events in {pull_secs:.1f}s, {fmt_rate(rate(pulled, pull_secs))} events/s "
-          f"({os.environ.get(READER_ENV, DEFAULT_READER)} reader)")
+          f"({os.environ.get(READER_ENV, DEFAULT_READER)} reader"
+          + (f"; {kernel['system']:.2f} s in the kernel, {int(kernel['faults']):,} page faults" if kernel else "") + ")")
     print()
     for title, c in (("where the time goes, the CLI's cycle (core-seconds by process):", cyc),
                      ("where the time goes, on warm Spark Connect (core-seconds by process):", main["cdcflow_connect"])):

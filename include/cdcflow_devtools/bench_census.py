@@ -28,6 +28,13 @@ that took long with little CPU where it waited:
                    (/proc/pressure/io, the kernel's pressure stall information): a page read
                    from the disk, not from the page cache, or a write held up by the writeback
 
+And of the cdcflow processes' core-seconds, what went to the kernel (KERNEL): their system CPU
+seconds and their page faults (minor: memory touched for the first time).  On the bench's
+virtual machine memory the guest freed is handed back to the host after a few seconds (the
+balloon device's free page reporting), and a process's first touch of such memory costs the
+host's fault too: pull's system time, most of it those touches of the window it keeps, moved
+from 0.3 to 0.8 s between runs of one window (docs/performance.md).
+
 A stage's span is read from the cycle's log, whose events carry the time each stage ended
 (window: the prepare's end; pulled, filtered, barriers, applied, finished); the core-seconds of
 a kind in a span are its CPU time at the span's end minus at its start.  A process that exits
@@ -52,6 +59,7 @@ PROCESSES = ("cdcflow", "JVM", "Python workers", "downstream", "upstream")
 MACHINE = ("rest", "stolen")  # not the cycle's nor the servers' time: not in its core-s column
 KINDS = PROCESSES + MACHINE
 WAITS = ("queued", "disk")  # wall seconds of waiting, not core-seconds (the module's docstring)
+KERNEL = ("system", "faults")  # of the cdcflow processes' time: system CPU seconds, page faults
 # the log event that ends each stage, in the cycle's order; the first span starts at the process's start
 STAGE_ENDS = (("start-up, prepare", "window"), ("pull", "pulled"), ("filter", "filtered"),
               ("barrier", "barriers"), ("apply", "applied"), ("finish", "finished"))
@@ -78,6 +86,7 @@ class CpuSampler:
         self._procs: dict[int, object] = {}
         self._parent_names: dict[int, set[str]] = {}
         self.seen: dict[int, tuple[str, float]] = {}  # pid -> (kind, CPU seconds at its last sample)
+        self.kernel: dict[int, tuple[float, int]] = {}  # a cdcflow pid -> (system seconds, page faults) then
         # (pid, tid) -> its run-queue seconds at its last sample: a thread gone keeps its last
         self.queued: dict[tuple[int, int], float] = {}
         self.disk_base = disk_stalled()
@@ -133,6 +142,9 @@ class CpuSampler:
                         self.seen[pid] = (kind := self._kind(p), t.user + t.system)
                     if kind == "cdcflow":
                         self.queued.update(thread_queued(pid))
+                        faults = page_faults(pid)  # None: gone since; its last sample's stands
+                        if faults is not None:
+                            self.kernel[pid] = (t.system, faults)
         for pid, kind in self.fixed.items():
             cpu = self._cpu(pid)
             if cpu is not None:
@@ -149,6 +161,8 @@ class CpuSampler:
         totals["stolen"] = stolen - self.stolen_base
         totals["queued"] = sum(self.queued.values())
         totals["disk"] = disk_stalled() - self.disk_base
+        totals["system"] = sum(sys_s for sys_s, _ in self.kernel.values())
+        totals["faults"] = sum(faults for _, faults in self.kernel.values())
         now = time.time()
         self.samples.append((now, totals))
         self.memory.append((now, rss))
@@ -180,23 +194,28 @@ class CpuSampler:
 class Census:
     """Per stage: (stage, wall seconds, {kind: core-seconds}); `peaks`, per stage, the most
     memory the cycle's processes (the roots' trees, not the servers) held in it; `waits`, per
-    stage, {wait: seconds} (WAITS)."""
+    stage, {wait: seconds} (WAITS); `kernel`, per stage, the cdcflow processes' {"system":
+    seconds, "faults": page faults} (KERNEL)."""
 
     stages: list[tuple[str, float, dict[str, float]]] = field(default_factory=list)
     peaks: dict[str, int] = field(default_factory=dict)
     waits: dict[str, dict[str, float]] = field(default_factory=dict)
+    kernel: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {"stages": [{"stage": s, "seconds": w, "core_seconds": c, "peak_rss_bytes": self.peaks.get(s),
-                            "waits": self.waits.get(s, {})} for s, w, c in self.stages]}
+                            "waits": self.waits.get(s, {}), "kernel": self.kernel.get(s, {})}
+                           for s, w, c in self.stages]}
 
     @classmethod
     def of(cls, d: dict) -> "Census":
-        """A census as as_dict gave it (a results file's; one from before the waits has none)."""
+        """A census as as_dict gave it (a results file's; one from before the waits or the
+        kernel's share has none)."""
         stages = d.get("stages", [])
         return cls([(e["stage"], e["seconds"], e["core_seconds"]) for e in stages],
                    {e["stage"]: e.get("peak_rss_bytes") for e in stages},
-                   {e["stage"]: e.get("waits") or {} for e in stages})
+                   {e["stage"]: e.get("waits") or {} for e in stages},
+                   {e["stage"]: e["kernel"] for e in stages if e.get("kernel")})
 
 
 def log_events(log_path: Path) -> Iterator[tuple[str, float]]:
@@ -223,6 +242,7 @@ def census(sampler: CpuSampler, started: float, ended: float, log_path: Path) ->
         a, b = sampler.at(lo), sampler.at(hi)
         out.stages.append((stage, hi - lo, {k: max(0.0, b[k] - a[k]) for k in KINDS}))
         out.waits[stage] = {k: max(0.0, b[k] - a[k]) for k in WAITS}
+        out.kernel[stage] = {k: max(0, b[k] - a[k]) for k in KERNEL}
         out.peaks[stage] = sampler.peak(lo, hi)
         lo = hi
     return out
@@ -247,7 +267,24 @@ def table(title: str, c: Census) -> list[str]:
     lines.append(f"{'whole cycle':20}{wall:>8.1f}" + "".join(f"{total[k]:>16.1f}" for k in KINDS)
                  + f"{sum(total[k] for k in PROCESSES):>9.1f}"
                  + "".join(_wait(total if c.waits else {}, k) for k in WAITS))
-    return lines
+    kernel = kernel_line(c)
+    return lines + ([kernel] if kernel else [])
+
+
+def kernel_line(c: Census) -> str | None:
+    """Of the cdcflow processes' core-seconds, those in the kernel, by stage, with its page faults
+    (KERNEL); None for a census from before they were sampled, or one with no stage over 0.05 s."""
+    shown = [f"{stage} {k['system']:.2f} s ({int(k['faults']):,} page faults)" for stage, _secs, _cores in c.stages
+             if (k := c.kernel.get(stage)) and k.get("system", 0.0) >= 0.05]
+    return f"  of cdcflow's, in the kernel: {', '.join(shown)}" if shown else None
+
+
+def page_faults(pid: int) -> int | None:
+    """A process's minor page faults so far (/proc/<pid>/stat: pages it touched for the first time,
+    or again after they were handed back); None when it is gone."""
+    with suppress(OSError, ValueError, IndexError):
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[7])
+    return None
 
 
 def _wait(waits: dict, k: str) -> str:
@@ -259,6 +296,11 @@ def stage_core_seconds(census: dict | None, stage: str) -> dict | None:
     """A census's core-seconds by process in one stage (`census` as CycleResult keeps it), if it
     has them."""
     return next((e["core_seconds"] for e in (census or {}).get("stages", []) if e["stage"] == stage), None)
+
+
+def stage_kernel(census: dict | None, stage: str) -> dict | None:
+    """A census's KERNEL figures of the cdcflow processes in one stage, if it has them."""
+    return next((e.get("kernel") or None for e in (census or {}).get("stages", []) if e["stage"] == stage), None)
 
 
 # a run is quiet when the hypervisor stole less than this share of the machine's cores over it

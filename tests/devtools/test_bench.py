@@ -551,6 +551,36 @@ def test_the_census_tells_a_cycle_waiting_for_a_core_from_one_waiting_for_nothin
     assert bench_census.table("t", c)[2].split()[-3:] == ["0.4", "0.25", "1.10"]
 
 
+def test_the_census_tells_what_of_a_cycles_cpu_went_to_first_touches_of_memory():
+    """A cycle's process that touches fresh memory spends kernel time on its page faults: the
+    sampler counts the cdcflow processes' system seconds and faults apart (KERNEL), each stage's
+    reach the table's last line and a results file and back, and a census without them prints
+    no such line."""
+    from cdcflow_devtools import bench_census
+
+    touch = ("import time\nt = time.time()\nwhile time.time() - t < 0.4: pass\n"
+             "b = bytearray(200 * 1024 * 1024)\nfor i in range(0, len(b), 4096): b[i] = 1\ntime.sleep(0.3)")
+    cycle = subprocess.Popen([sys.executable, "-c", touch])
+    sampler = bench_census.CpuSampler([cycle.pid], {}, interval=0.05)
+    cycle.wait()
+    sampler.stop()
+    first, last = sampler.samples[0][1], sampler.samples[-1][1]
+    assert last["faults"] - first["faults"] >= 200 * 1024 * 1024 // 4096 // 2, (first, last)  # at most 2 MiB pages
+    assert last["system"] > first["system"], (first, last)
+    assert bench_census.page_faults(cycle.pid) is None  # gone: its last sample's count stands
+
+    cores = {**dict.fromkeys(bench_census.KINDS, 0.0), "cdcflow": 1.2}
+    waits = {"queued": 0.0, "disk": 0.0}
+    c = bench_census.Census([("pull", 1.3, cores), ("apply", 1.5, cores)], {"pull": 1, "apply": 2}, {"pull": waits, "apply": waits},
+                            {"pull": {"system": 0.61, "faults": 28854}, "apply": {"system": 0.01, "faults": 90}})
+    assert bench_census.Census.of(c.as_dict()) == c
+    assert bench_census.table("t", c)[-1] == "  of cdcflow's, in the kernel: pull 0.61 s (28,854 page faults)"
+    assert bench_census.stage_kernel(c.as_dict(), "pull") == {"system": 0.61, "faults": 28854}
+    older = bench_census.Census([("pull", 1.3, cores)])
+    assert bench_census.table("t", older)[-1].startswith("whole cycle")
+    assert bench_census.stage_kernel(older.as_dict(), "pull") is None
+
+
 def test_the_sampler_finds_a_cycles_grandchildren_as_the_full_scan_does():
     """process_tree.sampled (the census's cheap listing, from the kernel's children files) finds
     the processes descendants (a scan of every process) finds, and a spawned grandchild's CPU
