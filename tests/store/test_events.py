@@ -424,22 +424,46 @@ def test_batches_whose_texts_pass_a_huge_page_are_what_the_reference_writes_kept
                  after=encode_image({"id": i, "v": chr(ord("a") + i % 26) * 80_000 + f"·{i}"}), pk='["id"]',
                  gtid=f"0-1-{i}", start_file="mysql-bin.000001", start_pos=4 + i, end_file="mysql-bin.000001",
                  end_pos=5 + i, event_time=1_795_000_000 + i) for i in range(90)]
-    got = {}
-    for writer in ("compiled", "python"):
-        monkeypatch.setenv(PULL_ENV, writer)
-        folder = RunFolder(str(tmp_path / "store"), "cf", writer)
-        w = folder.writer("raw", batch_rows=30, keep=(1_000, 1 << 30))
-        for e in big:
-            w.add(e)
-        w.close()
-        assert folder.kept("raw")
-        kept = folder.scanner("raw").to_table()
-        folder.persist()
-        with open(folder.part_file("raw"), "rb") as f:
-            got[writer] = kept, f.read()
-        assert pq.ParquetFile(folder.part_file("raw")).num_row_groups == 3
-    (compiled, compiled_file), (python, python_file) = got["compiled"], got["python"]
+    (compiled, compiled_file), (python, python_file) = (_kept_then_written(tmp_path, monkeypatch, way, big, 30)
+                                                        for way in ("compiled", "python"))
+    assert pq.ParquetFile(pa.BufferReader(compiled_file)).num_row_groups == 3
+    compiled, python = pa.Table.from_batches(compiled), pa.Table.from_batches(python)
     assert compiled["after"].nbytes > 3 * 2 * 1024 * 1024
     assert compiled.to_pylist() == python.to_pylist() == [{**dataclasses.asdict(e), IMAGE_BYTES: _image_bytes(e)}
                                                           for e in big]
     assert compiled_file == python_file
+
+
+def test_columns_null_in_a_whole_batch_share_one_zero_buffer_and_read_as_the_reference(tmp_path, monkeypatch):
+    """A compiled column null in every row of its batch (core/compiled_columns.pyx: _all_null)
+    takes no memory of its own: its validity and its offsets or values are slices of one buffer of
+    zeros, shared by every such column of every batch; a column with one value keeps its own.
+    The rows kept and the file written are the reference's (the Python writer's tuples)."""
+    rows = [dataclasses.replace(event(i), ddl_query=None, ddl_schema=None, sql_mode=None, op="insert")
+            for i in range(0, 60) if i % 5 != 4]
+    rows[-1] = dataclasses.replace(rows[-1], sql_mode="ANSI_QUOTES")  # the last batch's sql_mode has a value
+    (compiled, compiled_file), (python, python_file) = (_kept_then_written(tmp_path, monkeypatch, way, rows, 20)
+                                                        for way in ("compiled", "python"))
+    assert [b.num_rows for b in compiled] == [20, 20, 8]
+    null = {b.column(name).buffers()[1].address for b in compiled for name in ("start_ts", "ddl_query", "ddl_schema")}
+    null |= {b.column("sql_mode").buffers()[1].address for b in compiled[:2]}
+    assert len(null) == 1, null  # one buffer: every such column's second buffer starts at its start
+    assert compiled[2].column("sql_mode").buffers()[1].address not in null
+    assert [r for b in compiled for r in b.to_pylist()] == [r for b in python for r in b.to_pylist()]
+    assert compiled_file == python_file
+
+
+def _kept_then_written(tmp_path, monkeypatch, writer: str, rows: list[Event], batch_rows: int):
+    """`rows` written by `writer` ("compiled" or "python") into a folder kept in memory: its
+    batches as the stages after pull read them, and the file's bytes once it is written."""
+    monkeypatch.setenv(PULL_ENV, writer)
+    folder = RunFolder(str(tmp_path / "store"), "cf", writer)
+    w = folder.writer("raw", batch_rows=batch_rows, keep=(1_000, 1 << 30))
+    for e in rows:
+        w.add(e)
+    w.close()
+    assert folder.kept("raw")
+    batches = list(folder.scanner("raw").to_batches())
+    folder.persist()
+    with open(folder.part_file("raw"), "rb") as f:
+        return batches, f.read()

@@ -67,6 +67,27 @@ cdef class _Mapped:
             munmap(self.data, self.cap)
 
 
+# The zero bytes every column null in a whole batch is made of (_all_null): one buffer, grown to
+# the largest batch, shared by the arrays (Arrow's buffers are never written)
+cdef object _zeros = pa.py_buffer(b"")
+
+
+cdef object _all_null(Py_ssize_t n, bint text):
+    """A column of `n` nulls over the shared zero bytes: its validity bits, its offsets or its
+    values all zero, as the column's own would be, without new memory.  A batch's columns that
+    only DDLs or other sources fill (start_ts, the DDLs' session, fk_checks_off, ...) were 10 MB
+    of the 104 MB the bench's bulk window kept, each batch's copied into memory new to the
+    process, whose first touches are most of pull's time in the kernel (docs/performance.md)."""
+    global _zeros
+    cdef Py_ssize_t need = (n + 1) * 8
+    if _zeros.size < need:
+        _zeros = pa.py_buffer(bytes(need))
+    validity = _zeros.slice(0, (n + 7) // 8)
+    if text:
+        return pa.Array.from_buffers(STRING, n, [validity, _zeros.slice(0, (n + 1) * sizeof(int32_t)), _zeros.slice(0, 0)], n)
+    return pa.Array.from_buffers(INT64, n, [validity, _zeros.slice(0, n * sizeof(int64_t))], n)
+
+
 cdef _Mapped _hand_over(char* data, Py_ssize_t size, Py_ssize_t cap):
     cdef _Mapped m = _Mapped.__new__(_Mapped)
     m.data, m.size, m.cap = data, size, cap
@@ -173,6 +194,8 @@ cdef class Column:
         cdef uint8_t* bits
         for i in range(self.n):
             nulls += not self.valid[i]
+        if nulls == self.n and self.n and not self.patched:
+            return _all_null(self.n, self.text)
         validity = None
         if nulls:
             bitmap = PyBytes_FromStringAndSize(NULL, (self.n + 7) // 8)
