@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import sys
+import traceback
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -395,6 +396,7 @@ def _part(name: str, errors: list[str], run, *args):
     except Exception as e:  # noqa: BLE001 - see above
         errors.append(f"{name}: {type(e).__name__}: {e}")
         say(f"{name} failed: {type(e).__name__}: {e}")
+        traceback.print_exc()  # where it failed, for whoever mends the bench
         return None
 
 

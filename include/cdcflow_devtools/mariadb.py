@@ -78,6 +78,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def port_free(port: int) -> bool:
+    """Whether a server could listen on `port` of 127.0.0.1 now, binding it as mariadbd does
+    (SO_REUSEADDR: a port whose last connections are closing counts as free)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
 def _pid_alive(pid: int) -> bool:
     """True while the process exists and is not a zombie."""
     try:
@@ -162,7 +174,8 @@ class MariaDB:
 
         self._remove_stale_files()
         if self.port is None:
-            self.port = recorded or free_port()
+            # the port it had last, unless another process took it while this server was down
+            self.port = recorded if recorded is not None and port_free(recorded) else free_port()
         fresh = not (self.dir / _MARKER).exists()
         if fresh:
             self._install()
@@ -416,20 +429,36 @@ class MariaDB:
             try:
                 # read_timeout too: something that accepts the TCP connection
                 # but never sends a greeting must not hang the poll.
-                pymysql.connect(
+                conn = pymysql.connect(
                     host=HOST, port=self.port, user=ROOT_USER, password=password,
                     connect_timeout=2, read_timeout=2, write_timeout=2,
-                ).close()
-                return
+                )
             except pymysql.err.OperationalError as e:
                 if e.args and e.args[0] == 1045:
                     # Something answers on the port but does not know our
                     # password: another server owns it.
                     raise self._failure(f"refused root's password on port {self.port}") from e
                 last = e
+            else:
+                self._check_own(conn)
+                return
             if time.monotonic() > deadline:
                 raise self._failure(f"did not accept connections on port {self.port} within {timeout:g}s ({last})")
             time.sleep(0.1)
+
+    def _check_own(self, conn) -> None:
+        """Refuse a server on this one's port that is not this folder's: every server these tools
+        start has root's password, so another one that took the port answers as this one would
+        (a bench's downstream restarted on its recorded port, taken meanwhile, was written to
+        as if it were its own).  Closes `conn`."""
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT @@datadir")
+                (datadir,) = cur.fetchone()
+        finally:
+            conn.close()
+        if Path(datadir).resolve() != self.datadir.resolve():
+            raise self._failure(f"found port {self.port} answered by another server (its datadir {datadir})")
 
     def _secure(self) -> None:
         """Give root a password on every local host entry, all privileges

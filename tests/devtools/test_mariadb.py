@@ -366,3 +366,36 @@ def test_start_on_busy_port_fails_with_error_log_tail(tmp_path):
             server.start(timeout=30)
     assert "Address already in use" in str(err.value)
     assert not server.running
+
+
+def test_a_recorded_port_taken_while_the_server_was_down_is_left_for_a_free_one(tmp_path):
+    server = MariaDB(tmp_path, name="moved").start()
+    try:
+        server.execute("CREATE DATABASE kept")
+        old = server.port
+        server.stop()
+        with socket.socket() as holder:  # another process took the port meanwhile
+            holder.bind(("127.0.0.1", old))
+            holder.listen(1)
+            again = MariaDB(tmp_path, name="moved").start()
+            assert again.running and again.port != old
+            assert again.query("SHOW DATABASES LIKE 'kept'") == [("kept",)]
+        assert MariaDB(tmp_path, name="moved").start().port == again.port  # the new one is recorded
+    finally:
+        MariaDB(tmp_path, name="moved").stop()
+
+
+def test_a_server_of_another_folder_answering_on_the_port_is_refused_not_taken_for_this_one(tmp_path):
+    owner = MariaDB(tmp_path, name="owner").start()
+    try:
+        owner.execute("CREATE DATABASE owners")
+        installed = MariaDB(tmp_path, name="late").start()  # installed: it starts with root's password
+        installed.stop()
+        late = MariaDB(tmp_path, name="late", port=owner.port)
+        with pytest.raises(CdcflowError, match="answered by another server"):
+            late.start(timeout=30)
+        assert not late.running
+        assert owner.running and owner.query("SHOW DATABASES LIKE 'owners'") == [("owners",)]
+    finally:
+        owner.stop()
+        MariaDB(tmp_path, name="late").stop()
