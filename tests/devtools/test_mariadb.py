@@ -375,6 +375,8 @@ def test_a_recorded_port_taken_while_the_server_was_down_is_left_for_a_free_one(
         old = server.port
         server.stop()
         with socket.socket() as holder:  # another process took the port meanwhile
+            # over the server's closed connections still in TIME_WAIT, as a server's listener binds
+            holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             holder.bind(("127.0.0.1", old))
             holder.listen(1)
             again = MariaDB(tmp_path, name="moved").start()
