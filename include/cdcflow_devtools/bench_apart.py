@@ -12,7 +12,8 @@ the same over the quiet rounds alone (both runs stole less than QUIET_STEAL of t
 the steadier figure: each run's seconds per core-second of the downstream's, apply's over the
 floor's.  With the server alone on its cores that is how densely each kept it busy, whatever its
 core's pace in that run (on 2026-12-02, 1.06-1.16 over ten rounds whose raw ratios spread over
-0.97-1.46).
+0.97-1.46).  Per segment it prints the floor's and apply's seconds, and cdcflow's CPU in each
+segment of apply beside the segment's time: which segments waited on cdcflow's one core.
 """
 
 from __future__ import annotations
@@ -135,6 +136,21 @@ def segment_medians(rounds: list[dict]) -> list[tuple[float, float]] | None:
             for k in range(len(rounds[0]["floor"]["segments"]))]
 
 
+def segment_cpu(rounds: list[dict]) -> list[tuple[float, float]] | None:
+    """Per segment of apply, the median over the rounds of cdcflow's CPU seconds in it (the cycle's
+    `apply timeline`, sink.statement_timeline) and of those seconds over the segment's own
+    (near 1: apply waited on cdcflow's one core there, not on the downstream); None where a round's
+    log gave no CPU per segment or another count of segments than its spans."""
+    cpus = [(r["cycle"].get("idle") or {}).get("cpu_s_by_segment") for r in rounds]
+    if not rounds or any(not c or len(c) != len(r["cycle"]["segments"]) for c, r in zip(cpus, rounds)) \
+            or len({len(c) for c in cpus}) != 1:
+        return None
+    return [(statistics.median(c[k] for c in cpus),
+             statistics.median(c[k] / r["cycle"]["segments"][k] if r["cycle"]["segments"][k] else 0.0
+                               for c, r in zip(cpus, rounds)))
+            for k in range(len(cpus[0]))]
+
+
 def report(res: dict | None) -> None:
     if not res:
         return
@@ -174,6 +190,10 @@ def report(res: dict | None) -> None:
     if seg:
         print("  per segment, with the DDL that ends it (floor / apply, s, the rounds' medians): "
               + ", ".join(f"{f:.2f}/{a:.2f}" for f, a in seg))
+    cpu = segment_cpu(res["rounds"])
+    if cpu:
+        print("  cdcflow's CPU in each segment of apply (core-seconds, and per second of the segment; the rounds' "
+              "medians): " + ", ".join(f"{c:.2f} ({share:.2f})" for c, share in cpu))
     print(f"cores_apart_apply_over_floor={s['median']:.2f}"
           + (f" quiet_cores_apart_apply_over_floor={q['median']:.2f}" if q else "")
           + f" cores_apart_apply_over_floor_per_downstream_cpu={d['median']:.2f}")

@@ -98,3 +98,26 @@ def test_each_round_says_when_nothing_of_cdcflow_s_was_in_flight(tmp_path, capsy
     assert "nothing in flight ms: first / DDLs / between" in out and "176: 70 / 6 / 0" in out
     assert "nothing of cdcflow's in flight (the rounds' medians): 176 ms, 43.9% of the barrier walk; before the " \
            "first statement 70 ms, at the DDLs' edges 6 ms, between statements 0 ms" in out
+
+
+def test_cdcflow_s_cpu_in_each_segment_is_set_beside_the_segment_s_time(capsys):
+    """The cycle's CPU per segment (sink.statement_timeline) over the segment's seconds in apply:
+    near 1 where apply waited on cdcflow's one core; left out where a round's log gave none."""
+    from cdcflow.sink.statement_timeline import Timeline
+
+    def walked(first_cpu: float, second_cpu: float) -> dict:
+        return Timeline(started=0.0, statements=[(0.1, 0.5), (0.7, 1.3)], ddls=[(0.55, 0.6)],
+                        cpu=[1.0, 1.0 + first_cpu]).summary(1.4, cpu_ended=1.0 + first_cpu + second_cpu)
+
+    rounds = [_round(2.0, 2.0, 0.0, 0.0), _round(2.0, 2.2, 0.0, 0.0)]  # apply's segments: 0.6 and 0.8 s
+    rounds[0]["cycle"]["idle"], rounds[1]["cycle"]["idle"] = walked(0.57, 0.2), walked(0.33, 0.44)
+    assert bench_apart.segment_cpu(rounds) == [pytest.approx((0.45, 0.75)), pytest.approx((0.32, 0.4))]
+    bench_apart.report({"downstream_cores": [0], "cdcflow_cores": [1], "rounds": rounds, "consistent": True,
+                        **bench_apart.summary(rounds)})
+    assert "cdcflow's CPU in each segment of apply (core-seconds, and per second of the segment; the rounds' " \
+           "medians): 0.45 (0.75), 0.32 (0.40)" in capsys.readouterr().out
+    del rounds[1]["cycle"]["idle"]["cpu_s_by_segment"]  # a cycle logged before it, or of many segments
+    assert bench_apart.segment_cpu(rounds) is None
+    rounds[1]["cycle"]["idle"] = walked(0.3, 0.3)
+    rounds[1]["cycle"]["segments"] = [0.6]  # its log gave another count of segments
+    assert bench_apart.segment_cpu(rounds) is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -52,3 +53,24 @@ def test_statements_are_timed_only_while_recording_and_from_every_thread():
     assert statement_timeline.active() is None
     assert len(timeline.statements) == 4 and len(timeline.ddls) == 1
     assert all(a <= b for a, b in timeline.statements + timeline.ddls)
+
+
+def _spin(seconds: float) -> None:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_each_segment_says_what_it_cost_this_process_in_cpu():
+    with statement_timeline.recording() as timeline:
+        _spin(0.06)  # the first segment: this process's core busy
+        with statement_timeline.timed(ddl=True):
+            pass
+        time.sleep(0.06)  # the second: it waits, as on the downstream's answers
+        s = timeline.summary()
+    first, second = s["cpu_s_by_segment"]
+    assert first >= 0.05 and second < 0.03
+    # a window of more segments than SEGMENTS_TOLD leaves them out of its summary (and its log line)
+    told = Timeline(cpu=[0.0] * statement_timeline.SEGMENTS_TOLD)
+    assert len(told.summary(cpu_ended=1.0)["cpu_s_by_segment"]) == statement_timeline.SEGMENTS_TOLD
+    assert "cpu_s_by_segment" not in Timeline(cpu=[0.0] * (statement_timeline.SEGMENTS_TOLD + 1)).summary()
