@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import io
 import math
 import struct
 
@@ -408,3 +409,59 @@ def test_a_send_that_times_out_a_statement_later_is_reported_as_the_timeout(conn
     told = SinkError.parse(str(lost.value))
     assert told["timed_out"] and told["retryable"] and "timed out" in told["text"], told
     assert not conn.open
+
+
+class _Trickle(io.RawIOBase):
+    """A socket's bytes arriving seven at a time."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        n = min(len(b), 7, len(self.data))
+        b[:n], self.data = self.data[:n], self.data[n:]
+        return n
+
+
+class _Conn:
+    def __init__(self, data: bytes, seq: int):
+        self._rfile, self._next_seq_id, self.closed = io.BufferedReader(_Trickle(data)), seq, False
+
+    def _force_close(self):
+        self.closed = True
+
+
+def _packets(payloads, seq: int) -> bytes:
+    return b"".join(len(p).to_bytes(3, "little") + bytes([(seq + k) % 256]) + p for k, p in enumerate(payloads))
+
+
+def test_a_prepares_definitions_are_stepped_over_whole_as_they_arrive_and_in_sequence():
+    payloads = [b"def" * 20, b"", b"\xfe\x00\x00\x02\x00", b"x" * 300]
+    conn = _Conn(_packets(payloads, 255), 255)
+    prepared_statements._skip_packets(conn, len(payloads))
+    assert conn._next_seq_id == 3 and conn._rfile.read1(10) == b"" and not conn.closed  # the sequence wraps at 256
+    # a packet out of sequence, and a connection lost in the middle of one, close it and raise as pymysql's reads do
+    conn = _Conn(_packets(payloads, 4), 3)
+    with pytest.raises(pymysql.err.InternalError, match="got 4 expected 3"):
+        prepared_statements._skip_packets(conn, 1)
+    assert conn.closed
+    conn = _Conn(_packets(payloads, 1)[:-5], 1)
+    with pytest.raises(pymysql.err.OperationalError, match="Lost connection") as lost:
+        prepared_statements._skip_packets(conn, len(payloads))
+    assert lost.value.args[0] == 2013 and conn.closed
+
+
+def test_a_statement_of_thousands_of_placeholders_prepares_and_the_connection_reads_on(conn):
+    many = [{**ROWS[k % len(ROWS)], "id": k} for k in range(1, 513)]
+    binary = write(conn, "binary_rows", many, prepared=True, batch_rows=256)
+    write(conn, "text_rows", many, prepared=False, batch_rows=256)
+    kept = prepared_statements.of(conn).kept
+    assert binary.prepared.executed == 2 and len(kept) == 1
+    assert next(iter(kept)).count("?") > 5000  # its answer: a definition packet per placeholder, over many reads
+    assert stored(conn, "binary_rows") == stored(conn, "text_rows")
+    with conn.cursor() as cur:  # nothing of the prepare's answer left on the connection, nor read past it
+        cur.execute("SELECT 1")
+        assert cur.fetchone() == (1,)
