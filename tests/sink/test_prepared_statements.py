@@ -448,6 +448,10 @@ def test_a_prepares_definitions_are_stepped_over_whole_as_they_arrive_and_in_seq
     with pytest.raises(pymysql.err.InternalError, match="got 4 expected 3"):
         prepared_statements._skip_packets(conn, 1)
     assert conn.closed
+    conn = _Conn(_packets(payloads[:1], 0), 3)  # a server shutting down answers with a packet numbered 0
+    with pytest.raises(pymysql.err.OperationalError) as lost:
+        prepared_statements._skip_packets(conn, 1)
+    assert lost.value.args[0] == 2013 and conn.closed
     conn = _Conn(_packets(payloads, 1)[:-5], 1)
     with pytest.raises(pymysql.err.OperationalError, match="Lost connection") as lost:
         prepared_statements._skip_packets(conn, len(payloads))

@@ -138,7 +138,9 @@ def _skip_packets(conn, count: int) -> None:
     stepped over by their headers.  The bench's window prepares 40 statements a cycle, 32 in its
     first segment, where apply waits on cdcflow's core (docs/performance.md).  The server sends
     nothing after the answer until the next command, so all that is read is the answer's.  As
-    pymysql's own reads: a packet out of sequence or a lost connection closes it and raises."""
+    pymysql's own reads: a packet out of sequence or a lost connection closes it and raises, a
+    lost connection's error (2013, which a retry may cure) also where a server shutting down sends
+    its packet numbered 0."""
     rfile, buf, at = conn._rfile, b"", 0
     while count:
         if len(buf) - at >= 4:
@@ -146,6 +148,8 @@ def _skip_packets(conn, count: int) -> None:
             if len(buf) - at >= 4 + size:
                 if buf[at + 3] != conn._next_seq_id:
                     conn._force_close()
+                    if buf[at + 3] == 0:  # MariaDB's error packet as it shuts down: a lost connection, retried
+                        raise pymysql.err.OperationalError(CR.CR_SERVER_LOST, "Lost connection to MySQL server during query")
                     raise pymysql.err.InternalError(
                         f"Packet sequence number wrong - got {buf[at + 3]} expected {conn._next_seq_id}")
                 conn._next_seq_id = (conn._next_seq_id + 1) % 256
