@@ -24,8 +24,8 @@ import json
 import os
 import shutil
 import sys
-import traceback
 import time
+import traceback
 from dataclasses import asdict
 from pathlib import Path
 
