@@ -383,8 +383,11 @@ def test_writer_shares_made_alone_are_whole_parts_compacted_as_the_segment_is(wo
     tangles = {("db", "t"): None} if tangled else {}
     names = {f"db.{t}": None for t in ("t", "m", "s")}
     whole = compacted_arrow(keyed_arrow(rows, tangles))
-    shares = [make() for make in row_sink._writer_shares(rows, names, set(names), None,
-                                                         (row_sink.SPREAD_BY, None, tangles), workers)]
+    made = [make() for make in row_sink._writer_shares(rows, names, set(names), None,
+                                                       (row_sink.SPREAD_BY, None, tangles), workers)]
+    # the images stay in the part's arrays, each row numbering its own
+    assert all(isinstance(s, row_sink.Share) and "image" not in s.rows.column_names for s in made)
+    shares = [s.whole() for s in made]
     parts = [{(r["schema"], r["table"], r["part"]) for r in s.to_pylist()} for s in shares]
     assert len(shares) == min(workers, len({(r["schema"], r["table"], r["part"]) for r in whole.to_pylist()}))
     assert all(s.num_rows for s in shares) and all(s.schema == KEYED_ARROW for s in shares)

@@ -225,3 +225,35 @@ def test_a_streaming_writer_on_raw_images_writes_the_statements_of_decoded_ones(
         w.close()
         out.append(conn.sql)
     assert out[0] == out[1] == out[2] and len(out[0]) > 10
+
+
+def test_a_writers_texts_read_where_the_part_holds_them_are_the_taken_ones(monkeypatch):
+    """row_literals.texts: the compiled reading of images straight from the part's arrays gives what
+    the reference (take, then to_pylist) gives, over chunks sliced, empty and with nulls, numbers in
+    any order and a slice of them, texts of every width; a number past the images is refused."""
+    import pyarrow as pa
+
+    words = [encode_image({"id": i, "v": v}) for i, v in enumerate(VALUES[16:32])] + ["", "中文 😀", "ÿ"]
+    whole = pa.array(words + [None] + words[::-1], pa.string())
+    chunks = [whole.slice(0, 5), whole.slice(5, 0), whole.slice(5, 14), pa.array([], pa.string()),
+              whole.slice(19), pa.array(["tail"], pa.string())]
+    images = pa.chunked_array(chunks, pa.string())
+    n = len(images)
+    order = pa.array([n - 1, 0, 19, 5, 18, 4, 7, 7, 30, 1, 20, 39, 25, 3], pa.int64())
+    sources = [order, order.slice(3, 8), pa.array(list(range(n)), pa.int64()), pa.array([], pa.int64())]
+    compiled = scanned()
+    for numbers in sources:
+        expected = images.take(numbers).to_pylist()
+        assert compiled.texts(images.chunks, numbers) == expected
+        assert row_literals.texts(images, numbers) == expected
+    assert None in compiled.texts(images.chunks, sources[2]) and "中文 😀" in compiled.texts(images.chunks, sources[2])
+    with pytest.raises(IndexError, match=f"image number {n} of {n}"):
+        compiled.texts(images.chunks, pa.array([0, n], pa.int64()))
+    with pytest.raises(TypeError, match="not string"):
+        compiled.texts([pa.array([b"x"], pa.binary())], pa.array([0], pa.int64()))
+    row_literals.compiled.cache_clear()
+    try:
+        monkeypatch.setenv("CDCFLOW_ROW_LITERALS", "python")
+        assert row_literals.texts(images, order) == images.take(order).to_pylist()
+    finally:
+        row_literals.compiled.cache_clear()

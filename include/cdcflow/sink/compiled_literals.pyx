@@ -13,13 +13,14 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport (PyUnicode_1BYTE_KIND, PyUnicode_2BYTE_KIND, PyUnicode_4BYTE_KIND, PyUnicode_DATA,
                               PyUnicode_FromKindAndData, PyUnicode_KIND, PyUnicode_READ)
 from libc.math cimport isfinite
-from libc.stdint cimport uint8_t, uint16_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uintptr_t
 from libc.string cimport memcpy
 
 from cdcflow.core.growth cimport capacity, grown
 
 cdef extern from "Python.h":
     # float's own reading and repr (what msgspec's decoding and raw_literal's repr() give)
+    object PyUnicode_DecodeUTF8(const char *s, Py_ssize_t size, const char *errors)
     double PyOS_string_to_double(const char *s, char **endptr, void *overflow_exception) except? -1.0
     char *PyOS_double_to_string(double val, char format_code, int precision, int flags, int *ptype) except NULL
     int Py_DTSF_ADD_DOT_0
@@ -27,11 +28,13 @@ cdef extern from "Python.h":
 from base64 import b64decode
 
 import msgspec
+import pyarrow as pa
 from pymysql.converters import escape_string
 
 from cdcflow.core.row_codec import raw_literal
 
 _decode = msgspec.json.Decoder().decode
+STRING_ID = pa.string().id
 
 
 cdef inline bint _plain(str s):
@@ -663,3 +666,74 @@ def image_literals(list images, str column):
     """Each image's literal of `column`."""
     cdef Image img
     return [img.literal(column) for img in images]
+
+
+# --- the images of a writer's rows, read where the part holds them -----------------------------
+
+def texts(list chunks, sources):
+    """The texts of `chunks` (a part's images: Arrow string arrays, numbered one after the other)
+    that `sources` (an Arrow int64 array) numbers, in its order, as Python strings (None where
+    one is null): what `images.take(sources).to_pylist()` gives, without the copy of every image
+    into arrays of its own that the take makes first (row_literals.texts)."""
+    cdef Py_ssize_t n = len(sources), nchunks = len(chunks), k = 0, j, i
+    cdef int64_t s, total = 0
+    cdef uintptr_t address
+    cdef const int64_t *src
+    cdef list out = [None] * n
+    cdef int64_t *first
+    cdef int64_t *base
+    cdef const int32_t **offs
+    cdef const char **data
+    cdef const uint8_t **valid
+    if n == 0:
+        return out
+    if sources.null_count:
+        raise ValueError("a row without its image's number")
+    address = sources.buffers()[1].address
+    src = (<const int64_t *>address) + <Py_ssize_t>sources.offset
+    first = <int64_t *>PyMem_Malloc((nchunks + 1) * sizeof(int64_t))
+    base = <int64_t *>PyMem_Malloc((nchunks + 1) * sizeof(int64_t))
+    offs = <const int32_t **>PyMem_Malloc((nchunks + 1) * sizeof(void *))
+    data = <const char **>PyMem_Malloc((nchunks + 1) * sizeof(void *))
+    valid = <const uint8_t **>PyMem_Malloc((nchunks + 1) * sizeof(void *))
+    try:
+        if first == NULL or base == NULL or offs == NULL or data == NULL or valid == NULL:
+            raise MemoryError()
+        for j in range(nchunks):
+            chunk = chunks[j]
+            if chunk.type.id != STRING_ID:
+                raise TypeError(f"images of type {chunk.type}, not string")
+            bufs = chunk.buffers()
+            first[j], base[j] = total, chunk.offset
+            total += len(chunk)
+            valid[j] = NULL
+            if bufs[0] is not None and chunk.null_count:
+                address = bufs[0].address
+                valid[j] = <const uint8_t *>address
+            address = bufs[1].address
+            offs[j] = <const int32_t *>address
+            data[j] = NULL
+            if bufs[2] is not None:
+                address = bufs[2].address
+                data[j] = <const char *>address
+        first[nchunks] = total
+        for i in range(n):
+            s = src[i]
+            if s < 0 or s >= total:
+                raise IndexError(f"image number {s} of {total}")
+            # a table's rows come in runs from the same chunks: looked for from the last one first
+            if not (first[k] <= s < first[k + 1]):
+                k = 0
+                while not (first[k] <= s < first[k + 1]):
+                    k += 1
+            s = s - first[k] + base[k]
+            if valid[k] != NULL and not (valid[k][s >> 3] >> (s & 7)) & 1:
+                continue
+            out[i] = PyUnicode_DecodeUTF8(data[k] + offs[k][s], offs[k][s + 1] - offs[k][s], NULL)
+    finally:
+        PyMem_Free(first)
+        PyMem_Free(base)
+        PyMem_Free(offs)
+        PyMem_Free(data)
+        PyMem_Free(valid)
+    return out

@@ -18,6 +18,7 @@ from cdcflow.core import heap
 from cdcflow.core.failures import SinkError
 from cdcflow.sink.compaction import final_changes
 from cdcflow.sink.connection import connect_with_retry
+from cdcflow.sink.row_literals import texts
 from cdcflow.sink.row_writer import (STATEMENT_ATTEMPTS, RowWriter, StreamingWriter, TransactionRolledBack,
                                      conflict_wait, raw_form)
 
@@ -32,7 +33,7 @@ PHASE_KINDS = {None: ("D", "U", "I"), "existing": ("D", "U"), "new": ("I",)}
 def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[str]], phase: str | None = None,
                     generated: dict[str, frozenset[str]] | None = None, key_indexed: frozenset[str] = frozenset(),
                     sessions: Sessions | None = None, prepared: bool = True,
-                    in_place: dict[str, frozenset[str]] | None = None):
+                    in_place: dict[str, frozenset[str]] | None = None, images: pa.ChunkedArray | None = None):
     """Spark mapInArrow body: the final change of each key in (compacted, in DELETES_FIRST
     order: compaction), written (only the kinds of `phase`, see PHASE_KINDS); one batch of
     counts (COUNTS_SCHEMA) out.  `generated`: per table, the columns the downstream
@@ -42,7 +43,8 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
     between partitions (None: a session of its own, closed at the end: a Spark task's).
     `prepared`: the sink's cache-prep-stmts (full batches as prepared statements, else text).
     `in_place`: in safe mode, the tables written with UPSERT where a row sets every column of the
-    downstream's given (row_writer.StreamingWriter).
+    downstream's given (row_writer.StreamingWriter).  `images`: where the batches number their
+    rows' images (`source`, row_sink.Share) instead of holding them.
 
     Why this converges even when rows exchange unique-key values across partitions:
     every key touched in the segment is written with its final image, and those images
@@ -57,14 +59,14 @@ def apply_partition(batches, sink: dict, batch_rows: int, keys: dict[str, list[s
     values may deadlock; the statement is retried (RowWriter._run).
     Deletes go first inside a part (compaction.DELETES_FIRST says why).
     """
-    kinds = PHASE_KINDS[phase]
+    kinds, written = PHASE_KINDS[phase], WRITTEN if images is None else SOURCED
 
     def write(w: StreamingWriter, conn) -> None:
         w.insert_new = phase == "new"
         w.key_indexed, w.upsert, w.in_place = key_indexed, phase == "existing", in_place or {}
         add, read = w.add_run, w.writer.form.read
-        for schema, table, (kinds_, images, stamps) in _table_runs(_of_kinds(batches, kinds), WRITTEN):
-            add(schema, table, kinds_, map(read, images), stamps)
+        for schema, table, (kinds_, texts, stamps) in _table_runs(_of_kinds(batches, kinds, written), written, images):
+            add(schema, table, kinds_, map(read, texts), stamps)
         w.close()
 
     yield _run_partition(sink, batch_rows, keys, write, generated, sessions, prepared)
@@ -130,15 +132,16 @@ def write_transaction(w: StreamingWriter, conn, finals) -> None:
             time.sleep(conflict_wait(attempt))
 
 
-def _of_kinds(batches, kinds: tuple[str, ...]):
+def _of_kinds(batches, kinds: tuple[str, ...], written: tuple[str, ...] = ()):
     """The batches' rows of `kinds` (a pass's), taken in Arrow: each pass reads every row.  Only
-    the columns the writer reads are taken (a part carries its keys and parts too)."""
+    the columns the writer reads (`written`, WRITTEN's or SOURCED's) are taken (a part carries its
+    keys and parts too)."""
     if len(kinds) == len(PHASE_KINDS[None]):
         yield from batches
         return
     wanted = pa.array(kinds, pa.string())
     for b in batches:
-        b = b.select(list(TABLE_RUN + WRITTEN))
+        b = b.select(list(TABLE_RUN + written))
         yield b.filter(pc.is_in(b.column(b.schema.get_field_index("kind")), value_set=wanted))
 
 
@@ -147,12 +150,14 @@ def _of_kinds(batches, kinds: tuple[str, ...]):
 # ts (transaction-atomicity = table groups by it)
 TABLE_RUN = ("schema", "table")
 WRITTEN = ("kind", "image", "commit_ts")
+SOURCED = ("kind", "source", "commit_ts")  # WRITTEN where the image is a number into the part's (row_sink.Share)
 CHANGE = ("schema", "table", "part", "key", "kind", "image", "commit_ts")
 
 
-def _table_runs(batches, names: tuple[str, ...]):
+def _table_runs(batches, names: tuple[str, ...], images: pa.ChunkedArray | None = None):
     """The rows of `batches` a table at a time, as they come: (schema, table, a list per column
-    of `names`) for each run of rows of one table (a compacted part's rows are sorted by table)."""
+    of `names`) for each run of rows of one table (a compacted part's rows are sorted by table).
+    With `images`, the column "source" gives the texts of `images` it numbers (row_sink.Share)."""
     for b in batches:
         n = b.num_rows
         if not n:
@@ -163,7 +168,8 @@ def _table_runs(batches, names: tuple[str, ...]):
             other = pc.or_(pc.not_equal(schema.slice(1), schema.slice(0, n - 1)),
                            pc.not_equal(table.slice(1), table.slice(0, n - 1)))
             starts += [i + 1 for i in pc.indices_nonzero(other).to_pylist()]
-        columns = [b.column(b.schema.get_field_index(c)).to_pylist() for c in names]
+        columns = [texts(images, b.column(b.schema.get_field_index(c))) if c == "source" and images is not None
+                   else b.column(b.schema.get_field_index(c)).to_pylist() for c in names]
         for lo, hi in zip(starts, starts[1:] + [n]):
             yield schema[lo].as_py(), table[lo].as_py(), [c[lo:hi] for c in columns]
 

@@ -10,6 +10,8 @@ import logging
 import os
 from functools import cache
 
+import pyarrow as pa
+
 log = logging.getLogger(__name__)
 
 
@@ -52,3 +54,12 @@ def literal_params():
     """The binary protocol's parameters of SQL literals (compiled_params.literal_params), or None."""
     module = _params_module()
     return None if module is None else module.literal_params
+
+
+def texts(images: pa.ChunkedArray, sources: pa.Array) -> list[str | None]:
+    """The texts of `images` that `sources` (int64) numbers, in its order: compiled_literals.texts,
+    where it is built, reads them where `images` holds them; the reference takes them first."""
+    module = compiled()
+    if module is None:
+        return images.take(sources).to_pylist()
+    return module.texts(images.chunks, sources)

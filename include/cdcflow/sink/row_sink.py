@@ -275,8 +275,9 @@ class RowSink:
             by, order = SPREAD_BY, None
             indexed = key_indexed(self.conn, keys)
             in_place = self._in_place(indexed, plan) if self.safe else None
-            passes = [lambda it, kept=None, ph=ph: apply_partition(it, sink, batch, keys, ph, generated, indexed, kept,
-                                                                   prepared, in_place)
+            passes = [lambda it, kept=None, images=None, ph=ph: apply_partition(it, sink, batch, keys, ph, generated,
+                                                                                indexed, kept, prepared, in_place,
+                                                                                images)
                       for ph in ([None] if self.safe else ["existing", "new"])]
         folder, workers = KeyFolder(plan.collations, sink), max(1, self.options.worker_count)
         pull_keyed = {t for t in keys if keyed_by_pull(self.key_spans, plan.names[t], *span, keys[t],
@@ -472,11 +473,11 @@ def _writer_shares(local: pa.Table, keys: dict, pull_keyed: set[str], folder: Ke
     codes = pc.dictionary_encode(changes[by[-1]], null_encoding="encode").combine_chunks().indices
     spread = pc.remainder(codes.cast(pa.int64()), workers)
 
-    def share(w: int) -> pa.Table:
+    def share(w: int) -> pa.Table | Share:
         # its rows in the order the whole part's were: compacted (DELETES_FIRST), or by `order`
         rows = changes.filter(pc.equal(spread, w)).combine_chunks()
         if order is None:
-            return finals_of(rows, compacted_order(rows), images)
+            return Share(finals_of(rows, compacted_order(rows)), images)
         return with_images(rows.sort_by([(c, "ascending") for c in order]), images)
 
     return [partial(share, w) for w in pc.unique(spread).sort().to_pylist()]
@@ -503,9 +504,32 @@ def _write_parts(parts: list, passes, sessions: Sessions) -> list[dict]:
     return [r for b in _written_parts(parts, passes, sessions) for r in b.to_pylist()]
 
 
-def _taken(share: pa.Table | Future) -> pa.Table:
+@dataclass(frozen=True)
+class Share:
+    """A writer's compacted rows whose images stay where the part holds them: `rows` (KEYED_SOURCES,
+    each with the kind it ends with) number theirs in `images` (compaction.images_of).  The
+    writer makes each row's text straight from them (partitions.apply_partition): a share of
+    images taken into arrays of their own was a copy of the part's every final image into memory
+    taken fresh, which the writer then copied again into its strings."""
+
+    rows: pa.Table
+    images: pa.ChunkedArray
+
+    def whole(self) -> pa.Table:
+        """The share with its images taken (KEYED_ARROW), as a Spark task's writer gets its rows."""
+        return with_images(self.rows, self.images)
+
+
+def _taken(share: pa.Table | Share | Future) -> pa.Table | Share:
     """A writer's share, waited for where another thread is making it (stages.read_ahead)."""
     return share.result() if isinstance(share, Future) else share
+
+
+def _written_by(body, share: pa.Table | Share, sessions: Sessions) -> list[pa.RecordBatch]:
+    """A partition body's counts for one writer's share (its images where the share holds them)."""
+    if isinstance(share, Share):
+        return list(body(iter(share.rows.to_batches(WRITER_BATCH)), sessions, share.images))
+    return list(body(iter(share.to_batches(WRITER_BATCH)), sessions))
 
 
 def _written_parts(parts: list, passes, sessions: Sessions) -> list[pa.RecordBatch]:
@@ -522,8 +546,7 @@ def _written_parts(parts: list, passes, sessions: Sessions) -> list[pa.RecordBat
             # at once, and a thread that started late took its session instead of opening one:
             # one fewer session, which a busy machine made a test's count of them miss)
             sessions.open_ahead(len(parts))
-            for out in pool.map(lambda part, body=body:
-                                list(body(iter(_taken(part).to_batches(WRITER_BATCH)), sessions)), parts):
+            for out in pool.map(lambda part, body=body: _written_by(body, _taken(part), sessions), parts):
                 counts += out
     return counts
 
