@@ -134,3 +134,39 @@ def test_sessions_opened_ahead_are_taken_then_kept_and_closed(monkeypatch):
         sessions.take()
     assert e.value.code == 2003
     sessions.close()
+
+
+def as_share(batches):
+    """The rows of `batches` as a writer's row_sink.Share holds them: each numbering its image in the
+    part's images, here in another order and in two chunks (so that only the number finds it)."""
+    whole = pa.Table.from_batches(batches)
+    n = whole.num_rows
+    order = list(range(n))[::-1]
+    images = whole["image"].combine_chunks().take(pa.array(order))
+    chunks = pa.chunked_array([images.slice(0, n // 2), images.slice(n // 2)])
+    sources = pa.array([order.index(i) for i in range(n)], pa.int64())
+    return whole.drop_columns(["image"]).append_column("source", sources), chunks
+
+
+@pytest.mark.parametrize("phase", [None, "existing", "new"])
+def test_rows_whose_images_stay_in_the_part_are_written_as_rows_holding_them(monkeypatch, phase):
+    """A share that numbers its rows' images in the part's arrays (row_sink.Share) is written
+    statement for statement as the same rows holding their images, in every pass."""
+    keys = {"db.t": ["id"], "db.u": ["id"]}
+    changes = [("t", 10, 0, "update", {"id": 1, "v": "a"}, {"id": 5, "v": "ä'"}),
+               ("t", 10, 1, "update", {"id": 2, "v": None}, {"id": 2, "v": "中"}),
+               ("u", 11, 0, "insert", None, {"id": 3, "v": "x"}),
+               ("u", 12, 0, "delete", {"id": 4, "v": "y"}, None),
+               ("t", 13, 0, "insert", None, {"id": 6, "v": "z"})]
+    written = []
+    for share in (False, True):
+        conn = FakeConn()
+        monkeypatch.setattr(partitions, "connect_with_retry", lambda sink, c=conn: c)
+        batches = keyed_batches(changes, keys)
+        if share:
+            rows, images = as_share(batches)
+            out = partitions.apply_partition(iter(rows.to_batches(2)), {}, 100, keys, phase, images=images)
+        else:
+            out = partitions.apply_partition(iter(batches), {}, 100, keys, phase)
+        written.append((conn.sql, [b.to_pydict() for b in out]))
+    assert written[0][0] and written[1] == written[0]
