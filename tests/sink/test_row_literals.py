@@ -251,6 +251,8 @@ def test_a_writers_texts_read_where_the_part_holds_them_are_the_taken_ones(monke
         compiled.texts(images.chunks, pa.array([0, n], pa.int64()))
     with pytest.raises(TypeError, match="not string"):
         compiled.texts([pa.array([b"x"], pa.binary())], pa.array([0], pa.int64()))
+    with pytest.raises(TypeError, match="not int64"):
+        compiled.texts(images.chunks, pa.array([0], pa.int32()))
     row_literals.compiled.cache_clear()
     try:
         monkeypatch.setenv("CDCFLOW_ROW_LITERALS", "python")

@@ -34,7 +34,7 @@ from pymysql.converters import escape_string
 from cdcflow.core.row_codec import raw_literal
 
 _decode = msgspec.json.Decoder().decode
-STRING_ID = pa.string().id
+STRING_ID, INT64_ID = pa.string().id, pa.int64().id
 
 
 cdef inline bint _plain(str s):
@@ -685,6 +685,8 @@ def texts(list chunks, sources):
     cdef const int32_t **offs
     cdef const char **data
     cdef const uint8_t **valid
+    if sources.type.id != INT64_ID:
+        raise TypeError(f"image numbers of type {sources.type}, not int64")
     if n == 0:
         return out
     if sources.null_count:
