@@ -14,6 +14,12 @@ floor's.  With the server alone on its cores that is how densely each kept it bu
 core's pace in that run (on 2026-12-02, 1.06-1.16 over ten rounds whose raw ratios spread over
 0.97-1.46).  Per segment it prints the floor's and apply's seconds, and cdcflow's CPU in each
 segment of apply beside the segment's time: which segments waited on cdcflow's one core.
+After each run it reads the downstream's CPU for AFTER_SECONDS more, before anything else asks
+it: its own background work left over from the run's statements, InnoDB's purge of their old row
+versions most of it.  Where one run leaves much more of it after its end than the other, that run
+did less of it inside its time: with performance_schema on (slower runs), the floor's replays left
+0.16-0.17 core-seconds after them and a cycle 0.003, having spent 0.17-0.19 in its last two
+segments; in the bench's own rounds the same evening, 0.14 and 0.13 (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -21,12 +27,13 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from cdcflow_devtools.bench_census import (QUIET_STEAL, apply_idle, apply_segment_seconds, quiet,
+from cdcflow_devtools.bench_census import (QUIET_STEAL, apply_idle, apply_segment_seconds, process_cpu, quiet,
                                           stage_core_seconds, stolen_share)
 from cdcflow_devtools.bench_common import Servers, reset_settled, run_cycle_measured, say, verify
 from cdcflow_devtools.bench_pairs import alternating, spread
 
 DEFAULT_ROUNDS = 3
+AFTER_SECONDS = 1.5  # how long the downstream's CPU is read after each run (the purge it left, mostly)
 
 
 def feed_id(i: int) -> str:
@@ -45,18 +52,20 @@ def apart_table(servers: Servers, rows: int, log_dir: Path, phases: list, cpu: d
         reset_settled(servers)
         spans: list[float] = []
         (secs, cpu_secs), stolen = stolen_share(lambda: bench_floor.replay(servers.cdcflow, phases, spans))
+        after = cpu_after(servers.cdcflow.pid)
         ok = not verify(servers.up, servers.cdcflow, f"cdcflow's downstream (the floor's replay, cores apart, round {i + 1})")
         return {"seconds": secs, "downstream_core_seconds": cpu_secs, "stolen": stolen, "consistent": ok,
-                "segments": bench_floor.segment_seconds(phases, spans)}
+                "segments": bench_floor.segment_seconds(phases, spans), "downstream_after": after}
 
     def cycle(i: int) -> dict:
         reset_settled(servers)
         cyc, stolen = stolen_share(lambda: run_cycle_measured(feed_id(i), rows, log_dir, cpu=cpu))
+        after = cpu_after(servers.cdcflow.pid)
         ok = not verify(servers.up, servers.cdcflow, f"cdcflow's downstream (cores apart, round {i + 1})")
         log = log_dir / f"cycle-{feed_id(i)}.log"
         return {"seconds": cyc.stage_seconds("apply"), "stolen": stolen, "consistent": ok,
                 "core_seconds": stage_core_seconds(cyc.census, "apply") or {},
-                "segments": apply_segment_seconds(log), "idle": apply_idle(log)}
+                "segments": apply_segment_seconds(log), "idle": apply_idle(log), "downstream_after": after}
 
     with bench_cores.apart(servers.cdcflow.pid) as halves:
         if halves is None:
@@ -67,6 +76,26 @@ def apart_table(servers: Servers, rows: int, log_dir: Path, phases: list, cpu: d
     out = [{"floor": g["the floor"], "cycle": g["cdcflow's cycle"]} for g in got]
     return {"downstream_cores": halves[0], "cdcflow_cores": halves[1], "rounds": out, **summary(out),
             "consistent": all(r["floor"]["consistent"] and r["cycle"]["consistent"] for r in out)}
+
+
+def cpu_after(pid: int, seconds: float = AFTER_SECONDS) -> float | None:
+    """The downstream's CPU seconds over the next `seconds`, nothing sent to it: what a run left it
+    to do (None: its process is gone)."""
+    import time
+
+    before = process_cpu(pid)
+    time.sleep(seconds)
+    now = process_cpu(pid)
+    return None if before is None or now is None else now - before
+
+
+def after_medians(rounds: list[dict]) -> tuple[float, float] | None:
+    """The median over the rounds of the downstream's CPU after the floor's replay and after the
+    cycle (cpu_after); None where a round has none."""
+    pairs = [(r["floor"].get("downstream_after"), r["cycle"].get("downstream_after")) for r in rounds]
+    if not pairs or any(f is None or c is None for f, c in pairs):
+        return None
+    return statistics.median(f for f, _ in pairs), statistics.median(c for _, c in pairs)
 
 
 def ratio(r: dict) -> float:
@@ -194,6 +223,11 @@ def report(res: dict | None) -> None:
     if cpu:
         print("  cdcflow's CPU in each segment of apply (core-seconds, and per second of the segment; the rounds' "
               "medians): " + ", ".join(f"{c:.2f} ({share:.2f})" for c, share in cpu))
+    after = after_medians(res["rounds"])
+    if after:
+        print(f"  the downstream's CPU in the {AFTER_SECONDS:g} s after each run, left over from its statements "
+              f"(InnoDB's purge, mostly; the rounds' medians): after the floor {after[0]:.2f} core-seconds, after "
+              f"cdcflow's cycle {after[1]:.2f}")
     print(f"cores_apart_apply_over_floor={s['median']:.2f}"
           + (f" quiet_cores_apart_apply_over_floor={q['median']:.2f}" if q else "")
           + f" cores_apart_apply_over_floor_per_downstream_cpu={d['median']:.2f}")

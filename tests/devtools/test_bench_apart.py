@@ -121,3 +121,32 @@ def test_cdcflow_s_cpu_in_each_segment_is_set_beside_the_segment_s_time(capsys):
     rounds[1]["cycle"]["idle"] = walked(0.3, 0.3)
     rounds[1]["cycle"]["segments"] = [0.6]  # its log gave another count of segments
     assert bench_apart.segment_cpu(rounds) is None
+
+
+def test_the_downstream_s_work_left_after_each_run_is_set_beside_the_line(capsys, monkeypatch):
+    """What the downstream did in the seconds after the floor's replay and after the cycle (its purge
+    of their old row versions, mostly), the rounds' medians; left out where a round has none."""
+    rounds = [_round(2.0, 2.2, 0.0, 0.0), _round(2.0, 2.1, 0.0, 0.0), _round(2.1, 2.3, 0.0, 0.0)]
+    for r, (f, c) in zip(rounds, [(0.16, 0.01), (0.17, 0.0), (0.15, 0.02)]):
+        r["floor"]["downstream_after"], r["cycle"]["downstream_after"] = f, c
+    assert bench_apart.after_medians(rounds) == pytest.approx((0.16, 0.01))
+    bench_apart.report({"downstream_cores": [0], "cdcflow_cores": [1], "rounds": rounds, "consistent": True,
+                        **bench_apart.summary(rounds)})
+    assert "after the floor 0.16 core-seconds, after cdcflow's cycle 0.01" in capsys.readouterr().out
+    rounds[2]["cycle"]["downstream_after"] = None  # its process gone
+    assert bench_apart.after_medians(rounds) is None
+    bench_apart.report({"downstream_cores": [0], "cdcflow_cores": [1], "rounds": rounds, "consistent": True,
+                        **bench_apart.summary(rounds)})
+    assert "after the floor" not in capsys.readouterr().out
+
+
+def test_the_cpu_after_a_run_is_read_from_the_process_over_the_seconds_given(monkeypatch):
+    """cpu_after: the process's CPU at the end less at the start, the seconds slept between; None
+    when the process is gone."""
+    clock = iter([3.0, 3.25])
+    monkeypatch.setattr(bench_apart, "process_cpu", lambda pid: next(clock))
+    slept = []
+    monkeypatch.setattr("time.sleep", slept.append)
+    assert bench_apart.cpu_after(1, 0.5) == pytest.approx(0.25) and slept == [0.5]
+    monkeypatch.setattr(bench_apart, "process_cpu", lambda pid: None)
+    assert bench_apart.cpu_after(1, 0.5) is None
