@@ -25,6 +25,7 @@ segments; in the bench's own rounds the same evening, 0.14 and 0.13 (docs/perfor
 from __future__ import annotations
 
 import statistics
+import time
 from pathlib import Path
 
 from cdcflow_devtools.bench_census import (QUIET_STEAL, apply_idle, apply_segment_seconds, process_cpu, quiet,
@@ -81,8 +82,6 @@ def apart_table(servers: Servers, rows: int, log_dir: Path, phases: list, cpu: d
 def cpu_after(pid: int, seconds: float = AFTER_SECONDS) -> float | None:
     """The downstream's CPU seconds over the next `seconds`, nothing sent to it: what a run left it
     to do (None: its process is gone)."""
-    import time
-
     before = process_cpu(pid)
     time.sleep(seconds)
     now = process_cpu(pid)

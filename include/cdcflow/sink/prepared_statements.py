@@ -147,9 +147,9 @@ def _skip_packets(conn, count: int) -> None:
             size = buf[at] | buf[at + 1] << 8 | buf[at + 2] << 16
             if len(buf) - at >= 4 + size:
                 if buf[at + 3] != conn._next_seq_id:
-                    conn._force_close()
                     if buf[at + 3] == 0:  # MariaDB's error packet as it shuts down: a lost connection, retried
-                        raise pymysql.err.OperationalError(CR.CR_SERVER_LOST, "Lost connection to MySQL server during query")
+                        raise _lost(conn)
+                    conn._force_close()
                     raise pymysql.err.InternalError(
                         f"Packet sequence number wrong - got {buf[at + 3]} expected {conn._next_seq_id}")
                 conn._next_seq_id = (conn._next_seq_id + 1) % 256
@@ -159,13 +159,16 @@ def _skip_packets(conn, count: int) -> None:
         try:
             more = rfile.read1(1 << 16)
         except OSError as e:
-            conn._force_close()
-            raise pymysql.err.OperationalError(CR.CR_SERVER_LOST,
-                                               f"Lost connection to MySQL server during query ({e})") from e
+            raise _lost(conn, f" ({e})") from e
         if not more:
-            conn._force_close()
-            raise pymysql.err.OperationalError(CR.CR_SERVER_LOST, "Lost connection to MySQL server during query")
+            raise _lost(conn)
         buf, at = buf[at:] + more, 0
+
+
+def _lost(conn, cause: str = "") -> pymysql.err.OperationalError:
+    """The connection closed, and the error pymysql's reads raise for it (2013, which a retry may cure)."""
+    conn._force_close()
+    return pymysql.err.OperationalError(CR.CR_SERVER_LOST, f"Lost connection to MySQL server during query{cause}")
 
 
 @lru_cache(maxsize=256)
