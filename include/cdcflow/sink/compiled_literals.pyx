@@ -675,7 +675,7 @@ def texts(list chunks, sources):
     that `sources` (an Arrow int64 array) numbers, in its order, as Python strings (None where
     one is null): what `images.take(sources).to_pylist()` gives, without the copy of every image
     into arrays of its own that the take makes first (row_literals.texts)."""
-    cdef Py_ssize_t n = len(sources), nchunks = len(chunks), k = 0, j, i
+    cdef Py_ssize_t n = len(sources), nchunks = len(chunks), k = 0, j, i, lo, hi, mid
     cdef int64_t s, total = 0
     cdef uintptr_t address
     cdef const int64_t *src
@@ -723,11 +723,17 @@ def texts(list chunks, sources):
             s = src[i]
             if s < 0 or s >= total:
                 raise IndexError(f"image number {s} of {total}")
-            # a table's rows come in runs from the same chunks: looked for from the last one first
+            # the chunk holding it: the last one's first (a table's rows come in runs from the same
+            # chunks), else a bisection over the chunks' first numbers (a part may have dozens)
             if not (first[k] <= s < first[k + 1]):
-                k = 0
-                while not (first[k] <= s < first[k + 1]):
-                    k += 1
+                lo, hi = 0, nchunks - 1  # the chunk k with first[k] <= s < first[k + 1]
+                while lo < hi:
+                    mid = (lo + hi + 1) >> 1
+                    if first[mid] <= s:
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                k = lo
             s = s - first[k] + base[k]
             if valid[k] != NULL and not (valid[k][s >> 3] >> (s & 7)) & 1:
                 continue
