@@ -259,3 +259,22 @@ def test_a_writers_texts_read_where_the_part_holds_them_are_the_taken_ones(monke
         assert row_literals.texts(images, order) == images.take(order).to_pylist()
     finally:
         row_literals.compiled.cache_clear()
+
+
+def test_a_writers_texts_over_many_chunks_are_the_taken_ones():
+    """texts finds each number's chunk among dozens (empty, sliced, with nulls), in any order."""
+    import random
+
+    import pyarrow as pa
+
+    rng, compiled = random.Random(7), scanned()
+    for _ in range(100):
+        chunks = []
+        for _ in range(rng.randint(1, 70)):
+            n, cut = rng.choice([0, 0, 1, 3, 17]), rng.randint(0, 4)
+            values = [None if rng.random() < 0.1 else "é" * rng.randint(0, 3) + str(rng.random()) for _ in range(n + 4)]
+            chunks.append(pa.array(values, pa.string()).slice(cut, n))
+        images = pa.chunked_array(chunks, pa.string())
+        numbers = pa.array([rng.randrange(len(images)) for _ in range(rng.randint(0, 200))] if len(images) else [],
+                           pa.int64())
+        assert compiled.texts(images.chunks, numbers) == images.take(numbers).to_pylist()
