@@ -56,7 +56,8 @@ def apart_table(servers: Servers, rows: int, log_dir: Path, phases: list, cpu: d
         after = cpu_after(servers.cdcflow.pid)
         ok = not verify(servers.up, servers.cdcflow, f"cdcflow's downstream (the floor's replay, cores apart, round {i + 1})")
         return {"seconds": secs, "downstream_core_seconds": cpu_secs, "stolen": stolen, "consistent": ok,
-                "segments": bench_floor.segment_seconds(phases, spans), "downstream_after": after}
+                "segments": bench_floor.segment_seconds(phases, spans), "ddls": bench_floor.ddl_seconds(phases, spans),
+                "downstream_after": after}
 
     def cycle(i: int) -> dict:
         reset_settled(servers)
@@ -179,6 +180,17 @@ def segment_cpu(rounds: list[dict]) -> list[tuple[float, float]] | None:
             for k in range(len(cpus[0]))]
 
 
+def ddl_medians(rounds: list[dict]) -> list[tuple[float, float]] | None:
+    """Per DDL, the median over the rounds of its own seconds in the floor's replay and in apply
+    (the cycle's `apply timeline`: from its send to its answer); None where a round's log gave
+    none or another count of DDLs than the floor's."""
+    apply = [[ms / 1000 for ms in (r["cycle"].get("idle") or {}).get("ddl_ms") or ()] for r in rounds]
+    if not rounds or any(not a or len(a) != len(r["floor"].get("ddls") or ()) for a, r in zip(apply, rounds)):
+        return None
+    return [(statistics.median(r["floor"]["ddls"][k] for r in rounds), statistics.median(a[k] for a in apply))
+            for k in range(len(apply[0]))]
+
+
 def report(res: dict | None) -> None:
     if not res:
         return
@@ -222,6 +234,10 @@ def report(res: dict | None) -> None:
     if cpu:
         print("  cdcflow's CPU in each segment of apply (core-seconds, and per second of the segment; the rounds' "
               "medians): " + ", ".join(f"{c:.2f} ({share:.2f})" for c, share in cpu))
+    ddls = ddl_medians(res["rounds"])
+    if ddls:
+        print("  each DDL alone, from its send to its answer (floor / apply, s, the rounds' medians): "
+              + ", ".join(f"{f:.3f}/{a:.3f}" for f, a in ddls))
     after = after_medians(res["rounds"])
     if after:
         print(f"  the downstream's CPU in the {AFTER_SECONDS:g} s after each run, left over from its statements "

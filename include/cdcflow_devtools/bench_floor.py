@@ -209,3 +209,8 @@ def segment_seconds(phases: list[Phase], spans: list[float]) -> list[float]:
             acc = 0.0
     return out + [acc]
 
+
+def ddl_seconds(phases: list[Phase], spans: list[float]) -> list[float]:
+    """The replay's seconds of each DDL alone, in order (the `ddl_ms` of apply's timeline)."""
+    return [secs for p, secs in zip(phases, spans) if p.ddl]
+

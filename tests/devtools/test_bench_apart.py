@@ -123,6 +123,28 @@ def test_cdcflow_s_cpu_in_each_segment_is_set_beside_the_segment_s_time(capsys):
     assert bench_apart.segment_cpu(rounds) is None
 
 
+def test_each_ddl_s_own_time_in_the_floor_and_in_apply_is_set_side_by_side(capsys):
+    """Each DDL from its send to its answer, the floor's replay's and apply's (its timeline's ddl_ms),
+    the rounds' medians; left out where a round's log gave none or another count."""
+    from cdcflow.sink.statement_timeline import Timeline
+
+    rounds = [_round(2.0, 2.2, 0.0, 0.0), _round(2.0, 2.1, 0.0, 0.0), _round(2.1, 2.3, 0.0, 0.0)]
+    for r, (floor, (first, second)) in zip(rounds, [((0.02, 0.1), (0.03, 0.15)), ((0.03, 0.12), (0.02, 0.09)),
+                                                     ((0.01, 0.2), (0.025, 0.4))]):
+        r["floor"]["ddls"] = list(floor)
+        r["cycle"]["idle"] = Timeline(started=0.0, statements=[(0.0, 0.5), (0.6, 1.0)],
+                                      ddls=[(0.5, 0.5 + first), (1.0, 1.0 + second)]).summary(1.5)
+    assert bench_apart.ddl_medians(rounds) == [pytest.approx((0.02, 0.025)), pytest.approx((0.12, 0.15))]
+    bench_apart.report({"downstream_cores": [0], "cdcflow_cores": [1], "rounds": rounds, "consistent": True,
+                        **bench_apart.summary(rounds)})
+    assert "each DDL alone, from its send to its answer (floor / apply, s, the rounds' medians): 0.020/0.025, " \
+           "0.120/0.150" in capsys.readouterr().out
+    rounds[2]["cycle"]["idle"]["ddl_ms"] = [25.0]  # another count of DDLs than the floor's
+    assert bench_apart.ddl_medians(rounds) is None
+    del rounds[2]["cycle"]["idle"]  # a cycle whose log gave no timeline
+    assert bench_apart.ddl_medians(rounds) is None
+
+
 def test_the_downstream_s_work_left_after_each_run_is_set_beside_the_line(capsys, monkeypatch):
     """What the downstream did in the seconds after the floor's replay and after the cycle (its purge
     of their old row versions, mostly), the rounds' medians; left out where a round has none."""

@@ -59,6 +59,7 @@ def test_the_floor_and_the_cycle_are_split_alike_by_segment(tmp_path):
               bench_floor.Phase(), bench_floor.Phase(ddl="CREATE INDEX i ON t (c)"), bench_floor.Phase()]
     assert [round(s, 2) for s in bench_floor.segment_seconds(phases, [0.5, 0.25, 0.1, 0.75, 0.2, 0.4])] \
         == [0.85, 0.95, 0.4]
+    assert bench_floor.ddl_seconds(phases, [0.5, 0.25, 0.1, 0.75, 0.2, 0.4]) == [0.1, 0.2]  # the DDLs' own
     log = tmp_path / "cycle.log"
     ev = "{time} cdcflow {name} · changefeed c · {{}}"
     log.write_text("\n".join([

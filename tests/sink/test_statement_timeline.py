@@ -70,6 +70,8 @@ def test_each_segment_says_what_it_cost_this_process_in_cpu():
         s = timeline.summary()
     first, second = s["cpu_s_by_segment"]
     assert first >= 0.05 and second < 0.03
+    assert len(s["ddl_ms"]) == 1 and 0 <= s["ddl_ms"][0] < 30  # the DDL's own time, from its send to its answer
+    assert Timeline(started=0.0, ddls=[(0.1, 0.25), (0.5, 0.52)]).summary(1.0)["ddl_ms"] == [150.0, 20.0]
     # a window of more segments than SEGMENTS_TOLD leaves them out of its summary (and its log line)
     told = Timeline(cpu=[0.0] * statement_timeline.SEGMENTS_TOLD)
     assert len(told.summary(cpu_ended=1.0)["cpu_s_by_segment"]) == statement_timeline.SEGMENTS_TOLD

@@ -56,7 +56,7 @@ class Timeline:
         """The statements and DDLs seen, and the milliseconds with none of them in flight, in all and
         by GAP_KINDS, from the start of recording to `ended` (now, if not given); and, up to
         SEGMENTS_TOLD segments, each one's CPU seconds of the process up to `cpu_ended` (its CPU
-        now, if not given)."""
+        now, if not given) and each DDL's own milliseconds, from its send to its answer."""
         ended = time.perf_counter() if ended is None else ended
         marks = self.cpu + [time.process_time() if cpu_ended is None else cpu_ended]
         gaps = dict.fromkeys(GAP_KINDS, 0.0)
@@ -72,7 +72,8 @@ class Timeline:
             first = False
         if ended > covered:
             gaps["after the last" if spans else "before the first"] += ended - covered
-        told = {"cpu_s_by_segment": [round(b - a, 4) for a, b in zip(marks, marks[1:])]} \
+        told = {"cpu_s_by_segment": [round(b - a, 4) for a, b in zip(marks, marks[1:])],
+                "ddl_ms": [round((b - a) * 1000, 1) for a, b in self.ddls]} \
             if len(marks) <= SEGMENTS_TOLD + 1 else {}
         return {"statements": len(self.statements), "ddls": len(self.ddls),
                 "seconds": round(ended - self.started, 4),
