@@ -45,12 +45,13 @@ def test_the_committed_reference_is_what_the_code_generates(tmp_path):
 
 
 # Where the code reads a variable: os.environ.get("X"), os.environ["X"] (not assigned), getenv("X"),
-# "X" in os.environ, and a Makefile's X=... .  Variables the tests set for a URI's password-env are
+# "X" in os.environ, build_extensions.loaded(module, "X", ...), and a Makefile's X=... .  Variables the tests set for a URI's password-env are
 # names the tests invent, set with monkeypatch.setenv, not read here.
 _READS = re.compile(r"""environ\.get\(\s*["'](CDCFLOW_\w+)["']"""
                     r"""|environ\[\s*["'](CDCFLOW_\w+)["']\s*\](?!\s*=[^=])"""
                     r"""|getenv\(\s*["'](CDCFLOW_\w+)["']"""
                     r"""|["'](CDCFLOW_\w+)["']\s+in\s+os\.environ"""
+                    r"""|loaded\(\s*["'][\w.]+["']\s*,\s*["'](CDCFLOW_\w+)["']"""
                     r"""|^\s*(CDCFLOW_\w+)=""", re.M)
 
 

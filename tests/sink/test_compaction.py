@@ -324,9 +324,24 @@ NAMES = [("db", "a"), ("db", "b"), ("db", "a.b"), ("db.a", "b"), ("d", "b.a"), (
          ("db", "A"), ("db-", "a")]
 
 
+@pytest.fixture(params=["compiled", "arrow"])
+def finals_pass(request, monkeypatch):
+    """compacted_order's end in each implementation: the compiled pass (make setup builds it: its
+    absence fails here) and its Arrow reference."""
+    from cdcflow.sink import compaction
+
+    if request.param == "compiled":
+        from cdcflow.sink import compiled_compaction
+
+        monkeypatch.setattr(compaction, "compiled", lambda: compiled_compaction)
+    else:
+        monkeypatch.setattr(compaction, "compiled", lambda: None)
+    return request.param
+
+
 @pytest.mark.parametrize("parts", ["shared", "per-key", "the-key"], ids=["parts-shared", "a-part-per-key", "part-is-key"])
 @pytest.mark.parametrize("seed", range(6))
-def test_compaction_in_arrow_is_final_changes_on_random_streams(seed, parts):
+def test_compaction_in_arrow_is_final_changes_on_random_streams(seed, parts, finals_pass):
     """Random streams over a few keys of several tables, several parts holding more than one key
     (respellings under a folding collation, a tangled part), or a part per key (the usual
     segment, whose finals need no second sort: compaction._deletes_lead), the part being the key
@@ -351,6 +366,79 @@ def test_compaction_in_arrow_is_final_changes_on_random_streams(seed, parts):
     got = [(r["table"], r["key"], r["kind"], r["image"]) for r in compacted_arrow(rows).to_pylist()]
     assert got == _final_changes_of(rows)
     assert compacted_arrow(rows.slice(0, 0)).num_rows == 0
+
+
+def _random_sorted(rnd: random.Random, n: int, keyed: bool):
+    """Random columns of n rows as compacted_order hands them to its end: (order, tables, part,
+    key or None, kind), sorted by (tables, part, key, position), sliced out of longer arrays, with
+    null parts and keys among them."""
+    lead = rnd.randrange(3)
+    tables = [rnd.randrange(3) for _ in range(n + lead)]
+    part = [None if rnd.random() < 0.1 else rnd.choice(["a", "b", "é", "日", "", "ab"]) for _ in range(n + lead)]
+    key = [None if rnd.random() < 0.1 else rnd.choice(["1", "2", "x"]) for _ in range(n + lead)]
+    kind = [rnd.choice("IUD") for _ in range(n + lead)]
+    cols = [pa.array(c, t).slice(lead) for c, t in
+            ((tables, pa.int64()), (part, pa.string()), (key, pa.string()), (kind, pa.string()))]
+    by = pa.table({"tables": cols[0], "part": cols[1], **({"key": cols[2]} if keyed else {}),
+                   "position": pa.array(range(n), pa.int64())})
+    order = pa.compute.sort_indices(by, sort_keys=[(c, "ascending") for c in by.column_names])
+    return order, cols[0], cols[1], cols[2] if keyed else None, cols[3]
+
+
+@pytest.mark.parametrize("keyed", [False, True], ids=["by-part", "by-part-and-key"])
+@pytest.mark.parametrize("seed", range(40))
+def test_the_compiled_end_of_compaction_gives_the_arrow_steps_finals(seed, keyed):
+    """compiled_compaction.finals against the Arrow steps it stands for (compaction._finals_in_arrow)
+    on random sorted columns, sliced, with nulls and texts of every width: the same rows and kinds,
+    or None exactly where those finals need the second sort."""
+    from cdcflow.sink import compaction, compiled_compaction
+
+    rnd = random.Random(seed)
+    order, tables, part, key, kind = _random_sorted(rnd, rnd.randrange(0, 300), keyed)
+    changes = pa.table({"schema": pa.array(["db"] * len(kind)), "table": tables.cast(pa.string()), "part": part,
+                        "key": key if key is not None else pa.nulls(len(kind), pa.string()), "kind": kind})
+    by = pa.table({"tables": tables, "part": part, **({"key": key} if keyed else {})})
+    want = compaction._finals_in_arrow(changes, by, order)
+    got = compiled_compaction.finals(order, tables, part, key, kind)
+    if got is None:
+        assert not compaction._deletes_lead(_unsorted_finals(changes, by, order))
+    else:
+        assert got[0].to_pylist() == want["row"].to_pylist() and got[1].to_pylist() == want["kind"].to_pylist()
+
+
+def _unsorted_finals(changes: pa.Table, by: pa.Table, order) -> pa.Table:
+    """The Arrow steps' finals before their second sort (what _deletes_lead looks at)."""
+    from cdcflow.sink.compaction import run_starts
+
+    t = changes.take(order)
+    last = pa.concat_arrays([run_starts(by.take(order), by.column_names), pa.array([True])])
+    first = pa.concat_arrays([pa.array([True]), run_starts(by.take(order), by.column_names)])
+    finals = t.filter(last)
+    kind = pa.compute.if_else(pa.compute.equal(finals["kind"], "D"), "D",
+                              pa.compute.if_else(pa.compute.equal(t["kind"].filter(first), "I"), "I", "U"))
+    return pa.table({"schema": finals["schema"], "table": finals["table"], "part": finals["part"],
+                     "upsert": pa.compute.not_equal(kind, "D"), "key": finals["key"]})
+
+
+def test_the_compiled_end_of_compaction_refuses_what_it_cannot_read():
+    """Columns of other types or lengths, a row number past the rows, a change without a kind."""
+    from cdcflow.sink import compiled_compaction
+
+    order, tables = pa.array([1, 0], pa.uint64()), pa.array([0, 0], pa.int64())
+    part, kind = pa.array(["a", "b"]), pa.array(["I", "D"])
+    assert [c.to_pylist() for c in compiled_compaction.finals(order, tables, part, None, kind)] == [[1, 0], ["D", "I"]]
+    with pytest.raises(TypeError):
+        compiled_compaction.finals(order, tables, pa.array([1, 2]), None, kind)
+    with pytest.raises(TypeError):
+        compiled_compaction.finals(order.cast(pa.int64()), tables, part, None, kind)
+    with pytest.raises(ValueError):
+        compiled_compaction.finals(order, pa.array([0], pa.int64()), part, None, kind)
+    with pytest.raises(IndexError):
+        compiled_compaction.finals(pa.array([2, 0], pa.uint64()), tables, part, None, kind)
+    with pytest.raises(ValueError, match="empty kind"):
+        compiled_compaction.finals(order, tables, part, None, pa.array(["I", ""]))
+    with pytest.raises(ValueError, match="without its kind"):
+        compiled_compaction.finals(order, tables, part, None, pa.array(["I", None]))
 
 
 def test_finals_skip_the_second_sort_only_where_deletes_already_lead():

@@ -5,6 +5,8 @@ says so once (source.binlog_events for the reader, sink.row_literals for the wri
 
 from __future__ import annotations
 
+import importlib
+import logging
 import os
 import shutil
 import sys
@@ -16,13 +18,15 @@ PACKAGE = Path(__file__).resolve().parents[1]
 # pull's binlog reader, which writes rows into them (its reference: source/binlog_events' Python
 # reader; built after the columns, whose compiled_columns.pxd it reads), and the writers' SQL
 # literals (its reference: core/row_codec.raw_literal), and their binary parameters (built after
-# the literals, whose compiled_literals.pxd it reads; without it the writers send text)
+# the literals, whose compiled_literals.pxd it reads; without it the writers send text), and the
+# end of compaction's per-key pass (its reference: sink/compaction's Arrow steps)
 # Each grows its buffers by core/growth.pxd, compiled into it (a header of inline functions, no
 # module of its own).
 EXTENSIONS = {"cdcflow.core.compiled_columns": PACKAGE / "core" / "compiled_columns.pyx",
               "cdcflow.source.compiled_reader": PACKAGE / "source" / "compiled_reader.pyx",
               "cdcflow.sink.compiled_literals": PACKAGE / "sink" / "compiled_literals.pyx",
-              "cdcflow.sink.compiled_params": PACKAGE / "sink" / "compiled_params.pyx"}
+              "cdcflow.sink.compiled_params": PACKAGE / "sink" / "compiled_params.pyx",
+              "cdcflow.sink.compiled_compaction": PACKAGE / "sink" / "compiled_compaction.pyx"}
 
 
 def build(module: str) -> Path:
@@ -46,6 +50,20 @@ def build(module: str) -> Path:
         shutil.copyfile(built, staged)
         os.replace(staged, target)
         return target
+
+
+def loaded(module: str, env: str, reference: str):
+    """The compiled `module` (one of EXTENSIONS), or None where `env` is `python` (its reference
+    asked for) or the module is not built: then the process says once, in the log, that
+    `reference` runs instead (each caller caches its answer)."""
+    if os.environ.get(env, "compiled").lower() == "python":
+        return None
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        logging.getLogger(module).warning("%s is not built (%s): %s runs instead, slower; `make setup` builds it",
+                                          module, e, reference)
+        return None
 
 
 def main() -> int:

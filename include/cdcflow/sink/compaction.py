@@ -13,6 +13,7 @@ and is the reference the tests hold compacted_arrow to.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, Iterator
 
 import msgspec
@@ -23,6 +24,7 @@ from msgspec.structs import astuple
 
 from cdcflow.core import heap
 from cdcflow.core.arrow_rows import int64_array, rows_batch
+from cdcflow.core.build_extensions import loaded
 from cdcflow.sink.collation_key import KeyFolder
 
 KEYED_ARROW = pa.schema([("schema", pa.string()), ("table", pa.string()), ("key", pa.string()),
@@ -270,12 +272,34 @@ def compacted_arrow(changes: pa.Table) -> pa.Table:
 
 def compacted_order(changes: pa.Table) -> pa.Table:
     """compacted_arrow without the images: of each key, the row number in `changes` of its last
-    change and the kind it ends with (columns schema, table, part, upsert, key, kind, row), in
-    DELETES_FIRST order.  Both sorts run over the narrow columns and the row numbers, so that
-    the images are taken once, by whoever takes these rows (a sort of the whole rows moved every
-    image twice: half of the compaction's time on the bench's oltp window)."""
+    change and the kind it ends with (columns row, kind), in DELETES_FIRST order.  Both sorts
+    run over the narrow columns and the row numbers, so that the images are taken once, by
+    whoever takes these rows (a sort of the whole rows moved every image twice: half of the
+    compaction's time on the bench's oltp window).  After the first sort, the compiled pass
+    (sink/compiled_compaction.pyx) where it is built, else its reference, _finals_in_arrow."""
     by = _sort_columns(changes)
     order = pc.sort_indices(by, sort_keys=[(c, "ascending") for c in by.column_names])
+    module = compiled()
+    if module is not None and "tables" in by.column_names:
+        got = module.finals(order, by["tables"].combine_chunks(), changes["part"].combine_chunks(),
+                            changes["key"].combine_chunks() if "key" in by.column_names else None,
+                            changes["kind"].combine_chunks())
+        if got is not None:
+            return pa.table({"row": got[0], "kind": got[1]})
+    return _finals_in_arrow(changes, by, order)
+
+
+@cache
+def compiled():
+    """The compiled end of compacted_order; None: not built, or CDCFLOW_COMPACTION=python asks
+    for the reference."""
+    return loaded("cdcflow.sink.compiled_compaction", "CDCFLOW_COMPACTION", "compaction's Arrow reference")
+
+
+def _finals_in_arrow(changes: pa.Table, by: pa.Table, order: pa.Array) -> pa.Table:
+    """compacted_order's finals of the rows `order` sorts, in Arrow (compiled_compaction.finals's
+    reference): each run's last row and its kind, sorted again into DELETES_FIRST order where a
+    part of several keys has them otherwise."""
     t = changes.select(["schema", "table", "part", "key", "kind"]).take(order)
     starts = run_starts(by.take(order), [c for c in by.column_names if c not in ("commit_ts", "seq", "sub")])
     last = pa.concat_arrays([starts, pa.array([True])])
@@ -286,9 +310,9 @@ def compacted_order(changes: pa.Table) -> pa.Table:
     finals = pa.table({"schema": finals["schema"], "table": finals["table"], "part": finals["part"],
                        "upsert": pc.not_equal(kind, "D"), "key": finals["key"], "kind": kind,
                        "row": order.filter(last)})
-    if _deletes_lead(finals):
-        return finals
-    return finals.take(pc.sort_indices(finals, sort_keys=[(c, "ascending") for c in DELETES_FIRST]))
+    if not _deletes_lead(finals):
+        finals = finals.take(pc.sort_indices(finals, sort_keys=[(c, "ascending") for c in DELETES_FIRST]))
+    return finals.select(["row", "kind"])
 
 
 def _sort_columns(changes: pa.Table) -> pa.Table:

@@ -6,27 +6,17 @@ reference."""
 
 from __future__ import annotations
 
-import logging
-import os
 from functools import cache
 
 import pyarrow as pa
 
-log = logging.getLogger(__name__)
+from cdcflow.core.build_extensions import loaded
 
 
 @cache
 def compiled():
     """The compiled module; None: the reference is asked for, or the module is not built."""
-    if os.environ.get("CDCFLOW_ROW_LITERALS", "compiled").lower() == "python":
-        return None
-    try:
-        from cdcflow.sink import compiled_literals  # lazy: an extension make setup may not have built
-    except ImportError as e:
-        log.warning("the compiled row literals are not built (%s): the writers build statements with the "
-                    "Python reference, slower; `make setup` builds them", e)
-        return None
-    return compiled_literals
+    return loaded("cdcflow.sink.compiled_literals", "CDCFLOW_ROW_LITERALS", "the writers' Python reference")
 
 
 @cache
@@ -35,13 +25,7 @@ def _params_module():
     asked for, or it is not built (the writers send text)."""
     if compiled() is None:
         return None
-    try:
-        from cdcflow.sink import compiled_params  # lazy: an extension make setup may not have built
-    except ImportError as e:
-        log.warning("the compiled binary parameters are not built (%s): the writers send their statements "
-                    "as text; `make setup` builds them", e)
-        return None
-    return compiled_params
+    return loaded("cdcflow.sink.compiled_params", "CDCFLOW_ROW_LITERALS", "statements sent as text")
 
 
 def params():
