@@ -420,6 +420,33 @@ def _unsorted_finals(changes: pa.Table, by: pa.Table, order) -> pa.Table:
                      "upsert": pa.compute.not_equal(kind, "D"), "key": finals["key"]})
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_the_compiled_sort_columns_are_the_arrow_steps(seed):
+    """compaction._sort_columns with the compiled module (the tables ranked, the parts compared with
+    the keys) against its Arrow steps: names that sort apart only past a shared start or by a
+    character below '.', accented and CJK ones, in runs and interleaved, sliced; parts that are
+    their keys (nulls among both) or not; a null name and more tables than the compiled ranking
+    takes go the Arrow way."""
+    from cdcflow.sink import compaction, compiled_compaction
+
+    rnd = random.Random(seed)
+    n, lead = rnd.randrange(0, 200), rnd.randrange(3)
+    names = [rnd.choice(NAMES) for _ in range(n + lead)]
+    if seed % 5 == 4:  # past the compiled ranking's bound
+        names = [("db", f"t{rnd.randrange(compiled_compaction.MOST_TABLES_RANKED + 10)}") for _ in range(n + lead)]
+    keys = [None if rnd.random() < 0.1 else str(rnd.randrange(9)) for _ in range(n + lead)]
+    parts = keys if seed % 3 else [k if rnd.random() < 0.9 else "other" for k in keys]
+    changes = pa.table({"schema": [s for s, _ in names], "table": [t for _, t in names], "key": keys,
+                        "part": parts, "commit_ts": [rnd.randrange(5) for _ in names],
+                        "seq": list(range(n + lead)), "sub": pa.array([0] * (n + lead), pa.int32())}).slice(lead)
+    if seed % 7 == 6 and n:
+        schemas = changes["schema"].to_pylist()
+        schemas[0] = None
+        changes = changes.set_column(0, "schema", pa.array(schemas, pa.string()))
+    want = compaction._sort_columns_in_arrow(changes)
+    assert compaction._sort_columns(changes).equals(want)
+
+
 def test_the_compiled_end_of_compaction_refuses_what_it_cannot_read():
     """Columns of other types or lengths, a row number past the rows, a change without a kind."""
     from cdcflow.sink import compiled_compaction

@@ -321,7 +321,22 @@ def _sort_columns(changes: pa.Table) -> pa.Table:
     some part holds another key.  A sort's every comparison went through the schema's and the
     table's texts first, equal in most: 10.7 ms of a 60,000-change part of the bench's, 5.3 ms
     so (compacted_order's sort, on apply's first part, which the writers wait for).
-    Where a schema or table is null (no change of a row has one), the columns themselves."""
+    Where a schema or table is null (no change of a row has one), the columns themselves.  The
+    compiled module ranks the tables and compares the parts with the keys in one pass each
+    (compiled_compaction: table_ranks, parts_are_keys) where it is built."""
+    module = compiled()
+    if module is not None:
+        keys = ["part"] if module.parts_are_keys(changes["part"].combine_chunks(),
+                                                 changes["key"].combine_chunks()) else ["part", "key"]
+        rank = module.table_ranks(changes["schema"].combine_chunks(), changes["table"].combine_chunks())
+        if rank is not None:
+            return pa.table({"tables": rank, **{c: changes[c] for c in (*keys, "commit_ts", "seq", "sub")}})
+    return _sort_columns_in_arrow(changes)
+
+
+def _sort_columns_in_arrow(changes: pa.Table) -> pa.Table:
+    """_sort_columns in Arrow's steps: the reference of the compiled module's table_ranks and
+    parts_are_keys, and the way where a name is null or a share holds many tables."""
     names = pc.binary_join_element_wise(changes["schema"], changes["table"], "\x00")
     part, key = changes["part"], changes["key"]
     alone = pc.or_(pc.fill_null(pc.equal(part, key), False), pc.and_(pc.is_null(part), pc.is_null(key)))

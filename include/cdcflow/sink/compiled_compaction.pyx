@@ -1,12 +1,14 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""The end of compaction.compacted_order in one C pass over the sorted rows: where each key's run
-of changes starts and ends, the row of its last change and the kind it ends with, and whether
-the finals need the second sort (compaction._deletes_lead).  The Arrow steps it stands for took
-each run's columns into arrays of their own, compared them, filtered them and made the kinds
-(0.25 us a change, half of a writer share's compaction on the bench's bulk window); here the
-texts are compared where the part holds them and only the two columns the writers read are
-made.  Its reference is those Arrow steps (compaction._finals_in_arrow), which run where this
-module is not built, and tests/sink/test_compaction.py holds the two to the same finals."""
+"""Compaction's passes over a writer share's rows in C (sink.compaction), each the reference's
+Arrow steps in one pass, the texts compared where the share holds them:
+  table_ranks, parts_are_keys   what the first sort sorts by (compaction._sort_columns: the names
+                                joined, encoded and sorted; the parts compared with the keys)
+  finals                        after it, where each key's run of changes ends, the row of its
+                                last change and the kind it ends with, and whether the finals need
+                                the second sort (compaction._finals_in_arrow, _deletes_lead)
+The Arrow steps took each column into arrays of their own, compared, filtered and joined them
+(0.35 us a change, two thirds of a share's compaction on the bench's bulk window).  They run
+where this module is not built; tests/sink/test_compaction.py holds the two to the same output."""
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
@@ -52,15 +54,16 @@ cdef inline bint _null(Texts *t, Py_ssize_t i) noexcept:
     return t.valid != NULL and not (t.valid[i >> 3] >> (i & 7)) & 1
 
 
-cdef inline bint _same(Texts *t, Py_ssize_t i, Py_ssize_t j) noexcept:
-    """Rows i and j hold the same text, a null the same as a null (compaction.run_starts)."""
-    cdef bint ni = _null(t, i), nj = _null(t, j)
-    cdef int32_t a, b, c, d
+cdef inline bint _same(Texts *a, Py_ssize_t i, Texts *b, Py_ssize_t j) noexcept:
+    """Row i of a and row j of b hold the same text, a null the same as a null
+    (compaction.run_starts)."""
+    cdef bint ni = _null(a, i), nj = _null(b, j)
+    cdef int32_t x, y, u, v
     if ni or nj:
         return ni and nj
-    a, b = t.offs[t.offset + i], t.offs[t.offset + i + 1]
-    c, d = t.offs[t.offset + j], t.offs[t.offset + j + 1]
-    return b - a == d - c and memcmp(t.data + a, t.data + c, b - a) == 0
+    x, y = a.offs[a.offset + i], a.offs[a.offset + i + 1]
+    u, v = b.offs[b.offset + j], b.offs[b.offset + j + 1]
+    return y - x == v - u and memcmp(a.data + x, b.data + u, y - x) == 0
 
 
 cdef inline uint8_t _kind(Texts *t, Py_ssize_t i) noexcept:
@@ -122,7 +125,7 @@ def finals(order, tables, part, key, kind):
                 s = o[i + 1]
                 if s >= <uint64_t>n:
                     raise IndexError(f"row {s} of {n}")
-                ends = rank[r] != rank[s] or not _same(&p, r, s) or (keyed and not _same(&k, r, s))
+                ends = rank[r] != rank[s] or not _same(&p, r, &p, s) or (keyed and not _same(&k, r, &k, s))
             else:
                 ends = True
             if not ends:
@@ -134,7 +137,7 @@ def finals(order, tables, part, key, kind):
             # DELETES_FIRST: within one part a key written (an upsert) before another's DELETE
             # asks for the second sort
             if runs and prev != DELETE and made == DELETE:
-                same_part = rank[rows[runs - 1]] == rank[r] and _same(&p, rows[runs - 1], r)
+                same_part = rank[rows[runs - 1]] == rank[r] and _same(&p, rows[runs - 1], &p, r)
                 if same_part:
                     return None
             rows[runs], kinds[runs], prev = <int64_t>r, made, made
@@ -152,3 +155,95 @@ def finals(order, tables, part, key, kind):
         PyMem_Free(kinds)
         PyMem_Free(offsets)
     return out_rows, out_kinds
+
+
+cdef enum:
+    RANKED_TABLES = 64  # more distinct tables than this in one share: the Arrow steps rank them
+MOST_TABLES_RANKED = RANKED_TABLES
+
+
+cdef inline bint _pair_before(Texts *s, Texts *t, Py_ssize_t i, Py_ssize_t j) noexcept:
+    """(schema, table) of row i sorts before row j's: as their texts joined by NUL do, byte by byte
+    (compaction._sort_columns), a name sorting before any longer one it starts."""
+    cdef int c
+    cdef int32_t a = s.offs[s.offset + i], b = s.offs[s.offset + i + 1]
+    cdef int32_t x = s.offs[s.offset + j], y = s.offs[s.offset + j + 1]
+    c = memcmp(s.data + a, s.data + x, min(b - a, y - x))
+    if c or b - a != y - x:
+        return c < 0 or (c == 0 and b - a < y - x)
+    a, b = t.offs[t.offset + i], t.offs[t.offset + i + 1]
+    x, y = t.offs[t.offset + j], t.offs[t.offset + j + 1]
+    c = memcmp(t.data + a, t.data + x, min(b - a, y - x))
+    return c < 0 or (c == 0 and b - a < y - x)
+
+
+def table_ranks(schema, table):
+    """Each row's (schema, table) as its rank among the distinct ones (int64): what
+    compaction._sort_columns's Arrow steps give by joining the names with NUL, encoding and
+    sorting them; None where a name is null or the rows name more than RANKED_TABLES tables."""
+    cdef Py_ssize_t n = len(schema), i, k, found, seen = 0
+    cdef Texts s, t
+    cdef Py_ssize_t firsts[RANKED_TABLES]  # a row of each distinct table, in order of appearance
+    cdef int64_t order[RANKED_TABLES]
+    cdef int64_t *codes
+    cdef int64_t swap
+    _texts(schema, &s)
+    _texts(table, &t)
+    if len(table) != n:
+        raise ValueError("columns of different lengths")
+    if schema.null_count or table.null_count:
+        return None
+    codes = <int64_t *>PyMem_Malloc(max(n, 1) * sizeof(int64_t))
+    try:
+        if codes == NULL:
+            raise MemoryError()
+        found = -1
+        for i in range(n):
+            # rows of one table come in runs: the row before's first
+            if found >= 0 and _same(&s, i, &s, firsts[found]) and _same(&t, i, &t, firsts[found]):
+                codes[i] = found
+                continue
+            found = -1
+            for k in range(seen):
+                if _same(&s, i, &s, firsts[k]) and _same(&t, i, &t, firsts[k]):
+                    found = k
+                    break
+            if found < 0:
+                if seen == RANKED_TABLES:
+                    return None
+                firsts[seen] = i
+                found = seen
+                seen += 1
+            codes[i] = found
+        # the distinct tables sorted (a few: an insertion sort), then each code's rank
+        for k in range(seen):
+            order[k] = k
+        for k in range(1, seen):
+            i = k
+            while i > 0 and _pair_before(&s, &t, firsts[order[i]], firsts[order[i - 1]]):
+                swap, order[i], order[i - 1] = order[i], order[i - 1], order[i]
+                i -= 1
+        for k in range(seen):
+            firsts[order[k]] = k  # firsts now maps a code to its rank
+        for i in range(n):
+            codes[i] = firsts[codes[i]]
+        return pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(
+            PyBytes_FromStringAndSize(<const char *>codes, n * sizeof(int64_t)))])
+    finally:
+        PyMem_Free(codes)
+
+
+def parts_are_keys(part, key):
+    """Whether every row's part is its key (both null counts as the same): compaction._sort_columns
+    then sorts by the part alone."""
+    cdef Py_ssize_t n = len(part), i
+    cdef Texts p, k
+    _texts(part, &p)
+    _texts(key, &k)
+    if len(key) != n:
+        raise ValueError("columns of different lengths")
+    for i in range(n):
+        if not _same(&p, i, &k, i):
+            return False
+    return True
+
