@@ -18,7 +18,7 @@ def test_a_built_module_is_given_unless_its_reference_is_asked_for(monkeypatch):
 def test_a_module_not_built_gives_none_and_says_what_runs_instead(caplog):
     with caplog.at_level(logging.WARNING):
         assert loaded("cdcflow.sink.compiled_nothing", "CDCFLOW_COMPACTION", "the Arrow steps") is None
-    assert "cdcflow.sink.compiled_nothing is not built" in caplog.text and "the Arrow steps runs instead" in caplog.text
+    assert "cdcflow.sink.compiled_nothing is not built" in caplog.text and "the Arrow steps, slower" in caplog.text
 
 
 def test_compaction_takes_the_compiled_pass_unless_asked_not_to(monkeypatch):

@@ -1,7 +1,8 @@
 """Build the compiled modules next to their sources: `make setup` runs `python -m
 cdcflow.core.build_extensions` with the Cython constraints.txt pins.  Each is optional: where
 one is not built (no compiler, no Python headers) its Python reference runs, and the process
-says so once (source.binlog_events for the reader, sink.row_literals for the writers' literals)."""
+says so once (source.binlog_events for the reader; `loaded` for the writers' literals and
+parameters, sink.row_literals, and compaction's passes, sink.compaction)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ PACKAGE = Path(__file__).resolve().parents[1]
 # pull's binlog reader, which writes rows into them (its reference: source/binlog_events' Python
 # reader; built after the columns, whose compiled_columns.pxd it reads), and the writers' SQL
 # literals (its reference: core/row_codec.raw_literal), and their binary parameters (built after
-# the literals, whose compiled_literals.pxd it reads; without it the writers send text), and the
-# end of compaction's per-key pass (its reference: sink/compaction's Arrow steps)
+# the literals, whose compiled_literals.pxd it reads; without it the writers send text), and
+# compaction's passes over a writer share (its reference: sink/compaction's Arrow steps)
 # Each grows its buffers by core/growth.pxd, compiled into it (a header of inline functions, no
 # module of its own).
 EXTENSIONS = {"cdcflow.core.compiled_columns": PACKAGE / "core" / "compiled_columns.pyx",
@@ -52,17 +53,17 @@ def build(module: str) -> Path:
         return target
 
 
-def loaded(module: str, env: str, reference: str):
+def loaded(module: str, env: str, instead: str):
     """The compiled `module` (one of EXTENSIONS), or None where `env` is `python` (its reference
-    asked for) or the module is not built: then the process says once, in the log, that
-    `reference` runs instead (each caller caches its answer)."""
+    asked for) or the module is not built: then the process says once, in the log, what it does
+    instead, `instead` (each caller caches its answer)."""
     if os.environ.get(env, "compiled").lower() == "python":
         return None
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        logging.getLogger(module).warning("%s is not built (%s): %s runs instead, slower; `make setup` builds it",
-                                          module, e, reference)
+        logging.getLogger(module).warning("%s is not built (%s): %s, slower; `make setup` builds it",
+                                          module, e, instead)
         return None
 
 

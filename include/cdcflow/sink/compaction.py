@@ -293,7 +293,7 @@ def compacted_order(changes: pa.Table) -> pa.Table:
 def compiled():
     """The compiled end of compacted_order; None: not built, or CDCFLOW_COMPACTION=python asks
     for the reference."""
-    return loaded("cdcflow.sink.compiled_compaction", "CDCFLOW_COMPACTION", "compaction's Arrow reference")
+    return loaded("cdcflow.sink.compiled_compaction", "CDCFLOW_COMPACTION", "apply compacts with the Arrow reference")
 
 
 def _finals_in_arrow(changes: pa.Table, by: pa.Table, order: pa.Array) -> pa.Table:
@@ -325,13 +325,13 @@ def _sort_columns(changes: pa.Table) -> pa.Table:
     compiled module ranks the tables and compares the parts with the keys in one pass each
     (compiled_compaction: table_ranks, parts_are_keys) where it is built."""
     module = compiled()
-    if module is not None:
-        keys = ["part"] if module.parts_are_keys(changes["part"].combine_chunks(),
-                                                 changes["key"].combine_chunks()) else ["part", "key"]
-        rank = module.table_ranks(changes["schema"].combine_chunks(), changes["table"].combine_chunks())
-        if rank is not None:
-            return pa.table({"tables": rank, **{c: changes[c] for c in (*keys, "commit_ts", "seq", "sub")}})
-    return _sort_columns_in_arrow(changes)
+    rank = None if module is None else \
+        module.table_ranks(changes["schema"].combine_chunks(), changes["table"].combine_chunks())
+    if rank is None:
+        return _sort_columns_in_arrow(changes)
+    keys = ["part"] if module.parts_are_keys(changes["part"].combine_chunks(),
+                                             changes["key"].combine_chunks()) else ["part", "key"]
+    return pa.table({"tables": rank, **{c: changes[c] for c in (*keys, "commit_ts", "seq", "sub")}})
 
 
 def _sort_columns_in_arrow(changes: pa.Table) -> pa.Table:

@@ -162,19 +162,19 @@ cdef enum:
 MOST_TABLES_RANKED = RANKED_TABLES
 
 
+cdef inline int _compared(Texts *t, Py_ssize_t i, Py_ssize_t j) noexcept:
+    """Row i's text against row j's, byte by byte, a text before any longer one it starts: <0, 0, >0."""
+    cdef int32_t a = t.offs[t.offset + i], b = t.offs[t.offset + i + 1]
+    cdef int32_t x = t.offs[t.offset + j], y = t.offs[t.offset + j + 1]
+    cdef int c = memcmp(t.data + a, t.data + x, min(b - a, y - x))
+    return c if c else (b - a) - (y - x)
+
+
 cdef inline bint _pair_before(Texts *s, Texts *t, Py_ssize_t i, Py_ssize_t j) noexcept:
-    """(schema, table) of row i sorts before row j's: as their texts joined by NUL do, byte by byte
-    (compaction._sort_columns), a name sorting before any longer one it starts."""
-    cdef int c
-    cdef int32_t a = s.offs[s.offset + i], b = s.offs[s.offset + i + 1]
-    cdef int32_t x = s.offs[s.offset + j], y = s.offs[s.offset + j + 1]
-    c = memcmp(s.data + a, s.data + x, min(b - a, y - x))
-    if c or b - a != y - x:
-        return c < 0 or (c == 0 and b - a < y - x)
-    a, b = t.offs[t.offset + i], t.offs[t.offset + i + 1]
-    x, y = t.offs[t.offset + j], t.offs[t.offset + j + 1]
-    c = memcmp(t.data + a, t.data + x, min(b - a, y - x))
-    return c < 0 or (c == 0 and b - a < y - x)
+    """(schema, table) of row i sorts before row j's: as their texts joined by NUL do
+    (compaction._sort_columns), NUL sorting below every byte of a name."""
+    cdef int c = _compared(s, i, j)
+    return c < 0 or (c == 0 and _compared(t, i, j) < 0)
 
 
 def table_ranks(schema, table):

@@ -16,7 +16,7 @@ from cdcflow.core.build_extensions import loaded
 @cache
 def compiled():
     """The compiled module; None: the reference is asked for, or the module is not built."""
-    return loaded("cdcflow.sink.compiled_literals", "CDCFLOW_ROW_LITERALS", "the writers' Python reference")
+    return loaded("cdcflow.sink.compiled_literals", "CDCFLOW_ROW_LITERALS", "the writers build statements with the Python reference")
 
 
 @cache
@@ -25,7 +25,7 @@ def _params_module():
     asked for, or it is not built (the writers send text)."""
     if compiled() is None:
         return None
-    return loaded("cdcflow.sink.compiled_params", "CDCFLOW_ROW_LITERALS", "statements sent as text")
+    return loaded("cdcflow.sink.compiled_params", "CDCFLOW_ROW_LITERALS", "the writers send their statements as text")
 
 
 def params():
