@@ -513,3 +513,84 @@ def test_writer_shares_made_alone_are_whole_parts_compacted_as_the_segment_is(wo
     assert any(r["key"] is None for s in shares for r in s.to_pylist())
     if tangled:
         assert sum(1 for mine in parts if ("db", "t", TANGLED) in mine) == 1
+
+
+def _random_part(rnd: random.Random, n: int, keys: int) -> pa.Table:
+    """A part's rows as pull keeps them, at random: inserts, updates (some changing their key, some
+    with a key pull gave no text for) and deletes of `keys` keys of texts of every width over
+    several tables, sliced out of a longer table."""
+    lead = rnd.randrange(3)
+    pool = [rnd.choice(["[{}]", "[{},\"é\"]", "[\"日本{}\"]", "[{},\"a\"]"]).format(k) for k in range(keys)]
+    tables = rnd.sample(NAMES, rnd.randrange(1, len(NAMES) + 1))
+    rows = []
+    for i in range(n + lead):
+        schema, table = rnd.choice(tables)
+        op = rnd.choice(["insert", "update", "update", "delete"])
+        before = None if op == "insert" else rnd.choice(pool)
+        after = None if op == "delete" else before if op == "update" and rnd.random() < 0.6 else rnd.choice(pool)
+        if op == "update" and rnd.random() < 0.05:
+            before, after = (None, after) if rnd.random() < 0.5 else (before, None)
+        rows.append({"schema": schema, "table": table, "commit_ts": rnd.randrange(n // 4 + 1), "seq": i, "op": op,
+                     "before": None if op == "insert" else f"b{i}", "after": None if op == "delete" else f"a{i}",
+                     "before_key": before, "after_key": after})
+    return pa.Table.from_pylist(rows, schema=pa.schema(
+        [("schema", pa.string()), ("table", pa.string()), ("commit_ts", pa.int64()), ("seq", pa.int64()),
+         ("op", pa.string()), ("before", pa.string()), ("after", pa.string()), ("before_key", pa.string()),
+         ("after_key", pa.string())])).slice(lead)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3, 4, 16])
+@pytest.mark.parametrize("seed", range(8))
+def test_the_compiled_spread_makes_the_arrow_steps_shares(seed, workers, monkeypatch):
+    """row_sink._writer_shares through compaction.spread_sources (one compiled pass keys the changes
+    and spreads them) against the Arrow steps (keyed_sources, the parts dictionary-encoded, a filter
+    per writer): the same writers, each with the same rows in the same order, images numbered
+    alike; a few keys or thousands, nearly every change of its own key (the compiled set of texts
+    grows past its first size), a null key, parts sliced."""
+    from cdcflow.sink import compaction, row_sink
+
+    rnd = random.Random(seed)
+    rows = _random_part(rnd, rnd.randrange(1, 3000), [3, 40, 2500, 100_000][seed % 4])
+    names = {f"{s}.{t}": None for s, t in zip(rows["schema"].to_pylist(), rows["table"].to_pylist())}
+    layout = (row_sink.SPREAD_BY, None, {})
+    assert compaction.spread_sources(rows, workers, set(names)) is not None
+    fast = [make() for make in row_sink._writer_shares(rows, names, set(names), None, layout, workers)]
+    monkeypatch.setattr(row_sink, "spread_sources", lambda *a: None)
+    steps = [make() for make in row_sink._writer_shares(rows, names, set(names), None, layout, workers)]
+    parts = len(pa.compute.unique(compaction.keyed_sources(rows)["part"]))
+    assert len(fast) == len(steps) == min(workers, parts)
+    for got, want in zip(fast, steps):
+        assert got.rows.equals(want.rows)
+        assert got.images.equals(want.images)
+
+
+def test_the_compiled_spread_leaves_to_the_arrow_steps_what_it_does_not_take(monkeypatch):
+    """spread_sources gives None (the caller takes the Arrow steps) for a row of a table it was not
+    given, a change without an op, a null name, more tables than the compiled ranking takes, or
+    without the module; spread_halves refuses columns of other types or lengths and no writer."""
+    from cdcflow.sink import compaction, compiled_compaction
+
+    rows = _random_part(random.Random(1), 50, 10)
+    tables = {f"{s}.{t}" for s, t in zip(rows["schema"].to_pylist(), rows["table"].to_pylist())}
+    assert compaction.spread_sources(rows, 2, tables) is not None
+    assert compaction.spread_sources(rows, 2, set(sorted(tables)[1:])) is None
+    ops = rows["op"].to_pylist()
+    assert compaction.spread_sources(rows.set_column(4, "op", pa.array([None] + ops[1:], pa.string())), 2, tables) is None
+    schemas = rows["schema"].to_pylist()
+    assert compaction.spread_sources(rows.set_column(0, "schema", pa.array([None] + schemas[1:], pa.string())),
+                                     2, tables) is None
+    many = [f"t{i % (compiled_compaction.MOST_TABLES_RANKED + 1)}" for i in range(rows.num_rows)]
+    assert compaction.spread_sources(rows.set_column(1, "table", pa.array(many)), 2, {f"db.{t}" for t in many}) is None
+    monkeypatch.setattr(compaction, "compiled", lambda: None)
+    assert compaction.spread_sources(rows, 2, tables) is None
+
+    op, key = pa.array(["insert", "delete"]), pa.array(["[1]", None])
+    assert [w for w, *_ in compiled_compaction.spread_halves(op, key[::-1], key, 2)] == [0]
+    with pytest.raises(TypeError):
+        compiled_compaction.spread_halves(op, pa.array([1, 2]), key, 2)
+    with pytest.raises(ValueError):
+        compiled_compaction.spread_halves(op, key, key[:1], 2)
+    with pytest.raises(ValueError):
+        compiled_compaction.spread_halves(op, key, key, 0)
+    with pytest.raises(ValueError, match="without its op"):
+        compiled_compaction.spread_halves(pa.array(["insert", None]), key, key, 2)

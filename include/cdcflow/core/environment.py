@@ -47,7 +47,8 @@ VARIABLES: tuple[Variable, ...] = (
              "module `make setup` builds (the Python reference where it is missing, said once in the log); "
              "`python`: the reference (`row_codec.raw_image` and `raw_literal`)"),
     Variable("CDCFLOW_COMPACTION", "`compiled`", LIBRARY,
-             "`compiled`: apply's compaction runs its passes over a writer share in the compiled module `make setup` builds "
+             "`compiled`: apply keys a part's changes, spreads them over its writers and compacts each writer's share in "
+             "passes of the compiled module `make setup` builds "
              "(its Arrow reference where it is missing, said once in the log); `python`: the Arrow reference"),
     Variable("CDCFLOW_ENGINE", "each changefeed's `[cdcflow] engine`", LIBRARY,
              "`auto`, `local` or `spark`: where every changefeed's row steps run on this machine, over its "

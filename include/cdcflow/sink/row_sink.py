@@ -29,7 +29,8 @@ from cdcflow.ddl.tracker import lookup_key
 from cdcflow.sink import statement_timeline
 from cdcflow.sink.collation_key import KeyFolder
 from cdcflow.sink.compaction import (KEYED_ARROW, as_sources, compacted_order, compacted_partition, finals_of,
-                                     images_of, keyed_batches, keyed_changes, keyed_sources, with_images)
+                                     images_of, keyed_batches, keyed_changes, keyed_sources, spread_sources,
+                                     with_images)
 from cdcflow.sink.ddl_sink import Ddl
 from cdcflow.sink.downstream_tables import (
     SEQUENCE,
@@ -455,10 +456,17 @@ def _writer_shares(local: pa.Table, keys: dict, pull_keyed: set[str], folder: Ke
     compacted and sorted as a Spark partition is, one for each thread that has rows.  A share is
     made on its own, so that its writer can start before the others' are made: with the part
     made whole, the downstream waited for all of it (60-80 ms of the bench's bulk window, at
-    apply's start, when no part is made ahead)."""
+    apply's start, when no part is made ahead).  Where every table is keyed by pull's texts and
+    none has tangled keys (the usual part), one compiled pass keys and spreads the changes
+    (compaction.spread_sources); these Arrow steps are its reference."""
     by, order, tangles = layout
-    names = pc.binary_join_element_wise(local["schema"], local["table"], ".")
     rest = [t for t in keys if t not in pull_keyed]
+    if order is None and not tangles and not rest and by[-1] == "part":
+        spread = spread_sources(local, workers, pull_keyed)
+        if spread is not None:
+            images = images_of(local)
+            return [partial(_compacted_share, make, images) for _w, make in spread]
+    names = pc.binary_join_element_wise(local["schema"], local["table"], ".")
     # keyed without their images (compaction.KEYED_SOURCES): a share takes those of its final
     # rows alone, once (carried through the keying, every image was copied twice more, and the
     # memory each copy took fresh was most of the time before a part's first share was ready)
@@ -486,10 +494,16 @@ def _writer_shares(local: pa.Table, keys: dict, pull_keyed: set[str], folder: Ke
         # its rows in the order the whole part's were: compacted (DELETES_FIRST), or by `order`
         rows = changes.filter(pc.equal(spread, w)).combine_chunks()
         if order is None:
-            return Share(finals_of(rows, compacted_order(rows)), images)
+            return _compacted_share(lambda: rows, images)
         return with_images(rows.sort_by([(c, "ascending") for c in order]), images)
 
     return [partial(share, w) for w in pc.unique(spread).sort().to_pylist()]
+
+
+def _compacted_share(rows: Callable[[], pa.Table], images: pa.ChunkedArray) -> Share:
+    """A writer's share, its keyed rows (`rows` makes them) compacted in DELETES_FIRST order."""
+    keyed = rows()
+    return Share(finals_of(keyed, compacted_order(keyed)), images)
 
 
 def _rows_of(local: pa.Table, names, tables: set[str]) -> pa.Table:
