@@ -481,13 +481,17 @@ def test_finals_skip_the_second_sort_only_where_deletes_already_lead():
     assert _deletes_lead(finals([]))
 
 
+WRITTEN = ("schema", "table", "kind", "image", "commit_ts")  # what a writer reads of a final change
+
+
 @pytest.mark.parametrize("tangled", [False, True], ids=["a-part-per-key", "a-tangled-table"])
 @pytest.mark.parametrize("workers", [1, 2, 3, 16])
 def test_writer_shares_made_alone_are_whole_parts_compacted_as_the_segment_is(workers, tangled):
     """row_sink._writer_shares (a segment written from the stage's process): each writer's share,
     made on its own, holds every final change of its parts and none of another's, in the order
     the segment's compaction whole gives them; together the shares are that compaction's rows,
-    images and all, a change with a null key text among them; one share per thread with rows."""
+    as their writers read them (table, kind, image, commit ts), a change with a null key text
+    among them; one share per thread with rows."""
     from cdcflow.sink import row_sink
     from cdcflow.sink.compaction import TANGLED
 
@@ -500,17 +504,23 @@ def test_writer_shares_made_alone_are_whole_parts_compacted_as_the_segment_is(wo
     whole = compacted_arrow(keyed_arrow(rows, tangles))
     made = [make() for make in row_sink._writer_shares(rows, names, set(names), None,
                                                        (row_sink.SPREAD_BY, None, tangles), workers)]
-    # the images stay in the part's arrays, each row numbering its own
-    assert all(isinstance(s, row_sink.Share) and "image" not in s.rows.column_names for s in made)
-    shares = [s.whole() for s in made]
-    parts = [{(r["schema"], r["table"], r["part"]) for r in s.to_pylist()} for s in shares]
-    assert len(shares) == min(workers, len({(r["schema"], r["table"], r["part"]) for r in whole.to_pylist()}))
-    assert all(s.num_rows for s in shares) and all(s.schema == KEYED_ARROW for s in shares)
+    # the images stay in the part's arrays, each row numbering its own; a share holds the columns
+    # its writer reads
+    assert all(isinstance(s, row_sink.Share) and s.rows.column_names == list(row_sink.SHARED) for s in made)
+    whole_rows = whole.to_pylist()
+    writes = [tuple(r[c] for c in WRITTEN) for r in whole_rows]
+    part_of = {w: (r["schema"], r["table"], r["part"]) for w, r in zip(writes, whole_rows)}
+    key_of = {w: r["key"] for w, r in zip(writes, whole_rows)}
+    assert len(part_of) == len(writes)  # each final change told apart by what its writer reads
+    shares = [[tuple(r[c] for c in WRITTEN) for r in s.whole().to_pylist()] for s in made]
+    parts = [{part_of[w] for w in share} for share in shares]
+    assert len(shares) == min(workers, len(set(part_of.values())))
+    assert all(shares)
     for share, mine in zip(shares, parts):
         assert all(not mine & other for other in parts if other is not mine)
-        assert share.to_pylist() == [r for r in whole.to_pylist() if (r["schema"], r["table"], r["part"]) in mine]
-    assert sorted(r for s in shares for r in map(repr, s.to_pylist())) == sorted(map(repr, whole.to_pylist()))
-    assert any(r["key"] is None for s in shares for r in s.to_pylist())
+        assert share == [w for w in writes if part_of[w] in mine]
+    assert sorted(map(repr, (w for share in shares for w in share))) == sorted(map(repr, writes))
+    assert any(key_of[w] is None for share in shares for w in share)
     if tangled:
         assert sum(1 for mine in parts if ("db", "t", TANGLED) in mine) == 1
 
@@ -542,47 +552,60 @@ def _random_part(rnd: random.Random, n: int, keys: int) -> pa.Table:
 @pytest.mark.parametrize("workers", [1, 2, 3, 4, 16])
 @pytest.mark.parametrize("seed", range(8))
 def test_the_compiled_spread_makes_the_arrow_steps_shares(seed, workers, monkeypatch):
-    """row_sink._writer_shares through compaction.spread_sources (one compiled pass keys the changes
-    and spreads them) against the Arrow steps (keyed_sources, the parts dictionary-encoded, a filter
-    per writer): the same writers, each with the same rows in the same order, images numbered
-    alike; a few keys or thousands, nearly every change of its own key (the compiled set of texts
-    grows past its first size), a null key, parts sliced."""
+    """row_sink._writer_shares through compaction.spread_compacted (one compiled pass keys the
+    changes and spreads them, each share sorted by the part's ranks) against the Arrow steps
+    (keyed_sources, the parts dictionary-encoded, a filter per writer, compacted_order): the same
+    writers, each with the same final rows in the same order, images numbered alike, every column
+    of KEYED_SOURCES as the writers' alone; a few keys or thousands, nearly every change of its
+    own key (the compiled set of texts grows past its first size), a null key, parts sliced."""
     from cdcflow.sink import compaction, row_sink
 
     rnd = random.Random(seed)
     rows = _random_part(rnd, rnd.randrange(1, 3000), [3, 40, 2500, 100_000][seed % 4])
     names = {f"{s}.{t}": None for s, t in zip(rows["schema"].to_pylist(), rows["table"].to_pylist())}
+    keyed = compaction.keyed_sources(rows)
+    spread = pa.compute.remainder(pa.compute.dictionary_encode(keyed["part"], null_encoding="encode")
+                                  .combine_chunks().indices.cast(pa.int64()), workers)
+    steps = {}
+    for w in pa.compute.unique(spread).to_pylist():
+        mine = keyed.filter(pa.compute.equal(spread, w)).combine_chunks()
+        steps[w] = compaction.finals_of(mine, compaction.compacted_order(mine))
+    whole = compaction.spread_compacted(rows, workers, set(names), tuple(compaction.KEYED_SOURCES.names))
+    assert [w for w, _ in whole] == sorted(steps)
+    for w, make in whole:
+        assert make().equals(steps[w])
+
     layout = (row_sink.SPREAD_BY, None, {})
-    assert compaction.spread_sources(rows, workers, set(names)) is not None
     fast = [make() for make in row_sink._writer_shares(rows, names, set(names), None, layout, workers)]
-    monkeypatch.setattr(row_sink, "spread_sources", lambda *a: None)
-    steps = [make() for make in row_sink._writer_shares(rows, names, set(names), None, layout, workers)]
-    parts = len(pa.compute.unique(compaction.keyed_sources(rows)["part"]))
-    assert len(fast) == len(steps) == min(workers, parts)
-    for got, want in zip(fast, steps):
-        assert got.rows.equals(want.rows)
+    monkeypatch.setattr(row_sink, "spread_compacted", lambda *a: None)
+    arrow = [make() for make in row_sink._writer_shares(rows, names, set(names), None, layout, workers)]
+    assert len(fast) == len(arrow) == min(workers, len(pa.compute.unique(keyed["part"])))
+    for got, want in zip(fast, arrow):
+        assert got.rows.equals(want.rows) and got.rows.column_names == list(row_sink.SHARED)
         assert got.images.equals(want.images)
 
 
 def test_the_compiled_spread_leaves_to_the_arrow_steps_what_it_does_not_take(monkeypatch):
-    """spread_sources gives None (the caller takes the Arrow steps) for a row of a table it was not
+    """spread_compacted gives None (the caller takes the Arrow steps) for a row of a table it was not
     given, a change without an op, a null name, more tables than the compiled ranking takes, or
     without the module; spread_halves refuses columns of other types or lengths and no writer."""
     from cdcflow.sink import compaction, compiled_compaction
 
-    rows = _random_part(random.Random(1), 50, 10)
+    rows, SHARE = _random_part(random.Random(1), 50, 10), ("kind", "source")
     tables = {f"{s}.{t}" for s, t in zip(rows["schema"].to_pylist(), rows["table"].to_pylist())}
-    assert compaction.spread_sources(rows, 2, tables) is not None
-    assert compaction.spread_sources(rows, 2, set(sorted(tables)[1:])) is None
+    assert compaction.spread_compacted(rows, 2, tables, SHARE) is not None
+    assert compaction.spread_compacted(rows, 2, set(sorted(tables)[1:]), SHARE) is None
     ops = rows["op"].to_pylist()
-    assert compaction.spread_sources(rows.set_column(4, "op", pa.array([None] + ops[1:], pa.string())), 2, tables) is None
+    assert compaction.spread_compacted(rows.set_column(4, "op", pa.array([None] + ops[1:], pa.string())), 2, tables,
+                                       SHARE) is None
     schemas = rows["schema"].to_pylist()
-    assert compaction.spread_sources(rows.set_column(0, "schema", pa.array([None] + schemas[1:], pa.string())),
-                                     2, tables) is None
+    assert compaction.spread_compacted(rows.set_column(0, "schema", pa.array([None] + schemas[1:], pa.string())),
+                                       2, tables, SHARE) is None
     many = [f"t{i % (compiled_compaction.MOST_TABLES_RANKED + 1)}" for i in range(rows.num_rows)]
-    assert compaction.spread_sources(rows.set_column(1, "table", pa.array(many)), 2, {f"db.{t}" for t in many}) is None
+    assert compaction.spread_compacted(rows.set_column(1, "table", pa.array(many)), 2, {f"db.{t}" for t in many},
+                                       SHARE) is None
     monkeypatch.setattr(compaction, "compiled", lambda: None)
-    assert compaction.spread_sources(rows, 2, tables) is None
+    assert compaction.spread_compacted(rows, 2, tables, SHARE) is None
 
     op, key = pa.array(["insert", "delete"]), pa.array(["[1]", None])
     assert [w for w, *_ in compiled_compaction.spread_halves(op, key[::-1], key, 2)] == [0]
@@ -594,3 +617,24 @@ def test_the_compiled_spread_leaves_to_the_arrow_steps_what_it_does_not_take(mon
         compiled_compaction.spread_halves(op, key, key, 0)
     with pytest.raises(ValueError, match="without its op"):
         compiled_compaction.spread_halves(pa.array(["insert", None]), key, key, 2)
+
+
+def test_a_spread_share_whose_compiled_finals_need_the_second_sort_takes_the_arrow_steps(monkeypatch):
+    """Where the compiled end of compaction gives no finals (a part of several keys needs the
+    DELETES_FIRST sort: never where each part is its key), spread_compacted's share is made from
+    the whole rows by the Arrow steps, the same rows as the compiled finals give."""
+    from types import SimpleNamespace
+
+    from cdcflow.sink import compaction, compiled_compaction
+
+    rows = _random_part(random.Random(3), 400, 30)
+    tables = {f"{s}.{t}" for s, t in zip(rows["schema"].to_pylist(), rows["table"].to_pylist())}
+    columns = tuple(compaction.KEYED_SOURCES.names)
+    want = [(w, make()) for w, make in compaction.spread_compacted(rows, 3, tables, columns)]
+    refusing = SimpleNamespace(**{n: getattr(compiled_compaction, n) for n in dir(compiled_compaction)
+                                  if not n.startswith("_")})
+    refusing.finals = lambda *a: None
+    monkeypatch.setattr(compaction, "compiled", lambda: refusing)
+    got = [(w, make()) for w, make in compaction.spread_compacted(rows, 3, tables, columns)]
+    assert [w for w, _ in got] == [w for w, _ in want]
+    assert all(g.equals(t) for (_, g), (_, t) in zip(got, want))

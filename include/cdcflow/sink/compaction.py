@@ -227,16 +227,19 @@ def keyed_sources(rows: pa.Table, tangled: dict | None = None) -> pa.Table:
     return pa.concat_tables([deletes, upserts])
 
 
-def spread_sources(rows: pa.Table, workers: int, tables: set[str]) -> list[tuple[int, Any]] | None:
+def spread_compacted(rows: pa.Table, workers: int, tables: set[str], columns: tuple[str, ...]) -> list | None:
     """keyed_sources's rows spread over `workers` writers as row_sink._writer_shares spreads them
-    (a distinct part to each writer in turn, in order of first appearance), in one compiled pass
-    (compiled_compaction.spread_halves), each writer's share made apart when asked: of each writer
-    with changes, (the writer, what makes its KEYED_SOURCES rows), in writer order.  Each part is
-    its key: for rows with no tangled keys (keyed_arrow).  The Arrow steps filtered every column
-    twice, once to key the changes and once more to spread them, and numbered the parts by
-    dictionary_encode: 0.22 us a change on the bench's bulk window.  None where the module is not
-    built, a change has no op or no table, or a row is of a table not in `tables`
-    ("schema.table"): the caller takes the Arrow steps."""
+    (a distinct part to each writer in turn, in order of first appearance), each writer's share
+    compacted as compacted_order compacts it: of each writer with changes, (the writer, what
+    makes its final rows), in writer order, each share made apart when asked, of the `columns`
+    of KEYED_SOURCES given, each taken for the final rows alone.  One compiled pass keys and
+    spreads the changes (compiled_compaction.spread_halves); a share is sorted by its tables'
+    ranks over the whole part's.  Each part is its key: for rows with no tangled keys
+    (keyed_arrow).  The Arrow steps filtered every column twice, to key the changes and to spread
+    them, dictionary-encoded the parts, ranked each share's tables and took every column of its
+    finals: 0.34 us a change on the bench's bulk window.  None where the module is not built, a
+    change has no op or no table, or a row is of a table not in `tables` ("schema.table"): the
+    caller takes the Arrow steps."""
     module = compiled()
     if module is None or not rows.num_rows or rows["op"].null_count:
         return None
@@ -248,9 +251,22 @@ def spread_sources(rows: pa.Table, workers: int, tables: set[str]) -> list[tuple
 
     def share(images: pa.Array, at: pa.Array, sub: pa.Array, kind: pa.Array) -> pa.Table:
         key = keys.take(images)
-        return pa.table({"schema": rows["schema"].take(at), "table": rows["table"].take(at), "key": key, "part": key,
-                         "commit_ts": rows["commit_ts"].take(at), "seq": rows["seq"].take(at), "sub": sub,
-                         "kind": kind, "source": images}, schema=KEYED_SOURCES)
+        by = pa.table({"tables": ranked[0].take(at), "part": key, "commit_ts": rows["commit_ts"].take(at),
+                       "seq": rows["seq"].take(at), "sub": sub})
+        order = _sorted(by)
+        got = module.finals(order, by["tables"].combine_chunks(), key, None, kind)
+        if got is None:  # never where each part is one key; the Arrow steps then, from the whole rows
+            whole = pa.table({"schema": rows["schema"].take(at), "table": rows["table"].take(at), "key": key,
+                              "part": key, "commit_ts": by["commit_ts"], "seq": by["seq"], "sub": sub,
+                              "kind": kind, "source": images}, schema=KEYED_SOURCES)
+            return finals_of(whole, compacted_order(whole), columns=columns)
+        final = got[0]
+        row = at.take(final)
+        taken = {"schema": lambda: rows["schema"].take(row), "table": lambda: rows["table"].take(row),
+                 "key": lambda: key.take(final), "part": lambda: key.take(final),
+                 "commit_ts": lambda: rows["commit_ts"].take(row), "seq": lambda: rows["seq"].take(row),
+                 "sub": lambda: sub.take(final), "kind": lambda: got[1], "source": lambda: images.take(final)}
+        return pa.table({c: taken[c]() for c in columns}, schema=pa.schema([KEYED_SOURCES.field(c) for c in columns]))
 
     return [(w, partial(share, *made)) for w, *made in module.spread_halves(op, before, after, workers)]
 
@@ -262,10 +278,11 @@ def as_sources(keyed: pa.Table, first: int) -> tuple[pa.Table, pa.ChunkedArray]:
 
 
 def with_images(keyed: pa.Table, images: pa.ChunkedArray, kinds=None) -> pa.Table:
-    """KEYED_SOURCES rows as KEYED_ARROW: each with its image (and its kind from `kinds`, if given)."""
+    """KEYED_SOURCES rows (or some of their columns) as KEYED_ARROW's: each with its image in place
+    of its number (and its kind from `kinds`, if given)."""
     if kinds is not None:
-        keyed = keyed.set_column(KEYED_ARROW.get_field_index("kind"), "kind", kinds)
-    return keyed.set_column(keyed.num_columns - 1, "image", images.take(keyed["source"]))
+        keyed = keyed.set_column(keyed.schema.get_field_index("kind"), "kind", kinds)
+    return keyed.set_column(keyed.schema.get_field_index("source"), "image", images.take(keyed["source"]))
 
 
 def _tangled_part(rows: pa.Table, key, tangled: dict | None):
@@ -306,7 +323,7 @@ def compacted_order(changes: pa.Table) -> pa.Table:
     compaction's time on the bench's oltp window).  After the first sort, the compiled pass
     (sink/compiled_compaction.pyx) where it is built, else its reference, _finals_in_arrow."""
     by = _sort_columns(changes)
-    order = pc.sort_indices(by, sort_keys=[(c, "ascending") for c in by.column_names])
+    order = _sorted(by)
     module = compiled()
     if module is not None and "tables" in by.column_names:
         got = module.finals(order, by["tables"].combine_chunks(), changes["part"].combine_chunks(),
@@ -315,6 +332,11 @@ def compacted_order(changes: pa.Table) -> pa.Table:
         if got is not None:
             return pa.table({"row": got[0], "kind": got[1]})
     return _finals_in_arrow(changes, by, order)
+
+
+def _sorted(by: pa.Table) -> pa.Array:
+    """The order of rows by every column of `by`, ascending."""
+    return pc.sort_indices(by, sort_keys=[(c, "ascending") for c in by.column_names])
 
 
 @cache
@@ -404,10 +426,12 @@ def run_starts(t: pa.Table, columns) -> pa.BooleanArray:
     return starts
 
 
-def finals_of(changes: pa.Table, finals: pa.Table, images: pa.ChunkedArray | None = None) -> pa.Table:
+def finals_of(changes: pa.Table, finals: pa.Table, images: pa.ChunkedArray | None = None,
+              columns: tuple[str, ...] | None = None) -> pa.Table:
     """The rows of `changes` that `finals` (compacted_order, or some of its rows) names, each
-    with the kind it ends with; `images`: what the `source` of `changes` (KEYED_SOURCES) numbers."""
-    out = changes.take(finals["row"])
+    with the kind it ends with; `images`: what the `source` of `changes` (KEYED_SOURCES) numbers;
+    `columns`: of `changes`, those alone (kind among them)."""
+    out = (changes if columns is None else changes.select(list(columns))).take(finals["row"])
     if images is not None:
         return with_images(out, images, finals["kind"])
     return out.set_column(out.schema.get_field_index("kind"), "kind", finals["kind"])

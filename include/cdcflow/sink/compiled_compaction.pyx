@@ -2,7 +2,7 @@
 """Compaction's passes over a writer share's rows in C (sink.compaction), each the reference's
 Arrow steps in one pass, the texts compared where the part holds them:
   spread_halves                 the part's changes keyed and spread over the writers, each writer's
-                                share numbered, not copied (compaction.spread_sources: its Arrow
+                                share numbered, not copied (compaction.spread_compacted: its Arrow
                                 steps are keyed_sources, the parts encoded, a filter per writer)
   table_ranks, ranked_tables,   what the first sort sorts by (compaction._sort_columns: the names
   parts_are_keys                joined, encoded and sorted; the parts compared with the keys)
@@ -258,7 +258,7 @@ def parts_are_keys(part, key):
 
 
 
-# the keys' distinct texts as a set open-addressed in C: compaction.spread_sources numbers them in
+# the keys' distinct texts as a set open-addressed in C: compaction.spread_compacted numbers them in
 # order of first appearance, as Arrow's dictionary_encode does.  A slot holds where its text is
 # (the row of one of two columns), not the text: 12 bytes, so that a part's set stays in the
 # caches (24-byte slots with the text's address were 3.5 times as slow on the bench's window).

@@ -29,7 +29,7 @@ from cdcflow.ddl.tracker import lookup_key
 from cdcflow.sink import statement_timeline
 from cdcflow.sink.collation_key import KeyFolder
 from cdcflow.sink.compaction import (KEYED_ARROW, as_sources, compacted_order, compacted_partition, finals_of,
-                                     images_of, keyed_batches, keyed_changes, keyed_sources, spread_sources,
+                                     images_of, keyed_batches, keyed_changes, keyed_sources, spread_compacted,
                                      with_images)
 from cdcflow.sink.ddl_sink import Ddl
 from cdcflow.sink.downstream_tables import (
@@ -43,7 +43,8 @@ from cdcflow.sink.downstream_tables import (
     triggered,
 )
 from cdcflow.sink.foreign_keys import CascadeGroup, ForeignKeys, applied_up_to, write_group
-from cdcflow.sink.partitions import COUNTS_SCHEMA, Sessions, apply_partition, apply_partition_txns
+from cdcflow.sink.partitions import (COUNTS_SCHEMA, SOURCED, TABLE_RUN, Sessions, apply_partition,
+                                     apply_partition_txns)
 from cdcflow.sink.row_writer import apply_ordered
 from cdcflow.sink.table_keys import keyed_by_pull, table_key, tangled_by_pull
 
@@ -458,14 +459,14 @@ def _writer_shares(local: pa.Table, keys: dict, pull_keyed: set[str], folder: Ke
     made whole, the downstream waited for all of it (60-80 ms of the bench's bulk window, at
     apply's start, when no part is made ahead).  Where every table is keyed by pull's texts and
     none has tangled keys (the usual part), one compiled pass keys and spreads the changes
-    (compaction.spread_sources); these Arrow steps are its reference."""
+    (compaction.spread_compacted); these Arrow steps are its reference."""
     by, order, tangles = layout
     rest = [t for t in keys if t not in pull_keyed]
     if order is None and not tangles and not rest and by[-1] == "part":
-        spread = spread_sources(local, workers, pull_keyed)
+        spread = spread_compacted(local, workers, pull_keyed, SHARED)
         if spread is not None:
             images = images_of(local)
-            return [partial(_compacted_share, make, images) for _w, make in spread]
+            return [partial(lambda make: Share(make(), images), make) for _w, make in spread]
     names = pc.binary_join_element_wise(local["schema"], local["table"], ".")
     # keyed without their images (compaction.KEYED_SOURCES): a share takes those of its final
     # rows alone, once (carried through the keying, every image was copied twice more, and the
@@ -494,16 +495,10 @@ def _writer_shares(local: pa.Table, keys: dict, pull_keyed: set[str], folder: Ke
         # its rows in the order the whole part's were: compacted (DELETES_FIRST), or by `order`
         rows = changes.filter(pc.equal(spread, w)).combine_chunks()
         if order is None:
-            return _compacted_share(lambda: rows, images)
+            return Share(finals_of(rows, compacted_order(rows), columns=SHARED), images)
         return with_images(rows.sort_by([(c, "ascending") for c in order]), images)
 
     return [partial(share, w) for w in pc.unique(spread).sort().to_pylist()]
-
-
-def _compacted_share(rows: Callable[[], pa.Table], images: pa.ChunkedArray) -> Share:
-    """A writer's share, its keyed rows (`rows` makes them) compacted in DELETES_FIRST order."""
-    keyed = rows()
-    return Share(finals_of(keyed, compacted_order(keyed)), images)
 
 
 def _rows_of(local: pa.Table, names, tables: set[str]) -> pa.Table:
@@ -527,10 +522,16 @@ def _write_parts(parts: list, passes, sessions: Sessions) -> list[dict]:
     return [r for b in _written_parts(parts, passes, sessions) for r in b.to_pylist()]
 
 
+# a writer's share's columns (Share.rows): what its writer reads (partitions.apply_partition).  Taken
+# whole, the keys and parts no writer reads were a third of the time to take a share's finals
+SHARED = TABLE_RUN + SOURCED
+
+
 @dataclass(frozen=True)
 class Share:
-    """A writer's compacted rows whose images stay where the part holds them: `rows` (KEYED_SOURCES,
-    each with the kind it ends with) number theirs in `images` (compaction.images_of).  The
+    """A writer's compacted rows whose images stay where the part holds them: `rows` (the columns of
+    KEYED_SOURCES its writer reads, SHARED, each row with the kind it ends with) number theirs in
+    `images` (compaction.images_of).  The
     writer makes each row's text straight from them (partitions.apply_partition): a share of
     images taken into arrays of their own was a copy of the part's every final image into memory
     taken fresh, which the writer then copied again into its strings."""
@@ -539,7 +540,7 @@ class Share:
     images: pa.ChunkedArray
 
     def whole(self) -> pa.Table:
-        """The share with its images taken (KEYED_ARROW), as a Spark task's writer gets its rows."""
+        """The share with its images taken, as a Spark task's writer reads its rows."""
         return with_images(self.rows, self.images)
 
 
