@@ -237,7 +237,7 @@ def spread_compacted(rows: pa.Table, workers: int, tables: set[str], columns: tu
     ranks over the whole part's.  Each part is its key: for rows with no tangled keys
     (keyed_arrow).  The Arrow steps filtered every column twice, to key the changes and to spread
     them, dictionary-encoded the parts, ranked each share's tables and took every column of its
-    finals: 0.34 us a change on the bench's bulk window.  None where the module is not built, a
+    finals: 0.28 us a change on the bench's bulk window.  None where the module is not built, a
     change has no op or no table, or a row is of a table not in `tables` ("schema.table"): the
     caller takes the Arrow steps."""
     module = compiled()

@@ -11,7 +11,7 @@ Arrow steps in one pass, the texts compared where the part holds them:
                                 the second sort (compaction._finals_in_arrow, _deletes_lead)
 The Arrow steps took each column into arrays of their own, compared, filtered and joined them
 (0.25 us a change on the bench's bulk window, three fifths of a share's compaction; the keying
-and the spread 0.22 us more).  They run where this module is not built;
+and the spread 0.23 us more).  They run where this module is not built;
 tests/sink/test_compaction.py holds the two to the same output."""
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -306,12 +306,12 @@ cdef int _sized(Seen *s, size_t size) except -1:
     return 0
 
 
-cdef inline bint _text_at(Seen *s, int64_t row, const char **p, int32_t *n) noexcept:
+cdef inline void _text_at(Seen *s, int64_t row, const char **p, int32_t *n) noexcept:
+    """The text of `row` (Seen's numbering) and its length, in p and n."""
     cdef Texts *t = s.first if row < s.n else s.second
     cdef Py_ssize_t i = row if row < s.n else row - s.n
     cdef int32_t a = t.offs[t.offset + i]
     p[0], n[0] = t.data + a, t.offs[t.offset + i + 1] - a
-    return True
 
 
 cdef int64_t _code(Seen *s, int64_t row) except -1:
