@@ -317,21 +317,17 @@ cdef inline void _text_at(Seen *s, int64_t row, const char **p, int32_t *n) noex
 cdef int64_t _code(Seen *s, int64_t row) except -1:
     """The text of `row` (Seen's numbering): its number among the distinct texts seen so far (a new
     one: the next)."""
-    cdef Texts *t = s.first if row < s.n else s.second
-    cdef Py_ssize_t i = row if row < s.n else row - s.n
-    cdef int32_t a, n, m
+    cdef int32_t n, m
     cdef const char *p
     cdef const char *q
     cdef uint32_t tag
     cdef size_t j
-    if _null(t, i):
+    if _null(s.first if row < s.n else s.second, row if row < s.n else row - s.n):
         if s.null_code < 0:
             s.null_code = s.count
             s.count += 1
         return s.null_code
-    a = t.offs[t.offset + i]
-    n = t.offs[t.offset + i + 1] - a
-    p = t.data + a
+    _text_at(s, row, &p, &n)
     tag = <uint32_t>(_hash(p, n) | 1)
     j = (tag >> 1) & s.mask
     while s.slots[j].tag:
@@ -395,6 +391,7 @@ def spread_halves(op, before_key, after_key, Py_ssize_t workers):
     cdef Texts o, b, a
     cdef Seen seen
     cdef int32_t *writer
+    cdef uint8_t *half_kind  # each half's _half, from the first pass for the second
     cdef int64_t *counts
     cdef int64_t *fill
     cdef int c
@@ -419,6 +416,7 @@ def spread_halves(op, before_key, after_key, Py_ssize_t workers):
         size *= 2
     _sized(&seen, size)
     writer = <int32_t *>PyMem_Malloc(max(2 * n, 1) * sizeof(int32_t))
+    half_kind = <uint8_t *>PyMem_Malloc(max(2 * n, 1))
     counts = <int64_t *>PyMem_Malloc(workers * sizeof(int64_t))
     fill = <int64_t *>PyMem_Malloc(workers * sizeof(int64_t))
     images_at = <int64_t **>PyMem_Malloc(workers * sizeof(void *))
@@ -426,7 +424,7 @@ def spread_halves(op, before_key, after_key, Py_ssize_t workers):
     subs_at = <int32_t **>PyMem_Malloc(workers * sizeof(void *))
     kinds_at = <uint8_t **>PyMem_Malloc(workers * sizeof(void *))
     try:
-        if writer == NULL or counts == NULL or fill == NULL or images_at == NULL \
+        if writer == NULL or half_kind == NULL or counts == NULL or fill == NULL or images_at == NULL \
                 or rows_at == NULL or subs_at == NULL or kinds_at == NULL:
             raise MemoryError()
         for k in range(workers):
@@ -434,6 +432,7 @@ def spread_halves(op, before_key, after_key, Py_ssize_t workers):
         for half in range(2):
             for i in range(n):
                 c = _half(_op(&o, i), &b, &a, i, half == 1)
+                half_kind[half * n + i] = <uint8_t>c
                 if c == 0:
                     writer[half * n + i] = -1
                     continue
@@ -469,7 +468,7 @@ def spread_halves(op, before_key, after_key, Py_ssize_t workers):
                     continue
                 m = fill[k]
                 fill[k] += 1
-                c = _half(_op(&o, i), &b, &a, i, half == 1)
+                c = half_kind[half * n + i]
                 images_at[k][m] = half * n + i
                 rows_at[k][m] = i
                 subs_at[k][m] = 0 if c == DELETE + 1 else 1
@@ -487,6 +486,7 @@ def spread_halves(op, before_key, after_key, Py_ssize_t workers):
     finally:
         PyMem_Free(seen.slots)
         PyMem_Free(writer)
+        PyMem_Free(half_kind)
         PyMem_Free(counts)
         PyMem_Free(fill)
         PyMem_Free(images_at)
