@@ -7,7 +7,7 @@ import pymysql
 
 from cdcflow.core.ddl_session import DdlSession
 from cdcflow.core.row_codec import quote_ident
-from cdcflow.sink.connection import ROW_TIME_ZONE, read_timeout, set_sql_mode
+from cdcflow.sink.connection import read_timeout
 from cdcflow.sink.downstream_errors import error_code
 from cdcflow.sink.upstream_session import upstream_session
 
@@ -32,16 +32,13 @@ def execute_ddl(conn, query: str, default_schema: str | None, sql_mode: str | No
     downstream had executed before a crash (the error says so, and only then).
     """
     with conn.cursor() as cur:
-        cur.execute(f"SET SESSION time_zone = '{ROW_TIME_ZONE}'")
-        if sql_mode is not None:
-            set_sql_mode(cur, sql_mode)
         if default_schema:
             try:
                 cur.execute(f"USE {quote_ident(default_schema)}")
             except pymysql.MySQLError:
                 pass  # the schema may be the one this DDL creates or was dropped; the DDL names its targets
         try:
-            with upstream_session(cur, session, query), read_timeout(conn, timeout):
+            with upstream_session(cur, session, query, sql_mode), read_timeout(conn, timeout):
                 cur.execute(query)
             return "applied"
         except pymysql.MySQLError as e:
