@@ -174,7 +174,7 @@ def test_collations_saved_by_a_set_refused_part_way_are_kept(conn):
         made = [a for a in sql if not a.startswith(("SESSION collation_server", "SESSION timestamp"))]
         cur.execute("SET " + ", ".join(made), tuple(args[:2]))  # the zone, collation_connection
         assert _one(cur, "SELECT @@session.collation_connection")[0] == "latin1_bin"
-        us._set_one_by_one(cur, SESSION, None, list(us.COLLATIONS), (41, "ALTER TABLE t ADD c INT"))
+        us._set_one_by_one(cur, SESSION, None, list(us.COLLATIONS), 41, "ALTER TABLE t ADD c INT")
         assert _one(cur, IN_DDL)[:3] == ("+05:00", "latin1_bin", "utf8mb4_bin")
         us._restore(cur, list(us.COLLATIONS))
         assert _one(cur, ROW_SESSION) == own

@@ -20,6 +20,7 @@ import pymysql
 from cdcflow.core.ddl_session import DdlSession
 from cdcflow.core.errors import EXEC_DDL_FAILED, CdcflowError
 from cdcflow.sink.connection import ROW_TIME_ZONE, set_sql_mode
+from cdcflow.sink.downstream_errors import error_code
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ def upstream_session(cur, session: DdlSession | None, query: str, sql_mode: str 
     saved, token = [v for v in COLLATIONS if getattr(session, v)], next(TOKENS)
     try:
         if not _set_whole(cur, session, sql_mode, saved, token):
-            _set_one_by_one(cur, session, sql_mode, saved, (token, query))
+            _set_one_by_one(cur, session, sql_mode, saved, token, query)
         yield
     except BaseException:
         try:
@@ -78,17 +79,17 @@ def _set_whole(cur, session: DdlSession, sql_mode: str | None, saved: list[str],
     try:
         cur.execute("SET " + ", ".join(sql), tuple(args))
     except pymysql.MySQLError as e:
-        if not (e.args and isinstance(e.args[0], int) and e.args[0] < CLIENT_ERRORS):
+        code = error_code(e)
+        if code is None or code >= CLIENT_ERRORS:
             raise  # not the server's refusal: the connection's own error
         return False
     return True
 
 
-def _set_one_by_one(cur, session: DdlSession, sql_mode: str | None, saved: list[str],
-                    attempt: tuple[int, str]) -> None:
+def _set_one_by_one(cur, session: DdlSession, sql_mode: str | None, saved: list[str], token: int,
+                    query: str) -> None:
     """The session a variable at a time, each refusal answered as its variable needs, after the
-    whole SET was refused (`attempt`: its token, and the DDL)."""
-    token, query = attempt
+    whole SET with `token` was refused (`query`: the DDL)."""
     if saved:
         # MariaDB and MySQL refuse a SET whole; TiDB makes its assignments in order up to the one
         # it refuses, so the collations may be saved already and one of them changed since
