@@ -1,8 +1,7 @@
 """A DDL's upstream session set around it on the downstream, and the row session restored.
 
-What a server answers is asked of a real MariaDB (the last tests); the statements sent, and a
-refusal MariaDB would not give (TiDB's, which makes a SET's assignments up to the one it
-refuses), stand on a fake cursor."""
+The statements sent, and the refusals they meet, stand on a fake cursor; what a server makes of
+them is asked of a real MariaDB (the last tests), TiDB's SET refused part way played on it."""
 
 from __future__ import annotations
 
@@ -16,8 +15,8 @@ from cdcflow.core.ddl_session import DdlSession
 from cdcflow.core.errors import EXEC_DDL_FAILED, CdcflowError
 from cdcflow.sink import connection
 from cdcflow.sink import upstream_session as us
-from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
 from cdcflow.sink.upstream_session import upstream_session
+from cdcflow_devtools.mariadb import HOST, ROOT_PASSWORD, ROOT_USER
 
 
 class Cursor:
